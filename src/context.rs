@@ -1,0 +1,558 @@
+//! What surrounds a crash: the Python traceback that ends in it, the training
+//! phase that traceback points at, and the last progress counter before it.
+
+use crate::record::{ChainedException, Frame, Phase, Traceback};
+use regex::Regex;
+use std::sync::OnceLock;
+
+/// Frames kept from the start and the end of a very long traceback.
+const HEAD_FRAMES: usize = 20;
+const TAIL_FRAMES: usize = 40;
+/// Chained exceptions kept per traceback.
+const MAX_CHAIN: usize = 8;
+
+fn frame_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r#"^\s*File "([^"]*)", line (\d+)(?:, in (.*))?$"#).expect("constant regex")
+    })
+}
+
+fn repeated_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"^\s*\[Previous line repeated (\d+) more times?\]").expect("constant regex")
+    })
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+enum TracebackMode {
+    /// Not inside a traceback.
+    #[default]
+    Idle,
+    /// Between `Traceback (most recent call last):` and the exception line.
+    Frames,
+    /// The exception line ended a traceback; it can still be taken by a finding.
+    Completed,
+}
+
+/// Builds Python tracebacks from lines, one builder per rank.
+#[derive(Debug, Default, Clone)]
+pub struct TracebackBuilder {
+    mode: TracebackMode,
+    frames: Vec<Frame>,
+    omitted: u64,
+    exception: String,
+    chain: Vec<ChainedException>,
+    pending_relation: Option<&'static str>,
+}
+
+/// What a line meant to the traceback builder.
+#[derive(Debug, PartialEq, Eq)]
+pub enum TracebackEvent {
+    /// The line belongs to the traceback (header, frame, code, marker).
+    Consumed,
+    /// The line ended a traceback as its exception line; detect messages in it.
+    ExceptionLine,
+    /// The line has nothing to do with a traceback.
+    Unrelated,
+}
+
+impl TracebackBuilder {
+    /// True while between the header and the exception line.
+    pub fn in_frames(&self) -> bool {
+        self.mode == TracebackMode::Frames
+    }
+
+    /// Feeds one normalised line.
+    pub fn feed(&mut self, line: &str) -> TracebackEvent {
+        let trimmed = line.trim();
+        if trimmed.starts_with("Traceback (most recent call last):") {
+            self.start();
+            return TracebackEvent::Consumed;
+        }
+        if trimmed.starts_with("During handling of the above exception, another exception occurred")
+        {
+            self.pending_relation = Some("during_handling");
+            return TracebackEvent::Consumed;
+        }
+        if trimmed
+            .starts_with("The above exception was the direct cause of the following exception")
+        {
+            self.pending_relation = Some("direct_cause");
+            return TracebackEvent::Consumed;
+        }
+        if self.mode != TracebackMode::Frames {
+            return TracebackEvent::Unrelated;
+        }
+        if let Some(caps) = frame_re().captures(line) {
+            self.push_frame(Frame {
+                file: caps[1].to_string(),
+                line: caps[2].parse().unwrap_or(0),
+                function: caps.get(3).map_or("", |m| m.as_str()).trim().to_string(),
+                code: None,
+            });
+            return TracebackEvent::Consumed;
+        }
+        if let Some(caps) = repeated_re().captures(line) {
+            self.omitted = self.omitted.saturating_add(caps[1].parse().unwrap_or(0));
+            return TracebackEvent::Consumed;
+        }
+        if trimmed.is_empty() {
+            return TracebackEvent::Consumed;
+        }
+        let indented = line.starts_with(' ') || line.starts_with('\t');
+        if indented {
+            // Python 3.11+ marks the failing expression with a line of ^ and ~.
+            let is_marker = trimmed.chars().all(|c| matches!(c, '^' | '~' | ' '));
+            if !is_marker {
+                if let Some(last) = self.frames.last_mut() {
+                    if last.code.is_none() {
+                        last.code = Some(trimmed.to_string());
+                    }
+                }
+            }
+            return TracebackEvent::Consumed;
+        }
+        self.exception = trimmed.to_string();
+        self.mode = TracebackMode::Completed;
+        TracebackEvent::ExceptionLine
+    }
+
+    fn start(&mut self) {
+        let relation = self.pending_relation.take();
+        match (relation, self.mode == TracebackMode::Completed) {
+            (Some(relation), true) => {
+                if self.chain.len() >= MAX_CHAIN {
+                    self.chain.remove(0);
+                }
+                self.chain.push(ChainedException {
+                    relation: relation.to_string(),
+                    exception: std::mem::take(&mut self.exception),
+                    frames: std::mem::take(&mut self.frames),
+                });
+            }
+            _ => self.chain.clear(),
+        }
+        self.frames.clear();
+        self.omitted = 0;
+        self.exception.clear();
+        self.mode = TracebackMode::Frames;
+    }
+
+    fn push_frame(&mut self, frame: Frame) {
+        if self.frames.len() >= HEAD_FRAMES + TAIL_FRAMES {
+            self.frames.remove(HEAD_FRAMES);
+            self.omitted = self.omitted.saturating_add(1);
+        }
+        self.frames.push(frame);
+    }
+
+    /// The traceback that ended with the current exception line, if the last
+    /// line fed was that line.
+    pub fn take_completed(&mut self) -> Option<Traceback> {
+        if self.mode != TracebackMode::Completed {
+            return None;
+        }
+        self.mode = TracebackMode::Idle;
+        Some(Traceback {
+            frames: self.frames.clone(),
+            omitted_frames: self.omitted,
+            chained: self.chain.clone(),
+        })
+    }
+
+    /// Forgets a completed traceback whose exception line was not a finding;
+    /// it stays available as the start of a chain.
+    pub fn settle(&mut self) {
+        if self.mode == TracebackMode::Frames {
+            return;
+        }
+        if self.mode == TracebackMode::Idle && self.pending_relation.is_none() {
+            self.chain.clear();
+        }
+    }
+}
+
+struct PhaseRule {
+    name: &'static str,
+    /// Matched against the frame's file path.
+    files: &'static [&'static str],
+    /// Matched against the function name (exact).
+    functions: &'static [&'static str],
+    /// Matched against the code line (substring).
+    code: &'static [&'static str],
+}
+
+/// In priority order: a backward pass that recomputes a forward (activation
+/// checkpointing) is still the backward pass, and an evaluation loop's
+/// forward is evaluation.
+const PHASE_RULES: &[PhaseRule] = &[
+    PhaseRule {
+        name: "compile",
+        files: &[
+            "torch/_inductor/",
+            "torch/_dynamo/convert_frame",
+            "torch/_functorch/aot_autograd",
+            "compile_fx",
+        ],
+        functions: &[
+            "compile_fx",
+            "compile_fx_inner",
+            "_compile",
+            "codegen_and_compile",
+        ],
+        code: &["torch.compile("],
+    },
+    PhaseRule {
+        name: "backward",
+        files: &["torch/autograd/", "torch/_tensor.py"],
+        functions: &["backward", "_engine_run_backward", "run_backward"],
+        code: &[".backward(", "backward(loss", "autograd.grad("],
+    },
+    PhaseRule {
+        name: "optimizer_step",
+        files: &["torch/optim/", "bitsandbytes/optim/", "apex/optimizers/"],
+        functions: &[
+            "_multi_tensor_adam",
+            "_single_tensor_adam",
+            "_multi_tensor_adamw",
+            "_init_group",
+            "optimizer_step",
+        ],
+        code: &[
+            "optimizer.step(",
+            "optim.step(",
+            "opt.step(",
+            "scaler.step(",
+        ],
+    },
+    PhaseRule {
+        name: "checkpoint",
+        files: &["torch/serialization.py", "safetensors/"],
+        functions: &[
+            "save_checkpoint",
+            "load_checkpoint",
+            "_save_checkpoint",
+            "_load_from_checkpoint",
+        ],
+        code: &[
+            "torch.save(",
+            "torch.load(",
+            "save_checkpoint(",
+            "load_checkpoint(",
+            "load_file(",
+        ],
+    },
+    PhaseRule {
+        name: "model_load",
+        files: &[
+            "transformers/modeling_utils.py",
+            "accelerate/utils/modeling.py",
+        ],
+        functions: &[
+            "from_pretrained",
+            "load_state_dict",
+            "_load_state_dict_into_meta_model",
+            "_apply",
+            "cuda",
+            "to",
+        ],
+        code: &[
+            "from_pretrained(",
+            "load_state_dict(",
+            ".to(device",
+            ".to('cuda",
+            ".to(\"cuda",
+            ".cuda()",
+            "model.to(",
+        ],
+    },
+    PhaseRule {
+        name: "data_loading",
+        files: &["torch/utils/data/", "datasets/"],
+        functions: &[
+            "__getitem__",
+            "collate_fn",
+            "_next_data",
+            "pin_memory",
+            "default_collate",
+        ],
+        code: &["next(iter(", "for batch in", "DataLoader("],
+    },
+    PhaseRule {
+        name: "evaluation",
+        files: &["transformers/generation/", "generation/utils.py"],
+        functions: &[
+            "evaluate",
+            "validate",
+            "validation_step",
+            "test_step",
+            "eval_step",
+            "predict",
+            "predict_step",
+            "generate",
+            "evaluation_loop",
+            "prediction_step",
+            "eval_epoch",
+            "run_eval",
+        ],
+        code: &[
+            "torch.no_grad",
+            "inference_mode",
+            ".generate(",
+            "model.eval()",
+            "evaluate(",
+            "validate(",
+        ],
+    },
+    PhaseRule {
+        name: "forward",
+        files: &["torch/nn/modules/", "torch/nn/functional.py"],
+        functions: &[
+            "forward",
+            "_call_impl",
+            "_wrapped_call_impl",
+            "training_step",
+            "compute_loss",
+        ],
+        code: &["model(", "self.model(", "outputs = ", "logits = "],
+    },
+];
+
+/// Infers the phase from the frames: the first rule (in priority order) with
+/// evidence wins; confidence is high when a code line or a framework file
+/// gives it, medium for a function name alone, low when only generic
+/// `forward` frames point at it.
+pub fn infer_phase(traceback: Option<&Traceback>) -> Phase {
+    let Some(tb) = traceback else {
+        return Phase::default();
+    };
+    for rule in PHASE_RULES {
+        let mut evidence = Vec::new();
+        let mut strong = false;
+        for frame in &tb.frames {
+            let file = frame.file.replace('\\', "/");
+            let code = frame.code.as_deref().unwrap_or("");
+            if let Some(hit) = rule.code.iter().find(|c| code.contains(*c)) {
+                strong = true;
+                evidence.push(format!(
+                    "{}:{} `{}` ({hit})",
+                    short_path(&file),
+                    frame.line,
+                    code
+                ));
+            } else if rule.files.iter().any(|f| file.contains(f)) {
+                strong = true;
+                evidence.push(format!(
+                    "{}:{} in {}",
+                    short_path(&file),
+                    frame.line,
+                    frame.function
+                ));
+            } else if rule.functions.contains(&frame.function.as_str()) {
+                evidence.push(format!(
+                    "{}:{} in {}",
+                    short_path(&file),
+                    frame.line,
+                    frame.function
+                ));
+            }
+        }
+        if evidence.is_empty() {
+            continue;
+        }
+        evidence.truncate(3);
+        let confidence = match (rule.name, strong) {
+            ("forward", _) => "low",
+            (_, true) => "high",
+            (_, false) => "medium",
+        };
+        return Phase {
+            name: rule.name.to_string(),
+            confidence: confidence.to_string(),
+            evidence,
+        };
+    }
+    Phase::default()
+}
+
+/// The last two components of a path, enough to recognise it.
+fn short_path(path: &str) -> String {
+    let parts: Vec<&str> = path.rsplit('/').take(3).collect();
+    parts.into_iter().rev().collect::<Vec<_>>().join("/")
+}
+
+fn progress_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(concat!(
+            // tqdm: "| 450/1000 [02:13<02:43"
+            r"(?:\|\s*(\d+)/\d+\s*\[)",
+            // step=1200, global_step: 1200, Step 1200/5000, iter 500, Iteration 500, it 500
+            r"|(?:\b(?:global_step|step|Step|STEP|iteration|Iteration|iter|Iter|ITER)\s*[=:]?\s*\[?\s*(\d+)\b)",
+            // Lightning/HF: "batch 300/1000"
+            r"|(?:\b(?:batch|Batch)\s+(\d+)\s*/\s*\d+)"
+        ))
+        .expect("constant regex")
+    })
+}
+
+/// The last progress counter in `text` (the bytes before a crash).
+pub fn last_step(text: &str) -> Option<u64> {
+    progress_re()
+        .captures_iter(text)
+        .filter_map(|caps| {
+            caps.iter()
+                .skip(1)
+                .flatten()
+                .next()
+                .and_then(|m| m.as_str().parse().ok())
+        })
+        .last()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feed_all(builder: &mut TracebackBuilder, lines: &[&str]) -> Vec<TracebackEvent> {
+        lines.iter().map(|l| builder.feed(l)).collect()
+    }
+
+    #[test]
+    fn builds_frames_and_code() {
+        let mut b = TracebackBuilder::default();
+        let events = feed_all(
+            &mut b,
+            &[
+                "Traceback (most recent call last):",
+                "  File \"train.py\", line 42, in <module>",
+                "    loss.backward()",
+                "    ~~~~~~~~~~~~~^^",
+                "  File \"/usr/lib/python3/site-packages/torch/_tensor.py\", line 522, in backward",
+                "    torch.autograd.backward(",
+                "torch.OutOfMemoryError: CUDA out of memory.",
+            ],
+        );
+        assert_eq!(events.last(), Some(&TracebackEvent::ExceptionLine));
+        let tb = b.take_completed().unwrap();
+        assert_eq!(tb.frames.len(), 2);
+        assert_eq!(tb.frames[0].code.as_deref(), Some("loss.backward()"));
+        assert_eq!(tb.frames[1].function, "backward");
+        let phase = infer_phase(Some(&tb));
+        assert_eq!(phase.name, "backward");
+        assert_eq!(phase.confidence, "high");
+    }
+
+    #[test]
+    fn chains_exceptions() {
+        let mut b = TracebackBuilder::default();
+        feed_all(
+            &mut b,
+            &[
+                "Traceback (most recent call last):",
+                "  File \"a.py\", line 1, in f",
+                "RuntimeError: CUDA out of memory.",
+            ],
+        );
+        b.settle();
+        feed_all(
+            &mut b,
+            &[
+                "",
+                "During handling of the above exception, another exception occurred:",
+                "",
+                "Traceback (most recent call last):",
+                "  File \"a.py\", line 9, in g",
+                "RuntimeError: CUDA error: out of memory",
+            ],
+        );
+        let tb = b.take_completed().unwrap();
+        assert_eq!(tb.chained.len(), 1);
+        assert_eq!(tb.chained[0].relation, "during_handling");
+        assert_eq!(tb.chained[0].exception, "RuntimeError: CUDA out of memory.");
+        assert_eq!(tb.frames[0].function, "g");
+    }
+
+    #[test]
+    fn bounds_long_tracebacks() {
+        let mut b = TracebackBuilder::default();
+        b.feed("Traceback (most recent call last):");
+        for i in 0..100_000 {
+            b.feed(&format!("  File \"r.py\", line {i}, in f"));
+        }
+        b.feed("[Previous line repeated 996 more times]");
+        b.feed("RecursionError: maximum recursion depth exceeded");
+        let tb = b.take_completed().unwrap();
+        assert_eq!(tb.frames.len(), HEAD_FRAMES + TAIL_FRAMES);
+        assert_eq!(tb.omitted_frames, 100_000 - 60 + 996);
+        assert_eq!(tb.frames.last().unwrap().line, 99_999);
+    }
+
+    #[test]
+    fn phases_from_code_and_functions() {
+        let tb = |frames: &[(&str, &str, &str)]| Traceback {
+            frames: frames
+                .iter()
+                .map(|(file, function, code)| Frame {
+                    file: file.to_string(),
+                    line: 1,
+                    function: function.to_string(),
+                    code: Some(code.to_string()),
+                })
+                .collect(),
+            omitted_frames: 0,
+            chained: vec![],
+        };
+        let eval = tb(&[
+            ("train.py", "validate", "out = model(x)"),
+            (
+                "torch/nn/modules/module.py",
+                "_call_impl",
+                "return forward_call(*args)",
+            ),
+        ]);
+        assert_eq!(infer_phase(Some(&eval)).name, "evaluation");
+        let step = tb(&[
+            ("train.py", "main", "optimizer.step()"),
+            ("torch/optim/adam.py", "step", "adam("),
+        ]);
+        assert_eq!(infer_phase(Some(&step)).name, "optimizer_step");
+        let load = tb(&[(
+            "train.py",
+            "main",
+            "model = AutoModel.from_pretrained(name).to(device)",
+        )]);
+        assert_eq!(infer_phase(Some(&load)).name, "model_load");
+        let fwd = tb(&[
+            ("train.py", "main", "out = net(x)"),
+            (
+                "torch/nn/modules/linear.py",
+                "forward",
+                "return F.linear(input, self.weight, self.bias)",
+            ),
+        ]);
+        let phase = infer_phase(Some(&fwd));
+        assert_eq!(
+            (phase.name.as_str(), phase.confidence.as_str()),
+            ("forward", "low")
+        );
+        assert_eq!(infer_phase(None).name, "unknown");
+    }
+
+    #[test]
+    fn reads_progress_counters() {
+        assert_eq!(
+            last_step("Epoch 1:  45%|████▌     | 450/1000 [02:13<02:43,  3.37it/s]"),
+            Some(450)
+        );
+        assert_eq!(
+            last_step("step=1200 loss=0.3\nstep=1201 loss=0.3"),
+            Some(1201)
+        );
+        assert_eq!(last_step("[iter 500] loss 2.1"), Some(500));
+        assert_eq!(last_step("Epoch 3 done"), None);
+        assert_eq!(last_step("global_step: 77"), Some(77));
+    }
+}

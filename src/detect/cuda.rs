@@ -1,0 +1,233 @@
+//! CUDA runtime and driver errors (message-formats.md §2.3 E0/E1, §4):
+//! out-of-memory without sizes, and illegal memory access.
+
+use super::{Family, Message};
+use crate::record::{Finding, Kind};
+use regex::Regex;
+use std::sync::OnceLock;
+
+/// Boilerplate lines PyTorch prints after `CUDA error: ...` in its various
+/// releases, and the C++ stack PyTorch can append; they belong to the message.
+fn is_boilerplate(line: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(concat!(
+            r"^\s*(?:CUDA kernel errors might be asynchronously reported",
+            r"|HIP kernel errors might be asynchronously reported",
+            r"|For debugging consider passing (?:CUDA|HIP|AMD)_LAUNCH_BLOCKING",
+            r"|Compile with `TORCH_USE_(?:CUDA|HIP)_DSA` to enable device-side assertions",
+            r"|Device-side assertions were explicitly omitted",
+            r"|Search for `\w+' in https?://",
+            r"|For more detailed error information, run with CUDA_LOG_FILE",
+            r"|Exception raised from \S+ at ",
+            r"|frame #\d+: )"
+        ))
+        .expect("constant regex")
+    });
+    re.is_match(line)
+}
+
+fn continues_with_boilerplate(lines: &[String], next: &str) -> bool {
+    lines.len() < 200 && is_boilerplate(next)
+}
+
+/// Keeps the message and its boilerplate, without the C++ frame lines.
+fn message_text(lines: &[String]) -> String {
+    lines
+        .iter()
+        .filter(|l| !l.trim_start().starts_with("frame #"))
+        .map(|l| l.trim_end())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+struct RuntimePatterns {
+    anchor: Regex,
+    thc: Regex,
+    thc_check: Regex,
+}
+
+fn runtime_patterns() -> &'static RuntimePatterns {
+    static P: OnceLock<RuntimePatterns> = OnceLock::new();
+    P.get_or_init(|| RuntimePatterns {
+        anchor: Regex::new(r"\b(CUDA|HIP) (error|driver error): out of memory")
+            .expect("constant regex"),
+        thc: Regex::new(r"cuda runtime error \(2\) : out of memory(?: at (\S+:\d+))?")
+            .expect("constant regex"),
+        thc_check: Regex::new(r"THCudaCheck FAIL file=(\S+) line=(\d+) error=2 : out of memory")
+            .expect("constant regex"),
+    })
+}
+
+/// `CUDA error: out of memory`, `CUDA driver error: out of memory`,
+/// `cuda runtime error (2) : out of memory at ...` and `THCudaCheck FAIL ... error=2`.
+pub struct RuntimeOom;
+
+impl Family for RuntimeOom {
+    fn triggers(&self) -> &'static [&'static str] {
+        &[
+            "error: out of memory",
+            "error (2) : out of memory",
+            "error=2 : out of memory",
+        ]
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        let p = runtime_patterns();
+        [&p.anchor, &p.thc, &p.thc_check]
+            .iter()
+            .find_map(|re| re.find(line))
+            .map(|m| m.start())
+    }
+
+    fn continues(&self, lines: &[String], next: &str) -> bool {
+        continues_with_boilerplate(lines, next)
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        let p = runtime_patterns();
+        let first = message.lines.first()?;
+        let mut finding = message.finding(Kind::CudaRuntimeOom, message_text(message.lines));
+        if let Some(caps) = p.anchor.captures(first) {
+            finding.backend = Some(caps[1].to_ascii_lowercase());
+            let driver = &caps[2] == "driver error";
+            finding.era = Some(if driver { "driver" } else { "runtime" }.into());
+            finding.facts.insert(
+                "error_name".into(),
+                if driver {
+                    "CUDA_ERROR_OUT_OF_MEMORY"
+                } else {
+                    "cudaErrorMemoryAllocation"
+                }
+                .into(),
+            );
+        } else if let Some(caps) = p.thc.captures(first) {
+            finding.backend = Some("cuda".into());
+            finding.era = Some("thc".into());
+            finding.version_hint = Some("PyTorch ≤0.4".into());
+            finding.facts.insert("error_code".into(), "2".into());
+            if let Some(at) = caps.get(1) {
+                finding
+                    .facts
+                    .insert("location".into(), at.as_str().to_string());
+            }
+        } else if let Some(caps) = p.thc_check.captures(first) {
+            finding.backend = Some("cuda".into());
+            finding.era = Some("thc".into());
+            finding.version_hint = Some("PyTorch ≤0.4".into());
+            finding.facts.insert("error_code".into(), "2".into());
+            finding
+                .facts
+                .insert("location".into(), format!("{}:{}", &caps[1], &caps[2]));
+        }
+        Some(finding)
+    }
+}
+
+fn illegal_anchor() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(concat!(
+            r"(?:\b(?:CUDA|HIP) error: an illegal memory access was encountered",
+            r"|CUDA failure 700\b",
+            r"|\bcudaErrorIllegalAddress\b",
+            r"|\bCUDA_ERROR_ILLEGAL_ADDRESS\b",
+            r"|\ban illegal memory access was encountered)"
+        ))
+        .expect("constant regex")
+    })
+}
+
+/// `CUDA error: an illegal memory access was encountered` and its spellings.
+pub struct IllegalAccess;
+
+impl Family for IllegalAccess {
+    fn triggers(&self) -> &'static [&'static str] {
+        &[
+            "illegal memory access",
+            "cudaErrorIllegalAddress",
+            "CUDA_ERROR_ILLEGAL_ADDRESS",
+            "CUDA failure 700",
+        ]
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        illegal_anchor().find(line).map(|m| m.start())
+    }
+
+    fn continues(&self, lines: &[String], next: &str) -> bool {
+        continues_with_boilerplate(lines, next)
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        let first = message.lines.first()?;
+        let mut finding = message.finding(Kind::IllegalMemoryAccess, message_text(message.lines));
+        finding.backend = Some(
+            if first.starts_with("HIP") {
+                "hip"
+            } else {
+                "cuda"
+            }
+            .into(),
+        );
+        finding
+            .facts
+            .insert("error_name".into(), "cudaErrorIllegalAddress".into());
+        finding.facts.insert("error_code".into(), "700".into());
+        let joined = message.joined();
+        if joined.contains("asynchronously reported") {
+            finding.facts.insert("async_warning".into(), "true".into());
+        }
+        Some(finding)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(text: &[&str]) -> Vec<String> {
+        text.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn runtime_oom_spellings() {
+        for (line, era) in [
+            ("RuntimeError: CUDA error: out of memory", "runtime"),
+            ("RuntimeError: CUDA driver error: out of memory", "driver"),
+            ("RuntimeError: cuda runtime error (2) : out of memory at /pytorch/aten/src/THC/THCCachingHostAllocator.cpp:265", "thc"),
+            ("THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=844 error=2 : out of memory", "thc"),
+        ] {
+            let start = RuntimeOom.start(line).expect(line);
+            let body = lines(&[&line[start..]]);
+            let m = Message { input: "t", line: 1, prefix: &line[..start], lines: &body };
+            let f = RuntimeOom.decode(&m).unwrap();
+            assert_eq!(f.era.as_deref(), Some(era), "{line}");
+        }
+    }
+
+    #[test]
+    fn boilerplate_continues() {
+        let first = lines(&["CUDA error: out of memory"]);
+        assert!(RuntimeOom.continues(&first, "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect."));
+        assert!(RuntimeOom.continues(
+            &first,
+            "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions."
+        ));
+        assert!(RuntimeOom.continues(&first, "Search for `cudaErrorMemoryAllocation' in https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html for more information."));
+        assert!(!RuntimeOom.continues(&first, "Epoch 1"));
+    }
+
+    #[test]
+    fn illegal_access_spellings() {
+        for line in [
+            "RuntimeError: CUDA error: an illegal memory access was encountered",
+            "CUDA failure 700: an illegal memory access was encountered",
+            "torch.AcceleratorError: CUDA error: an illegal memory access was encountered",
+            "error: cudaErrorIllegalAddress",
+        ] {
+            assert!(IllegalAccess.start(line).is_some(), "{line}");
+        }
+        assert!(IllegalAccess.start("CUDA error: out of memory").is_none());
+    }
+}

@@ -1,0 +1,605 @@
+//! PyTorch caching-allocator OOM messages, every era (message-formats.md §2–3):
+//!
+//! * `cached`   ≈0.4.1–1.3: `(GPU d; T total capacity; X already allocated; F free; C cached)`
+//! * `reserved` ≈1.4–2.0:   `(... F free; [L allowed; ]R reserved in total by PyTorch)` [+ max_split hint]
+//! * `capacty`  2.1:        `. GPU d has a total capacty of T of which F is free. {PROC}Of the allocated memory ...`
+//! * `capacity` 2.2+:       the same with the typo fixed, later with `allowed`, private pools, new hints
+//! * `malloc_async`:        the `cudaMallocAsync` backend's multi-line form
+//!
+//! Also the `HIP`/`XPU`/device-generic (`Out of memory.`) spellings of the same grammar.
+
+use super::{find_size, Family, Message, SizeReader, SIZE};
+use crate::record::{Finding, Hint, Kind, ProcessUsage};
+use regex::Regex;
+use std::sync::OnceLock;
+
+struct Patterns {
+    anchor: Regex,
+    requested: Regex,
+    exabyte: Regex,
+    paren_device: Regex,
+    paren_total: Regex,
+    already_allocated: Regex,
+    paren_free: Regex,
+    allowed: Regex,
+    cached: Regex,
+    reserved_total: Regex,
+    sentence_device: Regex,
+    sentence_total: Regex,
+    sentence_free: Regex,
+    process: Regex,
+    this_process: Regex,
+    allocated_by_pytorch: Regex,
+    private_pools: Regex,
+    unallocated: Regex,
+    hint_max_split: Regex,
+    hint_expandable: Regex,
+    hint_env_var_old: Regex,
+    docs_url: Regex,
+    raised_at: Regex,
+    next_anchor: Regex,
+}
+
+fn patterns() -> &'static Patterns {
+    static P: OnceLock<Patterns> = OnceLock::new();
+    P.get_or_init(|| {
+        let re = |p: &str| Regex::new(&p.replace("{SIZE}", SIZE)).expect("constant regex");
+        Patterns {
+            anchor: re(
+                r"(?:\b(CUDA|HIP|XPU|MLU|GCU|NPU|MUSA|DPCPP) )?(?:out|Out) of memory\.\s*Tried\s+to\s+allocate",
+            ),
+            requested: re(r"^\s*{SIZE}"),
+            exabyte: re(r"^\s*more than 1EB memory"),
+            paren_device: re(r"^\s*\S*\s*\(GPU\s*(\d*)\s*;"),
+            paren_total: re(r"{SIZE}\s+total\s+capacity\s*;"),
+            already_allocated: re(r"{SIZE}\s+already\s+allocated"),
+            paren_free: re(r";\s*{SIZE}\s+free\s*;"),
+            allowed: re(r"{SIZE}\s+allowed\s*;"),
+            cached: re(r"{SIZE}\s+cached\s*\)"),
+            reserved_total: re(r"{SIZE}\s+reserved\s+in\s+total\s+by\s+PyTorch"),
+            sentence_device: re(r"^\s*\S*\s*\.\s*GPU\b ?(.?)"),
+            sentence_total: re(r"has\s+a\s+total\s+(capacty|capacity)\s+of\s+{SIZE}"),
+            sentence_free: re(r"of\s+which\s+{SIZE}\s+is\s+free"),
+            process: re(r"Process\s+(\d+)\s+has\s+{SIZE}\s+memory\s+in\s+use"),
+            this_process: re(r"this\s+process\s+has\s+{SIZE}\s+memory\s+in\s+use"),
+            allocated_by_pytorch: re(r"Of\s+the\s+allocated\s+memory\s+{SIZE}\s+is\s+allocated\s+by\s+PyTorch"),
+            private_pools: re(r"with\s+{SIZE}\s+allocated\s+in\s+private\s+pools"),
+            unallocated: re(r"and\s+{SIZE}\s+is\s+reserved\s+by\s+PyTorch\s+but\s+unallocated"),
+            hint_max_split: re(r"try\s+setting\s+max_split_size_mb"),
+            hint_expandable: re(r"try\s+setting\s+(PYTORCH_\w*ALLOC_CONF)=expandable_segments:True"),
+            hint_env_var_old: re(r"Memory\s+Management\s+and\s+(PYTORCH_\w*ALLOC_CONF)"),
+            docs_url: re(r"\((https?://[^\s)]+)\)"),
+            raised_at: re(r"\((\w+) at ([^()]+:\d+)\)"),
+            next_anchor: re(r"(?:out|Out) of memory\.\s*Tried\s+to\s+allocate"),
+        }
+    })
+}
+
+/// The native caching allocator's message and its backend/device-generic spellings.
+pub struct TorchAllocator;
+
+/// What one attempt at decoding produced; `score` counts how far it got, so
+/// the scanner can tell whether a following line continued the message.
+struct Decoded {
+    finding: Finding,
+    score: usize,
+}
+
+/// Backend slug from the word before "out of memory".
+fn backend_slug(word: Option<&str>) -> Option<String> {
+    word.map(|w| w.to_ascii_lowercase())
+}
+
+fn decode_allocator(message: &Message<'_>) -> Option<Decoded> {
+    let p = patterns();
+    let text = message.joined();
+    let anchor = p.anchor.captures(&text)?;
+    let whole = anchor.get(0)?;
+    // Only this message: stop where a second one begins.
+    let after_start = whole.end();
+    let body_end = p
+        .next_anchor
+        .find_at(&text, after_start)
+        .map_or(text.len(), |m| m.start());
+    let body = &text[after_start..body_end];
+    let message_text = text[whole.start()..body_end].trim_end().to_string();
+
+    let mut finding = message.finding(Kind::TorchAllocatorOom, message_text);
+    let backend_word = anchor.get(1).map(|m| m.as_str());
+    finding.backend = backend_slug(backend_word);
+    let mut notes = Vec::new();
+    let mut sizes = SizeReader::new(&mut notes);
+    let mut score = 1;
+
+    if p.exabyte.is_match(body) {
+        finding.era = Some("size_guard".into());
+        finding
+            .facts
+            .insert("request".into(), "more than 1 EB".into());
+        finding.sizes.requested_bytes = None;
+        finding.notes = notes;
+        return Some(Decoded { finding, score: 2 });
+    }
+
+    let requested = p.requested.captures(body);
+    let after_requested = requested
+        .as_ref()
+        .and_then(|c| c.get(0))
+        .map_or(0, |m| m.end());
+    if let Some(caps) = &requested {
+        finding.sizes.requested_bytes = sizes.read(caps, 1, "Tried to allocate");
+        score += 1;
+    }
+    let rest = &body[after_requested..];
+
+    let mut complete = false;
+    if let Some(dev) = p.paren_device.captures(rest) {
+        // ≤ 2.0 "(GPU 0; ...)" form.
+        score += 1;
+        finding.device = dev.get(1).and_then(|m| m.as_str().parse().ok());
+        finding.sizes.total_bytes =
+            find_size(&p.paren_total, rest, 1, "total capacity", &mut sizes);
+        finding.sizes.allocated_bytes = find_size(
+            &p.already_allocated,
+            rest,
+            1,
+            "already allocated",
+            &mut sizes,
+        );
+        finding.sizes.free_bytes = find_size(&p.paren_free, rest, 1, "free", &mut sizes);
+        finding.sizes.allowed_bytes = find_size(&p.allowed, rest, 1, "allowed", &mut sizes);
+        finding.sizes.cached_bytes = find_size(&p.cached, rest, 1, "cached", &mut sizes);
+        finding.sizes.reserved_bytes =
+            find_size(&p.reserved_total, rest, 1, "reserved", &mut sizes);
+        let has = |re: &Regex| re.is_match(rest);
+        score += [
+            &p.paren_total,
+            &p.already_allocated,
+            &p.paren_free,
+            &p.allowed,
+            &p.cached,
+            &p.reserved_total,
+        ]
+        .iter()
+        .filter(|re| has(re))
+        .count();
+        finding.era = Some(
+            if has(&p.cached) {
+                "cached"
+            } else if has(&p.reserved_total) {
+                "reserved"
+            } else {
+                "paren"
+            }
+            .into(),
+        );
+        complete = has(&p.cached) || has(&p.reserved_total);
+    } else if let Some(dev) = p.sentence_device.captures(rest) {
+        // 2.1+ sentence form.
+        score += 1;
+        let device_char = dev.get(1).map_or("", |m| m.as_str());
+        finding.device = device_char.parse().ok();
+        let digits: String = rest
+            .trim_start()
+            .trim_start_matches(|c: char| c == '.' || c.is_whitespace())
+            .trim_start_matches("GPU")
+            .trim_start()
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        if let Ok(device) = digits.parse() {
+            finding.device = Some(device);
+        }
+        if let Some(caps) = p.sentence_total.captures(rest) {
+            score += 1;
+            finding.era = Some(caps[1].to_string());
+            finding.sizes.total_bytes = sizes.read(&caps, 2, "total capacity");
+        } else {
+            finding.era = Some("sentence".into());
+        }
+        finding.sizes.free_bytes = find_size(&p.sentence_free, rest, 1, "free", &mut sizes);
+        for caps in p.process.captures_iter(rest) {
+            score += 1;
+            let pid = caps[1].parse().ok();
+            if let (Some(pid), Some(bytes)) = (pid, sizes.read(&caps, 2, "process memory")) {
+                finding.processes.push(ProcessUsage {
+                    pid,
+                    in_use_bytes: bytes,
+                });
+            }
+        }
+        finding.sizes.process_in_use_bytes =
+            find_size(&p.this_process, rest, 1, "this process", &mut sizes);
+        finding.sizes.allowed_bytes = find_size(&p.allowed, rest, 1, "allowed", &mut sizes);
+        finding.sizes.allocated_bytes = find_size(
+            &p.allocated_by_pytorch,
+            rest,
+            1,
+            "allocated by PyTorch",
+            &mut sizes,
+        );
+        finding.sizes.private_pools_bytes =
+            find_size(&p.private_pools, rest, 1, "private pools", &mut sizes);
+        finding.sizes.reserved_unallocated_bytes = find_size(
+            &p.unallocated,
+            rest,
+            1,
+            "reserved but unallocated",
+            &mut sizes,
+        );
+        score += [
+            &p.sentence_free,
+            &p.this_process,
+            &p.allowed,
+            &p.allocated_by_pytorch,
+            &p.private_pools,
+            &p.unallocated,
+        ]
+        .iter()
+        .filter(|re| re.is_match(rest))
+        .count();
+        complete = p.unallocated.is_match(rest);
+    }
+
+    // The hint is a version fingerprint; each piece of it counts as progress
+    // so that a hard-wrapped hint is joined too.
+    let mut hint = Hint {
+        option: None,
+        env_var: None,
+        docs_url: None,
+    };
+    if p.hint_max_split.is_match(rest) {
+        hint.option = Some("max_split_size_mb".into());
+        score += 1;
+    }
+    if let Some(caps) = p.hint_expandable.captures(rest) {
+        hint.option = Some("expandable_segments".into());
+        hint.env_var = Some(caps[1].to_string());
+        score += 1;
+    }
+    if let Some(caps) = p.hint_env_var_old.captures(rest) {
+        hint.env_var = Some(caps[1].to_string());
+        score += 1;
+    }
+    if let Some(caps) = p.docs_url.captures(rest) {
+        hint.docs_url = Some(caps[1].to_string());
+        score += 1;
+    }
+    if rest.contains("Please use `empty_cache`") {
+        hint.option = Some("empty_cache".into());
+        score += 1;
+    }
+    if hint.option.is_some() || hint.env_var.is_some() || hint.docs_url.is_some() {
+        finding.hint = Some(hint);
+    }
+    if let Some(caps) = p.raised_at.captures(rest) {
+        finding
+            .facts
+            .insert("raised_at".into(), format!("{} at {}", &caps[1], &caps[2]));
+    }
+
+    let overflowed = sizes.overflowed;
+    finding.truncated = !complete;
+    if finding.truncated && finding.era.as_deref() == Some("sentence") {
+        notes.push(
+            "the message stops right after `GPU`; PyTorch ≈2.2–2.3 builds cut the message there for GPU 0 (pytorch/pytorch#123984)"
+                .into(),
+        );
+    }
+    if overflowed {
+        finding.facts.insert("overflow".into(), "true".into());
+    }
+    finding.notes = notes;
+    finding.version_hint = version_hint(&finding);
+    Some(Decoded { finding, score })
+}
+
+/// Which PyTorch releases print this exact form (message-formats.md §2.3).
+fn version_hint(f: &Finding) -> Option<String> {
+    let exception = f.exception.as_deref().unwrap_or("");
+    let hint = f.hint.as_ref();
+    let env_var = hint.and_then(|h| h.env_var.as_deref());
+    let url = hint.and_then(|h| h.docs_url.as_deref()).unwrap_or("");
+    if f.backend.as_deref().is_some_and(|b| b != "cuda") {
+        return None;
+    }
+    let v = match f.era.as_deref()? {
+        "cached" => "PyTorch ≈0.4.1–1.3",
+        "reserved" if exception.ends_with("cuda.OutOfMemoryError") => "PyTorch 1.13–2.0",
+        "reserved" if hint.is_some() => "PyTorch ≈1.10–1.12",
+        "reserved" => "PyTorch ≈1.4–1.12",
+        "capacty" => "PyTorch 2.1",
+        "capacity" if url.contains("docs.pytorch.org") => "PyTorch ≈2.11 or later",
+        "capacity" if env_var == Some("PYTORCH_ALLOC_CONF") => "PyTorch ≈2.9–2.10",
+        "capacity" if exception == "torch.cuda.OutOfMemoryError" => "PyTorch 2.2–2.3",
+        "capacity"
+            if exception == "torch.OutOfMemoryError"
+                || f.sizes.private_pools_bytes.is_some()
+                || f.sizes.allowed_bytes.is_some() =>
+        {
+            "PyTorch ≈2.4–2.8"
+        }
+        "capacity" => "PyTorch ≈2.2–2.8",
+        _ => return None,
+    };
+    Some(v.to_string())
+}
+
+impl Family for TorchAllocator {
+    fn triggers(&self) -> &'static [&'static str] {
+        &["out of memory. Tried", "Out of memory. Tried"]
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        patterns().anchor.find(line).map(|m| m.start())
+    }
+
+    fn continues(&self, lines: &[String], next: &str) -> bool {
+        if lines.len() >= 12 || looks_like_new_record(next) {
+            return false;
+        }
+        let score = |lines: &[String]| {
+            let message = Message {
+                input: "",
+                line: 0,
+                prefix: "",
+                lines,
+            };
+            decode_allocator(&message).map_or(0, |d| d.score)
+        };
+        let before = score(lines);
+        let mut extended = lines.to_vec();
+        extended.push(next.to_string());
+        score(&extended) > before
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        decode_allocator(message).map(|d| d.finding)
+    }
+}
+
+/// A line that starts something else: a traceback, a frame, another exception.
+pub fn looks_like_new_record(line: &str) -> bool {
+    let t = line.trim_start();
+    t.is_empty()
+        || t.starts_with("Traceback (most recent call last)")
+        || t.starts_with("File \"")
+        || t.starts_with("During handling of the above exception")
+        || t.starts_with("The above exception was the direct cause")
+        || super::exception_name(t.split_once(": ").map_or("", |(head, _)| head).trim_end())
+            .is_some_and(|_| t.contains(": ") && !t.starts_with(|c: char| c.is_ascii_digit()))
+}
+
+/// The `cudaMallocAsync` backend's message (message-formats.md §2.5).
+pub struct MallocAsync;
+
+fn malloc_async_patterns() -> &'static [Regex; 7] {
+    static P: OnceLock<[Regex; 7]> = OnceLock::new();
+    P.get_or_init(|| {
+        let re = |p: &str| Regex::new(&p.replace("{SIZE}", SIZE)).expect("constant regex");
+        [
+            re(r"Allocation on device\s*(\d*)\s*would exceed allowed memory"),
+            re(r"Currently allocated\s*:\s*{SIZE}"),
+            re(r"Requested\s*:\s*{SIZE}"),
+            re(r"Device limit\s*:\s*{SIZE}"),
+            re(r"Free \(according to CUDA\)\s*:\s*{SIZE}"),
+            re(r"PyTorch limit \(set by user-supplied memory fraction\)\s*:\s*{SIZE}"),
+            re(r"^\s*(?:Currently allocated|Requested|Device limit|Free \(according to CUDA\)|PyTorch limit|:)"),
+        ]
+    })
+}
+
+impl Family for MallocAsync {
+    fn triggers(&self) -> &'static [&'static str] {
+        &["would exceed allowed memory"]
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        malloc_async_patterns()[0].find(line).map(|m| m.start())
+    }
+
+    fn continues(&self, lines: &[String], next: &str) -> bool {
+        lines.len() < 10 && malloc_async_patterns()[6].is_match(next)
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        let [anchor, allocated, requested, limit, free, fraction, _] = malloc_async_patterns();
+        let text = message.lines.join("\n");
+        let joined = message.joined();
+        let mut finding = message.finding(Kind::TorchAllocatorOom, text);
+        finding.backend = Some("cuda".into());
+        finding.era = Some("malloc_async".into());
+        finding
+            .facts
+            .insert("allocator_backend".into(), "cudaMallocAsync".into());
+        finding.device = anchor
+            .captures(&joined)
+            .and_then(|c| c.get(1))
+            .and_then(|m| m.as_str().parse().ok());
+        let mut notes = Vec::new();
+        let mut sizes = SizeReader::new(&mut notes);
+        finding.sizes.allocated_bytes =
+            find_size(allocated, &joined, 1, "Currently allocated", &mut sizes);
+        finding.sizes.requested_bytes = find_size(requested, &joined, 1, "Requested", &mut sizes);
+        finding.sizes.total_bytes = find_size(limit, &joined, 1, "Device limit", &mut sizes);
+        finding.sizes.free_bytes = find_size(free, &joined, 1, "Free", &mut sizes);
+        if let Some(caps) = fraction.captures(&joined) {
+            // With no fraction set PyTorch prints its "unlimited" value,
+            // 2^64 bytes (17179869184.00 GiB): that is no limit, not a number.
+            let unlimited = &caps[2] == "GiB" && caps[1].starts_with("17179869184");
+            if unlimited {
+                finding.facts.insert("pytorch_limit".into(), "none".into());
+            } else {
+                finding.sizes.allowed_bytes = sizes.read(&caps, 1, "PyTorch limit");
+            }
+        }
+        finding.truncated = !fraction.is_match(&joined);
+        finding.notes = notes;
+        Some(finding)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GIB: u64 = 1 << 30;
+    const MIB: u64 = 1 << 20;
+
+    fn decode_line(line: &str) -> Finding {
+        let start = TorchAllocator.start(line).expect("anchor");
+        let lines = vec![line[start..].to_string()];
+        let message = Message {
+            input: "<test>",
+            line: 1,
+            prefix: &line[..start],
+            lines: &lines,
+        };
+        TorchAllocator.decode(&message).expect("decodes")
+    }
+
+    fn gib(x: f64) -> u64 {
+        (x * GIB as f64).round() as u64
+    }
+
+    #[test]
+    fn seed_example_reserved_era() {
+        let f = decode_line("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 8.00 GiB total capacity; 6.32 GiB already allocated; 1.56 GiB free; 7.88 GiB reserved in total by PyTorch)");
+        assert_eq!(f.era.as_deref(), Some("reserved"));
+        assert_eq!(f.exception.as_deref(), Some("RuntimeError"));
+        assert_eq!(f.backend.as_deref(), Some("cuda"));
+        assert_eq!(f.device, Some(0));
+        assert_eq!(f.sizes.requested_bytes, Some(2 * GIB));
+        assert_eq!(f.sizes.total_bytes, Some(8 * GIB));
+        assert_eq!(f.sizes.allocated_bytes, Some(gib(6.32)));
+        assert_eq!(f.sizes.free_bytes, Some(gib(1.56)));
+        assert_eq!(f.sizes.reserved_bytes, Some(gib(7.88)));
+        assert!(!f.truncated);
+    }
+
+    #[test]
+    fn cached_era_with_malloc_tail() {
+        let f = decode_line(
+            r"RuntimeError: CUDA out of memory. Tried to allocate 12.50 MiB (GPU 0; 10.92 GiB total capacity; 8.57 MiB already allocated; 9.28 GiB free; 4.68 MiB cached) (malloc at ..\c10\cuda\CUDACachingAllocator.cpp:267)",
+        );
+        assert_eq!(f.era.as_deref(), Some("cached"));
+        assert_eq!(
+            f.sizes.cached_bytes,
+            Some((4.68 * MIB as f64).round() as u64)
+        );
+        assert_eq!(f.sizes.reserved_bytes, None);
+        assert_eq!(
+            f.facts.get("raised_at").map(String::as_str),
+            Some(r"malloc at ..\c10\cuda\CUDACachingAllocator.cpp:267")
+        );
+    }
+
+    #[test]
+    fn capacty_typo_era() {
+        let f = decode_line("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacty of 7.79 GiB of which 9.38 MiB is free. Including non-PyTorch memory, this process has 7.77 GiB memory in use. Of the allocated memory 7.32 GiB is allocated by PyTorch, and 341.15 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF");
+        assert_eq!(f.era.as_deref(), Some("capacty"));
+        assert_eq!(f.version_hint.as_deref(), Some("PyTorch 2.1"));
+        assert_eq!(f.sizes.process_in_use_bytes, Some(gib(7.77)));
+        let hint = f.hint.unwrap();
+        assert_eq!(hint.option.as_deref(), Some("max_split_size_mb"));
+        assert_eq!(hint.env_var.as_deref(), Some("PYTORCH_CUDA_ALLOC_CONF"));
+    }
+
+    #[test]
+    fn capacity_era_with_processes_allowed_and_pools() {
+        let f = decode_line("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.39 GiB. GPU 3 has a total capacity of 22.30 GiB of which 2.94 GiB is free. Process 48849 has 19.36 GiB memory in use. Process 1234 has 512.00 MiB memory in use. 20.00 GiB allowed; Of the allocated memory 9.83 GiB is allocated by PyTorch, with 1.00 GiB allocated in private pools (e.g., CUDA Graphs), and 9.20 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)");
+        assert_eq!(f.era.as_deref(), Some("capacity"));
+        assert_eq!(f.device, Some(3));
+        assert_eq!(f.processes.len(), 2);
+        assert_eq!(f.processes[0].pid, 48849);
+        assert_eq!(f.processes[1].in_use_bytes, 512 * MIB);
+        assert_eq!(f.sizes.allowed_bytes, Some(20 * GIB));
+        assert_eq!(f.sizes.private_pools_bytes, Some(GIB));
+        assert_eq!(f.sizes.reserved_unallocated_bytes, Some(gib(9.20)));
+        assert_eq!(f.version_hint.as_deref(), Some("PyTorch ≈2.4–2.8"));
+        assert_eq!(
+            f.hint.unwrap().docs_url.as_deref(),
+            Some("https://pytorch.org/docs/stable/notes/cuda.html#environment-variables")
+        );
+    }
+
+    #[test]
+    fn truncated_after_gpu() {
+        let f = decode_line(
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 3725.29 GiB. GPU ",
+        );
+        assert!(f.truncated);
+        assert_eq!(f.sizes.requested_bytes, Some(gib(3725.29)));
+        assert_eq!(f.device, None);
+        assert_eq!(f.era.as_deref(), Some("sentence"));
+    }
+
+    #[test]
+    fn hip_and_generic_and_xpu_spellings() {
+        let hip = decode_line("HIP out of memory. Tried to allocate 978.00 MiB. GPU 0 has a total capacity of 15.98 GiB of which 630.00 MiB is free. Of the allocated memory 0 bytes is allocated by PyTorch, and 0 bytes is reserved by PyTorch but unallocated.");
+        assert_eq!(hip.backend.as_deref(), Some("hip"));
+        assert_eq!(hip.sizes.allocated_bytes, Some(0));
+        let generic = decode_line("Out of memory. Tried to allocate 2.00 MiB. GPU 0 has a total capacity of 1.00 GiB of which 0 bytes is free. Of the allocated memory 1.00 GiB is allocated by PyTorch, and 0 bytes is reserved by PyTorch but unallocated.");
+        assert_eq!(generic.backend, None);
+        let legacy = decode_line("XPU out of memory. Tried to allocate 2.00 GiB (GPU 0; 15.56 GiB total capacity; 12.00 GiB already allocated; 13.00 GiB reserved in total by PyTorch)");
+        assert_eq!(legacy.backend.as_deref(), Some("xpu"));
+        assert_eq!(legacy.era.as_deref(), Some("reserved"));
+        assert_eq!(legacy.sizes.free_bytes, None);
+    }
+
+    #[test]
+    fn overflowing_value_is_a_note_not_a_panic() {
+        let f = decode_line("CUDA out of memory. Tried to allocate 99999999999999999999.00 GiB. GPU 0 has a total capacity of 8.00 GiB of which 1.00 GiB is free.");
+        assert_eq!(f.sizes.requested_bytes, None);
+        assert!(f.notes[0].contains("too large"));
+        assert_eq!(f.facts.get("overflow").map(String::as_str), Some("true"));
+    }
+
+    #[test]
+    fn malloc_async_form() {
+        let lines: Vec<String> = [
+            "Allocation on device 0 would exceed allowed memory. (out of memory)",
+            "Currently allocated     : 9.43 GiB",
+            "Requested               : 50.00 MiB",
+            "Device limit            : 10.00 GiB",
+            "Free (according to CUDA): 0 bytes",
+            "PyTorch limit (set by user-supplied memory fraction)",
+            "                        : 17179869184.00 GiB",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for n in 1..lines.len() {
+            assert!(MallocAsync.continues(&lines[..n], &lines[n]), "line {n}");
+        }
+        let message = Message {
+            input: "<test>",
+            line: 1,
+            prefix: "torch.OutOfMemoryError: ",
+            lines: &lines,
+        };
+        let f = MallocAsync.decode(&message).unwrap();
+        assert_eq!(f.era.as_deref(), Some("malloc_async"));
+        assert_eq!(f.sizes.requested_bytes, Some(50 * MIB));
+        assert_eq!(f.sizes.free_bytes, Some(0));
+        assert_eq!(f.sizes.allowed_bytes, None);
+        assert_eq!(
+            f.facts.get("pytorch_limit").map(String::as_str),
+            Some("none")
+        );
+        assert!(!f.truncated);
+    }
+
+    #[test]
+    fn wrapped_message_continues_only_when_it_adds_fields() {
+        let first = vec![
+            "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 8.00 GiB total".to_string(),
+        ];
+        assert!(TorchAllocator.continues(
+            &first,
+            "capacity; 6.32 GiB already allocated; 1.56 GiB free; 7.88"
+        ));
+        assert!(!TorchAllocator.continues(&first, "Epoch 3: loss 0.25"));
+        assert!(!TorchAllocator.continues(&first, "Traceback (most recent call last):"));
+    }
+}

@@ -1,0 +1,65 @@
+//! Typed errors of the library. The binary adds context with `anyhow`.
+
+use std::fmt;
+use std::io;
+
+/// Everything that can go wrong in the library.
+#[derive(Debug)]
+pub enum Error {
+    /// Reading an input failed.
+    Read {
+        /// The input's name as given by the user.
+        input: String,
+        /// The underlying error.
+        source: io::Error,
+    },
+    /// `oomwhy explain` was given a code that does not exist.
+    UnknownCode {
+        /// The code as the user typed it.
+        code: String,
+        /// Every valid code, for the error message.
+        valid: Vec<&'static str>,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Read { input, source } => write!(f, "{input}: {}", describe_io(source)),
+            Error::UnknownCode { code, valid } => write!(
+                f,
+                "unknown code `{code}`; valid codes are: {} (see `oomwhy explain --list`)",
+                valid.join(", ")
+            ),
+        }
+    }
+}
+
+/// A short, lowercase description of an I/O error.
+fn describe_io(err: &io::Error) -> String {
+    match err.kind() {
+        io::ErrorKind::NotFound => "no such file".into(),
+        io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => {
+            let text = err.to_string();
+            // "Is a directory (os error 21)" -> "is a directory (os error 21)"
+            let mut chars = text.chars();
+            match chars.next() {
+                Some(first) => first.to_lowercase().chain(chars).collect(),
+                None => text,
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Read { source, .. } => Some(source),
+            Error::UnknownCode { .. } => None,
+        }
+    }
+}
+
+/// Result with the library's [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,559 @@
+//! Turns a record into an explanation: derived numbers, verdicts with the
+//! reasoning spelled out, fixes that fit the message's era, and the meaning of
+//! every field as the user's PyTorch version uses it.
+//!
+//! Thresholds (documented in README.md "Verdicts"):
+//! * `fragmentation`: reserved-but-unallocated ≥ 64 MiB and either ≥ the
+//!   request, or together with free memory ≥ the request (the memory exists,
+//!   not in one piece). Without a request size: ≥ 1 GiB and ≥ 20 % of reserved.
+//! * `other_processes`: other processes hold ≥ 10 % of the card and ≥ 512 MiB,
+//!   or ≥ 256 MiB and at least the shortfall.
+//! * `non_pytorch_memory`: this process holds ≥ 1.5 GiB outside PyTorch's
+//!   allocator (a CUDA context alone is about 0.3–1 GiB).
+//! * `cuda_graph_pools`: private pools hold ≥ the request or ≥ 1 GiB.
+//! * `capacity_exhausted`: no other cause explains the failure, or live
+//!   tensors fill ≥ 70 % of the card.
+//! * Consistency allows each printed figure its rounding (±half its last digit).
+
+// pub mod docs;
+mod fixes;
+mod meaning;
+
+use crate::record::{Category, Diagnosis, Finding, Kind, RequestRange, Verdict};
+use crate::units::format_size as fmt;
+
+pub use meaning::{field_rows, headline, reserved_gap, FieldRow};
+
+const MIB: u64 = 1 << 20;
+const GIB: u64 = 1 << 30;
+
+/// Fills in `diagnosis` and `explain` for every finding. Findings are
+/// explained together because repeated OOMs say more than one alone.
+pub fn explain_all(findings: &mut [Finding]) {
+    for i in 0..findings.len() {
+        let growth = memory_growth(&findings[..i], &findings[i]);
+        let finding = &mut findings[i];
+        finding.diagnosis = diagnose(finding, growth);
+        finding.explain = explain_codes(finding);
+    }
+}
+
+/// Explains one finding on its own.
+pub fn explain(finding: &mut Finding) {
+    explain_all(std::slice::from_mut(finding));
+}
+
+/// The earlier OOM of the same device/rank with less memory allocated, if any.
+fn memory_growth(earlier: &[Finding], current: &Finding) -> Option<(u64, u64)> {
+    let now = current.sizes.allocated_bytes?;
+    earlier
+        .iter()
+        .rev()
+        .filter(|e| {
+            e.kind == current.kind
+                && e.device == current.device
+                && e.first_rank == current.first_rank
+        })
+        .find_map(|e| e.sizes.allocated_bytes)
+        .filter(|&before| now > before + before / 20 && now - before >= 256 * MIB)
+        .map(|before| (before, now))
+}
+
+/// Largest rounding error of a figure PyTorch printed for this value.
+fn tolerance(value: u64) -> u64 {
+    let unit = if value > GIB {
+        GIB
+    } else if value > MIB {
+        MIB
+    } else if value > 1024 {
+        1024
+    } else {
+        return 0;
+    };
+    unit / 200 + 1
+}
+
+fn diagnose(f: &Finding, growth: Option<(u64, u64)>) -> Diagnosis {
+    let s = &f.sizes;
+    let mut d = Diagnosis::default();
+    let unallocated = s.reserved_unallocated_bytes.or(s.cached_bytes);
+    d.reserved_bytes = s
+        .reserved_bytes
+        .or_else(|| s.allocated_bytes?.checked_add(unallocated?));
+    d.reserved_unallocated_bytes =
+        unallocated.or_else(|| d.reserved_bytes?.checked_sub(s.allocated_bytes?));
+    if let (Some(process), Some(reserved)) = (s.process_in_use_bytes, d.reserved_bytes) {
+        d.non_pytorch_bytes = Some(process.saturating_sub(reserved));
+    }
+    if !f.processes.is_empty() {
+        if s.process_in_use_bytes.is_none() {
+            // In a container the own process is listed under its host PID:
+            // the item that is at least what PyTorch reserved, and closest to it.
+            d.probable_self_pid = d.reserved_bytes.and_then(|reserved| {
+                f.processes
+                    .iter()
+                    .filter(|p| p.in_use_bytes + tolerance(p.in_use_bytes) >= reserved)
+                    .min_by_key(|p| p.in_use_bytes)
+                    .map(|p| p.pid)
+            });
+        }
+        let others: u64 = f
+            .processes
+            .iter()
+            .filter(|p| Some(p.pid) != d.probable_self_pid)
+            .map(|p| p.in_use_bytes)
+            .fold(0u64, u64::saturating_add);
+        d.other_processes_bytes = Some(others);
+    }
+    if let (Some(requested), Some(free)) = (s.requested_bytes, s.free_bytes) {
+        d.shortfall_bytes = i64::try_from(i128::from(requested) - i128::from(free)).ok();
+    }
+    if let (Some(total), Some(free), Some(reserved)) =
+        (s.total_bytes, s.free_bytes, d.reserved_bytes)
+    {
+        d.outside_allocator_bytes =
+            i64::try_from(i128::from(total) - i128::from(free) - i128::from(reserved)).ok();
+    }
+    d.request_range = request_range(f);
+    d.verdicts = verdicts(f, &d, growth);
+    d.fixes = fixes::fixes(f, &d);
+    d
+}
+
+/// True for the native caching allocator's rounded "Tried to allocate".
+fn is_native_allocator(f: &Finding) -> bool {
+    f.kind == Kind::TorchAllocatorOom
+        && matches!(f.backend.as_deref(), Some("cuda") | Some("hip"))
+        && matches!(
+            f.era.as_deref(),
+            Some("cached" | "reserved" | "paren" | "capacty" | "capacity" | "sentence")
+        )
+}
+
+/// The tensor sizes the allocator rounds to the printed request (§2.2):
+/// ≤ 1 MiB → 2 MiB, 1–10 MiB → 20 MiB, larger → next multiple of 2 MiB.
+fn request_range(f: &Finding) -> Option<RequestRange> {
+    if !is_native_allocator(f) {
+        return None;
+    }
+    let a = f.sizes.requested_bytes?;
+    let (min, max) = if a == 2 * MIB {
+        (1, MIB)
+    } else if a == 20 * MIB {
+        (MIB + 1, 10 * MIB - 1)
+    } else if a >= 10 * MIB {
+        (a.saturating_sub(2 * MIB) + 1, a)
+    } else {
+        return None;
+    };
+    Some(RequestRange {
+        min_bytes: min,
+        max_bytes: max,
+    })
+}
+
+fn verdict(code: &str, title: &str, detail: String) -> Verdict {
+    Verdict {
+        code: code.to_string(),
+        title: title.to_string(),
+        detail,
+    }
+}
+
+/// Checks that the figures can all be true at once.
+fn inconsistencies(f: &Finding, d: &Diagnosis) -> Vec<String> {
+    let s = &f.sizes;
+    let mut problems = Vec::new();
+    if f.facts.get("overflow").is_some_and(|v| v == "true") {
+        problems.push("a figure is larger than any real byte count".to_string());
+    }
+    if let (Some(total), Some(free), Some(reserved)) =
+        (s.total_bytes, s.free_bytes, d.reserved_bytes)
+    {
+        let tol = tolerance(total) + tolerance(free) + tolerance(reserved) * 2;
+        if reserved.saturating_add(free) > total.saturating_add(tol) {
+            problems.push(format!(
+                "reserved {} + free {} = {} is more than the total capacity {}",
+                fmt(reserved),
+                fmt(free),
+                fmt(reserved.saturating_add(free)),
+                fmt(total)
+            ));
+        }
+    }
+    if let (Some(total), Some(free)) = (s.total_bytes, s.free_bytes) {
+        if free > total + tolerance(total) {
+            problems.push(format!(
+                "free {} is more than the total {}",
+                fmt(free),
+                fmt(total)
+            ));
+        }
+    }
+    if let (Some(allocated), Some(reserved)) = (s.allocated_bytes, s.reserved_bytes) {
+        if allocated > reserved + tolerance(reserved) + tolerance(allocated) {
+            problems.push(format!(
+                "allocated {} is more than reserved {} (allocated memory is part of reserved memory)",
+                fmt(allocated),
+                fmt(reserved)
+            ));
+        }
+    }
+    if let (Some(process), Some(reserved)) = (s.process_in_use_bytes, d.reserved_bytes) {
+        if process + tolerance(process) + 2 * tolerance(reserved) < reserved {
+            problems.push(format!(
+                "this process is said to use {} in all, less than the {} PyTorch alone reserved",
+                fmt(process),
+                fmt(reserved)
+            ));
+        }
+    }
+    if let Some(total) = s.total_bytes {
+        for p in &f.processes {
+            if p.in_use_bytes > total + tolerance(total) {
+                problems.push(format!(
+                    "process {} is said to hold {}, more than the whole card ({}); NVML reports bogus per-process numbers on some systems (e.g. WSL)",
+                    p.pid,
+                    fmt(p.in_use_bytes),
+                    fmt(total)
+                ));
+                break;
+            }
+        }
+    }
+    problems
+}
+
+fn verdicts(f: &Finding, d: &Diagnosis, growth: Option<(u64, u64)>) -> Vec<Verdict> {
+    let mut out = Vec::new();
+    match f.kind {
+        Kind::TorchAllocatorOom => allocator_verdicts(f, d, &mut out),
+        Kind::CudaRuntimeOom => out.push(runtime_oom_verdict(f)),
+        Kind::IllegalMemoryAccess => out.push(verdict(
+            "async_error_location",
+            "The traceback probably points at the wrong line",
+            "CUDA reports kernel faults asynchronously: the error surfaces at the next call that synchronises with the GPU, not in the kernel that made the bad access. The Python frames above show where PyTorch noticed the fault, which is usually later than where it happened.".into(),
+        )),
+        Kind::WindowsFailFast => out.push(verdict(
+            "native_fail_fast",
+            "Native code stopped the process on purpose",
+            "0xC0000409 is Windows' fail-fast status: native code (the C runtime's abort(), std::terminate(), a failed check in a DLL) ended the process at once, bypassing Python, so there is no Python traceback and no error message. Despite its name (STATUS_STACK_BUFFER_OVERRUN) it rarely means a stack overrun.".into(),
+        )),
+    }
+    context_verdicts(f, growth, &mut out);
+    out
+}
+
+fn runtime_oom_verdict(f: &Finding) -> Verdict {
+    match f.era.as_deref() {
+        Some("driver") => verdict(
+            "outside_allocator_oom",
+            "A CUDA driver call ran out of memory",
+            "`CUDA driver error: out of memory` comes from the CUDA driver API, which PyTorch uses for expandable segments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True) and for some other features. The message carries no sizes. On WSL2 and Jetson this error appears with expandable segments even when memory is free.".into(),
+        ),
+        Some("thc") => verdict(
+            "outside_allocator_oom",
+            "cudaMalloc failed in an old PyTorch (≤0.4)",
+            "`cuda runtime error (2) : out of memory` is how PyTorch 0.4 and older reported any failed CUDA allocation (error 2 is cudaErrorMemoryAllocation). It carries no sizes, so oomwhy cannot say what filled the card.".into(),
+        ),
+        _ => verdict(
+            "outside_allocator_oom",
+            "A CUDA call outside PyTorch's allocator ran out of memory",
+            "`CUDA error: out of memory` (unlike `CUDA out of memory. Tried to allocate ...`) is raised by a CUDA runtime call that does not go through PyTorch's caching allocator: creating the CUDA context on a GPU that is already full, cuBLAS/cuDNN handles and workspaces, NCCL buffers, or another library in the process. Memory that PyTorch caches is not available to these calls.".into(),
+        ),
+    }
+}
+
+fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
+    let s = &f.sizes;
+    let problems = inconsistencies(f, d);
+    let consistent = problems.is_empty();
+    if !consistent {
+        out.push(verdict(
+            "inconsistent_numbers",
+            "The numbers in this message cannot all be true",
+            format!(
+                "{}. The figures were not sampled at one instant (free memory is read after the failure and can change), or the driver virtualises memory (Windows WDDM's shared-memory fallback, WSL, vGPU, MIG). oomwhy does not reason on them further.",
+                capitalise(&problems.join("; "))
+            ),
+        ));
+    }
+
+    if f.era.as_deref() == Some("size_guard") {
+        out.push(verdict(
+            "request_exceeds_capacity",
+            "One allocation asked for more than an exabyte",
+            "PyTorch refuses any single allocation over 1 EB before trying it: no GPU has that much memory. A tensor shape is wrong (an overflowed or uninitialised dimension), not the memory pressure.".into(),
+        ));
+        return;
+    }
+
+    let requested = s.requested_bytes;
+    let limit = s
+        .allowed_bytes
+        .filter(|&l| s.total_bytes.is_none_or(|t| l < t));
+    if let (Some(a), Some(t)) = (requested, s.total_bytes.or(limit)) {
+        let cap = limit.map_or(t, |l| l.min(t));
+        if a > cap {
+            let what = if limit.is_some_and(|l| l < t) {
+                format!("the {} this process is allowed", fmt(cap))
+            } else {
+                format!("the whole card ({})", fmt(cap))
+            };
+            out.push(verdict(
+                "request_exceeds_capacity",
+                "One allocation is larger than the GPU can ever provide",
+                format!(
+                    "PyTorch tried to allocate {} in one piece, more than {what}. No setting or cache clean-up can satisfy this: a tensor is far larger than intended (a shape bug, an attention matrix over a very long sequence, a whole dataset moved to the GPU).",
+                    fmt(a)
+                ),
+            ));
+            return;
+        }
+    }
+    if !consistent {
+        return;
+    }
+
+    // A limit below the hardware refused it.
+    if let (Some(l), Some(a)) = (s.allowed_bytes, requested) {
+        let held = if f.era.as_deref() == Some("malloc_async") {
+            s.allocated_bytes
+        } else {
+            d.reserved_bytes
+        };
+        if let Some(held) = held {
+            if held.saturating_add(a) > l {
+                out.push(verdict(
+                    "memory_limit",
+                    "A memory limit set for this process refused it, not the hardware",
+                    format!(
+                        "PyTorch may use at most {} (set with torch.cuda.set_per_process_memory_fraction). It already holds {} and asked for {} more, {} in all, over the limit{}.",
+                        fmt(l),
+                        fmt(held),
+                        fmt(a),
+                        fmt(held.saturating_add(a)),
+                        s.free_bytes
+                            .filter(|&free| free >= a)
+                            .map(|free| format!(", while the device still had {} free", fmt(free)))
+                            .unwrap_or_default()
+                    ),
+                ));
+            }
+        }
+    } else if let (Some(a), Some(free), None) = (requested, s.free_bytes, s.allowed_bytes) {
+        if free >= a + tolerance(free) && f.era.as_deref() != Some("malloc_async") {
+            let invisible_limit = matches!(f.era.as_deref(), Some("capacty"))
+                || f.version_hint.as_deref() == Some("PyTorch 2.2–2.3");
+            let detail = if invisible_limit {
+                format!(
+                    "The device reported {} free, more than the {} requested. In PyTorch 2.1–2.3 a limit set with torch.cuda.set_per_process_memory_fraction is not printed in this message, so a fraction limit is the most likely cause; otherwise another process freed memory between the failed allocation and the measurement.",
+                    fmt(free),
+                    fmt(a)
+                )
+            } else {
+                format!(
+                    "The device reported {} free, more than the {} requested. No fraction limit is printed, so either memory was freed between the failed allocation and the measurement (another process, or PyTorch releasing its cache just before measuring), or a limit outside PyTorch applies (MIG, vGPU, a container's GPU memory limit).",
+                    fmt(free),
+                    fmt(a)
+                )
+            };
+            out.push(verdict(
+                "memory_limit",
+                if invisible_limit {
+                    "Probably a memory limit, not the hardware: free memory exceeds the request"
+                } else {
+                    "Free memory exceeds the request: a limit or a race, not the hardware"
+                },
+                detail,
+            ));
+        }
+    }
+
+    if let Some(others) = d.other_processes_bytes {
+        let total = s.total_bytes.unwrap_or(0);
+        let shortfall = d.shortfall_bytes.unwrap_or(0).max(0) as u64;
+        let big = others >= total / 10 && others >= 512 * MIB;
+        let decisive = shortfall > 0 && others >= shortfall && others >= 256 * MIB;
+        if big || decisive {
+            let names: Vec<String> = f
+                .processes
+                .iter()
+                .filter(|p| Some(p.pid) != d.probable_self_pid)
+                .take(5)
+                .map(|p| format!("PID {} ({})", p.pid, fmt(p.in_use_bytes)))
+                .collect();
+            let self_note = d
+                .probable_self_pid
+                .map(|pid| format!(" PID {pid} is probably this process itself (inside a container PyTorch cannot tell its own host PID), so it is not counted."))
+                .unwrap_or_default();
+            out.push(verdict(
+                "other_processes",
+                "Other processes hold a large part of this GPU",
+                format!(
+                    "Other processes hold {} of the {} card: {}.{self_note}{}",
+                    fmt(others),
+                    fmt(total),
+                    names.join(", "),
+                    if decisive {
+                        format!(
+                            " That is more than the {} that was missing.",
+                            fmt(shortfall)
+                        )
+                    } else {
+                        String::new()
+                    }
+                ),
+            ));
+        }
+    }
+
+    if let Some(u) = d.reserved_unallocated_bytes {
+        let free = s.free_bytes.unwrap_or(0);
+        let fragmented = match requested {
+            Some(a) => u >= 64 * MIB && (u >= a || u.saturating_add(free) >= a),
+            None => u >= GIB && d.reserved_bytes.is_some_and(|r| u >= r / 5),
+        };
+        if fragmented {
+            let reserved = d.reserved_bytes.map(fmt).unwrap_or_else(|| "?".into());
+            let detail = match requested {
+                Some(a) if u >= a => format!(
+                    "PyTorch holds {} that no tensor uses (reserved {reserved}, allocated {}), more than the {} it needed, yet it could not use it: before raising, PyTorch already returned every cached segment it could release, so what remains is free space inside partly used segments, in pieces too small for one {} block. That is fragmentation.",
+                    fmt(u),
+                    s.allocated_bytes.map(fmt).unwrap_or_else(|| "?".into()),
+                    fmt(a),
+                    fmt(a)
+                ),
+                Some(a) => format!(
+                    "PyTorch holds {} that no tensor uses (free space inside partly used segments) and the device has {} free: together {}, enough for the {} request, but neither piece alone is. The memory exists, just not in one block.",
+                    fmt(u),
+                    fmt(free),
+                    fmt(u.saturating_add(free)),
+                    fmt(a)
+                ),
+                None => format!(
+                    "PyTorch holds {} that no tensor uses, {}% of the {reserved} it reserved: free space inside partly used segments that larger requests cannot use.",
+                    fmt(u),
+                    d.reserved_bytes.map_or(0, |r| u * 100 / r.max(1))
+                ),
+            };
+            out.push(verdict(
+                "fragmentation",
+                "Memory is fragmented: PyTorch holds free space it cannot use for this request",
+                detail,
+            ));
+        }
+    }
+
+    if let Some(p) = s.private_pools_bytes {
+        if requested.is_some_and(|a| p >= a) || p >= GIB {
+            out.push(verdict(
+                "cuda_graph_pools",
+                "CUDA graphs keep free memory parked in private pools",
+                format!(
+                    "{} of the memory PyTorch counts as allocated is free space in CUDA-graph private pools: it stays reserved for the captured graphs and cannot serve other tensors.",
+                    fmt(p)
+                ),
+            ));
+        }
+    }
+
+    if let Some(n) = d.non_pytorch_bytes {
+        if n >= 3 * GIB / 2 {
+            out.push(verdict(
+                "non_pytorch_memory",
+                "This process holds a lot of GPU memory outside PyTorch",
+                format!(
+                    "This process uses {} in all, of which PyTorch's allocator holds {}; the other {} is the CUDA context (typically 0.3–1 GiB), cuBLAS/cuDNN workspaces, NCCL buffers, or another library in the same process (TensorFlow, JAX, CuPy, a custom extension).",
+                    s.process_in_use_bytes.map(fmt).unwrap_or_default(),
+                    d.reserved_bytes.map(fmt).unwrap_or_default(),
+                    fmt(n)
+                ),
+            ));
+        }
+    }
+
+    let specific = out.iter().any(|v| {
+        matches!(
+            v.code.as_str(),
+            "memory_limit"
+                | "other_processes"
+                | "fragmentation"
+                | "cuda_graph_pools"
+                | "non_pytorch_memory"
+        )
+    });
+    let tensors_dominate = match (s.allocated_bytes, s.total_bytes.or(s.allowed_bytes)) {
+        (Some(x), Some(t)) => x >= t / 10 * 7,
+        _ => false,
+    };
+    if !specific || tensors_dominate {
+        let detail = match (s.allocated_bytes, s.total_bytes, requested) {
+            (Some(x), Some(t), Some(a)) => format!(
+                "Live tensors take {} of the {} card and the next allocation needed {} more. Nothing else explains the failure: the workload needs more memory than this GPU has.",
+                fmt(x),
+                fmt(t),
+                fmt(a)
+            ),
+            _ => "No other cause is visible in the numbers: the workload needs more memory than this GPU has at this point.".into(),
+        };
+        out.push(verdict(
+            "capacity_exhausted",
+            "The workload does not fit in GPU memory",
+            detail,
+        ));
+    }
+}
+
+fn context_verdicts(f: &Finding, growth: Option<(u64, u64)>, out: &mut Vec<Verdict>) {
+    if f.category == Category::Crash {
+        return;
+    }
+    if let Some((before, now)) = growth {
+        out.push(verdict(
+            "memory_growth",
+            "Memory grew between repeated OOMs: something accumulates",
+            format!(
+                "An earlier OOM on this device had {} allocated; this one has {}. Memory that keeps growing between steps points at tensors kept alive across iterations (a loss summed without .item(), outputs appended to a list, a growing cache or sequence length).",
+                fmt(before),
+                fmt(now)
+            ),
+        ));
+    } else if let Some(step) = f.last_step {
+        if step <= 1 {
+            out.push(verdict(
+                "fails_at_start",
+                "It failed at the very first step",
+                format!("The last progress counter before the crash reads {step}: this configuration does not fit even once. Change the configuration (batch, sequence length, precision), not a leak."),
+            ));
+        } else if step >= 100 {
+            out.push(verdict(
+                "late_failure",
+                "It failed after many successful steps",
+                format!("The last progress counter before the crash reads {step}: the same configuration ran many times before. Either one batch was larger than the others (variable sequence lengths, a big last batch, an evaluation pass) or memory grows over time (tensors kept across steps)."),
+            ));
+        }
+    }
+}
+
+fn capitalise(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(c) => c.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// Codes for `oomwhy explain`: the kind first, then each verdict.
+fn explain_codes(f: &Finding) -> Vec<String> {
+    let mut codes = vec![f.kind.slug().to_string()];
+    for v in &f.diagnosis.verdicts {
+        if !codes.contains(&v.code) {
+            codes.push(v.code.clone());
+        }
+    }
+    codes
+}
+
+#[cfg(test)]
+mod tests;

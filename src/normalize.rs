@@ -1,0 +1,289 @@
+//! Turns a raw log line into the text a message parser should see.
+//!
+//! Logs wrap the interesting text in noise: ANSI colours, timestamps, logging
+//! prefixes, `[rank3]:` prefixes from torchrun, Docker's JSON-lines envelope.
+//! [`normalize`] removes these while the caller keeps the original line number.
+//! It never alters what the user gave: it returns new strings.
+
+use regex::Regex;
+use std::sync::OnceLock;
+
+/// A line with its log noise removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Normalized {
+    /// The text a parser should see.
+    pub text: String,
+    /// The distributed rank named by a prefix such as `[rank3]:`, if any.
+    pub rank: Option<u32>,
+}
+
+/// Removes ANSI/VT escape sequences (CSI, OSC, and two-byte escapes).
+pub fn strip_ansi(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains('\x1b') && !text.contains('\u{9b}') {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\x1b' => match chars.next() {
+                Some('[') => skip_csi(&mut chars),
+                Some(']') | Some('P') | Some('_') | Some('^') | Some('X') => {
+                    skip_string(&mut chars)
+                }
+                // Two-byte escapes such as `ESC (B` carry one more byte.
+                Some('(') | Some(')') | Some('*') | Some('+') => {
+                    chars.next();
+                }
+                _ => {}
+            },
+            '\u{9b}' => skip_csi(&mut chars),
+            _ => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    for c in chars.by_ref() {
+        if ('\x40'..='\x7e').contains(&c) {
+            break;
+        }
+    }
+}
+
+/// Skips an OSC/DCS string up to BEL or ST (`ESC \`).
+fn skip_string(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    while let Some(c) = chars.next() {
+        if c == '\x07' || c == '\u{9c}' {
+            break;
+        }
+        if c == '\x1b' {
+            if chars.peek() == Some(&'\\') {
+                chars.next();
+            }
+            break;
+        }
+    }
+}
+
+struct Prefixes {
+    timestamp: Regex,
+    syslog: Regex,
+    dmesg: Regex,
+    cri: Regex,
+    glog: Regex,
+    vllm: Regex,
+    logging: Regex,
+    basic_config: Regex,
+    loguru: Regex,
+    rank: Regex,
+    compose: Regex,
+    gha_command: Regex,
+}
+
+fn prefixes() -> &'static Prefixes {
+    static PREFIXES: OnceLock<Prefixes> = OnceLock::new();
+    PREFIXES.get_or_init(|| {
+        let re = |p: &str| Regex::new(p).expect("prefix regexes are constant and tested");
+        Prefixes {
+            // ISO 8601 / GitHub Actions / Python logging asctime, optionally bracketed.
+            timestamp: re(
+                r"^\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?(?:\s+|$)",
+            ),
+            // `Jun  1 12:00:00 host kernel: ` and `Jun  1 12:00:00 host python[123]: `.
+            syslog: re(r"^[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \S+ [^:\s]+: "),
+            // dmesg `[12345.678901] `.
+            dmesg: re(r"^\[\s*\d+\.\d+\]\s?"),
+            // Kubernetes CRI: `2024-06-01T12:00:00.123Z stderr F `.
+            cri: re(r"^\d{4}-\d{2}-\d{2}T\S+ (?:stdout|stderr) [FP] "),
+            // glog / absl: `E1201 10:00:00.123456  1234 file.cc:12] `.
+            glog: re(r"^[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+ [^\]\s]+\] "),
+            // vLLM: `ERROR 06-01 12:00:00 [engine.py:160] `.
+            vllm: re(
+                r"^(?:\(\w+ pid=\d+\)\s+)?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \[[^\]]+\] ",
+            ),
+            // `- ERROR - `, `- root - ERROR - `, `ERROR: ` after a stripped timestamp.
+            logging: re(
+                r"^-?\s*(?:[\w.\[\]]+\s+-\s+)?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s*(?:-|\|)\s+",
+            ),
+            // Python logging.basicConfig default: `ERROR:root:`.
+            basic_config: re(r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]*:"),
+            // loguru: `| ERROR    | module:func:12 - `.
+            loguru: re(r"^\|\s*(?:TRACE|DEBUG|INFO|SUCCESS|WARNING|ERROR|CRITICAL)\s*\|\s*\S+ - "),
+            // torchrun `[rank3]: `, `[default3]:`, `rank3: `, mpirun `[1,3]<stderr>:`.
+            rank: re(r"^(?:\[(?:rank|default)(\d+)\]:\s?|rank(\d+): |\[\d+,(\d+)\]<std(?:out|err)>:\s?)"),
+            // docker compose `trainer-1  | `.
+            compose: re(r"^[\w.-]+-\d+\s+\| "),
+            gha_command: re(r"^##\[(?:error|warning|group|endgroup)\]"),
+        }
+    })
+}
+
+/// Removes leading log prefixes, repeatedly (a timestamp often precedes a
+/// level which precedes a rank). Returns the rest and the rank, if named.
+fn strip_prefixes(mut text: &str) -> (&str, Option<u32>) {
+    let p = prefixes();
+    let mut rank = None;
+    for _ in 0..8 {
+        if let Some(caps) = p.rank.captures(text) {
+            rank = rank.or_else(|| {
+                caps.iter()
+                    .skip(1)
+                    .flatten()
+                    .next()
+                    .and_then(|m| m.as_str().parse().ok())
+            });
+            text = &text[caps.get(0).map_or(0, |m| m.end())..];
+            continue;
+        }
+        let stripped = [
+            &p.cri,
+            &p.timestamp,
+            &p.syslog,
+            &p.dmesg,
+            &p.glog,
+            &p.vllm,
+            &p.logging,
+            &p.basic_config,
+            &p.loguru,
+            &p.compose,
+            &p.gha_command,
+        ]
+        .iter()
+        .find_map(|re| re.find(text).filter(|m| m.end() > 0).map(|m| m.end()));
+        match stripped {
+            Some(end) => text = &text[end..],
+            None => break,
+        }
+    }
+    (text, rank)
+}
+
+/// If `text` is a JSON-lines log record (Docker json-file, structured logs),
+/// returns its message field.
+fn json_message(text: &str) -> Option<String> {
+    let trimmed = text.trim();
+    if !(trimmed.starts_with('{') && trimmed.ends_with('}')) {
+        return None;
+    }
+    let value: serde_json::Value = serde_json::from_str(trimmed).ok()?;
+    ["log", "message", "msg", "MESSAGE", "textPayload"]
+        .iter()
+        .find_map(|key| value.get(*key)?.as_str().map(str::to_string))
+}
+
+/// Normalises one raw line. A JSON-lines record can hold several lines of
+/// text (escaped newlines), so this returns one entry per contained line.
+pub fn normalize(raw: &str) -> Vec<Normalized> {
+    let clean = strip_ansi(raw);
+    let clean = clean.strip_suffix('\r').unwrap_or(&clean);
+    let (outer, outer_rank) = strip_prefixes(clean);
+    if let Some(message) = json_message(outer) {
+        let message = message.strip_suffix('\n').unwrap_or(&message);
+        return message
+            .split('\n')
+            .map(|line| {
+                let line = strip_ansi(line);
+                let (text, rank) = strip_prefixes(line.strip_suffix('\r').unwrap_or(&line));
+                Normalized {
+                    text: text.to_string(),
+                    rank: rank.or(outer_rank),
+                }
+            })
+            .collect();
+    }
+    vec![Normalized {
+        text: outer.to_string(),
+        rank: outer_rank,
+    }]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(raw: &str) -> (String, Option<u32>) {
+        let mut lines = normalize(raw);
+        assert_eq!(lines.len(), 1, "{raw}");
+        let line = lines.remove(0);
+        (line.text, line.rank)
+    }
+
+    #[test]
+    fn strips_ansi_sequences() {
+        assert_eq!(strip_ansi("\x1b[31mred\x1b[0m"), "red");
+        assert_eq!(strip_ansi("\x1b]0;title\x07text"), "text");
+        assert_eq!(strip_ansi("\x1b]52;c;ZXZpbA==\x1b\\after"), "after");
+        assert_eq!(strip_ansi("plain"), "plain");
+    }
+
+    #[test]
+    fn strips_timestamps_and_levels() {
+        let cases = [
+            "2024-06-01T12:00:00.1234567Z RuntimeError: x",
+            "2024-06-01 12:00:00,123 - ERROR - RuntimeError: x",
+            "2024-06-01 12:00:00,123 - root - ERROR - RuntimeError: x",
+            "[2024-06-01 12:00:00] RuntimeError: x",
+            "Jun  1 12:00:00 node7 python[123]: RuntimeError: x",
+            "E1201 10:00:00.123456  1234 file.py:12] RuntimeError: x",
+            "ERROR 06-01 12:00:00 [engine.py:160] RuntimeError: x",
+            "ERROR:root:RuntimeError: x",
+            "2024-06-01 12:00:00.123 | ERROR    | train:main:12 - RuntimeError: x",
+            "2024-06-01T12:00:00.123456789Z stderr F RuntimeError: x",
+            "[ 1234.567890] RuntimeError: x",
+        ];
+        for raw in cases {
+            assert_eq!(one(raw).0, "RuntimeError: x", "{raw}");
+        }
+    }
+
+    #[test]
+    fn extracts_ranks() {
+        assert_eq!(
+            one("[rank3]: RuntimeError: x"),
+            ("RuntimeError: x".into(), Some(3))
+        );
+        assert_eq!(
+            one("[default5]:RuntimeError: x"),
+            ("RuntimeError: x".into(), Some(5))
+        );
+        assert_eq!(
+            one("rank12: RuntimeError: x"),
+            ("RuntimeError: x".into(), Some(12))
+        );
+        assert_eq!(
+            one("[1,2]<stderr>:RuntimeError: x"),
+            ("RuntimeError: x".into(), Some(2))
+        );
+        assert_eq!(
+            one("2024-06-01T12:00:00Z [rank1]:   File \"a.py\", line 1, in f"),
+            ("  File \"a.py\", line 1, in f".into(), Some(1))
+        );
+    }
+
+    #[test]
+    fn keeps_traceback_indentation() {
+        assert_eq!(
+            one("  File \"a.py\", line 3, in <module>").0,
+            "  File \"a.py\", line 3, in <module>"
+        );
+    }
+
+    #[test]
+    fn decodes_docker_json_lines() {
+        let raw = r#"{"log":"RuntimeError: CUDA error: out of memory\n","stream":"stderr","time":"2024-06-01T12:00:00Z"}"#;
+        assert_eq!(one(raw).0, "RuntimeError: CUDA error: out of memory");
+        let multi = r#"{"msg":"line one\nline two"}"#;
+        let lines = normalize(multi);
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[1].text, "line two");
+    }
+
+    #[test]
+    fn leaves_plain_text_alone() {
+        assert_eq!(one("RuntimeError: x").0, "RuntimeError: x");
+        assert_eq!(one("").0, "");
+        assert_eq!(one("{not json}").0, "{not json}");
+    }
+}

@@ -1,0 +1,395 @@
+//! The structured record of one finding: what the scanner found, the numbers
+//! it stated, where it came from, and (filled in by [`crate::explain`]) what it
+//! means. These types *are* the JSON contract; see README.md "JSON output".
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Version of the JSON document. Raised only when an existing field changes
+/// meaning or disappears; new fields may be added without raising it.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// What family of message a finding is. Serialised as a stable snake_case slug.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// PyTorch caching-allocator OOM (`CUDA out of memory. Tried to allocate ...`),
+    /// every era and backend prefix, and the `cudaMallocAsync` form.
+    TorchAllocatorOom,
+    /// A CUDA runtime/driver call failed with out-of-memory; no sizes stated.
+    CudaRuntimeOom,
+    /// `an illegal memory access was encountered` (cudaErrorIllegalAddress, 700).
+    IllegalMemoryAccess,
+    /// Windows fail-fast exit code 0xC0000409.
+    WindowsFailFast,
+}
+
+impl Kind {
+    /// Every kind, in documentation order.
+    pub const ALL: &'static [Kind] = &[
+        Kind::TorchAllocatorOom,
+        Kind::CudaRuntimeOom,
+        Kind::IllegalMemoryAccess,
+        Kind::WindowsFailFast,
+    ];
+
+    /// The stable slug used in JSON and by `oomwhy explain`.
+    pub fn slug(self) -> &'static str {
+        match self {
+            Kind::TorchAllocatorOom => "torch_allocator_oom",
+            Kind::CudaRuntimeOom => "cuda_runtime_oom",
+            Kind::IllegalMemoryAccess => "illegal_memory_access",
+            Kind::WindowsFailFast => "windows_fail_fast",
+        }
+    }
+
+    /// True for crashes that typically follow another rank's or process's
+    /// failure (NCCL aborts, launcher reports) rather than cause one.
+    pub fn is_consequence(self) -> bool {
+        false
+    }
+
+    /// How sure we are that this kind of message means the GPU ran out of memory.
+    pub fn category(self) -> Category {
+        match self {
+            Kind::TorchAllocatorOom | Kind::CudaRuntimeOom => Category::Oom,
+            Kind::IllegalMemoryAccess | Kind::WindowsFailFast => Category::Crash,
+        }
+    }
+}
+
+/// Whether a finding is an out-of-memory error, probably one, or another crash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Category {
+    /// The message states an out-of-memory condition.
+    Oom,
+    /// The message is not an OOM message but usually means one.
+    LikelyOom,
+    /// A GPU or native crash that is not an OOM.
+    Crash,
+}
+
+/// Where a finding was read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Source {
+    /// File name as given on the command line, or `<stdin>`.
+    pub input: String,
+    /// 1-based line number of the message's first line.
+    pub line: u64,
+}
+
+/// Byte counts stated by the message; `None` (JSON `null`) when not stated.
+///
+/// Values are exact conversions of the printed figures (see [`crate::units`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Sizes {
+    /// "Tried to allocate": for the native PyTorch allocator this is the rounded
+    /// segment size it tried to cudaMalloc, not the tensor's size.
+    pub requested_bytes: Option<u64>,
+    /// "total capacity" / "Device limit": device memory as reported by CUDA.
+    pub total_bytes: Option<u64>,
+    /// "free": device-wide free memory, measured after PyTorch released its cache.
+    pub free_bytes: Option<u64>,
+    /// "already allocated" / "allocated by PyTorch": memory in live tensors
+    /// (since 2.4 this includes free memory parked in CUDA-graph private pools).
+    pub allocated_bytes: Option<u64>,
+    /// "reserved in total by PyTorch": all memory the caching allocator holds.
+    pub reserved_bytes: Option<u64>,
+    /// "reserved by PyTorch but unallocated": held by the allocator, not in use.
+    pub reserved_unallocated_bytes: Option<u64>,
+    /// "cached" (PyTorch ≤ 1.3): reserved but not allocated, same meaning as the above.
+    pub cached_bytes: Option<u64>,
+    /// "allowed": the limit set with `torch.cuda.set_per_process_memory_fraction`.
+    pub allowed_bytes: Option<u64>,
+    /// "allocated in private pools (e.g., CUDA Graphs)": free blocks held by graph pools.
+    pub private_pools_bytes: Option<u64>,
+    /// "Including non-PyTorch memory, this process has X memory in use".
+    pub process_in_use_bytes: Option<u64>,
+    /// Family-specific quantities with self-explaining names (e.g.
+    /// `pool_limit_bytes` for CuPy); absent for families that have none.
+    #[serde(flatten)]
+    pub extra: BTreeMap<String, Option<u64>>,
+}
+
+impl Sizes {
+    /// True if no size at all was stated.
+    pub fn is_empty(&self) -> bool {
+        self.requested_bytes.is_none()
+            && self.total_bytes.is_none()
+            && self.free_bytes.is_none()
+            && self.allocated_bytes.is_none()
+            && self.reserved_bytes.is_none()
+            && self.reserved_unallocated_bytes.is_none()
+            && self.cached_bytes.is_none()
+            && self.allowed_bytes.is_none()
+            && self.private_pools_bytes.is_none()
+            && self.process_in_use_bytes.is_none()
+            && self.extra.values().all(Option::is_none)
+    }
+}
+
+/// One `Process N has X memory in use.` item of a PyTorch ≥ 2.1 message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProcessUsage {
+    /// Host PID as NVML reports it (in a container this is not `getpid()`).
+    pub pid: u32,
+    /// GPU memory the process holds, in bytes.
+    pub in_use_bytes: u64,
+}
+
+/// The advice line PyTorch appended to the message, as a version fingerprint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Hint {
+    /// The allocator option it recommends: `max_split_size_mb` or `expandable_segments`.
+    pub option: Option<String>,
+    /// The environment variable it names (`PYTORCH_CUDA_ALLOC_CONF`, ...).
+    pub env_var: Option<String>,
+    /// The documentation URL it links, if any.
+    pub docs_url: Option<String>,
+}
+
+/// One frame of a Python traceback.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Frame {
+    /// Source file as printed.
+    pub file: String,
+    /// Line number in that file.
+    pub line: u64,
+    /// Function name.
+    pub function: String,
+    /// The code line Python printed under the frame, if any.
+    pub code: Option<String>,
+}
+
+/// An earlier exception in a chained traceback.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ChainedException {
+    /// `during_handling` ("During handling of the above exception, another
+    /// exception occurred") or `direct_cause` ("The above exception was the
+    /// direct cause of the following exception").
+    pub relation: String,
+    /// The earlier exception's last line, e.g. `torch.OutOfMemoryError: CUDA out of memory...`.
+    pub exception: String,
+    /// Frames of the earlier traceback (bounded like [`Traceback::frames`]).
+    pub frames: Vec<Frame>,
+}
+
+/// The Python traceback that ended in the finding's message.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Traceback {
+    /// Frames, outermost first. Very long tracebacks keep the first and last frames.
+    pub frames: Vec<Frame>,
+    /// Frames left out of `frames` to keep memory bounded.
+    pub omitted_frames: u64,
+    /// Exceptions that came before this one in the same chain, oldest first.
+    pub chained: Vec<ChainedException>,
+}
+
+/// The training phase the crash happened in, as inferred from the traceback.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Phase {
+    /// One of `model_load`, `forward`, `backward`, `optimizer_step`,
+    /// `evaluation`, `data_loading`, `checkpoint`, `compile`, `unknown`.
+    pub name: String,
+    /// `high`, `medium`, `low`, or `none` for `unknown`.
+    pub confidence: String,
+    /// The frames or code lines the inference rests on.
+    pub evidence: Vec<String>,
+}
+
+impl Default for Phase {
+    fn default() -> Self {
+        Phase {
+            name: "unknown".into(),
+            confidence: "none".into(),
+            evidence: Vec::new(),
+        }
+    }
+}
+
+/// A conclusion about why the error happened.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Verdict {
+    /// Stable code, also accepted by `oomwhy explain`.
+    pub code: String,
+    /// One-line title.
+    pub title: String,
+    /// The reasoning, with the numbers.
+    pub detail: String,
+}
+
+/// Something to change, most effective first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Fix {
+    /// What to do, in one line.
+    pub title: String,
+    /// The exact knob, flag, variable or code change.
+    pub how: String,
+}
+
+/// Range of tensor sizes that PyTorch's allocator rounds to the printed
+/// "Tried to allocate" figure.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RequestRange {
+    /// Smallest request (bytes) that prints this way.
+    pub min_bytes: u64,
+    /// Largest request (bytes) that prints this way.
+    pub max_bytes: u64,
+}
+
+/// Derived quantities, verdicts and fixes. Every derived number is `None`
+/// when the message does not give what it needs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Diagnosis {
+    /// Memory held by PyTorch's caching allocator: stated, or allocated + unallocated.
+    pub reserved_bytes: Option<u64>,
+    /// Reserved but not in live tensors: stated, or reserved − allocated.
+    pub reserved_unallocated_bytes: Option<u64>,
+    /// This process's GPU memory outside PyTorch's allocator (CUDA context,
+    /// cuBLAS/cuDNN workspaces, NCCL, other libraries): process total − reserved.
+    pub non_pytorch_bytes: Option<u64>,
+    /// Sum of the `Process N has X` items other than this process.
+    pub other_processes_bytes: Option<u64>,
+    /// requested − free. Negative when the device reported more free memory
+    /// than the request, which points at a limit or a race, not at the hardware.
+    pub shortfall_bytes: Option<i64>,
+    /// total − free − reserved: device memory in use by anything other than
+    /// this process's PyTorch allocator (own context, other libraries, other processes).
+    pub outside_allocator_bytes: Option<i64>,
+    /// What the "Tried to allocate" figure means as a tensor size (native allocator only).
+    pub request_range: Option<RequestRange>,
+    /// The `Process N` item that is probably this process itself (containers
+    /// print the own process under its host PID).
+    pub probable_self_pid: Option<u32>,
+    /// Conclusions, most important first.
+    pub verdicts: Vec<Verdict>,
+    /// What to change, most effective first.
+    pub fixes: Vec<Fix>,
+}
+
+/// One crash found in the input.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// 1-based position among the findings of this run.
+    pub id: usize,
+    /// Message family.
+    pub kind: Kind,
+    /// `oom`, `likely_oom` or `crash`.
+    pub category: Category,
+    /// Where the (first copy of the) message was read.
+    pub source: Source,
+    /// The message as found (normalised: log prefixes removed, wrapped lines joined).
+    pub text: String,
+    /// The exception prefix, e.g. `torch.OutOfMemoryError`, if printed.
+    pub exception: Option<String>,
+    /// `cuda`, `hip`, `xpu`, ... or `None` when the message does not say.
+    pub backend: Option<String>,
+    /// Message generation slug (see README "Eras").
+    pub era: Option<String>,
+    /// The framework versions that print this exact form, when the form tells.
+    pub version_hint: Option<String>,
+    /// GPU index the message names.
+    pub device: Option<u32>,
+    /// Stated sizes in bytes.
+    pub sizes: Sizes,
+    /// `Process N has X memory in use` items, in message order.
+    pub processes: Vec<ProcessUsage>,
+    /// The allocator hint the message carried.
+    pub hint: Option<Hint>,
+    /// Family-specific facts (error codes, tensor shapes, exit codes).
+    pub facts: BTreeMap<String, String>,
+    /// The message stops before its known end (cut off in the log or by a PyTorch bug).
+    pub truncated: bool,
+    /// Problems met while reading the numbers (e.g. a value too large for 64 bits).
+    pub notes: Vec<String>,
+    /// The traceback that ended in this message.
+    pub traceback: Option<Traceback>,
+    /// Training phase, inferred from the traceback.
+    pub phase: Phase,
+    /// Last progress counter (step, iteration, batch) seen before the crash.
+    pub last_step: Option<u64>,
+    /// Ranks whose copy of this crash was folded into this finding.
+    pub ranks: Vec<u32>,
+    /// Devices named by the folded copies.
+    pub devices: Vec<u32>,
+    /// How many copies were folded into this finding (≥ 1).
+    pub occurrences: u64,
+    /// The rank whose copy appeared first in the log.
+    pub first_rank: Option<u32>,
+    /// `id` of an earlier OOM this crash is a consequence of (NCCL aborts, ...).
+    pub consequence_of: Option<usize>,
+    /// Derived numbers, verdicts and fixes.
+    pub diagnosis: Diagnosis,
+    /// Codes to pass to `oomwhy explain` for the long explanation.
+    pub explain: Vec<String>,
+}
+
+impl Finding {
+    /// A finding with only its kind, source and text; parsers fill in the rest.
+    pub fn new(kind: Kind, input: &str, line: u64, text: String) -> Self {
+        Finding {
+            id: 0,
+            kind,
+            category: kind.category(),
+            source: Source {
+                input: input.to_string(),
+                line,
+            },
+            text,
+            exception: None,
+            backend: None,
+            era: None,
+            version_hint: None,
+            device: None,
+            sizes: Sizes::default(),
+            processes: Vec::new(),
+            hint: None,
+            facts: BTreeMap::new(),
+            truncated: false,
+            notes: Vec::new(),
+            traceback: None,
+            phase: Phase::default(),
+            last_step: None,
+            ranks: Vec::new(),
+            devices: Vec::new(),
+            occurrences: 1,
+            first_rank: None,
+            consequence_of: None,
+            diagnosis: Diagnosis::default(),
+            explain: Vec::new(),
+        }
+    }
+}
+
+/// Counts for the end-of-run summary.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    /// Number of findings.
+    pub findings: usize,
+    /// Findings with category `oom`.
+    pub oom: usize,
+    /// Findings with category `likely_oom`.
+    pub likely_oom: usize,
+    /// Findings with category `crash`.
+    pub crash: usize,
+    /// Inputs read (files and stdin).
+    pub inputs: usize,
+    /// Inputs that could not be read.
+    pub input_errors: usize,
+    /// Lines read over all inputs.
+    pub lines: u64,
+    /// Bytes read over all inputs.
+    pub bytes: u64,
+}
+
+/// The whole JSON document.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report<'a> {
+    /// Always [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// Findings in the order they occurred.
+    pub findings: &'a [Finding],
+    /// Counts.
+    pub summary: &'a Summary,
+}

@@ -1,0 +1,75 @@
+//! Writes findings in the format the user asked for. Renderers only lay out
+//! what the record and the explainer already say; they never match text.
+
+mod json;
+mod text;
+
+use crate::record::{Finding, Summary};
+use std::io::{self, Write};
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Human-readable explanation (default).
+    Text,
+    /// One JSON document: `{"schema_version", "findings", "summary"}`.
+    Json,
+}
+
+/// How to render.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RenderOptions {
+    /// Use ANSI colours (text only).
+    pub color: bool,
+}
+
+/// Renders all findings and the summary to `out`.
+pub fn render(
+    format: Format,
+    findings: &[Finding],
+    summary: &Summary,
+    options: RenderOptions,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    match format {
+        Format::Text => text::render(findings, summary, options, out),
+        Format::Json => json::render(findings, summary, out),
+    }
+}
+
+/// Escapes control characters (terminal escape sequences included) and
+/// bidirectional overrides so that text from a log cannot act on the
+/// user's terminal. Tabs become spaces.
+pub fn sanitize(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        (c.is_control() && c != '\n')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\t' => out.push(' '),
+            c if unsafe_char(c) => out.push_str(&c.escape_unicode().to_string()),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sanitize;
+
+    #[test]
+    fn escapes_terminal_sequences() {
+        assert_eq!(
+            sanitize("a\x1b]52;c;ZXZpbA==\x07b"),
+            "a\\u{1b}]52;c;ZXZpbA==\\u{7}b"
+        );
+        assert_eq!(sanitize("plain text"), "plain text");
+        assert_eq!(sanitize("rtl\u{202e}x"), "rtl\\u{202e}x");
+    }
+}
