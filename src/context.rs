@@ -18,6 +18,26 @@ fn frame_re() -> &'static Regex {
     })
 }
 
+/// IPython/Jupyter frames: `Cell In[5], line 3` and `File ~/x.py:42, in f(a, b)`.
+fn ipython_frame_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"^(?:Cell (In\[\d+\]), line (\d+)|File (.+?):(\d+), in ([\w.<>]+))").expect("constant regex")
+    })
+}
+
+/// IPython's header: `OutOfMemoryError      Traceback (most recent call last)`.
+fn ipython_header_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| Regex::new(r"^[\w.]+\s+Traceback \(most recent call last\)").expect("constant regex"))
+}
+
+/// IPython source lines: `----> 4     code` (group 1 = arrow) or `      3     code`.
+fn ipython_context_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| Regex::new(r"^(?:(-*>)|\s+)\s*\d+ (.*)$").expect("constant regex"))
+}
+
 fn repeated_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
@@ -45,6 +65,8 @@ pub struct TracebackBuilder {
     exception: String,
     chain: Vec<ChainedException>,
     pending_relation: Option<&'static str>,
+    /// The traceback is IPython's, whose source lines are numbered.
+    ipython: bool,
 }
 
 /// What a line meant to the traceback builder.
@@ -69,6 +91,12 @@ impl TracebackBuilder {
         let trimmed = line.trim();
         if trimmed.starts_with("Traceback (most recent call last):") {
             self.start();
+            self.ipython = false;
+            return TracebackEvent::Consumed;
+        }
+        if ipython_header_re().is_match(trimmed) {
+            self.start();
+            self.ipython = true;
             return TracebackEvent::Consumed;
         }
         if trimmed.starts_with("During handling of the above exception, another exception occurred")
@@ -92,6 +120,32 @@ impl TracebackBuilder {
                 function: caps.get(3).map_or("", |m| m.as_str()).trim().to_string(),
                 code: None,
             });
+            return TracebackEvent::Consumed;
+        }
+        if let Some(caps) = ipython_frame_re().captures(trimmed).filter(|_| self.ipython) {
+            let (file, line_no, function) = match caps.get(1) {
+                Some(cell) => (cell.as_str(), &caps[2], "<cell>"),
+                None => (caps.get(3).map_or("", |m| m.as_str()), &caps[4], caps.get(5).map_or("", |m| m.as_str())),
+            };
+            self.push_frame(Frame {
+                file: file.to_string(),
+                line: line_no.parse().unwrap_or(0),
+                function: function.to_string(),
+                code: None,
+            });
+            return TracebackEvent::Consumed;
+        }
+        if trimmed.starts_with("----") && trimmed.chars().all(|c| c == '-') {
+            return TracebackEvent::Consumed;
+        }
+        if let Some(caps) = ipython_context_re().captures(line).filter(|_| self.ipython) {
+            // IPython prints numbered source lines around each frame and marks
+            // the executing one with an arrow: `----> 3     out = model(x)`.
+            if caps.get(1).is_some() {
+                if let Some(last) = self.frames.last_mut() {
+                    last.code = Some(caps[2].trim().to_string());
+                }
+            }
             return TracebackEvent::Consumed;
         }
         if let Some(caps) = repeated_re().captures(line) {
@@ -473,6 +527,34 @@ mod tests {
         assert_eq!(tb.chained[0].relation, "during_handling");
         assert_eq!(tb.chained[0].exception, "RuntimeError: CUDA out of memory.");
         assert_eq!(tb.frames[0].function, "g");
+    }
+
+    #[test]
+    fn reads_ipython_tracebacks() {
+        let mut b = TracebackBuilder::default();
+        let events = feed_all(
+            &mut b,
+            &[
+                "---------------------------------------------------------------------------",
+                "OutOfMemoryError                          Traceback (most recent call last)",
+                "Cell In[7], line 4",
+                "      2 for batch in loader:",
+                "      3     optimizer.zero_grad()",
+                "----> 4     loss = model(batch).loss",
+                "      5     loss.backward()",
+                "",
+                "File ~/venv/lib/python3.10/site-packages/torch/nn/modules/module.py:1501, in Module._call_impl(self, *args, **kwargs)",
+                "   1496 # If we don't have any hooks, we want to skip the rest of the logic in",
+                "-> 1501     return forward_call(*args, **kwargs)",
+                "OutOfMemoryError: CUDA out of memory.",
+            ],
+        );
+        assert_eq!(events.last(), Some(&TracebackEvent::ExceptionLine));
+        let tb = b.take_completed().unwrap();
+        assert_eq!(tb.frames.len(), 2);
+        assert_eq!(tb.frames[0].code.as_deref(), Some("loss = model(batch).loss"));
+        assert_eq!(tb.frames[1].function, "Module._call_impl");
+        assert_eq!(tb.frames[1].line, 1501);
     }
 
     #[test]

@@ -101,7 +101,7 @@ fn prefixes() -> &'static Prefixes {
             glog: re(r"^[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+ [^\]\s]+\] "),
             // vLLM: `ERROR 06-01 12:00:00 [engine.py:160] `.
             vllm: re(
-                r"^(?:\(\w+ pid=\d+\)\s+)?(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \[[^\]]+\] ",
+                r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \[[^\]]+\] ",
             ),
             // `- ERROR - `, `- root - ERROR - `, `ERROR: ` after a stripped timestamp.
             logging: re(
@@ -112,7 +112,9 @@ fn prefixes() -> &'static Prefixes {
             // loguru: `| ERROR    | module:func:12 - `.
             loguru: re(r"^\|\s*(?:TRACE|DEBUG|INFO|SUCCESS|WARNING|ERROR|CRITICAL)\s*\|\s*\S+ - "),
             // torchrun `[rank3]: `, `[default3]:`, `rank3: `, mpirun `[1,3]<stderr>:`.
-            rank: re(r"^(?:\[(?:rank|default)(\d+)\]:\s?|rank(\d+): |\[\d+,(\d+)\]<std(?:out|err)>:\s?)"),
+            rank: re(
+                r"^(?:\[(?:rank|default)(\d+)\]:\s?|rank(\d+): |\[\d+,(\d+)\]<std(?:out|err)>:\s?|\([\w.-]+(?: rank=(\d+))? pid=\d+(?:, ip=[\d.]+)?\)\s+)",
+            ),
             // docker compose `trainer-1  | `.
             compose: re(r"^[\w.-]+-\d+\s+\| "),
             gha_command: re(r"^##\[(?:error|warning|group|endgroup)\]"),
@@ -228,6 +230,7 @@ mod tests {
             "Jun  1 12:00:00 node7 python[123]: RuntimeError: x",
             "E1201 10:00:00.123456  1234 file.py:12] RuntimeError: x",
             "ERROR 06-01 12:00:00 [engine.py:160] RuntimeError: x",
+            "(VllmWorker pid=1090) ERROR 06-05 06:18:13 [multiproc_executor.py:470] RuntimeError: x",
             "ERROR:root:RuntimeError: x",
             "2024-06-01 12:00:00.123 | ERROR    | train:main:12 - RuntimeError: x",
             "2024-06-01T12:00:00.123456789Z stderr F RuntimeError: x",

@@ -370,7 +370,20 @@ impl Collector {
     fn push(&mut self, mut finding: Finding, rank: Option<u32>) {
         let key = (finding.kind, rank, finding.text.clone());
         if let Some(&i) = self.by_text.get(&key) {
-            self.findings[i].occurrences = self.findings[i].occurrences.saturating_add(1);
+            let first = &mut self.findings[i];
+            first.occurrences = first.occurrences.saturating_add(1);
+            // A framework often prints the message, then raises it with a
+            // traceback (ComfyUI, Lightning): keep what the later copy adds.
+            if first.exception.is_none() {
+                first.exception = finding.exception;
+            }
+            if first.traceback.is_none() && finding.traceback.is_some() {
+                first.traceback = finding.traceback;
+                first.phase = finding.phase;
+            }
+            return;
+        }
+        if self.merge_second_print(&finding) {
             return;
         }
         if self.fold_into_other_rank(&finding, rank) {
@@ -391,6 +404,30 @@ impl Collector {
         }
         self.by_text.insert(key, self.findings.len());
         self.findings.push(finding);
+    }
+
+    /// Old PyTorch printed one CUDA failure twice: `THCudaCheck FAIL file=F
+    /// line=L ...` on stderr, then `RuntimeError: cuda runtime error (2) ...
+    /// at F:L` after the traceback. Keep one finding with the exception.
+    fn merge_second_print(&mut self, finding: &Finding) -> bool {
+        let Some(location) = finding.facts.get("location") else {
+            return false;
+        };
+        let earlier = self.findings.iter_mut().rev().take(8).find(|e| {
+            e.kind == finding.kind
+                && e.facts.get("location") == Some(location)
+                && finding.source.line.saturating_sub(e.source.line) <= 500
+        });
+        let Some(earlier) = earlier else {
+            return false;
+        };
+        if earlier.exception.is_none() && finding.exception.is_some() {
+            earlier.exception.clone_from(&finding.exception);
+            earlier.text = format!("{}\n{}", earlier.text, finding.text);
+            earlier.traceback.clone_from(&finding.traceback);
+            earlier.phase.clone_from(&finding.phase);
+        }
+        true
     }
 
     /// The same crash printed by another rank (or, without rank prefixes,

@@ -35,6 +35,7 @@ struct Patterns {
     hint_max_split: Regex,
     hint_expandable: Regex,
     hint_env_var_old: Regex,
+    hint_tail: Regex,
     docs_url: Regex,
     raised_at: Regex,
     next_anchor: Regex,
@@ -68,6 +69,9 @@ fn patterns() -> &'static Patterns {
             hint_max_split: re(r"try\s+setting\s+max_split_size_mb"),
             hint_expandable: re(r"try\s+setting\s+(PYTORCH_\w*ALLOC_CONF)=expandable_segments:True"),
             hint_env_var_old: re(r"Memory\s+Management\s+and\s+(PYTORCH_\w*ALLOC_CONF)"),
+            hint_tail: re(
+                r"(?:to\s+avoid\s+fragmentation\.?|See\s+documentation\s+for\s+Memory\s+Management|Please use `empty_cache` to release all unoccupied cached memory\.)",
+            ),
             docs_url: re(r"\((https?://[^\s)]+)\)"),
             raised_at: re(r"\((\w+) at ([^()]+:\d+)\)"),
             next_anchor: re(r"(?:out|Out) of memory\.\s*Tried\s+to\s+allocate"),
@@ -279,6 +283,47 @@ fn decode_allocator(message: &Message<'_>) -> Option<Decoded> {
     }
 
     let overflowed = sizes.overflowed;
+    // The message ends with the last part recognised; text after it on the
+    // same line (a progress bar's tail, another log record) is not the message.
+    let tails = [
+        &p.requested,
+        &p.paren_device,
+        &p.paren_total,
+        &p.already_allocated,
+        &p.paren_free,
+        &p.allowed,
+        &p.cached,
+        &p.reserved_total,
+        &p.sentence_device,
+        &p.sentence_total,
+        &p.sentence_free,
+        &p.process,
+        &p.this_process,
+        &p.allocated_by_pytorch,
+        &p.private_pools,
+        &p.unallocated,
+        &p.hint_max_split,
+        &p.hint_expandable,
+        &p.hint_env_var_old,
+        &p.hint_tail,
+        &p.docs_url,
+        &p.raised_at,
+    ];
+    let mut end = tails
+        .iter()
+        .filter_map(|re| re.find_iter(rest).last().map(|m| m.end()))
+        .max()
+        .unwrap_or(0);
+    if let Some(close) = rest[end..].strip_prefix(')').map(|_| end + 1) {
+        end = close;
+    } else if let Some(offset) = rest[end..].find(|c: char| !c.is_whitespace()) {
+        if rest[end + offset..].starts_with(')') || rest[end + offset..].starts_with('.') {
+            end += offset + 1;
+        }
+    }
+    let message_end = after_start + after_requested + end;
+    finding.text = text[whole.start()..message_end.max(after_start)].trim_end().to_string();
+
     finding.truncated = !complete;
     if finding.truncated && finding.era.as_deref() == Some("sentence") {
         notes.push(
@@ -300,7 +345,8 @@ fn version_hint(f: &Finding) -> Option<String> {
     let hint = f.hint.as_ref();
     let env_var = hint.and_then(|h| h.env_var.as_deref());
     let url = hint.and_then(|h| h.docs_url.as_deref()).unwrap_or("");
-    if f.backend.as_deref().is_some_and(|b| b != "cuda") {
+    // Other backends and the device-generic form have no known release mapping.
+    if f.backend.as_deref() != Some("cuda") {
         return None;
     }
     let v = match f.era.as_deref()? {

@@ -42,7 +42,8 @@ impl Family for FailFast {
     }
 
     fn decode(&self, message: &Message<'_>) -> Option<Finding> {
-        let text = message.lines.first()?.trim_end().to_string();
+        // The whole line: "Process finished with exit code ..." reads better than its tail.
+        let text = format!("{}{}", message.prefix, message.lines.first()?).trim().to_string();
         let mut finding = message.finding(Kind::WindowsFailFast, text);
         finding.exception = None;
         finding

@@ -69,8 +69,6 @@ pub(super) fn fixes(f: &Finding, d: &Diagnosis) -> Vec<Fix> {
 }
 
 fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(&str) -> bool, out: &mut Vec<Fix>) {
-    let conf = alloc_conf(f);
-    let malloc_async = f.era.as_deref() == Some("malloc_async");
     if has("request_exceeds_capacity") {
         out.push(fix(
             "Find the tensor that is far too large",
@@ -78,81 +76,107 @@ fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(&str) -> bool, out: 
         ));
         return;
     }
-    if has("memory_limit") {
-        out.push(fix(
-            "Raise or remove the per-process memory limit",
-            "Search your code and framework config for torch.cuda.set_per_process_memory_fraction(...) (some launchers and notebooks set it) and raise the fraction; check MIG/vGPU/container GPU limits if none is set.",
-        ));
+    // Fixes follow the verdicts' order of importance.
+    for v in &d.verdicts {
+        match v.code.as_str() {
+            "memory_limit" => out.push(fix(
+                "Raise or remove the per-process memory limit",
+                "Search your code and framework config for torch.cuda.set_per_process_memory_fraction(...) (some launchers and notebooks set it) and raise the fraction; check MIG/vGPU/container GPU limits if none is set.",
+            )),
+            "free_exceeds_request" => out.push(fix(
+                "Check what changes on the GPU around the crash",
+                "Watch `nvidia-smi -l 1` while it runs: other jobs starting and stopping, or a MIG/vGPU/container limit below the card's size, explain a failure with memory apparently free. Re-run on an idle GPU (CUDA_VISIBLE_DEVICES=N) to compare.",
+            )),
+            "other_processes" => other_process_fix(f, d, out),
+            "memory_outside_pytorch" => {
+                out.push(fix(
+                    "Find who else holds the GPU",
+                    "Run `nvidia-smi` (or `rocm-smi --showpids` on AMD) to see other processes and their memory; stop stale jobs and old notebook kernels, or pick an idle GPU with CUDA_VISIBLE_DEVICES=N.",
+                ));
+                out.push(non_pytorch_fix());
+            }
+            "fragmentation" => fragmentation_fixes(f, out),
+            "cuda_graph_pools" => out.push(fix(
+                "Capture fewer or smaller CUDA graphs",
+                "Each captured graph keeps its pool. torch.compile(mode=\"reduce-overhead\") captures graphs per input shape: use mode=\"default\" or fewer distinct shapes; in vLLM lower the captured batch sizes or set enforce_eager=True.",
+            )),
+            "non_pytorch_memory" => out.push(non_pytorch_fix()),
+            "capacity_exhausted" | "inconsistent_numbers" => {
+                phase_fixes(f, has, out);
+                workload_fixes(f, out);
+            }
+            _ => {}
+        }
     }
-    if has("other_processes") {
-        let pids: Vec<String> = f
-            .processes
-            .iter()
-            .filter(|p| Some(p.pid) != d.probable_self_pid)
-            .map(|p| p.pid.to_string())
-            .take(5)
-            .collect();
+    phase_fixes(f, has, out);
+    if out.is_empty() {
+        workload_fixes(f, out);
+    }
+}
+
+fn other_process_fix(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
+    let pids: Vec<String> = f
+        .processes
+        .iter()
+        .filter(|p| Some(p.pid) != d.probable_self_pid)
+        .map(|p| p.pid.to_string())
+        .take(5)
+        .collect();
+    out.push(fix(
+        "Free the GPU from other processes",
+        format!(
+            "Run `nvidia-smi` to see who holds GPU {}{}; stop stale jobs, old notebook kernels and zombie DataLoader workers, or pick an idle GPU with CUDA_VISIBLE_DEVICES=N.",
+            f.device.map_or("memory".to_string(), |d| d.to_string()),
+            if pids.is_empty() {
+                String::new()
+            } else {
+                format!(" (PIDs {})", pids.join(", "))
+            }
+        ),
+    ));
+}
+
+fn non_pytorch_fix() -> Fix {
+    fix(
+        "Stop other GPU libraries in this process from holding memory",
+        "TensorFlow and JAX preallocate most of the GPU: TF_FORCE_GPU_ALLOW_GROWTH=true, XLA_PYTHON_CLIENT_PREALLOCATE=false. Release CuPy's pool with cupy.get_default_memory_pool().free_all_blocks(). NCCL buffers grow with NCCL_BUFFSIZE and the number of communicators.",
+    )
+}
+
+fn fragmentation_fixes(f: &Finding, out: &mut Vec<Fix>) {
+    let conf = alloc_conf(f);
+    if f.era.as_deref() == Some("malloc_async") {
         out.push(fix(
-            "Free the GPU from other processes",
+            "Try the native allocator",
+            "This message comes from the cudaMallocAsync backend (PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync; ComfyUI enables it by default), which ignores expandable_segments and max_split_size_mb. Remove backend:cudaMallocAsync (ComfyUI: --disable-cuda-malloc) and compare.",
+        ));
+        return;
+    }
+    if f.backend.as_deref() == Some("xpu") {
+        out.push(fix(
+            "Release cached memory",
+            "Call torch.xpu.empty_cache() between phases (e.g. after evaluation) so that cached blocks can be reused for differently sized tensors.",
+        ));
+        return;
+    }
+    if conf.expandable_segments {
+        out.push(fix(
+            "Let the allocator grow segments instead of fragmenting them",
             format!(
-                "Run `nvidia-smi` to see who holds GPU {}{}; stop stale jobs, old notebook kernels and zombie DataLoader workers, or pick an idle GPU with CUDA_VISIBLE_DEVICES=N.",
-                f.device.map_or("memory".to_string(), |d| d.to_string()),
-                if pids.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (PIDs {})", pids.join(", "))
-                }
+                "export {}=expandable_segments:True (set it before Python starts, or in os.environ before the first CUDA call). Not supported on Windows; on WSL2 and Jetson it can itself fail with `CUDA driver error: out of memory`.{}",
+                conf.env_var,
+                conf.note.as_deref().map(|n| format!(" {n}")).unwrap_or_default()
             ),
         ));
     }
-    if has("fragmentation") {
-        if malloc_async {
-            out.push(fix(
-                "Try the native allocator",
-                "This message comes from the cudaMallocAsync backend (PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync; ComfyUI enables it by default), which ignores expandable_segments and max_split_size_mb. Remove backend:cudaMallocAsync (ComfyUI: --disable-cuda-malloc) and compare.",
-            ));
-        } else if conf.expandable_segments {
-            out.push(fix(
-                "Let the allocator grow segments instead of fragmenting them",
-                format!(
-                    "export {}=expandable_segments:True (set it before Python starts, or in os.environ before the first CUDA call). Not supported on Windows; on WSL2 and Jetson it can itself fail with `CUDA driver error: out of memory`.{}",
-                    conf.env_var,
-                    conf.note.as_deref().map(|n| format!(" {n}")).unwrap_or_default()
-                ),
-            ));
-        }
-        if !malloc_async {
-            if let Some(caveat) = conf.max_split {
-                out.push(fix(
-                    "Stop the allocator from splitting large blocks",
-                    format!(
-                        "export {}=max_split_size_mb:128{caveat}. Blocks larger than 128 MB are then never split, which leaves fewer unusable slivers; try 128–512, smaller values can cost speed.",
-                        conf.env_var
-                    ),
-                ));
-            }
-        }
-    }
-    if has("cuda_graph_pools") {
+    if let Some(caveat) = conf.max_split {
         out.push(fix(
-            "Capture fewer or smaller CUDA graphs",
-            "Each captured graph keeps its pool. torch.compile(mode=\"reduce-overhead\") captures graphs per input shape: use mode=\"default\" or fewer distinct shapes; in vLLM lower the captured batch sizes or set enforce_eager=True.",
+            "Stop the allocator from splitting large blocks",
+            format!(
+                "export {}=max_split_size_mb:128{caveat}. Blocks larger than 128 MB are then never split, which leaves fewer unusable slivers; try 128–512, smaller values can cost speed.",
+                conf.env_var
+            ),
         ));
-    }
-    if has("non_pytorch_memory") {
-        out.push(fix(
-            "Stop other GPU libraries in this process from holding memory",
-            "TensorFlow and JAX preallocate most of the GPU: TF_FORCE_GPU_ALLOW_GROWTH=true, XLA_PYTHON_CLIENT_PREALLOCATE=false. Release CuPy's pool with cupy.get_default_memory_pool().free_all_blocks(). NCCL buffers grow with NCCL_BUFFSIZE and the number of communicators.",
-        ));
-    }
-    phase_fixes(f, has, out);
-    // Always useful when the workload itself is too big.
-    if has("capacity_exhausted")
-        || has("fragmentation")
-        || has("inconsistent_numbers")
-        || out.is_empty()
-    {
-        workload_fixes(f, out);
     }
 }
 

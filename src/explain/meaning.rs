@@ -75,8 +75,8 @@ pub fn field_rows(f: &Finding) -> Vec<FieldRow> {
         } else if let Some(range) = &d.request_range {
             if range.max_bytes == 1 << 20 {
                 "the block the allocator asked CUDA for; the tensor itself was at most 1 MiB (small tensors share 2 MiB blocks)".into()
-            } else if range.max_bytes < 10 << 20 {
-                "the block the allocator asked CUDA for; the tensor itself was between 1 and 10 MiB (these share 20 MiB blocks)".into()
+            } else if range.max_bytes == 20 << 20 {
+                "the block the allocator asked CUDA for; the tensor itself was between 1 and 10 MiB (these share 20 MiB blocks), or 18–20 MiB".into()
             } else {
                 "the block the allocator asked CUDA for: the tensor's size rounded up to a multiple of 2 MiB".into()
             }

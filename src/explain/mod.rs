@@ -15,7 +15,7 @@
 //!   tensors fill ≥ 70 % of the card.
 //! * Consistency allows each printed figure its rounding (±half its last digit).
 
-// pub mod docs;
+pub mod docs;
 mod fixes;
 mod meaning;
 
@@ -43,20 +43,21 @@ pub fn explain(finding: &mut Finding) {
     explain_all(std::slice::from_mut(finding));
 }
 
-/// The earlier OOM of the same device/rank with less memory allocated, if any.
+/// Growth across repeated OOMs of the same device/rank: at least two earlier
+/// OOMs and allocated memory rising at each (by ≥ 5 % and ≥ 256 MiB overall).
+/// Two OOMs alone can differ because batches differ; three rising ones
+/// point at something that accumulates.
 fn memory_growth(earlier: &[Finding], current: &Finding) -> Option<(u64, u64)> {
     let now = current.sizes.allocated_bytes?;
-    earlier
+    let mut previous = earlier
         .iter()
         .rev()
-        .filter(|e| {
-            e.kind == current.kind
-                && e.device == current.device
-                && e.first_rank == current.first_rank
-        })
-        .find_map(|e| e.sizes.allocated_bytes)
-        .filter(|&before| now > before + before / 20 && now - before >= 256 * MIB)
-        .map(|before| (before, now))
+        .filter(|e| e.kind == current.kind && e.device == current.device && e.first_rank == current.first_rank)
+        .filter_map(|e| e.sizes.allocated_bytes);
+    let last = previous.next()?;
+    let before_last = previous.next()?;
+    let rising = |a: u64, b: u64| b > a + a / 20;
+    (rising(before_last, last) && rising(last, now) && now - before_last >= 256 * MIB).then_some((before_last, now))
 }
 
 /// Largest rounding error of a figure PyTorch printed for this value.
@@ -140,7 +141,9 @@ fn request_range(f: &Finding) -> Option<RequestRange> {
     let (min, max) = if a == 2 * MIB {
         (1, MIB)
     } else if a == 20 * MIB {
-        (MIB + 1, 10 * MIB - 1)
+        // 1–10 MiB requests get a 20 MiB block; so do 18–20 MiB ones,
+        // rounded up to a multiple of 2 MiB.
+        (MIB + 1, 20 * MIB)
     } else if a >= 10 * MIB {
         (a.saturating_sub(2 * MIB) + 1, a)
     } else {
@@ -264,6 +267,9 @@ fn runtime_oom_verdict(f: &Finding) -> Verdict {
     }
 }
 
+/// No single GPU has this much memory (the largest have a few hundred GiB).
+const LARGER_THAN_ANY_GPU: u64 = 1 << 40;
+
 fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     let s = &f.sizes;
     let problems = inconsistencies(f, d);
@@ -289,46 +295,27 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     }
 
     let requested = s.requested_bytes;
-    let limit = s
-        .allowed_bytes
-        .filter(|&l| s.total_bytes.is_none_or(|t| l < t));
-    if let (Some(a), Some(t)) = (requested, s.total_bytes.or(limit)) {
-        let cap = limit.map_or(t, |l| l.min(t));
-        if a > cap {
-            let what = if limit.is_some_and(|l| l < t) {
-                format!("the {} this process is allowed", fmt(cap))
-            } else {
-                format!("the whole card ({})", fmt(cap))
-            };
-            out.push(verdict(
-                "request_exceeds_capacity",
-                "One allocation is larger than the GPU can ever provide",
-                format!(
-                    "PyTorch tried to allocate {} in one piece, more than {what}. No setting or cache clean-up can satisfy this: a tensor is far larger than intended (a shape bug, an attention matrix over a very long sequence, a whole dataset moved to the GPU).",
-                    fmt(a)
-                ),
-            ));
-            return;
-        }
+    if let Some(v) = request_too_large(s) {
+        out.push(v);
+        return;
     }
     if !consistent {
         return;
     }
 
-    // A limit below the hardware refused it.
+    let malloc_async = f.era.as_deref() == Some("malloc_async");
+    let mut limit_binds = false;
     if let (Some(l), Some(a)) = (s.allowed_bytes, requested) {
-        let held = if f.era.as_deref() == Some("malloc_async") {
-            s.allocated_bytes
-        } else {
-            d.reserved_bytes
-        };
+        // The fraction limit is checked against what PyTorch holds plus the request.
+        let held = if malloc_async { s.allocated_bytes } else { d.reserved_bytes };
         if let Some(held) = held {
-            if held.saturating_add(a) > l {
+            if held.saturating_add(a) + tolerance(held) + tolerance(l) > l {
+                limit_binds = true;
                 out.push(verdict(
                     "memory_limit",
                     "A memory limit set for this process refused it, not the hardware",
                     format!(
-                        "PyTorch may use at most {} (set with torch.cuda.set_per_process_memory_fraction). It already holds {} and asked for {} more, {} in all, over the limit{}.",
+                        "PyTorch may use at most {} (set with torch.cuda.set_per_process_memory_fraction). It already holds {} and asked for {} more, {} in all: over the limit{}.",
                         fmt(l),
                         fmt(held),
                         fmt(a),
@@ -341,38 +328,39 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                 ));
             }
         }
-    } else if let (Some(a), Some(free), None) = (requested, s.free_bytes, s.allowed_bytes) {
-        if free >= a + tolerance(free) && f.era.as_deref() != Some("malloc_async") {
+    } else if let (Some(a), Some(free)) = (requested, s.free_bytes) {
+        if free >= a + tolerance(free) {
             let invisible_limit = matches!(f.era.as_deref(), Some("capacty"))
                 || f.version_hint.as_deref() == Some("PyTorch 2.2–2.3");
-            let detail = if invisible_limit {
-                format!(
-                    "The device reported {} free, more than the {} requested. In PyTorch 2.1–2.3 a limit set with torch.cuda.set_per_process_memory_fraction is not printed in this message, so a fraction limit is the most likely cause; otherwise another process freed memory between the failed allocation and the measurement.",
-                    fmt(free),
-                    fmt(a)
-                )
+            if invisible_limit {
+                limit_binds = true;
+                out.push(verdict(
+                    "memory_limit",
+                    "Probably a memory limit, not the hardware: free memory exceeds the request",
+                    format!(
+                        "The device reported {} free, more than the {} requested. In PyTorch 2.1–2.3 a limit set with torch.cuda.set_per_process_memory_fraction is not printed in this message, so such a limit is the most likely cause; otherwise memory was freed between the failed allocation and the measurement.",
+                        fmt(free),
+                        fmt(a)
+                    ),
+                ));
             } else {
-                format!(
-                    "The device reported {} free, more than the {} requested. No fraction limit is printed, so either memory was freed between the failed allocation and the measurement (another process, or PyTorch releasing its cache just before measuring), or a limit outside PyTorch applies (MIG, vGPU, a container's GPU memory limit).",
-                    fmt(free),
-                    fmt(a)
-                )
-            };
-            out.push(verdict(
-                "memory_limit",
-                if invisible_limit {
-                    "Probably a memory limit, not the hardware: free memory exceeds the request"
-                } else {
-                    "Free memory exceeds the request: a limit or a race, not the hardware"
-                },
-                detail,
-            ));
+                out.push(verdict(
+                    "free_exceeds_request",
+                    "The device reported more free memory than was requested",
+                    format!(
+                        "The device had {} free, more than the {} requested, yet the allocation failed. Free memory is measured after the failure, so memory may have been released in between (another process, or PyTorch returning its cache just before measuring), or a limit outside this message applies (MIG, vGPU, a container's GPU memory limit{}).",
+                        fmt(free),
+                        fmt(a),
+                        if malloc_async { ", the cudaMallocAsync pool" } else { "" }
+                    ),
+                ));
+            }
         }
     }
 
+    let total = s.total_bytes.unwrap_or(0);
+    let shortfall = d.shortfall_bytes.unwrap_or(0).max(0) as u64;
     if let Some(others) = d.other_processes_bytes {
-        let total = s.total_bytes.unwrap_or(0);
-        let shortfall = d.shortfall_bytes.unwrap_or(0).max(0) as u64;
         let big = others >= total / 10 && others >= 512 * MIB;
         let decisive = shortfall > 0 && others >= shortfall && others >= 256 * MIB;
         if big || decisive {
@@ -396,53 +384,40 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                     fmt(total),
                     names.join(", "),
                     if decisive {
-                        format!(
-                            " That is more than the {} that was missing.",
-                            fmt(shortfall)
-                        )
+                        format!(" That is more than the {} that was missing.", fmt(shortfall))
                     } else {
                         String::new()
                     }
                 ),
             ));
         }
+    } else if s.process_in_use_bytes.is_none() {
+        // No per-process figures: only total − free − reserved is known.
+        if let Some(outside) = d.outside_allocator_bytes.filter(|&o| o > 0).map(|o| o as u64) {
+            if outside >= GIB && outside >= total / 10 && (shortfall == 0 || outside >= shortfall) {
+                out.push(verdict(
+                    "memory_outside_pytorch",
+                    "Most of the missing memory is held outside PyTorch's allocator",
+                    format!(
+                        "Of the {} card, {} is free and PyTorch holds {}; the other {} is held outside PyTorch's allocator: other processes, or other libraries and the CUDA context in this process. This message does not list processes, so oomwhy cannot tell which.",
+                        fmt(total),
+                        s.free_bytes.map(fmt).unwrap_or_default(),
+                        d.reserved_bytes.map(fmt).unwrap_or_default(),
+                        fmt(outside)
+                    ),
+                ));
+            }
+        }
     }
 
-    if let Some(u) = d.reserved_unallocated_bytes {
-        let free = s.free_bytes.unwrap_or(0);
-        let fragmented = match requested {
-            Some(a) => u >= 64 * MIB && (u >= a || u.saturating_add(free) >= a),
-            None => u >= GIB && d.reserved_bytes.is_some_and(|r| u >= r / 5),
-        };
-        if fragmented {
-            let reserved = d.reserved_bytes.map(fmt).unwrap_or_else(|| "?".into());
-            let detail = match requested {
-                Some(a) if u >= a => format!(
-                    "PyTorch holds {} that no tensor uses (reserved {reserved}, allocated {}), more than the {} it needed, yet it could not use it: before raising, PyTorch already returned every cached segment it could release, so what remains is free space inside partly used segments, in pieces too small for one {} block. That is fragmentation.",
-                    fmt(u),
-                    s.allocated_bytes.map(fmt).unwrap_or_else(|| "?".into()),
-                    fmt(a),
-                    fmt(a)
-                ),
-                Some(a) => format!(
-                    "PyTorch holds {} that no tensor uses (free space inside partly used segments) and the device has {} free: together {}, enough for the {} request, but neither piece alone is. The memory exists, just not in one block.",
-                    fmt(u),
-                    fmt(free),
-                    fmt(u.saturating_add(free)),
-                    fmt(a)
-                ),
-                None => format!(
-                    "PyTorch holds {} that no tensor uses, {}% of the {reserved} it reserved: free space inside partly used segments that larger requests cannot use.",
-                    fmt(u),
-                    d.reserved_bytes.map_or(0, |r| u * 100 / r.max(1))
-                ),
-            };
-            out.push(verdict(
-                "fragmentation",
-                "Memory is fragmented: PyTorch holds free space it cannot use for this request",
-                detail,
-            ));
-        }
+    let fragmentation = fragmentation_verdict(f, d, limit_binds);
+    let tensors_dominate = match (s.allocated_bytes, s.total_bytes.or(s.allowed_bytes)) {
+        (Some(x), Some(t)) => x >= t / 10 * 7,
+        _ => false,
+    };
+    let primary_fragmentation = fragmentation.as_ref().is_some_and(|(_, primary)| *primary);
+    if let Some((v, true)) = &fragmentation {
+        out.push(v.clone());
     }
 
     if let Some(p) = s.private_pools_bytes {
@@ -477,32 +452,109 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         matches!(
             v.code.as_str(),
             "memory_limit"
+                | "free_exceeds_request"
                 | "other_processes"
+                | "memory_outside_pytorch"
                 | "fragmentation"
                 | "cuda_graph_pools"
                 | "non_pytorch_memory"
         )
     });
-    let tensors_dominate = match (s.allocated_bytes, s.total_bytes.or(s.allowed_bytes)) {
-        (Some(x), Some(t)) => x >= t / 10 * 7,
-        _ => false,
-    };
-    if !specific || tensors_dominate {
+    if (!specific && !primary_fragmentation) || (tensors_dominate && !limit_binds) {
         let detail = match (s.allocated_bytes, s.total_bytes, requested) {
             (Some(x), Some(t), Some(a)) => format!(
-                "Live tensors take {} of the {} card and the next allocation needed {} more. Nothing else explains the failure: the workload needs more memory than this GPU has.",
+                "Live tensors take {} of the {} card and the next allocation needed {} more. The workload needs more memory than this GPU has at this point.",
                 fmt(x),
                 fmt(t),
                 fmt(a)
             ),
             _ => "No other cause is visible in the numbers: the workload needs more memory than this GPU has at this point.".into(),
         };
-        out.push(verdict(
-            "capacity_exhausted",
-            "The workload does not fit in GPU memory",
-            detail,
-        ));
+        out.push(verdict("capacity_exhausted", "The workload does not fit in GPU memory", detail));
     }
+    if let Some((v, false)) = fragmentation {
+        out.push(v);
+    }
+}
+
+/// One allocation larger than the card, the limit, or any GPU made.
+fn request_too_large(s: &crate::record::Sizes) -> Option<Verdict> {
+    let a = s.requested_bytes?;
+    let limit = s.allowed_bytes.filter(|&l| s.total_bytes.is_none_or(|t| l < t));
+    let cap = match (s.total_bytes, limit) {
+        (Some(t), Some(l)) => Some(l.min(t)),
+        (t, l) => t.or(l),
+    };
+    let what = match (cap, limit) {
+        (Some(cap), Some(l)) if l == cap => format!("the {} this process is allowed", fmt(cap)),
+        (Some(cap), _) => format!("the whole card ({})", fmt(cap)),
+        (None, _) => "any GPU has".to_string(),
+    };
+    let too_large = match cap {
+        Some(cap) => a > cap,
+        None => a >= LARGER_THAN_ANY_GPU,
+    };
+    too_large.then(|| {
+        verdict(
+            "request_exceeds_capacity",
+            "One allocation is larger than the GPU can ever provide",
+            format!(
+                "PyTorch tried to allocate {} in one piece, more than {what}. No setting or cache clean-up can satisfy this: a tensor is far larger than intended (a shape bug, an attention matrix over a very long sequence, a whole dataset moved to the GPU).",
+                fmt(a)
+            ),
+        )
+    })
+}
+
+/// The fragmentation verdict, and whether it is the main explanation
+/// (the unused reserved memory alone could hold the request and is a
+/// noticeable share of what PyTorch reserved) or a secondary one.
+fn fragmentation_verdict(f: &Finding, d: &Diagnosis, limit_binds: bool) -> Option<(Verdict, bool)> {
+    let s = &f.sizes;
+    let u = d.reserved_unallocated_bytes?;
+    let reserved = d.reserved_bytes;
+    // Under a binding limit free device memory is not available anyway.
+    let free = if limit_binds { 0 } else { s.free_bytes.unwrap_or(0) };
+    let reserved_text = reserved.map(fmt).unwrap_or_else(|| "?".into());
+    let (detail, primary) = match s.requested_bytes {
+        Some(a) if u >= 64 * MIB && u >= a => (
+            format!(
+                "PyTorch holds {} that no tensor uses (reserved {reserved_text}, allocated {}), more than the {} it needed, yet it could not use it: before raising, PyTorch already returned every cached segment it could release, so what remains is free space inside partly used segments, in pieces too small for one {} block. That is fragmentation.",
+                fmt(u),
+                s.allocated_bytes.map(fmt).unwrap_or_else(|| "?".into()),
+                fmt(a),
+                fmt(a)
+            ),
+            reserved.is_some_and(|r| u >= r / 20),
+        ),
+        Some(a) if u >= 64 * MIB && u.saturating_add(free) >= a => (
+            format!(
+                "PyTorch holds {} that no tensor uses (free space inside partly used segments) and the device has {} free: together {}, enough for the {} request, but neither piece alone is. The memory exists, just not in one block.",
+                fmt(u),
+                fmt(free),
+                fmt(u.saturating_add(free)),
+                fmt(a)
+            ),
+            false,
+        ),
+        None if u >= GIB && reserved.is_some_and(|r| u >= r / 5) => (
+            format!(
+                "PyTorch holds {} that no tensor uses, {}% of the {reserved_text} it reserved: free space inside partly used segments that larger requests cannot use.",
+                fmt(u),
+                reserved.map_or(0, |r| u.saturating_mul(100) / r.max(1))
+            ),
+            true,
+        ),
+        _ => return None,
+    };
+    Some((
+        verdict(
+            "fragmentation",
+            "Memory is fragmented: PyTorch holds free space it cannot use for this request",
+            detail,
+        ),
+        primary,
+    ))
 }
 
 fn context_verdicts(f: &Finding, growth: Option<(u64, u64)>, out: &mut Vec<Verdict>) {
@@ -514,7 +566,7 @@ fn context_verdicts(f: &Finding, growth: Option<(u64, u64)>, out: &mut Vec<Verdi
             "memory_growth",
             "Memory grew between repeated OOMs: something accumulates",
             format!(
-                "An earlier OOM on this device had {} allocated; this one has {}. Memory that keeps growing between steps points at tensors kept alive across iterations (a loss summed without .item(), outputs appended to a list, a growing cache or sequence length).",
+                "Allocated memory rose at each of the last three OOMs on this device, from {} to {}. Memory that keeps growing between steps points at tensors kept alive across iterations (a loss summed without .item(), outputs appended to a list, a growing cache or sequence length).",
                 fmt(before),
                 fmt(now)
             ),

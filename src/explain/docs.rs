@@ -1,0 +1,111 @@
+//! Long-form explanations, one Markdown file per code, compiled into the
+//! binary (the `rustc --explain` model). `oomwhy explain CODE` prints them.
+
+use crate::error::Error;
+
+macro_rules! explanations {
+    ($($code:literal),* $(,)?) => {
+        /// Every code with its Markdown text, in documentation order.
+        pub static EXPLANATIONS: &[(&str, &str)] = &[
+            $(($code, include_str!(concat!("../explanations/", $code, ".md")))),*
+        ];
+    };
+}
+
+explanations![
+    // Kinds.
+    "torch_allocator_oom",
+    "cuda_runtime_oom",
+    "illegal_memory_access",
+    "windows_fail_fast",
+    // Verdicts.
+    "inconsistent_numbers",
+    "request_exceeds_capacity",
+    "memory_limit",
+    "free_exceeds_request",
+    "other_processes",
+    "memory_outside_pytorch",
+    "fragmentation",
+    "cuda_graph_pools",
+    "non_pytorch_memory",
+    "capacity_exhausted",
+    "memory_growth",
+    "fails_at_start",
+    "late_failure",
+    "outside_allocator_oom",
+    "async_error_location",
+    "native_fail_fast",
+];
+
+/// The title of an explanation: its first line without `# code: `.
+pub fn title(text: &str) -> &str {
+    let first = text.lines().next().unwrap_or("");
+    let first = first.trim_start_matches('#').trim();
+    first.split_once(": ").map_or(first, |(_, title)| title)
+}
+
+/// Every code with its one-line title.
+pub fn list() -> Vec<(&'static str, &'static str)> {
+    EXPLANATIONS.iter().map(|(code, text)| (*code, title(text))).collect()
+}
+
+/// Finds the explanation for a code typed by a user: case, `-` vs `_`,
+/// spaces and an `oomwhy explain` prefix do not matter, and a unique
+/// prefix is enough (`frag` finds `fragmentation`).
+pub fn lookup(code: &str) -> Result<(&'static str, &'static str), Error> {
+    let wanted: String = code
+        .trim()
+        .trim_start_matches("oomwhy explain")
+        .trim()
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| if c == '-' || c == ' ' { '_' } else { c })
+        .collect();
+    if let Some(hit) = EXPLANATIONS.iter().find(|(c, _)| *c == wanted) {
+        return Ok(*hit);
+    }
+    let prefixed: Vec<_> = EXPLANATIONS.iter().filter(|(c, _)| !wanted.is_empty() && c.starts_with(&wanted)).collect();
+    match prefixed.as_slice() {
+        [one] => Ok(**one),
+        _ => Err(Error::UnknownCode {
+            code: code.to_string(),
+            valid: EXPLANATIONS.iter().map(|(c, _)| *c).collect(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_explanation_follows_the_template() {
+        for (code, text) in EXPLANATIONS {
+            assert!(text.starts_with(&format!("# {code}: ")), "{code}: title line");
+            for section in ["## Example", "## Why it happens", "## How to fix it", "## Read more"] {
+                assert!(text.contains(section), "{code}: missing {section}");
+            }
+        }
+    }
+
+    #[test]
+    fn lookup_is_forgiving() {
+        assert_eq!(lookup("fragmentation").unwrap().0, "fragmentation");
+        assert_eq!(lookup("Fragmentation").unwrap().0, "fragmentation");
+        assert_eq!(lookup("frag").unwrap().0, "fragmentation");
+        assert_eq!(lookup("torch-allocator-oom").unwrap().0, "torch_allocator_oom");
+        assert_eq!(lookup("oomwhy explain memory_limit").unwrap().0, "memory_limit");
+        assert!(lookup("nonsense").is_err());
+        assert!(lookup("").is_err());
+        // "memory_" is ambiguous.
+        assert!(lookup("memory_").is_err());
+    }
+
+    #[test]
+    fn codes_are_unique() {
+        let mut codes: Vec<_> = EXPLANATIONS.iter().map(|(c, _)| *c).collect();
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(codes.len(), EXPLANATIONS.len());
+    }
+}
