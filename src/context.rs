@@ -22,14 +22,17 @@ fn frame_re() -> &'static Regex {
 fn ipython_frame_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"^(?:Cell (In\[\d+\]), line (\d+)|File (.+?):(\d+), in ([\w.<>]+))").expect("constant regex")
+        Regex::new(r"^(?:Cell (In\[\d+\]), line (\d+)|File (.+?):(\d+), in ([\w.<>]+))")
+            .expect("constant regex")
     })
 }
 
 /// IPython's header: `OutOfMemoryError      Traceback (most recent call last)`.
 fn ipython_header_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"^[\w.]+\s+Traceback \(most recent call last\)").expect("constant regex"))
+    RE.get_or_init(|| {
+        Regex::new(r"^[\w.]+\s+Traceback \(most recent call last\)").expect("constant regex")
+    })
 }
 
 /// IPython source lines: `----> 4     code` (group 1 = arrow) or `      3     code`.
@@ -122,10 +125,17 @@ impl TracebackBuilder {
             });
             return TracebackEvent::Consumed;
         }
-        if let Some(caps) = ipython_frame_re().captures(trimmed).filter(|_| self.ipython) {
+        if let Some(caps) = ipython_frame_re()
+            .captures(trimmed)
+            .filter(|_| self.ipython)
+        {
             let (file, line_no, function) = match caps.get(1) {
                 Some(cell) => (cell.as_str(), &caps[2], "<cell>"),
-                None => (caps.get(3).map_or("", |m| m.as_str()), &caps[4], caps.get(5).map_or("", |m| m.as_str())),
+                None => (
+                    caps.get(3).map_or("", |m| m.as_str()),
+                    &caps[4],
+                    caps.get(5).map_or("", |m| m.as_str()),
+                ),
             };
             self.push_frame(Frame {
                 file: file.to_string(),
@@ -552,7 +562,10 @@ mod tests {
         assert_eq!(events.last(), Some(&TracebackEvent::ExceptionLine));
         let tb = b.take_completed().unwrap();
         assert_eq!(tb.frames.len(), 2);
-        assert_eq!(tb.frames[0].code.as_deref(), Some("loss = model(batch).loss"));
+        assert_eq!(
+            tb.frames[0].code.as_deref(),
+            Some("loss = model(batch).loss")
+        );
         assert_eq!(tb.frames[1].function, "Module._call_impl");
         assert_eq!(tb.frames[1].line, 1501);
     }

@@ -322,7 +322,9 @@ fn decode_allocator(message: &Message<'_>) -> Option<Decoded> {
         }
     }
     let message_end = after_start + after_requested + end;
-    finding.text = text[whole.start()..message_end.max(after_start)].trim_end().to_string();
+    finding.text = text[whole.start()..message_end.max(after_start)]
+        .trim_end()
+        .to_string();
 
     finding.truncated = !complete;
     if finding.truncated && finding.era.as_deref() == Some("sentence") {

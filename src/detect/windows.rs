@@ -43,7 +43,9 @@ impl Family for FailFast {
 
     fn decode(&self, message: &Message<'_>) -> Option<Finding> {
         // The whole line: "Process finished with exit code ..." reads better than its tail.
-        let text = format!("{}{}", message.prefix, message.lines.first()?).trim().to_string();
+        let text = format!("{}{}", message.prefix, message.lines.first()?)
+            .trim()
+            .to_string();
         let mut finding = message.finding(Kind::WindowsFailFast, text);
         finding.exception = None;
         finding

@@ -46,7 +46,10 @@ pub fn title(text: &str) -> &str {
 
 /// Every code with its one-line title.
 pub fn list() -> Vec<(&'static str, &'static str)> {
-    EXPLANATIONS.iter().map(|(code, text)| (*code, title(text))).collect()
+    EXPLANATIONS
+        .iter()
+        .map(|(code, text)| (*code, title(text)))
+        .collect()
 }
 
 /// Finds the explanation for a code typed by a user: case, `-` vs `_`,
@@ -64,7 +67,10 @@ pub fn lookup(code: &str) -> Result<(&'static str, &'static str), Error> {
     if let Some(hit) = EXPLANATIONS.iter().find(|(c, _)| *c == wanted) {
         return Ok(*hit);
     }
-    let prefixed: Vec<_> = EXPLANATIONS.iter().filter(|(c, _)| !wanted.is_empty() && c.starts_with(&wanted)).collect();
+    let prefixed: Vec<_> = EXPLANATIONS
+        .iter()
+        .filter(|(c, _)| !wanted.is_empty() && c.starts_with(&wanted))
+        .collect();
     match prefixed.as_slice() {
         [one] => Ok(**one),
         _ => Err(Error::UnknownCode {
@@ -81,8 +87,16 @@ mod tests {
     #[test]
     fn every_explanation_follows_the_template() {
         for (code, text) in EXPLANATIONS {
-            assert!(text.starts_with(&format!("# {code}: ")), "{code}: title line");
-            for section in ["## Example", "## Why it happens", "## How to fix it", "## Read more"] {
+            assert!(
+                text.starts_with(&format!("# {code}: ")),
+                "{code}: title line"
+            );
+            for section in [
+                "## Example",
+                "## Why it happens",
+                "## How to fix it",
+                "## Read more",
+            ] {
                 assert!(text.contains(section), "{code}: missing {section}");
             }
         }
@@ -93,8 +107,14 @@ mod tests {
         assert_eq!(lookup("fragmentation").unwrap().0, "fragmentation");
         assert_eq!(lookup("Fragmentation").unwrap().0, "fragmentation");
         assert_eq!(lookup("frag").unwrap().0, "fragmentation");
-        assert_eq!(lookup("torch-allocator-oom").unwrap().0, "torch_allocator_oom");
-        assert_eq!(lookup("oomwhy explain memory_limit").unwrap().0, "memory_limit");
+        assert_eq!(
+            lookup("torch-allocator-oom").unwrap().0,
+            "torch_allocator_oom"
+        );
+        assert_eq!(
+            lookup("oomwhy explain memory_limit").unwrap().0,
+            "memory_limit"
+        );
         assert!(lookup("nonsense").is_err());
         assert!(lookup("").is_err());
         // "memory_" is ambiguous.

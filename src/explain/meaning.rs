@@ -94,7 +94,14 @@ pub fn field_rows(f: &Finding) -> Vec<FieldRow> {
         rows.push(row(
             label,
             fmt(t),
-            format!("all memory of {gpu}, as CUDA reports it"),
+            format!(
+                "all memory of {gpu}, as {} reports it",
+                if f.backend.as_deref() == Some("cuda") {
+                    "CUDA"
+                } else {
+                    "the driver"
+                }
+            ),
             false,
         ));
     }
@@ -232,7 +239,7 @@ pub fn field_rows(f: &Finding) -> Vec<FieldRow> {
 pub fn reserved_gap(f: &Finding) -> Option<String> {
     let s = &f.sizes;
     let d = &f.diagnosis;
-    let reserved = d.reserved_bytes?;
+    let reserved = d.reserved_bytes.filter(|&r| r > 0)?;
     let allocated = s.allocated_bytes?;
     let gap = d.reserved_unallocated_bytes?;
     let pools = s

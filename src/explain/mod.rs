@@ -52,12 +52,17 @@ fn memory_growth(earlier: &[Finding], current: &Finding) -> Option<(u64, u64)> {
     let mut previous = earlier
         .iter()
         .rev()
-        .filter(|e| e.kind == current.kind && e.device == current.device && e.first_rank == current.first_rank)
+        .filter(|e| {
+            e.kind == current.kind
+                && e.device == current.device
+                && e.first_rank == current.first_rank
+        })
         .filter_map(|e| e.sizes.allocated_bytes);
     let last = previous.next()?;
     let before_last = previous.next()?;
     let rising = |a: u64, b: u64| b > a + a / 20;
-    (rising(before_last, last) && rising(last, now) && now - before_last >= 256 * MIB).then_some((before_last, now))
+    (rising(before_last, last) && rising(last, now) && now - before_last >= 256 * MIB)
+        .then_some((before_last, now))
 }
 
 /// Largest rounding error of a figure PyTorch printed for this value.
@@ -307,7 +312,11 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     let mut limit_binds = false;
     if let (Some(l), Some(a)) = (s.allowed_bytes, requested) {
         // The fraction limit is checked against what PyTorch holds plus the request.
-        let held = if malloc_async { s.allocated_bytes } else { d.reserved_bytes };
+        let held = if malloc_async {
+            s.allocated_bytes
+        } else {
+            d.reserved_bytes
+        };
         if let Some(held) = held {
             if held.saturating_add(a) + tolerance(held) + tolerance(l) > l {
                 limit_binds = true;
@@ -384,7 +393,10 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                     fmt(total),
                     names.join(", "),
                     if decisive {
-                        format!(" That is more than the {} that was missing.", fmt(shortfall))
+                        format!(
+                            " That is more than the {} that was missing.",
+                            fmt(shortfall)
+                        )
                     } else {
                         String::new()
                     }
@@ -393,7 +405,11 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         }
     } else if s.process_in_use_bytes.is_none() {
         // No per-process figures: only total − free − reserved is known.
-        if let Some(outside) = d.outside_allocator_bytes.filter(|&o| o > 0).map(|o| o as u64) {
+        if let Some(outside) = d
+            .outside_allocator_bytes
+            .filter(|&o| o > 0)
+            .map(|o| o as u64)
+        {
             if outside >= GIB && outside >= total / 10 && (shortfall == 0 || outside >= shortfall) {
                 out.push(verdict(
                     "memory_outside_pytorch",
@@ -470,7 +486,11 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             ),
             _ => "No other cause is visible in the numbers: the workload needs more memory than this GPU has at this point.".into(),
         };
-        out.push(verdict("capacity_exhausted", "The workload does not fit in GPU memory", detail));
+        out.push(verdict(
+            "capacity_exhausted",
+            "The workload does not fit in GPU memory",
+            detail,
+        ));
     }
     if let Some((v, false)) = fragmentation {
         out.push(v);
@@ -480,7 +500,9 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
 /// One allocation larger than the card, the limit, or any GPU made.
 fn request_too_large(s: &crate::record::Sizes) -> Option<Verdict> {
     let a = s.requested_bytes?;
-    let limit = s.allowed_bytes.filter(|&l| s.total_bytes.is_none_or(|t| l < t));
+    let limit = s
+        .allowed_bytes
+        .filter(|&l| s.total_bytes.is_none_or(|t| l < t));
     let cap = match (s.total_bytes, limit) {
         (Some(t), Some(l)) => Some(l.min(t)),
         (t, l) => t.or(l),
@@ -514,7 +536,11 @@ fn fragmentation_verdict(f: &Finding, d: &Diagnosis, limit_binds: bool) -> Optio
     let u = d.reserved_unallocated_bytes?;
     let reserved = d.reserved_bytes;
     // Under a binding limit free device memory is not available anyway.
-    let free = if limit_binds { 0 } else { s.free_bytes.unwrap_or(0) };
+    let free = if limit_binds {
+        0
+    } else {
+        s.free_bytes.unwrap_or(0)
+    };
     let reserved_text = reserved.map(fmt).unwrap_or_else(|| "?".into());
     let (detail, primary) = match s.requested_bytes {
         Some(a) if u >= 64 * MIB && u >= a => (

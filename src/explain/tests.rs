@@ -146,18 +146,42 @@ fn request_ranges() {
 
 #[test]
 fn growth_between_repeated_ooms() {
-    let oom = |allocated: &str| format!("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB. GPU 0 has a total capacity of 23.65 GiB of which 100.00 MiB is free. Of the allocated memory {allocated} is allocated by PyTorch, and 50.00 MiB is reserved by PyTorch but unallocated.\n");
+    let oom = |allocated: &str| {
+        format!("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB. GPU 0 has a total capacity of 23.65 GiB of which 100.00 MiB is free. Of the allocated memory {allocated} is allocated by PyTorch, and 50.00 MiB is reserved by PyTorch but unallocated.\n")
+    };
     let two = format!("{}step 900\n{}", oom("19.00 GiB"), oom("22.80 GiB"));
     let findings = decode_str(&two);
     assert_eq!(findings.len(), 2);
     // Two OOMs can differ because batches differ: not enough to call it growth.
-    assert!(!findings[1].diagnosis.verdicts.iter().any(|v| v.code == "memory_growth"));
-    let three = format!("{}{}{}", oom("17.00 GiB"), oom("19.00 GiB"), oom("22.80 GiB"));
+    assert!(!findings[1]
+        .diagnosis
+        .verdicts
+        .iter()
+        .any(|v| v.code == "memory_growth"));
+    let three = format!(
+        "{}{}{}",
+        oom("17.00 GiB"),
+        oom("19.00 GiB"),
+        oom("22.80 GiB")
+    );
     let findings = decode_str(&three);
-    assert!(findings[2].diagnosis.verdicts.iter().any(|v| v.code == "memory_growth"));
-    let oscillating = format!("{}{}{}", oom("19.00 GiB"), oom("17.00 GiB"), oom("22.80 GiB"));
+    assert!(findings[2]
+        .diagnosis
+        .verdicts
+        .iter()
+        .any(|v| v.code == "memory_growth"));
+    let oscillating = format!(
+        "{}{}{}",
+        oom("19.00 GiB"),
+        oom("17.00 GiB"),
+        oom("22.80 GiB")
+    );
     let findings = decode_str(&oscillating);
-    assert!(!findings[2].diagnosis.verdicts.iter().any(|v| v.code == "memory_growth"));
+    assert!(!findings[2]
+        .diagnosis
+        .verdicts
+        .iter()
+        .any(|v| v.code == "memory_growth"));
 }
 
 #[test]
