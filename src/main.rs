@@ -45,7 +45,7 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             if stdin.is_terminal() && !cli.quiet {
                 eprintln!("oomwhy: paste the error or log, then press Ctrl-D (Ctrl-Z then Enter on Windows)");
             }
-            oomwhy::scan(stdin.lock(), "<stdin>")
+            oomwhy::scan(stdin, "<stdin>")
         } else {
             let name = path.display().to_string();
             match std::fs::File::open(path) {

@@ -12,13 +12,14 @@ use crate::error::{Error, Result};
 use crate::normalize::{normalize, Normalized};
 use crate::record::{Finding, Traceback};
 use regex::bytes::Regex as BytesRegex;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::{ErrorKind, Read};
-use std::sync::OnceLock;
+use std::sync::{mpsc, OnceLock};
 
 /// Longest piece of a line processed at once; longer lines are cut.
 pub const MAX_LINE: usize = 1 << 20;
-/// Bytes read per `read` call.
+/// Bytes read per `read` call (at most MAX_LINE: a line inside one block is
+/// never too long).
 const READ_SIZE: usize = 256 * 1024;
 /// Bytes before a crash searched for progress counters.
 const LOOKBACK: usize = 128 * 1024;
@@ -43,6 +44,12 @@ fn prefilter() -> &'static BytesRegex {
         for family in FAMILIES {
             literals.extend_from_slice(family.triggers());
         }
+        // A literal that contains another is redundant (the shorter one
+        // already finds its lines); fewer literals make the search faster.
+        let all = literals.clone();
+        literals.retain(|l| !all.iter().any(|other| other != l && l.contains(other)));
+        literals.sort_unstable();
+        literals.dedup();
         let pattern = literals
             .iter()
             .map(|l| regex::escape(l))
@@ -67,74 +74,226 @@ pub struct ScanOutcome {
     pub long_lines: u64,
 }
 
+/// A block of input as read, with its newlines already counted.
+struct Block {
+    data: Vec<u8>,
+    len: usize,
+    newlines: u64,
+    /// Absolute offset of `data[0]` in the input.
+    offset: u64,
+}
+
+impl Block {
+    fn bytes(&self) -> &[u8] {
+        &self.data[..self.len]
+    }
+}
+
 /// Scans `reader` to its end. `input` names it in findings and errors.
-pub fn scan<R: Read>(mut reader: R, input: &str) -> Result<ScanOutcome> {
-    let mut scanner = Scanner::new(input);
-    let mut buf: Vec<u8> = Vec::with_capacity(READ_SIZE * 2);
-    // buf[history..start] is already processed (kept for look-back);
-    // buf[start..] is not yet processed.
-    let mut history = 0usize;
-    let mut start = 0usize;
-    let mut eof = false;
-    while !eof {
-        // Keep at most LOOKBACK processed bytes, then make room to read.
-        let keep_from = start.saturating_sub(LOOKBACK).max(history);
-        if keep_from > 0 {
-            buf.drain(..keep_from);
-            scanner.base_offset += keep_from as u64;
-            start -= keep_from;
-        }
-        history = 0;
-        let filled = buf.len();
-        buf.resize(filled + READ_SIZE, 0);
-        let n = loop {
-            match reader.read(&mut buf[filled..]) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(source) => {
+///
+/// A second thread reads blocks and counts their newlines while this one
+/// searches them, so that a large file is scanned about as fast as it can be
+/// read. Memory stays bounded: a few blocks of [`READ_SIZE`] bytes, one
+/// partial line of at most [`MAX_LINE`] bytes, and the findings.
+pub fn scan<R: Read + Send>(reader: R, input: &str) -> Result<ScanOutcome> {
+    std::thread::scope(|scope| {
+        let (full_tx, full_rx) = mpsc::sync_channel::<std::io::Result<Block>>(2);
+        let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
+        scope.spawn(move || read_blocks(reader, &full_tx, &free_rx));
+        let mut scanner = Scanner::new(input);
+        let mut carry = Carry::default();
+        loop {
+            let block = match full_rx.recv() {
+                Ok(Ok(block)) => block,
+                Ok(Err(source)) => {
                     return Err(Error::Read {
                         input: input.to_string(),
                         source,
                     })
                 }
+                // The reader ends only after sending EOF or an error.
+                Err(_) => break,
+            };
+            if block.len == 0 {
+                carry.finish(&mut scanner);
+                break;
+            }
+            scanner.outcome.bytes += block.len as u64;
+            carry.consume(&mut scanner, &block);
+            for old in scanner.retire(block) {
+                // The reader may have stopped; then the buffer is simply dropped.
+                let _ = free_tx.send(old);
+            }
+        }
+        Ok(scanner.finish())
+    })
+}
+
+/// The reader thread: fills recycled buffers, counts newlines, sends them on.
+fn read_blocks<R: Read>(
+    mut reader: R,
+    full: &mpsc::SyncSender<std::io::Result<Block>>,
+    free: &mpsc::Receiver<Vec<u8>>,
+) {
+    let mut offset = 0u64;
+    loop {
+        let mut data = free.try_recv().unwrap_or_else(|_| vec![0u8; READ_SIZE]);
+        // Fill the block (short reads from pipes are joined), so that block
+        // boundaries, and with them everything downstream, do not depend on
+        // how the input arrived, and every kept block is worth its memory.
+        let mut filled = 0;
+        let read = loop {
+            match reader.read(&mut data[filled..READ_SIZE]) {
+                Ok(0) => break Ok(filled),
+                Ok(n) => {
+                    filled += n;
+                    if filled == READ_SIZE {
+                        break Ok(filled);
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => break Err(e),
             }
         };
-        buf.truncate(filled + n);
-        scanner.outcome.bytes += n as u64;
-        eof = n == 0;
-
-        // Process whole lines; at EOF, the rest; a too-long line, in pieces
-        // of exactly MAX_LINE bytes so that the pieces do not depend on how
-        // the input arrived. Only the first line of `avail` can be long: all
-        // lines after its newline came in the last read.
-        loop {
-            let avail = &buf[start..];
-            if avail.is_empty() {
-                break;
-            }
-            let head = &avail[..avail.len().min(MAX_LINE)];
-            if memchr::memchr(b'\n', head).is_some() {
-                let last_nl = memchr::memrchr(b'\n', avail).unwrap_or(0);
-                let end = start + last_nl + 1;
-                scanner.process_region(&buf, start, end);
-                start = end;
-            } else if avail.len() >= MAX_LINE {
-                if !scanner.in_cut_line {
-                    scanner.outcome.long_lines += 1;
+        match read {
+            Ok(len) => {
+                let newlines = count_newlines(&data[..len]);
+                let block = Block {
+                    data,
+                    len,
+                    newlines,
+                    offset,
+                };
+                offset += len as u64;
+                let last = len < READ_SIZE;
+                if full.send(Ok(block)).is_err() {
+                    return;
                 }
-                scanner.process_region(&buf, start, start + MAX_LINE);
-                scanner.in_cut_line = true;
-                start += MAX_LINE;
-            } else if eof {
-                let end = buf.len();
-                scanner.process_region(&buf, start, end);
-                start = end;
-            } else {
-                break;
+                if last {
+                    // A short block means EOF; say so with an empty one.
+                    let _ = full.send(Ok(Block {
+                        data: Vec::new(),
+                        len: 0,
+                        newlines: 0,
+                        offset,
+                    }));
+                    return;
+                }
+            }
+            Err(e) => {
+                let _ = full.send(Err(e));
+                return;
             }
         }
     }
-    Ok(scanner.finish())
+}
+
+/// The unfinished line at the end of the last block.
+///
+/// Lines are processed in place inside their block, except the one that
+/// spans two blocks, which is copied here. A line longer than [`MAX_LINE`]
+/// is cut into pieces of exactly that size, counted from the line's start,
+/// so the pieces do not depend on how the input arrived.
+#[derive(Default)]
+struct Carry {
+    bytes: Vec<u8>,
+    /// Absolute offset of `bytes[0]`.
+    offset: u64,
+}
+
+impl Carry {
+    fn consume(&mut self, scanner: &mut Scanner<'_>, block: &Block) {
+        let bytes = block.bytes();
+        // Complete (or extend) the line carried over from earlier blocks.
+        let mut pos = if self.bytes.is_empty() && scanner.at_line_start() {
+            0
+        } else {
+            self.append_partial(scanner, bytes, block.offset, 0)
+        };
+        let mut newlines_left = block.newlines;
+        if pos > 0 && bytes[pos - 1] == b'\n' {
+            newlines_left -= 1;
+        }
+        if pos >= bytes.len() {
+            return;
+        }
+        // Whole lines inside this block, in place. READ_SIZE ≤ MAX_LINE, so
+        // none of them is too long.
+        let Some(last_nl) = memchr::memrchr(b'\n', &bytes[pos..]) else {
+            self.append_partial(scanner, bytes, block.offset, pos);
+            return;
+        };
+        let end = pos + last_nl + 1;
+        scanner.process_region(bytes, block.offset, pos, end, Some(newlines_left));
+        pos = end;
+        if pos < bytes.len() {
+            self.append_partial(scanner, bytes, block.offset, pos);
+        }
+    }
+
+    /// Appends `bytes[from..]` up to and including the first newline to the
+    /// carried line, processing it when it ends or reaches MAX_LINE.
+    /// Returns the position after what was taken.
+    fn append_partial(
+        &mut self,
+        scanner: &mut Scanner<'_>,
+        bytes: &[u8],
+        offset: u64,
+        from: usize,
+    ) -> usize {
+        let mut pos = from;
+        loop {
+            if self.bytes.is_empty() {
+                self.offset = offset + pos as u64;
+            }
+            let room = MAX_LINE - self.bytes.len();
+            let window = &bytes[pos..bytes.len().min(pos + room)];
+            if let Some(i) = memchr::memchr(b'\n', window) {
+                self.bytes.extend_from_slice(&window[..=i]);
+                pos += i + 1;
+                self.flush(scanner, true);
+                return pos;
+            }
+            self.bytes.extend_from_slice(window);
+            pos += window.len();
+            if self.bytes.len() < MAX_LINE {
+                scanner.mid_line = true;
+                return pos;
+            }
+            // A piece of MAX_LINE bytes without a newline: process it now.
+            if !scanner.in_cut_line {
+                scanner.outcome.long_lines += 1;
+            }
+            self.flush(scanner, false);
+            scanner.in_cut_line = true;
+            scanner.mid_line = true;
+            if pos >= bytes.len() {
+                return pos;
+            }
+        }
+    }
+
+    fn flush(&mut self, scanner: &mut Scanner<'_>, ended: bool) {
+        let bytes = std::mem::take(&mut self.bytes);
+        let newlines = u64::from(ended);
+        scanner.process_region(&bytes, self.offset, 0, bytes.len(), Some(newlines));
+        if ended {
+            scanner.mid_line = false;
+        }
+        self.bytes = bytes;
+        self.bytes.clear();
+    }
+
+    fn finish(&mut self, scanner: &mut Scanner<'_>) {
+        if !self.bytes.is_empty() {
+            self.flush(scanner, false);
+        }
+    }
+}
+
+/// Counts newlines with memchr's SIMD search.
+fn count_newlines(bytes: &[u8]) -> u64 {
+    memchr::memchr_iter(b'\n', bytes).count() as u64
 }
 
 struct Pending {
@@ -160,14 +319,16 @@ impl RankState {
 
 struct Scanner<'i> {
     input: &'i str,
-    /// Absolute offset of `buf[0]`.
-    base_offset: u64,
     /// Number of the line that starts at the current position (1-based).
     line_no: u64,
     /// True when the previous piece ended without a newline (a cut line).
     in_cut_line: bool,
+    /// True when the last processed byte was not a newline.
+    mid_line: bool,
     ranks: HashMap<Option<u32>, RankState>,
     collector: Collector,
+    /// Blocks already processed, kept for the progress look-back.
+    recent: VecDeque<Block>,
     /// Absolute offset up to which progress counters were searched.
     progress_until: u64,
     last_step: Option<u64>,
@@ -178,53 +339,82 @@ impl<'i> Scanner<'i> {
     fn new(input: &'i str) -> Self {
         Scanner {
             input,
-            base_offset: 0,
             line_no: 1,
             in_cut_line: false,
+            mid_line: false,
             ranks: HashMap::new(),
             collector: Collector::default(),
+            recent: VecDeque::new(),
             progress_until: 0,
             last_step: None,
             outcome: ScanOutcome::default(),
         }
     }
 
+    fn at_line_start(&self) -> bool {
+        !self.mid_line
+    }
+
+    /// Keeps a processed block for look-back; returns buffers no longer needed.
+    fn retire(&mut self, block: Block) -> Vec<Vec<u8>> {
+        self.recent.push_back(block);
+        let mut freed = Vec::new();
+        let kept = |recent: &VecDeque<Block>| recent.iter().skip(1).map(|b| b.len).sum::<usize>();
+        while self.recent.len() > 1 && kept(&self.recent) >= LOOKBACK {
+            if let Some(old) = self.recent.pop_front() {
+                freed.push(old.data);
+            }
+        }
+        freed
+    }
+
     fn is_idle(&self) -> bool {
         !self.ranks.values().any(RankState::is_active)
     }
 
-    /// Processes buf[from..to], which ends at a newline, at EOF or at a cut.
-    fn process_region(&mut self, buf: &[u8], from: usize, to: usize) {
+    /// Processes data[from..to], which ends at a newline, at EOF or at a cut.
+    /// `offset` is the absolute offset of `data[0]`; `newlines`, when known,
+    /// is the number of newlines in data[from..to] (counted by the reader).
+    fn process_region(
+        &mut self,
+        data: &[u8],
+        offset: u64,
+        from: usize,
+        to: usize,
+        newlines: Option<u64>,
+    ) {
         let mut pos = from;
+        let mut remaining = newlines;
         while pos < to {
             if self.is_idle() {
                 // Fast path: jump to the line of the next prefilter hit.
-                let hit = prefilter().find_at(&buf[..to], pos);
+                let hit = prefilter().find_at(&data[..to], pos);
                 let Some(hit) = hit else {
-                    self.count_lines(&buf[pos..to]);
+                    let n = remaining.unwrap_or_else(|| count_newlines(&data[pos..to]));
+                    self.add_lines(n);
                     return;
                 };
                 let line_start =
-                    memchr::memrchr(b'\n', &buf[pos..hit.start()]).map_or(pos, |i| pos + i + 1);
-                self.count_lines(&buf[pos..line_start]);
+                    memchr::memrchr(b'\n', &data[pos..hit.start()]).map_or(pos, |i| pos + i + 1);
+                let n = count_newlines(&data[pos..line_start]);
+                self.add_lines(n);
+                remaining = remaining.map(|r| r.saturating_sub(n));
                 pos = line_start;
             }
-            let (line_end, next) = match memchr::memchr(b'\n', &buf[pos..to]) {
+            let (line_end, next) = match memchr::memchr(b'\n', &data[pos..to]) {
                 Some(i) => (pos + i, pos + i + 1),
                 None => (to, to),
             };
-            self.process_line(buf, pos, line_end);
+            self.process_line(data, offset, pos, line_end);
             if next > line_end {
-                self.line_no += 1;
-                self.outcome.lines += 1;
-                self.in_cut_line = false;
+                self.add_lines(1);
+                remaining = remaining.map(|r| r.saturating_sub(1));
             }
             pos = next;
         }
     }
 
-    fn count_lines(&mut self, bytes: &[u8]) {
-        let n = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+    fn add_lines(&mut self, n: u64) {
         if n > 0 {
             self.in_cut_line = false;
         }
@@ -232,19 +422,21 @@ impl<'i> Scanner<'i> {
         self.outcome.lines += n;
     }
 
-    fn process_line(&mut self, buf: &[u8], from: usize, to: usize) {
-        let raw = &buf[from..to];
+    fn process_line(&mut self, data: &[u8], offset: u64, from: usize, to: usize) {
+        let raw = &data[from..to];
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
         // A carriage return inside a line is a progress-bar redraw: each part is a line.
         for piece in raw.split(|&b| b == b'\r') {
             let text = String::from_utf8_lossy(piece);
             for normalized in normalize(&text) {
-                self.handle(normalized, buf, from);
+                self.handle(normalized, &data[..from], offset);
             }
         }
     }
 
-    fn handle(&mut self, line: Normalized, buf: &[u8], line_start: usize) {
+    /// Handles one normalised line; `before` holds the bytes of the current
+    /// block (or carried line) before it, starting at absolute `offset`.
+    fn handle(&mut self, line: Normalized, before: &[u8], offset: u64) {
         if self.ranks.len() >= MAX_RANK_STATES && !self.ranks.contains_key(&line.rank) {
             self.ranks.retain(|_, state| state.is_active());
         }
@@ -277,7 +469,7 @@ impl<'i> Scanner<'i> {
         } else {
             None
         };
-        let last_step = self.progress_before(buf, line_start);
+        let last_step = self.progress_before(before, offset);
         let pending = Pending {
             family,
             lines: vec![line.text[start..].to_string()],
@@ -289,25 +481,38 @@ impl<'i> Scanner<'i> {
         self.ranks.entry(line.rank).or_default().pending = Some(pending);
     }
 
-    /// The last progress counter in the bytes before `line_start`; each byte
-    /// is searched at most once over the whole input.
-    fn progress_before(&mut self, buf: &[u8], line_start: usize) -> Option<u64> {
-        let absolute = self.base_offset + line_start as u64;
-        let window_start = absolute
-            .saturating_sub(LOOKBACK as u64)
-            .max(self.base_offset);
+    /// The last progress counter in the LOOKBACK bytes before the current
+    /// line (`before`, starting at absolute `offset`, preceded by the retired
+    /// blocks). Each byte is searched at most once over the whole input.
+    fn progress_before(&mut self, before: &[u8], offset: u64) -> Option<u64> {
+        let line_start = offset + before.len() as u64;
+        let window_start = line_start.saturating_sub(LOOKBACK as u64);
         let from = window_start.max(self.progress_until);
         if from > self.progress_until {
             // A gap since the last search: the old counter may be stale.
             self.last_step = None;
         }
-        if from < absolute {
-            let lo = (from - self.base_offset) as usize;
-            let text = String::from_utf8_lossy(&buf[lo..line_start]);
-            if let Some(step) = context::last_step(&text) {
+        if from < line_start {
+            // Assemble [from, line_start) from the retired blocks and the
+            // current data, each byte once, in order.
+            let mut bytes = Vec::new();
+            let mut next = from;
+            let pieces = self
+                .recent
+                .iter()
+                .map(|b| (b.offset, b.bytes()))
+                .chain(std::iter::once((offset, before)));
+            for (start, data) in pieces {
+                let end = (start + data.len() as u64).min(line_start);
+                if next >= start && next < end {
+                    bytes.extend_from_slice(&data[(next - start) as usize..(end - start) as usize]);
+                    next = end;
+                }
+            }
+            if let Some(step) = context::last_step(&String::from_utf8_lossy(&bytes)) {
                 self.last_step = Some(step);
             }
-            self.progress_until = absolute;
+            self.progress_until = line_start;
         }
         self.last_step
     }
@@ -540,6 +745,81 @@ mod tests {
         let out = scan_str(&log);
         assert_eq!(out.long_lines, 1);
         assert_eq!(out.lines, 1);
+    }
+
+    #[test]
+    fn counts_newlines_exactly() {
+        let mut text = Vec::new();
+        for i in 0..100_000u32 {
+            text.extend(std::iter::repeat_n(b'x', (i % 97) as usize));
+            text.push(b'\n');
+        }
+        assert_eq!(count_newlines(&text), 100_000);
+        assert_eq!(count_newlines(b""), 0);
+        assert_eq!(count_newlines(&[b'\n'; 255 * 32 * 2 + 5]), 255 * 32 * 2 + 5);
+    }
+
+    /// A reader that returns pseudo-random chunk sizes up to `max`.
+    struct Chunked<'a> {
+        data: &'a [u8],
+        state: u64,
+        max: usize,
+    }
+
+    impl Read for Chunked<'_> {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            self.state ^= self.state << 13;
+            self.state ^= self.state >> 7;
+            self.state ^= self.state << 17;
+            let n = (1 + self.state as usize % self.max)
+                .min(self.data.len())
+                .min(out.len());
+            out[..n].copy_from_slice(&self.data[..n]);
+            self.data = &self.data[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn long_lines_and_random_chunks_give_the_same_findings() {
+        let mut log = Vec::new();
+        log.extend_from_slice(b" 10%|# | 100/1000 [00:01<00:09]\n");
+        // A message inside a line longer than MAX_LINE, then one that spans a cut.
+        log.extend(std::iter::repeat_n(b'x', MAX_LINE / 2));
+        log.extend_from_slice(SEED.as_bytes());
+        log.extend(std::iter::repeat_n(
+            b'y',
+            MAX_LINE - 40 - SEED.len() - MAX_LINE / 2,
+        ));
+        log.extend_from_slice(SEED.as_bytes());
+        log.extend(std::iter::repeat_n(b'z', MAX_LINE + 17));
+        log.extend_from_slice(
+            b"\r\n[rank2]: RuntimeError: CUDA error: out of memory\n\xff\xfe\x00junk\r\n",
+        );
+        log.extend_from_slice(format!("step 7\nTraceback (most recent call last):\n  File \"a.py\", line 1, in f\n    loss.backward()\n{SEED}").as_bytes());
+        let whole = scan(log.as_slice(), "t").unwrap();
+        // The first and last copies of SEED fold into one finding; the copy cut
+        // in two at MAX_LINE is not recognised (a documented limit).
+        assert_eq!(whole.findings.len(), 2);
+        assert_eq!(whole.findings[0].occurrences, 2);
+        assert_eq!(whole.findings[1].first_rank, Some(2));
+        assert_eq!(whole.long_lines, 1);
+        for (seed, max) in [(1u64, 7usize), (2, 4096), (3, 65_536), (4, 300_000), (5, 3)] {
+            let split = scan(
+                Chunked {
+                    data: &log,
+                    state: seed * 0x9E37_79B9,
+                    max,
+                },
+                "t",
+            )
+            .unwrap();
+            assert_eq!(split.findings, whole.findings, "chunks up to {max}");
+            assert_eq!(
+                (split.lines, split.bytes, split.long_lines),
+                (whole.lines, whole.bytes, whole.long_lines)
+            );
+        }
     }
 
     #[test]
