@@ -129,6 +129,7 @@ struct KillPatterns {
     slurm_limit: Regex,
     kubernetes: Regex,
     elastic_exit: Regex,
+    elastic_exit_any: Regex,
     elastic_signal: Regex,
     elastic_block: Regex,
     dataloader: Regex,
@@ -148,7 +149,9 @@ fn kill_patterns() -> &'static KillPatterns {
         let slurm_task = r"\btasks? [\d,\-]+: Out Of Memory\b";
         let slurm_limit = r"\bexceeded memory limit \((\d+) > (\d+)\), being killed";
         let kubernetes = r"\bOOMKilled\b";
-        let elastic_exit = r"\bexitcode\s*:\s*-9\b";
+        // Only torchelastic's failure table (`  exitcode  : -9 (pid: N)`), not the
+        // agent's `failed (exitcode: -9) local_rank: ...` line before it: one finding.
+        let elastic_exit = r"^\s*exitcode\s*:\s*-9\b";
         let elastic_signal = r"\bSignal 9 \(SIGKILL\) received by PID (\d+)";
         let dataloader = r"\bDataLoader worker \(pids?\(?s?\)?\s*([\d, ]+)\) is killed by signal: Killed\b";
         let sigkill = r"died with <Signals\.SIGKILL: 9>";
@@ -185,6 +188,7 @@ fn kill_patterns() -> &'static KillPatterns {
             slurm_limit: re(slurm_limit),
             kubernetes: re(kubernetes),
             elastic_exit: re(elastic_exit),
+            elastic_exit_any: re(r"\bexitcode\s*:\s*-9\b"),
             elastic_signal: re(elastic_signal),
             elastic_block: re(
                 r"^\s*(?:\[\d+\]:|time\s*:|host\s*:|rank\s*:|exitcode\s*:|error_file\s*:|traceback\s*:|Signal \d+|-{8,}|={8,}|Root Cause|Failures:|<NO_OTHER_FAILURES>)",
@@ -315,7 +319,11 @@ impl Family for Killed {
                     .captures_iter(&joined)
                     .map(|c| c[1].to_string())
                     .collect();
-                let killed = p.elastic_exit.find_iter(&joined).count().max(pids.len());
+                let killed = p
+                    .elastic_exit_any
+                    .find_iter(&joined)
+                    .count()
+                    .max(pids.len());
                 finding.facts.insert("signal".into(), "SIGKILL (9)".into());
                 finding.facts.insert("exit_code".into(), "-9".into());
                 finding
@@ -487,6 +495,7 @@ mod tests {
             "DataLoader worker (pid 123) is killed by signal: Bus error.",
             "PodOOMKilledAlert fired",
             "exit code 1370",
+            "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -9) local_rank: 0 (pid: 1798) of binary: /usr/bin/python3",
         ] {
             assert!(Killed.start(line).is_none(), "{line}");
         }

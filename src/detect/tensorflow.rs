@@ -10,6 +10,10 @@
 //!   `Allocator (GPU_0_bfc) ran out of memory trying to allocate 2.00GiB [(rounded to N)][requested by op X].  Current allocation summary follows.`
 //!   The `with freed_by_count=...  The caller indicates that this is not a
 //!   failure` variant is a retried allocation, not an error, and is ignored.
+//!
+//! The C++ log line `OP_REQUIRES failed at conv_ops.cc:N : RESOURCE_EXHAUSTED: OOM
+//! when allocating ...` repeats the error Python raises right after; it is
+//! not reported a second time.
 
 use super::stated::{grows, int, re};
 use super::{Family, Message, SizeReader};
@@ -107,6 +111,9 @@ impl Family for TensorFlowOom {
                 return None;
             }
             return Some(m.start());
+        }
+        if line.contains("OP_REQUIRES failed at") {
+            return None;
         }
         if let Some(m) = p.prefixed.find(line) {
             return Some(m.start());
@@ -317,6 +324,11 @@ mod tests {
         assert_eq!(elements("[3, 4]"), Some(12));
         assert_eq!(elements("[?,4]"), None);
         assert_eq!(elements("[4294967296,4294967296,2]"), None);
+    }
+
+    #[test]
+    fn op_requires_log_line_is_not_a_second_finding() {
+        assert!(TensorFlowOom.start("2023-03-02 14:21:07.562051: W tensorflow/core/framework/op_kernel.cc:1780] OP_REQUIRES failed at conv_ops.cc:1068 : RESOURCE_EXHAUSTED: OOM when allocating tensor with shape[32,64,512,512] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc").is_none());
     }
 
     #[test]

@@ -651,18 +651,33 @@ fn host_fixes(f: &Finding, has: &dyn Fn(&str) -> bool, out: &mut Vec<Fix>) {
             "On the node: dmesg -T | grep -i -E 'killed process|out of memory' (or journalctl -k). On Slurm: sacct -j JOBID -o JobID,State,MaxRSS,ReqMem. On Kubernetes: kubectl describe pod (Last State: Reason: OOMKilled). If none shows an OOM kill, look for a time limit or a watchdog instead.",
         ));
     }
-    out.push(fix(
+    let dataloader = fix(
         "Use fewer or lighter DataLoader workers",
         "Each DataLoader worker is a separate process; a Dataset that holds Python lists or dicts of samples gets copied into every worker as reference counts touch its pages. Lower num_workers (and prefetch_factor), keep samples in NumPy arrays or memory-mapped files instead of Python objects, and read them lazily in __getitem__.",
-    ));
-    out.push(fix(
+    );
+    let checkpoint = fix(
         "Load checkpoints without a full copy in RAM",
         "torch.load(path, map_location=\"cpu\", mmap=True, weights_only=True) (PyTorch ≥ 2.1) maps the file instead of reading it; model.load_state_dict(state, assign=True) avoids a second copy; Hugging Face: from_pretrained(..., low_cpu_mem_usage=True, torch_dtype=torch.bfloat16) or device_map=\"auto\". With several ranks per node, every rank loads its own copy: load on one rank, or shard.",
-    ));
-    out.push(fix(
+    );
+    let pinned = fix(
         "Turn off pinned memory if RAM is tight",
         "DataLoader(pin_memory=True) and pinned buffers are page-locked RAM the system cannot swap out; set pin_memory=False or reduce prefetching.",
-    ));
+    );
+    if f.kind == Kind::HostOom {
+        out.push(fix(
+            "Allocate less at once",
+            "Build large arrays in chunks, or keep them on disk and map them (numpy.memmap, torch.from_file, safetensors) instead of creating them whole in RAM.",
+        ));
+    }
+    let loading = matches!(f.phase.name.as_str(), "model_load" | "checkpoint");
+    let data = f.era.as_deref() == Some("dataloader") || f.phase.name == "data_loading";
+    if loading {
+        out.extend([checkpoint, dataloader, pinned]);
+    } else if data {
+        out.extend([dataloader, pinned]);
+    } else {
+        out.extend([dataloader, checkpoint, pinned]);
+    }
     if f.kind == Kind::HostOom && f.era.as_deref() != Some("posix") {
         out.push(fix(
             "Enlarge the Windows page file",
@@ -729,10 +744,18 @@ fn xla_fixes(f: &Finding, out: &mut Vec<Fix>) {
         "Make the computation need less memory",
         "Reduce the batch size; rematerialise activations with jax.checkpoint (jax.remat) around blocks; donate input buffers with jax.jit(..., donate_argnums=...) so outputs reuse them; keep parameters and activations in bfloat16.",
     ));
-    out.push(fix(
-        "Read XLA's buffer report",
-        "The lines after `BufferAssignment OOM Debugging.` list the program's largest buffers (Peak buffers) with shapes and the operations that create them: that is where the memory goes.",
-    ));
+    if f.era.as_deref() == Some("device_allocator") {
+        out.push(fix(
+            "Check what else holds the GPU",
+            "Run nvidia-smi: another process, or another framework in this process (PyTorch's or TensorFlow's cache), may hold the memory XLA asked for.",
+        ));
+    }
+    if f.text.contains("BufferAssignment") {
+        out.push(fix(
+            "Read XLA's buffer report",
+            "The lines after `BufferAssignment OOM Debugging.` list the program's largest buffers (Peak buffers) with shapes and the operations that create them: that is where the memory goes.",
+        ));
+    }
 }
 
 fn cupy_fixes(has: &dyn Fn(&str) -> bool, out: &mut Vec<Fix>) {
