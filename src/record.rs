@@ -22,6 +22,21 @@ pub enum Kind {
     IllegalMemoryAccess,
     /// Windows fail-fast exit code 0xC0000409.
     WindowsFailFast,
+    /// Apple MPS allocator: `MPS backend out of memory (MPS allocated: ...)`.
+    MpsOom,
+    /// PyTorch's CPU allocator could not get host memory (`DefaultCPUAllocator: ...`).
+    HostOom,
+    /// A process was killed for host memory (Linux OOM killer, Slurm/Kubernetes
+    /// cgroup limits) or by SIGKILL, which usually means that (`likely_oom`).
+    HostOomKilled,
+    /// TensorFlow: `OOM when allocating tensor with shape[...]`, BFC allocator warnings.
+    TfOom,
+    /// XLA (JAX, TensorFlow with XLA): `Out of memory while trying to allocate N bytes.`
+    XlaOom,
+    /// CuPy memory pool: `Out of memory allocating N bytes (allocated so far: M bytes).`
+    CupyOom,
+    /// vLLM-style inference engine: no room for the KV cache at start-up.
+    KvCacheOom,
 }
 
 impl Kind {
@@ -31,6 +46,13 @@ impl Kind {
         Kind::CudaRuntimeOom,
         Kind::IllegalMemoryAccess,
         Kind::WindowsFailFast,
+        Kind::MpsOom,
+        Kind::HostOom,
+        Kind::HostOomKilled,
+        Kind::TfOom,
+        Kind::XlaOom,
+        Kind::CupyOom,
+        Kind::KvCacheOom,
     ];
 
     /// The stable slug used in JSON and by `oomwhy explain`.
@@ -40,6 +62,13 @@ impl Kind {
             Kind::CudaRuntimeOom => "cuda_runtime_oom",
             Kind::IllegalMemoryAccess => "illegal_memory_access",
             Kind::WindowsFailFast => "windows_fail_fast",
+            Kind::MpsOom => "mps_oom",
+            Kind::HostOom => "host_oom",
+            Kind::HostOomKilled => "host_oom_killed",
+            Kind::TfOom => "tf_oom",
+            Kind::XlaOom => "xla_oom",
+            Kind::CupyOom => "cupy_oom",
+            Kind::KvCacheOom => "kv_cache_oom",
         }
     }
 
@@ -54,6 +83,15 @@ impl Kind {
         match self {
             Kind::TorchAllocatorOom | Kind::CudaRuntimeOom => Category::Oom,
             Kind::IllegalMemoryAccess | Kind::WindowsFailFast => Category::Crash,
+            // Spellings that state the OOM (kernel OOM killer, Slurm, Kubernetes)
+            // are raised to `oom` by the parser; SIGKILL alone stays `likely_oom`.
+            Kind::HostOomKilled => Category::LikelyOom,
+            Kind::MpsOom
+            | Kind::HostOom
+            | Kind::TfOom
+            | Kind::XlaOom
+            | Kind::CupyOom
+            | Kind::KvCacheOom => Category::Oom,
         }
     }
 }

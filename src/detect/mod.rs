@@ -10,8 +10,15 @@ use crate::units::{self, SizeError};
 use regex::Regex;
 
 pub mod cuda;
+pub mod cupy;
+pub mod host;
+pub mod inference;
+pub mod mps;
+pub mod stated;
+pub mod tensorflow;
 pub mod torch;
 pub mod windows;
+pub mod xla;
 
 /// A family of messages that share one grammar.
 pub trait Family: Sync {
@@ -82,6 +89,14 @@ pub static FAMILIES: &[&dyn Family] = &[
     &cuda::IllegalAccess,
     &cuda::RuntimeOom,
     &windows::FailFast,
+    &mps::MpsOom,
+    &host::CpuAllocator,
+    &tensorflow::TensorFlowOom,
+    &xla::XlaOom,
+    &cupy::CupyOom,
+    &inference::KvCacheOom,
+    // Weakest evidence last: SIGKILL and exit-status spellings.
+    &host::Killed,
 ];
 
 /// Returns the exception class named at the end of `prefix`, e.g.

@@ -18,6 +18,13 @@ explanations![
     "cuda_runtime_oom",
     "illegal_memory_access",
     "windows_fail_fast",
+    "mps_oom",
+    "host_oom",
+    "host_oom_killed",
+    "tf_oom",
+    "xla_oom",
+    "cupy_oom",
+    "kv_cache_oom",
     // Verdicts.
     "inconsistent_numbers",
     "request_exceeds_capacity",
@@ -35,6 +42,14 @@ explanations![
     "outside_allocator_oom",
     "async_error_location",
     "native_fail_fast",
+    "mps_high_watermark",
+    "unified_memory_exhausted",
+    "host_ram_exhausted",
+    "host_memory_limit",
+    "killed_by_sigkill",
+    "xla_preallocation",
+    "xla_host_memory_limit",
+    "kv_cache_too_small",
 ];
 
 /// The title of an explanation: its first line without `# code: `.

@@ -58,10 +58,20 @@ pub(super) fn fixes(f: &Finding, d: &Diagnosis) -> Vec<Fix> {
     let mut out: Vec<Fix> = Vec::new();
     let has = |code: &str| d.verdicts.iter().any(|v| v.code == code);
     match f.kind {
+        Kind::TorchAllocatorOom if super::families_stated::is_intel_xpu(f) => {
+            super::families_stated::xpu_fixes(f, d, &mut out)
+        }
         Kind::TorchAllocatorOom => allocator_fixes(f, d, &has, &mut out),
         Kind::CudaRuntimeOom => runtime_oom_fixes(f, &mut out),
         Kind::IllegalMemoryAccess => illegal_access_fixes(&mut out),
         Kind::WindowsFailFast => fail_fast_fixes(&mut out),
+        Kind::MpsOom
+        | Kind::HostOom
+        | Kind::HostOomKilled
+        | Kind::TfOom
+        | Kind::XlaOom
+        | Kind::CupyOom
+        | Kind::KvCacheOom => super::families_stated::fixes(f, d, &mut out),
     }
     let mut seen = std::collections::HashSet::new();
     out.retain(|fix| seen.insert(fix.title.clone()));

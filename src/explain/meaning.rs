@@ -52,11 +52,21 @@ pub fn headline(f: &Finding) -> String {
         Kind::WindowsFailFast => {
             "The process was ended by Windows' fail-fast (0xC0000409): a native crash with no Python error".into()
         }
+        Kind::MpsOom
+        | Kind::HostOom
+        | Kind::HostOomKilled
+        | Kind::TfOom
+        | Kind::XlaOom
+        | Kind::CupyOom
+        | Kind::KvCacheOom => super::families_stated::headline(f),
     }
 }
 
 /// Rows for the stated and derived numbers, in reading order.
 pub fn field_rows(f: &Finding) -> Vec<FieldRow> {
+    if super::families_stated::handles(f.kind) {
+        return super::families_stated::field_rows(f);
+    }
     if f.kind != Kind::TorchAllocatorOom {
         return Vec::new();
     }

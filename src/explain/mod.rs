@@ -16,6 +16,7 @@
 //! * Consistency allows each printed figure its rounding (±half its last digit).
 
 pub mod docs;
+mod families_stated;
 mod fixes;
 mod meaning;
 
@@ -242,6 +243,13 @@ fn verdicts(f: &Finding, d: &Diagnosis, growth: Option<(u64, u64)>) -> Vec<Verdi
             "The traceback probably points at the wrong line",
             "CUDA reports kernel faults asynchronously: the error surfaces at the next call that synchronises with the GPU, not in the kernel that made the bad access. The Python frames above show where PyTorch noticed the fault, which is usually later than where it happened.".into(),
         )),
+        Kind::MpsOom
+        | Kind::HostOom
+        | Kind::HostOomKilled
+        | Kind::TfOom
+        | Kind::XlaOom
+        | Kind::CupyOom
+        | Kind::KvCacheOom => families_stated::verdicts(f, &mut out),
         Kind::WindowsFailFast => out.push(verdict(
             "native_fail_fast",
             "Native code stopped the process on purpose",

@@ -1,0 +1,503 @@
+//! Host (CPU) memory: PyTorch's CPU allocator failing, and processes killed
+//! for memory by the kernel, the batch system or the container runtime.
+//!
+//! `host_oom` — PyTorch's `c10/core/impl/alloc_cpu.cpp` (message-formats.md §3.4):
+//!
+//! ```text
+//! [enforce fail at alloc_cpu.cpp:117] err == 0. DefaultCPUAllocator: can't allocate memory: you tried to allocate N bytes. Error code 12 (Cannot allocate memory)
+//! [enforce fail at ..\c10\core\impl\alloc_cpu.cpp:72] data. DefaultCPUAllocator: not enough memory: you tried to allocate N bytes.
+//! [enforce fail at ..\c10\core\CPUAllocator.cpp:73] data. DefaultCPUAllocator: not enough memory: you tried to allocate N bytes. Buy new RAM!
+//! ```
+//!
+//! `host_oom_killed` — one finding per kill, category by spelling:
+//!
+//! | spelling | era | category |
+//! |---|---|---|
+//! | `Out of memory: Killed process N (name) ...`, `oom-kill:constraint=...`, `oom_reaper: reaped process N` | `kernel` | `oom` |
+//! | `Memory cgroup out of memory: Killed process N`, `CONSTRAINT_MEMCG` | `cgroup` | `oom` |
+//! | Slurm `Detected N oom-kill event(s) in StepId=...` / `oom_kill event(s)`, `task N: Out Of Memory`, `exceeded memory limit (A > B), being killed` | `slurm` | `oom` |
+//! | Kubernetes `OOMKilled` | `kubernetes` | `oom` |
+//! | torchelastic `exitcode  : -9` / `Signal 9 (SIGKILL) received by PID N` | `torchelastic` | `likely_oom` |
+//! | `DataLoader worker (pid N) is killed by signal: Killed.` | `dataloader` | `likely_oom` |
+//! | `died with <Signals.SIGKILL: 9>` (Python subprocess) | `sigkill` | `likely_oom` |
+//! | `exited with code 137`, `exit status 137`, `Exit Code: 137`, ... | `exit_137` | `likely_oom` |
+//! | bash `line N: PID Killed  cmd` | `shell` | `likely_oom` |
+//!
+//! SIGKILL (signal 9; exit status 137 = 128 + 9) is what the OOM killer sends,
+//! but schedulers, watchdogs and users send it too: those spellings only
+//! suggest an OOM. A bare 137 or -9 without such words is never taken.
+
+use super::stated::{int, re, size};
+use super::{Family, Message, SizeReader};
+use crate::record::{Category, Finding, Kind};
+use regex::Regex;
+use std::sync::OnceLock;
+
+struct CpuPatterns {
+    anchor: Regex,
+    enforce: Regex,
+    request: Regex,
+    errno: Regex,
+}
+
+fn cpu_patterns() -> &'static CpuPatterns {
+    static P: OnceLock<CpuPatterns> = OnceLock::new();
+    P.get_or_init(|| CpuPatterns {
+        anchor: re(
+            r"(?:\[enforce fail at [^\]]+\]\s*[^.\]]*\.\s*)?(\w*CPUAllocator): (can't allocate memory|not enough memory)",
+        ),
+        enforce: re(r"\[enforce fail at ([^\]]+)\]\s*([^\s.][^.]*?)\.\s*\w*CPUAllocator"),
+        request: re(r"you tried to allocate (\d+) (bytes)"),
+        errno: re(r"Error code (\d+) \(([^)]*)\)"),
+    })
+}
+
+/// `DefaultCPUAllocator: can't allocate memory / not enough memory`.
+pub struct CpuAllocator;
+
+impl Family for CpuAllocator {
+    fn triggers(&self) -> &'static [&'static str] {
+        &[
+            "CPUAllocator: can't allocate memory",
+            "CPUAllocator: not enough memory",
+        ]
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        cpu_patterns().anchor.find(line).map(|m| m.start())
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        let p = cpu_patterns();
+        let text = message.joined();
+        let caps = p.anchor.captures(&text)?;
+        let mut finding = message.finding(Kind::HostOom, text.clone());
+        finding.backend = Some("cpu".into());
+        finding
+            .facts
+            .insert("allocator".into(), caps[1].to_string());
+        if let Some(enforce) = p.enforce.captures(&text) {
+            finding
+                .facts
+                .insert("raised_at".into(), enforce[1].trim().to_string());
+            finding
+                .facts
+                .insert("failed_check".into(), enforce[2].trim().to_string());
+        }
+        let mut notes = Vec::new();
+        let mut sizes = SizeReader::new(&mut notes);
+        finding.sizes.requested_bytes =
+            size(&p.request, &text, 1, "you tried to allocate", &mut sizes);
+        if let Some(errno) = p.errno.captures(&text) {
+            finding.facts.insert("errno".into(), errno[1].to_string());
+            finding
+                .facts
+                .insert("strerror".into(), errno[2].to_string());
+        }
+        finding.era = Some(
+            if &caps[2] == "can't allocate memory" {
+                "posix"
+            } else if text.contains("Buy new RAM!") {
+                "buy_new_ram"
+            } else {
+                "not_enough_memory"
+            }
+            .into(),
+        );
+        finding.version_hint = match finding.era.as_deref() {
+            Some("buy_new_ram") => Some("PyTorch ≤ ≈1.x (c10/core/CPUAllocator.cpp)".into()),
+            _ => None,
+        };
+        if sizes.overflowed {
+            finding.facts.insert("overflow".into(), "true".into());
+        }
+        finding.truncated = finding.sizes.requested_bytes.is_none() && !sizes.overflowed;
+        finding.notes = notes;
+        Some(finding)
+    }
+}
+
+struct KillPatterns {
+    anchor: Regex,
+    kernel_kill: Regex,
+    kernel_rss: Regex,
+    constraint: Regex,
+    constraint_pid: Regex,
+    reaper: Regex,
+    slurm_events: Regex,
+    slurm_task: Regex,
+    slurm_limit: Regex,
+    kubernetes: Regex,
+    elastic_exit: Regex,
+    elastic_exit_any: Regex,
+    elastic_signal: Regex,
+    elastic_block: Regex,
+    dataloader: Regex,
+    sigkill: Regex,
+    exit_137: Regex,
+    shell: Regex,
+    continuation: Regex,
+}
+
+fn kill_patterns() -> &'static KillPatterns {
+    static P: OnceLock<KillPatterns> = OnceLock::new();
+    P.get_or_init(|| {
+        let kernel_kill = r"(?:Memory cgroup out of memory|Out of memory(?: \(oom_kill_allocating_task\))?): Kill(?:ed)? process (\d+) \(([^)]*)\)";
+        let constraint = r"\boom-kill:constraint=(\w+)";
+        let reaper = r"\boom_reaper: reaped process (\d+) \(([^)]*)\)";
+        let slurm_events = r"\bDetected (\d+) oom[-_]kill events?(?:\(s\))? in (?:StepId=|step )([\w.+]+?)(?:\.?\s|\.?$|\. )";
+        let slurm_task = r"\btasks? [\d,\-]+: Out Of Memory\b";
+        let slurm_limit = r"\bexceeded memory limit \((\d+) > (\d+)\), being killed";
+        let kubernetes = r"\bOOMKilled\b";
+        // Only torchelastic's failure table (`  exitcode  : -9 (pid: N)`), not the
+        // agent's `failed (exitcode: -9) local_rank: ...` line before it: one finding.
+        let elastic_exit = r"^\s*exitcode\s*:\s*-9\b";
+        let elastic_signal = r"\bSignal 9 \(SIGKILL\) received by PID (\d+)";
+        let dataloader = r"\bDataLoader worker \(pids?\(?s?\)?\s*([\d, ]+)\) is killed by signal: Killed\b";
+        let sigkill = r"died with <Signals\.SIGKILL: 9>";
+        let exit_137 = r"(?i)\b(?:exit(?:ed)?\s+with\s+(?:exit\s+)?(?:code|status)|exit\s+(?:code|status)|returned\s+non-zero\s+exit\s+status|error\s+exit\s+status)\s*[:=]?\s*\(?137\b";
+        let shell = r"\bline \d+:\s+(\d+) Killed\b";
+        let anchor = [
+            kernel_kill,
+            constraint,
+            reaper,
+            slurm_events,
+            slurm_task,
+            slurm_limit,
+            kubernetes,
+            elastic_exit,
+            elastic_signal,
+            dataloader,
+            sigkill,
+            exit_137,
+            shell,
+        ]
+        .iter()
+        .map(|p| format!("(?:{p})"))
+        .collect::<Vec<_>>()
+        .join("|");
+        KillPatterns {
+            anchor: re(&anchor),
+            kernel_kill: re(kernel_kill),
+            kernel_rss: re(r"total-vm:(\d+)(kB), anon-rss:(\d+)(kB), file-rss:(\d+)(kB)(?:, shmem-rss:(\d+)(kB))?"),
+            constraint: re(constraint),
+            constraint_pid: re(r"\btask=([^,\s]+),pid=(\d+)"),
+            reaper: re(reaper),
+            slurm_events: re(slurm_events),
+            slurm_task: re(slurm_task),
+            slurm_limit: re(slurm_limit),
+            kubernetes: re(kubernetes),
+            elastic_exit: re(elastic_exit),
+            elastic_exit_any: re(r"\bexitcode\s*:\s*-9\b"),
+            elastic_signal: re(elastic_signal),
+            elastic_block: re(
+                r"^\s*(?:\[\d+\]:|time\s*:|host\s*:|rank\s*:|exitcode\s*:|error_file\s*:|traceback\s*:|Signal \d+|-{8,}|={8,}|Root Cause|Failures:|<NO_OTHER_FAILURES>)",
+            ),
+            dataloader: re(dataloader),
+            sigkill: re(sigkill),
+            exit_137: re(exit_137),
+            shell: re(shell),
+            continuation: re(
+                r"(?:Out of memory: Kill|Memory cgroup out of memory: Kill|Killed process \d+|oom_reaper: reaped|Some of (?:your processes|the step tasks) (?:may )?ha(?:ve|s) been|\btask(?:s)? [\d,\-]+: Out Of Memory|(?i:exit code:\s*137\b))",
+            ),
+        }
+    })
+}
+
+/// Kernel OOM killer, Slurm and Kubernetes memory kills, and SIGKILL exits.
+pub struct Killed;
+
+impl Family for Killed {
+    fn triggers(&self) -> &'static [&'static str] {
+        &[
+            "out of memory: Kill",
+            "Out of memory: Kill",
+            "Out of memory (oom_kill_allocating_task)",
+            "oom-kill:constraint",
+            "oom_reaper: reaped",
+            "oom-kill event",
+            "oom_kill event",
+            ": Out Of Memory",
+            "exceeded memory limit",
+            "OOMKilled",
+            "exitcode",
+            "(SIGKILL) received by PID",
+            "is killed by signal: Killed",
+            "<Signals.SIGKILL: 9>",
+            "137",
+            " Killed",
+        ]
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        kill_patterns().anchor.find(line).map(|m| m.start())
+    }
+
+    fn continues(&self, lines: &[String], next: &str) -> bool {
+        let p = kill_patterns();
+        let first = lines.first().map_or("", String::as_str);
+        if p.elastic_exit.is_match(first) || p.elastic_signal.is_match(first) {
+            // The rest of torchelastic's failure table.
+            return lines.len() < 200 && p.elastic_block.is_match(next);
+        }
+        if lines.len() >= 4 {
+            return false;
+        }
+        // The kernel's and Slurm's follow-up lines about the same kill.
+        p.continuation.is_match(next)
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        let p = kill_patterns();
+        let text = message.lines.join("\n");
+        let joined = message.joined();
+        let mut finding = message.finding(Kind::HostOomKilled, text.trim_end().to_string());
+        finding.backend = Some("cpu".into());
+        let mut notes = Vec::new();
+        let mut sizes = SizeReader::new(&mut notes);
+        let explicit = |f: &mut Finding, era: &str| {
+            f.era = Some(era.into());
+            f.category = Category::Oom;
+        };
+
+        if let Some(c) = p.constraint.captures(&joined) {
+            let memcg = &c[1] == "CONSTRAINT_MEMCG";
+            explicit(&mut finding, if memcg { "cgroup" } else { "kernel" });
+            finding.facts.insert("constraint".into(), c[1].to_string());
+            if let Some(t) = p.constraint_pid.captures(&joined) {
+                finding.facts.insert("process".into(), t[1].to_string());
+                finding.facts.insert("pid".into(), t[2].to_string());
+            }
+        }
+        if let Some(c) = p.kernel_kill.captures(&joined) {
+            let memcg = c[0].starts_with("Memory cgroup");
+            if finding.era.is_none() || memcg {
+                explicit(&mut finding, if memcg { "cgroup" } else { "kernel" });
+            }
+            finding.facts.insert("pid".into(), c[1].to_string());
+            finding.facts.insert("process".into(), c[2].to_string());
+        } else if let Some(c) = p.reaper.captures(&joined) {
+            if finding.era.is_none() {
+                explicit(&mut finding, "kernel");
+            }
+            finding.facts.insert("pid".into(), c[1].to_string());
+            finding.facts.insert("process".into(), c[2].to_string());
+        }
+        if let Some(c) = p.kernel_rss.captures(&joined) {
+            let mut put = |key: &str, at: usize, what: &str| {
+                let v = sizes.read(&c, at, what);
+                finding.sizes.extra.insert(key.into(), v);
+            };
+            put("total_vm_bytes", 1, "total-vm");
+            put("anon_rss_bytes", 3, "anon-rss");
+            put("file_rss_bytes", 5, "file-rss");
+            if c.get(7).is_some() {
+                put("shmem_rss_bytes", 7, "shmem-rss");
+            }
+        }
+
+        if finding.era.is_none() {
+            if let Some(c) = p.slurm_events.captures(&joined) {
+                explicit(&mut finding, "slurm");
+                finding
+                    .facts
+                    .insert("oom_kill_events".into(), c[1].to_string());
+                finding.facts.insert("step".into(), c[2].to_string());
+            } else if let Some(c) = p.slurm_limit.captures(&joined) {
+                explicit(&mut finding, "slurm");
+                finding.facts.insert("usage".into(), c[1].to_string());
+                finding.facts.insert("limit".into(), c[2].to_string());
+            } else if p.slurm_task.is_match(&joined) {
+                explicit(&mut finding, "slurm");
+            } else if p.kubernetes.is_match(&joined) {
+                explicit(&mut finding, "kubernetes");
+                finding.facts.insert("reason".into(), "OOMKilled".into());
+            } else if p.elastic_exit.is_match(&joined) || p.elastic_signal.is_match(&joined) {
+                finding.era = Some("torchelastic".into());
+                let pids: Vec<String> = p
+                    .elastic_signal
+                    .captures_iter(&joined)
+                    .map(|c| c[1].to_string())
+                    .collect();
+                let killed = p
+                    .elastic_exit_any
+                    .find_iter(&joined)
+                    .count()
+                    .max(pids.len());
+                finding.facts.insert("signal".into(), "SIGKILL (9)".into());
+                finding.facts.insert("exit_code".into(), "-9".into());
+                finding
+                    .facts
+                    .insert("killed_processes".into(), killed.to_string());
+                if !pids.is_empty() {
+                    finding.facts.insert("pids".into(), pids.join(", "));
+                }
+            } else if let Some(c) = p.dataloader.captures(&joined) {
+                finding.era = Some("dataloader".into());
+                finding.facts.insert("signal".into(), "SIGKILL (9)".into());
+                finding.facts.insert("pid".into(), c[1].trim().to_string());
+            } else if p.sigkill.is_match(&joined) {
+                finding.era = Some("sigkill".into());
+                finding.facts.insert("signal".into(), "SIGKILL (9)".into());
+            } else if p.exit_137.is_match(&joined) {
+                finding.era = Some("exit_137".into());
+                finding.facts.insert("exit_code".into(), "137".into());
+                finding
+                    .facts
+                    .insert("signal".into(), "SIGKILL (9) = 137 − 128".into());
+            } else if let Some(c) = p.shell.captures(&joined) {
+                finding.era = Some("shell".into());
+                finding.facts.insert("signal".into(), "SIGKILL (9)".into());
+                finding.facts.insert("pid".into(), c[1].to_string());
+            }
+        }
+        if p.kubernetes.is_match(&joined) && finding.era.as_deref() != Some("kubernetes") {
+            finding.facts.insert("reason".into(), "OOMKilled".into());
+        }
+        if let Some(n) = int::<u64>(&p.slurm_events, &joined, 1) {
+            finding
+                .facts
+                .insert("oom_kill_events".into(), n.to_string());
+        }
+        finding.era.as_ref()?;
+        finding.notes = notes;
+        Some(finding)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode_with(family: &dyn Family, lines: &[&str]) -> Option<Finding> {
+        let start = family.start(lines[0])?;
+        let mut body = vec![lines[0][start..].to_string()];
+        for next in &lines[1..] {
+            if !family.continues(&body, next) {
+                break;
+            }
+            body.push(next.to_string());
+        }
+        let m = Message {
+            input: "t",
+            line: 1,
+            prefix: &lines[0][..start],
+            lines: &body,
+        };
+        family.decode(&m)
+    }
+
+    #[test]
+    fn cpu_allocator_spellings() {
+        // (line, requested, era, errno)
+        let cases: &[(&str, u64, &str, Option<&str>)] = &[
+            ("RuntimeError: [enforce fail at alloc_cpu.cpp:117] err == 0. DefaultCPUAllocator: can't allocate memory: you tried to allocate 8000000000000 bytes. Error code 12 (Cannot allocate memory)", 8_000_000_000_000, "posix", Some("12")),
+            (r"RuntimeError: [enforce fail at ..\c10\core\impl\alloc_cpu.cpp:72] data. DefaultCPUAllocator: not enough memory: you tried to allocate 1207959552 bytes.", 1_207_959_552, "not_enough_memory", None),
+            (r"RuntimeError: [enforce fail at ..\c10\core\CPUAllocator.cpp:73] data. DefaultCPUAllocator: not enough memory: you tried to allocate 9437184 bytes. Buy new RAM!", 9_437_184, "buy_new_ram", None),
+            ("DefaultCPUAllocator: can't allocate memory: you tried to allocate 4096 bytes. Error code 12 (Cannot allocate memory)", 4096, "posix", Some("12")),
+        ];
+        for &(line, bytes, era, errno) in cases {
+            let f = decode_with(&CpuAllocator, &[line]).expect(line);
+            assert_eq!(f.kind, Kind::HostOom);
+            assert_eq!(f.sizes.requested_bytes, Some(bytes), "{line}");
+            assert_eq!(f.era.as_deref(), Some(era), "{line}");
+            assert_eq!(f.facts.get("errno").map(String::as_str), errno);
+            assert_eq!(f.backend.as_deref(), Some("cpu"));
+        }
+        let f = decode_with(&CpuAllocator, &[cases[0].0]).unwrap();
+        assert_eq!(f.exception.as_deref(), Some("RuntimeError"));
+        assert_eq!(f.facts["raised_at"], "alloc_cpu.cpp:117");
+        assert_eq!(f.facts["failed_check"], "err == 0");
+        assert_eq!(f.facts["strerror"], "Cannot allocate memory");
+        let f = decode_with(&CpuAllocator, &[cases[1].0]).unwrap();
+        assert_eq!(f.facts["raised_at"], r"..\c10\core\impl\alloc_cpu.cpp:72");
+        assert_eq!(f.facts["failed_check"], "data");
+    }
+
+    #[test]
+    fn kill_spellings_and_categories() {
+        // (lines, era, category)
+        let cases: &[(&[&str], &str, Category)] = &[
+            (&["Out of memory: Killed process 48213 (python) total-vm:98765432kB, anon-rss:61234567kB, file-rss:1024kB, shmem-rss:0kB, UID:1000 pgtables:123456kB oom_score_adj:0"], "kernel", Category::Oom),
+            (&["Out of memory: Kill process 48213 (python) score 912 or sacrifice child", "Killed process 48213 (python) total-vm:98765432kB, anon-rss:61234567kB, file-rss:0kB"], "kernel", Category::Oom),
+            (&["oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/user.slice,task=python,pid=48213,uid=1000", "Out of memory: Killed process 48213 (python) total-vm:98765432kB, anon-rss:61234567kB, file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:123456kB oom_score_adj:0", "oom_reaper: reaped process 48213 (python), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB"], "kernel", Category::Oom),
+            (&["Memory cgroup out of memory: Killed process 7781 (python3) total-vm:40000000kB, anon-rss:31000000kB, file-rss:0kB, shmem-rss:0kB"], "cgroup", Category::Oom),
+            (&["oom_reaper: reaped process 48213 (python), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB"], "kernel", Category::Oom),
+            (&["slurmstepd: error: Detected 1 oom-kill event(s) in StepId=2003702.batch. Some of your processes may have been killed by the cgroup out-of-memory handler."], "slurm", Category::Oom),
+            (&["slurmstepd: error: Detected 1 oom-kill event(s) in step 12345.batch cgroup."], "slurm", Category::Oom),
+            (&["error: Detected 2 oom_kill events in StepId=22035606.1. Some of the step tasks have been OOM Killed."], "slurm", Category::Oom),
+            (&["srun: error: node17: task 0: Out Of Memory"], "slurm", Category::Oom),
+            (&["slurmstepd: error: StepId=7.batch exceeded memory limit (734003200 > 52428800), being killed"], "slurm", Category::Oom),
+            (&["    Reason:       OOMKilled"], "kubernetes", Category::Oom),
+            (&["  exitcode  : -9 (pid: 56213)", "  error_file: <N/A>", "  traceback : Signal 9 (SIGKILL) received by PID 56213"], "torchelastic", Category::LikelyOom),
+            (&["RuntimeError: DataLoader worker (pid 191071) is killed by signal: Killed. "], "dataloader", Category::LikelyOom),
+            (&["subprocess.CalledProcessError: Command '['/usr/bin/python', 'train.py']' died with <Signals.SIGKILL: 9>."], "sigkill", Category::LikelyOom),
+            (&["trainer-1 exited with code 137"], "exit_137", Category::LikelyOom),
+            (&["Process `STAR_ALIGN` terminated with an error exit status (137)"], "exit_137", Category::LikelyOom),
+            (&["subprocess.CalledProcessError: Command 'python train.py' returned non-zero exit status 137."], "exit_137", Category::LikelyOom),
+            (&["Exit Code:    137"], "exit_137", Category::LikelyOom),
+            (&["/var/spool/slurmd/job123/slurm_script: line 12: 48213 Killed                  python train.py"], "shell", Category::LikelyOom),
+        ];
+        for &(lines, era, category) in cases {
+            let f = decode_with(&Killed, lines).unwrap_or_else(|| panic!("{lines:?}"));
+            assert_eq!(f.kind, Kind::HostOomKilled);
+            assert_eq!(f.era.as_deref(), Some(era), "{lines:?}");
+            assert_eq!(f.category, category, "{lines:?}");
+            assert_eq!(f.text.lines().count(), lines.len(), "{lines:?}");
+        }
+    }
+
+    #[test]
+    fn kernel_numbers_are_bytes() {
+        let f = decode_with(&Killed, &["Out of memory: Killed process 48213 (python) total-vm:98765432kB, anon-rss:61234567kB, file-rss:1024kB, shmem-rss:0kB, UID:1000 pgtables:123456kB oom_score_adj:0"]).unwrap();
+        assert_eq!(f.facts["pid"], "48213");
+        assert_eq!(f.facts["process"], "python");
+        let e = |k: &str| f.sizes.extra.get(k).copied().flatten();
+        assert_eq!(e("total_vm_bytes"), Some(98_765_432 * 1024));
+        assert_eq!(e("anon_rss_bytes"), Some(61_234_567 * 1024));
+        assert_eq!(e("file_rss_bytes"), Some(1024 * 1024));
+        assert_eq!(e("shmem_rss_bytes"), Some(0));
+    }
+
+    #[test]
+    fn torchelastic_table_is_one_finding() {
+        let lines = [
+            "  exitcode  : -9 (pid: 1798)",
+            "  error_file: <N/A>",
+            "  traceback : Signal 9 (SIGKILL) received by PID 1798",
+            "[2]:",
+            "  time      : 2024-06-28_09:59:18",
+            "  host      : gpu-node-3",
+            "  rank      : 1 (local_rank: 1)",
+            "  exitcode  : -9 (pid: 1799)",
+            "  error_file: <N/A>",
+            "  traceback : Signal 9 (SIGKILL) received by PID 1799",
+            "============================================================",
+            "Epoch 3",
+        ];
+        let f = decode_with(&Killed, &lines).unwrap();
+        assert_eq!(f.text.lines().count(), 11);
+        assert_eq!(f.facts["killed_processes"], "2");
+        assert_eq!(f.facts["pids"], "1798, 1799");
+    }
+
+    #[test]
+    fn bare_numbers_are_not_findings() {
+        for line in [
+            "step 137 loss 0.42",
+            "exitcode: 0",
+            "  exitcode  : 1 (pid: 42)",
+            "return code -9",
+            "Killed",
+            "killed 137 processes",
+            "timeout after 137 s",
+            "Signal 15 (SIGTERM) received by PID 1798",
+            "DataLoader worker (pid 123) is killed by signal: Bus error.",
+            "PodOOMKilledAlert fired",
+            "exit code 1370",
+            "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -9) local_rank: 0 (pid: 1798) of binary: /usr/bin/python3",
+        ] {
+            assert!(Killed.start(line).is_none(), "{line}");
+        }
+    }
+}

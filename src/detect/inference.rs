@@ -1,0 +1,229 @@
+//! Inference engines that reserve a KV cache at start-up and refuse to start
+//! when it is too small (vLLM and engines built on its code):
+//!
+//! * `no_cache_blocks` — `No available memory for the cache blocks. Try increasing
+//!   `gpu_memory_utilization` when initializing the engine.` (vLLM V0
+//!   `raise_if_cache_size_invalid` in vllm/worker/worker.py; V1
+//!   `_check_enough_kv_cache_memory` in vllm/v1/core/kv_cache_utils.py, which
+//!   later appends a docs URL and a note on the CPU backend).
+//! * `max_seq_len` — V0: `The model's max seq len (N) is larger than the maximum
+//!   number of tokens that can be stored in KV cache (M). Try increasing
+//!   `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.`
+//! * `kv_cache_memory` — V1: `To serve at least one request with the models's max seq
+//!   len (N), (X GiB KV cache is needed, which is larger than the available KV cache
+//!   memory (Y GiB). Based on the available memory, the estimated maximum model length
+//!   is E. Try increasing ...` (`models's` was later corrected to `model's`).
+
+use super::stated::{grows, int, re, size};
+use super::{Family, Message, SizeReader};
+use crate::record::{Finding, Kind};
+use regex::Regex;
+use std::sync::OnceLock;
+
+struct Patterns {
+    anchor: Regex,
+    no_blocks: Regex,
+    v0: Regex,
+    v1_len: Regex,
+    v1_needed: Regex,
+    v1_available: Regex,
+    v1_estimate: Regex,
+    hint: Regex,
+}
+
+fn patterns() -> &'static Patterns {
+    static P: OnceLock<Patterns> = OnceLock::new();
+    P.get_or_init(|| Patterns {
+        anchor: re(concat!(
+            r"No available memory for the cache blocks",
+            r"|The model's max seq len \(\d+\) is larger than the maximum number of tokens",
+            r"|To serve at least one request with the models?'s max seq len"
+        )),
+        no_blocks: re(r"No available memory for the cache blocks"),
+        v0: re(r"max seq len \((\d+)\) is larger than the maximum number of tokens that can be stored in KV cache \((\d+)\)"),
+        v1_len: re(r"with the models?'s max seq len \((\d+)\)"),
+        v1_needed: re(r"\(?{SIZE} KV cache is needed"),
+        v1_available: re(r"available KV cache memory \({SIZE}\)"),
+        v1_estimate: re(r"estimated maximum model length is (\d+)"),
+        hint: re(r"Try increasing `gpu_memory_utilization`"),
+    })
+}
+
+fn score(text: &str) -> usize {
+    let p = patterns();
+    [
+        &p.v0,
+        &p.v1_len,
+        &p.v1_needed,
+        &p.v1_available,
+        &p.v1_estimate,
+        &p.hint,
+    ]
+    .iter()
+    .filter(|r| r.is_match(text))
+    .count()
+        + usize::from(text.contains("when initializing the engine"))
+        + usize::from(text.contains("conserving_memory"))
+}
+
+/// vLLM's KV-cache capacity errors.
+pub struct KvCacheOom;
+
+impl Family for KvCacheOom {
+    fn triggers(&self) -> &'static [&'static str] {
+        &[
+            "No available memory for the cache blocks",
+            "that can be stored in KV cache",
+            "max seq len (",
+        ]
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        patterns().anchor.find(line).map(|m| m.start())
+    }
+
+    fn continues(&self, lines: &[String], next: &str) -> bool {
+        grows(lines, next, 6, score)
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        let p = patterns();
+        let text = message.joined();
+        let mut finding = message.finding(Kind::KvCacheOom, text.clone());
+        let mut notes = Vec::new();
+        let mut sizes = SizeReader::new(&mut notes);
+        if p.no_blocks.is_match(&text) {
+            finding.era = Some("no_cache_blocks".into());
+        } else if let Some(c) = p.v0.captures(&text) {
+            finding.era = Some("max_seq_len".into());
+            finding.version_hint = Some("vLLM V0 engine (≤ ≈0.10)".into());
+            finding.facts.insert("max_seq_len".into(), c[1].to_string());
+            finding
+                .facts
+                .insert("kv_cache_tokens".into(), c[2].to_string());
+        } else {
+            finding.era = Some("kv_cache_memory".into());
+            finding.version_hint = Some("vLLM V1 engine".into());
+            if let Some(n) = int::<u64>(&p.v1_len, &text, 1) {
+                finding.facts.insert("max_seq_len".into(), n.to_string());
+            }
+            let needed = size(&p.v1_needed, &text, 1, "KV cache needed", &mut sizes);
+            let available = size(
+                &p.v1_available,
+                &text,
+                1,
+                "available KV cache memory",
+                &mut sizes,
+            );
+            finding
+                .sizes
+                .extra
+                .insert("kv_cache_needed_bytes".into(), needed);
+            finding
+                .sizes
+                .extra
+                .insert("kv_cache_available_bytes".into(), available);
+            if let Some(e) = int::<u64>(&p.v1_estimate, &text, 1) {
+                finding
+                    .facts
+                    .insert("estimated_max_model_len".into(), e.to_string());
+            }
+            finding.truncated = needed.is_none() || available.is_none();
+        }
+        if let Some(url) = re_url().find(&text) {
+            finding.facts.insert(
+                "docs_url".into(),
+                url.as_str().trim_end_matches('.').to_string(),
+            );
+        }
+        finding.notes = notes;
+        Some(finding)
+    }
+}
+
+fn re_url() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| re(r"https://docs\.vllm\.ai/\S+"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode(lines: &[&str]) -> Option<Finding> {
+        let start = KvCacheOom.start(lines[0])?;
+        let mut body = vec![lines[0][start..].to_string()];
+        for next in &lines[1..] {
+            if !KvCacheOom.continues(&body, next) {
+                break;
+            }
+            body.push(next.to_string());
+        }
+        let m = Message {
+            input: "t",
+            line: 1,
+            prefix: &lines[0][..start],
+            lines: &body,
+        };
+        KvCacheOom.decode(&m)
+    }
+
+    #[test]
+    fn every_spelling() {
+        let f = decode(&["ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."]).unwrap();
+        assert_eq!(f.era.as_deref(), Some("no_cache_blocks"));
+        assert_eq!(f.exception.as_deref(), Some("ValueError"));
+        assert!(!f.facts.contains_key("max_seq_len"));
+
+        let f = decode(&["ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine (this flag also controls CPU memory reservation on the CPU backend, despite its name). See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."]).unwrap();
+        assert_eq!(
+            f.facts["docs_url"],
+            "https://docs.vllm.ai/en/latest/configuration/conserving_memory/"
+        );
+
+        let f = decode(&["ValueError: The model's max seq len (30000) is larger than the maximum number of tokens that can be stored in KV cache (19632). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."]).unwrap();
+        assert_eq!(f.era.as_deref(), Some("max_seq_len"));
+        assert_eq!(f.facts["max_seq_len"], "30000");
+        assert_eq!(f.facts["kv_cache_tokens"], "19632");
+
+        let f = decode(&["(EngineCore_DP0 pid=18799) ValueError: To serve at least one request with the models's max seq len (40960), (5.62 GiB KV cache is needed, which is larger than the available KV cache memory (4.50 GiB). Based on the available memory, the estimated maximum model length is 32768. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."]).unwrap();
+        assert_eq!(f.era.as_deref(), Some("kv_cache_memory"));
+        assert_eq!(f.facts["max_seq_len"], "40960");
+        assert_eq!(f.facts["estimated_max_model_len"], "32768");
+        let e = |k: &str| f.sizes.extra.get(k).copied().flatten();
+        assert_eq!(e("kv_cache_needed_bytes"), Some(6_034_429_051)); // round(5.62 × 2^30)
+        assert_eq!(e("kv_cache_available_bytes"), Some(4_831_838_208)); // 4.50 × 2^30
+        assert!(!f.truncated);
+
+        // "model's" spelling, one-decimal sizes, no estimate.
+        let f = decode(&["ValueError: To serve at least one request with the model's max seq len (4096), (1.0 GiB KV cache is needed, which is larger than the available KV cache memory (0.58 GiB). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."]).unwrap();
+        assert_eq!(f.facts["max_seq_len"], "4096");
+        assert!(!f.facts.contains_key("estimated_max_model_len"));
+        assert_eq!(f.sizes.extra["kv_cache_needed_bytes"], Some(1 << 30));
+    }
+
+    #[test]
+    fn wrapped_v1_message_joins() {
+        let f = decode(&[
+            "ValueError: To serve at least one request with the models's max seq len (131072),",
+            "(9.50 GiB KV cache is needed, which is larger than the available KV cache",
+            "memory (6.91 GiB). Based on the available memory, the estimated maximum model length is 91520.",
+            "Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.",
+            "INFO 06-02 05:17:19 [launcher.py:80] Shutting down",
+        ])
+        .unwrap();
+        assert_eq!(f.facts["estimated_max_model_len"], "91520");
+        assert_eq!(
+            f.sizes.extra["kv_cache_available_bytes"],
+            Some(7_419_556_004)
+        );
+        assert!(!f.text.contains("Shutting down"));
+    }
+
+    #[test]
+    fn prose_is_not_a_finding() {
+        assert!(KvCacheOom
+            .start("KV cache usage: 45%, max seq len 4096")
+            .is_none());
+    }
+}

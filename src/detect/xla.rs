@@ -1,0 +1,231 @@
+//! XLA out-of-memory, as JAX and TensorFlow-with-XLA report it
+//! (message-formats.md §7.1, §1.3):
+//!
+//! * `bytes` — `TfAllocatorAdapter`: `Out of memory while trying to allocate N bytes.`,
+//!   usually as `RESOURCE_EXHAUSTED: ...` after `jaxlib.xla_extension.XlaRuntimeError: `,
+//!   or `Resource exhausted: ...` in TensorFlow 1.x/2.x graph errors. Also the
+//!   `RESOURCE_EXHAUSTED: Out of memory allocating N bytes.` spelling seen in JAX logs.
+//! * `host` — `Out of host memory while trying to allocate N bytes. Please set the
+//!   environment variable XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB ...` (pinned host memory).
+//! * `human_readable` — `RESOURCE_EXHAUSTED: Out of memory while trying to allocate 11.96GiB`
+//!   (seen in logs, §1.3 units; source not read).
+//! * `device_allocator` — `StreamExecutorMemoryAllocator::Allocate`:
+//!   `RESOURCE_EXHAUSTED: Failed to allocate request for 2.99GiB (3206250496B) on device ordinal 0`.
+//!
+//! XLA appends `BufferAssignment OOM Debugging.` and the program's buffer
+//! statistics; the totals are kept, the per-buffer list is not.
+
+use super::stated::{grows, int, re, size};
+use super::{Family, Message, SizeReader};
+use crate::record::{Finding, Kind};
+use regex::Regex;
+use std::sync::OnceLock;
+
+struct Patterns {
+    anchor: Regex,
+    raw: Regex,
+    human: Regex,
+    device_allocator: Regex,
+    fragmentation: Regex,
+    stats_line: Regex,
+    stats: [(Regex, &'static str, &'static str); 4],
+}
+
+fn patterns() -> &'static Patterns {
+    static P: OnceLock<Patterns> = OnceLock::new();
+    P.get_or_init(|| Patterns {
+        anchor: re(concat!(
+            r"(?:(?:RESOURCE_EXHAUSTED|Resource exhausted):\s*)?Out of (?:host )?memory while trying to allocate \d",
+            r"|RESOURCE_EXHAUSTED:\s*Out of memory allocating \d+ bytes",
+            r"|(?:(?:RESOURCE_EXHAUSTED|Resource exhausted):\s*)?Failed to allocate request for \d[^()]*\(\d+B\) on device ordinal"
+        )),
+        raw: re(r"Out of (host )?memory (?:while trying to allocate|allocating) (\d+) (bytes)"),
+        human: re(r"Out of (host )?memory while trying to allocate {TF_SIZE}"),
+        device_allocator: re(r"Failed to allocate request for {TF_SIZE} \((\d+)B\) on device ordinal (\d+)"),
+        fragmentation: re(r"total fragmentation:\s*{TF_SIZE}\s*\(([\d.]+)%\)"),
+        stats_line: re(r"^(?:[a-z_ ]+ allocation|total fragmentation):\s*\d"),
+        stats: [
+            (re(r"parameter allocation:\s*{TF_SIZE}"), "program_parameter_bytes", "parameter allocation"),
+            (re(r"maybe_live_out allocation:\s*{TF_SIZE}"), "program_output_bytes", "maybe_live_out allocation"),
+            (re(r"preallocated temp allocation:\s*{TF_SIZE}"), "program_temp_bytes", "preallocated temp allocation"),
+            (re(r"\btotal allocation:\s*{TF_SIZE}"), "program_total_bytes", "total allocation"),
+        ],
+    })
+}
+
+fn score(text: &str) -> usize {
+    let p = patterns();
+    let stats = p.stats.iter().filter(|(r, _, _)| r.is_match(text)).count();
+    stats
+        + usize::from(text.contains("BufferAssignment OOM Debugging"))
+        + usize::from(text.contains("BufferAssignment stats"))
+        + usize::from(text.contains("total fragmentation"))
+        + usize::from(text.contains("XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB"))
+}
+
+/// XLA's `Out of memory while trying to allocate ...`.
+pub struct XlaOom;
+
+impl Family for XlaOom {
+    fn triggers(&self) -> &'static [&'static str] {
+        &[
+            "memory while trying to allocate",
+            "Out of memory allocating",
+            "Failed to allocate request for",
+        ]
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        patterns().anchor.find(line).map(|m| m.start())
+    }
+
+    fn continues(&self, lines: &[String], next: &str) -> bool {
+        let t = next.trim_start();
+        let stats_line = t.starts_with("BufferAssignment") || patterns().stats_line.is_match(t);
+        (stats_line && lines.len() < 12) || grows(lines, next, 10, score)
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        let p = patterns();
+        let text = message.joined();
+        let mut finding = message.finding(Kind::XlaOom, message.lines.join("\n"));
+        let mut notes = Vec::new();
+        let mut sizes = SizeReader::new(&mut notes);
+        let host;
+        if let Some(c) = p.raw.captures(&text) {
+            host = c.get(1).is_some();
+            finding.era = Some(if host { "host" } else { "bytes" }.into());
+            finding.sizes.requested_bytes = sizes.read(&c, 2, "trying to allocate");
+        } else if let Some(c) = p.device_allocator.captures(&text) {
+            host = false;
+            finding.era = Some("device_allocator".into());
+            finding.sizes.requested_bytes = int::<u64>(&p.device_allocator, &text, 3);
+            if finding.sizes.requested_bytes.is_none() {
+                sizes.overflowed = true;
+            }
+            finding.device = c[4].parse().ok();
+        } else if let Some(c) = p.human.captures(&text) {
+            host = c.get(1).is_some();
+            finding.era = Some(if host { "host" } else { "human_readable" }.into());
+            finding.sizes.requested_bytes = sizes.read(&c, 2, "trying to allocate");
+            finding.notes.push(format!(
+                "the request is printed rounded ({}{}); its byte count is approximate",
+                &c[2], &c[3]
+            ));
+        } else {
+            return None;
+        }
+        finding.backend = host.then(|| "cpu".into());
+        finding.facts.insert(
+            "memory_space".into(),
+            if host { "pinned host memory" } else { "device" }.into(),
+        );
+        for (re, key, what) in &p.stats {
+            if re.is_match(&text) {
+                let value = size(re, &text, 1, what, &mut sizes);
+                finding.sizes.extra.insert((*key).into(), value);
+            }
+        }
+        if let Some(c) = p.fragmentation.captures(&text) {
+            finding.facts.insert(
+                "program_fragmentation".into(),
+                format!("{}{} ({}%)", &c[1], &c[2], &c[3]),
+            );
+        }
+        if sizes.overflowed {
+            finding.facts.insert("overflow".into(), "true".into());
+        }
+        finding.truncated = finding.sizes.requested_bytes.is_none() && !sizes.overflowed;
+        finding.notes.extend(notes);
+        Some(finding)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Case = (
+        &'static str,
+        u64,
+        &'static str,
+        Option<u32>,
+        Option<&'static str>,
+    );
+
+    fn decode(lines: &[&str]) -> Option<Finding> {
+        let start = XlaOom.start(lines[0])?;
+        let mut body = vec![lines[0][start..].to_string()];
+        for next in &lines[1..] {
+            if !XlaOom.continues(&body, next) {
+                break;
+            }
+            body.push(next.to_string());
+        }
+        let m = Message {
+            input: "t",
+            line: 1,
+            prefix: &lines[0][..start],
+            lines: &body,
+        };
+        XlaOom.decode(&m)
+    }
+
+    #[test]
+    fn every_spelling() {
+        // (line, requested, era, device, exception)
+        let cases: &[Case] = &[
+            ("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 7406166528 bytes.", 7_406_166_528, "bytes", None, Some("jaxlib.xla_extension.XlaRuntimeError")),
+            ("RuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 14285187448 bytes.", 14_285_187_448, "bytes", None, Some("RuntimeError")),
+            ("  (0) Resource exhausted: Out of memory while trying to allocate 68852648264 bytes.", 68_852_648_264, "bytes", None, None),
+            ("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory allocating 20029400304 bytes.", 20_029_400_304, "bytes", None, Some("jaxlib.xla_extension.XlaRuntimeError")),
+            ("XlaRuntimeError: RESOURCE_EXHAUSTED: Out of host memory while trying to allocate 68719476736 bytes. Please set the environment variable XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB to allocate larger host memory than the default 64 GB.", 64 << 30, "host", None, Some("XlaRuntimeError")),
+            ("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 11.96GiB", 12_841_952_215, "human_readable", None, None),
+            ("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Failed to allocate request for 2.99GiB (3206250496B) on device ordinal 0", 3_206_250_496, "device_allocator", Some(0), Some("jaxlib.xla_extension.XlaRuntimeError")),
+        ];
+        for &(line, bytes, era, device, exception) in cases {
+            let f = decode(&[line]).expect(line);
+            assert_eq!(f.kind, Kind::XlaOom);
+            assert_eq!(f.sizes.requested_bytes, Some(bytes), "{line}");
+            assert_eq!(f.era.as_deref(), Some(era), "{line}");
+            assert_eq!(f.device, device, "{line}");
+            assert_eq!(f.exception.as_deref(), exception, "{line}");
+        }
+        let host = decode(&[cases[4].0]).unwrap();
+        assert_eq!(host.backend.as_deref(), Some("cpu"));
+        assert_eq!(host.facts["memory_space"], "pinned host memory");
+    }
+
+    #[test]
+    fn buffer_assignment_stats_join() {
+        let f = decode(&[
+            "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 4770354232 bytes.",
+            "BufferAssignment OOM Debugging.",
+            "BufferAssignment stats:",
+            "             parameter allocation:  372.76MiB",
+            "              constant allocation:    48.5KiB",
+            "        maybe_live_out allocation:    9.64GiB",
+            "     preallocated temp allocation:    4.44GiB",
+            "                 total allocation:   14.44GiB",
+            "              total fragmentation:  680.30MiB (4.60%)",
+            "Peak buffers:",
+        ])
+        .unwrap();
+        assert_eq!(f.text.lines().count(), 9);
+        let e = |k: &str| f.sizes.extra.get(k).copied().flatten();
+        assert_eq!(e("program_total_bytes"), Some(15_504_831_939)); // 14.44 × 2^30
+        assert_eq!(e("program_temp_bytes"), Some(4_767_413_699)); // 4.44 × 2^30
+        assert_eq!(e("program_parameter_bytes"), Some(390_867_190)); // 372.76 × 2^20
+        assert_eq!(f.facts["program_fragmentation"], "680.30MiB (4.60%)");
+    }
+
+    #[test]
+    fn not_cupy_or_prose() {
+        assert!(XlaOom
+            .start("cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 1,073,741,824 bytes (allocated so far: 0 bytes).")
+            .is_none());
+        assert!(XlaOom
+            .start("we ran out of memory while trying to allocate buffers")
+            .is_none());
+    }
+}
