@@ -27,7 +27,14 @@ fn run(log: &Path, format: Format) -> String {
     analysis.add(oomwhy::scan(file, &name).unwrap());
     let (findings, summary) = analysis.finish();
     let mut out = Vec::new();
-    render(format, &findings, &summary, RenderOptions::default(), &mut out).unwrap();
+    render(
+        format,
+        &findings,
+        &summary,
+        RenderOptions::default(),
+        &mut out,
+    )
+    .unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -35,7 +42,11 @@ fn run(log: &Path, format: Format) -> String {
 fn fixtures_match_golden_json() {
     let update = std::env::var_os("UPDATE_GOLDEN").is_some();
     let logs = fixtures();
-    assert!(logs.len() >= 10, "expected the shipped fixtures, found {}", logs.len());
+    assert!(
+        logs.len() >= 10,
+        "expected the shipped fixtures, found {}",
+        logs.len()
+    );
     let mut failures = Vec::new();
     for log in &logs {
         let actual = run(log, Format::Json);
@@ -60,7 +71,11 @@ fn fixtures_match_golden_json() {
                     actual.lines().nth(line).unwrap_or("<end>")
                 ));
             }
-            Err(_) => failures.push(format!("{}: no golden file {}", log.display(), expected_path.display())),
+            Err(_) => failures.push(format!(
+                "{}: no golden file {}",
+                log.display(),
+                expected_path.display()
+            )),
         }
     }
     assert!(
@@ -77,7 +92,11 @@ fn every_fixture_renders_as_text() {
     for log in fixtures() {
         let text = run(&log, Format::Text);
         assert!(text.ends_with(")\n"), "{}: no summary line", log.display());
-        assert!(!text.contains('\x1b'), "{}: escape sequence in uncoloured text", log.display());
+        assert!(
+            !text.contains('\x1b'),
+            "{}: escape sequence in uncoloured text",
+            log.display()
+        );
     }
 }
 
@@ -86,11 +105,21 @@ fn every_fixture_renders_as_text() {
 fn negative_fixtures_find_nothing() {
     let negatives: Vec<_> = fixtures()
         .into_iter()
-        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("negative_"))
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("negative_")
+        })
         .collect();
     assert!(!negatives.is_empty());
     for log in negatives {
         let json: serde_json::Value = serde_json::from_str(&run(&log, Format::Json)).unwrap();
-        assert_eq!(json["findings"].as_array().unwrap().len(), 0, "{}", log.display());
+        assert_eq!(
+            json["findings"].as_array().unwrap().len(),
+            0,
+            "{}",
+            log.display()
+        );
     }
 }
