@@ -10,8 +10,14 @@ use crate::units::{self, SizeError};
 use regex::Regex;
 
 pub mod cuda;
+pub mod generic;
+pub mod gpu_crash;
+pub mod masked;
+pub mod nccl;
 pub mod torch;
+pub mod win_crash;
 pub mod windows;
+pub mod xid;
 
 /// A family of messages that share one grammar.
 pub trait Family: Sync {
@@ -82,6 +88,21 @@ pub static FAMILIES: &[&dyn Family] = &[
     &cuda::IllegalAccess,
     &cuda::RuntimeOom,
     &windows::FailFast,
+    &masked::AllocatorAssert,
+    &masked::LibraryAllocFailed,
+    &masked::DeviceNotReady,
+    &gpu_crash::DeviceSideAssert,
+    &gpu_crash::KernelError,
+    &nccl::Watchdog,
+    &nccl::ProcessGroupAborted,
+    &nccl::NcclError,
+    &nccl::NcclWarnOom,
+    &nccl::ChildFailed,
+    &xid::Xid,
+    &win_crash::AccessViolation,
+    &win_crash::PagingFile,
+    // Last: any other message that says an allocation failed.
+    &generic::GenericOom,
 ];
 
 /// Returns the exception class named at the end of `prefix`, e.g.

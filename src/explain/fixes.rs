@@ -62,6 +62,22 @@ pub(super) fn fixes(f: &Finding, d: &Diagnosis) -> Vec<Fix> {
         Kind::CudaRuntimeOom => runtime_oom_fixes(f, &mut out),
         Kind::IllegalMemoryAccess => illegal_access_fixes(&mut out),
         Kind::WindowsFailFast => fail_fast_fixes(&mut out),
+        Kind::LibraryAllocFailed
+        | Kind::NcclOom
+        | Kind::AllocatorAssert
+        | Kind::DeviceNotReady
+        | Kind::DeviceSideAssert
+        | Kind::MisalignedAddress
+        | Kind::LaunchFailure
+        | Kind::NoKernelImage
+        | Kind::NcclError
+        | Kind::NcclTimeout
+        | Kind::ProcessGroupAborted
+        | Kind::ChildFailed
+        | Kind::Xid
+        | Kind::WindowsAccessViolation
+        | Kind::WindowsPagingFile
+        | Kind::GenericOom => super::families_masked::fixes(f, &mut out),
     }
     let mut seen = std::collections::HashSet::new();
     out.retain(|fix| seen.insert(fix.title.clone()));

@@ -52,6 +52,22 @@ pub fn headline(f: &Finding) -> String {
         Kind::WindowsFailFast => {
             "The process was ended by Windows' fail-fast (0xC0000409): a native crash with no Python error".into()
         }
+        Kind::LibraryAllocFailed
+        | Kind::NcclOom
+        | Kind::AllocatorAssert
+        | Kind::DeviceNotReady
+        | Kind::DeviceSideAssert
+        | Kind::MisalignedAddress
+        | Kind::LaunchFailure
+        | Kind::NoKernelImage
+        | Kind::NcclError
+        | Kind::NcclTimeout
+        | Kind::ProcessGroupAborted
+        | Kind::ChildFailed
+        | Kind::Xid
+        | Kind::WindowsAccessViolation
+        | Kind::WindowsPagingFile
+        | Kind::GenericOom => super::families_masked::headline(f),
     }
 }
 
