@@ -351,6 +351,11 @@ impl<'i> Scanner<'i> {
 
 /// The first family whose message starts on this line, unless the line only quotes it.
 fn detect_start(text: &str) -> Option<(&'static dyn Family, usize)> {
+    // No family starts on a line without one of their trigger phrases; this
+    // keeps lines read while some rank's message is open (the slow path) cheap.
+    if !prefilter().is_match(text.as_bytes()) {
+        return None;
+    }
     FAMILIES.iter().find_map(|family| {
         let start = family.start(text)?;
         if detect::is_quoted(&text[..start]) {
