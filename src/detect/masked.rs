@@ -207,10 +207,10 @@ impl Family for LibraryAllocFailed {
             return true;
         }
         // TensorFlow prints the handle failure once per attempt.
-        let first = library_failure(&lines[0]);
-        first.is_some()
-            && library_failure(next).map(|f| (f.library, f.status))
-                == first.map(|f| (f.library, f.status))
+        match (library_failure(&lines[0]), library_failure(next)) {
+            (Some(a), Some(b)) => a.library == b.library && a.status == b.status,
+            _ => false,
+        }
     }
 
     fn decode(&self, message: &Message<'_>) -> Option<Finding> {
