@@ -243,25 +243,7 @@ mod tests {
     use super::*;
 
     fn collect(text: &[&str]) -> Option<Finding> {
-        let all: Vec<String> = text.iter().map(|s| s.to_string()).collect();
-        let start = GenericOom.start(&all[0])?;
-        if crate::detect::is_quoted(&all[0][..start]) {
-            return None;
-        }
-        let mut body = vec![all[0][start..].to_string()];
-        for next in &all[1..] {
-            if !GenericOom.continues(&body, next) {
-                break;
-            }
-            body.push(next.clone());
-        }
-        let m = Message {
-            input: "t",
-            line: 1,
-            prefix: &all[0][..start],
-            lines: &body,
-        };
-        GenericOom.decode(&m)
+        crate::detect::masked::collect(&GenericOom, text)
     }
 
     #[test]

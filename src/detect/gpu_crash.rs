@@ -277,30 +277,7 @@ impl Family for KernelError {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn lines(text: &[&str]) -> Vec<String> {
-        text.iter().map(|s| s.to_string()).collect()
-    }
-
-    /// Feeds lines through start/continues as the scanner does, one message.
-    fn collect(family: &dyn Family, text: &[&str]) -> Option<Finding> {
-        let all = lines(text);
-        let start = family.start(&all[0])?;
-        let mut body = vec![all[0][start..].to_string()];
-        for next in &all[1..] {
-            if !family.continues(&body, next) {
-                break;
-            }
-            body.push(next.clone());
-        }
-        let m = Message {
-            input: "t",
-            line: 1,
-            prefix: &all[0][..start],
-            lines: &body,
-        };
-        family.decode(&m)
-    }
+    use crate::detect::masked::collect;
 
     #[test]
     fn kernel_lines_then_traceback_then_error() {

@@ -546,25 +546,7 @@ impl Family for ChildFailed {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn collect(family: &dyn Family, text: &[&str]) -> Option<Finding> {
-        let all: Vec<String> = text.iter().map(|s| s.to_string()).collect();
-        let start = family.start(&all[0])?;
-        let mut body = vec![all[0][start..].to_string()];
-        for next in &all[1..] {
-            if !family.continues(&body, next) {
-                break;
-            }
-            body.push(next.clone());
-        }
-        let m = Message {
-            input: "t",
-            line: 1,
-            prefix: &all[0][..start],
-            lines: &body,
-        };
-        family.decode(&m)
-    }
+    use crate::detect::masked::collect;
 
     #[test]
     fn watchdog_timeout() {

@@ -107,22 +107,7 @@ mod tests {
     use super::*;
 
     fn decode(lines: &[&str]) -> Finding {
-        let all: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
-        let start = Xid.start(&all[0]).expect("xid line");
-        let mut body = vec![all[0][start..].to_string()];
-        for next in &all[1..] {
-            if !Xid.continues(&body, next) {
-                break;
-            }
-            body.push(next.clone());
-        }
-        let m = Message {
-            input: "t",
-            line: 1,
-            prefix: &all[0][..start],
-            lines: &body,
-        };
-        Xid.decode(&m).unwrap()
+        crate::detect::masked::collect(&Xid, lines).expect("xid line")
     }
 
     #[test]
