@@ -37,6 +37,42 @@ pub enum Kind {
     CupyOom,
     /// vLLM-style inference engine: no room for the KV cache at start-up.
     KvCacheOom,
+    /// A CUDA library (cuBLAS, cuDNN, cuSOLVER) could not allocate its handle or
+    /// workspace (`CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)``).
+    LibraryAllocFailed,
+    /// NCCL could not allocate GPU memory (`NCCL WARN Cuda failure 'out of memory'`,
+    /// `Failed to CUDA calloc N bytes`, or an NCCL error whose last error says so).
+    NcclOom,
+    /// An internal assert of PyTorch's caching allocator that replaces the OOM
+    /// message (`NVML_SUCCESS == r INTERNAL ASSERT FAILED`, `!handles_.at(i)`).
+    AllocatorAssert,
+    /// `CUDA driver error: device not ready`, seen under memory pressure (WSL2).
+    DeviceNotReady,
+    /// `CUDA error: device-side assert triggered` and the kernel's `Assertion ... failed.` lines.
+    DeviceSideAssert,
+    /// `CUDA error: misaligned address` (cudaErrorMisalignedAddress, 716).
+    MisalignedAddress,
+    /// `CUDA error: unspecified launch failure` (cudaErrorLaunchFailure, 719).
+    LaunchFailure,
+    /// `no kernel image is available for execution on the device` (209).
+    NoKernelImage,
+    /// An NCCL or c10d backend error (`NCCL error in: ...`, `ncclSystemError`, `DistBackendError`).
+    NcclError,
+    /// `Watchdog caught collective operation timeout: WorkNCCL(...) ran for N milliseconds`.
+    NcclTimeout,
+    /// `NCCL communicator was aborted on rank N`, `watchdog thread terminated with exception`.
+    ProcessGroupAborted,
+    /// torchelastic's `ChildFailedError` report with its `Root Cause` entry.
+    ChildFailed,
+    /// An NVIDIA kernel-driver `NVRM: Xid` event.
+    Xid,
+    /// Windows access violation, exit code 0xC0000005 (-1073741819).
+    WindowsAccessViolation,
+    /// `OSError: [WinError 1455] The paging file is too small for this operation to complete`.
+    WindowsPagingFile,
+    /// Any other message that states a GPU/accelerator allocation failed
+    /// (`cudaMalloc failed: out of memory`, `CUDA_ERROR_OUT_OF_MEMORY`, ...).
+    GenericOom,
 }
 
 impl Kind {
@@ -53,6 +89,22 @@ impl Kind {
         Kind::XlaOom,
         Kind::CupyOom,
         Kind::KvCacheOom,
+        Kind::LibraryAllocFailed,
+        Kind::NcclOom,
+        Kind::AllocatorAssert,
+        Kind::DeviceNotReady,
+        Kind::DeviceSideAssert,
+        Kind::MisalignedAddress,
+        Kind::LaunchFailure,
+        Kind::NoKernelImage,
+        Kind::NcclError,
+        Kind::NcclTimeout,
+        Kind::ProcessGroupAborted,
+        Kind::ChildFailed,
+        Kind::Xid,
+        Kind::WindowsAccessViolation,
+        Kind::WindowsPagingFile,
+        Kind::GenericOom,
     ];
 
     /// The stable slug used in JSON and by `oomwhy explain`.
@@ -69,13 +121,32 @@ impl Kind {
             Kind::XlaOom => "xla_oom",
             Kind::CupyOom => "cupy_oom",
             Kind::KvCacheOom => "kv_cache_oom",
+            Kind::LibraryAllocFailed => "library_alloc_failed",
+            Kind::NcclOom => "nccl_oom",
+            Kind::AllocatorAssert => "allocator_assert",
+            Kind::DeviceNotReady => "device_not_ready",
+            Kind::DeviceSideAssert => "device_side_assert",
+            Kind::MisalignedAddress => "misaligned_address",
+            Kind::LaunchFailure => "launch_failure",
+            Kind::NoKernelImage => "no_kernel_image",
+            Kind::NcclError => "nccl_error",
+            Kind::NcclTimeout => "nccl_timeout",
+            Kind::ProcessGroupAborted => "process_group_aborted",
+            Kind::ChildFailed => "child_failed",
+            Kind::Xid => "xid",
+            Kind::WindowsAccessViolation => "windows_access_violation",
+            Kind::WindowsPagingFile => "windows_paging_file",
+            Kind::GenericOom => "generic_oom",
         }
     }
 
     /// True for crashes that typically follow another rank's or process's
     /// failure (NCCL aborts, launcher reports) rather than cause one.
     pub fn is_consequence(self) -> bool {
-        false
+        matches!(
+            self,
+            Kind::NcclError | Kind::NcclTimeout | Kind::ProcessGroupAborted | Kind::ChildFailed
+        )
     }
 
     /// How sure we are that this kind of message means the GPU ran out of memory.
@@ -92,6 +163,22 @@ impl Kind {
             | Kind::XlaOom
             | Kind::CupyOom
             | Kind::KvCacheOom => Category::Oom,
+            Kind::LibraryAllocFailed
+            | Kind::NcclOom
+            | Kind::AllocatorAssert
+            | Kind::DeviceNotReady => Category::LikelyOom,
+            Kind::DeviceSideAssert
+            | Kind::MisalignedAddress
+            | Kind::LaunchFailure
+            | Kind::NoKernelImage
+            | Kind::NcclError
+            | Kind::NcclTimeout
+            | Kind::ProcessGroupAborted
+            | Kind::ChildFailed
+            | Kind::Xid
+            | Kind::WindowsAccessViolation
+            | Kind::WindowsPagingFile => Category::Crash,
+            Kind::GenericOom => Category::Oom,
         }
     }
 }

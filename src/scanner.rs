@@ -527,8 +527,10 @@ impl<'i> Scanner<'i> {
         let Some(mut finding) = pending.family.decode(&message) else {
             return;
         };
-        finding.phase = context::infer_phase(pending.traceback.as_ref());
-        finding.traceback = pending.traceback;
+        // A family that consumed the traceback itself may have rebuilt it.
+        let traceback = pending.traceback.or(finding.traceback.take());
+        finding.phase = context::infer_phase(traceback.as_ref());
+        finding.traceback = traceback;
         finding.last_step = pending.last_step;
         self.collector.push(finding, rank);
     }
@@ -546,6 +548,7 @@ impl<'i> Scanner<'i> {
         let mut findings = self.collector.findings;
         // Pendings finished at the end can be out of line order.
         findings.sort_by_key(|f| f.source.line);
+        link_consequences(&mut findings);
         outcome.findings = findings;
         outcome
     }
@@ -553,6 +556,11 @@ impl<'i> Scanner<'i> {
 
 /// The first family whose message starts on this line, unless the line only quotes it.
 fn detect_start(text: &str) -> Option<(&'static dyn Family, usize)> {
+    // No family starts on a line without one of their trigger phrases; this
+    // keeps lines read while some rank's message is open (the slow path) cheap.
+    if !prefilter().is_match(text.as_bytes()) {
+        return None;
+    }
     FAMILIES.iter().find_map(|family| {
         let start = family.start(text)?;
         if detect::is_quoted(&text[..start]) {
@@ -560,6 +568,22 @@ fn detect_start(text: &str) -> Option<(&'static dyn Family, usize)> {
         }
         Some((*family, start))
     })
+}
+
+/// Points every consequence kind (NCCL aborts, launcher reports) at the latest
+/// earlier OOM-category finding. Done on the findings in line order: a rank's
+/// message is collected only when that rank prints again, so collection order
+/// is not line order.
+fn link_consequences(findings: &mut [Finding]) {
+    let mut last_oom = None;
+    for (i, f) in findings.iter_mut().enumerate() {
+        if f.kind.is_consequence() {
+            f.consequence_of = last_oom;
+        }
+        if f.category != crate::record::Category::Crash {
+            last_oom = Some(i);
+        }
+    }
 }
 
 /// Folds copies of a crash and keeps memory bounded.
@@ -601,12 +625,6 @@ impl Collector {
         finding.ranks = rank.into_iter().collect();
         finding.first_rank = rank;
         finding.devices = finding.device.into_iter().collect();
-        if finding.kind.is_consequence() {
-            finding.consequence_of = self
-                .findings
-                .iter()
-                .rposition(|f| f.category != crate::record::Category::Crash);
-        }
         self.by_text.insert(key, self.findings.len());
         self.findings.push(finding);
     }

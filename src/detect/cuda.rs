@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 /// Boilerplate lines PyTorch prints after `CUDA error: ...` in its various
 /// releases, and the C++ stack PyTorch can append; they belong to the message.
-fn is_boilerplate(line: &str) -> bool {
+pub(super) fn is_boilerplate(line: &str) -> bool {
     static RE: OnceLock<Regex> = OnceLock::new();
     let re = RE.get_or_init(|| {
         Regex::new(concat!(
@@ -27,12 +27,12 @@ fn is_boilerplate(line: &str) -> bool {
     re.is_match(line)
 }
 
-fn continues_with_boilerplate(lines: &[String], next: &str) -> bool {
+pub(super) fn continues_with_boilerplate(lines: &[String], next: &str) -> bool {
     lines.len() < 200 && is_boilerplate(next)
 }
 
 /// Keeps the message and its boilerplate, without the C++ frame lines.
-fn message_text(lines: &[String]) -> String {
+pub(super) fn message_text(lines: &[String]) -> String {
     lines
         .iter()
         .filter(|l| !l.trim_start().starts_with("frame #"))

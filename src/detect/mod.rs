@@ -11,13 +11,19 @@ use regex::Regex;
 
 pub mod cuda;
 pub mod cupy;
+pub mod generic;
+pub mod gpu_crash;
 pub mod host;
 pub mod inference;
+pub mod masked;
 pub mod mps;
+pub mod nccl;
 pub mod stated;
 pub mod tensorflow;
 pub mod torch;
+pub mod win_crash;
 pub mod windows;
+pub mod xid;
 pub mod xla;
 
 /// A family of messages that share one grammar.
@@ -95,8 +101,23 @@ pub static FAMILIES: &[&dyn Family] = &[
     &xla::XlaOom,
     &cupy::CupyOom,
     &inference::KvCacheOom,
-    // Weakest evidence last: SIGKILL and exit-status spellings.
+    &masked::AllocatorAssert,
+    &masked::LibraryAllocFailed,
+    &masked::DeviceNotReady,
+    &gpu_crash::DeviceSideAssert,
+    &gpu_crash::KernelError,
+    &nccl::Watchdog,
+    &nccl::ProcessGroupAborted,
+    &nccl::NcclError,
+    &nccl::NcclWarnOom,
+    &nccl::ChildFailed,
+    &xid::Xid,
+    &win_crash::AccessViolation,
+    &win_crash::PagingFile,
+    // Weakest evidence last: SIGKILL and exit-status spellings, then any
+    // other message that says an allocation failed.
     &host::Killed,
+    &generic::GenericOom,
 ];
 
 /// Returns the exception class named at the end of `prefix`, e.g.

@@ -72,6 +72,22 @@ pub(super) fn fixes(f: &Finding, d: &Diagnosis) -> Vec<Fix> {
         | Kind::XlaOom
         | Kind::CupyOom
         | Kind::KvCacheOom => super::families_stated::fixes(f, d, &mut out),
+        Kind::LibraryAllocFailed
+        | Kind::NcclOom
+        | Kind::AllocatorAssert
+        | Kind::DeviceNotReady
+        | Kind::DeviceSideAssert
+        | Kind::MisalignedAddress
+        | Kind::LaunchFailure
+        | Kind::NoKernelImage
+        | Kind::NcclError
+        | Kind::NcclTimeout
+        | Kind::ProcessGroupAborted
+        | Kind::ChildFailed
+        | Kind::Xid
+        | Kind::WindowsAccessViolation
+        | Kind::WindowsPagingFile
+        | Kind::GenericOom => super::families_masked::fixes(f, &mut out),
     }
     let mut seen = std::collections::HashSet::new();
     out.retain(|fix| seen.insert(fix.title.clone()));

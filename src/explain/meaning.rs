@@ -59,6 +59,22 @@ pub fn headline(f: &Finding) -> String {
         | Kind::XlaOom
         | Kind::CupyOom
         | Kind::KvCacheOom => super::families_stated::headline(f),
+        Kind::LibraryAllocFailed
+        | Kind::NcclOom
+        | Kind::AllocatorAssert
+        | Kind::DeviceNotReady
+        | Kind::DeviceSideAssert
+        | Kind::MisalignedAddress
+        | Kind::LaunchFailure
+        | Kind::NoKernelImage
+        | Kind::NcclError
+        | Kind::NcclTimeout
+        | Kind::ProcessGroupAborted
+        | Kind::ChildFailed
+        | Kind::Xid
+        | Kind::WindowsAccessViolation
+        | Kind::WindowsPagingFile
+        | Kind::GenericOom => super::families_masked::headline(f),
     }
 }
 

@@ -16,6 +16,7 @@
 //! * Consistency allows each printed figure its rounding (±half its last digit).
 
 pub mod docs;
+mod families_masked;
 mod families_stated;
 mod fixes;
 mod meaning;
@@ -255,6 +256,22 @@ fn verdicts(f: &Finding, d: &Diagnosis, growth: Option<(u64, u64)>) -> Vec<Verdi
             "Native code stopped the process on purpose",
             "0xC0000409 is Windows' fail-fast status: native code (the C runtime's abort(), std::terminate(), a failed check in a DLL) ended the process at once, bypassing Python, so there is no Python traceback and no error message. Despite its name (STATUS_STACK_BUFFER_OVERRUN) it rarely means a stack overrun.".into(),
         )),
+        Kind::LibraryAllocFailed
+        | Kind::NcclOom
+        | Kind::AllocatorAssert
+        | Kind::DeviceNotReady
+        | Kind::DeviceSideAssert
+        | Kind::MisalignedAddress
+        | Kind::LaunchFailure
+        | Kind::NoKernelImage
+        | Kind::NcclError
+        | Kind::NcclTimeout
+        | Kind::ProcessGroupAborted
+        | Kind::ChildFailed
+        | Kind::Xid
+        | Kind::WindowsAccessViolation
+        | Kind::WindowsPagingFile
+        | Kind::GenericOom => families_masked::verdicts(f, &mut out),
     }
     context_verdicts(f, growth, &mut out);
     out

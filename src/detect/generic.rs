@@ -1,0 +1,329 @@
+//! The fallback: any other message that states a GPU or accelerator
+//! allocation failed. Last in [`super::FAMILIES`], so every specific family
+//! wins over it.
+//!
+//! Precision comes from an explicit allow-list of phrases that frameworks
+//! really print (each with its source in fixtures/SOURCES-masked.md), never
+//! from the words "memory" or "allocate" alone: metrics, configs, source code
+//! and documentation mention memory all the time. Bare error names
+//! (`cudaErrorMemoryAllocation`) must also be reported, not mentioned
+//! ([`super::masked::reported_token`]), and the scanner's quote check applies.
+
+use super::cuda::is_boilerplate;
+use super::masked::{collapse_repeats, reported_token};
+use super::{is_quoted, Family, Message};
+use crate::record::{Finding, Kind};
+use regex::Regex;
+use std::sync::OnceLock;
+
+/// One allowed phrase.
+struct Phrase {
+    /// Stable slug, used as the finding's `era`.
+    id: &'static str,
+    re: Regex,
+    /// A bare error name: must pass [`reported_token`].
+    token: bool,
+    /// The name alone says little: the message is the whole line.
+    whole_line: bool,
+    /// Where the message starts: at the match, or after `Class: `.
+    after_colon: bool,
+    backend: &'static str,
+    reported_by: &'static str,
+}
+
+fn phrases() -> &'static [Phrase] {
+    static P: OnceLock<Vec<Phrase>> = OnceLock::new();
+    P.get_or_init(|| {
+        let p = |id, pattern: &str, token, after_colon, backend, reported_by| Phrase {
+            id,
+            re: Regex::new(pattern).expect("constant regex"),
+            token,
+            whole_line: token && id != "vendor",
+            after_colon,
+            backend,
+            reported_by,
+        };
+        vec![
+            p("llama_cpp", r"(?:\w+: )?(?:allocating [\d.]+ MiB on device \d+: )?cudaMalloc failed: out of memory", false, false, "cuda", "llama.cpp / ggml (cudaMalloc)"),
+            p("ctranslate2", r"\bCUDA failed with error out of memory", false, false, "cuda", "CTranslate2"),
+            p("onnxruntime", r"\bFailed to allocate memory for requested buffer of size \d+", false, false, "", "ONNX Runtime's BFC arena"),
+            p("triton_shared_memory", r"\bout of resource: shared memory, Required: \d+,? Hardware limit(?:ation)?: \d+", false, false, "cuda", "Triton (kernel launch)"),
+            p("torch_oom_class", r"\btorch\.(?:cuda\.)?OutOfMemoryError: \S", false, true, "", "PyTorch (OutOfMemoryError)"),
+            p("cupy_oom_class", r"\bcupy\.cuda\.memory\.OutOfMemoryError: \S", false, true, "cuda", "CuPy (OutOfMemoryError)"),
+            p("cuda_driver", r"\bCUDA_ERROR_OUT_OF_MEMORY\b", true, false, "cuda", "the CUDA driver API (CUDA_ERROR_OUT_OF_MEMORY)"),
+            p("cuda_runtime", r"\bcudaErrorMemoryAllocation\b", true, false, "cuda", "the CUDA runtime API (cudaErrorMemoryAllocation)"),
+            p("hip", r"\b(?:HIP_ERROR_OutOfMemory|hipErrorOutOfMemory)\b", true, false, "hip", "HIP / ROCm (hipErrorOutOfMemory)"),
+            p("vendor", r"\b(?:MLU|NPU|GCU|MUSA) out of memory\b", true, false, "", "a vendor PyTorch backend"),
+        ]
+    })
+}
+
+/// The first allowed phrase reported on the line: (phrase, start).
+fn find(line: &str) -> Option<(&'static Phrase, usize)> {
+    phrases()
+        .iter()
+        .filter_map(|phrase| {
+            phrase
+                .re
+                .find_iter(line)
+                .find(|m| {
+                    (!phrase.token || reported_token(line, m.start()))
+                        && !is_quoted(&line[..m.start()])
+                })
+                .map(|m| {
+                    let start = if phrase.whole_line {
+                        0
+                    } else if phrase.after_colon {
+                        m.end() - 1
+                    } else {
+                        m.start()
+                    };
+                    (phrase, start)
+                })
+        })
+        .min_by_key(|(_, start)| *start)
+}
+
+/// `SomeError: ` at the start of a line.
+fn leading_exception() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)): ")
+            .expect("constant regex")
+    })
+}
+
+struct SizePatterns {
+    bytes_in_parens: Regex,
+    buffer_of_size: Regex,
+    shared_memory: Regex,
+    ggml_mib: Regex,
+    cupy_bytes: Regex,
+    device: Regex,
+}
+
+fn size_patterns() -> &'static SizePatterns {
+    static P: OnceLock<SizePatterns> = OnceLock::new();
+    P.get_or_init(|| {
+        let re = |p: &str| Regex::new(p).expect("constant regex");
+        SizePatterns {
+            // TensorFlow/XLA stream executor: `failed to allocate 2.96G (3179741184 bytes) from device`.
+            bytes_in_parens: re(r"failed to allocate [\d.]+\s*\w* \((\d+) ?(?:bytes|B)\)"),
+            // ONNX Runtime, and ggml's follow-up line `failed to allocate CUDA0 buffer of size N`.
+            buffer_of_size: re(r"buffer of size (\d+)\b"),
+            shared_memory: re(r"Required: (\d+),? Hardware limit(?:ation)?: (\d+)"),
+            ggml_mib: re(r"allocating ([\d.]+) (MiB) on device (\d+)"),
+            cupy_bytes: re(r"allocating ([\d,]+) bytes"),
+            device: re(r"\bon device (\d+)\b"),
+        }
+    })
+}
+
+/// Any other message that says a GPU/accelerator allocation failed.
+pub struct GenericOom;
+
+impl Family for GenericOom {
+    fn triggers(&self) -> &'static [&'static str] {
+        &[
+            "cudaMalloc failed: out of memory",
+            "CUDA failed with error out of memory",
+            "Failed to allocate memory for requested buffer",
+            "out of resource: shared memory",
+            "OutOfMemoryError: ",
+            "CUDA_ERROR_OUT_OF_MEMORY",
+            "cudaErrorMemoryAllocation",
+            "HIP_ERROR_OutOfMemory",
+            "hipErrorOutOfMemory",
+            "MLU out of memory",
+            "NPU out of memory",
+            "GCU out of memory",
+            "MUSA out of memory",
+        ]
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        find(line).map(|(_, start)| start)
+    }
+
+    fn continues(&self, lines: &[String], next: &str) -> bool {
+        if lines.len() >= 500 {
+            return false;
+        }
+        let Some((first, _)) = find(&lines[0]) else {
+            return is_boilerplate(next);
+        };
+        // The same failure printed again (TensorFlow retries with smaller sizes).
+        if find(next).is_some_and(|(p, _)| p.id == first.id) {
+            return true;
+        }
+        match first.id {
+            "llama_cpp" => size_patterns().buffer_of_size.is_match(next),
+            _ => is_boilerplate(next),
+        }
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        let first = message.lines.first()?;
+        // After-colon phrases leave their class name in the prefix.
+        let (phrase, _) = find(&format!("{}{first}", message.prefix))?;
+        let (text, repeats) = collapse_repeats(message.lines, |l| {
+            find(l).is_some_and(|(p, _)| p.id == phrase.id)
+        });
+        let mut finding = message.finding(Kind::GenericOom, text);
+        if phrase.whole_line {
+            finding.exception = leading_exception()
+                .captures(first)
+                .map(|c| c[1].to_string());
+        }
+        finding.era = Some(phrase.id.into());
+        finding
+            .facts
+            .insert("reported_by".into(), phrase.reported_by.into());
+        if phrase.token {
+            if let Some(m) = phrase.re.find(first) {
+                finding
+                    .facts
+                    .insert("error_name".into(), m.as_str().to_string());
+            }
+        }
+        let backend = match phrase.id {
+            "vendor" => first
+                .split_whitespace()
+                .next()
+                .map(str::to_ascii_lowercase)
+                .unwrap_or_default(),
+            _ => phrase.backend.to_string(),
+        };
+        if !backend.is_empty() {
+            finding.backend = Some(backend);
+        }
+        if repeats > 0 {
+            finding.occurrences = 1 + repeats as u64;
+        }
+        read_sizes(&mut finding, &message.joined(), phrase.id);
+        Some(finding)
+    }
+}
+
+/// Fills in the sizes a phrase states; states nothing it does not say.
+fn read_sizes(finding: &mut Finding, text: &str, id: &str) {
+    let p = size_patterns();
+    let raw = |re: &Regex, at: usize| -> Option<u64> {
+        re.captures(text)
+            .and_then(|c| c.get(at))
+            .and_then(|m| m.as_str().replace(',', "").parse().ok())
+    };
+    match id {
+        "triton_shared_memory" => {
+            finding.sizes.requested_bytes = raw(&p.shared_memory, 1);
+            finding
+                .sizes
+                .extra
+                .insert("hardware_limit_bytes".into(), raw(&p.shared_memory, 2));
+            finding
+                .facts
+                .insert("resource".into(), "shared memory (per thread block)".into());
+        }
+        "llama_cpp" => {
+            // The follow-up line gives the exact byte count; the MiB figure is rounded.
+            finding.sizes.requested_bytes = raw(&p.buffer_of_size, 1).or_else(|| {
+                let c = p.ggml_mib.captures(text)?;
+                crate::units::to_bytes(&c[1], &c[2]).ok()
+            });
+        }
+        "onnxruntime" => finding.sizes.requested_bytes = raw(&p.buffer_of_size, 1),
+        "cupy_oom_class" => finding.sizes.requested_bytes = raw(&p.cupy_bytes, 1),
+        _ => finding.sizes.requested_bytes = raw(&p.bytes_in_parens, 1),
+    }
+    finding.device = raw(&p.device, 1).and_then(|d| u32::try_from(d).ok());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collect(text: &[&str]) -> Option<Finding> {
+        crate::detect::masked::collect(&GenericOom, text)
+    }
+
+    #[test]
+    fn every_phrase() {
+        for (line, era, requested) in [
+            ("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 144817.04 MiB on device 0: cudaMalloc failed: out of memory", "llama_cpp", Some(151_851_672_535u64)),
+            ("RuntimeError: CUDA failed with error out of memory", "ctranslate2", None),
+            ("onnxruntime.capi.onnxruntime_pybind11_state.RuntimeException: [ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code returned while running Conv node. Name:'Conv_3' Status Message: /onnxruntime_src/onnxruntime/core/framework/bfc_arena.cc:376 void* onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, onnxruntime::Stream*, bool, onnxruntime::WaitNotificationFn) Failed to allocate memory for requested buffer of size 2830172160", "onnxruntime", Some(2_830_172_160)),
+            ("triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 131072, Hardware limit: 101376. Reducing block sizes or `num_stages` may help.", "triton_shared_memory", Some(131_072)),
+            ("torch.OutOfMemoryError: Insufficient VRAM to load model, requested 5.15GB but only had 3.30GB free", "torch_oom_class", None),
+            ("2019-07-21 23:23:06.228049: E tensorflow/stream_executor/cuda/cuda_driver.cc:828] failed to allocate 32.00M (33554432 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory", "cuda_driver", Some(33_554_432)),
+            ("numba.cuda.cudadrv.driver.CudaAPIError: [2] Call to cuMemAlloc results in CUDA_ERROR_OUT_OF_MEMORY", "cuda_driver", None),
+            ("terminate called after throwing an instance of 'thrust::system::detail::bad_alloc'\n", "", None),
+            ("  what():  std::bad_alloc: cudaErrorMemoryAllocation: out of memory", "cuda_runtime", None),
+            ("2024-06-24 17:01:13.933585: E external/xla/xla/stream_executor/rocm/rocm_driver.cc:1268] failed to allocate 154.06GiB (165425291480 bytes) from device: HIP_ERROR_OutOfMemory", "hip", Some(165_425_291_480)),
+            ("RuntimeError: HIP error: hipErrorOutOfMemory", "hip", None),
+            ("RuntimeError: MLU out of memory", "vendor", None),
+        ] {
+            let found = collect(&[line]);
+            if era.is_empty() {
+                assert!(found.is_none(), "{line}");
+                continue;
+            }
+            let f = found.unwrap_or_else(|| panic!("{line}"));
+            assert_eq!(f.kind, Kind::GenericOom);
+            assert_eq!(f.era.as_deref(), Some(era), "{line}");
+            assert_eq!(f.sizes.requested_bytes, requested, "{line}");
+        }
+    }
+
+    #[test]
+    fn exact_bytes_from_the_follow_up_line() {
+        let f = collect(&[
+            "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 144817.04 MiB on device 0: cudaMalloc failed: out of memory",
+            "alloc_tensor_range: failed to allocate CUDA0 buffer of size 151851674624",
+            "llama_model_load: error loading model: unable to allocate CUDA0 buffer",
+        ])
+        .unwrap();
+        assert_eq!(f.sizes.requested_bytes, Some(151_851_674_624));
+        assert_eq!(f.device, Some(0));
+        assert_eq!(f.text.lines().count(), 2);
+    }
+
+    #[test]
+    fn folds_tensorflow_retries() {
+        let f = collect(&[
+            "2017-08-12 08:25:14.841699: E tensorflow/stream_executor/cuda/cuda_driver.cc:924] failed to allocate 90.48M (94873600 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY",
+            "2017-08-12 08:25:14.845234: E tensorflow/stream_executor/cuda/cuda_driver.cc:924] failed to allocate 81.43M (85386240 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY",
+            "2017-08-12 08:25:14.845857: E tensorflow/stream_executor/cuda/cuda_driver.cc:924] failed to allocate 73.29M (76847616 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY",
+            "Epoch 1/10",
+        ])
+        .unwrap();
+        assert_eq!(f.occurrences, 3);
+        assert_eq!(f.sizes.requested_bytes, Some(94_873_600));
+        assert_eq!(f.text.lines().count(), 1);
+    }
+
+    #[test]
+    fn triton_limit() {
+        let f = collect(&["triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 98304, Hardware limit: 65536. Reducing block sizes or `num_stages` may help."]).unwrap();
+        assert_eq!(f.sizes.extra["hardware_limit_bytes"], Some(65536));
+    }
+
+    #[test]
+    fn mentions_are_not_findings() {
+        for line in [
+            "gpu_mem_used=14.2GiB gpu_mem_free=1.1GiB step=100",
+            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+            "    if err == cudaErrorMemoryAllocation:",
+            "    case CUDA_ERROR_OUT_OF_MEMORY: return \"out of memory\";",
+            "# handle hipErrorOutOfMemory by halving the batch",
+            "Search for `cudaErrorMemoryAllocation' in https://docs.nvidia.com/cuda/cuda-runtime-api/group__CUDART__TYPES.html for more information.",
+            "    except torch.OutOfMemoryError:",
+            "How to avoid NPU out of memory errors",
+            "    msg = \"CUDA failed with error out of memory\"",
+            "max_memory_allocated: 10.2 GiB",
+            "Allocated memory for requested buffer of size 1024",
+            "use_shared_memory: true",
+        ] {
+            assert!(collect(&[line]).is_none(), "{line}");
+        }
+    }
+}

@@ -1,0 +1,165 @@
+//! NVIDIA kernel-driver Xid events (peers.md §6.4), as dmesg, journalctl or
+//! syslog show them:
+//!
+//! ```text
+//! NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus.
+//! NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked for remapping, reset gpu to activate.
+//! ```
+//!
+//! The meaning of each code lives in the explainer; this module only reads
+//! the code, the PCI address, the process and the driver's text.
+
+use super::masked::collapse_repeats;
+use super::{Family, Message};
+use crate::record::{Finding, Kind};
+use regex::Regex;
+use std::sync::OnceLock;
+
+struct XidPatterns {
+    line: Regex,
+    pid: Regex,
+    name: Regex,
+}
+
+fn patterns() -> &'static XidPatterns {
+    static P: OnceLock<XidPatterns> = OnceLock::new();
+    P.get_or_init(|| {
+        let re = |p: &str| Regex::new(p).expect("constant regex");
+        XidPatterns {
+            line: re(r"NVRM: Xid \((?:PCI:)?([^)]*)\): (\d+)(?:,\s*(.*))?"),
+            pid: re(r"^pid=('[^']*'|<[^>]*>|\d+),\s*"),
+            name: re(r"^name=([^,]*),\s*"),
+        }
+    })
+}
+
+/// (PCI address, code) of an Xid line.
+fn xid_of(line: &str) -> Option<(String, String)> {
+    let c = patterns().line.captures(line)?;
+    Some((c[1].to_string(), c[2].to_string()))
+}
+
+/// An `NVRM: Xid (...): N, ...` line and the NVRM lines right after it; the
+/// same code repeated for the same GPU is counted, not reported again.
+pub struct Xid;
+
+impl Family for Xid {
+    fn triggers(&self) -> &'static [&'static str] {
+        &["NVRM: Xid"]
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        patterns().line.find(line).map(|m| m.start())
+    }
+
+    fn continues(&self, lines: &[String], next: &str) -> bool {
+        if lines.len() >= 200 || !next.contains("NVRM: ") {
+            return false;
+        }
+        match xid_of(next) {
+            None => true,
+            Some(other) => xid_of(&lines[0]).is_some_and(|first| first == other),
+        }
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        let p = patterns();
+        let first = message.lines.first()?;
+        let caps = p.line.captures(first)?;
+        let key = (caps[1].to_string(), caps[2].to_string());
+        let (text, repeats) = collapse_repeats(message.lines, |l| {
+            xid_of(l).is_some_and(|other| other == key)
+        });
+        let mut finding = message.finding(Kind::Xid, text);
+        finding.exception = None;
+        finding.backend = Some("cuda".into());
+        finding.facts.insert("xid".into(), key.1.clone());
+        finding.facts.insert("pci".into(), key.0.clone());
+        let mut rest = caps.get(3).map_or("", |m| m.as_str()).trim();
+        if let Some(c) = p.pid.captures(rest) {
+            let pid = c[1].trim_matches('\'');
+            if pid.chars().all(|ch| ch.is_ascii_digit()) {
+                finding.facts.insert("pid".into(), pid.to_string());
+            }
+            rest = &rest[c.get(0).map_or(0, |m| m.end())..];
+        }
+        if let Some(c) = p.name.captures(rest) {
+            let name = c[1].trim();
+            if !name.starts_with('<') && !name.is_empty() {
+                finding.facts.insert("process".into(), name.to_string());
+            }
+            rest = &rest[c.get(0).map_or(0, |m| m.end())..];
+        }
+        if !rest.is_empty() {
+            finding
+                .facts
+                .insert("driver_message".into(), rest.trim().to_string());
+        }
+        if repeats > 0 {
+            finding.occurrences = 1 + repeats as u64;
+        }
+        Some(finding)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode(lines: &[&str]) -> Finding {
+        crate::detect::masked::collect(&Xid, lines).expect("xid line")
+    }
+
+    #[test]
+    fn reads_every_field() {
+        let f = decode(&[
+            "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus.",
+        ]);
+        assert_eq!(f.kind, Kind::Xid);
+        assert_eq!(f.facts["xid"], "79");
+        assert_eq!(f.facts["pci"], "0000:3b:00");
+        assert_eq!(f.facts["pid"], "1234");
+        assert_eq!(f.facts["process"], "python");
+        assert_eq!(f.facts["driver_message"], "GPU has fallen off the bus.");
+    }
+
+    #[test]
+    fn spellings() {
+        let f = decode(&["NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked for remapping, reset gpu to activate."]);
+        assert_eq!(f.facts["xid"], "63");
+        assert_eq!(
+            f.facts["driver_message"],
+            "Row Remapper: New row marked for remapping, reset gpu to activate."
+        );
+        let g =
+            decode(&["NVRM: Xid (PCI:0000:65:00): 92, pid='N/A', High single-bit ECC error rate"]);
+        assert!(!g.facts.contains_key("pid"));
+        assert_eq!(g.facts["driver_message"], "High single-bit ECC error rate");
+        let h = decode(&["NVRM: Xid (PCI:0000:2b:00): 79, GPU has fallen off the bus."]);
+        assert_eq!(h.facts["driver_message"], "GPU has fallen off the bus.");
+        let i = decode(&["NVRM: Xid (PCI:0000:08:00): 31, pid='<unknown>', name=<unknown>, Ch 0000003b, intr 10000000. MMU Fault: ENGINE GRAPHICS HUBCLIENT_SCC faulted @ 0x0_04687000. Fault is of type FAULT_PDE ACCESS_TYPE_READ"]);
+        assert_eq!(i.facts["xid"], "31");
+        assert!(!i.facts.contains_key("process"));
+        assert!(i.facts["driver_message"].starts_with("Ch 0000003b"));
+    }
+
+    #[test]
+    fn folds_repeats_and_follow_ups() {
+        let f = decode(&[
+            "NVRM: Xid (PCI:0000:2b:00): 79, GPU has fallen off the bus.",
+            "NVRM: GPU 0000:2b:00.0: GPU has fallen off the bus.",
+            "NVRM: Xid (PCI:0000:2b:00): 79, GPU has fallen off the bus.",
+            "NVRM: Xid (PCI:0000:2b:00): 45, pid=1, Ch 00000010",
+        ]);
+        assert_eq!(f.occurrences, 2);
+        assert_eq!(f.text.lines().count(), 2);
+    }
+
+    #[test]
+    fn negatives() {
+        assert!(Xid.start("grep Xid /var/log/syslog").is_none());
+        assert!(Xid
+            .start("NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05")
+            .is_none());
+    }
+}
