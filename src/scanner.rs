@@ -68,45 +68,162 @@ pub struct ScanOutcome {
 }
 
 /// Scans `reader` to its end. `input` names it in findings and errors.
-pub fn scan<R: Read>(mut reader: R, input: &str) -> Result<ScanOutcome> {
-    let mut scanner = Scanner::new(input);
-    let mut buf: Vec<u8> = Vec::with_capacity(READ_SIZE * 2);
-    // buf[history..start] is already processed (kept for look-back);
-    // buf[start..] is not yet processed.
-    let mut history = 0usize;
-    let mut start = 0usize;
-    let mut eof = false;
-    while !eof {
-        // Keep at most LOOKBACK processed bytes, then make room to read.
-        let keep_from = start.saturating_sub(LOOKBACK).max(history);
-        if keep_from > 0 {
-            buf.drain(..keep_from);
-            scanner.base_offset += keep_from as u64;
-            start -= keep_from;
-        }
-        history = 0;
-        let filled = buf.len();
-        buf.resize(filled + READ_SIZE, 0);
-        let n = loop {
-            match reader.read(&mut buf[filled..]) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(source) => {
-                    return Err(Error::Read {
-                        input: input.to_string(),
-                        source,
-                    })
-                }
-            }
-        };
-        buf.truncate(filled + n);
-        scanner.outcome.bytes += n as u64;
-        eof = n == 0;
+pub fn scan<R: Read>(reader: R, input: &str) -> Result<ScanOutcome> {
+    let mut stream = Stream::with_collector(input, Collector::default());
+    stream.read_from(reader, &mut |_| {})?;
+    Ok(stream.finish_batch())
+}
 
-        // Process whole lines; at EOF, the rest; a too-long line, in pieces
-        // of exactly MAX_LINE bytes so that the pieces do not depend on how
-        // the input arrived. Only the first line of `avail` can be long: all
-        // lines after its newline came in the last read.
+/// Scans `reader` to its end like [`scan`], but hands each finding to
+/// `on_finding` as soon as it is complete and can no longer change, instead of
+/// keeping them all: memory stays bounded however many findings there are.
+///
+/// A finding is complete when the scanner has read more than the fold window
+/// (20,000 lines) past it without a copy to fold into it, or at the end of
+/// the input. The returned outcome has the counts; its `findings` is empty.
+/// Findings arrive unexplained, with `id` set to their 1-based position in
+/// this input and `consequence_of` to the 0-based position of the finding
+/// they follow from; [`crate::LiveAnalysis`] explains them and gives run-wide
+/// ids. Unlike [`scan`], identical repeats more than the fold window apart
+/// are separate findings, because the first was already handed out.
+pub fn scan_streaming<R: Read>(
+    reader: R,
+    input: &str,
+    on_finding: &mut dyn FnMut(Finding),
+) -> Result<ScanOutcome> {
+    let mut stream = Stream::new(input);
+    stream.read_from(reader, on_finding)?;
+    Ok(stream.finish(on_finding))
+}
+
+/// A push-based scanner for input that arrives over time (a pipe, a growing
+/// file): [`Stream::feed`] it bytes as they come, then [`Stream::finish`].
+/// Findings are handed out as described for [`scan_streaming`].
+pub struct Stream {
+    scanner: Scanner,
+    /// `buf[..start]` is already processed (kept for look-back);
+    /// `buf[start..]` is not yet processed.
+    buf: Vec<u8>,
+    start: usize,
+}
+
+impl Stream {
+    /// A stream that names its input `input` in findings.
+    pub fn new(input: &str) -> Self {
+        Stream::with_collector(
+            input,
+            Collector {
+                streaming: true,
+                ..Collector::default()
+            },
+        )
+    }
+
+    fn with_collector(input: &str, collector: Collector) -> Self {
+        let mut scanner = Scanner::new(input);
+        scanner.collector = collector;
+        Stream {
+            scanner,
+            buf: Vec::with_capacity(READ_SIZE * 2),
+            start: 0,
+        }
+    }
+
+    /// Bytes fed so far.
+    pub fn bytes(&self) -> u64 {
+        self.scanner.outcome.bytes
+    }
+
+    /// Scans `bytes`, the next part of the input, and hands out the findings
+    /// that became complete.
+    pub fn feed(&mut self, bytes: &[u8], on_finding: &mut dyn FnMut(Finding)) {
+        // Piece by piece, as `read` would deliver them, so that findings do
+        // not depend on how the input arrived.
+        for piece in bytes.chunks(READ_SIZE) {
+            self.compact();
+            self.buf.extend_from_slice(piece);
+            self.scanner.outcome.bytes += piece.len() as u64;
+            self.process(false);
+        }
+        self.scanner.emit_ready(on_finding);
+    }
+
+    /// Hands out every finding now, complete or not, as if the input ended
+    /// here but without ending it: for input that has gone quiet (a followed
+    /// log whose writer stopped). A later copy of a flushed crash becomes a
+    /// new finding. An unfinished last line stays unprocessed.
+    pub fn flush(&mut self, on_finding: &mut dyn FnMut(Finding)) {
+        self.scanner.finish_pendings();
+        self.scanner.emit_all(on_finding);
+    }
+
+    /// Ends the input: processes what is left and hands out every finding.
+    pub fn finish(mut self, on_finding: &mut dyn FnMut(Finding)) -> ScanOutcome {
+        self.process(true);
+        self.scanner.finish_pendings();
+        self.scanner.emit_all(on_finding);
+        let mut outcome = self.scanner.outcome;
+        outcome.dropped_findings = self.scanner.collector.dropped;
+        outcome
+    }
+
+    /// Ends the input and returns the findings collected (batch mode).
+    fn finish_batch(mut self) -> ScanOutcome {
+        self.process(true);
+        self.scanner.finish()
+    }
+
+    /// Reads `reader` to its end, feeding every block read.
+    fn read_from<R: Read>(
+        &mut self,
+        mut reader: R,
+        on_finding: &mut dyn FnMut(Finding),
+    ) -> Result<()> {
+        loop {
+            self.compact();
+            let filled = self.buf.len();
+            self.buf.resize(filled + READ_SIZE, 0);
+            let n = loop {
+                match reader.read(&mut self.buf[filled..]) {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                    Err(source) => {
+                        self.buf.truncate(filled);
+                        return Err(Error::Read {
+                            input: self.scanner.input.clone(),
+                            source,
+                        });
+                    }
+                }
+            };
+            self.buf.truncate(filled + n);
+            self.scanner.outcome.bytes += n as u64;
+            if n == 0 {
+                return Ok(());
+            }
+            self.process(false);
+            self.scanner.emit_ready(on_finding);
+        }
+    }
+
+    /// Keeps at most LOOKBACK processed bytes, to make room for more.
+    fn compact(&mut self) {
+        let keep_from = self.start.saturating_sub(LOOKBACK);
+        if keep_from > 0 {
+            self.buf.drain(..keep_from);
+            self.scanner.base_offset += keep_from as u64;
+            self.start -= keep_from;
+        }
+    }
+
+    /// Processes whole lines; at EOF, the rest; a too-long line, in pieces
+    /// of exactly MAX_LINE bytes so that the pieces do not depend on how
+    /// the input arrived. Only the first line of `avail` can be long: all
+    /// lines after its newline came in the last read.
+    fn process(&mut self, eof: bool) {
+        let buf = &self.buf;
+        let scanner = &mut self.scanner;
+        let mut start = self.start;
         loop {
             let avail = &buf[start..];
             if avail.is_empty() {
@@ -116,25 +233,25 @@ pub fn scan<R: Read>(mut reader: R, input: &str) -> Result<ScanOutcome> {
             if memchr::memchr(b'\n', head).is_some() {
                 let last_nl = memchr::memrchr(b'\n', avail).unwrap_or(0);
                 let end = start + last_nl + 1;
-                scanner.process_region(&buf, start, end);
+                scanner.process_region(buf, start, end);
                 start = end;
             } else if avail.len() >= MAX_LINE {
                 if !scanner.in_cut_line {
                     scanner.outcome.long_lines += 1;
                 }
-                scanner.process_region(&buf, start, start + MAX_LINE);
+                scanner.process_region(buf, start, start + MAX_LINE);
                 scanner.in_cut_line = true;
                 start += MAX_LINE;
             } else if eof {
                 let end = buf.len();
-                scanner.process_region(&buf, start, end);
+                scanner.process_region(buf, start, end);
                 start = end;
             } else {
                 break;
             }
         }
+        self.start = start;
     }
-    Ok(scanner.finish())
 }
 
 struct Pending {
@@ -158,8 +275,8 @@ impl RankState {
     }
 }
 
-struct Scanner<'i> {
-    input: &'i str,
+struct Scanner {
+    input: String,
     /// Absolute offset of `buf[0]`.
     base_offset: u64,
     /// Number of the line that starts at the current position (1-based).
@@ -174,10 +291,10 @@ struct Scanner<'i> {
     outcome: ScanOutcome,
 }
 
-impl<'i> Scanner<'i> {
-    fn new(input: &'i str) -> Self {
+impl Scanner {
+    fn new(input: &str) -> Self {
         Scanner {
-            input,
+            input: input.to_string(),
             base_offset: 0,
             line_no: 1,
             in_cut_line: false,
@@ -314,7 +431,7 @@ impl<'i> Scanner<'i> {
 
     fn finish_pending(&mut self, pending: Pending, rank: Option<u32>) {
         let message = Message {
-            input: self.input,
+            input: &self.input,
             line: pending.line,
             prefix: &pending.prefix,
             lines: &pending.lines,
@@ -328,14 +445,48 @@ impl<'i> Scanner<'i> {
         self.collector.push(finding, rank);
     }
 
-    fn finish(mut self) -> ScanOutcome {
-        let mut ranks: Vec<_> = self.ranks.drain().collect();
-        ranks.sort_by_key(|(_, state)| state.pending.as_ref().map(|p| p.line));
-        for (rank, state) in ranks {
-            if let Some(pending) = state.pending {
-                self.finish_pending(pending, rank);
-            }
+    /// Finishes every message still collecting lines, in line order.
+    fn finish_pendings(&mut self) {
+        let mut pendings: Vec<_> = self
+            .ranks
+            .iter_mut()
+            .filter_map(|(rank, state)| state.pending.take().map(|p| (*rank, p)))
+            .collect();
+        pendings.sort_by_key(|(_, pending)| pending.line);
+        for (rank, pending) in pendings {
+            self.finish_pending(pending, rank);
         }
+    }
+
+    /// Streaming: hands out the findings that no later line can change.
+    fn emit_ready(&mut self, on_finding: &mut dyn FnMut(Finding)) {
+        if !self.collector.streaming {
+            return;
+        }
+        // No finding still to come can start before this line.
+        let earliest_next = self
+            .ranks
+            .values()
+            .filter_map(|state| state.pending.as_ref().map(|p| p.line))
+            .fold(self.line_no, u64::min);
+        let ready = self
+            .collector
+            .findings
+            .iter()
+            .take_while(|f| earliest_next.saturating_sub(f.source.line) > FOLD_WINDOW_LINES)
+            .count();
+        self.collector.hand_out(ready, on_finding);
+    }
+
+    /// Streaming: hands out every finding collected, in line order.
+    fn emit_all(&mut self, on_finding: &mut dyn FnMut(Finding)) {
+        self.collector.findings.sort_by_key(|f| f.source.line);
+        let all = self.collector.findings.len();
+        self.collector.hand_out(all, on_finding);
+    }
+
+    fn finish(mut self) -> ScanOutcome {
+        self.finish_pendings();
         let mut outcome = self.outcome;
         outcome.dropped_findings = self.collector.dropped;
         let mut findings = self.collector.findings;
@@ -360,17 +511,45 @@ fn detect_start(text: &str) -> Option<(&'static dyn Family, usize)> {
 /// Folds copies of a crash and keeps memory bounded.
 #[derive(Default)]
 struct Collector {
+    /// Findings not handed out yet; `findings[0]` is the `handed_out`-th
+    /// (0-based) finding of the input.
     findings: Vec<Finding>,
-    /// Same kind, rank and text: a repeat of the same message.
+    /// Same kind, rank and text: a repeat of the same message (value: the
+    /// finding's 0-based position in the input).
     by_text: HashMap<(crate::record::Kind, Option<u32>, String), usize>,
     dropped: u64,
+    /// Streaming: findings are numbered and handed out when complete.
+    streaming: bool,
+    /// Findings already handed out (streaming only).
+    handed_out: usize,
+    /// Position of the last handed-out finding that is not a crash.
+    last_handed_out_cause: Option<usize>,
 }
 
 impl Collector {
+    /// Hands out the first `n` findings; copies of them can no longer fold.
+    fn hand_out(&mut self, n: usize, on_finding: &mut dyn FnMut(Finding)) {
+        if n == 0 {
+            return;
+        }
+        self.handed_out += n;
+        let handed_out = self.handed_out;
+        self.by_text.retain(|_, position| *position >= handed_out);
+        // Positions are numbered as pushed (`id - 1`), whatever the order.
+        let causes = self.findings[..n]
+            .iter()
+            .filter(|f| f.category != crate::record::Category::Crash)
+            .map(|f| f.id.saturating_sub(1));
+        self.last_handed_out_cause = causes.chain(self.last_handed_out_cause).max();
+        for finding in self.findings.drain(..n) {
+            on_finding(finding);
+        }
+    }
+
     fn push(&mut self, mut finding: Finding, rank: Option<u32>) {
         let key = (finding.kind, rank, finding.text.clone());
         if let Some(&i) = self.by_text.get(&key) {
-            let first = &mut self.findings[i];
+            let first = &mut self.findings[i - self.handed_out];
             first.occurrences = first.occurrences.saturating_add(1);
             // A framework often prints the message, then raises it with a
             // traceback (ComfyUI, Lightning): keep what the later copy adds.
@@ -389,7 +568,8 @@ impl Collector {
         if self.fold_into_other_rank(&finding, rank) {
             return;
         }
-        if self.findings.len() >= MAX_FINDINGS {
+        let position = self.handed_out + self.findings.len();
+        if position >= MAX_FINDINGS {
             self.dropped += 1;
             return;
         }
@@ -400,9 +580,14 @@ impl Collector {
             finding.consequence_of = self
                 .findings
                 .iter()
-                .rposition(|f| f.category != crate::record::Category::Crash);
+                .rposition(|f| f.category != crate::record::Category::Crash)
+                .map(|i| self.handed_out + i)
+                .or(self.last_handed_out_cause);
         }
-        self.by_text.insert(key, self.findings.len());
+        if self.streaming {
+            finding.id = position + 1;
+        }
+        self.by_text.insert(key, position);
         self.findings.push(finding);
     }
 
@@ -540,6 +725,74 @@ mod tests {
         let out = scan_str(&log);
         assert_eq!(out.long_lines, 1);
         assert_eq!(out.lines, 1);
+    }
+
+    fn stream_all(log: &str, piece: usize) -> (Vec<Finding>, ScanOutcome) {
+        let mut found = Vec::new();
+        let mut stream = Stream::new("t");
+        for chunk in log.as_bytes().chunks(piece) {
+            stream.feed(chunk, &mut |f| found.push(f));
+        }
+        let outcome = stream.finish(&mut |f| found.push(f));
+        (found, outcome)
+    }
+
+    #[test]
+    fn streaming_finds_what_scan_finds() {
+        let log = format!(
+            "a\r\n[rank0]: {SEED}\r\n[rank1]: {SEED}\nRuntimeError: CUDA error: out of memory\nCUDA kernel errors might be asynchronously reported\nx\n{SEED}"
+        );
+        let batch = scan(log.as_bytes(), "t").unwrap();
+        for piece in [1, 5, 64, log.len()] {
+            let (streamed, outcome) = stream_all(&log, piece);
+            // Numbered as collected; handed out in line order.
+            let mut numbered: Vec<usize> = streamed.iter().map(|f| f.id).collect();
+            numbered.sort_unstable();
+            assert_eq!(numbered, [1, 2, 3], "piece {piece}");
+            let unnumbered: Vec<Finding> = streamed
+                .into_iter()
+                .map(|f| Finding { id: 0, ..f })
+                .collect();
+            assert_eq!(unnumbered, batch.findings, "piece {piece}");
+            assert_eq!(outcome.lines, batch.lines);
+            assert_eq!(outcome.bytes, batch.bytes);
+            assert!(outcome.findings.is_empty());
+        }
+    }
+
+    #[test]
+    fn streaming_hands_out_findings_once_past_the_fold_window() {
+        let mut stream = Stream::new("t");
+        let mut found = Vec::new();
+        stream.feed(format!("{SEED}\n").as_bytes(), &mut |f| found.push(f));
+        assert!(found.is_empty(), "a copy from another rank may still come");
+        let noise = "step\n".repeat(FOLD_WINDOW_LINES as usize + 1);
+        stream.feed(noise.as_bytes(), &mut |f| found.push(f));
+        assert_eq!(found.len(), 1);
+        // A repeat after it was handed out is a new finding.
+        stream.feed(format!("{SEED}\n").as_bytes(), &mut |f| found.push(f));
+        let outcome = stream.finish(&mut |f| found.push(f));
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[1].id, 2);
+        assert_eq!(outcome.lines, FOLD_WINDOW_LINES + 3);
+        // Whereas scan folds every identical repeat.
+        let whole = format!("{SEED}\n{noise}{SEED}\n");
+        assert_eq!(scan(whole.as_bytes(), "t").unwrap().findings.len(), 1);
+    }
+
+    #[test]
+    fn flush_hands_out_everything_now() {
+        let mut stream = Stream::new("t");
+        let mut found = Vec::new();
+        let log = "RuntimeError: CUDA error: out of memory\nCUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n";
+        stream.feed(log.as_bytes(), &mut |f| found.push(f));
+        assert!(found.is_empty(), "the message may go on");
+        stream.flush(&mut |f| found.push(f));
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].text.lines().count(), 2);
+        let outcome = stream.finish(&mut |f| found.push(f));
+        assert_eq!(found.len(), 1);
+        assert_eq!(outcome.lines, 2);
     }
 
     #[test]
