@@ -1,7 +1,26 @@
-//! Command-line arguments. No logic here: `main.rs` turns these into library calls.
+//! Command-line arguments. No logic here: `commands/` turns these into library calls.
 
-use clap::{Parser, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::ffi::OsString;
 use std::path::PathBuf;
+
+const EXAMPLES: &str = "\
+Examples:
+  python train.py 2>&1 | oomwhy            explain a crash in a run's output
+  oomwhy train.log                         read a log file
+  oomwhy                                   then paste the error and press Ctrl-D
+  oomwhy run -- python train.py            run a command, explain it if it crashes
+  oomwhy --follow train.log                watch a log while it is written
+  oomwhy --format json rank*.log > report.json
+  oomwhy --format markdown train.log       a report to paste into an issue
+  oomwhy explain fragmentation             the long explanation of a code
+  oomwhy explain --list                    every code
+
+A file named like a subcommand (explain, schema, run, completions, man, help)
+needs a path: oomwhy ./explain
+
+Exit status: 0 if something was found, 1 if nothing was found, 2 on an error;
+`oomwhy run` exits with the command's own status.";
 
 /// Explain why your GPU ran out of memory.
 ///
@@ -12,9 +31,45 @@ use std::path::PathBuf;
 #[command(
     name = "oomwhy",
     version,
-    after_help = "Examples:\n  python train.py 2>&1 | oomwhy\n  oomwhy train.log\n  oomwhy --format json rank*.log > report.json\n  oomwhy            (then paste the error and press Ctrl-D)\n\nExit status: 0 if something was found, 1 if nothing was found, 2 on an error."
+    args_conflicts_with_subcommands = true,
+    after_help = EXAMPLES
 )]
 pub struct Cli {
+    /// What to do; without one, read logs.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    /// Reading logs (the default).
+    #[command(flatten)]
+    pub scan: ScanArgs,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Print the long explanation of a code from a finding's "More:" line.
+    Explain(ExplainArgs),
+    /// Print the JSON Schema of `--format json` (or of one `--format ndjson` line).
+    Schema(SchemaArgs),
+    /// Run a command, pass its output through, and explain its crash.
+    ///
+    /// The command's standard output and error pass through unchanged and
+    /// live; both are scanned as they stream. When the command ends, what was
+    /// found is reported on standard error (or in `--report PATH`), and
+    /// oomwhy exits with the command's own exit status (128 + N for a signal).
+    #[command(
+        after_help = "Examples:\n  oomwhy run -- python train.py --batch-size 64\n  oomwhy run --format json --report oom.json -- torchrun --nproc-per-node 8 train.py"
+    )]
+    Run(RunArgs),
+    /// Print a shell completion script (e.g. `oomwhy completions bash > /etc/bash_completion.d/oomwhy`).
+    Completions(CompletionsArgs),
+    /// Print the manual page in roff (e.g. `oomwhy man > oomwhy.1`).
+    Man,
+}
+
+/// Reading logs.
+#[derive(Debug, Args)]
+pub struct ScanArgs {
     /// Log files to read; none or `-` reads standard input.
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
@@ -30,6 +85,68 @@ pub struct Cli {
     /// Print nothing; only set the exit status.
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// Keep reading FILE as it grows, like `tail -f`, and report each crash
+    /// as it appears (text, ndjson, markdown or github); survives truncation
+    /// and log rotation. Stop with Ctrl-C.
+    #[arg(short, long)]
+    pub follow: bool,
+}
+
+/// `oomwhy explain`.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// The code, e.g. `fragmentation`; case, `-` for `_` and a unique prefix are fine.
+    #[arg(required_unless_present = "list", conflicts_with = "list")]
+    pub code: Option<String>,
+
+    /// List every code with its title.
+    #[arg(long)]
+    pub list: bool,
+
+    /// When to colour headings.
+    #[arg(long, value_enum, default_value_t = ColorArg::Auto, value_name = "WHEN")]
+    pub color: ColorArg,
+}
+
+/// `oomwhy schema`.
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// The schema of one `--format ndjson` line instead of the JSON document.
+    #[arg(long)]
+    pub ndjson: bool,
+}
+
+/// `oomwhy run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Format of the report.
+    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    pub format: FormatArg,
+
+    /// Write the report to PATH instead of standard error.
+    #[arg(long, value_name = "PATH")]
+    pub report: Option<PathBuf>,
+
+    /// When to colour the text report.
+    #[arg(long, value_enum, default_value_t = ColorArg::Auto, value_name = "WHEN")]
+    pub color: ColorArg,
+
+    /// Report nothing; only pass the output through and exit with the command's status.
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    /// The command and its arguments (put `--` before them).
+    #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
+}
+
+/// `oomwhy completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// `--format`.
@@ -37,17 +154,56 @@ pub struct Cli {
 pub enum FormatArg {
     /// Human-readable explanation.
     Text,
-    /// One JSON document (schema_version 1).
+    /// One JSON document (schema_version 1; `oomwhy schema`).
     Json,
+    /// One JSON object per line, each finding as soon as it is complete, then a summary.
+    Ndjson,
+    /// A compact Markdown report for an issue or a chat.
+    Markdown,
+    /// GitHub Actions annotations (`::error file=...,line=...::...`).
+    Github,
 }
 
 /// `--color`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ColorArg {
-    /// Colour when stdout is a terminal and NO_COLOR is not set.
+    /// Colour when the output is a terminal and NO_COLOR is not set.
     Auto,
     /// Always colour.
     Always,
     /// Never colour.
     Never,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn files_and_subcommands_coexist() {
+        let cli = Cli::try_parse_from(["oomwhy", "train.log"]).unwrap();
+        assert!(cli.command.is_none());
+        assert_eq!(cli.scan.files, [PathBuf::from("train.log")]);
+        let cli = Cli::try_parse_from(["oomwhy", "./explain"]).unwrap();
+        assert!(cli.command.is_none());
+        let cli = Cli::try_parse_from(["oomwhy", "explain", "frag"]).unwrap();
+        assert!(matches!(cli.command, Some(Command::Explain(_))));
+        let cli = Cli::try_parse_from(["oomwhy", "run", "--", "sh", "-c", "exit 3"]).unwrap();
+        let Some(Command::Run(run)) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(run.command, ["sh", "-c", "exit 3"]);
+        let cli =
+            Cli::try_parse_from(["oomwhy", "run", "python", "train.py", "--lr", "1"]).unwrap();
+        let Some(Command::Run(run)) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(run.command, ["python", "train.py", "--lr", "1"]);
+    }
 }

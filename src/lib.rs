@@ -5,17 +5,50 @@
 //! illegal memory accesses, Windows fail-fast exits), decodes each into a
 //! [`record::Finding`] with exact byte counts, and explains it.
 //!
-//! Data flows input → [`scanner`] → [`record`] → [`explain`] → [`render`]:
+//! Data flows input → [`scanner`] → [`record`] → [`explain`] → [`render`].
+//!
+//! # The public API in four calls
+//!
+//! * [`decode_str`] decodes and explains a pasted message;
+//! * [`scan`] reads any [`std::io::Read`] in bounded memory, and
+//!   [`Analysis`] explains what one or more scans found;
+//! * [`explain::docs::lookup`] gives the long explanation of a code;
+//! * [`render::render`] writes findings as text, JSON, NDJSON, Markdown or
+//!   GitHub annotations to any [`std::io::Write`].
+//!
+//! For input that arrives over time, [`scan_streaming`] and [`Stream`] hand
+//! out each finding when it is complete, and [`LiveAnalysis`] explains it.
 //!
 //! ```
 //! let log = "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB \
 //!     (GPU 0; 8.00 GiB total capacity; 6.32 GiB already allocated; \
 //!     1.56 GiB free; 7.88 GiB reserved in total by PyTorch)";
+//!
+//! // Decode a string.
 //! let findings = oomwhy::decode_str(log);
 //! assert_eq!(findings.len(), 1);
 //! assert_eq!(findings[0].sizes.requested_bytes, Some(2 << 30));
 //! // 7.88 GiB reserved + 1.56 GiB free is more than 8.00 GiB total.
 //! assert_eq!(findings[0].diagnosis.verdicts[0].code, "inconsistent_numbers");
+//!
+//! // Scan a reader (a file, a pipe) and explain what it held.
+//! let mut analysis = oomwhy::Analysis::new();
+//! analysis.add(oomwhy::scan(log.as_bytes(), "train.log")?);
+//! let (findings, summary) = analysis.finish();
+//! assert_eq!(summary.oom, 1);
+//!
+//! // The long explanation of each code the finding names.
+//! let (code, text) = oomwhy::explain::docs::lookup(&findings[0].explain[0])?;
+//! assert_eq!(code, "torch_allocator_oom");
+//! assert!(text.contains("## How to fix it"));
+//!
+//! // Render to any writer.
+//! use oomwhy::render::{render, Format, RenderOptions};
+//! let mut out = Vec::new();
+//! render(Format::Json, &findings, &summary, RenderOptions::default(), &mut out)?;
+//! let json: serde_json::Value = serde_json::from_slice(&out)?;
+//! assert_eq!(json["schema_version"], 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -23,16 +56,21 @@
 pub mod context;
 pub mod detect;
 pub mod error;
+pub mod exit;
 pub mod explain;
+pub mod follow;
 pub mod normalize;
 pub mod record;
 pub mod render;
 pub mod scanner;
+pub mod schema;
 pub mod units;
+
+use std::collections::HashMap;
 
 pub use error::{Error, Result};
 pub use record::{Finding, Summary};
-pub use scanner::{scan, ScanOutcome};
+pub use scanner::{scan, scan_streaming, ScanOutcome, Stream};
 
 /// Collects the findings of several inputs into one explained report.
 #[derive(Debug, Default)]
@@ -80,6 +118,92 @@ impl Analysis {
             }
         }
         (self.findings, self.summary)
+    }
+}
+
+/// Explains findings one at a time, as a streaming scan hands them out
+/// ([`scan_streaming`], [`Stream`]), for output that cannot wait for the end
+/// of the input (NDJSON, `--follow`, `oomwhy run`).
+///
+/// Findings get run-wide ids in the order they are explained, and verdicts
+/// that compare with earlier findings (memory growth) see the earlier
+/// findings of the whole run. The inputs of one run need distinct names.
+#[derive(Debug, Default)]
+pub struct LiveAnalysis {
+    summary: Summary,
+    /// Recent findings, a few per kind, device and rank, for [`explain::explain_after`].
+    history: Vec<Finding>,
+    /// (input, id within the input) → run-wide id, for `consequence_of`.
+    ids: HashMap<(String, usize), usize>,
+}
+
+/// Earlier findings kept per kind, device and rank for [`LiveAnalysis`].
+const HISTORY_PER_KEY: usize = 8;
+/// Id mappings kept for [`LiveAnalysis`]; consequences follow their cause closely.
+const MAX_ID_MAPPINGS: usize = 100_000;
+
+impl LiveAnalysis {
+    /// An empty analysis.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records that an input is about to be read.
+    pub fn begin_input(&mut self) {
+        self.summary.inputs += 1;
+    }
+
+    /// Records an input that could not be read (to the end, or at all).
+    pub fn add_error(&mut self) {
+        self.summary.input_errors += 1;
+    }
+
+    /// Adds the line and byte counts of an input read to its end.
+    pub fn end_input(&mut self, outcome: &ScanOutcome) {
+        self.summary.lines += outcome.lines;
+        self.summary.bytes += outcome.bytes;
+    }
+
+    /// Explains a finding handed out by a streaming scan, gives it its
+    /// run-wide id and counts it. A finding made by hand (id 0) is welcome too.
+    pub fn explain(&mut self, mut finding: Finding) -> Finding {
+        let id = self.summary.findings + 1;
+        if self.ids.len() >= MAX_ID_MAPPINGS {
+            self.ids.clear();
+        }
+        if finding.id > 0 {
+            self.ids
+                .insert((finding.source.input.clone(), finding.id), id);
+        }
+        finding.consequence_of = finding
+            .consequence_of
+            .and_then(|local| self.ids.get(&(finding.source.input.clone(), local + 1)))
+            .copied();
+        finding.id = id;
+        explain::explain_after(&self.history, &mut finding);
+
+        let key = |f: &Finding| (f.kind, f.device, f.first_rank);
+        let same = self.history.iter().filter(|h| key(h) == key(&finding));
+        if same.count() >= HISTORY_PER_KEY {
+            if let Some(oldest) = self.history.iter().position(|h| key(h) == key(&finding)) {
+                self.history.remove(oldest);
+            }
+        }
+        self.history.push(finding.clone());
+
+        let s = &mut self.summary;
+        s.findings += 1;
+        match finding.category {
+            record::Category::Oom => s.oom += 1,
+            record::Category::LikelyOom => s.likely_oom += 1,
+            record::Category::Crash => s.crash += 1,
+        }
+        finding
+    }
+
+    /// The counts so far.
+    pub fn summary(&self) -> &Summary {
+        &self.summary
     }
 }
 

@@ -96,48 +96,199 @@ impl Block {
 /// read. Memory stays bounded: a few blocks of [`READ_SIZE`] bytes, one
 /// partial line of at most [`MAX_LINE`] bytes, and the findings.
 pub fn scan<R: Read + Send>(reader: R, input: &str) -> Result<ScanOutcome> {
-    std::thread::scope(|scope| {
-        let (full_tx, full_rx) = mpsc::sync_channel::<std::io::Result<Block>>(2);
-        let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
-        scope.spawn(move || read_blocks(reader, &full_tx, &free_rx));
+    let mut stream = Stream::with_collector(input, Collector::default());
+    stream.read_from(reader, &mut |_| {})?;
+    Ok(stream.finish_batch())
+}
+
+/// Scans `reader` to its end like [`scan`], but hands each finding to
+/// `on_finding` as soon as it is complete and can no longer change, instead of
+/// keeping them all: memory stays bounded however many findings there are.
+///
+/// A finding is complete when the scanner has read more than the fold window
+/// (20,000 lines) past it without a copy to fold into it, or at the end of
+/// the input. The returned outcome has the counts; its `findings` is empty.
+/// Findings arrive unexplained, with `id` set to their 1-based position in
+/// this input and `consequence_of` to the 0-based position of the finding
+/// they follow from; [`crate::LiveAnalysis`] explains them and gives run-wide
+/// ids. Unlike [`scan`], identical repeats more than the fold window apart
+/// are separate findings, because the first was already handed out.
+pub fn scan_streaming<R: Read + Send>(
+    reader: R,
+    input: &str,
+    on_finding: &mut dyn FnMut(Finding),
+) -> Result<ScanOutcome> {
+    let mut stream = Stream::new(input);
+    stream.read_from(reader, on_finding)?;
+    Ok(stream.finish(on_finding))
+}
+
+/// A push-based scanner for input that arrives over time (a pipe, a growing
+/// file): [`Stream::feed`] it bytes as they come, then [`Stream::finish`].
+/// Findings are handed out as described for [`scan_streaming`].
+pub struct Stream {
+    scanner: Scanner,
+    carry: Carry,
+    /// Fed bytes not yet made into a block (less than READ_SIZE).
+    partial: Vec<u8>,
+    /// Absolute offset of the next block.
+    offset: u64,
+    /// Buffers to reuse for blocks.
+    spare: Vec<Vec<u8>>,
+}
+
+impl Stream {
+    /// A stream that names its input `input` in findings.
+    pub fn new(input: &str) -> Self {
+        Stream::with_collector(
+            input,
+            Collector {
+                streaming: true,
+                ..Collector::default()
+            },
+        )
+    }
+
+    fn with_collector(input: &str, collector: Collector) -> Self {
         let mut scanner = Scanner::new(input);
-        let mut carry = Carry::default();
-        loop {
-            let block = match full_rx.recv() {
-                Ok(Ok(block)) => block,
-                Ok(Err(source)) => {
-                    return Err(Error::Read {
-                        input: input.to_string(),
-                        source,
-                    })
-                }
-                // The reader ends only after sending EOF or an error.
-                Err(_) => break,
-            };
-            if block.len == 0 {
-                carry.finish(&mut scanner);
-                break;
-            }
-            scanner.outcome.bytes += block.len as u64;
-            carry.consume(&mut scanner, &block);
-            for old in scanner.retire(block) {
-                // The reader may have stopped; then the buffer is simply dropped.
-                let _ = free_tx.send(old);
+        scanner.collector = collector;
+        Stream {
+            scanner,
+            carry: Carry::default(),
+            partial: Vec::new(),
+            offset: 0,
+            spare: Vec::new(),
+        }
+    }
+
+    /// Bytes fed so far.
+    pub fn bytes(&self) -> u64 {
+        self.scanner.outcome.bytes + self.partial.len() as u64
+    }
+
+    /// Scans `bytes`, the next part of the input, and hands out the findings
+    /// that became complete. Bytes are gathered into blocks of READ_SIZE, as
+    /// [`scan`] reads them, so that findings do not depend on how the input
+    /// arrived.
+    pub fn feed(&mut self, mut bytes: &[u8], on_finding: &mut dyn FnMut(Finding)) {
+        while !bytes.is_empty() {
+            let take = (READ_SIZE - self.partial.len()).min(bytes.len());
+            self.partial.extend_from_slice(&bytes[..take]);
+            bytes = &bytes[take..];
+            if self.partial.len() == READ_SIZE {
+                self.consume_partial();
             }
         }
-        Ok(scanner.finish())
-    })
+        self.scanner.emit_ready(on_finding);
+    }
+
+    /// Hands out every finding now, complete or not, as if the input ended
+    /// here but without ending it: for input that has gone quiet (a followed
+    /// log whose writer stopped). A later copy of a flushed crash becomes a
+    /// new finding. An unfinished last line stays unprocessed.
+    pub fn flush(&mut self, on_finding: &mut dyn FnMut(Finding)) {
+        self.consume_partial();
+        self.scanner.finish_pendings();
+        self.scanner.emit_all(on_finding);
+    }
+
+    /// Ends the input: processes what is left and hands out every finding.
+    pub fn finish(mut self, on_finding: &mut dyn FnMut(Finding)) -> ScanOutcome {
+        self.consume_partial();
+        self.carry.finish(&mut self.scanner);
+        self.scanner.finish_pendings();
+        self.scanner.emit_all(on_finding);
+        let mut outcome = self.scanner.outcome;
+        outcome.dropped_findings = self.scanner.collector.dropped;
+        outcome
+    }
+
+    /// Ends the input and returns the findings collected (batch mode).
+    fn finish_batch(mut self) -> ScanOutcome {
+        self.consume_partial();
+        self.carry.finish(&mut self.scanner);
+        self.scanner.finish()
+    }
+
+    /// Makes the gathered bytes a block and scans it.
+    fn consume_partial(&mut self) {
+        if self.partial.is_empty() {
+            return;
+        }
+        let data = std::mem::replace(&mut self.partial, self.spare.pop().unwrap_or_default());
+        self.partial.clear();
+        let len = data.len();
+        let block = Block {
+            newlines: count_newlines(&data),
+            data,
+            len,
+            offset: self.offset,
+        };
+        self.consume(block);
+    }
+
+    fn consume(&mut self, block: Block) {
+        self.offset = block.offset + block.len as u64;
+        self.scanner.outcome.bytes += block.len as u64;
+        self.carry.consume(&mut self.scanner, &block);
+        for old in self.scanner.retire(block) {
+            if self.spare.len() < 4 {
+                self.spare.push(old);
+            }
+        }
+    }
+
+    /// Reads `reader` to its end: a second thread reads and counts newlines
+    /// while this one scans, handing out findings as they complete.
+    fn read_from<R: Read + Send>(
+        &mut self,
+        reader: R,
+        on_finding: &mut dyn FnMut(Finding),
+    ) -> Result<()> {
+        let start = self.offset + self.partial.len() as u64;
+        self.consume_partial();
+        std::thread::scope(|scope| {
+            let (full_tx, full_rx) = mpsc::sync_channel::<std::io::Result<Block>>(2);
+            let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
+            scope.spawn(move || read_blocks(reader, start, &full_tx, &free_rx));
+            loop {
+                let block = match full_rx.recv() {
+                    Ok(Ok(block)) => block,
+                    Ok(Err(source)) => {
+                        return Err(Error::Read {
+                            input: self.scanner.input.clone(),
+                            source,
+                        })
+                    }
+                    // The reader ends only after sending EOF or an error.
+                    Err(_) => return Ok(()),
+                };
+                if block.len == 0 {
+                    return Ok(());
+                }
+                self.offset = block.offset + block.len as u64;
+                self.scanner.outcome.bytes += block.len as u64;
+                self.carry.consume(&mut self.scanner, &block);
+                for old in self.scanner.retire(block) {
+                    // The reader may have stopped; then the buffer is dropped.
+                    let _ = free_tx.send(old);
+                }
+                self.scanner.emit_ready(on_finding);
+            }
+        })
+    }
 }
 
 /// The reader thread: fills recycled buffers, counts newlines, sends them on.
 fn read_blocks<R: Read>(
     mut reader: R,
+    mut offset: u64,
     full: &mpsc::SyncSender<std::io::Result<Block>>,
     free: &mpsc::Receiver<Vec<u8>>,
 ) {
-    let mut offset = 0u64;
     loop {
         let mut data = free.try_recv().unwrap_or_else(|_| vec![0u8; READ_SIZE]);
+        data.resize(READ_SIZE, 0);
         // Fill the block (short reads from pipes are joined), so that block
         // boundaries, and with them everything downstream, do not depend on
         // how the input arrived, and every kept block is worth its memory.
@@ -202,7 +353,7 @@ struct Carry {
 }
 
 impl Carry {
-    fn consume(&mut self, scanner: &mut Scanner<'_>, block: &Block) {
+    fn consume(&mut self, scanner: &mut Scanner, block: &Block) {
         let bytes = block.bytes();
         // Complete (or extend) the line carried over from earlier blocks.
         let mut pos = if self.bytes.is_empty() && scanner.at_line_start() {
@@ -236,7 +387,7 @@ impl Carry {
     /// Returns the position after what was taken.
     fn append_partial(
         &mut self,
-        scanner: &mut Scanner<'_>,
+        scanner: &mut Scanner,
         bytes: &[u8],
         offset: u64,
         from: usize,
@@ -273,7 +424,7 @@ impl Carry {
         }
     }
 
-    fn flush(&mut self, scanner: &mut Scanner<'_>, ended: bool) {
+    fn flush(&mut self, scanner: &mut Scanner, ended: bool) {
         let bytes = std::mem::take(&mut self.bytes);
         let newlines = u64::from(ended);
         scanner.process_region(&bytes, self.offset, 0, bytes.len(), Some(newlines));
@@ -284,7 +435,7 @@ impl Carry {
         self.bytes.clear();
     }
 
-    fn finish(&mut self, scanner: &mut Scanner<'_>) {
+    fn finish(&mut self, scanner: &mut Scanner) {
         if !self.bytes.is_empty() {
             self.flush(scanner, false);
         }
@@ -317,8 +468,8 @@ impl RankState {
     }
 }
 
-struct Scanner<'i> {
-    input: &'i str,
+struct Scanner {
+    input: String,
     /// Number of the line that starts at the current position (1-based).
     line_no: u64,
     /// True when the previous piece ended without a newline (a cut line).
@@ -335,10 +486,10 @@ struct Scanner<'i> {
     outcome: ScanOutcome,
 }
 
-impl<'i> Scanner<'i> {
-    fn new(input: &'i str) -> Self {
+impl Scanner {
+    fn new(input: &str) -> Self {
         Scanner {
-            input,
+            input: input.to_string(),
             line_no: 1,
             in_cut_line: false,
             mid_line: false,
@@ -519,7 +670,7 @@ impl<'i> Scanner<'i> {
 
     fn finish_pending(&mut self, pending: Pending, rank: Option<u32>) {
         let message = Message {
-            input: self.input,
+            input: &self.input,
             line: pending.line,
             prefix: &pending.prefix,
             lines: &pending.lines,
@@ -535,14 +686,48 @@ impl<'i> Scanner<'i> {
         self.collector.push(finding, rank);
     }
 
-    fn finish(mut self) -> ScanOutcome {
-        let mut ranks: Vec<_> = self.ranks.drain().collect();
-        ranks.sort_by_key(|(_, state)| state.pending.as_ref().map(|p| p.line));
-        for (rank, state) in ranks {
-            if let Some(pending) = state.pending {
-                self.finish_pending(pending, rank);
-            }
+    /// Finishes every message still collecting lines, in line order.
+    fn finish_pendings(&mut self) {
+        let mut pendings: Vec<_> = self
+            .ranks
+            .iter_mut()
+            .filter_map(|(rank, state)| state.pending.take().map(|p| (*rank, p)))
+            .collect();
+        pendings.sort_by_key(|(_, pending)| pending.line);
+        for (rank, pending) in pendings {
+            self.finish_pending(pending, rank);
         }
+    }
+
+    /// Streaming: hands out the findings that no later line can change.
+    fn emit_ready(&mut self, on_finding: &mut dyn FnMut(Finding)) {
+        if !self.collector.streaming {
+            return;
+        }
+        // No finding still to come can start before this line.
+        let earliest_next = self
+            .ranks
+            .values()
+            .filter_map(|state| state.pending.as_ref().map(|p| p.line))
+            .fold(self.line_no, u64::min);
+        let ready = self
+            .collector
+            .findings
+            .iter()
+            .take_while(|f| earliest_next.saturating_sub(f.source.line) > FOLD_WINDOW_LINES)
+            .count();
+        self.collector.hand_out(ready, on_finding);
+    }
+
+    /// Streaming: hands out every finding collected, in line order.
+    fn emit_all(&mut self, on_finding: &mut dyn FnMut(Finding)) {
+        self.collector.findings.sort_by_key(|f| f.source.line);
+        let all = self.collector.findings.len();
+        self.collector.hand_out(all, on_finding);
+    }
+
+    fn finish(mut self) -> ScanOutcome {
+        self.finish_pendings();
         let mut outcome = self.outcome;
         outcome.dropped_findings = self.collector.dropped;
         let mut findings = self.collector.findings;
@@ -589,17 +774,47 @@ fn link_consequences(findings: &mut [Finding]) {
 /// Folds copies of a crash and keeps memory bounded.
 #[derive(Default)]
 struct Collector {
+    /// Findings not handed out yet; `findings[0]` is the `handed_out`-th
+    /// (0-based) finding of the input.
     findings: Vec<Finding>,
-    /// Same kind, rank and text: a repeat of the same message.
+    /// Same kind, rank and text: a repeat of the same message (value: the
+    /// finding's 0-based position in the input).
     by_text: HashMap<(crate::record::Kind, Option<u32>, String), usize>,
     dropped: u64,
+    /// Streaming: findings are numbered and handed out when complete.
+    streaming: bool,
+    /// Findings already handed out (streaming only).
+    handed_out: usize,
+    /// Position of the last handed-out finding that is not a crash.
+    last_handed_out_cause: Option<usize>,
 }
 
 impl Collector {
+    /// Hands out the first `n` findings; copies of them can no longer fold.
+    fn hand_out(&mut self, n: usize, on_finding: &mut dyn FnMut(Finding)) {
+        if n == 0 {
+            return;
+        }
+        self.handed_out += n;
+        let handed_out = self.handed_out;
+        self.by_text.retain(|_, position| *position >= handed_out);
+        // Consequences point at the latest earlier cause handed out, by
+        // position (`id - 1`, numbered as pushed).
+        for mut finding in self.findings.drain(..n) {
+            if finding.kind.is_consequence() {
+                finding.consequence_of = self.last_handed_out_cause;
+            }
+            if finding.category != crate::record::Category::Crash {
+                self.last_handed_out_cause = Some(finding.id.saturating_sub(1));
+            }
+            on_finding(finding);
+        }
+    }
+
     fn push(&mut self, mut finding: Finding, rank: Option<u32>) {
         let key = (finding.kind, rank, finding.text.clone());
         if let Some(&i) = self.by_text.get(&key) {
-            let first = &mut self.findings[i];
+            let first = &mut self.findings[i - self.handed_out];
             first.occurrences = first.occurrences.saturating_add(1);
             // A framework often prints the message, then raises it with a
             // traceback (ComfyUI, Lightning): keep what the later copy adds.
@@ -618,14 +833,18 @@ impl Collector {
         if self.fold_into_other_rank(&finding, rank) {
             return;
         }
-        if self.findings.len() >= MAX_FINDINGS {
+        let position = self.handed_out + self.findings.len();
+        if position >= MAX_FINDINGS {
             self.dropped += 1;
             return;
         }
         finding.ranks = rank.into_iter().collect();
         finding.first_rank = rank;
         finding.devices = finding.device.into_iter().collect();
-        self.by_text.insert(key, self.findings.len());
+        if self.streaming {
+            finding.id = position + 1;
+        }
+        self.by_text.insert(key, position);
         self.findings.push(finding);
     }
 
@@ -838,6 +1057,76 @@ mod tests {
                 (whole.lines, whole.bytes, whole.long_lines)
             );
         }
+    }
+
+    fn stream_all(log: &str, piece: usize) -> (Vec<Finding>, ScanOutcome) {
+        let mut found = Vec::new();
+        let mut stream = Stream::new("t");
+        for chunk in log.as_bytes().chunks(piece) {
+            stream.feed(chunk, &mut |f| found.push(f));
+        }
+        let outcome = stream.finish(&mut |f| found.push(f));
+        (found, outcome)
+    }
+
+    #[test]
+    fn streaming_finds_what_scan_finds() {
+        let log = format!(
+            "a\r\n[rank0]: {SEED}\r\n[rank1]: {SEED}\nRuntimeError: CUDA error: out of memory\nCUDA kernel errors might be asynchronously reported\nx\n{SEED}"
+        );
+        let batch = scan(log.as_bytes(), "t").unwrap();
+        for piece in [1, 5, 64, log.len()] {
+            let (streamed, outcome) = stream_all(&log, piece);
+            // Numbered as collected; handed out in line order.
+            let mut numbered: Vec<usize> = streamed.iter().map(|f| f.id).collect();
+            numbered.sort_unstable();
+            assert_eq!(numbered, [1, 2, 3], "piece {piece}");
+            let unnumbered: Vec<Finding> = streamed
+                .into_iter()
+                .map(|f| Finding { id: 0, ..f })
+                .collect();
+            assert_eq!(unnumbered, batch.findings, "piece {piece}");
+            assert_eq!(outcome.lines, batch.lines);
+            assert_eq!(outcome.bytes, batch.bytes);
+            assert!(outcome.findings.is_empty());
+        }
+    }
+
+    #[test]
+    fn streaming_hands_out_findings_once_past_the_fold_window() {
+        let mut stream = Stream::new("t");
+        let mut found = Vec::new();
+        stream.feed(format!("{SEED}\n").as_bytes(), &mut |f| found.push(f));
+        assert!(found.is_empty(), "a copy from another rank may still come");
+        // Fed bytes are scanned a block (READ_SIZE) at a time.
+        let noise_lines = FOLD_WINDOW_LINES as usize + READ_SIZE / 5 + 1;
+        let noise = "step\n".repeat(noise_lines);
+        stream.feed(noise.as_bytes(), &mut |f| found.push(f));
+        assert_eq!(found.len(), 1);
+        // A repeat after it was handed out is a new finding.
+        stream.feed(format!("{SEED}\n").as_bytes(), &mut |f| found.push(f));
+        let outcome = stream.finish(&mut |f| found.push(f));
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[1].id, 2);
+        assert_eq!(outcome.lines, noise_lines as u64 + 2);
+        // Whereas scan folds every identical repeat.
+        let whole = format!("{SEED}\n{noise}{SEED}\n");
+        assert_eq!(scan(whole.as_bytes(), "t").unwrap().findings.len(), 1);
+    }
+
+    #[test]
+    fn flush_hands_out_everything_now() {
+        let mut stream = Stream::new("t");
+        let mut found = Vec::new();
+        let log = "RuntimeError: CUDA error: out of memory\nCUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n";
+        stream.feed(log.as_bytes(), &mut |f| found.push(f));
+        assert!(found.is_empty(), "the message may go on");
+        stream.flush(&mut |f| found.push(f));
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].text.lines().count(), 2);
+        let outcome = stream.finish(&mut |f| found.push(f));
+        assert_eq!(found.len(), 1);
+        assert_eq!(outcome.lines, 2);
     }
 
     #[test]

@@ -1,8 +1,13 @@
 //! Writes findings in the format the user asked for. Renderers only lay out
 //! what the record and the explainer already say; they never match text.
 
+pub mod github;
 mod json;
+mod markdown;
+mod ndjson;
 mod text;
+
+pub use text::summary_line;
 
 use crate::record::{Finding, Summary};
 use std::io::{self, Write};
@@ -14,6 +19,21 @@ pub enum Format {
     Text,
     /// One JSON document: `{"schema_version", "findings", "summary"}`.
     Json,
+    /// JSON Lines: a `finding` line per finding, then a `summary` line.
+    Ndjson,
+    /// A compact Markdown report for an issue or a chat.
+    Markdown,
+    /// GitHub Actions workflow commands (`::error file=...,line=...::...`).
+    Github,
+}
+
+impl Format {
+    /// True if findings can be written one by one as they are found
+    /// ([`render_finding`], then [`render_end`]); false for the JSON
+    /// document, which needs them all.
+    pub fn streams(self) -> bool {
+        self != Format::Json
+    }
 }
 
 /// How to render.
@@ -31,9 +51,51 @@ pub fn render(
     options: RenderOptions,
     out: &mut dyn Write,
 ) -> io::Result<()> {
+    if format == Format::Json {
+        return json::render(findings, summary, out);
+    }
+    for f in findings {
+        render_finding(format, f, options, out)?;
+    }
+    render_end(format, summary, options, out)
+}
+
+/// Writes one finding in a format that [streams](Format::streams). For
+/// [`Format::Json`] it fails with [`io::ErrorKind::InvalidInput`]: use [`render`].
+pub fn render_finding(
+    format: Format,
+    finding: &Finding,
+    options: RenderOptions,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     match format {
-        Format::Text => text::render(findings, summary, options, out),
-        Format::Json => json::render(findings, summary, out),
+        Format::Text => text::finding(finding, options, out),
+        Format::Ndjson => ndjson::finding(finding, out),
+        Format::Markdown => markdown::finding(finding, out),
+        Format::Github => github::finding(finding, out),
+        Format::Json => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the JSON document cannot be written one finding at a time",
+        )),
+    }
+}
+
+/// Ends a streamed output with the summary (GitHub annotations have none).
+pub fn render_end(
+    format: Format,
+    summary: &Summary,
+    options: RenderOptions,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    match format {
+        Format::Text => text::summary(summary, options, out),
+        Format::Ndjson => ndjson::summary(summary, out),
+        Format::Markdown => markdown::summary(summary, out),
+        Format::Github => Ok(()),
+        Format::Json => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the JSON document cannot be written one finding at a time",
+        )),
     }
 }
 

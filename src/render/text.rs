@@ -83,20 +83,21 @@ fn wrap(text: &str, first_indent: &str, indent: &str, width: usize) -> String {
     out
 }
 
-pub(super) fn render(
-    findings: &[Finding],
-    summary: &Summary,
-    options: RenderOptions,
-    out: &mut dyn Write,
-) -> io::Result<()> {
+/// One finding and the blank line after it.
+pub(super) fn finding(f: &Finding, options: RenderOptions, out: &mut dyn Write) -> io::Result<()> {
     let p = Painter {
         color: options.color,
     };
-    for f in findings {
-        render_finding(f, &p, out)?;
-        writeln!(out)?;
-    }
-    writeln!(out, "{}", p.bold(&summary_line(summary)))
+    render_finding(f, &p, out)?;
+    writeln!(out)
+}
+
+/// The closing summary line.
+pub(super) fn summary(s: &Summary, options: RenderOptions, out: &mut dyn Write) -> io::Result<()> {
+    let p = Painter {
+        color: options.color,
+    };
+    writeln!(out, "{}", p.bold(&summary_line(s)))
 }
 
 /// "2 findings: 1 out-of-memory, 1 crash (in 3 inputs, 1 unreadable)".
@@ -297,7 +298,7 @@ fn render_finding(f: &Finding, p: &Painter, out: &mut dyn Write) -> io::Result<(
 }
 
 /// "train.log line 57 · RuntimeError · message form "reserved" (PyTorch ≈1.4–1.12)".
-fn origin_line(f: &Finding) -> String {
+pub(super) fn origin_line(f: &Finding) -> String {
     let mut parts = vec![format!("{} line {}", f.source.input, f.source.line)];
     if let Some(e) = &f.exception {
         parts.push(e.clone());
@@ -317,7 +318,7 @@ fn origin_line(f: &Finding) -> String {
 }
 
 /// Ranks, copies, phase and progress, when known.
-fn context_line(f: &Finding) -> Option<String> {
+pub(super) fn context_line(f: &Finding) -> Option<String> {
     let mut parts = Vec::new();
     if f.ranks.len() > 1 {
         parts.push(format!(

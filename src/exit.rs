@@ -1,0 +1,194 @@
+//! What a process's exit status says about how it ended (for `oomwhy run`).
+//!
+//! Platform-neutral: the caller passes the numbers its platform gives. A Unix
+//! signal death is reported as the shell does (128 + N); a Windows NTSTATUS
+//! crash code is named, and 0xC0000409 becomes a `windows_fail_fast` finding.
+
+use crate::detect::{windows::FailFast, Family, Message};
+use crate::record::Finding;
+
+/// How a process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// It exited with this code (on Windows, possibly an NTSTATUS).
+    Code(i64),
+    /// It was killed by this Unix signal.
+    Signal(i32),
+}
+
+/// What an ending means.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExitReport {
+    /// The status a shell would report: the code, or 128 + signal.
+    pub shell_code: i64,
+    /// A sentence about the ending when it is worth one (a signal, a crash
+    /// code), `None` for an ordinary exit code.
+    pub note: Option<String>,
+    /// A finding for endings that are crashes oomwhy explains (0xC0000409),
+    /// read from the input `<exit status>`.
+    pub finding: Option<Finding>,
+}
+
+/// The input name of findings made from an exit status.
+pub const EXIT_STATUS_INPUT: &str = "<exit status>";
+
+/// Name and usual meaning of the signals a training job dies of.
+fn signal(n: i32) -> Option<(&'static str, &'static str)> {
+    Some(match n {
+        1 => ("SIGHUP", "the terminal or session it ran in closed"),
+        2 => ("SIGINT", "interrupted (Ctrl-C)"),
+        3 => ("SIGQUIT", "quit (Ctrl-\\)"),
+        4 => ("SIGILL", "an illegal CPU instruction: a binary built for another CPU, or memory corruption"),
+        6 => ("SIGABRT", "native code aborted: a failed C++ check or assertion, std::terminate, or a double free; the lines just before usually say which"),
+        7 => ("SIGBUS", "a bad memory access: often shared memory (/dev/shm) too small for DataLoader workers, e.g. in a container"),
+        8 => ("SIGFPE", "an arithmetic fault in native code (integer division by zero)"),
+        9 => ("SIGKILL", "killed without a chance to clean up: most likely by the kernel's out-of-memory killer because host RAM (not GPU memory) ran out — check `dmesg` or `journalctl -k` for \"Out of memory: Killed process\"; a job scheduler or container runtime enforcing a memory or time limit also sends it"),
+        11 => ("SIGSEGV", "a segmentation fault in native code (a driver, a CUDA extension, a library bug or version mismatch)"),
+        13 => ("SIGPIPE", "it wrote to a pipe nobody reads any more"),
+        15 => ("SIGTERM", "asked to stop: by a user, a job scheduler (time or memory limit, preemption) or a container runtime"),
+        _ => return None,
+    })
+}
+
+/// Windows NTSTATUS codes that mean a crash rather than an exit code.
+fn ntstatus(code: u32) -> Option<(&'static str, &'static str)> {
+    Some(match code {
+        0xC000_0005 => ("STATUS_ACCESS_VIOLATION", "native code read or wrote memory it does not own (a driver, an extension, a library mismatch)"),
+        0xC000_0017 => ("STATUS_NO_MEMORY", "the process ran out of host memory (RAM or page file), not GPU memory"),
+        0xC000_001D => ("STATUS_ILLEGAL_INSTRUCTION", "a CPU instruction this processor lacks: a binary built for a newer CPU"),
+        0xC000_00FD => ("STATUS_STACK_OVERFLOW", "the stack overflowed (deep recursion)"),
+        0xC000_013A => ("STATUS_CONTROL_C_EXIT", "interrupted (Ctrl-C)"),
+        0xC000_0409 => ("STATUS_STACK_BUFFER_OVERRUN", "Windows' fail-fast: native code ended the process at once"),
+        _ => return None,
+    })
+}
+
+/// Decodes how a process ended.
+///
+/// ```
+/// use oomwhy::exit::{decode, Ending};
+/// let killed = decode(Ending::Signal(9));
+/// assert_eq!(killed.shell_code, 137);
+/// assert!(killed.note.unwrap().contains("likely"));
+/// let fail_fast = decode(Ending::Code(-1073740791));
+/// assert_eq!(fail_fast.finding.unwrap().kind.slug(), "windows_fail_fast");
+/// ```
+pub fn decode(ending: Ending) -> ExitReport {
+    match ending {
+        Ending::Signal(n) => {
+            let note = match signal(n) {
+                Some((name, meaning)) => format!(
+                    "the command was killed by signal {n} ({name}; the shell reports exit code {}): {meaning}",
+                    128 + i64::from(n)
+                ),
+                None => format!(
+                    "the command was killed by signal {n} (the shell reports exit code {})",
+                    128 + i64::from(n)
+                ),
+            };
+            ExitReport {
+                shell_code: 128 + i64::from(n),
+                note: Some(note),
+                finding: None,
+            }
+        }
+        Ending::Code(code) => {
+            // An NTSTATUS arrives signed (-1073740791) or unsigned (3221226505).
+            let status = u32::try_from(code)
+                .ok()
+                .or_else(|| i32::try_from(code).ok().map(|c| c as u32))
+                .filter(|s| s & 0xC000_0000 == 0xC000_0000);
+            if let Some((name, meaning)) = status.and_then(ntstatus) {
+                let status = status.unwrap_or_default();
+                let finding = (status == 0xC000_0409).then(|| fail_fast_finding(code));
+                return ExitReport {
+                    shell_code: code,
+                    note: Some(format!(
+                        "the command ended with status 0x{status:08X} ({name}): {meaning}"
+                    )),
+                    finding,
+                };
+            }
+            let note = match code {
+                // A shell or container runtime inside reports its child's signal this way.
+                129..=159 => signal((code - 128) as i32).map(|(name, meaning)| {
+                    format!(
+                        "exit code {code} is how a shell reports a process killed by signal {} ({name}): {meaning}",
+                        code - 128
+                    )
+                }),
+                _ => None,
+            };
+            ExitReport {
+                shell_code: code,
+                note,
+                finding: None,
+            }
+        }
+    }
+}
+
+/// The `windows_fail_fast` finding for an exit status, decoded by the same
+/// family that reads the status from logs.
+fn fail_fast_finding(code: i64) -> Finding {
+    let lines = [format!("exit status {code} (0xC0000409)")];
+    let message = Message {
+        input: EXIT_STATUS_INPUT,
+        line: 1,
+        prefix: "",
+        lines: &lines,
+    };
+    FailFast.decode(&message).unwrap_or_else(|| {
+        // The family decodes every line it starts on; keep the kind regardless.
+        Finding::new(
+            crate::record::Kind::WindowsFailFast,
+            EXIT_STATUS_INPUT,
+            1,
+            lines[0].clone(),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Kind;
+
+    #[test]
+    fn signals_report_like_the_shell() {
+        let r = decode(Ending::Signal(9));
+        assert_eq!(r.shell_code, 137);
+        let note = r.note.unwrap();
+        assert!(
+            note.contains("SIGKILL") && note.contains("most likely"),
+            "{note}"
+        );
+        assert_eq!(decode(Ending::Signal(11)).shell_code, 139);
+        assert!(decode(Ending::Signal(64)).note.is_some());
+    }
+
+    #[test]
+    fn ordinary_codes_say_nothing() {
+        for code in [0, 1, 2, 127] {
+            let r = decode(Ending::Code(code));
+            assert_eq!(r.shell_code, code);
+            assert!(r.note.is_none() && r.finding.is_none());
+        }
+        assert!(decode(Ending::Code(137)).note.unwrap().contains("SIGKILL"));
+    }
+
+    #[test]
+    fn fail_fast_becomes_a_finding() {
+        for code in [-1073740791, 3221226505] {
+            let r = decode(Ending::Code(code));
+            let f = r.finding.expect("a finding");
+            assert_eq!(f.kind, Kind::WindowsFailFast);
+            assert_eq!(f.source.input, EXIT_STATUS_INPUT);
+            assert_eq!(f.facts["exit_code"], "0xC0000409");
+            assert!(r.note.unwrap().contains("0xC0000409"));
+        }
+        let access = decode(Ending::Code(-1073741819));
+        assert!(access.finding.is_none());
+        assert!(access.note.unwrap().contains("STATUS_ACCESS_VIOLATION"));
+    }
+}
