@@ -70,6 +70,9 @@ pub struct TracebackBuilder {
     pending_relation: Option<&'static str>,
     /// The traceback is IPython's, whose source lines are numbered.
     ipython: bool,
+    /// A traceback ended (its exception and frames are kept) and a chained
+    /// one ("During handling of the above exception...") may follow.
+    has_last: bool,
 }
 
 /// What a line meant to the traceback builder.
@@ -180,12 +183,13 @@ impl TracebackBuilder {
         }
         self.exception = trimmed.to_string();
         self.mode = TracebackMode::Completed;
+        self.has_last = true;
         TracebackEvent::ExceptionLine
     }
 
     fn start(&mut self) {
         let relation = self.pending_relation.take();
-        match (relation, self.mode == TracebackMode::Completed) {
+        match (relation, self.has_last) {
             (Some(relation), true) => {
                 if self.chain.len() >= MAX_CHAIN {
                     self.chain.remove(0);
@@ -201,6 +205,7 @@ impl TracebackBuilder {
         self.frames.clear();
         self.omitted = 0;
         self.exception.clear();
+        self.has_last = false;
         self.mode = TracebackMode::Frames;
     }
 
@@ -226,14 +231,12 @@ impl TracebackBuilder {
         })
     }
 
-    /// Forgets a completed traceback whose exception line was not a finding;
-    /// it stays available as the start of a chain.
+    /// Called after a line that was not part of a traceback and not a
+    /// finding: a completed traceback is no longer takeable, but stays
+    /// available as the start of a chain.
     pub fn settle(&mut self) {
-        if self.mode == TracebackMode::Frames {
-            return;
-        }
-        if self.mode == TracebackMode::Idle && self.pending_relation.is_none() {
-            self.chain.clear();
+        if self.mode == TracebackMode::Completed {
+            self.mode = TracebackMode::Idle;
         }
     }
 }
@@ -398,14 +401,9 @@ pub fn infer_phase(traceback: Option<&Traceback>) -> Phase {
         for frame in &tb.frames {
             let file = frame.file.replace('\\', "/");
             let code = frame.code.as_deref().unwrap_or("");
-            if let Some(hit) = rule.code.iter().find(|c| code.contains(*c)) {
+            if rule.code.iter().any(|c| code.contains(c)) {
                 strong = true;
-                evidence.push(format!(
-                    "{}:{} `{}` ({hit})",
-                    short_path(&file),
-                    frame.line,
-                    code
-                ));
+                evidence.push(format!("{}:{} `{}`", short_path(&file), frame.line, code));
             } else if rule.files.iter().any(|f| file.contains(f)) {
                 strong = true;
                 evidence.push(format!(
@@ -535,6 +533,31 @@ mod tests {
         let tb = b.take_completed().unwrap();
         assert_eq!(tb.chained.len(), 1);
         assert_eq!(tb.chained[0].relation, "during_handling");
+        // The first traceback may itself have been taken by a finding.
+        let mut b = TracebackBuilder::default();
+        feed_all(
+            &mut b,
+            &[
+                "Traceback (most recent call last):",
+                "  File \"a.py\", line 1, in f",
+                "RuntimeError: CUDA out of memory.",
+            ],
+        );
+        assert!(b.take_completed().is_some());
+        feed_all(
+            &mut b,
+            &[
+                "",
+                "The above exception was the direct cause of the following exception:",
+                "",
+                "Traceback (most recent call last):",
+                "  File \"b.py\", line 2, in g",
+                "ValueError: wrapped",
+            ],
+        );
+        let tb = b.take_completed().unwrap();
+        assert_eq!(tb.chained.len(), 1);
+        assert_eq!(tb.chained[0].relation, "direct_cause");
         assert_eq!(tb.chained[0].exception, "RuntimeError: CUDA out of memory.");
         assert_eq!(tb.frames[0].function, "g");
     }
