@@ -594,6 +594,12 @@ impl Scanner {
         let state = self.ranks.entry(line.rank).or_default();
 
         if let Some(pending) = state.pending.as_mut() {
+            if pending.family.glues(&pending.lines, &line.text) {
+                if let Some(last) = pending.lines.last_mut() {
+                    last.push_str(&line.text);
+                }
+                return;
+            }
             if pending.family.continues(&pending.lines, &line.text) {
                 pending.lines.push(line.text);
                 return;

@@ -40,6 +40,13 @@ pub trait Family: Sync {
         false
     }
 
+    /// Whether `next` continues the last line without a space between them:
+    /// a terminal that wrapped at a fixed column cut a word in two. Asked
+    /// before [`Family::continues`].
+    fn glues(&self, _lines: &[String], _next: &str) -> bool {
+        false
+    }
+
     /// Decodes the message (its lines, the first one starting at the offset
     /// [`Family::start`] returned) into a finding.
     fn decode(&self, message: &Message<'_>) -> Option<Finding>;

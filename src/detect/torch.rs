@@ -401,6 +401,34 @@ impl Family for TorchAllocator {
         score(&extended) > before
     }
 
+    fn glues(&self, lines: &[String], next: &str) -> bool {
+        let Some(last) = lines.last() else {
+            return false;
+        };
+        // Only a cut inside a word: letters or digits on both sides.
+        let cut_in_word = last.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '.')
+            && next.starts_with(|c: char| c.is_ascii_alphanumeric());
+        if lines.len() >= 12 || !cut_in_word || looks_like_new_record(next) {
+            return false;
+        }
+        let score = |lines: &[String]| {
+            let message = Message {
+                input: "",
+                line: 0,
+                prefix: "",
+                lines,
+            };
+            decode_allocator(&message).map_or(0, |d| d.score)
+        };
+        let mut spaced = lines.to_vec();
+        spaced.push(next.to_string());
+        let mut glued = lines.to_vec();
+        if let Some(l) = glued.last_mut() {
+            l.push_str(next);
+        }
+        score(&glued) > score(&spaced).max(score(lines))
+    }
+
     fn decode(&self, message: &Message<'_>) -> Option<Finding> {
         decode_allocator(message).map(|d| d.finding)
     }
@@ -636,6 +664,18 @@ mod tests {
             Some("none")
         );
         assert!(!f.truncated);
+    }
+
+    #[test]
+    fn words_cut_at_the_terminal_edge_are_glued() {
+        let first = vec![
+            "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 15.90 G"
+                .to_string(),
+        ];
+        assert!(TorchAllocator.glues(&first, "iB total capacity; 12.15 GiB already allocated; 1.53 GiB free; 13.61 GiB reserved in total by PyTorch)"));
+        let whole =
+            vec!["CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 15.90 GiB".to_string()];
+        assert!(!TorchAllocator.glues(&whole, "total capacity; 12.15 GiB already allocated;"));
     }
 
     #[test]
