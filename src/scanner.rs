@@ -990,6 +990,28 @@ mod tests {
         assert_eq!(out.lines, 1);
     }
 
+    /// Every prefilter hit sends a line down the slow path: ordinary log
+    /// lines must not hit, or whole-log scanning slows down tenfold.
+    #[test]
+    fn ordinary_log_lines_miss_the_prefilter() {
+        let noise = [
+            "2025-03-01T00:00:00.362845Z [rank6]:Epoch 3:  13%|█▎        | 137/1000 [02:13<02:43,  3.37it/s, loss=0.5000]",
+            "node1:4002:4102 [2] NCCL INFO Channel 05/32 : 2 -> 3 via P2P/CUMEM/read",
+            "[rank0]: {'loss': 0.4137, 'grad_norm': 1.137, 'learning_rate': 2.4e-05, 'epoch': 0.37}",
+            "INFO step=1370 throughput=1843.2 tokens/s mem_allocated=61.34GiB mem_reserved=70.02GiB",
+            "iter 500 | loss 1.5 | tokens/s 1843 | allocated memory stays below the limit",
+            "/opt/conda/lib/python3.10/site-packages/torch/utils/checkpoint.py:464: UserWarning: torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly.",
+            "[2025-03-01 12:00:00,123] [INFO] [logging.py:96:log_dist] [Rank 0] step=137, skipped=0, lr=[2.4e-05], mom=[(0.9, 0.95)]",
+            "Saving checkpoint to /ckpt/step_137 (exit after 137 steps); 1073740791 bytes written",
+        ];
+        for line in noise {
+            assert!(
+                !prefilter().is_match(line.as_bytes()),
+                "prefilter hits: {line}"
+            );
+        }
+    }
+
     #[test]
     fn counts_newlines_exactly() {
         let mut text = Vec::new();
