@@ -55,6 +55,7 @@
 
 pub mod context;
 pub mod detect;
+pub mod diagnostics;
 pub mod error;
 pub mod exit;
 pub mod explain;

@@ -444,6 +444,9 @@ pub struct Finding {
     pub first_rank: Option<u32>,
     /// `id` of an earlier OOM this crash is a consequence of (NCCL aborts, ...).
     pub consequence_of: Option<usize>,
+    /// `nvidia-smi` output or `torch.cuda.memory_summary()` found next to this
+    /// finding in the input (see [`Diagnostics`]); `None` when there was none.
+    pub diagnostics: Option<Diagnostics>,
     /// Derived numbers, verdicts and fixes.
     pub diagnosis: Diagnosis,
     /// Codes to pass to `oomwhy explain` for the long explanation.
@@ -481,10 +484,107 @@ impl Finding {
             occurrences: 1,
             first_rank: None,
             consequence_of: None,
+            diagnostics: None,
             diagnosis: Diagnosis::default(),
             explain: Vec::new(),
         }
     }
+}
+
+/// Diagnostics pasted alongside an OOM (or printed by the framework with it):
+/// the nearest `nvidia-smi` table and `torch.cuda.memory_summary()` within
+/// 500 lines before or after the finding. Both were sampled at another moment
+/// than the error, so their numbers are evidence, not the state at the failure.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Diagnostics {
+    /// The `nvidia-smi` default table, if one was found.
+    pub nvidia_smi: Option<NvidiaSmi>,
+    /// The `torch.cuda.memory_summary()` table, if one was found.
+    pub memory_summary: Option<MemorySummary>,
+}
+
+/// `nvidia-smi`'s default table. Sizes are printed in MiB (1024² bytes).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct NvidiaSmi {
+    /// 1-based line of the `NVIDIA-SMI ... Driver Version` header.
+    pub line: u64,
+    /// `Driver Version: ...`, as printed.
+    pub driver_version: Option<String>,
+    /// `CUDA Version: ...` (the highest CUDA the driver supports), as printed.
+    pub cuda_version: Option<String>,
+    /// One entry per GPU row, in table order.
+    pub gpus: Vec<SmiGpu>,
+    /// The `Processes:` table, in table order (empty for `No running processes found`).
+    pub processes: Vec<SmiProcess>,
+}
+
+/// One GPU of an `nvidia-smi` table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SmiGpu {
+    /// GPU index as nvidia-smi numbers it (all GPUs of the machine, not
+    /// `CUDA_VISIBLE_DEVICES` order).
+    pub index: u32,
+    /// Product name, as printed (long names are cut with `...`).
+    pub name: String,
+    /// `Memory-Usage` used part, in bytes; `None` when not printed (`Not Supported`).
+    pub used_bytes: Option<u64>,
+    /// `Memory-Usage` total part, in bytes.
+    pub total_bytes: Option<u64>,
+}
+
+/// One row of `nvidia-smi`'s `Processes:` table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SmiProcess {
+    /// GPU index the process uses.
+    pub gpu: u32,
+    /// Host PID (`None` when printed as `N/A`).
+    pub pid: Option<u32>,
+    /// `C` (compute), `G` (graphics), `C+G`, `M` (MPS), ... as printed.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Process name as printed (long paths are cut with a leading `...`).
+    pub name: String,
+    /// GPU memory the process holds, in bytes; `None` for `N/A` (Windows WDDM).
+    pub used_bytes: Option<u64>,
+}
+
+/// `torch.cuda.memory_summary()` for one device. Sizes are the printed
+/// figures in bytes: PyTorch floors each value to its unit (`B`, `KiB`/`KB`,
+/// `MiB`/`MB`, ..., all powers of 1024), so the true value is at most one
+/// unit more. `None` where the row is missing (abbreviated or older layouts).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct MemorySummary {
+    /// 1-based line of the `PyTorch CUDA memory summary, device ID N` title.
+    pub line: u64,
+    /// `device ID N`.
+    pub device: Option<u32>,
+    /// `CUDA OOMs`: OOM errors this process has raised so far on the device.
+    pub ooms: Option<u64>,
+    /// `cudaMalloc retries`: times a cudaMalloc failed, the allocator freed
+    /// its cached blocks and tried again. Each is a moment at the limit.
+    pub alloc_retries: Option<u64>,
+    /// `Allocated memory`, current: memory in live tensors.
+    pub allocated_current_bytes: Option<u64>,
+    /// `Allocated memory`, peak since start (or the last peak reset).
+    pub allocated_peak_bytes: Option<u64>,
+    /// `Active memory`, current: live tensors plus blocks waiting for streams.
+    pub active_current_bytes: Option<u64>,
+    /// `Active memory`, peak.
+    pub active_peak_bytes: Option<u64>,
+    /// `Requested memory` (PyTorch ≥ 2.0), current: bytes the tensors asked
+    /// for, before rounding to the allocator's block sizes.
+    pub requested_current_bytes: Option<u64>,
+    /// `Requested memory`, peak.
+    pub requested_peak_bytes: Option<u64>,
+    /// `GPU reserved memory`, current: everything the caching allocator holds.
+    pub reserved_current_bytes: Option<u64>,
+    /// `GPU reserved memory`, peak.
+    pub reserved_peak_bytes: Option<u64>,
+    /// `Non-releasable memory`, current: free space inside split blocks that
+    /// cannot be returned while the rest of the block is in use (fragmentation).
+    pub non_releasable_current_bytes: Option<u64>,
+    /// `Non-releasable memory`, peak.
+    pub non_releasable_peak_bytes: Option<u64>,
 }
 
 /// Counts for the end-of-run summary.

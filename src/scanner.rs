@@ -8,6 +8,7 @@
 
 use crate::context::{self, TracebackBuilder, TracebackEvent};
 use crate::detect::{self, Family, Message, FAMILIES};
+use crate::diagnostics::{self, Parsed};
 use crate::error::{Error, Result};
 use crate::normalize::{normalize, Normalized};
 use crate::record::{Finding, Traceback};
@@ -29,6 +30,11 @@ pub const MAX_FINDINGS: usize = 10_000;
 const FOLD_WINDOW_LINES: u64 = 20_000;
 /// Distinct rank states kept; a log naming more ranks than this is unusual.
 const MAX_RANK_STATES: usize = 4096;
+/// A pasted diagnostic (nvidia-smi, memory summary) belongs to the nearest
+/// OOM finding at most this many lines before or after it.
+const DIAGNOSTIC_WINDOW_LINES: u64 = 500;
+/// Parsed diagnostics kept while waiting for a finding to claim them.
+const MAX_RECENT_DIAGNOSTICS: usize = 8;
 
 /// Phrases that start a traceback or a chain; always worth a look.
 const TRACEBACK_TRIGGERS: &[&str] = &[
@@ -41,6 +47,7 @@ fn prefilter() -> &'static BytesRegex {
     static RE: OnceLock<BytesRegex> = OnceLock::new();
     RE.get_or_init(|| {
         let mut literals: Vec<&str> = TRACEBACK_TRIGGERS.to_vec();
+        literals.extend_from_slice(diagnostics::TRIGGERS);
         for family in FAMILIES {
             literals.extend_from_slice(family.triggers());
         }
@@ -484,6 +491,10 @@ struct Scanner {
     progress_until: u64,
     last_step: Option<u64>,
     outcome: ScanOutcome,
+    /// The diagnostic table being collected, if any (any rank).
+    diagnostic: Option<diagnostics::Block>,
+    /// Recently parsed diagnostics, and whether a finding claimed each.
+    recent_diagnostics: VecDeque<(Parsed, bool)>,
 }
 
 impl Scanner {
@@ -499,6 +510,8 @@ impl Scanner {
             progress_until: 0,
             last_step: None,
             outcome: ScanOutcome::default(),
+            diagnostic: None,
+            recent_diagnostics: VecDeque::new(),
         }
     }
 
@@ -520,7 +533,7 @@ impl Scanner {
     }
 
     fn is_idle(&self) -> bool {
-        !self.ranks.values().any(RankState::is_active)
+        self.diagnostic.is_none() && !self.ranks.values().any(RankState::is_active)
     }
 
     /// Processes data[from..to], which ends at a newline, at EOF or at a cut.
@@ -591,6 +604,14 @@ impl Scanner {
         if self.ranks.len() >= MAX_RANK_STATES && !self.ranks.contains_key(&line.rank) {
             self.ranks.retain(|_, state| state.is_active());
         }
+        if let Some(block) = self.diagnostic.as_mut() {
+            if block.continues(&line.text) {
+                return;
+            }
+            if let Some(block) = self.diagnostic.take() {
+                self.finish_diagnostic(&block);
+            }
+        }
         let state = self.ranks.entry(line.rank).or_default();
 
         if let Some(pending) = state.pending.as_mut() {
@@ -619,6 +640,9 @@ impl Scanner {
         let state = self.ranks.entry(line.rank).or_default();
         let Some((family, start)) = detected else {
             state.traceback.settle();
+            if let Some(kind) = diagnostics::start(&line.text) {
+                self.diagnostic = Some(diagnostics::Block::new(kind, self.line_no, line.text));
+            }
             return;
         };
         let traceback = if event == TracebackEvent::ExceptionLine {
@@ -690,10 +714,34 @@ impl Scanner {
         finding.traceback = traceback;
         finding.last_step = pending.last_step;
         self.collector.push(finding, rank);
+        for (parsed, claimed) in &mut self.recent_diagnostics {
+            if !*claimed {
+                *claimed = self.collector.offer(parsed);
+            }
+        }
+    }
+
+    /// Parses a finished diagnostic block and gives it to the nearest OOM
+    /// finding collected so far; unclaimed, it waits for a later finding.
+    fn finish_diagnostic(&mut self, block: &diagnostics::Block) {
+        let Some(parsed) = block.parse() else {
+            return;
+        };
+        let claimed = self.collector.offer(&parsed);
+        let line_no = self.line_no;
+        self.recent_diagnostics
+            .retain(|(p, _)| line_no.saturating_sub(p.line()) <= FOLD_WINDOW_LINES);
+        if self.recent_diagnostics.len() >= MAX_RECENT_DIAGNOSTICS {
+            self.recent_diagnostics.pop_front();
+        }
+        self.recent_diagnostics.push_back((parsed, claimed));
     }
 
     /// Finishes every message still collecting lines, in line order.
     fn finish_pendings(&mut self) {
+        if let Some(block) = self.diagnostic.take() {
+            self.finish_diagnostic(&block);
+        }
         let mut pendings: Vec<_> = self
             .ranks
             .iter_mut()
@@ -827,6 +875,9 @@ impl Collector {
             if first.exception.is_none() {
                 first.exception = finding.exception;
             }
+            if first.diagnostics.is_none() {
+                first.diagnostics = finding.diagnostics;
+            }
             if first.traceback.is_none() && finding.traceback.is_some() {
                 first.traceback = finding.traceback;
                 first.phase = finding.phase;
@@ -852,6 +903,53 @@ impl Collector {
         }
         self.by_text.insert(key, position);
         self.findings.push(finding);
+    }
+
+    /// Gives a parsed diagnostic to the nearest finding not handed out yet
+    /// that is an OOM or likely one and within [`DIAGNOSTIC_WINDOW_LINES`].
+    /// Returns whether one took it.
+    fn offer(&mut self, parsed: &Parsed) -> bool {
+        let line = parsed.line();
+        let nearest = self
+            .findings
+            .iter_mut()
+            .rev()
+            .take(64)
+            .filter(|f| f.category != crate::record::Category::Crash)
+            .map(|f| (f.source.line.abs_diff(line), f))
+            .filter(|(distance, _)| *distance <= DIAGNOSTIC_WINDOW_LINES)
+            .min_by_key(|(distance, _)| *distance);
+        let Some((distance, finding)) = nearest else {
+            return false;
+        };
+        let diagnostics = finding.diagnostics.get_or_insert_with(Default::default);
+        match parsed {
+            Parsed::NvidiaSmi(smi) => {
+                let closer = diagnostics
+                    .nvidia_smi
+                    .as_ref()
+                    .is_none_or(|old| old.line.abs_diff(finding.source.line) > distance);
+                if closer {
+                    diagnostics.nvidia_smi = Some(smi.clone());
+                }
+            }
+            Parsed::MemorySummary(summary) => {
+                // Prefer the summary of the failing device, then the nearest.
+                let device = finding.device;
+                let rank = |s: &crate::record::MemorySummary| {
+                    let mismatch = device.is_some() && s.device.is_some() && s.device != device;
+                    (mismatch, s.line.abs_diff(finding.source.line))
+                };
+                let better = diagnostics
+                    .memory_summary
+                    .as_ref()
+                    .is_none_or(|old| rank(summary) < rank(old));
+                if better {
+                    diagnostics.memory_summary = Some(summary.clone());
+                }
+            }
+        }
+        true
     }
 
     /// Old PyTorch printed one CUDA failure twice: `THCudaCheck FAIL file=F
@@ -964,6 +1062,52 @@ mod tests {
         let f = &out.findings[0];
         assert_eq!(f.ranks, vec![0, 1]);
         assert_eq!(f.occurrences, 3);
+    }
+
+    const SMI: &str = "| NVIDIA-SMI 470.82.01    Driver Version: 470.82.01    CUDA Version: 11.4     |\n|   0  Tesla T4            Off  | 00000000:00:04.0 Off |                    0 |\n| N/A   48C    P0    28W /  70W |  15098MiB / 15109MiB |      0%      Default |\n\n| Processes:                                                                  |\n|    0   N/A  N/A      4321      C   /usr/bin/python3                 9000MiB |\n|    0   N/A  N/A       777      C   python                           5800MiB |\n+-----------------------------------------------------------------------------+\n";
+    const OLD: &str = "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 14.76 GiB total capacity; 5.20 GiB already allocated; 11.75 MiB free; 5.31 GiB reserved in total by PyTorch)";
+
+    #[test]
+    fn attaches_pasted_diagnostics_nearby_only() {
+        // nvidia-smi before the error, within the window.
+        let out = scan_str(&format!("{SMI}noise\n{OLD}\n"));
+        let f = &out.findings[0];
+        let smi = f.diagnostics.as_ref().unwrap().nvidia_smi.as_ref().unwrap();
+        assert_eq!(smi.line, 1);
+        assert_eq!(smi.processes[0].pid, Some(4321));
+        // After the error too, and the nearer of two.
+        let out = scan_str(&format!("{SMI}{}{OLD}\n{SMI}", "x\n".repeat(100)));
+        let smi = out.findings[0]
+            .diagnostics
+            .as_ref()
+            .unwrap()
+            .nvidia_smi
+            .as_ref()
+            .unwrap();
+        assert_eq!(smi.line, 110);
+        // Too far away: not attached.
+        let out = scan_str(&format!("{SMI}{}{OLD}\n", "x\n".repeat(600)));
+        assert_eq!(out.findings[0].diagnostics, None);
+        // Not to a crash that is no OOM.
+        let out = scan_str(&format!(
+            "{SMI}RuntimeError: CUDA error: an illegal memory access was encountered\n"
+        ));
+        assert_eq!(out.findings[0].diagnostics, None);
+    }
+
+    #[test]
+    fn old_messages_use_nvidia_smi_for_other_processes() {
+        let mut out = scan_str(&format!("{OLD}\n{SMI}"));
+        crate::explain::explain_all(&mut out.findings);
+        let v = &out.findings[0].diagnosis.verdicts[0];
+        assert_eq!(v.code, "other_processes");
+        assert!(
+            v.detail.contains("PID 4321 (/usr/bin/python3, 8.79 GiB)"),
+            "{}",
+            v.detail
+        );
+        assert!(v.detail.contains("another moment"));
+        assert!(v.detail.contains("PID 777 holds at least"), "{}", v.detail);
     }
 
     #[test]

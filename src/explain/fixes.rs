@@ -145,7 +145,10 @@ fn other_process_fix(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
         .processes
         .iter()
         .filter(|p| Some(p.pid) != d.probable_self_pid)
-        .map(|p| p.pid.to_string())
+        .map(|p| match super::pasted::smi_process(f, p.pid) {
+            Some(row) => format!("{} = {} on GPU {}", p.pid, row.name, row.gpu),
+            None => p.pid.to_string(),
+        })
         .take(5)
         .collect();
     out.push(fix(

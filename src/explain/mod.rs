@@ -14,12 +14,27 @@
 //! * `capacity_exhausted`: no other cause explains the failure, or live
 //!   tensors fill ≥ 70 % of the card.
 //! * Consistency allows each printed figure its rounding (±half its last digit).
+//!
+//! Diagnostics pasted alongside (nvidia-smi, `torch.cuda.memory_summary()`,
+//! within 500 lines of the error; see [`crate::diagnostics`]):
+//! * nvidia-smi names the PIDs of the message's process list (name, GPU).
+//! * Without a process list, nvidia-smi's rows on the failing GPU stand in
+//!   for it (own process: the smallest row ≥ what PyTorch reserved and
+//!   ≤ 3 GiB more; none when nvidia-smi ran after the crash): the
+//!   `other_processes` thresholds apply to them, and the verdict says the
+//!   figures come from nvidia-smi, sampled at another moment.
+//! * The summary's non-releasable memory backs `fragmentation` when it is
+//!   ≥ 64 MiB and ≥ the request (no request: ≥ 1 GiB and ≥ 20 % of reserved);
+//!   alone it gives the verdict when the message has no sizes.
+//! * Its peaks and `cudaMalloc retries` are added to the main verdict's
+//!   detail; ≥ 10 retries reads as "repeatedly at the limit".
 
 pub mod docs;
 mod families_masked;
 mod families_stated;
 mod fixes;
 mod meaning;
+mod pasted;
 
 use crate::record::{Category, Diagnosis, Finding, Kind, RequestRange, Verdict};
 use crate::units::format_size as fmt;
@@ -334,6 +349,22 @@ fn verdicts(f: &Finding, d: &Diagnosis, growth: Option<(u64, u64)>) -> Vec<Verdi
         | Kind::WindowsPagingFile
         | Kind::GenericOom => families_masked::verdicts(f, &mut out),
     }
+    if let Some(note) = pasted::summary_note(f) {
+        // The peaks and retries belong to the main memory verdict.
+        const MAIN: &[&str] = &[
+            "capacity_exhausted",
+            "fragmentation",
+            "other_processes",
+            "memory_outside_pytorch",
+        ];
+        let main = MAIN
+            .iter()
+            .find_map(|code| out.iter().position(|v| v.code == *code))
+            .or((!out.is_empty()).then_some(0));
+        if let Some(i) = main {
+            out[i].detail = format!("{} {note}", out[i].detail);
+        }
+    }
     context_verdicts(f, growth, &mut out);
     out
 }
@@ -464,7 +495,14 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                 .iter()
                 .filter(|p| Some(p.pid) != d.probable_self_pid)
                 .take(5)
-                .map(|p| format!("PID {} ({})", p.pid, fmt(p.in_use_bytes)))
+                .map(|p| {
+                    format!(
+                        "PID {} ({}{})",
+                        p.pid,
+                        fmt(p.in_use_bytes),
+                        pasted::smi_label(f, p.pid)
+                    )
+                })
                 .collect();
             let self_note = d
                 .probable_self_pid
@@ -489,6 +527,31 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                 ),
             ));
         }
+    } else if let Some((rows, own)) = pasted::smi_others(f, d.reserved_bytes)
+        .filter(|_| s.process_in_use_bytes.is_none())
+        .filter(|(rows, _)| {
+            let others: u64 = rows.iter().filter_map(|p| p.used_bytes).sum();
+            let big = others >= total / 10 && others >= 512 * MIB;
+            big || (shortfall > 0 && others >= shortfall && others >= 256 * MIB)
+        })
+    {
+        let others: u64 = rows.iter().filter_map(|p| p.used_bytes).sum();
+        out.push(verdict(
+            "other_processes",
+            "Other processes hold a large part of this GPU (per the pasted nvidia-smi output)",
+            format!(
+                "This message does not list processes, but the nvidia-smi output pasted with it shows other processes holding {} on GPU {}: {}.{} nvidia-smi was sampled at another moment than the error, so these figures show who used the GPU then, not exactly at the failure.{}",
+                fmt(others),
+                rows[0].gpu,
+                pasted::smi_names(&rows),
+                own.map(|pid| format!(" PID {pid} holds at least what PyTorch reserved and is taken to be this process, so it is not counted.")).unwrap_or_default(),
+                if shortfall > 0 && others >= shortfall {
+                    format!(" That is more than the {} that was missing.", fmt(shortfall))
+                } else {
+                    String::new()
+                }
+            ),
+        ));
     } else if s.process_in_use_bytes.is_none() {
         // No per-process figures: only total − free − reserved is known.
         if let Some(outside) = d
@@ -501,18 +564,37 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                     "memory_outside_pytorch",
                     "Most of the missing memory is held outside PyTorch's allocator",
                     format!(
-                        "Of the {} card, {} is free and PyTorch holds {}; the other {} is held outside PyTorch's allocator: other processes, or other libraries and the CUDA context in this process. This message does not list processes, so oomwhy cannot tell which.",
+                        "Of the {} card, {} is free and PyTorch holds {}; the other {} is held outside PyTorch's allocator: other processes, or other libraries and the CUDA context in this process. {}",
                         fmt(total),
                         s.free_bytes.map(fmt).unwrap_or_default(),
                         d.reserved_bytes.map(fmt).unwrap_or_default(),
-                        fmt(outside)
+                        fmt(outside),
+                        match pasted::smi_others(f, d.reserved_bytes) {
+                            Some((rows, _)) => format!(
+                                "The nvidia-smi output pasted with it (sampled at another moment) shows other processes on this GPU holding only {}{}, so most of it is probably inside this process.",
+                                fmt(rows.iter().filter_map(|p| p.used_bytes).sum()),
+                                if rows.is_empty() { String::new() } else { format!(" ({})", pasted::smi_names(&rows)) }
+                            ),
+                            None => "This message does not list processes, so oomwhy cannot tell which.".into(),
+                        }
                     ),
                 ));
             }
         }
     }
 
-    let fragmentation = fragmentation_verdict(f, d, limit_binds);
+    let fragmentation = fragmentation_verdict(f, d, limit_binds).or_else(|| {
+        // The message alone does not show it; the pasted summary may.
+        let evidence = pasted::non_releasable_evidence(f)?;
+        Some((
+            verdict(
+                "fragmentation",
+                "Memory is fragmented: PyTorch holds free space it cannot use for this request",
+                evidence,
+            ),
+            false,
+        ))
+    });
     let tensors_dominate = match (s.allocated_bytes, s.total_bytes.or(s.allowed_bytes)) {
         (Some(x), Some(t)) => x >= t / 10 * 7,
         _ => false,
@@ -658,6 +740,10 @@ fn fragmentation_verdict(f: &Finding, d: &Diagnosis, limit_binds: bool) -> Optio
             true,
         ),
         _ => return None,
+    };
+    let detail = match pasted::non_releasable_evidence(f) {
+        Some(evidence) => format!("{detail} {evidence}"),
+        None => detail,
     };
     Some((
         verdict(

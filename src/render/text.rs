@@ -219,6 +219,13 @@ fn render_finding(f: &Finding, p: &Painter, out: &mut dyn Write) -> io::Result<(
         )?;
     }
 
+    if let Some(diag) = &f.diagnostics {
+        writeln!(out)?;
+        writeln!(out, "  {}", p.heading("Diagnostics pasted alongside"))?;
+        for line in diagnostics_lines(diag) {
+            writeln!(out, "{}", wrap(&sanitize(&line), "    ", "      ", WIDTH))?;
+        }
+    }
     let d = &f.diagnosis;
     if !d.verdicts.is_empty() {
         writeln!(out)?;
@@ -295,6 +302,80 @@ fn render_finding(f: &Finding, p: &Painter, out: &mut dyn Write) -> io::Result<(
         writeln!(out, "  {} {}", p.heading("More:"), codes.join(" · "))?;
     }
     Ok(())
+}
+
+/// The "Diagnostics pasted alongside" lines: GPUs and processes from
+/// nvidia-smi, the memory summary's key numbers.
+fn diagnostics_lines(diag: &crate::record::Diagnostics) -> Vec<String> {
+    use crate::units::format_size as fmt;
+    let size = |b: Option<u64>| b.map_or("?".to_string(), fmt);
+    let mut lines = Vec::new();
+    if let Some(smi) = &diag.nvidia_smi {
+        lines.push(format!(
+            "nvidia-smi (line {}, driver {}{}):",
+            smi.line,
+            smi.driver_version.as_deref().unwrap_or("?"),
+            smi.cuda_version
+                .as_deref()
+                .map(|c| format!(", CUDA {c}"))
+                .unwrap_or_default()
+        ));
+        for g in &smi.gpus {
+            lines.push(format!(
+                "· GPU {} {}: {} / {} used",
+                g.index,
+                g.name,
+                size(g.used_bytes),
+                size(g.total_bytes)
+            ));
+        }
+        for p in smi.processes.iter().take(16) {
+            lines.push(format!(
+                "· GPU {} PID {} {} {}: {}",
+                p.gpu,
+                p.pid.map_or("N/A".to_string(), |pid| pid.to_string()),
+                p.kind,
+                p.name,
+                size(p.used_bytes)
+            ));
+        }
+        if smi.processes.len() > 16 {
+            lines.push(format!("· … {} more processes", smi.processes.len() - 16));
+        }
+    }
+    if let Some(m) = &diag.memory_summary {
+        let count = |c: Option<u64>| c.map_or("?".to_string(), |c| c.to_string());
+        lines.push(format!(
+            "memory_summary (line {}, device {}): {} OOMs, {} cudaMalloc retries",
+            m.line,
+            count(m.device.map(u64::from)),
+            count(m.ooms),
+            count(m.alloc_retries)
+        ));
+        let rows = [
+            (
+                "allocated",
+                m.allocated_current_bytes,
+                m.allocated_peak_bytes,
+            ),
+            ("reserved", m.reserved_current_bytes, m.reserved_peak_bytes),
+            (
+                "non-releasable",
+                m.non_releasable_current_bytes,
+                m.non_releasable_peak_bytes,
+            ),
+        ];
+        for (name, current, peak) in rows {
+            if current.is_some() || peak.is_some() {
+                lines.push(format!(
+                    "· {name}: {} now, {} peak",
+                    size(current),
+                    size(peak)
+                ));
+            }
+        }
+    }
+    lines
 }
 
 /// "train.log line 57 · RuntimeError · message form "reserved" (PyTorch ≈1.4–1.12)".

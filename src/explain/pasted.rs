@@ -1,0 +1,138 @@
+//! Reasoning on diagnostics pasted alongside the error (`nvidia-smi`,
+//! `torch.cuda.memory_summary()`; see [`crate::diagnostics`]). Both were
+//! sampled at another moment than the failure, and every sentence built
+//! here says so.
+
+use super::{fmt, tolerance, GIB, MIB};
+use crate::record::{Finding, MemorySummary, SmiProcess};
+
+/// `cudaMalloc retries` from which the allocator is said to have been
+/// flushing its cache repeatedly.
+pub(super) const MANY_RETRIES: u64 = 10;
+
+/// Most memory this process holds beyond PyTorch's reserved memory (CUDA
+/// context, cuBLAS/cuDNN workspaces) for an nvidia-smi row to be taken as it.
+pub(super) const OWN_OVERHEAD: u64 = 3 * GIB;
+
+/// The nvidia-smi row of `pid`, if the pasted table lists it.
+pub(super) fn smi_process(f: &Finding, pid: u32) -> Option<&SmiProcess> {
+    let smi = f.diagnostics.as_ref()?.nvidia_smi.as_ref()?;
+    smi.processes.iter().find(|p| p.pid == Some(pid))
+}
+
+/// ` — nvidia-smi: NAME on GPU N` for a PID the pasted table lists.
+pub(super) fn smi_label(f: &Finding, pid: u32) -> String {
+    smi_process(f, pid)
+        .map(|p| format!("; nvidia-smi: {} on GPU {}", p.name, p.gpu))
+        .unwrap_or_default()
+}
+
+/// Other processes on the failing GPU according to the pasted nvidia-smi
+/// table, for messages without a process list. The GPU is the message's
+/// device, or the only GPU of the table. The own process is left out: the
+/// smallest row holding at least what PyTorch reserved (`reserved`) and at
+/// most [`OWN_OVERHEAD`] more, if any (none when nvidia-smi ran after the
+/// crash, when the process was gone).
+/// Returns the rows counted and the PID taken for this process.
+pub(super) fn smi_others(
+    f: &Finding,
+    reserved: Option<u64>,
+) -> Option<(Vec<&SmiProcess>, Option<u32>)> {
+    let smi = f.diagnostics.as_ref()?.nvidia_smi.as_ref()?;
+    let gpu = match f.device {
+        Some(d) => d,
+        None if smi.gpus.len() == 1 => smi.gpus[0].index,
+        None => return None,
+    };
+    let on_gpu: Vec<&SmiProcess> = smi
+        .processes
+        .iter()
+        .filter(|p| p.gpu == gpu && p.used_bytes.is_some())
+        .collect();
+    if on_gpu.is_empty() {
+        return None;
+    }
+    let own = reserved.and_then(|r| {
+        on_gpu
+            .iter()
+            .filter(|p| {
+                let used = p.used_bytes.unwrap_or(0);
+                used + tolerance(r) + MIB >= r && used <= r.saturating_add(OWN_OVERHEAD)
+            })
+            .min_by_key(|p| p.used_bytes)
+            .and_then(|p| p.pid)
+    });
+    let others = on_gpu
+        .into_iter()
+        .filter(|p| own.is_none() || p.pid != own)
+        .collect();
+    Some((others, own))
+}
+
+/// `PID 88123 (python3, 20.31 GiB)` items for nvidia-smi rows.
+pub(super) fn smi_names(rows: &[&SmiProcess]) -> String {
+    rows.iter()
+        .take(5)
+        .map(|p| {
+            format!(
+                "PID {} ({}, {})",
+                p.pid.map_or("N/A".into(), |pid| pid.to_string()),
+                p.name,
+                fmt(p.used_bytes.unwrap_or(0))
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The memory summary printed with the error, if any.
+pub(super) fn summary(f: &Finding) -> Option<&MemorySummary> {
+    f.diagnostics.as_ref()?.memory_summary.as_ref()
+}
+
+/// The summary's non-releasable memory as fragmentation evidence: ≥ 64 MiB
+/// and at least the request, or (without a request) ≥ 1 GiB and ≥ 20 % of
+/// what the summary shows reserved.
+pub(super) fn non_releasable_evidence(f: &Finding) -> Option<String> {
+    let m = summary(f)?;
+    let n = m.non_releasable_current_bytes?;
+    let enough = match f.sizes.requested_bytes {
+        Some(a) => n >= 64 * MIB && n >= a,
+        None => n >= GIB && m.reserved_current_bytes.is_some_and(|r| n >= r / 5),
+    };
+    enough.then(|| {
+        format!(
+            "The memory summary printed with the error (device {}) shows {} of non-releasable memory: free space inside split blocks that cannot be returned or reused for a larger block.",
+            m.device.map_or("?".into(), |d| d.to_string()),
+            fmt(n)
+        )
+    })
+}
+
+/// Peak usage and cudaMalloc retries from the summary, for the details.
+pub(super) fn summary_note(f: &Finding) -> Option<String> {
+    let m = summary(f)?;
+    let mut parts = Vec::new();
+    if let (Some(a), Some(r)) = (m.allocated_peak_bytes, m.reserved_peak_bytes) {
+        parts.push(format!(
+            "peak allocated {}, peak reserved {}",
+            fmt(a),
+            fmt(r)
+        ));
+    }
+    if let Some(retries) = m.alloc_retries.filter(|&r| r > 0) {
+        parts.push(if retries >= MANY_RETRIES {
+            format!("cudaMalloc was retried {retries} times: the allocator repeatedly had to flush its whole cache to find memory, so the run has lived at the limit for a while")
+        } else {
+            format!("cudaMalloc was retried {retries} time{} (each retry flushes the allocator's cache: the run was at the limit before)", if retries == 1 { "" } else { "s" })
+        });
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "The memory summary printed with the error (device {}) shows {}.",
+        m.device.map_or("?".into(), |d| d.to_string()),
+        parts.join("; ")
+    ))
+}
