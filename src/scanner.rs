@@ -43,20 +43,68 @@ const TRACEBACK_TRIGGERS: &[&str] = &[
     "The above exception was the direct cause",
 ];
 
+/// Short phrases that stand for every trigger containing them. The
+/// prefilter searches for these instead, so that it stays a small set of
+/// literals (the regex crate's SIMD multi-literal search handles a few dozen;
+/// with a hundred it falls back to a much slower automaton). Each is rare in
+/// ordinary log lines (`ordinary_log_lines_miss_the_prefilter`), and the
+/// families' own `start` checks keep the precision.
+const KEYS: &[&str] = &[
+    "out of memory",
+    "Out of memory",
+    "Out Of Memory",
+    "OutOfMemory",
+    "OUT_OF_MEMORY",
+    "cudaError",
+    "CUDA_ERROR_",
+    "hipError",
+    "HIP_ERROR_",
+    "CUDA failure ",
+    "STATUS_",
+    "nccl",
+    "NCCL error",
+    "NCCL Error",
+    "ASSERT FAILED",
+    "Assertion `",
+    "oom-kill",
+    "oom_kill",
+    "oom_reaper",
+    "SIGKILL",
+    "CPUAllocator: ",
+    "Failed to allocate",
+    "KV cache",
+    // 0xC0000409 and 0xC0000005 in any case.
+    "0000409",
+    "0000005",
+    "Traceback (most recent call last)",
+];
+
+#[doc(hidden)]
+/// The literals the prefilter searches for: every trigger, each replaced by
+/// a key it contains, without duplicates or literals containing another.
+pub fn prefilter_literals() -> Vec<&'static str> {
+    let mut triggers: Vec<&'static str> = TRACEBACK_TRIGGERS.to_vec();
+    triggers.extend_from_slice(diagnostics::TRIGGERS);
+    for family in FAMILIES {
+        triggers.extend_from_slice(family.triggers());
+    }
+    let mut literals: Vec<&'static str> = triggers
+        .iter()
+        .map(|t| KEYS.iter().copied().find(|k| t.contains(k)).unwrap_or(t))
+        .collect();
+    // A literal that contains another is redundant: the shorter one already
+    // finds its lines.
+    let all = literals.clone();
+    literals.retain(|l| !all.iter().any(|other| other != l && l.contains(other)));
+    literals.sort_unstable();
+    literals.dedup();
+    literals
+}
+
 fn prefilter() -> &'static BytesRegex {
     static RE: OnceLock<BytesRegex> = OnceLock::new();
     RE.get_or_init(|| {
-        let mut literals: Vec<&str> = TRACEBACK_TRIGGERS.to_vec();
-        literals.extend_from_slice(diagnostics::TRIGGERS);
-        for family in FAMILIES {
-            literals.extend_from_slice(family.triggers());
-        }
-        // A literal that contains another is redundant (the shorter one
-        // already finds its lines); fewer literals make the search faster.
-        let all = literals.clone();
-        literals.retain(|l| !all.iter().any(|other| other != l && l.contains(other)));
-        literals.sort_unstable();
-        literals.dedup();
+        let literals = prefilter_literals();
         let pattern = literals
             .iter()
             .map(|l| regex::escape(l))
@@ -1154,6 +1202,16 @@ mod tests {
                 "prefilter hits: {line}"
             );
         }
+    }
+
+    #[test]
+    fn prefilter_stays_small() {
+        let literals = prefilter_literals();
+        assert!(
+            literals.len() <= 72,
+            "{} literals: {literals:?}",
+            literals.len()
+        );
     }
 
     #[test]
