@@ -134,6 +134,9 @@ struct Block {
     data: Vec<u8>,
     len: usize,
     newlines: u64,
+    /// Start offsets of every prefilter match in the block, when a worker
+    /// thread already searched it (`None`: search while processing).
+    hits: Option<Vec<usize>>,
     /// Absolute offset of `data[0]` in the input.
     offset: u64,
 }
@@ -277,6 +280,7 @@ impl Stream {
             newlines: count_newlines(&data),
             data,
             len,
+            hits: None,
             offset: self.offset,
         };
         self.consume(block);
@@ -293,8 +297,11 @@ impl Stream {
         }
     }
 
-    /// Reads `reader` to its end: a second thread reads and counts newlines
-    /// while this one scans, handing out findings as they complete.
+    /// Reads `reader` to its end, handing out findings as they complete.
+    ///
+    /// A reader thread fills blocks; two worker threads take turns counting
+    /// each block's newlines and searching it with the prefilter; this thread
+    /// receives the blocks in order and only decodes the lines around hits.
     fn read_from<R: Read + Send>(
         &mut self,
         reader: R,
@@ -303,11 +310,20 @@ impl Stream {
         let start = self.offset + self.partial.len() as u64;
         self.consume_partial();
         std::thread::scope(|scope| {
-            let (full_tx, full_rx) = mpsc::sync_channel::<std::io::Result<Block>>(2);
             let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
-            scope.spawn(move || read_blocks(reader, start, &full_tx, &free_rx));
-            loop {
-                let block = match full_rx.recv() {
+            let mut to_workers = Vec::new();
+            let mut from_workers = Vec::new();
+            for _ in 0..WORKERS {
+                let (work_tx, work_rx) = mpsc::sync_channel::<std::io::Result<Block>>(1);
+                let (done_tx, done_rx) = mpsc::sync_channel::<std::io::Result<Block>>(1);
+                scope.spawn(move || search_blocks(&work_rx, &done_tx));
+                to_workers.push(work_tx);
+                from_workers.push(done_rx);
+            }
+            scope.spawn(move || read_blocks(reader, start, &to_workers, &free_rx));
+            // Blocks were dealt to the workers in turn: collect them in turn.
+            for turn in 0.. {
+                let block = match from_workers[turn % WORKERS].recv() {
                     Ok(Ok(block)) => block,
                     Ok(Err(source)) => {
                         return Err(Error::Read {
@@ -330,18 +346,50 @@ impl Stream {
                 }
                 self.scanner.emit_ready(on_finding);
             }
+            Ok(())
         })
     }
 }
 
-/// The reader thread: fills recycled buffers, counts newlines, sends them on.
+/// Worker threads that search blocks; the main thread takes their results in turn.
+const WORKERS: usize = 2;
+/// More prefilter hits than this in one block are not listed: the main
+/// thread then searches that block itself.
+const MAX_LISTED_HITS: usize = 4096;
+
+/// A worker: counts each block's newlines and lists its prefilter matches.
+fn search_blocks(
+    work: &mpsc::Receiver<std::io::Result<Block>>,
+    done: &mpsc::SyncSender<std::io::Result<Block>>,
+) {
+    for message in work.iter() {
+        let message = message.map(|mut block| {
+            let bytes = &block.data[..block.len];
+            block.newlines = count_newlines(bytes);
+            let hits: Vec<usize> = prefilter()
+                .find_iter(bytes)
+                .take(MAX_LISTED_HITS + 1)
+                .map(|m| m.start())
+                .collect();
+            block.hits = (hits.len() <= MAX_LISTED_HITS).then_some(hits);
+            block
+        });
+        if done.send(message).is_err() {
+            return;
+        }
+    }
+}
+
+/// The reader thread: fills recycled buffers and deals them to the workers
+/// in turn.
 fn read_blocks<R: Read>(
     mut reader: R,
     mut offset: u64,
-    full: &mpsc::SyncSender<std::io::Result<Block>>,
+    workers: &[mpsc::SyncSender<std::io::Result<Block>>],
     free: &mpsc::Receiver<Vec<u8>>,
 ) {
-    loop {
+    for turn in 0.. {
+        let worker = &workers[turn % workers.len()];
         let mut data = free.try_recv().unwrap_or_else(|_| vec![0u8; READ_SIZE]);
         data.resize(READ_SIZE, 0);
         // Fill the block (short reads from pipes are joined), so that block
@@ -361,35 +409,35 @@ fn read_blocks<R: Read>(
                 Err(e) => break Err(e),
             }
         };
-        match read {
+        let (message, last) = match read {
             Ok(len) => {
-                let newlines = count_newlines(&data[..len]);
                 let block = Block {
                     data,
                     len,
-                    newlines,
+                    newlines: 0,
+                    hits: None,
                     offset,
                 };
                 offset += len as u64;
-                let last = len < READ_SIZE;
-                if full.send(Ok(block)).is_err() {
-                    return;
-                }
-                if last {
-                    // A short block means EOF; say so with an empty one.
-                    let _ = full.send(Ok(Block {
-                        data: Vec::new(),
-                        len: 0,
-                        newlines: 0,
-                        offset,
-                    }));
-                    return;
-                }
+                // A short block means EOF; an empty one follows to say so.
+                (Ok(block), len < READ_SIZE && len > 0)
             }
-            Err(e) => {
-                let _ = full.send(Err(e));
-                return;
-            }
+            Err(e) => (Err(e), false),
+        };
+        let end = !matches!(&message, Ok(block) if block.len > 0);
+        if worker.send(message).is_err() || end {
+            return;
+        }
+        if last {
+            let eof = Block {
+                data: Vec::new(),
+                len: 0,
+                newlines: 0,
+                hits: None,
+                offset,
+            };
+            let _ = workers[(turn + 1) % workers.len()].send(Ok(eof));
+            return;
         }
     }
 }
@@ -430,7 +478,14 @@ impl Carry {
             return;
         };
         let end = pos + last_nl + 1;
-        scanner.process_region(bytes, block.offset, pos, end, Some(newlines_left));
+        scanner.process_region(
+            bytes,
+            block.offset,
+            pos,
+            end,
+            Some(newlines_left),
+            block.hits.as_deref(),
+        );
         pos = end;
         if pos < bytes.len() {
             self.append_partial(scanner, bytes, block.offset, pos);
@@ -482,7 +537,7 @@ impl Carry {
     fn flush(&mut self, scanner: &mut Scanner, ended: bool) {
         let bytes = std::mem::take(&mut self.bytes);
         let newlines = u64::from(ended);
-        scanner.process_region(&bytes, self.offset, 0, bytes.len(), Some(newlines));
+        scanner.process_region(&bytes, self.offset, 0, bytes.len(), Some(newlines), None);
         if ended {
             scanner.mid_line = false;
         }
@@ -594,20 +649,28 @@ impl Scanner {
         from: usize,
         to: usize,
         newlines: Option<u64>,
+        hits: Option<&[usize]>,
     ) {
         let mut pos = from;
         let mut remaining = newlines;
         while pos < to {
             if self.is_idle() {
-                // Fast path: jump to the line of the next prefilter hit.
-                let hit = prefilter().find_at(&data[..to], pos);
+                // Fast path: jump to the line of the next prefilter hit,
+                // listed by a worker or searched for here.
+                let hit = match hits {
+                    Some(hits) => hits
+                        .get(hits.partition_point(|&h| h < pos))
+                        .copied()
+                        .filter(|&h| h < to),
+                    None => prefilter().find_at(&data[..to], pos).map(|m| m.start()),
+                };
                 let Some(hit) = hit else {
                     let n = remaining.unwrap_or_else(|| count_newlines(&data[pos..to]));
                     self.add_lines(n);
                     return;
                 };
                 let line_start =
-                    memchr::memrchr(b'\n', &data[pos..hit.start()]).map_or(pos, |i| pos + i + 1);
+                    memchr::memrchr(b'\n', &data[pos..hit]).map_or(pos, |i| pos + i + 1);
                 let n = count_newlines(&data[pos..line_start]);
                 self.add_lines(n);
                 remaining = remaining.map(|r| r.saturating_sub(n));
@@ -1194,7 +1257,7 @@ mod tests {
             "iter 500 | loss 1.5 | tokens/s 1843 | allocated memory stays below the limit",
             "/opt/conda/lib/python3.10/site-packages/torch/utils/checkpoint.py:464: UserWarning: torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly.",
             "[2025-03-01 12:00:00,123] [INFO] [logging.py:96:log_dist] [Rank 0] step=137, skipped=0, lr=[2.4e-05], mom=[(0.9, 0.95)]",
-            "Saving checkpoint to /ckpt/step_137 (exit after 137 steps); 1073740791 bytes written",
+            "Saving checkpoint to /ckpt/step_137 after 137 steps; 1073740791 bytes written",
         ];
         for line in noise {
             assert!(
