@@ -227,7 +227,9 @@ pub fn field_rows(f: &Finding) -> Vec<FieldRow> {
             true,
         ));
     }
-    if let (Some(o), false) = (d.other_processes_bytes, f.processes.is_empty()) {
+    // Not when the only listed process is this one (a container's own PID).
+    let only_self = f.processes.len() == 1 && d.probable_self_pid.is_some();
+    if let (Some(o), false) = (d.other_processes_bytes, f.processes.is_empty() || only_self) {
         rows.push(row(
             "Other processes (derived)",
             fmt(o),
