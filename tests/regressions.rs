@@ -34,3 +34,50 @@ fn r6_rounding_tolerance_covers_byte_rounding() {
     assert_eq!(parsed, 1_059_062);
     assert!(parsed.abs_diff(1_053_819) <= rounding_tolerance("1.01", "MiB"));
 }
+
+/// Found by tests/hostile.rs: an OSC/DCS/APC string (`ESC ]`, `ESC P`,
+/// `ESC _`, ...) with no BEL or ST on its line swallowed the rest of the
+/// line, message included. Only the introducer may go.
+#[test]
+fn r6_unterminated_escape_string_keeps_the_message() {
+    for introducer in [
+        "\x1b]0;title ",
+        "\x1b]52;c;",
+        "\x1bP",
+        "\x1b_",
+        "\x1b^",
+        "\x1bX",
+    ] {
+        for message in [support::SEED, "RuntimeError: CUDA error: out of memory"] {
+            let log = format!("{introducer}{message}\n");
+            let findings = oomwhy::decode_str(&log);
+            assert_eq!(findings.len(), 1, "{log:?}");
+        }
+    }
+    // A terminated string is still removed whole.
+    let findings = oomwhy::decode_str("\x1b]0;CUDA error: out of memory\x07 no message\n");
+    assert!(findings.is_empty());
+}
+
+/// Found by tests/hostile.rs: a file name given on the command line went raw
+/// into the "cannot read" error on stderr (`oomwhy *` in a directory holding
+/// a file named with an OSC 52 sequence could write the user's clipboard).
+#[cfg(unix)]
+#[test]
+fn r6_error_message_escapes_file_name() {
+    let name = std::env::temp_dir().join(format!(
+        "oomwhy-r6-{}-\x1b]52;c;cm0K\x07\u{9b}2J.log",
+        std::process::id()
+    ));
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_oomwhy"))
+        .arg(&name)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    support::assert_terminal_safe(&stderr, "stderr");
+    assert!(
+        stderr.contains("\\u{1b}]52;c;cm0K\\u{7}\\u{9b}2J.log: no such file"),
+        "{stderr}"
+    );
+}
