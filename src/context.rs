@@ -11,6 +11,7 @@ const TAIL_FRAMES: usize = 40;
 /// Chained exceptions kept per traceback.
 const MAX_CHAIN: usize = 8;
 
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn frame_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
@@ -19,6 +20,7 @@ fn frame_re() -> &'static Regex {
 }
 
 /// IPython/Jupyter frames: `Cell In[5], line 3` and `File ~/x.py:42, in f(a, b)`.
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn ipython_frame_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
@@ -28,6 +30,7 @@ fn ipython_frame_re() -> &'static Regex {
 }
 
 /// IPython's header: `OutOfMemoryError      Traceback (most recent call last)`.
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn ipython_header_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
@@ -36,11 +39,13 @@ fn ipython_header_re() -> &'static Regex {
 }
 
 /// IPython source lines: `----> 4     code` (group 1 = arrow) or `      3     code`.
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn ipython_context_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| Regex::new(r"^(?:(-*>)|\s+)\s*\d+ (.*)$").expect("constant regex"))
 }
 
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn repeated_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
@@ -447,6 +452,7 @@ fn short_path(path: &str) -> String {
     parts.into_iter().rev().collect::<Vec<_>>().join("/")
 }
 
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn progress_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {

@@ -90,6 +90,7 @@ struct Prefixes {
     gha_command: Regex,
 }
 
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn prefixes() -> &'static Prefixes {
     static PREFIXES: OnceLock<Prefixes> = OnceLock::new();
     PREFIXES.get_or_init(|| {

@@ -36,6 +36,7 @@ const TRACEBACK_TRIGGERS: &[&str] = &[
     "The above exception was the direct cause",
 ];
 
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn prefilter() -> &'static BytesRegex {
     static RE: OnceLock<BytesRegex> = OnceLock::new();
     RE.get_or_init(|| {
