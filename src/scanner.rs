@@ -28,6 +28,10 @@ pub const MAX_FINDINGS: usize = 10_000;
 const FOLD_WINDOW_LINES: u64 = 20_000;
 /// Distinct rank states kept; a log naming more ranks than this is unusual.
 const MAX_RANK_STATES: usize = 4096;
+/// Bytes of message text kept per finding (issue 6: without a cap, a long
+/// line full of distinct messages kept a megabyte per finding, twice). The
+/// decoders still see the whole message.
+pub const MAX_TEXT: usize = 64 * 1024;
 
 /// Phrases that start a traceback or a chain; always worth a look.
 const TRACEBACK_TRIGGERS: &[&str] = &[
@@ -141,6 +145,8 @@ pub fn scan<R: Read>(mut reader: R, input: &str) -> Result<ScanOutcome> {
 struct Pending {
     family: &'static dyn Family,
     lines: Vec<String>,
+    /// Bytes in `lines`; a message takes no more lines past MAX_LINE.
+    bytes: usize,
     prefix: String,
     line: u64,
     traceback: Option<Traceback>,
@@ -151,6 +157,8 @@ struct Pending {
 struct RankState {
     pending: Option<Pending>,
     traceback: TracebackBuilder,
+    /// Line last fed to this state, to evict the least recently seen.
+    last_line: u64,
 }
 
 impl RankState {
@@ -247,12 +255,18 @@ impl<'i> Scanner<'i> {
 
     fn handle(&mut self, line: Normalized, buf: &[u8], line_start: usize) {
         if self.ranks.len() >= MAX_RANK_STATES && !self.ranks.contains_key(&line.rank) {
-            self.ranks.retain(|_, state| state.is_active());
+            self.evict_rank_states();
         }
         let state = self.ranks.entry(line.rank).or_default();
+        state.last_line = self.line_no;
 
         if let Some(pending) = state.pending.as_mut() {
-            if pending.family.continues(&pending.lines, &line.text) {
+            // Bounded: up to 200 boilerplate lines of up to MAX_LINE each
+            // could otherwise pile up in one message (issue 6).
+            if pending.bytes + line.text.len() <= MAX_LINE
+                && pending.family.continues(&pending.lines, &line.text)
+            {
+                pending.bytes += line.text.len();
                 pending.lines.push(line.text);
                 return;
             }
@@ -281,6 +295,7 @@ impl<'i> Scanner<'i> {
         let last_step = self.progress_before(buf, line_start);
         let pending = Pending {
             family,
+            bytes: line.text.len() - start,
             lines: vec![line.text[start..].to_string()],
             prefix: line.text[..start].to_string(),
             line: self.line_no,
@@ -288,6 +303,33 @@ impl<'i> Scanner<'i> {
             last_step,
         };
         self.ranks.entry(line.rank).or_default().pending = Some(pending);
+    }
+
+    /// Keeps the rank states bounded (issue 6). Idle states go first. If at
+    /// least half are still mid-message or mid-traceback (a log naming
+    /// thousands of ranks that never finish), the least recently seen half
+    /// is closed: pending messages become findings, open tracebacks are
+    /// dropped. A sweep frees at least half the slots, so its cost is spread
+    /// over as many new ranks (it used to sweep for every new rank: quadratic).
+    fn evict_rank_states(&mut self) {
+        self.ranks.retain(|_, state| state.is_active());
+        if self.ranks.len() < MAX_RANK_STATES / 2 {
+            return;
+        }
+        // Oldest first; the rank breaks ties so that the order never depends
+        // on the map's iteration order.
+        let mut by_age: Vec<(u64, Option<u32>)> = self
+            .ranks
+            .iter()
+            .map(|(rank, state)| (state.last_line, *rank))
+            .collect();
+        by_age.sort_unstable();
+        let evict = by_age.len() / 2;
+        for (_, rank) in by_age.into_iter().take(evict) {
+            if let Some(pending) = self.ranks.remove(&rank).and_then(|s| s.pending) {
+                self.finish_pending(pending, rank);
+            }
+        }
     }
 
     /// The last progress counter in the bytes before `line_start`; each byte
@@ -358,6 +400,27 @@ fn detect_start(text: &str) -> Option<(&'static dyn Family, usize)> {
     })
 }
 
+/// Cuts a finding's text to [`MAX_TEXT`] bytes (at a character boundary)
+/// and says so in a note.
+fn cap_text(finding: &mut Finding) {
+    if finding.text.len() <= MAX_TEXT {
+        return;
+    }
+    let len = finding.text.len();
+    let mut end = MAX_TEXT;
+    while !finding.text.is_char_boundary(end) {
+        end -= 1;
+    }
+    finding.text.truncate(end);
+    finding.text.push_str(" […]");
+    // Give the rest of the allocation back, or the cap saves nothing.
+    finding.text.shrink_to_fit();
+    finding.notes.push(format!(
+        "the message is {len} bytes long; only its first {} KiB are kept",
+        MAX_TEXT / 1024
+    ));
+}
+
 /// Folds copies of a crash and keeps memory bounded.
 #[derive(Default)]
 struct Collector {
@@ -369,6 +432,7 @@ struct Collector {
 
 impl Collector {
     fn push(&mut self, mut finding: Finding, rank: Option<u32>) {
+        cap_text(&mut finding);
         let key = (finding.kind, rank, finding.text.clone());
         if let Some(&i) = self.by_text.get(&key) {
             let first = &mut self.findings[i];

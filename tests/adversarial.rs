@@ -9,11 +9,11 @@ mod support;
 
 use oomwhy::record::Kind;
 use oomwhy::scan;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-use support::{Generated, CAPACITY, SEED};
+use support::{run_streaming, Generated, CAPACITY, SEED};
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
@@ -37,56 +37,6 @@ fn json(output: &Output) -> serde_json::Value {
             String::from_utf8_lossy(&output.stdout)
         )
     })
-}
-
-/// Runs the binary with `reader` streamed to its stdin. Returns its output
-/// and its peak resident set (VmHWM, KiB) read from /proc just before its
-/// stdin is closed, when it has processed all but the last pipe buffer.
-fn run_streaming(args: &[&str], mut reader: impl Read) -> (Output, Option<u64>) {
-    let mut child = bin()
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let out_thread = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        stdout.read_to_end(&mut v).unwrap();
-        v
-    });
-    let err_thread = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        stderr.read_to_end(&mut v).unwrap();
-        v
-    });
-    let mut stdin = child.stdin.take().unwrap();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = reader.read(&mut buf).unwrap();
-        if n == 0 {
-            break;
-        }
-        stdin.write_all(&buf[..n]).unwrap();
-    }
-    let peak = peak_rss_kib(child.id());
-    drop(stdin);
-    let status = child.wait().unwrap();
-    let output = Output {
-        status,
-        stdout: out_thread.join().unwrap(),
-        stderr: err_thread.join().unwrap(),
-    };
-    (output, peak)
-}
-
-/// VmHWM of a live process, in KiB (Linux only).
-fn peak_rss_kib(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 fn assert_rss_below(peak: Option<u64>, limit_mib: u64, what: &str) {

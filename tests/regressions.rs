@@ -81,3 +81,76 @@ fn r6_error_message_escapes_file_name() {
         "{stderr}"
     );
 }
+
+/// Found while sizing the adversarial tests: each new rank past 4096 made
+/// the scanner sweep every rank state, and states in the middle of a
+/// traceback were never dropped, so a log of distinct `[rankN]:` prefixes
+/// each opening a traceback took quadratic time (40,000 lines: 16 s in a
+/// debug build, a 45 MB log: hours) and memory growing with every rank.
+#[test]
+fn r6_thousands_of_open_ranks_in_linear_time() {
+    let mut log = String::new();
+    for rank in 0..60_000 {
+        log.push_str(&format!(
+            "[rank{rank}]: Traceback (most recent call last):\n"
+        ));
+    }
+    log.push_str(&format!("[rank7]: {}\n", support::SEED));
+    let started = std::time::Instant::now();
+    let out = oomwhy::scan(log.as_bytes(), "ranks").unwrap();
+    let elapsed = started.elapsed();
+    assert_eq!(out.findings.len(), 1);
+    assert!(
+        elapsed < std::time::Duration::from_secs(20),
+        "60,000 ranks took {elapsed:?}"
+    );
+}
+
+/// Found while sizing the adversarial tests: a long line full of distinct
+/// messages became one finding per 1 MiB piece, each keeping the whole piece
+/// as its text (twice, with the fold key): 50 MiB of input took 118 MiB and
+/// 10,000 such pieces would take over 20 GiB. Stored text is now capped.
+#[cfg(target_os = "linux")]
+#[test]
+fn r6_long_line_of_distinct_messages_in_bounded_memory() {
+    let mut line = String::new();
+    let mut n = 0u64;
+    while line.len() < 24 << 20 {
+        line.push_str(&format!("CUDA error: out of memory {n} "));
+        n += 1;
+    }
+    line.push('\n');
+    let (output, peak) = support::run_streaming(&["--format", "json"], line.as_bytes());
+    assert_eq!(output.status.code(), Some(0));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    // One finding per 1 MiB piece of the line (the last few bytes hold none).
+    assert_eq!(report["findings"].as_array().unwrap().len(), 24);
+    let peak_kib = peak.expect("/proc");
+    assert!(
+        peak_kib < 40 * 1024,
+        "peak RSS {peak_kib} KiB for 24 MiB of input"
+    );
+}
+
+/// Found while sizing the adversarial tests: a CUDA error takes up to 200
+/// boilerplate lines (`frame #N: ...`), each up to 1 MiB, so one message
+/// could hold 200 MiB while it was collected. A message's lines now stop at
+/// MAX_LINE bytes in all.
+#[cfg(target_os = "linux")]
+#[test]
+fn r6_message_lines_are_bounded() {
+    let junk = "x".repeat(1_000_000);
+    let head = b"RuntimeError: CUDA error: out of memory\n";
+    let body = format!("frame #1: {junk}\n");
+    let tail = b"RuntimeError: CUDA error: an illegal memory access was encountered\n";
+    let input = support::Generated::new(head, body.as_bytes(), 64 * body.len() as u64, tail);
+    let (output, peak) = support::run_streaming(&["--format", "json"], input);
+    assert_eq!(output.status.code(), Some(0));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["findings"].as_array().unwrap().len(), 2);
+    let peak_kib = peak.expect("/proc");
+    assert!(
+        peak_kib < 40 * 1024,
+        "peak RSS {peak_kib} KiB for a 64 MB message"
+    );
+}

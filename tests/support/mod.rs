@@ -2,8 +2,9 @@
 //! regressions): readers that split or generate input, and sample messages.
 #![allow(dead_code)] // each test crate uses a different subset
 
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
 
 /// The reserved-era message of the README.
 pub const SEED: &str = "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 8.00 GiB total capacity; 6.32 GiB already allocated; 1.56 GiB free; 7.88 GiB reserved in total by PyTorch)";
@@ -141,4 +142,54 @@ pub fn assert_terminal_safe(text: &str, what: &str) {
             &text[from..at]
         );
     }
+}
+
+/// Runs the binary with `reader` streamed to its stdin. Returns its output
+/// and its peak resident set (VmHWM, KiB) read from /proc just before its
+/// stdin is closed, when it has processed all but the last pipe buffer.
+pub fn run_streaming(args: &[&str], mut reader: impl Read) -> (Output, Option<u64>) {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_oomwhy"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out_thread = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        stdout.read_to_end(&mut v).unwrap();
+        v
+    });
+    let err_thread = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        stderr.read_to_end(&mut v).unwrap();
+        v
+    });
+    let mut stdin = child.stdin.take().unwrap();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = reader.read(&mut buf).unwrap();
+        if n == 0 {
+            break;
+        }
+        stdin.write_all(&buf[..n]).unwrap();
+    }
+    let peak = peak_rss_kib(child.id());
+    drop(stdin);
+    let status = child.wait().unwrap();
+    let output = Output {
+        status,
+        stdout: out_thread.join().unwrap(),
+        stderr: err_thread.join().unwrap(),
+    };
+    (output, peak)
+}
+
+/// VmHWM of a live process, in KiB (Linux only).
+pub fn peak_rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
