@@ -30,8 +30,8 @@ const FOLD_WINDOW_LINES: u64 = 20_000;
 const MAX_RANK_STATES: usize = 4096;
 /// Bytes of message text kept per finding (issue 6: without a cap, a long
 /// line full of distinct messages kept a megabyte per finding, twice). The
-/// decoders still see the whole message.
-pub const MAX_TEXT: usize = 64 * 1024;
+/// longest real message is about 2 KB; the decoders still see all of it.
+pub const MAX_TEXT: usize = 8 * 1024;
 
 /// Phrases that start a traceback or a chain; always worth a look.
 const TRACEBACK_TRIGGERS: &[&str] = &[
@@ -411,10 +411,10 @@ fn cap_text(finding: &mut Finding) {
     while !finding.text.is_char_boundary(end) {
         end -= 1;
     }
-    finding.text.truncate(end);
-    finding.text.push_str(" […]");
-    // Give the rest of the allocation back, or the cap saves nothing.
-    finding.text.shrink_to_fit();
+    // A fresh allocation, not truncate + shrink_to_fit: shrinking in place
+    // leaves a hole after each kept text that the next megabyte-sized line
+    // does not fit in, and the heap grows by that much per finding.
+    finding.text = format!("{} […]", &finding.text[..end]);
     finding.notes.push(format!(
         "the message is {len} bytes long; only its first {} KiB are kept",
         MAX_TEXT / 1024
