@@ -10,6 +10,22 @@ const HEAD_FRAMES: usize = 20;
 const TAIL_FRAMES: usize = 40;
 /// Chained exceptions kept per traceback.
 const MAX_CHAIN: usize = 8;
+/// Bytes kept of a frame's file, function or code and of an exception line
+/// (issue 6): a finding holds up to 9 × 60 of them, each from a line of up
+/// to 1 MiB, so memory grew with the input. Real ones are far shorter.
+const MAX_FIELD: usize = 2048;
+
+/// `text`, cut to [`MAX_FIELD`] bytes (at a character boundary) with `…`.
+fn clipped(text: &str) -> String {
+    if text.len() <= MAX_FIELD {
+        return text.to_string();
+    }
+    let mut end = MAX_FIELD;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
 
 #[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn frame_re() -> &'static Regex {
@@ -123,9 +139,9 @@ impl TracebackBuilder {
         }
         if let Some(caps) = frame_re().captures(line) {
             self.push_frame(Frame {
-                file: caps[1].to_string(),
+                file: clipped(&caps[1]),
                 line: caps[2].parse().unwrap_or(0),
-                function: caps.get(3).map_or("", |m| m.as_str()).trim().to_string(),
+                function: clipped(caps.get(3).map_or("", |m| m.as_str()).trim()),
                 code: None,
             });
             return TracebackEvent::Consumed;
@@ -143,9 +159,9 @@ impl TracebackBuilder {
                 ),
             };
             self.push_frame(Frame {
-                file: file.to_string(),
+                file: clipped(file),
                 line: line_no.parse().unwrap_or(0),
-                function: function.to_string(),
+                function: clipped(function),
                 code: None,
             });
             return TracebackEvent::Consumed;
@@ -158,7 +174,7 @@ impl TracebackBuilder {
             // the executing one with an arrow: `----> 3     out = model(x)`.
             if caps.get(1).is_some() {
                 if let Some(last) = self.frames.last_mut() {
-                    last.code = Some(caps[2].trim().to_string());
+                    last.code = Some(clipped(caps[2].trim()));
                 }
             }
             return TracebackEvent::Consumed;
@@ -177,13 +193,13 @@ impl TracebackBuilder {
             if !is_marker {
                 if let Some(last) = self.frames.last_mut() {
                     if last.code.is_none() {
-                        last.code = Some(trimmed.to_string());
+                        last.code = Some(clipped(trimmed));
                     }
                 }
             }
             return TracebackEvent::Consumed;
         }
-        self.exception = trimmed.to_string();
+        self.exception = clipped(trimmed);
         self.mode = TracebackMode::Completed;
         TracebackEvent::ExceptionLine
     }

@@ -154,3 +154,38 @@ fn r6_message_lines_are_bounded() {
         "peak RSS {peak_kib} KiB for a 64 MB message"
     );
 }
+
+/// Found while sizing the adversarial tests: traceback frames kept their
+/// file, function and code whole, up to a megabyte each, 60 frames per
+/// traceback and 8 chained tracebacks per finding, each copied into the
+/// finding: memory grew with the input (4 tracebacks of 60 frames with
+/// 256 KiB paths, 126 MB: 135 MiB RSS). Frame fields are now capped.
+#[cfg(target_os = "linux")]
+#[test]
+fn r6_traceback_frames_are_bounded() {
+    let path = "p/".repeat(32 * 1024);
+    let mut one = String::from("Traceback (most recent call last):\n");
+    for line in 0..60 {
+        one.push_str(&format!("  File \"/{path}.py\", line {line}, in f{path}\n"));
+    }
+    let mut log = String::new();
+    for n in 0..4 {
+        log.push_str(&one);
+        log.push_str(&format!("RuntimeError: CUDA out of memory. Tried to allocate {n}.00 GiB (GPU 0; 8.00 GiB total capacity; 6.32 GiB already allocated; 1.56 GiB free; 7.88 GiB reserved in total by PyTorch)\n"));
+    }
+    let (output, peak) = support::run_streaming(&["--format", "json"], log.as_bytes());
+    assert_eq!(output.status.code(), Some(0));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let findings = report["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 4);
+    assert_eq!(
+        findings[3]["traceback"]["frames"].as_array().unwrap().len(),
+        60
+    );
+    let peak_kib = peak.expect("/proc");
+    assert!(
+        peak_kib < 24 * 1024,
+        "peak RSS {peak_kib} KiB for {} bytes",
+        log.len()
+    );
+}
