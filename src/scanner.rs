@@ -147,6 +147,8 @@ struct Pending {
     lines: Vec<String>,
     /// Bytes in `lines`; a message takes no more lines past MAX_LINE.
     bytes: usize,
+    /// Order in which pending messages started, to finish them in order.
+    seq: u64,
     prefix: String,
     line: u64,
     traceback: Option<Traceback>,
@@ -181,6 +183,8 @@ struct Scanner<'i> {
     progress_until: u64,
     last_step: Option<u64>,
     outcome: ScanOutcome,
+    /// Pending messages started so far (for [`Pending::seq`]).
+    started: u64,
 }
 
 impl<'i> Scanner<'i> {
@@ -195,6 +199,7 @@ impl<'i> Scanner<'i> {
             progress_until: 0,
             last_step: None,
             outcome: ScanOutcome::default(),
+            started: 0,
         }
     }
 
@@ -293,9 +298,11 @@ impl<'i> Scanner<'i> {
             None
         };
         let last_step = self.progress_before(buf, line_start);
+        self.started += 1;
         let pending = Pending {
             family,
             bytes: line.text.len() - start,
+            seq: self.started,
             lines: vec![line.text[start..].to_string()],
             prefix: line.text[..start].to_string(),
             line: self.line_no,
@@ -373,7 +380,9 @@ impl<'i> Scanner<'i> {
 
     fn finish(mut self) -> ScanOutcome {
         let mut ranks: Vec<_> = self.ranks.drain().collect();
-        ranks.sort_by_key(|(_, state)| state.pending.as_ref().map(|p| p.line));
+        // In the order the messages started: two can start on one line (a
+        // `\r` redraw for another rank), and the map's order is random.
+        ranks.sort_by_key(|(_, state)| state.pending.as_ref().map(|p| p.seq));
         for (rank, state) in ranks {
             if let Some(pending) = state.pending {
                 self.finish_pending(pending, rank);

@@ -189,3 +189,22 @@ fn r6_traceback_frames_are_bounded() {
         log.len()
     );
 }
+
+/// Found by the scan_chunked fuzz target (crash-9d103477…): two messages on
+/// one line for different ranks (a `\r` redraw drops the rank prefix), both
+/// still open at the end of the input, came out in the iteration order of a
+/// HashMap, which differs from run to run. They now come out in the order
+/// they started.
+#[test]
+fn r6_findings_at_end_of_input_in_start_order() {
+    let log = "[rank0]: CUDA out of memory. Tried to allocate 12.50 MiB\rOut of memory. Tried to allocate 2.00 MiB\n";
+    for _ in 0..32 {
+        let out = oomwhy::scan(log.as_bytes(), "r").unwrap();
+        let order: Vec<(Option<u32>, Option<u64>)> = out
+            .findings
+            .iter()
+            .map(|f| (f.first_rank, f.sizes.requested_bytes))
+            .collect();
+        assert_eq!(order, [(Some(0), Some(13_107_200)), (None, Some(2 << 20))]);
+    }
+}
