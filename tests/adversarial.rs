@@ -390,14 +390,41 @@ fn fifo_is_read_like_a_pipe() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Opening for writing waits for the reader, as a shell's `cmd > fifo` would.
-    let mut writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    // Open for writing once the binary has opened the reading end (a plain
+    // open would wait for it, as a shell's `cmd > fifo` does, but would hang
+    // the test forever if the binary never opened it).
+    let mut writer = open_fifo_writer(&fifo);
     writer.write_all(b"\0\xff junk\n").unwrap();
     writer.write_all(format!("{SEED}\n").as_bytes()).unwrap();
     drop(writer);
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(json(&output)["findings"].as_array().unwrap().len(), 1);
+}
+
+#[cfg(unix)]
+fn open_fifo_writer(fifo: &Path) -> std::fs::File {
+    use std::os::unix::fs::OpenOptionsExt;
+    // O_NONBLOCK: fail with ENXIO instead of waiting while no reader is there.
+    #[cfg(target_os = "linux")]
+    const O_NONBLOCK: i32 = 0o4000;
+    #[cfg(not(target_os = "linux"))]
+    const O_NONBLOCK: i32 = 0x0004;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(O_NONBLOCK)
+            .open(fifo)
+        {
+            Ok(file) => return file,
+            Err(e) if Instant::now() < deadline => {
+                assert_eq!(e.raw_os_error(), Some(6), "{e}"); // ENXIO: no reader yet
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("oomwhy never opened the FIFO: {e}"),
+        }
+    }
 }
 
 // ---------------------------------------------------------------- outputs
