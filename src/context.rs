@@ -10,7 +10,24 @@ const HEAD_FRAMES: usize = 20;
 const TAIL_FRAMES: usize = 40;
 /// Chained exceptions kept per traceback.
 const MAX_CHAIN: usize = 8;
+/// Bytes kept of a frame's file, function or code and of an exception line
+/// (issue 6): a finding holds up to 9 × 60 of them, each from a line of up
+/// to 1 MiB, so memory grew with the input. Real ones are far shorter.
+const MAX_FIELD: usize = 2048;
 
+/// `text`, cut to [`MAX_FIELD`] bytes (at a character boundary) with `…`.
+fn clipped(text: &str) -> String {
+    if text.len() <= MAX_FIELD {
+        return text.to_string();
+    }
+    let mut end = MAX_FIELD;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn frame_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
@@ -19,6 +36,7 @@ fn frame_re() -> &'static Regex {
 }
 
 /// IPython/Jupyter frames: `Cell In[5], line 3` and `File ~/x.py:42, in f(a, b)`.
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn ipython_frame_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
@@ -28,6 +46,7 @@ fn ipython_frame_re() -> &'static Regex {
 }
 
 /// IPython's header: `OutOfMemoryError      Traceback (most recent call last)`.
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn ipython_header_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
@@ -36,11 +55,13 @@ fn ipython_header_re() -> &'static Regex {
 }
 
 /// IPython source lines: `----> 4     code` (group 1 = arrow) or `      3     code`.
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn ipython_context_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| Regex::new(r"^(?:(-*>)|\s+)\s*\d+ (.*)$").expect("constant regex"))
 }
 
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn repeated_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
@@ -121,9 +142,9 @@ impl TracebackBuilder {
         }
         if let Some(caps) = frame_re().captures(line) {
             self.push_frame(Frame {
-                file: caps[1].to_string(),
+                file: clipped(&caps[1]),
                 line: caps[2].parse().unwrap_or(0),
-                function: caps.get(3).map_or("", |m| m.as_str()).trim().to_string(),
+                function: clipped(caps.get(3).map_or("", |m| m.as_str()).trim()),
                 code: None,
             });
             return TracebackEvent::Consumed;
@@ -141,9 +162,9 @@ impl TracebackBuilder {
                 ),
             };
             self.push_frame(Frame {
-                file: file.to_string(),
+                file: clipped(file),
                 line: line_no.parse().unwrap_or(0),
-                function: function.to_string(),
+                function: clipped(function),
                 code: None,
             });
             return TracebackEvent::Consumed;
@@ -156,7 +177,7 @@ impl TracebackBuilder {
             // the executing one with an arrow: `----> 3     out = model(x)`.
             if caps.get(1).is_some() {
                 if let Some(last) = self.frames.last_mut() {
-                    last.code = Some(caps[2].trim().to_string());
+                    last.code = Some(clipped(caps[2].trim()));
                 }
             }
             return TracebackEvent::Consumed;
@@ -175,13 +196,13 @@ impl TracebackBuilder {
             if !is_marker {
                 if let Some(last) = self.frames.last_mut() {
                     if last.code.is_none() {
-                        last.code = Some(trimmed.to_string());
+                        last.code = Some(clipped(trimmed));
                     }
                 }
             }
             return TracebackEvent::Consumed;
         }
-        self.exception = trimmed.to_string();
+        self.exception = clipped(trimmed);
         self.mode = TracebackMode::Completed;
         self.has_last = true;
         TracebackEvent::ExceptionLine
@@ -445,6 +466,7 @@ fn short_path(path: &str) -> String {
     parts.into_iter().rev().collect::<Vec<_>>().join("/")
 }
 
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn progress_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {

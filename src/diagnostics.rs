@@ -50,6 +50,7 @@ impl Parsed {
     }
 }
 
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn smi_header() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
@@ -58,6 +59,7 @@ fn smi_header() -> &'static Regex {
     })
 }
 
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn summary_title() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| Regex::new(r"CUDA memory summary, device ID (\d+)").expect("constant regex"))
@@ -138,6 +140,7 @@ impl Block {
 const MIB: u64 = 1 << 20;
 
 /// Parses nvidia-smi's default table; `lines[0]` is the header line.
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 pub fn parse_nvidia_smi(lines: &[String], line: u64) -> Option<NvidiaSmi> {
     static GPU: OnceLock<Regex> = OnceLock::new();
     static MEM: OnceLock<Regex> = OnceLock::new();
@@ -257,6 +260,7 @@ fn split_tokens(s: &str) -> Vec<(usize, &str)> {
 }
 
 /// Parses `torch.cuda.memory_summary()`; `lines[0]` is the title line.
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 pub fn parse_memory_summary(lines: &[String], line: u64) -> Option<MemorySummary> {
     static COUNTS: OnceLock<Regex> = OnceLock::new();
     let counts_re = COUNTS.get_or_init(|| {

@@ -25,7 +25,14 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Read { input, source } => write!(f, "{input}: {}", describe_io(source)),
+            // The name comes from the command line and can hold terminal
+            // escapes: print it escaped, like every input-derived string.
+            Error::Read { input, source } => write!(
+                f,
+                "{}: {}",
+                crate::render::sanitize(input),
+                describe_io(source)
+            ),
             Error::UnknownCode { code, valid } => write!(
                 f,
                 "unknown code `{code}`; valid codes are: {} (see `oomwhy explain --list`)",

@@ -52,6 +52,9 @@
 //! ```
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+// No panicking shortcuts on input-dependent paths (issue 6). The few
+// remaining ones are constant regexes, each allowed where it is built.
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod context;
 pub mod detect;

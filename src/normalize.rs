@@ -29,7 +29,13 @@ pub fn strip_ansi(text: &str) -> std::borrow::Cow<'_, str> {
             '\x1b' => match chars.next() {
                 Some('[') => skip_csi(&mut chars),
                 Some(']') | Some('P') | Some('_') | Some('^') | Some('X') => {
-                    skip_string(&mut chars)
+                    // A string with no BEL/ST on this line is junk, not a
+                    // string: drop only its introducer, so that a message
+                    // after it is still seen (issue 6).
+                    let after_introducer = chars.clone();
+                    if !skip_string(&mut chars) {
+                        chars = after_introducer;
+                    }
                 }
                 // Two-byte escapes such as `ESC (B` carry one more byte.
                 Some('(') | Some(')') | Some('*') | Some('+') => {
@@ -52,19 +58,21 @@ fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
     }
 }
 
-/// Skips an OSC/DCS string up to BEL or ST (`ESC \`).
-fn skip_string(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+/// Skips an OSC/DCS string up to BEL or ST (`ESC \`); false if the text
+/// ended first.
+fn skip_string(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> bool {
     while let Some(c) = chars.next() {
         if c == '\x07' || c == '\u{9c}' {
-            break;
+            return true;
         }
         if c == '\x1b' {
             if chars.peek() == Some(&'\\') {
                 chars.next();
             }
-            break;
+            return true;
         }
     }
+    false
 }
 
 struct Prefixes {
@@ -82,6 +90,7 @@ struct Prefixes {
     gha_command: Regex,
 }
 
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn prefixes() -> &'static Prefixes {
     static PREFIXES: OnceLock<Prefixes> = OnceLock::new();
     PREFIXES.get_or_init(|| {

@@ -35,6 +35,10 @@ const MAX_RANK_STATES: usize = 4096;
 const DIAGNOSTIC_WINDOW_LINES: u64 = 500;
 /// Parsed diagnostics kept while waiting for a finding to claim them.
 const MAX_RECENT_DIAGNOSTICS: usize = 8;
+/// Bytes of message text kept per finding (issue 6: without a cap, a long
+/// line full of distinct messages kept a megabyte per finding, twice). The
+/// longest real message is about 2 KB; the decoders still see all of it.
+pub const MAX_TEXT: usize = 8 * 1024;
 
 /// Phrases that start a traceback or a chain; always worth a look.
 const TRACEBACK_TRIGGERS: &[&str] = &[
@@ -101,6 +105,7 @@ pub fn prefilter_literals() -> Vec<&'static str> {
     literals
 }
 
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn prefilter() -> &'static BytesRegex {
     static RE: OnceLock<BytesRegex> = OnceLock::new();
     RE.get_or_init(|| {
@@ -560,6 +565,10 @@ fn count_newlines(bytes: &[u8]) -> u64 {
 struct Pending {
     family: &'static dyn Family,
     lines: Vec<String>,
+    /// Bytes in `lines`; a message takes no more lines past MAX_LINE.
+    bytes: usize,
+    /// Order in which pending messages started, to finish them in order.
+    seq: u64,
     prefix: String,
     line: u64,
     traceback: Option<Traceback>,
@@ -570,6 +579,8 @@ struct Pending {
 struct RankState {
     pending: Option<Pending>,
     traceback: TracebackBuilder,
+    /// Line last fed to this state, to evict the least recently seen.
+    last_line: u64,
 }
 
 impl RankState {
@@ -598,6 +609,8 @@ struct Scanner {
     diagnostic: Option<diagnostics::Block>,
     /// Recently parsed diagnostics, and whether a finding claimed each.
     recent_diagnostics: VecDeque<(Parsed, bool)>,
+    /// Pending messages started so far (for [`Pending::seq`]).
+    started: u64,
 }
 
 impl Scanner {
@@ -615,6 +628,7 @@ impl Scanner {
             outcome: ScanOutcome::default(),
             diagnostic: None,
             recent_diagnostics: VecDeque::new(),
+            started: 0,
         }
     }
 
@@ -713,7 +727,7 @@ impl Scanner {
     /// block (or carried line) before it, starting at absolute `offset`.
     fn handle(&mut self, line: Normalized, before: &[u8], offset: u64) {
         if self.ranks.len() >= MAX_RANK_STATES && !self.ranks.contains_key(&line.rank) {
-            self.ranks.retain(|_, state| state.is_active());
+            self.evict_rank_states();
         }
         if let Some(block) = self.diagnostic.as_mut() {
             if block.continues(&line.text) {
@@ -724,15 +738,21 @@ impl Scanner {
             }
         }
         let state = self.ranks.entry(line.rank).or_default();
+        state.last_line = self.line_no;
 
         if let Some(pending) = state.pending.as_mut() {
-            if pending.family.glues(&pending.lines, &line.text) {
+            let fits = pending.bytes + line.text.len() <= MAX_LINE;
+            if fits && pending.family.glues(&pending.lines, &line.text) {
+                pending.bytes += line.text.len();
                 if let Some(last) = pending.lines.last_mut() {
                     last.push_str(&line.text);
                 }
                 return;
             }
-            if pending.family.continues(&pending.lines, &line.text) {
+            // Bounded: up to 200 boilerplate lines of up to MAX_LINE each
+            // could otherwise pile up in one message (issue 6).
+            if fits && pending.family.continues(&pending.lines, &line.text) {
+                pending.bytes += line.text.len();
                 pending.lines.push(line.text);
                 return;
             }
@@ -762,8 +782,11 @@ impl Scanner {
             None
         };
         let last_step = self.progress_before(before, offset);
+        self.started += 1;
         let pending = Pending {
             family,
+            bytes: line.text.len() - start,
+            seq: self.started,
             lines: vec![line.text[start..].to_string()],
             prefix: line.text[..start].to_string(),
             line: self.line_no,
@@ -771,6 +794,33 @@ impl Scanner {
             last_step,
         };
         self.ranks.entry(line.rank).or_default().pending = Some(pending);
+    }
+
+    /// Keeps the rank states bounded (issue 6). Idle states go first. If at
+    /// least half are still mid-message or mid-traceback (a log naming
+    /// thousands of ranks that never finish), the least recently seen half
+    /// is closed: pending messages become findings, open tracebacks are
+    /// dropped. A sweep frees at least half the slots, so its cost is spread
+    /// over as many new ranks (it used to sweep for every new rank: quadratic).
+    fn evict_rank_states(&mut self) {
+        self.ranks.retain(|_, state| state.is_active());
+        if self.ranks.len() < MAX_RANK_STATES / 2 {
+            return;
+        }
+        // Oldest first; the rank breaks ties so that the order never depends
+        // on the map's iteration order.
+        let mut by_age: Vec<(u64, Option<u32>)> = self
+            .ranks
+            .iter()
+            .map(|(rank, state)| (state.last_line, *rank))
+            .collect();
+        by_age.sort_unstable();
+        let evict = by_age.len() / 2;
+        for (_, rank) in by_age.into_iter().take(evict) {
+            if let Some(pending) = self.ranks.remove(&rank).and_then(|s| s.pending) {
+                self.finish_pending(pending, rank);
+            }
+        }
     }
 
     /// The last progress counter in the LOOKBACK bytes before the current
@@ -858,7 +908,9 @@ impl Scanner {
             .iter_mut()
             .filter_map(|(rank, state)| state.pending.take().map(|p| (*rank, p)))
             .collect();
-        pendings.sort_by_key(|(_, pending)| pending.line);
+        // In the order the messages started: two can start on one line (a
+        // `\r` redraw for another rank), and the map's order is random.
+        pendings.sort_by_key(|(_, pending)| pending.seq);
         for (rank, pending) in pendings {
             self.finish_pending(pending, rank);
         }
@@ -936,6 +988,27 @@ fn link_consequences(findings: &mut [Finding]) {
     }
 }
 
+/// Cuts a finding's text to [`MAX_TEXT`] bytes (at a character boundary)
+/// and says so in a note.
+fn cap_text(finding: &mut Finding) {
+    if finding.text.len() <= MAX_TEXT {
+        return;
+    }
+    let len = finding.text.len();
+    let mut end = MAX_TEXT;
+    while !finding.text.is_char_boundary(end) {
+        end -= 1;
+    }
+    // A fresh allocation, not truncate + shrink_to_fit: shrinking in place
+    // leaves a hole after each kept text that the next megabyte-sized line
+    // does not fit in, and the heap grows by that much per finding.
+    finding.text = format!("{} […]", &finding.text[..end]);
+    finding.notes.push(format!(
+        "the message is {len} bytes long; only its first {} KiB are kept",
+        MAX_TEXT / 1024
+    ));
+}
+
 /// Folds copies of a crash and keeps memory bounded.
 #[derive(Default)]
 struct Collector {
@@ -977,6 +1050,7 @@ impl Collector {
     }
 
     fn push(&mut self, mut finding: Finding, rank: Option<u32>) {
+        cap_text(&mut finding);
         let key = (finding.kind, rank, finding.text.clone());
         if let Some(&i) = self.by_text.get(&key) {
             let first = &mut self.findings[i - self.handed_out];

@@ -100,7 +100,19 @@ pub fn to_bytes(number: &str, unit: &str) -> Result<u64, SizeError> {
         .checked_mul(multiplier)
         .ok_or_else(|| SizeError::TooLarge(whole()))?;
     let rounded = (product + scale / 2) / scale;
-    u64::try_from(rounded).map_err(|_| SizeError::TooLarge(whole()))
+    u64::try_from(rounded).or_else(|_| {
+        // PyTorch prints values near 2^64 (u64::MAX, its "no limit") as
+        // `17179869184.00 GiB`, which rounds up to 2^64. When the printed
+        // value's rounding interval (± half its last digit) still reaches a
+        // 64-bit value, read it as u64::MAX; otherwise it is too large.
+        let lowest = product
+            .checked_mul(2)
+            .map(|twice| (twice - multiplier).div_ceil(2 * scale));
+        match lowest {
+            Some(lowest) if lowest <= u128::from(u64::MAX) => Ok(u64::MAX),
+            _ => Err(SizeError::TooLarge(whole())),
+        }
+    })
 }
 
 /// Parses a whole size token such as `2.00 GiB`, `0 bytes`, `1.5KiB`, `512B`
@@ -116,11 +128,23 @@ pub fn parse_size(text: &str) -> Result<u64, SizeError> {
 
 /// Half of the last printed digit of a size, in bytes: the most the true value
 /// can differ from the printed one. `2.00 GiB` is exact to ±0.005 GiB.
+///
+/// When the last digit is not a whole number of bytes, reading the printed
+/// value back rounds it to a whole byte, which can add up to half a byte:
+/// `1.01 MiB` is 1059061.76 bytes, read as 1059062, and the true value can be
+/// 5242.88 bytes below that, so 1053819 (5243 bytes away) is within it.
 pub fn rounding_tolerance(number: &str, unit: &str) -> u64 {
     let decimals = number.split_once('.').map_or(0, |(_, d)| d.len() as u32);
     let multiplier = unit_multiplier(unit).unwrap_or(1);
-    let half_digit = multiplier / (2 * 10u128.pow(decimals.min(20)));
-    u64::try_from(half_digit).unwrap_or(u64::MAX)
+    let digit = 10u128.pow(decimals.min(20));
+    let tolerance = if multiplier % digit == 0 {
+        // Whole bytes per digit: the printed value is an exact byte count.
+        multiplier / (2 * digit)
+    } else {
+        // floor(half a digit + half a byte).
+        (multiplier + digit) / (2 * digit)
+    };
+    u64::try_from(tolerance).unwrap_or(u64::MAX)
 }
 
 /// Formats a byte count the way PyTorch's `format_size` does (`2.00 GiB`,

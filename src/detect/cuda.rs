@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 
 /// Boilerplate lines PyTorch prints after `CUDA error: ...` in its various
 /// releases, and the C++ stack PyTorch can append; they belong to the message.
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 pub(super) fn is_boilerplate(line: &str) -> bool {
     static RE: OnceLock<Regex> = OnceLock::new();
     let re = RE.get_or_init(|| {
@@ -47,6 +48,7 @@ struct RuntimePatterns {
     thc_check: Regex,
 }
 
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn runtime_patterns() -> &'static RuntimePatterns {
     static P: OnceLock<RuntimePatterns> = OnceLock::new();
     P.get_or_init(|| RuntimePatterns {
@@ -124,6 +126,7 @@ impl Family for RuntimeOom {
     }
 }
 
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn illegal_anchor() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {

@@ -31,6 +31,7 @@ struct Phrase {
     reported_by: &'static str,
 }
 
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn phrases() -> &'static [Phrase] {
     static P: OnceLock<Vec<Phrase>> = OnceLock::new();
     P.get_or_init(|| {
@@ -85,6 +86,7 @@ fn find(line: &str) -> Option<(&'static Phrase, usize)> {
 }
 
 /// `SomeError: ` at the start of a line.
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn leading_exception() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
@@ -102,6 +104,7 @@ struct SizePatterns {
     device: Regex,
 }
 
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn size_patterns() -> &'static SizePatterns {
     static P: OnceLock<SizePatterns> = OnceLock::new();
     P.get_or_init(|| {

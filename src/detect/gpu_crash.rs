@@ -19,6 +19,7 @@ struct AssertPatterns {
     traceback_shape: Regex,
 }
 
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn assert_patterns() -> &'static AssertPatterns {
     static P: OnceLock<AssertPatterns> = OnceLock::new();
     P.get_or_init(|| {
@@ -184,6 +185,7 @@ impl Family for DeviceSideAssert {
 }
 
 /// The three other kernel errors: (kind, anchor).
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn kernel_error_anchors() -> &'static [(Kind, Regex, &'static str, &'static str)] {
     static P: OnceLock<Vec<(Kind, Regex, &'static str, &'static str)>> = OnceLock::new();
     P.get_or_init(|| {

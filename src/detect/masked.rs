@@ -71,6 +71,7 @@ struct LibraryPatterns {
     bare: Regex,
 }
 
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn library_patterns() -> &'static LibraryPatterns {
     static P: OnceLock<LibraryPatterns> = OnceLock::new();
     P.get_or_init(|| {
@@ -243,6 +244,7 @@ impl Family for LibraryAllocFailed {
     }
 }
 
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn allocator_assert_anchor() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
@@ -291,6 +293,7 @@ impl Family for AllocatorAssert {
     }
 }
 
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn not_ready_anchor() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {

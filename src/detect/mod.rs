@@ -129,6 +129,7 @@ pub static FAMILIES: &[&dyn Family] = &[
 
 /// Returns the exception class named at the end of `prefix`, e.g.
 /// `torch.OutOfMemoryError` from `"[stuff] torch.OutOfMemoryError: "`.
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 pub fn exception_name(prefix: &str) -> Option<String> {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| {

@@ -14,6 +14,7 @@ use crate::record::{Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn re(pattern: &str) -> Regex {
     Regex::new(pattern).expect("constant regex")
 }

@@ -12,6 +12,7 @@ pub const TF_SIZE: &str = r"(\d+(?:\.\d+)?)(B|KiB|MiB|GiB|TiB|PiB|EiB)\b";
 
 /// Compiles a constant pattern after substituting `{SIZE}` (PyTorch sizes)
 /// and `{TF_SIZE}` (TensorFlow/XLA sizes).
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 pub fn re(pattern: &str) -> Regex {
     Regex::new(
         &pattern

@@ -41,6 +41,7 @@ struct Patterns {
     next_anchor: Regex,
 }
 
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn patterns() -> &'static Patterns {
     static P: OnceLock<Patterns> = OnceLock::new();
     P.get_or_init(|| {
@@ -449,6 +450,7 @@ pub fn looks_like_new_record(line: &str) -> bool {
 /// The `cudaMallocAsync` backend's message (message-formats.md §2.5).
 pub struct MallocAsync;
 
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn malloc_async_patterns() -> &'static [Regex; 7] {
     static P: OnceLock<[Regex; 7]> = OnceLock::new();
     P.get_or_init(|| {

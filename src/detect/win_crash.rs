@@ -7,6 +7,7 @@ use crate::record::{Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn access_violation_anchor() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
@@ -57,6 +58,7 @@ impl Family for AccessViolation {
     }
 }
 
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn paging_anchor() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
@@ -65,6 +67,7 @@ fn paging_anchor() -> &'static Regex {
     })
 }
 
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn dll_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| Regex::new(r#"Error loading "([^"]+)""#).expect("constant regex"))

@@ -10,6 +10,7 @@ use crate::record::{Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn anchor() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {

@@ -21,6 +21,7 @@ struct XidPatterns {
     name: Regex,
 }
 
+#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn patterns() -> &'static XidPatterns {
     static P: OnceLock<XidPatterns> = OnceLock::new();
     P.get_or_init(|| {

@@ -145,6 +145,9 @@ fn category_label(c: Category) -> &'static str {
     }
 }
 
+/// Every string printed here passes through [`sanitize`], whether a parser
+/// took it from the log or the explainer built it (which may quote the log):
+/// text from a log must never reach the terminal raw (issue 6).
 fn render_finding(f: &Finding, p: &Painter, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
@@ -188,22 +191,28 @@ fn render_finding(f: &Finding, p: &Painter, out: &mut dyn Write) -> io::Result<(
         let value_width = rows.iter().map(|r| r.value.len()).max().unwrap_or(0);
         let indent = " ".repeat(4 + label_width + 2 + value_width + 2);
         for r in &rows {
-            let lead = format!("    {:<label_width$}  {:>value_width$}  ", r.label, r.value);
-            let wrapped = wrap(&r.meaning, &lead, &indent, WIDTH);
-            let wrapped = wrapped.replacen(&r.value, &p.value(&r.value), 1);
+            let (label, value) = (sanitize(&r.label), sanitize(&r.value));
+            let lead = format!("    {label:<label_width$}  {value:>value_width$}  ");
+            let wrapped = wrap(&sanitize(&r.meaning), &lead, &indent, WIDTH);
+            let wrapped = wrapped.replacen(&*value, &p.value(&value), 1);
             writeln!(out, "{wrapped}")?;
         }
     }
     if let Some(gap) = reserved_gap(f) {
         writeln!(out)?;
         writeln!(out, "  {}", p.heading("Reserved vs allocated"))?;
-        writeln!(out, "{}", wrap(&gap, "    ", "    ", WIDTH))?;
+        writeln!(out, "{}", wrap(&sanitize(&gap), "    ", "    ", WIDTH))?;
     }
     if !f.facts.is_empty() && rows.is_empty() {
         writeln!(out)?;
         writeln!(out, "  {}", p.heading("Details"))?;
         for (key, value) in &f.facts {
-            writeln!(out, "    {}: {}", key.replace('_', " "), sanitize(value))?;
+            writeln!(
+                out,
+                "    {}: {}",
+                sanitize(&key.replace('_', " ")),
+                sanitize(value)
+            )?;
         }
     }
     for note in &f.notes {
@@ -235,17 +244,25 @@ fn render_finding(f: &Finding, p: &Painter, out: &mut dyn Write) -> io::Result<(
                 out,
                 "    {} {}",
                 p.category(f.category, "●"),
-                p.bold(&v.title)
+                p.bold(&sanitize(&v.title))
             )?;
-            writeln!(out, "{}", wrap(&v.detail, "      ", "      ", WIDTH))?;
+            writeln!(
+                out,
+                "{}",
+                wrap(&sanitize(&v.detail), "      ", "      ", WIDTH)
+            )?;
         }
     }
     if !d.fixes.is_empty() {
         writeln!(out)?;
         writeln!(out, "  {}", p.heading("What to do (most effective first)"))?;
         for (n, fix) in d.fixes.iter().enumerate() {
-            writeln!(out, "    {}. {}", n + 1, p.bold(&fix.title))?;
-            writeln!(out, "{}", wrap(&fix.how, "       ", "       ", WIDTH))?;
+            writeln!(out, "    {}. {}", n + 1, p.bold(&sanitize(&fix.title)))?;
+            writeln!(
+                out,
+                "{}",
+                wrap(&sanitize(&fix.how), "       ", "       ", WIDTH)
+            )?;
         }
     }
     if let Some(tb) = &f.traceback {
@@ -299,7 +316,12 @@ fn render_finding(f: &Finding, p: &Painter, out: &mut dyn Write) -> io::Result<(
             .iter()
             .map(|c| format!("oomwhy explain {c}"))
             .collect();
-        writeln!(out, "  {} {}", p.heading("More:"), codes.join(" · "))?;
+        writeln!(
+            out,
+            "  {} {}",
+            p.heading("More:"),
+            sanitize(&codes.join(" · "))
+        )?;
     }
     Ok(())
 }
