@@ -54,8 +54,7 @@ const TRACEBACK_TRIGGERS: &[&str] = &[
 /// ordinary log lines (`ordinary_log_lines_miss_the_prefilter`), and the
 /// families' own `start` checks keep the precision.
 const KEYS: &[&str] = &[
-    "out of memory",
-    "Out of memory",
+    "ut of memory",
     "Out Of Memory",
     "OutOfMemory",
     "OUT_OF_MEMORY",
@@ -77,9 +76,13 @@ const KEYS: &[&str] = &[
     "CPUAllocator: ",
     "Failed to allocate",
     "KV cache",
-    // 0xC0000409 and 0xC0000005 in any case.
-    "0000409",
-    "0000005",
+    // Literals that start with common bytes make the search slower.
+    "summary, device ID",
+    "while trying to allocate",
+    "seq len (",
+    "itcode",
+    // Both chained-traceback separators.
+    "above exception",
     "Traceback (most recent call last)",
 ];
 

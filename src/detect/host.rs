@@ -224,18 +224,17 @@ impl Family for Killed {
             "(SIGKILL) received by PID",
             "is killed by signal: Killed",
             "<Signals.SIGKILL: 9>",
-            // An exit status of 137 only next to the words that make it one
-            // (a bare "137" is in every log's numbers).
-            "code 137",
-            "code: 137",
-            "code:137",
-            "code=137",
-            "code (137)",
-            "Code:    137",
-            "status 137",
-            "status: 137",
-            "status=137",
-            "status (137)",
+            // An exit status (137) is only taken next to the words that make
+            // it one: a bare "137" is in every log's numbers. `start` then
+            // requires the 137.
+            "xit code",
+            "xit Code",
+            "XIT CODE",
+            "xit status",
+            "xit Status",
+            "XIT STATUS",
+            "xited with",
+            "xit with",
             " Killed",
         ]
     }

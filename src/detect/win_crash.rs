@@ -29,7 +29,7 @@ impl Family for AccessViolation {
     fn triggers(&self) -> &'static [&'static str] {
         &[
             "-1073741819",
-            "3221225477",
+            // 3221225477 comes with "exit code" / "exited with" (see windows.rs).
             "0xC0000005",
             "0xc0000005",
             "STATUS_ACCESS_VIOLATION",

@@ -30,7 +30,9 @@ impl Family for FailFast {
     fn triggers(&self) -> &'static [&'static str] {
         &[
             "-1073740791",
-            "3221226505",
+            // The unsigned spelling (3221226505) comes with "exit code" or
+            // "exited with", which the host family's triggers already find;
+            // a literal starting with digits would slow the prefilter.
             "0xC0000409",
             "0xc0000409",
             "C0000409",
