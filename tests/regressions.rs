@@ -208,3 +208,31 @@ fn r6_findings_at_end_of_input_in_start_order() {
         assert_eq!(order, [(Some(0), Some(13_107_200)), (None, Some(2 << 20))]);
     }
 }
+
+/// Found by the scan fuzz target (crash-f74fde0d…) on the final code: sizes
+/// near 2^64 (`17179869183.99 GiB`, or `17179869184.00 GiB` now that it
+/// reads as u64::MAX) overflowed the explainer's `x + tolerance(x)` checks
+/// (`attempt to add with overflow` in debug builds, wrong verdicts in
+/// release ones). Every field at the top of the range, in every era.
+#[test]
+fn r6_sizes_near_u64_max_do_not_overflow_the_explainer() {
+    for top in ["17179869183.99 GiB", "17179869184.00 GiB"] {
+        let messages = [
+            format!("Allocation on device 0 would exceed allowed memory. (out of memory)\nCurrently allocated     : {top}\nRequested               : 12.50 MiB\nDevice limit            : {top}\nFree (according to CUDA): {top}\nPyTorch limit (set by user-supplied memory fraction)\n                        : 17179869182.00 GiB\n"),
+            format!("RuntimeError: CUDA out of memory. Tried to allocate {top} (GPU 0; {top} total capacity; {top} already allocated; {top} free; {top} allowed; {top} reserved in total by PyTorch)\n"),
+            format!("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {top}. GPU 0 has a total capacity of {top} of which {top} is free. Process 1 has {top} memory in use. Process 2 has {top} memory in use. Including non-PyTorch memory, this process has {top} memory in use. {top} allowed; Of the allocated memory {top} is allocated by PyTorch, with {top} allocated in private pools (e.g., CUDA Graphs), and {top} is reserved by PyTorch but unallocated.\n"),
+            format!("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 MiB. GPU 0 has a total capacity of 8.00 GiB of which 1.00 GiB is free. Process 1 has {top} memory in use. Of the allocated memory 1.00 GiB is allocated by PyTorch, and 1.00 GiB is reserved by PyTorch but unallocated.\n"),
+            format!("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 MiB. GPU 0 has a total capacity of {top} of which 1.00 GiB is free. Including non-PyTorch memory, this process has {top} memory in use. Of the allocated memory 1.00 GiB is allocated by PyTorch, and 1.00 GiB is reserved by PyTorch but unallocated.\n"),
+        ];
+        for message in &messages {
+            assert_eq!(oomwhy::decode_str(message).len(), 1, "{message}");
+        }
+        // Three OOMs on one device with allocated memory rising to the top
+        // (the growth rule compares each with the one before, + 5 %).
+        let growth: String = ["1.00 GiB", "16000000000.00 GiB", top]
+            .iter()
+            .map(|allocated| format!("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 8.00 GiB total capacity; {allocated} already allocated; 1.56 GiB free; 7.88 GiB reserved in total by PyTorch)\n"))
+            .collect();
+        assert_eq!(oomwhy::decode_str(&growth).len(), 3);
+    }
+}

@@ -134,12 +134,15 @@ fn memory_growth(earlier: &[Finding], current: &Finding) -> Option<(u64, u64)> {
         .filter_map(|e| e.sizes.allocated_bytes);
     let last = previous.next()?;
     let before_last = previous.next()?;
-    let rising = |a: u64, b: u64| b > a + a / 20;
+    // Saturating: sizes can be as large as u64::MAX (issue 6).
+    let rising = |a: u64, b: u64| b > a.saturating_add(a / 20);
     (rising(before_last, last) && rising(last, now) && now - before_last >= 256 * MIB)
         .then_some((before_last, now))
 }
 
 /// Largest rounding error of a figure PyTorch printed for this value.
+/// Sizes reach u64::MAX (`17179869184.00 GiB`), so every `size + tolerance`
+/// below saturates (issue 6, r6_sizes_near_u64_max_do_not_overflow_the_explainer).
 fn tolerance(value: u64) -> u64 {
     let unit = if value > GIB {
         GIB
@@ -172,7 +175,9 @@ fn diagnose(f: &Finding, growth: Option<(u64, u64)>) -> Diagnosis {
             d.probable_self_pid = d.reserved_bytes.and_then(|reserved| {
                 f.processes
                     .iter()
-                    .filter(|p| p.in_use_bytes + tolerance(p.in_use_bytes) >= reserved)
+                    .filter(|p| {
+                        p.in_use_bytes.saturating_add(tolerance(p.in_use_bytes)) >= reserved
+                    })
                     .min_by_key(|p| p.in_use_bytes)
                     .map(|p| p.pid)
             });
@@ -268,7 +273,7 @@ fn inconsistencies(f: &Finding, d: &Diagnosis) -> Vec<String> {
         }
     }
     if let (Some(total), Some(free)) = (s.total_bytes, s.free_bytes) {
-        if free > total + tolerance(total) {
+        if free > total.saturating_add(tolerance(total)) {
             problems.push(format!(
                 "free {} is more than the total {}",
                 fmt(free),
@@ -277,7 +282,7 @@ fn inconsistencies(f: &Finding, d: &Diagnosis) -> Vec<String> {
         }
     }
     if let (Some(allocated), Some(reserved)) = (s.allocated_bytes, s.reserved_bytes) {
-        if allocated > reserved + tolerance(reserved) + tolerance(allocated) {
+        if allocated > reserved.saturating_add(tolerance(reserved) + tolerance(allocated)) {
             problems.push(format!(
                 "allocated {} is more than reserved {} (allocated memory is part of reserved memory)",
                 fmt(allocated),
@@ -286,7 +291,7 @@ fn inconsistencies(f: &Finding, d: &Diagnosis) -> Vec<String> {
         }
     }
     if let (Some(process), Some(reserved)) = (s.process_in_use_bytes, d.reserved_bytes) {
-        if process + tolerance(process) + 2 * tolerance(reserved) < reserved {
+        if process.saturating_add(tolerance(process) + 2 * tolerance(reserved)) < reserved {
             problems.push(format!(
                 "this process is said to use {} in all, less than the {} PyTorch alone reserved",
                 fmt(process),
@@ -296,7 +301,7 @@ fn inconsistencies(f: &Finding, d: &Diagnosis) -> Vec<String> {
     }
     if let Some(total) = s.total_bytes {
         for p in &f.processes {
-            if p.in_use_bytes > total + tolerance(total) {
+            if p.in_use_bytes > total.saturating_add(tolerance(total)) {
                 problems.push(format!(
                     "process {} is said to hold {}, more than the whole card ({}); NVML reports bogus per-process numbers on some systems (e.g. WSL)",
                     p.pid,
@@ -435,7 +440,11 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             d.reserved_bytes
         };
         if let Some(held) = held {
-            if held.saturating_add(a) + tolerance(held) + tolerance(l) > l {
+            if held
+                .saturating_add(a)
+                .saturating_add(tolerance(held) + tolerance(l))
+                > l
+            {
                 limit_binds = true;
                 out.push(verdict(
                     "memory_limit",
@@ -455,7 +464,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             }
         }
     } else if let (Some(a), Some(free)) = (requested, s.free_bytes) {
-        if free >= a + tolerance(free) {
+        if free >= a.saturating_add(tolerance(free)) {
             let invisible_limit = matches!(f.era.as_deref(), Some("capacty"))
                 || f.version_hint.as_deref() == Some("PyTorch 2.2–2.3");
             if invisible_limit {
