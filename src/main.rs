@@ -1,5 +1,14 @@
 //! The `oomwhy` binary: arguments in, findings out, grep-style exit status.
 
+/// Like `eprintln!`, but a closed or full stderr is ignored instead of
+/// panicking: a diagnostic that cannot be shown is not worth a crash.
+macro_rules! warn {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod cli;
 mod commands;
 
@@ -14,7 +23,7 @@ fn main() -> ExitCode {
         Ok(code) => exit_code(code),
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("oomwhy: {err:#}");
+            warn!("oomwhy: {err:#}");
             ExitCode::from(2)
         }
     }

@@ -3,7 +3,7 @@
 //! output. The gigabyte-sized cases are `#[ignore]`d (run them with
 //! `cargo test --release --test adversarial -- --ignored`; they stream their
 //! input and never hold it); a smaller version of each runs every time.
-//! `scripts/limits.sh` measures the same cases on the release binary.
+//! `tests/limits.sh` measures the same cases on the release binary.
 
 mod support;
 

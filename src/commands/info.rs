@@ -27,7 +27,7 @@ pub fn explain(args: &ExplainArgs) -> anyhow::Result<i32> {
     let text = match docs::lookup(wanted) {
         Ok((_, text)) => text,
         Err(err) => {
-            eprintln!("oomwhy: {err}");
+            warn!("oomwhy: {err}");
             return Ok(2);
         }
     };

@@ -128,7 +128,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
                 io::ErrorKind::PermissionDenied => ("permission denied".to_string(), 126),
                 _ => (err.to_string(), 126),
             };
-            eprintln!("oomwhy: cannot run {}: {why}", program.to_string_lossy());
+            warn!("oomwhy: cannot run {}: {why}", program.to_string_lossy());
             return Ok(code);
         }
     };
@@ -178,7 +178,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
             Message::Finding(f) => sink.emit(*f),
             Message::Done(Ok(outcome)) => sink.live.end_input(&outcome),
             Message::Done(Err(err)) => {
-                eprintln!("oomwhy: {err}");
+                warn!("oomwhy: {err}");
                 sink.live.add_error();
             }
         }
@@ -196,15 +196,15 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     let text = format == Format::Text;
     let found = sink.live.summary().findings > 0;
     if !args.quiet && text && (failed || found) {
-        eprintln!();
-        eprintln!(
+        warn!();
+        warn!(
             "oomwhy: the command exited with status {}",
             decoded.shell_code
         );
     }
     if let Some(note) = &decoded.note {
         if !args.quiet && (text || args.report.is_some()) {
-            eprintln!("oomwhy: {note}");
+            warn!("oomwhy: {note}");
         }
     }
     let quiet_text = text && !found;
@@ -214,7 +214,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
     }
     let summary = sink.finish().context("cannot write the report")?;
     if !args.quiet && text && failed && summary.findings == 0 {
-        eprintln!(
+        warn!(
             "oomwhy: no out-of-memory error or GPU crash found in its output ({} lines)",
             summary.lines
         );

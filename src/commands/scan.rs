@@ -25,7 +25,7 @@ fn open(path: &Path, quiet: bool) -> Result<Opened, oomwhy::Error> {
     if path == Path::new("-") {
         let stdin = io::stdin();
         if stdin.is_terminal() && !quiet {
-            eprintln!(
+            warn!(
                 "oomwhy: paste the error or log, then press Ctrl-D (Ctrl-Z then Enter on Windows)"
             );
         }
@@ -71,7 +71,7 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<i32> {
         scan_batch(&inputs, format, options, args.quiet)?
     };
     if summary.findings == 0 && summary.input_errors == 0 && !args.quiet {
-        eprintln!(
+        warn!(
             "oomwhy: no out-of-memory error or GPU crash found ({} lines read)",
             summary.lines
         );
@@ -98,7 +98,7 @@ fn scan_batch(
         match outcome {
             Ok(outcome) => analysis.add(outcome),
             Err(err) => {
-                eprintln!("oomwhy: {err}");
+                warn!("oomwhy: {err}");
                 analysis.add_error();
             }
         }
@@ -127,7 +127,7 @@ fn scan_streaming(
         let (reader, name, progress) = match open(path, quiet) {
             Ok(opened) => opened,
             Err(err) => {
-                eprintln!("oomwhy: {err}");
+                warn!("oomwhy: {err}");
                 sink.live.add_error();
                 continue;
             }
@@ -142,7 +142,7 @@ fn scan_streaming(
         match outcome {
             Ok(outcome) => sink.live.end_input(&outcome),
             Err(err) => {
-                eprintln!("oomwhy: {err}");
+                warn!("oomwhy: {err}");
                 sink.live.add_error();
             }
         }
@@ -172,7 +172,7 @@ pub fn follow(args: &ScanArgs) -> anyhow::Result<i32> {
     let out = Box::new(io::stdout().lock());
     let mut sink = Sink::new(format, RenderOptions { color }, out, true, args.quiet);
     if !args.quiet && io::stderr().is_terminal() {
-        eprintln!("oomwhy: following {name}; press Ctrl-C to stop");
+        warn!("oomwhy: following {name}; press Ctrl-C to stop");
     }
     sink.live.begin_input();
     let mut stream = Stream::new(&name);
@@ -199,7 +199,7 @@ pub fn follow(args: &ScanArgs) -> anyhow::Result<i32> {
                     } else {
                         "was replaced (log rotation)"
                     };
-                    eprintln!("oomwhy: {name} {what}; reading it from the start");
+                    warn!("oomwhy: {name} {what}; reading it from the start");
                 }
                 let old = std::mem::replace(&mut stream, Stream::new(&name));
                 let outcome = old.finish(&mut |f| sink.emit(f));

@@ -2,8 +2,8 @@
 # Measures the release binary on adversarial inputs (issue 6): peak RSS and
 # wall time for each, checked against limits. Every input is streamed from a
 # generator into stdin; nothing is written to disk.
-#   scripts/limits.sh            # all cases (about 2-4 minutes on 2 cores)
-#   scripts/limits.sh --quick    # the same cases at 1/16 of the size
+#   tests/limits.sh            # all cases (about 2-4 minutes on 2 cores)
+#   tests/limits.sh --quick    # the same cases at 1/16 of the size
 # Peak RSS comes from /usr/bin/time (GNU time) when installed, else from
 # polling /proc/PID/status (VmHWM) while the binary runs.
 set -euo pipefail
