@@ -968,6 +968,11 @@ fn detect_start(text: &str) -> Option<(&'static dyn Family, usize)> {
     }
     FAMILIES.iter().find_map(|family| {
         let start = family.start(text)?;
+        // A family's offset must be a character boundary; skip it otherwise
+        // rather than panic on a hostile line.
+        if !text.is_char_boundary(start) {
+            return None;
+        }
         if detect::is_quoted(&text[..start]) {
             return None;
         }
@@ -1518,6 +1523,23 @@ mod tests {
             let split = scan(Trickle(log.as_bytes(), size), "t").unwrap();
             assert_eq!(split.findings, whole.findings, "read size {size}");
             assert_eq!(split.lines, whole.lines);
+        }
+    }
+}
+
+#[cfg(test)]
+mod r6_boundary {
+    use crate::detect::FAMILIES;
+
+    /// See: fuzz smoke run in CI (decode_str); a family returned a start
+    /// offset inside a multi-byte character.
+    #[test]
+    fn r6_family_start_is_a_char_boundary() {
+        let line = "torch.OutOfMemoryError: \u{fffd}Allocation on device 0 would exceed allowed mRequested               : emory. (out of memory)";
+        for (i, family) in FAMILIES.iter().enumerate() {
+            if let Some(start) = family.start(line) {
+                assert!(line.is_char_boundary(start), "family #{i} returned {start}");
+            }
         }
     }
 }

@@ -75,7 +75,11 @@ fn find(line: &str) -> Option<(&'static Phrase, usize)> {
                     let start = if phrase.whole_line {
                         0
                     } else if phrase.after_colon {
-                        m.end() - 1
+                        // The match's last character, which may be multi-byte.
+                        line[..m.end()]
+                            .char_indices()
+                            .next_back()
+                            .map_or(m.start(), |(i, _)| i)
                     } else {
                         m.start()
                     };
