@@ -157,10 +157,10 @@ impl Block {
 
 /// Scans `reader` to its end. `input` names it in findings and errors.
 ///
-/// A second thread reads blocks and counts their newlines while this one
-/// searches them, so that a large file is scanned about as fast as it can be
-/// read. Memory stays bounded: a few blocks of [`READ_SIZE`] bytes, one
-/// partial line of at most [`MAX_LINE`] bytes, and the findings.
+/// A reader thread fills blocks; two worker threads count their newlines
+/// and search them with the prefilter; this thread decodes only the lines
+/// around hits. Memory stays bounded: a few blocks of 256 KiB, one partial
+/// line of at most [`MAX_LINE`] bytes, and the findings.
 pub fn scan<R: Read + Send>(reader: R, input: &str) -> Result<ScanOutcome> {
     let mut stream = Stream::with_collector(input, Collector::default());
     stream.read_from(reader, &mut |_| {})?;

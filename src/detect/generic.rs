@@ -7,7 +7,7 @@
 //! from the words "memory" or "allocate" alone: metrics, configs, source code
 //! and documentation mention memory all the time. Bare error names
 //! (`cudaErrorMemoryAllocation`) must also be reported, not mentioned
-//! ([`super::masked::reported_token`]), and the scanner's quote check applies.
+//! (see `masked::reported_token`), and the scanner's quote check applies.
 
 use super::cuda::is_boilerplate;
 use super::masked::{collapse_repeats, reported_token};
