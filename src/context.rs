@@ -1,6 +1,7 @@
 //! What surrounds a crash: the Python traceback that ends in it, the training
 //! phase that traceback points at, and the last progress counter before it.
 
+use crate::constant_regex;
 use crate::record::{ChainedException, Frame, Phase, Traceback};
 use regex::Regex;
 use std::sync::OnceLock;
@@ -27,46 +28,34 @@ fn clipped(text: &str) -> String {
     format!("{}…", &text[..end])
 }
 
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn frame_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| {
-        Regex::new(r#"^\s*File "([^"]*)", line (\d+)(?:, in (.*))?$"#).expect("constant regex")
-    })
+    RE.get_or_init(|| constant_regex(r#"^\s*File "([^"]*)", line (\d+)(?:, in (.*))?$"#))
 }
 
 /// IPython/Jupyter frames: `Cell In[5], line 3` and `File ~/x.py:42, in f(a, b)`.
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn ipython_frame_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"^(?:Cell (In\[\d+\]), line (\d+)|File (.+?):(\d+), in ([\w.<>]+))")
-            .expect("constant regex")
+        constant_regex(r"^(?:Cell (In\[\d+\]), line (\d+)|File (.+?):(\d+), in ([\w.<>]+))")
     })
 }
 
 /// IPython's header: `OutOfMemoryError      Traceback (most recent call last)`.
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn ipython_header_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| {
-        Regex::new(r"^[\w.]+\s+Traceback \(most recent call last\)").expect("constant regex")
-    })
+    RE.get_or_init(|| constant_regex(r"^[\w.]+\s+Traceback \(most recent call last\)"))
 }
 
 /// IPython source lines: `----> 4     code` (group 1 = arrow) or `      3     code`.
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn ipython_context_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"^(?:(-*>)|\s+)\s*\d+ (.*)$").expect("constant regex"))
+    RE.get_or_init(|| constant_regex(r"^(?:(-*>)|\s+)\s*\d+ (.*)$"))
 }
 
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn repeated_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| {
-        Regex::new(r"^\s*\[Previous line repeated (\d+) more times?\]").expect("constant regex")
-    })
+    RE.get_or_init(|| constant_regex(r"^\s*\[Previous line repeated (\d+) more times?\]"))
 }
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -466,11 +455,10 @@ fn short_path(path: &str) -> String {
     parts.into_iter().rev().collect::<Vec<_>>().join("/")
 }
 
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn progress_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(concat!(
+        constant_regex(concat!(
             // tqdm: "| 450/1000 [02:13<02:43"
             r"(?:\|\s*(\d+)/\d+\s*\[)",
             // step=1200, global_step: 1200, Step 1200/5000, iter 500, Iteration 500, it 500
@@ -478,7 +466,6 @@ fn progress_re() -> &'static Regex {
             // Lightning/HF: "batch 300/1000"
             r"|(?:\b(?:batch|Batch)\s+(\d+)\s*/\s*\d+)"
         ))
-        .expect("constant regex")
     })
 }
 

@@ -12,6 +12,7 @@
 //! * memory_summary: every layout since PyTorch 1.4 (`KB`/`MB`/`GB` before
 //!   1.13ish, `KiB`/`MiB`/`GiB` after; all powers of 1024), full or abbreviated.
 
+use crate::constant_regex;
 use crate::record::{MemorySummary, NvidiaSmi, SmiGpu, SmiProcess};
 use regex::Regex;
 use std::sync::OnceLock;
@@ -50,19 +51,16 @@ impl Parsed {
     }
 }
 
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn smi_header() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?")
-            .expect("constant regex")
+        constant_regex(r"NVIDIA-SMI\s+(\S+)\s+Driver Version:\s*(\S+)(?:\s+CUDA Version:\s*(\S+))?")
     })
 }
 
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn summary_title() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r"CUDA memory summary, device ID (\d+)").expect("constant regex"))
+    RE.get_or_init(|| constant_regex(r"CUDA memory summary, device ID (\d+)"))
 }
 
 /// The kind of block that starts on this line, if one does.
@@ -140,15 +138,11 @@ impl Block {
 const MIB: u64 = 1 << 20;
 
 /// Parses nvidia-smi's default table; `lines[0]` is the header line.
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 pub fn parse_nvidia_smi(lines: &[String], line: u64) -> Option<NvidiaSmi> {
     static GPU: OnceLock<Regex> = OnceLock::new();
     static MEM: OnceLock<Regex> = OnceLock::new();
-    let gpu_re = GPU.get_or_init(|| {
-        Regex::new(r"^\|\s*(\d+)\s+(.+?)\s+(?:On|Off)\s*\|").expect("constant regex")
-    });
-    let mem_re = MEM
-        .get_or_init(|| Regex::new(r"\|\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|").expect("constant regex"));
+    let gpu_re = GPU.get_or_init(|| constant_regex(r"^\|\s*(\d+)\s+(.+?)\s+(?:On|Off)\s*\|"));
+    let mem_re = MEM.get_or_init(|| constant_regex(r"\|\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|"));
     let header = smi_header().captures(lines.first()?)?;
     let mut smi = NvidiaSmi {
         line,
@@ -260,13 +254,10 @@ fn split_tokens(s: &str) -> Vec<(usize, &str)> {
 }
 
 /// Parses `torch.cuda.memory_summary()`; `lines[0]` is the title line.
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 pub fn parse_memory_summary(lines: &[String], line: u64) -> Option<MemorySummary> {
     static COUNTS: OnceLock<Regex> = OnceLock::new();
-    let counts_re = COUNTS.get_or_init(|| {
-        Regex::new(r"CUDA OOMs:\s*(\d+)\s*\|\s*cudaMalloc retries:\s*(\d+)")
-            .expect("constant regex")
-    });
+    let counts_re = COUNTS
+        .get_or_init(|| constant_regex(r"CUDA OOMs:\s*(\d+)\s*\|\s*cudaMalloc retries:\s*(\d+)"));
     let title = summary_title().captures(lines.first()?)?;
     let mut m = MemorySummary {
         line,

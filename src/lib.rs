@@ -73,6 +73,14 @@ pub mod units;
 use std::collections::HashMap;
 
 pub use error::{Error, Result};
+
+/// Compiles one of the crate's constant patterns. The only place a pattern
+/// can fail to compile, and none does: every pattern is compiled by the unit
+/// tests of the module that owns it, so a typo fails `cargo test`, never a user.
+#[allow(clippy::expect_used)]
+pub(crate) fn constant_regex(pattern: &str) -> regex::Regex {
+    regex::Regex::new(pattern).expect("constant regex")
+}
 pub use record::{Finding, Summary};
 pub use scanner::{scan, scan_streaming, ScanOutcome, Stream};
 

@@ -5,6 +5,7 @@
 //! [`normalize`] removes these while the caller keeps the original line number.
 //! It never alters what the user gave: it returns new strings.
 
+use crate::constant_regex;
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -90,11 +91,10 @@ struct Prefixes {
     gha_command: Regex,
 }
 
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn prefixes() -> &'static Prefixes {
     static PREFIXES: OnceLock<Prefixes> = OnceLock::new();
     PREFIXES.get_or_init(|| {
-        let re = |p: &str| Regex::new(p).expect("prefix regexes are constant and tested");
+        let re = constant_regex;
         Prefixes {
             // ISO 8601 / GitHub Actions / Python logging asctime, optionally bracketed.
             timestamp: re(

@@ -2,17 +2,17 @@
 //! out-of-memory without sizes, and illegal memory access.
 
 use super::{Family, Message};
+use crate::constant_regex;
 use crate::record::{Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
 /// Boilerplate lines PyTorch prints after `CUDA error: ...` in its various
 /// releases, and the C++ stack PyTorch can append; they belong to the message.
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 pub(super) fn is_boilerplate(line: &str) -> bool {
     static RE: OnceLock<Regex> = OnceLock::new();
     let re = RE.get_or_init(|| {
-        Regex::new(concat!(
+        constant_regex(concat!(
             r"^\s*(?:CUDA kernel errors might be asynchronously reported",
             r"|HIP kernel errors might be asynchronously reported",
             r"|For debugging consider passing (?:CUDA|HIP|AMD)_LAUNCH_BLOCKING",
@@ -23,7 +23,6 @@ pub(super) fn is_boilerplate(line: &str) -> bool {
             r"|Exception raised from \S+ at ",
             r"|frame #\d+: )"
         ))
-        .expect("constant regex")
     });
     re.is_match(line)
 }
@@ -48,16 +47,14 @@ struct RuntimePatterns {
     thc_check: Regex,
 }
 
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn runtime_patterns() -> &'static RuntimePatterns {
     static P: OnceLock<RuntimePatterns> = OnceLock::new();
     P.get_or_init(|| RuntimePatterns {
-        anchor: Regex::new(r"\b(CUDA|HIP) (error|driver error): out of memory")
-            .expect("constant regex"),
-        thc: Regex::new(r"cuda runtime error \(2\) : out of memory(?: at (\S+:\d+))?")
-            .expect("constant regex"),
-        thc_check: Regex::new(r"THCudaCheck FAIL file=(\S+) line=(\d+) error=2 : out of memory")
-            .expect("constant regex"),
+        anchor: constant_regex(r"\b(CUDA|HIP) (error|driver error): out of memory"),
+        thc: constant_regex(r"cuda runtime error \(2\) : out of memory(?: at (\S+:\d+))?"),
+        thc_check: constant_regex(
+            r"THCudaCheck FAIL file=(\S+) line=(\d+) error=2 : out of memory",
+        ),
     })
 }
 
@@ -126,18 +123,16 @@ impl Family for RuntimeOom {
     }
 }
 
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn illegal_anchor() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(concat!(
+        constant_regex(concat!(
             r"(?:\b(?:CUDA|HIP) error: an illegal memory access was encountered",
             r"|CUDA failure 700\b",
             r"|\bcudaErrorIllegalAddress\b",
             r"|\bCUDA_ERROR_ILLEGAL_ADDRESS\b",
             r"|\ban illegal memory access was encountered)"
         ))
-        .expect("constant regex")
     })
 }
 

@@ -22,7 +22,7 @@
 //! libraries, so without the parenthesis it is taken only with CuPy's
 //! thousands separators or its exception class.
 
-use super::stated::re;
+use super::re;
 use super::{Family, Message, SizeReader};
 use crate::record::{Finding, Kind};
 use regex::Regex;

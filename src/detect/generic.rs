@@ -12,6 +12,7 @@
 use super::cuda::is_boilerplate;
 use super::masked::{collapse_repeats, reported_token};
 use super::{is_quoted, Family, Message};
+use crate::constant_regex;
 use crate::record::{Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
@@ -31,13 +32,12 @@ struct Phrase {
     reported_by: &'static str,
 }
 
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn phrases() -> &'static [Phrase] {
     static P: OnceLock<Vec<Phrase>> = OnceLock::new();
     P.get_or_init(|| {
         let p = |id, pattern: &str, token, after_colon, backend, reported_by| Phrase {
             id,
-            re: Regex::new(pattern).expect("constant regex"),
+            re: constant_regex(pattern),
             token,
             whole_line: token && id != "vendor",
             after_colon,
@@ -90,13 +90,9 @@ fn find(line: &str) -> Option<(&'static Phrase, usize)> {
 }
 
 /// `SomeError: ` at the start of a line.
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn leading_exception() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| {
-        Regex::new(r"^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)): ")
-            .expect("constant regex")
-    })
+    RE.get_or_init(|| constant_regex(r"^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)): "))
 }
 
 struct SizePatterns {
@@ -108,11 +104,10 @@ struct SizePatterns {
     device: Regex,
 }
 
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn size_patterns() -> &'static SizePatterns {
     static P: OnceLock<SizePatterns> = OnceLock::new();
     P.get_or_init(|| {
-        let re = |p: &str| Regex::new(p).expect("constant regex");
+        let re = constant_regex;
         SizePatterns {
             // TensorFlow/XLA stream executor: `failed to allocate 2.96G (3179741184 bytes) from device`.
             bytes_in_parens: re(r"failed to allocate [\d.]+\s*\w* \((\d+) ?(?:bytes|B)\)"),

@@ -5,6 +5,7 @@
 use super::cuda::{continues_with_boilerplate, is_boilerplate, message_text};
 use super::masked::reported_token;
 use super::{exception_name, Family, Message};
+use crate::constant_regex;
 use crate::context::{TracebackBuilder, TracebackEvent};
 use crate::record::{Finding, Kind};
 use regex::Regex;
@@ -19,11 +20,10 @@ struct AssertPatterns {
     traceback_shape: Regex,
 }
 
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn assert_patterns() -> &'static AssertPatterns {
     static P: OnceLock<AssertPatterns> = OnceLock::new();
     P.get_or_init(|| {
-        let re = |p: &str| Regex::new(p).expect("constant regex");
+        let re = constant_regex;
         AssertPatterns {
             kernel_line: re(
                 r"(\S+\.(?:cu|cuh|h|hpp|cpp|hip)):(\d+): (\S.*?): block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion `(.*)` failed",
@@ -185,11 +185,10 @@ impl Family for DeviceSideAssert {
 }
 
 /// The three other kernel errors: (kind, anchor).
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn kernel_error_anchors() -> &'static [(Kind, Regex, &'static str, &'static str)] {
     static P: OnceLock<Vec<(Kind, Regex, &'static str, &'static str)>> = OnceLock::new();
     P.get_or_init(|| {
-        let re = |p: &str| Regex::new(p).expect("constant regex");
+        let re = constant_regex;
         vec![
             (
                 Kind::MisalignedAddress,

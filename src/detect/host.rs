@@ -27,7 +27,8 @@
 //! but schedulers, watchdogs and users send it too: those spellings only
 //! suggest an OOM. A bare 137 or -9 without such words is never taken.
 
-use super::stated::{int, re, size};
+use super::stated::int;
+use super::{find_size, re};
 use super::{Family, Message, SizeReader};
 use crate::record::{Category, Finding, Kind};
 use regex::Regex;
@@ -87,7 +88,7 @@ impl Family for CpuAllocator {
         let mut notes = Vec::new();
         let mut sizes = SizeReader::new(&mut notes);
         finding.sizes.requested_bytes =
-            size(&p.request, &text, 1, "you tried to allocate", &mut sizes);
+            find_size(&p.request, &text, 1, "you tried to allocate", &mut sizes);
         if let Some(errno) = p.errno.captures(&text) {
             finding.facts.insert("errno".into(), errno[1].to_string());
             finding

@@ -14,7 +14,8 @@
 //!   memory (Y GiB). Based on the available memory, the estimated maximum model length
 //!   is E. Try increasing ...` (`models's` was later corrected to `model's`).
 
-use super::stated::{grows, int, re, size};
+use super::stated::{grows, int};
+use super::{find_size, re};
 use super::{Family, Message, SizeReader};
 use crate::record::{Finding, Kind};
 use regex::Regex;
@@ -107,8 +108,8 @@ impl Family for KvCacheOom {
             if let Some(n) = int::<u64>(&p.v1_len, &text, 1) {
                 finding.facts.insert("max_seq_len".into(), n.to_string());
             }
-            let needed = size(&p.v1_needed, &text, 1, "KV cache needed", &mut sizes);
-            let available = size(
+            let needed = find_size(&p.v1_needed, &text, 1, "KV cache needed", &mut sizes);
+            let available = find_size(
                 &p.v1_available,
                 &text,
                 1,

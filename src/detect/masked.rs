@@ -9,6 +9,7 @@
 
 use super::cuda::{continues_with_boilerplate, is_boilerplate, message_text};
 use super::{is_quoted, Family, Message};
+use crate::constant_regex;
 use crate::record::{Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
@@ -71,11 +72,10 @@ struct LibraryPatterns {
     bare: Regex,
 }
 
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn library_patterns() -> &'static LibraryPatterns {
     static P: OnceLock<LibraryPatterns> = OnceLock::new();
     P.get_or_init(|| {
-        let re = |p: &str| Regex::new(p).expect("constant regex");
+        let re = constant_regex;
         LibraryPatterns {
             // TORCH_CUDABLAS_CHECK: "CUDA error: " status " when calling `" #EXPR "`".
             torch_cublas: re(r"\bCUDA error: (CUBLAS_STATUS_[A-Z_]+) when calling `([^`]*)`"),
@@ -244,15 +244,13 @@ impl Family for LibraryAllocFailed {
     }
 }
 
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn allocator_assert_anchor() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(concat!(
+        constant_regex(concat!(
             r#"(NVML_SUCCESS == [^"]{1,160}?|!handles_\.at\(i\)) ?INTERNAL ASSERT FAILED at "#,
             r#""([^"]*CUDACachingAllocator\.cpp)":(\d+)"#
         ))
-        .expect("constant regex")
     })
 }
 
@@ -293,12 +291,9 @@ impl Family for AllocatorAssert {
     }
 }
 
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn not_ready_anchor() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| {
-        Regex::new(r"\b(CUDA|HIP) driver error: device not ready\b").expect("constant regex")
-    })
+    RE.get_or_init(|| constant_regex(r"\b(CUDA|HIP) driver error: device not ready\b"))
 }
 
 /// `CUDA driver error: device not ready` (CUDA_ERROR_NOT_READY from a driver

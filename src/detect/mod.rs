@@ -5,6 +5,7 @@
 //! (first match wins, so more specific families come first) and feeds the
 //! following lines to the one that matched.
 
+use crate::constant_regex;
 use crate::record::Finding;
 use crate::units::{self, SizeError};
 use regex::Regex;
@@ -129,12 +130,10 @@ pub static FAMILIES: &[&dyn Family] = &[
 
 /// Returns the exception class named at the end of `prefix`, e.g.
 /// `torch.OutOfMemoryError` from `"[stuff] torch.OutOfMemoryError: "`.
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 pub fn exception_name(prefix: &str) -> Option<String> {
     static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| {
-        Regex::new(r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt)):\s*$")
-            .expect("constant regex")
+        constant_regex(r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt)):\s*$")
     });
     re.captures(prefix).map(|c| c[1].to_string())
 }
@@ -146,6 +145,16 @@ pub fn is_quoted(prefix: &str) -> bool {
     ['"', '\'', '`']
         .iter()
         .any(|q| prefix.chars().filter(|c| c == q).count() % 2 == 1)
+}
+
+/// Compiles a constant pattern after substituting `{SIZE}` (PyTorch sizes)
+/// and `{TF_SIZE}` (TensorFlow/XLA sizes).
+pub fn re(pattern: &str) -> Regex {
+    crate::constant_regex(
+        &pattern
+            .replace("{TF_SIZE}", stated::TF_SIZE)
+            .replace("{SIZE}", SIZE),
+    )
 }
 
 /// A size regex fragment with two groups (number, unit) for PyTorch's format.

@@ -10,7 +10,8 @@
 //! default), the second when `PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0` turned it
 //! off. Older builds print `GB/MB/KB`, newer `GiB/MiB/KiB`; both are binary.
 
-use super::stated::{grows, re, size};
+use super::stated::grows;
+use super::{find_size, re};
 use super::{Family, Message, SizeReader};
 use crate::record::{Finding, Kind};
 use regex::Regex;
@@ -71,10 +72,12 @@ impl Family for MpsOom {
         finding.backend = Some("mps".into());
         let mut notes = Vec::new();
         let mut sizes = SizeReader::new(&mut notes);
-        finding.sizes.allocated_bytes = size(&p.allocated, &text, 1, "MPS allocated", &mut sizes);
-        let other = size(&p.other, &text, 1, "other allocations", &mut sizes);
-        let max_allowed = size(&p.max_allowed, &text, 1, "max allowed", &mut sizes);
-        finding.sizes.requested_bytes = size(&p.tried, &text, 1, "Tried to allocate", &mut sizes);
+        finding.sizes.allocated_bytes =
+            find_size(&p.allocated, &text, 1, "MPS allocated", &mut sizes);
+        let other = find_size(&p.other, &text, 1, "other allocations", &mut sizes);
+        let max_allowed = find_size(&p.max_allowed, &text, 1, "max allowed", &mut sizes);
+        finding.sizes.requested_bytes =
+            find_size(&p.tried, &text, 1, "Tried to allocate", &mut sizes);
         finding
             .sizes
             .extra

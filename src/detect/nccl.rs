@@ -9,15 +9,10 @@
 
 use super::cuda::message_text;
 use super::masked::collapse_repeats;
-use super::{Family, Message};
+use super::{re, Family, Message};
 use crate::record::{Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
-
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
-fn re(pattern: &str) -> Regex {
-    Regex::new(pattern).expect("constant regex")
-}
 
 /// Whether `next` continues a c10d error block: its boilerplate, or the blank
 /// line C++ prints after a stack before `terminate called ...`.

@@ -2,25 +2,12 @@
 //! families: TensorFlow/XLA size tokens, "does the next line add to the
 //! message" continuation, and reading a size from captures into a finding.
 
-use super::SizeReader;
 use regex::Regex;
 
 /// TensorFlow/XLA `HumanReadableNumBytes` (message-formats.md §1.3):
 /// `512B`, `1.5KiB`, `11.77MiB`, `2.00GiB`, no space before the unit.
 /// Two groups: number, unit.
 pub const TF_SIZE: &str = r"(\d+(?:\.\d+)?)(B|KiB|MiB|GiB|TiB|PiB|EiB)\b";
-
-/// Compiles a constant pattern after substituting `{SIZE}` (PyTorch sizes)
-/// and `{TF_SIZE}` (TensorFlow/XLA sizes).
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
-pub fn re(pattern: &str) -> Regex {
-    Regex::new(
-        &pattern
-            .replace("{TF_SIZE}", TF_SIZE)
-            .replace("{SIZE}", super::SIZE),
-    )
-    .expect("constant regex")
-}
 
 /// Whether appending `next` to `lines` lets `score` read more of the message:
 /// the rule for hard-wrapped messages. Stops at `max_lines` and at lines that
@@ -35,17 +22,6 @@ pub fn grows(lines: &[String], next: &str, max_lines: usize, score: fn(&str) -> 
     after > before
 }
 
-/// Reads the size in groups `at`/`at + 1` of the first match of `re` in `text`.
-pub fn size(
-    re: &Regex,
-    text: &str,
-    at: usize,
-    what: &str,
-    sizes: &mut SizeReader<'_>,
-) -> Option<u64> {
-    re.captures(text).and_then(|c| sizes.read(&c, at, what))
-}
-
 /// An integer group of the first match, parsed.
 pub fn int<T: std::str::FromStr>(re: &Regex, text: &str, at: usize) -> Option<T> {
     re.captures(text)?
@@ -58,7 +34,7 @@ pub fn int<T: std::str::FromStr>(re: &Regex, text: &str, at: usize) -> Option<T>
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::detect::{find_size, re, SizeReader};
 
     #[test]
     fn tf_sizes_need_no_space() {
@@ -75,11 +51,11 @@ mod tests {
         let mut notes = Vec::new();
         let mut sizes = SizeReader::new(&mut notes);
         assert_eq!(
-            size(&r, "allocating 1,073,741,824 bytes", 1, "x", &mut sizes),
+            find_size(&r, "allocating 1,073,741,824 bytes", 1, "x", &mut sizes),
             Some(1 << 30)
         );
         assert_eq!(
-            size(
+            find_size(
                 &r,
                 "allocating 99999999999999999999999 bytes",
                 1,

@@ -15,7 +15,8 @@
 //! when allocating ...` repeats the error Python raises right after; it is
 //! not reported a second time.
 
-use super::stated::{grows, int, re};
+use super::re;
+use super::stated::{grows, int};
 use super::{Family, Message, SizeReader};
 use crate::record::{Finding, Kind};
 use regex::Regex;

@@ -8,7 +8,7 @@
 //!
 //! Also the `HIP`/`XPU`/device-generic (`Out of memory.`) spellings of the same grammar.
 
-use super::{find_size, Family, Message, SizeReader, SIZE};
+use super::{find_size, Family, Message, SizeReader};
 use crate::record::{Finding, Hint, Kind, ProcessUsage};
 use regex::Regex;
 use std::sync::OnceLock;
@@ -41,11 +41,10 @@ struct Patterns {
     next_anchor: Regex,
 }
 
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn patterns() -> &'static Patterns {
     static P: OnceLock<Patterns> = OnceLock::new();
     P.get_or_init(|| {
-        let re = |p: &str| Regex::new(&p.replace("{SIZE}", SIZE)).expect("constant regex");
+        let re = super::re;
         Patterns {
             anchor: re(
                 r"(?:\b(CUDA|HIP|XPU|MLU|GCU|NPU|MUSA|DPCPP) )?(?:out|Out) of memory\.\s*Tried\s+to\s+allocate",
@@ -450,11 +449,10 @@ pub fn looks_like_new_record(line: &str) -> bool {
 /// The `cudaMallocAsync` backend's message (message-formats.md §2.5).
 pub struct MallocAsync;
 
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn malloc_async_patterns() -> &'static [Regex; 7] {
     static P: OnceLock<[Regex; 7]> = OnceLock::new();
     P.get_or_init(|| {
-        let re = |p: &str| Regex::new(&p.replace("{SIZE}", SIZE)).expect("constant regex");
+        let re = super::re;
         [
             re(r"Allocation on device\s*(\d*)\s*would exceed allowed memory"),
             re(r"Currently allocated\s*:\s*{SIZE}"),

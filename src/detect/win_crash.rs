@@ -3,21 +3,20 @@
 //! file being too small to map a CUDA DLL. See windows.rs for 0xC0000409.
 
 use super::{Family, Message};
+use crate::constant_regex;
 use crate::record::{Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn access_violation_anchor() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(concat!(
+        constant_regex(concat!(
             r"(?i)(?:(?:exit(?:ed)?|return(?:ed)?|error|status|finished)[\w ]{0,20}?(?:code|status)?\s*[:=]?\s*(?:-1073741819|3221225477)\b",
             r"|\b0xC0000005\b",
             r"|\bSTATUS_ACCESS_VIOLATION\b",
             r"|Windows fatal exception: access violation)"
         ))
-        .expect("constant regex")
     })
 }
 
@@ -58,19 +57,18 @@ impl Family for AccessViolation {
     }
 }
 
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn paging_anchor() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(r"\[WinError 1455\]|The paging file is too small for this operation to complete")
-            .expect("constant regex")
+        constant_regex(
+            r"\[WinError 1455\]|The paging file is too small for this operation to complete",
+        )
     })
 }
 
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn dll_re() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| Regex::new(r#"Error loading "([^"]+)""#).expect("constant regex"))
+    RE.get_or_init(|| constant_regex(r#"Error loading "([^"]+)""#))
 }
 
 /// `OSError: [WinError 1455] The paging file is too small for this operation

@@ -6,20 +6,19 @@
 //! contain the number elsewhere is not reported.
 
 use super::{Family, Message};
+use crate::constant_regex;
 use crate::record::{Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn anchor() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        Regex::new(concat!(
+        constant_regex(concat!(
             r"(?i)(?:(?:exit(?:ed)?|return(?:ed)?|error|status|finished)[\w ]{0,20}?(?:code|status)?\s*[:=]?\s*(?:-1073740791|3221226505)\b",
             r"|\b0xC0000409\b",
             r"|\bSTATUS_STACK_BUFFER_OVERRUN\b)"
         ))
-        .expect("constant regex")
     })
 }
 

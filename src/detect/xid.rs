@@ -11,6 +11,7 @@
 
 use super::masked::collapse_repeats;
 use super::{Family, Message};
+use crate::constant_regex;
 use crate::record::{Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
@@ -21,11 +22,10 @@ struct XidPatterns {
     name: Regex,
 }
 
-#[allow(clippy::expect_used)] // constant pattern, compiled on every test run
 fn patterns() -> &'static XidPatterns {
     static P: OnceLock<XidPatterns> = OnceLock::new();
     P.get_or_init(|| {
-        let re = |p: &str| Regex::new(p).expect("constant regex");
+        let re = constant_regex;
         XidPatterns {
             line: re(r"NVRM: Xid \((?:PCI:)?([^)]*)\): (\d+)(?:,\s*(.*))?"),
             pid: re(r"^pid=('[^']*'|<[^>]*>|\d+),\s*"),

@@ -15,7 +15,8 @@
 //! XLA appends `BufferAssignment OOM Debugging.` and the program's buffer
 //! statistics; the totals are kept, the per-buffer list is not.
 
-use super::stated::{grows, int, re, size};
+use super::stated::{grows, int};
+use super::{find_size, re};
 use super::{Family, Message, SizeReader};
 use crate::record::{Finding, Kind};
 use regex::Regex;
@@ -122,7 +123,7 @@ impl Family for XlaOom {
         );
         for (re, key, what) in &p.stats {
             if re.is_match(&text) {
-                let value = size(re, &text, 1, what, &mut sizes);
+                let value = find_size(re, &text, 1, what, &mut sizes);
                 finding.sizes.extra.insert((*key).into(), value);
             }
         }
