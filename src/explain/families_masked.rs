@@ -32,27 +32,6 @@ pub(super) const KINDS: &[Kind] = &[
     Kind::GenericOom,
 ];
 
-/// Every verdict code this module can emit.
-#[cfg(test)]
-pub(super) const VERDICT_CODES: &[&str] = &[
-    "masked_oom",
-    "index_out_of_range",
-    "device_assert",
-    "kernel_fault",
-    "arch_mismatch",
-    "collateral_timeout",
-    "collateral_failure",
-    "collective_timeout",
-    "nccl_failure",
-    "launcher_report",
-    "xid_error",
-    "hardware_fault",
-    "native_access_violation",
-    "paging_file_too_small",
-    "allocation_failed",
-    "shared_memory_limit",
-];
-
 fn fact<'f>(f: &'f Finding, key: &str) -> Option<&'f str> {
     f.facts.get(key).map(String::as_str)
 }
@@ -986,7 +965,7 @@ mod tests {
     fn every_code_has_a_long_explanation() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/explanations");
         let slugs = KINDS.iter().map(|k| k.slug());
-        for code in slugs.chain(VERDICT_CODES.iter().copied()) {
+        for code in slugs.chain(crate::explain::VERDICT_CODES.iter().copied()) {
             let path = dir.join(format!("{code}.md"));
             let text = std::fs::read_to_string(&path)
                 .unwrap_or_else(|_| panic!("missing {}", path.display()));

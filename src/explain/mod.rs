@@ -41,53 +41,9 @@ use crate::units::format_size as fmt;
 
 pub use meaning::{field_rows, headline, reserved_gap, FieldRow};
 
-/// Every verdict code the explainer can give, in documentation order. Each
-/// has a long explanation (`oomwhy explain CODE`, see [`docs`]); a code is
-/// never removed or renamed, only retired with a note in its explanation.
-pub const VERDICT_CODES: &[&str] = &[
-    "inconsistent_numbers",
-    "request_exceeds_capacity",
-    "memory_limit",
-    "free_exceeds_request",
-    "other_processes",
-    "memory_outside_pytorch",
-    "fragmentation",
-    "cuda_graph_pools",
-    "non_pytorch_memory",
-    "capacity_exhausted",
-    "memory_growth",
-    "fails_at_start",
-    "late_failure",
-    "outside_allocator_oom",
-    "async_error_location",
-    "native_fail_fast",
-    // Other frameworks' stated OOMs.
-    "mps_high_watermark",
-    "unified_memory_exhausted",
-    "host_ram_exhausted",
-    "host_memory_limit",
-    "killed_by_sigkill",
-    "xla_preallocation",
-    "xla_host_memory_limit",
-    "kv_cache_too_small",
-    // OOMs under other names and neighbouring crashes.
-    "masked_oom",
-    "index_out_of_range",
-    "device_assert",
-    "kernel_fault",
-    "arch_mismatch",
-    "collateral_timeout",
-    "collateral_failure",
-    "collective_timeout",
-    "nccl_failure",
-    "launcher_report",
-    "xid_error",
-    "hardware_fault",
-    "native_access_violation",
-    "paging_file_too_small",
-    "allocation_failed",
-    "shared_memory_limit",
-];
+/// Every verdict code the explainer can give (see [`docs`]); a code is never
+/// removed or renamed, only retired with a note in its explanation.
+pub use docs::VERDICT_CODES;
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;
