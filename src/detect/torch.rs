@@ -383,22 +383,7 @@ impl Family for TorchAllocator {
     }
 
     fn continues(&self, lines: &[String], next: &str) -> bool {
-        if lines.len() >= 12 || looks_like_new_record(next) {
-            return false;
-        }
-        let score = |lines: &[String]| {
-            let message = Message {
-                input: "",
-                line: 0,
-                prefix: "",
-                lines,
-            };
-            decode_allocator(&message).map_or(0, |d| d.score)
-        };
-        let before = score(lines);
-        let mut extended = lines.to_vec();
-        extended.push(next.to_string());
-        score(&extended) > before
+        super::stated::grows(lines, next, 12, allocator_score)
     }
 
     fn glues(&self, lines: &[String], next: &str) -> bool {
@@ -411,27 +396,27 @@ impl Family for TorchAllocator {
         if lines.len() >= 12 || !cut_in_word || looks_like_new_record(next) {
             return false;
         }
-        let score = |lines: &[String]| {
-            let message = Message {
-                input: "",
-                line: 0,
-                prefix: "",
-                lines,
-            };
-            decode_allocator(&message).map_or(0, |d| d.score)
-        };
-        let mut spaced = lines.to_vec();
-        spaced.push(next.to_string());
-        let mut glued = lines.to_vec();
-        if let Some(l) = glued.last_mut() {
-            l.push_str(next);
-        }
-        score(&glued) > score(&spaced).max(score(lines))
+        let joined = super::join_lines(lines);
+        let next = next.trim_end();
+        allocator_score(&format!("{joined}{next}"))
+            > allocator_score(&format!("{joined} {next}")).max(allocator_score(&joined))
     }
 
     fn decode(&self, message: &Message<'_>) -> Option<Finding> {
         decode_allocator(message).map(|d| d.finding)
     }
+}
+
+/// How far the allocator grammar gets in `text` (for joining wrapped lines).
+fn allocator_score(text: &str) -> usize {
+    let lines = [text.to_string()];
+    let message = Message {
+        input: "",
+        line: 0,
+        prefix: "",
+        lines: &lines,
+    };
+    decode_allocator(&message).map_or(0, |d| d.score)
 }
 
 /// A line that starts something else: a traceback, a frame, another exception.
