@@ -295,14 +295,19 @@ impl Stream {
     }
 
     fn consume(&mut self, block: Block) {
-        self.offset = block.offset + block.len as u64;
-        self.scanner.outcome.bytes += block.len as u64;
-        self.carry.consume(&mut self.scanner, &block);
-        for old in self.scanner.retire(block) {
+        for old in self.scan_block(block) {
             if self.spare.len() < 4 {
                 self.spare.push(old);
             }
         }
+    }
+
+    /// Scans one block; returns the buffers it no longer needs.
+    fn scan_block(&mut self, block: Block) -> Vec<Vec<u8>> {
+        self.offset = block.offset + block.len as u64;
+        self.scanner.outcome.bytes += block.len as u64;
+        self.carry.consume(&mut self.scanner, &block);
+        self.scanner.retire(block)
     }
 
     /// Reads `reader` to its end, handing out findings as they complete.
@@ -345,10 +350,7 @@ impl Stream {
                 if block.len == 0 {
                     return Ok(());
                 }
-                self.offset = block.offset + block.len as u64;
-                self.scanner.outcome.bytes += block.len as u64;
-                self.carry.consume(&mut self.scanner, &block);
-                for old in self.scanner.retire(block) {
+                for old in self.scan_block(block) {
                     // The reader may have stopped; then the buffer is dropped.
                     let _ = free_tx.send(old);
                 }
