@@ -381,21 +381,7 @@ mod tests {
     use super::*;
 
     fn decode_with(family: &dyn Family, lines: &[&str]) -> Option<Finding> {
-        let start = family.start(lines[0])?;
-        let mut body = vec![lines[0][start..].to_string()];
-        for next in &lines[1..] {
-            if !family.continues(&body, next) {
-                break;
-            }
-            body.push(next.to_string());
-        }
-        let m = Message {
-            input: "t",
-            line: 1,
-            prefix: &lines[0][..start],
-            lines: &body,
-        };
-        family.decode(&m)
+        crate::detect::decode_lines(family, lines)
     }
 
     #[test]

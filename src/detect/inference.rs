@@ -152,21 +152,7 @@ mod tests {
     use super::*;
 
     fn decode(lines: &[&str]) -> Option<Finding> {
-        let start = KvCacheOom.start(lines[0])?;
-        let mut body = vec![lines[0][start..].to_string()];
-        for next in &lines[1..] {
-            if !KvCacheOom.continues(&body, next) {
-                break;
-            }
-            body.push(next.to_string());
-        }
-        let m = Message {
-            input: "t",
-            line: 1,
-            prefix: &lines[0][..start],
-            lines: &body,
-        };
-        KvCacheOom.decode(&m)
+        crate::detect::decode_lines(&KvCacheOom, lines)
     }
 
     #[test]

@@ -211,6 +211,27 @@ pub fn find_size(
         .and_then(|caps| sizes.read(&caps, at, what))
 }
 
+/// Collects a message the way the scanner does (first line from the
+/// family's start, then the lines it continues with) and decodes it.
+#[cfg(test)]
+pub(crate) fn decode_lines(family: &dyn Family, lines: &[&str]) -> Option<Finding> {
+    let start = family.start(lines[0])?;
+    let mut body = vec![lines[0][start..].to_string()];
+    for next in &lines[1..] {
+        if !family.continues(&body, next) {
+            break;
+        }
+        body.push(next.to_string());
+    }
+    let message = Message {
+        input: "t",
+        line: 1,
+        prefix: &lines[0][..start],
+        lines: &body,
+    };
+    family.decode(&message)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

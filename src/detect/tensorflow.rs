@@ -256,21 +256,7 @@ mod tests {
     const GIB: u64 = 1 << 30;
 
     fn decode(lines: &[&str]) -> Option<Finding> {
-        let start = TensorFlowOom.start(lines[0])?;
-        let mut body = vec![lines[0][start..].to_string()];
-        for next in &lines[1..] {
-            if !TensorFlowOom.continues(&body, next) {
-                break;
-            }
-            body.push(next.to_string());
-        }
-        let m = Message {
-            input: "t",
-            line: 1,
-            prefix: &lines[0][..start],
-            lines: &body,
-        };
-        TensorFlowOom.decode(&m)
+        crate::detect::decode_lines(&TensorFlowOom, lines)
     }
 
     #[test]

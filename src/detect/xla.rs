@@ -155,21 +155,7 @@ mod tests {
     );
 
     fn decode(lines: &[&str]) -> Option<Finding> {
-        let start = XlaOom.start(lines[0])?;
-        let mut body = vec![lines[0][start..].to_string()];
-        for next in &lines[1..] {
-            if !XlaOom.continues(&body, next) {
-                break;
-            }
-            body.push(next.to_string());
-        }
-        let m = Message {
-            input: "t",
-            line: 1,
-            prefix: &lines[0][..start],
-            lines: &body,
-        };
-        XlaOom.decode(&m)
+        crate::detect::decode_lines(&XlaOom, lines)
     }
 
     #[test]
