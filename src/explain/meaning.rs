@@ -242,7 +242,11 @@ pub fn field_rows(f: &Finding) -> Vec<FieldRow> {
             rows.push(row(
                 "Outside PyTorch (derived)",
                 format_signed(outside.into()),
-                "total − free − reserved: CUDA context, other libraries and other processes together",
+                if outside < 0 {
+                    "total − free − reserved: negative, so these figures contradict each other (see below)"
+                } else {
+                    "total − free − reserved: CUDA context, other libraries and other processes together"
+                },
                 true,
             ));
         }
