@@ -3,8 +3,9 @@
 //! sampled at another moment than the failure, and every sentence built
 //! here says so.
 
-use super::{fmt, tolerance, GIB, MIB};
+use super::common::{tolerance, GIB, MIB};
 use crate::record::{Finding, MemorySummary, SmiProcess};
+use crate::units::format_size as fmt;
 
 /// `cudaMalloc retries` from which the allocator is said to have been
 /// flushing its cache repeatedly.
