@@ -2,7 +2,7 @@
 //! and field rows, reading facts, rounding tolerance, and the fixes shared
 //! by several families.
 
-use super::VERDICT_CODES;
+use super::docs::Code;
 use crate::record::{Category, Diagnosis, Finding, Fix, Verdict};
 use crate::units::format_size as fmt;
 
@@ -26,13 +26,9 @@ pub(super) fn tolerance(value: u64) -> u64 {
     unit / 200 + 1
 }
 
-pub(super) fn verdict(code: &str, title: &str, detail: String) -> Verdict {
-    debug_assert!(
-        VERDICT_CODES.contains(&code),
-        "{code} is not in VERDICT_CODES"
-    );
+pub(super) fn verdict(code: Code, title: &str, detail: String) -> Verdict {
     Verdict {
-        code: code.to_string(),
+        code: code.as_str().to_string(),
         title: title.to_string(),
         detail,
     }
@@ -44,7 +40,7 @@ pub(super) fn context_verdicts(f: &Finding, growth: Option<(u64, u64)>, out: &mu
     }
     if let Some((before, now)) = growth {
         out.push(verdict(
-            "memory_growth",
+            Code::MemoryGrowth,
             "Memory grew between repeated OOMs: something accumulates",
             format!(
                 "Allocated memory rose at each of the last three OOMs on this device, from {} to {}. Memory that keeps growing between steps points at tensors kept alive across iterations (a loss summed without .item(), outputs appended to a list, a growing cache or sequence length).",
@@ -55,13 +51,13 @@ pub(super) fn context_verdicts(f: &Finding, growth: Option<(u64, u64)>, out: &mu
     } else if let Some(step) = f.last_step {
         if step <= 1 {
             out.push(verdict(
-                "fails_at_start",
+                Code::FailsAtStart,
                 "It failed at the very first step",
                 format!("The last progress counter before the crash reads {step}: this configuration does not fit even once. Change the configuration (batch, sequence length, precision), not a leak."),
             ));
         } else if step >= 100 {
             out.push(verdict(
-                "late_failure",
+                Code::LateFailure,
                 "It failed after many successful steps",
                 format!("The last progress counter before the crash reads {step}: the same configuration ran many times before. Either one batch was larger than the others (variable sequence lengths, a big last batch, an evaluation pass) or memory grows over time (tensors kept across steps)."),
             ));
@@ -149,10 +145,10 @@ pub(super) fn workload_fix() -> Fix {
 pub(super) fn framework_fixes(
     d: &Diagnosis,
     out: &mut Vec<Fix>,
-    specific: impl FnOnce(&dyn Fn(&str) -> bool, &mut Vec<Fix>),
+    specific: impl FnOnce(&dyn Fn(Code) -> bool, &mut Vec<Fix>),
 ) {
-    let has = |code: &str| d.verdicts.iter().any(|v| v.code == code);
-    if has("request_exceeds_capacity") {
+    let has = |code: Code| d.verdicts.iter().any(|v| v.code == code.as_str());
+    if has(Code::RequestExceedsCapacity) {
         out.push(fix(
             "Find the tensor that is far too large",
             "Print the shapes at the failing line (the last frame of your own code in the traceback). Look for an overflowed or wrong dimension, a whole dataset materialised at once, or a pairwise/attention matrix over very long inputs. Memory settings cannot help here.",
@@ -160,7 +156,7 @@ pub(super) fn framework_fixes(
         return;
     }
     specific(&has, out);
-    if has("memory_growth") || has("late_failure") {
+    if has(Code::MemoryGrowth) || has(Code::LateFailure) {
         out.push(fix(
             "Look for memory kept across steps",
             "If it ran for a while first, something accumulates: losses summed as tensors instead of floats, outputs appended to a list, caches that grow, or sequences that get longer over the run.",

@@ -2,6 +2,7 @@
 //! (no sizes) and illegal memory accesses.
 
 use super::common::{fix, on_device, verdict};
+use super::docs::Code;
 use super::Explain;
 use crate::record::{Diagnosis, Finding, Fix, Verdict};
 
@@ -32,7 +33,7 @@ impl Explain for IllegalMemoryAccess {
     }
     fn verdicts(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         out.push(verdict(
-            "async_error_location",
+            Code::AsyncErrorLocation,
             "The traceback probably points at the wrong line",
             "CUDA reports kernel faults asynchronously: the error surfaces at the next call that synchronises with the GPU, not in the kernel that made the bad access. The Python frames above show where PyTorch noticed the fault, which is usually later than where it happened.".into(),
         ))
@@ -45,17 +46,17 @@ impl Explain for IllegalMemoryAccess {
 fn runtime_oom_verdict(f: &Finding) -> Verdict {
     match f.era.as_deref() {
         Some("driver") => verdict(
-            "outside_allocator_oom",
+            Code::OutsideAllocatorOom,
             "A CUDA driver call ran out of memory",
             "`CUDA driver error: out of memory` comes from the CUDA driver API, which PyTorch uses for expandable segments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True) and for some other features. The message carries no sizes. On WSL2 and Jetson this error appears with expandable segments even when memory is free.".into(),
         ),
         Some("thc") => verdict(
-            "outside_allocator_oom",
+            Code::OutsideAllocatorOom,
             "cudaMalloc failed in an old PyTorch (≤0.4)",
             "`cuda runtime error (2) : out of memory` is how PyTorch 0.4 and older reported any failed CUDA allocation (error 2 is cudaErrorMemoryAllocation). It carries no sizes, so oomwhy cannot say what filled the card.".into(),
         ),
         _ => verdict(
-            "outside_allocator_oom",
+            Code::OutsideAllocatorOom,
             "A CUDA call outside PyTorch's allocator ran out of memory",
             "`CUDA error: out of memory` (unlike `CUDA out of memory. Tried to allocate ...`) is raised by a CUDA runtime call that does not go through PyTorch's caching allocator: creating the CUDA context on a GPU that is already full, cuBLAS/cuDNN handles and workspaces, NCCL buffers, or another library in the process. Memory that PyTorch caches is not available to these calls.".into(),
         ),

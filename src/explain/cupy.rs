@@ -1,6 +1,7 @@
 //! CuPy's memory pool out-of-memory, with or without a pool limit.
 
 use super::common::{extra, fix, framework_fixes, row, verdict, FieldRow, TIB};
+use super::docs::Code;
 use super::Explain;
 use crate::record::{Diagnosis, Finding, Fix, Verdict};
 use crate::units::{format_signed, format_size as fmt};
@@ -63,7 +64,7 @@ fn cupy_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     if let (Some(n), Some(m), Some(l)) = (n, m, l) {
         if m.saturating_add(n) > l {
             out.push(verdict(
-                "memory_limit",
+                Code::MemoryLimit,
                 "CuPy's memory-pool limit refused it, not the GPU",
                 format!(
                     "CuPy's memory pool is capped at {} (MemoryPool.set_limit or CUPY_GPU_MEMORY_LIMIT). It held {} and needed {} more, {} in all, over the cap; CuPy checks the cap before asking the GPU, and what it holds includes freed blocks it keeps cached for reuse.",
@@ -78,7 +79,7 @@ fn cupy_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     }
     if let Some(n) = n.filter(|&n| n >= TIB) {
         out.push(verdict(
-            "request_exceeds_capacity",
+            Code::RequestExceedsCapacity,
             "One array is larger than any GPU",
             format!("CuPy tried to allocate one array buffer of {} ({n} bytes): more than any single GPU has. A shape is far larger than intended.", fmt(n)),
         ));
@@ -99,14 +100,14 @@ fn cupy_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         _ => "CuPy could not get memory from the GPU.".into(),
     };
     out.push(verdict(
-        "capacity_exhausted",
+        Code::CapacityExhausted,
         "The workload does not fit in GPU memory",
         detail,
     ));
 }
 
-fn cupy_fixes(has: &dyn Fn(&str) -> bool, out: &mut Vec<Fix>) {
-    if has("memory_limit") {
+fn cupy_fixes(has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
+    if has(Code::MemoryLimit) {
         out.push(fix(
             "Raise or remove the pool limit, or release cached blocks",
             "cupy.get_default_memory_pool().set_limit(size=...) (or CUPY_GPU_MEMORY_LIMIT) sets the cap; raise it, or call cupy.get_default_memory_pool().free_all_blocks() first — the cap counts freed blocks the pool still caches.",

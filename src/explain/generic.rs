@@ -2,6 +2,7 @@
 //! (ONNX Runtime, llama.cpp, CTranslate2, Triton's shared memory, ...).
 
 use super::common::{fact, fix, on_device, verdict, workload_fix};
+use super::docs::Code;
 use super::Explain;
 use crate::record::{Diagnosis, Finding, Fix, Verdict};
 use crate::units::format_size as fmt;
@@ -58,7 +59,7 @@ fn generic_verdict(f: &Finding) -> Verdict {
             .map(fmt)
             .unwrap_or_else(|| "its".into());
         return verdict(
-            "shared_memory_limit",
+            Code::SharedMemoryLimit,
             "A kernel's configuration does not fit this GPU's shared memory",
             format!("A Triton kernel was compiled to use {} of shared memory per thread block, more than this GPU's limit of {limit}. Shared memory is fast on-chip memory of each multiprocessor, not the GPU's main memory: a smaller batch or freeing GPU memory will not help. The kernel's tile sizes and pipeline stages (BLOCK_* and num_stages) were chosen for a GPU with more shared memory, e.g. an A100/H100 configuration running on a consumer card.", size.unwrap_or_else(|| "more".into())),
         );
@@ -86,7 +87,7 @@ fn generic_verdict(f: &Finding) -> Verdict {
         String::new()
     };
     verdict(
-        "allocation_failed",
+        Code::AllocationFailed,
         "A GPU allocation failed: out of memory",
         format!("{what}{repeated}"),
     )

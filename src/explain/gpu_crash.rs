@@ -2,6 +2,7 @@
 //! misaligned addresses, launch failures and missing kernel images.
 
 use super::common::{fact, fix, verdict};
+use super::docs::Code;
 use super::Explain;
 use crate::record::{Diagnosis, Finding, Fix, Verdict};
 
@@ -35,7 +36,7 @@ impl Explain for MisalignedAddress {
     }
     fn verdicts(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         out.push(verdict(
-            "kernel_fault",
+            Code::KernelFault,
             "A kernel bug: a misaligned memory access",
             "A kernel read or wrote memory at an address not aligned to the size of the access (cudaErrorMisalignedAddress, 716). This is a bug in a kernel, most often a custom CUDA/Triton kernel or an extension (flash-attn, xformers, bitsandbytes, apex) built for another PyTorch/CUDA version, or a tensor with an unusual storage offset or stride passed to one. It is not an out-of-memory error. CUDA reports it asynchronously, so the traceback may point at a later line.".into(),
         ))
@@ -65,7 +66,7 @@ impl Explain for LaunchFailure {
     }
     fn verdicts(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         out.push(verdict(
-            "kernel_fault",
+            Code::KernelFault,
             "A kernel crashed while running",
             "`unspecified launch failure` (cudaErrorLaunchFailure, 719) means a kernel died while executing: an out-of-bounds access in a kernel without bounds checks, a kernel killed by the display watchdog (Windows TDR, or a GPU that also drives a monitor) because it ran too long, or a driver/hardware fault (the kernel log then shows an NVIDIA Xid such as 13, 31 or 43). It is not an out-of-memory error, and the CUDA context is unusable afterwards.".into(),
         ))
@@ -95,7 +96,7 @@ impl Explain for NoKernelImage {
     }
     fn verdicts(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         out.push(verdict(
-            "arch_mismatch",
+            Code::ArchMismatch,
             "The binaries were not built for this GPU",
             "CUDA found no machine code (and no PTX it could compile) for this GPU's compute capability in the library that launched the kernel: a new GPU with a build that stops at an older architecture (e.g. an RTX 50-series sm_120 card with a wheel built for up to sm_90), an old GPU that the build dropped, or an extension compiled with a TORCH_CUDA_ARCH_LIST that does not include this GPU. Compare torch.cuda.get_arch_list() with torch.cuda.get_device_capability(); PyTorch usually warns at start-up that the GPU \"is not compatible with the current PyTorch installation\".".into(),
         ))
@@ -115,7 +116,7 @@ impl Explain for NoKernelImage {
 fn device_assert_verdict(f: &Finding) -> Verdict {
     let Some(condition) = fact(f, "assertion") else {
         return verdict(
-            "device_assert",
+            Code::DeviceAssert,
             "A GPU kernel's own check failed",
             "A kernel checked a condition on its input and it failed (cudaErrorAssert, 710). The kernel prints the failed condition itself (`...: block: [..], thread: [..] Assertion `...` failed.`), usually to standard output, before the Python error or in another log file; that line names the problem. By far the most common cause is an index out of range: a token id ≥ the embedding size, a class label < 0 or ≥ the number of classes, a gather/scatter index outside the tensor. It is not an out-of-memory error, and CUDA reports it asynchronously, so the traceback may point at a later line.".into(),
         );
@@ -124,7 +125,7 @@ fn device_assert_verdict(f: &Finding) -> Verdict {
     let lower = condition.to_ascii_lowercase();
     if condition.contains("input_val >= zero && input_val <= one") {
         return verdict(
-            "device_assert",
+            Code::DeviceAssert,
             "BCELoss got an input outside [0, 1]",
             format!("The kernel {kernel} checked `{condition}` and it failed: binary cross-entropy (torch.nn.BCELoss / F.binary_cross_entropy) received a value below 0 or above 1 (a raw logit, or a NaN). It is not an out-of-memory error."),
         );
@@ -136,7 +137,7 @@ fn device_assert_verdict(f: &Finding) -> Verdict {
         || condition.contains(" < ");
     if !index {
         return verdict(
-            "device_assert",
+            Code::DeviceAssert,
             "A GPU kernel's own check failed",
             format!("The kernel {kernel} checked `{condition}` and it failed: some input value was outside what the operation accepts. It is not an out-of-memory error; CUDA reports it asynchronously, so the traceback may point at a later line."),
         );
@@ -151,7 +152,7 @@ fn device_assert_verdict(f: &Finding) -> Verdict {
         "an index or size given to the operation is outside the valid range"
     };
     verdict(
-        "index_out_of_range",
+        Code::IndexOutOfRange,
         "An index was out of range on the GPU",
         format!("The kernel {kernel} checked `{condition}` and it failed: {meaning}. It is not an out-of-memory error. CUDA reports it asynchronously, so the Python traceback may point at a later line; the condition above is the reliable clue."),
     )

@@ -2,6 +2,7 @@
 //! memory by the kernel, a cgroup, Slurm, Kubernetes or a launcher.
 
 use super::common::{capitalise, extra, fact, fix, framework_fixes, row, verdict, FieldRow, TIB};
+use super::docs::Code;
 use super::Explain;
 use crate::record::{Diagnosis, Finding, Fix, Kind, Verdict};
 use crate::units::format_size as fmt;
@@ -120,7 +121,7 @@ fn capitalise_first(text: &str) -> String {
 fn host_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     let Some(n) = f.sizes.requested_bytes else {
         out.push(verdict(
-            "host_ram_exhausted",
+            Code::HostRamExhausted,
             "The machine's RAM ran out (host memory, not GPU memory)",
             "PyTorch's CPU allocator could not get memory from the operating system. This is host RAM, not GPU memory.".into(),
         ));
@@ -128,7 +129,7 @@ fn host_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     };
     if n >= 4 * TIB {
         out.push(verdict(
-            "request_exceeds_capacity",
+            Code::RequestExceedsCapacity,
             "One CPU tensor asked for more RAM than any machine has",
             format!(
                 "PyTorch tried to create one tensor of {n} bytes ({}) in host RAM. No amount of memory tuning helps: a shape is wrong (an overflowed or uninitialised dimension, an outer product or distance matrix over a whole dataset, a dense matrix that should be sparse).",
@@ -151,7 +152,7 @@ fn host_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         ),
     };
     out.push(verdict(
-        "host_ram_exhausted",
+        Code::HostRamExhausted,
         "The machine's RAM ran out (host memory, not GPU memory)",
         detail,
     ));
@@ -168,14 +169,14 @@ fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         .unwrap_or_default();
     match f.era.as_deref() {
         Some("kernel") => out.push(verdict(
-            "host_ram_exhausted",
+            Code::HostRamExhausted,
             "The machine's RAM ran out (host memory, not GPU memory)",
             format!(
                 "The Linux kernel ran out of RAM and swap for the whole machine and its out-of-memory killer ended {who}{rss}. This is host memory, not GPU memory: a GPU out-of-memory error is reported by the framework, not by the kernel. The killer picks the process using the most memory, which is usually — but not always — the training process."
             ),
         )),
         Some("cgroup") => out.push(verdict(
-            "host_memory_limit",
+            Code::HostMemoryLimit,
             "A memory limit on the container or job killed it, not the machine",
             format!(
                 "The kernel killed {who}{rss} because its memory cgroup reached its limit: a container's or job's memory limit, not the machine's RAM. Host memory, not GPU memory."
@@ -191,7 +192,7 @@ fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                 _ => String::new(),
             };
             out.push(verdict(
-                "host_memory_limit",
+                Code::HostMemoryLimit,
                 "The job exceeded the memory it requested from Slurm",
                 format!(
                     "Slurm{events}{step}: processes in the job's memory cgroup used more host RAM than the job requested (--mem, --mem-per-cpu or --mem-per-gpu, or the partition's default), and the kernel killed them.{usage} This is host RAM, not GPU memory."
@@ -199,7 +200,7 @@ fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
             ));
         }
         Some("kubernetes") => out.push(verdict(
-            "host_memory_limit",
+            Code::HostMemoryLimit,
             "The container exceeded its Kubernetes memory limit",
             "Kubernetes reports OOMKilled: the container used more host RAM than its resources.limits.memory, and the kernel killed it (exit code 137). This is host RAM, not GPU memory.".into(),
         )),
@@ -216,7 +217,7 @@ fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                 _ => "A process was ended by signal 9 (SIGKILL).".into(),
             };
             out.push(verdict(
-                "killed_by_sigkill",
+                Code::KilledBySigkill,
                 "Killed by SIGKILL: probably out of host memory, but the log does not prove it",
                 format!(
                     "{what} SIGKILL cannot be caught, so Python prints no error of its own. The usual sender is the kernel's out-of-memory killer (host RAM, not GPU memory), but a scheduler enforcing a time or memory limit, a watchdog, or someone running kill -9 sends the same signal: this evidence is circumstantial. `dmesg -T | grep -i -E 'killed process|oom'` (or journalctl -k) on the node shows whether the OOM killer acted; on Slurm, sacct -j JOBID -o JobID,State,MaxRSS,ReqMem; on Kubernetes, kubectl describe pod (Reason: OOMKilled)."
@@ -226,8 +227,8 @@ fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     }
 }
 
-fn host_fixes(f: &Finding, has: &dyn Fn(&str) -> bool, out: &mut Vec<Fix>) {
-    if has("host_memory_limit") {
+fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
+    if has(Code::HostMemoryLimit) {
         let how = match f.era.as_deref() {
             Some("slurm") => "Request more memory for the job (#SBATCH --mem=128G, or --mem-per-cpu / --mem-per-gpu); `sacct -j JOBID -o JobID,MaxRSS,ReqMem,State` shows what it used against what it asked for.",
             Some("kubernetes") => "Raise the container's resources.limits.memory (and requests.memory) in the pod spec, or lower what the process holds (below).",
@@ -235,7 +236,7 @@ fn host_fixes(f: &Finding, has: &dyn Fn(&str) -> bool, out: &mut Vec<Fix>) {
         };
         out.push(fix("Ask for more memory", how));
     }
-    if has("killed_by_sigkill") {
+    if has(Code::KilledBySigkill) {
         out.push(fix(
             "Confirm it was the out-of-memory killer",
             "On the node: dmesg -T | grep -i -E 'killed process|out of memory' (or journalctl -k). On Slurm: sacct -j JOBID -o JobID,State,MaxRSS,ReqMem. On Kubernetes: kubectl describe pod (Last State: Reason: OOMKilled). If none shows an OOM kill, look for a time limit or a watchdog instead.",

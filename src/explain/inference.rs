@@ -2,6 +2,7 @@
 //! engines built on its code).
 
 use super::common::{extra, fact, fix, framework_fixes, row, verdict, FieldRow};
+use super::docs::Code;
 use super::Explain;
 use crate::record::{Diagnosis, Finding, Fix, Verdict};
 use crate::units::{format_signed, format_size as fmt};
@@ -116,7 +117,7 @@ fn kv_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         _ => "After loading the weights and profiling a forward pass, nothing was left of the memory the engine may use (gpu_memory_utilization × GPU memory, 0.9 by default in vLLM) for the KV cache: weights, activations and CUDA graphs already take the whole budget. Typical causes: the model barely fits this GPU, another process holds GPU memory, or gpu_memory_utilization is set low.".into(),
     };
     out.push(verdict(
-        "kv_cache_too_small",
+        Code::KvCacheTooSmall,
         "The KV cache is too small for the configured context length",
         detail,
     ));

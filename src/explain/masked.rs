@@ -4,6 +4,7 @@
 //! is not an OOM message, why it usually means one, and how to confirm.
 
 use super::common::{confirm_fix, fact, fix, verdict, workload_fix, CONFIRM};
+use super::docs::Code;
 use super::Explain;
 use crate::record::{Diagnosis, Finding, Fix, Verdict};
 
@@ -77,7 +78,7 @@ impl Explain for DeviceNotReady {
     }
     fn verdicts(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         out.push(verdict(
-            "masked_oom",
+            Code::MaskedOom,
             "Not an out-of-memory message, but under memory pressure it usually means one",
             format!("`device not ready` (CUDA_ERROR_NOT_READY) normally means \"not finished yet\" and is not an error at all; PyTorch raises it when a driver call it checks returns it. It has been reported on WSL2 when the driver could not make memory resident (dmesg shows `dxgkio_make_resident ... -12`, i.e. ENOMEM) while nvidia-smi still showed free memory, and disappeared when the job used less GPU memory (microsoft/WSL#41176; mberr/torch-max-mem#45 lists it among OOM-under-pressure messages). {CONFIRM}"),
         ))
@@ -118,7 +119,7 @@ fn library_verdict(f: &Finding) -> Verdict {
         ),
     };
     verdict(
-        "masked_oom",
+        Code::MaskedOom,
         "Not an out-of-memory message, but it usually means one",
         detail,
     )
@@ -135,7 +136,7 @@ fn allocator_assert_verdict(f: &Finding) -> Verdict {
         format!("`{}` failed{at} while PyTorch was building its out-of-memory message: since 2.1 the message lists the processes using the GPU, which PyTorch asks NVML for, and that query fails on MIG instances, Jetson and some containers. The allocation had already failed; the assert only hides the usual \"CUDA out of memory\" text and its numbers (message-formats.md §2.6; fal-ai/fal#478, pytorch/pytorch#185240). {CONFIRM}", fact(f, "assert").unwrap_or("NVML_SUCCESS == r"))
     };
     verdict(
-        "masked_oom",
+        Code::MaskedOom,
         "Not an out-of-memory message, but raised on the out-of-memory path",
         detail,
     )

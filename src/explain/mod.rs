@@ -56,7 +56,7 @@ pub use torch::reserved_gap;
 
 /// Every verdict code the explainer can give (see [`docs`]); a code is never
 /// removed or renamed, only retired with a note in its explanation.
-pub use docs::VERDICT_CODES;
+pub use docs::{Code, VERDICT_CODES};
 
 /// How one kind of finding is explained. Each kind has its own implementation
 /// in the module named like its detector (`detect/nccl.rs` → `explain/nccl.rs`).

@@ -2,6 +2,7 @@
 //! machine's unified memory.
 
 use super::common::{extra, fact, fix, framework_fixes, row, tolerance, verdict, FieldRow, GIB};
+use super::docs::Code;
 use super::Explain;
 use crate::record::{Diagnosis, Finding, Fix, Verdict};
 use crate::units::{format_signed, format_size as fmt};
@@ -93,7 +94,7 @@ fn mps_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                     "within the rounding of the printed figures of".into()
                 };
                 out.push(verdict(
-                    "mps_high_watermark",
+                    Code::MpsHighWatermark,
                     "PyTorch's MPS memory limit refused it, not the machine",
                     format!(
                         "MPS allocated {} + other allocations {} + this request {} = {}, {relation} the max allowed {}. That limit is PyTorch's high watermark: PYTORCH_MPS_HIGH_WATERMARK_RATIO (1.7 by default) × Metal's recommended working set for this GPU ({} if the default ratio is in use). PyTorch checks it before asking macOS, so the machine may still have had memory; the limit exists to keep macOS from swapping itself into a freeze.{other_note}",
@@ -107,7 +108,7 @@ fn mps_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                 ));
             } else {
                 out.push(verdict(
-                    "unified_memory_exhausted",
+                    Code::UnifiedMemoryExhausted,
                     "macOS could not provide the memory, below PyTorch's limit",
                     format!(
                         "MPS allocated {} + other allocations {} + this request {} = {}, less than the max allowed {}: the high-watermark limit did not refuse this. Metal itself could not provide {}: on Apple silicon the GPU shares unified memory with macOS and every running app, so what is free depends on everything else on the machine.{other_note}",
@@ -122,7 +123,7 @@ fn mps_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
             }
         }
         (Some(m), None) => out.push(verdict(
-            "mps_high_watermark",
+            Code::MpsHighWatermark,
             "PyTorch's MPS memory limit was on; the message is cut off before all figures",
             format!(
                 "The message names a max allowed of {}, PyTorch's high-watermark limit, so the limit was on; the figures needed to tell whether it refused this allocation are missing.",
@@ -142,7 +143,7 @@ fn mps_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                 })
                 .unwrap_or_default();
             out.push(verdict(
-                "unified_memory_exhausted",
+                Code::UnifiedMemoryExhausted,
                 "macOS ran out of memory for the GPU (the MPS limit was off)",
                 format!(
                     "This form of the message has no max allowed: the high-watermark limit was turned off (PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0), so nothing in PyTorch refused the allocation — Metal could not get the memory from macOS. On Apple silicon the GPU shares unified memory with macOS and every running app.{numbers}{other_note}"
@@ -152,12 +153,12 @@ fn mps_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     }
 }
 
-fn mps_fixes(f: &Finding, has: &dyn Fn(&str) -> bool, out: &mut Vec<Fix>) {
+fn mps_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
     out.push(fix(
         "Make the workload smaller",
         "Reduce the batch size (keep the effective batch with gradient accumulation), the resolution or the sequence length; run in half precision (model.to(torch.float16) or torch.autocast(device_type=\"mps\", dtype=torch.float16)); for diffusers pipelines call pipe.enable_attention_slicing().",
     ));
-    if has("mps_high_watermark") {
+    if has(Code::MpsHighWatermark) {
         out.push(fix(
             "Raise PyTorch's MPS limit — knowing the risk",
             "export PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 (before Python starts) removes the limit, as the message suggests: PyTorch may then take more unified memory than macOS recommends for the GPU, the system swaps heavily and can freeze or crash (\"may cause system failure\"). A value between the default 1.7 and 2.0 (the most it accepts on unified memory) raises the limit less riskily. Lower values such as 0.7 do the opposite — PyTorch fails sooner and macOS stays responsive; set PYTORCH_MPS_LOW_WATERMARK_RATIO no higher than it (e.g. 0.5), or PyTorch rejects the setting.",

@@ -3,6 +3,7 @@
 //! (each says so when the scanner linked it to an earlier finding).
 
 use super::common::{confirm_fix, fact, fix, on_device, verdict, workload_fix, CONFIRM};
+use super::docs::Code;
 use super::Explain;
 use crate::record::{Diagnosis, Finding, Fix, Kind, Verdict};
 use crate::units::format_size as fmt;
@@ -22,7 +23,7 @@ impl Explain for NcclOom {
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         out.push(verdict(
-            "masked_oom",
+            Code::MaskedOom,
             "Not a PyTorch out-of-memory message, but an out-of-memory error",
             format!(
                 "NCCL could not get GPU memory{}. NCCL allocates its communication buffers with cudaMalloc, outside PyTorch's cache, when a communicator is set up and when peers and channels connect, so it fails when PyTorch's cache has already filled the GPU. The `NCCL error ... unhandled cuda error` that PyTorch raises afterwards is the same failure. {CONFIRM}",
@@ -115,7 +116,7 @@ impl Explain for ProcessGroupAborted {
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         out.push(collateral(f, "This abort").unwrap_or_else(|| {
             verdict(
-                "nccl_failure",
+                Code::NcclFailure,
                 "The communicator was shut down after an earlier error",
                 format!(
                     "Aborting the communicator is how PyTorch's c10d stops a process group after an error or a timeout; it is a consequence, not a cause.{} Find the first error in any rank's log: that is the cause.",
@@ -190,7 +191,7 @@ fn collateral(f: &Finding, what: &str) -> Option<Verdict> {
         _ => String::new(),
     };
     Some(verdict(
-        "collateral_failure",
+        Code::CollateralFailure,
         &format!("A consequence of finding [{id}], not a separate cause"),
         format!("{what} follows finding [{id}], an earlier (probable) out-of-memory error. When one rank dies, its peers lose their connection to it or wait for it at the next collective, and fail in turn; the launcher then reports every exit.{root} Fix finding [{id}] first: this error will go away with it."),
     ))
@@ -212,13 +213,13 @@ fn timeout_verdict(f: &Finding) -> Verdict {
         .unwrap_or_else(|| " its timeout".into());
     if let Some(id) = f.consequence_of {
         return verdict(
-            "collateral_timeout",
+            Code::CollateralTimeout,
             &format!("A consequence of finding [{id}], not a separate cause"),
             format!("{rank} waited{ran} in {op}{seq} for ranks that never joined. Finding [{id}] is an earlier (probable) out-of-memory error: once a rank dies, the others block at the next collective until the NCCL watchdog gives up after{limit}. Fix finding [{id}]; this timeout will go away with it."),
         );
     }
     verdict(
-        "collective_timeout",
+        Code::CollectiveTimeout,
         "A collective waited for a rank that never arrived",
         format!("{rank} waited{ran} in {op}{seq} and the NCCL watchdog gave up after{limit}. Some other rank did not reach this collective: it crashed (its log shows the first error), hangs, or is far slower (evaluation, logging or checkpointing on rank 0 only, a data loader stall, uneven numbers of batches). The rank that timed out is usually the victim, not the culprit."),
     )
@@ -241,7 +242,7 @@ fn nccl_error_verdict(f: &Finding) -> Verdict {
         ),
     };
     verdict(
-        "nccl_failure",
+        Code::NcclFailure,
         "Collective communication failed",
         format!("NCCL or PyTorch's c10d failed: {meaning}. When one rank crashes first (an OOM, an assert), the others fail like this at their next collective, so look for the earliest error in every rank's log before debugging NCCL itself."),
     )
@@ -265,7 +266,7 @@ fn launcher_verdict(f: &Finding) -> Verdict {
         ""
     };
     verdict(
-        "launcher_report",
+        Code::LauncherReport,
         "The launcher only reports that workers exited",
         format!("torchrun (torchelastic) does not know why workers failed. Its \"root cause\" is the first failure it observed: rank {rank}, exit code {code}, i.e. {exit_meaning}. The first observed failure can be a victim that timed out rather than the culprit.{record} Read that rank's own output for the real error."),
     )

@@ -1,6 +1,7 @@
 //! TensorFlow out-of-memory (the BFC allocator and `OpKernelContext`).
 
 use super::common::{fact, fix, framework_fixes, on_device, row, verdict, FieldRow, TIB};
+use super::docs::Code;
 use super::Explain;
 use crate::record::{Diagnosis, Finding, Fix, Verdict};
 use crate::units::format_size as fmt;
@@ -106,7 +107,7 @@ fn tf_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     };
     if f.backend.as_deref() == Some("cpu") {
         out.push(verdict(
-            "host_ram_exhausted",
+            Code::HostRamExhausted,
             "The machine's RAM ran out (host memory, not GPU memory)",
             format!("TensorFlow could not allocate {what} in host RAM (allocator {}). This is CPU memory, not GPU memory.", fact(f, "allocator").unwrap_or("cpu")),
         ));
@@ -114,7 +115,7 @@ fn tf_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     }
     if let Some(a) = a.filter(|&a| a >= TIB) {
         out.push(verdict(
-            "request_exceeds_capacity",
+            Code::RequestExceedsCapacity,
             "One tensor is larger than any GPU",
             format!("TensorFlow tried to allocate {} ({what}) in one piece: more than any single GPU has. A dimension is far larger than intended (an unbatched dataset, a wrong reshape, an attention matrix over a very long sequence).", fmt(a)),
         ));
@@ -135,7 +136,7 @@ fn tf_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         )
     };
     out.push(verdict(
-        "capacity_exhausted",
+        Code::CapacityExhausted,
         "The workload does not fit in GPU memory",
         detail,
     ));

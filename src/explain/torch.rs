@@ -3,6 +3,7 @@
 //! fixes fitted to the allocator options of the message's PyTorch version.
 
 use super::common::{capitalise, fix, on_device, row, tolerance, verdict, FieldRow, GIB, MIB};
+use super::docs::Code;
 use super::pasted;
 use super::Explain;
 use crate::record::{Diagnosis, Finding, Fix, Kind, RequestRange, Verdict};
@@ -215,7 +216,7 @@ impl Explain for TorchAllocatorOom {
         if is_intel_xpu(f) {
             xpu_fixes(f, d, out)
         } else {
-            let has = |code: &str| d.verdicts.iter().any(|v| v.code == code);
+            let has = |code: Code| d.verdicts.iter().any(|v| v.code == code.as_str());
             allocator_fixes(f, d, &has, out)
         }
     }
@@ -328,7 +329,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     let consistent = problems.is_empty();
     if !consistent {
         out.push(verdict(
-            "inconsistent_numbers",
+            Code::InconsistentNumbers,
             "The numbers in this message cannot all be true",
             format!(
                 "{}. The figures were not sampled at one instant (free memory is read after the failure and can change), or the driver virtualises memory (Windows WDDM's shared-memory fallback, WSL, vGPU, MIG). oomwhy does not reason on them further.",
@@ -339,7 +340,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
 
     if f.era.as_deref() == Some("size_guard") {
         out.push(verdict(
-            "request_exceeds_capacity",
+            Code::RequestExceedsCapacity,
             "One allocation asked for more than an exabyte",
             "PyTorch refuses any single allocation over 1 EB before trying it: no GPU has that much memory. A tensor shape is wrong (an overflowed or uninitialised dimension), not the memory pressure.".into(),
         ));
@@ -372,7 +373,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             {
                 limit_binds = true;
                 out.push(verdict(
-                    "memory_limit",
+                    Code::MemoryLimit,
                     "A memory limit set for this process refused it, not the hardware",
                     format!(
                         "PyTorch may use at most {} (set with torch.cuda.set_per_process_memory_fraction). It already holds {} and asked for {} more, {} in all: over the limit{}.",
@@ -395,7 +396,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             if invisible_limit {
                 limit_binds = true;
                 out.push(verdict(
-                    "memory_limit",
+                    Code::MemoryLimit,
                     "Probably a memory limit, not the hardware: free memory exceeds the request",
                     format!(
                         "The device reported {} free, more than the {} requested. In PyTorch 2.1–2.3 a limit set with torch.cuda.set_per_process_memory_fraction is not printed in this message, so such a limit is the most likely cause; otherwise memory was freed between the failed allocation and the measurement.",
@@ -405,7 +406,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                 ));
             } else {
                 out.push(verdict(
-                    "free_exceeds_request",
+                    Code::FreeExceedsRequest,
                     "The device reported more free memory than was requested",
                     format!(
                         "The device had {} free, more than the {} requested, yet the allocation failed. Free memory is measured after the failure, so memory may have been released in between (another process, or PyTorch returning its cache just before measuring), or a limit outside this message applies (MIG, vGPU, a container's GPU memory limit{}).",
@@ -443,7 +444,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                 .map(|pid| format!(" PID {pid} is probably this process itself (inside a container PyTorch cannot tell its own host PID), so it is not counted."))
                 .unwrap_or_default();
             out.push(verdict(
-                "other_processes",
+                Code::OtherProcesses,
                 "Other processes hold a large part of this GPU",
                 format!(
                     "Other processes hold {} of the {} card: {}.{self_note}{}",
@@ -471,7 +472,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     {
         let others: u64 = rows.iter().filter_map(|p| p.used_bytes).sum();
         out.push(verdict(
-            "other_processes",
+            Code::OtherProcesses,
             "Other processes hold a large part of this GPU (per the pasted nvidia-smi output)",
             format!(
                 "This message does not list processes, but the nvidia-smi output pasted with it shows other processes holding {} on GPU {}: {}.{} nvidia-smi was sampled at another moment than the error, so these figures show who used the GPU then, not exactly at the failure.{}",
@@ -495,7 +496,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         {
             if outside >= GIB && outside >= total / 10 && (shortfall == 0 || outside >= shortfall) {
                 out.push(verdict(
-                    "memory_outside_pytorch",
+                    Code::MemoryOutsidePytorch,
                     "Most of the missing memory is held outside PyTorch's allocator",
                     format!(
                         "Of the {} card, {} is free and PyTorch holds {}; the other {} is held outside PyTorch's allocator: other processes, or other libraries and the CUDA context in this process. {}",
@@ -522,7 +523,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         let evidence = pasted::non_releasable_evidence(f)?;
         Some((
             verdict(
-                "fragmentation",
+                Code::Fragmentation,
                 "Memory is fragmented: PyTorch holds free space it cannot use for this request",
                 evidence,
             ),
@@ -541,7 +542,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     if let Some(p) = s.private_pools_bytes {
         if requested.is_some_and(|a| p >= a) || p >= GIB {
             out.push(verdict(
-                "cuda_graph_pools",
+                Code::CudaGraphPools,
                 "CUDA graphs keep free memory parked in private pools",
                 format!(
                     "{} of the memory PyTorch counts as allocated is free space in CUDA-graph private pools: it stays reserved for the captured graphs and cannot serve other tensors.",
@@ -554,7 +555,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     if let Some(n) = d.non_pytorch_bytes {
         if n >= 3 * GIB / 2 {
             out.push(verdict(
-                "non_pytorch_memory",
+                Code::NonPytorchMemory,
                 "This process holds a lot of GPU memory outside PyTorch",
                 format!(
                     "This process uses {} in all, of which PyTorch's allocator holds {}; the other {} is the CUDA context (typically 0.3–1 GiB), cuBLAS/cuDNN workspaces, NCCL buffers, or another library in the same process (TensorFlow, JAX, CuPy, a custom extension).",
@@ -589,7 +590,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             _ => "No other cause is visible in the numbers: the workload needs more memory than this GPU has at this point.".into(),
         };
         out.push(verdict(
-            "capacity_exhausted",
+            Code::CapacityExhausted,
             "The workload does not fit in GPU memory",
             detail,
         ));
@@ -620,7 +621,7 @@ fn request_too_large(s: &crate::record::Sizes) -> Option<Verdict> {
     };
     too_large.then(|| {
         verdict(
-            "request_exceeds_capacity",
+            Code::RequestExceedsCapacity,
             "One allocation is larger than the GPU can ever provide",
             format!(
                 "PyTorch tried to allocate {} in one piece, more than {what}. No setting or cache clean-up can satisfy this: a tensor is far larger than intended (a shape bug, an attention matrix over a very long sequence, a whole dataset moved to the GPU).",
@@ -681,7 +682,7 @@ fn fragmentation_verdict(f: &Finding, d: &Diagnosis, limit_binds: bool) -> Optio
     };
     Some((
         verdict(
-            "fragmentation",
+            Code::Fragmentation,
             "Memory is fragmented: PyTorch holds free space it cannot use for this request",
             detail,
         ),
@@ -757,8 +758,8 @@ fn alloc_conf(f: &Finding) -> AllocConf {
     }
 }
 
-fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(&str) -> bool, out: &mut Vec<Fix>) {
-    if has("request_exceeds_capacity") {
+fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
+    if has(Code::RequestExceedsCapacity) {
         out.push(fix(
             "Find the tensor that is far too large",
             "Print the shapes at the failing line (the last frame of your own code in the traceback). Look for a wrong reshape/broadcast, an attention matrix over a very long sequence (use torch.nn.functional.scaled_dot_product_attention or chunk the sequence), or a whole dataset moved to the GPU at once. Allocator settings cannot help here.",
@@ -872,8 +873,8 @@ fn fragmentation_fixes(f: &Finding, out: &mut Vec<Fix>) {
     }
 }
 
-fn phase_fixes(f: &Finding, has: &dyn Fn(&str) -> bool, out: &mut Vec<Fix>) {
-    if has("memory_growth") || has("late_failure") {
+fn phase_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
+    if has(Code::MemoryGrowth) || has(Code::LateFailure) {
         out.push(fix(
             "Look for tensors kept across steps",
             "Accumulate metrics with loss.item() (not `total += loss`), .detach().cpu() outputs you keep, clear lists of tensors each epoch, and check for sequence lengths that grow over the run (sort or cap them). torch.cuda.memory._record_memory_history() plus _dump_snapshot() shows which allocations grow.",
@@ -941,21 +942,21 @@ fn is_intel_xpu(f: &Finding) -> bool {
 /// Fixes for PyTorch allocator messages from Intel GPUs: the CUDA options
 /// (`PYTORCH_CUDA_ALLOC_CONF`, `expandable_segments`, `nvidia-smi`) do not apply.
 fn xpu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
-    let has = |code: &str| d.verdicts.iter().any(|v| v.code == code);
-    if has("request_exceeds_capacity") {
+    let has = |code: Code| d.verdicts.iter().any(|v| v.code == code.as_str());
+    if has(Code::RequestExceedsCapacity) {
         out.push(fix(
             "Find the tensor that is far too large",
             "Print the shapes at the failing line (the last frame of your own code in the traceback): a wrong reshape or broadcast, an attention matrix over a very long sequence, or a whole dataset moved to the GPU. Allocator settings cannot help here.",
         ));
         return;
     }
-    if has("memory_limit") {
+    if has(Code::MemoryLimit) {
         out.push(fix(
             "Raise or remove the per-process memory limit",
             "Look for torch.xpu.set_per_process_memory_fraction(...) in your code or framework config and raise the fraction.",
         ));
     }
-    if has("fragmentation") {
+    if has(Code::Fragmentation) {
         out.push(fix(
             "Release cached blocks between phases",
             "torch.xpu.empty_cache() — the message's own hint — hands back memory PyTorch caches but no tensor uses, e.g. between training and evaluation. PyTorch already released what it could before raising, and PYTORCH_CUDA_ALLOC_CONF options such as expandable_segments do not apply to Intel GPUs; allocating large, long-lived tensors first reduces fragmentation.",

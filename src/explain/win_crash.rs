@@ -2,6 +2,7 @@
 //! a paging file too small to map the CUDA libraries.
 
 use super::common::{fact, fix, verdict};
+use super::docs::Code;
 use super::Explain;
 use crate::record::{Diagnosis, Finding, Fix, Verdict};
 
@@ -14,7 +15,7 @@ impl Explain for WindowsAccessViolation {
     }
     fn verdicts(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         out.push(verdict(
-            "native_access_violation",
+            Code::NativeAccessViolation,
             "Native code accessed memory it does not own",
             "0xC0000005 (STATUS_ACCESS_VIOLATION) means native code read or wrote an address it had no access to and Windows ended the process, so Python printed no traceback. In GPU jobs the usual suspects are a CUDA extension or DLL built for another PyTorch/CUDA version, mixed CUDA/cuDNN DLLs found on PATH, DataLoader worker processes, or a driver crash. It is not an out-of-memory message, although a native allocation failure that goes unchecked can end this way.".into(),
         ))
@@ -49,7 +50,7 @@ impl Explain for WindowsPagingFile {
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         out.push(verdict(
-            "paging_file_too_small",
+            Code::PagingFileTooSmall,
             "Windows could not commit virtual memory: host memory, not GPU memory",
             format!(
                 "Windows refused to commit more virtual memory while loading {}. Every process that imports torch maps the CUDA and cuDNN DLLs, several GB of commit charge, and on Windows every DataLoader worker is a new process that imports torch again. When RAM plus the paging file cannot cover the total, loading fails with WinError 1455. The GPU's memory is not involved.",

@@ -1,6 +1,7 @@
 //! Windows' fail-fast exit (0xC0000409).
 
 use super::common::{fix, verdict};
+use super::docs::Code;
 use super::Explain;
 use crate::record::{Diagnosis, Finding, Fix, Verdict};
 
@@ -13,7 +14,7 @@ impl Explain for WindowsFailFast {
     }
     fn verdicts(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         out.push(verdict(
-            "native_fail_fast",
+            Code::NativeFailFast,
             "Native code stopped the process on purpose",
             "0xC0000409 is Windows' fail-fast status: native code (the C runtime's abort(), std::terminate(), a failed check in a DLL) ended the process at once, bypassing Python, so there is no Python traceback and no error message. Despite its name (STATUS_STACK_BUFFER_OVERRUN) it rarely means a stack overrun.".into(),
         ))

@@ -1,6 +1,7 @@
 //! NVIDIA kernel-driver Xid events.
 
 use super::common::{fact, fix, verdict};
+use super::docs::Code;
 use super::Explain;
 use crate::record::{Diagnosis, Finding, Fix, Verdict};
 
@@ -77,20 +78,20 @@ fn xid_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     };
     let Some(info) = xid_info(code) else {
         out.push(verdict(
-            "xid_error",
+            Code::XidError,
             &format!("NVIDIA driver Xid {code}"),
             format!("The NVIDIA kernel driver logged Xid {code}.{process} oomwhy does not describe this code; look it up in NVIDIA's Xid catalog (https://docs.nvidia.com/deploy/xid-errors/) before acting on it."),
         ));
         return;
     };
     out.push(verdict(
-        "xid_error",
+        Code::XidError,
         &format!("Xid {code}: {}", info.title),
         format!("{}{process} What to do: {}", info.meaning, info.action),
     ));
     if info.hardware {
         out.push(verdict(
-            "hardware_fault",
+            Code::HardwareFault,
             "The GPU or its connection failed, not your program",
             format!("Xid {code} comes from the GPU hardware, its memory, its links or its firmware. The training code did not cause it, and a smaller batch or different memory settings will not help. Move the job to another GPU or node while this one is checked."),
         ));

@@ -2,6 +2,7 @@
 //! preallocated device pool and the pinned host-memory limit.
 
 use super::common::{extra, fix, framework_fixes, on_device, row, verdict, FieldRow, TIB};
+use super::docs::Code;
 use super::Explain;
 use crate::record::{Diagnosis, Finding, Fix, Verdict};
 use crate::units::format_size as fmt;
@@ -85,7 +86,7 @@ fn xla_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     };
     if f.era.as_deref() == Some("host") {
         out.push(verdict(
-            "xla_host_memory_limit",
+            Code::XlaHostMemoryLimit,
             "XLA's pinned host-memory limit is reached (64 GB by default)",
             format!(
                 "XLA needed {} of pinned (page-locked) host memory — used for host offloading and transfers — and its limit for such memory, 64 GB unless XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB says otherwise, was reached. This is host RAM reserved for the GPU, not GPU memory.{program}",
@@ -96,7 +97,7 @@ fn xla_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     }
     if let Some(a) = a.filter(|&a| a >= TIB) {
         out.push(verdict(
-            "request_exceeds_capacity",
+            Code::RequestExceedsCapacity,
             "One buffer is larger than any GPU",
             format!("XLA needed one buffer of {} ({a} bytes): more than any single GPU has. An array is far larger than intended (a shape bug, a whole dataset put on the device, an attention matrix over a very long sequence).{program}", fmt(a)),
         ));
@@ -105,7 +106,7 @@ fn xla_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     let size = a.map_or("a buffer".into(), |a| format!("{} ({a} bytes)", fmt(a)));
     if f.era.as_deref() == Some("device_allocator") {
         out.push(verdict(
-            "capacity_exhausted",
+            Code::CapacityExhausted,
             "The GPU itself had no room for the buffer",
             format!(
                 "XLA asked the device driver directly for {size}{} and was refused. This allocator is used when preallocation is off or XLA_PYTHON_CLIENT_ALLOCATOR=platform is set, so no JAX pool stood in the way: the GPU was full — with this program's arrays, or with another process's memory.{program}",
@@ -115,7 +116,7 @@ fn xla_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         return;
     }
     out.push(verdict(
-        "xla_preallocation",
+        Code::XlaPreallocation,
         "XLA's preallocated GPU pool had no room for the buffer",
         format!(
             "XLA could not get {size} in one piece. On GPUs JAX serves every buffer from a pool it reserves when the first JAX operation runs — 75% of the GPU's memory by default (older releases: 90% of the memory free at that moment) — so the limit hit is that pool, not necessarily the card: up to a quarter of the GPU can lie outside it, and a second JAX or TensorFlow process on the same GPU preallocates too and fails at once.{program}"
