@@ -1,5 +1,5 @@
-//! Out-of-memory errors under another name (peers.md §0 "OOMs in disguise",
-//! message-formats.md §2.6, §4.2, §4.3): a CUDA library that cannot allocate
+//! Out-of-memory errors under another name (docs/message-formats.md §2.6,
+//! §4.2, §4.3): a CUDA library that cannot allocate
 //! its handle or workspace, an internal assert of PyTorch's caching allocator
 //! raised on the OOM path, and the driver's `device not ready` under memory
 //! pressure. None of these messages says "out of memory"; each usually means it.

@@ -1,4 +1,4 @@
-//! PyTorch caching-allocator OOM messages, every era (message-formats.md §2–3):
+//! PyTorch caching-allocator OOM messages, every era (docs/message-formats.md §2–3):
 //!
 //! * `cached`   ≈0.4.1–1.3: `(GPU d; T total capacity; X already allocated; F free; C cached)`
 //! * `reserved` ≈1.4–2.0:   `(... F free; [L allowed; ]R reserved in total by PyTorch)` [+ max_split hint]
@@ -341,7 +341,7 @@ fn decode_allocator(message: &Message<'_>) -> Option<Decoded> {
     Some(Decoded { finding, score })
 }
 
-/// Which PyTorch releases print this exact form (message-formats.md §2.3).
+/// Which PyTorch releases print this exact form (docs/message-formats.md §2.3).
 fn version_hint(f: &Finding) -> Option<String> {
     let exception = f.exception.as_deref().unwrap_or("");
     let hint = f.hint.as_ref();
@@ -431,7 +431,7 @@ pub fn looks_like_new_record(line: &str) -> bool {
             .is_some_and(|_| t.contains(": ") && !t.starts_with(|c: char| c.is_ascii_digit()))
 }
 
-/// The `cudaMallocAsync` backend's message (message-formats.md §2.5).
+/// The `cudaMallocAsync` backend's message (docs/message-formats.md §2.5).
 pub struct MallocAsync;
 
 fn malloc_async_patterns() -> &'static [Regex; 7] {

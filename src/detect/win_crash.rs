@@ -1,4 +1,4 @@
-//! Other Windows endings of GPU jobs (peers.md §0 "Related crash blocks"):
+//! Other Windows endings of GPU jobs (docs/message-formats.md §9):
 //! the access-violation exit code 0xC0000005 and `[WinError 1455]`, the paging
 //! file being too small to map a CUDA DLL. See windows.rs for 0xC0000409.
 

@@ -1,4 +1,4 @@
-//! Windows' fail-fast exit code 0xC0000409 (message-formats.md §9).
+//! Windows' fail-fast exit code 0xC0000409 (docs/message-formats.md §9).
 //!
 //! The same status appears as `-1073740791` (signed, as IDEs print it),
 //! `3221226505` (unsigned) or `0xC0000409`. The bare decimal numbers are only

@@ -12,7 +12,7 @@ pub(super) const GIB: u64 = 1 << 30;
 
 /// Largest rounding error of a figure PyTorch printed for this value.
 /// Sizes reach u64::MAX (`17179869184.00 GiB`), so every `size + tolerance`
-/// below saturates (issue 6, r6_sizes_near_u64_max_do_not_overflow_the_explainer).
+/// below saturates (regression test r6_sizes_near_u64_max_do_not_overflow_the_explainer).
 pub(super) fn tolerance(value: u64) -> u64 {
     let unit = if value > GIB {
         GIB

@@ -133,7 +133,7 @@ fn allocator_assert_verdict(f: &Finding) -> Verdict {
     let detail = if f.era.as_deref() == Some("handles") {
         format!("`!handles_.at(i)` is an internal assert{at} in the expandable-segments code of PyTorch's caching allocator (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), which maps physical memory into a growing segment. It has been reported under heavy memory pressure (mberr/torch-max-mem#45) and on WSL2 while decoding a large video (pytorch/pytorch#166234), i.e. when mapping more memory failed. It replaces the out-of-memory message rather than being a separate bug in your code. {CONFIRM}")
     } else {
-        format!("`{}` failed{at} while PyTorch was building its out-of-memory message: since 2.1 the message lists the processes using the GPU, which PyTorch asks NVML for, and that query fails on MIG instances, Jetson and some containers. The allocation had already failed; the assert only hides the usual \"CUDA out of memory\" text and its numbers (message-formats.md §2.6; fal-ai/fal#478, pytorch/pytorch#185240). {CONFIRM}", fact(f, "assert").unwrap_or("NVML_SUCCESS == r"))
+        format!("`{}` failed{at} while PyTorch was building its out-of-memory message: since 2.1 the message lists the processes using the GPU, which PyTorch asks NVML for, and that query fails on MIG instances, Jetson and some containers. The allocation had already failed; the assert only hides the usual \"CUDA out of memory\" text and its numbers (pytorch/pytorch#122068, fal-ai/fal#478, pytorch/pytorch#185240). {CONFIRM}", fact(f, "assert").unwrap_or("NVML_SUCCESS == r"))
     };
     verdict(
         Code::MaskedOom,

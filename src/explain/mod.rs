@@ -162,7 +162,7 @@ fn memory_growth(earlier: &[Finding], current: &Finding) -> Option<(u64, u64)> {
         .filter_map(|e| e.sizes.allocated_bytes);
     let last = previous.next()?;
     let before_last = previous.next()?;
-    // Saturating: sizes can be as large as u64::MAX (issue 6).
+    // Saturating: a log can state sizes as large as u64::MAX.
     let rising = |a: u64, b: u64| b > a.saturating_add(a / 20);
     (rising(before_last, last) && rising(last, now) && now - before_last >= 256 * MIB)
         .then_some((before_last, now))
