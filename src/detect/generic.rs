@@ -9,8 +9,8 @@
 //! (`cudaErrorMemoryAllocation`) must also be reported, not mentioned
 //! (see `masked::reported_token`), and the scanner's quote check applies.
 
-use super::cuda::is_boilerplate;
-use super::masked::{collapse_repeats, reported_token};
+use super::text::is_boilerplate;
+use super::text::{collapse_repeats, reported_token};
 use super::{is_quoted, Family, Message};
 use crate::constant_regex;
 use crate::record::{Finding, Kind};

@@ -2,8 +2,8 @@
 //! device-side asserts with the kernel's `Assertion ... failed.` lines,
 //! misaligned addresses, launch failures and missing kernel images.
 
-use super::cuda::{continues_with_boilerplate, is_boilerplate, message_text};
-use super::masked::reported_token;
+use super::text::reported_token;
+use super::text::{continues_with_boilerplate, is_boilerplate, message_text};
 use super::{exception_name, Family, Message};
 use crate::constant_regex;
 use crate::context::{TracebackBuilder, TracebackEvent};

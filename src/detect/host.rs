@@ -27,7 +27,7 @@
 //! but schedulers, watchdogs and users send it too: those spellings only
 //! suggest an OOM. A bare 137 or -9 without such words is never taken.
 
-use super::stated::int;
+use super::text::int;
 use super::{find_size, re};
 use super::{Family, Message, SizeReader};
 use crate::record::{Category, Finding, Kind};

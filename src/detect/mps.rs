@@ -10,7 +10,7 @@
 //! default), the second when `PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0` turned it
 //! off. Older builds print `GB/MB/KB`, newer `GiB/MiB/KiB`; both are binary.
 
-use super::stated::grows;
+use super::text::grows;
 use super::{find_size, re};
 use super::{Family, Message, SizeReader};
 use crate::record::{Finding, Kind};

@@ -7,8 +7,8 @@
 //! consequences ([`crate::record::Kind::is_consequence`]), so the scanner links
 //! them to the OOM before them.
 
-use super::cuda::message_text;
-use super::masked::collapse_repeats;
+use super::text::collapse_repeats;
+use super::text::message_text;
 use super::{re, Family, Message};
 use crate::record::{Finding, Kind};
 use regex::Regex;

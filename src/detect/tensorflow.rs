@@ -16,7 +16,7 @@
 //! not reported a second time.
 
 use super::re;
-use super::stated::{grows, int};
+use super::text::{grows, int};
 use super::{Family, Message, SizeReader};
 use crate::record::{Finding, Kind};
 use regex::Regex;

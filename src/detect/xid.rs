@@ -9,7 +9,7 @@
 //! The meaning of each code lives in the explainer; this module only reads
 //! the code, the PCI address, the process and the driver's text.
 
-use super::masked::collapse_repeats;
+use super::text::collapse_repeats;
 use super::{Family, Message};
 use crate::constant_regex;
 use crate::record::{Finding, Kind};

@@ -15,7 +15,7 @@
 //! XLA appends `BufferAssignment OOM Debugging.` and the program's buffer
 //! statistics; the totals are kept, the per-buffer list is not.
 
-use super::stated::{grows, int};
+use super::text::{grows, int};
 use super::{find_size, re};
 use super::{Family, Message, SizeReader};
 use crate::record::{Finding, Kind};
