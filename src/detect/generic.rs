@@ -245,7 +245,7 @@ mod tests {
     use super::*;
 
     fn collect(text: &[&str]) -> Option<Finding> {
-        crate::detect::masked::collect(&GenericOom, text)
+        crate::detect::decode_lines(&GenericOom, text)
     }
 
     #[test]

@@ -278,7 +278,7 @@ impl Family for KernelError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::detect::masked::collect;
+    use crate::detect::decode_lines as collect;
 
     #[test]
     fn kernel_lines_then_traceback_then_error() {

@@ -282,37 +282,12 @@ impl Family for DeviceNotReady {
     }
 }
 
-/// Test helper: feeds `text` through `family` as the scanner does (start,
-/// quote check, continuation lines) and decodes the first message.
-#[cfg(test)]
-pub(super) fn collect(family: &dyn Family, text: &[&str]) -> Option<Finding> {
-    let all: Vec<String> = text.iter().map(|s| s.to_string()).collect();
-    let start = family.start(&all[0])?;
-    if is_quoted(&all[0][..start]) {
-        return None;
-    }
-    let mut body = vec![all[0][start..].to_string()];
-    for next in &all[1..] {
-        if !family.continues(&body, next) {
-            break;
-        }
-        body.push(next.clone());
-    }
-    let m = Message {
-        input: "t",
-        line: 1,
-        prefix: &all[0][..start],
-        lines: &body,
-    };
-    family.decode(&m)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn decode(family: &dyn Family, line: &str) -> Option<Finding> {
-        collect(family, &[line])
+        crate::detect::decode_lines(family, &[line])
     }
 
     #[test]

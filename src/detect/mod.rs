@@ -112,10 +112,14 @@ pub static FAMILIES: &[&dyn Family] = &[
 ];
 
 /// Collects a message the way the scanner does (first line from the
-/// family's start, then the lines it continues with) and decodes it.
+/// family's start unless it is quoted, then the lines it continues with)
+/// and decodes it.
 #[cfg(test)]
 pub(crate) fn decode_lines(family: &dyn Family, lines: &[&str]) -> Option<Finding> {
     let start = family.start(lines[0])?;
+    if is_quoted(&lines[0][..start]) {
+        return None;
+    }
     let mut body = vec![lines[0][start..].to_string()];
     for next in &lines[1..] {
         if !family.continues(&body, next) {

@@ -542,7 +542,7 @@ impl Family for ChildFailed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::detect::masked::collect;
+    use crate::detect::decode_lines as collect;
 
     #[test]
     fn watchdog_timeout() {

@@ -108,7 +108,7 @@ mod tests {
     use super::*;
 
     fn decode(lines: &[&str]) -> Finding {
-        crate::detect::masked::collect(&Xid, lines).expect("xid line")
+        crate::detect::decode_lines(&Xid, lines).expect("xid line")
     }
 
     #[test]
