@@ -7,7 +7,7 @@
 //! from the words "memory" or "allocate" alone: metrics, configs, source code
 //! and documentation mention memory all the time. Bare error names
 //! (`cudaErrorMemoryAllocation`) must also be reported, not mentioned
-//! (see `masked::reported_token`), and the scanner's quote check applies.
+//! (see `text::reported_token`), and the scanner's quote check applies.
 
 use super::text::is_boilerplate;
 use super::text::{collapse_repeats, reported_token};

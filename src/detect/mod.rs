@@ -11,17 +11,16 @@ pub use text::{exception_name, find_size, is_quoted, join_lines, re, SizeReader,
 
 pub mod cuda;
 pub mod cupy;
+pub mod disguised;
 pub mod generic;
 pub mod gpu_crash;
 pub mod host;
 pub mod inference;
-pub mod masked;
 pub mod mps;
 pub mod nccl;
 pub mod tensorflow;
 pub mod text;
 pub mod torch;
-pub mod win_crash;
 pub mod windows;
 pub mod xid;
 pub mod xla;
@@ -92,9 +91,9 @@ pub static FAMILIES: &[&dyn Family] = &[
     &xla::XlaOom,
     &cupy::CupyOom,
     &inference::KvCacheOom,
-    &masked::AllocatorAssert,
-    &masked::LibraryAllocFailed,
-    &masked::DeviceNotReady,
+    &disguised::AllocatorAssert,
+    &disguised::LibraryAllocFailed,
+    &disguised::DeviceNotReady,
     &gpu_crash::DeviceSideAssert,
     &gpu_crash::KernelError,
     &nccl::Watchdog,
@@ -103,8 +102,8 @@ pub static FAMILIES: &[&dyn Family] = &[
     &nccl::NcclWarnOom,
     &nccl::ChildFailed,
     &xid::Xid,
-    &win_crash::AccessViolation,
-    &win_crash::PagingFile,
+    &windows::AccessViolation,
+    &windows::PagingFile,
     // Weakest evidence last: SIGKILL and exit-status spellings, then any
     // other message that says an allocation failed.
     &host::Killed,

@@ -121,7 +121,7 @@ pub(super) fn on_device(f: &Finding) -> String {
     f.device.map(|d| format!(" on GPU {d}")).unwrap_or_default()
 }
 
-/// How to confirm that a masked message was an out-of-memory error.
+/// How to confirm that a message under another name was an out-of-memory error.
 pub(super) const CONFIRM: &str = "To confirm: rerun with half the batch size (if the error goes away or comes later, it was memory); watch `nvidia-smi -l 1` while it runs; print torch.cuda.memory_summary() just before the failing step.";
 
 pub(super) fn confirm_fix() -> Fix {

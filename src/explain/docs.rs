@@ -172,6 +172,16 @@ mod tests {
         assert!(lookup("memory_").is_err());
     }
 
+    /// Two codes with one title would read as one thing in `explain --list`.
+    #[test]
+    fn titles_are_unique() {
+        let mut titles: Vec<_> = EXPLANATIONS.iter().map(|(_, text)| title(text)).collect();
+        titles.sort_unstable();
+        let before = titles.len();
+        titles.dedup();
+        assert_eq!(titles.len(), before, "two codes share a title");
+    }
+
     #[test]
     fn codes_are_unique() {
         let mut codes: Vec<_> = EXPLANATIONS.iter().map(|(c, _)| *c).collect();

@@ -32,18 +32,17 @@
 mod common;
 mod cuda;
 mod cupy;
+mod disguised;
 pub mod docs;
 mod generic;
 mod gpu_crash;
 mod host;
 mod inference;
-mod masked;
 mod mps;
 mod nccl;
 mod pasted;
 mod tensorflow;
 mod torch;
-mod win_crash;
 mod windows;
 mod xid;
 mod xla;
@@ -91,10 +90,10 @@ fn explainer(kind: Kind) -> &'static dyn Explain {
         Kind::XlaOom => &xla::XlaOom,
         Kind::CupyOom => &cupy::CupyOom,
         Kind::KvCacheOom => &inference::KvCacheOom,
-        Kind::LibraryAllocFailed => &masked::LibraryAllocFailed,
+        Kind::LibraryAllocFailed => &disguised::LibraryAllocFailed,
         Kind::NcclOom => &nccl::NcclOom,
-        Kind::AllocatorAssert => &masked::AllocatorAssert,
-        Kind::DeviceNotReady => &masked::DeviceNotReady,
+        Kind::AllocatorAssert => &disguised::AllocatorAssert,
+        Kind::DeviceNotReady => &disguised::DeviceNotReady,
         Kind::DeviceSideAssert => &gpu_crash::DeviceSideAssert,
         Kind::MisalignedAddress => &gpu_crash::MisalignedAddress,
         Kind::LaunchFailure => &gpu_crash::LaunchFailure,
@@ -104,8 +103,8 @@ fn explainer(kind: Kind) -> &'static dyn Explain {
         Kind::ProcessGroupAborted => &nccl::ProcessGroupAborted,
         Kind::ChildFailed => &nccl::ChildFailed,
         Kind::Xid => &xid::Xid,
-        Kind::WindowsAccessViolation => &win_crash::WindowsAccessViolation,
-        Kind::WindowsPagingFile => &win_crash::WindowsPagingFile,
+        Kind::WindowsAccessViolation => &windows::WindowsAccessViolation,
+        Kind::WindowsPagingFile => &windows::WindowsPagingFile,
         Kind::GenericOom => &generic::GenericOom,
     }
 }
