@@ -3,6 +3,7 @@
 //! by several families.
 
 use super::docs::Code;
+use super::thresholds::{FAILS_AT_START_MAX_STEP, LATE_FAILURE_MIN_STEP};
 use crate::record::{Category, Diagnosis, Finding, Fix, Verdict};
 use crate::units::format_size as fmt;
 
@@ -49,13 +50,13 @@ pub(super) fn context_verdicts(f: &Finding, growth: Option<(u64, u64)>, out: &mu
             ),
         ));
     } else if let Some(step) = f.last_step {
-        if step <= 1 {
+        if step <= FAILS_AT_START_MAX_STEP {
             out.push(verdict(
                 Code::FailsAtStart,
                 "It failed at the very first step",
                 format!("The last progress counter before the crash reads {step}: this configuration does not fit even once. Change the configuration (batch, sequence length, precision), not a leak."),
             ));
-        } else if step >= 100 {
+        } else if step >= LATE_FAILURE_MIN_STEP {
             out.push(verdict(
                 Code::LateFailure,
                 "It failed after many successful steps",

@@ -2,32 +2,14 @@
 //! reasoning spelled out, fixes that fit the message's era, and the meaning of
 //! every field as the user's PyTorch version uses it.
 //!
-//! Thresholds (documented in README.md "Verdicts"):
-//! * `fragmentation`: reserved-but-unallocated ≥ 64 MiB and either ≥ the
-//!   request, or together with free memory ≥ the request (the memory exists,
-//!   not in one piece). Without a request size: ≥ 1 GiB and ≥ 20 % of reserved.
-//! * `other_processes`: other processes hold ≥ 10 % of the card and ≥ 512 MiB,
-//!   or ≥ 256 MiB and at least the shortfall.
-//! * `non_pytorch_memory`: this process holds ≥ 1.5 GiB outside PyTorch's
-//!   allocator (a CUDA context alone is about 0.3–1 GiB).
-//! * `cuda_graph_pools`: private pools hold ≥ the request or ≥ 1 GiB.
-//! * `capacity_exhausted`: no other cause explains the failure, or live
-//!   tensors fill ≥ 70 % of the card.
-//! * Consistency allows each printed figure its rounding (±half its last digit).
-//!
-//! Diagnostics pasted alongside (nvidia-smi, `torch.cuda.memory_summary()`,
-//! within 500 lines of the error; see [`crate::diagnostics`]):
-//! * nvidia-smi names the PIDs of the message's process list (name, GPU).
-//! * Without a process list, nvidia-smi's rows on the failing GPU stand in
-//!   for it (own process: the smallest row ≥ what PyTorch reserved and
-//!   ≤ 3 GiB more; none when nvidia-smi ran after the crash): the
-//!   `other_processes` thresholds apply to them, and the verdict says the
-//!   figures come from nvidia-smi, sampled at another moment.
-//! * The summary's non-releasable memory backs `fragmentation` when it is
-//!   ≥ 64 MiB and ≥ the request (no request: ≥ 1 GiB and ≥ 20 % of reserved);
-//!   alone it gives the verdict when the message has no sizes.
-//! * Its peaks and `cudaMalloc retries` are added to the main verdict's
-//!   detail; ≥ 10 retries reads as "repeatedly at the limit".
+//! Each kind is explained by its own [`Explain`] implementation in the
+//! module named like its detector; [`explainer`] maps every kind to it.
+//! Every threshold a verdict uses is a named constant in `thresholds.rs`
+//! (stated in README.md "Verdicts and their thresholds"). Diagnostics pasted
+//! alongside (nvidia-smi, `torch.cuda.memory_summary()`, within 500 lines of
+//! the error; see [`crate::diagnostics`]) are weighed in `pasted.rs`: they
+//! stand in for a missing process list, back `fragmentation`, and add their
+//! peaks and retries to the main verdict's detail.
 
 mod common;
 mod cuda;
@@ -42,13 +24,15 @@ mod mps;
 mod nccl;
 mod pasted;
 mod tensorflow;
+mod thresholds;
 mod torch;
 mod windows;
 mod xid;
 mod xla;
 
 use crate::record::{Diagnosis, Finding, Fix, Kind, Verdict};
-use common::{context_verdicts, tolerance, MIB};
+use common::{context_verdicts, tolerance};
+use thresholds::{GROWTH_MIN, GROWTH_STEP_DIVISOR};
 
 pub use common::FieldRow;
 pub use torch::reserved_gap;
@@ -162,8 +146,8 @@ fn memory_growth(earlier: &[Finding], current: &Finding) -> Option<(u64, u64)> {
     let last = previous.next()?;
     let before_last = previous.next()?;
     // Saturating: a log can state sizes as large as u64::MAX.
-    let rising = |a: u64, b: u64| b > a.saturating_add(a / 20);
-    (rising(before_last, last) && rising(last, now) && now - before_last >= 256 * MIB)
+    let rising = |a: u64, b: u64| b > a.saturating_add(a / GROWTH_STEP_DIVISOR);
+    (rising(before_last, last) && rising(last, now) && now - before_last >= GROWTH_MIN)
         .then_some((before_last, now))
 }
 

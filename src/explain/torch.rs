@@ -2,9 +2,10 @@
 //! every era and backend): the numbers' meaning, the memory verdicts, and
 //! fixes fitted to the allocator options of the message's PyTorch version.
 
-use super::common::{capitalise, fix, on_device, row, tolerance, verdict, FieldRow, GIB, MIB};
+use super::common::{capitalise, fix, on_device, row, tolerance, verdict, FieldRow, MIB};
 use super::docs::Code;
 use super::pasted;
+use super::thresholds::*;
 use super::Explain;
 use crate::record::{Diagnosis, Finding, Fix, Kind, RequestRange, Verdict};
 use crate::units::{format_signed, format_size as fmt};
@@ -320,9 +321,6 @@ fn inconsistencies(f: &Finding, d: &Diagnosis) -> Vec<String> {
     problems
 }
 
-/// No single GPU has this much memory (the largest have a few hundred GiB).
-const LARGER_THAN_ANY_GPU: u64 = 1 << 40;
-
 fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     let s = &f.sizes;
     let problems = inconsistencies(f, d);
@@ -422,8 +420,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     let total = s.total_bytes.unwrap_or(0);
     let shortfall = d.shortfall_bytes.unwrap_or(0).max(0) as u64;
     if let Some(others) = d.other_processes_bytes {
-        let big = others >= total / 10 && others >= 512 * MIB;
-        let decisive = shortfall > 0 && others >= shortfall && others >= 256 * MIB;
+        let (big, decisive) = others_matter(others, total, shortfall);
         if big || decisive {
             let names: Vec<String> = f
                 .processes
@@ -466,8 +463,8 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         .filter(|_| s.process_in_use_bytes.is_none())
         .filter(|(rows, _)| {
             let others: u64 = rows.iter().filter_map(|p| p.used_bytes).sum();
-            let big = others >= total / 10 && others >= 512 * MIB;
-            big || (shortfall > 0 && others >= shortfall && others >= 256 * MIB)
+            let (big, decisive) = others_matter(others, total, shortfall);
+            big || decisive
         })
     {
         let others: u64 = rows.iter().filter_map(|p| p.used_bytes).sum();
@@ -494,7 +491,10 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             .filter(|&o| o > 0)
             .map(|o| o as u64)
         {
-            if outside >= GIB && outside >= total / 10 && (shortfall == 0 || outside >= shortfall) {
+            if outside >= OUTSIDE_MIN
+                && outside >= total / OUTSIDE_CARD_DIVISOR
+                && (shortfall == 0 || outside >= shortfall)
+            {
                 out.push(verdict(
                     Code::MemoryOutsidePytorch,
                     "Most of the missing memory is held outside PyTorch's allocator",
@@ -531,7 +531,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         ))
     });
     let tensors_dominate = match (s.allocated_bytes, s.total_bytes.or(s.allowed_bytes)) {
-        (Some(x), Some(t)) => x >= t / 10 * 7,
+        (Some(x), Some(t)) => x >= t / 10 * TENSORS_DOMINATE_TENTHS,
         _ => false,
     };
     let primary_fragmentation = fragmentation.as_ref().is_some_and(|(_, primary)| *primary);
@@ -540,7 +540,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     }
 
     if let Some(p) = s.private_pools_bytes {
-        if requested.is_some_and(|a| p >= a) || p >= GIB {
+        if requested.is_some_and(|a| p >= a) || p >= GRAPH_POOLS_MIN {
             out.push(verdict(
                 Code::CudaGraphPools,
                 "CUDA graphs keep free memory parked in private pools",
@@ -553,7 +553,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     }
 
     if let Some(n) = d.non_pytorch_bytes {
-        if n >= 3 * GIB / 2 {
+        if n >= NON_PYTORCH_MIN {
             out.push(verdict(
                 Code::NonPytorchMemory,
                 "This process holds a lot of GPU memory outside PyTorch",
@@ -598,6 +598,14 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     if let Some((v, false)) = fragmentation {
         out.push(v);
     }
+}
+
+/// Whether other processes hold a large part of the card (`big`), or at
+/// least the shortfall (`decisive`).
+fn others_matter(others: u64, total: u64, shortfall: u64) -> (bool, bool) {
+    let big = others >= total / OTHERS_CARD_DIVISOR && others >= OTHERS_MIN;
+    let decisive = shortfall > 0 && others >= shortfall && others >= OTHERS_DECISIVE_MIN;
+    (big, decisive)
 }
 
 /// One allocation larger than the card, the limit, or any GPU made.
@@ -646,7 +654,7 @@ fn fragmentation_verdict(f: &Finding, d: &Diagnosis, limit_binds: bool) -> Optio
     };
     let reserved_text = reserved.map(fmt).unwrap_or_else(|| "?".into());
     let (detail, primary) = match s.requested_bytes {
-        Some(a) if u >= 64 * MIB && u >= a => (
+        Some(a) if u >= FRAGMENTATION_MIN && u >= a => (
             format!(
                 "PyTorch holds {} that no tensor uses (reserved {reserved_text}, allocated {}), more than the {} it needed, yet it could not use it: before raising, PyTorch already returned every cached segment it could release, so what remains is free space inside partly used segments, in pieces too small for one {} block. That is fragmentation.",
                 fmt(u),
@@ -654,9 +662,9 @@ fn fragmentation_verdict(f: &Finding, d: &Diagnosis, limit_binds: bool) -> Optio
                 fmt(a),
                 fmt(a)
             ),
-            reserved.is_some_and(|r| u >= r / 20),
+            reserved.is_some_and(|r| u >= r / FRAGMENTATION_MAIN_DIVISOR),
         ),
-        Some(a) if u >= 64 * MIB && u.saturating_add(free) >= a => (
+        Some(a) if u >= FRAGMENTATION_MIN && u.saturating_add(free) >= a => (
             format!(
                 "PyTorch holds {} that no tensor uses (free space inside partly used segments) and the device has {} free: together {}, enough for the {} request, but neither piece alone is. The memory exists, just not in one block.",
                 fmt(u),
@@ -666,7 +674,9 @@ fn fragmentation_verdict(f: &Finding, d: &Diagnosis, limit_binds: bool) -> Optio
             ),
             false,
         ),
-        None if u >= GIB && reserved.is_some_and(|r| u >= r / 5) => (
+        None if u >= FRAGMENTATION_NO_REQUEST_MIN
+            && reserved.is_some_and(|r| u >= r / FRAGMENTATION_NO_REQUEST_DIVISOR) =>
+        (
             format!(
                 "PyTorch holds {} that no tensor uses, {}% of the {reserved_text} it reserved: free space inside partly used segments that larger requests cannot use.",
                 fmt(u),
