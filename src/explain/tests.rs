@@ -211,18 +211,8 @@ fn runtime_and_crash_kinds_have_verdicts_and_fixes() {
 /// The families whose messages state their own numbers outside PyTorch's
 /// CUDA allocator.
 mod framework_kinds {
+    use super::codes;
     use crate::decode_str;
-
-    fn codes(text: &str) -> Vec<String> {
-        let findings = decode_str(text);
-        assert_eq!(findings.len(), 1, "{text}");
-        findings[0]
-            .diagnosis
-            .verdicts
-            .iter()
-            .map(|v| v.code.clone())
-            .collect()
-    }
 
     #[test]
     fn mps_limit_vs_machine() {
