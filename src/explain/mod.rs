@@ -205,15 +205,15 @@ fn verdicts(f: &Finding, d: &Diagnosis, growth: Option<(u64, u64)>) -> Vec<Verdi
     explainer(f.kind).verdicts(f, d, &mut out);
     if let Some(note) = pasted::summary_note(f) {
         // The peaks and retries belong to the main memory verdict.
-        const MAIN: &[&str] = &[
-            "capacity_exhausted",
-            "fragmentation",
-            "other_processes",
-            "memory_outside_pytorch",
+        const MAIN: &[Code] = &[
+            Code::CapacityExhausted,
+            Code::Fragmentation,
+            Code::OtherProcesses,
+            Code::MemoryOutsidePytorch,
         ];
         let main = MAIN
             .iter()
-            .find_map(|code| out.iter().position(|v| v.code == *code))
+            .find_map(|code| out.iter().position(|v| v.code == code.as_str()))
             .or((!out.is_empty()).then_some(0));
         if let Some(i) = main {
             out[i].detail = format!("{} {note}", out[i].detail);

@@ -567,18 +567,18 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         }
     }
 
-    let specific = out.iter().any(|v| {
-        matches!(
-            v.code.as_str(),
-            "memory_limit"
-                | "free_exceeds_request"
-                | "other_processes"
-                | "memory_outside_pytorch"
-                | "fragmentation"
-                | "cuda_graph_pools"
-                | "non_pytorch_memory"
-        )
-    });
+    const SPECIFIC: &[Code] = &[
+        Code::MemoryLimit,
+        Code::FreeExceedsRequest,
+        Code::OtherProcesses,
+        Code::MemoryOutsidePytorch,
+        Code::Fragmentation,
+        Code::CudaGraphPools,
+        Code::NonPytorchMemory,
+    ];
+    let specific = out
+        .iter()
+        .any(|v| SPECIFIC.iter().any(|code| v.code == code.as_str()));
     if (!specific && !primary_fragmentation) || (tensors_dominate && !limit_binds) {
         let detail = match (s.allocated_bytes, s.total_bytes, requested) {
             (Some(x), Some(t), Some(a)) => format!(
