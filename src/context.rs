@@ -12,7 +12,7 @@ const TAIL_FRAMES: usize = 40;
 /// Chained exceptions kept per traceback.
 const MAX_CHAIN: usize = 8;
 /// Bytes kept of a frame's file, function or code and of an exception line
-/// (issue 6): a finding holds up to 9 × 60 of them, each from a line of up
+/// (hostile input): a finding holds up to 9 × 60 of them, each from a line of up
 /// to 1 MiB, so memory grew with the input. Real ones are far shorter.
 const MAX_FIELD: usize = 2048;
 

@@ -25,7 +25,7 @@ pub const TRIGGERS: &[&str] = &["NVIDIA-SMI", "memory summary, device ID"];
 
 /// Which table a block is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum TableKind {
     /// `nvidia-smi`'s default output.
     NvidiaSmi,
     /// `torch.cuda.memory_summary()`.
@@ -64,11 +64,11 @@ fn summary_title() -> &'static Regex {
 }
 
 /// The kind of block that starts on this line, if one does.
-pub fn start(line: &str) -> Option<Kind> {
+pub fn start(line: &str) -> Option<TableKind> {
     if line.contains("NVIDIA-SMI") && smi_header().is_match(line) {
-        Some(Kind::NvidiaSmi)
+        Some(TableKind::NvidiaSmi)
     } else if line.contains("memory summary, device ID") && summary_title().is_match(line) {
-        Some(Kind::MemorySummary)
+        Some(TableKind::MemorySummary)
     } else {
         None
     }
@@ -78,7 +78,7 @@ pub fn start(line: &str) -> Option<Kind> {
 #[derive(Debug)]
 pub struct Block {
     /// What it is.
-    pub kind: Kind,
+    pub kind: TableKind,
     /// 1-based line of its first line.
     pub line: u64,
     /// Its lines, at most [`MAX_BLOCK_LINES`].
@@ -89,7 +89,7 @@ pub struct Block {
 
 impl Block {
     /// A block of `kind` whose first line (number `line`) is `text`.
-    pub fn new(kind: Kind, line: u64, text: String) -> Self {
+    pub fn new(kind: TableKind, line: u64, text: String) -> Self {
         Block {
             kind,
             line,
@@ -107,7 +107,7 @@ impl Block {
     pub fn continues(&mut self, next: &str) -> bool {
         let t = next.trim();
         let belongs = if t.is_empty() {
-            self.kind == Kind::NvidiaSmi && {
+            self.kind == TableKind::NvidiaSmi && {
                 self.blank_run += 1;
                 self.blank_run <= 1
             }
@@ -127,8 +127,8 @@ impl Block {
     /// Parses the collected lines.
     pub fn parse(&self) -> Option<Parsed> {
         match self.kind {
-            Kind::NvidiaSmi => parse_nvidia_smi(&self.lines, self.line).map(Parsed::NvidiaSmi),
-            Kind::MemorySummary => {
+            TableKind::NvidiaSmi => parse_nvidia_smi(&self.lines, self.line).map(Parsed::NvidiaSmi),
+            TableKind::MemorySummary => {
                 parse_memory_summary(&self.lines, self.line).map(Parsed::MemorySummary)
             }
         }
@@ -488,7 +488,7 @@ after
     #[test]
     fn a_second_title_ends_the_block() {
         let mut block = Block::new(
-            Kind::MemorySummary,
+            TableKind::MemorySummary,
             1,
             "| PyTorch CUDA memory summary, device ID 0 |".into(),
         );
@@ -499,7 +499,7 @@ after
     #[test]
     fn blocks_are_bounded() {
         let mut block = Block::new(
-            Kind::NvidiaSmi,
+            TableKind::NvidiaSmi,
             1,
             "| NVIDIA-SMI 1 Driver Version: 1 |".into(),
         );

@@ -52,7 +52,8 @@
 //! ```
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
-// No panicking shortcuts on input-dependent paths (issue 6). The few
+// No panicking shortcuts on input-dependent paths: a log is untrusted
+// input. The few
 // remaining ones are constant regexes, each allowed where it is built.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 

@@ -32,7 +32,7 @@ pub fn strip_ansi(text: &str) -> std::borrow::Cow<'_, str> {
                 Some(']') | Some('P') | Some('_') | Some('^') | Some('X') => {
                     // A string with no BEL/ST on this line is junk, not a
                     // string: drop only its introducer, so that a message
-                    // after it is still seen (issue 6).
+                    // after it is still seen.
                     let after_introducer = chars.clone();
                     if !skip_string(&mut chars) {
                         chars = after_introducer;

@@ -9,137 +9,110 @@ use std::collections::BTreeMap;
 /// meaning or disappears; new fields may be added without raising it.
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// What family of message a finding is. Serialised as a stable snake_case slug.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Kind {
+/// Defines [`Kind`] from one list: each line gives the variant, its stable
+/// slug (the JSON value, the `oomwhy explain` code and the name of its
+/// explanation page) and its [`Category`]. Adding a kind is one line here;
+/// `explain::explainer` then refuses to compile until it is explained.
+macro_rules! kinds {
+    ($($(#[$doc:meta])* $variant:ident = $slug:literal, $category:ident;)*) => {
+        /// What family of message a finding is. Serialised as a stable snake_case slug.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+        pub enum Kind {
+            $($(#[$doc])* #[serde(rename = $slug)] $variant,)*
+        }
+
+        impl Kind {
+            /// Every kind, in documentation order.
+            pub const ALL: &'static [Kind] = &[$(Kind::$variant),*];
+
+            /// The stable slug used in JSON and by `oomwhy explain`.
+            pub fn slug(self) -> &'static str {
+                match self {
+                    $(Kind::$variant => $slug,)*
+                }
+            }
+
+            /// How sure we are that this kind of message means the GPU ran out of memory.
+            pub fn category(self) -> Category {
+                match self {
+                    $(Kind::$variant => Category::$category,)*
+                }
+            }
+        }
+
+        /// The long explanation of every kind, in the order of [`Kind::ALL`].
+        pub(crate) const KIND_PAGES: &[(&str, &str)] = &[
+            $(($slug, include_str!(concat!("explanations/", $slug, ".md"))),)*
+        ];
+    };
+}
+
+kinds! {
     /// PyTorch caching-allocator OOM (`CUDA out of memory. Tried to allocate ...`),
     /// every era and backend prefix, and the `cudaMallocAsync` form.
-    TorchAllocatorOom,
+    TorchAllocatorOom = "torch_allocator_oom", Oom;
     /// A CUDA runtime/driver call failed with out-of-memory; no sizes stated.
-    CudaRuntimeOom,
+    CudaRuntimeOom = "cuda_runtime_oom", Oom;
     /// `an illegal memory access was encountered` (cudaErrorIllegalAddress, 700).
-    IllegalMemoryAccess,
+    IllegalMemoryAccess = "illegal_memory_access", Crash;
     /// Windows fail-fast exit code 0xC0000409.
-    WindowsFailFast,
+    WindowsFailFast = "windows_fail_fast", Crash;
     /// Apple MPS allocator: `MPS backend out of memory (MPS allocated: ...)`.
-    MpsOom,
+    MpsOom = "mps_oom", Oom;
     /// PyTorch's CPU allocator could not get host memory (`DefaultCPUAllocator: ...`).
-    HostOom,
+    HostOom = "host_oom", Oom;
     /// A process was killed for host memory (Linux OOM killer, Slurm/Kubernetes
     /// cgroup limits) or by SIGKILL, which usually means that (`likely_oom`).
-    HostOomKilled,
+    // Spellings that state the OOM (kernel OOM killer, Slurm, Kubernetes)
+    // are raised to `oom` by the parser; SIGKILL alone stays `likely_oom`.
+    HostOomKilled = "host_oom_killed", LikelyOom;
     /// TensorFlow: `OOM when allocating tensor with shape[...]`, BFC allocator warnings.
-    TfOom,
+    TfOom = "tf_oom", Oom;
     /// XLA (JAX, TensorFlow with XLA): `Out of memory while trying to allocate N bytes.`
-    XlaOom,
+    XlaOom = "xla_oom", Oom;
     /// CuPy memory pool: `Out of memory allocating N bytes (allocated so far: M bytes).`
-    CupyOom,
+    CupyOom = "cupy_oom", Oom;
     /// vLLM-style inference engine: no room for the KV cache at start-up.
-    KvCacheOom,
+    KvCacheOom = "kv_cache_oom", Oom;
     /// A CUDA library (cuBLAS, cuDNN, cuSOLVER) could not allocate its handle or
     /// workspace (`CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)``).
-    LibraryAllocFailed,
+    LibraryAllocFailed = "library_alloc_failed", LikelyOom;
     /// NCCL could not allocate GPU memory (`NCCL WARN Cuda failure 'out of memory'`,
     /// `Failed to CUDA calloc N bytes`, or an NCCL error whose last error says so).
-    NcclOom,
+    NcclOom = "nccl_oom", LikelyOom;
     /// An internal assert of PyTorch's caching allocator that replaces the OOM
     /// message (`NVML_SUCCESS == r INTERNAL ASSERT FAILED`, `!handles_.at(i)`).
-    AllocatorAssert,
+    AllocatorAssert = "allocator_assert", LikelyOom;
     /// `CUDA driver error: device not ready`, seen under memory pressure (WSL2).
-    DeviceNotReady,
+    DeviceNotReady = "device_not_ready", LikelyOom;
     /// `CUDA error: device-side assert triggered` and the kernel's `Assertion ... failed.` lines.
-    DeviceSideAssert,
+    DeviceSideAssert = "device_side_assert", Crash;
     /// `CUDA error: misaligned address` (cudaErrorMisalignedAddress, 716).
-    MisalignedAddress,
+    MisalignedAddress = "misaligned_address", Crash;
     /// `CUDA error: unspecified launch failure` (cudaErrorLaunchFailure, 719).
-    LaunchFailure,
+    LaunchFailure = "launch_failure", Crash;
     /// `no kernel image is available for execution on the device` (209).
-    NoKernelImage,
+    NoKernelImage = "no_kernel_image", Crash;
     /// An NCCL or c10d backend error (`NCCL error in: ...`, `ncclSystemError`, `DistBackendError`).
-    NcclError,
+    NcclError = "nccl_error", Crash;
     /// `Watchdog caught collective operation timeout: WorkNCCL(...) ran for N milliseconds`.
-    NcclTimeout,
+    NcclTimeout = "nccl_timeout", Crash;
     /// `NCCL communicator was aborted on rank N`, `watchdog thread terminated with exception`.
-    ProcessGroupAborted,
+    ProcessGroupAborted = "process_group_aborted", Crash;
     /// torchelastic's `ChildFailedError` report with its `Root Cause` entry.
-    ChildFailed,
+    ChildFailed = "child_failed", Crash;
     /// An NVIDIA kernel-driver `NVRM: Xid` event.
-    Xid,
+    Xid = "xid", Crash;
     /// Windows access violation, exit code 0xC0000005 (-1073741819).
-    WindowsAccessViolation,
+    WindowsAccessViolation = "windows_access_violation", Crash;
     /// `OSError: [WinError 1455] The paging file is too small for this operation to complete`.
-    WindowsPagingFile,
+    WindowsPagingFile = "windows_paging_file", Crash;
     /// Any other message that states a GPU/accelerator allocation failed
     /// (`cudaMalloc failed: out of memory`, `CUDA_ERROR_OUT_OF_MEMORY`, ...).
-    GenericOom,
+    GenericOom = "generic_oom", Oom;
 }
 
 impl Kind {
-    /// Every kind, in documentation order.
-    pub const ALL: &'static [Kind] = &[
-        Kind::TorchAllocatorOom,
-        Kind::CudaRuntimeOom,
-        Kind::IllegalMemoryAccess,
-        Kind::WindowsFailFast,
-        Kind::MpsOom,
-        Kind::HostOom,
-        Kind::HostOomKilled,
-        Kind::TfOom,
-        Kind::XlaOom,
-        Kind::CupyOom,
-        Kind::KvCacheOom,
-        Kind::LibraryAllocFailed,
-        Kind::NcclOom,
-        Kind::AllocatorAssert,
-        Kind::DeviceNotReady,
-        Kind::DeviceSideAssert,
-        Kind::MisalignedAddress,
-        Kind::LaunchFailure,
-        Kind::NoKernelImage,
-        Kind::NcclError,
-        Kind::NcclTimeout,
-        Kind::ProcessGroupAborted,
-        Kind::ChildFailed,
-        Kind::Xid,
-        Kind::WindowsAccessViolation,
-        Kind::WindowsPagingFile,
-        Kind::GenericOom,
-    ];
-
-    /// The stable slug used in JSON and by `oomwhy explain`.
-    pub fn slug(self) -> &'static str {
-        match self {
-            Kind::TorchAllocatorOom => "torch_allocator_oom",
-            Kind::CudaRuntimeOom => "cuda_runtime_oom",
-            Kind::IllegalMemoryAccess => "illegal_memory_access",
-            Kind::WindowsFailFast => "windows_fail_fast",
-            Kind::MpsOom => "mps_oom",
-            Kind::HostOom => "host_oom",
-            Kind::HostOomKilled => "host_oom_killed",
-            Kind::TfOom => "tf_oom",
-            Kind::XlaOom => "xla_oom",
-            Kind::CupyOom => "cupy_oom",
-            Kind::KvCacheOom => "kv_cache_oom",
-            Kind::LibraryAllocFailed => "library_alloc_failed",
-            Kind::NcclOom => "nccl_oom",
-            Kind::AllocatorAssert => "allocator_assert",
-            Kind::DeviceNotReady => "device_not_ready",
-            Kind::DeviceSideAssert => "device_side_assert",
-            Kind::MisalignedAddress => "misaligned_address",
-            Kind::LaunchFailure => "launch_failure",
-            Kind::NoKernelImage => "no_kernel_image",
-            Kind::NcclError => "nccl_error",
-            Kind::NcclTimeout => "nccl_timeout",
-            Kind::ProcessGroupAborted => "process_group_aborted",
-            Kind::ChildFailed => "child_failed",
-            Kind::Xid => "xid",
-            Kind::WindowsAccessViolation => "windows_access_violation",
-            Kind::WindowsPagingFile => "windows_paging_file",
-            Kind::GenericOom => "generic_oom",
-        }
-    }
-
     /// True for crashes that typically follow another rank's or process's
     /// failure (NCCL aborts, launcher reports) rather than cause one.
     pub fn is_consequence(self) -> bool {
@@ -147,39 +120,6 @@ impl Kind {
             self,
             Kind::NcclError | Kind::NcclTimeout | Kind::ProcessGroupAborted | Kind::ChildFailed
         )
-    }
-
-    /// How sure we are that this kind of message means the GPU ran out of memory.
-    pub fn category(self) -> Category {
-        match self {
-            Kind::TorchAllocatorOom | Kind::CudaRuntimeOom => Category::Oom,
-            Kind::IllegalMemoryAccess | Kind::WindowsFailFast => Category::Crash,
-            // Spellings that state the OOM (kernel OOM killer, Slurm, Kubernetes)
-            // are raised to `oom` by the parser; SIGKILL alone stays `likely_oom`.
-            Kind::HostOomKilled => Category::LikelyOom,
-            Kind::MpsOom
-            | Kind::HostOom
-            | Kind::TfOom
-            | Kind::XlaOom
-            | Kind::CupyOom
-            | Kind::KvCacheOom => Category::Oom,
-            Kind::LibraryAllocFailed
-            | Kind::NcclOom
-            | Kind::AllocatorAssert
-            | Kind::DeviceNotReady => Category::LikelyOom,
-            Kind::DeviceSideAssert
-            | Kind::MisalignedAddress
-            | Kind::LaunchFailure
-            | Kind::NoKernelImage
-            | Kind::NcclError
-            | Kind::NcclTimeout
-            | Kind::ProcessGroupAborted
-            | Kind::ChildFailed
-            | Kind::Xid
-            | Kind::WindowsAccessViolation
-            | Kind::WindowsPagingFile => Category::Crash,
-            Kind::GenericOom => Category::Oom,
-        }
     }
 }
 

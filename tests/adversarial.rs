@@ -1,4 +1,4 @@
-//! Adversarial inputs (issue 6): junk around messages, huge lines and
+//! Adversarial inputs: junk around messages, huge lines and
 //! files, absurd numbers, endless repeats, unreadable inputs, closed or full
 //! output. The gigabyte-sized cases are `#[ignore]`d (run them with
 //! `cargo test --release --test adversarial -- --ignored`; they stream their

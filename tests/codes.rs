@@ -3,14 +3,13 @@
 //! is registered, and every code is produced by at least one fixture.
 //!
 //! Codes are collected, not listed here, so that new kinds and verdicts are
-//! checked as soon as they exist: kinds from `Kind::ALL` (checked against
-//! the variants of `enum Kind`), verdicts from `explain::VERDICT_CODES`
-//! (checked against every `verdict("code", ...)` call in `src/explain/`).
+//! checked as soon as they exist: kinds from `Kind::ALL` (generated with the
+//! enum by `record.rs`'s `kinds!` list), verdicts from `explain::Code`, the
+//! only type `verdict(...)` accepts.
 
-use oomwhy::explain::{docs, VERDICT_CODES};
+use oomwhy::explain::{docs, Code, VERDICT_CODES};
 use oomwhy::record::Kind;
 use oomwhy::Analysis;
-use regex::Regex;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -29,63 +28,31 @@ fn files(dir: &str, ext: &str) -> Vec<PathBuf> {
     out
 }
 
-/// Verdict codes written as `verdict("code", ...)` in the explainer's source.
-fn verdict_codes_in_source() -> BTreeMap<String, PathBuf> {
-    let call = Regex::new(r#"\bverdict\(\s*"([a-z0-9_]+)""#).unwrap();
-    let mut codes = BTreeMap::new();
-    for file in files("src/explain", "rs") {
-        let source = fs::read_to_string(&file).unwrap();
-        for caps in call.captures_iter(&source) {
-            codes.insert(caps[1].to_string(), file.clone());
-        }
-    }
-    codes
-}
-
 /// Every code oomwhy can emit: kinds, then verdicts.
 fn emittable() -> BTreeSet<String> {
     Kind::ALL
         .iter()
         .map(|k| k.slug().to_string())
         .chain(VERDICT_CODES.iter().map(|c| c.to_string()))
-        .chain(verdict_codes_in_source().into_keys())
         .collect()
 }
 
 #[test]
-fn kind_all_lists_every_variant() {
-    let source = fs::read_to_string(root().join("src/record.rs")).unwrap();
-    let start = source
-        .find("pub enum Kind {")
-        .expect("enum Kind in record.rs");
-    let body = &source[start..];
-    let body = &body[..body.find("\n}").expect("end of enum Kind")];
-    let variant = Regex::new(r"(?m)^\s{4}([A-Z][A-Za-z0-9]*),?\s*$").unwrap();
-    let variants: BTreeSet<&str> = variant
-        .captures_iter(body)
-        .map(|c| c.get(1).unwrap().as_str())
-        .collect();
-    assert!(!variants.is_empty(), "no variants found in enum Kind");
-    assert_eq!(
-        variants.len(),
-        Kind::ALL.len(),
-        "Kind::ALL must list every variant of enum Kind: {variants:?}"
-    );
-}
-
-#[test]
-fn verdict_codes_list_every_verdict() {
-    let in_source = verdict_codes_in_source();
-    assert!(!in_source.is_empty(), "no verdict(...) calls found");
-    let missing: Vec<String> = in_source
-        .iter()
-        .filter(|(code, _)| !VERDICT_CODES.contains(&code.as_str()))
-        .map(|(code, file)| format!("{code} ({})", file.display()))
-        .collect();
-    assert!(
-        missing.is_empty(),
-        "add to explain::VERDICT_CODES: {missing:?}"
-    );
+fn slugs_are_unique_and_typed_codes_match_their_slugs() {
+    let kinds: BTreeSet<&str> = Kind::ALL.iter().map(|k| k.slug()).collect();
+    assert_eq!(kinds.len(), Kind::ALL.len(), "two kinds share a slug");
+    let codes: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
+    assert_eq!(codes, VERDICT_CODES, "Code::ALL and VERDICT_CODES differ");
+    for code in &codes {
+        assert!(!kinds.contains(code), "{code} is both a kind and a verdict");
+    }
+    // The serialised kind is its slug.
+    for kind in Kind::ALL {
+        assert_eq!(
+            serde_json::to_value(kind).unwrap(),
+            serde_json::Value::from(kind.slug())
+        );
+    }
 }
 
 #[test]
@@ -121,7 +88,7 @@ fn every_explanation_is_registered_and_emitted() {
     );
     // A code no longer emitted keeps its file, marked as such (rustc's rule).
     let emittable = emittable();
-    for (code, text) in docs::EXPLANATIONS {
+    for (code, text) in docs::EXPLANATIONS.iter() {
         assert!(
             emittable.contains(*code) || text.contains("no longer emitted"),
             "{code} is explained but never emitted; mark it \"no longer emitted\""
@@ -150,7 +117,7 @@ fn every_code_is_produced_by_a_fixture() {
     }
     let unexplained: Vec<&String> = produced
         .keys()
-        .filter(|c| docs::lookup(c).ok().map(|(code, _)| code) != Some(c.as_str()))
+        .filter(|c| docs::lookup(c).ok().map(|(code, _)| code) != Some(String::as_str(c)))
         .collect();
     assert!(
         unexplained.is_empty(),

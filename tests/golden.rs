@@ -1,5 +1,6 @@
 //! Golden test: every `fixtures/*.log` is scanned and explained, and the JSON
-//! output must equal the `fixtures/*.json` beside it. All mismatches are
+//! output must equal the `fixtures/*.json` beside it, the uncoloured text the
+//! `fixtures/*.txt` beside it. All mismatches are
 //! reported at once. `UPDATE_GOLDEN=1 cargo test --test golden` re-blesses
 //! (then review the diff: a fixture must never be blessed to match a bug).
 
@@ -38,8 +39,9 @@ fn run(log: &Path, format: Format) -> String {
     String::from_utf8(out).unwrap()
 }
 
-#[test]
-fn fixtures_match_golden_json() {
+/// Compares every fixture's output in `format` with the golden file of
+/// extension `ext` beside it (or re-blesses it under `UPDATE_GOLDEN`).
+fn check_goldens(format: Format, ext: &str) {
     let update = std::env::var_os("UPDATE_GOLDEN").is_some();
     let logs = fixtures();
     assert!(
@@ -49,8 +51,8 @@ fn fixtures_match_golden_json() {
     );
     let mut failures = Vec::new();
     for log in &logs {
-        let actual = run(log, Format::Json);
-        let expected_path = log.with_extension("json");
+        let actual = run(log, format);
+        let expected_path = log.with_extension(ext);
         if update {
             fs::write(&expected_path, &actual).unwrap();
             continue;
@@ -85,6 +87,18 @@ fn fixtures_match_golden_json() {
         logs.len(),
         failures.join("\n\n")
     );
+}
+
+#[test]
+fn fixtures_match_golden_json() {
+    check_goldens(Format::Json, "json");
+}
+
+/// The uncoloured text (what `--color never` prints) is checked as well, so
+/// a change in wording, order or layout is seen, not only in the JSON.
+#[test]
+fn fixtures_match_golden_text() {
+    check_goldens(Format::Text, "txt");
 }
 
 #[test]

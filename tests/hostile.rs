@@ -1,4 +1,4 @@
-//! Hostile logs (issue 6): a log is untrusted input that ends up on the
+//! Hostile logs: a log is untrusted input that ends up on the
 //! user's terminal. Text output must never carry a raw control character
 //! (ESC, BEL, C1 controls, DEL, bidi overrides) taken from the input, only
 //! an escaped form; JSON output must stay valid JSON whatever the input held.

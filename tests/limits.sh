@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measures the release binary on adversarial inputs (issue 6): peak RSS and
+# Measures the release binary on adversarial inputs: peak RSS and
 # wall time for each, checked against limits. Every input is streamed from a
 # generator into stdin; nothing is written to disk.
 #   tests/limits.sh            # all cases (about 2-4 minutes on 2 cores)

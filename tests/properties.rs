@@ -1,4 +1,4 @@
-//! Property tests (issue 6): arbitrary input never panics, sizes survive a
+//! Property tests: arbitrary input never panics, sizes survive a
 //! print→parse round trip, and findings do not depend on how the input was
 //! split into reads. Case counts keep this file to a few seconds in debug.
 

@@ -1,5 +1,5 @@
-//! Regression tests for the bugs that fuzzing and property testing found
-//! (issue 6). Each is named `r6_<what>` and was added before its fix.
+//! Regression tests for the bugs that fuzzing and property testing found.
+//! Each is named `r6_<what>` and was added before its fix.
 
 mod support;
 

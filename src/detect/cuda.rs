@@ -1,45 +1,12 @@
-//! CUDA runtime and driver errors (message-formats.md §2.3 E0/E1, §4):
+//! CUDA runtime and driver errors (docs/message-formats.md §2.3 E0/E1, §4):
 //! out-of-memory without sizes, and illegal memory access.
 
+use super::text::{continues_with_boilerplate, message_text};
 use super::{Family, Message};
 use crate::constant_regex;
 use crate::record::{Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
-
-/// Boilerplate lines PyTorch prints after `CUDA error: ...` in its various
-/// releases, and the C++ stack PyTorch can append; they belong to the message.
-pub(super) fn is_boilerplate(line: &str) -> bool {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    let re = RE.get_or_init(|| {
-        constant_regex(concat!(
-            r"^\s*(?:CUDA kernel errors might be asynchronously reported",
-            r"|HIP kernel errors might be asynchronously reported",
-            r"|For debugging consider passing (?:CUDA|HIP|AMD)_LAUNCH_BLOCKING",
-            r"|Compile with `TORCH_USE_(?:CUDA|HIP)_DSA` to enable device-side assertions",
-            r"|Device-side assertions were explicitly omitted",
-            r"|Search for `\w+' in https?://",
-            r"|For more detailed error information, run with CUDA_LOG_FILE",
-            r"|Exception raised from \S+ at ",
-            r"|frame #\d+: )"
-        ))
-    });
-    re.is_match(line)
-}
-
-pub(super) fn continues_with_boilerplate(lines: &[String], next: &str) -> bool {
-    lines.len() < 200 && is_boilerplate(next)
-}
-
-/// Keeps the message and its boilerplate, without the C++ frame lines.
-pub(super) fn message_text(lines: &[String]) -> String {
-    lines
-        .iter()
-        .filter(|l| !l.trim_start().starts_with("frame #"))
-        .map(|l| l.trim_end())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 struct RuntimePatterns {
     anchor: Regex,

@@ -7,10 +7,10 @@
 //! from the words "memory" or "allocate" alone: metrics, configs, source code
 //! and documentation mention memory all the time. Bare error names
 //! (`cudaErrorMemoryAllocation`) must also be reported, not mentioned
-//! (see `masked::reported_token`), and the scanner's quote check applies.
+//! (see `text::reported_token`), and the scanner's quote check applies.
 
-use super::cuda::is_boilerplate;
-use super::masked::{collapse_repeats, reported_token};
+use super::text::is_boilerplate;
+use super::text::{collapse_repeats, reported_token};
 use super::{is_quoted, Family, Message};
 use crate::constant_regex;
 use crate::record::{Finding, Kind};
@@ -245,7 +245,7 @@ mod tests {
     use super::*;
 
     fn collect(text: &[&str]) -> Option<Finding> {
-        crate::detect::masked::collect(&GenericOom, text)
+        crate::detect::decode_lines(&GenericOom, text)
     }
 
     #[test]

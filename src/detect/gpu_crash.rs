@@ -1,9 +1,9 @@
-//! GPU crashes next to OOMs that are not OOMs (message-formats.md §4.1):
+//! GPU crashes next to OOMs that are not OOMs (docs/message-formats.md §4.1):
 //! device-side asserts with the kernel's `Assertion ... failed.` lines,
 //! misaligned addresses, launch failures and missing kernel images.
 
-use super::cuda::{continues_with_boilerplate, is_boilerplate, message_text};
-use super::masked::reported_token;
+use super::text::reported_token;
+use super::text::{continues_with_boilerplate, is_boilerplate, message_text};
 use super::{exception_name, Family, Message};
 use crate::constant_regex;
 use crate::context::{TracebackBuilder, TracebackEvent};
@@ -278,7 +278,7 @@ impl Family for KernelError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::detect::masked::collect;
+    use crate::detect::decode_lines as collect;
 
     #[test]
     fn kernel_lines_then_traceback_then_error() {

@@ -1,7 +1,7 @@
 //! Host (CPU) memory: PyTorch's CPU allocator failing, and processes killed
 //! for memory by the kernel, the batch system or the container runtime.
 //!
-//! `host_oom` — PyTorch's `c10/core/impl/alloc_cpu.cpp` (message-formats.md §3.4):
+//! `host_oom` — PyTorch's `c10/core/impl/alloc_cpu.cpp` (docs/message-formats.md §3.4):
 //!
 //! ```text
 //! [enforce fail at alloc_cpu.cpp:117] err == 0. DefaultCPUAllocator: can't allocate memory: you tried to allocate N bytes. Error code 12 (Cannot allocate memory)
@@ -27,7 +27,7 @@
 //! but schedulers, watchdogs and users send it too: those spellings only
 //! suggest an OOM. A bare 137 or -9 without such words is never taken.
 
-use super::stated::int;
+use super::text::int;
 use super::{find_size, re};
 use super::{Family, Message, SizeReader};
 use crate::record::{Category, Finding, Kind};

@@ -14,7 +14,7 @@
 //!   memory (Y GiB). Based on the available memory, the estimated maximum model length
 //!   is E. Try increasing ...` (`models's` was later corrected to `model's`).
 
-use super::stated::{grows, int};
+use super::text::{grows, int};
 use super::{find_size, re};
 use super::{Family, Message, SizeReader};
 use crate::record::{Finding, Kind};

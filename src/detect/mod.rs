@@ -5,24 +5,22 @@
 //! (first match wins, so more specific families come first) and feeds the
 //! following lines to the one that matched.
 
-use crate::constant_regex;
 use crate::record::Finding;
-use crate::units::{self, SizeError};
-use regex::Regex;
+
+pub use text::{exception_name, find_size, is_quoted, join_lines, re, SizeReader, SIZE};
 
 pub mod cuda;
 pub mod cupy;
+pub mod disguised;
 pub mod generic;
 pub mod gpu_crash;
 pub mod host;
 pub mod inference;
-pub mod masked;
 pub mod mps;
 pub mod nccl;
-pub mod stated;
 pub mod tensorflow;
+pub mod text;
 pub mod torch;
-pub mod win_crash;
 pub mod windows;
 pub mod xid;
 pub mod xla;
@@ -80,22 +78,6 @@ impl Message<'_> {
     }
 }
 
-/// Joins wrapped lines into one paragraph with single spaces.
-pub fn join_lines(lines: &[String]) -> String {
-    let mut out = String::new();
-    for line in lines {
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(line);
-    }
-    out
-}
-
 /// Every family, most specific first.
 pub static FAMILIES: &[&dyn Family] = &[
     &torch::TorchAllocator,
@@ -109,9 +91,9 @@ pub static FAMILIES: &[&dyn Family] = &[
     &xla::XlaOom,
     &cupy::CupyOom,
     &inference::KvCacheOom,
-    &masked::AllocatorAssert,
-    &masked::LibraryAllocFailed,
-    &masked::DeviceNotReady,
+    &disguised::AllocatorAssert,
+    &disguised::LibraryAllocFailed,
+    &disguised::DeviceNotReady,
     &gpu_crash::DeviceSideAssert,
     &gpu_crash::KernelError,
     &nccl::Watchdog,
@@ -120,102 +102,23 @@ pub static FAMILIES: &[&dyn Family] = &[
     &nccl::NcclWarnOom,
     &nccl::ChildFailed,
     &xid::Xid,
-    &win_crash::AccessViolation,
-    &win_crash::PagingFile,
+    &windows::AccessViolation,
+    &windows::PagingFile,
     // Weakest evidence last: SIGKILL and exit-status spellings, then any
     // other message that says an allocation failed.
     &host::Killed,
     &generic::GenericOom,
 ];
 
-/// Returns the exception class named at the end of `prefix`, e.g.
-/// `torch.OutOfMemoryError` from `"[stuff] torch.OutOfMemoryError: "`.
-pub fn exception_name(prefix: &str) -> Option<String> {
-    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
-    let re = RE.get_or_init(|| {
-        constant_regex(r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt)):\s*$")
-    });
-    re.captures(prefix).map(|c| c[1].to_string())
-}
-
-/// True if the text before a match opens a quotation (an odd number of `"`,
-/// `'` or backticks): the line quotes a message rather than printing one,
-/// as in `if "CUDA out of memory" in str(e):`.
-pub fn is_quoted(prefix: &str) -> bool {
-    ['"', '\'', '`']
-        .iter()
-        .any(|q| prefix.chars().filter(|c| c == q).count() % 2 == 1)
-}
-
-/// Compiles a constant pattern after substituting `{SIZE}` (PyTorch sizes)
-/// and `{TF_SIZE}` (TensorFlow/XLA sizes).
-pub fn re(pattern: &str) -> Regex {
-    crate::constant_regex(
-        &pattern
-            .replace("{TF_SIZE}", stated::TF_SIZE)
-            .replace("{SIZE}", SIZE),
-    )
-}
-
-/// A size regex fragment with two groups (number, unit) for PyTorch's format.
-pub const SIZE: &str = r"(\d+(?:\.\d+)?)\s*(bytes|KiB|MiB|GiB|TiB|KB|MB|GB)";
-
-/// Collects sizes from regex captures, recording a note for any value that
-/// cannot be represented instead of failing the whole finding.
-pub struct SizeReader<'f> {
-    notes: &'f mut Vec<String>,
-    /// Set when a printed value was too large for 64 bits.
-    pub overflowed: bool,
-}
-
-impl<'f> SizeReader<'f> {
-    /// A reader that writes its notes to `notes`.
-    pub fn new(notes: &'f mut Vec<String>) -> Self {
-        SizeReader {
-            notes,
-            overflowed: false,
-        }
-    }
-
-    /// Reads the size in groups `at` (number) and `at + 1` (unit) of `caps`.
-    pub fn read(&mut self, caps: &regex::Captures<'_>, at: usize, what: &str) -> Option<u64> {
-        let number = caps.get(at)?.as_str();
-        let unit = caps.get(at + 1)?.as_str();
-        match units::to_bytes(number, unit) {
-            Ok(bytes) => Some(bytes),
-            Err(SizeError::TooLarge(text)) => {
-                self.overflowed = true;
-                self.notes.push(format!(
-                    "{what} `{text}` is too large to be a real byte count"
-                ));
-                None
-            }
-            Err(SizeError::Malformed(text)) => {
-                self.notes
-                    .push(format!("{what} `{text}` could not be read"));
-                None
-            }
-        }
-    }
-}
-
-/// Finds the first match of `re` in `text` and reads its size at group `at`.
-pub fn find_size(
-    re: &Regex,
-    text: &str,
-    at: usize,
-    what: &str,
-    sizes: &mut SizeReader<'_>,
-) -> Option<u64> {
-    re.captures(text)
-        .and_then(|caps| sizes.read(&caps, at, what))
-}
-
 /// Collects a message the way the scanner does (first line from the
-/// family's start, then the lines it continues with) and decodes it.
+/// family's start unless it is quoted, then the lines it continues with)
+/// and decodes it.
 #[cfg(test)]
 pub(crate) fn decode_lines(family: &dyn Family, lines: &[&str]) -> Option<Finding> {
     let start = family.start(lines[0])?;
+    if is_quoted(&lines[0][..start]) {
+        return None;
+    }
     let mut body = vec![lines[0][start..].to_string()];
     for next in &lines[1..] {
         if !family.continues(&body, next) {

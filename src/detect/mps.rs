@@ -1,4 +1,4 @@
-//! Apple MPS allocator out-of-memory (message-formats.md §1.2, §3.3;
+//! Apple MPS allocator out-of-memory (docs/message-formats.md §1, §3.3;
 //! pytorch/pytorch `aten/src/ATen/mps/MPSAllocator.mm`, `alloc_buffer_block`):
 //!
 //! ```text
@@ -10,7 +10,7 @@
 //! default), the second when `PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0` turned it
 //! off. Older builds print `GB/MB/KB`, newer `GiB/MiB/KiB`; both are binary.
 
-use super::stated::grows;
+use super::text::grows;
 use super::{find_size, re};
 use super::{Family, Message, SizeReader};
 use crate::record::{Finding, Kind};

@@ -1,4 +1,4 @@
-//! Distributed-training failures (peers.md §6.2, §10.6): NCCL's own
+//! Distributed-training failures (docs/message-formats.md §8): NCCL's own
 //! allocation failures, NCCL/c10d errors, watchdog timeouts, aborted
 //! communicators, and torchelastic's `ChildFailedError` report.
 //!
@@ -7,8 +7,8 @@
 //! consequences ([`crate::record::Kind::is_consequence`]), so the scanner links
 //! them to the OOM before them.
 
-use super::cuda::message_text;
-use super::masked::collapse_repeats;
+use super::text::collapse_repeats;
+use super::text::message_text;
 use super::{re, Family, Message};
 use crate::record::{Finding, Kind};
 use regex::Regex;
@@ -542,7 +542,7 @@ impl Family for ChildFailed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::detect::masked::collect;
+    use crate::detect::decode_lines as collect;
 
     #[test]
     fn watchdog_timeout() {

@@ -1,4 +1,4 @@
-//! TensorFlow out-of-memory (message-formats.md §6, §1.3):
+//! TensorFlow out-of-memory (docs/message-formats.md §6, §1.3):
 //!
 //! * `op_kernel` — `OpKernelContext::allocate_tensor`:
 //!   `OOM when allocating tensor with shape[8,512,512,64] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc`,
@@ -16,7 +16,7 @@
 //! not reported a second time.
 
 use super::re;
-use super::stated::{grows, int};
+use super::text::{grows, int};
 use super::{Family, Message, SizeReader};
 use crate::record::{Finding, Kind};
 use regex::Regex;

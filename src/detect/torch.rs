@@ -1,4 +1,4 @@
-//! PyTorch caching-allocator OOM messages, every era (message-formats.md §2–3):
+//! PyTorch caching-allocator OOM messages, every era (docs/message-formats.md §2–3):
 //!
 //! * `cached`   ≈0.4.1–1.3: `(GPU d; T total capacity; X already allocated; F free; C cached)`
 //! * `reserved` ≈1.4–2.0:   `(... F free; [L allowed; ]R reserved in total by PyTorch)` [+ max_split hint]
@@ -8,6 +8,7 @@
 //!
 //! Also the `HIP`/`XPU`/device-generic (`Out of memory.`) spellings of the same grammar.
 
+use super::text::looks_like_new_record;
 use super::{find_size, Family, Message, SizeReader};
 use crate::record::{Finding, Hint, Kind, ProcessUsage};
 use regex::Regex;
@@ -341,7 +342,7 @@ fn decode_allocator(message: &Message<'_>) -> Option<Decoded> {
     Some(Decoded { finding, score })
 }
 
-/// Which PyTorch releases print this exact form (message-formats.md §2.3).
+/// Which PyTorch releases print this exact form (docs/message-formats.md §2.3).
 fn version_hint(f: &Finding) -> Option<String> {
     let exception = f.exception.as_deref().unwrap_or("");
     let hint = f.hint.as_ref();
@@ -383,7 +384,7 @@ impl Family for TorchAllocator {
     }
 
     fn continues(&self, lines: &[String], next: &str) -> bool {
-        super::stated::grows(lines, next, 12, allocator_score)
+        super::text::grows(lines, next, 12, allocator_score)
     }
 
     fn glues(&self, lines: &[String], next: &str) -> bool {
@@ -419,19 +420,7 @@ fn allocator_score(text: &str) -> usize {
     decode_allocator(&message).map_or(0, |d| d.score)
 }
 
-/// A line that starts something else: a traceback, a frame, another exception.
-pub fn looks_like_new_record(line: &str) -> bool {
-    let t = line.trim_start();
-    t.is_empty()
-        || t.starts_with("Traceback (most recent call last)")
-        || t.starts_with("File \"")
-        || t.starts_with("During handling of the above exception")
-        || t.starts_with("The above exception was the direct cause")
-        || super::exception_name(t.split_once(": ").map_or("", |(head, _)| head).trim_end())
-            .is_some_and(|_| t.contains(": ") && !t.starts_with(|c: char| c.is_ascii_digit()))
-}
-
-/// The `cudaMallocAsync` backend's message (message-formats.md §2.5).
+/// The `cudaMallocAsync` backend's message (docs/message-formats.md §2.5).
 pub struct MallocAsync;
 
 fn malloc_async_patterns() -> &'static [Regex; 7] {

@@ -1,9 +1,11 @@
-//! Windows' fail-fast exit code 0xC0000409 (message-formats.md §9).
+//! Windows endings of GPU jobs (docs/message-formats.md §9): the fail-fast
+//! exit code 0xC0000409, the access violation 0xC0000005, and
+//! `[WinError 1455]`, the paging file too small to map a CUDA DLL.
 //!
-//! The same status appears as `-1073740791` (signed, as IDEs print it),
-//! `3221226505` (unsigned) or `0xC0000409`. The bare decimal numbers are only
-//! taken next to words that make them an exit code, so a log that happens to
-//! contain the number elsewhere is not reported.
+//! Exit codes appear signed (`-1073740791`, as IDEs print them), unsigned
+//! (`3221226505`) or in hex. The bare decimal numbers are only taken next to
+//! words that make them an exit code, so a log that happens to contain the
+//! number elsewhere is not reported.
 
 use super::{Family, Message};
 use crate::constant_regex;
@@ -63,6 +65,103 @@ impl Family for FailFast {
     }
 }
 
+fn access_violation_anchor() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        constant_regex(concat!(
+            r"(?i)(?:(?:exit(?:ed)?|return(?:ed)?|error|status|finished)[\w ]{0,20}?(?:code|status)?\s*[:=]?\s*(?:-1073741819|3221225477)\b",
+            r"|\b0xC0000005\b",
+            r"|\bSTATUS_ACCESS_VIOLATION\b",
+            r"|Windows fatal exception: access violation)"
+        ))
+    })
+}
+
+/// A process that ended with 0xC0000005 (`Process finished with exit code
+/// -1073741819 (0xC0000005)`, faulthandler's `Windows fatal exception: access violation`).
+pub struct AccessViolation;
+
+impl Family for AccessViolation {
+    fn triggers(&self) -> &'static [&'static str] {
+        &[
+            "-1073741819",
+            // 3221225477 comes with "exit code" / "exited with" (see windows.rs).
+            "0xC0000005",
+            "0xc0000005",
+            "STATUS_ACCESS_VIOLATION",
+            "Windows fatal exception: access violation",
+        ]
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        access_violation_anchor().find(line).map(|m| m.start())
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        let text = message.lines.first()?.trim_end().to_string();
+        let mut finding = message.finding(Kind::WindowsAccessViolation, text);
+        finding.exception = None;
+        finding
+            .facts
+            .insert("exit_code".into(), "0xC0000005".into());
+        finding
+            .facts
+            .insert("exit_code_signed".into(), "-1073741819".into());
+        finding
+            .facts
+            .insert("ntstatus".into(), "STATUS_ACCESS_VIOLATION".into());
+        Some(finding)
+    }
+}
+
+fn paging_anchor() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        constant_regex(
+            r"\[WinError 1455\]|The paging file is too small for this operation to complete",
+        )
+    })
+}
+
+fn dll_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| constant_regex(r#"Error loading "([^"]+)""#))
+}
+
+/// `OSError: [WinError 1455] The paging file is too small for this operation
+/// to complete. Error loading "...\cudnn_cnn_infer64_8.dll" or one of its dependencies.`
+pub struct PagingFile;
+
+impl Family for PagingFile {
+    fn triggers(&self) -> &'static [&'static str] {
+        &["WinError 1455", "The paging file is too small"]
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        paging_anchor().find(line).map(|m| m.start())
+    }
+
+    fn continues(&self, lines: &[String], next: &str) -> bool {
+        lines.len() == 1 && next.trim_start().starts_with("Error loading \"")
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        let joined = message.joined();
+        let mut finding = message.finding(Kind::WindowsPagingFile, joined.clone());
+        finding.facts.insert("winerror".into(), "1455".into());
+        finding
+            .facts
+            .insert("error_name".into(), "ERROR_COMMITMENT_LIMIT".into());
+        if let Some(c) = dll_re().captures(&joined) {
+            let dll = &c[1];
+            finding.facts.insert("dll".into(), dll.to_string());
+            let file = dll.rsplit(['\\', '/']).next().unwrap_or(dll);
+            finding.facts.insert("dll_name".into(), file.to_string());
+        }
+        Some(finding)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,5 +183,36 @@ mod tests {
     fn ignores_the_number_alone() {
         assert!(FailFast.start("step 3221226505 loss 0.1").is_none());
         assert!(FailFast.start("id=-1073740791").is_none());
+    }
+
+    #[test]
+    fn access_violation_spellings() {
+        for line in [
+            "Process finished with exit code -1073741819 (0xC0000005)",
+            "error: process exited with code 3221225477",
+            "Exception code: 0xc0000005",
+            "Windows fatal exception: access violation",
+        ] {
+            assert!(AccessViolation.start(line).is_some(), "{line}");
+        }
+        assert!(AccessViolation.start("step 3221225477 loss 0.1").is_none());
+        assert!(AccessViolation.start("id=-1073741819").is_none());
+    }
+
+    #[test]
+    fn paging_file() {
+        let line = r#"OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading "C:\Users\me\venv\lib\site-packages\torch\lib\cudnn_cnn_infer64_8.dll" or one of its dependencies."#;
+        let start = PagingFile.start(line).unwrap();
+        let body = vec![line[start..].to_string()];
+        let m = Message {
+            input: "t",
+            line: 1,
+            prefix: &line[..start],
+            lines: &body,
+        };
+        let f = PagingFile.decode(&m).unwrap();
+        assert_eq!(f.kind, Kind::WindowsPagingFile);
+        assert_eq!(f.exception.as_deref(), Some("OSError"));
+        assert_eq!(f.facts["dll_name"], "cudnn_cnn_infer64_8.dll");
     }
 }

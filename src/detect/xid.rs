@@ -1,4 +1,4 @@
-//! NVIDIA kernel-driver Xid events (peers.md §6.4), as dmesg, journalctl or
+//! NVIDIA kernel-driver Xid events (docs/message-formats.md §11), as dmesg, journalctl or
 //! syslog show them:
 //!
 //! ```text
@@ -9,7 +9,7 @@
 //! The meaning of each code lives in the explainer; this module only reads
 //! the code, the PCI address, the process and the driver's text.
 
-use super::masked::collapse_repeats;
+use super::text::collapse_repeats;
 use super::{Family, Message};
 use crate::constant_regex;
 use crate::record::{Finding, Kind};
@@ -108,7 +108,7 @@ mod tests {
     use super::*;
 
     fn decode(lines: &[&str]) -> Finding {
-        crate::detect::masked::collect(&Xid, lines).expect("xid line")
+        crate::detect::decode_lines(&Xid, lines).expect("xid line")
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! XLA out-of-memory, as JAX and TensorFlow-with-XLA report it
-//! (message-formats.md §7.1, §1.3):
+//! (docs/message-formats.md §7.1, §1.3):
 //!
 //! * `bytes` — `TfAllocatorAdapter`: `Out of memory while trying to allocate N bytes.`,
 //!   usually as `RESOURCE_EXHAUSTED: ...` after `jaxlib.xla_extension.XlaRuntimeError: `,
@@ -15,7 +15,7 @@
 //! XLA appends `BufferAssignment OOM Debugging.` and the program's buffer
 //! statistics; the totals are kept, the per-buffer list is not.
 
-use super::stated::{grows, int};
+use super::text::{grows, int};
 use super::{find_size, re};
 use super::{Family, Message, SizeReader};
 use crate::record::{Finding, Kind};

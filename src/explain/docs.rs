@@ -4,93 +4,89 @@
 use crate::error::Error;
 
 macro_rules! explanations {
-    (kinds: [$($kind:literal),* $(,)?], verdicts: [$($verdict:literal),* $(,)?] $(,)?) => {
-        /// Every code with its Markdown text, in documentation order: the
-        /// kinds, then the verdicts.
-        pub static EXPLANATIONS: &[(&str, &str)] = &[
-            $(($kind, include_str!(concat!("../explanations/", $kind, ".md"))),)*
-            $(($verdict, include_str!(concat!("../explanations/", $verdict, ".md"))),)*
-        ];
+    ($($code:ident = $slug:literal,)*) => {
+        /// A verdict code: why a finding happened. Written into JSON as its
+        /// slug ([`Code::as_str`]); `oomwhy explain SLUG` prints its page.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Code {
+            $(#[doc = concat!("`", $slug, "`")] $code,)*
+        }
 
-        /// Every verdict code the explainer can emit.
-        pub const VERDICT_CODES: &[&str] = &[$($verdict),*];
+        impl Code {
+            /// Every verdict code, in documentation order.
+            pub const ALL: &'static [Code] = &[$(Code::$code),*];
+
+            /// The stable slug of this code.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Code::$code => $slug,)*
+                }
+            }
+        }
+
+        /// Every verdict code the explainer can emit, as slugs.
+        pub const VERDICT_CODES: &[&str] = &[$($slug),*];
+
+        /// The long explanation of every verdict code.
+        const VERDICT_PAGES: &[(&str, &str)] = &[
+            $(($slug, include_str!(concat!("../explanations/", $slug, ".md"))),)*
+        ];
     };
 }
 
-// The one list of codes. Kinds must match `record::Kind` (tests/codes.rs).
+// The one list of verdict codes (the kinds are listed once, in `record::Kind`).
 explanations! {
-    kinds: [
-        "torch_allocator_oom",
-        "cuda_runtime_oom",
-        "illegal_memory_access",
-        "windows_fail_fast",
-        "mps_oom",
-        "host_oom",
-        "host_oom_killed",
-        "tf_oom",
-        "xla_oom",
-        "cupy_oom",
-        "kv_cache_oom",
-        "library_alloc_failed",
-        "nccl_oom",
-        "allocator_assert",
-        "device_not_ready",
-        "device_side_assert",
-        "misaligned_address",
-        "launch_failure",
-        "no_kernel_image",
-        "nccl_error",
-        "nccl_timeout",
-        "process_group_aborted",
-        "child_failed",
-        "xid",
-        "windows_access_violation",
-        "windows_paging_file",
-        "generic_oom",
-    ],
-    verdicts: [
-        "inconsistent_numbers",
-        "request_exceeds_capacity",
-        "memory_limit",
-        "free_exceeds_request",
-        "other_processes",
-        "memory_outside_pytorch",
-        "fragmentation",
-        "cuda_graph_pools",
-        "non_pytorch_memory",
-        "capacity_exhausted",
-        "memory_growth",
-        "fails_at_start",
-        "late_failure",
-        "outside_allocator_oom",
-        "async_error_location",
-        "native_fail_fast",
-        "mps_high_watermark",
-        "unified_memory_exhausted",
-        "host_ram_exhausted",
-        "host_memory_limit",
-        "killed_by_sigkill",
-        "xla_preallocation",
-        "xla_host_memory_limit",
-        "kv_cache_too_small",
-        "masked_oom",
-        "index_out_of_range",
-        "device_assert",
-        "kernel_fault",
-        "arch_mismatch",
-        "collateral_timeout",
-        "collateral_failure",
-        "collective_timeout",
-        "nccl_failure",
-        "launcher_report",
-        "xid_error",
-        "hardware_fault",
-        "native_access_violation",
-        "paging_file_too_small",
-        "allocation_failed",
-        "shared_memory_limit",
-    ],
+    InconsistentNumbers = "inconsistent_numbers",
+    RequestExceedsCapacity = "request_exceeds_capacity",
+    MemoryLimit = "memory_limit",
+    FreeExceedsRequest = "free_exceeds_request",
+    OtherProcesses = "other_processes",
+    MemoryOutsidePytorch = "memory_outside_pytorch",
+    Fragmentation = "fragmentation",
+    CudaGraphPools = "cuda_graph_pools",
+    NonPytorchMemory = "non_pytorch_memory",
+    CapacityExhausted = "capacity_exhausted",
+    MemoryGrowth = "memory_growth",
+    FailsAtStart = "fails_at_start",
+    LateFailure = "late_failure",
+    OutsideAllocatorOom = "outside_allocator_oom",
+    AsyncErrorLocation = "async_error_location",
+    NativeFailFast = "native_fail_fast",
+    MpsHighWatermark = "mps_high_watermark",
+    UnifiedMemoryExhausted = "unified_memory_exhausted",
+    HostRamExhausted = "host_ram_exhausted",
+    HostMemoryLimit = "host_memory_limit",
+    KilledBySigkill = "killed_by_sigkill",
+    XlaPreallocation = "xla_preallocation",
+    XlaHostMemoryLimit = "xla_host_memory_limit",
+    KvCacheTooSmall = "kv_cache_too_small",
+    MaskedOom = "masked_oom",
+    IndexOutOfRange = "index_out_of_range",
+    DeviceAssert = "device_assert",
+    KernelFault = "kernel_fault",
+    ArchMismatch = "arch_mismatch",
+    CollateralTimeout = "collateral_timeout",
+    CollateralFailure = "collateral_failure",
+    CollectiveTimeout = "collective_timeout",
+    NcclFailure = "nccl_failure",
+    LauncherReport = "launcher_report",
+    XidError = "xid_error",
+    HardwareFault = "hardware_fault",
+    NativeAccessViolation = "native_access_violation",
+    PagingFileTooSmall = "paging_file_too_small",
+    AllocationFailed = "allocation_failed",
+    SharedMemoryLimit = "shared_memory_limit",
 }
+
+/// Every code with its Markdown text, in documentation order: the kinds,
+/// then the verdicts.
+pub static EXPLANATIONS: std::sync::LazyLock<Vec<(&str, &str)>> = std::sync::LazyLock::new(|| {
+    crate::record::KIND_PAGES
+        .iter()
+        .chain(VERDICT_PAGES)
+        .copied()
+        .collect()
+});
 
 /// The title of an explanation: its first line without `# code: `.
 pub fn title(text: &str) -> &str {
@@ -141,7 +137,7 @@ mod tests {
 
     #[test]
     fn every_explanation_follows_the_template() {
-        for (code, text) in EXPLANATIONS {
+        for (code, text) in EXPLANATIONS.iter() {
             assert!(
                 text.starts_with(&format!("# {code}: ")),
                 "{code}: title line"
@@ -174,6 +170,16 @@ mod tests {
         assert!(lookup("").is_err());
         // "memory_" is ambiguous.
         assert!(lookup("memory_").is_err());
+    }
+
+    /// Two codes with one title would read as one thing in `explain --list`.
+    #[test]
+    fn titles_are_unique() {
+        let mut titles: Vec<_> = EXPLANATIONS.iter().map(|(_, text)| title(text)).collect();
+        titles.sort_unstable();
+        let before = titles.len();
+        titles.dedup();
+        assert_eq!(titles.len(), before, "two codes share a title");
     }
 
     #[test]

@@ -3,16 +3,13 @@
 //! sampled at another moment than the failure, and every sentence built
 //! here says so.
 
-use super::{fmt, tolerance, GIB, MIB};
+use super::common::{tolerance, MIB};
+use super::thresholds::{
+    FRAGMENTATION_MIN, FRAGMENTATION_NO_REQUEST_DIVISOR, FRAGMENTATION_NO_REQUEST_MIN,
+    MANY_RETRIES, OWN_OVERHEAD,
+};
 use crate::record::{Finding, MemorySummary, SmiProcess};
-
-/// `cudaMalloc retries` from which the allocator is said to have been
-/// flushing its cache repeatedly.
-pub(super) const MANY_RETRIES: u64 = 10;
-
-/// Most memory this process holds beyond PyTorch's reserved memory (CUDA
-/// context, cuBLAS/cuDNN workspaces) for an nvidia-smi row to be taken as it.
-pub(super) const OWN_OVERHEAD: u64 = 3 * GIB;
+use crate::units::format_size as fmt;
 
 /// The nvidia-smi row of `pid`, if the pasted table lists it.
 pub(super) fn smi_process(f: &Finding, pid: u32) -> Option<&SmiProcess> {
@@ -97,8 +94,12 @@ pub(super) fn non_releasable_evidence(f: &Finding) -> Option<String> {
     let m = summary(f)?;
     let n = m.non_releasable_current_bytes?;
     let enough = match f.sizes.requested_bytes {
-        Some(a) => n >= 64 * MIB && n >= a,
-        None => n >= GIB && m.reserved_current_bytes.is_some_and(|r| n >= r / 5),
+        Some(a) => n >= FRAGMENTATION_MIN && n >= a,
+        None => {
+            n >= FRAGMENTATION_NO_REQUEST_MIN
+                && m.reserved_current_bytes
+                    .is_some_and(|r| n >= r / FRAGMENTATION_NO_REQUEST_DIVISOR)
+        }
     };
     enough.then(|| {
         format!(

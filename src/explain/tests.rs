@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::decode_str;
+use common::{GIB, MIB};
 
 fn codes(text: &str) -> Vec<String> {
     let findings = decode_str(text);
@@ -205,4 +206,205 @@ fn runtime_and_crash_kinds_have_verdicts_and_fixes() {
         .detail
         .to_lowercase()
         .contains("stack overrun occurred"));
+}
+
+/// The families whose messages state their own numbers outside PyTorch's
+/// CUDA allocator.
+mod framework_kinds {
+    use super::codes;
+    use crate::decode_str;
+
+    #[test]
+    fn mps_limit_vs_machine() {
+        // 9.57 + 17.35 GiB + 292.50 MiB = 27.206 GiB > 27.20 GiB max allowed.
+        let c = codes("RuntimeError: MPS backend out of memory (MPS allocated: 9.57 GiB, other allocations: 17.35 GiB, max allowed: 27.20 GiB). Tried to allocate 292.50 MiB on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable upper limit for memory allocations (may cause system failure).");
+        assert_eq!(c[0], "mps_high_watermark");
+        // 2 + 1 + 1 = 4 GB < 18.13 GB: macOS refused, not the limit.
+        let c = codes("RuntimeError: MPS backend out of memory (MPS allocated: 2.00 GB, other allocations: 1.00 GB, max allowed: 18.13 GB). Tried to allocate 1.00 GB on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable upper limit for memory allocations (may cause system failure).");
+        assert_eq!(c[0], "unified_memory_exhausted");
+        let c = codes("RuntimeError: MPS backend out of memory (MPS allocated: 42.28 GiB, other allocations: 720.00 KiB). Tried to allocate 1.00 GiB on private pool.");
+        assert_eq!(c[0], "unified_memory_exhausted");
+    }
+
+    #[test]
+    fn mps_fix_warns_about_the_ratio() {
+        let f = &decode_str("RuntimeError: MPS backend out of memory (MPS allocated: 8.89 GB, other allocations: 172.98 MB, max allowed: 9.07 GB). Tried to allocate 6.25 MB on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable upper limit for memory allocations (may cause system failure).")[0];
+        assert_eq!(f.diagnosis.verdicts[0].code, "mps_high_watermark");
+        let ratio = f
+            .diagnosis
+            .fixes
+            .iter()
+            .find(|x| x.how.contains("PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0"))
+            .unwrap();
+        assert!(ratio.how.contains("freeze"));
+        assert!(ratio.how.contains("0.7"));
+    }
+
+    #[test]
+    fn host_verdicts() {
+        assert_eq!(codes("RuntimeError: [enforce fail at alloc_cpu.cpp:117] err == 0. DefaultCPUAllocator: can't allocate memory: you tried to allocate 8000000000000 bytes. Error code 12 (Cannot allocate memory)")[0], "request_exceeds_capacity");
+        assert_eq!(codes("RuntimeError: [enforce fail at alloc_cpu.cpp:117] err == 0. DefaultCPUAllocator: can't allocate memory: you tried to allocate 34359738368 bytes. Error code 12 (Cannot allocate memory)")[0], "host_ram_exhausted");
+        assert_eq!(codes("Out of memory: Killed process 48213 (python) total-vm:98765432kB, anon-rss:61234567kB, file-rss:0kB, shmem-rss:0kB")[0], "host_ram_exhausted");
+        assert_eq!(codes("slurmstepd: error: Detected 1 oom-kill event(s) in StepId=2003702.batch. Some of your processes may have been killed by the cgroup out-of-memory handler.")[0], "host_memory_limit");
+        let f = &decode_str("trainer-1 exited with code 137")[0];
+        assert_eq!(f.diagnosis.verdicts[0].code, "killed_by_sigkill");
+        assert!(f.diagnosis.verdicts[0].detail.contains("circumstantial"));
+        assert_eq!(f.category, crate::record::Category::LikelyOom);
+    }
+
+    #[test]
+    fn framework_verdicts() {
+        assert_eq!(codes("ResourceExhaustedError: OOM when allocating tensor with shape[8,512,512,64] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc")[0], "capacity_exhausted");
+        assert_eq!(codes("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 7406166528 bytes.")[0], "xla_preallocation");
+        assert_eq!(codes("XlaRuntimeError: RESOURCE_EXHAUSTED: Out of host memory while trying to allocate 68719476736 bytes. Please set the environment variable XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB to allocate larger host memory than the default 64 GB.")[0], "xla_host_memory_limit");
+        assert_eq!(codes("cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 1,073,741,824 bytes (allocated so far: 3,758,096,384 bytes, limit set to: 4,294,967,296 bytes).")[0], "memory_limit");
+        assert_eq!(codes("cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 1,073,741,824 bytes (allocated so far: 2,147,483,648 bytes).")[0], "capacity_exhausted");
+        assert_eq!(codes("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.")[0], "kv_cache_too_small");
+    }
+
+    #[test]
+    fn xpu_gets_no_cuda_advice() {
+        for text in [
+            "torch.OutOfMemoryError: XPU out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 15.11 GiB of which 1.02 GiB is free. Of the allocated memory 9.80 GiB is allocated by PyTorch, and 3.90 GiB is reserved by PyTorch but unallocated. Please use `empty_cache` to release all unoccupied cached memory.",
+            "RuntimeError: DPCPP out of memory. Tried to allocate 186.00 MiB (GPU 0; 15.56 GiB total capacity; 12.00 GiB already allocated; 13.00 GiB reserved in total by PyTorch)",
+        ] {
+            let f = &decode_str(text)[0];
+            assert!(!f.diagnosis.fixes.is_empty());
+            for x in &f.diagnosis.fixes {
+                assert!(!x.how.contains("PYTORCH_CUDA_ALLOC_CONF="), "{}", x.how);
+                assert!(!x.how.contains("nvidia-smi"), "{}", x.how);
+                assert!(!x.how.contains("device_type=\"cuda\""), "{}", x.how);
+            }
+        }
+    }
+}
+
+/// Out-of-memory errors under another name, crashes and consequences.
+mod likely_oom_kinds {
+    use super::super::xid::xid_info;
+    use super::*;
+    use crate::decode_str;
+
+    fn only(text: &str) -> Finding {
+        let mut findings = decode_str(text);
+        assert_eq!(findings.len(), 1, "{text}: {findings:#?}");
+        findings.remove(0)
+    }
+
+    fn codes(f: &Finding) -> Vec<&str> {
+        f.diagnosis
+            .verdicts
+            .iter()
+            .map(|v| v.code.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn masked_ooms_say_so_and_how_to_confirm() {
+        for text in [
+            "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
+            "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_SUPPORTED. This error may appear if you passed in a non-contiguous input.",
+            "host:1:2 [0] include/alloc.h:185 NCCL WARN Failed to CUDA calloc 6291456 bytes",
+            r#"RuntimeError: NVML_SUCCESS == r INTERNAL ASSERT FAILED at "../c10/cuda/CUDACachingAllocator.cpp":830, please report a bug to PyTorch. "#,
+            "RuntimeError: CUDA driver error: device not ready",
+        ] {
+            let f = only(text);
+            assert_eq!(f.category, crate::record::Category::LikelyOom, "{text}");
+            let v = &f.diagnosis.verdicts[0];
+            assert_eq!(v.code, "masked_oom");
+            assert!(v.title.contains("Not a") || v.title.contains("Not an"), "{}", v.title);
+            assert!(v.detail.contains("To confirm"), "{}", v.detail);
+            assert!(!f.diagnosis.fixes.is_empty());
+        }
+    }
+
+    #[test]
+    fn device_assert_verdicts() {
+        let f = only("/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1146: indexSelectLargeIndex: block: [0,0,0], thread: [0,0,0] Assertion `srcIndex < srcSelectDimSize` failed.\nRuntimeError: CUDA error: device-side assert triggered\n");
+        assert_eq!(codes(&f), ["index_out_of_range"]);
+        assert!(f.diagnosis.verdicts[0].detail.contains("vocabulary"));
+        let g = only("Loss.cu:94: operator(): block: [0,0,0], thread: [0,0,0] Assertion `input_val >= zero && input_val <= one` failed.\n");
+        assert_eq!(codes(&g), ["device_assert"]);
+        let h = only("RuntimeError: CUDA error: device-side assert triggered\n");
+        assert_eq!(codes(&h), ["device_assert"]);
+    }
+
+    #[test]
+    fn consequences_point_at_the_oom() {
+        let log = "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 79.15 GiB of which 1.02 GiB is free. Including non-PyTorch memory, this process has 78.11 GiB memory in use. Of the allocated memory 75.20 GiB is allocated by PyTorch, and 1.40 GiB is reserved by PyTorch but unallocated.\n[rank0]:[E ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600030 milliseconds before timing out.\n[rank0]: next\n";
+        let findings = decode_str(log);
+        assert_eq!(findings.len(), 2, "{findings:#?}");
+        let timeout = &findings[1];
+        assert_eq!(timeout.kind, Kind::NcclTimeout);
+        assert_eq!(timeout.consequence_of, Some(1));
+        assert_eq!(codes(timeout), ["collateral_timeout"]);
+        assert!(timeout.diagnosis.verdicts[0].detail.contains("finding [1]"));
+        assert!(timeout.diagnosis.fixes[0].title.contains("[1]"));
+    }
+
+    #[test]
+    fn consequences_alone_blame_no_one() {
+        let f = only("[E ProcessGroupNCCL.cpp:475] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=668, OpType=ALLREDUCE, NumelIn=52, NumelOut=52, Timeout(ms)=600000) ran for 600097 milliseconds before timing out.");
+        assert_eq!(f.consequence_of, None);
+        assert_eq!(codes(&f), ["collective_timeout"]);
+    }
+
+    #[test]
+    fn xid_codes() {
+        let f = only(
+            "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus.",
+        );
+        assert_eq!(codes(&f), ["xid_error", "hardware_fault"]);
+        assert!(headline(&f).contains("fallen off the bus"));
+        let g = only("NVRM: Xid (PCI:0000:3b:00): 13, pid=1234, name=python, Graphics Exception: ESR 0x50df30=0x107000e");
+        assert_eq!(codes(&g), ["xid_error"]);
+        let h = only("NVRM: Xid (PCI:0000:3b:00): 150, pid=1, something");
+        assert_eq!(codes(&h), ["xid_error"]);
+        assert!(h.diagnosis.verdicts[0].detail.contains("does not describe"));
+        for code in [
+            "13", "31", "43", "45", "48", "63", "64", "74", "79", "92", "94", "95", "119",
+        ] {
+            assert!(xid_info(code).is_some(), "{code}");
+        }
+    }
+
+    #[test]
+    fn every_kind_has_a_headline_verdict_and_fix() {
+        for text in [
+            "RuntimeError: CUDA error: misaligned address",
+            "RuntimeError: CUDA error: unspecified launch failure",
+            "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+            "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1331, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1",
+            "torch.distributed.DistBackendError: NCCL communicator was aborted on rank 2.",
+            "Process finished with exit code -1073741819 (0xC0000005)",
+            "OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading \"C:\\x\\torch\\lib\\cudnn_cnn_infer64_8.dll\" or one of its dependencies.",
+            "RuntimeError: CUDA failed with error out of memory",
+            "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 98304, Hardware limit: 65536. Reducing block sizes or `num_stages` may help.",
+        ] {
+            let f = only(text);
+                        assert!(!headline(&f).is_empty(), "{text}");
+            assert!(!f.diagnosis.verdicts.is_empty(), "{text}");
+            assert!(!f.diagnosis.fixes.is_empty(), "{text}");
+        }
+    }
+
+    #[test]
+    fn every_code_has_a_long_explanation() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/explanations");
+        let slugs = Kind::ALL.iter().map(|k| k.slug());
+        for code in slugs.chain(crate::explain::VERDICT_CODES.iter().copied()) {
+            let path = dir.join(format!("{code}.md"));
+            let text = std::fs::read_to_string(&path)
+                .unwrap_or_else(|_| panic!("missing {}", path.display()));
+            assert!(text.starts_with(&format!("# {code}: ")), "{code}");
+            for section in [
+                "## Example",
+                "## Why it happens",
+                "## How to fix it",
+                "## Read more",
+            ] {
+                assert!(text.contains(section), "{code}: {section}");
+            }
+        }
+    }
 }

@@ -147,7 +147,7 @@ fn category_label(c: Category) -> &'static str {
 
 /// Every string printed here passes through [`sanitize`], whether a parser
 /// took it from the log or the explainer built it (which may quote the log):
-/// text from a log must never reach the terminal raw (issue 6).
+/// text from a log must never reach the terminal raw.
 fn render_finding(f: &Finding, p: &Painter, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,

@@ -1,59 +1,17 @@
-//! Out-of-memory errors under another name (peers.md §0 "OOMs in disguise",
-//! message-formats.md §2.6, §4.2, §4.3): a CUDA library that cannot allocate
+//! Out-of-memory errors under another name (docs/message-formats.md §2.6,
+//! §4.2, §4.3): a CUDA library that cannot allocate
 //! its handle or workspace, an internal assert of PyTorch's caching allocator
 //! raised on the OOM path, and the driver's `device not ready` under memory
 //! pressure. None of these messages says "out of memory"; each usually means it.
-//!
-//! Also the helpers the other issue-4 families share: whether a bare error
-//! token is reported rather than mentioned, and folding repeated lines.
 
-use super::cuda::{continues_with_boilerplate, is_boilerplate, message_text};
+use super::text::{
+    collapse_repeats, continues_with_boilerplate, is_boilerplate, message_text, reported_token,
+};
 use super::{is_quoted, Family, Message};
 use crate::constant_regex;
 use crate::record::{Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
-
-/// True when an error token at byte `at` of `line` is reported rather than
-/// mentioned: it starts the text or follows `:`, `error `, `failed with ` or
-/// `results in `. Source code (`case cudaErrorMemoryAllocation:`,
-/// `err == ...`) and prose (`retry on ...`) fail this test.
-pub(super) fn reported_token(line: &str, at: usize) -> bool {
-    let before = &line[..at];
-    let trimmed = before.trim_end();
-    if trimmed.is_empty() || trimmed.ends_with(':') {
-        return true;
-    }
-    let lower = trimmed.to_ascii_lowercase();
-    before.ends_with(' ')
-        && ["error", "failed with", "results in"]
-            .iter()
-            .any(|w| lower.ends_with(w))
-}
-
-/// Keeps the first line and the non-frame boilerplate lines; counts the lines
-/// for which `is_repeat` holds (copies of the first that a library prints again).
-pub(super) fn collapse_repeats(
-    lines: &[String],
-    is_repeat: impl Fn(&str) -> bool,
-) -> (String, usize) {
-    let mut kept: Vec<&str> = Vec::new();
-    let mut repeats = 0;
-    for (i, line) in lines.iter().enumerate() {
-        let trimmed = line.trim_end();
-        if i > 0 && is_repeat(line) {
-            repeats += 1;
-            continue;
-        }
-        if trimmed.trim_start().starts_with("frame #") || trimmed.trim().is_empty() {
-            continue;
-        }
-        if !kept.contains(&trimmed) {
-            kept.push(trimmed);
-        }
-    }
-    (kept.join("\n"), repeats)
-}
 
 /// What a library status line says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -324,37 +282,12 @@ impl Family for DeviceNotReady {
     }
 }
 
-/// Test helper: feeds `text` through `family` as the scanner does (start,
-/// quote check, continuation lines) and decodes the first message.
-#[cfg(test)]
-pub(super) fn collect(family: &dyn Family, text: &[&str]) -> Option<Finding> {
-    let all: Vec<String> = text.iter().map(|s| s.to_string()).collect();
-    let start = family.start(&all[0])?;
-    if is_quoted(&all[0][..start]) {
-        return None;
-    }
-    let mut body = vec![all[0][start..].to_string()];
-    for next in &all[1..] {
-        if !family.continues(&body, next) {
-            break;
-        }
-        body.push(next.clone());
-    }
-    let m = Message {
-        input: "t",
-        line: 1,
-        prefix: &all[0][..start],
-        lines: &body,
-    };
-    family.decode(&m)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn decode(family: &dyn Family, line: &str) -> Option<Finding> {
-        collect(family, &[line])
+        crate::detect::decode_lines(family, &[line])
     }
 
     #[test]

@@ -1,0 +1,260 @@
+//! Text rules shared by the message families: size patterns, joining and
+//! growing wrapped messages, exception prefixes, quoted mentions, the
+//! boilerplate PyTorch appends to CUDA errors, and folding repeated lines.
+//! Family modules import from here, never from each other.
+
+use crate::constant_regex;
+use crate::units::{self, SizeError};
+use regex::Regex;
+use std::sync::OnceLock;
+
+/// Joins wrapped lines into one paragraph with single spaces.
+pub fn join_lines(lines: &[String]) -> String {
+    let mut out = String::new();
+    for line in lines {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(line);
+    }
+    out
+}
+
+/// Returns the exception class named at the end of `prefix`, e.g.
+/// `torch.OutOfMemoryError` from `"[stuff] torch.OutOfMemoryError: "`.
+pub fn exception_name(prefix: &str) -> Option<String> {
+    static RE: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        constant_regex(r"((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt)):\s*$")
+    });
+    re.captures(prefix).map(|c| c[1].to_string())
+}
+
+/// True if the text before a match opens a quotation (an odd number of `"`,
+/// `'` or backticks): the line quotes a message rather than printing one,
+/// as in `if "CUDA out of memory" in str(e):`.
+pub fn is_quoted(prefix: &str) -> bool {
+    ['"', '\'', '`']
+        .iter()
+        .any(|q| prefix.chars().filter(|c| c == q).count() % 2 == 1)
+}
+
+/// Compiles a constant pattern after substituting `{SIZE}` (PyTorch sizes)
+/// and `{TF_SIZE}` (TensorFlow/XLA sizes).
+pub fn re(pattern: &str) -> Regex {
+    crate::constant_regex(
+        &pattern
+            .replace("{TF_SIZE}", TF_SIZE)
+            .replace("{SIZE}", SIZE),
+    )
+}
+
+/// A size regex fragment with two groups (number, unit) for PyTorch's format.
+pub const SIZE: &str = r"(\d+(?:\.\d+)?)\s*(bytes|KiB|MiB|GiB|TiB|KB|MB|GB)";
+
+/// Collects sizes from regex captures, recording a note for any value that
+/// cannot be represented instead of failing the whole finding.
+pub struct SizeReader<'f> {
+    notes: &'f mut Vec<String>,
+    /// Set when a printed value was too large for 64 bits.
+    pub overflowed: bool,
+}
+
+impl<'f> SizeReader<'f> {
+    /// A reader that writes its notes to `notes`.
+    pub fn new(notes: &'f mut Vec<String>) -> Self {
+        SizeReader {
+            notes,
+            overflowed: false,
+        }
+    }
+
+    /// Reads the size in groups `at` (number) and `at + 1` (unit) of `caps`.
+    pub fn read(&mut self, caps: &regex::Captures<'_>, at: usize, what: &str) -> Option<u64> {
+        let number = caps.get(at)?.as_str();
+        let unit = caps.get(at + 1)?.as_str();
+        match units::to_bytes(number, unit) {
+            Ok(bytes) => Some(bytes),
+            Err(SizeError::TooLarge(text)) => {
+                self.overflowed = true;
+                self.notes.push(format!(
+                    "{what} `{text}` is too large to be a real byte count"
+                ));
+                None
+            }
+            Err(SizeError::Malformed(text)) => {
+                self.notes
+                    .push(format!("{what} `{text}` could not be read"));
+                None
+            }
+        }
+    }
+}
+
+/// Finds the first match of `re` in `text` and reads its size at group `at`.
+pub fn find_size(
+    re: &Regex,
+    text: &str,
+    at: usize,
+    what: &str,
+    sizes: &mut SizeReader<'_>,
+) -> Option<u64> {
+    re.captures(text)
+        .and_then(|caps| sizes.read(&caps, at, what))
+}
+
+/// TensorFlow/XLA `HumanReadableNumBytes` (docs/message-formats.md §1.3):
+/// `512B`, `1.5KiB`, `11.77MiB`, `2.00GiB`, no space before the unit.
+/// Two groups: number, unit.
+pub const TF_SIZE: &str = r"(\d+(?:\.\d+)?)(B|KiB|MiB|GiB|TiB|PiB|EiB)\b";
+
+/// Whether appending `next` to `lines` lets `score` read more of the message:
+/// the rule for hard-wrapped messages. Stops at `max_lines` and at lines that
+/// start something else (a traceback, another exception).
+pub fn grows(lines: &[String], next: &str, max_lines: usize, score: fn(&str) -> usize) -> bool {
+    if lines.len() >= max_lines || looks_like_new_record(next) {
+        return false;
+    }
+    let joined = join_lines(lines);
+    let before = score(&joined);
+    let after = score(&format!("{joined} {}", next.trim()));
+    after > before
+}
+
+/// An integer group of the first match, parsed.
+pub fn int<T: std::str::FromStr>(re: &Regex, text: &str, at: usize) -> Option<T> {
+    re.captures(text)?
+        .get(at)?
+        .as_str()
+        .replace(',', "")
+        .parse()
+        .ok()
+}
+
+/// A line that starts something else: a traceback, a frame, another exception.
+pub fn looks_like_new_record(line: &str) -> bool {
+    let t = line.trim_start();
+    t.is_empty()
+        || t.starts_with("Traceback (most recent call last)")
+        || t.starts_with("File \"")
+        || t.starts_with("During handling of the above exception")
+        || t.starts_with("The above exception was the direct cause")
+        || exception_name(t.split_once(": ").map_or("", |(head, _)| head).trim_end())
+            .is_some_and(|_| t.contains(": ") && !t.starts_with(|c: char| c.is_ascii_digit()))
+}
+
+/// Boilerplate lines PyTorch prints after `CUDA error: ...` in its various
+/// releases, and the C++ stack PyTorch can append; they belong to the message.
+pub(crate) fn is_boilerplate(line: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        constant_regex(concat!(
+            r"^\s*(?:CUDA kernel errors might be asynchronously reported",
+            r"|HIP kernel errors might be asynchronously reported",
+            r"|For debugging consider passing (?:CUDA|HIP|AMD)_LAUNCH_BLOCKING",
+            r"|Compile with `TORCH_USE_(?:CUDA|HIP)_DSA` to enable device-side assertions",
+            r"|Device-side assertions were explicitly omitted",
+            r"|Search for `\w+' in https?://",
+            r"|For more detailed error information, run with CUDA_LOG_FILE",
+            r"|Exception raised from \S+ at ",
+            r"|frame #\d+: )"
+        ))
+    });
+    re.is_match(line)
+}
+
+/// Whether `next` is boilerplate that continues a `CUDA error: ...` message.
+pub(crate) fn continues_with_boilerplate(lines: &[String], next: &str) -> bool {
+    lines.len() < 200 && is_boilerplate(next)
+}
+
+/// Keeps the message and its boilerplate, without the C++ frame lines.
+pub(crate) fn message_text(lines: &[String]) -> String {
+    lines
+        .iter()
+        .filter(|l| !l.trim_start().starts_with("frame #"))
+        .map(|l| l.trim_end())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// True when an error token at byte `at` of `line` is reported rather than
+/// mentioned: it starts the text or follows `:`, `error `, `failed with ` or
+/// `results in `. Source code (`case cudaErrorMemoryAllocation:`,
+/// `err == ...`) and prose (`retry on ...`) fail this test.
+pub(crate) fn reported_token(line: &str, at: usize) -> bool {
+    let before = &line[..at];
+    let trimmed = before.trim_end();
+    if trimmed.is_empty() || trimmed.ends_with(':') {
+        return true;
+    }
+    let lower = trimmed.to_ascii_lowercase();
+    before.ends_with(' ')
+        && ["error", "failed with", "results in"]
+            .iter()
+            .any(|w| lower.ends_with(w))
+}
+
+/// Keeps the first line and the non-frame boilerplate lines; counts the lines
+/// for which `is_repeat` holds (copies of the first that a library prints again).
+pub(crate) fn collapse_repeats(
+    lines: &[String],
+    is_repeat: impl Fn(&str) -> bool,
+) -> (String, usize) {
+    let mut kept: Vec<&str> = Vec::new();
+    let mut repeats = 0;
+    for (i, line) in lines.iter().enumerate() {
+        let trimmed = line.trim_end();
+        if i > 0 && is_repeat(line) {
+            repeats += 1;
+            continue;
+        }
+        if trimmed.trim_start().starts_with("frame #") || trimmed.trim().is_empty() {
+            continue;
+        }
+        if !kept.contains(&trimmed) {
+            kept.push(trimmed);
+        }
+    }
+    (kept.join("\n"), repeats)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{find_size, re, SizeReader};
+
+    #[test]
+    fn tf_sizes_need_no_space() {
+        let r = re(r"allocate {TF_SIZE}");
+        let c = r.captures("allocate 11.77MiB").unwrap();
+        assert_eq!((&c[1], &c[2]), ("11.77", "MiB"));
+        assert!(r.captures("allocate 512B").is_some());
+        assert!(r.captures("allocate 2.00 GiB").is_none());
+    }
+
+    #[test]
+    fn raw_counts_read_as_bytes() {
+        let r = re(r"allocating ([\d,]+) (bytes)");
+        let mut notes = Vec::new();
+        let mut sizes = SizeReader::new(&mut notes);
+        assert_eq!(
+            find_size(&r, "allocating 1,073,741,824 bytes", 1, "x", &mut sizes),
+            Some(1 << 30)
+        );
+        assert_eq!(
+            find_size(
+                &r,
+                "allocating 99999999999999999999999 bytes",
+                1,
+                "x",
+                &mut sizes
+            ),
+            None
+        );
+        assert!(sizes.overflowed);
+    }
+}

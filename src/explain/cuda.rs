@@ -1,0 +1,104 @@
+//! CUDA runtime and driver errors: out-of-memory outside PyTorch's allocator
+//! (no sizes) and illegal memory accesses.
+
+use super::common::{fix, on_device, verdict};
+use super::docs::Code;
+use super::Explain;
+use crate::record::{Diagnosis, Finding, Fix, Verdict};
+
+/// Explains `Kind::CudaRuntimeOom` findings.
+pub(super) struct CudaRuntimeOom;
+
+impl Explain for CudaRuntimeOom {
+    fn headline(&self, f: &Finding) -> String {
+        format!(
+            "A CUDA call ran out of GPU memory{} (outside PyTorch's allocator; no sizes given)",
+            on_device(f)
+        )
+    }
+    fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
+        out.push(runtime_oom_verdict(f))
+    }
+    fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
+        runtime_oom_fixes(f, out)
+    }
+}
+
+/// Explains `Kind::IllegalMemoryAccess` findings.
+pub(super) struct IllegalMemoryAccess;
+
+impl Explain for IllegalMemoryAccess {
+    fn headline(&self, _f: &Finding) -> String {
+        "A GPU kernel accessed memory it should not (illegal memory access) — not an out-of-memory error".into()
+    }
+    fn verdicts(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
+        out.push(verdict(
+            Code::AsyncErrorLocation,
+            "The traceback probably points at the wrong line",
+            "CUDA reports kernel faults asynchronously: the error surfaces at the next call that synchronises with the GPU, not in the kernel that made the bad access. The Python frames above show where PyTorch noticed the fault, which is usually later than where it happened.".into(),
+        ))
+    }
+    fn fixes(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
+        illegal_access_fixes(out)
+    }
+}
+
+fn runtime_oom_verdict(f: &Finding) -> Verdict {
+    match f.era.as_deref() {
+        Some("driver") => verdict(
+            Code::OutsideAllocatorOom,
+            "A CUDA driver call ran out of memory",
+            "`CUDA driver error: out of memory` comes from the CUDA driver API, which PyTorch uses for expandable segments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True) and for some other features. The message carries no sizes. On WSL2 and Jetson this error appears with expandable segments even when memory is free.".into(),
+        ),
+        Some("thc") => verdict(
+            Code::OutsideAllocatorOom,
+            "cudaMalloc failed in an old PyTorch (≤0.4)",
+            "`cuda runtime error (2) : out of memory` is how PyTorch 0.4 and older reported any failed CUDA allocation (error 2 is cudaErrorMemoryAllocation). It carries no sizes, so oomwhy cannot say what filled the card.".into(),
+        ),
+        _ => verdict(
+            Code::OutsideAllocatorOom,
+            "A CUDA call outside PyTorch's allocator ran out of memory",
+            "`CUDA error: out of memory` (unlike `CUDA out of memory. Tried to allocate ...`) is raised by a CUDA runtime call that does not go through PyTorch's caching allocator: creating the CUDA context on a GPU that is already full, cuBLAS/cuDNN handles and workspaces, NCCL buffers, or another library in the process. Memory that PyTorch caches is not available to these calls.".into(),
+        ),
+    }
+}
+
+fn runtime_oom_fixes(f: &Finding, out: &mut Vec<Fix>) {
+    if f.era.as_deref() == Some("driver") {
+        out.push(fix(
+            "Turn off expandable segments if you set them",
+            "Remove expandable_segments:True from PYTORCH_CUDA_ALLOC_CONF / PYTORCH_ALLOC_CONF: the driver-API mapping it uses fails on WSL2 and Jetson even with free memory.",
+        ));
+    }
+    out.push(fix(
+        "Check what else holds the GPU",
+        "Run `nvidia-smi`: if other processes fill the card, even creating the CUDA context (a few hundred MiB) fails. Stop them or choose another GPU with CUDA_VISIBLE_DEVICES.",
+    ));
+    out.push(fix(
+        "Leave room for libraries outside PyTorch's cache",
+        "cuBLAS, cuDNN and NCCL allocate with cudaMalloc directly and cannot use memory PyTorch caches. Call torch.cuda.empty_cache() before the failing call, or cap PyTorch with torch.cuda.set_per_process_memory_fraction(0.9).",
+    ));
+    out.push(fix(
+        "Reduce the workload",
+        "A smaller batch, sequence length or model leaves more room for these allocations.",
+    ));
+}
+
+fn illegal_access_fixes(out: &mut Vec<Fix>) {
+    out.push(fix(
+        "Find the kernel that really failed",
+        "Re-run with CUDA_LAUNCH_BLOCKING=1 so each kernel is checked as it finishes; the traceback then points at the real call. Slower, so reproduce on a small input.",
+    ));
+    out.push(fix(
+        "Run under compute-sanitizer",
+        "compute-sanitizer --tool memcheck python train.py names the kernel and the out-of-bounds address (very slow: use a tiny batch).",
+    ));
+    out.push(fix(
+        "Check the usual causes",
+        "An index out of range (embedding ids ≥ num_embeddings, labels ≥ num_classes, gather/scatter indices): run the same step on the CPU for a clear IndexError. Custom CUDA/Triton kernels and extensions (flash-attn, bitsandbytes, apex) built for another PyTorch/CUDA version. Tensors on the wrong device or non-contiguous inputs passed to custom ops.",
+    ));
+    out.push(fix(
+        "Rule out the hardware",
+        "If it happens at random places, check the kernel log (`sudo dmesg | grep -i xid`) for NVIDIA Xid errors and run the GPU alone.",
+    ));
+}

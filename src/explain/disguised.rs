@@ -1,0 +1,150 @@
+//! Out-of-memory errors under another name: a CUDA library that cannot
+//! allocate, the caching allocator's internal assert on its OOM path, and
+//! `device not ready` under memory pressure. Each verdict says the message
+//! is not an OOM message, why it usually means one, and how to confirm.
+
+use super::common::{confirm_fix, fact, fix, verdict, workload_fix, CONFIRM};
+use super::docs::Code;
+use super::Explain;
+use crate::record::{Diagnosis, Finding, Fix, Verdict};
+
+/// Explains `Kind::LibraryAllocFailed` findings.
+pub(super) struct LibraryAllocFailed;
+
+impl Explain for LibraryAllocFailed {
+    fn headline(&self, f: &Finding) -> String {
+        let status = fact(f, "status").unwrap_or("an allocation failure");
+        let call = fact(f, "call")
+            .map(|c| format!(" at {c}"))
+            .unwrap_or_default();
+        format!(
+            "{} failed with {status}{call}: probably out of GPU memory under another name",
+            library_name(f)
+        )
+    }
+    fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
+        out.push(library_verdict(f))
+    }
+    fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
+        match fact(f, "status") {
+                Some("CUDNN_STATUS_NOT_SUPPORTED") => out.push(fix(
+                    "Rule out the input itself",
+                    "If a smaller batch does not help, make the input contiguous (x = x.contiguous()) and, to test, run with torch.backends.cudnn.enabled = False: if that works, the input layout or shape is unsupported, not memory.",
+                )),
+                Some("CUBLAS_STATUS_NOT_INITIALIZED") => out.push(fix(
+                    "Rule out an out-of-range index",
+                    "Run one step on the CPU: an IndexError there means a token id or label is out of range and corrupted the GPU context. Check that the tokenizer matches the model (len(tokenizer) ≤ the embedding size).",
+                )),
+                _ => {}
+            }
+        out.push(confirm_fix());
+        out.push(headroom_fix());
+        out.push(workload_fix());
+    }
+}
+
+/// Explains `Kind::AllocatorAssert` findings.
+pub(super) struct AllocatorAssert;
+
+impl Explain for AllocatorAssert {
+    fn headline(&self, _f: &Finding) -> String {
+        "PyTorch's allocator failed an internal assert on its out-of-memory path: probably out of GPU memory".into()
+    }
+    fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
+        out.push(allocator_assert_verdict(f))
+    }
+    fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
+        if f.era.as_deref() == Some("handles") {
+            out.push(fix(
+                    "Turn off expandable segments",
+                    "Remove expandable_segments:True from PYTORCH_CUDA_ALLOC_CONF / PYTORCH_ALLOC_CONF: the ordinary allocator then reports a normal out-of-memory error with its numbers (on WSL2 expandable segments are a known source of failures).",
+                ));
+        }
+        out.push(confirm_fix());
+        out.push(workload_fix());
+        out.push(fix(
+                "Get the numbers another way",
+                "The assert hides the out-of-memory message's figures: print torch.cuda.mem_get_info() and torch.cuda.memory_summary() before the failing step to see free and reserved memory.",
+            ));
+    }
+}
+
+/// Explains `Kind::DeviceNotReady` findings.
+pub(super) struct DeviceNotReady;
+
+impl Explain for DeviceNotReady {
+    fn headline(&self, _f: &Finding) -> String {
+        "`CUDA driver error: device not ready`: under memory pressure (WSL2) this usually means the GPU ran out of memory".into()
+    }
+    fn verdicts(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
+        out.push(verdict(
+            Code::MaskedOom,
+            "Not an out-of-memory message, but under memory pressure it usually means one",
+            format!("`device not ready` (CUDA_ERROR_NOT_READY) normally means \"not finished yet\" and is not an error at all; PyTorch raises it when a driver call it checks returns it. It has been reported on WSL2 when the driver could not make memory resident (dmesg shows `dxgkio_make_resident ... -12`, i.e. ENOMEM) while nvidia-smi still showed free memory, and disappeared when the job used less GPU memory (microsoft/WSL#41176; mberr/torch-max-mem#45 lists it among OOM-under-pressure messages). {CONFIRM}"),
+        ))
+    }
+    fn fixes(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
+        out.push(fix(
+                "Use less of the GPU than nvidia-smi shows free",
+                "On WSL2 the memory that can actually be made resident is below what nvidia-smi reports: lower the share a framework takes (vLLM --gpu-memory-utilization 0.8, smaller KV cache), the batch or the model size. `dmesg | grep -i make_resident` shows the driver's ENOMEM.",
+            ));
+        out.push(confirm_fix());
+        out.push(workload_fix());
+    }
+}
+
+fn library_name(f: &Finding) -> &'static str {
+    match fact(f, "library") {
+        Some("cudnn") => "cuDNN",
+        Some("cusolver") => "cuSOLVER",
+        _ => "cuBLAS",
+    }
+}
+
+fn library_verdict(f: &Finding) -> Verdict {
+    let lib = library_name(f);
+    let status = fact(f, "status").unwrap_or("an error");
+    let call = fact(f, "call")
+        .map(|c| format!(" when calling `{c}`"))
+        .unwrap_or_default();
+    let detail = match status {
+        "CUDNN_STATUS_NOT_SUPPORTED" => format!(
+            "cuDNN returned CUDNN_STATUS_NOT_SUPPORTED. PyTorch adds that this \"may appear if you passed in a non-contiguous input\", but in practice it most often appears when cuDNN cannot get the workspace memory an algorithm needs, which is why PyTorch Lightning and Hugging Face accelerate treat this exact message as an out-of-memory error (pytorch/pytorch#4107). A really unsupported input (non-contiguous tensor, unusual shape or dtype) is the other cause. {CONFIRM} If a smaller batch does not help, try x.contiguous() on the input."
+        ),
+        "CUBLAS_STATUS_NOT_INITIALIZED" | "CUSOLVER_STATUS_NOT_INITIALIZED" | "CUSOLVER_STATUS_INTERNAL_ERROR" => format!(
+            "{lib} returned {status}{call}: it could not set up its handle. This is not PyTorch's out-of-memory message, but creating the handle allocates a workspace with cudaMalloc, outside PyTorch's cache, and the most common reason it fails is that the GPU is full (maintainers' answers in QwenLM/Qwen#120 and EleutherAI/lm-evaluation-harness#1689). Less often it is a CUDA/driver mismatch, or an earlier out-of-range index (e.g. a token id ≥ the vocabulary size) that corrupted the context. {CONFIRM}"
+        ),
+        _ => format!(
+            "{lib} returned {status}{call}. This is not PyTorch's out-of-memory message, but {lib} allocates its handle and workspace with cudaMalloc, outside PyTorch's cache, so the status means the GPU had no room left for it, often because PyTorch's cache held the memory (QwenLM/Qwen3#873 was fixed by freeing GPU memory). {CONFIRM}"
+        ),
+    };
+    verdict(
+        Code::MaskedOom,
+        "Not an out-of-memory message, but it usually means one",
+        detail,
+    )
+}
+
+fn allocator_assert_verdict(f: &Finding) -> Verdict {
+    let at = match (fact(f, "file"), fact(f, "line")) {
+        (Some(file), Some(line)) => format!(" ({file}:{line})"),
+        _ => String::new(),
+    };
+    let detail = if f.era.as_deref() == Some("handles") {
+        format!("`!handles_.at(i)` is an internal assert{at} in the expandable-segments code of PyTorch's caching allocator (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), which maps physical memory into a growing segment. It has been reported under heavy memory pressure (mberr/torch-max-mem#45) and on WSL2 while decoding a large video (pytorch/pytorch#166234), i.e. when mapping more memory failed. It replaces the out-of-memory message rather than being a separate bug in your code. {CONFIRM}")
+    } else {
+        format!("`{}` failed{at} while PyTorch was building its out-of-memory message: since 2.1 the message lists the processes using the GPU, which PyTorch asks NVML for, and that query fails on MIG instances, Jetson and some containers. The allocation had already failed; the assert only hides the usual \"CUDA out of memory\" text and its numbers (pytorch/pytorch#122068, fal-ai/fal#478, pytorch/pytorch#185240). {CONFIRM}", fact(f, "assert").unwrap_or("NVML_SUCCESS == r"))
+    };
+    verdict(
+        Code::MaskedOom,
+        "Not an out-of-memory message, but raised on the out-of-memory path",
+        detail,
+    )
+}
+
+fn headroom_fix() -> Fix {
+    fix(
+        "Leave room outside PyTorch's cache",
+        "cuBLAS, cuDNN, cuSOLVER and NCCL allocate with cudaMalloc directly and cannot use memory PyTorch has cached. Cap PyTorch with torch.cuda.set_per_process_memory_fraction(0.9), or call torch.cuda.empty_cache() before the failing call; stop other processes on the GPU (`nvidia-smi`).",
+    )
+}

@@ -1,0 +1,105 @@
+//! Every threshold a verdict uses, with its reason. README.md's "Verdicts and
+//! their thresholds" states them in words; `readme_states_every_threshold`
+//! below checks that it still does.
+//!
+//! Shares are written as divisors (`x >= total / OTHERS_CARD_DIVISOR`) so
+//! that the integer arithmetic is the same as everywhere it is used.
+
+use super::common::{GIB, MIB};
+
+/// Other processes matter when they hold at least a tenth of the card...
+pub(super) const OTHERS_CARD_DIVISOR: u64 = 10;
+/// ...and at least this much: a few small processes are normal.
+pub(super) const OTHERS_MIN: u64 = 512 * MIB;
+/// Or when they hold at least the shortfall and this much: then they alone
+/// explain the failure.
+pub(super) const OTHERS_DECISIVE_MIN: u64 = 256 * MIB;
+
+/// Memory outside PyTorch (total − free − reserved, no process list) is
+/// blamed from this much, a CUDA context and libraries take less...
+pub(super) const OUTSIDE_MIN: u64 = GIB;
+/// ...and from a tenth of the card.
+pub(super) const OUTSIDE_CARD_DIVISOR: u64 = 10;
+
+/// Reserved-but-unallocated memory below this is ordinary rounding slack,
+/// not fragmentation.
+pub(super) const FRAGMENTATION_MIN: u64 = 64 * MIB;
+/// Fragmentation is the main cause when the unused reserve is at least a
+/// twentieth (5 %) of what PyTorch reserved.
+pub(super) const FRAGMENTATION_MAIN_DIVISOR: u64 = 20;
+/// Without a request size: at least this much unused...
+pub(super) const FRAGMENTATION_NO_REQUEST_MIN: u64 = GIB;
+/// ...and a fifth (20 %) of what PyTorch reserved.
+pub(super) const FRAGMENTATION_NO_REQUEST_DIVISOR: u64 = 5;
+
+/// CUDA-graph private pools matter from this much (or from the request).
+pub(super) const GRAPH_POOLS_MIN: u64 = GIB;
+
+/// A CUDA context alone is about 0.3–1 GiB; this much outside PyTorch's
+/// allocator in this process means another library holds memory.
+pub(super) const NON_PYTORCH_MIN: u64 = 3 * GIB / 2;
+
+/// Live tensors fill the card when they hold this many tenths of it (70 %).
+pub(super) const TENSORS_DOMINATE_TENTHS: u64 = 7;
+
+/// No GPU has this much memory (the largest have a few hundred GiB).
+pub(super) const LARGER_THAN_ANY_GPU: u64 = 1 << 40;
+
+/// Memory grows when allocated memory rises by more than a twentieth (5 %)
+/// at each of the last OOMs...
+pub(super) const GROWTH_STEP_DIVISOR: u64 = 20;
+/// ...and by this much in all: batches of different sizes vary less.
+pub(super) const GROWTH_MIN: u64 = 256 * MIB;
+
+/// A last progress counter up to this: it failed at the first step.
+pub(super) const FAILS_AT_START_MAX_STEP: u64 = 1;
+/// A last progress counter from this: it failed after many good steps.
+pub(super) const LATE_FAILURE_MIN_STEP: u64 = 100;
+
+/// `cudaMalloc retries` from which the allocator is said to have been
+/// flushing its cache repeatedly.
+pub(super) const MANY_RETRIES: u64 = 10;
+
+/// Most memory this process holds beyond PyTorch's reserved memory (CUDA
+/// context, cuBLAS/cuDNN workspaces) for an nvidia-smi row to be taken as it.
+pub(super) const OWN_OVERHEAD: u64 = 3 * GIB;
+
+#[cfg(test)]
+mod tests {
+    /// The README states each threshold in words; these are its phrases.
+    #[test]
+    fn readme_states_every_threshold() {
+        let readme = include_str!("../../README.md");
+        let section = readme
+            .split("### Verdicts and their thresholds")
+            .nth(1)
+            .expect("README section");
+        let phrase = |s: &str| assert!(section.contains(s), "README lacks {s:?}");
+        use super::*;
+        assert_eq!((OTHERS_CARD_DIVISOR, OTHERS_MIN), (10, 512 * MIB));
+        phrase("≥ 10 % of the card and ≥ 512 MiB");
+        assert_eq!(OTHERS_DECISIVE_MIN, 256 * MIB);
+        phrase("or ≥ 256 MiB and at least the shortfall");
+        assert_eq!((OUTSIDE_MIN, OUTSIDE_CARD_DIVISOR), (GIB, 10));
+        phrase("≥ 1 GiB, ≥ 10 % of the card");
+        assert_eq!(
+            (FRAGMENTATION_MIN, FRAGMENTATION_MAIN_DIVISOR),
+            (64 * MIB, 20)
+        );
+        phrase("reserved-but-unallocated ≥ 64 MiB");
+        phrase("≥ 5 % of reserved");
+        assert_eq!(GRAPH_POOLS_MIN, GIB);
+        phrase("private pools hold ≥ the request or ≥ 1 GiB");
+        assert_eq!(NON_PYTORCH_MIN, 3 * GIB / 2);
+        phrase("≥ 1.5 GiB outside PyTorch's");
+        assert_eq!(TENSORS_DOMINATE_TENTHS, 7);
+        phrase("fill ≥ 70 % of the card");
+        assert_eq!(LARGER_THAN_ANY_GPU, 1 << 40);
+        phrase("≥ 1 TiB when the card's size is not given");
+        assert_eq!((GROWTH_STEP_DIVISOR, GROWTH_MIN), (20, 256 * MIB));
+        phrase("(by ≥ 5 % each, ≥ 256 MiB in all)");
+        assert_eq!((FAILS_AT_START_MAX_STEP, LATE_FAILURE_MIN_STEP), (1, 100));
+        phrase("progress counter before the crash is 0 or 1");
+        phrase("it is ≥ 100");
+    }
+}
