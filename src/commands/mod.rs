@@ -1,5 +1,6 @@
 //! One function per mode of the binary; `main.rs` dispatches here.
 
+mod follow;
 mod info;
 mod progress;
 mod run;
@@ -17,7 +18,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         anyhow::bail!("FILE and --follow cannot be used with a subcommand");
     }
     match cli.command {
-        None if cli.scan.follow => scan::follow(&cli.scan),
+        None if cli.scan.follow => follow::follow(&cli.scan),
         None => scan::scan(&cli.scan),
         Some(Command::Explain(args)) => info::explain(&args, cli.scan.color),
         Some(Command::Schema(args)) => info::schema(&args),
