@@ -70,6 +70,63 @@ fn ctrl_c_lets_the_command_save_its_checkpoint() {
     assert_eq!(out, ["checkpoint saved"]);
 }
 
+/// Runs oomwhy under a pseudo-terminal (Python's `pty`), presses Ctrl-C
+/// once the command is ready and prints what came back and the status.
+const PTY_DRIVER: &str = r#"
+import os, pty, select, signal, sys, time
+oomwhy, script = sys.argv[1], sys.argv[2]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(oomwhy, [oomwhy, "run", "--", sys.executable, "-c", script])
+print("pid", pid, flush=True)
+output, pressed, deadline = b"", False, time.time() + 20
+try:
+    while time.time() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            output += chunk
+        if not pressed and b"ready" in output:
+            os.write(fd, b"\x03")
+            pressed = True
+    _, status = os.waitpid(pid, os.WNOHANG)
+    if status == 0 and time.time() < deadline:
+        _, status = os.waitpid(pid, 0)
+    print("status", os.waitstatus_to_exitcode(status), flush=True)
+    print(output.decode(errors="replace").replace("\r\n", "\n"), flush=True)
+finally:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+"#;
+
+#[test]
+fn under_a_terminal_ctrl_c_reaches_the_command_once() {
+    // The command counts the interrupts that arrive while it saves.
+    let script = "import signal, sys, time\ncount = 0\ndef on_int(*_):\n    global count\n    count += 1\ntry:\n    print('ready')\n    time.sleep(30)\nexcept KeyboardInterrupt:\n    signal.signal(signal.SIGINT, on_int)\n    time.sleep(1)\n    print('interrupts after the first:', count)\n    sys.exit(5)\n";
+    let mut run = Live::piped(
+        std::process::Command::new("python3")
+            .args(["-c", PTY_DRIVER, env!("CARGO_BIN_EXE_oomwhy"), script])
+            .env_remove("PYTHONUNBUFFERED"),
+    );
+    run.command_group();
+    let status = run.stdout_line("the status", |l| l.starts_with("status "));
+    let (out, _) = run.rest();
+    assert_eq!(status, "status 5", "{out:?}");
+    assert!(
+        // The terminal echoes `^C` in front of it.
+        out.iter()
+            .any(|l| l.ends_with("interrupts after the first: 0")),
+        "{out:?}"
+    );
+}
+
 #[test]
 fn a_signal_death_is_passed_on_as_128_plus_n() {
     let mut run = Live::piped(oomwhy().arg("run").arg("--").args(python_waiting("")));
