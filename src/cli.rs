@@ -11,6 +11,7 @@ Examples:
   oomwhy                                   then paste the error and press Ctrl-D
   oomwhy run -- python train.py            run a command, explain it if it crashes
   oomwhy --follow train.log                watch a log while it is written
+  oomwhy --follow --from-end train.log     only crashes written from now on
   oomwhy --format json rank*.log > report.json
   oomwhy --format markdown train.log       a report to paste into an issue
   oomwhy explain fragmentation             the long explanation of a code
@@ -53,11 +54,15 @@ pub enum Command {
     /// Run a command, pass its output through, and explain its crash.
     ///
     /// The command's standard output and error pass through unchanged and
-    /// live; both are scanned as they stream. When the command ends, what was
-    /// found is reported on standard error (or in `--report PATH`), and
-    /// oomwhy exits with the command's own exit status (128 + N for a signal).
+    /// live (one pipe for both when they are one file for oomwhy, so their
+    /// order is kept); both are scanned as one log. When the command ends,
+    /// what was found is reported on standard error (or in `--report PATH`),
+    /// and oomwhy exits with the command's own exit status (128 + N for a
+    /// signal). SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are
+    /// passed on to the command (its process group outside a terminal) and
+    /// oomwhy waits for it; a second Ctrl-C within 2 s kills it.
     #[command(
-        after_help = "Examples:\n  oomwhy run -- python train.py --batch-size 64\n  oomwhy run --format json --report oom.json -- torchrun --nproc-per-node 8 train.py"
+        after_help = "Examples:\n  oomwhy run -- python train.py --batch-size 64\n  oomwhy --format json run --report oom.json -- torchrun --nproc-per-node 8 train.py"
     )]
     Run(RunArgs),
     /// Print a shell completion script (e.g. `oomwhy completions bash > /etc/bash_completion.d/oomwhy`).
