@@ -37,6 +37,8 @@ const GRACE: Duration = Duration::from_millis(500);
 /// The longest wait for the pipes after the command exited: a process it
 /// left running may keep them open and writing for ever.
 const GRACE_MAX: Duration = Duration::from_secs(3);
+/// Chunks of output (up to 64 KiB each) waiting to be scanned.
+const QUEUED_CHUNKS: usize = 64;
 /// How often findings are settled for a report written as they come (NDJSON).
 const SETTLE_EVERY: Duration = Duration::from_millis(500);
 
@@ -80,7 +82,7 @@ impl Passthrough {
 }
 
 /// Copies pipe `index` to `to` as it arrives and sends a copy to be scanned.
-fn pump(mut from: impl Read, index: usize, to: Passthrough, tx: &mpsc::Sender<Event>) {
+fn pump(mut from: impl Read, index: usize, to: Passthrough, tx: &mpsc::SyncSender<Event>) {
     let mut buf = vec![0u8; 64 * 1024];
     let mut passing = true;
     loop {
@@ -233,7 +235,9 @@ pub fn run(args: &RunArgs, output: &ScanArgs) -> anyhow::Result<i32> {
     #[cfg(unix)]
     let forwarding = signals.start(pid);
 
-    let (tx, rx) = mpsc::channel();
+    // Bounded: a command that prints faster than it can be scanned waits,
+    // as it would for a slow terminal, instead of filling memory.
+    let (tx, rx) = mpsc::sync_channel(QUEUED_CHUNKS);
     let pipes = connection.pipes(&mut child);
     let count = pipes.len();
     for (index, (pipe, to)) in pipes.into_iter().enumerate() {
