@@ -128,6 +128,28 @@ fn under_a_terminal_ctrl_c_reaches_the_command_once() {
 }
 
 #[test]
+fn a_signal_ignored_like_nohup_stays_ignored() {
+    // `nohup oomwhy run -- CMD`: SIGHUP is ignored for oomwhy, so it must be
+    // for the command too, and a hangup must not be passed on.
+    let script = "import os, signal, time\nprint('pid', os.getpid())\nprint('hup ignored:', signal.getsignal(signal.SIGHUP) == signal.SIG_IGN)\ntime.sleep(1)\nprint('still here')\n";
+    let wrapper = format!(
+        "trap '' HUP; exec '{}' run -- python3 -c \"{script}\"",
+        env!("CARGO_BIN_EXE_oomwhy")
+    );
+    let mut run = Live::piped(
+        std::process::Command::new("sh")
+            .args(["-c", &wrapper])
+            .env_remove("PYTHONUNBUFFERED"),
+    );
+    run.command_group();
+    run.stdout_line("the disposition", |l| l == "hup ignored: True");
+    run.signal(Signal::SIGHUP);
+    assert_eq!(run.exit_within(PATIENCE).code(), Some(0));
+    let (out, _) = run.rest();
+    assert_eq!(out, ["still here"]);
+}
+
+#[test]
 fn a_signal_death_is_passed_on_as_128_plus_n() {
     let mut run = Live::piped(oomwhy().arg("run").arg("--").args(python_waiting("")));
     run.command_group();

@@ -46,7 +46,7 @@ const SETTLE_EVERY: Duration = Duration::from_millis(500);
 enum Event {
     /// Bytes from pipe `usize` (already passed through).
     Data(usize, Vec<u8>),
-    /// Pipe `usize` reached its end.
+    /// Pipe `usize` reached its end (or was closed after our output was).
     Eof(usize),
     /// Pipe `usize` could not be read.
     ReadError(usize, io::Error),
@@ -104,6 +104,7 @@ fn pump(mut from: impl Read, index: usize, to: Passthrough, tx: &mpsc::SyncSende
                     // Nobody reads our output any more: drop the command's
                     // pipe so that its next write fails as it would have
                     // without oomwhy in between (SIGPIPE, BrokenPipeError).
+                    let _ = tx.send(Event::Eof(index));
                     return;
                 }
                 // Another failure (a full disk): keep draining so that the
@@ -339,7 +340,10 @@ pub fn run(args: &RunArgs, output: &ScanArgs) -> anyhow::Result<i32> {
     let ending = ending(status);
     let mut decoded = exit::decode(ending);
     #[cfg(unix)]
-    if forwarding.escalated() && ending == Ending::Signal(9) {
+    let escalated = forwarding.escalated();
+    #[cfg(not(unix))]
+    let escalated = false;
+    if escalated && ending == Ending::Signal(9) {
         // oomwhy sent that SIGKILL: it says nothing about memory.
         decoded.finding = None;
         decoded.note = Some("oomwhy killed the command (SIGKILL) after a second interrupt".into());

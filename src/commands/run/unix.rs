@@ -60,6 +60,30 @@ pub fn pipe() -> io::Result<(File, OwnedFd)> {
     Ok((File::from(reader), writer))
 }
 
+/// The set of ignored signals (bit N − 1 for signal N), from Linux's
+/// `/proc/self/status`; empty where that cannot be read.
+fn ignored_signals() -> u64 {
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+        return 0;
+    };
+    parse_ignored(&status)
+}
+
+fn parse_ignored(status: &str) -> u64 {
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("SigIgn:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .unwrap_or(0)
+}
+
+fn is_ignored(mask: u64, signal: i32) -> bool {
+    u32::try_from(signal - 1)
+        .ok()
+        .and_then(|bit| mask.checked_shr(bit))
+        .is_some_and(|m| m & 1 == 1)
+}
+
 /// Whether oomwhy runs in the foreground of a terminal.
 fn in_terminal_foreground() -> bool {
     let ours = getpgrp();
@@ -86,7 +110,15 @@ impl Forwarder {
     /// oomwhy; one arriving before [`Forwarder::start`] waits for it) and
     /// sets up the command's process group.
     pub fn prepare(command: &mut Command) -> io::Result<Forwarder> {
-        let signals = SignalsInfo::<WithOrigin>::new(FORWARDED)?;
+        // A signal oomwhy was started with ignored (`nohup`, `cmd &` in a
+        // script) stays ignored, so that the command inherits that too.
+        let ignored = ignored_signals();
+        let caught: Vec<i32> = FORWARDED
+            .iter()
+            .copied()
+            .filter(|&signal| !is_ignored(ignored, signal))
+            .collect();
+        let signals = SignalsInfo::<WithOrigin>::new(&caught)?;
         let own_group = !in_terminal_foreground();
         if own_group {
             command.process_group(0);
@@ -183,5 +215,21 @@ impl Drop for Forwarding {
         // The thread ends; signals that arrive later are still caught and
         // ignored while oomwhy writes its report.
         self.handle.close();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_ignored_signals() {
+        let status =
+            "Name:\toomwhy\nSigBlk:\t0000000000000000\nSigIgn:\t0000000000001001\nSigCgt:\t0\n";
+        let mask = parse_ignored(status);
+        assert!(is_ignored(mask, SIGHUP));
+        assert!(is_ignored(mask, 13)); // SIGPIPE
+        assert!(!is_ignored(mask, SIGINT) && !is_ignored(mask, SIGTERM));
+        assert_eq!(parse_ignored("no such line"), 0);
     }
 }
