@@ -63,12 +63,10 @@ fn follow_reports_a_crash_while_other_lines_keep_coming() {
     let (stop, writer) = keep_writing(log.clone(), "[rank1]: watchdog heartbeat");
     thread::sleep(Duration::from_millis(300));
     append(&log, &format!("[rank0]: {SEED}"));
-    // rank 0 went quiet after its crash; rank 1 keeps writing.
+    // rank 0 went quiet after its crash; rank 1 keeps writing until the
+    // finding is reported (far fewer lines than the fold window, and never
+    // a second of quiet): only settling reports it.
     let finding = next_finding(&mut run, "the crash, while the log still grows");
-    assert!(
-        !stop.load(Ordering::SeqCst),
-        "reported before the writer stopped"
-    );
     assert_eq!(finding["kind"], "torch_allocator_oom");
     assert_eq!(finding["ranks"], serde_json::json!([0]));
     stop.store(true, Ordering::SeqCst);
@@ -108,10 +106,17 @@ fn follow_from_the_end_skips_old_crashes() {
             .args(["--follow", "--from-end", "--format", "ndjson"])
             .arg(&log),
     );
-    thread::sleep(Duration::from_millis(500));
-    append(&log, ILLEGAL);
-    append(&log, "after");
-    let finding = next_finding(&mut run, "the new crash");
+    // Appended until reported: oomwhy may take a while to start and skip
+    // to the end on a busy machine, and what it skipped is not reported.
+    let is_finding = |l: &str| l.contains("\"type\":\"finding\"");
+    let line = (0..10)
+        .find_map(|_| {
+            append(&log, ILLEGAL);
+            append(&log, "after");
+            run.stdout_line_within(Duration::from_secs(2), is_finding)
+        })
+        .expect("the new crash is reported");
+    let finding = serde_json::from_str::<Value>(&line).unwrap()["finding"].clone();
     assert_eq!(finding["kind"], "illegal_memory_access");
     assert_eq!(finding["id"], 1, "the old crash is not reported");
 

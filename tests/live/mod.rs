@@ -92,18 +92,26 @@ impl Live {
 
     /// Waits for a stdout line that satisfies `wanted` and returns it.
     pub fn stdout_line(&mut self, what: &str, wanted: impl Fn(&str) -> bool) -> String {
+        match self.stdout_line_within(PATIENCE, wanted) {
+            Some(line) => line,
+            None => panic!("no stdout line: {what}; seen {:?}", self.seen),
+        }
+    }
+
+    /// Waits at most `limit` for a stdout line that satisfies `wanted`.
+    pub fn stdout_line_within(
+        &mut self,
+        limit: Duration,
+        wanted: impl Fn(&str) -> bool,
+    ) -> Option<String> {
         let rx = self.stdout.as_ref().expect("stdout is piped");
-        let deadline = Instant::now() + PATIENCE;
+        let deadline = Instant::now() + limit;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            match rx.recv_timeout(left) {
-                Ok(line) => {
-                    self.seen.push(line.clone());
-                    if wanted(&line) {
-                        return line;
-                    }
-                }
-                Err(_) => panic!("no stdout line: {what}; seen {:?}", self.seen),
+            let line = rx.recv_timeout(left).ok()?;
+            self.seen.push(line.clone());
+            if wanted(&line) {
+                return Some(line);
             }
         }
     }
