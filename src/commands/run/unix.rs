@@ -185,10 +185,12 @@ impl Forwarder {
     }
 }
 
-/// Whether a signal already reached the command by itself: one the terminal
-/// sent to the foreground process group the command shares with oomwhy.
+/// Whether a signal already reached the command by itself: in the process
+/// group it shares with oomwhy, anything but a signal a process sent to
+/// oomwhy (the terminal's Ctrl-C comes from the kernel). Where the origin is
+/// not known (macOS leaves it out), nothing is passed on twice.
 fn reached_the_command(origin: &Origin, own_group: bool) -> bool {
-    !own_group && matches!(origin.cause, Cause::Kernel)
+    !own_group && !matches!(origin.cause, Cause::Sent(_))
 }
 
 /// A running [`Forwarder`].
