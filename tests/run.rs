@@ -70,11 +70,12 @@ fn ctrl_c_lets_the_command_save_its_checkpoint() {
     assert_eq!(out, ["checkpoint saved"]);
 }
 
-/// Runs oomwhy under a pseudo-terminal (Python's `pty`), presses Ctrl-C
-/// once the command is ready and prints what came back and the status.
+/// Runs oomwhy under a pseudo-terminal (Python's `pty`), interrupts it
+/// once the command is ready (`ctrl-c`: from the terminal; `kill`: SIGINT
+/// to oomwhy's PID) and prints what came back and the status.
 const PTY_DRIVER: &str = r#"
 import os, pty, select, signal, sys, time
-oomwhy, script = sys.argv[1], sys.argv[2]
+oomwhy, script, how = sys.argv[1], sys.argv[2], sys.argv[3]
 pid, fd = pty.fork()
 if pid == 0:
     os.execv(oomwhy, [oomwhy, "run", "--", sys.executable, "-c", script])
@@ -92,7 +93,10 @@ try:
                 break
             output += chunk
         if not pressed and b"ready" in output:
-            os.write(fd, b"\x03")
+            if how == "ctrl-c":
+                os.write(fd, b"\x03")
+            else:
+                os.kill(pid, signal.SIGINT)
             pressed = True
     _, status = os.waitpid(pid, os.WNOHANG)
     if status == 0 and time.time() < deadline:
@@ -107,24 +111,28 @@ finally:
 "#;
 
 #[test]
-fn under_a_terminal_ctrl_c_reaches_the_command_once() {
+fn under_a_terminal_an_interrupt_reaches_the_command_once() {
     // The command counts the interrupts that arrive while it saves.
     let script = "import signal, sys, time\ncount = 0\ndef on_int(*_):\n    global count\n    count += 1\ntry:\n    print('ready')\n    time.sleep(30)\nexcept KeyboardInterrupt:\n    signal.signal(signal.SIGINT, on_int)\n    time.sleep(1)\n    print('interrupts after the first:', count)\n    sys.exit(5)\n";
-    let mut run = Live::piped(
-        std::process::Command::new("python3")
-            .args(["-c", PTY_DRIVER, env!("CARGO_BIN_EXE_oomwhy"), script])
-            .env_remove("PYTHONUNBUFFERED"),
-    );
-    run.command_group();
-    let status = run.stdout_line("the status", |l| l.starts_with("status "));
-    let (out, _) = run.rest();
-    assert_eq!(status, "status 5", "{out:?}");
-    assert!(
-        // The terminal echoes `^C` in front of it.
-        out.iter()
-            .any(|l| l.ends_with("interrupts after the first: 0")),
-        "{out:?}"
-    );
+    // From the terminal, SIGINT reaches the command directly and is not
+    // passed on again; sent to oomwhy's PID, it is passed on. Once each way.
+    for how in ["ctrl-c", "kill"] {
+        let mut run = Live::piped(
+            std::process::Command::new("python3")
+                .args(["-c", PTY_DRIVER, env!("CARGO_BIN_EXE_oomwhy"), script, how])
+                .env_remove("PYTHONUNBUFFERED"),
+        );
+        run.command_group();
+        let status = run.stdout_line("the status", |l| l.starts_with("status "));
+        let (out, _) = run.rest();
+        assert_eq!(status, "status 5", "{how}: {out:?}");
+        assert!(
+            // The terminal echoes `^C` in front of it.
+            out.iter()
+                .any(|l| l.ends_with("interrupts after the first: 0")),
+            "{how}: {out:?}"
+        );
+    }
 }
 
 #[test]
