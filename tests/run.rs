@@ -407,6 +407,34 @@ fn a_report_that_cannot_be_written_is_an_error() {
 }
 
 #[test]
+fn output_that_cannot_be_passed_on_is_an_error() {
+    if !Path::new("/dev/full").exists() {
+        return;
+    }
+    for (code, expected) in [("0", 2), ("6", 6)] {
+        let mut run = Live::start(
+            oomwhy()
+                .args(["run", "--", "sh", "-c", &format!("echo hi; exit {code}")])
+                .stdout(
+                    fs::OpenOptions::new()
+                        .write(true)
+                        .open("/dev/full")
+                        .unwrap(),
+                )
+                .stderr(Stdio::piped()),
+            Stdio::null(),
+        );
+        assert_eq!(run.exit_within(PATIENCE).code(), Some(expected));
+        let (_, err) = run.rest();
+        assert!(
+            err.iter()
+                .any(|l| l.contains("cannot pass the command's output on")),
+            "{err:?}"
+        );
+    }
+}
+
+#[test]
 fn completions_to_a_full_disk_fail_cleanly() {
     if !Path::new("/dev/full").exists() {
         return;

@@ -394,7 +394,12 @@ pub fn run(args: &RunArgs, output: &ScanArgs) -> anyhow::Result<i32> {
             summary.lines
         );
     }
-    Ok(code)
+    // Output lost on the way (a full disk) is an error too, reported above.
+    Ok(if code == 0 && write_error.is_some() {
+        2
+    } else {
+        code
+    })
 }
 
 /// The command's file name, for the `process` fact of an exit finding.
