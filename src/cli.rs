@@ -11,6 +11,7 @@ Examples:
   oomwhy                                   then paste the error and press Ctrl-D
   oomwhy run -- python train.py            run a command, explain it if it crashes
   oomwhy --follow train.log                watch a log while it is written
+  oomwhy --follow --from-end train.log     only crashes written from now on
   oomwhy --format json rank*.log > report.json
   oomwhy --format markdown train.log       a report to paste into an issue
   oomwhy explain fragmentation             the long explanation of a code
@@ -31,7 +32,6 @@ Exit status: 0 if something was found, 1 if nothing was found, 2 on an error;
 #[command(
     name = "oomwhy",
     version,
-    args_conflicts_with_subcommands = true,
     after_help = EXAMPLES
 )]
 pub struct Cli {
@@ -54,11 +54,15 @@ pub enum Command {
     /// Run a command, pass its output through, and explain its crash.
     ///
     /// The command's standard output and error pass through unchanged and
-    /// live; both are scanned as they stream. When the command ends, what was
-    /// found is reported on standard error (or in `--report PATH`), and
-    /// oomwhy exits with the command's own exit status (128 + N for a signal).
+    /// live (one pipe for both when they are one file for oomwhy, so their
+    /// order is kept); both are scanned as one log. When the command ends,
+    /// what was found is reported on standard error (or in `--report PATH`),
+    /// and oomwhy exits with the command's own exit status (128 + N for a
+    /// signal). SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are
+    /// passed on to the command (its process group outside a terminal) and
+    /// oomwhy waits for it; a second Ctrl-C within 2 s kills it.
     #[command(
-        after_help = "Examples:\n  oomwhy run -- python train.py --batch-size 64\n  oomwhy run --format json --report oom.json -- torchrun --nproc-per-node 8 train.py"
+        after_help = "Examples:\n  oomwhy run -- python train.py --batch-size 64\n  oomwhy --format json run --report oom.json -- torchrun --nproc-per-node 8 train.py"
     )]
     Run(RunArgs),
     /// Print a shell completion script (e.g. `oomwhy completions bash > /etc/bash_completion.d/oomwhy`).
@@ -74,23 +78,35 @@ pub struct ScanArgs {
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
 
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    /// Output format (for `run`: of the report; json and ndjson need `--report`).
+    #[arg(long, value_enum, default_value_t = FormatArg::Text, global = true)]
     pub format: FormatArg,
 
     /// When to colour the output.
-    #[arg(long, value_enum, default_value_t = ColorArg::Auto, value_name = "WHEN")]
+    #[arg(
+        long,
+        value_enum,
+        default_value_t = ColorArg::Auto,
+        value_name = "WHEN",
+        global = true
+    )]
     pub color: ColorArg,
 
-    /// Print nothing; only set the exit status.
-    #[arg(short, long)]
+    /// Print nothing; only set the exit status (`run`: only pass the output through).
+    #[arg(short, long, global = true)]
     pub quiet: bool,
 
-    /// Keep reading FILE as it grows, like `tail -f`, and report each crash
-    /// as it appears (text, ndjson, markdown or github); survives truncation
-    /// and log rotation. Stop with Ctrl-C.
+    /// Keep reading FILE as it grows, like `tail -F`, and report each crash
+    /// about a second after it is complete (text, ndjson, markdown or
+    /// github); waits for FILE to appear, survives truncation and log
+    /// rotation. Stop with Ctrl-C.
     #[arg(short, long)]
     pub follow: bool,
+
+    /// With `--follow`: start at the end of FILE, so that crashes already in
+    /// it are not reported again (line numbers then count from there).
+    #[arg(long, requires = "follow")]
+    pub from_end: bool,
 }
 
 /// `oomwhy explain`.
@@ -103,10 +119,6 @@ pub struct ExplainArgs {
     /// List every code with its title.
     #[arg(long)]
     pub list: bool,
-
-    /// When to colour headings.
-    #[arg(long, value_enum, default_value_t = ColorArg::Auto, value_name = "WHEN")]
-    pub color: ColorArg,
 }
 
 /// `oomwhy schema`.
@@ -120,21 +132,11 @@ pub struct SchemaArgs {
 /// `oomwhy run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Format of the report.
-    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
-    pub format: FormatArg,
-
-    /// Write the report to PATH instead of standard error.
+    /// Write the report to PATH instead of standard error (needed for
+    /// `--format json` and `ndjson`, which are never mixed into the
+    /// command's own output).
     #[arg(long, value_name = "PATH")]
     pub report: Option<PathBuf>,
-
-    /// When to colour the text report.
-    #[arg(long, value_enum, default_value_t = ColorArg::Auto, value_name = "WHEN")]
-    pub color: ColorArg,
-
-    /// Report nothing; only pass the output through and exit with the command's status.
-    #[arg(short, long)]
-    pub quiet: bool,
 
     /// The command and its arguments (put `--` before them).
     #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]

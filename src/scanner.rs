@@ -201,6 +201,8 @@ pub struct Stream {
     offset: u64,
     /// Buffers to reuse for blocks.
     spare: Vec<Vec<u8>>,
+    /// [`Stream::settle`]: the line number at its previous call.
+    settle_mark: u64,
 }
 
 impl Stream {
@@ -224,6 +226,7 @@ impl Stream {
             partial: Vec::new(),
             offset: 0,
             spare: Vec::new(),
+            settle_mark: 1,
         }
     }
 
@@ -255,6 +258,28 @@ impl Stream {
     pub fn flush(&mut self, on_finding: &mut dyn FnMut(Finding)) {
         self.consume_partial();
         self.scanner.finish_pendings();
+        self.scanner.emit_all(on_finding);
+    }
+
+    /// For live output (`--follow`, a pipe that stays open): call it every
+    /// half second or so, and a finding is handed out about that long after
+    /// its message is complete, even while other lines keep arriving.
+    ///
+    /// Processes the bytes fed so far (an unfinished last line stays
+    /// unprocessed), finishes the messages of ranks that got no line since
+    /// the previous call (a rank that crashed and went quiet while others
+    /// keep logging), and hands out every finding collected, without waiting
+    /// for the fold window: a later copy of a handed-out crash (another rank
+    /// printing it more than a call later) becomes a new finding. When no
+    /// line at all arrived since the previous call it is [`Stream::flush`].
+    pub fn settle(&mut self, on_finding: &mut dyn FnMut(Finding)) {
+        self.consume_partial();
+        let mark = std::mem::replace(&mut self.settle_mark, self.scanner.line_no);
+        if self.scanner.line_no == mark {
+            self.scanner.finish_pendings();
+        } else {
+            self.scanner.finish_pendings_quiet_since(mark);
+        }
         self.scanner.emit_all(on_finding);
     }
 
@@ -915,6 +940,21 @@ impl Scanner {
             .collect();
         // In the order the messages started: two can start on one line (a
         // `\r` redraw for another rank), and the map's order is random.
+        pendings.sort_by_key(|(_, pending)| pending.seq);
+        for (rank, pending) in pendings {
+            self.finish_pending(pending, rank);
+        }
+    }
+
+    /// [`Stream::settle`]: finishes, in start order, the messages of ranks
+    /// whose last line came before line `mark`.
+    fn finish_pendings_quiet_since(&mut self, mark: u64) {
+        let mut pendings: Vec<_> = self
+            .ranks
+            .iter_mut()
+            .filter(|(_, state)| state.last_line < mark)
+            .filter_map(|(rank, state)| state.pending.take().map(|p| (*rank, p)))
+            .collect();
         pendings.sort_by_key(|(_, pending)| pending.seq);
         for (rank, pending) in pendings {
             self.finish_pending(pending, rank);

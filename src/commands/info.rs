@@ -2,7 +2,7 @@
 //! `completions`, `man`.
 
 use super::use_color;
-use crate::cli::{Cli, CompletionsArgs, ExplainArgs, SchemaArgs};
+use crate::cli::{Cli, ColorArg, CompletionsArgs, ExplainArgs, SchemaArgs};
 use anyhow::Context;
 use clap::CommandFactory;
 use colored::Colorize;
@@ -10,8 +10,8 @@ use oomwhy::explain::docs;
 use std::io::{self, IsTerminal, Write};
 
 /// `oomwhy explain CODE` and `oomwhy explain --list`.
-pub fn explain(args: &ExplainArgs) -> anyhow::Result<i32> {
-    let color = use_color(args.color, io::stdout().is_terminal());
+pub fn explain(args: &ExplainArgs, color: ColorArg) -> anyhow::Result<i32> {
+    let color = use_color(color, io::stdout().is_terminal());
     let mut out = io::stdout().lock();
     if args.list {
         let list = docs::list();
@@ -60,9 +60,14 @@ pub fn schema(args: &SchemaArgs) -> anyhow::Result<i32> {
 
 /// `oomwhy completions SHELL`.
 pub fn completions(args: &CompletionsArgs) -> anyhow::Result<i32> {
+    // clap_complete panics on a write error: generate into memory, then
+    // write with an error that can be reported.
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut Cli::command(), "oomwhy", &mut script);
     let mut out = io::stdout().lock();
-    clap_complete::generate(args.shell, &mut Cli::command(), "oomwhy", &mut out);
-    out.flush()?;
+    out.write_all(&script)
+        .and_then(|()| out.flush())
+        .context("cannot write the output")?;
     Ok(0)
 }
 

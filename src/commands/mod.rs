@@ -1,5 +1,6 @@
 //! One function per mode of the binary; `main.rs` dispatches here.
 
+mod follow;
 mod info;
 mod progress;
 mod run;
@@ -12,12 +13,16 @@ use std::io::{self, Write};
 
 /// Runs what the command line asks for; returns the exit status.
 pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
+    if cli.command.is_some() && (cli.scan.follow || !cli.scan.files.is_empty()) {
+        // `--format`, `--color` and `--quiet` go anywhere; these do not.
+        anyhow::bail!("FILE and --follow cannot be used with a subcommand");
+    }
     match cli.command {
-        None if cli.scan.follow => scan::follow(&cli.scan),
+        None if cli.scan.follow => follow::follow(&cli.scan),
         None => scan::scan(&cli.scan),
-        Some(Command::Explain(args)) => info::explain(&args),
+        Some(Command::Explain(args)) => info::explain(&args, cli.scan.color),
         Some(Command::Schema(args)) => info::schema(&args),
-        Some(Command::Run(args)) => run::run(&args),
+        Some(Command::Run(args)) => run::run(&args, &cli.scan),
         Some(Command::Completions(args)) => info::completions(&args),
         Some(Command::Man) => info::man(),
     }

@@ -1,22 +1,14 @@
 //! Reading logs: files and standard input (the default mode), and `--follow`.
 
 use super::progress::{Progress, ProgressReader};
-use super::{scan_status, use_color, Sink};
+use super::{follow, scan_status, use_color, Sink};
 use crate::cli::ScanArgs;
-use anyhow::{bail, Context};
-use oomwhy::follow::{Event, Follower};
+use anyhow::Context;
 use oomwhy::render::{self, Format, RenderOptions};
-use oomwhy::{Analysis, Stream, Summary};
+use oomwhy::{Analysis, Summary};
 use std::io::{self, IsTerminal, Read, Write};
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-
-/// How often `--follow` looks for new data.
-const POLL: Duration = Duration::from_millis(250);
-/// How long a followed file must be quiet before its findings are reported:
-/// copies of a crash from other ranks arrive together, within this time.
-const SETTLE: Duration = Duration::from_secs(1);
 
 /// An opened input: its reader, its name and its progress bar, if any.
 type Opened = (Box<dyn Read + Send>, String, Option<Arc<Progress>>);
@@ -133,7 +125,13 @@ fn scan_streaming(
             }
         };
         sink.progress = progress.clone();
-        let outcome = oomwhy::scan_streaming(reader, &name, &mut |f| sink.emit(f));
+        let outcome = if path == &Path::new("-") && follow::stdin_is_live() {
+            // A pipe that may stay open (`tail -f log | oomwhy`): report
+            // each finding as it completes, not at the end of the input.
+            follow::scan_live(reader, &name, &mut sink)
+        } else {
+            oomwhy::scan_streaming(reader, &name, &mut |f| sink.emit(f))
+        };
         if let Some(progress) = progress {
             progress.clear();
         }
@@ -148,72 +146,4 @@ fn scan_streaming(
         }
     }
     sink.finish().context("cannot write the output")
-}
-
-/// `--follow FILE`: reads the file as it grows until interrupted.
-pub fn follow(args: &ScanArgs) -> anyhow::Result<i32> {
-    let [path] = args.files.as_slice() else {
-        bail!("--follow reads exactly one file");
-    };
-    if path.as_os_str() == "-" {
-        bail!("--follow needs a file, not standard input (a pipe already streams: `tail -f log | oomwhy --format ndjson`)");
-    }
-    let format = Format::from(args.format);
-    if !format.streams() {
-        bail!("--follow reports each crash as it appears: use --format text, ndjson, markdown or github");
-    }
-    let name = path.display().to_string();
-    let mut follower = Follower::open(path).map_err(|source| oomwhy::Error::Read {
-        input: name.clone(),
-        source,
-    })?;
-    let color = use_color(args.color, io::stdout().is_terminal());
-    colored::control::set_override(color);
-    let out = Box::new(io::stdout().lock());
-    let mut sink = Sink::new(format, RenderOptions { color }, out, true, args.quiet);
-    if !args.quiet && io::stderr().is_terminal() {
-        warn!("oomwhy: following {name}; press Ctrl-C to stop");
-    }
-    sink.live.begin_input();
-    let mut stream = Stream::new(&name);
-    let mut buf = vec![0u8; 256 * 1024];
-    let mut last_data = Instant::now();
-    let mut settled = true;
-    loop {
-        let event = follower
-            .poll(&mut buf)
-            .map_err(|source| oomwhy::Error::Read {
-                input: name.clone(),
-                source,
-            })?;
-        match event {
-            Event::Data(n) => {
-                stream.feed(&buf[..n], &mut |f| sink.emit(f));
-                last_data = Instant::now();
-                settled = false;
-            }
-            Event::Truncated | Event::Rotated => {
-                if !args.quiet {
-                    let what = if event == Event::Truncated {
-                        "was truncated"
-                    } else {
-                        "was replaced (log rotation)"
-                    };
-                    warn!("oomwhy: {name} {what}; reading it from the start");
-                }
-                let old = std::mem::replace(&mut stream, Stream::new(&name));
-                let outcome = old.finish(&mut |f| sink.emit(f));
-                sink.live.end_input(&outcome);
-                settled = true;
-            }
-            Event::Idle => {
-                if !settled && last_data.elapsed() >= SETTLE {
-                    stream.flush(&mut |f| sink.emit(f));
-                    settled = true;
-                }
-                std::thread::sleep(POLL);
-            }
-        }
-        sink.check().context("cannot write the output")?;
-    }
 }
