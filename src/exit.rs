@@ -8,7 +8,10 @@
 //! signal, but not only its), 0xC0000409 `windows_fail_fast`, 0xC0000005
 //! `windows_access_violation`.
 
-use crate::detect::{win_crash::AccessViolation, windows::FailFast, Family, Message};
+use crate::detect::{
+    windows::{AccessViolation, FailFast},
+    Family, Message,
+};
 use crate::record::{Finding, Kind};
 
 /// How a process ended.
