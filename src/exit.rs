@@ -6,7 +6,8 @@
 //! findings of the kinds that read the same evidence from logs: SIGKILL a
 //! `host_oom_killed` finding (`likely_oom`: the out-of-memory killer's
 //! signal, but not only its), 0xC0000409 `windows_fail_fast`, 0xC0000005
-//! `windows_access_violation`.
+//! `windows_access_violation`; the crash signals (SIGSEGV, SIGBUS, SIGABRT,
+//! SIGFPE, SIGILL) and the other crash statuses a `fatal_signal` finding.
 
 use crate::detect::{
     windows::{AccessViolation, FailFast},
@@ -96,7 +97,13 @@ pub fn decode(ending: Ending) -> ExitReport {
             ExitReport {
                 shell_code: 128 + i64::from(n),
                 note: Some(note),
-                finding: (n == SIGKILL).then(sigkill_finding),
+                finding: if n == SIGKILL {
+                    Some(sigkill_finding())
+                } else {
+                    signal(n)
+                        .filter(|_| FATAL_SIGNALS.contains(&n))
+                        .map(|(name, _)| fatal_signal_finding(n, name))
+                },
             }
         }
         Ending::Code(code) => {
@@ -110,6 +117,9 @@ pub fn decode(ending: Ending) -> ExitReport {
                 let finding = match status {
                     0xC000_0409 => Some(fail_fast_finding(code)),
                     0xC000_0005 => access_violation_finding(code),
+                    0xC000_0017 | 0xC000_001D | 0xC000_00FD => {
+                        Some(ntstatus_finding(code, status, name))
+                    }
                     _ => None,
                 };
                 return ExitReport {
@@ -141,6 +151,53 @@ pub fn decode(ending: Ending) -> ExitReport {
 
 /// Signal 9 on every Unix.
 const SIGKILL: i32 = 9;
+
+/// Signals a process dies of when native code crashes (SIGILL, SIGABRT,
+/// SIGBUS, SIGFPE, SIGSEGV; the same numbers on Linux and macOS except
+/// SIGBUS, 10 on macOS, which is then only named).
+const FATAL_SIGNALS: [i32; 5] = [4, 6, 7, 8, 11];
+
+/// A `fatal_signal` finding for a command killed by a crash signal.
+fn fatal_signal_finding(n: i32, name: &str) -> Finding {
+    let mut finding = Finding::new(
+        Kind::FatalSignal,
+        EXIT_STATUS_INPUT,
+        1,
+        format!(
+            "killed by signal {n} ({name}); the shell reports exit status {}",
+            128 + i64::from(n)
+        ),
+    );
+    finding.era = Some("exit_status".into());
+    finding
+        .facts
+        .insert("signal".into(), format!("{name} ({n})"));
+    finding
+        .facts
+        .insert("exit_code".into(), (128 + i64::from(n)).to_string());
+    finding
+}
+
+/// A `fatal_signal` finding for a Windows crash status other than the two
+/// that have kinds of their own; STATUS_NO_MEMORY states a host OOM.
+fn ntstatus_finding(code: i64, status: u32, name: &str) -> Finding {
+    let mut finding = Finding::new(
+        Kind::FatalSignal,
+        EXIT_STATUS_INPUT,
+        1,
+        format!("exit status {code} (0x{status:08X}, {name})"),
+    );
+    finding.era = Some("exit_status".into());
+    finding.facts.insert("ntstatus".into(), name.into());
+    finding
+        .facts
+        .insert("exit_code".into(), format!("0x{status:08X}"));
+    if status == 0xC000_0017 {
+        finding.category = crate::record::Category::Oom;
+        finding.backend = Some("cpu".into());
+    }
+    finding
+}
 
 /// The `windows_fail_fast` finding for an exit status, decoded by the same
 /// family that reads the status from logs.
@@ -225,8 +282,8 @@ mod tests {
         let (findings, summary) = analysis.finish();
         assert_eq!(summary.likely_oom, 1);
         assert_eq!(findings[0].diagnosis.verdicts[0].code, "killed_by_sigkill");
-        // Other signals are named, not findings: no kind states them.
-        for n in [2, 7, 11, 15] {
+        // Interruptions are named, not findings.
+        for n in [2, 15] {
             assert!(decode(Ending::Signal(n)).finding.is_none(), "{n}");
         }
     }
@@ -257,7 +314,32 @@ mod tests {
         assert_eq!(f.facts["exit_code"], "0xC0000005");
         assert!(access.note.unwrap().contains("STATUS_ACCESS_VIOLATION"));
         let no_memory = decode(Ending::Code(0xC000_0017));
-        assert!(no_memory.finding.is_none());
+        let f = no_memory.finding.expect("a finding");
+        assert_eq!(f.kind, Kind::FatalSignal);
+        assert_eq!(f.category, crate::record::Category::Oom);
+        assert_eq!(f.facts["ntstatus"], "STATUS_NO_MEMORY");
         assert!(no_memory.note.unwrap().contains("STATUS_NO_MEMORY"));
+    }
+
+    #[test]
+    fn crash_signals_become_findings() {
+        for (n, name, code) in [
+            (7, "SIGBUS", "native_crash"),
+            (11, "SIGSEGV", "native_crash"),
+            (6, "SIGABRT", "native_crash"),
+        ] {
+            let r = decode(Ending::Signal(n));
+            let f = r.finding.expect("a finding");
+            assert_eq!(f.kind, Kind::FatalSignal);
+            assert_eq!(f.category, crate::record::Category::Crash);
+            assert!(f.facts["signal"].starts_with(name), "{n}");
+            let mut analysis = crate::Analysis::new();
+            analysis.add(crate::ScanOutcome {
+                findings: vec![f],
+                ..Default::default()
+            });
+            let (findings, _) = analysis.finish();
+            assert_eq!(findings[0].diagnosis.verdicts[0].code, code);
+        }
     }
 }

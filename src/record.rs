@@ -110,6 +110,11 @@ kinds! {
     /// Any other message that states a GPU/accelerator allocation failed
     /// (`cudaMalloc failed: out of memory`, `CUDA_ERROR_OUT_OF_MEMORY`, ...).
     GenericOom = "generic_oom", Oom;
+    /// A process died of a fatal signal other than SIGKILL (SIGBUS, SIGSEGV,
+    /// SIGABRT, SIGFPE, SIGILL) or a Windows crash status: DataLoader worker
+    /// deaths in logs, the wrapped command's ending in `oomwhy run`. A bus
+    /// error (shared memory exhausted) is raised to `likely_oom`.
+    FatalSignal = "fatal_signal", Crash;
 }
 
 impl Kind {

@@ -351,13 +351,34 @@ fn a_sigkill_death_is_a_likely_oom_finding() {
         "{err}"
     );
     assert!(err.contains("1 finding: 1 likely out-of-memory"), "{err}");
+}
 
-    // Other signals are named on stderr, without a finding.
+#[test]
+fn a_crash_signal_death_is_a_fatal_signal_finding() {
+    let dir = temp_dir("sigsegv");
+    let report = dir.join("report.json");
+    let mut run = Live::piped(
+        oomwhy()
+            .args(["--format", "json", "run", "--report"])
+            .arg(&report)
+            .args(["--", "sh", "-c", "kill -SEGV $$"]),
+    );
+    assert_eq!(run.exit_within(PATIENCE).code(), Some(139));
+    let json: Value = serde_json::from_str(&fs::read_to_string(&report).unwrap()).unwrap();
+    let finding = &json["findings"][0];
+    assert_eq!(finding["kind"], "fatal_signal");
+    assert_eq!(finding["category"], "crash");
+    assert_eq!(finding["source"]["input"], "<exit status>");
+    assert_eq!(finding["facts"]["signal"], "SIGSEGV (11)");
+    assert_eq!(finding["diagnosis"]["verdicts"][0]["code"], "native_crash");
+
+    // In text, the signal is named and explained on stderr.
     let mut run = Live::piped(oomwhy().args(["run", "--", "sh", "-c", "kill -SEGV $$"]));
     assert_eq!(run.exit_within(PATIENCE).code(), Some(139));
     let (_, err) = run.rest();
     let err = err.join("\n");
     assert!(err.contains("signal 11 (SIGSEGV"), "{err}");
+    assert!(err.contains("More: oomwhy explain fatal_signal"), "{err}");
 }
 
 #[test]

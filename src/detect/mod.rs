@@ -18,6 +18,7 @@ pub mod host;
 pub mod inference;
 pub mod mps;
 pub mod nccl;
+pub mod signal;
 pub mod tensorflow;
 pub mod text;
 pub mod torch;
@@ -104,6 +105,7 @@ pub static FAMILIES: &[&dyn Family] = &[
     &xid::Xid,
     &windows::AccessViolation,
     &windows::PagingFile,
+    &signal::WorkerSignal,
     // Weakest evidence last: SIGKILL and exit-status spellings, then any
     // other message that says an allocation failed.
     &host::Killed,

@@ -76,6 +76,8 @@ explanations! {
     PagingFileTooSmall = "paging_file_too_small",
     AllocationFailed = "allocation_failed",
     SharedMemoryLimit = "shared_memory_limit",
+    DevShmFull = "dev_shm_full",
+    NativeCrash = "native_crash",
 }
 
 /// Every code with its Markdown text, in documentation order: the kinds,

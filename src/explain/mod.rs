@@ -23,6 +23,7 @@ mod inference;
 mod mps;
 mod nccl;
 mod pasted;
+mod signal;
 mod tensorflow;
 mod thresholds;
 mod torch;
@@ -90,6 +91,7 @@ fn explainer(kind: Kind) -> &'static dyn Explain {
         Kind::WindowsAccessViolation => &windows::WindowsAccessViolation,
         Kind::WindowsPagingFile => &windows::WindowsPagingFile,
         Kind::GenericOom => &generic::GenericOom,
+        Kind::FatalSignal => &signal::FatalSignal,
     }
 }
 
