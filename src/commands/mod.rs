@@ -4,6 +4,7 @@ mod info;
 mod progress;
 mod run;
 mod scan;
+mod summary;
 
 use crate::cli::{Cli, ColorArg, Command, FormatArg};
 use oomwhy::render::{self, Format, RenderOptions};
@@ -14,6 +15,7 @@ use std::io::{self, Write};
 pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
     match cli.command {
         None if cli.scan.follow => scan::follow(&cli.scan),
+        None if cli.scan.summary => summary::summary(&cli.scan),
         None => scan::scan(&cli.scan),
         Some(Command::Explain(args)) => info::explain(&args),
         Some(Command::Schema(args)) => info::schema(&args),
