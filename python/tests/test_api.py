@@ -12,11 +12,14 @@ import pytest
 import oomwhy
 from conftest import FIXTURES, PATIENCE_S, REPO, fixture_logs, run_oomwhy
 
-SEED = (
-    "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 8.00 GiB "
+#: PyTorch's message before 2.1 (its "reserved" form), without the exception name.
+MESSAGE = (
+    "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 8.00 GiB "
     "total capacity; 6.32 GiB already allocated; 1.56 GiB free; 7.88 GiB reserved "
     "in total by PyTorch)"
 )
+#: The line a log holds for it.
+SEED = "RuntimeError: " + MESSAGE
 
 
 def golden(log: Path):
@@ -133,7 +136,7 @@ def test_text_file_objects_and_names(tmp_path):
 
 def test_explain_on_oom_explains_and_reraises():
     out = io.StringIO()
-    error = RuntimeError(SEED)
+    error = RuntimeError(MESSAGE)
     with pytest.raises(RuntimeError) as raised:
         with oomwhy.explain_on_oom(file=out):
             raise error
@@ -144,17 +147,17 @@ def test_explain_on_oom_explains_and_reraises():
 
 
 def test_explain_on_oom_as_a_decorator_and_on_a_torch_like_class():
-    # The class torch raises, without importing torch.
-    OutOfMemoryError = type("OutOfMemoryError", (RuntimeError,), {"__module__": "torch"})
+    # The class PyTorch 1.13-2.0 raise with this message, without importing torch.
+    OutOfMemoryError = type("OutOfMemoryError", (RuntimeError,), {"__module__": "torch.cuda"})
     out = io.StringIO()
 
     @oomwhy.explain_on_oom(file=out)
     def train():
-        raise OutOfMemoryError(SEED[len("RuntimeError: "):])
+        raise OutOfMemoryError(MESSAGE)
 
     with pytest.raises(OutOfMemoryError):
         train()
-    assert "torch.OutOfMemoryError" in out.getvalue()
+    assert "torch.cuda.OutOfMemoryError" in out.getvalue()
 
 
 def test_explain_on_oom_ignores_other_errors():
