@@ -1,14 +1,13 @@
 """Fleet-summary speed, side by side in one run: the same generated tree of
 logs summarised by
 
-* a loop that runs `oomwhy --format json FILE` once per file (what a script
-  without --summary would do),
 * `oomwhy --summary --format json FILE...` (one process),
 * `oomwhy.summarize(paths)` (the Python API, in process),
 * `oomwhy.ray.summarize(folder)` on a local Ray instance (Ray Data; the
   start of Ray is timed apart),
 
-checking that the three summaries are equal. Run it with the interpreter of
+checking that the three summaries are equal. The command is started once
+(through the wheel's console script unless OOMWHY_BIN names a binary). Run it with the interpreter of
 an environment where the package is installed with its `ray` extra:
 
     v/bin/python tests/bench/fleet.py
@@ -75,10 +74,6 @@ def main() -> None:
     mib = sum(p.stat().st_size for p in paths) / 2**20
     rows = []
 
-    def per_file_loop():
-        for name in names:
-            subprocess.run([COMMAND, "--format", "json", name], capture_output=True, timeout=60)
-
     def command():
         out = subprocess.run(
             [COMMAND, "--summary", "--format", "json", *names],
@@ -86,8 +81,6 @@ def main() -> None:
         )
         return json.loads(out.stdout)
 
-    seconds, _ = best(per_file_loop)
-    rows.append(("`oomwhy --format json FILE`, once per file", seconds))
     seconds, by_command = best(command)
     rows.append(("`oomwhy --summary --format json FILE...`", seconds))
     seconds, by_api = best(lambda: oomwhy.summarize(names))
