@@ -455,10 +455,12 @@ fn inputs_line(inputs: &[String]) -> String {
 mod tests {
     use super::*;
 
-    const OOM: &str = "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB \
+    const OOM: &str =
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB \
         (GPU 0; 15.77 GiB total capacity; 13.11 GiB already allocated; \
         1.44 GiB free; 13.51 GiB reserved in total by PyTorch)\n";
-    const BIG: &str = "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB \
+    const BIG: &str =
+        "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB \
         (GPU 1; 15.77 GiB total capacity; 13.11 GiB already allocated; \
         1.44 GiB free; 13.51 GiB reserved in total by PyTorch)\n";
 
