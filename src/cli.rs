@@ -14,6 +14,7 @@ Examples:
   oomwhy --follow --from-end train.log     only crashes written from now on
   oomwhy --format json rank*.log > report.json
   oomwhy --format markdown train.log       a report to paste into an issue
+  oomwhy --summary logs/*.log              one report over many jobs' logs
   oomwhy explain fragmentation             the long explanation of a code
   oomwhy explain --list                    every code
 
@@ -107,6 +108,12 @@ pub struct ScanArgs {
     /// it are not reported again (line numbers then count from there).
     #[arg(long, requires = "follow")]
     pub from_end: bool,
+
+    /// One report over all FILEs instead of each finding: how many inputs
+    /// had findings, counts by kind, verdict and first fix with the inputs
+    /// behind each, and the largest shortfalls (text or json).
+    #[arg(long, conflicts_with = "follow")]
+    pub summary: bool,
 }
 
 /// `oomwhy explain`.
@@ -125,8 +132,12 @@ pub struct ExplainArgs {
 #[derive(Debug, Args)]
 pub struct SchemaArgs {
     /// The schema of one `--format ndjson` line instead of the JSON document.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "summary")]
     pub ndjson: bool,
+
+    /// The schema of the `--summary --format json` document.
+    #[arg(long)]
+    pub summary: bool,
 }
 
 /// `oomwhy run`.
@@ -207,5 +218,13 @@ mod tests {
             panic!("not run")
         };
         assert_eq!(run.command, ["python", "train.py", "--lr", "1"]);
+    }
+
+    #[test]
+    fn summary_takes_files_and_not_follow() {
+        let cli = Cli::try_parse_from(["oomwhy", "--summary", "a.log", "b.log"]).unwrap();
+        assert!(cli.scan.summary);
+        assert_eq!(cli.scan.files.len(), 2);
+        assert!(Cli::try_parse_from(["oomwhy", "--summary", "--follow", "a.log"]).is_err());
     }
 }

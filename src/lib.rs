@@ -69,6 +69,7 @@ pub mod record;
 pub mod render;
 pub mod scanner;
 pub mod schema;
+pub mod summary;
 pub mod units;
 
 use std::collections::HashMap;

@@ -47,10 +47,12 @@ pub fn explain(args: &ExplainArgs, color: ColorArg) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// `oomwhy schema [--ndjson]`.
+/// `oomwhy schema [--ndjson | --summary]`.
 pub fn schema(args: &SchemaArgs) -> anyhow::Result<i32> {
     let schema = if args.ndjson {
         oomwhy::schema::NDJSON
+    } else if args.summary {
+        oomwhy::schema::SUMMARY
     } else {
         oomwhy::schema::REPORT
     };

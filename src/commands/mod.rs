@@ -5,6 +5,7 @@ mod info;
 mod progress;
 mod run;
 mod scan;
+mod summary;
 
 use crate::cli::{Cli, ColorArg, Command, FormatArg};
 use oomwhy::render::{self, Format, RenderOptions};
@@ -19,6 +20,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
     }
     match cli.command {
         None if cli.scan.follow => follow::follow(&cli.scan),
+        None if cli.scan.summary => summary::summary(&cli.scan),
         None => scan::scan(&cli.scan),
         Some(Command::Explain(args)) => info::explain(&args, cli.scan.color),
         Some(Command::Schema(args)) => info::schema(&args),

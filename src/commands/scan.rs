@@ -13,7 +13,7 @@ use std::sync::Arc;
 /// An opened input: its reader, its name and its progress bar, if any.
 type Opened = (Box<dyn Read + Send>, String, Option<Arc<Progress>>);
 
-fn open(path: &Path, quiet: bool) -> Result<Opened, oomwhy::Error> {
+pub(super) fn open(path: &Path, quiet: bool) -> Result<Opened, oomwhy::Error> {
     if path == Path::new("-") {
         let stdin = io::stdin();
         if stdin.is_terminal() && !quiet {
