@@ -975,7 +975,7 @@ fn detect_start(text: &str) -> Option<(&'static dyn Family, usize)> {
         if !text.is_char_boundary(start) {
             return None;
         }
-        if detect::is_quoted(&text[..start]) {
+        if detect::is_mention(text, start) {
             return None;
         }
         Some((*family, start))

@@ -8,7 +8,7 @@
 //! token is reported rather than mentioned, and folding repeated lines.
 
 use super::cuda::{continues_with_boilerplate, is_boilerplate, message_text};
-use super::{is_quoted, Family, Message};
+use super::{is_mention, Family, Message};
 use crate::constant_regex;
 use crate::record::{Finding, Kind};
 use regex::Regex;
@@ -162,7 +162,7 @@ fn library_failure(line: &str) -> Option<LibraryFailure> {
     }
     for c in p.bare.captures_iter(line) {
         let m = c.get(0)?;
-        if reported_token(line, m.start()) && !is_quoted(&line[..m.start()]) {
+        if reported_token(line, m.start()) && !is_mention(line, m.start()) {
             // The status alone says little: the message is the whole line.
             return Some(LibraryFailure {
                 start: 0,
@@ -330,7 +330,7 @@ impl Family for DeviceNotReady {
 pub(super) fn collect(family: &dyn Family, text: &[&str]) -> Option<Finding> {
     let all: Vec<String> = text.iter().map(|s| s.to_string()).collect();
     let start = family.start(&all[0])?;
-    if is_quoted(&all[0][..start]) {
+    if is_mention(&all[0], start) {
         return None;
     }
     let mut body = vec![all[0][start..].to_string()];
