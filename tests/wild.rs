@@ -63,6 +63,8 @@ const BYTE_FIELDS: &[&str] = &[
     "total_vm_bytes",
     "anon_rss_bytes",
     "pool_limit_bytes",
+    "used_bytes",
+    "exceeded_bytes",
 ];
 
 /// A printed size as bytes; a bare integer is a byte count.

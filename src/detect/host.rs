@@ -154,7 +154,7 @@ fn kill_patterns() -> &'static KillPatterns {
         // agent's `failed (exitcode: -9) local_rank: ...` line before it: one finding.
         let elastic_exit = r"^\s*exitcode\s*:\s*-9\b";
         let elastic_signal = r"\bSignal 9 \(SIGKILL\) received by PID (\d+)";
-        let dataloader = r"\bDataLoader worker \(pids?\(?s?\)?\s*([\d, ]+)\) is killed by signal: Killed\b";
+        let dataloader = r"\bDataLoader worker (?:\(pids?\(?s?\)?\s*([\d, ]+)\) )?is killed by signal: Killed\b";
         let sigkill = r"died with <Signals\.SIGKILL: 9>";
         let exit_137 = r"(?i)\b(?:exit(?:ed)?\s+with\s+(?:exit\s+)?(?:code|status)|exit\s+(?:code|status)|returned\s+non-zero\s+exit\s+status|error\s+exit\s+status)\s*[:=]?\s*\(?137\b";
         let shell = r"\bline \d+:\s+(\d+) Killed\b";
@@ -346,7 +346,11 @@ impl Family for Killed {
             } else if let Some(c) = p.dataloader.captures(&joined) {
                 finding.era = Some("dataloader".into());
                 finding.facts.insert("signal".into(), "SIGKILL (9)".into());
-                finding.facts.insert("pid".into(), c[1].trim().to_string());
+                if let Some(pid) = c.get(1) {
+                    finding
+                        .facts
+                        .insert("pid".into(), pid.as_str().trim().to_string());
+                }
             } else if p.sigkill.is_match(&joined) {
                 finding.era = Some("sigkill".into());
                 finding.facts.insert("signal".into(), "SIGKILL (9)".into());

@@ -213,7 +213,10 @@ pub fn is_mention(line: &str, start: usize) -> bool {
     let trimmed = line.trim();
     let heading =
         trimmed.starts_with('#') || (trimmed.starts_with("**") && trimmed.ends_with("**"));
-    !has_number || heading
+    // The same goes for a quoted exception line after a colon (`the error
+    // says: "RuntimeError: ..."`): a printed exception, not a phrase.
+    let exception = exception_name(prefix.get(at + 1..).unwrap_or("")).is_some();
+    heading || !(has_number || (exception && before.ends_with(':')))
 }
 
 /// Whether the text before a quote reads as a statement of code or shell.
@@ -283,6 +286,11 @@ impl<'f> SizeReader<'f> {
     pub fn read(&mut self, caps: &regex::Captures<'_>, at: usize, what: &str) -> Option<u64> {
         let number = caps.get(at)?.as_str();
         let unit = caps.get(at + 1)?.as_str();
+        self.read_parts(number, unit, what)
+    }
+
+    /// Reads a size given as its number and unit label.
+    pub fn read_parts(&mut self, number: &str, unit: &str, what: &str) -> Option<u64> {
         match units::to_bytes(number, unit) {
             Ok(bytes) => Some(bytes),
             Err(SizeError::TooLarge(text)) => {
