@@ -84,9 +84,8 @@ impl Family for KvCacheOom {
             "No available memory for the cache blocks",
             "that can be stored in KV cache",
             "max seq len (",
-            "Not enough memory to handle",
-            "Not enough memory. Please",
-            "alloc_req_slots runs out",
+            "Not enough memory",
+            "alloc_req_slots runs out of memory",
         ]
     }
 

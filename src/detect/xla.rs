@@ -78,7 +78,7 @@ impl Family for XlaOom {
             "memory while trying to allocate",
             "Out of memory allocating",
             "Failed to allocate request for",
-            "memory space hbm",
+            "out of memory in memory space hbm",
         ]
     }
 
