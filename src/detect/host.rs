@@ -180,7 +180,8 @@ fn kill_patterns() -> &'static KillPatterns {
         KillPatterns {
             anchor: re(&anchor),
             kernel_kill: re(kernel_kill),
-            kernel_rss: re(r"total-vm:(\d+)(kB), anon-rss:(\d+)(kB), file-rss:(\d+)(kB)(?:, shmem-rss:(\d+)(kB))?"),
+            // Some kernels print the counts with thousands separators.
+            kernel_rss: re(r"total-vm:(\d[\d,]*)(kB), anon-rss:(\d[\d,]*)(kB), file-rss:(\d[\d,]*)(kB)(?:, shmem-rss:(\d[\d,]*)(kB))?"),
             constraint: re(constraint),
             constraint_pid: re(r"\btask=([^,\s]+),pid=(\d+)"),
             reaper: re(reaper),

@@ -57,7 +57,7 @@ fn patterns() -> &'static Patterns {
             paren_free: re(r";\s*{SIZE}\s+free\s*;"),
             allowed: re(r"{SIZE}\s+allowed\s*;"),
             cached: re(r"{SIZE}\s+cached\s*\)"),
-            reserved_total: re(r"{SIZE}\s+reserved\s+in\s+total\s+by\s+PyTorch"),
+            reserved_total: re(r"{SIZE}\s+reserved\s+in\s+total\s+by\s+[Pp]y[Tt]orch"),
             sentence_device: re(r"^\s*\S*\s*\.\s*GPU\b ?(.?)"),
             sentence_total: re(r"has\s+a\s+total\s+(capacty|capacity)\s+of\s+{SIZE}"),
             sentence_free: re(r"of\s+which\s+{SIZE}\s+is\s+free"),
