@@ -112,13 +112,21 @@ impl Family for RuntimeOom {
     }
 
     fn continues(&self, lines: &[String], next: &str) -> bool {
-        continues_with_boilerplate(lines, next)
+        // ggml prints the failing device on the next line.
+        (lines.len() == 1 && next.trim_start().starts_with("current device: "))
+            || continues_with_boilerplate(lines, next)
     }
 
     fn decode(&self, message: &Message<'_>) -> Option<Finding> {
         let p = runtime_patterns();
         let first = message.lines.first()?;
         let mut finding = message.finding(Kind::CudaRuntimeOom, message_text(message.lines));
+        finding.device = message.lines.get(1).and_then(|l| {
+            l.trim()
+                .strip_prefix("current device: ")
+                .and_then(|d| d.split(|c: char| !c.is_ascii_digit()).next())
+                .and_then(|d| d.parse().ok())
+        });
         if let Some(caps) = p.anchor.captures(first) {
             finding.backend = Some(caps[1].to_ascii_lowercase());
             let driver = &caps[2] == "driver error";

@@ -121,6 +121,7 @@ impl Family for CpuAllocator {
 struct KillPatterns {
     anchor: Regex,
     kernel_kill: Regex,
+    kill_line: Regex,
     kernel_rss: Regex,
     constraint: Regex,
     constraint_pid: Regex,
@@ -144,6 +145,9 @@ fn kill_patterns() -> &'static KillPatterns {
     static P: OnceLock<KillPatterns> = OnceLock::new();
     P.get_or_init(|| {
         let kernel_kill = r"(?:Memory cgroup out of memory|Out of memory(?: \(oom_kill_allocating_task\))?): Kill(?:ed)? process (\d+) \(([^)]*)\)";
+        // The kill line alone is the kernel's too: only the OOM killer
+        // prints total-vm and anon-rss with it.
+        let kill_line = r"\bKilled process (\d+) \(([^)]*)\),? total-vm:";
         let constraint = r"\boom-kill:constraint=(\w+)";
         let reaper = r"\boom_reaper: reaped process (\d+) \(([^)]*)\)";
         let slurm_events = r"\bDetected (\d+) oom[-_]kill events?(?:\(s\))? in (?:StepId=|step )([\w.+]+?)(?:\.?\s|\.?$|\. )";
@@ -160,6 +164,7 @@ fn kill_patterns() -> &'static KillPatterns {
         let shell = r"\bline \d+:\s+(\d+) Killed\b";
         let anchor = [
             kernel_kill,
+            kill_line,
             constraint,
             reaper,
             slurm_events,
@@ -180,6 +185,7 @@ fn kill_patterns() -> &'static KillPatterns {
         KillPatterns {
             anchor: re(&anchor),
             kernel_kill: re(kernel_kill),
+            kill_line: re(kill_line),
             // Some kernels print the counts with thousands separators.
             kernel_rss: re(r"total-vm:(\d[\d,]*)(kB), anon-rss:(\d[\d,]*)(kB), file-rss:(\d[\d,]*)(kB)(?:, shmem-rss:(\d[\d,]*)(kB))?"),
             constraint: re(constraint),
@@ -237,7 +243,8 @@ impl Family for Killed {
             "XIT STATUS",
             "xited with",
             "xit with",
-            " Killed",
+            // Also the kernel's `Killed process N` line once its timestamp is cut.
+            "Killed",
         ]
     }
 
@@ -285,6 +292,12 @@ impl Family for Killed {
             let memcg = c[0].starts_with("Memory cgroup");
             if finding.era.is_none() || memcg {
                 explicit(&mut finding, if memcg { "cgroup" } else { "kernel" });
+            }
+            finding.facts.insert("pid".into(), c[1].to_string());
+            finding.facts.insert("process".into(), c[2].to_string());
+        } else if let Some(c) = p.kill_line.captures(&joined) {
+            if finding.era.is_none() {
+                explicit(&mut finding, "kernel");
             }
             finding.facts.insert("pid".into(), c[1].to_string());
             finding.facts.insert("process".into(), c[2].to_string());
