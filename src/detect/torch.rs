@@ -457,7 +457,7 @@ impl Family for TorchFragment {
         // by a line-length limit is not a paste.
         let m = fragment_start().find(line)?;
         let skipped = line[m.start()..m.end()]
-            .find(|c: char| c == 'T' || c == '(')
+            .find(['T', '('])
             .unwrap_or(0);
         Some(m.start() + skipped)
     }
