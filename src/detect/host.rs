@@ -212,6 +212,14 @@ fn kill_patterns() -> &'static KillPatterns {
     })
 }
 
+/// `Killed` alone on a line, or right after a progress bar (`1.28it/s]Killed`),
+/// as a shell prints when its child died of SIGKILL: the offset of the word.
+fn bare_killed(line: &str) -> Option<usize> {
+    let before = line.trim_end().strip_suffix("Killed")?;
+    let b = before.trim_end();
+    (b.is_empty() || b.ends_with(']')).then_some(before.len())
+}
+
 /// Kernel OOM killer, Slurm and Kubernetes memory kills, and SIGKILL exits.
 pub struct Killed;
 
@@ -249,12 +257,24 @@ impl Family for Killed {
     }
 
     fn start(&self, line: &str) -> Option<usize> {
-        kill_patterns().anchor.find(line).map(|m| m.start())
+        kill_patterns()
+            .anchor
+            .find(line)
+            .map(|m| m.start())
+            .or_else(|| bare_killed(line))
     }
 
     fn continues(&self, lines: &[String], next: &str) -> bool {
         let p = kill_patterns();
         let first = lines.first().map_or("", String::as_str);
+        if bare_killed(first).is_some() {
+            // Take the next line to see whether the output ended there; a
+            // line that may start another message is left to it.
+            let errorish = ["rror", "memory", "Traceback", "Killed", "OOM", "xception"]
+                .iter()
+                .any(|w| next.contains(w));
+            return lines.len() < 4 && lines[1..].iter().all(|l| l.trim().is_empty()) && !errorish;
+        }
         if p.elastic_exit.is_match(first) || p.elastic_signal.is_match(first) {
             // The rest of torchelastic's failure table.
             return lines.len() < 200 && p.elastic_block.is_match(next);
@@ -374,6 +394,18 @@ impl Family for Killed {
                 finding
                     .facts
                     .insert("signal".into(), "SIGKILL (9) = 137 − 128".into());
+            } else if bare_killed(message.lines.first().map_or("", String::as_str)).is_some() {
+                // Only when nothing but blank lines follows: a bare `Killed`
+                // that ends the output. One in the middle of a log is too
+                // weak to report.
+                if message.lines[1..].iter().any(|l| !l.trim().is_empty()) {
+                    return None;
+                }
+                finding.era = Some("bare_killed".into());
+                finding.facts.insert("signal".into(), "SIGKILL (9)".into());
+                finding.notes.push(
+                    "the output ends with the shell's `Killed`: the process got SIGKILL, most often from the kernel's OOM killer".into(),
+                );
             } else if let Some(c) = p.shell.captures(&joined) {
                 finding.era = Some("shell".into());
                 finding.facts.insert("signal".into(), "SIGKILL (9)".into());
@@ -503,7 +535,6 @@ mod tests {
             "exitcode: 0",
             "  exitcode  : 1 (pid: 42)",
             "return code -9",
-            "Killed",
             "killed 137 processes",
             "timeout after 137 s",
             "Signal 15 (SIGTERM) received by PID 1798",
@@ -514,5 +545,24 @@ mod tests {
         ] {
             assert!(Killed.start(line).is_none(), "{line}");
         }
+    }
+
+    #[test]
+    fn bare_killed_only_at_the_end() {
+        for lines in [
+            &["Killed"][..],
+            &[
+                "Loading checkpoint shards:  38%| 3/8 [00:02<00:03,  1.28it/s]Killed",
+                "",
+            ],
+        ] {
+            let f = decode_with(&Killed, lines).expect("bare Killed at the end");
+            assert_eq!(f.era.as_deref(), Some("bare_killed"));
+            assert_eq!(f.category, Category::LikelyOom);
+        }
+        // A log that goes on after it: too weak to report.
+        assert!(decode_with(&Killed, &["Killed", "  exitcode  : 1 (pid: 4242)"]).is_none());
+        // Not a bare word.
+        assert!(Killed.start("the job was Killed").is_none());
     }
 }

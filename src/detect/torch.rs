@@ -456,9 +456,7 @@ impl Family for TorchFragment {
         // At the line's start (after markdown) only: a message cut in two
         // by a line-length limit is not a paste.
         let m = fragment_start().find(line)?;
-        let skipped = line[m.start()..m.end()]
-            .find(['T', '('])
-            .unwrap_or(0);
+        let skipped = line[m.start()..m.end()].find(['T', '(']).unwrap_or(0);
         Some(m.start() + skipped)
     }
 
