@@ -7,7 +7,9 @@
 
 use crate::record::Finding;
 
-pub use text::{exception_name, find_size, is_quoted, join_lines, re, SizeReader, SIZE};
+pub use text::{
+    exception_name, find_size, is_mention, is_quoted, join_lines, re, SizeReader, SIZE,
+};
 
 pub mod cuda;
 pub mod cupy;
@@ -108,6 +110,7 @@ pub static FAMILIES: &[&dyn Family] = &[
     &signal::WorkerSignal,
     // Weakest evidence last: SIGKILL and exit-status spellings, then any
     // other message that says an allocation failed.
+    &torch::TorchFragment,
     &host::Killed,
     &generic::GenericOom,
 ];
@@ -118,7 +121,7 @@ pub static FAMILIES: &[&dyn Family] = &[
 #[cfg(test)]
 pub(crate) fn decode_lines(family: &dyn Family, lines: &[&str]) -> Option<Finding> {
     let start = family.start(lines[0])?;
-    if is_quoted(&lines[0][..start]) {
+    if is_mention(lines[0], start) {
         return None;
     }
     let mut body = vec![lines[0][start..].to_string()];
@@ -166,6 +169,16 @@ mod tests {
         assert!(is_quoted("see `"));
         assert!(!is_quoted("RuntimeError: "));
         assert!(!is_quoted("\"a\" then "));
+        let line = "`RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB`";
+        assert!(!is_mention(line, 1));
+        let line = "> **RuntimeError: CUDA out of memory.**";
+        assert!(!is_mention(line, 4));
+        let line = "I get this error: \"CUDA error: out of memory\"";
+        assert!(!is_mention(line, 19));
+        let line = "    if \"CUDA out of memory. Tried to allocate\" in str(e):";
+        assert!(is_mention(line, 8));
+        let line = "print(\"CUDA error: out of memory\")";
+        assert!(is_mention(line, 7));
     }
 
     #[test]

@@ -18,8 +18,7 @@
 //! `strsignal()`. `Killed` (SIGKILL) belongs to the host-memory family. A bus
 //! error in a worker almost always means the shared memory (`/dev/shm`) that
 //! workers hand batches through is full, so those findings are `likely_oom`;
-//! the others are crashes. libshm's `unable to write to file </torch_...>: No
-//! space left on device (28)` is the same shortage seen from the writer.
+//! the others are crashes.
 //!
 //! Each worker prints its own line and the main process raises once: all of
 //! them carry the same `location` fact so the scanner keeps one finding,
@@ -35,7 +34,6 @@ struct Patterns {
     anchor: Regex,
     handler: Regex,
     killed: Regex,
-    shm_write: Regex,
 }
 
 fn patterns() -> &'static Patterns {
@@ -44,7 +42,6 @@ fn patterns() -> &'static Patterns {
         anchor: constant_regex(concat!(
             r"ERROR: Unexpected (?:bus error|segmentation fault|floating-point exception) encountered in worker",
             r"|DataLoader worker \(pid\(?s?\)?\s*[\d, ]+\) is killed by signal: (?:Bus error|Segmentation fault|Aborted|Floating point exception|Illegal instruction)",
-            r"|unable to write to file </torch_[^>]*>: No space left on device",
         )),
         handler: constant_regex(
             r"ERROR: Unexpected (bus error|segmentation fault|floating-point exception) encountered in worker",
@@ -52,7 +49,6 @@ fn patterns() -> &'static Patterns {
         killed: constant_regex(
             r"DataLoader worker \(pid\(?s?\)?\s*([\d, ]+)\) is killed by signal: (Bus error|Segmentation fault|Aborted|Floating point exception|Illegal instruction)",
         ),
-        shm_write: constant_regex(r"unable to write to file </torch_[^>]*>: No space left on device"),
     })
 }
 
@@ -68,16 +64,12 @@ fn signal_of(name: &str) -> (&'static str, i32) {
 }
 
 /// A DataLoader worker that died of SIGBUS, SIGSEGV, SIGABRT, SIGFPE or
-/// SIGILL, or a worker that could not write its batch to `/dev/shm`.
+/// SIGILL.
 pub struct WorkerSignal;
 
 impl Family for WorkerSignal {
     fn triggers(&self) -> &'static [&'static str] {
-        &[
-            "encountered in worker",
-            "is killed by signal: ",
-            "No space left on device",
-        ]
+        &["encountered in worker", "is killed by signal: "]
     }
 
     fn start(&self, line: &str) -> Option<usize> {
@@ -100,8 +92,6 @@ impl Family for WorkerSignal {
         } else if let Some(c) = p.handler.captures(&text) {
             let (name, number) = signal_of(&c[1]);
             (name, number, String::new())
-        } else if p.shm_write.is_match(&text) {
-            ("SIGBUS", 7, String::new())
         } else {
             return None;
         };
@@ -115,11 +105,6 @@ impl Family for WorkerSignal {
             finding
                 .facts
                 .insert("memory".into(), "shared memory (/dev/shm)".into());
-        }
-        if p.shm_write.is_match(&text) {
-            finding
-                .facts
-                .insert("errno".into(), "28 (No space left on device)".into());
         }
         finding
             .facts
@@ -158,7 +143,6 @@ mod tests {
             ("RuntimeError: DataLoader worker (pid 6303) is killed by signal: Aborted. ", "SIGABRT (6)", Category::Crash),
             ("RuntimeError: DataLoader worker (pid 9) is killed by signal: Segmentation fault. ", "SIGSEGV (11)", Category::Crash),
             ("ERROR: Unexpected segmentation fault encountered in worker.", "SIGSEGV (11)", Category::Crash),
-            ("RuntimeError: unable to write to file </torch_287_2714559211_8>: No space left on device (28)", "SIGBUS (7)", Category::LikelyOom),
         ];
         for (line, signal, category) in cases {
             let found = decode(line);

@@ -56,7 +56,7 @@ impl Explain for FatalSignal {
             out.push(verdict(
                 Code::DevShmFull,
                 "/dev/shm is too small for the DataLoader's workers",
-                "DataLoader workers hand every batch to the main process through shared memory, files in /dev/shm (a RAM-backed tmpfs). When it is full, a worker's write into it faults with SIGBUS (or fails with \"No space left on device\"). Docker gives a container only 64 MB of /dev/shm unless told otherwise, which a few image batches exceed. This is host memory, not GPU memory; when the container's own memory limit is hit at the same time, the worker may be killed (SIGKILL) instead.".into(),
+                "DataLoader workers hand every batch to the main process through shared memory, files in /dev/shm (a RAM-backed tmpfs). When it is full, a worker's write into it faults with SIGBUS. Docker gives a container only 64 MB of /dev/shm unless told otherwise, which a few image batches exceed. This is host memory, not GPU memory; when the container's own memory limit is hit at the same time, the worker may be killed (SIGKILL) instead.".into(),
             ));
         } else {
             let where_ = if from_worker(f) {
