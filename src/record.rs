@@ -73,6 +73,9 @@ pub enum Kind {
     /// Any other message that states a GPU/accelerator allocation failed
     /// (`cudaMalloc failed: out of memory`, `CUDA_ERROR_OUT_OF_MEMORY`, ...).
     GenericOom,
+    /// A PyTorch CUDA memory snapshot (a pickle, not a log): an OOM when it
+    /// holds an `oom` event, otherwise a memory-state summary.
+    MemorySnapshot,
 }
 
 impl Kind {
@@ -105,6 +108,7 @@ impl Kind {
         Kind::WindowsAccessViolation,
         Kind::WindowsPagingFile,
         Kind::GenericOom,
+        Kind::MemorySnapshot,
     ];
 
     /// The stable slug used in JSON and by `oomwhy explain`.
@@ -137,6 +141,7 @@ impl Kind {
             Kind::WindowsAccessViolation => "windows_access_violation",
             Kind::WindowsPagingFile => "windows_paging_file",
             Kind::GenericOom => "generic_oom",
+            Kind::MemorySnapshot => "memory_snapshot",
         }
     }
 
@@ -179,6 +184,8 @@ impl Kind {
             | Kind::WindowsAccessViolation
             | Kind::WindowsPagingFile => Category::Crash,
             Kind::GenericOom => Category::Oom,
+            // Raised to `oom` by the snapshot reader when it holds an `oom` event.
+            Kind::MemorySnapshot => Category::MemoryState,
         }
     }
 }
@@ -193,6 +200,8 @@ pub enum Category {
     LikelyOom,
     /// A GPU or native crash that is not an OOM.
     Crash,
+    /// Not an error: the memory state a snapshot recorded without an OOM.
+    MemoryState,
 }
 
 /// Where a finding was read.
@@ -451,6 +460,9 @@ pub struct Finding {
     pub diagnosis: Diagnosis,
     /// Codes to pass to `oomwhy explain` for the long explanation.
     pub explain: Vec<String>,
+    /// What a PyTorch memory snapshot recorded (absent from JSON when there is none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<Box<crate::snapshot::SnapshotReport>>,
 }
 
 impl Finding {
@@ -487,6 +499,7 @@ impl Finding {
             diagnostics: None,
             diagnosis: Diagnosis::default(),
             explain: Vec::new(),
+            snapshot: None,
         }
     }
 }

@@ -89,7 +89,7 @@ fn scan_batch(
     let mut analysis = Analysis::new();
     for path in inputs {
         let outcome = open(path, quiet).and_then(|(reader, name, progress)| {
-            let outcome = oomwhy::scan(reader, &name);
+            let outcome = oomwhy::snapshot::scan(reader, &name);
             if let Some(progress) = progress {
                 progress.clear();
             }
@@ -133,7 +133,7 @@ fn scan_streaming(
             }
         };
         sink.progress = progress.clone();
-        let outcome = oomwhy::scan_streaming(reader, &name, &mut |f| sink.emit(f));
+        let outcome = oomwhy::snapshot::scan_streaming(reader, &name, &mut |f| sink.emit(f));
         if let Some(progress) = progress {
             progress.clear();
         }

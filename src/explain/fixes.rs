@@ -88,6 +88,8 @@ pub(super) fn fixes(f: &Finding, d: &Diagnosis) -> Vec<Fix> {
         | Kind::WindowsAccessViolation
         | Kind::WindowsPagingFile
         | Kind::GenericOom => super::families_masked::fixes(f, &mut out),
+        // Verdicts and fixes come from the snapshot analysis (snapshot::after_explain).
+        Kind::MemorySnapshot => {}
     }
     let mut seen = std::collections::HashSet::new();
     out.retain(|fix| seen.insert(fix.title.clone()));

@@ -75,6 +75,7 @@ pub fn headline(f: &Finding) -> String {
         | Kind::WindowsAccessViolation
         | Kind::WindowsPagingFile
         | Kind::GenericOom => super::families_masked::headline(f),
+        Kind::MemorySnapshot => crate::snapshot::headline(f),
     }
 }
 

@@ -309,6 +309,8 @@ fn verdicts(f: &Finding, d: &Diagnosis, growth: Option<(u64, u64)>) -> Vec<Verdi
         | Kind::WindowsAccessViolation
         | Kind::WindowsPagingFile
         | Kind::GenericOom => families_masked::verdicts(f, &mut out),
+        // Verdicts come from the snapshot analysis (snapshot::after_explain).
+        Kind::MemorySnapshot => {}
     }
     if let Some(note) = pasted::summary_note(f) {
         // The peaks and retries belong to the main memory verdict.
