@@ -47,6 +47,7 @@ explanations! {
         "windows_access_violation",
         "windows_paging_file",
         "generic_oom",
+        "memory_snapshot",
     ],
     verdicts: [
         "inconsistent_numbers",
@@ -89,6 +90,13 @@ explanations! {
         "paging_file_too_small",
         "allocation_failed",
         "shared_memory_limit",
+        "snapshot_fragmentation",
+        "snapshot_shortage",
+        "snapshot_other_stream",
+        "snapshot_private_pool",
+        "snapshot_pending_free",
+        "snapshot_oversize_rule",
+        "snapshot_no_oom_event",
     ],
 }
 

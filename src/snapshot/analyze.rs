@@ -292,18 +292,17 @@ fn state_of(s: &Snapshot) -> Vec<Seg> {
 }
 
 fn seg_index(segs: &[Seg], device: i64, addr: u64) -> Option<usize> {
-    segs.iter()
-        .position(|g| g.device == device && addr >= g.address && addr < g.address.saturating_add(g.size))
+    segs.iter().position(|g| {
+        g.device == device && addr >= g.address && addr < g.address.saturating_add(g.size)
+    })
 }
 
 /// Marks `[addr, addr+size)` with `state`, splitting the block that holds
 /// it; merges free neighbours afterwards. False when nothing holds it.
 fn carve(seg: &mut Seg, addr: u64, size: u64, state: BlockState) -> bool {
-    let Some(i) = seg
-        .blocks
-        .iter()
-        .position(|b| addr >= b.address && addr.saturating_add(size) <= b.address.saturating_add(b.size))
-    else {
+    let Some(i) = seg.blocks.iter().position(|b| {
+        addr >= b.address && addr.saturating_add(size) <= b.address.saturating_add(b.size)
+    }) else {
         return false;
     };
     let b = seg.blocks[i].clone();
@@ -394,7 +393,8 @@ fn rewind(segs: &mut Vec<Seg>, device: i64, after: &[Event]) -> u64 {
                     Some(i) => {
                         let seg = &mut segs[i];
                         let end = e.addr.saturating_add(e.size);
-                        seg.blocks.retain(|b| b.address < e.addr || b.address >= end);
+                        seg.blocks
+                            .retain(|b| b.address < e.addr || b.address >= end);
                         if let Some(last) = seg.blocks.last_mut() {
                             let last_end = last.address.saturating_add(last.size);
                             if last_end > e.addr && last.state == BlockState::Inactive {
@@ -505,7 +505,11 @@ fn device_state(s: &Snapshot, segs: &[Seg], device: i64) -> DeviceState {
             stack,
         })
         .collect();
-    sites.sort_by(|a, b| b.bytes.cmp(&a.bytes).then_with(|| a.location.cmp(&b.location)));
+    sites.sort_by(|a, b| {
+        b.bytes
+            .cmp(&a.bytes)
+            .then_with(|| a.location.cmp(&b.location))
+    });
     sites.truncate(TOP_SITES);
     d.top_sites = sites;
     d
@@ -576,7 +580,10 @@ fn analyze_oom(
             .map(|f| user_frames(f))
             .unwrap_or_default(),
     };
-    for g in segs.iter().filter(|g| g.device == device && g.large == large) {
+    for g in segs
+        .iter()
+        .filter(|g| g.device == device && g.large == large)
+    {
         let last = g.blocks.len().saturating_sub(1);
         for (i, b) in g.blocks.iter().enumerate() {
             if b.state == BlockState::PendingFree {
@@ -601,10 +608,10 @@ fn analyze_oom(
                     (size < m && b.size >= m)
                         || (size >= m && b.size >= size.saturating_add(LARGE_BUFFER))
                 });
-                a.usable_class_free_bytes = a.usable_class_free_bytes.saturating_add(b.size);
                 if oversize {
                     a.largest_oversize_hole_bytes = a.largest_oversize_hole_bytes.max(b.size);
                 } else {
+                    a.usable_class_free_bytes = a.usable_class_free_bytes.saturating_add(b.size);
                     a.largest_usable_hole_bytes = a.largest_usable_hole_bytes.max(effective);
                 }
             }

@@ -47,8 +47,10 @@ pub(super) fn finding(o: Outcome, input: &str) -> Finding {
             s.allocated_bytes = Some(d.allocated_bytes);
             s.reserved_bytes = Some(d.reserved_bytes);
             s.reserved_unallocated_bytes = Some(d.reserved_bytes.saturating_sub(d.allocated_bytes));
-            s.extra
-                .insert("free_in_segments_bytes".into(), Some(d.free_in_segments_bytes));
+            s.extra.insert(
+                "free_in_segments_bytes".into(),
+                Some(d.free_in_segments_bytes),
+            );
         }
         s.extra
             .insert("request_rounded_bytes".into(), Some(oom.request_bytes));
@@ -56,7 +58,6 @@ pub(super) fn finding(o: Outcome, input: &str) -> Finding {
             "largest_usable_hole_bytes".into(),
             Some(oom.largest_usable_hole_bytes),
         );
-        f.facts.insert("state".into(), oom.state.clone());
         if o.unmatched > 0 {
             f.notes.push(format!(
                 "{} of the {} trace events after the OOM did not match the recorded blocks; the state shown is after the OOM, not at it.",
@@ -310,7 +311,11 @@ fn cross_check(f: &Finding) -> Option<String> {
         .sizes
         .reserved_unallocated_bytes
         .or(f.sizes.cached_bytes)
-        .or_else(|| f.sizes.reserved_bytes?.checked_sub(f.sizes.allocated_bytes?))?;
+        .or_else(|| {
+            f.sizes
+                .reserved_bytes?
+                .checked_sub(f.sizes.allocated_bytes?)
+        })?;
     let tolerance = (said / 200).max(1 << 20);
     let mut detail = format!(
         "The message's reserved-but-unallocated {} {} the snapshot's free space in segments ({} in holes, {} pending, largest usable hole {}).",
@@ -328,7 +333,10 @@ fn cross_check(f: &Finding) -> Option<String> {
             fmt(outside)
         ));
     }
-    let input = f.facts.get("snapshot").map_or("the snapshot", String::as_str);
+    let input = f
+        .facts
+        .get("snapshot")
+        .map_or("the snapshot", String::as_str);
     Some(format!("Joined with the `oom` event of {input}. {detail}"))
 }
 
@@ -366,8 +374,7 @@ pub fn join(findings: &mut Vec<Finding>) {
                 && f.kind == Kind::TorchAllocatorOom
                 && f.snapshot.is_none()
                 && (f.device.is_none() || f.device == device)
-                && f
-                    .sizes
+                && f.sizes
                     .requested_bytes
                     .is_some_and(|r| r.abs_diff(size) <= (size / 200).max(1024))
                 && match (rank, f.first_rank) {
@@ -420,27 +427,83 @@ pub fn text_sections(r: &SnapshotReport) -> Vec<(String, Vec<String>)> {
     }
     if let Some(o) = &r.oom {
         about.push(match o.state.as_str() {
-            "at_oom" if o.events_after == 0 => "state: at the OOM (the dump came right after it, e.g. from an OOM observer)".to_string(),
-            "at_oom" => format!("state: at the OOM ({} later events change no block)", o.events_after),
-            "rewound" => format!("state: rewound to the OOM (the dump came {} events later; they were undone)", o.events_after),
-            _ => format!("state: after the OOM ({} later events could not all be undone)", o.events_after),
+            "at_oom" if o.events_after == 0 => {
+                "state: at the OOM (the dump came right after it, e.g. from an OOM observer)"
+                    .to_string()
+            }
+            "at_oom" => format!(
+                "state: at the OOM ({} later events change no block)",
+                o.events_after
+            ),
+            "rewound" => format!(
+                "state: rewound to the OOM (the dump came {} events later; they were undone)",
+                o.events_after
+            ),
+            _ => format!(
+                "state: after the OOM ({} later events could not all be undone)",
+                o.events_after
+            ),
         });
     }
     out.push(("Memory snapshot".to_string(), about));
     if let Some(o) = &r.oom {
         let rows = [
-            ("request", o.request_bytes, format!("rounded to 512 bytes; {} pool; the segment to cudaMalloc is {}", o.pool, fmt(o.allocation_bytes))),
-            ("largest usable hole", o.largest_usable_hole_bytes, format!("same pool type, stream {}, default pool, max_split_size rules", o.stream)),
-            ("usable holes together", o.usable_class_free_bytes, "free blocks of that kind, all together".to_string()),
-            ("free on the device", o.device_free_bytes.unwrap_or(0), "what CUDA reported free at the failure".to_string()),
-            ("hole on other streams", o.largest_other_stream_hole_bytes, "largest; not reusable by this stream".to_string()),
-            ("hole in private pools", o.largest_private_pool_hole_bytes, "largest; CUDA graphs / MemPool only".to_string()),
-            ("hole refused as oversize", o.largest_oversize_hole_bytes, "largest; max_split_size rules".to_string()),
-            ("pending frees", o.pending_free_bytes, "freed, waiting for other streams".to_string()),
+            (
+                "request",
+                o.request_bytes,
+                format!(
+                    "rounded to 512 bytes; {} pool; the segment to cudaMalloc is {}",
+                    o.pool,
+                    fmt(o.allocation_bytes)
+                ),
+            ),
+            (
+                "largest usable hole",
+                o.largest_usable_hole_bytes,
+                format!(
+                    "same pool type, stream {}, default pool, max_split_size rules",
+                    o.stream
+                ),
+            ),
+            (
+                "usable holes together",
+                o.usable_class_free_bytes,
+                "free blocks of that kind, all together".to_string(),
+            ),
+            (
+                "free on the device",
+                o.device_free_bytes.unwrap_or(0),
+                "what CUDA reported free at the failure".to_string(),
+            ),
+            (
+                "hole on other streams",
+                o.largest_other_stream_hole_bytes,
+                "largest; not reusable by this stream".to_string(),
+            ),
+            (
+                "hole in private pools",
+                o.largest_private_pool_hole_bytes,
+                "largest; CUDA graphs / MemPool only".to_string(),
+            ),
+            (
+                "hole refused as oversize",
+                o.largest_oversize_hole_bytes,
+                "largest; max_split_size rules".to_string(),
+            ),
+            (
+                "pending frees",
+                o.pending_free_bytes,
+                "freed, waiting for other streams".to_string(),
+            ),
         ];
         let mut lines = Vec::new();
         for (label, value, meaning) in rows {
-            if value == 0 && !matches!(label, "request" | "largest usable hole" | "free on the device") {
+            if value == 0
+                && !matches!(
+                    label,
+                    "request" | "largest usable hole" | "free on the device"
+                )
+            {
                 continue;
             }
             lines.push(format!("{label:<24} {:>11}  {meaning}", fmt(value)));
@@ -478,7 +541,10 @@ pub fn text_sections(r: &SnapshotReport) -> Vec<(String, Vec<String>)> {
                 s.location
             ));
         }
-        out.push((format!("Live memory by allocation site (GPU {})", d.device), lines));
+        out.push((
+            format!("Live memory by allocation site (GPU {})", d.device),
+            lines,
+        ));
     }
     out
 }

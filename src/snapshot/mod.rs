@@ -37,10 +37,9 @@ impl fmt::Display for SnapshotError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SnapshotError::Pickle(e) => write!(f, "cannot read this pickle as data: {e}"),
-            SnapshotError::NotASnapshot(what) => write!(
-                f,
-                "a pickle, but not a PyTorch memory snapshot ({what})"
-            ),
+            SnapshotError::NotASnapshot(what) => {
+                write!(f, "a pickle, but not a PyTorch memory snapshot ({what})")
+            }
             SnapshotError::TooLarge(n) => write!(
                 f,
                 "a pickle of {n} bytes, more than the {} bytes oomwhy reads as a snapshot",
@@ -144,7 +143,10 @@ pub fn scan_streaming<R: Read + Send>(
     match route(reader, input)? {
         Routed::Snapshot(data) => {
             let mut outcome = snapshot_outcome(&data, input)?;
-            for (i, mut f) in std::mem::take(&mut outcome.findings).into_iter().enumerate() {
+            for (i, mut f) in std::mem::take(&mut outcome.findings)
+                .into_iter()
+                .enumerate()
+            {
                 f.id = i + 1;
                 on_finding(f);
             }

@@ -402,7 +402,11 @@ impl Builder<'_> {
             });
         }
         if seg.total_size == 0 {
-            seg.total_size = seg.blocks.iter().map(|b| b.size).fold(0, u64::saturating_add);
+            seg.total_size = seg
+                .blocks
+                .iter()
+                .map(|b| b.size)
+                .fold(0, u64::saturating_add);
         }
         self.snap.segments.push(seg);
         Ok(())
@@ -460,7 +464,9 @@ impl Builder<'_> {
                 .get(s, "expandable_segments")
                 .and_then(|v| p.int(v))
                 .map(|i| i != 0),
-            gc_threshold: p.get(s, "garbage_collection_threshold").and_then(|v| p.float(v)),
+            gc_threshold: p
+                .get(s, "garbage_collection_threshold")
+                .and_then(|v| p.float(v)),
         }
     }
 }

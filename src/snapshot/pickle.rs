@@ -313,7 +313,8 @@ impl<'a> Reader<'a> {
     /// A newline-terminated argument of the text opcodes.
     fn line(&mut self) -> R<&'a str> {
         let rest = &self.data[self.pos..];
-        let end = memchr::memchr(b'\n', rest).ok_or_else(|| self.err(PickleErrorKind::Truncated))?;
+        let end =
+            memchr::memchr(b'\n', rest).ok_or_else(|| self.err(PickleErrorKind::Truncated))?;
         self.pos += end + 1;
         std::str::from_utf8(&rest[..end])
             .map_err(|_| self.err(PickleErrorKind::Malformed("non-ASCII text argument")))
@@ -565,7 +566,9 @@ impl<'a> Reader<'a> {
                 b'T' => {
                     let n = self.le(4)? as u32 as i32;
                     if n < 0 {
-                        return Err(self.err(PickleErrorKind::Malformed("negative BINSTRING length")));
+                        return Err(
+                            self.err(PickleErrorKind::Malformed("negative BINSTRING length"))
+                        );
                     }
                     let bytes = self.take(n as u64)?;
                     let v = self.latin1(bytes);
@@ -739,4 +742,236 @@ fn code_opcode(op: u8) -> Option<&'static str> {
         0x98 => "READONLY_BUFFER",
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `{'a': [shared, shared], 'b': (None, True, False, 1.5, -7, 300, 70000,
+    /// 2**64-1, -2**70, 'é')}` with `shared = [1, 2]`, as CPython 3.11
+    /// pickles it with protocol 2 (BINPUT memo, no FRAME).
+    const PROTO2: &[u8] = b"\x80\x02}q\x00(X\x01\x00\x00\x00aq\x01]q\x02(]q\x03(K\x01K\x02eh\x03eX\x01\x00\x00\x00bq\x04(N\x88\x89G?\xf8\x00\x00\x00\x00\x00\x00J\xf9\xff\xff\xffM,\x01Jp\x11\x01\x00\x8a\t\xff\xff\xff\xff\xff\xff\xff\xff\x00\x8a\t\x00\x00\x00\x00\x00\x00\x00\x00\xc0X\x02\x00\x00\x00\xc3\xa9q\x05tq\x06u.";
+    /// The same dict plus `b'xy'` in the tuple, protocol 4 (FRAME, MEMOIZE,
+    /// SHORT_BINUNICODE, SHORT_BINBYTES).
+    const PROTO4: &[u8] = b"\x80\x04\x95W\x00\x00\x00\x00\x00\x00\x00}\x94(\x8c\x01a\x94]\x94(]\x94(K\x01K\x02eh\x03e\x8c\x01b\x94(N\x88\x89G?\xf8\x00\x00\x00\x00\x00\x00J\xf9\xff\xff\xffM,\x01Jp\x11\x01\x00\x8a\t\xff\xff\xff\xff\xff\xff\xff\xff\x00\x8a\t\x00\x00\x00\x00\x00\x00\x00\x00\xc0\x8c\x02\xc3\xa9\x94C\x02xy\x94t\x94u.";
+
+    fn check_common(p: &Pickle) {
+        let root = p.root();
+        let a = p.get(root, "a").unwrap();
+        let items = p.seq(a).unwrap();
+        assert_eq!(items.len(), 2);
+        // Both entries are the same memoised list, stored once.
+        assert_eq!(items[0], items[1]);
+        let ints: Vec<i128> = p
+            .seq(items[0])
+            .unwrap()
+            .iter()
+            .map(|v| p.int(*v).unwrap())
+            .collect();
+        assert_eq!(ints, [1, 2]);
+        let b = p.seq(p.get(root, "b").unwrap()).unwrap();
+        assert_eq!(b[0], Value::None);
+        assert_eq!(b[1], Value::Bool(true));
+        assert_eq!(b[2], Value::Bool(false));
+        assert_eq!(p.float(b[3]), Some(1.5));
+        assert_eq!(p.int(b[4]), Some(-7));
+        assert_eq!(p.int(b[5]), Some(300));
+        assert_eq!(p.int(b[6]), Some(70000));
+        assert_eq!(p.int(b[7]), Some(i128::from(u64::MAX)));
+        assert_eq!(p.int(b[8]), Some(-(1i128 << 70)));
+        assert_eq!(p.str(b[9]), Some("é"));
+    }
+
+    #[test]
+    fn reads_protocol_2() {
+        let p = read(PROTO2).unwrap();
+        assert_eq!(p.protocol, 2);
+        check_common(&p);
+    }
+
+    #[test]
+    fn reads_protocols_4_and_5() {
+        let p = read(PROTO4).unwrap();
+        assert_eq!(p.protocol, 4);
+        check_common(&p);
+        let b = p.seq(p.get(p.root(), "b").unwrap()).unwrap();
+        assert!(matches!(b[10], Value::Bytes(_)));
+        let mut five = PROTO4.to_vec();
+        five[1] = 5;
+        assert_eq!(read(&five).unwrap().protocol, 5);
+        assert!(has_header(&five) && has_header(PROTO2));
+        assert!(
+            !has_header(b"\x80\x01") && !has_header(b"\x80\x06") && !has_header(b"RuntimeError")
+        );
+    }
+
+    #[test]
+    fn reads_sets_tuples_and_wide_ints() {
+        let p = read(b"\x80\x04\x95\x06\x00\x00\x00\x00\x00\x00\x00(K\x01\x91\x94.").unwrap();
+        assert!(matches!(p.root(), Value::Set(_)));
+        let p =
+            read(b"\x80\x04\x95\t\x00\x00\x00\x00\x00\x00\x00\x8f\x94(K\x01K\x02\x90.").unwrap();
+        assert_eq!(p.seq(p.root()).unwrap().len(), 2);
+        let p = read(b"\x80\x04(K\x01K\x02K\x03K\x04t\x94.").unwrap();
+        assert_eq!(p.seq(p.root()).unwrap().len(), 4);
+        // TUPLE1..3
+        let p = read(b"\x80\x02K\x01K\x02\x86.").unwrap();
+        assert!(matches!(p.root(), Value::Tuple(_)));
+        // 2**200: beyond 128 bits, kept as a sign only.
+        let mut huge = b"\x80\x04\x8a\x1a".to_vec();
+        huge.extend([0u8; 25]);
+        huge.extend(b"\x01.");
+        let p = read(&huge).unwrap();
+        assert_eq!(p.root(), Value::Huge(false));
+        assert_eq!(p.int(p.root()), None);
+        // LONG1 with a needless sign byte still fits i64; -1 as one byte.
+        assert_eq!(
+            read(b"\x80\x02\x8a\x02\x05\x00.").unwrap().root(),
+            Value::Int(5)
+        );
+        assert_eq!(
+            read(b"\x80\x02\x8a\x01\xff.").unwrap().root(),
+            Value::Int(-1)
+        );
+        assert_eq!(read(b"\x80\x02\x8a\x00.").unwrap().root(), Value::Int(0));
+        // LONG4 and text INT/LONG.
+        assert_eq!(
+            read(b"\x80\x02\x8b\x02\x00\x00\x00\x00\x01.")
+                .unwrap()
+                .root(),
+            Value::Int(256)
+        );
+        assert_eq!(read(b"I-12\n.").unwrap().root(), Value::Int(-12));
+        assert_eq!(
+            read(b"L18446744073709551615L\n.")
+                .map(|p| p.int(p.root()))
+                .unwrap(),
+            Some(i128::from(u64::MAX))
+        );
+    }
+
+    #[test]
+    fn memo_get_put_dup_pop() {
+        // [x, x] where x = 'abc' stored with PUT 7 / fetched with GET 7.
+        let p = read(b"(X\x03\x00\x00\x00abcp7\ng7\nl.").unwrap();
+        let items = p.seq(p.root()).unwrap();
+        assert_eq!(items[0], items[1]);
+        assert_eq!(p.str(items[1]), Some("abc"));
+        // DUP then POP; LONG_BINPUT/LONG_BINGET with a large sparse index.
+        let p = read(b"\x80\x02K\x072\x30r\xff\xff\xff\x7fj\xff\xff\xff\x7f\x86.").unwrap();
+        assert_eq!(p.seq(p.root()).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn refuses_code_opcodes() {
+        let cases: &[(&[u8], &str)] = &[
+            (b"\x80\x02cos\nsystem\n.", "GLOBAL"),
+            (b"\x80\x04\x8c\x02os\x8c\x06system\x93.", "STACK_GLOBAL"),
+            (b"\x80\x02)R.", "REDUCE"),
+            (b"\x80\x02}}b.", "BUILD"),
+            (b"\x80\x02(ios\nsystem\n.", "INST"),
+            (b"\x80\x02(o.", "OBJ"),
+            (b"\x80\x02))\x81.", "NEWOBJ"),
+            (b"\x80\x04)))\x92.", "NEWOBJ_EX"),
+            (b"\x80\x02\x82\x01.", "EXT1"),
+            (b"\x80\x02Pid\n.", "PERSID"),
+            (b"\x80\x02N\x51.", "BINPERSID"),
+            (b"\x80\x05\x97.", "NEXT_BUFFER"),
+        ];
+        for (data, name) in cases {
+            let err = read(data).unwrap_err();
+            assert_eq!(err.kind, PickleErrorKind::CodeOpcode(name), "{name}");
+            assert!(err.to_string().contains("refuses"), "{err}");
+        }
+        // A protocol-2 pickle of bytes needs `_codecs.encode`: refused too.
+        assert!(matches!(
+            read(b"\x80\x02c_codecs\nencode\nq\x00.").unwrap_err().kind,
+            PickleErrorKind::CodeOpcode("GLOBAL")
+        ));
+    }
+
+    #[test]
+    fn truncation_is_an_error_at_every_length() {
+        for n in 0..PROTO4.len() {
+            let err = read(&PROTO4[..n]).unwrap_err();
+            assert!(
+                matches!(
+                    err.kind,
+                    PickleErrorKind::Truncated | PickleErrorKind::BadStop
+                ),
+                "{n}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn hostile_lengths_allocate_nothing() {
+        // BINUNICODE8 / BINBYTES8 / LONG4 declaring far more than is there.
+        for data in [
+            &b"\x80\x04\x8d\xff\xff\xff\xff\xff\xff\xff\x7fabc."[..],
+            &b"\x80\x04\x8e\xff\xff\xff\xff\xff\xff\xff\xffabc."[..],
+            &b"\x80\x04\x8b\xff\xff\xff\x7fabc."[..],
+            &b"\x80\x04X\xff\xff\xff\xffabc."[..],
+            &b"\x80\x04\x95\xff\xff\xff\xff\xff\xff\xff\xff."[..],
+        ] {
+            let err = read(data).unwrap_err();
+            assert!(
+                matches!(
+                    err.kind,
+                    PickleErrorKind::Truncated | PickleErrorKind::BadStop
+                ),
+                "{err}"
+            );
+        }
+        assert!(matches!(
+            read(b"\x80\x04\x8b\xff\xff\xff\xff.").unwrap_err().kind,
+            PickleErrorKind::Malformed(_)
+        ));
+    }
+
+    #[test]
+    fn deep_nesting_needs_no_recursion() {
+        // 200,000 nested lists built with EMPTY_LIST + APPEND.
+        let depth = 200_000;
+        let mut data = b"\x80\x04".to_vec();
+        data.extend(std::iter::repeat_n(b']', depth));
+        data.extend(std::iter::repeat_n(b'a', depth - 1));
+        data.push(b'.');
+        let p = read(&data).unwrap();
+        assert!(matches!(p.root(), Value::List(_)));
+        // And 200,000 unclosed marks are an error, not a crash.
+        let mut marks = b"\x80\x04".to_vec();
+        marks.extend(std::iter::repeat_n(b'(', depth));
+        marks.push(b'.');
+        assert_eq!(read(&marks).unwrap_err().kind, PickleErrorKind::BadStop);
+    }
+
+    #[test]
+    fn a_list_can_contain_itself() {
+        // l = []; l.append(l)
+        let p = read(b"\x80\x04]\x94h\x00a.").unwrap();
+        let items = p.seq(p.root()).unwrap();
+        assert_eq!(items[0], p.root());
+    }
+
+    #[test]
+    fn malformed_input_is_an_error() {
+        let cases: &[&[u8]] = &[
+            b"\x80\x07.",                      // protocol 7
+            b"\x80\x02a.",                     // APPEND on an empty stack
+            b"\x80\x02K\x01K\x02a.",           // APPEND to an int
+            b"\x80\x02h\x05.",                 // memo entry never stored
+            b"\x80\x02e.",                     // APPENDS without a mark
+            b"\x80\x02}(K\x01u.",              // odd number of dict items
+            b"\x80\x02X\x01\x00\x00\x00\xff.", // not UTF-8
+            b"\x80\x02\xff.",                  // unknown opcode
+            b"\x80\x02K\x01K\x02.",            // two values at STOP
+            b"\x80\x02S'a'\n.",                // protocol-0 text string
+            b"\x80\x02(K\x01\x30.", // POP below the mark's floor leaves a mark: STOP fails
+        ];
+        for data in cases {
+            assert!(read(data).is_err(), "{data:?}");
+        }
+    }
 }
