@@ -25,9 +25,6 @@ pub(super) fn finding(o: Outcome, input: &str) -> Finding {
     let r = o.report;
     let mut f = Finding::new(Kind::MemorySnapshot, input, 1, String::new());
     f.version_hint = Some(format!("PyTorch {}", r.era));
-    f.facts
-        .insert("pickle_protocol".into(), r.pickle_protocol.to_string());
-    f.facts.insert("layout".into(), r.layout.clone());
     if let Some(oom) = &r.oom {
         f.category = Category::Oom;
         f.device = u32::try_from(oom.device).ok();
@@ -69,9 +66,9 @@ pub(super) fn finding(o: Outcome, input: &str) -> Finding {
         let reserved: u64 = r.devices.iter().map(|d| d.reserved_bytes).sum();
         let allocated: u64 = r.devices.iter().map(|d| d.allocated_bytes).sum();
         f.text = format!(
-            "PyTorch memory snapshot without an `oom` event: {} segments on {} device(s), {} reserved, {} in live tensors.",
-            r.devices.iter().map(|d| d.segments).sum::<u64>(),
-            r.devices.len(),
+            "PyTorch memory snapshot without an `oom` event: {} on {}, {} reserved, {} in live tensors.",
+            count(r.devices.iter().map(|d| d.segments).sum::<u64>(), "segment"),
+            count(r.devices.len() as u64, "device"),
             fmt(reserved),
             fmt(allocated),
         );
@@ -90,6 +87,11 @@ pub(super) fn finding(o: Outcome, input: &str) -> Finding {
     };
     f.explain = codes(&f);
     f
+}
+
+/// `1 block`, `2 blocks`.
+fn count(n: u64, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
 fn codes(f: &Finding) -> Vec<String> {
@@ -124,16 +126,17 @@ fn conclusions(f: &Finding) -> (Vec<Verdict>, Vec<Fix>) {
             .devices
             .iter()
             .flat_map(|d| d.top_sites.first().map(|s| (d.device, s)))
+            .filter(|(_, s)| !s.location.starts_with('('))
             .max_by_key(|(_, s)| s.bytes)
         {
             fixes.push(fix(
                 "Look first at the largest holder of live memory",
                 &format!(
-                    "{} of live tensors on device {} were allocated at {} ({} blocks).",
+                    "{} of live tensors on device {} were allocated at {} ({}).",
                     fmt(top.1.bytes),
                     top.0,
                     top.1.location,
-                    top.1.blocks
+                    count(top.1.blocks, "block")
                 ),
             ));
         }
@@ -236,13 +239,16 @@ fn conclusions(f: &Finding) -> (Vec<Verdict>, Vec<Fix>) {
                 fmt(allocated), fmt(reserved), fmt(class_free), fmt(free), fmt(size)
             ),
         ));
-        if let Some(top) = dev.and_then(|d| d.top_sites.first()) {
+        if let Some(top) = dev
+            .and_then(|d| d.top_sites.first())
+            .filter(|s| !s.location.starts_with('('))
+        {
             fixes.push(fix(
                 "Shrink the largest holder of live memory",
                 &format!(
-                    "{} of live tensors ({} blocks) were allocated at {}: free them earlier, keep them on the CPU, or make them smaller.",
+                    "{} of live tensors ({}) were allocated at {}: free them earlier, keep them on the CPU, or make them smaller.",
                     fmt(top.bytes),
-                    top.blocks,
+                    count(top.blocks, "block"),
                     top.location
                 ),
             ));
@@ -288,7 +294,17 @@ pub fn after_explain(findings: &mut [Finding]) {
             // The snapshot's evidence first: it sees the blocks, the message only totals.
             verdicts.extend(std::mem::take(&mut f.diagnosis.verdicts));
             let mut seen: Vec<String> = fixes.iter().map(|x| x.title.clone()).collect();
+            // The same allocator option under another title is the same fix.
+            let option = |x: &Fix| {
+                ["expandable_segments:True"]
+                    .into_iter()
+                    .find(|o| x.how.contains(o))
+            };
+            let options: Vec<&str> = fixes.iter().filter_map(option).collect();
             for x in std::mem::take(&mut f.diagnosis.fixes) {
+                if option(&x).is_some_and(|o| options.contains(&o)) {
+                    continue;
+                }
                 if !seen.contains(&x.title) {
                     seen.push(x.title.clone());
                     fixes.push(x);
@@ -521,9 +537,9 @@ pub fn text_sections(r: &SnapshotReport) -> Vec<(String, Vec<String>)> {
     }
     for d in &r.devices {
         let mut lines = vec![format!(
-            "{} reserved in {} segments{}; {} in live tensors ({} requested); {} free in holes (largest {}){}{}",
+            "{} reserved in {}{}; {} in live tensors ({} requested); {} free in holes (largest {}){}{}",
             fmt(d.reserved_bytes),
-            d.segments,
+            count(d.segments, "segment"),
             if d.expandable_segments > 0 { format!(" ({} expandable)", d.expandable_segments) } else { String::new() },
             fmt(d.allocated_bytes),
             fmt(d.tensor_bytes),
@@ -534,10 +550,9 @@ pub fn text_sections(r: &SnapshotReport) -> Vec<(String, Vec<String>)> {
         )];
         for s in &d.top_sites {
             lines.push(format!(
-                "{:>11}  {:>5} block{}  {}",
+                "{:>11}  {:>12}  {}",
                 fmt(s.bytes),
-                s.blocks,
-                if s.blocks == 1 { " " } else { "s" },
+                count(s.blocks, "block"),
                 s.location
             ));
         }
