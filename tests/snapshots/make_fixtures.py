@@ -11,6 +11,9 @@ in the dict layout of the PyTorch release being imitated, with the pickle
 protocol given per scenario.
 
     python3 tests/snapshots/make_fixtures.py      # rewrites tests/snapshots/*.pickle
+    python3 tests/snapshots/make_fixtures.py --big /tmp/big.pickle 100
+        # a snapshot of about 100 MB (fragmentation at the end) for measuring
+        # speed and memory; never committed
 """
 
 import os
@@ -397,5 +400,40 @@ def scenarios():
     write("empty_v2_5", snapshot([a], "2.5"), 4)
 
 
+def big(path, megabytes):
+    """A long training run: many alloc/free events with per-event stacks, then the fragmentation OOM."""
+    a = Allocator(capacity=80 * GIB, outside=1 * GIB)
+    sites = [stack((MODEL, 100 + i, "forward"), (TRAIN, 200 + i % 7, "train_step")) for i in range(64)]
+    live = []
+    target = megabytes * MIB
+    step, estimate = 0, None
+    while True:
+        for i in range(2000):
+            site = sites[(step + i) % len(sites)]
+            # Each event gets its own list of (shared) frame dicts, as PyTorch writes them.
+            live.append(a.malloc((1 + (step * 7 + i * 13) % 4096) * 4 * KIB, list(site)))
+            if len(live) > 300:
+                a.free(live.pop((i * 31) % len(live)), list(site))
+        step += 1
+        if estimate is None:
+            # Bytes per event, measured once, tells how many events the size needs.
+            per_event = len(pickle.dumps(snapshot([a], "2.5"), protocol=4)) / len(a.trace)
+            estimate = int(target / per_event)
+        if len(a.trace) >= estimate:
+            break
+    try:
+        a.malloc(60 * GIB, sites[0])
+    except OutOfMemory:
+        pass
+    data = pickle.dumps(snapshot([a], "2.5"), protocol=4)
+    with open(path, "wb") as f:
+        f.write(data)
+    print(f"{path}: {len(data)} bytes, {len(a.trace)} events, {len(a.segments)} segments")
+
+
 if __name__ == "__main__":
-    scenarios()
+    import sys
+    if len(sys.argv) == 4 and sys.argv[1] == "--big":
+        big(sys.argv[2], int(sys.argv[3]))
+    else:
+        scenarios()
