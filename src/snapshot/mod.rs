@@ -19,8 +19,9 @@ use crate::scanner::ScanOutcome;
 use std::fmt;
 use std::io::{self, Read};
 
-/// A snapshot larger than this is refused before it is read into memory.
-pub const MAX_SNAPSHOT_BYTES: u64 = 4 << 30;
+/// A snapshot larger than this is refused before it is read into memory
+/// (real ones are megabytes to a few hundred; arena indices stay 32-bit).
+pub const MAX_SNAPSHOT_BYTES: u64 = 1 << 30;
 
 /// Why a file that starts like a pickle gave no snapshot.
 #[derive(Debug)]

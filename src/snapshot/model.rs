@@ -211,15 +211,15 @@ pub fn from_pickle(p: &Pickle) -> Result<Snapshot, SnapshotError> {
                         Pickle::type_name(segments)
                     ))
                 })?;
-                for &s in items {
+                for s in items {
                     b.segment(s)?;
                 }
             }
             if let Some(traces) = p.get(root, "device_traces") {
-                for &t in p.seq(traces).unwrap_or(&[]) {
-                    let events = p.seq(t).unwrap_or(&[]);
-                    let mut out = Vec::with_capacity(events.len());
-                    for &e in events {
+                for t in p.seq(traces).into_iter().flatten() {
+                    let events = p.seq(t);
+                    let mut out = Vec::with_capacity(events.as_ref().map_or(0, |e| e.len()));
+                    for e in events.into_iter().flatten() {
                         if let Some(ev) = b.event(e) {
                             out.push(ev);
                         }
@@ -234,7 +234,7 @@ pub fn from_pickle(p: &Pickle) -> Result<Snapshot, SnapshotError> {
             b.snap.keys.external_annotations = p.get(root, "external_annotations").is_some();
         }
         Value::List(_) => {
-            let items = p.seq(root).unwrap_or(&[]);
+            let items: Vec<Value> = p.seq(root).into_iter().flatten().collect();
             // A bare list is a snapshot only if its items look like segments.
             let looks = items
                 .iter()
@@ -245,7 +245,7 @@ pub fn from_pickle(p: &Pickle) -> Result<Snapshot, SnapshotError> {
                 ));
             }
             b.snap.layout = Layout::SegmentList;
-            for &s in items {
+            for s in items {
                 b.segment(s)?;
             }
         }
@@ -309,9 +309,8 @@ impl Builder<'_> {
             return Some(id);
         }
         let frames: Vec<Frame> = items
-            .iter()
-            .filter(|f| self.p.dict(**f).is_some())
-            .map(|&f| Frame {
+            .filter(|f| self.p.dict(*f).is_some())
+            .map(|f| Frame {
                 filename: self.text(f, "filename").unwrap_or("??").to_string(),
                 line: self.sint(f, "line").unwrap_or(0),
                 name: self.text(f, "name").unwrap_or("").to_string(),
@@ -333,9 +332,9 @@ impl Builder<'_> {
         }
         let address = self.uint(s, "address");
         let pool = p.get(s, "segment_pool_id").and_then(|v| {
-            let items = p.seq(v)?;
-            match items {
-                [a, b] => Some((p.int(*a)? as i64, p.int(*b)? as i64)),
+            let items: Vec<Value> = p.seq(v)?.collect();
+            match items[..] {
+                [a, b] => Some((p.int(a)? as i64, p.int(b)? as i64)),
                 _ => None,
             }
         });
@@ -354,10 +353,14 @@ impl Builder<'_> {
                 .is_some_and(|i| i != 0),
             blocks: Vec::new(),
         };
-        let blocks = p.get(s, "blocks").and_then(|b| p.seq(b)).unwrap_or(&[]);
+        let blocks = p
+            .get(s, "blocks")
+            .and_then(|b| p.seq(b))
+            .into_iter()
+            .flatten();
         // Before ≈2.1 blocks had no address: they follow each other from the segment's.
         let mut next = address;
-        for &bv in blocks {
+        for bv in blocks {
             if p.dict(bv).is_none() {
                 continue;
             }
@@ -381,9 +384,9 @@ impl Builder<'_> {
                 self.snap.keys.block_frames = true;
                 self.frames(Some(f))
             } else if let Some(h) = p.get(bv, "history") {
-                // ≈2.0: the stack of the block's latest allocation is in history[-1].
+                // ≈2.0: history is newest first; PyTorch's viewer reads history[0].
                 self.snap.keys.history = true;
-                let last = p.seq(h).and_then(|items| items.last().copied());
+                let last = p.seq(h).and_then(|mut items| items.next());
                 let f = last.and_then(|e| p.get(e, "frames"));
                 self.frames(f)
             } else {

@@ -110,14 +110,58 @@ pub enum Value {
     Str(u32),
     /// Bytes or bytearray: index into the byte strings.
     Bytes(u32),
-    /// A list: index into the sequences.
+    /// A list: index into the containers.
     List(u32),
-    /// A tuple: index into the sequences.
+    /// A tuple: index into the containers.
     Tuple(u32),
-    /// A set or frozenset: index into the sequences.
+    /// A set or frozenset: index into the containers.
     Set(u32),
-    /// A dict: index into the dicts.
+    /// A dict: index into the containers.
     Dict(u32),
+}
+
+/// A value packed into 8 bytes, as the arena stores it: the low 4 bits are
+/// the type, the rest the payload (an integer of up to 60 bits, or an index).
+/// Snapshots hold tens of millions of values; half the size is half the memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Slot(u64);
+
+const T_NONE: u64 = 0;
+const T_FALSE: u64 = 1;
+const T_TRUE: u64 = 2;
+const T_INT: u64 = 3;
+const T_LONG: u64 = 4;
+const T_HUGE: u64 = 5;
+const T_FLOAT: u64 = 6;
+const T_STR: u64 = 7;
+const T_BYTES: u64 = 8;
+const T_LIST: u64 = 9;
+const T_TUPLE: u64 = 10;
+const T_SET: u64 = 11;
+const T_DICT: u64 = 12;
+/// Integers in this range are stored inline.
+const INLINE_MIN: i64 = -(1 << 59);
+const INLINE_MAX: i64 = (1 << 59) - 1;
+
+impl Slot {
+    fn new(tag: u64, payload: u64) -> Slot {
+        Slot((payload << 4) | tag)
+    }
+    fn tag(self) -> u64 {
+        self.0 & 0xf
+    }
+    fn index(self) -> u32 {
+        (self.0 >> 4) as u32
+    }
+}
+
+/// Where a container's items are: a run of the shared item arena, or (after
+/// a second batch arrived when other items already followed the first) a
+/// vector of its own.
+#[derive(Debug, Clone, Copy)]
+enum Span {
+    Run { start: u32, len: u32 },
+    Own(u32),
 }
 
 /// A decoded pickle: the root value and the arena it points into.
@@ -130,14 +174,103 @@ pub struct Pickle {
     strings: Vec<Box<str>>,
     bytes: Vec<Box<[u8]>>,
     longs: Vec<i128>,
-    seqs: Vec<Vec<Value>>,
-    dicts: Vec<Vec<(Value, Value)>>,
+    floats: Vec<f64>,
+    /// Every container's span; lists, tuples and sets hold values, dicts
+    /// hold keys and values alternately.
+    spans: Vec<Span>,
+    items: Vec<Slot>,
+    own: Vec<Vec<Slot>>,
 }
+
+/// The items of a list, tuple or set (see [`Pickle::seq`]).
+#[derive(Debug, Clone)]
+pub struct Items<'p> {
+    p: &'p Pickle,
+    slots: std::slice::Iter<'p, Slot>,
+}
+
+impl Iterator for Items<'_> {
+    type Item = Value;
+    fn next(&mut self) -> Option<Value> {
+        self.slots.next().map(|s| self.p.unpack(*s))
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.slots.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for Items<'_> {
+    fn next_back(&mut self) -> Option<Value> {
+        self.slots.next_back().map(|s| self.p.unpack(*s))
+    }
+}
+
+impl ExactSizeIterator for Items<'_> {}
+
+/// The entries of a dict, in insertion order (see [`Pickle::dict`]).
+#[derive(Debug, Clone)]
+pub struct Entries<'p> {
+    p: &'p Pickle,
+    slots: std::slice::ChunksExact<'p, Slot>,
+}
+
+impl Iterator for Entries<'_> {
+    type Item = (Value, Value);
+    fn next(&mut self) -> Option<(Value, Value)> {
+        self.slots
+            .next()
+            .map(|kv| (self.p.unpack(kv[0]), self.p.unpack(kv[1])))
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.slots.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for Entries<'_> {
+    fn next_back(&mut self) -> Option<(Value, Value)> {
+        self.slots
+            .next_back()
+            .map(|kv| (self.p.unpack(kv[0]), self.p.unpack(kv[1])))
+    }
+}
+
+impl ExactSizeIterator for Entries<'_> {}
 
 impl Pickle {
     /// The root value (`None` for a pickle whose root is Python `None`).
     pub fn root(&self) -> Value {
         self.root.unwrap_or(Value::None)
+    }
+
+    fn unpack(&self, s: Slot) -> Value {
+        let i = s.index();
+        match s.tag() {
+            T_FALSE => Value::Bool(false),
+            T_TRUE => Value::Bool(true),
+            // Sign-extend the 60-bit payload.
+            T_INT => Value::Int((s.0 as i64) >> 4),
+            T_LONG => Value::Long(i),
+            T_HUGE => Value::Huge(i != 0),
+            T_FLOAT => Value::Float(self.floats.get(i as usize).copied().unwrap_or(f64::NAN)),
+            T_STR => Value::Str(i),
+            T_BYTES => Value::Bytes(i),
+            T_LIST => Value::List(i),
+            T_TUPLE => Value::Tuple(i),
+            T_SET => Value::Set(i),
+            T_DICT => Value::Dict(i),
+            _ => Value::None,
+        }
+    }
+
+    fn slots(&self, container: u32) -> &[Slot] {
+        match self.spans.get(container as usize) {
+            Some(Span::Run { start, len }) => {
+                let start = *start as usize;
+                self.items.get(start..start + *len as usize).unwrap_or(&[])
+            }
+            Some(Span::Own(i)) => self.own.get(*i as usize).map_or(&[], |v| &v[..]),
+            None => &[],
+        }
     }
 
     /// The text of a string value.
@@ -167,30 +300,40 @@ impl Pickle {
     }
 
     /// The items of a list, tuple or set.
-    pub fn seq(&self, v: Value) -> Option<&[Value]> {
+    pub fn seq(&self, v: Value) -> Option<Items<'_>> {
         match v {
-            Value::List(i) | Value::Tuple(i) | Value::Set(i) => {
-                self.seqs.get(i as usize).map(|s| &s[..])
-            }
+            Value::List(i) | Value::Tuple(i) | Value::Set(i) => Some(Items {
+                p: self,
+                slots: self.slots(i).iter(),
+            }),
             _ => None,
         }
     }
 
     /// The entries of a dict, in insertion order (a repeated key appears twice).
-    pub fn dict(&self, v: Value) -> Option<&[(Value, Value)]> {
+    pub fn dict(&self, v: Value) -> Option<Entries<'_>> {
         match v {
-            Value::Dict(i) => self.dicts.get(i as usize).map(|d| &d[..]),
+            Value::Dict(i) => Some(Entries {
+                p: self,
+                slots: self.slots(i).chunks_exact(2),
+            }),
             _ => None,
         }
     }
 
     /// The value stored under a string key of a dict (the last one, as Python keeps).
     pub fn get(&self, dict: Value, key: &str) -> Option<Value> {
-        self.dict(dict)?
-            .iter()
+        let Value::Dict(i) = dict else {
+            return None;
+        };
+        self.slots(i)
+            .chunks_exact(2)
             .rev()
-            .find(|(k, _)| self.str(*k) == Some(key))
-            .map(|(_, v)| *v)
+            .find(|kv| {
+                kv[0].tag() == T_STR
+                    && self.strings.get(kv[0].index() as usize).map(|s| &**s) == Some(key)
+            })
+            .map(|kv| self.unpack(kv[1]))
     }
 
     /// A short name of the value's Python type, for messages.
@@ -224,12 +367,12 @@ pub fn read(data: &[u8]) -> Result<Pickle, PickleError> {
 /// sparse for anything else, so a hostile index costs no memory.
 #[derive(Default)]
 struct Memo {
-    dense: Vec<Value>,
-    sparse: HashMap<u64, Value>,
+    dense: Vec<Slot>,
+    sparse: HashMap<u64, Slot>,
 }
 
 impl Memo {
-    fn put(&mut self, index: u64, v: Value) {
+    fn put(&mut self, index: u64, v: Slot) {
         if index == self.dense.len() as u64 {
             self.dense.push(v);
         } else if let Some(slot) = usize::try_from(index)
@@ -242,7 +385,7 @@ impl Memo {
         }
     }
 
-    fn get(&self, index: u64) -> Option<Value> {
+    fn get(&self, index: u64) -> Option<Slot> {
         usize::try_from(index)
             .ok()
             .and_then(|i| self.dense.get(i))
@@ -260,13 +403,18 @@ struct Reader<'a> {
     pos: usize,
     /// Offset of the opcode being executed, for errors.
     op_at: usize,
-    stack: Vec<Value>,
+    stack: Vec<Slot>,
     marks: Vec<usize>,
     memo: Memo,
     out: Pickle,
 }
 
 type R<T> = Result<T, PickleError>;
+
+/// Arena indices are 32 bits wide; the input limit keeps them far below.
+fn index(len: usize) -> u64 {
+    len as u64
+}
 
 impl<'a> Reader<'a> {
     fn new(data: &'a [u8]) -> Self {
@@ -320,13 +468,16 @@ impl<'a> Reader<'a> {
             .map_err(|_| self.err(PickleErrorKind::Malformed("non-ASCII text argument")))
     }
 
-    fn push(&mut self, v: Value) {
+    fn push(&mut self, v: Slot) {
         self.stack.push(v);
     }
 
-    fn pop(&mut self) -> R<Value> {
-        let floor = self.marks.last().copied().unwrap_or(0);
-        if self.stack.len() <= floor {
+    fn floor(&self) -> usize {
+        self.marks.last().copied().unwrap_or(0)
+    }
+
+    fn pop(&mut self) -> R<Slot> {
+        if self.stack.len() <= self.floor() {
             return Err(self.err(PickleErrorKind::StackUnderflow));
         }
         self.stack
@@ -334,9 +485,8 @@ impl<'a> Reader<'a> {
             .ok_or_else(|| self.err(PickleErrorKind::StackUnderflow))
     }
 
-    fn top(&self) -> R<Value> {
-        let floor = self.marks.last().copied().unwrap_or(0);
-        if self.stack.len() <= floor {
+    fn top(&self) -> R<Slot> {
+        if self.stack.len() <= self.floor() {
             return Err(self.err(PickleErrorKind::StackUnderflow));
         }
         self.stack
@@ -345,46 +495,93 @@ impl<'a> Reader<'a> {
             .ok_or_else(|| self.err(PickleErrorKind::StackUnderflow))
     }
 
-    /// Pops everything above the last mark, and the mark.
-    fn pop_mark(&mut self) -> R<Vec<Value>> {
+    /// The position of the last mark, which is popped; the values above it
+    /// stay on the stack for the caller to take.
+    fn pop_mark(&mut self) -> R<usize> {
         let mark = self
             .marks
             .pop()
             .ok_or_else(|| self.err(PickleErrorKind::NoMark))?;
-        Ok(self.stack.split_off(mark.min(self.stack.len())))
+        Ok(mark.min(self.stack.len()))
     }
 
-    fn new_seq(&mut self, items: Vec<Value>) -> u32 {
-        self.out.seqs.push(items);
-        (self.out.seqs.len() - 1) as u32
+    /// A new container holding `stack[from..]`, which leaves the stack.
+    fn container(&mut self, tag: u64, from: usize) -> Slot {
+        let start = self.out.items.len();
+        self.out.items.extend(self.stack.drain(from..));
+        let len = self.out.items.len() - start;
+        self.out.spans.push(Span::Run {
+            start: start as u32,
+            len: len as u32,
+        });
+        Slot::new(tag, index(self.out.spans.len() - 1))
     }
 
-    fn new_dict(&mut self, items: Vec<(Value, Value)>) -> u32 {
-        self.out.dicts.push(items);
-        (self.out.dicts.len() - 1) as u32
+    /// Appends `stack[from..]` to the container `target` (a list, set or dict).
+    fn extend(&mut self, target: Slot, from: usize, what: &'static str) -> R<()> {
+        let i = target.index() as usize;
+        let Some(span) = self.out.spans.get(i).copied() else {
+            return Err(self.err(PickleErrorKind::WrongTarget(what)));
+        };
+        let added = self.stack.len() - from;
+        match span {
+            // Still at the end of the arena (or empty): grow in place.
+            Span::Run { start, len }
+                if len == 0 || start as usize + len as usize == self.out.items.len() =>
+            {
+                let start = if len == 0 {
+                    self.out.items.len() as u32
+                } else {
+                    start
+                };
+                self.out.items.extend(self.stack.drain(from..));
+                self.out.spans[i] = Span::Run {
+                    start,
+                    len: len + added as u32,
+                };
+            }
+            // Other items followed: the container moves to a vector of its own.
+            Span::Run { start, len } => {
+                let start = start as usize;
+                let mut own = self.out.items[start..start + len as usize].to_vec();
+                own.extend(self.stack.drain(from..));
+                self.out.own.push(own);
+                self.out.spans[i] = Span::Own((self.out.own.len() - 1) as u32);
+            }
+            Span::Own(o) => match self.out.own.get_mut(o as usize) {
+                Some(own) => own.extend(self.stack.drain(from..)),
+                None => return Err(self.err(PickleErrorKind::WrongTarget(what))),
+            },
+        }
+        Ok(())
     }
 
-    fn string(&mut self, bytes: &[u8]) -> R<Value> {
+    fn string(&mut self, bytes: &[u8]) -> R<Slot> {
         let s = std::str::from_utf8(bytes)
             .map_err(|_| self.err(PickleErrorKind::Malformed("string is not UTF-8")))?;
         self.out.strings.push(s.into());
-        Ok(Value::Str((self.out.strings.len() - 1) as u32))
+        Ok(Slot::new(T_STR, index(self.out.strings.len() - 1)))
     }
 
-    fn latin1(&mut self, bytes: &[u8]) -> Value {
+    fn latin1(&mut self, bytes: &[u8]) -> Slot {
         // Python 2 `str`: bytes, shown as Latin-1 text.
         let s: String = bytes.iter().map(|&b| char::from(b)).collect();
         self.out.strings.push(s.into());
-        Value::Str((self.out.strings.len() - 1) as u32)
+        Slot::new(T_STR, index(self.out.strings.len() - 1))
     }
 
-    fn byte_string(&mut self, bytes: &[u8]) -> Value {
+    fn byte_string(&mut self, bytes: &[u8]) -> Slot {
         self.out.bytes.push(bytes.into());
-        Value::Bytes((self.out.bytes.len() - 1) as u32)
+        Slot::new(T_BYTES, index(self.out.bytes.len() - 1))
+    }
+
+    fn float(&mut self, x: f64) -> Slot {
+        self.out.floats.push(x);
+        Slot::new(T_FLOAT, index(self.out.floats.len() - 1))
     }
 
     /// A two's-complement little-endian integer of any width.
-    fn long(&mut self, bytes: &[u8]) -> Value {
+    fn long(&mut self, bytes: &[u8]) -> Slot {
         let negative = bytes.last().is_some_and(|&b| b & 0x80 != 0);
         // Strip sign-extension bytes so that wide encodings of small values fit.
         let fill = if negative { 0xff } else { 0x00 };
@@ -393,59 +590,60 @@ impl<'a> Reader<'a> {
             len -= 1;
         }
         if len > 16 {
-            return Value::Huge(negative);
+            return Slot::new(T_HUGE, u64::from(negative));
         }
         let mut buf = [fill; 16];
         buf[..len].copy_from_slice(&bytes[..len]);
-        let v = i128::from_le_bytes(buf);
-        self.int128(v)
+        self.int128(i128::from_le_bytes(buf))
     }
 
-    fn int128(&mut self, v: i128) -> Value {
+    fn int128(&mut self, v: i128) -> Slot {
         match i64::try_from(v) {
-            Ok(small) => Value::Int(small),
-            Err(_) => {
+            Ok(small) if (INLINE_MIN..=INLINE_MAX).contains(&small) => {
+                Slot::new(T_INT, (small as u64) & ((1 << 60) - 1))
+            }
+            _ => {
                 self.out.longs.push(v);
-                Value::Long((self.out.longs.len() - 1) as u32)
+                Slot::new(T_LONG, index(self.out.longs.len() - 1))
             }
         }
     }
 
-    fn memo_get(&self, index: u64) -> R<Value> {
+    fn int(&mut self, v: i64) -> Slot {
+        self.int128(i128::from(v))
+    }
+
+    fn memo_get(&self, index: u64) -> R<Slot> {
         self.memo
             .get(index)
             .ok_or_else(|| self.err(PickleErrorKind::MissingMemo(index)))
     }
 
-    fn append(&mut self, target: Value, items: Vec<Value>) -> R<()> {
-        let idx = match target {
-            Value::List(i) | Value::Set(i) => i as usize,
-            _ => return Err(self.err(PickleErrorKind::WrongTarget("APPEND"))),
-        };
-        match self.out.seqs.get_mut(idx) {
-            Some(seq) => {
-                seq.extend(items);
-                Ok(())
-            }
-            None => Err(self.err(PickleErrorKind::WrongTarget("APPEND"))),
+    /// The container the values above `from` are added to: the value just below them.
+    fn target_below(&self, from: usize) -> R<Slot> {
+        if from <= self.floor() || from > self.stack.len() {
+            return Err(self.err(PickleErrorKind::StackUnderflow));
         }
+        Ok(self.stack[from - 1])
     }
 
-    fn set_items(&mut self, target: Value, items: Vec<Value>) -> R<()> {
-        if items.len() % 2 != 0 {
+    fn append(&mut self, from: usize) -> R<()> {
+        let target = self.target_below(from)?;
+        if !matches!(target.tag(), T_LIST | T_SET) {
+            return Err(self.err(PickleErrorKind::WrongTarget("APPEND")));
+        }
+        self.extend(target, from, "APPEND")
+    }
+
+    fn set_items(&mut self, from: usize) -> R<()> {
+        if (self.stack.len() - from) % 2 != 0 {
             return Err(self.err(PickleErrorKind::Malformed("odd number of dict items")));
         }
-        let Value::Dict(idx) = target else {
+        let target = self.target_below(from)?;
+        if target.tag() != T_DICT {
             return Err(self.err(PickleErrorKind::WrongTarget("SETITEM")));
-        };
-        let pairs = items.chunks_exact(2).map(|kv| (kv[0], kv[1]));
-        match self.out.dicts.get_mut(idx as usize) {
-            Some(dict) => {
-                dict.extend(pairs);
-                Ok(())
-            }
-            None => Err(self.err(PickleErrorKind::WrongTarget("SETITEM"))),
         }
+        self.extend(target, from, "SETITEM")
     }
 
     fn run(mut self) -> R<Pickle> {
@@ -468,7 +666,8 @@ impl<'a> Reader<'a> {
                     if self.stack.len() != 1 || !self.marks.is_empty() {
                         return Err(self.err(PickleErrorKind::BadStop));
                     }
-                    self.out.root = self.stack.pop();
+                    let root = self.stack.pop().map(|s| self.out.unpack(s));
+                    self.out.root = root;
                     return Ok(self.out);
                 }
                 b'(' => self.marks.push(self.stack.len()),
@@ -481,26 +680,30 @@ impl<'a> Reader<'a> {
                     }
                 }
                 b'1' => {
-                    self.pop_mark()?;
+                    let from = self.pop_mark()?;
+                    self.stack.truncate(from);
                 }
                 b'2' => {
                     let v = self.top()?;
                     self.push(v);
                 }
-                b'N' => self.push(Value::None),
-                0x88 => self.push(Value::Bool(true)),
-                0x89 => self.push(Value::Bool(false)),
+                b'N' => self.push(Slot::new(T_NONE, 0)),
+                0x88 => self.push(Slot::new(T_TRUE, 0)),
+                0x89 => self.push(Slot::new(T_FALSE, 0)),
                 b'J' => {
                     let v = self.le(4)? as u32 as i32;
-                    self.push(Value::Int(i64::from(v)));
+                    let s = self.int(i64::from(v));
+                    self.push(s);
                 }
                 b'K' => {
                     let v = self.u8()?;
-                    self.push(Value::Int(i64::from(v)));
+                    let s = self.int(i64::from(v));
+                    self.push(s);
                 }
                 b'M' => {
                     let v = self.le(2)?;
-                    self.push(Value::Int(v as i64));
+                    let s = self.int(v as i64);
+                    self.push(s);
                 }
                 0x8a => {
                     let n = self.u8()?;
@@ -521,14 +724,15 @@ impl<'a> Reader<'a> {
                     let bytes = self.take(8)?;
                     let mut buf = [0u8; 8];
                     buf.copy_from_slice(bytes);
-                    self.push(Value::Float(f64::from_be_bytes(buf)));
+                    let v = self.float(f64::from_be_bytes(buf));
+                    self.push(v);
                 }
                 b'I' | b'L' => {
                     let line = self.line()?;
                     let text = line.trim_end_matches('L');
                     let v = match text {
-                        "00" => Value::Bool(false),
-                        "01" if op == b'I' => Value::Bool(true),
+                        "00" => Slot::new(T_FALSE, 0),
+                        "01" if op == b'I' => Slot::new(T_TRUE, 0),
                         _ => match text.parse::<i128>() {
                             Ok(v) => self.int128(v),
                             Err(_) => {
@@ -540,10 +744,11 @@ impl<'a> Reader<'a> {
                 }
                 b'F' => {
                     let line = self.line()?;
-                    let v: f64 = line
+                    let x: f64 = line
                         .parse()
                         .map_err(|_| self.err(PickleErrorKind::Malformed("text float")))?;
-                    self.push(Value::Float(v));
+                    let v = self.float(x);
+                    self.push(v);
                 }
                 b'X' => {
                     let n = self.le(4)?;
@@ -592,79 +797,81 @@ impl<'a> Reader<'a> {
                     self.push(v);
                 }
                 b']' => {
-                    let i = self.new_seq(Vec::new());
-                    self.push(Value::List(i));
+                    let v = self.container(T_LIST, self.stack.len());
+                    self.push(v);
                 }
                 b'l' => {
-                    let items = self.pop_mark()?;
-                    let i = self.new_seq(items);
-                    self.push(Value::List(i));
+                    let from = self.pop_mark()?;
+                    let v = self.container(T_LIST, from);
+                    self.push(v);
                 }
                 b'a' => {
-                    let item = self.pop()?;
-                    let target = self.top()?;
-                    self.append(target, vec![item])?;
+                    self.top()?;
+                    let from = self.stack.len() - 1;
+                    self.append(from)?;
                 }
                 b'e' => {
-                    let items = self.pop_mark()?;
-                    let target = self.top()?;
-                    self.append(target, items)?;
+                    let from = self.pop_mark()?;
+                    self.append(from)?;
                 }
                 b')' => {
-                    let i = self.new_seq(Vec::new());
-                    self.push(Value::Tuple(i));
+                    let v = self.container(T_TUPLE, self.stack.len());
+                    self.push(v);
                 }
                 b't' => {
-                    let items = self.pop_mark()?;
-                    let i = self.new_seq(items);
-                    self.push(Value::Tuple(i));
+                    let from = self.pop_mark()?;
+                    let v = self.container(T_TUPLE, from);
+                    self.push(v);
                 }
                 0x85..=0x87 => {
                     let n = usize::from(op - 0x84);
-                    let mut items = vec![Value::None; n];
-                    for slot in items.iter_mut().rev() {
-                        *slot = self.pop()?;
+                    if self.stack.len() < self.floor() + n {
+                        return Err(self.err(PickleErrorKind::StackUnderflow));
                     }
-                    let i = self.new_seq(items);
-                    self.push(Value::Tuple(i));
+                    let v = self.container(T_TUPLE, self.stack.len() - n);
+                    self.push(v);
                 }
                 b'}' => {
-                    let i = self.new_dict(Vec::new());
-                    self.push(Value::Dict(i));
+                    let v = self.container(T_DICT, self.stack.len());
+                    self.push(v);
                 }
                 b'd' => {
-                    let items = self.pop_mark()?;
-                    let i = self.new_dict(Vec::new());
-                    self.set_items(Value::Dict(i), items)?;
-                    self.push(Value::Dict(i));
+                    let from = self.pop_mark()?;
+                    if (self.stack.len() - from) % 2 != 0 {
+                        return Err(
+                            self.err(PickleErrorKind::Malformed("odd number of dict items"))
+                        );
+                    }
+                    let v = self.container(T_DICT, from);
+                    self.push(v);
                 }
                 b's' => {
-                    let value = self.pop()?;
-                    let key = self.pop()?;
-                    let target = self.top()?;
-                    self.set_items(target, vec![key, value])?;
+                    if self.stack.len() < self.floor() + 2 {
+                        return Err(self.err(PickleErrorKind::StackUnderflow));
+                    }
+                    let from = self.stack.len() - 2;
+                    self.set_items(from)?;
                 }
                 b'u' => {
-                    let items = self.pop_mark()?;
-                    let target = self.top()?;
-                    self.set_items(target, items)?;
+                    let from = self.pop_mark()?;
+                    self.set_items(from)?;
                 }
                 0x8f => {
-                    let i = self.new_seq(Vec::new());
-                    self.push(Value::Set(i));
+                    let v = self.container(T_SET, self.stack.len());
+                    self.push(v);
                 }
                 0x90 => {
-                    let items = self.pop_mark()?;
-                    let target = self.top()?;
-                    if !matches!(target, Value::Set(_)) {
+                    let from = self.pop_mark()?;
+                    let target = self.target_below(from)?;
+                    if target.tag() != T_SET {
                         return Err(self.err(PickleErrorKind::WrongTarget("ADDITEMS")));
                     }
-                    self.append(target, items)?;
+                    self.extend(target, from, "ADDITEMS")?;
                 }
                 0x91 => {
-                    let items = self.pop_mark()?;
-                    let i = self.new_seq(items);
-                    self.push(Value::Set(i));
+                    let from = self.pop_mark()?;
+                    let v = self.container(T_SET, from);
+                    self.push(v);
                 }
                 b'p' => {
                     let line = self.line()?;
@@ -748,6 +955,10 @@ fn code_opcode(op: u8) -> Option<&'static str> {
 mod tests {
     use super::*;
 
+    fn items(p: &Pickle, v: Value) -> Vec<Value> {
+        p.seq(v).expect("a sequence").collect()
+    }
+
     /// `{'a': [shared, shared], 'b': (None, True, False, 1.5, -7, 300, 70000,
     /// 2**64-1, -2**70, 'é')}` with `shared = [1, 2]`, as CPython 3.11
     /// pickles it with protocol 2 (BINPUT memo, no FRAME).
@@ -759,18 +970,16 @@ mod tests {
     fn check_common(p: &Pickle) {
         let root = p.root();
         let a = p.get(root, "a").unwrap();
-        let items = p.seq(a).unwrap();
-        assert_eq!(items.len(), 2);
+        let list = items(p, a);
+        assert_eq!(list.len(), 2);
         // Both entries are the same memoised list, stored once.
-        assert_eq!(items[0], items[1]);
-        let ints: Vec<i128> = p
-            .seq(items[0])
-            .unwrap()
+        assert_eq!(list[0], list[1]);
+        let ints: Vec<i128> = items(p, list[0])
             .iter()
             .map(|v| p.int(*v).unwrap())
             .collect();
         assert_eq!(ints, [1, 2]);
-        let b = p.seq(p.get(root, "b").unwrap()).unwrap();
+        let b = items(p, p.get(root, "b").unwrap());
         assert_eq!(b[0], Value::None);
         assert_eq!(b[1], Value::Bool(true));
         assert_eq!(b[2], Value::Bool(false));
@@ -795,7 +1004,7 @@ mod tests {
         let p = read(PROTO4).unwrap();
         assert_eq!(p.protocol, 4);
         check_common(&p);
-        let b = p.seq(p.get(p.root(), "b").unwrap()).unwrap();
+        let b = items(&p, p.get(p.root(), "b").unwrap());
         assert!(matches!(b[10], Value::Bytes(_)));
         let mut five = PROTO4.to_vec();
         five[1] = 5;
@@ -812,9 +1021,9 @@ mod tests {
         assert!(matches!(p.root(), Value::Set(_)));
         let p =
             read(b"\x80\x04\x95\t\x00\x00\x00\x00\x00\x00\x00\x8f\x94(K\x01K\x02\x90.").unwrap();
-        assert_eq!(p.seq(p.root()).unwrap().len(), 2);
+        assert_eq!(items(&p, p.root()).len(), 2);
         let p = read(b"\x80\x04(K\x01K\x02K\x03K\x04t\x94.").unwrap();
-        assert_eq!(p.seq(p.root()).unwrap().len(), 4);
+        assert_eq!(items(&p, p.root()).len(), 4);
         // TUPLE1..3
         let p = read(b"\x80\x02K\x01K\x02\x86.").unwrap();
         assert!(matches!(p.root(), Value::Tuple(_)));
@@ -855,12 +1064,12 @@ mod tests {
     fn memo_get_put_dup_pop() {
         // [x, x] where x = 'abc' stored with PUT 7 / fetched with GET 7.
         let p = read(b"(X\x03\x00\x00\x00abcp7\ng7\nl.").unwrap();
-        let items = p.seq(p.root()).unwrap();
-        assert_eq!(items[0], items[1]);
-        assert_eq!(p.str(items[1]), Some("abc"));
+        let list = items(&p, p.root());
+        assert_eq!(list[0], list[1]);
+        assert_eq!(p.str(list[1]), Some("abc"));
         // DUP then POP; LONG_BINPUT/LONG_BINGET with a large sparse index.
         let p = read(b"\x80\x02K\x072\x30r\xff\xff\xff\x7fj\xff\xff\xff\x7f\x86.").unwrap();
-        assert_eq!(p.seq(p.root()).unwrap().len(), 2);
+        assert_eq!(items(&p, p.root()).len(), 2);
     }
 
     #[test]
@@ -951,7 +1160,7 @@ mod tests {
     fn a_list_can_contain_itself() {
         // l = []; l.append(l)
         let p = read(b"\x80\x04]\x94h\x00a.").unwrap();
-        let items = p.seq(p.root()).unwrap();
+        let items = items(&p, p.root());
         assert_eq!(items[0], p.root());
     }
 
