@@ -19,8 +19,8 @@ use crate::scanner::ScanOutcome;
 use std::fmt;
 use std::io::{self, Read};
 
-/// A snapshot larger than this is refused before it is read into memory
-/// (real ones are megabytes to a few hundred; arena indices stay 32-bit).
+/// A snapshot larger than this is refused (real ones are megabytes to a few
+/// hundred; the reader's arena indices stay 32-bit).
 pub const MAX_SNAPSHOT_BYTES: u64 = 1 << 30;
 
 /// Why a file that starts like a pickle gave no snapshot.
@@ -69,58 +69,75 @@ pub fn sniff(prefix: &[u8]) -> bool {
 /// Decodes and analyses a snapshot held in memory: one finding per device
 /// with an `oom` event, or one memory-state finding.
 pub fn decode(data: &[u8], input: &str) -> Result<Vec<Finding>, SnapshotError> {
-    let p = pickle::read(data).map_err(SnapshotError::Pickle)?;
+    decode_reader(data, input).map(|(findings, _)| findings)
+}
+
+/// Decodes and analyses a snapshot read from `reader`, which is not held in
+/// memory. Returns the findings and the number of bytes read.
+fn decode_reader<R: Read>(reader: R, input: &str) -> Result<(Vec<Finding>, u64), SnapshotError> {
+    let mut counted = io::BufReader::with_capacity(
+        256 * 1024,
+        Counting {
+            inner: reader.take(MAX_SNAPSHOT_BYTES + 1),
+            count: 0,
+        },
+    );
+    let p = pickle::read_from(&mut counted);
+    let count = counted.get_ref().count;
+    if count > MAX_SNAPSHOT_BYTES {
+        return Err(SnapshotError::TooLarge(count));
+    }
+    let p = p.map_err(SnapshotError::Pickle)?;
     let snap = model::from_pickle(&p)?;
     drop(p);
-    Ok(analyze::analyze(&snap)
+    let findings = analyze::analyze(&snap)
         .into_iter()
         .map(|o| answer::finding(o, input))
-        .collect())
+        .collect();
+    Ok((findings, count))
 }
 
-/// Reads the first bytes of an input, decides what it is, and hands back
-/// either the snapshot's bytes or a reader that still yields the whole input.
-enum Routed<R: Read> {
-    Snapshot(Vec<u8>),
-    Log(io::Chain<io::Cursor<Vec<u8>>, R>),
+/// Counts the bytes read through it.
+struct Counting<R> {
+    inner: R,
+    count: u64,
 }
 
-fn route<R: Read>(mut reader: R, input: &str) -> crate::Result<Routed<R>> {
-    let read_error = |source| crate::Error::Read {
-        input: input.to_string(),
-        source,
-    };
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count += n as u64;
+        Ok(n)
+    }
+}
+
+/// Reads the first bytes of an input and decides what it is: true for a
+/// snapshot. The returned reader still yields the whole input.
+fn route<R: Read>(
+    mut reader: R,
+    input: &str,
+) -> crate::Result<(bool, io::Chain<io::Cursor<Vec<u8>>, R>)> {
     let mut prefix = Vec::with_capacity(2);
     (&mut reader)
         .take(2)
         .read_to_end(&mut prefix)
-        .map_err(read_error)?;
-    if !sniff(&prefix) {
-        return Ok(Routed::Log(io::Cursor::new(prefix).chain(reader)));
-    }
-    let mut data = prefix;
-    (&mut reader)
-        .take(MAX_SNAPSHOT_BYTES + 1)
-        .read_to_end(&mut data)
-        .map_err(read_error)?;
-    if data.len() as u64 > MAX_SNAPSHOT_BYTES {
-        return Err(crate::Error::Snapshot {
+        .map_err(|source| crate::Error::Read {
             input: input.to_string(),
-            source: SnapshotError::TooLarge(data.len() as u64),
-        });
-    }
-    Ok(Routed::Snapshot(data))
+            source,
+        })?;
+    Ok((sniff(&prefix), io::Cursor::new(prefix).chain(reader)))
 }
 
-fn snapshot_outcome(data: &[u8], input: &str) -> crate::Result<ScanOutcome> {
-    let findings = decode(data, input).map_err(|source| crate::Error::Snapshot {
-        input: input.to_string(),
-        source,
-    })?;
+fn snapshot_outcome<R: Read>(reader: R, input: &str) -> crate::Result<ScanOutcome> {
+    let (findings, bytes) =
+        decode_reader(reader, input).map_err(|source| crate::Error::Snapshot {
+            input: input.to_string(),
+            source,
+        })?;
     Ok(ScanOutcome {
         findings,
         lines: 0,
-        bytes: data.len() as u64,
+        bytes,
         dropped_findings: 0,
         long_lines: 0,
     })
@@ -130,8 +147,8 @@ fn snapshot_outcome(data: &[u8], input: &str) -> crate::Result<ScanOutcome> {
 /// anything else is scanned as a log.
 pub fn scan<R: Read + Send>(reader: R, input: &str) -> crate::Result<ScanOutcome> {
     match route(reader, input)? {
-        Routed::Snapshot(data) => snapshot_outcome(&data, input),
-        Routed::Log(reader) => crate::scanner::scan(reader, input),
+        (true, reader) => snapshot_outcome(reader, input),
+        (false, reader) => crate::scanner::scan(reader, input),
     }
 }
 
@@ -142,8 +159,8 @@ pub fn scan_streaming<R: Read + Send>(
     on_finding: &mut dyn FnMut(Finding),
 ) -> crate::Result<ScanOutcome> {
     match route(reader, input)? {
-        Routed::Snapshot(data) => {
-            let mut outcome = snapshot_outcome(&data, input)?;
+        (true, reader) => {
+            let mut outcome = snapshot_outcome(reader, input)?;
             for (i, mut f) in std::mem::take(&mut outcome.findings)
                 .into_iter()
                 .enumerate()
@@ -153,6 +170,6 @@ pub fn scan_streaming<R: Read + Send>(
             }
             Ok(outcome)
         }
-        Routed::Log(reader) => crate::scanner::scan_streaming(reader, input, on_finding),
+        (false, reader) => crate::scanner::scan_streaming(reader, input, on_finding),
     }
 }

@@ -91,7 +91,8 @@ pub enum Action {
     Other,
 }
 
-/// One trace event.
+/// One trace event. Kept small: a long run records millions (`time_us`,
+/// `compile_context` and `user_metadata` are read as era evidence only).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Event {
     /// What happened.
@@ -104,8 +105,6 @@ pub struct Event {
     pub stream: i64,
     /// `device_free` of an `oom` event: what CUDA reported free.
     pub device_free: Option<u64>,
-    /// `time_us` (≈2.2 and later).
-    pub time_us: Option<i64>,
     /// Index into [`Snapshot::frames`], kept for `oom` events only.
     pub frames: Option<u32>,
 }
@@ -449,7 +448,6 @@ impl Builder<'_> {
                 .get(e, "device_free")
                 .and_then(|v| p.int(v))
                 .map(|i| u64::try_from(i.max(0)).unwrap_or(u64::MAX)),
-            time_us: self.sint(e, "time_us"),
             frames,
         })
     }

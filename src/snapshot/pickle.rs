@@ -16,6 +16,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::io::BufRead;
 
 /// Why a pickle could not be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +52,8 @@ pub enum PickleErrorKind {
     Malformed(&'static str),
     /// `STOP` left nothing (or more than one value) on the stack.
     BadStop,
+    /// Reading the input failed.
+    Io(String),
 }
 
 impl fmt::Display for PickleError {
@@ -82,6 +85,7 @@ impl fmt::Display for PickleError {
                 write!(f, "malformed pickle: {what} on the wrong kind of value at byte {at}")
             }
             PickleErrorKind::Malformed(what) => write!(f, "malformed pickle: {what} at byte {at}"),
+            PickleErrorKind::Io(e) => write!(f, "cannot read the input at byte {at}: {e}"),
             PickleErrorKind::BadStop => {
                 write!(f, "malformed pickle: STOP at byte {at} without exactly one value")
             }
@@ -360,7 +364,13 @@ pub fn has_header(prefix: &[u8]) -> bool {
 
 /// Reads a pickle held in memory. Never executes anything; refuses code opcodes.
 pub fn read(data: &[u8]) -> Result<Pickle, PickleError> {
-    Reader::new(data).run()
+    read_from(data)
+}
+
+/// Reads a pickle from a buffered reader, up to its `STOP` opcode, without
+/// holding the input in memory. Read errors end it like malformed data.
+pub fn read_from<S: BufRead>(source: S) -> Result<Pickle, PickleError> {
+    Reader::new(source).run()
 }
 
 /// Memo: dense while the pickler numbers entries in order (it always does),
@@ -398,9 +408,12 @@ impl Memo {
     }
 }
 
-struct Reader<'a> {
-    data: &'a [u8],
-    pos: usize,
+struct Reader<S> {
+    source: S,
+    /// Bytes consumed so far.
+    pos: u64,
+    /// A reusable buffer for strings and wide integers.
+    scratch: Vec<u8>,
     /// Offset of the opcode being executed, for errors.
     op_at: usize,
     stack: Vec<Slot>,
@@ -416,11 +429,12 @@ fn index(len: usize) -> u64 {
     len as u64
 }
 
-impl<'a> Reader<'a> {
-    fn new(data: &'a [u8]) -> Self {
+impl<S: BufRead> Reader<S> {
+    fn new(source: S) -> Self {
         Reader {
-            data,
+            source,
             pos: 0,
+            scratch: Vec::new(),
             op_at: 0,
             stack: Vec::new(),
             marks: Vec::new(),
@@ -436,35 +450,74 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn take(&mut self, n: u64) -> R<&'a [u8]> {
-        let left = (self.data.len() - self.pos) as u64;
-        if n > left {
-            return Err(self.err(PickleErrorKind::Truncated));
+    fn io(&self, e: &std::io::Error) -> PickleError {
+        self.err(PickleErrorKind::Io(e.to_string()))
+    }
+
+    /// The next `n` bytes, in the reusable buffer (hand it back with
+    /// [`Self::give_back`]). The buffer grows only as bytes arrive, so a
+    /// hostile declared length costs nothing.
+    fn take(&mut self, n: u64) -> R<Vec<u8>> {
+        let mut buf = std::mem::take(&mut self.scratch);
+        buf.clear();
+        let mut left = n;
+        while left > 0 {
+            let chunk = match self.source.fill_buf() {
+                Ok(chunk) => chunk,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.io(&e)),
+            };
+            if chunk.is_empty() {
+                return Err(self.err(PickleErrorKind::Truncated));
+            }
+            let k = chunk.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+            buf.extend_from_slice(&chunk[..k]);
+            self.source.consume(k);
+            self.pos += k as u64;
+            left -= k as u64;
         }
-        let start = self.pos;
-        self.pos += n as usize;
-        Ok(&self.data[start..self.pos])
+        Ok(buf)
+    }
+
+    fn give_back(&mut self, buf: Vec<u8>) {
+        self.scratch = buf;
     }
 
     fn u8(&mut self) -> R<u8> {
-        Ok(self.take(1)?[0])
+        loop {
+            match self.source.fill_buf() {
+                Ok([]) => return Err(self.err(PickleErrorKind::Truncated)),
+                Ok(chunk) => {
+                    let b = chunk[0];
+                    self.source.consume(1);
+                    self.pos += 1;
+                    return Ok(b);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.io(&e)),
+            }
+        }
     }
 
     fn le(&mut self, n: usize) -> R<u64> {
-        let bytes = self.take(n as u64)?;
-        Ok(bytes
-            .iter()
-            .rev()
-            .fold(0u64, |acc, &b| (acc << 8) | u64::from(b)))
+        let mut v = 0u64;
+        for i in 0..n {
+            v |= u64::from(self.u8()?) << (8 * i);
+        }
+        Ok(v)
     }
 
-    /// A newline-terminated argument of the text opcodes.
-    fn line(&mut self) -> R<&'a str> {
-        let rest = &self.data[self.pos..];
-        let end =
-            memchr::memchr(b'\n', rest).ok_or_else(|| self.err(PickleErrorKind::Truncated))?;
-        self.pos += end + 1;
-        std::str::from_utf8(&rest[..end])
+    /// A newline-terminated argument of the text opcodes (short by nature).
+    fn line(&mut self) -> R<String> {
+        let mut line = Vec::new();
+        loop {
+            match self.u8()? {
+                b'\n' => break,
+                b if line.len() < 4096 => line.push(b),
+                _ => return Err(self.err(PickleErrorKind::Malformed("text argument too long"))),
+            }
+        }
+        String::from_utf8(line)
             .map_err(|_| self.err(PickleErrorKind::Malformed("non-ASCII text argument")))
     }
 
@@ -648,7 +701,7 @@ impl<'a> Reader<'a> {
 
     fn run(mut self) -> R<Pickle> {
         loop {
-            self.op_at = self.pos;
+            self.op_at = usize::try_from(self.pos).unwrap_or(usize::MAX);
             let op = self.u8()?;
             match op {
                 0x80 => {
@@ -708,7 +761,8 @@ impl<'a> Reader<'a> {
                 0x8a => {
                     let n = self.u8()?;
                     let bytes = self.take(u64::from(n))?;
-                    let v = self.long(bytes);
+                    let v = self.long(&bytes);
+                    self.give_back(bytes);
                     self.push(v);
                 }
                 0x8b => {
@@ -717,13 +771,15 @@ impl<'a> Reader<'a> {
                         return Err(self.err(PickleErrorKind::Malformed("negative LONG4 length")));
                     }
                     let bytes = self.take(n as u64)?;
-                    let v = self.long(bytes);
+                    let v = self.long(&bytes);
+                    self.give_back(bytes);
                     self.push(v);
                 }
                 b'G' => {
                     let bytes = self.take(8)?;
                     let mut buf = [0u8; 8];
-                    buf.copy_from_slice(bytes);
+                    buf.copy_from_slice(&bytes);
+                    self.give_back(bytes);
                     let v = self.float(f64::from_be_bytes(buf));
                     self.push(v);
                 }
@@ -753,20 +809,23 @@ impl<'a> Reader<'a> {
                 b'X' => {
                     let n = self.le(4)?;
                     let bytes = self.take(n)?;
-                    let v = self.string(bytes)?;
-                    self.push(v);
+                    let v = self.string(&bytes);
+                    self.give_back(bytes);
+                    self.push(v?);
                 }
                 0x8c => {
                     let n = self.u8()?;
                     let bytes = self.take(u64::from(n))?;
-                    let v = self.string(bytes)?;
-                    self.push(v);
+                    let v = self.string(&bytes);
+                    self.give_back(bytes);
+                    self.push(v?);
                 }
                 0x8d => {
                     let n = self.le(8)?;
                     let bytes = self.take(n)?;
-                    let v = self.string(bytes)?;
-                    self.push(v);
+                    let v = self.string(&bytes);
+                    self.give_back(bytes);
+                    self.push(v?);
                 }
                 b'T' => {
                     let n = self.le(4)? as u32 as i32;
@@ -776,13 +835,15 @@ impl<'a> Reader<'a> {
                         );
                     }
                     let bytes = self.take(n as u64)?;
-                    let v = self.latin1(bytes);
+                    let v = self.latin1(&bytes);
+                    self.give_back(bytes);
                     self.push(v);
                 }
                 b'U' => {
                     let n = self.u8()?;
                     let bytes = self.take(u64::from(n))?;
-                    let v = self.latin1(bytes);
+                    let v = self.latin1(&bytes);
+                    self.give_back(bytes);
                     self.push(v);
                 }
                 b'B' | b'C' | 0x8e | 0x96 => {
@@ -793,7 +854,8 @@ impl<'a> Reader<'a> {
                     };
                     let n = self.le(width)?;
                     let bytes = self.take(n)?;
-                    let v = self.byte_string(bytes);
+                    let v = self.byte_string(&bytes);
+                    self.give_back(bytes);
                     self.push(v);
                 }
                 b']' => {
