@@ -111,12 +111,12 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
+/// The input again, its first bytes already read.
+type Rejoined<R> = io::Chain<io::Cursor<Vec<u8>>, R>;
+
 /// Reads the first bytes of an input and decides what it is: true for a
 /// snapshot. The returned reader still yields the whole input.
-fn route<R: Read>(
-    mut reader: R,
-    input: &str,
-) -> crate::Result<(bool, io::Chain<io::Cursor<Vec<u8>>, R>)> {
+fn route<R: Read>(mut reader: R, input: &str) -> crate::Result<(bool, Rejoined<R>)> {
     let mut prefix = Vec::with_capacity(2);
     (&mut reader)
         .take(2)
