@@ -13,6 +13,13 @@ pub enum Error {
         /// The underlying error.
         source: io::Error,
     },
+    /// An input started like a pickle but gave no memory snapshot.
+    Snapshot {
+        /// The input's name as given by the user.
+        input: String,
+        /// Why.
+        source: crate::snapshot::SnapshotError,
+    },
     /// `oomwhy explain` was given a code that does not exist.
     UnknownCode {
         /// The code as the user typed it.
@@ -33,6 +40,9 @@ impl fmt::Display for Error {
                 crate::render::sanitize(input),
                 describe_io(source)
             ),
+            Error::Snapshot { input, source } => {
+                write!(f, "{}: {source}", crate::render::sanitize(input))
+            }
             Error::UnknownCode { code, valid } => write!(
                 f,
                 "unknown code `{code}`; valid codes are: {} (see `oomwhy explain --list`)",
@@ -63,6 +73,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Read { source, .. } => Some(source),
+            Error::Snapshot { source, .. } => Some(source),
             Error::UnknownCode { .. } => None,
         }
     }

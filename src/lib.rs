@@ -69,6 +69,7 @@ pub mod record;
 pub mod render;
 pub mod scanner;
 pub mod schema;
+pub mod snapshot;
 pub mod summary;
 pub mod units;
 
@@ -121,7 +122,9 @@ impl Analysis {
 
     /// Explains every finding and returns them with the summary.
     pub fn finish(mut self) -> (Vec<Finding>, Summary) {
+        snapshot::join(&mut self.findings);
         explain::explain_all(&mut self.findings);
+        snapshot::after_explain(&mut self.findings);
         let s = &mut self.summary;
         s.findings = self.findings.len();
         for f in &self.findings {
@@ -129,6 +132,7 @@ impl Analysis {
                 record::Category::Oom => s.oom += 1,
                 record::Category::LikelyOom => s.likely_oom += 1,
                 record::Category::Crash => s.crash += 1,
+                record::Category::MemoryState => {}
             }
         }
         (self.findings, self.summary)
@@ -195,6 +199,7 @@ impl LiveAnalysis {
             .copied();
         finding.id = id;
         explain::explain_after(&self.history, &mut finding);
+        snapshot::after_explain(std::slice::from_mut(&mut finding));
 
         let key = |f: &Finding| (f.kind, f.device, f.first_rank);
         let same = self.history.iter().filter(|h| key(h) == key(&finding));
@@ -211,6 +216,7 @@ impl LiveAnalysis {
             record::Category::Oom => s.oom += 1,
             record::Category::LikelyOom => s.likely_oom += 1,
             record::Category::Crash => s.crash += 1,
+            record::Category::MemoryState => {}
         }
         finding
     }

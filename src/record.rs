@@ -117,6 +117,10 @@ kinds! {
     /// deaths in logs, the wrapped command's ending in `oomwhy run`. A bus
     /// error (shared memory exhausted) is raised to `likely_oom`.
     FatalSignal = "fatal_signal", Crash;
+    /// A PyTorch CUDA memory snapshot (a pickle, not a log): an OOM when it
+    /// holds an `oom` event, otherwise a memory-state summary.
+    // Raised to `oom` by the snapshot reader when it holds an `oom` event.
+    MemorySnapshot = "memory_snapshot", MemoryState;
 }
 
 impl Kind {
@@ -140,6 +144,8 @@ pub enum Category {
     LikelyOom,
     /// A GPU or native crash that is not an OOM.
     Crash,
+    /// Not an error: the memory state a snapshot recorded without an OOM.
+    MemoryState,
 }
 
 /// Where a finding was read.
@@ -398,6 +404,9 @@ pub struct Finding {
     pub diagnosis: Diagnosis,
     /// Codes to pass to `oomwhy explain` for the long explanation.
     pub explain: Vec<String>,
+    /// What a PyTorch memory snapshot recorded (absent from JSON when there is none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<Box<crate::snapshot::SnapshotReport>>,
 }
 
 impl Finding {
@@ -434,6 +443,7 @@ impl Finding {
             diagnostics: None,
             diagnosis: Diagnosis::default(),
             explain: Vec::new(),
+            snapshot: None,
         }
     }
 }

@@ -81,7 +81,7 @@ fn scan_batch(
     let mut analysis = Analysis::new();
     for path in inputs {
         let outcome = open(path, quiet).and_then(|(reader, name, progress)| {
-            let outcome = oomwhy::scan(reader, &name);
+            let outcome = oomwhy::snapshot::scan(reader, &name);
             if let Some(progress) = progress {
                 progress.clear();
             }
@@ -130,7 +130,7 @@ fn scan_streaming(
             // each finding as it completes, not at the end of the input.
             follow::scan_live(reader, &name, &mut sink)
         } else {
-            oomwhy::scan_streaming(reader, &name, &mut |f| sink.emit(f))
+            oomwhy::snapshot::scan_streaming(reader, &name, &mut |f| sink.emit(f))
         };
         if let Some(progress) = progress {
             progress.clear();

@@ -78,6 +78,13 @@ explanations! {
     SharedMemoryLimit = "shared_memory_limit",
     DevShmFull = "dev_shm_full",
     NativeCrash = "native_crash",
+    SnapshotFragmentation = "snapshot_fragmentation",
+    SnapshotShortage = "snapshot_shortage",
+    SnapshotOtherStream = "snapshot_other_stream",
+    SnapshotPrivatePool = "snapshot_private_pool",
+    SnapshotPendingFree = "snapshot_pending_free",
+    SnapshotOversizeRule = "snapshot_oversize_rule",
+    SnapshotNoOomEvent = "snapshot_no_oom_event",
 }
 
 /// Every code with its Markdown text, in documentation order: the kinds,

@@ -24,6 +24,7 @@ mod mps;
 mod nccl;
 mod pasted;
 mod signal;
+mod snapshot;
 mod tensorflow;
 mod thresholds;
 mod torch;
@@ -92,6 +93,7 @@ fn explainer(kind: Kind) -> &'static dyn Explain {
         Kind::WindowsPagingFile => &windows::WindowsPagingFile,
         Kind::GenericOom => &generic::GenericOom,
         Kind::FatalSignal => &signal::FatalSignal,
+        Kind::MemorySnapshot => &snapshot::MemorySnapshot,
     }
 }
 

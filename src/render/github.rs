@@ -31,6 +31,7 @@ pub(super) fn finding(f: &Finding, out: &mut dyn Write) -> io::Result<()> {
     let command = match f.category {
         Category::Oom | Category::LikelyOom => "error",
         Category::Crash => "warning",
+        Category::MemoryState => "notice",
     };
     let mut properties = Vec::new();
     if !f.source.input.starts_with('<') {

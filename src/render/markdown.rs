@@ -42,6 +42,7 @@ fn label(c: Category) -> &'static str {
         Category::Oom => "Out of memory",
         Category::LikelyOom => "Probably out of memory",
         Category::Crash => "GPU crash",
+        Category::MemoryState => "Memory state",
     }
 }
 
@@ -100,6 +101,16 @@ pub(super) fn finding(f: &Finding, out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "Note: {}", escape(note))?;
     }
 
+    if let Some(report) = &f.snapshot {
+        for (heading, lines) in crate::snapshot::text_sections(report) {
+            writeln!(out)?;
+            writeln!(out, "**{}**", escape(&heading))?;
+            writeln!(out)?;
+            for line in lines {
+                writeln!(out, "- {}", escape(&line))?;
+            }
+        }
+    }
     let d = &f.diagnosis;
     if !d.verdicts.is_empty() {
         writeln!(out)?;

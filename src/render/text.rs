@@ -36,6 +36,7 @@ impl Painter {
             Category::Oom => s.bold().red().to_string(),
             Category::LikelyOom => s.bold().yellow().to_string(),
             Category::Crash => s.bold().magenta().to_string(),
+            Category::MemoryState => s.bold().cyan().to_string(),
         }
     }
     fn dim(&self, s: &str) -> String {
@@ -142,6 +143,7 @@ fn category_label(c: Category) -> &'static str {
         Category::Oom => "OUT OF MEMORY",
         Category::LikelyOom => "PROBABLY OUT OF MEMORY",
         Category::Crash => "GPU CRASH",
+        Category::MemoryState => "MEMORY STATE",
     }
 }
 
@@ -233,6 +235,15 @@ fn render_finding(f: &Finding, p: &Painter, out: &mut dyn Write) -> io::Result<(
         writeln!(out, "  {}", p.heading("Diagnostics pasted alongside"))?;
         for line in diagnostics_lines(diag) {
             writeln!(out, "{}", wrap(&sanitize(&line), "    ", "      ", WIDTH))?;
+        }
+    }
+    if let Some(report) = &f.snapshot {
+        for (heading, lines) in crate::snapshot::text_sections(report) {
+            writeln!(out)?;
+            writeln!(out, "  {}", p.heading(&heading))?;
+            for line in lines {
+                writeln!(out, "{}", wrap(&sanitize(&line), "    ", "      ", WIDTH))?;
+            }
         }
     }
     let d = &f.diagnosis;
