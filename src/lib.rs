@@ -128,12 +128,7 @@ impl Analysis {
         let s = &mut self.summary;
         s.findings = self.findings.len();
         for f in &self.findings {
-            match f.category {
-                record::Category::Oom => s.oom += 1,
-                record::Category::LikelyOom => s.likely_oom += 1,
-                record::Category::Crash => s.crash += 1,
-                record::Category::MemoryState => {}
-            }
+            s.count(f.category);
         }
         (self.findings, self.summary)
     }
@@ -212,12 +207,7 @@ impl LiveAnalysis {
 
         let s = &mut self.summary;
         s.findings += 1;
-        match finding.category {
-            record::Category::Oom => s.oom += 1,
-            record::Category::LikelyOom => s.likely_oom += 1,
-            record::Category::Crash => s.crash += 1,
-            record::Category::MemoryState => {}
-        }
+        s.count(finding.category);
         finding
     }
 

@@ -565,6 +565,19 @@ pub struct Summary {
     pub bytes: u64,
 }
 
+impl Summary {
+    /// Counts one finding by its category (a memory-state snapshot is a
+    /// finding but neither an error nor a crash).
+    pub fn count(&mut self, category: Category) {
+        match category {
+            Category::Oom => self.oom += 1,
+            Category::LikelyOom => self.likely_oom += 1,
+            Category::Crash => self.crash += 1,
+            Category::MemoryState => {}
+        }
+    }
+}
+
 /// The whole JSON document.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report<'a> {

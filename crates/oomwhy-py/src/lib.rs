@@ -24,7 +24,7 @@ mod cli;
 mod commands;
 
 use clap::Parser;
-use oomwhy::record::{Category, Finding, Summary};
+use oomwhy::record::{Finding, Summary};
 use oomwhy::render::{self, Format, RenderOptions};
 use oomwhy::summary::{FleetSummary, InputDigest};
 use oomwhy::{Analysis, Error};
@@ -44,7 +44,7 @@ fn to_py(err: Error) -> PyErr {
             io::ErrorKind::PermissionDenied => PyPermissionError::new_err(message),
             _ => PyOSError::new_err(message),
         },
-        Error::UnknownCode { .. } => PyValueError::new_err(message),
+        Error::UnknownCode { .. } | Error::Snapshot { .. } => PyValueError::new_err(message),
     }
 }
 
@@ -82,7 +82,7 @@ fn scan_path_json(py: Python<'_>, path: std::path::PathBuf, name: String) -> PyR
                 "{name}: is a directory"
             )));
         }
-        let outcome = oomwhy::scan(file, &name).map_err(to_py)?;
+        let outcome = oomwhy::snapshot::scan(file, &name).map_err(to_py)?;
         explained_json(outcome)
     })
 }
@@ -91,7 +91,7 @@ fn scan_path_json(py: Python<'_>, path: std::path::PathBuf, name: String) -> PyR
 #[pyfunction]
 fn scan_bytes_json(py: Python<'_>, data: Vec<u8>, name: String) -> PyResult<String> {
     py.detach(|| {
-        let outcome = oomwhy::scan(data.as_slice(), &name).map_err(to_py)?;
+        let outcome = oomwhy::snapshot::scan(data.as_slice(), &name).map_err(to_py)?;
         explained_json(outcome)
     })
 }
@@ -145,11 +145,7 @@ fn render_json(
             ..Summary::default()
         };
         for f in &findings {
-            match f.category {
-                Category::Oom => summary.oom += 1,
-                Category::LikelyOom => summary.likely_oom += 1,
-                Category::Crash => summary.crash += 1,
-            }
+            summary.count(f.category);
         }
         // The text renderer colours through `colored`'s process-wide switch,
         // as the command sets it from --color.
