@@ -3,7 +3,7 @@
 //! `device not ready` under memory pressure. Each verdict says the message
 //! is not an OOM message, why it usually means one, and how to confirm.
 
-use super::common::{confirm_fix, fact, fix, verdict, workload_fix, CONFIRM};
+use super::common::{confirm_fix, fact, fix, verdict, workload_fixes, CONFIRM};
 use super::docs::Code;
 use super::Explain;
 use crate::record::{Diagnosis, Finding, Fix, Verdict};
@@ -39,7 +39,7 @@ impl Explain for LibraryAllocFailed {
             }
         out.push(confirm_fix());
         out.push(headroom_fix());
-        out.push(workload_fix());
+        workload_fixes(f, out);
     }
 }
 
@@ -61,7 +61,7 @@ impl Explain for AllocatorAssert {
                 ));
         }
         out.push(confirm_fix());
-        out.push(workload_fix());
+        workload_fixes(f, out);
         out.push(fix(
                 "Get the numbers another way",
                 "The assert hides the out-of-memory message's figures: print torch.cuda.mem_get_info() and torch.cuda.memory_summary() before the failing step to see free and reserved memory.",
@@ -83,13 +83,13 @@ impl Explain for DeviceNotReady {
             format!("`device not ready` (CUDA_ERROR_NOT_READY) normally means \"not finished yet\" and is not an error at all; PyTorch raises it when a driver call it checks returns it. It has been reported on WSL2 when the driver could not make memory resident (dmesg shows `dxgkio_make_resident ... -12`, i.e. ENOMEM) while nvidia-smi still showed free memory, and disappeared when the job used less GPU memory (microsoft/WSL#41176; mberr/torch-max-mem#45 lists it among OOM-under-pressure messages). {CONFIRM}"),
         ))
     }
-    fn fixes(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
+    fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
         out.push(fix(
                 "Use less of the GPU than nvidia-smi shows free",
                 "On WSL2 the memory that can actually be made resident is below what nvidia-smi reports: lower the share a framework takes (vLLM --gpu-memory-utilization 0.8, smaller KV cache), the batch or the model size. `dmesg | grep -i make_resident` shows the driver's ENOMEM.",
             ));
         out.push(confirm_fix());
-        out.push(workload_fix());
+        workload_fixes(f, out);
     }
 }
 

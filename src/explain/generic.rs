@@ -1,7 +1,7 @@
 //! The fallback: any other message that says a GPU allocation failed
 //! (ONNX Runtime, llama.cpp, CTranslate2, Triton's shared memory, ...).
 
-use super::common::{fact, fix, on_device, verdict, workload_fix};
+use super::common::{fact, fix, on_device, verdict, workload_fixes};
 use super::docs::Code;
 use super::Explain;
 use crate::record::{Diagnosis, Finding, Fix, Verdict};
@@ -133,7 +133,14 @@ fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
         )),
         _ => {}
     }
-    if f.era.as_deref() != Some("triton_shared_memory") {
-        out.push(workload_fix());
+    // llama.cpp, ONNX Runtime, CTranslate2 and CuPy have their own fixes
+    // above; a training-style workload fix does not apply to them.
+    if !matches!(
+        f.era.as_deref(),
+        Some(
+            "triton_shared_memory" | "llama_cpp" | "onnxruntime" | "ctranslate2" | "cupy_oom_class"
+        )
+    ) {
+        workload_fixes(f, out);
     }
 }
