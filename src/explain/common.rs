@@ -214,7 +214,7 @@ pub(super) fn mixed_precision(f: &Finding) -> String {
     };
     let scaler = match available(f, since::AMP_GRAD_SCALER) {
         Availability::Yes => "torch.amp.GradScaler(\"cuda\")",
-        _ => "torch.cuda.amp.GradScaler() (torch.amp.GradScaler(\"cuda\") from PyTorch 2.3)",
+        _ => "torch.cuda.amp.GradScaler(); torch.amp.GradScaler(\"cuda\") from PyTorch 2.4, which deprecates the former",
     };
     match available(f, since::AUTOCAST) {
         Availability::Yes => format!(

@@ -17,10 +17,14 @@ impl Explain for LibraryAllocFailed {
         let call = fact(f, "call")
             .map(|c| format!(" at {c}"))
             .unwrap_or_default();
-        format!(
-            "{} failed with {status}{call}: probably out of GPU memory under another name",
-            library_name(f)
-        )
+        if status == "CUDNN_STATUS_NOT_SUPPORTED" {
+            format!("cuDNN has no algorithm for this call ({status}): an unsupported size or configuration, sometimes memory")
+        } else {
+            format!(
+                "{} failed with {status}{call}: probably out of GPU memory under another name",
+                library_name(f)
+            )
+        }
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         out.push(library_verdict(f))
@@ -109,7 +113,7 @@ fn library_verdict(f: &Finding) -> Verdict {
         .unwrap_or_default();
     let detail = match status {
         "CUDNN_STATUS_NOT_SUPPORTED" => format!(
-            "cuDNN returned CUDNN_STATUS_NOT_SUPPORTED. PyTorch adds that this \"may appear if you passed in a non-contiguous input\", but in practice it most often appears when cuDNN cannot get the workspace memory an algorithm needs, which is why PyTorch Lightning and Hugging Face accelerate treat this exact message as an out-of-memory error (pytorch/pytorch#4107). A really unsupported input (non-contiguous tensor, unusual shape or dtype) is the other cause. {CONFIRM} If a smaller batch does not help, try x.contiguous() on the input."
+            "cuDNN returned CUDNN_STATUS_NOT_SUPPORTED: it has no algorithm for this call. Mostly that is the input's size or configuration (batch × spatial sizes beyond cuDNN's 32-bit indexing, an unusual dtype or layout, a non-contiguous input, as PyTorch's note says); only sometimes is it memory, when no algorithm's workspace fits, which is why PyTorch Lightning and Hugging Face accelerate list this exact message among out-of-memory errors (pytorch/pytorch#4107). A smaller batch shrinks both, so test with torch.backends.cudnn.enabled = False as well. {CONFIRM}"
         ),
         "CUBLAS_STATUS_NOT_INITIALIZED" | "CUSOLVER_STATUS_NOT_INITIALIZED" | "CUSOLVER_STATUS_INTERNAL_ERROR" => format!(
             "{lib} returned {status}{call}: it could not set up its handle. This is not PyTorch's out-of-memory message, but creating the handle allocates a workspace with cudaMalloc, outside PyTorch's cache, and the most common reason it fails is that the GPU is full (maintainers' answers in QwenLM/Qwen#120 and EleutherAI/lm-evaluation-harness#1689). Less often it is a CUDA/driver mismatch, or an earlier out-of-range index (e.g. a token id ≥ the vocabulary size) that corrupted the context. {CONFIRM}"

@@ -19,6 +19,11 @@ pub(super) enum Vendor {
 
 impl Vendor {
     pub(super) fn of(f: &Finding) -> Vendor {
+        // llama.cpp's HIP build keeps the CUDA backend's names but calls
+        // its devices ROCm0, ROCm1, ...
+        if f.text.contains("ROCm") {
+            return Vendor::Amd;
+        }
         match f.backend.as_deref() {
             Some("cuda" | "nccl") => Vendor::Nvidia,
             Some("hip" | "rocm") => Vendor::Amd,
@@ -204,8 +209,8 @@ pub(super) mod since {
     pub const CUDA_AMP: Release = (1, 6);
     /// `torch.autocast(device_type=...)`, the device-generic form.
     pub const AUTOCAST: Release = (1, 10);
-    /// `torch.amp.GradScaler("cuda")`.
-    pub const AMP_GRAD_SCALER: Release = (2, 3);
+    /// `torch.amp.GradScaler("cuda")` replaces the deprecated CUDA one.
+    pub const AMP_GRAD_SCALER: Release = (2, 4);
     /// `max_split_size_mb` in the allocator configuration (the OOM hint names it from ≈1.10).
     pub const MAX_SPLIT: Release = (1, 10);
     /// `expandable_segments`.

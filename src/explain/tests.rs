@@ -705,7 +705,7 @@ mod fit {
                     "{era}: {all}"
                 );
             }
-            // torch.autocast: 1.10; torch.cuda.amp: 1.6; torch.amp.GradScaler: 2.3.
+            // torch.autocast: 1.10; torch.cuda.amp: 1.6; torch.amp.GradScaler: 2.4.
             if all.contains("torch.autocast(") && first < (1, 10) {
                 assert!(
                     all.contains("PyTorch ≥ 1.10") || all.contains("need ≥ 1.10"),
@@ -715,8 +715,8 @@ mod fit {
             if last.is_some_and(|l| l < (1, 6)) {
                 assert!(all.contains("upgrade to PyTorch ≥ 1.6"), "{era}: {all}");
             }
-            if first < (2, 3) && all.contains("torch.amp.GradScaler") {
-                assert!(all.contains("from PyTorch 2.3"), "{era}: {all}");
+            if first < (2, 4) && all.contains("torch.amp.GradScaler") {
+                assert!(all.contains("from PyTorch 2.4"), "{era}: {all}");
             }
         }
     }

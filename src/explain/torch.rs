@@ -3,7 +3,8 @@
 //! fixes fitted to the allocator options of the message's PyTorch version.
 
 use super::common::{
-    capitalise, fix, loading_fix, on_device, row, tolerance, verdict, workload_fixes, FieldRow, MIB,
+    capitalise, fix, loading_fix, on_device, row, tolerance, verdict, workload_fixes, FieldRow,
+    GIB, MIB,
 };
 use super::docs::Code;
 use super::pasted;
@@ -740,15 +741,17 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     if let Some((v, false)) = fragmentation {
         causes.push((0, v));
     }
-    // Most of the shortfall first; among causes that each cover it, the
-    // larger one. Stable: equal causes keep the order above.
-    causes.sort_by_key(|(bytes, _)| {
+    // Most of the shortfall first; among causes that each cover it, a
+    // specific cause before "does not fit" (which is what is left when
+    // none is), then the larger. Stable: equal causes keep the order above.
+    causes.sort_by_key(|(bytes, v)| {
         let explained = if shortfall > 0 {
             (*bytes).min(shortfall)
         } else {
             *bytes
         };
-        std::cmp::Reverse((explained, *bytes))
+        let specific = v.code != Code::CapacityExhausted.as_str();
+        std::cmp::Reverse((explained, specific, *bytes))
     });
     out.extend(causes.into_iter().map(|(_, v)| v));
 }
@@ -999,6 +1002,11 @@ fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(Code) -> bool, out: 
                 "Each captured graph keeps its pool. torch.compile(mode=\"reduce-overhead\") captures graphs per input shape: use mode=\"default\" or fewer distinct shapes; in vLLM lower the captured batch sizes or set enforce_eager=True.",
             )),
             "non_pytorch_memory" => out.push(non_pytorch_fix()),
+            "numbers_inconclusive" if f.era.as_deref() == Some("malloc_async") => {
+                // The cudaMallocAsync pool is what the numbers cannot see into.
+                fragmentation_fixes(f, out);
+                workload_fixes(f, out);
+            }
             "capacity_exhausted" | "inconsistent_numbers" | "numbers_inconclusive" => {
                 phase_fixes(f, has, out);
                 workload_fixes(f, out);
@@ -1136,6 +1144,12 @@ fn xpu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
             "Print the shapes at the failing line (the last frame of your own code in the traceback): a wrong reshape or broadcast, an attention matrix over a very long sequence, or a whole dataset moved to the GPU. Allocator settings cannot help here.",
         ));
         return;
+    }
+    if f.sizes.requested_bytes.is_some_and(|a| a > 4 * GIB) {
+        out.push(fix(
+            "Allow single allocations over 4 GiB",
+            "Intel's Level Zero runtime refuses one allocation larger than about 4 GiB unless relaxed: export UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1 before Python starts (oneapi-src/unified-runtime#1245), or split the tensor (smaller batch or chunks).",
+        ));
     }
     if has(Code::MemoryLimit) {
         out.push(fix(
