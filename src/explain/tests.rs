@@ -720,4 +720,18 @@ mod fit {
             }
         }
     }
+
+    #[test]
+    fn printed_error_codes_are_kept_as_printed() {
+        let code = |text: &str| finding(text).facts.get("error_code").cloned();
+        // CUDA before 10.1 numbered cudaErrorIllegalAddress 77.
+        assert_eq!(
+            code("CUDA failure 77: an illegal memory access was encountered ; GPU=0 ; expr=cudaMemcpy(p, d, n, cudaMemcpyDeviceToHost)").as_deref(),
+            Some("77")
+        );
+        assert_eq!(
+            code("CUDA failure 700: an illegal memory access was encountered ; GPU=0 ; expr=cudaStreamSynchronize(stream)").as_deref(),
+            Some("700")
+        );
+    }
 }
