@@ -567,8 +567,15 @@ mod fit {
         assert!(!has(&little, "capacity_exhausted"));
         assert!(has(&little, "numbers_inconclusive"));
         let half = msg("20.00 GiB", "19.70 GiB");
-        assert!(has(&half, "capacity_exhausted"));
         assert!(!has(&half, "numbers_inconclusive"));
+        // Both sides hold free memory far beyond the request: never "does not fit".
+        assert!(!has(&half, "capacity_exhausted"));
+        assert!(has(&half, "free_exceeds_request"));
+        // Live tensors fill 75 % of the card and free is within the noise of
+        // the request: it does not fit.
+        let full = msg("30.00 GiB", "150.00 MiB");
+        assert!(has(&full, "capacity_exhausted"));
+        assert!(!has(&full, "numbers_inconclusive"));
     }
 
     #[test]

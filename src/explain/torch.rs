@@ -699,10 +699,16 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     // a large part of the card; little allocated and a small request
     // contradict it.
     let own = d.reserved_bytes.or(s.allocated_bytes);
-    let contradicted = match (own, requested, s.total_bytes) {
+    let small = match (own, requested, s.total_bytes) {
         (Some(own), Some(a), Some(t)) => own.saturating_add(a) < t / FITS_CARD_DIVISOR,
         _ => false,
     };
+    // Free memory well beyond the request contradicts it too: by the
+    // numbers the allocation fit (free_exceeds_request says so).
+    let room = causes
+        .iter()
+        .any(|(_, v)| v.code == Code::FreeExceedsRequest.as_str());
+    let contradicted = small || room;
     if ((!specific && !primary_fragmentation) || (tensors_dominate && !limit_binds))
         && !contradicted
     {
@@ -723,7 +729,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                 detail,
             ),
         ));
-    } else if !specific && !primary_fragmentation && contradicted {
+    } else if !specific && !primary_fragmentation && small {
         let (own, a, t) = (own.unwrap_or(0), requested.unwrap_or(0), total);
         causes.push((0, verdict(
             Code::NumbersInconclusive,
@@ -977,13 +983,19 @@ fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(Code) -> bool, out: 
                 "Raise or remove the per-process memory limit",
                 "Search your code and framework config for torch.cuda.set_per_process_memory_fraction(...) (some launchers and notebooks set it) and raise the fraction; check MIG/vGPU/container GPU limits if none is set.",
             )),
-            "free_exceeds_request" => out.push(fix(
+            "free_exceeds_request" => {
+                if f.era.as_deref() == Some("malloc_async") {
+                    // The cudaMallocAsync pool can refuse with free memory left.
+                    fragmentation_fixes(f, out);
+                }
+                out.push(fix(
                 "Check what changes on the GPU around the crash",
                 match vendor {
                     Vendor::Nvidia | Vendor::Unknown => "Watch `nvidia-smi -l 1` while it runs: other jobs starting and stopping, or a MIG/vGPU/container limit below the card's size, explain a failure with memory apparently free. Re-run on an idle GPU (CUDA_VISIBLE_DEVICES=N) to compare.".to_string(),
                     _ => format!("Watch {} while it runs: other jobs starting and stopping, or a container or virtual machine limit below the card's size, explain a failure with memory apparently free. Re-run on an idle GPU ({}) to compare.", vendor.smi(), vendor.visible_devices()),
                 },
-            )),
+            ));
+            }
             "other_processes" => other_process_fix(f, d, out),
             "memory_outside_pytorch" => {
                 out.push(fix(
