@@ -41,10 +41,39 @@ impl Explain for LibraryAllocFailed {
                 )),
                 _ => {}
             }
+        if is_tensorflow(f) {
+            // TensorFlow reserves the GPU up front; cuBLAS/cuDNN then find none.
+            out.push(fix(
+                "Let TensorFlow leave room for cuBLAS and cuDNN",
+                "TensorFlow takes nearly all GPU memory at start, so the library's own cudaMalloc finds none: set TF_FORCE_GPU_ALLOW_GROWTH=true, or call tf.config.experimental.set_memory_growth(gpu, True) for each GPU before any op runs (TensorFlow 1 sessions: config.gpu_options.allow_growth = True). Stop other processes on the GPU (`nvidia-smi`).",
+            ));
+            out.push(fix(
+                "Confirm that it is memory",
+                "Rerun with half the batch size: if the error disappears or comes later, it was memory. Watch `nvidia-smi -l 1` while it runs.",
+            ));
+            workload_fixes(f, out);
+            return;
+        }
         out.push(confirm_fix());
         out.push(headroom_fix());
         workload_fixes(f, out);
     }
+}
+
+/// True when the message or its traceback comes from TensorFlow.
+fn is_tensorflow(f: &Finding) -> bool {
+    // "failed to create cublas handle" is TensorFlow's stream executor's
+    // wording; PyTorch prints "... when calling `cublasCreate(handle)`".
+    f.text.contains("tensorflow/")
+        || f.text.contains("failed to create cublas handle")
+        || f.exception
+            .as_deref()
+            .is_some_and(|e| e.starts_with("tensorflow."))
+        || f.traceback.as_ref().is_some_and(|tb| {
+            tb.frames
+                .iter()
+                .any(|fr| fr.file.replace('\\', "/").contains("/tensorflow/"))
+        })
 }
 
 /// Explains `Kind::AllocatorAssert` findings.
@@ -117,6 +146,9 @@ fn library_verdict(f: &Finding) -> Verdict {
         ),
         "CUBLAS_STATUS_NOT_INITIALIZED" | "CUSOLVER_STATUS_NOT_INITIALIZED" | "CUSOLVER_STATUS_INTERNAL_ERROR" => format!(
             "{lib} returned {status}{call}: it could not set up its handle. This is not PyTorch's out-of-memory message, but creating the handle allocates a workspace with cudaMalloc, outside PyTorch's cache, and the most common reason it fails is that the GPU is full (maintainers' answers in QwenLM/Qwen#120 and EleutherAI/lm-evaluation-harness#1689). Less often it is a CUDA/driver mismatch, or an earlier out-of-range index (e.g. a token id ≥ the vocabulary size) that corrupted the context. {CONFIRM}"
+        ),
+        _ if is_tensorflow(f) => format!(
+            "{lib} returned {status}{call}. This is not TensorFlow's out-of-memory message, but {lib} allocates its handle and workspace with its own cudaMalloc, outside TensorFlow's allocator, so the status means the GPU had no room left for it: TensorFlow reserves nearly all GPU memory when it starts unless memory growth is on, and another process may hold the rest."
         ),
         _ => format!(
             "{lib} returned {status}{call}. This is not PyTorch's out-of-memory message, but {lib} allocates its handle and workspace with cudaMalloc, outside PyTorch's cache, so the status means the GPU had no room left for it, often because PyTorch's cache held the memory (QwenLM/Qwen3#873 was fixed by freeing GPU memory). {CONFIRM}"

@@ -741,4 +741,98 @@ mod fit {
             Some("700")
         );
     }
+
+    /// Every fix of every finding in a fixture, as one text.
+    fn fixture_fixes(log: &str) -> String {
+        decode_str(log)
+            .iter()
+            .flat_map(|f| f.diagnosis.fixes.iter())
+            .map(|f| format!("{}: {}\n", f.title, f.how))
+            .collect()
+    }
+
+    #[test]
+    fn every_vendor_gets_its_own_tools() {
+        for (name, log) in [
+            ("hip", include_str!("../../fixtures/torch_hip_rocm.log")),
+            ("xpu", include_str!("../../fixtures/xpu_capacity_free.log")),
+            (
+                "xpu early",
+                include_str!("../../fixtures/xpu_capacity_early.log"),
+            ),
+            ("ipex", include_str!("../../fixtures/xpu_ipex_legacy.log")),
+            ("dpcpp", include_str!("../../fixtures/dpcpp_legacy.log")),
+            ("mps", include_str!("../../fixtures/mps_watermark_gib.log")),
+            (
+                "mps legacy",
+                include_str!("../../fixtures/mps_legacy_gb.log"),
+            ),
+        ] {
+            let fixes = fixture_fixes(log);
+            assert!(!fixes.is_empty(), "{name}");
+            for nvidia in [
+                "nvidia-smi",
+                "MIG",
+                "CUDA_VISIBLE_DEVICES",
+                "PYTORCH_CUDA_ALLOC_CONF",
+            ] {
+                assert!(!fixes.contains(nvidia), "{name}: {nvidia} in {fixes}");
+            }
+        }
+        // Intel: one allocation over 4 GiB needs the relaxed limit.
+        let xpu = "torch.OutOfMemoryError: XPU out of memory. Tried to allocate 4.50 GiB. GPU 0 has a total capacity of 15.11 GiB. Of the allocated memory 2.00 GiB is allocated by PyTorch, and 100.00 MiB is reserved by PyTorch but unallocated. Please use `empty_cache` to release all unoccupied cached memory.";
+        let f = decode_str(xpu);
+        if f.len() == 1 && f[0].backend.as_deref() == Some("xpu") {
+            assert!(fixture_fixes(xpu).contains("UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1"));
+        }
+    }
+
+    #[test]
+    fn every_framework_gets_its_own_api() {
+        for (name, log) in [
+            ("tf", include_str!("../../fixtures/tf_oom_keras_bfc.log")),
+            (
+                "tf root",
+                include_str!("../../fixtures/tf_oom_root_errors.log"),
+            ),
+            (
+                "tf cublas",
+                include_str!("../../fixtures/library_alloc_failed_tf_cublas.log"),
+            ),
+            (
+                "xla",
+                include_str!("../../fixtures/xla_oom_jax_buffer_stats.log"),
+            ),
+            (
+                "cupy",
+                include_str!("../../fixtures/cupy_oom_pool_limit.log"),
+            ),
+            (
+                "llama.cpp",
+                include_str!("../../fixtures/generic_oom_llama_cpp.log"),
+            ),
+            (
+                "onnxruntime",
+                include_str!("../../fixtures/generic_oom_onnxruntime.log"),
+            ),
+            (
+                "ctranslate2",
+                include_str!("../../fixtures/generic_oom_ctranslate2.log"),
+            ),
+        ] {
+            let fixes = fixture_fixes(log);
+            assert!(!fixes.is_empty(), "{name}");
+            for torch in [
+                "torch.autocast",
+                "torch.cuda",
+                "gradient_checkpointing",
+                "torch.utils",
+            ] {
+                assert!(!fixes.contains(torch), "{name}: {torch} in {fixes}");
+            }
+        }
+        // TensorFlow's mixed precision names the API by release.
+        let tf = fixture_fixes(include_str!("../../fixtures/tf_oom_keras_bfc.log"));
+        assert!(tf.contains("set_global_policy('mixed_float16') at the start (TensorFlow ≥ 2.4; in 1.15–2.3 it is tf.keras.mixed_precision.experimental.set_policy)"), "{tf}");
+    }
 }

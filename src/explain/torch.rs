@@ -1172,7 +1172,7 @@ fn xpu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
     if has(Code::Fragmentation) {
         out.push(fix(
             "Release cached blocks between phases",
-            "torch.xpu.empty_cache() — the message's own hint — hands back memory PyTorch caches but no tensor uses, e.g. between training and evaluation. PyTorch already released what it could before raising, and PYTORCH_CUDA_ALLOC_CONF options such as expandable_segments do not apply to Intel GPUs; allocating large, long-lived tensors first reduces fragmentation.",
+            "torch.xpu.empty_cache() — the message's own hint — hands back memory PyTorch caches but no tensor uses, e.g. between training and evaluation. PyTorch already released what it could before raising, and the CUDA allocator's options (expandable_segments, max_split_size_mb) do not apply to Intel GPUs; allocating large, long-lived tensors first reduces fragmentation.",
         ));
     }
     out.push(fix(
