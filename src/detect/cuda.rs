@@ -148,12 +148,19 @@ fn illegal_anchor() -> &'static Regex {
     RE.get_or_init(|| {
         constant_regex(concat!(
             r"(?:\b(?:CUDA|HIP) error: an illegal memory access was encountered",
+            r"|CUDA failure \d+: an illegal memory access",
             r"|CUDA failure 700\b",
             r"|\bcudaErrorIllegalAddress\b",
             r"|\bCUDA_ERROR_ILLEGAL_ADDRESS\b",
             r"|\ban illegal memory access was encountered)"
         ))
     })
+}
+
+/// The error number an illegal-access message prints (`CUDA failure 77: ...`).
+fn printed_code() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| constant_regex(r"^(?:CUDA|HIP) failure (\d+)\b"))
 }
 
 /// `CUDA error: an illegal memory access was encountered` and its spellings.
@@ -188,10 +195,22 @@ impl Family for IllegalAccess {
             }
             .into(),
         );
+        let hip = first.starts_with("HIP");
+        finding.facts.insert(
+            "error_name".into(),
+            if hip {
+                "hipErrorIllegalAddress"
+            } else {
+                "cudaErrorIllegalAddress"
+            }
+            .into(),
+        );
+        // A printed code is kept as printed: CUDA before 10.1 numbered this
+        // error 77, later releases 700 (the code when none is printed).
+        let printed = printed_code().captures(first).map(|c| c[1].to_string());
         finding
             .facts
-            .insert("error_name".into(), "cudaErrorIllegalAddress".into());
-        finding.facts.insert("error_code".into(), "700".into());
+            .insert("error_code".into(), printed.unwrap_or_else(|| "700".into()));
         let joined = message.joined();
         if joined.contains("asynchronously reported") {
             finding.facts.insert("async_warning".into(), "true".into());

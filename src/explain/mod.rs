@@ -23,6 +23,7 @@ mod inference;
 mod mps;
 mod nccl;
 mod pasted;
+pub(crate) mod setting;
 mod signal;
 mod snapshot;
 mod tensorflow;
@@ -214,6 +215,7 @@ fn verdicts(f: &Finding, d: &Diagnosis, growth: Option<(u64, u64)>) -> Vec<Verdi
             Code::Fragmentation,
             Code::OtherProcesses,
             Code::MemoryOutsidePytorch,
+            Code::MemoryOutsideProcess,
         ];
         let main = MAIN
             .iter()
