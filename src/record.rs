@@ -451,6 +451,11 @@ pub struct Finding {
     pub diagnosis: Diagnosis,
     /// Codes to pass to `oomwhy explain` for the long explanation.
     pub explain: Vec<String>,
+    /// The timestamp that starts the line the message starts on, if any,
+    /// normalised so that two of one log's timestamps compare as text: to
+    /// tell which of a job's per-rank files failed first. Not in the JSON.
+    #[serde(skip)]
+    pub(crate) time: Option<String>,
 }
 
 impl Finding {
@@ -487,6 +492,7 @@ impl Finding {
             diagnostics: None,
             diagnosis: Diagnosis::default(),
             explain: Vec::new(),
+            time: None,
         }
     }
 }

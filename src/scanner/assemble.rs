@@ -61,6 +61,7 @@ impl Scanner {
         finding.phase = context::infer_phase(traceback.as_ref());
         finding.traceback = traceback;
         finding.last_step = pending.last_step;
+        finding.time = pending.time;
         self.collector.push(finding, rank);
         for (parsed, claimed) in &mut self.recent_diagnostics {
             if !*claimed {

@@ -70,6 +70,9 @@ pub(super) fn read_blocks<R: Read>(
         // boundaries, and with them everything downstream, do not depend on
         // how the input arrived, and every kept block is worth its memory.
         let mut filled = 0;
+        // An error after some bytes: those are scanned first (what came
+        // before a corrupt part of an archive still counts), then it is sent.
+        let mut failed = None;
         let read = loop {
             match reader.read(&mut data[filled..READ_SIZE]) {
                 Ok(0) => break Ok(filled),
@@ -80,6 +83,10 @@ pub(super) fn read_blocks<R: Read>(
                     }
                 }
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) if filled > 0 => {
+                    failed = Some(e);
+                    break Ok(filled);
+                }
                 Err(e) => break Err(e),
             }
         };
@@ -94,12 +101,16 @@ pub(super) fn read_blocks<R: Read>(
                 };
                 offset += len as u64;
                 // A short block means EOF; an empty one follows to say so.
-                (Ok(block), len < READ_SIZE && len > 0)
+                (Ok(block), len < READ_SIZE && len > 0 && failed.is_none())
             }
             Err(e) => (Err(e), false),
         };
         let end = !matches!(&message, Ok(block) if block.len > 0);
         if worker.send(message).is_err() || end {
+            return;
+        }
+        if let Some(e) = failed {
+            let _ = workers[(turn + 1) % workers.len()].send(Err(e));
             return;
         }
         if last {

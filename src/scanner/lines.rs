@@ -23,6 +23,8 @@ pub(super) struct Pending {
     pub(super) line: u64,
     pub(super) traceback: Option<Traceback>,
     pub(super) last_step: Option<u64>,
+    /// The timestamp of the line it started on.
+    pub(super) time: Option<String>,
 }
 
 #[derive(Default)]
@@ -61,6 +63,8 @@ pub(super) struct Scanner {
     pub(super) recent_diagnostics: VecDeque<(Parsed, bool)>,
     /// Pending messages started so far (for [`Pending::seq`]).
     pub(super) started: u64,
+    /// The timestamp that starts the line being processed, if any.
+    pub(super) line_time: Option<String>,
 }
 
 impl Scanner {
@@ -79,6 +83,7 @@ impl Scanner {
             diagnostic: None,
             recent_diagnostics: VecDeque::new(),
             started: 0,
+            line_time: None,
         }
     }
 
@@ -164,6 +169,7 @@ impl Scanner {
     pub(super) fn process_line(&mut self, data: &[u8], offset: u64, from: usize, to: usize) {
         let raw = &data[from..to];
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        self.line_time = leading_time(raw);
         // A carriage return inside a line is a progress-bar redraw: each part is a line.
         for piece in raw.split(|&b| b == b'\r') {
             let text = String::from_utf8_lossy(piece);
@@ -242,6 +248,7 @@ impl Scanner {
             line: self.line_no,
             traceback,
             last_step,
+            time: self.line_time.clone(),
         };
         self.ranks.entry(line.rank).or_default().pending = Some(pending);
     }
@@ -293,4 +300,45 @@ pub(super) fn detect_start(text: &str) -> Option<(&'static dyn Family, usize)> {
         }
         Some((*family, start))
     })
+}
+
+/// The ISO 8601 date and time that starts a raw line (`2025-03-01T12:00:00.123Z`,
+/// `[2025-03-01 12:00:00,123]`), as `2025-03-01 12:00:00.123000000`: the
+/// fraction padded to nanoseconds so that two times compare as text. The
+/// time zone is ignored: the files of one job share their logger's.
+pub(super) fn leading_time(raw: &[u8]) -> Option<String> {
+    let raw = raw.strip_prefix(b"[").unwrap_or(raw);
+    let digits = |range: std::ops::Range<usize>| {
+        raw.get(range)
+            .is_some_and(|b| b.iter().all(u8::is_ascii_digit))
+    };
+    let shape = digits(0..4)
+        && raw.get(4) == Some(&b'-')
+        && digits(5..7)
+        && raw.get(7) == Some(&b'-')
+        && digits(8..10)
+        && matches!(raw.get(10), Some(b'T' | b' '))
+        && digits(11..13)
+        && raw.get(13) == Some(&b':')
+        && digits(14..16)
+        && raw.get(16) == Some(&b':')
+        && digits(17..19);
+    if !shape {
+        return None;
+    }
+    let mut time = String::with_capacity(29);
+    time.push_str(std::str::from_utf8(&raw[..10]).ok()?);
+    time.push(' ');
+    time.push_str(std::str::from_utf8(&raw[11..19]).ok()?);
+    time.push('.');
+    let fraction = match raw.get(19) {
+        Some(b'.' | b',') => {
+            let digits = raw[20..].iter().take(9).take_while(|b| b.is_ascii_digit());
+            digits.map(|&b| char::from(b)).collect::<String>()
+        }
+        _ => String::new(),
+    };
+    time.push_str(&fraction);
+    time.extend(std::iter::repeat_n('0', 9 - fraction.len()));
+    Some(time)
 }

@@ -69,9 +69,55 @@ pub struct ScanOutcome {
 /// around hits. Memory stays bounded: a few blocks of 256 KiB, one partial
 /// line of at most [`MAX_LINE`] bytes, and the findings.
 pub fn scan<R: Read + Send>(reader: R, input: &str) -> Result<ScanOutcome> {
+    match scan_keeping(reader, input) {
+        (outcome, None) => Ok(outcome),
+        (_, Some(err)) => Err(err),
+    }
+}
+
+/// Scans `reader` like [`scan`], but a read error (a corrupt or truncated
+/// archive, a failing disk) ends the input instead of discarding it: the
+/// outcome holds what was found before the error.
+pub fn scan_keeping<R: Read + Send>(reader: R, input: &str) -> (ScanOutcome, Option<Error>) {
     let mut stream = Stream::with_collector(input, Collector::default());
-    stream.read_from(reader, &mut |_| {})?;
-    Ok(stream.finish_batch())
+    let error = stream.read_from(reader, &mut |_| {}).err();
+    (stream.finish_batch(), error)
+}
+
+/// Scans `reader` like [`scan_keeping`], on this thread alone: for many
+/// inputs scanned side by side, one per core, where threads per input
+/// would only compete for the same cores.
+pub fn scan_serial<R: Read>(mut reader: R, input: &str) -> (ScanOutcome, Option<Error>) {
+    let mut stream = Stream::with_collector(input, Collector::default());
+    let mut error = None;
+    loop {
+        // Read straight into the block being gathered: no copy.
+        let filled = stream.partial.len();
+        stream.partial.resize(READ_SIZE, 0);
+        match reader.read(&mut stream.partial[filled..]) {
+            Ok(n) => {
+                stream.partial.truncate(filled + n);
+                if n == 0 {
+                    break;
+                }
+                if stream.partial.len() == READ_SIZE {
+                    stream.consume_partial();
+                }
+            }
+            Err(e) => {
+                stream.partial.truncate(filled);
+                if e.kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                error = Some(Error::Read {
+                    input: stream.scanner.input.clone(),
+                    source: e,
+                });
+                break;
+            }
+        }
+    }
+    (stream.finish_batch(), error)
 }
 
 /// Scans `reader` to its end like [`scan`], but hands each finding to
@@ -85,15 +131,19 @@ pub fn scan<R: Read + Send>(reader: R, input: &str) -> Result<ScanOutcome> {
 /// this input and `consequence_of` to the 0-based position of the finding
 /// they follow from; [`crate::LiveAnalysis`] explains them and gives run-wide
 /// ids. Unlike [`scan`], identical repeats more than the fold window apart
-/// are separate findings, because the first was already handed out.
+/// are separate findings, because the first was already handed out. After a
+/// read error, the findings made before it are handed out, then the error
+/// is returned.
 pub fn scan_streaming<R: Read + Send>(
     reader: R,
     input: &str,
     on_finding: &mut dyn FnMut(Finding),
 ) -> Result<ScanOutcome> {
     let mut stream = Stream::new(input);
-    stream.read_from(reader, on_finding)?;
-    Ok(stream.finish(on_finding))
+    let read = stream.read_from(reader, on_finding);
+    // After a read error too, what was found before it is handed out.
+    let outcome = stream.finish(on_finding);
+    read.map(|()| outcome)
 }
 
 /// A push-based scanner for input that arrives over time (a pipe, a growing
