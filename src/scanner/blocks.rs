@@ -27,6 +27,10 @@ impl Block {
 
 /// Worker threads that search blocks; the main thread takes their results in turn.
 pub(super) const WORKERS: usize = 2;
+/// Buffers the reader fills at most: each worker's inbox, the one it
+/// searches and its outbox, the main thread's block and its look-back
+/// (LOOKBACK / READ_SIZE + 1), with room to spare.
+pub(super) const MAX_BLOCKS: usize = 16;
 /// More prefilter hits than this in one block are not listed: the main
 /// thread then searches that block itself.
 pub(super) const MAX_LISTED_HITS: usize = 4096;
@@ -41,9 +45,8 @@ pub(super) fn search_blocks(
             let bytes = &block.data[..block.len];
             block.newlines = count_newlines(bytes);
             let hits: Vec<usize> = prefilter()
-                .find_iter(bytes)
+                .starts(bytes)
                 .take(MAX_LISTED_HITS + 1)
-                .map(|m| m.start())
                 .collect();
             block.hits = (hits.len() <= MAX_LISTED_HITS).then_some(hits);
             block
@@ -62,9 +65,20 @@ pub(super) fn read_blocks<R: Read>(
     workers: &[mpsc::SyncSender<std::io::Result<Block>>],
     free: &mpsc::Receiver<Vec<u8>>,
 ) {
+    let mut allocated = 0;
     for turn in 0.. {
         let worker = &workers[turn % workers.len()];
-        let mut data = free.try_recv().unwrap_or_else(|_| vec![0u8; READ_SIZE]);
+        // A fixed number of buffers: memory is bounded by construction, not
+        // by how the threads happen to be scheduled.
+        let recycled = match free.try_recv() {
+            Ok(data) => Some(data),
+            Err(_) if allocated >= MAX_BLOCKS => free.recv().ok(),
+            Err(_) => None,
+        };
+        let mut data = recycled.unwrap_or_else(|| {
+            allocated += 1;
+            vec![0u8; READ_SIZE]
+        });
         data.resize(READ_SIZE, 0);
         // Fill the block (short reads from pipes are joined), so that block
         // boundaries, and with them everything downstream, do not depend on

@@ -92,9 +92,16 @@ impl Scanner {
     }
 
     /// Keeps a processed block for look-back; returns buffers no longer needed.
-    pub(super) fn retire(&mut self, block: Block) -> Vec<Vec<u8>> {
-        self.recent.push_back(block);
+    pub(super) fn retire(&mut self, mut block: Block) -> Vec<Vec<u8>> {
         let mut freed = Vec::new();
+        // Look-back is bounded by the bytes kept, so a short block (what a
+        // quiet followed log was flushed with) must not keep a whole
+        // buffer: thousands of them once held hundreds of megabytes.
+        if block.data.capacity() > 2 * block.len + 4096 {
+            let bytes = block.bytes().to_vec();
+            freed.push(std::mem::replace(&mut block.data, bytes));
+        }
+        self.recent.push_back(block);
         let kept = |recent: &VecDeque<Block>| recent.iter().skip(1).map(|b| b.len).sum::<usize>();
         while self.recent.len() > 1 && kept(&self.recent) >= LOOKBACK {
             if let Some(old) = self.recent.pop_front() {
@@ -131,7 +138,7 @@ impl Scanner {
                         .get(hits.partition_point(|&h| h < pos))
                         .copied()
                         .filter(|&h| h < to),
-                    None => prefilter().find_at(&data[..to], pos).map(|m| m.start()),
+                    None => prefilter().find_at(&data[..to], pos),
                 };
                 let Some(hit) = hit else {
                     let n = remaining.unwrap_or_else(|| count_newlines(&data[pos..to]));

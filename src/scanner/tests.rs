@@ -317,3 +317,21 @@ fn chunking_does_not_change_findings() {
         assert_eq!(split.lines, whole.lines);
     }
 }
+
+#[test]
+fn look_back_memory_is_bounded_by_bytes_not_blocks() {
+    // A followed log that goes quiet after every line is flushed line by
+    // line: each flush makes a short block.
+    let mut stream = Stream::new("t");
+    for i in 0..3_000 {
+        stream.feed(format!("step {i}\n").as_bytes(), &mut |_| {});
+        stream.flush(&mut |_| {});
+    }
+    let kept: usize = stream
+        .scanner
+        .recent
+        .iter()
+        .map(|b| b.data.capacity())
+        .sum();
+    assert!(kept <= LOOKBACK + 2 * READ_SIZE, "{kept} bytes kept");
+}
