@@ -143,17 +143,31 @@ fn truncated_and_corrupt_archives_keep_what_came_before() {
 
 /// Runs the binary; kills its process group if it takes too long.
 fn oomwhy(args: &[&str], dir: &Path) -> Output {
+    oomwhy_with_stdin(args, dir, None)
+}
+
+/// Runs the binary with `stdin` written from a thread.
+fn oomwhy_with_stdin(args: &[&str], dir: &Path, stdin: Option<Vec<u8>>) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_oomwhy"));
     cmd.args(args)
         .current_dir(dir)
         .env("TERM", "dumb")
-        .stdin(Stdio::null())
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    let child = cmd.spawn().expect("the binary starts");
+    let mut child = cmd.spawn().expect("the binary starts");
     let pid = child.id();
+    if let (Some(bytes), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&bytes);
+        });
+    }
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = tx.send(child.wait_with_output());
@@ -358,5 +372,20 @@ fn a_truncated_archive_named_alone_keeps_its_findings() {
         assert_eq!(output.status.code(), Some(2));
         let stdout = String::from_utf8_lossy(&output.stdout);
         assert!(stdout.contains("torch_allocator_oom"), "{format}: {stdout}");
+    }
+}
+
+#[test]
+fn compressed_standard_input_is_decompressed() {
+    let dir = temp_dir("stdin");
+    for (name, compress, _) in FORMATS {
+        let output = oomwhy_with_stdin(
+            &["--format", "json"],
+            &dir,
+            Some(compress(log().as_bytes())),
+        );
+        let report = json(&output);
+        assert_eq!(sources(&report), [("<stdin>".to_string(), 1)], "{name}");
+        assert_eq!(report["summary"]["lines"], 20_001, "{name}");
     }
 }

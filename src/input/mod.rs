@@ -259,7 +259,12 @@ pub fn scan_inputs(inputs: &[Input], threads: usize) -> Vec<Scanned> {
         .collect()
 }
 
-/// Threads to scan many inputs on: one per core.
+/// Most inputs scanned at once: each scan holds a few blocks and its
+/// decompressor's window (up to 8 MiB for xz and zstd at their usual
+/// levels), so memory grows with the threads.
+pub const MAX_THREADS: usize = 8;
+
+/// Threads to scan many inputs on: one per core, at most [`MAX_THREADS`].
 pub fn default_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS))
 }

@@ -335,3 +335,25 @@ fn look_back_memory_is_bounded_by_bytes_not_blocks() {
         .sum();
     assert!(kept <= LOOKBACK + 2 * READ_SIZE, "{kept} bytes kept");
 }
+
+#[test]
+fn leading_times_compare_as_text() {
+    use super::lines::leading_time;
+    let t = |raw: &str| leading_time(raw.as_bytes());
+    assert_eq!(
+        t("2025-03-01T12:00:03.25Z [rank1]: x").as_deref(),
+        Some("2025-03-01 12:00:03.250000000")
+    );
+    assert_eq!(
+        t("[2025-03-01 12:00:03,250] ERROR x").as_deref(),
+        Some("2025-03-01 12:00:03.250000000")
+    );
+    assert_eq!(
+        t("2025-03-01 12:00:04 x").as_deref(),
+        Some("2025-03-01 12:00:04.000000000")
+    );
+    assert!(t("2025-03-01 12:00:03.9") < t("2025-03-01 12:00:04"));
+    assert_eq!(t("step 2025-03-01 12:00:03"), None);
+    assert_eq!(t("Jun  1 12:00:00 node7 x"), None);
+    assert_eq!(t("2025-03-01"), None);
+}
