@@ -1,5 +1,5 @@
-//! Reading blocks: the reader and worker threads, and the line carried
-//! from one block to the next.
+//! Reading blocks: the main thread and a helper each read, count and
+//! search their own blocks; and the line carried from one block to the next.
 
 use super::lines::Scanner;
 use super::prefilter::{count_newlines, prefilter};
@@ -25,118 +25,119 @@ impl Block {
     }
 }
 
-/// Worker threads that search blocks; the main thread takes their results in turn.
-pub(super) const WORKERS: usize = 2;
-/// Buffers the reader fills at most: each worker's inbox, the one it
-/// searches and its outbox, the main thread's block and its look-back
-/// (LOOKBACK / READ_SIZE + 1), with room to spare.
-pub(super) const MAX_BLOCKS: usize = 16;
 /// More prefilter hits than this in one block are not listed: the main
 /// thread then searches that block itself.
 pub(super) const MAX_LISTED_HITS: usize = 4096;
 
-/// A worker: counts each block's newlines and lists its prefilter matches.
-pub(super) fn search_blocks(
-    work: &mpsc::Receiver<std::io::Result<Block>>,
-    done: &mpsc::SyncSender<std::io::Result<Block>>,
-) {
-    for message in work.iter() {
-        let message = message.map(|mut block| {
-            let bytes = &block.data[..block.len];
-            block.newlines = count_newlines(bytes);
-            let hits: Vec<usize> = prefilter()
-                .starts(bytes)
-                .take(MAX_LISTED_HITS + 1)
-                .collect();
-            block.hits = (hits.len() <= MAX_LISTED_HITS).then_some(hits);
-            block
-        });
-        if done.send(message).is_err() {
-            return;
+/// The input, read by two threads in turn: whoever holds the lock reads the
+/// next block, so blocks are numbered in input order whoever read them.
+pub(super) struct Shared<R> {
+    reader: R,
+    /// Number of the next block to read.
+    pub(super) next: u64,
+    /// Absolute offset of the next block.
+    offset: u64,
+    /// No block comes after `next` (end of input, or an error).
+    pub(super) done: bool,
+    /// The read error met at block `next`, if any.
+    pub(super) error: Option<std::io::Error>,
+}
+
+impl<R: Read> Shared<R> {
+    pub(super) fn new(reader: R, offset: u64) -> Self {
+        Shared {
+            reader,
+            next: 0,
+            offset,
+            done: false,
+            error: None,
         }
     }
 }
 
-/// The reader thread: fills recycled buffers and deals them to the workers
-/// in turn.
-pub(super) fn read_blocks<R: Read>(
-    mut reader: R,
-    mut offset: u64,
-    workers: &[mpsc::SyncSender<std::io::Result<Block>>],
-    free: &mpsc::Receiver<Vec<u8>>,
+/// Reads the next block into `data` (a buffer of READ_SIZE bytes) under
+/// the lock, then, outside it, counts its newlines and lists its prefilter
+/// hits. Returns the block and its number, or `None` (with `data` handed
+/// back) when the input is done.
+pub(super) fn read_block<R: Read>(
+    shared: &std::sync::Mutex<Shared<R>>,
+    mut data: Vec<u8>,
+) -> Result<(u64, Block), Vec<u8>> {
+    data.resize(READ_SIZE, 0);
+    let mut s = shared
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if s.done {
+        return Err(data);
+    }
+    // Fill the block (short reads from pipes are joined), so that block
+    // boundaries, and with them everything downstream, do not depend on
+    // how the input arrived.
+    let mut filled = 0;
+    while filled < READ_SIZE {
+        match s.reader.read(&mut data[filled..]) {
+            Ok(0) => {
+                s.done = true;
+                break;
+            }
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => {
+                // The bytes before the error are scanned first (what came
+                // before a corrupt part of an archive still counts).
+                s.error = Some(e);
+                s.done = true;
+                break;
+            }
+        }
+    }
+    if filled == 0 {
+        return Err(data);
+    }
+    let number = s.next;
+    let offset = s.offset;
+    s.next += 1;
+    s.offset += filled as u64;
+    drop(s);
+    let bytes = &data[..filled];
+    let newlines = count_newlines(bytes);
+    let hits: Vec<usize> = prefilter()
+        .starts(bytes)
+        .take(MAX_LISTED_HITS + 1)
+        .collect();
+    let hits = (hits.len() <= MAX_LISTED_HITS).then_some(hits);
+    Ok((
+        number,
+        Block {
+            data,
+            len: filled,
+            newlines,
+            hits,
+            offset,
+        },
+    ))
+}
+
+/// The helper thread: reads and searches blocks and sends them, numbered,
+/// to the main thread, until the input is done or the main thread stops.
+pub(super) fn help<R: Read>(
+    shared: &std::sync::Mutex<Shared<R>>,
+    free: &std::sync::Mutex<Vec<Vec<u8>>>,
+    to_main: &mpsc::SyncSender<(u64, Block)>,
 ) {
-    let mut allocated = 0;
-    for turn in 0.. {
-        let worker = &workers[turn % workers.len()];
-        // A fixed number of buffers: memory is bounded by construction, not
-        // by how the threads happen to be scheduled.
-        let recycled = match free.try_recv() {
-            Ok(data) => Some(data),
-            Err(_) if allocated >= MAX_BLOCKS => free.recv().ok(),
-            Err(_) => None,
-        };
-        let mut data = recycled.unwrap_or_else(|| {
-            allocated += 1;
-            vec![0u8; READ_SIZE]
-        });
-        data.resize(READ_SIZE, 0);
-        // Fill the block (short reads from pipes are joined), so that block
-        // boundaries, and with them everything downstream, do not depend on
-        // how the input arrived, and every kept block is worth its memory.
-        let mut filled = 0;
-        // An error after some bytes: those are scanned first (what came
-        // before a corrupt part of an archive still counts), then it is sent.
-        let mut failed = None;
-        let read = loop {
-            match reader.read(&mut data[filled..READ_SIZE]) {
-                Ok(0) => break Ok(filled),
-                Ok(n) => {
-                    filled += n;
-                    if filled == READ_SIZE {
-                        break Ok(filled);
-                    }
+    loop {
+        let data = free
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .pop()
+            .unwrap_or_default();
+        match read_block(shared, data) {
+            Ok(numbered) => {
+                if to_main.send(numbered).is_err() {
+                    return;
                 }
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(e) if filled > 0 => {
-                    failed = Some(e);
-                    break Ok(filled);
-                }
-                Err(e) => break Err(e),
             }
-        };
-        let (message, last) = match read {
-            Ok(len) => {
-                let block = Block {
-                    data,
-                    len,
-                    newlines: 0,
-                    hits: None,
-                    offset,
-                };
-                offset += len as u64;
-                // A short block means EOF; an empty one follows to say so.
-                (Ok(block), len < READ_SIZE && len > 0 && failed.is_none())
-            }
-            Err(e) => (Err(e), false),
-        };
-        let end = !matches!(&message, Ok(block) if block.len > 0);
-        if worker.send(message).is_err() || end {
-            return;
-        }
-        if let Some(e) = failed {
-            let _ = workers[(turn + 1) % workers.len()].send(Err(e));
-            return;
-        }
-        if last {
-            let eof = Block {
-                data: Vec::new(),
-                len: 0,
-                newlines: 0,
-                hits: None,
-                offset,
-            };
-            let _ = workers[(turn + 1) % workers.len()].send(Ok(eof));
-            return;
+            Err(_) => return,
         }
     }
 }

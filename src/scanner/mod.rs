@@ -12,7 +12,7 @@ mod collect;
 mod lines;
 mod prefilter;
 
-use self::blocks::{read_blocks, search_blocks, Block, Carry, WORKERS};
+use self::blocks::{help, read_block, Block, Carry, Shared};
 use self::collect::Collector;
 use self::lines::Scanner;
 use self::prefilter::count_newlines;
@@ -21,8 +21,9 @@ use self::prefilter::prefilter;
 pub use self::prefilter::prefilter_literals;
 use crate::error::{Error, Result};
 use crate::record::Finding;
+use std::collections::BTreeMap;
 use std::io::Read;
-use std::sync::mpsc;
+use std::sync::{mpsc, Mutex, PoisonError};
 
 /// Longest piece of a line processed at once; longer lines are cut.
 pub const MAX_LINE: usize = 1 << 20;
@@ -64,10 +65,10 @@ pub struct ScanOutcome {
 
 /// Scans `reader` to its end. `input` names it in findings and errors.
 ///
-/// A reader thread fills blocks; two worker threads count their newlines
-/// and search them with the prefilter; this thread decodes only the lines
-/// around hits. Memory stays bounded: a few blocks of 256 KiB, one partial
-/// line of at most [`MAX_LINE`] bytes, and the findings.
+/// This thread and a helper take turns reading blocks, counting their
+/// newlines and searching them with the prefilter; this thread decodes
+/// only the lines around hits. Memory stays bounded: a few blocks of
+/// 256 KiB, one partial line of at most [`MAX_LINE`] bytes, and the findings.
 pub fn scan<R: Read + Send>(reader: R, input: &str) -> Result<ScanOutcome> {
     match scan_keeping(reader, input) {
         (outcome, None) => Ok(outcome),
@@ -269,9 +270,11 @@ impl Stream {
 
     /// Reads `reader` to its end, handing out findings as they complete.
     ///
-    /// A reader thread fills blocks; two worker threads take turns counting
-    /// each block's newlines and searching it with the prefilter; this thread
-    /// receives the blocks in order and only decodes the lines around hits.
+    /// This thread and one helper take turns reading the next block, each
+    /// counting its newlines and searching it with the prefilter; this
+    /// thread then decodes the lines around hits, block by block in input
+    /// order. Two threads, not a reader and two workers: on two cores the
+    /// hand-offs cost more than a third thread gains.
     fn read_from<R: Read + Send>(
         &mut self,
         reader: R,
@@ -279,41 +282,66 @@ impl Stream {
     ) -> Result<()> {
         let start = self.offset + self.partial.len() as u64;
         self.consume_partial();
+        let shared = Mutex::new(Shared::new(reader, start));
+        let free: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
         std::thread::scope(|scope| {
-            let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
-            let mut to_workers = Vec::new();
-            let mut from_workers = Vec::new();
-            for _ in 0..WORKERS {
-                let (work_tx, work_rx) = mpsc::sync_channel::<std::io::Result<Block>>(1);
-                let (done_tx, done_rx) = mpsc::sync_channel::<std::io::Result<Block>>(1);
-                scope.spawn(move || search_blocks(&work_rx, &done_tx));
-                to_workers.push(work_tx);
-                from_workers.push(done_rx);
-            }
-            scope.spawn(move || read_blocks(reader, start, &to_workers, &free_rx));
-            // Blocks were dealt to the workers in turn: collect them in turn.
-            for turn in 0.. {
-                let block = match from_workers[turn % WORKERS].recv() {
-                    Ok(Ok(block)) => block,
-                    Ok(Err(source)) => {
-                        return Err(Error::Read {
-                            input: self.scanner.input.clone(),
-                            source,
-                        })
-                    }
-                    // The reader ends only after sending EOF or an error.
-                    Err(_) => return Ok(()),
+            let (to_main, from_helper) = mpsc::sync_channel::<(u64, Block)>(1);
+            let (shared, free) = (&shared, &free);
+            scope.spawn(move || help(shared, free, &to_main));
+            // Blocks read but not processed yet, by number (at most a few:
+            // the helper's channel holds one).
+            let mut waiting: BTreeMap<u64, Block> = BTreeMap::new();
+            let mut expected = 0;
+            loop {
+                if let Some(block) = waiting.remove(&expected) {
+                    expected += 1;
+                    let freed = self.scan_block(block);
+                    free.lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .extend(freed);
+                    self.scanner.emit_ready(on_finding);
+                    continue;
+                }
+                let (next, done) = {
+                    let s = shared.lock().unwrap_or_else(PoisonError::into_inner);
+                    (s.next, s.done)
                 };
-                if block.len == 0 {
-                    return Ok(());
+                if expected < next {
+                    // The helper read it: wait for it.
+                    match from_helper.recv() {
+                        Ok((number, block)) => {
+                            waiting.insert(number, block);
+                        }
+                        // The helper stops only once the input is done.
+                        Err(_) => break,
+                    }
+                    continue;
                 }
-                for old in self.scan_block(block) {
-                    // The reader may have stopped; then the buffer is dropped.
-                    let _ = free_tx.send(old);
+                if done {
+                    break;
                 }
-                self.scanner.emit_ready(on_finding);
+                let data = free
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .pop()
+                    .unwrap_or_default();
+                if let Ok((number, block)) = read_block(&shared, data) {
+                    waiting.insert(number, block);
+                }
             }
-            Ok(())
+            drop(from_helper);
+            let error = shared
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .error
+                .take();
+            match error {
+                Some(source) => Err(Error::Read {
+                    input: self.scanner.input.clone(),
+                    source,
+                }),
+                None => Ok(()),
+            }
         })
     }
 }
