@@ -325,7 +325,7 @@ impl Stream {
                     .unwrap_or_else(PoisonError::into_inner)
                     .pop()
                     .unwrap_or_default();
-                if let Ok((number, block)) = read_block(&shared, data) {
+                if let Ok((number, block)) = read_block(shared, data) {
                     waiting.insert(number, block);
                 }
             }
