@@ -210,7 +210,15 @@ pub fn scan_input(input: &Input) -> Scanned {
     if opened.content == Content::Binary && input.from_directory {
         return Scanned::Binary;
     }
-    match scanner::scan_serial(opened.reader, &input.name) {
+    // Decompressing costs more than searching: a compressed input gets the
+    // scanner's helper thread, so that one block is decompressed while the
+    // one before it is searched.
+    let scanned = if opened.content.compression().is_some() {
+        scanner::scan_keeping(opened.reader, &input.name)
+    } else {
+        scanner::scan_serial(opened.reader, &input.name)
+    };
+    match scanned {
         (outcome, None) => Scanned::Done(outcome),
         (outcome, Some(err)) => Scanned::Failed(outcome, err),
     }
