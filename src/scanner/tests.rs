@@ -320,9 +320,11 @@ fn chunking_does_not_change_findings() {
 
 #[test]
 fn look_back_memory_is_bounded_by_bytes_not_blocks() {
-    // A followed log that goes quiet after every line is flushed line by
-    // line: each flush makes a short block.
+    // A followed log read from its start (full blocks, whose buffers are
+    // then reused), then quiet after every line: each flush makes a short
+    // block, which must not keep a whole reused buffer.
     let mut stream = Stream::new("t");
+    stream.feed("step\n".repeat(READ_SIZE).as_bytes(), &mut |_| {});
     for i in 0..3_000 {
         stream.feed(format!("step {i}\n").as_bytes(), &mut |_| {});
         stream.flush(&mut |_| {});
