@@ -229,6 +229,10 @@ fn directories_are_walked_in_path_order() {
         // A loop back to the top, and a symlink to nowhere (unreadable).
         std::os::unix::fs::symlink("..", logs.join("b/up")).unwrap();
         std::os::unix::fs::symlink("missing.log", logs.join("a/dangling.log")).unwrap();
+        // A FIFO is passed over: reading it would wait for a writer forever.
+        let fifo = logs.join("a/pipe.log");
+        let made = Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()) || !fifo.exists());
     }
     let output = oomwhy(&["--format", "json", "logs"], &dir);
     let report = json(&output);

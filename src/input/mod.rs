@@ -149,7 +149,9 @@ fn walk(root: &Path, out: &mut Vec<Entry>) {
         .sort_by_file_name();
     for entry in walker {
         match entry {
-            Ok(entry) if entry.file_type().is_dir() => {}
+            // Directories are walked into; FIFOs, sockets and devices met
+            // on the way are not logs (and a FIFO would block the scan).
+            Ok(entry) if !entry.file_type().is_file() => {}
             Ok(entry) => {
                 let path = entry.into_path();
                 out.push(Entry::Input(Input {
