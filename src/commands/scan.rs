@@ -1,4 +1,5 @@
-//! Reading logs: files and standard input (the default mode), and `--follow`.
+//! Reading logs: files, directories and standard input, compressed or not
+//! (the default mode), and `--follow`.
 
 use super::progress::{Progress, ProgressReader};
 use super::{scan_status, use_color, Sink};
