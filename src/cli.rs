@@ -8,6 +8,7 @@ const EXAMPLES: &str = "\
 Examples:
   python train.py 2>&1 | oomwhy            explain a crash in a run's output
   oomwhy train.log                         read a log file
+  oomwhy logs/                             every log under logs/, compressed or not
   oomwhy                                   then paste the error and press Ctrl-D
   oomwhy run -- python train.py            run a command, explain it if it crashes
   oomwhy --follow train.log                watch a log while it is written
@@ -75,8 +76,10 @@ pub enum Command {
 /// Reading logs.
 #[derive(Debug, Args)]
 pub struct ScanArgs {
-    /// Log files to read; none or `-` reads standard input.
-    #[arg(value_name = "FILE")]
+    /// Log files or directories to read (gzip, zstd, xz and bzip2 are
+    /// decompressed; directories are read recursively); none or `-` reads
+    /// standard input.
+    #[arg(value_name = "PATH")]
     pub files: Vec<PathBuf>,
 
     /// Output format (for `run`: of the report; json and ndjson need `--report`).

@@ -29,6 +29,16 @@ pub enum Error {
     },
 }
 
+impl Error {
+    /// The input the error is about, if it is about one.
+    pub fn input(&self) -> Option<&str> {
+        match self {
+            Error::Read { input, .. } | Error::Snapshot { input, .. } => Some(input),
+            Error::UnknownCode { .. } => None,
+        }
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

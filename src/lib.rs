@@ -64,6 +64,7 @@ pub mod error;
 pub mod exit;
 pub mod explain;
 pub mod follow;
+pub mod input;
 pub mod normalize;
 pub mod record;
 pub mod render;
@@ -112,6 +113,14 @@ impl Analysis {
             finding.consequence_of = finding.consequence_of.map(|i| offset + i + 1);
             self.findings.push(finding);
         }
+    }
+
+    /// Adds the outcome of an input whose reading failed part-way (a
+    /// truncated archive): what was found before the error counts, and so
+    /// does the error.
+    pub fn add_failed(&mut self, outcome: ScanOutcome) {
+        self.add(outcome);
+        self.summary.input_errors += 1;
     }
 
     /// Records an input that could not be read.

@@ -407,6 +407,11 @@ pub struct Finding {
     /// What a PyTorch memory snapshot recorded (absent from JSON when there is none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<Box<crate::snapshot::SnapshotReport>>,
+    /// The timestamp that starts the line the message starts on, if any,
+    /// normalised so that two of one log's timestamps compare as text: to
+    /// tell which of a job's per-rank files failed first. Not in the JSON.
+    #[serde(skip)]
+    pub(crate) time: Option<String>,
 }
 
 impl Finding {
@@ -444,6 +449,7 @@ impl Finding {
             diagnosis: Diagnosis::default(),
             explain: Vec::new(),
             snapshot: None,
+            time: None,
         }
     }
 }

@@ -152,18 +152,41 @@ impl InputDigest {
         }
     }
 
-    /// Scans a reader to its end and digests it; a read error makes an
-    /// error digest.
-    pub fn from_reader<R: Read + Send>(reader: R, input: &str) -> Self {
-        match crate::scan(reader, input) {
-            Ok(outcome) => Self::from_outcome(outcome, input),
-            Err(err) => Self::from_error(&err, input),
-        }
+    /// Reads an input to its end as the command does (decompressed when its
+    /// first bytes say so; a memory snapshot analysed) and digests it; a
+    /// read error makes an error digest.
+    pub fn from_reader<R: Read + Send + 'static>(reader: R, input: &str) -> Self {
+        let opened = match crate::input::open_reader(Box::new(reader), false) {
+            Ok(opened) => opened,
+            Err(source) => {
+                let err = Error::Read {
+                    input: input.to_string(),
+                    source,
+                };
+                return Self::from_error(&err, input);
+            }
+        };
+        Self::from_scanned(
+            crate::input::Scanned::from(crate::snapshot::scan_serial(opened.reader, input)),
+            input,
+        )
     }
 
     /// Scans an input held in memory and digests it.
     pub fn from_bytes(data: &[u8], input: &str) -> Self {
-        Self::from_reader(data, input)
+        Self::from_reader(io::Cursor::new(data.to_vec()), input)
+    }
+
+    /// Digests what the input scanner returned: a failed input is an error
+    /// digest (what was found before the damage is left out, so a digest is
+    /// either complete or an error), a binary file skipped in a directory
+    /// an empty one.
+    pub fn from_scanned(scanned: crate::input::Scanned, input: &str) -> Self {
+        match scanned {
+            crate::input::Scanned::Done(outcome) => Self::from_outcome(outcome, input),
+            crate::input::Scanned::Failed(_, err) => Self::from_error(&err, input),
+            crate::input::Scanned::Binary => Self::from_outcome(ScanOutcome::default(), input),
+        }
     }
 }
 

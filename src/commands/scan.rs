@@ -1,49 +1,63 @@
-//! Reading logs: files and standard input (the default mode), and `--follow`.
+//! Reading logs: files, directories and standard input, compressed or not
+//! (the default mode), and `--follow`.
 
 use super::progress::{Progress, ProgressReader};
 use super::{follow, scan_status, use_color, Sink};
 use crate::cli::ScanArgs;
 use anyhow::Context;
+use oomwhy::input::{self, Content, Entry, Input, Scanned};
+use oomwhy::render::sanitize;
 use oomwhy::render::{self, Format, RenderOptions};
-use oomwhy::{Analysis, Summary};
+use oomwhy::{Analysis, ScanOutcome, Summary};
 use std::io::{self, IsTerminal, Read, Write};
-use std::path::Path;
 use std::sync::Arc;
 
-/// An opened input: its reader, its name and its progress bar, if any.
-type Opened = (Box<dyn Read + Send>, String, Option<Arc<Progress>>);
+/// An opened input: its reader and its progress bar, if any; `None` for a
+/// binary file found in a directory, which is skipped.
+type Opened = Option<(Box<dyn Read + Send>, Option<Arc<Progress>>)>;
 
-pub(super) fn open(path: &Path, quiet: bool) -> Result<Opened, oomwhy::Error> {
-    if path == Path::new("-") {
+/// Opens an input (decompressing it if its first bytes say so), with a
+/// progress bar for a large file when standard error is a terminal.
+fn open(input: &Input, quiet: bool) -> Result<Opened, oomwhy::Error> {
+    let Some(path) = &input.path else {
         let stdin = io::stdin();
         if stdin.is_terminal() && !quiet {
             warn!(
                 "oomwhy: paste the error or log, then press Ctrl-D (Ctrl-Z then Enter on Windows)"
             );
         }
-        return Ok((Box::new(stdin), "<stdin>".to_string(), None));
-    }
-    let name = path.display().to_string();
-    let read_error = |source| oomwhy::Error::Read {
-        input: name.clone(),
-        source,
+        return Ok(Some((input.open()?.reader, None)));
     };
-    let file = std::fs::File::open(path).map_err(read_error)?;
-    let meta = file.metadata().map_err(read_error)?;
-    if meta.is_dir() {
-        return Err(read_error(io::Error::other("is a directory")));
-    }
+    let (file, meta) = input.open_file(path)?;
     let progress = if quiet || !meta.is_file() {
         None
     } else {
-        Progress::for_input(&name, meta.len()).map(Arc::new)
+        Progress::for_input(&input.name, meta.len()).map(Arc::new)
     };
-    let reader: Box<dyn Read + Send> = match &progress {
+    let raw: Box<dyn Read + Send> = match &progress {
         Some(progress) => Box::new(ProgressReader::new(file, Arc::clone(progress))),
         None => Box::new(file),
     };
-    Ok((reader, name, progress))
+    let opened = input.open_raw(raw)?;
+    if opened.content == Content::Binary && input.from_directory {
+        return Ok(None);
+    }
+    Ok(Some((opened.reader, progress)))
 }
+
+/// Says that a symlink loop was not followed (not an error).
+fn warn_loop(path: &str, ancestor: &str, quiet: bool) {
+    if !quiet {
+        warn!(
+            "oomwhy: {}: a symlink back to {}; not followed",
+            sanitize(path),
+            sanitize(ancestor)
+        );
+    }
+}
+
+/// Why a file found in a directory is not read.
+const BINARY: &str = "binary file, skipped";
 
 /// The default mode: reads every input to its end and reports.
 pub fn scan(args: &ScanArgs) -> anyhow::Result<i32> {
@@ -51,16 +65,15 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<i32> {
     let color = use_color(args.color, io::stdout().is_terminal());
     colored::control::set_override(color);
     let options = RenderOptions { color };
-    let stdin = [Path::new("-")];
-    let inputs: Vec<&Path> = if args.files.is_empty() {
-        stdin.to_vec()
+    let expanded = if args.files.is_empty() {
+        vec![Entry::Input(Input::stdin())]
     } else {
-        args.files.iter().map(|p| p.as_path()).collect()
+        input::expand(&args.files)
     };
     let summary = if format == Format::Ndjson {
-        scan_streaming(&inputs, options, args.quiet)?
+        scan_streaming(expanded, options, args.quiet)?
     } else {
-        scan_batch(&inputs, format, options, args.quiet)?
+        scan_batch(expanded, format, options, args.quiet)?
     };
     if summary.findings == 0 && summary.input_errors == 0 && !args.quiet {
         warn!(
@@ -71,28 +84,58 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<i32> {
     Ok(scan_status(&summary))
 }
 
-/// Reads all inputs, then explains and writes everything at once.
+/// Reads all inputs (several side by side, one per core), folds the
+/// per-rank files of a job, then explains and writes everything at once.
 fn scan_batch(
-    inputs: &[&Path],
+    expanded: Vec<Entry>,
     format: Format,
     options: RenderOptions,
     quiet: bool,
 ) -> anyhow::Result<Summary> {
     let mut analysis = Analysis::new();
-    for path in inputs {
-        let outcome = open(path, quiet).and_then(|(reader, name, progress)| {
-            let outcome = oomwhy::snapshot::scan(reader, &name);
-            if let Some(progress) = progress {
-                progress.clear();
-            }
-            outcome
-        });
-        match outcome {
-            Ok(outcome) => analysis.add(outcome),
-            Err(err) => {
+    let mut inputs = Vec::new();
+    for entry in expanded {
+        match entry {
+            Entry::Input(input) => inputs.push(input),
+            Entry::Loop { path, ancestor } => warn_loop(&path, &ancestor, quiet),
+            Entry::Error(err) => {
                 warn!("oomwhy: {err}");
                 analysis.add_error();
             }
+        }
+    }
+    let scanned = match inputs.as_slice() {
+        // One input: its own reader and worker threads, and a progress bar.
+        [input] if !input.from_directory => vec![scan_one(input, quiet)],
+        _ => input::scan_inputs(&inputs, input::default_threads()),
+    };
+    let mut outcomes = Vec::with_capacity(scanned.len());
+    let mut failed = Vec::with_capacity(scanned.len());
+    for (input, scanned) in inputs.iter().zip(scanned) {
+        match scanned {
+            Scanned::Done(outcome) => {
+                outcomes.push(outcome);
+                failed.push(false);
+            }
+            Scanned::Failed(outcome, err) => {
+                warn!("oomwhy: {err}");
+                // What was found before the error still counts.
+                outcomes.push(outcome);
+                failed.push(true);
+            }
+            Scanned::Binary => {
+                if !quiet {
+                    warn!("oomwhy: {}: {BINARY}", sanitize(&input.name));
+                }
+            }
+        }
+    }
+    input::fold_rank_files(&mut outcomes);
+    for (outcome, failed) in outcomes.into_iter().zip(failed) {
+        if failed {
+            analysis.add_failed(outcome);
+        } else {
+            analysis.add(outcome);
         }
     }
     let (findings, summary) = analysis.finish();
@@ -106,31 +149,68 @@ fn scan_batch(
     Ok(summary)
 }
 
-/// Writes each finding as soon as it is complete (NDJSON).
+/// Scans one named input with the threaded scanner and a progress bar.
+fn scan_one(input: &Input, quiet: bool) -> Scanned {
+    match open(input, quiet) {
+        Ok(None) => Scanned::Binary,
+        Ok(Some((reader, progress))) => {
+            let (outcome, error) = oomwhy::snapshot::scan_keeping(reader, &input.name);
+            if let Some(progress) = progress {
+                progress.clear();
+            }
+            match error {
+                None => Scanned::Done(outcome),
+                Some(err) => Scanned::Failed(outcome, err),
+            }
+        }
+        Err(err) => Scanned::Failed(ScanOutcome::default(), err),
+    }
+}
+
+/// Writes each finding as soon as it is complete (NDJSON). Inputs are read
+/// one after the other; per-rank files are not folded.
 fn scan_streaming(
-    inputs: &[&Path],
+    expanded: Vec<Entry>,
     options: RenderOptions,
     quiet: bool,
 ) -> anyhow::Result<Summary> {
     let out = Box::new(io::stdout().lock());
     let mut sink = Sink::new(Format::Ndjson, options, out, true, quiet);
-    for path in inputs {
-        sink.live.begin_input();
-        let (reader, name, progress) = match open(path, quiet) {
-            Ok(opened) => opened,
+    for entry in expanded {
+        let entry = match entry {
+            Entry::Input(input) => Ok(input),
+            Entry::Loop { path, ancestor } => {
+                warn_loop(&path, &ancestor, quiet);
+                continue;
+            }
+            Entry::Error(err) => Err(err),
+        };
+        let opened = entry.and_then(|input| Ok((open(&input, quiet)?, input)));
+        let (input, reader, progress) = match opened {
+            Ok((Some((reader, progress)), input)) => {
+                sink.live.begin_input();
+                (input, reader, progress)
+            }
+            Ok((None, input)) => {
+                if !quiet {
+                    warn!("oomwhy: {}: {BINARY}", sanitize(&input.name));
+                }
+                continue;
+            }
             Err(err) => {
                 warn!("oomwhy: {err}");
+                sink.live.begin_input();
                 sink.live.add_error();
                 continue;
             }
         };
         sink.progress = progress.clone();
-        let outcome = if path == &Path::new("-") && follow::stdin_is_live() {
+        let outcome = if input.path.is_none() && follow::stdin_is_live() {
             // A pipe that may stay open (`tail -f log | oomwhy`): report
             // each finding as it completes, not at the end of the input.
-            follow::scan_live(reader, &name, &mut sink)
+            follow::scan_live(reader, &input.name, &mut sink)
         } else {
-            oomwhy::snapshot::scan_streaming(reader, &name, &mut |f| sink.emit(f))
+            oomwhy::snapshot::scan_streaming(reader, &input.name, &mut |f| sink.emit(f))
         };
         if let Some(progress) = progress {
             progress.clear();

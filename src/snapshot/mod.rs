@@ -152,6 +152,32 @@ pub fn scan<R: Read + Send>(reader: R, input: &str) -> crate::Result<ScanOutcome
     }
 }
 
+/// [`crate::scanner::scan_keeping`] for any input: a snapshot is analysed,
+/// anything else scanned as a log, keeping what was found before a read error.
+pub fn scan_keeping<R: Read + Send>(reader: R, input: &str) -> (ScanOutcome, Option<crate::Error>) {
+    match route(reader, input) {
+        Ok((true, reader)) => keep(snapshot_outcome(reader, input)),
+        Ok((false, reader)) => crate::scanner::scan_keeping(reader, input),
+        Err(err) => (ScanOutcome::default(), Some(err)),
+    }
+}
+
+/// [`crate::scanner::scan_serial`] for any input (see [`scan_keeping`]).
+pub fn scan_serial<R: Read>(reader: R, input: &str) -> (ScanOutcome, Option<crate::Error>) {
+    match route(reader, input) {
+        Ok((true, reader)) => keep(snapshot_outcome(reader, input)),
+        Ok((false, reader)) => crate::scanner::scan_serial(reader, input),
+        Err(err) => (ScanOutcome::default(), Some(err)),
+    }
+}
+
+fn keep(result: crate::Result<ScanOutcome>) -> (ScanOutcome, Option<crate::Error>) {
+    match result {
+        Ok(outcome) => (outcome, None),
+        Err(err) => (ScanOutcome::default(), Some(err)),
+    }
+}
+
 /// [`crate::scan_streaming`] for any input (see [`scan`]).
 pub fn scan_streaming<R: Read + Send>(
     reader: R,
