@@ -213,7 +213,7 @@ impl Scanner {
                 return;
             }
             // Bounded: up to 200 boilerplate lines of up to MAX_LINE each
-            // could otherwise pile up in one message (issue 6).
+            // could otherwise pile up in one message (a hostile or runaway log).
             if fits && pending.family.continues(&pending.lines, &line.text) {
                 pending.bytes += line.text.len();
                 pending.lines.push(line.text);
@@ -260,7 +260,7 @@ impl Scanner {
         self.ranks.entry(line.rank).or_default().pending = Some(pending);
     }
 
-    /// Keeps the rank states bounded (issue 6). Idle states go first. If at
+    /// Keeps the rank states bounded (a log may name any number of ranks). Idle states go first. If at
     /// least half are still mid-message or mid-traceback (a log naming
     /// thousands of ranks that never finish), the least recently seen half
     /// is closed: pending messages become findings, open tracebacks are

@@ -43,7 +43,7 @@ const MAX_RANK_STATES: usize = 4096;
 const DIAGNOSTIC_WINDOW_LINES: u64 = 500;
 /// Parsed diagnostics kept while waiting for a finding to claim them.
 const MAX_RECENT_DIAGNOSTICS: usize = 8;
-/// Bytes of message text kept per finding (issue 6: without a cap, a long
+/// Bytes of message text kept per finding (without a cap, a long
 /// line full of distinct messages kept a megabyte per finding, twice). The
 /// longest real message is about 2 KB; the decoders still see all of it.
 pub const MAX_TEXT: usize = 8 * 1024;
