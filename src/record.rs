@@ -134,6 +134,155 @@ impl Kind {
     }
 }
 
+/// Defines [`Era`] from one list: each line gives the variant and its slug
+/// (the JSON value of `era`). A detector can only set, and the explainer only
+/// test, a form that is listed here, so a misspelt slug does not compile.
+macro_rules! eras {
+    ($($(#[$doc:meta])* $variant:ident = $slug:literal;)*) => {
+        /// Which form (generation) of its family's message a finding was read
+        /// from. Serialised as a stable snake_case slug.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub enum Era {
+            $($(#[$doc])* #[serde(rename = $slug)] $variant,)*
+        }
+
+        impl Era {
+            /// Every era, in the order listed.
+            pub const ALL: &'static [Era] = &[$(Era::$variant),*];
+
+            /// The stable slug used in JSON.
+            pub fn slug(self) -> &'static str {
+                match self {
+                    $(Era::$variant => $slug,)*
+                }
+            }
+        }
+    };
+}
+
+eras! {
+    /// PyTorch allocator (`torch_allocator_oom`): `(GPU 0; ... cached)`, PyTorch ≈0.4.1–1.3.
+    Cached = "cached";
+    /// PyTorch allocator: `... reserved in total by PyTorch)`, PyTorch ≈1.4–2.0.
+    Reserved = "reserved";
+    /// PyTorch allocator: a `(GPU 0; ...` message cut before its era shows.
+    Paren = "paren";
+    /// PyTorch allocator: sentence form with the `total capacty` typo, PyTorch 2.1.
+    Capacty = "capacty";
+    /// PyTorch allocator: sentence form with `total capacity`, PyTorch ≥ 2.2.
+    Capacity = "capacity";
+    /// PyTorch allocator: sentence form cut before its total capacity.
+    Sentence = "sentence";
+    /// PyTorch allocator: the `cudaMallocAsync` backend's message.
+    MallocAsync = "malloc_async";
+    /// PyTorch allocator: the size guard that refuses more than 1 EB.
+    SizeGuard = "size_guard";
+    /// CUDA runtime OOM (`cuda_runtime_oom`): `CUDA error: out of memory`.
+    Runtime = "runtime";
+    /// CUDA runtime OOM: `CUDA driver error: out of memory`.
+    Driver = "driver";
+    /// CUDA runtime OOM: `cuda runtime error (2) : out of memory` (THC, PyTorch ≤ 0.4).
+    Thc = "thc";
+    /// Allocator assert (`allocator_assert`): `NVML_SUCCESS == r INTERNAL ASSERT FAILED`.
+    Nvml = "nvml";
+    /// Allocator assert: `!handles_.at(i)`.
+    Handles = "handles";
+    /// Host OOM (`host_oom`): the POSIX `can't allocate memory` form.
+    Posix = "posix";
+    /// Host OOM: the old form ending in `Buy new RAM!`.
+    BuyNewRam = "buy_new_ram";
+    /// Host OOM: `not enough memory` (Windows builds).
+    NotEnoughMemory = "not_enough_memory";
+    /// Host OOM killed (`host_oom_killed`): the kernel's OOM killer.
+    Kernel = "kernel";
+    /// Host OOM killed: a memory cgroup limit.
+    Cgroup = "cgroup";
+    /// Host OOM killed: Slurm's cgroup OOM report.
+    Slurm = "slurm";
+    /// Host OOM killed: Kubernetes `OOMKilled`.
+    Kubernetes = "kubernetes";
+    /// Host OOM killed: torchelastic reports a child killed by SIGKILL.
+    Torchelastic = "torchelastic";
+    /// Host OOM killed and fatal signal (`fatal_signal`): a DataLoader worker killed by a signal.
+    Dataloader = "dataloader";
+    /// Host OOM killed: a SIGKILL named in the log, or `oomwhy run`'s child killed by it.
+    Sigkill = "sigkill";
+    /// Host OOM killed: exit status 137.
+    Exit137 = "exit_137";
+    /// Host OOM killed: the shell's bare `Killed` ending the output.
+    BareKilled = "bare_killed";
+    /// Host OOM killed: the shell's `PID Killed` job line.
+    Shell = "shell";
+    /// `oomwhy run`: the wrapped command's exit status or Windows crash status.
+    ExitStatus = "exit_status";
+    /// XLA OOM (`xla_oom`): the request in exact bytes.
+    Bytes = "bytes";
+    /// XLA OOM: pinned host memory.
+    Host = "host";
+    /// XLA OOM: the request human-readable (rounded).
+    HumanReadable = "human_readable";
+    /// XLA OOM: the device allocator's form.
+    DeviceAllocator = "device_allocator";
+    /// XLA OOM: TPU compilation ran out of memory.
+    TpuCompile = "tpu_compile";
+    /// Process group aborted (`process_group_aborted`): `NCCL communicator was aborted`.
+    CommunicatorAborted = "communicator_aborted";
+    /// Process group aborted: `watchdog thread terminated with exception`.
+    WatchdogException = "watchdog_exception";
+    /// CuPy OOM (`cupy_oom`): the old form without `allocated so far`.
+    Legacy = "legacy";
+    /// CuPy OOM: with the pool's `limit set to`.
+    Limit = "limit";
+    /// CuPy OOM: with `allocated so far`.
+    AllocatedSoFar = "allocated_so_far";
+    /// CuPy OOM: the request alone.
+    Bare = "bare";
+    /// TensorFlow OOM (`tf_oom`): the BFC allocator's warning.
+    BfcAllocator = "bfc_allocator";
+    /// TensorFlow OOM: `OOM when allocating tensor` from an op kernel.
+    OpKernel = "op_kernel";
+    /// MPS OOM (`mps_oom`): with a high watermark limit.
+    Watermark = "watermark";
+    /// MPS OOM: with the watermark limit disabled.
+    NoWatermark = "no_watermark";
+    /// KV cache OOM (`kv_cache_oom`): vLLM's `No available memory for the cache blocks`.
+    NoCacheBlocks = "no_cache_blocks";
+    /// KV cache OOM: text-generation-inference's warm-up failure.
+    TgiWarmup = "tgi_warmup";
+    /// KV cache OOM: SGLang's form.
+    Sglang = "sglang";
+    /// KV cache OOM: the cache holds fewer tokens than `max_model_len`.
+    MaxSeqLen = "max_seq_len";
+    /// KV cache OOM: the cache needs more memory than is available.
+    KvCacheMemory = "kv_cache_memory";
+    /// Generic OOM (`generic_oom`): llama.cpp / ggml `cudaMalloc failed`.
+    LlamaCpp = "llama_cpp";
+    /// Generic OOM: CTranslate2.
+    Ctranslate2 = "ctranslate2";
+    /// Generic OOM: ONNX Runtime's BFC arena.
+    Onnxruntime = "onnxruntime";
+    /// Generic OOM: Triton's `out of resource: shared memory`.
+    TritonSharedMemory = "triton_shared_memory";
+    /// Generic OOM: `torch.OutOfMemoryError` without the allocator's text.
+    TorchOomClass = "torch_oom_class";
+    /// Generic OOM: `cupy.cuda.memory.OutOfMemoryError` without the pool's text.
+    CupyOomClass = "cupy_oom_class";
+    /// Generic OOM: `CUDA_ERROR_OUT_OF_MEMORY`.
+    CudaDriver = "cuda_driver";
+    /// Generic OOM: `cudaErrorMemoryAllocation`.
+    CudaRuntime = "cuda_runtime";
+    /// Generic OOM: `hipErrorOutOfMemory`.
+    Hip = "hip";
+    /// Generic OOM: a vendor backend's `MLU/NPU/GCU/MUSA out of memory`.
+    Vendor = "vendor";
+}
+
+impl std::fmt::Display for Era {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.slug())
+    }
+}
+
 /// Whether a finding is an out-of-memory error, probably one, or another crash.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -364,7 +513,7 @@ pub struct Finding {
     /// `cuda`, `hip`, `xpu`, ... or `None` when the message does not say.
     pub backend: Option<String>,
     /// Message generation slug (see README "Eras").
-    pub era: Option<String>,
+    pub era: Option<Era>,
     /// The framework versions that print this exact form, when the form tells.
     pub version_hint: Option<String>,
     /// GPU index the message names.
@@ -593,4 +742,27 @@ pub struct Report<'a> {
     pub findings: &'a [Finding],
     /// Counts.
     pub summary: &'a Summary,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Era;
+
+    #[test]
+    fn every_era_is_its_slug_in_json_and_reads_back() {
+        let mut seen = std::collections::BTreeSet::new();
+        for &era in Era::ALL {
+            assert!(seen.insert(era.slug()), "duplicate slug {}", era.slug());
+            let json = serde_json::to_string(&era).unwrap();
+            assert_eq!(json, format!("\"{}\"", era.slug()));
+            assert_eq!(era.to_string(), era.slug());
+            assert_eq!(serde_json::from_str::<Era>(&json).unwrap(), era);
+        }
+    }
+
+    #[test]
+    fn an_unknown_era_is_an_error_not_a_panic() {
+        let err = serde_json::from_str::<Era>("\"no_such_era\"").unwrap_err();
+        assert!(err.to_string().contains("no_such_era"), "{err}");
+    }
 }

@@ -4,7 +4,7 @@
 use super::text::{continues_with_boilerplate, message_text};
 use super::{Family, Message};
 use crate::constant_regex;
-use crate::record::{Finding, Kind};
+use crate::record::{Era, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -97,7 +97,7 @@ impl Family for RuntimeOom {
         if let Some(caps) = p.anchor.captures(first) {
             finding.backend = Some(caps[1].to_ascii_lowercase());
             let driver = &caps[2] == "driver error";
-            finding.era = Some(if driver { "driver" } else { "runtime" }.into());
+            finding.era = Some(if driver { Era::Driver } else { Era::Runtime });
             finding.facts.insert(
                 "error_name".into(),
                 if driver {
@@ -109,7 +109,7 @@ impl Family for RuntimeOom {
             );
         } else if let Some(caps) = p.thc.captures(first) {
             finding.backend = Some("cuda".into());
-            finding.era = Some("thc".into());
+            finding.era = Some(Era::Thc);
             finding.version_hint = Some("PyTorch ≤0.4".into());
             finding.facts.insert("error_code".into(), "2".into());
             if let Some(at) = caps.get(1) {
@@ -119,7 +119,7 @@ impl Family for RuntimeOom {
             }
         } else if let Some(caps) = p.thc_check.captures(first) {
             finding.backend = Some("cuda".into());
-            finding.era = Some("thc".into());
+            finding.era = Some(Era::Thc);
             finding.version_hint = Some("PyTorch ≤0.4".into());
             finding.facts.insert("error_code".into(), "2".into());
             finding
@@ -128,7 +128,7 @@ impl Family for RuntimeOom {
         } else if let Some(m) = p.other.find(first) {
             finding.backend = Some("cuda".into());
             let named = m.as_str().contains("CUDA_ERROR") || m.as_str().starts_with("CUresult");
-            finding.era = Some(if named { "driver" } else { "runtime" }.into());
+            finding.era = Some(if named { Era::Driver } else { Era::Runtime });
             finding.facts.insert(
                 "error_name".into(),
                 if named {
@@ -239,7 +239,7 @@ mod tests {
             let body = lines(&[&line[start..]]);
             let m = Message { input: "t", line: 1, prefix: &line[..start], lines: &body };
             let f = RuntimeOom.decode(&m).unwrap();
-            assert_eq!(f.era.as_deref(), Some(era), "{line}");
+            assert_eq!(f.era.map(Era::slug), Some(era), "{line}");
         }
     }
 

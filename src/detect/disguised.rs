@@ -9,7 +9,7 @@ use super::text::{
 };
 use super::{is_mention, Family, Message};
 use crate::constant_regex;
-use crate::record::{Finding, Kind};
+use crate::record::{Era, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -234,14 +234,11 @@ impl Family for AllocatorAssert {
         let condition = caps[1].trim().to_string();
         let mut finding = message.finding(Kind::AllocatorAssert, message_text(message.lines));
         finding.backend = Some("cuda".into());
-        finding.era = Some(
-            if condition.starts_with("NVML") {
-                "nvml"
-            } else {
-                "handles"
-            }
-            .into(),
-        );
+        finding.era = Some(if condition.starts_with("NVML") {
+            Era::Nvml
+        } else {
+            Era::Handles
+        });
         finding.facts.insert("assert".into(), condition);
         finding.facts.insert("file".into(), caps[2].to_string());
         finding.facts.insert("line".into(), caps[3].to_string());

@@ -13,7 +13,7 @@
 use super::text::grows;
 use super::{find_size, re};
 use super::{Family, Message, SizeReader};
-use crate::record::{Finding, Kind};
+use crate::record::{Era, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -90,7 +90,11 @@ impl Family for MpsOom {
             finding.facts.insert("pool".into(), pool.as_str().into());
         }
         let limited = p.max_allowed.is_match(&text);
-        finding.era = Some(if limited { "watermark" } else { "no_watermark" }.into());
+        finding.era = Some(if limited {
+            Era::Watermark
+        } else {
+            Era::NoWatermark
+        });
         finding.facts.insert(
             "high_watermark_limit".into(),
             if limited { "on" } else { "off" }.into(),
@@ -196,7 +200,7 @@ mod tests {
             assert_eq!(extra(&f, "max_allowed_bytes"), m, "{line}");
             assert_eq!(f.sizes.requested_bytes, Some(a), "{line}");
             assert_eq!(f.facts["pool"], pool);
-            assert_eq!(f.era.as_deref(), Some(era));
+            assert_eq!(f.era.map(Era::slug), Some(era));
             assert_eq!(f.backend.as_deref(), Some("mps"));
             assert!(!f.truncated, "{line}");
         }

@@ -10,7 +10,7 @@
 use super::text::collapse_repeats;
 use super::text::message_text;
 use super::{re, Family, Message};
-use crate::record::{Finding, Kind};
+use crate::record::{Era, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -162,14 +162,11 @@ impl Family for ProcessGroupAborted {
         if let Some(reason) = reason {
             finding.facts.insert("reason".into(), reason);
         }
-        finding.era = Some(
-            if caps.get(1).is_some() {
-                "communicator_aborted"
-            } else {
-                "watchdog_exception"
-            }
-            .into(),
-        );
+        finding.era = Some(if caps.get(1).is_some() {
+            Era::CommunicatorAborted
+        } else {
+            Era::WatchdogException
+        });
         Some(finding)
     }
 }

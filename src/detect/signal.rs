@@ -26,7 +26,7 @@
 
 use super::{Family, Message};
 use crate::constant_regex;
-use crate::record::{Category, Finding, Kind};
+use crate::record::{Category, Era, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -96,7 +96,7 @@ impl Family for WorkerSignal {
             return None;
         };
         let mut finding = message.finding(Kind::FatalSignal, text.trim_end().to_string());
-        finding.era = Some("dataloader".into());
+        finding.era = Some(Era::Dataloader);
         finding.backend = Some("cpu".into());
         if number == 7 {
             // Workers pass batches through /dev/shm; a bus error there is a

@@ -18,7 +18,7 @@
 use super::re;
 use super::text::{grows, int};
 use super::{Family, Message, SizeReader};
-use crate::record::{Finding, Kind};
+use crate::record::{Era, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -146,7 +146,7 @@ impl Family for TensorFlowOom {
         let mut notes = Vec::new();
 
         let allocator = if let Some(c) = p.bfc.captures(&text) {
-            finding.era = Some("bfc_allocator".into());
+            finding.era = Some(Era::BfcAllocator);
             finding.sizes.requested_bytes = match int::<u64>(&p.bfc_rounded, &text, 1) {
                 Some(bytes) => Some(bytes),
                 None => {
@@ -168,7 +168,7 @@ impl Family for TensorFlowOom {
             finding.truncated = !text.contains("Current allocation summary follows");
             Some(c[1].to_string())
         } else {
-            finding.era = Some("op_kernel".into());
+            finding.era = Some(Era::OpKernel);
             let shape = p.shape.captures(&text).map(|c| c[1].to_string());
             let dtype = p.dtype.captures(&text).map(|c| c[1].to_string());
             if let Some(shape) = &shape {
@@ -275,7 +275,7 @@ mod tests {
         for &(line, requested, device, dtype, exception) in cases {
             let f = decode(&[line]).expect(line);
             assert_eq!(f.kind, Kind::TfOom);
-            assert_eq!(f.era.as_deref(), Some("op_kernel"));
+            assert_eq!(f.era, Some(Era::OpKernel));
             assert_eq!(f.sizes.requested_bytes, requested, "{line}");
             assert_eq!(f.device, device, "{line}");
             assert_eq!(f.facts.get("dtype").map(String::as_str), dtype, "{line}");
@@ -344,7 +344,7 @@ mod tests {
             "2023-10-02 16:36:14.402957: I tensorflow/tsl/framework/bfc_allocator.cc:1039] BFCAllocator dump for GPU_0_bfc",
         ])
         .unwrap();
-        assert_eq!(f.era.as_deref(), Some("bfc_allocator"));
+        assert_eq!(f.era, Some(Era::BfcAllocator));
         assert_eq!(f.sizes.requested_bytes, Some(614_400_000));
         assert_eq!(f.device, Some(0));
         assert_eq!(f.facts["op"], "_EagerConst");

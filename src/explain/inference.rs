@@ -4,7 +4,7 @@
 use super::common::{extra, fact, fix, framework_fixes, row, verdict, FieldRow};
 use super::docs::Code;
 use super::Explain;
-use crate::record::{Diagnosis, Finding, Fix, Verdict};
+use crate::record::{Diagnosis, Era, Finding, Fix, Verdict};
 use crate::units::{format_signed, format_size as fmt};
 
 /// Explains `Kind::KvCacheOom` findings.
@@ -12,13 +12,13 @@ pub(super) struct KvCacheOom;
 
 impl Explain for KvCacheOom {
     fn headline(&self, f: &Finding) -> String {
-        match f.era.as_deref() {
-            Some("max_seq_len") => format!(
+        match f.era {
+            Some(Era::MaxSeqLen) => format!(
                 "The inference engine's KV cache holds {} tokens, fewer than max_model_len {}",
                 fact(f, "kv_cache_tokens").unwrap_or("?"),
                 fact(f, "max_seq_len").unwrap_or("?")
             ),
-            Some("kv_cache_memory") => format!(
+            Some(Era::KvCacheMemory) => format!(
                 "The inference engine needs {} of KV cache for max_model_len {} but has {}",
                 extra(f, "kv_cache_needed_bytes").map_or("?".into(), fmt),
                 fact(f, "max_seq_len").unwrap_or("?"),
@@ -85,8 +85,8 @@ impl Explain for KvCacheOom {
 }
 
 fn kv_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
-    let detail = match f.era.as_deref() {
-        Some("max_seq_len") => {
+    let detail = match f.era {
+        Some(Era::MaxSeqLen) => {
             let n: Option<u64> = fact(f, "max_seq_len").and_then(|v| v.parse().ok());
             let m: Option<u64> = fact(f, "kv_cache_tokens").and_then(|v| v.parse().ok());
             match (n, m) {
@@ -97,7 +97,7 @@ fn kv_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                 _ => "The KV cache the engine could reserve holds fewer tokens than max_model_len, so one full-length request would not fit.".into(),
             }
         }
-        Some("kv_cache_memory") => {
+        Some(Era::KvCacheMemory) => {
             let needed = extra(f, "kv_cache_needed_bytes");
             let available = extra(f, "kv_cache_available_bytes");
             let len = fact(f, "max_seq_len").unwrap_or("?");
@@ -128,7 +128,7 @@ fn kv_fixes(f: &Finding, out: &mut Vec<Fix>) {
         .or_else(|| fact(f, "kv_cache_tokens"))
         .map(|n| format!(" to at most {n}"))
         .unwrap_or_default();
-    if f.era.as_deref() != Some("no_cache_blocks") {
+    if f.era != Some(Era::NoCacheBlocks) {
         out.push(fix(
             "Lower max_model_len",
             format!("Serve a shorter context: --max-model-len (LLM(max_model_len=...)){cap}. Most requests rarely need the model's full context."),

@@ -4,7 +4,7 @@
 use super::common::{fact, fix, verdict};
 use super::docs::Code;
 use super::Explain;
-use crate::record::{Diagnosis, Finding, Fix, Verdict};
+use crate::record::{Diagnosis, Era, Finding, Fix, Verdict};
 
 /// Explains `Kind::FatalSignal` findings.
 pub(super) struct FatalSignal;
@@ -15,7 +15,7 @@ fn shm_exhausted(f: &Finding) -> bool {
 }
 
 fn from_worker(f: &Finding) -> bool {
-    f.era.as_deref() == Some("dataloader")
+    f.era == Some(Era::Dataloader)
 }
 
 fn signal(f: &Finding) -> &str {

@@ -3,7 +3,7 @@
 use super::common::{fact, fix, framework_fixes, on_device, row, verdict, FieldRow, TIB};
 use super::docs::Code;
 use super::Explain;
-use crate::record::{Diagnosis, Finding, Fix, Verdict};
+use crate::record::{Diagnosis, Era, Finding, Fix, Verdict};
 use crate::units::format_size as fmt;
 
 /// Explains `Kind::TfOom` findings.
@@ -17,8 +17,8 @@ impl Explain for TfOom {
         } else {
             on_device(f)
         };
-        match (f.era.as_deref(), a, fact(f, "shape")) {
-            (Some("bfc_allocator"), Some(a), _) => format!(
+        match (f.era, a, fact(f, "shape")) {
+            (Some(Era::BfcAllocator), Some(a), _) => format!(
                 "TensorFlow's allocator {} ran out of memory allocating {a}{place}",
                 fact(f, "allocator").unwrap_or("(BFC)")
             ),
@@ -34,7 +34,7 @@ impl Explain for TfOom {
     fn field_rows(&self, f: &Finding) -> Vec<FieldRow> {
         let mut rows = Vec::new();
         let s = &f.sizes;
-        if f.era.as_deref() == Some("bfc_allocator") {
+        if f.era == Some(Era::BfcAllocator) {
             if let Some(a) = s.requested_bytes {
                 let meaning = if f.notes.iter().any(|n| n.contains("approximate")) {
                     "the request as printed (rounded to 2 decimals; the exact byte count is not in this form)"
@@ -122,7 +122,7 @@ fn tf_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         return;
     }
     let allocator = fact(f, "allocator").unwrap_or("its GPU allocator");
-    let detail = if f.era.as_deref() == Some("bfc_allocator") {
+    let detail = if f.era == Some(Era::BfcAllocator) {
         format!(
             "TensorFlow's BFC allocator {allocator} found no free block for {what}{}{}. By default TensorFlow reserves nearly all of the GPU's free memory for this allocator when it starts, so the pool is effectively the card: the tensors TensorFlow keeps alive filled it (or left it too fragmented). The allocation summary TensorFlow prints next lists the chunks in use; the `OOM when allocating tensor` error that usually follows is reported as its own finding.",
             fact(f, "op").map(|op| format!(", requested by op {op}")).unwrap_or_default(),
@@ -158,7 +158,7 @@ fn tf_fixes(f: &Finding, out: &mut Vec<Fix>) {
         "Use mixed precision",
         "tf.keras.mixed_precision.set_global_policy('mixed_float16') at the start (TensorFlow ≥ 2.4; in 1.15–2.3 it is tf.keras.mixed_precision.experimental.set_policy): activations take half the memory; keep the final layer's output in float32. 'mixed_bfloat16' needs a TPU or an Ampere or newer GPU.",
     ));
-    if f.facts.contains_key("hint") || f.era.as_deref() == Some("bfc_allocator") {
+    if f.facts.contains_key("hint") || f.era == Some(Era::BfcAllocator) {
         out.push(fix(
             "Try CUDA's asynchronous allocator if memory is fragmented",
             "export TF_GPU_ALLOCATOR=cuda_malloc_async (the BFC allocator's own suggestion): it can reuse freed memory that BFC cannot join into one block.",
