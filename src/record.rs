@@ -215,7 +215,7 @@ eras! {
     Shell = "shell";
     /// `oomwhy run`: the wrapped command's exit status or Windows crash status.
     ExitStatus = "exit_status";
-    /// XLA OOM (`xla_oom`): the request in exact bytes.
+    /// XLA OOM (`xla_oom`): `Out of memory while trying to allocate N bytes.`
     Bytes = "bytes";
     /// XLA OOM: pinned host memory.
     Host = "host";
@@ -229,21 +229,21 @@ eras! {
     CommunicatorAborted = "communicator_aborted";
     /// Process group aborted: `watchdog thread terminated with exception`.
     WatchdogException = "watchdog_exception";
-    /// CuPy OOM (`cupy_oom`): the old form without `allocated so far`.
+    /// CuPy OOM (`cupy_oom`): CuPy ≤ 6, `out of memory to allocate N bytes (total M bytes)`.
     Legacy = "legacy";
     /// CuPy OOM: with the pool's `limit set to`.
     Limit = "limit";
     /// CuPy OOM: with `allocated so far`.
     AllocatedSoFar = "allocated_so_far";
-    /// CuPy OOM: the request alone.
+    /// CuPy OOM: the request alone (e.g. `MemoryAsyncPool: usage not tracked`).
     Bare = "bare";
     /// TensorFlow OOM (`tf_oom`): the BFC allocator's warning.
     BfcAllocator = "bfc_allocator";
     /// TensorFlow OOM: `OOM when allocating tensor` from an op kernel.
     OpKernel = "op_kernel";
-    /// MPS OOM (`mps_oom`): with a high watermark limit.
+    /// MPS OOM (`mps_oom`): with `max allowed:` (the high-watermark limit is on).
     Watermark = "watermark";
-    /// MPS OOM: with the watermark limit disabled.
+    /// MPS OOM: without `max allowed:` (the high-watermark limit is off).
     NoWatermark = "no_watermark";
     /// KV cache OOM (`kv_cache_oom`): vLLM's `No available memory for the cache blocks`.
     NoCacheBlocks = "no_cache_blocks";
@@ -251,9 +251,9 @@ eras! {
     TgiWarmup = "tgi_warmup";
     /// KV cache OOM: SGLang's form.
     Sglang = "sglang";
-    /// KV cache OOM: the cache holds fewer tokens than `max_model_len`.
+    /// KV cache OOM: vLLM V0, the cache holds fewer tokens than the max seq len.
     MaxSeqLen = "max_seq_len";
-    /// KV cache OOM: the cache needs more memory than is available.
+    /// KV cache OOM: vLLM V1, the cache needs more memory than is available.
     KvCacheMemory = "kv_cache_memory";
     /// Generic OOM (`generic_oom`): llama.cpp / ggml `cudaMalloc failed`.
     LlamaCpp = "llama_cpp";
