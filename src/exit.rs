@@ -13,7 +13,7 @@ use crate::detect::{
     windows::{AccessViolation, FailFast},
     Family, Message,
 };
-use crate::record::{Era, Finding, Kind};
+use crate::record::{fact, Era, Finding, Kind};
 
 /// How a process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,7 +171,7 @@ fn fatal_signal_finding(n: i32, name: &str) -> Finding {
     finding.era = Some(Era::ExitStatus);
     finding
         .facts
-        .insert("signal".into(), format!("{name} ({n})"));
+        .insert(fact::SIGNAL.into(), format!("{name} ({n})"));
     finding
         .facts
         .insert("exit_code".into(), (128 + i64::from(n)).to_string());
@@ -188,7 +188,7 @@ fn ntstatus_finding(code: i64, status: u32, name: &str) -> Finding {
         format!("exit status {code} (0x{status:08X}, {name})"),
     );
     finding.era = Some(Era::ExitStatus);
-    finding.facts.insert("ntstatus".into(), name.into());
+    finding.facts.insert(fact::NTSTATUS.into(), name.into());
     finding
         .facts
         .insert("exit_code".into(), format!("0x{status:08X}"));
@@ -233,7 +233,9 @@ fn sigkill_finding() -> Finding {
     );
     finding.era = Some(Era::Sigkill);
     finding.backend = Some("cpu".into());
-    finding.facts.insert("signal".into(), "SIGKILL (9)".into());
+    finding
+        .facts
+        .insert(fact::SIGNAL.into(), "SIGKILL (9)".into());
     finding.facts.insert("exit_code".into(), "137".into());
     finding
 }

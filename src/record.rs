@@ -134,6 +134,119 @@ impl Kind {
     }
 }
 
+/// Keys of [`Finding::facts`] that code reads back (the explainer, the
+/// scanner's folding). Detectors write these keys through the same
+/// constants, so a renamed or misspelt key does not compile apart from its
+/// readers. Keys that are only written, for display, stay literal where
+/// they are written.
+pub mod fact {
+    /// `allocator`: the allocator the message names (TensorFlow's, or PyTorch's CPU allocator).
+    pub const ALLOCATOR: &str = "allocator";
+    /// `assert`: the failed condition of an allocator assert (`NVML_SUCCESS == r`).
+    pub const ASSERT: &str = "assert";
+    /// `assertion`: the failed `Assertion ...` of a device-side assert.
+    pub const ASSERTION: &str = "assertion";
+    /// `call`: the library call that failed (`cublasCreate(handle)`).
+    pub const CALL: &str = "call";
+    /// `device_name`: TensorFlow's device name (`/job:localhost/.../device:GPU:0`).
+    pub const DEVICE_NAME: &str = "device_name";
+    /// `dll_name`: the DLL a Windows loader error names.
+    pub const DLL_NAME: &str = "dll_name";
+    /// `dtype`: a TensorFlow tensor's dtype.
+    pub const DTYPE: &str = "dtype";
+    /// `errno`: the errno of a refused host allocation.
+    pub const ERRNO: &str = "errno";
+    /// `error_name`: the error name a generic OOM printed (`CUDA_ERROR_OUT_OF_MEMORY`).
+    pub const ERROR_NAME: &str = "error_name";
+    /// `estimated_max_model_len`: the max model length vLLM estimates would fit.
+    pub const ESTIMATED_MAX_MODEL_LEN: &str = "estimated_max_model_len";
+    /// `file`: the source file of an allocator assert.
+    pub const FILE: &str = "file";
+    /// `hint`: a hint about the cause the message carried (cuDNN's
+    /// non-contiguous input, TensorFlow's `TF_GPU_ALLOCATOR=cuda_malloc_async`).
+    pub const HINT: &str = "hint";
+    /// `kernel`: the CUDA kernel of a device-side assert.
+    pub const KERNEL: &str = "kernel";
+    /// `killed_processes`: how many worker processes torchelastic reports killed.
+    pub const KILLED_PROCESSES: &str = "killed_processes";
+    /// `kv_cache_tokens`: tokens the KV cache can hold.
+    pub const KV_CACHE_TOKENS: &str = "kv_cache_tokens";
+    /// `last_error`: NCCL's last error (`Last error: ...`).
+    pub const LAST_ERROR: &str = "last_error";
+    /// `library`: the CUDA library that failed (cuBLAS, cuDNN, ...).
+    pub const LIBRARY: &str = "library";
+    /// `limit`: a job's memory limit as Slurm printed it.
+    pub const LIMIT: &str = "limit";
+    /// `line`: the source line of an allocator assert.
+    pub const LINE: &str = "line";
+    /// `location`: where the message says the failure was raised (`file:line`,
+    /// or which DataLoader worker); the scanner folds a second print of one
+    /// failure by it.
+    pub const LOCATION: &str = "location";
+    /// `max_seq_len`: the model's max sequence length (`max_model_len`).
+    pub const MAX_SEQ_LEN: &str = "max_seq_len";
+    /// `memory`: which memory a signal death points at (`/dev/shm`).
+    pub const MEMORY: &str = "memory";
+    /// `nccl_error`: the NCCL error name (`ncclSystemError`, ...).
+    pub const NCCL_ERROR: &str = "nccl_error";
+    /// `node`: the TensorFlow graph node.
+    pub const NODE: &str = "node";
+    /// `ntstatus`: the Windows NTSTATUS name of an exit status.
+    pub const NTSTATUS: &str = "ntstatus";
+    /// `oom_kill_events`: Slurm's count of OOM-kill events.
+    pub const OOM_KILL_EVENTS: &str = "oom_kill_events";
+    /// `op`: the TensorFlow op.
+    pub const OP: &str = "op";
+    /// `op_type`: the collective of a timed-out NCCL work item (`OpType`).
+    pub const OP_TYPE: &str = "op_type";
+    /// `overflow`: `true` when a size did not fit in 64 bits.
+    pub const OVERFLOW: &str = "overflow";
+    /// `pid`: the process id the message names.
+    pub const PID: &str = "pid";
+    /// `pids`: process ids torchelastic reports killed, comma-separated.
+    pub const PIDS: &str = "pids";
+    /// `pool`: the MPS pool (`shared`/`private`).
+    pub const POOL: &str = "pool";
+    /// `process`: the process name the message names.
+    pub const PROCESS: &str = "process";
+    /// `ran_for_ms`: how long a timed-out NCCL work item ran, in ms.
+    pub const RAN_FOR_MS: &str = "ran_for_ms";
+    /// `rank`: the rank the message names.
+    pub const RANK: &str = "rank";
+    /// `reason`: the reason the message gives (an NCCL failure's, or `OOMKilled`).
+    pub const REASON: &str = "reason";
+    /// `reported_by`: who printed a generic OOM (library or API).
+    pub const REPORTED_BY: &str = "reported_by";
+    /// `root_cause_error_file`: torchelastic's root-cause `error_file`.
+    pub const ROOT_CAUSE_ERROR_FILE: &str = "root_cause_error_file";
+    /// `root_cause_exitcode`: torchelastic's root-cause exit code.
+    pub const ROOT_CAUSE_EXITCODE: &str = "root_cause_exitcode";
+    /// `root_cause_rank`: torchelastic's root-cause rank.
+    pub const ROOT_CAUSE_RANK: &str = "root_cause_rank";
+    /// `root_cause_signal`: torchelastic's root-cause signal.
+    pub const ROOT_CAUSE_SIGNAL: &str = "root_cause_signal";
+    /// `script`: the script torchelastic reports failed.
+    pub const SCRIPT: &str = "script";
+    /// `seq_num`: the sequence number of a timed-out NCCL work item (`SeqNum`).
+    pub const SEQ_NUM: &str = "seq_num";
+    /// `shape`: a TensorFlow tensor's shape.
+    pub const SHAPE: &str = "shape";
+    /// `signal`: the signal that ended a process, with its number.
+    pub const SIGNAL: &str = "signal";
+    /// `status`: the library status (`CUBLAS_STATUS_ALLOC_FAILED`).
+    pub const STATUS: &str = "status";
+    /// `step`: the Slurm job step.
+    pub const STEP: &str = "step";
+    /// `strerror`: the error text of a refused host allocation.
+    pub const STRERROR: &str = "strerror";
+    /// `timeout_ms`: the watchdog timeout of an NCCL work item (`Timeout(ms)`).
+    pub const TIMEOUT_MS: &str = "timeout_ms";
+    /// `usage`: a job's memory usage as Slurm printed it.
+    pub const USAGE: &str = "usage";
+    /// `xid`: the NVIDIA Xid number.
+    pub const XID: &str = "xid";
+}
+
 /// Defines [`Era`] from one list: each line gives the variant and its slug
 /// (the JSON value of `era`). A detector can only set, and the explainer only
 /// test, a form that is listed here, so a misspelt slug does not compile.

@@ -4,7 +4,7 @@
 use super::text::{continues_with_boilerplate, message_text};
 use super::{Family, Message};
 use crate::constant_regex;
-use crate::record::{Era, Finding, Kind};
+use crate::record::{fact, Era, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -99,7 +99,7 @@ impl Family for RuntimeOom {
             let driver = &caps[2] == "driver error";
             finding.era = Some(if driver { Era::Driver } else { Era::Runtime });
             finding.facts.insert(
-                "error_name".into(),
+                fact::ERROR_NAME.into(),
                 if driver {
                     "CUDA_ERROR_OUT_OF_MEMORY"
                 } else {
@@ -115,7 +115,7 @@ impl Family for RuntimeOom {
             if let Some(at) = caps.get(1) {
                 finding
                     .facts
-                    .insert("location".into(), at.as_str().to_string());
+                    .insert(fact::LOCATION.into(), at.as_str().to_string());
             }
         } else if let Some(caps) = p.thc_check.captures(first) {
             finding.backend = Some("cuda".into());
@@ -124,13 +124,13 @@ impl Family for RuntimeOom {
             finding.facts.insert("error_code".into(), "2".into());
             finding
                 .facts
-                .insert("location".into(), format!("{}:{}", &caps[1], &caps[2]));
+                .insert(fact::LOCATION.into(), format!("{}:{}", &caps[1], &caps[2]));
         } else if let Some(m) = p.other.find(first) {
             finding.backend = Some("cuda".into());
             let named = m.as_str().contains("CUDA_ERROR") || m.as_str().starts_with("CUresult");
             finding.era = Some(if named { Era::Driver } else { Era::Runtime });
             finding.facts.insert(
-                "error_name".into(),
+                fact::ERROR_NAME.into(),
                 if named {
                     "CUDA_ERROR_OUT_OF_MEMORY"
                 } else {
@@ -197,7 +197,7 @@ impl Family for IllegalAccess {
         );
         let hip = first.starts_with("HIP");
         finding.facts.insert(
-            "error_name".into(),
+            fact::ERROR_NAME.into(),
             if hip {
                 "hipErrorIllegalAddress"
             } else {

@@ -24,7 +24,7 @@
 
 use super::re;
 use super::{Family, Message, SizeReader};
-use crate::record::{Era, Finding, Kind};
+use crate::record::{fact, Era, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -120,14 +120,14 @@ impl Family for CupyOom {
             });
             if c.get(3).is_none() {
                 finding.facts.insert(
-                    "pool".into(),
+                    fact::POOL.into(),
                     "MemoryAsyncPool (cudaMallocAsync; usage not tracked)".into(),
                 );
             }
         }
         finding.sizes.extra.insert("pool_limit_bytes".into(), limit);
         if sizes.overflowed {
-            finding.facts.insert("overflow".into(), "true".into());
+            finding.facts.insert(fact::OVERFLOW.into(), "true".into());
         }
         finding.notes = notes;
         Some(finding)

@@ -13,7 +13,7 @@ use super::text::is_boilerplate;
 use super::text::{collapse_repeats, reported_token};
 use super::{is_mention, Family, Message};
 use crate::constant_regex;
-use crate::record::{Era, Finding, Kind};
+use crate::record::{fact, Era, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -180,12 +180,12 @@ impl Family for GenericOom {
         finding.era = Some(phrase.id);
         finding
             .facts
-            .insert("reported_by".into(), phrase.reported_by.into());
+            .insert(fact::REPORTED_BY.into(), phrase.reported_by.into());
         if phrase.token {
             if let Some(m) = phrase.re.find(first) {
                 finding
                     .facts
-                    .insert("error_name".into(), m.as_str().to_string());
+                    .insert(fact::ERROR_NAME.into(), m.as_str().to_string());
             }
         }
         let backend = match phrase.id {

@@ -17,7 +17,7 @@
 use super::text::{grows, int};
 use super::{find_size, re};
 use super::{Family, Message, SizeReader};
-use crate::record::{Era, Finding, Kind};
+use crate::record::{fact, Era, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -127,15 +127,19 @@ impl Family for KvCacheOom {
         } else if let Some(c) = p.v0.captures(&text) {
             finding.era = Some(Era::MaxSeqLen);
             finding.version_hint = Some("vLLM V0 engine (≤ ≈0.10)".into());
-            finding.facts.insert("max_seq_len".into(), c[1].to_string());
             finding
                 .facts
-                .insert("kv_cache_tokens".into(), c[2].to_string());
+                .insert(fact::MAX_SEQ_LEN.into(), c[1].to_string());
+            finding
+                .facts
+                .insert(fact::KV_CACHE_TOKENS.into(), c[2].to_string());
         } else {
             finding.era = Some(Era::KvCacheMemory);
             finding.version_hint = Some("vLLM V1 engine".into());
             if let Some(n) = int::<u64>(&p.v1_len, &text, 1) {
-                finding.facts.insert("max_seq_len".into(), n.to_string());
+                finding
+                    .facts
+                    .insert(fact::MAX_SEQ_LEN.into(), n.to_string());
             }
             let needed = find_size(&p.v1_needed, &text, 1, "KV cache needed", &mut sizes);
             let available = find_size(
@@ -156,7 +160,7 @@ impl Family for KvCacheOom {
             if let Some(e) = int::<u64>(&p.v1_estimate, &text, 1) {
                 finding
                     .facts
-                    .insert("estimated_max_model_len".into(), e.to_string());
+                    .insert(fact::ESTIMATED_MAX_MODEL_LEN.into(), e.to_string());
             }
             finding.truncated = needed.is_none() || available.is_none();
         }

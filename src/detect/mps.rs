@@ -13,7 +13,7 @@
 use super::text::grows;
 use super::{find_size, re};
 use super::{Family, Message, SizeReader};
-use crate::record::{Era, Finding, Kind};
+use crate::record::{fact, Era, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -87,7 +87,9 @@ impl Family for MpsOom {
             .extra
             .insert("max_allowed_bytes".into(), max_allowed);
         if let Some(pool) = p.tried.captures(&text).and_then(|c| c.get(3)) {
-            finding.facts.insert("pool".into(), pool.as_str().into());
+            finding
+                .facts
+                .insert(fact::POOL.into(), pool.as_str().into());
         }
         let limited = p.max_allowed.is_match(&text);
         finding.era = Some(if limited {
@@ -109,7 +111,7 @@ impl Family for MpsOom {
             .into(),
         );
         if sizes.overflowed {
-            finding.facts.insert("overflow".into(), "true".into());
+            finding.facts.insert(fact::OVERFLOW.into(), "true".into());
         }
         let complete = p.tried.captures(&text).is_some_and(|c| c.get(3).is_some())
             && (!limited || p.hint.is_match(&text));

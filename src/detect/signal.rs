@@ -26,7 +26,7 @@
 
 use super::{Family, Message};
 use crate::constant_regex;
-use crate::record::{Category, Era, Finding, Kind};
+use crate::record::{fact, Category, Era, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -104,11 +104,11 @@ impl Family for WorkerSignal {
             finding.category = Category::LikelyOom;
             finding
                 .facts
-                .insert("memory".into(), "shared memory (/dev/shm)".into());
+                .insert(fact::MEMORY.into(), "shared memory (/dev/shm)".into());
         }
         finding
             .facts
-            .insert("signal".into(), format!("{signal} ({number})"));
+            .insert(fact::SIGNAL.into(), format!("{signal} ({number})"));
         if !pids.is_empty() {
             if let Ok(pid) = pids
                 .split(',')
@@ -122,7 +122,7 @@ impl Family for WorkerSignal {
         }
         finding
             .facts
-            .insert("location".into(), format!("DataLoader worker {signal}"));
+            .insert(fact::LOCATION.into(), format!("DataLoader worker {signal}"));
         Some(finding)
     }
 }

@@ -10,7 +10,7 @@
 
 use super::text::looks_like_new_record;
 use super::{find_size, Family, Message, SizeReader};
-use crate::record::{Era, Finding, Hint, Kind, ProcessUsage};
+use crate::record::{fact, Era, Finding, Hint, Kind, ProcessUsage};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -336,7 +336,7 @@ fn decode_allocator(message: &Message<'_>) -> Option<Decoded> {
         );
     }
     if overflowed {
-        finding.facts.insert("overflow".into(), "true".into());
+        finding.facts.insert(fact::OVERFLOW.into(), "true".into());
     }
     finding.notes = notes;
     finding.version_hint = version_hint(&finding);

@@ -18,7 +18,7 @@
 use super::text::{grows, int};
 use super::{find_size, re};
 use super::{Family, Message, SizeReader};
-use crate::record::{Era, Finding, Kind};
+use crate::record::{fact, Era, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -163,7 +163,7 @@ impl Family for XlaOom {
             );
         }
         if sizes.overflowed {
-            finding.facts.insert("overflow".into(), "true".into());
+            finding.facts.insert(fact::OVERFLOW.into(), "true".into());
         }
         finding.truncated = finding.sizes.requested_bytes.is_none() && !sizes.overflowed;
         finding.notes.extend(notes);

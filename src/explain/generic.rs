@@ -5,7 +5,7 @@ use super::common::{capitalise, fact, fix, on_device, verdict, workload_fixes};
 use super::docs::Code;
 use super::setting::Vendor;
 use super::Explain;
-use crate::record::{Diagnosis, Era, Finding, Fix, Verdict};
+use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
 use crate::units::format_size as fmt;
 
 /// Explains `Kind::GenericOom` findings.
@@ -38,7 +38,7 @@ fn generic_headline(f: &Finding) -> String {
             _ => "A Triton kernel needs more shared memory per block than this GPU has".into(),
         },
         _ => {
-            let who = fact(f, "reported_by").unwrap_or("A GPU allocation");
+            let who = fact(f, fact::REPORTED_BY).unwrap_or("A GPU allocation");
             match size {
                 Some(s) => format!("Out of memory: {who} could not allocate {s}{device}"),
                 None => format!("Out of memory: an allocation failed{device} ({who})"),
@@ -74,10 +74,10 @@ fn generic_verdict(f: &Finding) -> Verdict {
         Some(Era::CudaDriver) | Some(Era::CudaRuntime) | Some(Era::Hip) => format!(
             "A {} allocation failed with {}{}{device}. TensorFlow and JAX print this when their allocator cannot get memory; TensorFlow also reserves most of the GPU when it starts, leaving little for other libraries.",
             if f.era == Some(Era::Hip) { "HIP" } else { "CUDA" },
-            fact(f, "error_name").unwrap_or("an out-of-memory error"),
+            fact(f, fact::ERROR_NAME).unwrap_or("an out-of-memory error"),
             size.as_deref().map(|s| format!(" for {s}")).unwrap_or_default()
         ),
-        _ => format!("{} reported that an allocation failed{device}.", fact(f, "reported_by").unwrap_or("The backend")),
+        _ => format!("{} reported that an allocation failed{device}.", fact(f, fact::REPORTED_BY).unwrap_or("The backend")),
     };
     let repeated = if f.occurrences > 1 {
         format!(

@@ -4,7 +4,7 @@
 use super::common::{capitalise, extra, fact, fix, framework_fixes, row, verdict, FieldRow, TIB};
 use super::docs::Code;
 use super::Explain;
-use crate::record::{Diagnosis, Era, Finding, Fix, Kind, Verdict};
+use crate::record::{fact, Diagnosis, Era, Finding, Fix, Kind, Verdict};
 use crate::units::format_size as fmt;
 
 /// Explains `Kind::HostOom` findings.
@@ -50,7 +50,7 @@ impl Explain for HostOomKilled {
     }
     fn field_rows(&self, f: &Finding) -> Vec<FieldRow> {
         let mut rows = Vec::new();
-        if let (Some(pid), Some(name)) = (fact(f, "pid"), fact(f, "process")) {
+        if let (Some(pid), Some(name)) = (fact(f, fact::PID), fact(f, fact::PROCESS)) {
             rows.push(row(
                 "Killed process",
                 format!("{pid} ({name})"),
@@ -79,7 +79,7 @@ impl Explain for HostOomKilled {
 }
 
 fn killed_headline(f: &Finding) -> String {
-    let who = match (fact(f, "pid"), fact(f, "process")) {
+    let who = match (fact(f, fact::PID), fact(f, fact::PROCESS)) {
         (Some(pid), Some(name)) => format!("process {pid} ({name})"),
         (Some(pid), None) => format!("process {pid}"),
         _ => "a process".into(),
@@ -96,7 +96,7 @@ fn killed_headline(f: &Finding) -> String {
             "Kubernetes killed the container for exceeding its memory limit (OOMKilled)".into()
         }
         Some(Era::Torchelastic) => {
-            let n: usize = fact(f, "killed_processes")
+            let n: usize = fact(f, fact::KILLED_PROCESSES)
                 .and_then(|n| n.parse().ok())
                 .unwrap_or(1);
             format!(
@@ -142,8 +142,8 @@ fn host_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         Some(Era::Posix) => format!(
             "The operating system refused PyTorch's CPU allocator {} ({n} bytes) for one tensor{}. This is host RAM, not GPU memory. On Linux with the default overcommit setting the kernel refuses an allocation up front only when it is larger than all RAM plus swap (or when a ulimit -v or vm.overcommit_memory=2 limit applies); smaller requests succeed and the out-of-memory killer ends the process later instead.",
             fmt(n),
-            fact(f, "errno")
-                .map(|e| format!(" (error {e}, {})", fact(f, "strerror").unwrap_or("ENOMEM")))
+            fact(f, fact::ERRNO)
+                .map(|e| format!(" (error {e}, {})", fact(f, fact::STRERROR).unwrap_or("ENOMEM")))
                 .unwrap_or_default()
         ),
         _ => format!(
@@ -159,7 +159,7 @@ fn host_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
 }
 
 fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
-    let who = match (fact(f, "pid"), fact(f, "process")) {
+    let who = match (fact(f, fact::PID), fact(f, fact::PROCESS)) {
         (Some(pid), Some(name)) => format!("process {pid} ({name})"),
         (Some(pid), None) => format!("process {pid}"),
         _ => "a process".into(),
@@ -183,11 +183,11 @@ fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
             ),
         )),
         Some(Era::Slurm) => {
-            let events = fact(f, "oom_kill_events")
+            let events = fact(f, fact::OOM_KILL_EVENTS)
                 .map(|n| format!(" counted {n} out-of-memory kill event{} in", if n == "1" { "" } else { "s" }))
                 .unwrap_or_else(|| " reports an out-of-memory kill in".into());
-            let step = fact(f, "step").map(|s| format!(" step {s}")).unwrap_or_else(|| " this job".into());
-            let usage = match (fact(f, "usage"), fact(f, "limit")) {
+            let step = fact(f, fact::STEP).map(|s| format!(" step {s}")).unwrap_or_else(|| " this job".into());
+            let usage = match (fact(f, fact::USAGE), fact(f, fact::LIMIT)) {
                 (Some(u), Some(l)) => format!(" It measured {u} against a limit of {l} (Slurm's units, usually KiB or bytes depending on version)."),
                 _ => String::new(),
             };
@@ -208,9 +208,9 @@ fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
             let what = match era {
                 Some(Era::Torchelastic) => format!(
                     "torchelastic reports {} worker process{} ended by signal 9 (SIGKILL, exit code -9){}.",
-                    fact(f, "killed_processes").unwrap_or("1"),
-                    if fact(f, "killed_processes").unwrap_or("1") == "1" { "" } else { "es" },
-                    fact(f, "pids").map(|p| format!(", PID {p}")).unwrap_or_default()
+                    fact(f, fact::KILLED_PROCESSES).unwrap_or("1"),
+                    if fact(f, fact::KILLED_PROCESSES).unwrap_or("1") == "1" { "" } else { "es" },
+                    fact(f, fact::PIDS).map(|p| format!(", PID {p}")).unwrap_or_default()
                 ),
                 Some(Era::Dataloader) => "A DataLoader worker process was ended by signal 9 (SIGKILL). Each worker is a separate process with its own copy of whatever the Dataset holds, so workers are often what the OOM killer picks.".into(),
                 Some(Era::Exit137) => "A process exited with status 137 = 128 + 9: it was ended by signal 9 (SIGKILL).".into(),

@@ -11,7 +11,7 @@ use super::pasted;
 use super::setting::{available, since, Availability, Vendor};
 use super::thresholds::*;
 use super::Explain;
-use crate::record::{Diagnosis, Era, Finding, Fix, Kind, RequestRange, Verdict};
+use crate::record::{fact, Diagnosis, Era, Finding, Fix, Kind, RequestRange, Verdict};
 use crate::units::{format_signed, format_size as fmt};
 
 /// Explains `Kind::TorchAllocatorOom` findings.
@@ -303,7 +303,7 @@ pub(super) fn request_range(f: &Finding) -> Option<RequestRange> {
 fn inconsistencies(f: &Finding, d: &Diagnosis) -> Vec<String> {
     let s = &f.sizes;
     let mut problems = Vec::new();
-    if f.facts.get("overflow").is_some_and(|v| v == "true") {
+    if f.facts.get(fact::OVERFLOW).is_some_and(|v| v == "true") {
         problems.push("a figure is larger than any real byte count".to_string());
     }
     // NVML's "not available" value (2^64 − 1 bytes) printed as a size, and
