@@ -625,7 +625,7 @@ pub struct Finding {
     pub exception: Option<String>,
     /// `cuda`, `hip`, `xpu`, ... or `None` when the message does not say.
     pub backend: Option<String>,
-    /// Message generation slug (see README "Eras").
+    /// Which form of its family's message this is (see [`Era`]).
     pub era: Option<Era>,
     /// The framework versions that print this exact form, when the form tells.
     pub version_hint: Option<String>,
