@@ -13,7 +13,7 @@ use crate::detect::{
     windows::{AccessViolation, FailFast},
     Family, Message,
 };
-use crate::record::{Finding, Kind};
+use crate::record::{fact, Era, Finding, Kind};
 
 /// How a process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -168,10 +168,10 @@ fn fatal_signal_finding(n: i32, name: &str) -> Finding {
             128 + i64::from(n)
         ),
     );
-    finding.era = Some("exit_status".into());
+    finding.era = Some(Era::ExitStatus);
     finding
         .facts
-        .insert("signal".into(), format!("{name} ({n})"));
+        .insert(fact::SIGNAL.into(), format!("{name} ({n})"));
     finding
         .facts
         .insert("exit_code".into(), (128 + i64::from(n)).to_string());
@@ -187,8 +187,8 @@ fn ntstatus_finding(code: i64, status: u32, name: &str) -> Finding {
         1,
         format!("exit status {code} (0x{status:08X}, {name})"),
     );
-    finding.era = Some("exit_status".into());
-    finding.facts.insert("ntstatus".into(), name.into());
+    finding.era = Some(Era::ExitStatus);
+    finding.facts.insert(fact::NTSTATUS.into(), name.into());
     finding
         .facts
         .insert("exit_code".into(), format!("0x{status:08X}"));
@@ -231,9 +231,11 @@ fn sigkill_finding() -> Finding {
         1,
         "killed by signal 9 (SIGKILL); the shell reports exit status 137".into(),
     );
-    finding.era = Some("sigkill".into());
+    finding.era = Some(Era::Sigkill);
     finding.backend = Some("cpu".into());
-    finding.facts.insert("signal".into(), "SIGKILL (9)".into());
+    finding
+        .facts
+        .insert(fact::SIGNAL.into(), "SIGKILL (9)".into());
     finding.facts.insert("exit_code".into(), "137".into());
     finding
 }
@@ -270,7 +272,7 @@ mod tests {
         let f = decode(Ending::Signal(9)).finding.expect("a finding");
         assert_eq!(f.kind, Kind::HostOomKilled);
         assert_eq!(f.category, crate::record::Category::LikelyOom);
-        assert_eq!(f.era.as_deref(), Some("sigkill"));
+        assert_eq!(f.era, Some(Era::Sigkill));
         assert_eq!(f.source.input, EXIT_STATUS_INPUT);
         assert_eq!(f.facts["signal"], "SIGKILL (9)");
         // Explained like a SIGKILL read from a log.

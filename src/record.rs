@@ -134,6 +134,268 @@ impl Kind {
     }
 }
 
+/// Keys of [`Finding::facts`] that code reads back (the explainer, the
+/// scanner's folding). Detectors write these keys through the same
+/// constants, so a renamed or misspelt key does not compile apart from its
+/// readers. Keys that are only written, for display, stay literal where
+/// they are written.
+pub mod fact {
+    /// `allocator`: the allocator the message names (TensorFlow's, or PyTorch's CPU allocator).
+    pub const ALLOCATOR: &str = "allocator";
+    /// `assert`: the failed condition of an allocator assert (`NVML_SUCCESS == r`).
+    pub const ASSERT: &str = "assert";
+    /// `assertion`: the failed `Assertion ...` of a device-side assert.
+    pub const ASSERTION: &str = "assertion";
+    /// `call`: the library call that failed (`cublasCreate(handle)`).
+    pub const CALL: &str = "call";
+    /// `device_name`: TensorFlow's device name (`/job:localhost/.../device:GPU:0`).
+    pub const DEVICE_NAME: &str = "device_name";
+    /// `dll_name`: the DLL a Windows loader error names.
+    pub const DLL_NAME: &str = "dll_name";
+    /// `dtype`: a TensorFlow tensor's dtype.
+    pub const DTYPE: &str = "dtype";
+    /// `errno`: the errno of a refused host allocation.
+    pub const ERRNO: &str = "errno";
+    /// `error_name`: the error name a generic OOM printed (`CUDA_ERROR_OUT_OF_MEMORY`).
+    pub const ERROR_NAME: &str = "error_name";
+    /// `estimated_max_model_len`: the max model length vLLM estimates would fit.
+    pub const ESTIMATED_MAX_MODEL_LEN: &str = "estimated_max_model_len";
+    /// `file`: the source file of an allocator assert.
+    pub const FILE: &str = "file";
+    /// `hint`: a hint about the cause the message carried (cuDNN's
+    /// non-contiguous input, TensorFlow's `TF_GPU_ALLOCATOR=cuda_malloc_async`).
+    pub const HINT: &str = "hint";
+    /// `kernel`: the CUDA kernel of a device-side assert.
+    pub const KERNEL: &str = "kernel";
+    /// `killed_processes`: how many worker processes torchelastic reports killed.
+    pub const KILLED_PROCESSES: &str = "killed_processes";
+    /// `kv_cache_tokens`: tokens the KV cache can hold.
+    pub const KV_CACHE_TOKENS: &str = "kv_cache_tokens";
+    /// `last_error`: NCCL's last error (`Last error: ...`).
+    pub const LAST_ERROR: &str = "last_error";
+    /// `library`: the CUDA library that failed (cuBLAS, cuDNN, ...).
+    pub const LIBRARY: &str = "library";
+    /// `limit`: a job's memory limit as Slurm printed it.
+    pub const LIMIT: &str = "limit";
+    /// `line`: the source line of an allocator assert.
+    pub const LINE: &str = "line";
+    /// `location`: where the message says the failure was raised (`file:line`,
+    /// or which DataLoader worker); the scanner folds a second print of one
+    /// failure by it.
+    pub const LOCATION: &str = "location";
+    /// `max_seq_len`: the model's max sequence length (`max_model_len`).
+    pub const MAX_SEQ_LEN: &str = "max_seq_len";
+    /// `memory`: which memory a signal death points at (`/dev/shm`).
+    pub const MEMORY: &str = "memory";
+    /// `nccl_error`: the NCCL error name (`ncclSystemError`, ...).
+    pub const NCCL_ERROR: &str = "nccl_error";
+    /// `node`: the TensorFlow graph node.
+    pub const NODE: &str = "node";
+    /// `ntstatus`: the Windows NTSTATUS name of an exit status.
+    pub const NTSTATUS: &str = "ntstatus";
+    /// `oom_kill_events`: Slurm's count of OOM-kill events.
+    pub const OOM_KILL_EVENTS: &str = "oom_kill_events";
+    /// `op`: the TensorFlow op.
+    pub const OP: &str = "op";
+    /// `op_type`: the collective of a timed-out NCCL work item (`OpType`).
+    pub const OP_TYPE: &str = "op_type";
+    /// `overflow`: `true` when a size did not fit in 64 bits.
+    pub const OVERFLOW: &str = "overflow";
+    /// `pid`: the process id the message names.
+    pub const PID: &str = "pid";
+    /// `pids`: process ids torchelastic reports killed, comma-separated.
+    pub const PIDS: &str = "pids";
+    /// `pool`: the MPS pool (`shared`/`private`).
+    pub const POOL: &str = "pool";
+    /// `process`: the process name the message names.
+    pub const PROCESS: &str = "process";
+    /// `ran_for_ms`: how long a timed-out NCCL work item ran, in ms.
+    pub const RAN_FOR_MS: &str = "ran_for_ms";
+    /// `rank`: the rank the message names.
+    pub const RANK: &str = "rank";
+    /// `reason`: the reason the message gives (an NCCL failure's, or `OOMKilled`).
+    pub const REASON: &str = "reason";
+    /// `reported_by`: who printed a generic OOM (library or API).
+    pub const REPORTED_BY: &str = "reported_by";
+    /// `root_cause_error_file`: torchelastic's root-cause `error_file`.
+    pub const ROOT_CAUSE_ERROR_FILE: &str = "root_cause_error_file";
+    /// `root_cause_exitcode`: torchelastic's root-cause exit code.
+    pub const ROOT_CAUSE_EXITCODE: &str = "root_cause_exitcode";
+    /// `root_cause_rank`: torchelastic's root-cause rank.
+    pub const ROOT_CAUSE_RANK: &str = "root_cause_rank";
+    /// `root_cause_signal`: torchelastic's root-cause signal.
+    pub const ROOT_CAUSE_SIGNAL: &str = "root_cause_signal";
+    /// `script`: the script torchelastic reports failed.
+    pub const SCRIPT: &str = "script";
+    /// `seq_num`: the sequence number of a timed-out NCCL work item (`SeqNum`).
+    pub const SEQ_NUM: &str = "seq_num";
+    /// `shape`: a TensorFlow tensor's shape.
+    pub const SHAPE: &str = "shape";
+    /// `signal`: the signal that ended a process, with its number.
+    pub const SIGNAL: &str = "signal";
+    /// `status`: the library status (`CUBLAS_STATUS_ALLOC_FAILED`).
+    pub const STATUS: &str = "status";
+    /// `step`: the Slurm job step.
+    pub const STEP: &str = "step";
+    /// `strerror`: the error text of a refused host allocation.
+    pub const STRERROR: &str = "strerror";
+    /// `timeout_ms`: the watchdog timeout of an NCCL work item (`Timeout(ms)`).
+    pub const TIMEOUT_MS: &str = "timeout_ms";
+    /// `usage`: a job's memory usage as Slurm printed it.
+    pub const USAGE: &str = "usage";
+    /// `xid`: the NVIDIA Xid number.
+    pub const XID: &str = "xid";
+}
+
+/// Defines [`Era`] from one list: each line gives the variant and its slug
+/// (the JSON value of `era`). A detector can only set, and the explainer only
+/// test, a form that is listed here, so a misspelt slug does not compile.
+macro_rules! eras {
+    ($($(#[$doc:meta])* $variant:ident = $slug:literal;)*) => {
+        /// Which form (generation) of its family's message a finding was read
+        /// from. Serialised as a stable snake_case slug.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub enum Era {
+            $($(#[$doc])* #[serde(rename = $slug)] $variant,)*
+        }
+
+        impl Era {
+            /// Every era, in the order listed.
+            pub const ALL: &'static [Era] = &[$(Era::$variant),*];
+
+            /// The stable slug used in JSON.
+            pub fn slug(self) -> &'static str {
+                match self {
+                    $(Era::$variant => $slug,)*
+                }
+            }
+        }
+    };
+}
+
+eras! {
+    /// PyTorch allocator (`torch_allocator_oom`): `(GPU 0; ... cached)`, PyTorch ≈0.4.1–1.3.
+    Cached = "cached";
+    /// PyTorch allocator: `... reserved in total by PyTorch)`, PyTorch ≈1.4–2.0.
+    Reserved = "reserved";
+    /// PyTorch allocator: a `(GPU 0; ...` message cut before its era shows.
+    Paren = "paren";
+    /// PyTorch allocator: sentence form with the `total capacty` typo, PyTorch 2.1.
+    Capacty = "capacty";
+    /// PyTorch allocator: sentence form with `total capacity`, PyTorch ≥ 2.2.
+    Capacity = "capacity";
+    /// PyTorch allocator: sentence form cut before its total capacity.
+    Sentence = "sentence";
+    /// PyTorch allocator: the `cudaMallocAsync` backend's message.
+    MallocAsync = "malloc_async";
+    /// PyTorch allocator: the size guard that refuses more than 1 EB.
+    SizeGuard = "size_guard";
+    /// CUDA runtime OOM (`cuda_runtime_oom`): `CUDA error: out of memory`.
+    Runtime = "runtime";
+    /// CUDA runtime OOM: `CUDA driver error: out of memory`.
+    Driver = "driver";
+    /// CUDA runtime OOM: `cuda runtime error (2) : out of memory` (THC, PyTorch ≤ 0.4).
+    Thc = "thc";
+    /// Allocator assert (`allocator_assert`): `NVML_SUCCESS == r INTERNAL ASSERT FAILED`.
+    Nvml = "nvml";
+    /// Allocator assert: `!handles_.at(i)`.
+    Handles = "handles";
+    /// Host OOM (`host_oom`): the POSIX `can't allocate memory` form.
+    Posix = "posix";
+    /// Host OOM: the old form ending in `Buy new RAM!`.
+    BuyNewRam = "buy_new_ram";
+    /// Host OOM: `not enough memory` (Windows builds).
+    NotEnoughMemory = "not_enough_memory";
+    /// Host OOM killed (`host_oom_killed`): the kernel's OOM killer.
+    Kernel = "kernel";
+    /// Host OOM killed: a memory cgroup limit.
+    Cgroup = "cgroup";
+    /// Host OOM killed: Slurm's cgroup OOM report.
+    Slurm = "slurm";
+    /// Host OOM killed: Kubernetes `OOMKilled`.
+    Kubernetes = "kubernetes";
+    /// Host OOM killed: torchelastic reports a child killed by SIGKILL.
+    Torchelastic = "torchelastic";
+    /// Host OOM killed and fatal signal (`fatal_signal`): a DataLoader worker killed by a signal.
+    Dataloader = "dataloader";
+    /// Host OOM killed: a SIGKILL named in the log, or `oomwhy run`'s child killed by it.
+    Sigkill = "sigkill";
+    /// Host OOM killed: exit status 137.
+    Exit137 = "exit_137";
+    /// Host OOM killed: the shell's bare `Killed` ending the output.
+    BareKilled = "bare_killed";
+    /// Host OOM killed: the shell's `PID Killed` job line.
+    Shell = "shell";
+    /// `oomwhy run`: the wrapped command's exit status or Windows crash status.
+    ExitStatus = "exit_status";
+    /// XLA OOM (`xla_oom`): `Out of memory while trying to allocate N bytes.`
+    Bytes = "bytes";
+    /// XLA OOM: pinned host memory.
+    Host = "host";
+    /// XLA OOM: the request human-readable (rounded).
+    HumanReadable = "human_readable";
+    /// XLA OOM: the device allocator's form.
+    DeviceAllocator = "device_allocator";
+    /// XLA OOM: TPU compilation ran out of memory.
+    TpuCompile = "tpu_compile";
+    /// Process group aborted (`process_group_aborted`): `NCCL communicator was aborted`.
+    CommunicatorAborted = "communicator_aborted";
+    /// Process group aborted: `watchdog thread terminated with exception`.
+    WatchdogException = "watchdog_exception";
+    /// CuPy OOM (`cupy_oom`): CuPy ≤ 6, `out of memory to allocate N bytes (total M bytes)`.
+    Legacy = "legacy";
+    /// CuPy OOM: with the pool's `limit set to`.
+    Limit = "limit";
+    /// CuPy OOM: with `allocated so far`.
+    AllocatedSoFar = "allocated_so_far";
+    /// CuPy OOM: the request alone (e.g. `MemoryAsyncPool: usage not tracked`).
+    Bare = "bare";
+    /// TensorFlow OOM (`tf_oom`): the BFC allocator's warning.
+    BfcAllocator = "bfc_allocator";
+    /// TensorFlow OOM: `OOM when allocating tensor` from an op kernel.
+    OpKernel = "op_kernel";
+    /// MPS OOM (`mps_oom`): with `max allowed:` (the high-watermark limit is on).
+    Watermark = "watermark";
+    /// MPS OOM: without `max allowed:` (the high-watermark limit is off).
+    NoWatermark = "no_watermark";
+    /// KV cache OOM (`kv_cache_oom`): vLLM's `No available memory for the cache blocks`.
+    NoCacheBlocks = "no_cache_blocks";
+    /// KV cache OOM: text-generation-inference's warm-up failure.
+    TgiWarmup = "tgi_warmup";
+    /// KV cache OOM: SGLang's form.
+    Sglang = "sglang";
+    /// KV cache OOM: vLLM V0, the cache holds fewer tokens than the max seq len.
+    MaxSeqLen = "max_seq_len";
+    /// KV cache OOM: vLLM V1, the cache needs more memory than is available.
+    KvCacheMemory = "kv_cache_memory";
+    /// Generic OOM (`generic_oom`): llama.cpp / ggml `cudaMalloc failed`.
+    LlamaCpp = "llama_cpp";
+    /// Generic OOM: CTranslate2.
+    Ctranslate2 = "ctranslate2";
+    /// Generic OOM: ONNX Runtime's BFC arena.
+    Onnxruntime = "onnxruntime";
+    /// Generic OOM: Triton's `out of resource: shared memory`.
+    TritonSharedMemory = "triton_shared_memory";
+    /// Generic OOM: `torch.OutOfMemoryError` without the allocator's text.
+    TorchOomClass = "torch_oom_class";
+    /// Generic OOM: `cupy.cuda.memory.OutOfMemoryError` without the pool's text.
+    CupyOomClass = "cupy_oom_class";
+    /// Generic OOM: `CUDA_ERROR_OUT_OF_MEMORY`.
+    CudaDriver = "cuda_driver";
+    /// Generic OOM: `cudaErrorMemoryAllocation`.
+    CudaRuntime = "cuda_runtime";
+    /// Generic OOM: `hipErrorOutOfMemory`.
+    Hip = "hip";
+    /// Generic OOM: a vendor backend's `MLU/NPU/GCU/MUSA out of memory`.
+    Vendor = "vendor";
+}
+
+impl std::fmt::Display for Era {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.slug())
+    }
+}
+
 /// Whether a finding is an out-of-memory error, probably one, or another crash.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -363,8 +625,8 @@ pub struct Finding {
     pub exception: Option<String>,
     /// `cuda`, `hip`, `xpu`, ... or `None` when the message does not say.
     pub backend: Option<String>,
-    /// Message generation slug (see README "Eras").
-    pub era: Option<String>,
+    /// Which form of its family's message this is (see [`Era`]).
+    pub era: Option<Era>,
     /// The framework versions that print this exact form, when the form tells.
     pub version_hint: Option<String>,
     /// GPU index the message names.
@@ -593,4 +855,27 @@ pub struct Report<'a> {
     pub findings: &'a [Finding],
     /// Counts.
     pub summary: &'a Summary,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Era;
+
+    #[test]
+    fn every_era_is_its_slug_in_json_and_reads_back() {
+        let mut seen = std::collections::BTreeSet::new();
+        for &era in Era::ALL {
+            assert!(seen.insert(era.slug()), "duplicate slug {}", era.slug());
+            let json = serde_json::to_string(&era).unwrap();
+            assert_eq!(json, format!("\"{}\"", era.slug()));
+            assert_eq!(era.to_string(), era.slug());
+            assert_eq!(serde_json::from_str::<Era>(&json).unwrap(), era);
+        }
+    }
+
+    #[test]
+    fn an_unknown_era_is_an_error_not_a_panic() {
+        let err = serde_json::from_str::<Era>("\"no_such_era\"").unwrap_err();
+        assert!(err.to_string().contains("no_such_era"), "{err}");
+    }
 }

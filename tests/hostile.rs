@@ -6,7 +6,7 @@
 mod support;
 
 use oomwhy::record::{
-    ChainedException, Finding, Fix, Frame, Hint, Kind, Phase, ProcessUsage, Traceback, Verdict,
+    ChainedException, Era, Finding, Fix, Frame, Hint, Kind, Phase, ProcessUsage, Traceback, Verdict,
 };
 use oomwhy::render::{render, Format, RenderOptions};
 use oomwhy::{Analysis, Summary};
@@ -151,7 +151,8 @@ fn every_printed_field_is_escaped() {
     f.id = 1;
     f.exception = Some(format!("Exc{e}"));
     f.backend = Some(format!("cuda{e}"));
-    f.era = Some(format!("era{e}"));
+    // `era` is a closed set of plain slugs: it cannot carry hostile text.
+    f.era = Some(Era::Capacity);
     f.version_hint = Some(format!("v{e}"));
     f.device = Some(0);
     f.sizes.requested_bytes = Some(2 << 30);

@@ -3,6 +3,7 @@
 //! inference engine, phase or PyTorch release.
 
 use oomwhy::decode_str;
+use oomwhy::record::Era;
 use std::fs;
 
 #[test]
@@ -43,8 +44,8 @@ fn no_wild_paste_gets_a_fix_that_cannot_apply() {
             }
             let non_torch = matches!(f.kind.slug(), "tf_oom" | "xla_oom" | "cupy_oom")
                 || matches!(
-                    f.era.as_deref(),
-                    Some("llama_cpp" | "onnxruntime" | "ctranslate2" | "cupy_oom_class")
+                    f.era,
+                    Some(Era::LlamaCpp | Era::Onnxruntime | Era::Ctranslate2 | Era::CupyOomClass)
                 );
             if non_torch {
                 for torch in ["torch.autocast", "torch.cuda", "torch.utils"] {
@@ -71,15 +72,15 @@ fn no_wild_paste_gets_a_fix_that_cannot_apply() {
                 }
             }
             // Releases: expandable_segments is 2.1+, max_split_size_mb ≈1.10+.
-            if matches!(f.era.as_deref(), Some("cached" | "reserved" | "paren"))
+            if matches!(f.era, Some(Era::Cached | Era::Reserved | Era::Paren))
                 && fixes.contains("expandable_segments")
             {
                 bad("expandable_segments before 2.1");
             }
-            if f.era.as_deref() == Some("cached") && fixes.contains("max_split_size_mb") {
+            if f.era == Some(Era::Cached) && fixes.contains("max_split_size_mb") {
                 bad("max_split_size_mb before 1.10");
             }
-            if matches!(f.era.as_deref(), Some("cached" | "reserved" | "paren"))
+            if matches!(f.era, Some(Era::Cached | Era::Reserved | Era::Paren))
                 && f.hint.is_none()
                 && fixes.contains("torch.autocast(")
                 && !fixes.contains("PyTorch ≥ 1.10")

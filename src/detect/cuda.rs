@@ -4,7 +4,7 @@
 use super::text::{continues_with_boilerplate, message_text};
 use super::{Family, Message};
 use crate::constant_regex;
-use crate::record::{Finding, Kind};
+use crate::record::{fact, Era, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -97,9 +97,9 @@ impl Family for RuntimeOom {
         if let Some(caps) = p.anchor.captures(first) {
             finding.backend = Some(caps[1].to_ascii_lowercase());
             let driver = &caps[2] == "driver error";
-            finding.era = Some(if driver { "driver" } else { "runtime" }.into());
+            finding.era = Some(if driver { Era::Driver } else { Era::Runtime });
             finding.facts.insert(
-                "error_name".into(),
+                fact::ERROR_NAME.into(),
                 if driver {
                     "CUDA_ERROR_OUT_OF_MEMORY"
                 } else {
@@ -109,28 +109,28 @@ impl Family for RuntimeOom {
             );
         } else if let Some(caps) = p.thc.captures(first) {
             finding.backend = Some("cuda".into());
-            finding.era = Some("thc".into());
+            finding.era = Some(Era::Thc);
             finding.version_hint = Some("PyTorch ≤0.4".into());
             finding.facts.insert("error_code".into(), "2".into());
             if let Some(at) = caps.get(1) {
                 finding
                     .facts
-                    .insert("location".into(), at.as_str().to_string());
+                    .insert(fact::LOCATION.into(), at.as_str().to_string());
             }
         } else if let Some(caps) = p.thc_check.captures(first) {
             finding.backend = Some("cuda".into());
-            finding.era = Some("thc".into());
+            finding.era = Some(Era::Thc);
             finding.version_hint = Some("PyTorch ≤0.4".into());
             finding.facts.insert("error_code".into(), "2".into());
             finding
                 .facts
-                .insert("location".into(), format!("{}:{}", &caps[1], &caps[2]));
+                .insert(fact::LOCATION.into(), format!("{}:{}", &caps[1], &caps[2]));
         } else if let Some(m) = p.other.find(first) {
             finding.backend = Some("cuda".into());
             let named = m.as_str().contains("CUDA_ERROR") || m.as_str().starts_with("CUresult");
-            finding.era = Some(if named { "driver" } else { "runtime" }.into());
+            finding.era = Some(if named { Era::Driver } else { Era::Runtime });
             finding.facts.insert(
-                "error_name".into(),
+                fact::ERROR_NAME.into(),
                 if named {
                     "CUDA_ERROR_OUT_OF_MEMORY"
                 } else {
@@ -197,7 +197,7 @@ impl Family for IllegalAccess {
         );
         let hip = first.starts_with("HIP");
         finding.facts.insert(
-            "error_name".into(),
+            fact::ERROR_NAME.into(),
             if hip {
                 "hipErrorIllegalAddress"
             } else {
@@ -239,7 +239,7 @@ mod tests {
             let body = lines(&[&line[start..]]);
             let m = Message { input: "t", line: 1, prefix: &line[..start], lines: &body };
             let f = RuntimeOom.decode(&m).unwrap();
-            assert_eq!(f.era.as_deref(), Some(era), "{line}");
+            assert_eq!(f.era.map(Era::slug), Some(era), "{line}");
         }
     }
 

@@ -24,7 +24,7 @@
 
 use super::re;
 use super::{Family, Message, SizeReader};
-use crate::record::{Finding, Kind};
+use crate::record::{fact, Era, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -79,7 +79,7 @@ impl Family for CupyOom {
         let mut sizes = SizeReader::new(&mut notes);
         let limit;
         if let Some(c) = p.legacy.captures(&text) {
-            finding.era = Some("legacy".into());
+            finding.era = Some(Era::Legacy);
             finding.version_hint = Some("CuPy ≈2–6".into());
             let requested = sizes.read(&c, 1, "allocate");
             let total = sizes.read(&c, 3, "total");
@@ -111,26 +111,23 @@ impl Family for CupyOom {
             } else {
                 None
             };
-            finding.era = Some(
-                if c.get(5).is_some() {
-                    "limit"
-                } else if c.get(3).is_some() {
-                    "allocated_so_far"
-                } else {
-                    "bare"
-                }
-                .into(),
-            );
+            finding.era = Some(if c.get(5).is_some() {
+                Era::Limit
+            } else if c.get(3).is_some() {
+                Era::AllocatedSoFar
+            } else {
+                Era::Bare
+            });
             if c.get(3).is_none() {
                 finding.facts.insert(
-                    "pool".into(),
+                    fact::POOL.into(),
                     "MemoryAsyncPool (cudaMallocAsync; usage not tracked)".into(),
                 );
             }
         }
         finding.sizes.extra.insert("pool_limit_bytes".into(), limit);
         if sizes.overflowed {
-            finding.facts.insert("overflow".into(), "true".into());
+            finding.facts.insert(fact::OVERFLOW.into(), "true".into());
         }
         finding.notes = notes;
         Some(finding)
@@ -175,7 +172,7 @@ mod tests {
             assert_eq!(f.sizes.requested_bytes, Some(requested), "{line}");
             assert_eq!(f.sizes.allocated_bytes, allocated, "{line}");
             assert_eq!(f.sizes.extra["pool_limit_bytes"], limit, "{line}");
-            assert_eq!(f.era.as_deref(), Some(era), "{line}");
+            assert_eq!(f.era.map(Era::slug), Some(era), "{line}");
         }
         assert_eq!(
             decode(cases[0].0).unwrap().exception.as_deref(),

@@ -9,7 +9,7 @@ use super::text::{
 };
 use super::{is_mention, Family, Message};
 use crate::constant_regex;
-use crate::record::{Finding, Kind};
+use crate::record::{fact, Era, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -183,17 +183,17 @@ impl Family for LibraryAllocFailed {
         finding.backend = Some("cuda".into());
         finding
             .facts
-            .insert("library".into(), failure.library.into());
+            .insert(fact::LIBRARY.into(), failure.library.into());
         finding
             .facts
-            .insert("status".into(), failure.status.clone());
+            .insert(fact::STATUS.into(), failure.status.clone());
         if let Some(call) = failure.call {
-            finding.facts.insert("call".into(), call);
+            finding.facts.insert(fact::CALL.into(), call);
         }
         if failure.status == "CUDNN_STATUS_NOT_SUPPORTED" && first.contains("non-contiguous") {
             finding
                 .facts
-                .insert("hint".into(), "non-contiguous input".into());
+                .insert(fact::HINT.into(), "non-contiguous input".into());
         }
         if repeats > 0 {
             finding.occurrences = 1 + repeats as u64;
@@ -234,17 +234,14 @@ impl Family for AllocatorAssert {
         let condition = caps[1].trim().to_string();
         let mut finding = message.finding(Kind::AllocatorAssert, message_text(message.lines));
         finding.backend = Some("cuda".into());
-        finding.era = Some(
-            if condition.starts_with("NVML") {
-                "nvml"
-            } else {
-                "handles"
-            }
-            .into(),
-        );
-        finding.facts.insert("assert".into(), condition);
-        finding.facts.insert("file".into(), caps[2].to_string());
-        finding.facts.insert("line".into(), caps[3].to_string());
+        finding.era = Some(if condition.starts_with("NVML") {
+            Era::Nvml
+        } else {
+            Era::Handles
+        });
+        finding.facts.insert(fact::ASSERT.into(), condition);
+        finding.facts.insert(fact::FILE.into(), caps[2].to_string());
+        finding.facts.insert(fact::LINE.into(), caps[3].to_string());
         Some(finding)
     }
 }
@@ -277,7 +274,7 @@ impl Family for DeviceNotReady {
         finding.backend = Some(caps[1].to_ascii_lowercase());
         finding
             .facts
-            .insert("error_name".into(), "CUDA_ERROR_NOT_READY".into());
+            .insert(fact::ERROR_NAME.into(), "CUDA_ERROR_NOT_READY".into());
         Some(finding)
     }
 }

@@ -13,14 +13,14 @@ use super::text::is_boilerplate;
 use super::text::{collapse_repeats, reported_token};
 use super::{is_mention, Family, Message};
 use crate::constant_regex;
-use crate::record::{Finding, Kind};
+use crate::record::{fact, Era, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
 /// One allowed phrase.
 struct Phrase {
     /// Stable slug, used as the finding's `era`.
-    id: &'static str,
+    id: Era,
     re: Regex,
     /// A bare error name: must pass [`reported_token`].
     token: bool,
@@ -39,22 +39,22 @@ fn phrases() -> &'static [Phrase] {
             id,
             re: constant_regex(pattern),
             token,
-            whole_line: token && id != "vendor",
+            whole_line: token && id != Era::Vendor,
             after_colon,
             backend,
             reported_by,
         };
         vec![
-            p("llama_cpp", r"(?:\w+: )?(?:allocating [\d.]+ MiB on device \d+: )?cudaMalloc failed: out of memory", false, false, "cuda", "llama.cpp / ggml (cudaMalloc)"),
-            p("ctranslate2", r"\bCUDA failed with error out of memory", false, false, "cuda", "CTranslate2"),
-            p("onnxruntime", r"\bFailed to allocate memory for requested buffer of size \d+", false, false, "", "ONNX Runtime's BFC arena"),
-            p("triton_shared_memory", r"\bout of resource: shared memory, Required: \d+,? Hardware limit(?:ation)?: \d+", false, false, "cuda", "Triton (kernel launch)"),
-            p("torch_oom_class", r"\btorch\.(?:cuda\.)?OutOfMemoryError: \S", false, true, "", "PyTorch (OutOfMemoryError)"),
-            p("cupy_oom_class", r"\bcupy\.cuda\.memory\.OutOfMemoryError: \S", false, true, "cuda", "CuPy (OutOfMemoryError)"),
-            p("cuda_driver", r"\bCUDA_ERROR_OUT_OF_MEMORY\b", true, false, "cuda", "the CUDA driver API (CUDA_ERROR_OUT_OF_MEMORY)"),
-            p("cuda_runtime", r"\bcudaErrorMemoryAllocation\b", true, false, "cuda", "the CUDA runtime API (cudaErrorMemoryAllocation)"),
-            p("hip", r"\b(?:HIP_ERROR_OutOfMemory|hipErrorOutOfMemory)\b", true, false, "hip", "HIP / ROCm (hipErrorOutOfMemory)"),
-            p("vendor", r"\b(?:MLU|NPU|GCU|MUSA) out of memory\b", true, false, "", "a vendor PyTorch backend"),
+            p(Era::LlamaCpp, r"(?:\w+: )?(?:allocating [\d.]+ MiB on device \d+: )?cudaMalloc failed: out of memory", false, false, "cuda", "llama.cpp / ggml (cudaMalloc)"),
+            p(Era::Ctranslate2, r"\bCUDA failed with error out of memory", false, false, "cuda", "CTranslate2"),
+            p(Era::Onnxruntime, r"\bFailed to allocate memory for requested buffer of size \d+", false, false, "", "ONNX Runtime's BFC arena"),
+            p(Era::TritonSharedMemory, r"\bout of resource: shared memory, Required: \d+,? Hardware limit(?:ation)?: \d+", false, false, "cuda", "Triton (kernel launch)"),
+            p(Era::TorchOomClass, r"\btorch\.(?:cuda\.)?OutOfMemoryError: \S", false, true, "", "PyTorch (OutOfMemoryError)"),
+            p(Era::CupyOomClass, r"\bcupy\.cuda\.memory\.OutOfMemoryError: \S", false, true, "cuda", "CuPy (OutOfMemoryError)"),
+            p(Era::CudaDriver, r"\bCUDA_ERROR_OUT_OF_MEMORY\b", true, false, "cuda", "the CUDA driver API (CUDA_ERROR_OUT_OF_MEMORY)"),
+            p(Era::CudaRuntime, r"\bcudaErrorMemoryAllocation\b", true, false, "cuda", "the CUDA runtime API (cudaErrorMemoryAllocation)"),
+            p(Era::Hip, r"\b(?:HIP_ERROR_OutOfMemory|hipErrorOutOfMemory)\b", true, false, "hip", "HIP / ROCm (hipErrorOutOfMemory)"),
+            p(Era::Vendor, r"\b(?:MLU|NPU|GCU|MUSA) out of memory\b", true, false, "", "a vendor PyTorch backend"),
         ]
     })
 }
@@ -159,7 +159,7 @@ impl Family for GenericOom {
             return true;
         }
         match first.id {
-            "llama_cpp" => size_patterns().buffer_of_size.is_match(next),
+            Era::LlamaCpp => size_patterns().buffer_of_size.is_match(next),
             _ => is_boilerplate(next),
         }
     }
@@ -177,19 +177,19 @@ impl Family for GenericOom {
                 .captures(first)
                 .map(|c| c[1].to_string());
         }
-        finding.era = Some(phrase.id.into());
+        finding.era = Some(phrase.id);
         finding
             .facts
-            .insert("reported_by".into(), phrase.reported_by.into());
+            .insert(fact::REPORTED_BY.into(), phrase.reported_by.into());
         if phrase.token {
             if let Some(m) = phrase.re.find(first) {
                 finding
                     .facts
-                    .insert("error_name".into(), m.as_str().to_string());
+                    .insert(fact::ERROR_NAME.into(), m.as_str().to_string());
             }
         }
         let backend = match phrase.id {
-            "vendor" => first
+            Era::Vendor => first
                 .split_whitespace()
                 .next()
                 .map(str::to_ascii_lowercase)
@@ -208,7 +208,7 @@ impl Family for GenericOom {
 }
 
 /// Fills in the sizes a phrase states; states nothing it does not say.
-fn read_sizes(finding: &mut Finding, text: &str, id: &str) {
+fn read_sizes(finding: &mut Finding, text: &str, id: Era) {
     let p = size_patterns();
     let raw = |re: &Regex, at: usize| -> Option<u64> {
         re.captures(text)
@@ -216,7 +216,7 @@ fn read_sizes(finding: &mut Finding, text: &str, id: &str) {
             .and_then(|m| m.as_str().replace(',', "").parse().ok())
     };
     match id {
-        "triton_shared_memory" => {
+        Era::TritonSharedMemory => {
             finding.sizes.requested_bytes = raw(&p.shared_memory, 1);
             finding
                 .sizes
@@ -226,15 +226,15 @@ fn read_sizes(finding: &mut Finding, text: &str, id: &str) {
                 .facts
                 .insert("resource".into(), "shared memory (per thread block)".into());
         }
-        "llama_cpp" => {
+        Era::LlamaCpp => {
             // The follow-up line gives the exact byte count; the MiB figure is rounded.
             finding.sizes.requested_bytes = raw(&p.buffer_of_size, 1).or_else(|| {
                 let c = p.ggml_mib.captures(text)?;
                 crate::units::to_bytes(&c[1], &c[2]).ok()
             });
         }
-        "onnxruntime" => finding.sizes.requested_bytes = raw(&p.buffer_of_size, 1),
-        "cupy_oom_class" => finding.sizes.requested_bytes = raw(&p.cupy_bytes, 1),
+        Era::Onnxruntime => finding.sizes.requested_bytes = raw(&p.buffer_of_size, 1),
+        Era::CupyOomClass => finding.sizes.requested_bytes = raw(&p.cupy_bytes, 1),
         _ => finding.sizes.requested_bytes = raw(&p.bytes_in_parens, 1),
     }
     finding.device = raw(&p.device, 1).and_then(|d| u32::try_from(d).ok());
@@ -271,7 +271,7 @@ mod tests {
             }
             let f = found.unwrap_or_else(|| panic!("{line}"));
             assert_eq!(f.kind, Kind::GenericOom);
-            assert_eq!(f.era.as_deref(), Some(era), "{line}");
+            assert_eq!(f.era.map(Era::slug), Some(era), "{line}");
             assert_eq!(f.sizes.requested_bytes, requested, "{line}");
         }
     }

@@ -7,7 +7,7 @@ use super::text::{continues_with_boilerplate, is_boilerplate, message_text};
 use super::{exception_name, Family, Message};
 use crate::constant_regex;
 use crate::context::{TracebackBuilder, TracebackEvent};
-use crate::record::{Finding, Kind};
+use crate::record::{fact, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -159,11 +159,13 @@ impl Family for DeviceSideAssert {
         finding.traceback = traceback;
         finding
             .facts
-            .insert("error_name".into(), "cudaErrorAssert".into());
+            .insert(fact::ERROR_NAME.into(), "cudaErrorAssert".into());
         finding.facts.insert("error_code".into(), "710".into());
         if let Some((location, kernel, condition)) = conditions.first() {
-            finding.facts.insert("assertion".into(), condition.clone());
-            finding.facts.insert("kernel".into(), kernel.clone());
+            finding
+                .facts
+                .insert(fact::ASSERTION.into(), condition.clone());
+            finding.facts.insert(fact::KERNEL.into(), kernel.clone());
             if let Some(location) = location {
                 finding.facts.insert("source".into(), location.clone());
             }
@@ -263,9 +265,9 @@ impl Family for KernelError {
         if hip && kind == Kind::NoKernelImage && first.contains("hipErrorNoBinaryForGpu") {
             finding
                 .facts
-                .insert("error_name".into(), "hipErrorNoBinaryForGpu".into());
+                .insert(fact::ERROR_NAME.into(), "hipErrorNoBinaryForGpu".into());
         } else {
-            finding.facts.insert("error_name".into(), name.into());
+            finding.facts.insert(fact::ERROR_NAME.into(), name.into());
             finding.facts.insert("error_code".into(), code.into());
         }
         if message.joined().contains("asynchronously reported") {

@@ -30,7 +30,7 @@
 use super::text::int;
 use super::{find_size, re};
 use super::{Family, Message, SizeReader};
-use crate::record::{Category, Finding, Kind};
+use crate::record::{fact, Category, Era, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -76,7 +76,7 @@ impl Family for CpuAllocator {
         finding.backend = Some("cpu".into());
         finding
             .facts
-            .insert("allocator".into(), caps[1].to_string());
+            .insert(fact::ALLOCATOR.into(), caps[1].to_string());
         if let Some(enforce) = p.enforce.captures(&text) {
             finding
                 .facts
@@ -90,27 +90,26 @@ impl Family for CpuAllocator {
         finding.sizes.requested_bytes =
             find_size(&p.request, &text, 1, "you tried to allocate", &mut sizes);
         if let Some(errno) = p.errno.captures(&text) {
-            finding.facts.insert("errno".into(), errno[1].to_string());
             finding
                 .facts
-                .insert("strerror".into(), errno[2].to_string());
+                .insert(fact::ERRNO.into(), errno[1].to_string());
+            finding
+                .facts
+                .insert(fact::STRERROR.into(), errno[2].to_string());
         }
-        finding.era = Some(
-            if &caps[2] == "can't allocate memory" {
-                "posix"
-            } else if text.contains("Buy new RAM!") {
-                "buy_new_ram"
-            } else {
-                "not_enough_memory"
-            }
-            .into(),
-        );
-        finding.version_hint = match finding.era.as_deref() {
-            Some("buy_new_ram") => Some("PyTorch ≤ ≈1.x (c10/core/CPUAllocator.cpp)".into()),
+        finding.era = Some(if &caps[2] == "can't allocate memory" {
+            Era::Posix
+        } else if text.contains("Buy new RAM!") {
+            Era::BuyNewRam
+        } else {
+            Era::NotEnoughMemory
+        });
+        finding.version_hint = match finding.era {
+            Some(Era::BuyNewRam) => Some("PyTorch ≤ ≈1.x (c10/core/CPUAllocator.cpp)".into()),
             _ => None,
         };
         if sizes.overflowed {
-            finding.facts.insert("overflow".into(), "true".into());
+            finding.facts.insert(fact::OVERFLOW.into(), "true".into());
         }
         finding.truncated = finding.sizes.requested_bytes.is_none() && !sizes.overflowed;
         finding.notes = notes;
@@ -294,39 +293,39 @@ impl Family for Killed {
         finding.backend = Some("cpu".into());
         let mut notes = Vec::new();
         let mut sizes = SizeReader::new(&mut notes);
-        let explicit = |f: &mut Finding, era: &str| {
-            f.era = Some(era.into());
+        let explicit = |f: &mut Finding, era: Era| {
+            f.era = Some(era);
             f.category = Category::Oom;
         };
 
         if let Some(c) = p.constraint.captures(&joined) {
             let memcg = &c[1] == "CONSTRAINT_MEMCG";
-            explicit(&mut finding, if memcg { "cgroup" } else { "kernel" });
+            explicit(&mut finding, if memcg { Era::Cgroup } else { Era::Kernel });
             finding.facts.insert("constraint".into(), c[1].to_string());
             if let Some(t) = p.constraint_pid.captures(&joined) {
-                finding.facts.insert("process".into(), t[1].to_string());
-                finding.facts.insert("pid".into(), t[2].to_string());
+                finding.facts.insert(fact::PROCESS.into(), t[1].to_string());
+                finding.facts.insert(fact::PID.into(), t[2].to_string());
             }
         }
         if let Some(c) = p.kernel_kill.captures(&joined) {
             let memcg = c[0].starts_with("Memory cgroup");
             if finding.era.is_none() || memcg {
-                explicit(&mut finding, if memcg { "cgroup" } else { "kernel" });
+                explicit(&mut finding, if memcg { Era::Cgroup } else { Era::Kernel });
             }
-            finding.facts.insert("pid".into(), c[1].to_string());
-            finding.facts.insert("process".into(), c[2].to_string());
+            finding.facts.insert(fact::PID.into(), c[1].to_string());
+            finding.facts.insert(fact::PROCESS.into(), c[2].to_string());
         } else if let Some(c) = p.kill_line.captures(&joined) {
             if finding.era.is_none() {
-                explicit(&mut finding, "kernel");
+                explicit(&mut finding, Era::Kernel);
             }
-            finding.facts.insert("pid".into(), c[1].to_string());
-            finding.facts.insert("process".into(), c[2].to_string());
+            finding.facts.insert(fact::PID.into(), c[1].to_string());
+            finding.facts.insert(fact::PROCESS.into(), c[2].to_string());
         } else if let Some(c) = p.reaper.captures(&joined) {
             if finding.era.is_none() {
-                explicit(&mut finding, "kernel");
+                explicit(&mut finding, Era::Kernel);
             }
-            finding.facts.insert("pid".into(), c[1].to_string());
-            finding.facts.insert("process".into(), c[2].to_string());
+            finding.facts.insert(fact::PID.into(), c[1].to_string());
+            finding.facts.insert(fact::PROCESS.into(), c[2].to_string());
         }
         if let Some(c) = p.kernel_rss.captures(&joined) {
             let mut put = |key: &str, at: usize, what: &str| {
@@ -343,22 +342,24 @@ impl Family for Killed {
 
         if finding.era.is_none() {
             if let Some(c) = p.slurm_events.captures(&joined) {
-                explicit(&mut finding, "slurm");
+                explicit(&mut finding, Era::Slurm);
                 finding
                     .facts
-                    .insert("oom_kill_events".into(), c[1].to_string());
-                finding.facts.insert("step".into(), c[2].to_string());
+                    .insert(fact::OOM_KILL_EVENTS.into(), c[1].to_string());
+                finding.facts.insert(fact::STEP.into(), c[2].to_string());
             } else if let Some(c) = p.slurm_limit.captures(&joined) {
-                explicit(&mut finding, "slurm");
-                finding.facts.insert("usage".into(), c[1].to_string());
-                finding.facts.insert("limit".into(), c[2].to_string());
+                explicit(&mut finding, Era::Slurm);
+                finding.facts.insert(fact::USAGE.into(), c[1].to_string());
+                finding.facts.insert(fact::LIMIT.into(), c[2].to_string());
             } else if p.slurm_task.is_match(&joined) {
-                explicit(&mut finding, "slurm");
+                explicit(&mut finding, Era::Slurm);
             } else if p.kubernetes.is_match(&joined) {
-                explicit(&mut finding, "kubernetes");
-                finding.facts.insert("reason".into(), "OOMKilled".into());
+                explicit(&mut finding, Era::Kubernetes);
+                finding
+                    .facts
+                    .insert(fact::REASON.into(), "OOMKilled".into());
             } else if p.elastic_exit.is_match(&joined) || p.elastic_signal.is_match(&joined) {
-                finding.era = Some("torchelastic".into());
+                finding.era = Some(Era::Torchelastic);
                 let pids: Vec<String> = p
                     .elastic_signal
                     .captures_iter(&joined)
@@ -369,31 +370,37 @@ impl Family for Killed {
                     .find_iter(&joined)
                     .count()
                     .max(pids.len());
-                finding.facts.insert("signal".into(), "SIGKILL (9)".into());
+                finding
+                    .facts
+                    .insert(fact::SIGNAL.into(), "SIGKILL (9)".into());
                 finding.facts.insert("exit_code".into(), "-9".into());
                 finding
                     .facts
-                    .insert("killed_processes".into(), killed.to_string());
+                    .insert(fact::KILLED_PROCESSES.into(), killed.to_string());
                 if !pids.is_empty() {
-                    finding.facts.insert("pids".into(), pids.join(", "));
+                    finding.facts.insert(fact::PIDS.into(), pids.join(", "));
                 }
             } else if let Some(c) = p.dataloader.captures(&joined) {
-                finding.era = Some("dataloader".into());
-                finding.facts.insert("signal".into(), "SIGKILL (9)".into());
+                finding.era = Some(Era::Dataloader);
+                finding
+                    .facts
+                    .insert(fact::SIGNAL.into(), "SIGKILL (9)".into());
                 if let Some(pid) = c.get(1) {
                     finding
                         .facts
-                        .insert("pid".into(), pid.as_str().trim().to_string());
+                        .insert(fact::PID.into(), pid.as_str().trim().to_string());
                 }
             } else if p.sigkill.is_match(&joined) {
-                finding.era = Some("sigkill".into());
-                finding.facts.insert("signal".into(), "SIGKILL (9)".into());
+                finding.era = Some(Era::Sigkill);
+                finding
+                    .facts
+                    .insert(fact::SIGNAL.into(), "SIGKILL (9)".into());
             } else if p.exit_137.is_match(&joined) {
-                finding.era = Some("exit_137".into());
+                finding.era = Some(Era::Exit137);
                 finding.facts.insert("exit_code".into(), "137".into());
                 finding
                     .facts
-                    .insert("signal".into(), "SIGKILL (9) = 137 − 128".into());
+                    .insert(fact::SIGNAL.into(), "SIGKILL (9) = 137 − 128".into());
             } else if bare_killed(message.lines.first().map_or("", String::as_str)).is_some() {
                 // Only when nothing but blank lines follows: a bare `Killed`
                 // that ends the output. One in the middle of a log is too
@@ -401,24 +408,30 @@ impl Family for Killed {
                 if message.lines[1..].iter().any(|l| !l.trim().is_empty()) {
                     return None;
                 }
-                finding.era = Some("bare_killed".into());
-                finding.facts.insert("signal".into(), "SIGKILL (9)".into());
+                finding.era = Some(Era::BareKilled);
+                finding
+                    .facts
+                    .insert(fact::SIGNAL.into(), "SIGKILL (9)".into());
                 finding.notes.push(
                     "the output ends with the shell's `Killed`: the process got SIGKILL, most often from the kernel's OOM killer".into(),
                 );
             } else if let Some(c) = p.shell.captures(&joined) {
-                finding.era = Some("shell".into());
-                finding.facts.insert("signal".into(), "SIGKILL (9)".into());
-                finding.facts.insert("pid".into(), c[1].to_string());
+                finding.era = Some(Era::Shell);
+                finding
+                    .facts
+                    .insert(fact::SIGNAL.into(), "SIGKILL (9)".into());
+                finding.facts.insert(fact::PID.into(), c[1].to_string());
             }
         }
-        if p.kubernetes.is_match(&joined) && finding.era.as_deref() != Some("kubernetes") {
-            finding.facts.insert("reason".into(), "OOMKilled".into());
+        if p.kubernetes.is_match(&joined) && finding.era != Some(Era::Kubernetes) {
+            finding
+                .facts
+                .insert(fact::REASON.into(), "OOMKilled".into());
         }
         if let Some(n) = int::<u64>(&p.slurm_events, &joined, 1) {
             finding
                 .facts
-                .insert("oom_kill_events".into(), n.to_string());
+                .insert(fact::OOM_KILL_EVENTS.into(), n.to_string());
         }
         finding.era.as_ref()?;
         finding.notes = notes;
@@ -447,7 +460,7 @@ mod tests {
             let f = decode_with(&CpuAllocator, &[line]).expect(line);
             assert_eq!(f.kind, Kind::HostOom);
             assert_eq!(f.sizes.requested_bytes, Some(bytes), "{line}");
-            assert_eq!(f.era.as_deref(), Some(era), "{line}");
+            assert_eq!(f.era.map(Era::slug), Some(era), "{line}");
             assert_eq!(f.facts.get("errno").map(String::as_str), errno);
             assert_eq!(f.backend.as_deref(), Some("cpu"));
         }
@@ -488,7 +501,7 @@ mod tests {
         for &(lines, era, category) in cases {
             let f = decode_with(&Killed, lines).unwrap_or_else(|| panic!("{lines:?}"));
             assert_eq!(f.kind, Kind::HostOomKilled);
-            assert_eq!(f.era.as_deref(), Some(era), "{lines:?}");
+            assert_eq!(f.era.map(Era::slug), Some(era), "{lines:?}");
             assert_eq!(f.category, category, "{lines:?}");
             assert_eq!(f.text.lines().count(), lines.len(), "{lines:?}");
         }
@@ -557,7 +570,7 @@ mod tests {
             ],
         ] {
             let f = decode_with(&Killed, lines).expect("bare Killed at the end");
-            assert_eq!(f.era.as_deref(), Some("bare_killed"));
+            assert_eq!(f.era, Some(Era::BareKilled));
             assert_eq!(f.category, Category::LikelyOom);
         }
         // A log that goes on after it: too weak to report.

@@ -17,7 +17,7 @@
 use super::text::{grows, int};
 use super::{find_size, re};
 use super::{Family, Message, SizeReader};
-use crate::record::{Finding, Kind};
+use crate::record::{fact, Era, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -104,9 +104,9 @@ impl Family for KvCacheOom {
         let mut notes = Vec::new();
         let mut sizes = SizeReader::new(&mut notes);
         if p.no_blocks.is_match(&text) {
-            finding.era = Some("no_cache_blocks".into());
+            finding.era = Some(Era::NoCacheBlocks);
         } else if let Some(c) = p.tgi.captures(&text) {
-            finding.era = Some("tgi_warmup".into());
+            finding.era = Some(Era::TgiWarmup);
             finding.version_hint = Some("text-generation-inference".into());
             if let Some(total) = c.get(1) {
                 finding
@@ -117,7 +117,7 @@ impl Family for KvCacheOom {
                 .facts
                 .insert("prefill_tokens".into(), c[2].to_string());
         } else if text.contains("mem-fraction-static") || text.contains("alloc_req_slots") {
-            finding.era = Some("sglang".into());
+            finding.era = Some(Era::Sglang);
             finding.version_hint = Some("SGLang".into());
             if let Some(c) = p.sglang_fraction.captures(&text) {
                 finding
@@ -125,17 +125,21 @@ impl Family for KvCacheOom {
                     .insert("mem_fraction_static".into(), c[1].to_string());
             }
         } else if let Some(c) = p.v0.captures(&text) {
-            finding.era = Some("max_seq_len".into());
+            finding.era = Some(Era::MaxSeqLen);
             finding.version_hint = Some("vLLM V0 engine (≤ ≈0.10)".into());
-            finding.facts.insert("max_seq_len".into(), c[1].to_string());
             finding
                 .facts
-                .insert("kv_cache_tokens".into(), c[2].to_string());
+                .insert(fact::MAX_SEQ_LEN.into(), c[1].to_string());
+            finding
+                .facts
+                .insert(fact::KV_CACHE_TOKENS.into(), c[2].to_string());
         } else {
-            finding.era = Some("kv_cache_memory".into());
+            finding.era = Some(Era::KvCacheMemory);
             finding.version_hint = Some("vLLM V1 engine".into());
             if let Some(n) = int::<u64>(&p.v1_len, &text, 1) {
-                finding.facts.insert("max_seq_len".into(), n.to_string());
+                finding
+                    .facts
+                    .insert(fact::MAX_SEQ_LEN.into(), n.to_string());
             }
             let needed = find_size(&p.v1_needed, &text, 1, "KV cache needed", &mut sizes);
             let available = find_size(
@@ -156,7 +160,7 @@ impl Family for KvCacheOom {
             if let Some(e) = int::<u64>(&p.v1_estimate, &text, 1) {
                 finding
                     .facts
-                    .insert("estimated_max_model_len".into(), e.to_string());
+                    .insert(fact::ESTIMATED_MAX_MODEL_LEN.into(), e.to_string());
             }
             finding.truncated = needed.is_none() || available.is_none();
         }
@@ -187,7 +191,7 @@ mod tests {
     #[test]
     fn every_spelling() {
         let f = decode(&["ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine."]).unwrap();
-        assert_eq!(f.era.as_deref(), Some("no_cache_blocks"));
+        assert_eq!(f.era, Some(Era::NoCacheBlocks));
         assert_eq!(f.exception.as_deref(), Some("ValueError"));
         assert!(!f.facts.contains_key("max_seq_len"));
 
@@ -198,12 +202,12 @@ mod tests {
         );
 
         let f = decode(&["ValueError: The model's max seq len (30000) is larger than the maximum number of tokens that can be stored in KV cache (19632). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."]).unwrap();
-        assert_eq!(f.era.as_deref(), Some("max_seq_len"));
+        assert_eq!(f.era, Some(Era::MaxSeqLen));
         assert_eq!(f.facts["max_seq_len"], "30000");
         assert_eq!(f.facts["kv_cache_tokens"], "19632");
 
         let f = decode(&["(EngineCore_DP0 pid=18799) ValueError: To serve at least one request with the models's max seq len (40960), (5.62 GiB KV cache is needed, which is larger than the available KV cache memory (4.50 GiB). Based on the available memory, the estimated maximum model length is 32768. Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine."]).unwrap();
-        assert_eq!(f.era.as_deref(), Some("kv_cache_memory"));
+        assert_eq!(f.era, Some(Era::KvCacheMemory));
         assert_eq!(f.facts["max_seq_len"], "40960");
         assert_eq!(f.facts["estimated_max_model_len"], "32768");
         let e = |k: &str| f.sizes.extra.get(k).copied().flatten();

@@ -13,7 +13,7 @@
 use super::text::grows;
 use super::{find_size, re};
 use super::{Family, Message, SizeReader};
-use crate::record::{Finding, Kind};
+use crate::record::{fact, Era, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -87,10 +87,16 @@ impl Family for MpsOom {
             .extra
             .insert("max_allowed_bytes".into(), max_allowed);
         if let Some(pool) = p.tried.captures(&text).and_then(|c| c.get(3)) {
-            finding.facts.insert("pool".into(), pool.as_str().into());
+            finding
+                .facts
+                .insert(fact::POOL.into(), pool.as_str().into());
         }
         let limited = p.max_allowed.is_match(&text);
-        finding.era = Some(if limited { "watermark" } else { "no_watermark" }.into());
+        finding.era = Some(if limited {
+            Era::Watermark
+        } else {
+            Era::NoWatermark
+        });
         finding.facts.insert(
             "high_watermark_limit".into(),
             if limited { "on" } else { "off" }.into(),
@@ -105,7 +111,7 @@ impl Family for MpsOom {
             .into(),
         );
         if sizes.overflowed {
-            finding.facts.insert("overflow".into(), "true".into());
+            finding.facts.insert(fact::OVERFLOW.into(), "true".into());
         }
         let complete = p.tried.captures(&text).is_some_and(|c| c.get(3).is_some())
             && (!limited || p.hint.is_match(&text));
@@ -196,7 +202,7 @@ mod tests {
             assert_eq!(extra(&f, "max_allowed_bytes"), m, "{line}");
             assert_eq!(f.sizes.requested_bytes, Some(a), "{line}");
             assert_eq!(f.facts["pool"], pool);
-            assert_eq!(f.era.as_deref(), Some(era));
+            assert_eq!(f.era.map(Era::slug), Some(era));
             assert_eq!(f.backend.as_deref(), Some("mps"));
             assert!(!f.truncated, "{line}");
         }

@@ -10,7 +10,7 @@
 use super::text::collapse_repeats;
 use super::text::message_text;
 use super::{re, Family, Message};
-use crate::record::{Finding, Kind};
+use crate::record::{fact, Era, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -80,7 +80,9 @@ impl Family for Watchdog {
         let mut finding = message.finding(Kind::NcclTimeout, text);
         finding.backend = Some("nccl".into());
         if let Some(rank) = caps.get(1) {
-            finding.facts.insert("rank".into(), rank.as_str().into());
+            finding
+                .facts
+                .insert(fact::RANK.into(), rank.as_str().into());
         }
         if let Some(work) = caps.get(2) {
             for field in work.as_str().split(',') {
@@ -88,11 +90,11 @@ impl Family for Watchdog {
                     continue;
                 };
                 let name = match key {
-                    "SeqNum" => "seq_num",
-                    "OpType" => "op_type",
+                    "SeqNum" => fact::SEQ_NUM,
+                    "OpType" => fact::OP_TYPE,
                     "NumelIn" => "numel_in",
                     "NumelOut" => "numel_out",
-                    "Timeout(ms)" => "timeout_ms",
+                    "Timeout(ms)" => fact::TIMEOUT_MS,
                     _ => continue,
                 };
                 finding.facts.insert(name.into(), value.to_string());
@@ -101,7 +103,7 @@ impl Family for Watchdog {
         if let Some(ran) = caps.get(3) {
             finding
                 .facts
-                .insert("ran_for_ms".into(), ran.as_str().into());
+                .insert(fact::RAN_FOR_MS.into(), ran.as_str().into());
         }
         Some(finding)
     }
@@ -144,7 +146,9 @@ impl Family for ProcessGroupAborted {
         let mut finding = message.finding(Kind::ProcessGroupAborted, message_text(message.lines));
         finding.backend = Some("nccl".into());
         if let Some(rank) = caps.get(1).or_else(|| caps.get(3)) {
-            finding.facts.insert("rank".into(), rank.as_str().into());
+            finding
+                .facts
+                .insert(fact::RANK.into(), rank.as_str().into());
         }
         let reason = caps
             .get(2)
@@ -160,16 +164,13 @@ impl Family for ProcessGroupAborted {
                 })
             });
         if let Some(reason) = reason {
-            finding.facts.insert("reason".into(), reason);
+            finding.facts.insert(fact::REASON.into(), reason);
         }
-        finding.era = Some(
-            if caps.get(1).is_some() {
-                "communicator_aborted"
-            } else {
-                "watchdog_exception"
-            }
-            .into(),
-        );
+        finding.era = Some(if caps.get(1).is_some() {
+            Era::CommunicatorAborted
+        } else {
+            Era::WatchdogException
+        });
         Some(finding)
     }
 }
@@ -268,10 +269,12 @@ impl Family for NcclError {
         finding.backend = Some("nccl".into());
         let first = message.lines.first()?;
         if let Some(c) = p.location.captures(first) {
-            finding.facts.insert("location".into(), c[1].to_string());
             finding
                 .facts
-                .insert("reason".into(), c[2].trim().to_string());
+                .insert(fact::LOCATION.into(), c[1].to_string());
+            finding
+                .facts
+                .insert(fact::REASON.into(), c[2].trim().to_string());
         }
         if let Some(c) = p.version.captures(&joined) {
             finding
@@ -279,7 +282,9 @@ impl Family for NcclError {
                 .insert("nccl_version".into(), c[1].to_string());
         }
         if let Some(c) = p.name.captures(&joined) {
-            finding.facts.insert("nccl_error".into(), c[1].to_string());
+            finding
+                .facts
+                .insert(fact::NCCL_ERROR.into(), c[1].to_string());
         }
         let marker = message
             .lines
@@ -292,7 +297,7 @@ impl Family for NcclError {
                 let last = last.strip_prefix(prefix).unwrap_or(last);
                 finding
                     .facts
-                    .insert("last_error".into(), last.trim().to_string());
+                    .insert(fact::LAST_ERROR.into(), last.trim().to_string());
             }
         }
         if let Some(c) = p.calloc.captures(&joined) {
@@ -360,7 +365,9 @@ impl Family for NcclWarnOom {
         let full = format!("{}{}", message.prefix, message.lines.first()?);
         if let Some(c) = nccl_log_prefix().captures(&full) {
             finding.device = c[1].parse().ok();
-            finding.facts.insert("location".into(), c[2].to_string());
+            finding
+                .facts
+                .insert(fact::LOCATION.into(), c[2].to_string());
         }
         if failures > 1 {
             finding
@@ -481,7 +488,7 @@ impl Family for ChildFailed {
                 if !line.starts_with(' ') {
                     finding
                         .facts
-                        .entry("script".into())
+                        .entry(fact::SCRIPT.into())
                         .or_insert_with(|| c[1].to_string());
                 }
             }
@@ -490,7 +497,7 @@ impl Family for ChildFailed {
                 if in_root {
                     finding
                         .facts
-                        .insert("root_cause_rank".into(), c[1].to_string());
+                        .insert(fact::ROOT_CAUSE_RANK.into(), c[1].to_string());
                     if let Some(local) = c.get(2) {
                         finding
                             .facts
@@ -504,7 +511,7 @@ impl Family for ChildFailed {
             if let Some(c) = p.exitcode.captures(line) {
                 finding
                     .facts
-                    .insert("root_cause_exitcode".into(), c[1].to_string());
+                    .insert(fact::ROOT_CAUSE_EXITCODE.into(), c[1].to_string());
                 if let Some(pid) = c.get(2) {
                     finding
                         .facts
@@ -514,16 +521,20 @@ impl Family for ChildFailed {
             if let Some(c) = p.signal.captures(line) {
                 finding
                     .facts
-                    .insert("root_cause_signal".into(), c[2].to_string());
+                    .insert(fact::ROOT_CAUSE_SIGNAL.into(), c[2].to_string());
             }
-            for key in ["host", "time", "error_file"] {
+            for (label, key) in [
+                ("host", "root_cause_host"),
+                ("time", "root_cause_time"),
+                ("error_file", fact::ROOT_CAUSE_ERROR_FILE),
+            ] {
                 if let Some(value) = trimmed
-                    .strip_prefix(key)
+                    .strip_prefix(label)
                     .and_then(|rest| rest.trim_start().strip_prefix(':'))
                 {
                     finding
                         .facts
-                        .entry(format!("root_cause_{key}"))
+                        .entry(key.into())
                         .or_insert_with(|| value.trim().to_string());
                 }
             }

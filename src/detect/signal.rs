@@ -26,7 +26,7 @@
 
 use super::{Family, Message};
 use crate::constant_regex;
-use crate::record::{Category, Finding, Kind};
+use crate::record::{fact, Category, Era, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -96,7 +96,7 @@ impl Family for WorkerSignal {
             return None;
         };
         let mut finding = message.finding(Kind::FatalSignal, text.trim_end().to_string());
-        finding.era = Some("dataloader".into());
+        finding.era = Some(Era::Dataloader);
         finding.backend = Some("cpu".into());
         if number == 7 {
             // Workers pass batches through /dev/shm; a bus error there is a
@@ -104,11 +104,11 @@ impl Family for WorkerSignal {
             finding.category = Category::LikelyOom;
             finding
                 .facts
-                .insert("memory".into(), "shared memory (/dev/shm)".into());
+                .insert(fact::MEMORY.into(), "shared memory (/dev/shm)".into());
         }
         finding
             .facts
-            .insert("signal".into(), format!("{signal} ({number})"));
+            .insert(fact::SIGNAL.into(), format!("{signal} ({number})"));
         if !pids.is_empty() {
             if let Ok(pid) = pids
                 .split(',')
@@ -122,7 +122,7 @@ impl Family for WorkerSignal {
         }
         finding
             .facts
-            .insert("location".into(), format!("DataLoader worker {signal}"));
+            .insert(fact::LOCATION.into(), format!("DataLoader worker {signal}"));
         Some(finding)
     }
 }

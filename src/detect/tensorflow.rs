@@ -18,7 +18,7 @@
 use super::re;
 use super::text::{grows, int};
 use super::{Family, Message, SizeReader};
-use crate::record::{Finding, Kind};
+use crate::record::{fact, Era, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -146,7 +146,7 @@ impl Family for TensorFlowOom {
         let mut notes = Vec::new();
 
         let allocator = if let Some(c) = p.bfc.captures(&text) {
-            finding.era = Some("bfc_allocator".into());
+            finding.era = Some(Era::BfcAllocator);
             finding.sizes.requested_bytes = match int::<u64>(&p.bfc_rounded, &text, 1) {
                 Some(bytes) => Some(bytes),
                 None => {
@@ -158,24 +158,25 @@ impl Family for TensorFlowOom {
                 }
             };
             if let Some(op) = p.bfc_op.captures(&text) {
-                finding.facts.insert("op".into(), op[1].to_string());
+                finding.facts.insert(fact::OP.into(), op[1].to_string());
             }
             if text.contains("TF_GPU_ALLOCATOR=cuda_malloc_async") {
-                finding
-                    .facts
-                    .insert("hint".into(), "TF_GPU_ALLOCATOR=cuda_malloc_async".into());
+                finding.facts.insert(
+                    fact::HINT.into(),
+                    "TF_GPU_ALLOCATOR=cuda_malloc_async".into(),
+                );
             }
             finding.truncated = !text.contains("Current allocation summary follows");
             Some(c[1].to_string())
         } else {
-            finding.era = Some("op_kernel".into());
+            finding.era = Some(Era::OpKernel);
             let shape = p.shape.captures(&text).map(|c| c[1].to_string());
             let dtype = p.dtype.captures(&text).map(|c| c[1].to_string());
             if let Some(shape) = &shape {
-                finding.facts.insert("shape".into(), shape.clone());
+                finding.facts.insert(fact::SHAPE.into(), shape.clone());
             }
             if let Some(dtype) = &dtype {
-                finding.facts.insert("dtype".into(), dtype.clone());
+                finding.facts.insert(fact::DTYPE.into(), dtype.clone());
             }
             finding.sizes.requested_bytes = match (&shape, &dtype) {
                 (Some(shape), Some(dtype)) => match (elements(shape), dtype_size(dtype)) {
@@ -200,7 +201,9 @@ impl Family for TensorFlowOom {
                 _ => None,
             };
             if let Some(c) = p.device.captures(&text) {
-                finding.facts.insert("device_name".into(), c[1].to_string());
+                finding
+                    .facts
+                    .insert(fact::DEVICE_NAME.into(), c[1].to_string());
                 finding.device = c[3].parse().ok();
                 finding.backend = match &c[2] {
                     "CPU" => Some("cpu".into()),
@@ -209,10 +212,10 @@ impl Family for TensorFlowOom {
             }
             if let Some(c) = p.node.captures(&text) {
                 let node = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
-                finding.facts.insert("node".into(), node.to_string());
+                finding.facts.insert(fact::NODE.into(), node.to_string());
             }
             if let Some(c) = p.op.captures(&text) {
-                finding.facts.insert("op".into(), c[1].to_string());
+                finding.facts.insert(fact::OP.into(), c[1].to_string());
             }
             finding.truncated = shape.is_none() || dtype.is_none();
             p.allocator
@@ -225,10 +228,10 @@ impl Family for TensorFlowOom {
             } else if allocator.eq_ignore_ascii_case("cpu") || allocator.contains("cpu") {
                 finding.backend = Some("cpu".into());
             }
-            finding.facts.insert("allocator".into(), allocator);
+            finding.facts.insert(fact::ALLOCATOR.into(), allocator);
         }
         if sizes_overflowed(&notes) {
-            finding.facts.insert("overflow".into(), "true".into());
+            finding.facts.insert(fact::OVERFLOW.into(), "true".into());
         }
         finding.notes = notes;
         Some(finding)
@@ -275,7 +278,7 @@ mod tests {
         for &(line, requested, device, dtype, exception) in cases {
             let f = decode(&[line]).expect(line);
             assert_eq!(f.kind, Kind::TfOom);
-            assert_eq!(f.era.as_deref(), Some("op_kernel"));
+            assert_eq!(f.era, Some(Era::OpKernel));
             assert_eq!(f.sizes.requested_bytes, requested, "{line}");
             assert_eq!(f.device, device, "{line}");
             assert_eq!(f.facts.get("dtype").map(String::as_str), dtype, "{line}");
@@ -344,7 +347,7 @@ mod tests {
             "2023-10-02 16:36:14.402957: I tensorflow/tsl/framework/bfc_allocator.cc:1039] BFCAllocator dump for GPU_0_bfc",
         ])
         .unwrap();
-        assert_eq!(f.era.as_deref(), Some("bfc_allocator"));
+        assert_eq!(f.era, Some(Era::BfcAllocator));
         assert_eq!(f.sizes.requested_bytes, Some(614_400_000));
         assert_eq!(f.device, Some(0));
         assert_eq!(f.facts["op"], "_EagerConst");

@@ -10,7 +10,7 @@
 
 use super::text::looks_like_new_record;
 use super::{find_size, Family, Message, SizeReader};
-use crate::record::{Finding, Hint, Kind, ProcessUsage};
+use crate::record::{fact, Era, Finding, Hint, Kind, ProcessUsage};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -117,7 +117,7 @@ fn decode_allocator(message: &Message<'_>) -> Option<Decoded> {
     let mut score = 1;
 
     if p.exabyte.is_match(body) {
-        finding.era = Some("size_guard".into());
+        finding.era = Some(Era::SizeGuard);
         finding
             .facts
             .insert("request".into(), "more than 1 EB".into());
@@ -168,16 +168,13 @@ fn decode_allocator(message: &Message<'_>) -> Option<Decoded> {
         .iter()
         .filter(|re| has(re))
         .count();
-        finding.era = Some(
-            if has(&p.cached) {
-                "cached"
-            } else if has(&p.reserved_total) {
-                "reserved"
-            } else {
-                "paren"
-            }
-            .into(),
-        );
+        finding.era = Some(if has(&p.cached) {
+            Era::Cached
+        } else if has(&p.reserved_total) {
+            Era::Reserved
+        } else {
+            Era::Paren
+        });
         complete = has(&p.cached) || has(&p.reserved_total);
     } else if let Some(dev) = p.sentence_device.captures(rest) {
         // 2.1+ sentence form.
@@ -197,10 +194,14 @@ fn decode_allocator(message: &Message<'_>) -> Option<Decoded> {
         }
         if let Some(caps) = p.sentence_total.captures(rest) {
             score += 1;
-            finding.era = Some(caps[1].to_string());
+            finding.era = Some(if &caps[1] == "capacty" {
+                Era::Capacty
+            } else {
+                Era::Capacity
+            });
             finding.sizes.total_bytes = sizes.read(&caps, 2, "total capacity");
         } else {
-            finding.era = Some("sentence".into());
+            finding.era = Some(Era::Sentence);
         }
         finding.sizes.free_bytes = find_size(&p.sentence_free, rest, 1, "free", &mut sizes);
         for caps in p.process.captures_iter(rest) {
@@ -328,14 +329,14 @@ fn decode_allocator(message: &Message<'_>) -> Option<Decoded> {
         .to_string();
 
     finding.truncated = !complete;
-    if finding.truncated && finding.era.as_deref() == Some("sentence") {
+    if finding.truncated && finding.era == Some(Era::Sentence) {
         notes.push(
             "the message stops right after `GPU`; PyTorch ≈2.2–2.3 builds cut the message there for GPU 0 (pytorch/pytorch#123984)"
                 .into(),
         );
     }
     if overflowed {
-        finding.facts.insert("overflow".into(), "true".into());
+        finding.facts.insert(fact::OVERFLOW.into(), "true".into());
     }
     finding.notes = notes;
     finding.version_hint = version_hint(&finding);
@@ -352,23 +353,23 @@ fn version_hint(f: &Finding) -> Option<String> {
     if f.backend.as_deref() != Some("cuda") {
         return None;
     }
-    let v = match f.era.as_deref()? {
-        "cached" => "PyTorch ≈0.4.1–1.3",
-        "reserved" if exception.ends_with("cuda.OutOfMemoryError") => "PyTorch 1.13–2.0",
-        "reserved" if hint.is_some() => "PyTorch ≈1.10–1.12",
-        "reserved" => "PyTorch ≈1.4–1.12",
-        "capacty" => "PyTorch 2.1",
-        "capacity" if url.contains("docs.pytorch.org") => "PyTorch ≈2.11 or later",
-        "capacity" if env_var == Some("PYTORCH_ALLOC_CONF") => "PyTorch ≈2.9–2.10",
-        "capacity" if exception == "torch.cuda.OutOfMemoryError" => "PyTorch 2.2–2.3",
-        "capacity"
+    let v = match f.era? {
+        Era::Cached => "PyTorch ≈0.4.1–1.3",
+        Era::Reserved if exception.ends_with("cuda.OutOfMemoryError") => "PyTorch 1.13–2.0",
+        Era::Reserved if hint.is_some() => "PyTorch ≈1.10–1.12",
+        Era::Reserved => "PyTorch ≈1.4–1.12",
+        Era::Capacty => "PyTorch 2.1",
+        Era::Capacity if url.contains("docs.pytorch.org") => "PyTorch ≈2.11 or later",
+        Era::Capacity if env_var == Some("PYTORCH_ALLOC_CONF") => "PyTorch ≈2.9–2.10",
+        Era::Capacity if exception == "torch.cuda.OutOfMemoryError" => "PyTorch 2.2–2.3",
+        Era::Capacity
             if exception == "torch.OutOfMemoryError"
                 || f.sizes.private_pools_bytes.is_some()
                 || f.sizes.allowed_bytes.is_some() =>
         {
             "PyTorch ≈2.4–2.8"
         }
-        "capacity" => "PyTorch ≈2.2–2.8",
+        Era::Capacity => "PyTorch ≈2.2–2.8",
         _ => return None,
     };
     Some(v.to_string())
@@ -533,7 +534,7 @@ impl Family for MallocAsync {
         let joined = message.joined();
         let mut finding = message.finding(Kind::TorchAllocatorOom, text);
         finding.backend = Some("cuda".into());
-        finding.era = Some("malloc_async".into());
+        finding.era = Some(Era::MallocAsync);
         finding
             .facts
             .insert("allocator_backend".into(), "cudaMallocAsync".into());
@@ -596,7 +597,7 @@ mod tests {
     #[test]
     fn seed_example_reserved_era() {
         let f = decode_line("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 8.00 GiB total capacity; 6.32 GiB already allocated; 1.56 GiB free; 7.88 GiB reserved in total by PyTorch)");
-        assert_eq!(f.era.as_deref(), Some("reserved"));
+        assert_eq!(f.era, Some(Era::Reserved));
         assert_eq!(f.exception.as_deref(), Some("RuntimeError"));
         assert_eq!(f.backend.as_deref(), Some("cuda"));
         assert_eq!(f.device, Some(0));
@@ -613,7 +614,7 @@ mod tests {
         let f = decode_line(
             r"RuntimeError: CUDA out of memory. Tried to allocate 12.50 MiB (GPU 0; 10.92 GiB total capacity; 8.57 MiB already allocated; 9.28 GiB free; 4.68 MiB cached) (malloc at ..\c10\cuda\CUDACachingAllocator.cpp:267)",
         );
-        assert_eq!(f.era.as_deref(), Some("cached"));
+        assert_eq!(f.era, Some(Era::Cached));
         assert_eq!(
             f.sizes.cached_bytes,
             Some((4.68 * MIB as f64).round() as u64)
@@ -628,7 +629,7 @@ mod tests {
     #[test]
     fn capacty_typo_era() {
         let f = decode_line("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacty of 7.79 GiB of which 9.38 MiB is free. Including non-PyTorch memory, this process has 7.77 GiB memory in use. Of the allocated memory 7.32 GiB is allocated by PyTorch, and 341.15 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF");
-        assert_eq!(f.era.as_deref(), Some("capacty"));
+        assert_eq!(f.era, Some(Era::Capacty));
         assert_eq!(f.version_hint.as_deref(), Some("PyTorch 2.1"));
         assert_eq!(f.sizes.process_in_use_bytes, Some(gib(7.77)));
         let hint = f.hint.unwrap();
@@ -639,7 +640,7 @@ mod tests {
     #[test]
     fn capacity_era_with_processes_allowed_and_pools() {
         let f = decode_line("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.39 GiB. GPU 3 has a total capacity of 22.30 GiB of which 2.94 GiB is free. Process 48849 has 19.36 GiB memory in use. Process 1234 has 512.00 MiB memory in use. 20.00 GiB allowed; Of the allocated memory 9.83 GiB is allocated by PyTorch, with 1.00 GiB allocated in private pools (e.g., CUDA Graphs), and 9.20 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)");
-        assert_eq!(f.era.as_deref(), Some("capacity"));
+        assert_eq!(f.era, Some(Era::Capacity));
         assert_eq!(f.device, Some(3));
         assert_eq!(f.processes.len(), 2);
         assert_eq!(f.processes[0].pid, 48849);
@@ -662,7 +663,7 @@ mod tests {
         assert!(f.truncated);
         assert_eq!(f.sizes.requested_bytes, Some(gib(3725.29)));
         assert_eq!(f.device, None);
-        assert_eq!(f.era.as_deref(), Some("sentence"));
+        assert_eq!(f.era, Some(Era::Sentence));
     }
 
     #[test]
@@ -674,7 +675,7 @@ mod tests {
         assert_eq!(generic.backend, None);
         let legacy = decode_line("XPU out of memory. Tried to allocate 2.00 GiB (GPU 0; 15.56 GiB total capacity; 12.00 GiB already allocated; 13.00 GiB reserved in total by PyTorch)");
         assert_eq!(legacy.backend.as_deref(), Some("xpu"));
-        assert_eq!(legacy.era.as_deref(), Some("reserved"));
+        assert_eq!(legacy.era, Some(Era::Reserved));
         assert_eq!(legacy.sizes.free_bytes, None);
     }
 
@@ -710,7 +711,7 @@ mod tests {
             lines: &lines,
         };
         let f = MallocAsync.decode(&message).unwrap();
-        assert_eq!(f.era.as_deref(), Some("malloc_async"));
+        assert_eq!(f.era, Some(Era::MallocAsync));
         assert_eq!(f.sizes.requested_bytes, Some(50 * MIB));
         assert_eq!(f.sizes.free_bytes, Some(0));
         assert_eq!(f.sizes.allowed_bytes, None);

@@ -9,7 +9,7 @@
 
 use super::{Family, Message};
 use crate::constant_regex;
-use crate::record::{Finding, Kind};
+use crate::record::{fact, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -60,7 +60,7 @@ impl Family for FailFast {
             .insert("exit_code_signed".into(), "-1073740791".into());
         finding
             .facts
-            .insert("ntstatus".into(), "STATUS_STACK_BUFFER_OVERRUN".into());
+            .insert(fact::NTSTATUS.into(), "STATUS_STACK_BUFFER_OVERRUN".into());
         Some(finding)
     }
 }
@@ -109,7 +109,7 @@ impl Family for AccessViolation {
             .insert("exit_code_signed".into(), "-1073741819".into());
         finding
             .facts
-            .insert("ntstatus".into(), "STATUS_ACCESS_VIOLATION".into());
+            .insert(fact::NTSTATUS.into(), "STATUS_ACCESS_VIOLATION".into());
         Some(finding)
     }
 }
@@ -151,12 +151,14 @@ impl Family for PagingFile {
         finding.facts.insert("winerror".into(), "1455".into());
         finding
             .facts
-            .insert("error_name".into(), "ERROR_COMMITMENT_LIMIT".into());
+            .insert(fact::ERROR_NAME.into(), "ERROR_COMMITMENT_LIMIT".into());
         if let Some(c) = dll_re().captures(&joined) {
             let dll = &c[1];
             finding.facts.insert("dll".into(), dll.to_string());
             let file = dll.rsplit(['\\', '/']).next().unwrap_or(dll);
-            finding.facts.insert("dll_name".into(), file.to_string());
+            finding
+                .facts
+                .insert(fact::DLL_NAME.into(), file.to_string());
         }
         Some(finding)
     }

@@ -12,7 +12,7 @@
 use super::text::collapse_repeats;
 use super::{Family, Message};
 use crate::constant_regex;
-use crate::record::{Finding, Kind};
+use crate::record::{fact, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -74,20 +74,20 @@ impl Family for Xid {
         let mut finding = message.finding(Kind::Xid, text);
         finding.exception = None;
         finding.backend = Some("cuda".into());
-        finding.facts.insert("xid".into(), key.1.clone());
+        finding.facts.insert(fact::XID.into(), key.1.clone());
         finding.facts.insert("pci".into(), key.0.clone());
         let mut rest = caps.get(3).map_or("", |m| m.as_str()).trim();
         if let Some(c) = p.pid.captures(rest) {
             let pid = c[1].trim_matches('\'');
             if pid.chars().all(|ch| ch.is_ascii_digit()) {
-                finding.facts.insert("pid".into(), pid.to_string());
+                finding.facts.insert(fact::PID.into(), pid.to_string());
             }
             rest = &rest[c.get(0).map_or(0, |m| m.end())..];
         }
         if let Some(c) = p.name.captures(rest) {
             let name = c[1].trim();
             if !name.starts_with('<') && !name.is_empty() {
-                finding.facts.insert("process".into(), name.to_string());
+                finding.facts.insert(fact::PROCESS.into(), name.to_string());
             }
             rest = &rest[c.get(0).map_or(0, |m| m.end())..];
         }

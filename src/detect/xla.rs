@@ -18,7 +18,7 @@
 use super::text::{grows, int};
 use super::{find_size, re};
 use super::{Family, Message, SizeReader};
-use crate::record::{Finding, Kind};
+use crate::record::{fact, Era, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -101,11 +101,11 @@ impl Family for XlaOom {
         let host;
         if let Some(c) = p.raw.captures(&text) {
             host = c.get(1).is_some();
-            finding.era = Some(if host { "host" } else { "bytes" }.into());
+            finding.era = Some(if host { Era::Host } else { Era::Bytes });
             finding.sizes.requested_bytes = sizes.read(&c, 2, "trying to allocate");
         } else if let Some(c) = p.device_allocator.captures(&text) {
             host = false;
-            finding.era = Some("device_allocator".into());
+            finding.era = Some(Era::DeviceAllocator);
             finding.sizes.requested_bytes = int::<u64>(&p.device_allocator, &text, 3);
             if finding.sizes.requested_bytes.is_none() {
                 sizes.overflowed = true;
@@ -113,7 +113,7 @@ impl Family for XlaOom {
             finding.device = c[4].parse().ok();
         } else if let Some(c) = p.human.captures(&text) {
             host = c.get(1).is_some();
-            finding.era = Some(if host { "host" } else { "human_readable" }.into());
+            finding.era = Some(if host { Era::Host } else { Era::HumanReadable });
             finding.sizes.requested_bytes = sizes.read(&c, 2, "trying to allocate");
             finding.notes.push(format!(
                 "the request is printed rounded ({}{}); its byte count is approximate",
@@ -123,7 +123,7 @@ impl Family for XlaOom {
             // The compiler's estimate of the program's TPU memory, not one
             // allocation: there is no request size.
             host = false;
-            finding.era = Some("tpu_compile".into());
+            finding.era = Some(Era::TpuCompile);
             let mut read = |at: usize, what: &str| {
                 let unit = match &c[at + 1] {
                     "" => "B",
@@ -163,7 +163,7 @@ impl Family for XlaOom {
             );
         }
         if sizes.overflowed {
-            finding.facts.insert("overflow".into(), "true".into());
+            finding.facts.insert(fact::OVERFLOW.into(), "true".into());
         }
         finding.truncated = finding.sizes.requested_bytes.is_none() && !sizes.overflowed;
         finding.notes.extend(notes);
@@ -203,7 +203,7 @@ mod tests {
             let f = decode(&[line]).expect(line);
             assert_eq!(f.kind, Kind::XlaOom);
             assert_eq!(f.sizes.requested_bytes, Some(bytes), "{line}");
-            assert_eq!(f.era.as_deref(), Some(era), "{line}");
+            assert_eq!(f.era.map(Era::slug), Some(era), "{line}");
             assert_eq!(f.device, device, "{line}");
             assert_eq!(f.exception.as_deref(), exception, "{line}");
         }

@@ -6,7 +6,7 @@ use super::common::{fix, on_device, verdict};
 use super::docs::Code;
 use super::setting::{Runtime, Vendor};
 use super::Explain;
-use crate::record::{Diagnosis, Finding, Fix, Verdict};
+use crate::record::{Diagnosis, Era, Finding, Fix, Verdict};
 
 /// Explains `Kind::CudaRuntimeOom` findings.
 pub(super) struct CudaRuntimeOom;
@@ -46,13 +46,13 @@ impl Explain for IllegalMemoryAccess {
 }
 
 fn runtime_oom_verdict(f: &Finding) -> Verdict {
-    match f.era.as_deref() {
-        Some("driver") => verdict(
+    match f.era {
+        Some(Era::Driver) => verdict(
             Code::OutsideAllocatorOom,
             "A CUDA driver call ran out of memory",
             "`CUDA driver error: out of memory` comes from the CUDA driver API, which PyTorch uses for expandable segments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True) and for some other features. The message carries no sizes. On WSL2 and Jetson this error appears with expandable segments even when memory is free.".into(),
         ),
-        Some("thc") => verdict(
+        Some(Era::Thc) => verdict(
             Code::OutsideAllocatorOom,
             "cudaMalloc failed in an old PyTorch (≤0.4)",
             "`cuda runtime error (2) : out of memory` is how PyTorch 0.4 and older reported any failed CUDA allocation (error 2 is cudaErrorMemoryAllocation). It carries no sizes, so oomwhy cannot say what filled the card.".into(),
@@ -66,7 +66,7 @@ fn runtime_oom_verdict(f: &Finding) -> Verdict {
 }
 
 fn runtime_oom_fixes(f: &Finding, out: &mut Vec<Fix>) {
-    if f.era.as_deref() == Some("driver") {
+    if f.era == Some(Era::Driver) {
         out.push(fix(
             "Turn off expandable segments if you set them",
             "Remove expandable_segments:True from PYTORCH_CUDA_ALLOC_CONF / PYTORCH_ALLOC_CONF: the driver-API mapping it uses fails on WSL2 and Jetson even with free memory.",

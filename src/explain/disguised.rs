@@ -6,15 +6,15 @@
 use super::common::{confirm_fix, fact, fix, verdict, workload_fixes, CONFIRM};
 use super::docs::Code;
 use super::Explain;
-use crate::record::{Diagnosis, Finding, Fix, Verdict};
+use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
 
 /// Explains `Kind::LibraryAllocFailed` findings.
 pub(super) struct LibraryAllocFailed;
 
 impl Explain for LibraryAllocFailed {
     fn headline(&self, f: &Finding) -> String {
-        let status = fact(f, "status").unwrap_or("an allocation failure");
-        let call = fact(f, "call")
+        let status = fact(f, fact::STATUS).unwrap_or("an allocation failure");
+        let call = fact(f, fact::CALL)
             .map(|c| format!(" at {c}"))
             .unwrap_or_default();
         if status == "CUDNN_STATUS_NOT_SUPPORTED" {
@@ -30,7 +30,7 @@ impl Explain for LibraryAllocFailed {
         out.push(library_verdict(f))
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
-        match fact(f, "status") {
+        match fact(f, fact::STATUS) {
                 Some("CUDNN_STATUS_NOT_SUPPORTED") => out.push(fix(
                     "Rule out the input itself",
                     "If a smaller batch does not help, make the input contiguous (x = x.contiguous()) and, to test, run with torch.backends.cudnn.enabled = False: if that works, the input layout or shape is unsupported, not memory.",
@@ -87,7 +87,7 @@ impl Explain for AllocatorAssert {
         out.push(allocator_assert_verdict(f))
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
-        if f.era.as_deref() == Some("handles") {
+        if f.era == Some(Era::Handles) {
             out.push(fix(
                     "Turn off expandable segments",
                     "Remove expandable_segments:True from PYTORCH_CUDA_ALLOC_CONF / PYTORCH_ALLOC_CONF: the ordinary allocator then reports a normal out-of-memory error with its numbers (on WSL2 expandable segments are a known source of failures).",
@@ -127,7 +127,7 @@ impl Explain for DeviceNotReady {
 }
 
 fn library_name(f: &Finding) -> &'static str {
-    match fact(f, "library") {
+    match fact(f, fact::LIBRARY) {
         Some("cudnn") => "cuDNN",
         Some("cusolver") => "cuSOLVER",
         _ => "cuBLAS",
@@ -136,8 +136,8 @@ fn library_name(f: &Finding) -> &'static str {
 
 fn library_verdict(f: &Finding) -> Verdict {
     let lib = library_name(f);
-    let status = fact(f, "status").unwrap_or("an error");
-    let call = fact(f, "call")
+    let status = fact(f, fact::STATUS).unwrap_or("an error");
+    let call = fact(f, fact::CALL)
         .map(|c| format!(" when calling `{c}`"))
         .unwrap_or_default();
     let detail = match status {
@@ -162,14 +162,14 @@ fn library_verdict(f: &Finding) -> Verdict {
 }
 
 fn allocator_assert_verdict(f: &Finding) -> Verdict {
-    let at = match (fact(f, "file"), fact(f, "line")) {
+    let at = match (fact(f, fact::FILE), fact(f, fact::LINE)) {
         (Some(file), Some(line)) => format!(" ({file}:{line})"),
         _ => String::new(),
     };
-    let detail = if f.era.as_deref() == Some("handles") {
+    let detail = if f.era == Some(Era::Handles) {
         format!("`!handles_.at(i)` is an internal assert{at} in the expandable-segments code of PyTorch's caching allocator (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), which maps physical memory into a growing segment. It has been reported under heavy memory pressure (mberr/torch-max-mem#45) and on WSL2 while decoding a large video (pytorch/pytorch#166234), i.e. when mapping more memory failed. It replaces the out-of-memory message rather than being a separate bug in your code. {CONFIRM}")
     } else {
-        format!("`{}` failed{at} while PyTorch was building its out-of-memory message: since 2.1 the message lists the processes using the GPU, which PyTorch asks NVML for, and that query fails on MIG instances, Jetson and some containers. The allocation had already failed; the assert only hides the usual \"CUDA out of memory\" text and its numbers (pytorch/pytorch#122068, fal-ai/fal#478, pytorch/pytorch#185240). {CONFIRM}", fact(f, "assert").unwrap_or("NVML_SUCCESS == r"))
+        format!("`{}` failed{at} while PyTorch was building its out-of-memory message: since 2.1 the message lists the processes using the GPU, which PyTorch asks NVML for, and that query fails on MIG instances, Jetson and some containers. The allocation had already failed; the assert only hides the usual \"CUDA out of memory\" text and its numbers (pytorch/pytorch#122068, fal-ai/fal#478, pytorch/pytorch#185240). {CONFIRM}", fact(f, fact::ASSERT).unwrap_or("NVML_SUCCESS == r"))
     };
     verdict(
         Code::MaskedOom,

@@ -5,7 +5,7 @@ use super::common::{capitalise, fact, fix, on_device, verdict, workload_fixes};
 use super::docs::Code;
 use super::setting::Vendor;
 use super::Explain;
-use crate::record::{Diagnosis, Finding, Fix, Verdict};
+use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
 use crate::units::format_size as fmt;
 
 /// Explains `Kind::GenericOom` findings.
@@ -26,8 +26,8 @@ impl Explain for GenericOom {
 fn generic_headline(f: &Finding) -> String {
     let device = on_device(f);
     let size = f.sizes.requested_bytes.map(fmt);
-    match f.era.as_deref() {
-        Some("triton_shared_memory") => match (
+    match f.era {
+        Some(Era::TritonSharedMemory) => match (
             size,
             f.sizes.extra.get("hardware_limit_bytes").copied().flatten(),
         ) {
@@ -38,7 +38,7 @@ fn generic_headline(f: &Finding) -> String {
             _ => "A Triton kernel needs more shared memory per block than this GPU has".into(),
         },
         _ => {
-            let who = fact(f, "reported_by").unwrap_or("A GPU allocation");
+            let who = fact(f, fact::REPORTED_BY).unwrap_or("A GPU allocation");
             match size {
                 Some(s) => format!("Out of memory: {who} could not allocate {s}{device}"),
                 None => format!("Out of memory: an allocation failed{device} ({who})"),
@@ -50,7 +50,7 @@ fn generic_headline(f: &Finding) -> String {
 fn generic_verdict(f: &Finding) -> Verdict {
     let size = f.sizes.requested_bytes.map(fmt);
     let device = on_device(f);
-    if f.era.as_deref() == Some("triton_shared_memory") {
+    if f.era == Some(Era::TritonSharedMemory) {
         let limit = f
             .sizes
             .extra
@@ -65,19 +65,19 @@ fn generic_verdict(f: &Finding) -> Verdict {
             format!("A Triton kernel was compiled to use {} of shared memory per thread block, more than this GPU's limit of {limit}. Shared memory is fast on-chip memory of each multiprocessor, not the GPU's main memory: a smaller batch or freeing GPU memory will not help. The kernel's tile sizes and pipeline stages (BLOCK_* and num_stages) were chosen for a GPU with more shared memory, e.g. an A100/H100 configuration running on a consumer card.", size.unwrap_or_else(|| "more".into())),
         );
     }
-    let what = match f.era.as_deref() {
-        Some("llama_cpp") => format!("llama.cpp asked cudaMalloc for {}{device} and the driver refused: the model weights, the KV cache or a compute buffer do not fit in the free GPU memory.", size.as_deref().unwrap_or("a buffer")),
-        Some("ctranslate2") => "CTranslate2 (used by faster-whisper, WhisperX and others) failed a CUDA allocation: the model, the beams or the batch do not fit in the free GPU memory.".to_string(),
-        Some("onnxruntime") => format!("ONNX Runtime's memory arena could not get a buffer of {}. The message does not say whether that arena belongs to the CUDA execution provider or to the CPU; with the CUDA provider it is GPU memory.", size.as_deref().unwrap_or("the requested size")),
-        Some("torch_oom_class") => "PyTorch's OutOfMemoryError was raised, but without its allocator's usual \"Tried to allocate ...\" text: a library raised the class with its own message, or the message was cut off.".to_string(),
-        Some("cupy_oom_class") => format!("CuPy's memory pool could not allocate {}.", size.as_deref().unwrap_or("the requested block")),
-        Some("cuda_driver") | Some("cuda_runtime") | Some("hip") => format!(
+    let what = match f.era {
+        Some(Era::LlamaCpp) => format!("llama.cpp asked cudaMalloc for {}{device} and the driver refused: the model weights, the KV cache or a compute buffer do not fit in the free GPU memory.", size.as_deref().unwrap_or("a buffer")),
+        Some(Era::Ctranslate2) => "CTranslate2 (used by faster-whisper, WhisperX and others) failed a CUDA allocation: the model, the beams or the batch do not fit in the free GPU memory.".to_string(),
+        Some(Era::Onnxruntime) => format!("ONNX Runtime's memory arena could not get a buffer of {}. The message does not say whether that arena belongs to the CUDA execution provider or to the CPU; with the CUDA provider it is GPU memory.", size.as_deref().unwrap_or("the requested size")),
+        Some(Era::TorchOomClass) => "PyTorch's OutOfMemoryError was raised, but without its allocator's usual \"Tried to allocate ...\" text: a library raised the class with its own message, or the message was cut off.".to_string(),
+        Some(Era::CupyOomClass) => format!("CuPy's memory pool could not allocate {}.", size.as_deref().unwrap_or("the requested block")),
+        Some(Era::CudaDriver) | Some(Era::CudaRuntime) | Some(Era::Hip) => format!(
             "A {} allocation failed with {}{}{device}. TensorFlow and JAX print this when their allocator cannot get memory; TensorFlow also reserves most of the GPU when it starts, leaving little for other libraries.",
-            if f.era.as_deref() == Some("hip") { "HIP" } else { "CUDA" },
-            fact(f, "error_name").unwrap_or("an out-of-memory error"),
+            if f.era == Some(Era::Hip) { "HIP" } else { "CUDA" },
+            fact(f, fact::ERROR_NAME).unwrap_or("an out-of-memory error"),
             size.as_deref().map(|s| format!(" for {s}")).unwrap_or_default()
         ),
-        _ => format!("{} reported that an allocation failed{device}.", fact(f, "reported_by").unwrap_or("The backend")),
+        _ => format!("{} reported that an allocation failed{device}.", fact(f, fact::REPORTED_BY).unwrap_or("The backend")),
     };
     let repeated = if f.occurrences > 1 {
         format!(
@@ -95,8 +95,8 @@ fn generic_verdict(f: &Finding) -> Verdict {
 }
 
 fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
-    match f.era.as_deref() {
-        Some("triton_shared_memory") => {
+    match f.era {
+        Some(Era::TritonSharedMemory) => {
             out.push(fix(
                 "Use a kernel configuration for this GPU",
                 "Update the library that ships the kernel (vLLM, unsloth, flash-linear-attention, ...): newer releases often carry configurations for more GPUs. If you own the kernel, lower num_stages or the BLOCK_* sizes in its triton.Config / autotune list.",
@@ -106,7 +106,7 @@ fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
                 "Disable the Triton kernel (e.g. torch.compile off, a different attention backend) to test; batch size and memory settings do not affect this error.",
             ));
         }
-        Some("llama_cpp") => {
+        Some(Era::LlamaCpp) => {
             out.push(fix(
                 "Offload fewer layers or shrink the context",
                 "Lower -ngl / --n-gpu-layers, reduce the context (-c), quantise the KV cache (--cache-type-k q8_0 --cache-type-v q8_0), lower -b/-ub, or use a smaller quantisation of the model.",
@@ -117,19 +117,19 @@ fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
                 format!("{} shows other processes (a second server, a desktop compositor) holding memory; close them or pick another GPU with {}.", capitalise(vendor.smi()), vendor.visible_devices()),
             ));
         }
-        Some("ctranslate2") => out.push(fix(
+        Some(Era::Ctranslate2) => out.push(fix(
             "Use less memory per request",
             "Load the model with compute_type=\"int8_float16\" (or \"int8\"), lower beam_size and batch_size, use a smaller model, or device=\"cpu\" to test.",
         )),
-        Some("onnxruntime") => out.push(fix(
+        Some(Era::Onnxruntime) => out.push(fix(
             "Bound ONNX Runtime's arena",
             "For the CUDA provider set provider options {\"gpu_mem_limit\": N, \"arena_extend_strategy\": \"kSameAsRequested\"}; use smaller inputs or batches; load fewer models per GPU.",
         )),
-        Some("cupy_oom_class") => out.push(fix(
+        Some(Era::CupyOomClass) => out.push(fix(
             "Release or cap CuPy's pool",
             "cupy.get_default_memory_pool().free_all_blocks() returns cached blocks; cupy.get_default_memory_pool().set_limit(size=...) keeps CuPy from taking memory other libraries need.",
         )),
-        Some("cuda_driver") | Some("cuda_runtime") | Some("hip") => out.push(fix(
+        Some(Era::CudaDriver) | Some(Era::CudaRuntime) | Some(Era::Hip) => out.push(fix(
             "Stop frameworks from reserving the whole GPU",
             "TensorFlow: TF_FORCE_GPU_ALLOW_GROWTH=true (or tf.config.experimental.set_memory_growth); JAX: XLA_PYTHON_CLIENT_PREALLOCATE=false or XLA_PYTHON_CLIENT_MEM_FRACTION=.5; and stop other processes shown by `nvidia-smi`.",
         )),
@@ -138,9 +138,13 @@ fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
     // llama.cpp, ONNX Runtime, CTranslate2 and CuPy have their own fixes
     // above; a training-style workload fix does not apply to them.
     if !matches!(
-        f.era.as_deref(),
+        f.era,
         Some(
-            "triton_shared_memory" | "llama_cpp" | "onnxruntime" | "ctranslate2" | "cupy_oom_class"
+            Era::TritonSharedMemory
+                | Era::LlamaCpp
+                | Era::Onnxruntime
+                | Era::Ctranslate2
+                | Era::CupyOomClass
         )
     ) {
         workload_fixes(f, out);

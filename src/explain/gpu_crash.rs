@@ -4,14 +4,14 @@
 use super::common::{fact, fix, verdict};
 use super::docs::Code;
 use super::Explain;
-use crate::record::{Diagnosis, Finding, Fix, Verdict};
+use crate::record::{fact, Diagnosis, Finding, Fix, Verdict};
 
 /// Explains `Kind::DeviceSideAssert` findings.
 pub(super) struct DeviceSideAssert;
 
 impl Explain for DeviceSideAssert {
     fn headline(&self, f: &Finding) -> String {
-        match (fact(f, "assertion"), fact(f, "kernel")) {
+        match (fact(f, fact::ASSERTION), fact(f, fact::KERNEL)) {
             (Some(a), Some(k)) => format!(
                 "A GPU kernel's assertion failed (`{a}` in {k}): a bad index or value, not an out-of-memory error"
             ),
@@ -114,14 +114,14 @@ impl Explain for NoKernelImage {
 }
 
 fn device_assert_verdict(f: &Finding) -> Verdict {
-    let Some(condition) = fact(f, "assertion") else {
+    let Some(condition) = fact(f, fact::ASSERTION) else {
         return verdict(
             Code::DeviceAssert,
             "A GPU kernel's own check failed",
             "A kernel checked a condition on its input and it failed (cudaErrorAssert, 710). The kernel prints the failed condition itself (`...: block: [..], thread: [..] Assertion `...` failed.`), usually to standard output, before the Python error or in another log file; that line names the problem. By far the most common cause is an index out of range: a token id ≥ the embedding size, a class label < 0 or ≥ the number of classes, a gather/scatter index outside the tensor. It is not an out-of-memory error, and CUDA reports it asynchronously, so the traceback may point at a later line.".into(),
         );
     };
-    let kernel = fact(f, "kernel").unwrap_or("a kernel");
+    let kernel = fact(f, fact::KERNEL).unwrap_or("a kernel");
     let lower = condition.to_ascii_lowercase();
     if condition.contains("input_val >= zero && input_val <= one") {
         return verdict(
@@ -163,7 +163,7 @@ fn device_assert_fixes(f: &Finding, out: &mut Vec<Fix>) {
         "See the failing index clearly",
         "Run one failing step on the CPU (model.cpu(), or CUDA_VISIBLE_DEVICES=\"\" python train.py): the same bug raises a readable IndexError there. Or rerun with CUDA_LAUNCH_BLOCKING=1 so the traceback points at the real operation.",
     ));
-    let condition = fact(f, "assertion").unwrap_or("");
+    let condition = fact(f, fact::ASSERTION).unwrap_or("");
     if condition.contains("srcSelectDimSize") || condition.is_empty() {
         out.push(fix(
             "Check token ids against the embedding size",

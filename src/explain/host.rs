@@ -4,7 +4,7 @@
 use super::common::{capitalise, extra, fact, fix, framework_fixes, row, verdict, FieldRow, TIB};
 use super::docs::Code;
 use super::Explain;
-use crate::record::{Diagnosis, Finding, Fix, Kind, Verdict};
+use crate::record::{fact, Diagnosis, Era, Finding, Fix, Kind, Verdict};
 use crate::units::format_size as fmt;
 
 /// Explains `Kind::HostOom` findings.
@@ -50,7 +50,7 @@ impl Explain for HostOomKilled {
     }
     fn field_rows(&self, f: &Finding) -> Vec<FieldRow> {
         let mut rows = Vec::new();
-        if let (Some(pid), Some(name)) = (fact(f, "pid"), fact(f, "process")) {
+        if let (Some(pid), Some(name)) = (fact(f, fact::PID), fact(f, fact::PROCESS)) {
             rows.push(row(
                 "Killed process",
                 format!("{pid} ({name})"),
@@ -79,24 +79,24 @@ impl Explain for HostOomKilled {
 }
 
 fn killed_headline(f: &Finding) -> String {
-    let who = match (fact(f, "pid"), fact(f, "process")) {
+    let who = match (fact(f, fact::PID), fact(f, fact::PROCESS)) {
         (Some(pid), Some(name)) => format!("process {pid} ({name})"),
         (Some(pid), None) => format!("process {pid}"),
         _ => "a process".into(),
     };
-    match f.era.as_deref() {
-        Some("kernel") => {
+    match f.era {
+        Some(Era::Kernel) => {
             format!("The Linux out-of-memory killer killed {who}: the machine ran out of RAM")
         }
-        Some("cgroup") => format!("A memory cgroup limit (container or job) killed {who}"),
-        Some("slurm") => {
+        Some(Era::Cgroup) => format!("A memory cgroup limit (container or job) killed {who}"),
+        Some(Era::Slurm) => {
             "Slurm's memory limit killed part of the job (cgroup out-of-memory)".into()
         }
-        Some("kubernetes") => {
+        Some(Era::Kubernetes) => {
             "Kubernetes killed the container for exceeding its memory limit (OOMKilled)".into()
         }
-        Some("torchelastic") => {
-            let n: usize = fact(f, "killed_processes")
+        Some(Era::Torchelastic) => {
+            let n: usize = fact(f, fact::KILLED_PROCESSES)
                 .and_then(|n| n.parse().ok())
                 .unwrap_or(1);
             format!(
@@ -104,7 +104,7 @@ fn killed_headline(f: &Finding) -> String {
                 if n == 1 { " was" } else { "es were" }
             )
         }
-        Some("dataloader") => {
+        Some(Era::Dataloader) => {
             "A DataLoader worker was killed with SIGKILL — probably out of host RAM".into()
         }
         _ => format!(
@@ -138,12 +138,12 @@ fn host_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         ));
         return;
     }
-    let detail = match f.era.as_deref() {
-        Some("posix") => format!(
+    let detail = match f.era {
+        Some(Era::Posix) => format!(
             "The operating system refused PyTorch's CPU allocator {} ({n} bytes) for one tensor{}. This is host RAM, not GPU memory. On Linux with the default overcommit setting the kernel refuses an allocation up front only when it is larger than all RAM plus swap (or when a ulimit -v or vm.overcommit_memory=2 limit applies); smaller requests succeed and the out-of-memory killer ends the process later instead.",
             fmt(n),
-            fact(f, "errno")
-                .map(|e| format!(" (error {e}, {})", fact(f, "strerror").unwrap_or("ENOMEM")))
+            fact(f, fact::ERRNO)
+                .map(|e| format!(" (error {e}, {})", fact(f, fact::STRERROR).unwrap_or("ENOMEM")))
                 .unwrap_or_default()
         ),
         _ => format!(
@@ -159,7 +159,7 @@ fn host_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
 }
 
 fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
-    let who = match (fact(f, "pid"), fact(f, "process")) {
+    let who = match (fact(f, fact::PID), fact(f, fact::PROCESS)) {
         (Some(pid), Some(name)) => format!("process {pid} ({name})"),
         (Some(pid), None) => format!("process {pid}"),
         _ => "a process".into(),
@@ -167,27 +167,27 @@ fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     let rss = extra(f, "anon_rss_bytes")
         .map(|r| format!(", which held {} of RAM in its own pages (anon-rss)", fmt(r)))
         .unwrap_or_default();
-    match f.era.as_deref() {
-        Some("kernel") => out.push(verdict(
+    match f.era {
+        Some(Era::Kernel) => out.push(verdict(
             Code::HostRamExhausted,
             "The machine's RAM ran out (host memory, not GPU memory)",
             format!(
                 "The Linux kernel ran out of RAM and swap for the whole machine and its out-of-memory killer ended {who}{rss}. This is host memory, not GPU memory: a GPU out-of-memory error is reported by the framework, not by the kernel. The killer picks the process using the most memory, which is usually — but not always — the training process."
             ),
         )),
-        Some("cgroup") => out.push(verdict(
+        Some(Era::Cgroup) => out.push(verdict(
             Code::HostMemoryLimit,
             "A memory limit on the container or job killed it, not the machine",
             format!(
                 "The kernel killed {who}{rss} because its memory cgroup reached its limit: a container's or job's memory limit, not the machine's RAM. Host memory, not GPU memory."
             ),
         )),
-        Some("slurm") => {
-            let events = fact(f, "oom_kill_events")
+        Some(Era::Slurm) => {
+            let events = fact(f, fact::OOM_KILL_EVENTS)
                 .map(|n| format!(" counted {n} out-of-memory kill event{} in", if n == "1" { "" } else { "s" }))
                 .unwrap_or_else(|| " reports an out-of-memory kill in".into());
-            let step = fact(f, "step").map(|s| format!(" step {s}")).unwrap_or_else(|| " this job".into());
-            let usage = match (fact(f, "usage"), fact(f, "limit")) {
+            let step = fact(f, fact::STEP).map(|s| format!(" step {s}")).unwrap_or_else(|| " this job".into());
+            let usage = match (fact(f, fact::USAGE), fact(f, fact::LIMIT)) {
                 (Some(u), Some(l)) => format!(" It measured {u} against a limit of {l} (Slurm's units, usually KiB or bytes depending on version)."),
                 _ => String::new(),
             };
@@ -199,21 +199,21 @@ fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                 ),
             ));
         }
-        Some("kubernetes") => out.push(verdict(
+        Some(Era::Kubernetes) => out.push(verdict(
             Code::HostMemoryLimit,
             "The container exceeded its Kubernetes memory limit",
             "Kubernetes reports OOMKilled: the container used more host RAM than its resources.limits.memory, and the kernel killed it (exit code 137). This is host RAM, not GPU memory.".into(),
         )),
         era => {
             let what = match era {
-                Some("torchelastic") => format!(
+                Some(Era::Torchelastic) => format!(
                     "torchelastic reports {} worker process{} ended by signal 9 (SIGKILL, exit code -9){}.",
-                    fact(f, "killed_processes").unwrap_or("1"),
-                    if fact(f, "killed_processes").unwrap_or("1") == "1" { "" } else { "es" },
-                    fact(f, "pids").map(|p| format!(", PID {p}")).unwrap_or_default()
+                    fact(f, fact::KILLED_PROCESSES).unwrap_or("1"),
+                    if fact(f, fact::KILLED_PROCESSES).unwrap_or("1") == "1" { "" } else { "es" },
+                    fact(f, fact::PIDS).map(|p| format!(", PID {p}")).unwrap_or_default()
                 ),
-                Some("dataloader") => "A DataLoader worker process was ended by signal 9 (SIGKILL). Each worker is a separate process with its own copy of whatever the Dataset holds, so workers are often what the OOM killer picks.".into(),
-                Some("exit_137") => "A process exited with status 137 = 128 + 9: it was ended by signal 9 (SIGKILL).".into(),
+                Some(Era::Dataloader) => "A DataLoader worker process was ended by signal 9 (SIGKILL). Each worker is a separate process with its own copy of whatever the Dataset holds, so workers are often what the OOM killer picks.".into(),
+                Some(Era::Exit137) => "A process exited with status 137 = 128 + 9: it was ended by signal 9 (SIGKILL).".into(),
                 _ => "A process was ended by signal 9 (SIGKILL).".into(),
             };
             out.push(verdict(
@@ -229,9 +229,9 @@ fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
 
 fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
     if has(Code::HostMemoryLimit) {
-        let how = match f.era.as_deref() {
-            Some("slurm") => "Request more memory for the job (#SBATCH --mem=128G, or --mem-per-cpu / --mem-per-gpu); `sacct -j JOBID -o JobID,MaxRSS,ReqMem,State` shows what it used against what it asked for.",
-            Some("kubernetes") => "Raise the container's resources.limits.memory (and requests.memory) in the pod spec, or lower what the process holds (below).",
+        let how = match f.era {
+            Some(Era::Slurm) => "Request more memory for the job (#SBATCH --mem=128G, or --mem-per-cpu / --mem-per-gpu); `sacct -j JOBID -o JobID,MaxRSS,ReqMem,State` shows what it used against what it asked for.",
+            Some(Era::Kubernetes) => "Raise the container's resources.limits.memory (and requests.memory) in the pod spec, or lower what the process holds (below).",
             _ => "Raise the container's or job's memory limit (docker run --memory, the cgroup's memory.max, your scheduler's memory request), or lower what the process holds (below).",
         };
         out.push(fix("Ask for more memory", how));
@@ -261,7 +261,7 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
         ));
     }
     let loading = matches!(f.phase.name.as_str(), "model_load" | "checkpoint");
-    let data = f.era.as_deref() == Some("dataloader") || f.phase.name == "data_loading";
+    let data = f.era == Some(Era::Dataloader) || f.phase.name == "data_loading";
     if loading {
         out.extend([checkpoint, dataloader, pinned]);
     } else if data {
@@ -269,7 +269,7 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
     } else {
         out.extend([dataloader, checkpoint, pinned]);
     }
-    if f.kind == Kind::HostOom && f.era.as_deref() != Some("posix") {
+    if f.kind == Kind::HostOom && f.era != Some(Era::Posix) {
         out.push(fix(
             "Enlarge the Windows page file",
             "Windows fails allocations at its commit limit (RAM + page file): set the page file to system-managed or larger (System Properties → Advanced → Performance → Virtual memory).",

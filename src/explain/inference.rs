@@ -4,7 +4,7 @@
 use super::common::{extra, fact, fix, framework_fixes, row, verdict, FieldRow};
 use super::docs::Code;
 use super::Explain;
-use crate::record::{Diagnosis, Finding, Fix, Verdict};
+use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
 use crate::units::{format_signed, format_size as fmt};
 
 /// Explains `Kind::KvCacheOom` findings.
@@ -12,16 +12,16 @@ pub(super) struct KvCacheOom;
 
 impl Explain for KvCacheOom {
     fn headline(&self, f: &Finding) -> String {
-        match f.era.as_deref() {
-            Some("max_seq_len") => format!(
+        match f.era {
+            Some(Era::MaxSeqLen) => format!(
                 "The inference engine's KV cache holds {} tokens, fewer than max_model_len {}",
-                fact(f, "kv_cache_tokens").unwrap_or("?"),
-                fact(f, "max_seq_len").unwrap_or("?")
+                fact(f, fact::KV_CACHE_TOKENS).unwrap_or("?"),
+                fact(f, fact::MAX_SEQ_LEN).unwrap_or("?")
             ),
-            Some("kv_cache_memory") => format!(
+            Some(Era::KvCacheMemory) => format!(
                 "The inference engine needs {} of KV cache for max_model_len {} but has {}",
                 extra(f, "kv_cache_needed_bytes").map_or("?".into(), fmt),
-                fact(f, "max_seq_len").unwrap_or("?"),
+                fact(f, fact::MAX_SEQ_LEN).unwrap_or("?"),
                 extra(f, "kv_cache_available_bytes").map_or("?".into(), fmt)
             ),
             _ => "The inference engine has no GPU memory left for its KV cache".into(),
@@ -29,7 +29,7 @@ impl Explain for KvCacheOom {
     }
     fn field_rows(&self, f: &Finding) -> Vec<FieldRow> {
         let mut rows = Vec::new();
-        if let Some(n) = fact(f, "max_seq_len") {
+        if let Some(n) = fact(f, fact::MAX_SEQ_LEN) {
             rows.push(row(
                 "max_model_len",
                 format!("{n} tokens"),
@@ -37,7 +37,7 @@ impl Explain for KvCacheOom {
                 false,
             ));
         }
-        if let Some(m) = fact(f, "kv_cache_tokens") {
+        if let Some(m) = fact(f, fact::KV_CACHE_TOKENS) {
             rows.push(row(
                 "KV cache",
                 format!("{m} tokens"),
@@ -66,7 +66,7 @@ impl Explain for KvCacheOom {
                 true,
             ));
         }
-        if let Some(e) = fact(f, "estimated_max_model_len") {
+        if let Some(e) = fact(f, fact::ESTIMATED_MAX_MODEL_LEN) {
             rows.push(row(
                 "Longest that fits",
                 format!("{e} tokens"),
@@ -85,10 +85,10 @@ impl Explain for KvCacheOom {
 }
 
 fn kv_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
-    let detail = match f.era.as_deref() {
-        Some("max_seq_len") => {
-            let n: Option<u64> = fact(f, "max_seq_len").and_then(|v| v.parse().ok());
-            let m: Option<u64> = fact(f, "kv_cache_tokens").and_then(|v| v.parse().ok());
+    let detail = match f.era {
+        Some(Era::MaxSeqLen) => {
+            let n: Option<u64> = fact(f, fact::MAX_SEQ_LEN).and_then(|v| v.parse().ok());
+            let m: Option<u64> = fact(f, fact::KV_CACHE_TOKENS).and_then(|v| v.parse().ok());
             match (n, m) {
                 (Some(n), Some(m)) => format!(
                     "The engine reserves its KV cache at start-up from what is left of gpu_memory_utilization × GPU memory after the weights and a profiling forward pass. That cache holds {m} tokens, but max_model_len is {n}: a single request of full length would need {}% of it more than exists, so the engine refuses to start. Lower max_model_len to at most {m}, or give the cache more memory.",
@@ -97,11 +97,11 @@ fn kv_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                 _ => "The KV cache the engine could reserve holds fewer tokens than max_model_len, so one full-length request would not fit.".into(),
             }
         }
-        Some("kv_cache_memory") => {
+        Some(Era::KvCacheMemory) => {
             let needed = extra(f, "kv_cache_needed_bytes");
             let available = extra(f, "kv_cache_available_bytes");
-            let len = fact(f, "max_seq_len").unwrap_or("?");
-            let estimate = fact(f, "estimated_max_model_len")
+            let len = fact(f, fact::MAX_SEQ_LEN).unwrap_or("?");
+            let estimate = fact(f, fact::ESTIMATED_MAX_MODEL_LEN)
                 .map(|e| format!(" The engine estimates the longest context that fits is {e} tokens."))
                 .unwrap_or_default();
             match (needed, available) {
@@ -124,11 +124,11 @@ fn kv_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
 }
 
 fn kv_fixes(f: &Finding, out: &mut Vec<Fix>) {
-    let cap = fact(f, "estimated_max_model_len")
-        .or_else(|| fact(f, "kv_cache_tokens"))
+    let cap = fact(f, fact::ESTIMATED_MAX_MODEL_LEN)
+        .or_else(|| fact(f, fact::KV_CACHE_TOKENS))
         .map(|n| format!(" to at most {n}"))
         .unwrap_or_default();
-    if f.era.as_deref() != Some("no_cache_blocks") {
+    if f.era != Some(Era::NoCacheBlocks) {
         out.push(fix(
             "Lower max_model_len",
             format!("Serve a shorter context: --max-model-len (LLM(max_model_len=...)){cap}. Most requests rarely need the model's full context."),

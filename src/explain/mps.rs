@@ -4,7 +4,7 @@
 use super::common::{extra, fact, fix, framework_fixes, row, tolerance, verdict, FieldRow, GIB};
 use super::docs::Code;
 use super::Explain;
-use crate::record::{Diagnosis, Finding, Fix, Verdict};
+use crate::record::{fact, Diagnosis, Finding, Fix, Verdict};
 use crate::units::{format_signed, format_size as fmt};
 
 /// Explains `Kind::MpsOom` findings.
@@ -21,7 +21,7 @@ impl Explain for MpsOom {
     fn field_rows(&self, f: &Finding) -> Vec<FieldRow> {
         let mut rows = Vec::new();
         let s = &f.sizes;
-        let pool = match fact(f, "pool") {
+        let pool = match fact(f, fact::POOL) {
             Some("shared") => " on the shared pool (memory the CPU can also read)",
             Some("private") => " on the private pool (GPU-only memory)",
             _ => "",

@@ -5,7 +5,7 @@
 use super::common::{confirm_fix, fact, fix, on_device, verdict, workload_fix, CONFIRM};
 use super::docs::Code;
 use super::Explain;
-use crate::record::{Diagnosis, Finding, Fix, Kind, Verdict};
+use crate::record::{fact, Diagnosis, Finding, Fix, Kind, Verdict};
 use crate::units::format_size as fmt;
 
 /// Explains `Kind::NcclOom` findings.
@@ -51,7 +51,7 @@ impl Explain for NcclError {
     fn headline(&self, f: &Finding) -> String {
         format!(
             "NCCL reported an error{}{}",
-            fact(f, "nccl_error")
+            fact(f, fact::NCCL_ERROR)
                 .map(|e| format!(" ({e})"))
                 .unwrap_or_default(),
             consequence_suffix(f)
@@ -70,11 +70,11 @@ pub(super) struct NcclTimeout;
 
 impl Explain for NcclTimeout {
     fn headline(&self, f: &Finding) -> String {
-        let op = fact(f, "op_type").unwrap_or("collective");
-        let ran = fact(f, "ran_for_ms")
+        let op = fact(f, fact::OP_TYPE).unwrap_or("collective");
+        let ran = fact(f, fact::RAN_FOR_MS)
             .map(|ms| format!(" after {ms} ms"))
             .unwrap_or_default();
-        let rank = fact(f, "rank")
+        let rank = fact(f, fact::RANK)
             .map(|r| format!(" on rank {r}"))
             .unwrap_or_default();
         format!("An NCCL {op} timed out{ran}{rank}{}", consequence_suffix(f))
@@ -107,7 +107,7 @@ impl Explain for ProcessGroupAborted {
     fn headline(&self, f: &Finding) -> String {
         format!(
             "The NCCL process group was aborted{}{}",
-            fact(f, "rank")
+            fact(f, fact::RANK)
                 .map(|r| format!(" on rank {r}"))
                 .unwrap_or_default(),
             consequence_suffix(f)
@@ -120,7 +120,7 @@ impl Explain for ProcessGroupAborted {
                 "The communicator was shut down after an earlier error",
                 format!(
                     "Aborting the communicator is how PyTorch's c10d stops a process group after an error or a timeout; it is a consequence, not a cause.{} Find the first error in any rank's log: that is the cause.",
-                    fact(f, "reason")
+                    fact(f, fact::REASON)
                         .map(|r| format!(" The reason it gives: {r}."))
                         .unwrap_or_default()
                 ),
@@ -137,8 +137,11 @@ pub(super) struct ChildFailed;
 
 impl Explain for ChildFailed {
     fn headline(&self, f: &Finding) -> String {
-        let script = fact(f, "script").unwrap_or("the training script");
-        let root = match (fact(f, "root_cause_rank"), fact(f, "root_cause_exitcode")) {
+        let script = fact(f, fact::SCRIPT).unwrap_or("the training script");
+        let root = match (
+            fact(f, fact::ROOT_CAUSE_RANK),
+            fact(f, fact::ROOT_CAUSE_EXITCODE),
+        ) {
             (Some(r), Some(e)) => format!(": root cause rank {r}, exit code {e}"),
             _ => String::new(),
         };
@@ -156,11 +159,11 @@ impl Explain for ChildFailed {
                 "Read the root-cause rank's own output",
                 format!(
                     "The real error is in rank {}'s log. torchrun --log-dir logs --redirects 3 --tee 3 keeps one file per rank.",
-                    fact(f, "root_cause_rank").unwrap_or("N")
+                    fact(f, fact::ROOT_CAUSE_RANK).unwrap_or("N")
                 ),
             ));
-        if fact(f, "root_cause_exitcode") == Some("-9")
-            || fact(f, "root_cause_signal") == Some("SIGKILL")
+        if fact(f, fact::ROOT_CAUSE_EXITCODE) == Some("-9")
+            || fact(f, fact::ROOT_CAUSE_SIGNAL) == Some("SIGKILL")
         {
             out.push(fix(
                     "Check the host's out-of-memory killer",
@@ -184,7 +187,7 @@ fn consequence_suffix(f: &Finding) -> String {
 fn collateral(f: &Finding, what: &str) -> Option<Verdict> {
     let id = f.consequence_of?;
     let root = match f.kind {
-        Kind::ChildFailed => match (fact(f, "root_cause_rank"), fact(f, "root_cause_exitcode")) {
+        Kind::ChildFailed => match (fact(f, fact::ROOT_CAUSE_RANK), fact(f, fact::ROOT_CAUSE_EXITCODE)) {
             (Some(r), Some(e)) => format!(" Its \"root cause\" (rank {r}, exit code {e}) is only the first exit the launcher observed, not necessarily the rank that ran out of memory."),
             _ => String::new(),
         },
@@ -198,17 +201,17 @@ fn collateral(f: &Finding, what: &str) -> Option<Verdict> {
 }
 
 fn timeout_verdict(f: &Finding) -> Verdict {
-    let rank = fact(f, "rank")
+    let rank = fact(f, fact::RANK)
         .map(|r| format!("Rank {r}"))
         .unwrap_or_else(|| "A rank".into());
-    let op = fact(f, "op_type").unwrap_or("a collective");
-    let seq = fact(f, "seq_num")
+    let op = fact(f, fact::OP_TYPE).unwrap_or("a collective");
+    let seq = fact(f, fact::SEQ_NUM)
         .map(|s| format!(" (SeqNum {s})"))
         .unwrap_or_default();
-    let ran = fact(f, "ran_for_ms")
+    let ran = fact(f, fact::RAN_FOR_MS)
         .map(|ms| format!(" for {ms} ms"))
         .unwrap_or_default();
-    let limit = fact(f, "timeout_ms")
+    let limit = fact(f, fact::TIMEOUT_MS)
         .map(|ms| format!(" the timeout of {ms} ms"))
         .unwrap_or_else(|| " its timeout".into());
     if let Some(id) = f.consequence_of {
@@ -226,17 +229,17 @@ fn timeout_verdict(f: &Finding) -> Verdict {
 }
 
 fn nccl_error_verdict(f: &Finding) -> Verdict {
-    let meaning = match fact(f, "nccl_error") {
+    let meaning = match fact(f, fact::NCCL_ERROR) {
         Some("ncclUnhandledCudaError") => format!(
             "a CUDA call inside NCCL failed{}",
-            fact(f, "last_error")
+            fact(f, fact::LAST_ERROR)
                 .map(|e| format!("; NCCL's last error was `{e}`"))
                 .unwrap_or_default()
         ),
         Some("ncclSystemError") => "a system call or external library failed (socket, shared memory, malloc): in containers often a /dev/shm that is too small, otherwise the network interface NCCL picked, or a peer process that exited".into(),
         Some("ncclRemoteError") => "a peer closed the connection: a remote process exited (crashed) or the network failed".into(),
         Some("ncclInternalError") | Some("ncclInvalidUsage") | Some("ncclInvalidArgument") => "NCCL's own consistency check failed: ranks calling different collectives or tensors of different sizes, mismatched NCCL versions, or a bug".into(),
-        _ => fact(f, "reason").map_or_else(
+        _ => fact(f, fact::REASON).map_or_else(
             || "the process group's backend reported an error".to_string(),
             |r| format!("it reports: {r}"),
         ),
@@ -249,9 +252,9 @@ fn nccl_error_verdict(f: &Finding) -> Verdict {
 }
 
 fn launcher_verdict(f: &Finding) -> Verdict {
-    let rank = fact(f, "root_cause_rank").unwrap_or("?");
-    let code = fact(f, "root_cause_exitcode").unwrap_or("?");
-    let signal = fact(f, "root_cause_signal");
+    let rank = fact(f, fact::ROOT_CAUSE_RANK).unwrap_or("?");
+    let code = fact(f, fact::ROOT_CAUSE_EXITCODE).unwrap_or("?");
+    let signal = fact(f, fact::ROOT_CAUSE_SIGNAL);
     let exit_meaning = match (code, signal) {
         (_, Some("SIGKILL")) | ("-9", _) => "killed with SIGKILL: most often the Linux out-of-memory killer (host RAM, not GPU memory) or the job scheduler; check `dmesg -T | grep -i -E 'killed process|out of memory'`".to_string(),
         (_, Some("SIGABRT")) | ("-6", _) => "aborted by native code: typically c10d's watchdog taking the process down after an NCCL error or timeout, or an uncaught C++ exception".into(),
@@ -260,7 +263,7 @@ fn launcher_verdict(f: &Finding) -> Verdict {
         ("1", _) => "a Python exception: its traceback is in that rank's own output".into(),
         _ => format!("exit code {code}"),
     };
-    let record = if fact(f, "root_cause_error_file").is_some_and(|e| e.contains("N/A")) {
+    let record = if fact(f, fact::ROOT_CAUSE_ERROR_FILE).is_some_and(|e| e.contains("N/A")) {
         " The report has no traceback because the entry point is not decorated with @record (torch.distributed.elastic.multiprocessing.errors.record)."
     } else {
         ""
@@ -297,7 +300,7 @@ fn collateral_nccl_fixes(f: &Finding, out: &mut Vec<Fix>) {
                 "Let NCCL say what failed",
                 "Rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET for setup problems): the WARN lines name the failing call.",
             ));
-    if fact(f, "nccl_error") == Some("ncclSystemError") {
+    if fact(f, fact::NCCL_ERROR) == Some("ncclSystemError") {
         out.push(fix(
                     "Check shared memory and the network interface",
                     "In Docker give NCCL shared memory (--ipc=host or --shm-size=16g); choose the interface with NCCL_SOCKET_IFNAME=eth0 (your interface); to test, NCCL_P2P_DISABLE=1 or NCCL_IB_DISABLE=1.",

@@ -4,7 +4,7 @@
 //! message form allows. Fixes are chosen from it so that none is given that
 //! cannot apply (docs/fix-versions.md lists the versions and their sources).
 
-use crate::record::{Finding, Kind};
+use crate::record::{Era, Finding, Kind};
 
 /// The GPU's vendor, from the backend the message names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,18 +140,18 @@ pub(crate) fn torch_releases(f: &Finding) -> (Release, Option<Release>) {
     if f.kind != Kind::TorchAllocatorOom && f.kind != Kind::CudaRuntimeOom {
         return ((0, 0), None);
     }
-    let (first, last) = match f.era.as_deref() {
-        Some("cached") => ((0, 4), Some((1, 3))),
-        Some("reserved") => ((1, 4), Some((2, 0))),
-        Some("paren") => ((0, 4), Some((2, 0))),
-        Some("capacty") => ((2, 1), Some((2, 1))),
-        Some("capacity") => ((2, 2), None),
-        Some("sentence") => ((2, 1), None),
-        Some("thc") => ((0, 1), Some((0, 4))),
+    let (first, last) = match f.era {
+        Some(Era::Cached) => ((0, 4), Some((1, 3))),
+        Some(Era::Reserved) => ((1, 4), Some((2, 0))),
+        Some(Era::Paren) => ((0, 4), Some((2, 0))),
+        Some(Era::Capacty) => ((2, 1), Some((2, 1))),
+        Some(Era::Capacity) => ((2, 2), None),
+        Some(Era::Sentence) => ((2, 1), None),
+        Some(Era::Thc) => ((0, 1), Some((0, 4))),
         _ => ((0, 0), None),
     };
     // The max_split_size_mb hint was added in ≈1.10.
-    let first = if f.era.as_deref() == Some("reserved") && f.hint.is_some() {
+    let first = if f.era == Some(Era::Reserved) && f.hint.is_some() {
         since::MAX_SPLIT
     } else {
         first

@@ -4,22 +4,22 @@
 use super::common::{fact, fix, verdict};
 use super::docs::Code;
 use super::Explain;
-use crate::record::{Diagnosis, Finding, Fix, Verdict};
+use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
 
 /// Explains `Kind::FatalSignal` findings.
 pub(super) struct FatalSignal;
 
 /// Whether the finding is shared memory running out rather than a crash.
 fn shm_exhausted(f: &Finding) -> bool {
-    fact(f, "memory").is_some()
+    fact(f, fact::MEMORY).is_some()
 }
 
 fn from_worker(f: &Finding) -> bool {
-    f.era.as_deref() == Some("dataloader")
+    f.era == Some(Era::Dataloader)
 }
 
 fn signal(f: &Finding) -> &str {
-    fact(f, "signal").unwrap_or("a fatal signal")
+    fact(f, fact::SIGNAL).unwrap_or("a fatal signal")
 }
 
 /// The signal's name without its number: `SIGABRT` of `SIGABRT (6)`.
@@ -38,7 +38,7 @@ impl Explain for FatalSignal {
                 "A DataLoader worker crashed in native code ({})",
                 signal_name(f)
             ),
-            (false, _) => match fact(f, "ntstatus") {
+            (false, _) => match fact(f, fact::NTSTATUS) {
                 Some(status) => format!("The command ended with the Windows crash status {status}"),
                 None => format!("The command was killed by {}", signal(f)),
             },
@@ -46,7 +46,7 @@ impl Explain for FatalSignal {
     }
 
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
-        if fact(f, "ntstatus") == Some("STATUS_NO_MEMORY") {
+        if fact(f, fact::NTSTATUS) == Some("STATUS_NO_MEMORY") {
             out.push(verdict(
                 Code::HostRamExhausted,
                 "The machine's memory ran out (host memory, not GPU memory)",
@@ -81,7 +81,7 @@ impl Explain for FatalSignal {
     }
 
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
-        if fact(f, "ntstatus") == Some("STATUS_NO_MEMORY") {
+        if fact(f, fact::NTSTATUS) == Some("STATUS_NO_MEMORY") {
             out.push(fix(
                 "Free host memory",
                 "Use fewer DataLoader workers, load the dataset lazily instead of into RAM, close other programs, or raise the Windows paging file.",

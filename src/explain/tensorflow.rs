@@ -3,7 +3,7 @@
 use super::common::{fact, fix, framework_fixes, on_device, row, verdict, FieldRow, TIB};
 use super::docs::Code;
 use super::Explain;
-use crate::record::{Diagnosis, Finding, Fix, Verdict};
+use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
 use crate::units::format_size as fmt;
 
 /// Explains `Kind::TfOom` findings.
@@ -17,10 +17,10 @@ impl Explain for TfOom {
         } else {
             on_device(f)
         };
-        match (f.era.as_deref(), a, fact(f, "shape")) {
-            (Some("bfc_allocator"), Some(a), _) => format!(
+        match (f.era, a, fact(f, fact::SHAPE)) {
+            (Some(Era::BfcAllocator), Some(a), _) => format!(
                 "TensorFlow's allocator {} ran out of memory allocating {a}{place}",
-                fact(f, "allocator").unwrap_or("(BFC)")
+                fact(f, fact::ALLOCATOR).unwrap_or("(BFC)")
             ),
             (_, Some(a), Some(shape)) => {
                 format!("TensorFlow could not allocate {a} for a tensor of shape {shape}{place}")
@@ -34,7 +34,7 @@ impl Explain for TfOom {
     fn field_rows(&self, f: &Finding) -> Vec<FieldRow> {
         let mut rows = Vec::new();
         let s = &f.sizes;
-        if f.era.as_deref() == Some("bfc_allocator") {
+        if f.era == Some(Era::BfcAllocator) {
             if let Some(a) = s.requested_bytes {
                 let meaning = if f.notes.iter().any(|n| n.contains("approximate")) {
                     "the request as printed (rounded to 2 decimals; the exact byte count is not in this form)"
@@ -44,7 +44,7 @@ impl Explain for TfOom {
                 rows.push(row("Trying to allocate", fmt(a), meaning, false));
             }
         } else {
-            if let Some(shape) = fact(f, "shape") {
+            if let Some(shape) = fact(f, fact::SHAPE) {
                 rows.push(row(
                     "Shape",
                     shape.to_string(),
@@ -52,7 +52,7 @@ impl Explain for TfOom {
                     false,
                 ));
             }
-            if let Some(dtype) = fact(f, "dtype") {
+            if let Some(dtype) = fact(f, fact::DTYPE) {
                 rows.push(row(
                     "Type",
                     dtype.to_string(),
@@ -69,7 +69,7 @@ impl Explain for TfOom {
                 ));
             }
         }
-        if let Some(device) = fact(f, "device_name") {
+        if let Some(device) = fact(f, fact::DEVICE_NAME) {
             rows.push(row(
                 "Device",
                 device.to_string(),
@@ -77,7 +77,7 @@ impl Explain for TfOom {
                 false,
             ));
         }
-        if let Some(allocator) = fact(f, "allocator") {
+        if let Some(allocator) = fact(f, fact::ALLOCATOR) {
             rows.push(row(
                 "Allocator",
                 allocator.to_string(),
@@ -97,7 +97,7 @@ impl Explain for TfOom {
 
 fn tf_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     let a = f.sizes.requested_bytes;
-    let what = match (fact(f, "shape"), fact(f, "dtype"), a) {
+    let what = match (fact(f, fact::SHAPE), fact(f, fact::DTYPE), a) {
         (Some(shape), Some(dtype), Some(a)) => {
             format!("{} for a {dtype} tensor of shape {shape}", fmt(a))
         }
@@ -109,7 +109,7 @@ fn tf_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         out.push(verdict(
             Code::HostRamExhausted,
             "The machine's RAM ran out (host memory, not GPU memory)",
-            format!("TensorFlow could not allocate {what} in host RAM (allocator {}). This is CPU memory, not GPU memory.", fact(f, "allocator").unwrap_or("cpu")),
+            format!("TensorFlow could not allocate {what} in host RAM (allocator {}). This is CPU memory, not GPU memory.", fact(f, fact::ALLOCATOR).unwrap_or("cpu")),
         ));
         return;
     }
@@ -121,18 +121,18 @@ fn tf_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         ));
         return;
     }
-    let allocator = fact(f, "allocator").unwrap_or("its GPU allocator");
-    let detail = if f.era.as_deref() == Some("bfc_allocator") {
+    let allocator = fact(f, fact::ALLOCATOR).unwrap_or("its GPU allocator");
+    let detail = if f.era == Some(Era::BfcAllocator) {
         format!(
             "TensorFlow's BFC allocator {allocator} found no free block for {what}{}{}. By default TensorFlow reserves nearly all of the GPU's free memory for this allocator when it starts, so the pool is effectively the card: the tensors TensorFlow keeps alive filled it (or left it too fragmented). The allocation summary TensorFlow prints next lists the chunks in use; the `OOM when allocating tensor` error that usually follows is reported as its own finding.",
-            fact(f, "op").map(|op| format!(", requested by op {op}")).unwrap_or_default(),
+            fact(f, fact::OP).map(|op| format!(", requested by op {op}")).unwrap_or_default(),
             on_device(f)
         )
     } else {
         format!(
             "TensorFlow needed {what}{} and its allocator {allocator} had no free block that large. By default TensorFlow reserves nearly all of the GPU's free memory for this allocator when it starts, so the limit is the card itself (less what other processes held at start-up): the tensors TensorFlow keeps alive — weights, optimizer slots, activations saved for the backward pass — fill it.{}",
             on_device(f),
-            fact(f, "node").map(|n| format!(" The failing op is node {n}.")).unwrap_or_default()
+            fact(f, fact::NODE).map(|n| format!(" The failing op is node {n}.")).unwrap_or_default()
         )
     };
     out.push(verdict(
@@ -158,7 +158,7 @@ fn tf_fixes(f: &Finding, out: &mut Vec<Fix>) {
         "Use mixed precision",
         "tf.keras.mixed_precision.set_global_policy('mixed_float16') at the start (TensorFlow ≥ 2.4; in 1.15–2.3 it is tf.keras.mixed_precision.experimental.set_policy): activations take half the memory; keep the final layer's output in float32. 'mixed_bfloat16' needs a TPU or an Ampere or newer GPU.",
     ));
-    if f.facts.contains_key("hint") || f.era.as_deref() == Some("bfc_allocator") {
+    if f.facts.contains_key(fact::HINT) || f.era == Some(Era::BfcAllocator) {
         out.push(fix(
             "Try CUDA's asynchronous allocator if memory is fragmented",
             "export TF_GPU_ALLOCATOR=cuda_malloc_async (the BFC allocator's own suggestion): it can reuse freed memory that BFC cannot join into one block.",

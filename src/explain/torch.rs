@@ -11,7 +11,7 @@ use super::pasted;
 use super::setting::{available, since, Availability, Vendor};
 use super::thresholds::*;
 use super::Explain;
-use crate::record::{Diagnosis, Finding, Fix, Kind, RequestRange, Verdict};
+use crate::record::{fact, Diagnosis, Era, Finding, Fix, Kind, RequestRange, Verdict};
 use crate::units::{format_signed, format_size as fmt};
 
 /// Explains `Kind::TorchAllocatorOom` findings.
@@ -25,8 +25,8 @@ impl Explain for TorchAllocatorOom {
             Some("xpu") => " (Intel XPU)",
             _ => "",
         };
-        match (f.era.as_deref(), f.sizes.requested_bytes) {
-            (Some("size_guard"), _) => {
+        match (f.era, f.sizes.requested_bytes) {
+            (Some(Era::SizeGuard), _) => {
                 format!("PyTorch refused an allocation of more than 1 EB{device}: a tensor shape is wrong")
             }
             (_, Some(a)) => format!("PyTorch could not allocate {}{device}{backend}", fmt(a)),
@@ -36,8 +36,8 @@ impl Explain for TorchAllocatorOom {
     fn field_rows(&self, f: &Finding) -> Vec<FieldRow> {
         let s = &f.sizes;
         let d = &f.diagnosis;
-        let era = f.era.as_deref().unwrap_or("");
-        let malloc_async = era == "malloc_async";
+        let era = f.era;
+        let malloc_async = era == Some(Era::MallocAsync);
         let gpu = f
             .device
             .map_or("the GPU".to_string(), |d| format!("GPU {d}"));
@@ -118,8 +118,8 @@ impl Explain for TorchAllocatorOom {
         }
         if let Some(x) = s.allocated_bytes {
             let (label, meaning) = match era {
-            "cached" | "reserved" | "paren" => ("Already allocated", "memory in live tensors of this process (block sizes, so a bit more than the tensors' bytes)".to_string()),
-            "malloc_async" => ("Currently allocated", "memory in live tensors allocated through this backend".to_string()),
+            Some(Era::Cached | Era::Reserved | Era::Paren) => ("Already allocated", "memory in live tensors of this process (block sizes, so a bit more than the tensors' bytes)".to_string()),
+            Some(Era::MallocAsync) => ("Currently allocated", "memory in live tensors allocated through this backend".to_string()),
             _ if s.private_pools_bytes.is_some() => (
                 "Allocated by PyTorch",
                 "memory in live tensors, plus the free space in CUDA-graph private pools below".to_string(),
@@ -263,8 +263,15 @@ fn is_native_allocator(f: &Finding) -> bool {
     f.kind == Kind::TorchAllocatorOom
         && matches!(f.backend.as_deref(), Some("cuda") | Some("hip"))
         && matches!(
-            f.era.as_deref(),
-            Some("cached" | "reserved" | "paren" | "capacty" | "capacity" | "sentence")
+            f.era,
+            Some(
+                Era::Cached
+                    | Era::Reserved
+                    | Era::Paren
+                    | Era::Capacty
+                    | Era::Capacity
+                    | Era::Sentence
+            )
         )
 }
 
@@ -296,7 +303,7 @@ pub(super) fn request_range(f: &Finding) -> Option<RequestRange> {
 fn inconsistencies(f: &Finding, d: &Diagnosis) -> Vec<String> {
     let s = &f.sizes;
     let mut problems = Vec::new();
-    if f.facts.get("overflow").is_some_and(|v| v == "true") {
+    if f.facts.get(fact::OVERFLOW).is_some_and(|v| v == "true") {
         problems.push("a figure is larger than any real byte count".to_string());
     }
     // NVML's "not available" value (2^64 − 1 bytes) printed as a size, and
@@ -402,7 +409,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         ));
     }
 
-    if f.era.as_deref() == Some("size_guard") {
+    if f.era == Some(Era::SizeGuard) {
         out.push(verdict(
             Code::RequestExceedsCapacity,
             "One allocation asked for more than an exabyte",
@@ -420,7 +427,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         return;
     }
 
-    let malloc_async = f.era.as_deref() == Some("malloc_async");
+    let malloc_async = f.era == Some(Era::MallocAsync);
     let mut limit_binds = false;
     if let (Some(l), Some(a)) = (s.allowed_bytes, requested) {
         // The fraction limit is checked against what PyTorch holds plus the request.
@@ -463,7 +470,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         }
     } else if let (Some(a), Some(free)) = (requested, s.free_bytes) {
         if free_exceeds(free, a) {
-            let invisible_limit = matches!(f.era.as_deref(), Some("capacty"))
+            let invisible_limit = matches!(f.era, Some(Era::Capacty))
                 || f.version_hint.as_deref() == Some("PyTorch 2.2–2.3");
             if invisible_limit {
                 limit_binds = true;
@@ -984,7 +991,7 @@ fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(Code) -> bool, out: 
                 "Search your code and framework config for torch.cuda.set_per_process_memory_fraction(...) (some launchers and notebooks set it) and raise the fraction; check MIG/vGPU/container GPU limits if none is set.",
             )),
             "free_exceeds_request" => {
-                if f.era.as_deref() == Some("malloc_async") {
+                if f.era == Some(Era::MallocAsync) {
                     // The cudaMallocAsync pool can refuse with free memory left.
                     fragmentation_fixes(f, out);
                 }
@@ -1014,7 +1021,7 @@ fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(Code) -> bool, out: 
                 "Each captured graph keeps its pool. torch.compile(mode=\"reduce-overhead\") captures graphs per input shape: use mode=\"default\" or fewer distinct shapes; in vLLM lower the captured batch sizes or set enforce_eager=True.",
             )),
             "non_pytorch_memory" => out.push(non_pytorch_fix()),
-            "numbers_inconclusive" if f.era.as_deref() == Some("malloc_async") => {
+            "numbers_inconclusive" if f.era == Some(Era::MallocAsync) => {
                 // The cudaMallocAsync pool is what the numbers cannot see into.
                 fragmentation_fixes(f, out);
                 workload_fixes(f, out);
@@ -1069,7 +1076,7 @@ fn non_pytorch_fix() -> Fix {
 
 fn fragmentation_fixes(f: &Finding, out: &mut Vec<Fix>) {
     let conf = alloc_conf(f);
-    if f.era.as_deref() == Some("malloc_async") {
+    if f.era == Some(Era::MallocAsync) {
         out.push(fix(
             "Try the native allocator",
             "This message comes from the cudaMallocAsync backend (PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync; ComfyUI enables it by default), which ignores expandable_segments and max_split_size_mb. Remove backend:cudaMallocAsync (ComfyUI: --disable-cuda-malloc) and compare.",

@@ -5,7 +5,7 @@
 use super::common::{fact, fix, verdict};
 use super::docs::Code;
 use super::Explain;
-use crate::record::{Diagnosis, Finding, Fix, Verdict};
+use crate::record::{fact, Diagnosis, Finding, Fix, Verdict};
 
 /// Explains `Kind::WindowsFailFast` findings.
 pub(super) struct WindowsFailFast;
@@ -78,7 +78,7 @@ impl Explain for WindowsPagingFile {
     fn headline(&self, f: &Finding) -> String {
         format!(
             "Windows ran out of virtual memory (paging file too small){}: host memory, not GPU memory",
-            fact(f, "dll_name")
+            fact(f, fact::DLL_NAME)
                 .map(|d| format!(" while loading {d}"))
                 .unwrap_or_default()
         )
@@ -89,7 +89,7 @@ impl Explain for WindowsPagingFile {
             "Windows could not commit virtual memory: host memory, not GPU memory",
             format!(
                 "Windows refused to commit more virtual memory while loading {}. Every process that imports torch maps the CUDA and cuDNN DLLs, several GB of commit charge, and on Windows every DataLoader worker is a new process that imports torch again. When RAM plus the paging file cannot cover the total, loading fails with WinError 1455. The GPU's memory is not involved.",
-                fact(f, "dll_name").unwrap_or("a DLL")
+                fact(f, fact::DLL_NAME).unwrap_or("a DLL")
             ),
         ))
     }

@@ -3,14 +3,14 @@
 use super::common::{fact, fix, verdict};
 use super::docs::Code;
 use super::Explain;
-use crate::record::{Diagnosis, Finding, Fix, Verdict};
+use crate::record::{fact, Diagnosis, Finding, Fix, Verdict};
 
 /// Explains `Kind::Xid` findings.
 pub(super) struct Xid;
 
 impl Explain for Xid {
     fn headline(&self, f: &Finding) -> String {
-        let code = fact(f, "xid").unwrap_or("?");
+        let code = fact(f, fact::XID).unwrap_or("?");
         match xid_info(code) {
             Some(info) => format!("NVIDIA driver Xid {code}: {}", info.title),
             None => format!("NVIDIA driver Xid {code} event"),
@@ -20,7 +20,7 @@ impl Explain for Xid {
         xid_verdicts(f, out)
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
-        let code = fact(f, "xid").unwrap_or("");
+        let code = fact(f, fact::XID).unwrap_or("");
         if let Some(info) = xid_info(code) {
             out.push(fix("Do what NVIDIA recommends for this Xid", info.action));
         }
@@ -70,8 +70,8 @@ pub(super) fn xid_info(code: &str) -> Option<XidInfo> {
 }
 
 fn xid_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
-    let code = fact(f, "xid").unwrap_or("?");
-    let process = match (fact(f, "process"), fact(f, "pid")) {
+    let code = fact(f, fact::XID).unwrap_or("?");
+    let process = match (fact(f, fact::PROCESS), fact(f, fact::PID)) {
         (Some(name), Some(pid)) => format!(" The driver names process {name} (PID {pid})."),
         (None, Some(pid)) => format!(" The driver names PID {pid}."),
         _ => String::new(),

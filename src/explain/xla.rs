@@ -4,7 +4,7 @@
 use super::common::{extra, fix, framework_fixes, on_device, row, verdict, FieldRow, TIB};
 use super::docs::Code;
 use super::Explain;
-use crate::record::{Diagnosis, Finding, Fix, Verdict};
+use crate::record::{Diagnosis, Era, Finding, Fix, Verdict};
 use crate::units::format_size as fmt;
 
 /// Explains `Kind::XlaOom` findings.
@@ -13,8 +13,10 @@ pub(super) struct XlaOom;
 impl Explain for XlaOom {
     fn headline(&self, f: &Finding) -> String {
         let a = f.sizes.requested_bytes.map(fmt);
-        match (f.era.as_deref(), a) {
-            (Some("host"), Some(a)) => format!("XLA could not allocate {a} of pinned host memory"),
+        match (f.era, a) {
+            (Some(Era::Host), Some(a)) => {
+                format!("XLA could not allocate {a} of pinned host memory")
+            }
             (_, Some(a)) => format!("XLA (JAX) could not allocate {a}{}", on_device(f)),
             _ => "XLA (JAX) ran out of memory".into(),
         }
@@ -23,9 +25,9 @@ impl Explain for XlaOom {
         let mut rows = Vec::new();
         let s = &f.sizes;
         if let Some(a) = s.requested_bytes {
-            let meaning = if f.era.as_deref() == Some("host") {
+            let meaning = if f.era == Some(Era::Host) {
                 "pinned host memory XLA needed in one piece (exact)"
-            } else if f.era.as_deref() == Some("human_readable") {
+            } else if f.era == Some(Era::HumanReadable) {
                 "one buffer XLA needed, as printed (rounded; approximate)"
             } else {
                 "one buffer XLA needed in one piece (exact)"
@@ -84,7 +86,7 @@ fn xla_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         (Some(total), None) => format!(" The compiled program's buffers total {}.", fmt(total)),
         _ => String::new(),
     };
-    if f.era.as_deref() == Some("host") {
+    if f.era == Some(Era::Host) {
         out.push(verdict(
             Code::XlaHostMemoryLimit,
             "XLA's pinned host-memory limit is reached (64 GB by default)",
@@ -104,7 +106,7 @@ fn xla_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         return;
     }
     let size = a.map_or("a buffer".into(), |a| format!("{} ({a} bytes)", fmt(a)));
-    if f.era.as_deref() == Some("device_allocator") {
+    if f.era == Some(Era::DeviceAllocator) {
         out.push(verdict(
             Code::CapacityExhausted,
             "The GPU itself had no room for the buffer",
@@ -125,7 +127,7 @@ fn xla_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
 }
 
 fn xla_fixes(f: &Finding, out: &mut Vec<Fix>) {
-    if f.era.as_deref() == Some("host") {
+    if f.era == Some(Era::Host) {
         out.push(fix(
             "Raise XLA's pinned host-memory limit",
             "export XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB=128 (or what the machine can spare) before starting, as the message says; the default is 64 GB.",
@@ -136,7 +138,7 @@ fn xla_fixes(f: &Finding, out: &mut Vec<Fix>) {
         ));
         return;
     }
-    if f.era.as_deref() != Some("device_allocator") {
+    if f.era != Some(Era::DeviceAllocator) {
         out.push(fix(
             "Give XLA's pool more of the GPU",
             "export XLA_PYTHON_CLIENT_MEM_FRACTION=.90 (before JAX starts) makes the preallocated pool 90% of the GPU instead of 75%; leave some room for the CUDA context and libraries.",
@@ -150,7 +152,7 @@ fn xla_fixes(f: &Finding, out: &mut Vec<Fix>) {
         "Make the computation need less memory",
         "Reduce the batch size; rematerialise activations with jax.checkpoint (jax.remat) around blocks; donate input buffers with jax.jit(..., donate_argnums=...) so outputs reuse them; keep parameters and activations in bfloat16.",
     ));
-    if f.era.as_deref() == Some("device_allocator") {
+    if f.era == Some(Era::DeviceAllocator) {
         out.push(fix(
             "Check what else holds the GPU",
             "Run nvidia-smi: another process, or another framework in this process (PyTorch's or TensorFlow's cache), may hold the memory XLA asked for.",

@@ -2,7 +2,7 @@
 
 use super::{DIAGNOSTIC_WINDOW_LINES, FOLD_WINDOW_LINES, MAX_FINDINGS, MAX_TEXT};
 use crate::diagnostics::Parsed;
-use crate::record::Finding;
+use crate::record::{fact, Finding};
 use std::collections::HashMap;
 
 /// Points every consequence kind (NCCL aborts, launcher reports) at the latest
@@ -174,12 +174,12 @@ impl Collector {
     /// line=L ...` on stderr, then `RuntimeError: cuda runtime error (2) ...
     /// at F:L` after the traceback. Keep one finding with the exception.
     pub(super) fn merge_second_print(&mut self, finding: &Finding) -> bool {
-        let Some(location) = finding.facts.get("location") else {
+        let Some(location) = finding.facts.get(fact::LOCATION) else {
             return false;
         };
         let earlier = self.findings.iter_mut().rev().take(8).find(|e| {
             e.kind == finding.kind
-                && e.facts.get("location") == Some(location)
+                && e.facts.get(fact::LOCATION) == Some(location)
                 && finding.source.line.saturating_sub(e.source.line) <= 500
         });
         let Some(earlier) = earlier else {

@@ -21,6 +21,7 @@ use crate::cli::{RunArgs, ScanArgs};
 use anyhow::{bail, Context};
 use merge::Merge;
 use oomwhy::exit::{self, Ending};
+use oomwhy::record::fact;
 use oomwhy::render::{Format, RenderOptions};
 use std::fs::File;
 use std::io::{self, IsTerminal, Read, Write};
@@ -352,10 +353,10 @@ pub fn run(args: &RunArgs, output: &ScanArgs) -> anyhow::Result<i32> {
     // the expected way to stop, not worth a report.
     let stopped_by_pipe = output_closed && ending == Ending::Signal(13);
     if let Some(mut finding) = decoded.finding {
-        finding.facts.insert("pid".into(), pid.to_string());
+        finding.facts.insert(fact::PID.into(), pid.to_string());
         finding
             .facts
-            .insert("process".into(), program_name(program));
+            .insert(fact::PROCESS.into(), program_name(program));
         sink.emit(finding);
     }
     let failed = !status.success();
