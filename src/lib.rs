@@ -129,6 +129,7 @@ impl Analysis {
                 record::Category::Oom => s.oom += 1,
                 record::Category::LikelyOom => s.likely_oom += 1,
                 record::Category::Crash => s.crash += 1,
+                record::Category::Warning => s.warning += 1,
             }
         }
         (self.findings, self.summary)
@@ -211,6 +212,7 @@ impl LiveAnalysis {
             record::Category::Oom => s.oom += 1,
             record::Category::LikelyOom => s.likely_oom += 1,
             record::Category::Crash => s.crash += 1,
+            record::Category::Warning => s.warning += 1,
         }
         finding
     }

@@ -108,6 +108,7 @@ fn category_slug(category: Category) -> &'static str {
         Category::Oom => "oom",
         Category::LikelyOom => "likely_oom",
         Category::Crash => "crash",
+        Category::Warning => "warning",
     }
 }
 

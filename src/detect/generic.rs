@@ -48,7 +48,6 @@ fn phrases() -> &'static [Phrase] {
             p("llama_cpp", r"(?:\w+: )?(?:allocating [\d.]+ MiB on device \d+: )?cudaMalloc failed: out of memory", false, false, "cuda", "llama.cpp / ggml (cudaMalloc)"),
             p("ctranslate2", r"\bCUDA failed with error out of memory", false, false, "cuda", "CTranslate2"),
             p("onnxruntime", r"\bFailed to allocate memory for requested buffer of size \d+", false, false, "", "ONNX Runtime's BFC arena"),
-            p("triton_shared_memory", r"\bout of resource: shared memory, Required: \d+,? Hardware limit(?:ation)?: \d+", false, false, "cuda", "Triton (kernel launch)"),
             p("torch_oom_class", r"\btorch\.(?:cuda\.)?OutOfMemoryError: \S", false, true, "", "PyTorch (OutOfMemoryError)"),
             p("cupy_oom_class", r"\bcupy\.cuda\.memory\.OutOfMemoryError: \S", false, true, "cuda", "CuPy (OutOfMemoryError)"),
             p("cuda_driver", r"\bCUDA_ERROR_OUT_OF_MEMORY\b", true, false, "cuda", "the CUDA driver API (CUDA_ERROR_OUT_OF_MEMORY)"),
@@ -98,7 +97,6 @@ fn leading_exception() -> &'static Regex {
 struct SizePatterns {
     bytes_in_parens: Regex,
     buffer_of_size: Regex,
-    shared_memory: Regex,
     ggml_mib: Regex,
     cupy_bytes: Regex,
     device: Regex,
@@ -113,7 +111,6 @@ fn size_patterns() -> &'static SizePatterns {
             bytes_in_parens: re(r"failed to allocate [\d.]+\s*\w* \((\d+) ?(?:bytes|B)\)"),
             // ONNX Runtime, and ggml's follow-up line `failed to allocate CUDA0 buffer of size N`.
             buffer_of_size: re(r"buffer of size (\d+)\b"),
-            shared_memory: re(r"Required: (\d+),? Hardware limit(?:ation)?: (\d+)"),
             ggml_mib: re(r"allocating ([\d.]+) (MiB) on device (\d+)"),
             cupy_bytes: re(r"allocating ([\d,]+) bytes"),
             device: re(r"\bon device (\d+)\b"),
@@ -130,7 +127,6 @@ impl Family for GenericOom {
             "cudaMalloc failed: out of memory",
             "CUDA failed with error out of memory",
             "Failed to allocate memory for requested buffer",
-            "out of resource: shared memory",
             "OutOfMemoryError: ",
             "CUDA_ERROR_OUT_OF_MEMORY",
             "cudaErrorMemoryAllocation",
@@ -216,16 +212,6 @@ fn read_sizes(finding: &mut Finding, text: &str, id: &str) {
             .and_then(|m| m.as_str().replace(',', "").parse().ok())
     };
     match id {
-        "triton_shared_memory" => {
-            finding.sizes.requested_bytes = raw(&p.shared_memory, 1);
-            finding
-                .sizes
-                .extra
-                .insert("hardware_limit_bytes".into(), raw(&p.shared_memory, 2));
-            finding
-                .facts
-                .insert("resource".into(), "shared memory (per thread block)".into());
-        }
         "llama_cpp" => {
             // The follow-up line gives the exact byte count; the MiB figure is rounded.
             finding.sizes.requested_bytes = raw(&p.buffer_of_size, 1).or_else(|| {
@@ -254,7 +240,6 @@ mod tests {
             ("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 144817.04 MiB on device 0: cudaMalloc failed: out of memory", "llama_cpp", Some(151_851_672_535u64)),
             ("RuntimeError: CUDA failed with error out of memory", "ctranslate2", None),
             ("onnxruntime.capi.onnxruntime_pybind11_state.RuntimeException: [ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code returned while running Conv node. Name:'Conv_3' Status Message: /onnxruntime_src/onnxruntime/core/framework/bfc_arena.cc:376 void* onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, onnxruntime::Stream*, bool, onnxruntime::WaitNotificationFn) Failed to allocate memory for requested buffer of size 2830172160", "onnxruntime", Some(2_830_172_160)),
-            ("triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 131072, Hardware limit: 101376. Reducing block sizes or `num_stages` may help.", "triton_shared_memory", Some(131_072)),
             ("torch.OutOfMemoryError: Insufficient VRAM to load model, requested 5.15GB but only had 3.30GB free", "torch_oom_class", None),
             ("2019-07-21 23:23:06.228049: E tensorflow/stream_executor/cuda/cuda_driver.cc:828] failed to allocate 32.00M (33554432 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory", "cuda_driver", Some(33_554_432)),
             ("numba.cuda.cudadrv.driver.CudaAPIError: [2] Call to cuMemAlloc results in CUDA_ERROR_OUT_OF_MEMORY", "cuda_driver", None),
@@ -301,12 +286,6 @@ mod tests {
         assert_eq!(f.occurrences, 3);
         assert_eq!(f.sizes.requested_bytes, Some(94_873_600));
         assert_eq!(f.text.lines().count(), 1);
-    }
-
-    #[test]
-    fn triton_limit() {
-        let f = collect(&["triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 98304, Hardware limit: 65536. Reducing block sizes or `num_stages` may help."]).unwrap();
-        assert_eq!(f.sizes.extra["hardware_limit_bytes"], Some(65536));
     }
 
     #[test]

@@ -131,6 +131,7 @@ struct KillPatterns {
     slurm_limit: Regex,
     kubernetes: Regex,
     elastic_exit: Regex,
+    elastic_agent: Regex,
     elastic_exit_any: Regex,
     elastic_signal: Regex,
     elastic_block: Regex,
@@ -158,6 +159,9 @@ fn kill_patterns() -> &'static KillPatterns {
         // agent's `failed (exitcode: -9) local_rank: ...` line before it: one finding.
         let elastic_exit = r"^\s*exitcode\s*:\s*-9\b";
         let elastic_signal = r"\bSignal 9 \(SIGKILL\) received by PID (\d+)";
+        // The agent's line alone (a paste without the table); the scanner
+        // drops it when the table follows.
+        let elastic_agent = r"\bfailed \(exitcode: -9\) local_rank: (\d+) \(pid: (\d+)\)";
         let dataloader = r"\bDataLoader worker (?:\(pids?\(?s?\)?\s*([\d, ]+)\) )?is killed by signal: Killed\b";
         let sigkill = r"died with <Signals\.SIGKILL: 9>";
         let exit_137 = r"(?i)\b(?:exit(?:ed)?\s+with\s+(?:exit\s+)?(?:code|status)|exit\s+(?:code|status)|returned\s+non-zero\s+exit\s+status|error\s+exit\s+status)\s*[:=]?\s*\(?137\b";
@@ -173,6 +177,7 @@ fn kill_patterns() -> &'static KillPatterns {
             kubernetes,
             elastic_exit,
             elastic_signal,
+            elastic_agent,
             dataloader,
             sigkill,
             exit_137,
@@ -198,6 +203,7 @@ fn kill_patterns() -> &'static KillPatterns {
             elastic_exit: re(elastic_exit),
             elastic_exit_any: re(r"\bexitcode\s*:\s*-9\b"),
             elastic_signal: re(elastic_signal),
+            elastic_agent: re(elastic_agent),
             elastic_block: re(
                 r"^\s*(?:\[\d+\]:|time\s*:|host\s*:|rank\s*:|exitcode\s*:|error_file\s*:|traceback\s*:|Signal \d+|-{8,}|={8,}|Root Cause|Failures:|<NO_OTHER_FAILURES>)",
             ),
@@ -215,7 +221,11 @@ fn kill_patterns() -> &'static KillPatterns {
 /// `Killed` alone on a line, or right after a progress bar (`1.28it/s]Killed`),
 /// as a shell prints when its child died of SIGKILL: the offset of the word.
 fn bare_killed(line: &str) -> Option<usize> {
-    let before = line.trim_end().strip_suffix("Killed")?;
+    // bash prints `已杀死` under a Chinese locale.
+    let line = line.trim_end();
+    let before = line
+        .strip_suffix("Killed")
+        .or_else(|| line.strip_suffix("已杀死"))?;
     let b = before.trim_end();
     (b.is_empty() || b.ends_with(']')).then_some(before.len())
 }
@@ -253,6 +263,7 @@ impl Family for Killed {
             "xit with",
             // Also the kernel's `Killed process N` line once its timestamp is cut.
             "Killed",
+            "已杀死",
         ]
     }
 
@@ -377,6 +388,13 @@ impl Family for Killed {
                 if !pids.is_empty() {
                     finding.facts.insert("pids".into(), pids.join(", "));
                 }
+            } else if let Some(c) = p.elastic_agent.captures(&joined) {
+                finding.era = Some("torchelastic".into());
+                finding.facts.insert("report".into(), "agent".into());
+                finding.facts.insert("signal".into(), "SIGKILL (9)".into());
+                finding.facts.insert("exit_code".into(), "-9".into());
+                finding.facts.insert("local_rank".into(), c[1].to_string());
+                finding.facts.insert("pid".into(), c[2].to_string());
             } else if let Some(c) = p.dataloader.captures(&joined) {
                 finding.era = Some("dataloader".into());
                 finding.facts.insert("signal".into(), "SIGKILL (9)".into());
@@ -398,7 +416,12 @@ impl Family for Killed {
                 // Only when nothing but blank lines follows: a bare `Killed`
                 // that ends the output. One in the middle of a log is too
                 // weak to report.
-                if message.lines[1..].iter().any(|l| !l.trim().is_empty()) {
+                // Prose typed after a paste (no numbers, no `field:`) is
+                // not more output.
+                if message.lines[1..].iter().any(|l| {
+                    !l.trim().is_empty()
+                        && (l.contains(':') || l.chars().any(|c| c.is_ascii_digit()))
+                }) {
                     return None;
                 }
                 finding.era = Some("bare_killed".into());
@@ -541,10 +564,33 @@ mod tests {
             "DataLoader worker (pid 123) is killed by signal: Bus error.",
             "PodOOMKilledAlert fired",
             "exit code 1370",
-            "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -9) local_rank: 0 (pid: 1798) of binary: /usr/bin/python3",
+            "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 1) local_rank: 0 (pid: 1798) of binary: /usr/bin/python3",
         ] {
             assert!(Killed.start(line).is_none(), "{line}");
         }
+    }
+
+    #[test]
+    fn the_agent_line_alone_is_a_sigkill() {
+        let line = "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -9) local_rank: 0 (pid: 1798) of binary: /usr/bin/python3";
+        let f = decode_with(&Killed, &[line]).expect("agent line");
+        assert_eq!(f.era.as_deref(), Some("torchelastic"));
+        assert_eq!(f.facts["report"], "agent");
+        assert_eq!(f.facts["pid"], "1798");
+        assert_eq!(f.category, Category::LikelyOom);
+    }
+
+    #[test]
+    fn prose_after_a_bare_killed_is_not_more_output() {
+        let f = decode_with(
+            &Killed,
+            &[
+                "Loading checkpoint shards:   0%| 0/2 [00:00<?, ?it/s]Killed",
+                "killed",
+            ],
+        );
+        assert!(f.is_some());
+        assert!(decode_with(&Killed, &["已杀死"]).is_some());
     }
 
     #[test]

@@ -12,10 +12,12 @@ pub use text::{
 };
 
 pub mod cuda;
+pub mod cudnn;
 pub mod cupy;
 pub mod disguised;
 pub mod generic;
 pub mod gpu_crash;
+pub mod gpu_lost;
 pub mod host;
 pub mod inference;
 pub mod mps;
@@ -23,6 +25,7 @@ pub mod nccl;
 pub mod signal;
 pub mod tensorflow;
 pub mod text;
+pub mod toolchain;
 pub mod torch;
 pub mod windows;
 pub mod xid;
@@ -95,6 +98,7 @@ pub static FAMILIES: &[&dyn Family] = &[
     &cupy::CupyOom,
     &inference::KvCacheOom,
     &disguised::AllocatorAssert,
+    &cudnn::CudnnNotSupported,
     &disguised::LibraryAllocFailed,
     &disguised::DeviceNotReady,
     &gpu_crash::DeviceSideAssert,
@@ -103,8 +107,12 @@ pub static FAMILIES: &[&dyn Family] = &[
     &nccl::ProcessGroupAborted,
     &nccl::NcclError,
     &nccl::NcclWarnOom,
+    &nccl::NcclShm,
     &nccl::ChildFailed,
     &xid::Xid,
+    &gpu_lost::GpuFallenOffBus,
+    &toolchain::TritonOutOfResources,
+    &toolchain::PtxasAllocFailure,
     &windows::AccessViolation,
     &windows::PagingFile,
     &signal::WorkerSignal,

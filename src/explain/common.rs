@@ -4,7 +4,7 @@
 
 use super::docs::Code;
 use super::thresholds::{FAILS_AT_START_MAX_STEP, LATE_FAILURE_MIN_STEP};
-use crate::record::{Category, Diagnosis, Finding, Fix, Verdict};
+use crate::record::{Diagnosis, Finding, Fix, Verdict};
 use crate::units::format_size as fmt;
 
 pub(super) const MIB: u64 = 1 << 20;
@@ -36,7 +36,7 @@ pub(super) fn verdict(code: Code, title: &str, detail: String) -> Verdict {
 }
 
 pub(super) fn context_verdicts(f: &Finding, growth: Option<(u64, u64)>, out: &mut Vec<Verdict>) {
-    if f.category == Category::Crash {
+    if !f.category.is_oom() {
         return;
     }
     if let Some((before, now)) = growth {

@@ -13,11 +13,13 @@
 
 mod common;
 mod cuda;
+mod cudnn;
 mod cupy;
 mod disguised;
 pub mod docs;
 mod generic;
 mod gpu_crash;
+mod gpu_lost;
 mod host;
 mod inference;
 mod mps;
@@ -25,7 +27,9 @@ mod nccl;
 mod pasted;
 mod signal;
 mod tensorflow;
+mod tf_warning;
 mod thresholds;
+mod toolchain;
 mod torch;
 mod windows;
 mod xid;
@@ -92,6 +96,11 @@ fn explainer(kind: Kind) -> &'static dyn Explain {
         Kind::WindowsPagingFile => &windows::WindowsPagingFile,
         Kind::GenericOom => &generic::GenericOom,
         Kind::FatalSignal => &signal::FatalSignal,
+        Kind::TfAllocatorWarning => &tf_warning::TfAllocatorWarning,
+        Kind::TritonOutOfResources => &toolchain::TritonOutOfResources,
+        Kind::CudnnNotSupported => &cudnn::CudnnNotSupported,
+        Kind::GpuFallenOffBus => &gpu_lost::GpuFallenOffBus,
+        Kind::PtxasAllocFailure => &toolchain::PtxasAllocFailure,
     }
 }
 

@@ -42,6 +42,7 @@ fn label(c: Category) -> &'static str {
         Category::Oom => "Out of memory",
         Category::LikelyOom => "Probably out of memory",
         Category::Crash => "GPU crash",
+        Category::Warning => "Warning",
     }
 }
 

@@ -36,6 +36,7 @@ impl Painter {
             Category::Oom => s.bold().red().to_string(),
             Category::LikelyOom => s.bold().yellow().to_string(),
             Category::Crash => s.bold().magenta().to_string(),
+            Category::Warning => s.bold().cyan().to_string(),
         }
     }
     fn dim(&self, s: &str) -> String {
@@ -116,6 +117,13 @@ pub fn summary_line(s: &Summary) -> String {
             if s.crash == 1 { "" } else { "es" }
         ));
     }
+    if s.warning > 0 {
+        parts.push(format!(
+            "{} warning{}",
+            s.warning,
+            if s.warning == 1 { "" } else { "s" }
+        ));
+    }
     let counts = if parts.is_empty() {
         String::new()
     } else {
@@ -142,6 +150,7 @@ fn category_label(c: Category) -> &'static str {
         Category::Oom => "OUT OF MEMORY",
         Category::LikelyOom => "PROBABLY OUT OF MEMORY",
         Category::Crash => "GPU CRASH",
+        Category::Warning => "WARNING",
     }
 }
 

@@ -149,6 +149,7 @@ fn render_json(
                 Category::Oom => summary.oom += 1,
                 Category::LikelyOom => summary.likely_oom += 1,
                 Category::Crash => summary.crash += 1,
+                Category::Warning => summary.warning += 1,
             }
         }
         // The text renderer colours through `colored`'s process-wide switch,
