@@ -78,10 +78,9 @@ impl Family for TritonOutOfResources {
 /// at the end of the text before the message.
 fn exception_class(prefix: &str) -> Option<String> {
     let name = prefix.trim_end().strip_suffix(':')?;
-    let start = name
-        .rfind(|c: char| !(c.is_alphanumeric() || c == '.' || c == '_'))
-        .map_or(0, |i| i + 1);
-    let name = &name[start..];
+    let name = name
+        .rsplit(|c: char| !(c.is_alphanumeric() || c == '.' || c == '_'))
+        .next()?;
     name.ends_with("OutOfResources").then(|| name.to_string())
 }
 
