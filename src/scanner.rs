@@ -87,6 +87,11 @@ const KEYS: &[&str] = &[
     "XIT ",
     "NCCL WARN",
     "NVRM: ",
+    // Windows crash statuses in every spelling (`0xC0000005`, `0xc0000005`,
+    // an event log's `ExceptionCode c0000005`, `-1073741819`).
+    "0000005",
+    "0000409",
+    "-107374",
     // Both chained-traceback separators.
     "above exception",
     "Traceback (most recent call last)",
@@ -1015,16 +1020,24 @@ fn detect_start(text: &str) -> Option<(&'static dyn Family, usize)> {
         return None;
     }
     FAMILIES.iter().find_map(|family| {
-        let start = family.start(text)?;
-        // A family's offset must be a character boundary; skip it otherwise
-        // rather than panic on a hostile line.
-        if !text.is_char_boundary(start) {
-            return None;
+        // A quoted mention can be followed on the same line by the printed
+        // message (`raise ValueError("...") ValueError: ...`): look again
+        // after each mention, a few times at most.
+        let mut from = 0;
+        for _ in 0..4 {
+            let rest = text.get(from..)?;
+            let start = from + family.start(rest)?;
+            // A family's offset must be a character boundary; skip it
+            // otherwise rather than panic on a hostile line.
+            if !text.is_char_boundary(start) {
+                return None;
+            }
+            if !detect::is_mention(text, start) {
+                return Some((*family, start));
+            }
+            from = start + text[start..].chars().next().map_or(1, char::len_utf8);
         }
-        if detect::is_mention(text, start) {
-            return None;
-        }
-        Some((*family, start))
+        None
     })
 }
 
@@ -1197,7 +1210,9 @@ impl Collector {
     /// Drops the latest finding when `finding` is the fuller report of the
     /// same failure: TensorFlow's C++ `OP_REQUIRES failed at ...` line before
     /// the Python error that repeats it, torchelastic's agent line `failed
-    /// (exitcode: -9) ...` before its failure table. Alone, each stays.
+    /// (exitcode: -9) ...` before its failure table, and an issue's title
+    /// line (`DefaultCPUAllocator: not enough memory`) right before the full
+    /// message of the same kind. Alone, each stays.
     fn drop_superseded(&mut self, finding: &Finding) {
         use crate::record::Kind;
         let Some(last) = self.findings.last() else {
@@ -1214,8 +1229,17 @@ impl Collector {
                     && fact(last, "shape") == fact(finding, "shape")
             }
             (Kind::HostOomKilled, Kind::ChildFailed | Kind::HostOomKilled) => {
-                fact(last, "report").as_deref() == Some("agent")
-                    && fact(finding, "report").is_none()
+                let report = fact(last, "report");
+                fact(finding, "report").is_none()
+                    && (report.as_deref() == Some("agent")
+                        || (report.as_deref() == Some("invoked")
+                            && finding.kind == Kind::HostOomKilled))
+            }
+            (a, b) if a == b => {
+                finding.source.line.saturating_sub(last.source.line) <= 2
+                    && last.sizes.requested_bytes.is_none()
+                    && finding.sizes.requested_bytes.is_some()
+                    && last.text.lines().count() == 1
             }
             _ => false,
         };

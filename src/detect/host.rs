@@ -139,6 +139,8 @@ struct KillPatterns {
     sigkill: Regex,
     exit_137: Regex,
     shell: Regex,
+    invoked: Regex,
+    died_signal: Regex,
     continuation: Regex,
 }
 
@@ -166,6 +168,10 @@ fn kill_patterns() -> &'static KillPatterns {
         let sigkill = r"died with <Signals\.SIGKILL: 9>";
         let exit_137 = r"(?i)\b(?:exit(?:ed)?\s+with\s+(?:exit\s+)?(?:code|status)|exit\s+(?:code|status)|returned\s+non-zero\s+exit\s+status|error\s+exit\s+status)\s*[:=]?\s*\(?137\b";
         let shell = r"\bline \d+:\s+(\d+) Killed\b";
+        // The kernel's first line of an OOM kill, before its call trace.
+        let invoked = r"\binvoked oom-killer: gfp_mask=";
+        // nvcc's report of a compiler stage killed (`'cicc' died due to signal 9 (Kill signal)`).
+        let died_signal = r"\bdied due to signal 9 \(Kill signal\)";
         let anchor = [
             kernel_kill,
             kill_line,
@@ -182,6 +188,8 @@ fn kill_patterns() -> &'static KillPatterns {
             sigkill,
             exit_137,
             shell,
+            invoked,
+            died_signal,
         ]
         .iter()
         .map(|p| format!("(?:{p})"))
@@ -211,6 +219,8 @@ fn kill_patterns() -> &'static KillPatterns {
             sigkill: re(sigkill),
             exit_137: re(exit_137),
             shell: re(shell),
+            invoked: re(invoked),
+            died_signal: re(died_signal),
             continuation: re(
                 r"(?:Out of memory: Kill|Memory cgroup out of memory: Kill|Killed process \d+|oom_reaper: reaped|Some of (?:your processes|the step tasks) (?:may )?ha(?:ve|s) been|\btask(?:s)? [\d,\-]+: Out Of Memory|(?i:exit code:\s*137\b))",
             ),
@@ -250,6 +260,7 @@ impl Family for Killed {
             "(SIGKILL) received by PID",
             "is killed by signal: Killed",
             "<Signals.SIGKILL: 9>",
+            "died due to signal 9",
             // An exit status (137) is only taken next to the words that make
             // it one: a bare "137" is in every log's numbers. `start` then
             // requires the 137.
@@ -332,6 +343,12 @@ impl Family for Killed {
             }
             finding.facts.insert("pid".into(), c[1].to_string());
             finding.facts.insert("process".into(), c[2].to_string());
+        } else if p.invoked.is_match(&joined) {
+            if finding.era.is_none() {
+                explicit(&mut finding, "kernel");
+            }
+            // The kill line with the process and its sizes follows.
+            finding.facts.insert("report".into(), "invoked".into());
         } else if let Some(c) = p.reaper.captures(&joined) {
             if finding.era.is_none() {
                 explicit(&mut finding, "kernel");
@@ -403,7 +420,7 @@ impl Family for Killed {
                         .facts
                         .insert("pid".into(), pid.as_str().trim().to_string());
                 }
-            } else if p.sigkill.is_match(&joined) {
+            } else if p.sigkill.is_match(&joined) || p.died_signal.is_match(&joined) {
                 finding.era = Some("sigkill".into());
                 finding.facts.insert("signal".into(), "SIGKILL (9)".into());
             } else if p.exit_137.is_match(&joined) {

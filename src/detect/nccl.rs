@@ -374,7 +374,7 @@ impl Family for NcclWarnOom {
 fn shm_anchor() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        re(r"NCCL WARN (?:Call to posix_fallocate failed|Error while (?:creating|attaching to) shared memory segment)")
+        re(r"NCCL WARN (?:Call to posix_fallocate failed|Error while (?:creating|attaching to) shared memory segment|Error: failed to extend /dev/shm/)")
     })
 }
 
@@ -388,7 +388,11 @@ pub struct NcclShm;
 
 impl Family for NcclShm {
     fn triggers(&self) -> &'static [&'static str] {
-        &["NCCL WARN Call to posix_fallocate", "NCCL WARN Error while"]
+        &[
+            "NCCL WARN Call to posix_fallocate",
+            "NCCL WARN Error while",
+            "NCCL WARN Error: failed to extend",
+        ]
     }
 
     fn start(&self, line: &str) -> Option<usize> {
