@@ -70,8 +70,8 @@ const KEYS: &[&str] = &[
     "ASSERT FAILED",
     "Assertion `",
     "oom-kill",
-    "oom_kill",
-    "oom_reaper",
+    // `oom_kill`, `oom_reaper` (the kernel's OOM lines).
+    "oom_",
     "SIGKILL",
     "CPUAllocator: ",
     "Failed to allocate",

@@ -47,6 +47,7 @@ fn phrases() -> &'static [Phrase] {
         vec![
             p("llama_cpp", r"(?:\w+: )?(?:allocating [\d.]+ MiB on device \d+: )?cudaMalloc failed: out of memory", false, false, "cuda", "llama.cpp / ggml (cudaMalloc)"),
             p("ctranslate2", r"\bCUDA failed with error out of memory", false, false, "cuda", "CTranslate2"),
+            p("relion", r"\bCudaCustomAllocator out of memory", false, false, "cuda", "RELION (CudaCustomAllocator)"),
             p("onnxruntime", r"\bFailed to allocate memory for requested buffer of size \d+", false, false, "", "ONNX Runtime's BFC arena"),
             p("torch_oom_class", r"\btorch\.(?:cuda\.)?OutOfMemoryError: \S", false, true, "", "PyTorch (OutOfMemoryError)"),
             p("cupy_oom_class", r"\bcupy\.cuda\.memory\.OutOfMemoryError: \S", false, true, "cuda", "CuPy (OutOfMemoryError)"),
@@ -99,6 +100,7 @@ struct SizePatterns {
     buffer_of_size: Regex,
     ggml_mib: Regex,
     cupy_bytes: Regex,
+    relion_request: Regex,
     device: Regex,
 }
 
@@ -113,6 +115,7 @@ fn size_patterns() -> &'static SizePatterns {
             buffer_of_size: re(r"buffer of size (\d+)\b"),
             ggml_mib: re(r"allocating ([\d.]+) (MiB) on device (\d+)"),
             cupy_bytes: re(r"allocating ([\d,]+) bytes"),
+            relion_request: re(r"requestedSpace:\s*(\d+) B\b"),
             device: re(r"\bon device (\d+)\b"),
         }
     })
@@ -126,6 +129,7 @@ impl Family for GenericOom {
         &[
             "cudaMalloc failed: out of memory",
             "CUDA failed with error out of memory",
+            "CudaCustomAllocator out of memory",
             "Failed to allocate memory for requested buffer",
             "OutOfMemoryError: ",
             "CUDA_ERROR_OUT_OF_MEMORY",
@@ -156,6 +160,8 @@ impl Family for GenericOom {
         }
         match first.id {
             "llama_cpp" => size_patterns().buffer_of_size.is_match(next),
+            // RELION prints the request and the allocator's state after it.
+            "relion" => lines.len() < 4 && next.contains("requestedSpace:"),
             _ => is_boilerplate(next),
         }
     }
@@ -220,6 +226,7 @@ fn read_sizes(finding: &mut Finding, text: &str, id: &str) {
             });
         }
         "onnxruntime" => finding.sizes.requested_bytes = raw(&p.buffer_of_size, 1),
+        "relion" => finding.sizes.requested_bytes = raw(&p.relion_request, 1),
         "cupy_oom_class" => finding.sizes.requested_bytes = raw(&p.cupy_bytes, 1),
         _ => finding.sizes.requested_bytes = raw(&p.bytes_in_parens, 1),
     }
