@@ -175,7 +175,6 @@ fn unquoted_mention(line: &str, prefix: &str) -> bool {
         " means that",
     ];
     let article = prefix
-        .trim_start()
         .split_whitespace()
         .next()
         .is_some_and(|w| matches!(w, "A" | "An" | "The"));
