@@ -187,6 +187,23 @@ mod tests {
         assert!(is_mention(line, 8));
         let line = "print(\"CUDA error: out of memory\")";
         assert!(is_mention(line, 7));
+        // Prose that says the quotation is what was printed.
+        let line = "It kept on giving me `cuMemAlloc failed: out of memory` errors, which never occurred before.";
+        assert!(!is_mention(line, 21));
+        let line =
+            "VPT threw a \"ptxas fatal: memory allocation error\" when tried with a RTX-2060.";
+        assert!(!is_mention(line, 13));
+        // A printed constructor with numbers is not a call in code.
+        let line = "fails with `Error: Warmup(Generation(\"Not enough memory to handle 4096 prefill tokens.\"))`";
+        assert!(!is_mention(line, 39));
+        // Unquoted, but a diff line or a sentence about the error.
+        let line = "+> [Fri Aug 30 11:43:09 2024] NVRM: Xid (PCI:0000:cb:00): 13, pid=1, name=python, Graphics SM Warp Exception";
+        assert!(is_mention(line, 30));
+        let line =
+            "A CUDA error: device-side assert triggered is an error that's often caused by labels";
+        assert!(is_mention(line, 14));
+        let line = "The error: CUDA error: device-side assert triggered";
+        assert!(!is_mention(line, 11));
     }
 
     #[test]
