@@ -87,10 +87,12 @@ const KEYS: &[&str] = &[
     "XIT ",
     "NCCL WARN",
     "NVRM: ",
-    // Windows crash statuses in every spelling (`0xC0000005`, `0xc0000005`,
-    // an event log's `ExceptionCode c0000005`, `-1073741819`).
-    "0000005",
-    "0000409",
+    // Windows crash statuses in every spelling (`0xC0000005`, `C0000409`,
+    // `0xc0000409`, an event log's `ExceptionCode c0000005`, `-1073741819`).
+    // Keys that start with digits or a space would slow the search: every
+    // number in a log would be a candidate.
+    "C0000",
+    "c0000",
     "-107374",
     // Both chained-traceback separators.
     "above exception",

@@ -95,7 +95,7 @@ impl Family for KvCacheOom {
             "max seq len (",
             "Not enough memory",
             "alloc_req_slots runs out of memory",
-            " blocks: ",
+            "blocks: ",
             "larger than the profiled value",
         ]
     }
