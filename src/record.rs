@@ -108,7 +108,9 @@ kinds! {
     /// Windows access violation, exit code 0xC0000005 (-1073741819).
     WindowsAccessViolation = "windows_access_violation", Crash;
     /// `OSError: [WinError 1455] The paging file is too small for this operation to complete`.
-    WindowsPagingFile = "windows_paging_file", Crash;
+    // Windows could not commit virtual memory: RAM plus page file exhausted,
+    // a host out-of-memory (Windows' own error 1455 wording aside).
+    WindowsPagingFile = "windows_paging_file", Oom;
     /// Any other message that states a GPU/accelerator allocation failed
     /// (`cudaMalloc failed: out of memory`, `CUDA_ERROR_OUT_OF_MEMORY`, ...).
     GenericOom = "generic_oom", Oom;
@@ -121,6 +123,20 @@ kinds! {
     /// holds an `oom` event, otherwise a memory-state summary.
     // Raised to `oom` by the snapshot reader when it holds an `oom` event.
     MemorySnapshot = "memory_snapshot", MemoryState;
+    /// TensorFlow's BFC allocator could not satisfy an allocation and says the
+    /// caller will retry (`The caller indicates that this is not a failure`).
+    TfAllocatorWarning = "tf_allocator_warning", Warning;
+    /// Triton could not launch a kernel: `out of resource: shared memory,
+    /// Required: X, Hardware limit: Y` (on-chip memory per block, not an OOM).
+    TritonOutOfResources = "triton_out_of_resources", Crash;
+    /// `CUDNN_STATUS_NOT_SUPPORTED`: cuDNN has no kernel for the call; an OOM
+    /// only when the log shows memory pressure too (raised by the parser).
+    CudnnNotSupported = "cudnn_not_supported", Crash;
+    /// The driver lost the GPU (`GPU has fallen off the bus`, `GPU is lost`).
+    GpuFallenOffBus = "gpu_fallen_off_bus", Crash;
+    /// NVIDIA's PTX assembler ran out of host memory (`ptxas fatal : Memory
+    /// allocation failure`).
+    PtxasAllocFailure = "ptxas_alloc_failure", LikelyOom;
 }
 
 impl Kind {
@@ -388,6 +404,14 @@ eras! {
     Hip = "hip";
     /// Generic OOM: a vendor backend's `MLU/NPU/GCU/MUSA out of memory`.
     Vendor = "vendor";
+    /// Generic OOM: RELION's `CudaCustomAllocator out of memory`.
+    Relion = "relion";
+    /// TensorFlow (`tf_oom`): the fatal `EigenAllocator for GPU ran out of memory`.
+    EigenAllocator = "eigen_allocator";
+    /// XLA (`xla_oom`): the GPU runtime could not place a constant of the compiled program.
+    Constant = "constant";
+    /// NCCL (`nccl_oom`/`nccl_error`): a `/dev/shm` segment could not be created or grown.
+    Shm = "shm";
 }
 
 impl std::fmt::Display for Era {
@@ -408,6 +432,15 @@ pub enum Category {
     Crash,
     /// Not an error: the memory state a snapshot recorded without an OOM.
     MemoryState,
+    /// A warning about memory that is not an error (never given OOM verdicts).
+    Warning,
+}
+
+impl Category {
+    /// Whether findings of this category are (probably) out-of-memory errors.
+    pub fn is_oom(self) -> bool {
+        matches!(self, Category::Oom | Category::LikelyOom)
+    }
 }
 
 /// Where a finding was read.
@@ -823,6 +856,9 @@ pub struct Summary {
     pub likely_oom: usize,
     /// Findings with category `crash`.
     pub crash: usize,
+    /// Findings with category `warning` (left out of the JSON when zero).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub warning: usize,
     /// Inputs read (files and stdin).
     pub inputs: usize,
     /// Inputs that could not be read.
@@ -842,8 +878,13 @@ impl Summary {
             Category::LikelyOom => self.likely_oom += 1,
             Category::Crash => self.crash += 1,
             Category::MemoryState => {}
+            Category::Warning => self.warning += 1,
         }
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// The whole JSON document.

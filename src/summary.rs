@@ -109,6 +109,7 @@ fn category_slug(category: Category) -> &'static str {
         Category::LikelyOom => "likely_oom",
         Category::Crash => "crash",
         Category::MemoryState => "memory_state",
+        Category::Warning => "warning",
     }
 }
 

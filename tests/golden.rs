@@ -114,7 +114,8 @@ fn every_fixture_renders_as_text() {
     }
 }
 
-/// Fixtures named `negative_*` hold text that only mentions memory errors.
+/// Fixtures named `negative_*` hold text that only mentions memory errors:
+/// no finding but warnings (TensorFlow's retry warning is reported as one).
 #[test]
 fn negative_fixtures_find_nothing() {
     let negatives: Vec<_> = fixtures()
@@ -129,11 +130,12 @@ fn negative_fixtures_find_nothing() {
     assert!(!negatives.is_empty());
     for log in negatives {
         let json: serde_json::Value = serde_json::from_str(&run(&log, Format::Json)).unwrap();
-        assert_eq!(
-            json["findings"].as_array().unwrap().len(),
-            0,
-            "{}",
-            log.display()
-        );
+        let errors = json["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["category"] != "warning")
+            .count();
+        assert_eq!(errors, 0, "{}", log.display());
     }
 }

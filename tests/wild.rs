@@ -285,7 +285,6 @@ fn share(part: usize, whole: usize) -> f64 {
 }
 
 #[test]
-#[ignore = "recognition of the wild corpus is below the thresholds while the detectors are being fixed"]
 fn wild_pastes_are_recognised() {
     let dir = wild_dir();
     let labels: Vec<Value> =

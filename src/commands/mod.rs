@@ -144,11 +144,12 @@ impl<'a> Sink<'a> {
     }
 }
 
-/// The exit status of a scan: 2 after an error, 1 if nothing was found.
+/// The exit status of a scan: 2 after an error, 1 if nothing but warnings
+/// was found.
 fn scan_status(summary: &Summary) -> i32 {
     if summary.input_errors > 0 {
         2
-    } else if summary.findings == 0 {
+    } else if summary.findings == summary.warning {
         1
     } else {
         0

@@ -75,7 +75,7 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<i32> {
     } else {
         scan_batch(expanded, format, options, args.quiet)?
     };
-    if summary.findings == 0 && summary.input_errors == 0 && !args.quiet {
+    if summary.findings == summary.warning && summary.input_errors == 0 && !args.quiet {
         warn!(
             "oomwhy: no out-of-memory error or GPU crash found ({} lines read)",
             summary.lines

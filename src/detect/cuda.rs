@@ -13,6 +13,7 @@ struct RuntimePatterns {
     thc: Regex,
     thc_check: Regex,
     other: Regex,
+    theano: Regex,
 }
 
 fn runtime_patterns() -> &'static RuntimePatterns {
@@ -26,9 +27,14 @@ fn runtime_patterns() -> &'static RuntimePatterns {
         // Other tools that report the driver's or runtime's own error code
         // (Numba, KeOps, pygpu, JCuda: the driver API name; tinygrad, ggml,
         // spconv: the number 2; PyCUDA: `cuMemAlloc failed`; torch_memory_saver:
-        // `CUresult error result=2`).
+        // `CUresult error result=2`; darknet: `Cuda malloc failed`; Theano:
+        // `Error allocating N bytes of device memory (out of memory). Driver
+        // report F bytes free and T bytes total`).
         other: constant_regex(
-            r"\bCUDA_ERROR_OUT_OF_MEMORY\b|\bCUDA [Ee]rror 2, out of memory|\bCUDA error 2 at \S+: out of memory|\b[Cc]uda failed with error 2\b|\bcuda runtime error: out of memory|\bcuMemAlloc failed: out of memory|\bCUresult error\s+result=2\b",
+            r"\bCUDA_ERROR_OUT_OF_MEMORY\b|\bCUDA [Ee]rror 2, out of memory|\bCUDA error 2 at \S+: out of memory|\b[Cc]uda failed with error 2\b|\bcuda runtime error: out of memory|\bcuMemAlloc failed: out of memory|\bCUresult error\s+result=2\b|\bCuda malloc failed\b|\bError allocating \d+ bytes of device memory \(out of memory\)",
+        ),
+        theano: constant_regex(
+            r"Error allocating (\d+) bytes of device memory \(out of memory\)\.(?: Driver report (\d+) bytes free and (\d+) bytes total)?",
         ),
     })
 }
@@ -49,6 +55,7 @@ impl Family for RuntimeOom {
             "Error 2, out of memory",
             "failed: out of memory",
             "result=2",
+            "Cuda malloc failed",
         ]
     }
 
@@ -126,6 +133,12 @@ impl Family for RuntimeOom {
                 .facts
                 .insert(fact::LOCATION.into(), format!("{}:{}", &caps[1], &caps[2]));
         } else if let Some(m) = p.other.find(first) {
+            if let Some(c) = p.theano.captures(&message.joined()) {
+                let n = |i: usize| c.get(i).and_then(|m| m.as_str().parse::<u64>().ok());
+                finding.sizes.requested_bytes = n(1);
+                finding.sizes.free_bytes = n(2);
+                finding.sizes.total_bytes = n(3);
+            }
             finding.backend = Some("cuda".into());
             let named = m.as_str().contains("CUDA_ERROR") || m.as_str().starts_with("CUresult");
             finding.era = Some(if named { Era::Driver } else { Era::Runtime });
@@ -212,6 +225,13 @@ impl Family for IllegalAccess {
             .facts
             .insert("error_code".into(), printed.unwrap_or_else(|| "700".into()));
         let joined = message.joined();
+        // CNTK: `CUDA failure 77: an illegal memory access ... ; GPU=0 ; ...`.
+        if let Some(gpu) = joined.split("; GPU=").nth(1) {
+            finding.device = gpu
+                .split(|c: char| !c.is_ascii_digit())
+                .next()
+                .and_then(|d| d.parse().ok());
+        }
         if joined.contains("asynchronously reported") {
             finding.facts.insert("async_warning".into(), "true".into());
         }

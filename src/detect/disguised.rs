@@ -38,7 +38,7 @@ fn library_patterns() -> &'static LibraryPatterns {
             // TORCH_CUDABLAS_CHECK: "CUDA error: " status " when calling `" #EXPR "`".
             torch_cublas: re(r"\bCUDA error: (CUBLAS_STATUS_[A-Z_]+) when calling `([^`]*)`"),
             // AT_CUDNN_CHECK: "cuDNN error: " cudnnGetErrorString(status).
-            torch_cudnn: re(r"\bcuDNN error: (CUDNN_STATUS_NOT_SUPPORTED|CUDNN_STATUS_ALLOC_FAILED)\b"),
+            torch_cudnn: re(r"\bcuDNN error: (CUDNN_STATUS_ALLOC_FAILED)\b"),
             // TORCH_CUSOLVER_CHECK: "cusolver error: " status ", when calling `" #EXPR "`".
             torch_cusolver: re(r"\bcusolver error: (CUSOLVER_STATUS_[A-Z_]+|\d+), when calling `([^`]*)`"),
             // TensorFlow's stream executor.
@@ -138,7 +138,7 @@ fn library_failure(line: &str) -> Option<LibraryFailure> {
 }
 
 /// `CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)``,
-/// `cuDNN error: CUDNN_STATUS_NOT_SUPPORTED. ...`, `cusolver error: ...`, and
+/// `cuDNN error: CUDNN_STATUS_ALLOC_FAILED`, `cusolver error: ...`, and
 /// TensorFlow's `failed to create cublas handle: ...`.
 pub struct LibraryAllocFailed;
 
@@ -148,7 +148,6 @@ impl Family for LibraryAllocFailed {
             "CUBLAS_STATUS_ALLOC_FAILED",
             "CUBLAS_STATUS_NOT_INITIALIZED",
             "CUDNN_STATUS_ALLOC_FAILED",
-            "CUDNN_STATUS_NOT_SUPPORTED",
             "CUSOLVER_STATUS_",
             "cusolver error: ",
         ]
@@ -189,11 +188,6 @@ impl Family for LibraryAllocFailed {
             .insert(fact::STATUS.into(), failure.status.clone());
         if let Some(call) = failure.call {
             finding.facts.insert(fact::CALL.into(), call);
-        }
-        if failure.status == "CUDNN_STATUS_NOT_SUPPORTED" && first.contains("non-contiguous") {
-            finding
-                .facts
-                .insert(fact::HINT.into(), "non-contiguous input".into());
         }
         if repeats > 0 {
             finding.occurrences = 1 + repeats as u64;
@@ -293,7 +287,6 @@ mod tests {
             ("RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`", "cublas", "CUBLAS_STATUS_ALLOC_FAILED", Some("cublasCreate(handle)")),
             ("RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling `cublasCreate(handle)`", "cublas", "CUBLAS_STATUS_NOT_INITIALIZED", Some("cublasCreate(handle)")),
             ("RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasLtMatmul( ltHandle, computeDesc.descriptor())`", "cublas", "CUBLAS_STATUS_ALLOC_FAILED", Some("cublasLtMatmul( ltHandle, computeDesc.descriptor())")),
-            ("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_SUPPORTED. This error may appear if you passed in a non-contiguous input.", "cudnn", "CUDNN_STATUS_NOT_SUPPORTED", None),
             ("RuntimeError: cuDNN error: CUDNN_STATUS_ALLOC_FAILED", "cudnn", "CUDNN_STATUS_ALLOC_FAILED", None),
             ("RuntimeError: cusolver error: CUSOLVER_STATUS_ALLOC_FAILED, when calling `cusolverDnCreate(handle)`", "cusolver", "CUSOLVER_STATUS_ALLOC_FAILED", Some("cusolverDnCreate(handle)")),
             ("RuntimeError: cusolver error: CUSOLVER_STATUS_INTERNAL_ERROR, when calling `cusolverDnCreate(handle)`", "cusolver", "CUSOLVER_STATUS_INTERNAL_ERROR", Some("cusolverDnCreate(handle)")),

@@ -47,8 +47,8 @@ fn phrases() -> &'static [Phrase] {
         vec![
             p(Era::LlamaCpp, r"(?:\w+: )?(?:allocating [\d.]+ MiB on device \d+: )?cudaMalloc failed: out of memory", false, false, "cuda", "llama.cpp / ggml (cudaMalloc)"),
             p(Era::Ctranslate2, r"\bCUDA failed with error out of memory", false, false, "cuda", "CTranslate2"),
+            p(Era::Relion, r"\bCudaCustomAllocator out of memory", false, false, "cuda", "RELION (CudaCustomAllocator)"),
             p(Era::Onnxruntime, r"\bFailed to allocate memory for requested buffer of size \d+", false, false, "", "ONNX Runtime's BFC arena"),
-            p(Era::TritonSharedMemory, r"\bout of resource: shared memory, Required: \d+,? Hardware limit(?:ation)?: \d+", false, false, "cuda", "Triton (kernel launch)"),
             p(Era::TorchOomClass, r"\btorch\.(?:cuda\.)?OutOfMemoryError: \S", false, true, "", "PyTorch (OutOfMemoryError)"),
             p(Era::CupyOomClass, r"\bcupy\.cuda\.memory\.OutOfMemoryError: \S", false, true, "cuda", "CuPy (OutOfMemoryError)"),
             p(Era::CudaDriver, r"\bCUDA_ERROR_OUT_OF_MEMORY\b", true, false, "cuda", "the CUDA driver API (CUDA_ERROR_OUT_OF_MEMORY)"),
@@ -98,9 +98,9 @@ fn leading_exception() -> &'static Regex {
 struct SizePatterns {
     bytes_in_parens: Regex,
     buffer_of_size: Regex,
-    shared_memory: Regex,
     ggml_mib: Regex,
     cupy_bytes: Regex,
+    relion_request: Regex,
     device: Regex,
 }
 
@@ -113,9 +113,9 @@ fn size_patterns() -> &'static SizePatterns {
             bytes_in_parens: re(r"failed to allocate [\d.]+\s*\w* \((\d+) ?(?:bytes|B)\)"),
             // ONNX Runtime, and ggml's follow-up line `failed to allocate CUDA0 buffer of size N`.
             buffer_of_size: re(r"buffer of size (\d+)\b"),
-            shared_memory: re(r"Required: (\d+),? Hardware limit(?:ation)?: (\d+)"),
             ggml_mib: re(r"allocating ([\d.]+) (MiB) on device (\d+)"),
             cupy_bytes: re(r"allocating ([\d,]+) bytes"),
+            relion_request: re(r"requestedSpace:\s*(\d+) B\b"),
             device: re(r"\bon device (\d+)\b"),
         }
     })
@@ -129,8 +129,8 @@ impl Family for GenericOom {
         &[
             "cudaMalloc failed: out of memory",
             "CUDA failed with error out of memory",
+            "CudaCustomAllocator out of memory",
             "Failed to allocate memory for requested buffer",
-            "out of resource: shared memory",
             "OutOfMemoryError: ",
             "CUDA_ERROR_OUT_OF_MEMORY",
             "cudaErrorMemoryAllocation",
@@ -160,6 +160,8 @@ impl Family for GenericOom {
         }
         match first.id {
             Era::LlamaCpp => size_patterns().buffer_of_size.is_match(next),
+            // RELION prints the request and the allocator's state after it.
+            Era::Relion => lines.len() < 4 && next.contains("requestedSpace:"),
             _ => is_boilerplate(next),
         }
     }
@@ -216,16 +218,6 @@ fn read_sizes(finding: &mut Finding, text: &str, id: Era) {
             .and_then(|m| m.as_str().replace(',', "").parse().ok())
     };
     match id {
-        Era::TritonSharedMemory => {
-            finding.sizes.requested_bytes = raw(&p.shared_memory, 1);
-            finding
-                .sizes
-                .extra
-                .insert("hardware_limit_bytes".into(), raw(&p.shared_memory, 2));
-            finding
-                .facts
-                .insert("resource".into(), "shared memory (per thread block)".into());
-        }
         Era::LlamaCpp => {
             // The follow-up line gives the exact byte count; the MiB figure is rounded.
             finding.sizes.requested_bytes = raw(&p.buffer_of_size, 1).or_else(|| {
@@ -234,6 +226,7 @@ fn read_sizes(finding: &mut Finding, text: &str, id: Era) {
             });
         }
         Era::Onnxruntime => finding.sizes.requested_bytes = raw(&p.buffer_of_size, 1),
+        Era::Relion => finding.sizes.requested_bytes = raw(&p.relion_request, 1),
         Era::CupyOomClass => finding.sizes.requested_bytes = raw(&p.cupy_bytes, 1),
         _ => finding.sizes.requested_bytes = raw(&p.bytes_in_parens, 1),
     }
@@ -254,7 +247,6 @@ mod tests {
             ("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 144817.04 MiB on device 0: cudaMalloc failed: out of memory", "llama_cpp", Some(151_851_672_535u64)),
             ("RuntimeError: CUDA failed with error out of memory", "ctranslate2", None),
             ("onnxruntime.capi.onnxruntime_pybind11_state.RuntimeException: [ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code returned while running Conv node. Name:'Conv_3' Status Message: /onnxruntime_src/onnxruntime/core/framework/bfc_arena.cc:376 void* onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, onnxruntime::Stream*, bool, onnxruntime::WaitNotificationFn) Failed to allocate memory for requested buffer of size 2830172160", "onnxruntime", Some(2_830_172_160)),
-            ("triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 131072, Hardware limit: 101376. Reducing block sizes or `num_stages` may help.", "triton_shared_memory", Some(131_072)),
             ("torch.OutOfMemoryError: Insufficient VRAM to load model, requested 5.15GB but only had 3.30GB free", "torch_oom_class", None),
             ("2019-07-21 23:23:06.228049: E tensorflow/stream_executor/cuda/cuda_driver.cc:828] failed to allocate 32.00M (33554432 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory", "cuda_driver", Some(33_554_432)),
             ("numba.cuda.cudadrv.driver.CudaAPIError: [2] Call to cuMemAlloc results in CUDA_ERROR_OUT_OF_MEMORY", "cuda_driver", None),
@@ -301,12 +293,6 @@ mod tests {
         assert_eq!(f.occurrences, 3);
         assert_eq!(f.sizes.requested_bytes, Some(94_873_600));
         assert_eq!(f.text.lines().count(), 1);
-    }
-
-    #[test]
-    fn triton_limit() {
-        let f = collect(&["triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 98304, Hardware limit: 65536. Reducing block sizes or `num_stages` may help."]).unwrap();
-        assert_eq!(f.sizes.extra["hardware_limit_bytes"], Some(65536));
     }
 
     #[test]

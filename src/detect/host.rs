@@ -130,6 +130,7 @@ struct KillPatterns {
     slurm_limit: Regex,
     kubernetes: Regex,
     elastic_exit: Regex,
+    elastic_agent: Regex,
     elastic_exit_any: Regex,
     elastic_signal: Regex,
     elastic_block: Regex,
@@ -137,6 +138,8 @@ struct KillPatterns {
     sigkill: Regex,
     exit_137: Regex,
     shell: Regex,
+    invoked: Regex,
+    died_signal: Regex,
     continuation: Regex,
 }
 
@@ -157,10 +160,17 @@ fn kill_patterns() -> &'static KillPatterns {
         // agent's `failed (exitcode: -9) local_rank: ...` line before it: one finding.
         let elastic_exit = r"^\s*exitcode\s*:\s*-9\b";
         let elastic_signal = r"\bSignal 9 \(SIGKILL\) received by PID (\d+)";
+        // The agent's line alone (a paste without the table); the scanner
+        // drops it when the table follows.
+        let elastic_agent = r"\bfailed \(exitcode: -9\) local_rank: (\d+) \(pid: (\d+)\)";
         let dataloader = r"\bDataLoader worker (?:\(pids?\(?s?\)?\s*([\d, ]+)\) )?is killed by signal: Killed\b";
         let sigkill = r"died with <Signals\.SIGKILL: 9>";
         let exit_137 = r"(?i)\b(?:exit(?:ed)?\s+with\s+(?:exit\s+)?(?:code|status)|exit\s+(?:code|status)|returned\s+non-zero\s+exit\s+status|error\s+exit\s+status)\s*[:=]?\s*\(?137\b";
         let shell = r"\bline \d+:\s+(\d+) Killed\b";
+        // The kernel's first line of an OOM kill, before its call trace.
+        let invoked = r"\binvoked oom-killer: gfp_mask=";
+        // nvcc's report of a compiler stage killed (`'cicc' died due to signal 9 (Kill signal)`).
+        let died_signal = r"\bdied due to signal 9 \(Kill signal\)";
         let anchor = [
             kernel_kill,
             kill_line,
@@ -172,10 +182,13 @@ fn kill_patterns() -> &'static KillPatterns {
             kubernetes,
             elastic_exit,
             elastic_signal,
+            elastic_agent,
             dataloader,
             sigkill,
             exit_137,
             shell,
+            invoked,
+            died_signal,
         ]
         .iter()
         .map(|p| format!("(?:{p})"))
@@ -197,6 +210,7 @@ fn kill_patterns() -> &'static KillPatterns {
             elastic_exit: re(elastic_exit),
             elastic_exit_any: re(r"\bexitcode\s*:\s*-9\b"),
             elastic_signal: re(elastic_signal),
+            elastic_agent: re(elastic_agent),
             elastic_block: re(
                 r"^\s*(?:\[\d+\]:|time\s*:|host\s*:|rank\s*:|exitcode\s*:|error_file\s*:|traceback\s*:|Signal \d+|-{8,}|={8,}|Root Cause|Failures:|<NO_OTHER_FAILURES>)",
             ),
@@ -204,6 +218,8 @@ fn kill_patterns() -> &'static KillPatterns {
             sigkill: re(sigkill),
             exit_137: re(exit_137),
             shell: re(shell),
+            invoked: re(invoked),
+            died_signal: re(died_signal),
             continuation: re(
                 r"(?:Out of memory: Kill|Memory cgroup out of memory: Kill|Killed process \d+|oom_reaper: reaped|Some of (?:your processes|the step tasks) (?:may )?ha(?:ve|s) been|\btask(?:s)? [\d,\-]+: Out Of Memory|(?i:exit code:\s*137\b))",
             ),
@@ -214,7 +230,11 @@ fn kill_patterns() -> &'static KillPatterns {
 /// `Killed` alone on a line, or right after a progress bar (`1.28it/s]Killed`),
 /// as a shell prints when its child died of SIGKILL: the offset of the word.
 fn bare_killed(line: &str) -> Option<usize> {
-    let before = line.trim_end().strip_suffix("Killed")?;
+    // bash prints `已杀死` under a Chinese locale.
+    let line = line.trim_end();
+    let before = line
+        .strip_suffix("Killed")
+        .or_else(|| line.strip_suffix("已杀死"))?;
     let b = before.trim_end();
     (b.is_empty() || b.ends_with(']')).then_some(before.len())
 }
@@ -239,6 +259,7 @@ impl Family for Killed {
             "(SIGKILL) received by PID",
             "is killed by signal: Killed",
             "<Signals.SIGKILL: 9>",
+            "died due to signal 9",
             // An exit status (137) is only taken next to the words that make
             // it one: a bare "137" is in every log's numbers. `start` then
             // requires the 137.
@@ -252,6 +273,7 @@ impl Family for Killed {
             "xit with",
             // Also the kernel's `Killed process N` line once its timestamp is cut.
             "Killed",
+            "已杀死",
         ]
     }
 
@@ -320,6 +342,12 @@ impl Family for Killed {
             }
             finding.facts.insert(fact::PID.into(), c[1].to_string());
             finding.facts.insert(fact::PROCESS.into(), c[2].to_string());
+        } else if p.invoked.is_match(&joined) {
+            if finding.era.is_none() {
+                explicit(&mut finding, Era::Kernel);
+            }
+            // The kill line with the process and its sizes follows.
+            finding.facts.insert("report".into(), "invoked".into());
         } else if let Some(c) = p.reaper.captures(&joined) {
             if finding.era.is_none() {
                 explicit(&mut finding, Era::Kernel);
@@ -380,6 +408,13 @@ impl Family for Killed {
                 if !pids.is_empty() {
                     finding.facts.insert(fact::PIDS.into(), pids.join(", "));
                 }
+            } else if let Some(c) = p.elastic_agent.captures(&joined) {
+                finding.era = Some(Era::Torchelastic);
+                finding.facts.insert("report".into(), "agent".into());
+                finding.facts.insert("signal".into(), "SIGKILL (9)".into());
+                finding.facts.insert("exit_code".into(), "-9".into());
+                finding.facts.insert("local_rank".into(), c[1].to_string());
+                finding.facts.insert("pid".into(), c[2].to_string());
             } else if let Some(c) = p.dataloader.captures(&joined) {
                 finding.era = Some(Era::Dataloader);
                 finding
@@ -390,11 +425,9 @@ impl Family for Killed {
                         .facts
                         .insert(fact::PID.into(), pid.as_str().trim().to_string());
                 }
-            } else if p.sigkill.is_match(&joined) {
+            } else if p.sigkill.is_match(&joined) || p.died_signal.is_match(&joined) {
                 finding.era = Some(Era::Sigkill);
-                finding
-                    .facts
-                    .insert(fact::SIGNAL.into(), "SIGKILL (9)".into());
+                finding.facts.insert("signal".into(), "SIGKILL (9)".into());
             } else if p.exit_137.is_match(&joined) {
                 finding.era = Some(Era::Exit137);
                 finding.facts.insert("exit_code".into(), "137".into());
@@ -405,7 +438,12 @@ impl Family for Killed {
                 // Only when nothing but blank lines follows: a bare `Killed`
                 // that ends the output. One in the middle of a log is too
                 // weak to report.
-                if message.lines[1..].iter().any(|l| !l.trim().is_empty()) {
+                // Prose typed after a paste (no numbers, no `field:`) is
+                // not more output.
+                if message.lines[1..].iter().any(|l| {
+                    !l.trim().is_empty()
+                        && (l.contains(':') || l.chars().any(|c| c.is_ascii_digit()))
+                }) {
                     return None;
                 }
                 finding.era = Some(Era::BareKilled);
@@ -554,10 +592,33 @@ mod tests {
             "DataLoader worker (pid 123) is killed by signal: Bus error.",
             "PodOOMKilledAlert fired",
             "exit code 1370",
-            "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -9) local_rank: 0 (pid: 1798) of binary: /usr/bin/python3",
+            "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 1) local_rank: 0 (pid: 1798) of binary: /usr/bin/python3",
         ] {
             assert!(Killed.start(line).is_none(), "{line}");
         }
+    }
+
+    #[test]
+    fn the_agent_line_alone_is_a_sigkill() {
+        let line = "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -9) local_rank: 0 (pid: 1798) of binary: /usr/bin/python3";
+        let f = decode_with(&Killed, &[line]).expect("agent line");
+        assert_eq!(f.era.map(crate::record::Era::slug), Some("torchelastic"));
+        assert_eq!(f.facts["report"], "agent");
+        assert_eq!(f.facts["pid"], "1798");
+        assert_eq!(f.category, Category::LikelyOom);
+    }
+
+    #[test]
+    fn prose_after_a_bare_killed_is_not_more_output() {
+        let f = decode_with(
+            &Killed,
+            &[
+                "Loading checkpoint shards:   0%| 0/2 [00:00<?, ?it/s]Killed",
+                "killed",
+            ],
+        );
+        assert!(f.is_some());
+        assert!(decode_with(&Killed, &["已杀死"]).is_some());
     }
 
     #[test]

@@ -32,6 +32,8 @@ struct Patterns {
     hint: Regex,
     tgi: Regex,
     sglang_fraction: Regex,
+    blocks: Regex,
+    profiled: Regex,
 }
 
 fn patterns() -> &'static Patterns {
@@ -44,8 +46,15 @@ fn patterns() -> &'static Patterns {
             // TGI's warm-up and SGLang's start-up and scheduler failures.
             r"|Not enough memory to handle \d+ (?:total tokens with \d+ )?prefill tokens",
             r"|Not enough memory\. Please try to increase --mem-fraction-static",
-            r"|alloc_req_slots runs out of memory"
+            r"|alloc_req_slots runs out of memory",
+            // vLLM's start-up count of KV-cache blocks when none fit (older
+            // releases: `# GPU blocks`, then `# cuda blocks`), and SGLang's
+            // negative profiled token budget.
+            r"|# (?:GPU|cuda|CUDA) blocks: (?:0|-\d+)\b",
+            r"|is larger than the profiled value -\d+"
         )),
+        blocks: re(r"# (?:GPU|cuda|CUDA) blocks: (-?\d+), # CPU blocks: (\d+)"),
+        profiled: re(r"max_total_tokens=(\d+) is larger than the profiled value (-\d+)"),
         tgi: re(r"Not enough memory to handle (?:(\d+) total tokens with )?(\d+) prefill tokens"),
         sglang_fraction: re(r"mem_fraction_static=([\d.]+)"),
         no_blocks: re(r"No available memory for the cache blocks"),
@@ -86,6 +95,8 @@ impl Family for KvCacheOom {
             "max seq len (",
             "Not enough memory",
             "alloc_req_slots runs out of memory",
+            "blocks: ",
+            "larger than the profiled value",
         ]
     }
 
@@ -103,7 +114,21 @@ impl Family for KvCacheOom {
         let mut finding = message.finding(Kind::KvCacheOom, text.clone());
         let mut notes = Vec::new();
         let mut sizes = SizeReader::new(&mut notes);
-        if p.no_blocks.is_match(&text) {
+        if let Some(c) = p.blocks.captures(&text) {
+            finding.era = Some(Era::NoCacheBlocks);
+            finding.version_hint = Some("vLLM V0 engine".into());
+            finding.facts.insert("gpu_blocks".into(), c[1].to_string());
+            finding.facts.insert("cpu_blocks".into(), c[2].to_string());
+        } else if let Some(c) = p.profiled.captures(&text) {
+            finding.era = Some(Era::Sglang);
+            finding.version_hint = Some("SGLang".into());
+            finding
+                .facts
+                .insert("max_total_tokens".into(), c[1].to_string());
+            finding
+                .facts
+                .insert("profiled_tokens".into(), c[2].to_string());
+        } else if p.no_blocks.is_match(&text) {
             finding.era = Some(Era::NoCacheBlocks);
         } else if let Some(c) = p.tgi.captures(&text) {
             finding.era = Some(Era::TgiWarmup);

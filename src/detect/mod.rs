@@ -12,10 +12,12 @@ pub use text::{
 };
 
 pub mod cuda;
+pub mod cudnn;
 pub mod cupy;
 pub mod disguised;
 pub mod generic;
 pub mod gpu_crash;
+pub mod gpu_lost;
 pub mod host;
 pub mod inference;
 pub mod mps;
@@ -23,6 +25,7 @@ pub mod nccl;
 pub mod signal;
 pub mod tensorflow;
 pub mod text;
+pub mod toolchain;
 pub mod torch;
 pub mod windows;
 pub mod xid;
@@ -95,6 +98,7 @@ pub static FAMILIES: &[&dyn Family] = &[
     &cupy::CupyOom,
     &inference::KvCacheOom,
     &disguised::AllocatorAssert,
+    &cudnn::CudnnNotSupported,
     &disguised::LibraryAllocFailed,
     &disguised::DeviceNotReady,
     &gpu_crash::DeviceSideAssert,
@@ -103,8 +107,12 @@ pub static FAMILIES: &[&dyn Family] = &[
     &nccl::ProcessGroupAborted,
     &nccl::NcclError,
     &nccl::NcclWarnOom,
+    &nccl::NcclShm,
     &nccl::ChildFailed,
     &xid::Xid,
+    &gpu_lost::GpuFallenOffBus,
+    &toolchain::TritonOutOfResources,
+    &toolchain::PtxasAllocFailure,
     &windows::AccessViolation,
     &windows::PagingFile,
     &signal::WorkerSignal,
@@ -179,6 +187,23 @@ mod tests {
         assert!(is_mention(line, 8));
         let line = "print(\"CUDA error: out of memory\")";
         assert!(is_mention(line, 7));
+        // Prose that says the quotation is what was printed.
+        let line = "It kept on giving me `cuMemAlloc failed: out of memory` errors, which never occurred before.";
+        assert!(!is_mention(line, 21));
+        let line =
+            "VPT threw a \"ptxas fatal: memory allocation error\" when tried with a RTX-2060.";
+        assert!(!is_mention(line, 13));
+        // A printed constructor with numbers is not a call in code.
+        let line = "fails with `Error: Warmup(Generation(\"Not enough memory to handle 4096 prefill tokens.\"))`";
+        assert!(!is_mention(line, 39));
+        // Unquoted, but a diff line or a sentence about the error.
+        let line = "+> [Fri Aug 30 11:43:09 2024] NVRM: Xid (PCI:0000:cb:00): 13, pid=1, name=python, Graphics SM Warp Exception";
+        assert!(is_mention(line, 30));
+        let line =
+            "A CUDA error: device-side assert triggered is an error that's often caused by labels";
+        assert!(is_mention(line, 14));
+        let line = "The error: CUDA error: device-side assert triggered";
+        assert!(!is_mention(line, 11));
     }
 
     #[test]

@@ -378,6 +378,78 @@ impl Family for NcclWarnOom {
     }
 }
 
+fn shm_anchor() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        re(r"NCCL WARN (?:Call to posix_fallocate failed|Error while (?:creating|attaching to) shared memory segment|Error: failed to extend /dev/shm/)")
+    })
+}
+
+/// NCCL failing to create or attach a shared-memory segment for its
+/// intra-node transport (`include/shm.h`, `misc/shmutils.cc`):
+/// `NCCL WARN Call to posix_fallocate failed : No space left on device`,
+/// `NCCL WARN Error while creating shared memory segment /dev/shm/nccl-X
+/// (size N)`. A full `/dev/shm` (no space, a failed extend) is host shared
+/// memory running out (`nccl_oom`); other causes are an `nccl_error`.
+pub struct NcclShm;
+
+impl Family for NcclShm {
+    fn triggers(&self) -> &'static [&'static str] {
+        &[
+            "NCCL WARN Call to posix_fallocate",
+            "NCCL WARN Error while",
+            "NCCL WARN Error: failed to extend",
+        ]
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        shm_anchor().find(line).map(|m| m.start())
+    }
+
+    fn continues(&self, lines: &[String], next: &str) -> bool {
+        lines.len() < 200
+            && ((next.contains(" NCCL INFO ") && next.contains(" -> "))
+                || (next.contains(" NCCL WARN ")
+                    && (next.contains("shm") || next.contains("shared memory"))))
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        let (text, repeats) = collapse_repeats(message.lines, |l| {
+            l.contains(" NCCL INFO ") && l.contains(" -> ")
+        });
+        let joined = message.joined();
+        let full = !joined.contains("attaching")
+            && (joined.contains("No space left on device")
+                || joined.contains("failed to extend")
+                || joined.contains("posix_fallocate"));
+        let kind = if full { Kind::NcclOom } else { Kind::NcclError };
+        let mut finding = message.finding(kind, text);
+        finding.backend = Some("nccl".into());
+        finding.era = Some(Era::Shm);
+        let first = format!("{}{}", message.prefix, message.lines.first()?);
+        if let Some(c) = nccl_log_prefix().captures(&first) {
+            finding.device = c[1].parse().ok();
+            finding.facts.insert("location".into(), c[2].to_string());
+        }
+        if let Some(size) = joined
+            .split("(size ")
+            .nth(1)
+            .and_then(|rest| rest.split(')').next())
+        {
+            finding
+                .facts
+                .insert("segment_size".into(), size.to_string());
+        }
+        finding.facts.insert("resource".into(), "/dev/shm".into());
+        if repeats > 0 {
+            finding
+                .facts
+                .insert("trail_lines".into(), repeats.to_string());
+        }
+        Some(finding)
+    }
+}
+
 struct ChildPatterns {
     border: Regex,
     entry: Regex,

@@ -9,7 +9,9 @@
 //! * `bfc_allocator` — the BFC allocator's warning before it gives up:
 //!   `Allocator (GPU_0_bfc) ran out of memory trying to allocate 2.00GiB [(rounded to N)][requested by op X].  Current allocation summary follows.`
 //!   The `with freed_by_count=...  The caller indicates that this is not a
-//!   failure` variant is a retried allocation, not an error, and is ignored.
+//!   failure` variant is a retried allocation, not an error: it becomes a
+//!   `tf_allocator_warning` finding (category `warning`), also when a
+//!   terminal wrapped the sentence onto the next line.
 //!
 //! The C++ log line `OP_REQUIRES failed at conv_ops.cc:N : RESOURCE_EXHAUSTED: OOM
 //! when allocating ...` repeats the error Python raises right after; it is
@@ -37,6 +39,7 @@ struct Patterns {
     bfc_op: Regex,
     not_a_failure: Regex,
     tf1_exception: Regex,
+    eigen: Regex,
 }
 
 fn patterns() -> &'static Patterns {
@@ -56,6 +59,7 @@ fn patterns() -> &'static Patterns {
         bfc_op: re(r"requested by op (\S+)"),
         not_a_failure: re(r"freed_by_count|not a failure"),
         tf1_exception: re(r"(\w+Error) \(see above for traceback\):\s*$"),
+        eigen: re(r"EigenAllocator for GPU ran out of memory when allocating (\d+)"),
     })
 }
 
@@ -102,20 +106,20 @@ impl Family for TensorFlowOom {
         &[
             "OOM when allocating tensor",
             ") ran out of memory trying to allocate",
+            "ran out of memory when allocating",
         ]
     }
 
     fn start(&self, line: &str) -> Option<usize> {
         let p = patterns();
         if let Some(m) = p.bfc.find(line) {
-            if p.not_a_failure.is_match(line) {
-                return None;
-            }
             return Some(m.start());
         }
-        if line.contains("OP_REQUIRES failed at") {
-            return None;
+        if let Some(m) = p.eigen.find(line) {
+            return Some(m.start());
         }
+        // The C++ `OP_REQUIRES failed at ...` line: a finding when it is
+        // alone; the scanner folds it into the Python error that repeats it.
         if let Some(m) = p.prefixed.find(line) {
             return Some(m.start());
         }
@@ -130,13 +134,34 @@ impl Family for TensorFlowOom {
             || t.starts_with("[Op:")
             || t.starts_with("If the cause is memory fragmentation")
             || t == "Current allocation summary follows.";
-        (appendix && lines.len() < 8) || grows(lines, next, 4, score)
+        // The retry warning's sentence, wrapped onto the next line(s).
+        let warning_tail = lines.len() < 3
+            && patterns().bfc.is_match(&lines[0])
+            && !patterns().bfc.is_match(next)
+            && !lines
+                .iter()
+                .any(|l| l.contains("more memory were available"))
+            && [
+                "freed_by_count",
+                "caller indicates",
+                "not a failure",
+                "performance gains",
+                "were available",
+            ]
+            .iter()
+            .any(|w| t.starts_with(w) || t.contains(w));
+        warning_tail || (appendix && lines.len() < 8) || grows(lines, next, 4, score)
     }
 
     fn decode(&self, message: &Message<'_>) -> Option<Finding> {
         let p = patterns();
         let text = message.joined();
-        let mut finding = message.finding(Kind::TfOom, message.lines.join("\n"));
+        let kind = if p.bfc.is_match(&text) && p.not_a_failure.is_match(&text) {
+            Kind::TfAllocatorWarning
+        } else {
+            Kind::TfOom
+        };
+        let mut finding = message.finding(kind, message.lines.join("\n"));
         if finding.exception.is_none() {
             finding.exception = p
                 .tf1_exception
@@ -145,7 +170,15 @@ impl Family for TensorFlowOom {
         }
         let mut notes = Vec::new();
 
-        let allocator = if let Some(c) = p.bfc.captures(&text) {
+        if message.prefix.contains("OP_REQUIRES failed at") {
+            finding.facts.insert("op_requires".into(), "true".into());
+        }
+        let allocator = if let Some(c) = p.eigen.captures(&text) {
+            // Fatal (`F`): the GPU device's Eigen allocator got nothing.
+            finding.era = Some(Era::EigenAllocator);
+            finding.sizes.requested_bytes = c[1].parse().ok();
+            None
+        } else if let Some(c) = p.bfc.captures(&text) {
             finding.era = Some(Era::BfcAllocator);
             finding.sizes.requested_bytes = match int::<u64>(&p.bfc_rounded, &text, 1) {
                 Some(bytes) => Some(bytes),
@@ -166,7 +199,8 @@ impl Family for TensorFlowOom {
                     "TF_GPU_ALLOCATOR=cuda_malloc_async".into(),
                 );
             }
-            finding.truncated = !text.contains("Current allocation summary follows");
+            finding.truncated =
+                kind == Kind::TfOom && !text.contains("Current allocation summary follows");
             Some(c[1].to_string())
         } else {
             finding.era = Some(Era::OpKernel);
@@ -317,8 +351,18 @@ mod tests {
     }
 
     #[test]
-    fn op_requires_log_line_is_not_a_second_finding() {
-        assert!(TensorFlowOom.start("2023-03-02 14:21:07.562051: W tensorflow/core/framework/op_kernel.cc:1780] OP_REQUIRES failed at conv_ops.cc:1068 : RESOURCE_EXHAUSTED: OOM when allocating tensor with shape[32,64,512,512] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc").is_none());
+    fn op_requires_log_line_is_marked_for_folding() {
+        let f = decode(&["2023-03-02 14:21:07.562051: W tensorflow/core/framework/op_kernel.cc:1780] OP_REQUIRES failed at conv_ops.cc:1068 : RESOURCE_EXHAUSTED: OOM when allocating tensor with shape[32,64,512,512] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc"]).unwrap();
+        assert_eq!(f.facts["op_requires"], "true");
+        assert_eq!(f.device, Some(0));
+    }
+
+    #[test]
+    fn eigen_allocator_is_an_oom() {
+        let f = decode(&[": F tensorflow/core/common_runtime/gpu/gpu_device.cc:103] EigenAllocator for GPU ran out of memory when allocating 0. See error logs for more detailed info."]).unwrap();
+        assert_eq!(f.kind, Kind::TfOom);
+        assert_eq!(f.era.map(crate::record::Era::slug), Some("eigen_allocator"));
+        assert_eq!(f.sizes.requested_bytes, Some(0));
     }
 
     #[test]
@@ -363,8 +407,15 @@ mod tests {
         assert_eq!(mid.sizes.requested_bytes, Some(221_952));
         assert_eq!(mid.device, Some(1));
 
-        assert!(TensorFlowOom
-            .start("W tensorflow/core/common_runtime/bfc_allocator.cc:239] Allocator (GPU_0_bfc) ran out of memory trying to allocate 45.32MiB with freed_by_count=0. The caller indicates that this is not a failure, but may mean that there could be performance gains if more memory were available.")
-            .is_none());
+        let warning = decode(&["W tensorflow/core/common_runtime/bfc_allocator.cc:239] Allocator (GPU_0_bfc) ran out of memory trying to allocate 45.32MiB with freed_by_count=0. The caller indicates that this is not a failure, but may mean that there could be performance gains if more memory were available."]).unwrap();
+        assert_eq!(warning.kind, Kind::TfAllocatorWarning);
+        assert_eq!(warning.category, crate::record::Category::Warning);
+        // Hard-wrapped: the sentence that makes it a warning on the next line.
+        let wrapped = decode(&[
+            "W tensorflow/core/common_runtime/bfc_allocator.cc:239] Allocator (GPU_0_bfc) ran out of memory trying to allocate 2.14GiB with freed_by_count=0. The caller",
+            "indicates that this is not a failure, but may mean that there could be performance gains if more memory were available.",
+        ])
+        .unwrap();
+        assert_eq!(wrapped.kind, Kind::TfAllocatorWarning);
     }
 }

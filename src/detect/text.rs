@@ -70,7 +70,7 @@ pub fn is_mention(line: &str, start: usize) -> bool {
         .collect();
     open.sort_unstable();
     let Some(&(at, quote)) = open.last() else {
-        return false;
+        return unquoted_mention(line, prefix);
     };
     let rest = line.get(start..).unwrap_or("");
     let literal = rest.split(quote).next().unwrap_or(rest);
@@ -81,7 +81,7 @@ pub fn is_mention(line: &str, start: usize) -> bool {
         let before = prefix[..outer].trim_end();
         if is_code_context(before) {
             let raise = before.contains("raise ") && before.ends_with('(');
-            return !(raise && has_number);
+            return !((raise || after_constructor(before)) && has_number);
         }
     }
     let before = prefix[..at].trim_end();
@@ -111,7 +111,114 @@ pub fn is_mention(line: &str, start: usize) -> bool {
     // The same goes for a quoted exception line after a colon (`the error
     // says: "RuntimeError: ..."`): a printed exception, not a phrase.
     let exception = exception_name(prefix.get(at + 1..).unwrap_or("")).is_some();
-    heading || !(has_number || (exception && before.ends_with(':')))
+    // The quotation named as what the program printed: followed by
+    // `error(s)` (`giving me `...` errors`), or after a reporting verb
+    // (`VPT threw a "..."`), or holding the exception's class name (`this
+    // error which is "RuntimeError: ..."?`).
+    let tail_word = tail
+        .trim_start_matches(|c: char| c.is_whitespace() || ".,;:!?*_)".contains(c))
+        .to_ascii_lowercase();
+    let named_error = ["error", "exception", "message"]
+        .iter()
+        .any(|w| tail_word.starts_with(w));
+    // Prose that introduces the quotation as the error (`Getting the error
+    // "..."`, `... your code: "...: CUBLAS_STATUS_ALLOC_FAILED". I've ...`).
+    let lead = before.to_ascii_lowercase();
+    let introduced = lead.ends_with("error")
+        || (before.ends_with(':')
+            && literal
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .any(is_status_token));
+    heading
+        || !(has_number || exception || named_error || introduced || after_reporting_verb(before))
+}
+
+/// An upper-case status constant such as `CUBLAS_STATUS_ALLOC_FAILED`.
+fn is_status_token(word: &str) -> bool {
+    word.len() > 6
+        && word.contains('_')
+        && word
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// Whether the text before a `("` is a printed constructor such as
+/// `Generation("...")` or `ValueError('...')`: a value's printed form (Rust
+/// `Debug`, Python `repr`), not a call in source code.
+fn after_constructor(before: &str) -> bool {
+    let Some(head) = before.strip_suffix('(') else {
+        return false;
+    };
+    let name = head
+        .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .next()
+        .unwrap_or("");
+    name.starts_with(|c: char| c.is_ascii_uppercase()) && !head.trim_end().ends_with("raise")
+}
+
+/// A message that is not quoted but still not printed by a program: on a
+/// line a diff adds (`+> NVRM: Xid ...` in a patch to the docs), or as the
+/// subject of a sentence about it (`A CUDA error: device-side assert
+/// triggered is an error that ...`).
+fn unquoted_mention(line: &str, prefix: &str) -> bool {
+    let diff = line.starts_with('+')
+        && !line.starts_with("++")
+        && line[1..].starts_with(|c: char| !c.is_whitespace());
+    let rest = &line[prefix.len()..];
+    let about = [
+        " is an error",
+        " is a common",
+        " is often",
+        " is caused",
+        " occurs when",
+        " happens when",
+        " means that",
+    ];
+    let article = prefix
+        .split_whitespace()
+        .next()
+        .is_some_and(|w| matches!(w, "A" | "An" | "The"));
+    diff || (article && prefix.len() < 40 && about.iter().any(|a| rest.contains(a)))
+}
+
+/// Whether prose before a quotation ends with a verb that introduces what a
+/// program printed (`threw a`, `I get`, `it says`), perhaps with an article.
+fn after_reporting_verb(before: &str) -> bool {
+    let mut words = before
+        .rsplit(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty());
+    let mut last = words.next().unwrap_or("").to_ascii_lowercase();
+    if matches!(last.as_str(), "a" | "an" | "the" | "this" | "that") {
+        last = words.next().unwrap_or("").to_ascii_lowercase();
+    }
+    matches!(
+        last.as_str(),
+        "threw"
+            | "throws"
+            | "throw"
+            | "get"
+            | "gets"
+            | "got"
+            | "getting"
+            | "gives"
+            | "gave"
+            | "giving"
+            | "shows"
+            | "showed"
+            | "showing"
+            | "says"
+            | "said"
+            | "saying"
+            | "raised"
+            | "raises"
+            | "reports"
+            | "reported"
+            | "encountered"
+            | "encounter"
+            | "hit"
+            | "returns"
+            | "returned"
+    )
 }
 
 /// Whether the text before a quote reads as a statement of code or shell.
@@ -292,13 +399,14 @@ pub(crate) fn message_text(lines: &[String]) -> String {
 }
 
 /// True when an error token at byte `at` of `line` is reported rather than
-/// mentioned: it starts the text or follows `:`, `error `, `failed with ` or
+/// mentioned: it starts the text or follows `:`, ` - `, `error `, `failed with ` or
 /// `results in `. Source code (`case cudaErrorMemoryAllocation:`,
 /// `err == ...`) and prose (`retry on ...`) fail this test.
 pub(crate) fn reported_token(line: &str, at: usize) -> bool {
     let before = &line[..at];
     let trimmed = before.trim_end();
-    if trimmed.is_empty() || trimmed.ends_with(':') {
+    // `handle - CUBLAS_STATUS_ALLOC_FAILED`: a dash as the separator.
+    if trimmed.is_empty() || trimmed.ends_with(':') || trimmed.ends_with(" -") {
         return true;
     }
     let lower = trimmed.to_ascii_lowercase();

@@ -425,9 +425,17 @@ fn fragment_start() -> &'static Regex {
     static P: OnceLock<Regex> = OnceLock::new();
     P.get_or_init(|| {
         super::re(
-            r"^[\s>*`\x22'-]*(?:Tried\s+to\s+allocate\s+{SIZE}|\(GPU\s*\d+\s*;\s*{SIZE}\s+total\s+capacity\s*;)",
+            r"^[\s>*`\x22'-]*(?:Tried\s+to\s+allocate\s+{SIZE}|\(GPU\s*\d+\s*;\s*{SIZE}\s+total\s+capacity\s*;)|\bout\s+of\s+the\s+memory\.\s+Tried\s+to\s+allocate\s+{SIZE}",
         )
     })
+}
+
+/// The hint that ends PyTorch's allocator message (`... try setting
+/// max_split_size_mb to avoid fragmentation.  See documentation for Memory
+/// Management and PYTORCH_CUDA_ALLOC_CONF`), pasted without the rest.
+fn hint_only() -> &'static Regex {
+    static P: OnceLock<Regex> = OnceLock::new();
+    P.get_or_init(|| super::re(r"(?:\S*\s+)?try setting max_split_size_mb to avoid fragmentation"))
 }
 
 /// A PyTorch allocator message pasted from the middle: it starts at
@@ -439,12 +447,22 @@ pub struct TorchFragment;
 
 impl Family for TorchFragment {
     fn triggers(&self) -> &'static [&'static str] {
-        &["Tried to allocate", "total capacity;"]
+        &[
+            "Tried to allocate",
+            "total capacity;",
+            "max_split_size_mb to avoid fragmentation",
+        ]
     }
 
     fn start(&self, line: &str) -> Option<usize> {
         // At the line's start (after markdown) only: a message cut in two
-        // by a line-length limit is not a paste.
+        // by a line-length limit is not a paste. Also after a headline the
+        // person mistyped (`CUDA out of the memory.`).
+        if let Some(m) = hint_only().find(line) {
+            if fragment_start().find(line).is_none() {
+                return Some(m.start());
+            }
+        }
         let m = fragment_start().find(line)?;
         let skipped = line[m.start()..m.end()].find(['T', '(']).unwrap_or(0);
         Some(m.start() + skipped)
@@ -456,6 +474,19 @@ impl Family for TorchFragment {
 
     fn decode(&self, message: &Message<'_>) -> Option<Finding> {
         let first = message.lines.first()?;
+        if hint_only().find(first).is_some_and(|m| m.start() == 0) {
+            // Only the message's closing hint: it names the allocator, no number.
+            let mut finding = message.finding(
+                crate::record::Kind::TorchAllocatorOom,
+                message.lines.join("\n").trim_end().to_string(),
+            );
+            finding.backend = Some("cuda".into());
+            finding.truncated = true;
+            finding.notes.push(
+                "only the end of the message was pasted (its `max_split_size_mb` hint): every number is missing".into(),
+            );
+            return Some(finding);
+        }
         // Read it with the full message's grammar: give it back the
         // headline it lost (and the `Tried to allocate` words, when the
         // paste starts at the parenthesis).

@@ -72,6 +72,8 @@ fn access_violation_anchor() -> &'static Regex {
             r"(?i)(?:(?:exit(?:ed)?|return(?:ed)?|error|status|finished)[\w ]{0,20}?(?:code|status)?\s*[:=]?\s*(?:-1073741819|3221225477)\b",
             r"|\b0xC0000005\b",
             r"|\bSTATUS_ACCESS_VIOLATION\b",
+            // Windows' Application Error event (Event Viewer's XML view).
+            r"|\bExceptionCode\s+c0000005\b",
             r"|Windows fatal exception: access violation)"
         ))
     })
@@ -88,6 +90,7 @@ impl Family for AccessViolation {
             // 3221225477 comes with "exit code" / "exited with" (see windows.rs).
             "0xC0000005",
             "0xc0000005",
+            "ExceptionCode c0000005",
             "STATUS_ACCESS_VIOLATION",
             "Windows fatal exception: access violation",
         ]
@@ -118,9 +121,14 @@ fn paging_anchor() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
         constant_regex(
-            r"\[WinError 1455\]|The paging file is too small for this operation to complete",
+            r"\[WinError 1455\]|(?:os::commit_memory\(.*)?(?i:the paging file is too small for this operation to complete)",
         )
     })
+}
+
+fn commit_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| constant_regex(r"os::commit_memory\(0x[0-9a-fA-F]+, (\d+), \d+\) failed"))
 }
 
 fn dll_re() -> &'static Regex {
@@ -134,7 +142,7 @@ pub struct PagingFile;
 
 impl Family for PagingFile {
     fn triggers(&self) -> &'static [&'static str] {
-        &["WinError 1455", "The paging file is too small"]
+        &["WinError 1455", "paging file is too small"]
     }
 
     fn start(&self, line: &str) -> Option<usize> {
@@ -152,6 +160,14 @@ impl Family for PagingFile {
         finding
             .facts
             .insert(fact::ERROR_NAME.into(), "ERROR_COMMITMENT_LIMIT".into());
+        // The JVM's `os::commit_memory(ADDR, N, 0) failed; error='The paging file ...'`.
+        if let Some(c) = commit_re().captures(&joined) {
+            finding.sizes.requested_bytes = c[1].parse().ok();
+            finding.facts.insert(
+                fact::REPORTED_BY.into(),
+                "Java VM (os::commit_memory)".into(),
+            );
+        }
         if let Some(c) = dll_re().captures(&joined) {
             let dll = &c[1];
             finding.facts.insert("dll".into(), dll.to_string());

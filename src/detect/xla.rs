@@ -25,6 +25,7 @@ use std::sync::OnceLock;
 struct Patterns {
     anchor: Regex,
     raw: Regex,
+    constant: Regex,
     human: Regex,
     device_allocator: Regex,
     fragmentation: Regex,
@@ -40,12 +41,16 @@ fn patterns() -> &'static Patterns {
     P.get_or_init(|| Patterns {
         anchor: re(concat!(
             r"(?:(?:RESOURCE_EXHAUSTED|Resource exhausted):\s*)?Out of (?:host )?memory while trying to allocate \d",
+            // A paste hard-wrapped right after `Out`.
+            r"|^of (?:host )?memory while trying to allocate \d",
+            r"|\bFailed to allocate \d+ bytes for new constant",
             r"|RESOURCE_EXHAUSTED:\s*Out of memory allocating \d+ bytes",
             r"|(?:(?:RESOURCE_EXHAUSTED|Resource exhausted):\s*)?Failed to allocate request for \d[^()]*\(\d+B\) on device ordinal",
             r"|Ran out of memory in memory space hbm\. Used \d"
         )),
         hbm: re(r"Ran out of memory in memory space hbm\. Used (\d+(?:\.\d+)?)([KMGT]?) of (\d+(?:\.\d+)?)([KMGT]?) hbm\.(?: Exceeded hbm capacity by (\d+(?:\.\d+)?)([KMGT]?)\.)?"),
-        raw: re(r"Out of (host )?memory (?:while trying to allocate|allocating) (\d+) (bytes)"),
+        raw: re(r"(?:^|Out )of (host )?memory (?:while trying to allocate|allocating) (\d+) (bytes)"),
+        constant: re(r"Failed to allocate (\d+) bytes for new constant"),
         human: re(r"Out of (host )?memory while trying to allocate {TF_SIZE}"),
         device_allocator: re(r"Failed to allocate request for {TF_SIZE} \((\d+)B\) on device ordinal (\d+)"),
         fragmentation: re(r"total fragmentation:\s*{TF_SIZE}\s*\(([\d.]+)%\)"),
@@ -103,6 +108,11 @@ impl Family for XlaOom {
             host = c.get(1).is_some();
             finding.era = Some(if host { Era::Host } else { Era::Bytes });
             finding.sizes.requested_bytes = sizes.read(&c, 2, "trying to allocate");
+        } else if let Some(c) = p.constant.captures(&text) {
+            // XLA's GPU runtime placing a constant of the compiled program.
+            host = false;
+            finding.era = Some(Era::Constant);
+            finding.sizes.requested_bytes = c[1].parse().ok();
         } else if let Some(c) = p.device_allocator.captures(&text) {
             host = false;
             finding.era = Some(Era::DeviceAllocator);

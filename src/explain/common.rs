@@ -5,7 +5,7 @@
 use super::docs::Code;
 use super::setting::{available, is_loading, since, Availability, Runtime, Vendor};
 use super::thresholds::{FAILS_AT_START_MAX_STEP, LATE_FAILURE_MIN_STEP};
-use crate::record::{Category, Diagnosis, Finding, Fix, Kind, Verdict};
+use crate::record::{Diagnosis, Finding, Fix, Kind, Verdict};
 use crate::units::format_size as fmt;
 
 pub(super) const MIB: u64 = 1 << 20;
@@ -37,7 +37,7 @@ pub(super) fn verdict(code: Code, title: &str, detail: String) -> Verdict {
 }
 
 pub(super) fn context_verdicts(f: &Finding, growth: Option<(u64, u64)>, out: &mut Vec<Verdict>) {
-    if f.category == Category::Crash {
+    if !f.category.is_oom() {
         return;
     }
     if let Some((before, now)) = growth {

@@ -13,11 +13,13 @@
 
 mod common;
 mod cuda;
+mod cudnn;
 mod cupy;
 mod disguised;
 pub mod docs;
 mod generic;
 mod gpu_crash;
+mod gpu_lost;
 mod host;
 mod inference;
 mod mps;
@@ -27,7 +29,9 @@ pub(crate) mod setting;
 mod signal;
 mod snapshot;
 mod tensorflow;
+mod tf_warning;
 mod thresholds;
+mod toolchain;
 mod torch;
 mod windows;
 mod xid;
@@ -95,6 +99,11 @@ fn explainer(kind: Kind) -> &'static dyn Explain {
         Kind::GenericOom => &generic::GenericOom,
         Kind::FatalSignal => &signal::FatalSignal,
         Kind::MemorySnapshot => &snapshot::MemorySnapshot,
+        Kind::TfAllocatorWarning => &tf_warning::TfAllocatorWarning,
+        Kind::TritonOutOfResources => &toolchain::TritonOutOfResources,
+        Kind::CudnnNotSupported => &cudnn::CudnnNotSupported,
+        Kind::GpuFallenOffBus => &gpu_lost::GpuFallenOffBus,
+        Kind::PtxasAllocFailure => &toolchain::PtxasAllocFailure,
     }
 }
 

@@ -30,7 +30,7 @@ const QUOTE_CHARS: usize = 500;
 pub(super) fn finding(f: &Finding, out: &mut dyn Write) -> io::Result<()> {
     let command = match f.category {
         Category::Oom | Category::LikelyOom => "error",
-        Category::Crash => "warning",
+        Category::Crash | Category::Warning => "warning",
         Category::MemoryState => "notice",
     };
     let mut properties = Vec::new();

@@ -43,6 +43,7 @@ fn label(c: Category) -> &'static str {
         Category::LikelyOom => "Probably out of memory",
         Category::Crash => "GPU crash",
         Category::MemoryState => "Memory state",
+        Category::Warning => "Warning",
     }
 }
 

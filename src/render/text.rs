@@ -37,6 +37,7 @@ impl Painter {
             Category::LikelyOom => s.bold().yellow().to_string(),
             Category::Crash => s.bold().magenta().to_string(),
             Category::MemoryState => s.bold().cyan().to_string(),
+            Category::Warning => s.bold().yellow().to_string(),
         }
     }
     fn dim(&self, s: &str) -> String {
@@ -117,6 +118,13 @@ pub fn summary_line(s: &Summary) -> String {
             if s.crash == 1 { "" } else { "es" }
         ));
     }
+    if s.warning > 0 {
+        parts.push(format!(
+            "{} warning{}",
+            s.warning,
+            if s.warning == 1 { "" } else { "s" }
+        ));
+    }
     let counts = if parts.is_empty() {
         String::new()
     } else {
@@ -144,6 +152,7 @@ fn category_label(c: Category) -> &'static str {
         Category::LikelyOom => "PROBABLY OUT OF MEMORY",
         Category::Crash => "GPU CRASH",
         Category::MemoryState => "MEMORY STATE",
+        Category::Warning => "WARNING",
     }
 }
 

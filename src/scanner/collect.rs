@@ -15,7 +15,7 @@ pub(super) fn link_consequences(findings: &mut [Finding]) {
         if f.kind.is_consequence() {
             f.consequence_of = last_oom;
         }
-        if f.category != crate::record::Category::Crash {
+        if f.category.is_oom() {
             last_oom = Some(i);
         }
     }
@@ -75,7 +75,7 @@ impl Collector {
             if finding.kind.is_consequence() {
                 finding.consequence_of = self.last_handed_out_cause;
             }
-            if finding.category != crate::record::Category::Crash {
+            if finding.category.is_oom() {
                 self.last_handed_out_cause = Some(finding.id.saturating_sub(1));
             }
             on_finding(finding);
@@ -105,6 +105,7 @@ impl Collector {
         if self.merge_second_print(&finding) {
             return;
         }
+        self.drop_superseded(&finding);
         if self.fold_into_other_rank(&finding, rank) {
             return;
         }
@@ -133,7 +134,7 @@ impl Collector {
             .iter_mut()
             .rev()
             .take(64)
-            .filter(|f| f.category != crate::record::Category::Crash)
+            .filter(|f| f.category.is_oom())
             .map(|f| (f.source.line.abs_diff(line), f))
             .filter(|(distance, _)| *distance <= DIAGNOSTIC_WINDOW_LINES)
             .min_by_key(|(distance, _)| *distance);
@@ -168,6 +169,49 @@ impl Collector {
             }
         }
         true
+    }
+
+    /// Drops the latest finding when `finding` is the fuller report of the
+    /// same failure: TensorFlow's C++ `OP_REQUIRES failed at ...` line before
+    /// the Python error that repeats it, torchelastic's agent line `failed
+    /// (exitcode: -9) ...` before its failure table, and an issue's title
+    /// line (`DefaultCPUAllocator: not enough memory`) right before the full
+    /// message of the same kind. Alone, each stays.
+    fn drop_superseded(&mut self, finding: &Finding) {
+        use crate::record::Kind;
+        let Some(last) = self.findings.last() else {
+            return;
+        };
+        if finding.source.line.saturating_sub(last.source.line) > 300 {
+            return;
+        }
+        let fact = |f: &Finding, key: &str| f.facts.get(key).cloned();
+        let superseded = match (last.kind, finding.kind) {
+            (Kind::TfOom, Kind::TfOom) => {
+                fact(last, "op_requires").is_some()
+                    && fact(finding, "op_requires").is_none()
+                    && fact(last, "shape") == fact(finding, "shape")
+            }
+            (Kind::HostOomKilled, Kind::ChildFailed | Kind::HostOomKilled) => {
+                let report = fact(last, "report");
+                fact(finding, "report").is_none()
+                    && (report.as_deref() == Some("agent")
+                        || (report.as_deref() == Some("invoked")
+                            && finding.kind == Kind::HostOomKilled))
+            }
+            (a, b) if a == b => {
+                finding.source.line.saturating_sub(last.source.line) <= 2
+                    && last.sizes.requested_bytes.is_none()
+                    && finding.sizes.requested_bytes.is_some()
+                    && last.text.lines().count() == 1
+            }
+            _ => false,
+        };
+        if superseded {
+            self.findings.pop();
+            let position = self.handed_out + self.findings.len();
+            self.by_text.retain(|_, p| *p != position);
+        }
     }
 
     /// Old PyTorch printed one CUDA failure twice: `THCudaCheck FAIL file=F

@@ -296,16 +296,24 @@ pub(super) fn detect_start(text: &str) -> Option<(&'static dyn Family, usize)> {
         return None;
     }
     FAMILIES.iter().find_map(|family| {
-        let start = family.start(text)?;
-        // A family's offset must be a character boundary; skip it otherwise
-        // rather than panic on a hostile line.
-        if !text.is_char_boundary(start) {
-            return None;
+        // A quoted mention can be followed on the same line by the printed
+        // message (`raise ValueError("...") ValueError: ...`): look again
+        // after each mention, a few times at most.
+        let mut from = 0;
+        for _ in 0..4 {
+            let rest = text.get(from..)?;
+            let start = from + family.start(rest)?;
+            // A family's offset must be a character boundary; skip it
+            // otherwise rather than panic on a hostile line.
+            if !text.is_char_boundary(start) {
+                return None;
+            }
+            if !detect::is_mention(text, start) {
+                return Some((*family, start));
+            }
+            from = start + text[start..].chars().next().map_or(1, char::len_utf8);
         }
-        if detect::is_mention(text, start) {
-            return None;
-        }
-        Some((*family, start))
+        None
     })
 }
 

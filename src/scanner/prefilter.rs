@@ -35,8 +35,8 @@ pub(super) const KEYS: &[&str] = &[
     "ASSERT FAILED",
     "Assertion `",
     "oom-kill",
-    "oom_kill",
-    "oom_reaper",
+    // `oom_kill`, `oom_reaper` (the kernel's OOM lines).
+    "oom_",
     "SIGKILL",
     "CPUAllocator: ",
     "Failed to allocate",
@@ -46,6 +46,19 @@ pub(super) const KEYS: &[&str] = &[
     "while trying to allocate",
     "seq len (",
     "itcode",
+    // Exit-status spellings (`exit code`, `Exit Status`, `exit with`, ...)
+    // and NCCL's and the NVIDIA driver's log lines: one key each.
+    "xit ",
+    "XIT ",
+    "NCCL WARN",
+    "NVRM: ",
+    // Windows crash statuses in every spelling (`0xC0000005`, `C0000409`,
+    // `0xc0000409`, an event log's `ExceptionCode c0000005`, `-1073741819`).
+    // Keys that start with digits or a space would slow the search: every
+    // number in a log would be a candidate.
+    "C0000",
+    "c0000",
+    "-107374",
     // Both chained-traceback separators.
     "above exception",
     "Traceback (most recent call last)",

@@ -359,3 +359,32 @@ fn leading_times_compare_as_text() {
     assert_eq!(t("Jun  1 12:00:00 node7 x"), None);
     assert_eq!(t("2025-03-01"), None);
 }
+
+#[test]
+fn a_printed_copy_after_a_mention_on_the_same_line_is_found() {
+    let line = "raise ValueError(\"No available memory for the cache blocks. \" ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.\n";
+    let out = scan_str(line);
+    assert_eq!(out.findings.len(), 1);
+    assert_eq!(out.findings[0].kind, Kind::KvCacheOom);
+    assert_eq!(out.findings[0].exception.as_deref(), Some("ValueError"));
+}
+
+#[test]
+fn a_lone_report_gives_way_to_the_fuller_one() {
+    let agent = "[2023-10-13 17:40:02,544] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -9) local_rank: 0 (pid: 62498) of binary: /usr/bin/python\n";
+    let alone = scan_str(agent);
+    assert_eq!(alone.findings.len(), 1);
+    assert_eq!(alone.findings[0].kind, Kind::HostOomKilled);
+    let table = "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n============================================================\ntrain.py FAILED\n------------------------------------------------------------\nFailures:\n  <NO_OTHER_FAILURES>\n------------------------------------------------------------\nRoot Cause (first observed failure):\n[0]:\n  time      : 2023-10-13_17:40:02\n  host      : node\n  rank      : 0 (local_rank: 0)\n  exitcode  : -9 (pid: 62498)\n  error_file: <N/A>\n  traceback : Signal 9 (SIGKILL) received by PID 62498\n============================================================\n";
+    let both = scan_str(&format!("{agent}{table}"));
+    let kinds: Vec<Kind> = both.findings.iter().map(|f| f.kind).collect();
+    assert_eq!(kinds, vec![Kind::ChildFailed]);
+    let op = "2018-06-08 17:26:00.908130: W tensorflow/core/framework/op_kernel.cc:1202] OP_REQUIRES failed at tile_ops.cc:123 : Resource exhausted: OOM when allocating tensor with shape[16,1,892800,8,4,2,2] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n";
+    let python = "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape[16,1,892800,8,4,2,2] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n";
+    assert_eq!(scan_str(op).findings.len(), 1);
+    let both = scan_str(&format!(
+        "{op}Traceback (most recent call last):\n  File \"t.py\", line 1, in <module>\n{python}"
+    ));
+    assert_eq!(both.findings.len(), 1);
+    assert!(both.findings[0].exception.is_some());
+}
