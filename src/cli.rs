@@ -15,6 +15,8 @@ Examples:
   oomwhy --format markdown train.log       a report to paste into an issue
   oomwhy explain fragmentation             the long explanation of a code
   oomwhy explain --list                    every code
+  oomwhy --brief train.log                 only the answer: what failed, why, first fix
+  oomwhy --lang zh train.log               explain in Simplified Chinese (用中文解释)
 
 A file named like a subcommand (explain, schema, run, completions, man, help)
 needs a path: oomwhy ./explain
@@ -42,6 +44,11 @@ pub struct Cli {
     /// Reading logs (the default).
     #[command(flatten)]
     pub scan: ScanArgs,
+
+    /// Language of the explanation (default: from LC_ALL, LC_MESSAGES, LANG).
+    /// JSON keys and codes never change.
+    #[arg(long, value_enum, global = true, value_name = "LANG")]
+    pub lang: Option<LangArg>,
 }
 
 /// The subcommands.
@@ -85,6 +92,11 @@ pub struct ScanArgs {
     /// Print nothing; only set the exit status.
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// Print only each finding's answer (what failed, the main reason, the
+    /// first fix) and the closing count.
+    #[arg(short, long)]
+    pub brief: bool,
 
     /// Keep reading FILE as it grows, like `tail -f`, and report each crash
     /// as it appears (text, ndjson, markdown or github); survives truncation
@@ -136,6 +148,10 @@ pub struct RunArgs {
     #[arg(short, long)]
     pub quiet: bool,
 
+    /// Report only each finding's answer (what failed, the main reason, the first fix).
+    #[arg(short, long)]
+    pub brief: bool,
+
     /// The command and its arguments (put `--` before them).
     #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     pub command: Vec<OsString>,
@@ -162,6 +178,15 @@ pub enum FormatArg {
     Markdown,
     /// GitHub Actions annotations (`::error file=...,line=...::...`).
     Github,
+}
+
+/// `--lang`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LangArg {
+    /// English.
+    En,
+    /// Simplified Chinese (简体中文).
+    Zh,
 }
 
 /// `--color`.

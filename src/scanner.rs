@@ -559,6 +559,11 @@ impl Carry {
         if !self.bytes.is_empty() {
             self.flush(scanner, false);
         }
+        // A last line without a final newline is a line too.
+        if scanner.mid_line {
+            scanner.outcome.lines += 1;
+            scanner.mid_line = false;
+        }
     }
 }
 
@@ -1234,6 +1239,16 @@ mod tests {
         assert_eq!(out.findings[0].source.line, 3);
         assert_eq!(out.findings[0].first_rank, Some(1));
         assert_eq!(out.lines, 4);
+    }
+
+    #[test]
+    fn counts_a_last_line_without_newline() {
+        assert_eq!(scan_str(SEED).lines, 1);
+        assert_eq!(scan_str(&format!("a\n{SEED}")).lines, 2);
+        assert_eq!(scan_str("a\n").lines, 1);
+        assert_eq!(scan_str("").lines, 0);
+        let long = "x".repeat(2 * MAX_LINE + 5);
+        assert_eq!(scan_str(&long).lines, 1);
     }
 
     #[test]

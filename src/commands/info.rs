@@ -7,37 +7,121 @@ use anyhow::Context;
 use clap::CommandFactory;
 use colored::Colorize;
 use oomwhy::explain::docs;
+use oomwhy::i18n::{zh, Lang, Msg};
 use std::io::{self, IsTerminal, Write};
 
+/// A code as a user typed it, in the form codes are written: case, `-` for
+/// `_`, spaces and an `oomwhy explain` prefix do not matter.
+fn normalize(code: &str) -> String {
+    code.trim()
+        .trim_start_matches("oomwhy explain")
+        .trim()
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| if c == '-' || c == ' ' { '_' } else { c })
+        .collect()
+}
+
+/// The title of a code in `lang` (the page's own title in English).
+fn title_in(code: &str, english: &'static str, lang: Lang) -> &'static str {
+    match lang {
+        Lang::Zh => zh::kind_title(code)
+            .or_else(|| zh::verdict_title(code))
+            .unwrap_or(english),
+        Lang::En => english,
+    }
+}
+
+/// Why a code was not found: the codes it is a prefix of, or the codes
+/// closest to it (Jaro–Winkler similarity, which favours a shared start).
+fn not_found(wanted: &str, lang: Lang) -> String {
+    let key = normalize(wanted);
+    let codes: Vec<&str> = docs::list().into_iter().map(|(c, _)| c).collect();
+    let prefixed: Vec<&str> = codes
+        .iter()
+        .copied()
+        .filter(|c| !key.is_empty() && c.starts_with(&key))
+        .collect();
+    if prefixed.len() > 1 {
+        return format!(
+            "oomwhy: {}",
+            Msg::Ambiguous.fill(lang, &[&wanted, &prefixed.join(", ")])
+        );
+    }
+    let mut scored: Vec<(f64, &str)> = codes
+        .iter()
+        .map(|c| {
+            // A word of the code typed alone ("fragment") counts too.
+            let word = c
+                .split('_')
+                .map(|w| strsim::jaro_winkler(&key, w))
+                .fold(0.0, f64::max);
+            (strsim::jaro_winkler(&key, c).max(word * 0.95), *c)
+        })
+        .filter(|(score, _)| *score >= 0.8)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let mut text = format!("oomwhy: {}", Msg::UnknownCode.fill(lang, &[&wanted]));
+    if !scored.is_empty() {
+        let names: Vec<&str> = scored.iter().take(3).map(|(_, c)| *c).collect();
+        text.push_str("; ");
+        text.push_str(&Msg::DidYouMean.fill(lang, &[&names.join(", ")]));
+    }
+    text.push_str("\n  ");
+    text.push_str(Msg::SeeList.text(lang));
+    text
+}
+
 /// `oomwhy explain CODE` and `oomwhy explain --list`.
-pub fn explain(args: &ExplainArgs) -> anyhow::Result<i32> {
+pub fn explain(args: &ExplainArgs, lang: Lang) -> anyhow::Result<i32> {
     let color = use_color(args.color, io::stdout().is_terminal());
     let mut out = io::stdout().lock();
     if args.list {
         let list = docs::list();
         let width = list.iter().map(|(code, _)| code.len()).max().unwrap_or(0);
-        for (code, title) in list {
-            let code = format!("{code:<width$}");
-            let code = if color { code.bold().to_string() } else { code };
-            writeln!(out, "{code}  {title}")?;
+        let kinds: Vec<&str> = oomwhy::record::Kind::ALL.iter().map(|k| k.slug()).collect();
+        let groups = [
+            (Msg::KindsHeading, true),
+            (Msg::VerdictsHeading, false),
+        ];
+        for (n, (heading, is_kind)) in groups.into_iter().enumerate() {
+            if n > 0 {
+                writeln!(out)?;
+            }
+            let heading = heading.text(lang);
+            writeln!(out, "{}", if color { heading.bold().cyan().to_string() } else { heading.to_string() })?;
+            for (code, title) in list.iter().filter(|(c, _)| kinds.contains(c) == is_kind) {
+                let name = format!("{code:<width$}");
+                let name = if color { name.bold().to_string() } else { name };
+                writeln!(out, "  {name}  {}", title_in(code, title, lang))?;
+            }
         }
+        out.flush().context("cannot write the output")?;
         return Ok(0);
     }
     let wanted = args.code.as_deref().unwrap_or_default();
-    let text = match docs::lookup(wanted) {
-        Ok((_, text)) => text,
-        Err(err) => {
-            warn!("oomwhy: {err}");
+    let (code, text) = match docs::lookup(wanted) {
+        Ok(found) => found,
+        Err(_) => {
+            warn!("{}", not_found(wanted, lang));
             return Ok(2);
         }
     };
+    if lang == Lang::Zh {
+        let title = title_in(code, docs::title(text), lang);
+        let head = format!("{code}：{title}");
+        writeln!(out, "{}", if color { head.bold().to_string() } else { head })?;
+        if let Some(summary) = zh::verdict_summary(code) {
+            writeln!(out)?;
+            writeln!(out, "{summary}")?;
+        }
+        writeln!(out)?;
+        writeln!(out, "{}", Msg::PageInEnglish.text(lang))?;
+        writeln!(out)?;
+    }
     for line in text.lines() {
-        let line = if !color {
-            line.to_string()
-        } else if let Some(heading) = line.strip_prefix("## ") {
-            heading.bold().cyan().to_string()
-        } else if let Some(title) = line.strip_prefix("# ") {
-            title.bold().to_string()
+        let line = if color {
+            style_markdown(line)
         } else {
             line.to_string()
         };
@@ -45,6 +129,45 @@ pub fn explain(args: &ExplainArgs) -> anyhow::Result<i32> {
     }
     out.flush().context("cannot write the output")?;
     Ok(0)
+}
+
+/// One line of an explanation page for a terminal: headings in colour,
+/// `**strong**` in bold, `code` highlighted, the Markdown marks removed.
+/// Piped output stays the Markdown source, which reads as plain text.
+fn style_markdown(line: &str) -> String {
+    if let Some(heading) = line.strip_prefix("## ") {
+        return heading.bold().cyan().to_string();
+    }
+    if let Some(title) = line.strip_prefix("# ") {
+        return title.bold().underline().to_string();
+    }
+    if line.starts_with("```") {
+        return line.dimmed().to_string();
+    }
+    let mut out = String::with_capacity(line.len() + 16);
+    let mut rest = line;
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix("**") {
+            if let Some(end) = after.find("**") {
+                out.push_str(&after[..end].bold().to_string());
+                rest = &after[end + 2..];
+                continue;
+            }
+        }
+        if let Some(after) = rest.strip_prefix('`') {
+            if let Some(end) = after.find('`') {
+                out.push_str(&after[..end].yellow().to_string());
+                rest = &after[end + 1..];
+                continue;
+            }
+        }
+        let next = rest[1..]
+            .find(['*', '`'])
+            .map_or(rest.len(), |i| i + 1);
+        out.push_str(&rest[..next]);
+        rest = &rest[next..];
+    }
+    out
 }
 
 /// `oomwhy schema [--ndjson]`.
@@ -61,7 +184,15 @@ pub fn schema(args: &SchemaArgs) -> anyhow::Result<i32> {
 /// `oomwhy completions SHELL`.
 pub fn completions(args: &CompletionsArgs) -> anyhow::Result<i32> {
     let mut out = io::stdout().lock();
-    clap_complete::generate(args.shell, &mut Cli::command(), "oomwhy", &mut out);
+    // The codes `explain` knows, so that they complete; the real parser
+    // takes any text (prefixes, other spellings) and says what it matched.
+    let codes: Vec<&'static str> = docs::list().into_iter().map(|(c, _)| c).collect();
+    let mut command = Cli::command().mut_subcommand("explain", |explain| {
+        explain.mut_arg("code", |code| {
+            code.value_parser(clap::builder::PossibleValuesParser::new(codes))
+        })
+    });
+    clap_complete::generate(args.shell, &mut command, "oomwhy", &mut out);
     out.flush()?;
     Ok(0)
 }
@@ -69,7 +200,25 @@ pub fn completions(args: &CompletionsArgs) -> anyhow::Result<i32> {
 /// `oomwhy man`.
 pub fn man() -> anyhow::Result<i32> {
     let mut out = io::stdout().lock();
-    clap_mangen::Man::new(Cli::command()).render(&mut out)?;
+    // One page: the subcommands are described in it, not in separate
+    // oomwhy-<command>(1) pages that nothing installs.
+    let command = Cli::command();
+    let man = clap_mangen::Man::new(command.clone());
+    man.render_title(&mut out)?;
+    man.render_name_section(&mut out)?;
+    man.render_synopsis_section(&mut out)?;
+    man.render_description_section(&mut out)?;
+    man.render_options_section(&mut out)?;
+    for sub in command.get_subcommands().filter(|s| s.get_name() != "help") {
+        let name = format!("oomwhy {}", sub.get_name());
+        writeln!(out, ".SH \"{}\"", name.to_uppercase())?;
+        let sub_man = clap_mangen::Man::new(sub.clone().bin_name(name));
+        sub_man.render_synopsis_section(&mut out)?;
+        sub_man.render_description_section(&mut out)?;
+        sub_man.render_options_section(&mut out)?;
+    }
+    man.render_extra_section(&mut out)?;
+    man.render_version_section(&mut out)?;
     out.flush()?;
     Ok(0)
 }

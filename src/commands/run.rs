@@ -5,7 +5,8 @@
 //! Known limit: Ctrl-C reaches both oomwhy and the command (one process
 //! group); oomwhy then stops at once, without a report.
 
-use super::{use_color, Sink};
+use super::{stderr_width, text_width, use_color, Sink};
+use oomwhy::i18n::Lang;
 use crate::cli::RunArgs;
 use anyhow::Context;
 use oomwhy::exit::{self, Ending};
@@ -97,7 +98,7 @@ fn ending(status: ExitStatus) -> Ending {
 }
 
 /// Runs the command and returns its exit status.
-pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
+pub fn run(args: &RunArgs, lang: Lang) -> anyhow::Result<i32> {
     let Some((program, rest)) = args.command.split_first() else {
         anyhow::bail!("no command to run");
     };
@@ -153,9 +154,19 @@ pub fn run(args: &RunArgs) -> anyhow::Result<i32> {
             Passthrough::Stderr,
         ),
     ];
+    let options = RenderOptions {
+        color,
+        width: text_width(if args.report.is_none() {
+            stderr_width()
+        } else {
+            None
+        }),
+        brief: args.brief,
+        lang,
+    };
     let mut sink = Sink::new(
         format,
-        RenderOptions { color },
+        options,
         out,
         format == Format::Ndjson,
         args.quiet,

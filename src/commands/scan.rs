@@ -1,7 +1,8 @@
 //! Reading logs: files and standard input (the default mode), and `--follow`.
 
 use super::progress::{Progress, ProgressReader};
-use super::{scan_status, use_color, Sink};
+use super::{scan_status, stdout_width, text_width, use_color, Sink};
+use oomwhy::i18n::{Lang, Msg};
 use crate::cli::ScanArgs;
 use anyhow::{bail, Context};
 use oomwhy::follow::{Event, Follower};
@@ -25,9 +26,7 @@ fn open(path: &Path, quiet: bool) -> Result<Opened, oomwhy::Error> {
     if path == Path::new("-") {
         let stdin = io::stdin();
         if stdin.is_terminal() && !quiet {
-            warn!(
-                "oomwhy: paste the error or log, then press Ctrl-D (Ctrl-Z then Enter on Windows)"
-            );
+            warn!("oomwhy: {}", Msg::PastePrompt.text(Lang::from_env()));
         }
         return Ok((Box::new(stdin), "<stdin>".to_string(), None));
     }
@@ -54,11 +53,16 @@ fn open(path: &Path, quiet: bool) -> Result<Opened, oomwhy::Error> {
 }
 
 /// The default mode: reads every input to its end and reports.
-pub fn scan(args: &ScanArgs) -> anyhow::Result<i32> {
+pub fn scan(args: &ScanArgs, lang: Lang) -> anyhow::Result<i32> {
     let format = Format::from(args.format);
     let color = use_color(args.color, io::stdout().is_terminal());
     colored::control::set_override(color);
-    let options = RenderOptions { color };
+    let options = RenderOptions {
+        color,
+        width: text_width(stdout_width()),
+        brief: args.brief,
+        lang,
+    };
     let stdin = [Path::new("-")];
     let inputs: Vec<&Path> = if args.files.is_empty() {
         stdin.to_vec()
@@ -71,10 +75,9 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<i32> {
         scan_batch(&inputs, format, options, args.quiet)?
     };
     if summary.findings == 0 && summary.input_errors == 0 && !args.quiet {
-        warn!(
-            "oomwhy: no out-of-memory error or GPU crash found ({} lines read)",
-            summary.lines
-        );
+        let lines = usize::try_from(summary.lines).unwrap_or(usize::MAX);
+        let lines = oomwhy::i18n::count(lang, lines, Msg::LinesOne, Msg::LinesMany);
+        warn!("{}", Msg::NothingFound.fill(lang, &[&lines]));
     }
     Ok(scan_status(&summary))
 }
@@ -151,7 +154,7 @@ fn scan_streaming(
 }
 
 /// `--follow FILE`: reads the file as it grows until interrupted.
-pub fn follow(args: &ScanArgs) -> anyhow::Result<i32> {
+pub fn follow(args: &ScanArgs, lang: Lang) -> anyhow::Result<i32> {
     let [path] = args.files.as_slice() else {
         bail!("--follow reads exactly one file");
     };
@@ -170,7 +173,13 @@ pub fn follow(args: &ScanArgs) -> anyhow::Result<i32> {
     let color = use_color(args.color, io::stdout().is_terminal());
     colored::control::set_override(color);
     let out = Box::new(io::stdout().lock());
-    let mut sink = Sink::new(format, RenderOptions { color }, out, true, args.quiet);
+    let options = RenderOptions {
+        color,
+        width: text_width(stdout_width()),
+        brief: args.brief,
+        lang,
+    };
+    let mut sink = Sink::new(format, options, out, true, args.quiet);
     if !args.quiet && io::stderr().is_terminal() {
         warn!("oomwhy: following {name}; press Ctrl-C to stop");
     }

@@ -3,11 +3,59 @@
 //! verdicts, numbered fixes, the original message in a fenced block and the
 //! `oomwhy explain` codes.
 
+use super::localize::{self, localize};
 use super::sanitize;
-use super::text::{context_line, origin_line, summary_line};
-use crate::explain::{field_rows, headline, reserved_gap};
+use super::text::{context_line_in, origin_line_in, summary_line_in};
+use crate::i18n::{Lang, Msg};
 use crate::record::{Category, Finding, Summary};
 use std::io::{self, Write};
+
+/// A word that is code: a call (`torch.cuda.empty_cache()`), a dotted name
+/// (`torch.utils.checkpoint`), an assignment (`PYTORCH_CUDA_ALLOC_CONF=...`),
+/// an environment variable or option with underscores (`max_split_size_mb`).
+fn code_word() -> &'static regex::Regex {
+    static CODE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    CODE.get_or_init(|| {
+        crate::constant_regex(
+            r"^(?:[A-Za-z_][\w.]*\([^\s]*\)|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,}|[A-Za-z_][\w.]*=[^\s]+|[A-Za-z]\w*_\w+|--[a-z][\w-]*)$",
+        )
+    })
+}
+
+/// Text the explainer wrote, for Markdown: what it quotes in backticks
+/// stays code, words that are code become code, everything else is
+/// escaped so that `_` or `*` in it cannot turn into emphasis.
+fn prose(text: &str) -> String {
+    let text = sanitize(text);
+    let mut out = String::with_capacity(text.len() + 16);
+    for (i, part) in text.split('`').enumerate() {
+        if i % 2 == 1 {
+            out.push('`');
+            out.push_str(part);
+            out.push('`');
+            continue;
+        }
+        for (j, word) in part.split(' ').enumerate() {
+            if j > 0 {
+                out.push(' ');
+            }
+            let core = word.trim_end_matches([',', ';', ':', '.', ')']);
+            let core = core.trim_start_matches('(');
+            let lead = &word[..word.find(core).unwrap_or(0)];
+            let tail = &word[lead.len() + core.len()..];
+            if !core.is_empty() && code_word().is_match(core) {
+                out.push_str(&escape(lead));
+                out.push('`');
+                out.push_str(core);
+                out.push('`');
+                out.push_str(&escape(tail));
+            } else {
+                out.push_str(&escape(word));
+            }
+        }
+    }
+    out
+}
 
 /// Backslash-escapes the characters that would format text taken from a log.
 fn escape(text: &str) -> String {
@@ -37,38 +85,60 @@ fn fence(text: &str) -> String {
     "`".repeat((longest + 1).max(3))
 }
 
-fn label(c: Category) -> &'static str {
+fn label(c: Category) -> Msg {
     match c {
-        Category::Oom => "Out of memory",
-        Category::LikelyOom => "Probably out of memory",
-        Category::Crash => "GPU crash",
+        Category::Oom => Msg::OomTitle,
+        Category::LikelyOom => Msg::LikelyOomTitle,
+        Category::Crash => Msg::CrashTitle,
     }
 }
 
-pub(super) fn finding(f: &Finding, out: &mut dyn Write) -> io::Result<()> {
+pub(super) fn finding(f: &Finding, lang: Lang, out: &mut dyn Write) -> io::Result<()> {
+    let f = &*localize(f, lang);
     writeln!(
         out,
         "### {}. {}: {}",
         f.id,
-        label(f.category),
-        escape(&headline(f))
+        label(f.category).text(lang),
+        prose(&localize::headline(f, lang))
     )?;
     writeln!(out)?;
-    writeln!(out, "{}", escape(&origin_line(f)))?;
-    if let Some(context) = context_line(f) {
+    writeln!(out, "{}", escape(&origin_line_in(f, lang)))?;
+    if let Some(context) = context_line_in(f, lang) {
         writeln!(out, "{}", escape(&context))?;
     }
     if let Some(id) = f.consequence_of {
-        writeln!(
-            out,
-            "This follows from finding {id}: a consequence of that crash, not a separate cause."
-        )?;
+        writeln!(out, "{}", escape(&Msg::Consequence.fill(lang, &[&id])))?;
     }
 
-    let rows = field_rows(f);
+    let d = &f.diagnosis;
+    if !d.verdicts.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "**{}**", Msg::WhyHeading.text(lang))?;
+        writeln!(out)?;
+        for v in &d.verdicts {
+            writeln!(out, "- **{}** — {}", prose(&v.title), prose(&v.detail))?;
+        }
+    }
+    if !d.fixes.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "**{}**", Msg::FixHeading.text(lang))?;
+        writeln!(out)?;
+        for (n, fix) in d.fixes.iter().enumerate() {
+            writeln!(out, "{}. **{}** — {}", n + 1, prose(&fix.title), prose(&fix.how))?;
+        }
+    }
+
+    let rows = localize::field_rows(f, lang);
     if !rows.is_empty() {
         writeln!(out)?;
-        writeln!(out, "| Number | Value | Meaning |")?;
+        writeln!(
+            out,
+            "| {} | {} | {} |",
+            Msg::TableNumber.text(lang),
+            Msg::TableValue.text(lang),
+            Msg::TableMeaning.text(lang)
+        )?;
         writeln!(out, "| --- | ---: | --- |")?;
         for r in &rows {
             writeln!(
@@ -76,13 +146,13 @@ pub(super) fn finding(f: &Finding, out: &mut dyn Write) -> io::Result<()> {
                 "| {} | {} | {} |",
                 escape(&r.label),
                 escape(&r.value),
-                escape(&r.meaning)
+                prose(&r.meaning)
             )?;
         }
     }
-    if let Some(gap) = reserved_gap(f) {
+    if let Some(gap) = localize::reserved_gap(f, lang) {
         writeln!(out)?;
-        writeln!(out, "{}", escape(&gap))?;
+        writeln!(out, "{}", prose(&gap))?;
     }
     if !f.facts.is_empty() && rows.is_empty() {
         writeln!(out)?;
@@ -97,30 +167,36 @@ pub(super) fn finding(f: &Finding, out: &mut dyn Write) -> io::Result<()> {
     }
     for note in &f.notes {
         writeln!(out)?;
-        writeln!(out, "Note: {}", escape(note))?;
+        writeln!(out, "{}", prose(&Msg::Note.fill(lang, &[note])))?;
     }
 
-    let d = &f.diagnosis;
-    if !d.verdicts.is_empty() {
-        writeln!(out)?;
-        writeln!(out, "**Why**")?;
-        writeln!(out)?;
-        for v in &d.verdicts {
-            writeln!(out, "- **{}** — {}", v.title, sanitize(&v.detail))?;
-        }
-    }
-    if !d.fixes.is_empty() {
-        writeln!(out)?;
-        writeln!(out, "**What to do** (most effective first)")?;
-        writeln!(out)?;
-        for (n, fix) in d.fixes.iter().enumerate() {
-            writeln!(out, "{}. **{}** — {}", n + 1, fix.title, sanitize(&fix.how))?;
-        }
-    }
     writeln!(out)?;
     let message = sanitize(&f.text);
-    let fence = fence(&message);
-    writeln!(out, "{fence}text\n{message}\n{fence}")?;
+    let message_fence = fence(&message);
+    writeln!(out, "{message_fence}text\n{message}\n{message_fence}")?;
+    if let Some(tb) = f.traceback.as_ref().filter(|tb| !tb.frames.is_empty()) {
+        let mut lines = Vec::new();
+        if tb.omitted_frames > 0 {
+            lines.push(format!("… {}", tb.omitted_frames));
+        }
+        for frame in &tb.frames {
+            lines.push(format!(
+                "{}:{} in {}",
+                sanitize(&frame.file),
+                frame.line,
+                sanitize(&frame.function)
+            ));
+            if let Some(code) = &frame.code {
+                lines.push(format!("    {}", sanitize(code)));
+            }
+        }
+        let block = lines.join("\n");
+        let fence = fence(&block);
+        writeln!(out)?;
+        writeln!(out, "{}", Msg::Traceback.text(lang))?;
+        writeln!(out)?;
+        writeln!(out, "{fence}text\n{block}\n{fence}")?;
+    }
     if !f.explain.is_empty() {
         writeln!(out)?;
         let codes: Vec<String> = f
@@ -133,8 +209,8 @@ pub(super) fn finding(f: &Finding, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out)
 }
 
-pub(super) fn summary(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "_oomwhy: {}_", escape(&summary_line(s)))
+pub(super) fn summary(s: &Summary, lang: Lang, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "_oomwhy: {}_", escape(&summary_line_in(s, lang)))
 }
 
 #[cfg(test)]
@@ -146,5 +222,15 @@ mod tests {
         assert_eq!(escape("a|b *c* <d>"), "a\\|b \\*c\\* \\<d\\>");
         assert_eq!(fence("no ticks"), "```");
         assert_eq!(fence("a ```` b"), "`````");
+    }
+
+    #[test]
+    fn code_in_prose_becomes_code() {
+        assert_eq!(
+            prose("Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, then call torch.cuda.empty_cache()."),
+            "Set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`, then call `torch.cuda.empty_cache()`."
+        );
+        assert_eq!(prose("Run `nvidia-smi -l 1` now"), "Run `nvidia-smi -l 1` now");
+        assert_eq!(prose("cap max_length or *crop*"), "cap `max_length` or \\*crop\\*");
     }
 }

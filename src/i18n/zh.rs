@@ -1,0 +1,645 @@
+//! The Chinese text of what the explainer says, looked up at render time.
+//!
+//! The explainer writes English; this catalogue gives the Chinese for each
+//! kind's headline, each verdict code's title and detail, each fix (keyed by
+//! its English title: fixes have no code) and each field row (keyed by its
+//! English label). Details are templates over named figures of the finding
+//! (`{requested}`, `{free}`, `{fact:status}` …, see [`figures`]); the first
+//! alternative whose figures are all known is used, so a Chinese detail still
+//! names the figure it rests on. What has no entry here stays English
+//! (`tests/i18n.rs` fails when a kind, verdict code or fixture's text has none).
+
+use crate::record::{Finding, Kind};
+use crate::units::format_size;
+use std::collections::HashMap;
+
+/// The figures a template may name, as oomwhy prints them.
+pub fn figures(f: &Finding) -> HashMap<String, String> {
+    let s = &f.sizes;
+    let d = &f.diagnosis;
+    let mut out = HashMap::new();
+    let mut size = |name: &str, value: Option<u64>| {
+        if let Some(v) = value {
+            out.insert(name.to_string(), format_size(v));
+        }
+    };
+    size("requested", s.requested_bytes);
+    size("total", s.total_bytes);
+    size("free", s.free_bytes);
+    size("allocated", s.allocated_bytes);
+    size("reserved", d.reserved_bytes);
+    size("unallocated", d.reserved_unallocated_bytes);
+    size("allowed", s.allowed_bytes);
+    size("pools", s.private_pools_bytes);
+    size("in_use", s.process_in_use_bytes);
+    size("non_pytorch", d.non_pytorch_bytes);
+    size("others", d.other_processes_bytes.filter(|&b| b > 0));
+    let signed = |v: i64| {
+        let text = format_size(v.unsigned_abs());
+        if v < 0 {
+            format!("-{text}")
+        } else {
+            text
+        }
+    };
+    if let Some(v) = d.shortfall_bytes {
+        out.insert("shortfall".into(), signed(v));
+    }
+    if let Some(v) = d.outside_allocator_bytes {
+        out.insert("outside".into(), signed(v));
+    }
+    if let (Some(r), Some(free), Some(total)) = (d.reserved_bytes, s.free_bytes, s.total_bytes) {
+        out.insert("reserved_plus_free".into(), format_size(r.saturating_add(free)));
+        let _ = total;
+    }
+    if let (Some(gap), Some(reserved)) = (d.reserved_unallocated_bytes, d.reserved_bytes) {
+        if let Some(share) = gap.saturating_mul(100).checked_div(reserved) {
+            out.insert("gap_share".into(), share.to_string());
+        }
+    }
+    if let Some(device) = f.device {
+        out.insert("device".into(), format!("GPU {device}"));
+    }
+    if let Some(step) = f.last_step {
+        out.insert("step".into(), step.to_string());
+    }
+    if let Some(id) = f.consequence_of {
+        out.insert("cause".into(), id.to_string());
+    }
+    for (key, value) in &f.facts {
+        out.insert(format!("fact:{key}"), value.clone());
+    }
+    for (key, value) in &s.extra {
+        if let Some(v) = value {
+            out.insert(format!("size:{key}"), format_size(*v));
+        }
+    }
+    out
+}
+
+/// Fills the first template whose figures are all known.
+fn pick(templates: &[&str], figures: &HashMap<String, String>) -> Option<String> {
+    'templates: for template in templates {
+        let mut out = String::with_capacity(template.len() + 32);
+        let mut rest = *template;
+        while let Some(start) = rest.find('{') {
+            out.push_str(&rest[..start]);
+            let Some(len) = rest[start..].find('}') else {
+                continue 'templates;
+            };
+            let name = &rest[start + 1..start + len];
+            match figures.get(name) {
+                Some(value) => out.push_str(value),
+                None => continue 'templates,
+            }
+            rest = &rest[start + len + 1..];
+        }
+        out.push_str(rest);
+        return Some(out);
+    }
+    None
+}
+
+/// The Chinese headline of a finding.
+pub fn headline(f: &Finding) -> Option<String> {
+    pick(headline_templates(f.kind), &figures(f))
+}
+
+/// The Chinese title and detail of a verdict.
+pub fn verdict(code: &str, f: &Finding) -> Option<(String, String)> {
+    let (_, title, details) = VERDICTS.iter().find(|(c, _, _)| *c == code)?;
+    let figures = figures(f);
+    Some((pick(&[title], &figures)?, pick(details, &figures)?))
+}
+
+/// The Chinese title of a verdict code, for `explain --list`.
+pub fn verdict_title(code: &str) -> Option<&'static str> {
+    VERDICTS
+        .iter()
+        .find(|(c, _, _)| *c == code)
+        .map(|(_, title, _)| *title)
+}
+
+/// The Chinese title and, when translated, the how of a fix.
+pub fn fix(title: &str) -> Option<(String, Option<String>)> {
+    if let Some(id) = title
+        .strip_prefix("Fix finding [")
+        .and_then(|rest| rest.strip_suffix("] first"))
+    {
+        return Some((
+            format!("先解决发现 [{id}]"),
+            Some(format!("这个错误是发现 [{id}] 的连带后果。按那个发现的建议去改；只要没有 rank 再显存不足，这个错误就会消失。")),
+        ));
+    }
+    FIXES
+        .iter()
+        .find(|(en, _, _)| *en == title)
+        .map(|(_, zh, how)| (zh.to_string(), how.map(str::to_string)))
+}
+
+/// The Chinese label and meaning of a field row.
+pub fn row(label: &str) -> Option<(String, &'static str)> {
+    if let Some(pid) = label.strip_prefix("Process ") {
+        if pid.chars().all(|c| c.is_ascii_digit()) {
+            return Some((format!("进程 {pid}"), "该进程在这块 GPU 上占用的显存"));
+        }
+    }
+    ROWS.iter()
+        .find(|(en, _, _)| *en == label)
+        .map(|(_, zh, meaning)| (zh.to_string(), *meaning))
+}
+
+/// The Chinese reserved-versus-allocated paragraph.
+pub fn reserved_gap(f: &Finding) -> Option<String> {
+    pick(&[
+        "已预留 {reserved} − 已分配 {allocated} = {unallocated}（占已预留的 {gap_share}%）由 PyTorch 持有，但没有任何张量在用（其中 {pools} 是 CUDA graph 私有池里的空闲空间）。PyTorch 会把释放的块缓存起来复用；报这个错之前，它已经归还了所有能归还的缓存段，剩下的这部分散落在部分占用的段里，只放得下足够小的请求。",
+        "已预留 {reserved} − 已分配 {allocated} = {unallocated}（占已预留的 {gap_share}%）由 PyTorch 持有，但没有任何张量在用。PyTorch 会把释放的块缓存起来复用；报这个错之前，它已经归还了所有能归还的缓存段，剩下的这部分散落在部分占用的段里，只放得下足够小的请求。",
+    ], &figures(f))
+    .filter(|_| f.sizes.private_pools_bytes.is_some() || f.diagnosis.reserved_unallocated_bytes.is_some())
+}
+
+/// The Chinese name of a training phase.
+pub fn phase(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "forward" => "前向传播",
+        "backward" => "反向传播",
+        "optimizer_step" => "优化器更新",
+        "optimizer" => "优化器更新",
+        "data_loading" => "数据加载",
+        "model_loading" => "模型加载",
+        "checkpoint_loading" => "加载 checkpoint",
+        "checkpoint_saving" => "保存 checkpoint",
+        "evaluation" => "评估",
+        "inference" => "推理",
+        "generation" => "生成",
+        "initialization" => "初始化",
+        "startup" => "启动",
+        "compilation" => "编译",
+        "to_device" => "搬到 GPU",
+        _ => return None,
+    })
+}
+
+/// The Chinese word for a phase confidence.
+pub fn confidence(level: &str) -> Option<&'static str> {
+    Some(match level {
+        "high" => "较有",
+        "medium" => "中等",
+        "low" => "较少",
+        _ => return None,
+    })
+}
+
+/// The Chinese title of a kind, for `explain --list` and page headers.
+pub fn kind_title(slug: &str) -> Option<&'static str> {
+    Kind::ALL
+        .iter()
+        .find(|k| k.slug() == slug)
+        .map(|k| kind_title_of(*k))
+}
+
+fn kind_title_of(kind: Kind) -> &'static str {
+    match kind {
+        Kind::TorchAllocatorOom => "PyTorch 缓存分配器报显存不足（CUDA out of memory）",
+        Kind::CudaRuntimeOom => "CUDA 运行时/驱动调用报显存不足",
+        Kind::IllegalMemoryAccess => "非法内存访问（illegal memory access）",
+        Kind::WindowsFailFast => "Windows 快速失败退出（0xC0000409）",
+        Kind::MpsOom => "Apple MPS 显存不足",
+        Kind::HostOom => "PyTorch 申请主机内存失败",
+        Kind::HostOomKilled => "进程因主机内存不足被杀",
+        Kind::TfOom => "TensorFlow 显存不足",
+        Kind::XlaOom => "XLA（JAX、TensorFlow）显存不足",
+        Kind::CupyOom => "CuPy 内存池显存不足",
+        Kind::KvCacheOom => "推理引擎放不下 KV cache",
+        Kind::LibraryAllocFailed => "CUDA 库（cuBLAS、cuDNN 等）分配失败",
+        Kind::NcclOom => "NCCL 申请显存失败",
+        Kind::AllocatorAssert => "PyTorch 分配器在显存不足路径上断言失败",
+        Kind::DeviceNotReady => "CUDA 驱动报 device not ready（显存吃紧时出现）",
+        Kind::DeviceSideAssert => "GPU kernel 内的断言失败（device-side assert）",
+        Kind::MisalignedAddress => "未对齐的内存访问（misaligned address）",
+        Kind::LaunchFailure => "kernel 运行中崩溃（unspecified launch failure）",
+        Kind::NoKernelImage => "没有适用于这块 GPU 的 kernel 代码",
+        Kind::NcclError => "NCCL 报错",
+        Kind::NcclTimeout => "NCCL 集合通信超时",
+        Kind::ProcessGroupAborted => "NCCL 进程组被中止",
+        Kind::ChildFailed => "torchrun 报告子进程失败",
+        Kind::Xid => "NVIDIA 驱动 Xid 事件",
+        Kind::WindowsAccessViolation => "Windows 访问冲突（0xC0000005）",
+        Kind::WindowsPagingFile => "Windows 页面文件太小（WinError 1455）",
+        Kind::GenericOom => "其他框架或库报告显存分配失败",
+    }
+}
+
+fn headline_templates(kind: Kind) -> &'static [&'static str] {
+    match kind {
+        Kind::TorchAllocatorOom => &[
+            "PyTorch 在 {device} 上分配 {requested} 失败",
+            "PyTorch 分配 {requested} 失败",
+            "PyTorch 的显存分配失败",
+        ],
+        Kind::CudaRuntimeOom => &[
+            "一次 CUDA 调用在 {device} 上显存不足（发生在 PyTorch 分配器之外；报错里没有大小）",
+            "一次 CUDA 调用显存不足（发生在 PyTorch 分配器之外；报错里没有大小）",
+        ],
+        Kind::IllegalMemoryAccess => &["GPU kernel 访问了不该访问的内存（illegal memory access），不是显存不足"],
+        Kind::WindowsFailFast => &["进程以 0xC0000409 退出：原生代码主动终止了进程，不是显存不足本身"],
+        Kind::MpsOom => &[
+            "PyTorch 在 Apple GPU（MPS）上分配 {requested} 失败",
+            "PyTorch 的 MPS 后端在 Apple GPU 上内存不足",
+        ],
+        Kind::HostOom => &[
+            "PyTorch 申请 {requested} 主机内存失败（是 CPU 内存，不是显存）",
+            "PyTorch 申请主机内存失败（是 CPU 内存，不是显存）",
+        ],
+        Kind::HostOomKilled => &[
+            "进程 {fact:pid}（{fact:process}）因主机内存不足被杀（是 CPU 内存，不是显存）",
+            "进程因主机内存不足被杀（是 CPU 内存，不是显存）",
+        ],
+        Kind::TfOom => &[
+            "TensorFlow 在 {device} 上分配 {requested} 时内存不足",
+            "TensorFlow 分配 {requested} 时内存不足",
+            "TensorFlow 内存不足",
+        ],
+        Kind::XlaOom => &[
+            "XLA 在 {device} 上分配 {requested} 失败",
+            "XLA 分配 {requested} 失败",
+            "XLA 内存不足",
+        ],
+        Kind::CupyOom => &["CuPy 在 GPU 上分配 {requested} 失败", "CuPy 显存不足"],
+        Kind::KvCacheOom => &[
+            "推理引擎的 KV cache 只能放 {fact:kv_cache_tokens} 个 token，少于 max_model_len {fact:max_seq_len}",
+            "推理引擎需要 {size:kv_cache_needed_bytes} 的 KV cache 才能支持 max_model_len {fact:max_seq_len}，但只有 {size:kv_cache_available_bytes}",
+            "推理引擎放不下 KV cache",
+        ],
+        Kind::LibraryAllocFailed => &[
+            "{fact:library} 调用失败（{fact:status}，于 {fact:call}）：多半是换了个名字的显存不足",
+            "{fact:library} 调用失败（{fact:status}）：多半是换了个名字的显存不足",
+            "CUDA 库调用失败（{fact:status}）：多半是换了个名字的显存不足",
+            "CUDA 库分配失败：多半是换了个名字的显存不足",
+        ],
+        Kind::NcclOom => &[
+            "NCCL 在 {device} 上申请 {requested} 显存失败：换了个名字的显存不足",
+            "NCCL 申请 {requested} 显存失败：换了个名字的显存不足",
+            "NCCL 申请显存失败：换了个名字的显存不足",
+        ],
+        Kind::AllocatorAssert => &["PyTorch 分配器在处理显存不足时内部断言失败：很可能是显存不足"],
+        Kind::DeviceNotReady => &["`CUDA driver error: device not ready`：在显存吃紧时（WSL2）这通常意味着显存不足"],
+        Kind::DeviceSideAssert => &[
+            "GPU kernel 的断言失败（{fact:kernel} 中的 `{fact:assertion}`）：索引或取值有误，不是显存不足",
+            "GPU kernel 的断言失败（device-side assert）：通常是索引越界，不是显存不足",
+        ],
+        Kind::MisalignedAddress => &["GPU kernel 做了未对齐的内存访问：kernel 的 bug，不是显存不足"],
+        Kind::LaunchFailure => &["GPU kernel 运行中崩溃（unspecified launch failure）：不是显存不足"],
+        Kind::NoKernelImage => &["安装的版本里没有这块 GPU 架构的代码"],
+        Kind::NcclError => &[
+            "NCCL 报错（{fact:nccl_error}）：这是发现 [{cause}] 的后果",
+            "NCCL 报错（{fact:nccl_error}）",
+            "NCCL 报错：这是发现 [{cause}] 的后果",
+            "NCCL 报错",
+        ],
+        Kind::NcclTimeout => &[
+            "NCCL {fact:op_type} 在 rank {fact:rank} 上运行 {fact:ran_for_ms} ms 后超时：这是发现 [{cause}] 的后果",
+            "NCCL {fact:op_type} 在 rank {fact:rank} 上运行 {fact:ran_for_ms} ms 后超时",
+            "NCCL {fact:op_type} 运行 {fact:ran_for_ms} ms 后超时",
+            "NCCL 集合通信超时",
+        ],
+        Kind::ProcessGroupAborted => &[
+            "rank {fact:rank} 上的 NCCL 进程组被中止：这是发现 [{cause}] 的后果",
+            "rank {fact:rank} 上的 NCCL 进程组被中止",
+            "NCCL 进程组被中止：这是发现 [{cause}] 的后果",
+            "NCCL 进程组被中止",
+        ],
+        Kind::ChildFailed => &[
+            "torchrun 报告 {fact:script} 失败：根因在 rank {fact:root_cause_rank}，退出码 {fact:root_cause_exitcode}",
+            "torchrun 报告 {fact:script} 失败",
+            "torchrun 报告训练脚本失败",
+        ],
+        Kind::Xid => &["NVIDIA 驱动报告了 Xid {fact:xid} 事件", "NVIDIA 驱动报告了 Xid 事件"],
+        Kind::WindowsAccessViolation => &["进程以 0xC0000005 退出：原生代码访问了不属于它的内存"],
+        Kind::WindowsPagingFile => &["Windows 页面文件太小（WinError 1455）：是主机虚拟内存不够，不是显存"],
+        Kind::GenericOom => &[
+            "在 {device} 上分配 {requested} 失败：显存不足",
+            "分配 {requested} 失败：显存不足",
+            "在 {device} 上分配显存失败",
+            "显存分配失败",
+        ],
+    }
+}
+
+/// Verdict code, Chinese title, detail alternatives (most specific first).
+const VERDICTS: &[(&str, &str, &[&str])] = &[
+    ("inconsistent_numbers", "这条报错里的数字不可能同时成立", &[
+        "已预留 {reserved} + 空闲 {free} = {reserved_plus_free}，超过了总容量 {total}。这些数字不是同一时刻采样的（空闲显存是在失败之后读的，可能已经变了），或者驱动对显存做了虚拟化（Windows WDDM 的共享内存回退、WSL、vGPU、MIG）。oomwhy 不再基于它们往下推理。",
+        "报错里的几个数字加起来对不上。它们不是同一时刻采样的，或者驱动对显存做了虚拟化（Windows WDDM、WSL、vGPU、MIG）。oomwhy 不再基于它们往下推理。",
+    ]),
+    ("request_exceeds_capacity", "单次分配就超过了这块 GPU 能提供的全部显存", &[
+        "这一次就要 {requested}，而整块卡只有 {total}。换什么分配器设置都没用：多半是某个维度算错或溢出、一次把整个数据集搬上 GPU，或者对超长输入算两两/注意力矩阵。",
+        "这一次申请比任何一块卡都大。换什么分配器设置都没用：多半是某个维度算错、一次搬上了整个数据集，或者对超长输入算注意力矩阵。",
+    ]),
+    ("memory_limit", "是为这个进程设的显存上限拒绝了分配，不是硬件不够", &[
+        "允许使用的上限是 {allowed}，这次申请 {requested} 会超过它。上限来自 torch.cuda.set_per_process_memory_fraction()、框架的内存池上限或类似设置；GPU 本身可能还有空间。",
+        "这次申请超过了为进程设置的内存上限（如 set_per_process_memory_fraction() 或内存池上限）；GPU 本身可能还有空间。",
+    ]),
+    ("free_exceeds_request", "设备报告的空闲显存比申请的还多", &[
+        "申请 {requested}，而设备报告空闲 {free}。空闲显存是在失败之后读取的：同一块卡上的其他进程可能刚好释放了，或者空闲总量虽然够，却没有一块连续的区域放得下，或者驱动做了虚拟化。",
+        "设备报告的空闲显存多于申请量：空闲值是在失败之后读取的，可能已经变化，或者没有连续的空间。",
+    ]),
+    ("other_processes", "其他进程占用了这块 GPU 的很大一部分", &[
+        "报错里列出的其他进程一共占用 {others}。它们和你的进程抢同一块卡：可能是另一个训练任务、残留的 Jupyter 内核、DataLoader 子进程里误建的 CUDA 上下文，或者同一任务的其他 rank 选错了卡。",
+        "同一块 GPU 上的其他进程占用了大量显存：另一个任务、残留的 Jupyter 内核，或者选错卡的其他 rank。",
+    ]),
+    ("memory_outside_pytorch", "缺的显存大部分被 PyTorch 分配器之外的东西占着", &[
+        "总容量 {total} − 空闲 {free} − PyTorch 已预留 {reserved} = {outside}，这部分在 PyTorch 的缓存分配器之外：CUDA 上下文（每个进程几百 MiB）、cuDNN/cuBLAS 的工作区、NCCL 缓冲区、其他库（TensorFlow、JAX、CuPy）以及其他进程。",
+        "相当一部分显存被 PyTorch 缓存分配器之外的东西占用：CUDA 上下文、cuDNN/cuBLAS 工作区、NCCL 缓冲区、其他库或其他进程。",
+    ]),
+    ("fragmentation", "显存碎片化：PyTorch 手里的空闲空间用不上", &[
+        "PyTorch 已预留但未分配的有 {unallocated}，比这次申请的 {requested} 还多，却放不下它：这些空闲空间散落在部分占用的段里，没有一块足够大的连续区域。",
+        "PyTorch 手里有足够的空闲缓存，但都是零碎的小块，没有一块足够大的连续区域放得下这次申请。",
+    ]),
+    ("cuda_graph_pools", "CUDA graph 把空闲显存留在了私有池里", &[
+        "“已分配”里有 {pools} 是 CUDA graph 私有池中的空闲空间。这些池只给捕获它们的 graph 使用，普通张量用不上。",
+        "CUDA graph 的私有池占着空闲显存，只给捕获它们的 graph 使用，普通张量用不上。",
+    ]),
+    ("non_pytorch_memory", "这个进程在 PyTorch 之外占用了大量显存", &[
+        "这个进程一共占用 {in_use}，其中只有 {reserved} 由 PyTorch 预留，多出的 {non_pytorch} 属于 CUDA 上下文、cuDNN/cuBLAS 工作区、NCCL、CUDA graph 或同进程里的其他库。",
+        "这个进程在 PyTorch 缓存之外占用了不少显存：CUDA 上下文、库的工作区、NCCL 或同进程里的其他库。",
+    ]),
+    ("capacity_exhausted", "工作负载放不进显存", &[
+        "总共 {total}，PyTorch 已分配 {allocated}，空闲只剩 {free}，而这次还要 {requested}。显存确实被真实数据占满了：模型权重、梯度、优化器状态和激活值加起来超过了这块卡。",
+        "已分配 {allocated}，空闲 {free}，这次申请 {requested} 放不下。显存确实被真实数据占满了：权重、梯度、优化器状态和激活值加起来超过了这块卡。",
+        "显存确实被真实数据占满了：权重、梯度、优化器状态和激活值加起来超过了可用的显存。",
+    ]),
+    ("memory_growth", "多次 OOM 之间显存在增长：有东西在累积", &[
+        "这块设备上最近几次 OOM 时已分配的显存一次比一次多。显存在步与步之间持续增长，说明有张量跨迭代被保留：没用 .item() 就累加的 loss、追加到列表里的输出、不断变大的缓存或序列长度。",
+    ]),
+    ("fails_at_start", "第一步就失败了", &[
+        "崩溃前最后的进度计数是 {step}：这套配置连一次都跑不下来。要改的是配置（batch、序列长度、精度），而不是去找泄漏。",
+        "刚开始就失败：这套配置连一次都跑不下来。要改的是配置（batch、序列长度、精度），而不是去找泄漏。",
+    ]),
+    ("late_failure", "成功跑了很多步之后才失败", &[
+        "崩溃前最后的进度计数是 {step}：同样的配置之前跑过很多次。要么某个 batch 比其他的大（变长序列、最后一个大 batch、评估阶段），要么显存随时间增长（有张量跨步保留）。",
+        "同样的配置之前跑过很多次。要么某个 batch 比其他的大（变长序列、评估阶段），要么显存随时间增长。",
+    ]),
+    ("outside_allocator_oom", "PyTorch 分配器之外的一次 CUDA 调用显存不足", &[
+        "这次失败不是 PyTorch 的缓存分配器报的，而是另一处 CUDA 调用（创建上下文、cuBLAS/cuDNN 句柄、kernel 启动、其他库）没拿到显存，所以报错里没有大小。通常是卡已经被占满了：PyTorch 的缓存、其他库或其他进程。",
+    ]),
+    ("async_error_location", "调用栈多半指错了行", &[
+        "CUDA 异步报告 kernel 错误：错误在下一次与 GPU 同步的调用处才冒出来，而不是在出错的那个 kernel。上面的 Python 调用栈显示的是 PyTorch 发现错误的位置，通常晚于真正出错的位置。设 CUDA_LAUNCH_BLOCKING=1 重跑可以找到真正的位置。",
+    ]),
+    ("native_fail_fast", "原生代码故意终止了进程", &[
+        "0xC0000409（STATUS_STACK_BUFFER_OVERRUN）在现代 Windows 上也用于 fail-fast：某个原生库（CUDA、cuDNN、驱动、扩展）检测到无法继续的状态，主动结束了进程。显存或内存耗尽是常见诱因之一，但退出码本身不能证明这一点。",
+    ]),
+    ("mps_high_watermark", "是 PyTorch 的 MPS 内存上限拒绝了分配，不是机器内存不够", &[
+        "PyTorch 给 MPS 设了上限（high watermark，默认约为推荐最大工作集的 1.7 倍）。这次申请 {requested} 会超过它；系统可能还有内存。",
+        "PyTorch 的 MPS 上限（high watermark）拒绝了这次分配；系统可能还有内存。",
+    ]),
+    ("unified_memory_exhausted", "macOS 给 GPU 的内存用完了（MPS 上限已关闭）", &[
+        "PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 关掉了上限，于是 macOS 本身没法再给 GPU 分配统一内存。Apple GPU 和 CPU 共用同一块内存，其他程序也在占用它。",
+    ]),
+    ("host_ram_exhausted", "机器的内存（RAM）用完了：是主机内存，不是显存", &[
+        "这次失败的是 CPU 内存：数据加载、把 checkpoint 整个读进内存、pin_memory 缓冲区、DataLoader 子进程各自的副本，都会占用主机内存。显存相关的设置对它没有用。",
+    ]),
+    ("host_memory_limit", "任务超出了调度器给它的内存上限", &[
+        "上限是 {fact:limit}，而用量达到了 {fact:usage}。Slurm/Kubernetes 按 cgroup 计量内存，超过申请量就会被杀，即使机器上还有空闲内存。",
+        "任务超出了 Slurm/Kubernetes 给它的内存上限而被杀，即使机器上还有空闲内存。",
+    ]),
+    ("killed_by_sigkill", "被 SIGKILL 杀掉：很可能是主机内存不足，但日志证明不了", &[
+        "进程收到 SIGKILL（退出码 -9 或 137）。最常见的原因是 Linux 的 OOM killer 或容器的内存上限，但手动 kill、调度器超时或抢占也会发出同样的信号。看内核日志（dmesg）能确认。",
+    ]),
+    ("xla_preallocation", "XLA 预分配的显存池没有空间放这个缓冲区", &[
+        "XLA 启动时默认预先占用 75% 的显存，之后所有缓冲区都从这个池里分配。这次申请 {requested} 放不下。池太小、同一块卡上还有别的框架，或者模型本身太大。",
+        "XLA 启动时默认预先占用 75% 的显存，之后所有缓冲区都从这个池里分配；这次的缓冲区放不下。",
+    ]),
+    ("xla_host_memory_limit", "XLA 的锁页主机内存达到上限（默认 64 GB）", &[
+        "XLA 把数据卸载到主机时使用锁页（pinned）内存，默认上限是 64 GB。这次申请 {requested} 超过了它；这不是显存，也不一定是机器内存不够。",
+        "XLA 卸载到主机的锁页内存达到上限（默认 64 GB）；这不是显存不足。",
+    ]),
+    ("kv_cache_too_small", "KV cache 放不下配置的上下文长度", &[
+        "推理引擎先加载权重、做一次剖析，再把剩下的显存留给 KV cache；剩下的放不下一个 max_model_len {fact:max_seq_len} 的请求。调低 max_model_len、提高 gpu_memory_utilization，或者用更小/量化的权重。",
+        "推理引擎加载权重后剩下的显存放不下一个最长上下文的 KV cache：调低 max_model_len、提高 gpu_memory_utilization，或用量化权重。",
+    ]),
+    ("masked_oom", "报错里没说显存不足，但实际上多半就是", &[
+        "{fact:status} 这类状态码在分配失败时也会出现：库在申请句柄或工作区时拿不到显存，就只报一个笼统的错误。要确认：把 batch size 减半重跑（错误消失或推迟出现，就是显存的问题）；运行时用 `nvidia-smi -l 1` 观察；在出错那一步之前打印 torch.cuda.memory_summary()。",
+        "这条报错没写“out of memory”，但它常常是在显存不足时出现的。要确认：把 batch size 减半重跑（错误消失或推迟出现，就是显存的问题）；运行时用 `nvidia-smi -l 1` 观察；在出错那一步之前打印 torch.cuda.memory_summary()。",
+    ]),
+    ("index_out_of_range", "GPU 上有索引越界", &[
+        "kernel 里的断言 `{fact:assertion}` 失败：有索引超出了范围，最常见的是标签值 ≥ 类别数（或为负数，且不是 ignore_index），或 token id ≥ 词表/embedding 大小。这不是显存不足；CUDA 上下文此后已不可用。",
+        "有索引超出了范围：最常见的是标签值 ≥ 类别数，或 token id ≥ embedding 大小。这不是显存不足；CUDA 上下文此后已不可用。",
+    ]),
+    ("device_assert", "GPU kernel 自己的检查失败了", &[
+        "kernel 里的断言 `{fact:assertion}` 失败：输入的取值不满足 kernel 的要求（越界的索引、不在 [0, 1] 里的概率、NaN 等）。这不是显存不足；CUDA 上下文此后已不可用。",
+        "kernel 里的断言失败：输入的取值不满足 kernel 的要求（越界的索引、不在 [0, 1] 里的概率、NaN 等）。这不是显存不足。",
+    ]),
+    ("kernel_fault", "kernel 出错了", &[
+        "某个 kernel 在运行时出错（未对齐的访问或运行中崩溃）：多半是自定义的 CUDA/Triton kernel，或是为其他 PyTorch/CUDA 版本编译的扩展（flash-attn、xformers、bitsandbytes、apex），也可能是显示看门狗（Windows TDR）或驱动/硬件故障。这不是显存不足；CUDA 异步报告错误，调用栈可能指向更靠后的行。",
+    ]),
+    ("arch_mismatch", "二进制不是为这块 GPU 编译的", &[
+        "发起 kernel 的库里既没有这块 GPU 计算能力的机器码，也没有可以现编的 PTX：新卡配了只编到旧架构的版本（如 sm_120 的 RTX 50 系列配上只到 sm_90 的 wheel）、旧卡已被新版本放弃，或扩展编译时的 TORCH_CUDA_ARCH_LIST 没包含这块卡。对比 torch.cuda.get_arch_list() 和 torch.cuda.get_device_capability()。",
+    ]),
+    ("collateral_timeout", "是更早那个错误的后果，不是另一个原因", &[
+        "这次超时是因为别的 rank 已经因发现 [{cause}] 崩溃，没能参加集合通信。先解决发现 [{cause}]。",
+        "这次超时是因为别的 rank 已经崩溃，没能参加集合通信。先解决最早的那个错误。",
+    ]),
+    ("collateral_failure", "是更早那个错误的后果，不是另一个原因", &[
+        "这条报错出现在发现 [{cause}] 之后，是它引起的连锁反应。先解决发现 [{cause}]。",
+        "这条报错是更早一个错误引起的连锁反应。先解决最早的那个错误。",
+    ]),
+    ("collective_timeout", "一次集合通信一直在等一个始终没到的 rank", &[
+        "{fact:op_type} 等了 {fact:ran_for_ms} ms 后被 watchdog 判定超时。通常是某个 rank 已经崩溃或卡住（显存不足、数据加载卡死、各 rank 走了不同的代码分支），而不是网络慢。先找到最早出错的 rank。",
+        "集合通信超时：通常是某个 rank 已经崩溃或卡住（显存不足、数据加载卡死、各 rank 走了不同的代码分支），而不是网络慢。先找到最早出错的 rank。",
+    ]),
+    ("nccl_failure", "集合通信失败", &[
+        "NCCL 报告 {fact:nccl_error}。设 NCCL_DEBUG=INFO 重跑，NCCL 会打印具体原因：网络接口、共享内存（/dev/shm）、驱动或 CUDA 版本不匹配，或者某个 rank 已经先崩溃了。",
+        "NCCL 通信失败。设 NCCL_DEBUG=INFO 重跑，NCCL 会打印具体原因：网络接口、共享内存（/dev/shm）、版本不匹配，或者某个 rank 已经先崩溃了。",
+    ]),
+    ("launcher_report", "启动器只报告了有 worker 退出", &[
+        "torchrun 的 ChildFailedError 只是汇总：根因在 rank {fact:root_cause_rank}（退出码 {fact:root_cause_exitcode}）。真正的错误在那个 rank 自己的输出里。",
+        "torchrun 的 ChildFailedError 只是汇总，真正的错误在根因 rank 自己的输出里。",
+    ]),
+    ("xid_error", "NVIDIA 驱动报告了 Xid 事件", &[
+        "Xid {fact:xid} 是 NVIDIA 内核驱动记录的 GPU 事件（见 dmesg）。按 NVIDIA 的 Xid 文档处理：有的是应用自身的错误（如 31：GPU 内存页错误），有的指向硬件或驱动问题（如 48、63、64、79、94、95、119）。",
+        "Xid 是 NVIDIA 内核驱动记录的 GPU 事件（见 dmesg）。按 NVIDIA 的 Xid 文档处理：有的是应用自身的错误（如 31：GPU 内存页错误），有的指向硬件或驱动问题（如 48、63、64、79、94、95、119）。",
+    ]),
+    ("hardware_fault", "是 GPU 或它的连接坏了，不是你的程序", &[
+        "这个 Xid 表示硬件或驱动层面的故障（掉卡、ECC 错误、GSP 超时等）。重启后如果还出现，检查散热、供电、PCIe 连接，并联系管理员或厂商；改程序解决不了。",
+    ]),
+    ("native_access_violation", "原生代码访问了不属于它的内存", &[
+        "0xC0000005（访问冲突）来自原生代码：扩展、驱动或版本不匹配的 CUDA/cuDNN DLL。显存不足一般不会直接导致它；先检查各个原生组件的版本是否匹配。",
+    ]),
+    ("paging_file_too_small", "Windows 无法提交虚拟内存：是主机内存，不是显存", &[
+        "WinError 1455 表示页面文件太小：Windows 为每个加载 CUDA DLL 的进程（包括每个 DataLoader worker）预留大量虚拟内存。调大页面文件或减少 DataLoader worker 数。",
+    ]),
+    ("allocation_failed", "一次 GPU 分配失败：显存不足", &[
+        "这次在 {device} 上申请 {requested} 失败。报错没有说明卡上还剩多少，所以先看是配置太大（batch、序列长度、模型）还是有其他进程占着卡。",
+        "这次申请 {requested} 失败。报错没有说明卡上还剩多少，所以先看是配置太大还是有其他进程占着卡。",
+        "一次 GPU 分配失败。报错没有给出数字，所以先看是配置太大（batch、序列长度、模型）还是有其他进程占着卡。",
+    ]),
+    ("shared_memory_limit", "kernel 的配置超出了这块 GPU 的共享内存", &[
+        "kernel（通常是 Triton 自动调优出的配置）需要的 shared memory 超出了这块 GPU 每个 block 的上限。这和显存无关：换一个适合这块卡的配置（更小的 BLOCK_SIZE、num_stages），或者换一条不走 Triton 的路径。",
+    ]),
+];
+
+/// English fix title, Chinese title, Chinese how (when translated).
+const FIXES: &[(&str, &str, Option<&str>)] = &[
+    ("Allocate less at once", "一次少分配一些", Some("把大的操作拆成几块做（分块计算、逐层处理），避免一次性申请很大的缓冲区。")),
+    ("Allocate on demand when processes share the GPU", "多个进程共用 GPU 时按需分配", Some("TensorFlow 设 TF_FORCE_GPU_ALLOW_GROWTH=true，JAX 设 XLA_PYTHON_CLIENT_PREALLOCATE=false，让框架不要一启动就占满整块卡。")),
+    ("Ask for more memory", "申请更多内存", Some("在 Slurm 里调大 --mem / --mem-per-cpu，在 Kubernetes 里调大 resources.limits.memory；或者减少进程占用的主机内存。")),
+    ("Bound ONNX Runtime's arena", "限制 ONNX Runtime 的 arena", Some("在 CUDA execution provider 的选项里设 gpu_mem_limit，并把 arena_extend_strategy 设为 kSameAsRequested。")),
+    ("Capture fewer or smaller CUDA graphs", "少捕获一些 CUDA graph，或捕获小一些的", None),
+    ("Check labels against the number of classes", "检查标签是否小于类别数", Some("在送进 loss 之前检查：assert labels.min() >= 0 and labels.max() < num_classes（ignore_index 除外）。")),
+    ("Check shared memory and the network interface", "检查共享内存和网卡", None),
+    ("Check the GPU's health", "检查 GPU 的健康状况", None),
+    ("Check the driver's kernel log", "查看驱动的内核日志", Some("运行 `sudo dmesg -T | grep -i -E 'NVRM|Xid'`，看崩溃前后有没有 Xid 事件。")),
+    ("Check the host's out-of-memory killer", "检查主机的 OOM killer", Some("运行 `dmesg -T | grep -i -E 'killed process|out of memory'`，看进程是不是因内存不足被内核杀掉。")),
+    ("Check the usual causes", "排查常见原因", None),
+    ("Check token ids against the embedding size", "检查 token id 是否小于 embedding 大小", Some("assert input_ids.max() < model.get_input_embeddings().num_embeddings；换过 tokenizer 或加过特殊 token 后要 resize_token_embeddings()。")),
+    ("Check what changes on the GPU around the crash", "检查崩溃前后 GPU 上发生了什么变化", None),
+    ("Check what else holds the GPU", "检查还有什么占着 GPU", Some("运行 `nvidia-smi` 查看这块卡上的所有进程；结束不需要的进程（残留的 Jupyter 内核、旧任务）。")),
+    ("Check what else uses the GPU", "检查还有什么在用 GPU", Some("运行 `nvidia-smi` 查看这块卡上的所有进程；结束不需要的进程。")),
+    ("Confirm it was the out-of-memory killer", "确认是不是 OOM killer", Some("运行 `dmesg -T | grep -i -E 'killed process|out of memory'`，或在 Slurm 里看 `sacct -j JOBID -o JobID,State,MaxRSS`。")),
+    ("Confirm that it is memory", "确认是不是显存问题", Some("把 batch size 减半重跑：错误消失或推迟出现，就是显存的问题。运行时用 `nvidia-smi -l 1` 观察，并在出错那一步之前打印 torch.cuda.memory_summary()。")),
+    ("Do what NVIDIA recommends for this Xid", "按 NVIDIA 对这个 Xid 的建议处理", None),
+    ("Enlarge the Windows page file", "调大 Windows 页面文件", Some("系统属性 → 高级 → 性能设置 → 高级 → 虚拟内存：给系统盘设置更大的页面文件（或交给系统管理大小），然后重启。")),
+    ("Find the first error across all ranks", "在所有 rank 里找到最早的错误", Some("按时间对比每个 rank 的日志，最早报错的那个才是原因，其余的超时和中止都是后果。")),
+    ("Find the kernel that failed", "找出出错的 kernel", Some("设 CUDA_LAUNCH_BLOCKING=1 重跑，让错误在真正出错的 kernel 处报出来。")),
+    ("Find the kernel that really failed", "找出真正出错的 kernel", Some("设 CUDA_LAUNCH_BLOCKING=1 重跑（会变慢），让调用栈指向真正出错的那一行；或用 compute-sanitizer 运行。")),
+    ("Find the tensor that is far too large", "找出那个大得离谱的张量", Some("在出错的那一行（调用栈里你自己代码的最后一帧）打印各个张量的 shape。找算错或溢出的维度、一次搬上 GPU 的整个数据集，或者对超长输入算的两两/注意力矩阵。内存设置帮不了这种情况。")),
+    ("Find who else holds the GPU", "找出还有谁占着 GPU", Some("运行 `nvidia-smi` 查看这块卡上的所有进程；在容器里 PID 是宿主机的 PID。")),
+    ("Fix finding [1] first", "先解决发现 [1]", None),
+    ("Free host memory", "释放主机内存", None),
+    ("Free the GPU", "腾出 GPU", None),
+    ("Free the GPU from other processes", "让其他进程让出 GPU", Some("结束占着这块卡的其他进程，或者用 CUDA_VISIBLE_DEVICES 换一块空闲的卡。")),
+    ("Free the memory CUDA graphs and profiling take", "释放 CUDA graph 和性能剖析占用的显存", None),
+    ("Get a native stack trace", "拿到原生调用栈", None),
+    ("Get the numbers another way", "换一种方式拿到这些数字", Some("在出错那一步之前打印 torch.cuda.memory_summary()，或运行时用 `nvidia-smi -l 1` 观察。")),
+    ("Give XLA's pool more of the GPU", "给 XLA 的显存池更多空间", Some("调大 XLA_PYTHON_CLIENT_MEM_FRACTION（如 0.9），或设 XLA_PYTHON_CLIENT_PREALLOCATE=false 按需分配。")),
+    ("Give the engine more of the GPU", "给推理引擎更多显存", Some("调高 gpu_memory_utilization（如 0.95），并确保没有其他进程占着这块卡。")),
+    ("Install a build for your GPU", "安装支持你这块 GPU 的版本", None),
+    ("Keep fewer activations for the backward pass", "为反向传播少保留一些激活值", Some("打开梯度检查点（Hugging Face：model.gradient_checkpointing_enable()；原生 PyTorch：torch.utils.checkpoint.checkpoint），并减小 batch 或序列长度——激活值占用随它们增长。")),
+    ("Keep the kernel log with the job log", "把内核日志和任务日志一起保存", None),
+    ("Leave room for libraries outside PyTorch's cache", "给 PyTorch 缓存之外的库留出空间", None),
+    ("Leave room outside PyTorch's cache", "在 PyTorch 缓存之外留出空间", None),
+    ("Leave unified memory to PyTorch", "把统一内存留给 PyTorch", None),
+    ("Let NCCL allocate before the model fills the GPU", "在模型占满 GPU 之前让 NCCL 先分配", None),
+    ("Let NCCL say what failed", "让 NCCL 说出哪里出了错", Some("设 NCCL_DEBUG=INFO（必要时加 NCCL_DEBUG_SUBSYS=ALL）重跑，NCCL 会打印失败的具体原因。")),
+    ("Let the allocator grow segments instead of fragmenting them", "让分配器扩展段，而不是切出碎片", Some("设 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True（PyTorch ≥ 2.1）：段可以原地变大，碎片化会少很多。")),
+    ("Load checkpoints without a full copy in RAM", "加载 checkpoint 时不要在内存里整份复制", Some("用 torch.load(..., mmap=True) 或 safetensors，加载到 meta 设备再逐层搬运（Hugging Face：low_cpu_mem_usage=True）。")),
+    ("Look for memory kept across steps", "找出跨步保留的显存", Some("如果先跑了一段时间才出错，说明有东西在累积：用张量而不是 float 累加 loss、把输出追加到列表里、不断变大的缓存，或越来越长的序列。")),
+    ("Look for tensors kept across steps", "找出跨步保留的张量", Some("用 loss.item() 累加 loss；不要把带计算图的输出存进列表；评估时包在 torch.no_grad() 里。")),
+    ("Lower max_model_len", "调低 max_model_len", Some("把 max_model_len 设成你实际需要的最长上下文。")),
+    ("Make every rank run the same collectives", "让每个 rank 执行同样的集合通信", None),
+    ("Make the computation need less memory", "让计算需要更少的内存", None),
+    ("Make the optimizer state smaller", "减小优化器状态", Some("Adam 每个参数要额外存两份状态：用 8 位优化器（bitsandbytes），或用 ZeRO/FSDP 把它分片到多张卡上。")),
+    ("Make the workload smaller", "缩小工作负载", Some("把 batch size 减半（用梯度累积保持等效 batch），在 torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16) 下运行，打开梯度检查点，缩短序列。")),
+    ("Match CUDA, cuDNN and the driver to your PyTorch/TensorFlow build", "让 CUDA、cuDNN 和驱动与 PyTorch/TensorFlow 的版本匹配", None),
+    ("Match the native pieces", "让各个原生组件的版本匹配", None),
+    ("Offload fewer layers or shrink the context", "少卸载几层到 GPU，或缩短上下文", Some("减小 -ngl（n_gpu_layers）或上下文长度 -c。")),
+    ("Offload less to the host", "少往主机卸载一些", None),
+    ("Pass contiguous tensors to custom ops", "给自定义算子传连续的张量", Some("调用前先 x = x.contiguous()。")),
+    ("Process in smaller pieces", "分成更小的块处理", None),
+    ("Put the traceback into the report", "把调用栈也放进报告", None),
+    ("Raise PyTorch's MPS limit — knowing the risk", "调高 PyTorch 的 MPS 上限（要清楚风险）", None),
+    ("Raise XLA's pinned host-memory limit", "调高 XLA 的锁页主机内存上限", None),
+    ("Raise or remove the per-process memory limit", "调高或去掉进程级的显存上限", Some("检查代码里的 torch.cuda.set_per_process_memory_fraction()，以及 PYTORCH_CUDA_ALLOC_CONF 等设置。")),
+    ("Raise or remove the pool limit, or release cached blocks", "调高或去掉内存池上限，或释放缓存块", None),
+    ("Raise the Windows paging file", "调大 Windows 页面文件", Some("系统属性 → 高级 → 性能设置 → 高级 → 虚拟内存：给系统盘设置更大的页面文件，然后重启；也可以减少 DataLoader 的 num_workers。")),
+    ("Raise the timeout only for slow but healthy steps", "只有在步骤确实慢但正常时才调大超时", None),
+    ("Read XLA's buffer report", "看 XLA 的缓冲区报告", None),
+    ("Read the root-cause rank's own output", "看根因 rank 自己的输出", Some("torchrun 的汇总只说了哪个 rank 先退出；真正的报错在那个 rank 的标准错误输出里（用 --log-dir 或 --tee 3 保存每个 rank 的输出）。")),
+    ("Rebuild extensions for this architecture", "为这个架构重新编译扩展", None),
+    ("Rebuild or update the extension that owns it", "重新编译或升级出问题的扩展", None),
+    ("Record what each rank was doing", "记录每个 rank 在做什么", Some("设 TORCH_NCCL_TRACE_BUFFER_SIZE（如 2000）和 TORCH_NCCL_DUMP_ON_TIMEOUT=1，超时时会转储每个 rank 最后的集合通信。")),
+    ("Reduce the batch size", "减小 batch size", Some("把 batch size 减半；用梯度累积保持等效 batch（累积 N 个 micro-batch 后再 optimizer.step()）。激活值占用随之成比例减少。")),
+    ("Reduce the workload", "减小工作负载", Some("减小 batch size、序列长度或模型规模。")),
+    ("Release CuPy's cached memory when sharing the GPU", "与其他库共用 GPU 时释放 CuPy 的缓存", Some("调用 cupy.get_default_memory_pool().free_all_blocks()。")),
+    ("Release cached blocks between phases", "在阶段之间释放缓存块", Some("在训练和评估之间、或加载大模型之前调用 torch.cuda.empty_cache()；它只释放没人用的缓存，不能替代减少显存占用。")),
+    ("Release memory Metal holds outside PyTorch's tensors", "释放 Metal 在 PyTorch 张量之外占用的内存", Some("在阶段之间调用 torch.mps.empty_cache()。")),
+    ("Restart the process after fixing it", "改完后重启进程", Some("kernel 出错后 CUDA 上下文就不可用了，同一进程里的后续 CUDA 调用都会失败；Jupyter 里要重启内核。")),
+    ("Rule out DataLoader workers", "排除 DataLoader worker 的影响", None),
+    ("Rule out memory exhaustion inside native code", "排除原生代码里的内存耗尽", None),
+    ("Rule out the display watchdog", "排除显示看门狗", None),
+    ("Rule out the hardware", "排除硬件问题", None),
+    ("Rule out the input itself", "排除输入本身的问题", Some("如果减小 batch 没用，先把输入变成连续的（x = x.contiguous()），并设 torch.backends.cudnn.enabled = False 试一下：能跑通就说明是输入布局或形状不受支持，不是显存。")),
+    ("Run evaluation without autograd", "评估时关闭 autograd", Some("把评估代码包在 torch.no_grad()（或 torch.inference_mode()）里，并调用 model.eval()。")),
+    ("Run under compute-sanitizer", "用 compute-sanitizer 运行", Some("运行 `compute-sanitizer --tool memcheck python train.py`（很慢，用小输入）找出越界访问的 kernel。")),
+    ("See the failing index clearly", "看清楚是哪个索引出错", Some("设 CUDA_LAUNCH_BLOCKING=1 重跑，或在 CPU 上跑同一个 batch，会得到带具体数值的普通 IndexError。")),
+    ("See which tensors hold the memory", "看看是哪些张量占着显存", Some("在出错前打印 torch.cuda.memory_summary()，或用 torch.cuda.memory._record_memory_history() 记录快照，在 https://pytorch.org/memory_viz 查看。")),
+    ("Shorten sequences or shrink inputs", "缩短序列或缩小输入", Some("注意力和激活值的显存随序列长度（和图像分辨率）增长：限制 max_length 或裁剪输入。")),
+    ("Shrink the weights or spread them", "缩小权重或把它们分散到多张卡", Some("用量化（8 位/4 位）或更小的模型，或用张量并行/流水线并行把权重分到多张卡上。")),
+    ("Stop TensorFlow from taking the whole GPU when it shares the card", "与其他框架共用卡时不要让 TensorFlow 占满整块 GPU", Some("调用 tf.config.experimental.set_memory_growth(gpu, True)，或设 TF_FORCE_GPU_ALLOW_GROWTH=true。")),
+    ("Stop frameworks from reserving the whole GPU", "不要让框架预留整块 GPU", Some("TensorFlow 设 TF_FORCE_GPU_ALLOW_GROWTH=true，JAX 设 XLA_PYTHON_CLIENT_PREALLOCATE=false。")),
+    ("Stop other GPU libraries in this process from holding memory", "不要让同进程里的其他 GPU 库占着显存", None),
+    ("Stop the allocator from splitting large blocks", "不要让分配器拆分大块", Some("设 PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128（或 256、512）：大于这个值的块不再被拆分，碎片会减少，但缓存的复用也会变少。")),
+    ("Store the KV cache in 8 bits", "用 8 位存 KV cache", Some("设 kv_cache_dtype=\"fp8\"，KV cache 的显存减半。")),
+    ("Switch to a non-Triton path", "换一条不走 Triton 的路径", None),
+    ("Trade compute for memory with gradient checkpointing", "用梯度检查点以计算换显存", Some("Hugging Face：model.gradient_checkpointing_enable()；原生 PyTorch：torch.utils.checkpoint.checkpoint。")),
+    ("Try CUDA's asynchronous allocator if memory is fragmented", "显存碎片化时试试 CUDA 的异步分配器", Some("设 PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync。")),
+    ("Turn off expandable segments", "关掉 expandable segments", Some("从 PYTORCH_CUDA_ALLOC_CONF / PYTORCH_ALLOC_CONF 里去掉 expandable_segments:True：普通分配器会报出带数字的正常显存不足错误（在 WSL2 上 expandable segments 是已知的故障来源）。")),
+    ("Turn off expandable segments if you set them", "如果设置了 expandable segments，先关掉", None),
+    ("Turn off pinned memory if RAM is tight", "内存紧张时关掉 pin_memory", Some("DataLoader(pin_memory=False)：锁页内存不能换出。")),
+    ("Use a kernel configuration for this GPU", "用适合这块 GPU 的 kernel 配置", None),
+    ("Use fewer DataLoader workers", "减少 DataLoader worker", Some("调小 DataLoader 的 num_workers：每个 worker 都有自己的一份内存。")),
+    ("Use fewer or lighter DataLoader workers", "减少 DataLoader worker 或让它们更轻", Some("调小 num_workers；不要在 Dataset 里持有大的 Python 列表或张量（每个 worker 都会复制一份），改用 numpy 数组或内存映射文件。")),
+    ("Use less memory per request", "让每个请求少用些显存", None),
+    ("Use less of the GPU than nvidia-smi shows free", "只用比 nvidia-smi 显示的空闲更少的显存", None),
+    ("Use mixed precision", "使用混合精度", Some("在 torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16) 下跑前向（或用 float16 配合 torch.amp.GradScaler）：激活值只占一半显存。")),
+];
+
+/// English label, Chinese label, Chinese meaning.
+const ROWS: &[(&str, &str, &str)] = &[
+    ("Tried to allocate", "尝试分配", "分配器向 CUDA 申请的块：张量大小按 2 MiB 向上取整"),
+    ("You tried to allocate", "尝试分配", "这次申请的大小"),
+    ("Trying to allocate", "尝试分配", "这次申请的大小"),
+    ("Allocating", "正在分配", "这次申请的大小"),
+    ("Total capacity", "总容量", "这块 GPU 的全部显存（CUDA 报告的值）"),
+    ("Free", "空闲", "报错时整块设备上的空闲显存（PyTorch 已先归还了没用的缓存）"),
+    ("Already allocated", "已分配", "本进程存活张量占用的显存（按块计，比张量字节数略多）"),
+    ("Allocated", "已分配", "本进程存活张量占用的显存"),
+    ("Reserved in total", "总共已预留", "PyTorch 缓存分配器从 CUDA 拿到的全部显存：已分配加缓存"),
+    ("Reserved but unallocated", "已预留未分配", "PyTorch 缓存着、但没有张量在用的显存"),
+    ("Reserved (derived)", "已预留（推算）", "已分配加缓存：PyTorch 从 CUDA 拿到的全部显存"),
+    ("Cached", "缓存", "PyTorch 缓存着、但没有张量在用的显存"),
+    ("Allowed", "允许上限", "为这个进程设置的显存上限"),
+    ("Max allowed", "允许上限", "允许使用的最大内存"),
+    ("Limit set to", "上限设为", "设置的内存上限"),
+    ("Private pools", "私有池", "CUDA graph 私有池中的空闲空间，只给对应的 graph 用"),
+    ("This process", "本进程", "本进程在这块 GPU 上占用的全部显存（含 PyTorch 之外的部分）"),
+    ("Outside PyTorch (derived)", "PyTorch 之外（推算）", "总容量 − 空闲 − 已预留：CUDA 上下文、其他库和其他进程加在一起"),
+    ("Non-PyTorch (derived)", "非 PyTorch（推算）", "本进程占用减去 PyTorch 预留：CUDA 上下文、库的工作区、NCCL 等"),
+    ("Other processes (derived)", "其他进程（推算）", "报错里列出的其他进程占用之和"),
+    ("Shortfall (derived)", "缺口（推算）", "申请量 − 空闲：设备上差了多少"),
+    ("Room under the limit (derived)", "上限内剩余（推算）", "上限减去已用：还能再分配多少"),
+    ("Total with request (derived)", "加上这次申请（推算）", "已用加上这次申请的总量"),
+    ("Tensor size (derived)", "张量大小（推算）", "由形状和数据类型算出的大小"),
+    ("Shape", "形状", "要分配的张量的形状"),
+    ("Type", "类型", "张量的数据类型"),
+    ("Device", "设备", "出错的设备"),
+    ("Allocator", "分配器", "报错的分配器"),
+    ("Allocated so far", "已分配", "此前已分配的总量"),
+    ("Other allocations", "其他分配", "其他分配占用的内存"),
+    ("MPS allocated", "MPS 已分配", "MPS 后端已分配的内存"),
+    ("Killed process", "被杀进程", "内核选中并杀掉的进程"),
+    ("KV cache", "KV cache", "KV cache 能放下的 token 数"),
+    ("KV cache needed", "所需 KV cache", "一个最长请求需要的 KV cache"),
+    ("KV cache available", "可用 KV cache", "加载权重后留给 KV cache 的显存"),
+    ("max_model_len", "max_model_len", "配置的最长上下文"),
+    ("Allocated by PyTorch", "PyTorch 已分配", "本进程存活张量占用的显存（按块计，比张量字节数略多）"),
+    ("Currently allocated", "当前已分配", "通过这个后端分配、仍在使用的张量显存"),
+    ("Device limit", "设备上限", "这块设备允许使用的显存上限"),
+    ("Parameters", "参数", "编译后程序的输入缓冲区"),
+    ("Outputs", "输出", "编译后程序的输出缓冲区"),
+    ("Temporaries", "临时缓冲区", "程序运行时的中间结果"),
+    ("Program total", "程序总计", "参数、输出和临时缓冲区加在一起"),
+    ("anon-rss", "anon-rss", "进程被杀时自己页面里占用的内存：衡量它内存用量的最好指标"),
+    ("file-rss", "file-rss", "内存里由文件支撑的页面（映射的文件、库），可以回收"),
+    ("shmem-rss", "shmem-rss", "共享内存页面（如 /dev/shm，DataLoader worker 会用）"),
+    ("total-vm", "total-vm", "预留的虚拟地址空间，不是实际占用的内存（CUDA 会预留很多）"),
+    ("Longest that fits", "能放下的最长长度", "现有 KV cache 能支持的最长上下文"),
+];
+
+/// A verdict's Chinese summary for its `explain` page: its detail without
+/// the figures of one finding.
+pub fn verdict_summary(code: &str) -> Option<&'static str> {
+    let (_, _, details) = VERDICTS.iter().find(|(c, _, _)| *c == code)?;
+    details.iter().rev().find(|d| !d.contains('{')).copied()
+}
