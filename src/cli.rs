@@ -180,6 +180,34 @@ pub enum FormatArg {
     Github,
 }
 
+/// Moves a leading `--lang X` after the subcommand it precedes
+/// (`oomwhy --lang zh explain frag` → `oomwhy explain --lang zh frag`):
+/// log-reading options conflict with subcommands, and clap counts the
+/// global `--lang` among them.
+pub fn lang_after_subcommand(mut args: Vec<OsString>) -> Vec<OsString> {
+    const SUBCOMMANDS: &[&str] = &["explain", "schema", "run", "completions", "man", "help"];
+    let mut end = 1;
+    while let Some(arg) = args.get(end).and_then(|a| a.to_str()) {
+        if arg == "--lang" {
+            end += 2;
+        } else if arg.starts_with("--lang=") {
+            end += 1;
+        } else {
+            break;
+        }
+    }
+    let is_subcommand = args
+        .get(end)
+        .and_then(|a| a.to_str())
+        .is_some_and(|a| SUBCOMMANDS.contains(&a));
+    if end > 1 && end < args.len() && is_subcommand {
+        let lang: Vec<OsString> = args.drain(1..end).collect();
+        let at = 2;
+        args.splice(at..at, lang);
+    }
+    args
+}
+
 /// `--lang`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LangArg {
@@ -204,6 +232,20 @@ pub enum ColorArg {
 mod tests {
     use super::*;
     use clap::CommandFactory;
+
+    #[test]
+    fn lang_may_come_before_a_subcommand() {
+        let args = |list: &[&str]| list.iter().map(OsString::from).collect::<Vec<_>>();
+        let moved = lang_after_subcommand(args(&["oomwhy", "--lang", "zh", "explain", "frag"]));
+        assert_eq!(moved, args(&["oomwhy", "explain", "--lang", "zh", "frag"]));
+        let cli = Cli::try_parse_from(moved).unwrap();
+        assert_eq!(cli.lang, Some(LangArg::Zh));
+        assert!(matches!(cli.command, Some(Command::Explain(_))));
+        let files = args(&["oomwhy", "--lang", "zh", "train.log"]);
+        assert_eq!(lang_after_subcommand(files.clone()), files);
+        let short = args(&["oomwhy", "--lang"]);
+        assert_eq!(lang_after_subcommand(short.clone()), short);
+    }
 
     #[test]
     fn definition_is_consistent() {

@@ -18,7 +18,7 @@ use std::io;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(cli::lang_after_subcommand(std::env::args_os().collect()));
     match commands::dispatch(cli) {
         Ok(code) => exit_code(code),
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,

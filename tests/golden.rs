@@ -140,8 +140,9 @@ fn readme_examples_are_the_goldens() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let readme = fs::read_to_string(root.join("README.md")).unwrap();
     for ext in ["txt", "zh.txt"] {
-        let golden = fs::read_to_string(root.join(format!("fixtures/torch_reserved_era_seed.{ext}")))
-            .unwrap();
+        let golden =
+            fs::read_to_string(root.join(format!("fixtures/torch_reserved_era_seed.{ext}")))
+                .unwrap();
         let block = format!("```text\n{golden}```");
         assert!(
             readme.contains(&block),

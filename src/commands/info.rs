@@ -80,16 +80,21 @@ pub fn explain(args: &ExplainArgs, lang: Lang) -> anyhow::Result<i32> {
         let list = docs::list();
         let width = list.iter().map(|(code, _)| code.len()).max().unwrap_or(0);
         let kinds: Vec<&str> = oomwhy::record::Kind::ALL.iter().map(|k| k.slug()).collect();
-        let groups = [
-            (Msg::KindsHeading, true),
-            (Msg::VerdictsHeading, false),
-        ];
+        let groups = [(Msg::KindsHeading, true), (Msg::VerdictsHeading, false)];
         for (n, (heading, is_kind)) in groups.into_iter().enumerate() {
             if n > 0 {
                 writeln!(out)?;
             }
             let heading = heading.text(lang);
-            writeln!(out, "{}", if color { heading.bold().cyan().to_string() } else { heading.to_string() })?;
+            writeln!(
+                out,
+                "{}",
+                if color {
+                    heading.bold().cyan().to_string()
+                } else {
+                    heading.to_string()
+                }
+            )?;
             for (code, title) in list.iter().filter(|(c, _)| kinds.contains(c) == is_kind) {
                 let name = format!("{code:<width$}");
                 let name = if color { name.bold().to_string() } else { name };
@@ -110,7 +115,11 @@ pub fn explain(args: &ExplainArgs, lang: Lang) -> anyhow::Result<i32> {
     if lang == Lang::Zh {
         let title = title_in(code, docs::title(text), lang);
         let head = format!("{code}：{title}");
-        writeln!(out, "{}", if color { head.bold().to_string() } else { head })?;
+        writeln!(
+            out,
+            "{}",
+            if color { head.bold().to_string() } else { head }
+        )?;
         if let Some(summary) = zh::verdict_summary(code) {
             writeln!(out)?;
             writeln!(out, "{summary}")?;
@@ -161,9 +170,7 @@ fn style_markdown(line: &str) -> String {
                 continue;
             }
         }
-        let next = rest[1..]
-            .find(['*', '`'])
-            .map_or(rest.len(), |i| i + 1);
+        let next = rest[1..].find(['*', '`']).map_or(rest.len(), |i| i + 1);
         out.push_str(&rest[..next]);
         rest = &rest[next..];
     }

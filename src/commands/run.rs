@@ -6,10 +6,10 @@
 //! group); oomwhy then stops at once, without a report.
 
 use super::{stderr_width, text_width, use_color, Sink};
-use oomwhy::i18n::Lang;
 use crate::cli::RunArgs;
 use anyhow::Context;
 use oomwhy::exit::{self, Ending};
+use oomwhy::i18n::Lang;
 use oomwhy::render::{Format, RenderOptions};
 use oomwhy::{Finding, ScanOutcome, Stream};
 use std::fs::File;
@@ -164,13 +164,7 @@ pub fn run(args: &RunArgs, lang: Lang) -> anyhow::Result<i32> {
         brief: args.brief,
         lang,
     };
-    let mut sink = Sink::new(
-        format,
-        options,
-        out,
-        format == Format::Ndjson,
-        args.quiet,
-    );
+    let mut sink = Sink::new(format, options, out, format == Format::Ndjson, args.quiet);
     for (pipe, name, to) in pipes {
         let Some(pipe) = pipe else { continue };
         sink.live.begin_input();

@@ -2,10 +2,10 @@
 
 use super::progress::{Progress, ProgressReader};
 use super::{scan_status, stdout_width, text_width, use_color, Sink};
-use oomwhy::i18n::{Lang, Msg};
 use crate::cli::ScanArgs;
 use anyhow::{bail, Context};
 use oomwhy::follow::{Event, Follower};
+use oomwhy::i18n::{Lang, Msg};
 use oomwhy::render::{self, Format, RenderOptions};
 use oomwhy::{Analysis, Stream, Summary};
 use std::io::{self, IsTerminal, Read, Write};

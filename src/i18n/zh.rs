@@ -49,7 +49,10 @@ pub fn figures(f: &Finding) -> HashMap<String, String> {
         out.insert("outside".into(), signed(v));
     }
     if let (Some(r), Some(free), Some(total)) = (d.reserved_bytes, s.free_bytes, s.total_bytes) {
-        out.insert("reserved_plus_free".into(), format_size(r.saturating_add(free)));
+        out.insert(
+            "reserved_plus_free".into(),
+            format_size(r.saturating_add(free)),
+        );
         let _ = total;
     }
     if let (Some(gap), Some(reserved)) = (d.reserved_unallocated_bytes, d.reserved_bytes) {
@@ -120,21 +123,21 @@ pub fn verdict_title(code: &str) -> Option<&'static str> {
         .map(|(_, title, _)| *title)
 }
 
-/// The Chinese title and, when translated, the how of a fix.
-pub fn fix(title: &str) -> Option<(String, Option<String>)> {
+/// The Chinese title and how of a fix.
+pub fn fix(title: &str) -> Option<(String, String)> {
     if let Some(id) = title
         .strip_prefix("Fix finding [")
         .and_then(|rest| rest.strip_suffix("] first"))
     {
         return Some((
             format!("先解决发现 [{id}]"),
-            Some(format!("这个错误是发现 [{id}] 的连带后果。按那个发现的建议去改；只要没有 rank 再显存不足，这个错误就会消失。")),
+            format!("这个错误是发现 [{id}] 的连带后果。按那个发现的建议去改；只要没有 rank 再显存不足，这个错误就会消失。"),
         ));
     }
     FIXES
         .iter()
         .find(|(en, _, _)| *en == title)
-        .map(|(_, zh, how)| (zh.to_string(), how.map(str::to_string)))
+        .map(|(_, zh, how)| (zh.to_string(), how.to_string()))
 }
 
 /// The Chinese label and meaning of a field row.
@@ -183,9 +186,9 @@ pub fn phase(name: &str) -> Option<&'static str> {
 /// The Chinese word for a phase confidence.
 pub fn confidence(level: &str) -> Option<&'static str> {
     Some(match level {
-        "high" => "较有",
-        "medium" => "中等",
-        "low" => "较少",
+        "high" => "高",
+        "medium" => "中",
+        "low" => "低",
         _ => return None,
     })
 }
@@ -479,138 +482,201 @@ const VERDICTS: &[(&str, &str, &[&str])] = &[
     ]),
 ];
 
-/// English fix title, Chinese title, Chinese how (when translated).
-const FIXES: &[(&str, &str, Option<&str>)] = &[
-    ("Allocate less at once", "一次少分配一些", Some("把大的操作拆成几块做（分块计算、逐层处理），避免一次性申请很大的缓冲区。")),
-    ("Allocate on demand when processes share the GPU", "多个进程共用 GPU 时按需分配", Some("TensorFlow 设 TF_FORCE_GPU_ALLOW_GROWTH=true，JAX 设 XLA_PYTHON_CLIENT_PREALLOCATE=false，让框架不要一启动就占满整块卡。")),
-    ("Ask for more memory", "申请更多内存", Some("在 Slurm 里调大 --mem / --mem-per-cpu，在 Kubernetes 里调大 resources.limits.memory；或者减少进程占用的主机内存。")),
-    ("Bound ONNX Runtime's arena", "限制 ONNX Runtime 的 arena", Some("在 CUDA execution provider 的选项里设 gpu_mem_limit，并把 arena_extend_strategy 设为 kSameAsRequested。")),
-    ("Capture fewer or smaller CUDA graphs", "少捕获一些 CUDA graph，或捕获小一些的", None),
-    ("Check labels against the number of classes", "检查标签是否小于类别数", Some("在送进 loss 之前检查：assert labels.min() >= 0 and labels.max() < num_classes（ignore_index 除外）。")),
-    ("Check shared memory and the network interface", "检查共享内存和网卡", None),
-    ("Check the GPU's health", "检查 GPU 的健康状况", None),
-    ("Check the driver's kernel log", "查看驱动的内核日志", Some("运行 `sudo dmesg -T | grep -i -E 'NVRM|Xid'`，看崩溃前后有没有 Xid 事件。")),
-    ("Check the host's out-of-memory killer", "检查主机的 OOM killer", Some("运行 `dmesg -T | grep -i -E 'killed process|out of memory'`，看进程是不是因内存不足被内核杀掉。")),
-    ("Check the usual causes", "排查常见原因", None),
-    ("Check token ids against the embedding size", "检查 token id 是否小于 embedding 大小", Some("assert input_ids.max() < model.get_input_embeddings().num_embeddings；换过 tokenizer 或加过特殊 token 后要 resize_token_embeddings()。")),
-    ("Check what changes on the GPU around the crash", "检查崩溃前后 GPU 上发生了什么变化", None),
-    ("Check what else holds the GPU", "检查还有什么占着 GPU", Some("运行 `nvidia-smi` 查看这块卡上的所有进程；结束不需要的进程（残留的 Jupyter 内核、旧任务）。")),
-    ("Check what else uses the GPU", "检查还有什么在用 GPU", Some("运行 `nvidia-smi` 查看这块卡上的所有进程；结束不需要的进程。")),
-    ("Confirm it was the out-of-memory killer", "确认是不是 OOM killer", Some("运行 `dmesg -T | grep -i -E 'killed process|out of memory'`，或在 Slurm 里看 `sacct -j JOBID -o JobID,State,MaxRSS`。")),
-    ("Confirm that it is memory", "确认是不是显存问题", Some("把 batch size 减半重跑：错误消失或推迟出现，就是显存的问题。运行时用 `nvidia-smi -l 1` 观察，并在出错那一步之前打印 torch.cuda.memory_summary()。")),
-    ("Do what NVIDIA recommends for this Xid", "按 NVIDIA 对这个 Xid 的建议处理", None),
-    ("Enlarge the Windows page file", "调大 Windows 页面文件", Some("系统属性 → 高级 → 性能设置 → 高级 → 虚拟内存：给系统盘设置更大的页面文件（或交给系统管理大小），然后重启。")),
-    ("Find the first error across all ranks", "在所有 rank 里找到最早的错误", Some("按时间对比每个 rank 的日志，最早报错的那个才是原因，其余的超时和中止都是后果。")),
-    ("Find the kernel that failed", "找出出错的 kernel", Some("设 CUDA_LAUNCH_BLOCKING=1 重跑，让错误在真正出错的 kernel 处报出来。")),
-    ("Find the kernel that really failed", "找出真正出错的 kernel", Some("设 CUDA_LAUNCH_BLOCKING=1 重跑（会变慢），让调用栈指向真正出错的那一行；或用 compute-sanitizer 运行。")),
-    ("Find the tensor that is far too large", "找出那个大得离谱的张量", Some("在出错的那一行（调用栈里你自己代码的最后一帧）打印各个张量的 shape。找算错或溢出的维度、一次搬上 GPU 的整个数据集，或者对超长输入算的两两/注意力矩阵。内存设置帮不了这种情况。")),
-    ("Find who else holds the GPU", "找出还有谁占着 GPU", Some("运行 `nvidia-smi` 查看这块卡上的所有进程；在容器里 PID 是宿主机的 PID。")),
-    ("Fix finding [1] first", "先解决发现 [1]", None),
-    ("Free host memory", "释放主机内存", None),
-    ("Free the GPU", "腾出 GPU", None),
-    ("Free the GPU from other processes", "让其他进程让出 GPU", Some("结束占着这块卡的其他进程，或者用 CUDA_VISIBLE_DEVICES 换一块空闲的卡。")),
-    ("Free the memory CUDA graphs and profiling take", "释放 CUDA graph 和性能剖析占用的显存", None),
-    ("Get a native stack trace", "拿到原生调用栈", None),
-    ("Get the numbers another way", "换一种方式拿到这些数字", Some("在出错那一步之前打印 torch.cuda.memory_summary()，或运行时用 `nvidia-smi -l 1` 观察。")),
-    ("Give XLA's pool more of the GPU", "给 XLA 的显存池更多空间", Some("调大 XLA_PYTHON_CLIENT_MEM_FRACTION（如 0.9），或设 XLA_PYTHON_CLIENT_PREALLOCATE=false 按需分配。")),
-    ("Give the engine more of the GPU", "给推理引擎更多显存", Some("调高 gpu_memory_utilization（如 0.95），并确保没有其他进程占着这块卡。")),
-    ("Install a build for your GPU", "安装支持你这块 GPU 的版本", None),
-    ("Keep fewer activations for the backward pass", "为反向传播少保留一些激活值", Some("打开梯度检查点（Hugging Face：model.gradient_checkpointing_enable()；原生 PyTorch：torch.utils.checkpoint.checkpoint），并减小 batch 或序列长度——激活值占用随它们增长。")),
-    ("Keep the kernel log with the job log", "把内核日志和任务日志一起保存", None),
-    ("Leave room for libraries outside PyTorch's cache", "给 PyTorch 缓存之外的库留出空间", None),
-    ("Leave room outside PyTorch's cache", "在 PyTorch 缓存之外留出空间", None),
-    ("Leave unified memory to PyTorch", "把统一内存留给 PyTorch", None),
-    ("Let NCCL allocate before the model fills the GPU", "在模型占满 GPU 之前让 NCCL 先分配", None),
-    ("Let NCCL say what failed", "让 NCCL 说出哪里出了错", Some("设 NCCL_DEBUG=INFO（必要时加 NCCL_DEBUG_SUBSYS=ALL）重跑，NCCL 会打印失败的具体原因。")),
-    ("Let the allocator grow segments instead of fragmenting them", "让分配器扩展段，而不是切出碎片", Some("设 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True（PyTorch ≥ 2.1）：段可以原地变大，碎片化会少很多。")),
-    ("Load checkpoints without a full copy in RAM", "加载 checkpoint 时不要在内存里整份复制", Some("用 torch.load(..., mmap=True) 或 safetensors，加载到 meta 设备再逐层搬运（Hugging Face：low_cpu_mem_usage=True）。")),
-    ("Look for memory kept across steps", "找出跨步保留的显存", Some("如果先跑了一段时间才出错，说明有东西在累积：用张量而不是 float 累加 loss、把输出追加到列表里、不断变大的缓存，或越来越长的序列。")),
-    ("Look for tensors kept across steps", "找出跨步保留的张量", Some("用 loss.item() 累加 loss；不要把带计算图的输出存进列表；评估时包在 torch.no_grad() 里。")),
-    ("Lower max_model_len", "调低 max_model_len", Some("把 max_model_len 设成你实际需要的最长上下文。")),
-    ("Make every rank run the same collectives", "让每个 rank 执行同样的集合通信", None),
-    ("Make the computation need less memory", "让计算需要更少的内存", None),
-    ("Make the optimizer state smaller", "减小优化器状态", Some("Adam 每个参数要额外存两份状态：用 8 位优化器（bitsandbytes），或用 ZeRO/FSDP 把它分片到多张卡上。")),
-    ("Make the workload smaller", "缩小工作负载", Some("把 batch size 减半（用梯度累积保持等效 batch），在 torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16) 下运行，打开梯度检查点，缩短序列。")),
-    ("Match CUDA, cuDNN and the driver to your PyTorch/TensorFlow build", "让 CUDA、cuDNN 和驱动与 PyTorch/TensorFlow 的版本匹配", None),
-    ("Match the native pieces", "让各个原生组件的版本匹配", None),
-    ("Offload fewer layers or shrink the context", "少卸载几层到 GPU，或缩短上下文", Some("减小 -ngl（n_gpu_layers）或上下文长度 -c。")),
-    ("Offload less to the host", "少往主机卸载一些", None),
-    ("Pass contiguous tensors to custom ops", "给自定义算子传连续的张量", Some("调用前先 x = x.contiguous()。")),
-    ("Process in smaller pieces", "分成更小的块处理", None),
-    ("Put the traceback into the report", "把调用栈也放进报告", None),
-    ("Raise PyTorch's MPS limit — knowing the risk", "调高 PyTorch 的 MPS 上限（要清楚风险）", None),
-    ("Raise XLA's pinned host-memory limit", "调高 XLA 的锁页主机内存上限", None),
-    ("Raise or remove the per-process memory limit", "调高或去掉进程级的显存上限", Some("检查代码里的 torch.cuda.set_per_process_memory_fraction()，以及 PYTORCH_CUDA_ALLOC_CONF 等设置。")),
-    ("Raise or remove the pool limit, or release cached blocks", "调高或去掉内存池上限，或释放缓存块", None),
-    ("Raise the Windows paging file", "调大 Windows 页面文件", Some("系统属性 → 高级 → 性能设置 → 高级 → 虚拟内存：给系统盘设置更大的页面文件，然后重启；也可以减少 DataLoader 的 num_workers。")),
-    ("Raise the timeout only for slow but healthy steps", "只有在步骤确实慢但正常时才调大超时", None),
-    ("Read XLA's buffer report", "看 XLA 的缓冲区报告", None),
-    ("Read the root-cause rank's own output", "看根因 rank 自己的输出", Some("torchrun 的汇总只说了哪个 rank 先退出；真正的报错在那个 rank 的标准错误输出里（用 --log-dir 或 --tee 3 保存每个 rank 的输出）。")),
-    ("Rebuild extensions for this architecture", "为这个架构重新编译扩展", None),
-    ("Rebuild or update the extension that owns it", "重新编译或升级出问题的扩展", None),
-    ("Record what each rank was doing", "记录每个 rank 在做什么", Some("设 TORCH_NCCL_TRACE_BUFFER_SIZE（如 2000）和 TORCH_NCCL_DUMP_ON_TIMEOUT=1，超时时会转储每个 rank 最后的集合通信。")),
-    ("Reduce the batch size", "减小 batch size", Some("把 batch size 减半；用梯度累积保持等效 batch（累积 N 个 micro-batch 后再 optimizer.step()）。激活值占用随之成比例减少。")),
-    ("Reduce the workload", "减小工作负载", Some("减小 batch size、序列长度或模型规模。")),
-    ("Release CuPy's cached memory when sharing the GPU", "与其他库共用 GPU 时释放 CuPy 的缓存", Some("调用 cupy.get_default_memory_pool().free_all_blocks()。")),
-    ("Release cached blocks between phases", "在阶段之间释放缓存块", Some("在训练和评估之间、或加载大模型之前调用 torch.cuda.empty_cache()；它只释放没人用的缓存，不能替代减少显存占用。")),
-    ("Release memory Metal holds outside PyTorch's tensors", "释放 Metal 在 PyTorch 张量之外占用的内存", Some("在阶段之间调用 torch.mps.empty_cache()。")),
-    ("Restart the process after fixing it", "改完后重启进程", Some("kernel 出错后 CUDA 上下文就不可用了，同一进程里的后续 CUDA 调用都会失败；Jupyter 里要重启内核。")),
-    ("Rule out DataLoader workers", "排除 DataLoader worker 的影响", None),
-    ("Rule out memory exhaustion inside native code", "排除原生代码里的内存耗尽", None),
-    ("Rule out the display watchdog", "排除显示看门狗", None),
-    ("Rule out the hardware", "排除硬件问题", None),
-    ("Rule out the input itself", "排除输入本身的问题", Some("如果减小 batch 没用，先把输入变成连续的（x = x.contiguous()），并设 torch.backends.cudnn.enabled = False 试一下：能跑通就说明是输入布局或形状不受支持，不是显存。")),
-    ("Run evaluation without autograd", "评估时关闭 autograd", Some("把评估代码包在 torch.no_grad()（或 torch.inference_mode()）里，并调用 model.eval()。")),
-    ("Run under compute-sanitizer", "用 compute-sanitizer 运行", Some("运行 `compute-sanitizer --tool memcheck python train.py`（很慢，用小输入）找出越界访问的 kernel。")),
-    ("See the failing index clearly", "看清楚是哪个索引出错", Some("设 CUDA_LAUNCH_BLOCKING=1 重跑，或在 CPU 上跑同一个 batch，会得到带具体数值的普通 IndexError。")),
-    ("See which tensors hold the memory", "看看是哪些张量占着显存", Some("在出错前打印 torch.cuda.memory_summary()，或用 torch.cuda.memory._record_memory_history() 记录快照，在 https://pytorch.org/memory_viz 查看。")),
-    ("Shorten sequences or shrink inputs", "缩短序列或缩小输入", Some("注意力和激活值的显存随序列长度（和图像分辨率）增长：限制 max_length 或裁剪输入。")),
-    ("Shrink the weights or spread them", "缩小权重或把它们分散到多张卡", Some("用量化（8 位/4 位）或更小的模型，或用张量并行/流水线并行把权重分到多张卡上。")),
-    ("Stop TensorFlow from taking the whole GPU when it shares the card", "与其他框架共用卡时不要让 TensorFlow 占满整块 GPU", Some("调用 tf.config.experimental.set_memory_growth(gpu, True)，或设 TF_FORCE_GPU_ALLOW_GROWTH=true。")),
-    ("Stop frameworks from reserving the whole GPU", "不要让框架预留整块 GPU", Some("TensorFlow 设 TF_FORCE_GPU_ALLOW_GROWTH=true，JAX 设 XLA_PYTHON_CLIENT_PREALLOCATE=false。")),
-    ("Stop other GPU libraries in this process from holding memory", "不要让同进程里的其他 GPU 库占着显存", None),
-    ("Stop the allocator from splitting large blocks", "不要让分配器拆分大块", Some("设 PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128（或 256、512）：大于这个值的块不再被拆分，碎片会减少，但缓存的复用也会变少。")),
-    ("Store the KV cache in 8 bits", "用 8 位存 KV cache", Some("设 kv_cache_dtype=\"fp8\"，KV cache 的显存减半。")),
-    ("Switch to a non-Triton path", "换一条不走 Triton 的路径", None),
-    ("Trade compute for memory with gradient checkpointing", "用梯度检查点以计算换显存", Some("Hugging Face：model.gradient_checkpointing_enable()；原生 PyTorch：torch.utils.checkpoint.checkpoint。")),
-    ("Try CUDA's asynchronous allocator if memory is fragmented", "显存碎片化时试试 CUDA 的异步分配器", Some("设 PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync。")),
-    ("Turn off expandable segments", "关掉 expandable segments", Some("从 PYTORCH_CUDA_ALLOC_CONF / PYTORCH_ALLOC_CONF 里去掉 expandable_segments:True：普通分配器会报出带数字的正常显存不足错误（在 WSL2 上 expandable segments 是已知的故障来源）。")),
-    ("Turn off expandable segments if you set them", "如果设置了 expandable segments，先关掉", None),
-    ("Turn off pinned memory if RAM is tight", "内存紧张时关掉 pin_memory", Some("DataLoader(pin_memory=False)：锁页内存不能换出。")),
-    ("Use a kernel configuration for this GPU", "用适合这块 GPU 的 kernel 配置", None),
-    ("Use fewer DataLoader workers", "减少 DataLoader worker", Some("调小 DataLoader 的 num_workers：每个 worker 都有自己的一份内存。")),
-    ("Use fewer or lighter DataLoader workers", "减少 DataLoader worker 或让它们更轻", Some("调小 num_workers；不要在 Dataset 里持有大的 Python 列表或张量（每个 worker 都会复制一份），改用 numpy 数组或内存映射文件。")),
-    ("Use less memory per request", "让每个请求少用些显存", None),
-    ("Use less of the GPU than nvidia-smi shows free", "只用比 nvidia-smi 显示的空闲更少的显存", None),
-    ("Use mixed precision", "使用混合精度", Some("在 torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16) 下跑前向（或用 float16 配合 torch.amp.GradScaler）：激活值只占一半显存。")),
+/// English fix title, Chinese title, Chinese how.
+const FIXES: &[(&str, &str, &str)] = &[
+    ("Allocate less at once", "一次少分配一些", "把大的操作拆成几块做（分块计算、逐层处理），避免一次性申请很大的缓冲区。"),
+    ("Allocate on demand when processes share the GPU", "多个进程共用 GPU 时按需分配", "TensorFlow 设 TF_FORCE_GPU_ALLOW_GROWTH=true，JAX 设 XLA_PYTHON_CLIENT_PREALLOCATE=false，让框架不要一启动就占满整块卡。"),
+    ("Ask for more memory", "申请更多内存", "在 Slurm 里调大 --mem / --mem-per-cpu，在 Kubernetes 里调大 resources.limits.memory；或者减少进程占用的主机内存。"),
+    ("Bound ONNX Runtime's arena", "限制 ONNX Runtime 的 arena", "在 CUDA execution provider 的选项里设 gpu_mem_limit，并把 arena_extend_strategy 设为 kSameAsRequested。"),
+    ("Capture fewer or smaller CUDA graphs", "少捕获一些 CUDA graph，或捕获小一些的", "每个捕获的 graph 都留着自己的池。torch.compile(mode=\"reduce-overhead\") 会按输入形状分别捕获 graph：改用 mode=\"default\" 或减少不同形状的数量；vLLM 里调小捕获的 batch size，或设 enforce_eager=True。"),
+    ("Check labels against the number of classes", "检查标签是否小于类别数", "在送进 loss 之前检查：assert labels.min() >= 0 and labels.max() < num_classes（ignore_index 除外）。"),
+    ("Check shared memory and the network interface", "检查共享内存和网卡", "在 Docker 里给 NCCL 足够的共享内存（--ipc=host 或 --shm-size=16g）；用 NCCL_SOCKET_IFNAME=eth0（换成你的网卡）指定网卡；排查时可以试 NCCL_P2P_DISABLE=1 或 NCCL_IB_DISABLE=1。"),
+    ("Check the GPU's health", "检查 GPU 的健康状况", "`nvidia-smi -q -d ECC,ROW_REMAPPER` 显示显存错误和待处理的行重映射；`dcgmi diag -r 2` 运行 NVIDIA 的诊断（需要几分钟）。"),
+    ("Check the driver's kernel log", "查看驱动的内核日志", "运行 `sudo dmesg -T | grep -i -E 'NVRM|Xid'`，看崩溃前后有没有 Xid 事件。"),
+    ("Check the host's out-of-memory killer", "检查主机的 OOM killer", "运行 `dmesg -T | grep -i -E 'killed process|out of memory'`，看进程是不是因内存不足被内核杀掉。"),
+    ("Check the usual causes", "排查常见原因", "索引越界（embedding id ≥ num_embeddings、标签 ≥ num_classes、gather/scatter 的索引）：在 CPU 上跑同一步，会得到清楚的 IndexError。为其他 PyTorch/CUDA 版本编译的自定义 CUDA/Triton kernel 和扩展（flash-attn、bitsandbytes、apex）。放错设备的张量，或传给自定义算子的非连续输入。"),
+    ("Check token ids against the embedding size", "检查 token id 是否小于 embedding 大小", "assert input_ids.max() < model.get_input_embeddings().num_embeddings；换过 tokenizer 或加过特殊 token 后要 resize_token_embeddings()。"),
+    ("Check what changes on the GPU around the crash", "检查崩溃前后 GPU 上发生了什么变化", "运行时用 `nvidia-smi -l 1` 观察：其他任务的启停，或者 MIG/vGPU/容器的上限小于整卡，都能解释“明明有空闲显存却失败”。在一块空闲的卡上（CUDA_VISIBLE_DEVICES=N）重跑对比。"),
+    ("Check what else holds the GPU", "检查还有什么占着 GPU", "运行 `nvidia-smi` 查看这块卡上的所有进程；结束不需要的进程（残留的 Jupyter 内核、旧任务）。"),
+    ("Check what else uses the GPU", "检查还有什么在用 GPU", "运行 `nvidia-smi` 查看这块卡上的所有进程；结束不需要的进程。"),
+    ("Confirm it was the out-of-memory killer", "确认是不是 OOM killer", "运行 `dmesg -T | grep -i -E 'killed process|out of memory'`，或在 Slurm 里看 `sacct -j JOBID -o JobID,State,MaxRSS`。"),
+    ("Confirm that it is memory", "确认是不是显存问题", "把 batch size 减半重跑：错误消失或推迟出现，就是显存的问题。运行时用 `nvidia-smi -l 1` 观察，并在出错那一步之前打印 torch.cuda.memory_summary()。"),
+    ("Do what NVIDIA recommends for this Xid", "按 NVIDIA 对这个 Xid 的建议处理", "按 NVIDIA 的 Xid 文档处理：重启受影响的应用；在方便时重置 GPU 或重启节点（让行重映射生效）；检查 `nvidia-smi -q -d ROW_REMAPPER`（老卡看 PAGE_RETIREMENT）、供电和温度；同一块卡反复出现就送修或联系 NVIDIA/云服务商。"),
+    ("Enlarge the Windows page file", "调大 Windows 页面文件", "系统属性 → 高级 → 性能设置 → 高级 → 虚拟内存：给系统盘设置更大的页面文件（或交给系统管理大小），然后重启。"),
+    ("Find the first error across all ranks", "在所有 rank 里找到最早的错误", "按时间对比每个 rank 的日志，最早报错的那个才是原因，其余的超时和中止都是后果。"),
+    ("Find the kernel that failed", "找出出错的 kernel", "设 CUDA_LAUNCH_BLOCKING=1 重跑，让错误在真正出错的 kernel 处报出来。"),
+    ("Find the kernel that really failed", "找出真正出错的 kernel", "设 CUDA_LAUNCH_BLOCKING=1 重跑（会变慢），让调用栈指向真正出错的那一行；或用 compute-sanitizer 运行。"),
+    ("Find the tensor that is far too large", "找出那个大得离谱的张量", "在出错的那一行（调用栈里你自己代码的最后一帧）打印各个张量的 shape。找算错或溢出的维度、一次搬上 GPU 的整个数据集，或者对超长输入算的两两/注意力矩阵。内存设置帮不了这种情况。"),
+    ("Find who else holds the GPU", "找出还有谁占着 GPU", "运行 `nvidia-smi` 查看这块卡上的所有进程；在容器里 PID 是宿主机的 PID。"),
+    ("Free host memory", "释放主机内存", "关掉其他程序；如果经常发生，就加内存。"),
+    ("Free the GPU", "腾出 GPU", "`nvidia-smi` 会显示占着显存的其他进程（另一个服务、桌面合成器）；关掉它们，或用 CUDA_VISIBLE_DEVICES 换一块卡。"),
+    ("Free the GPU from other processes", "让其他进程让出 GPU", "结束占着这块卡的其他进程，或者用 CUDA_VISIBLE_DEVICES 换一块空闲的卡。"),
+    ("Free the memory CUDA graphs and profiling take", "释放 CUDA graph 和性能剖析占用的显存", "--enforce-eager 跳过 CUDA graph 捕获（解码变慢，但空间更多）；调低 --max-num-seqs 和 --max-num-batched-tokens 能降低启动时剖析出的激活峰值。"),
+    ("Get a native stack trace", "拿到原生调用栈", "在终端里用 `python -X faulthandler train.py` 运行（崩溃时会打印 Python 调用栈），而不是在 IDE 里；在事件查看器 → Windows 日志 → 应用程序里看崩溃的“错误模块”（nvcuda64.dll、cudnn*.dll、扩展的 .pyd 等）。"),
+    ("Get the numbers another way", "换一种方式拿到这些数字", "在出错那一步之前打印 torch.cuda.memory_summary()，或运行时用 `nvidia-smi -l 1` 观察。"),
+    ("Give XLA's pool more of the GPU", "给 XLA 的显存池更多空间", "调大 XLA_PYTHON_CLIENT_MEM_FRACTION（如 0.9），或设 XLA_PYTHON_CLIENT_PREALLOCATE=false 按需分配。"),
+    ("Give the engine more of the GPU", "给推理引擎更多显存", "调高 gpu_memory_utilization（如 0.95），并确保没有其他进程占着这块卡。"),
+    ("Install a build for your GPU", "安装支持你这块 GPU 的版本", "运行 `python -c \"import torch; print(torch.cuda.get_arch_list(), torch.cuda.get_device_capability())\"` 对比：你的计算能力（如 (12, 0) = sm_120）必须在列表里。安装用支持这块卡的 CUDA 版本编译的 wheel（RTX 50 系列等 Blackwell 卡需要 CUDA 12.8 或更新的版本）；老卡需要仍然支持它的旧版 PyTorch。"),
+    ("Keep fewer activations for the backward pass", "为反向传播少保留一些激活值", "打开梯度检查点（Hugging Face：model.gradient_checkpointing_enable()；原生 PyTorch：torch.utils.checkpoint.checkpoint），并减小 batch 或序列长度——激活值占用随它们增长。"),
+    ("Keep the kernel log with the job log", "把内核日志和任务日志一起保存", "在崩溃时间前后运行 `sudo dmesg -T | grep -i xid`（或 journalctl -k）：Xid 代码能区分硬件故障和程序错误。"),
+    ("Leave room for libraries outside PyTorch's cache", "给 PyTorch 缓存之外的库留出空间", "cuBLAS、cuDNN 和 NCCL 直接用 cudaMalloc 分配，用不上 PyTorch 缓存着的显存。在出错的调用之前调用 torch.cuda.empty_cache()，或用 torch.cuda.set_per_process_memory_fraction(0.9) 给 PyTorch 设上限。"),
+    ("Leave room outside PyTorch's cache", "在 PyTorch 缓存之外留出空间", "cuBLAS、cuDNN、cuSOLVER 和 NCCL 直接用 cudaMalloc 分配，用不上 PyTorch 缓存着的显存。用 torch.cuda.set_per_process_memory_fraction(0.9) 给 PyTorch 设上限，或在出错的调用之前调用 torch.cuda.empty_cache()；停掉这块卡上的其他进程（`nvidia-smi`）。"),
+    ("Leave unified memory to PyTorch", "把统一内存留给 PyTorch", "GPU 和 macOS 共用内存：退出占内存的应用（浏览器、IDE、其他 Python 进程），看活动监视器里的“内存压力”；用 float16 加载模型，占用减半。"),
+    ("Let NCCL allocate before the model fills the GPU", "在模型占满 GPU 之前让 NCCL 先分配", "在构建模型和优化器之前先初始化进程组并做一次集合通信（如 dist.barrier(device_ids=[local_rank])），让 NCCL 的缓冲区在 PyTorch 缓存变大之前就分配好；用 torch.cuda.set_per_process_memory_fraction(0.9) 留出余量。NCCL_BUFFSIZE（默认每个通道 4 MiB）和 NCCL_MAX_NCHANNELS 可以缩小 NCCL 自己的缓冲区。"),
+    ("Let NCCL say what failed", "让 NCCL 说出哪里出了错", "设 NCCL_DEBUG=INFO（必要时加 NCCL_DEBUG_SUBSYS=ALL）重跑，NCCL 会打印失败的具体原因。"),
+    ("Let the allocator grow segments instead of fragmenting them", "让分配器扩展段，而不是切出碎片", "设 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True（PyTorch ≥ 2.1）：段可以原地变大，碎片化会少很多。"),
+    ("Load checkpoints without a full copy in RAM", "加载 checkpoint 时不要在内存里整份复制", "用 torch.load(..., mmap=True) 或 safetensors，加载到 meta 设备再逐层搬运（Hugging Face：low_cpu_mem_usage=True）。"),
+    ("Look for memory kept across steps", "找出跨步保留的显存", "如果先跑了一段时间才出错，说明有东西在累积：用张量而不是 float 累加 loss、把输出追加到列表里、不断变大的缓存，或越来越长的序列。"),
+    ("Look for tensors kept across steps", "找出跨步保留的张量", "用 loss.item() 累加 loss；不要把带计算图的输出存进列表；评估时包在 torch.no_grad() 里。"),
+    ("Lower max_model_len", "调低 max_model_len", "把 max_model_len 设成你实际需要的最长上下文。"),
+    ("Make every rank run the same collectives", "让每个 rank 执行同样的集合通信", "放在 `if rank == 0:` 里的评估、日志或保存 checkpoint 如果调用了集合通信（或耗时超过超时时间），其他 rank 就会一直等；数据不均（DistributedSampler 没设 drop_last=True）会让某个 rank 多跑一步。"),
+    ("Make the computation need less memory", "让计算需要更少的内存", "减小 batch size；用 jax.checkpoint（jax.remat）包住各个块来重算激活值；用 jax.jit(..., donate_argnums=...) 捐出输入缓冲区，让输出复用它们；参数和激活值用 bfloat16。"),
+    ("Make the optimizer state smaller", "减小优化器状态", "Adam 每个参数要额外存两份状态：用 8 位优化器（bitsandbytes），或用 ZeRO/FSDP 把它分片到多张卡上。"),
+    ("Make the workload smaller", "缩小工作负载", "把 batch size 减半（用梯度累积保持等效 batch），在 torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16) 下运行，打开梯度检查点，缩短序列。"),
+    ("Match CUDA, cuDNN and the driver to your PyTorch/TensorFlow build", "让 CUDA、cuDNN 和驱动与 PyTorch/TensorFlow 的版本匹配", "对比 torch.version.cuda（或 tf.sysconfig.get_build_info()）和安装的工具包/cuDNN，并升级 GPU 驱动；pip 和 conda 的 CUDA 库混装是常见原因。"),
+    ("Match the native pieces", "让各个原生组件的版本匹配", "用同一个 CUDA 版本编译的 wheel 重装 PyTorch 和所有 CUDA 扩展，把其他 CUDA/cuDNN 的 DLL 目录从 PATH 里去掉，升级 GPU 驱动。"),
+    ("Offload fewer layers or shrink the context", "少卸载几层到 GPU，或缩短上下文", "减小 -ngl（n_gpu_layers）或上下文长度 -c。"),
+    ("Offload less to the host", "少往主机卸载一些", "少往主机内存卸载一些（卸载到主机的激活值或优化器状态、一次性保留的大块设备到主机传输）。"),
+    ("Pass contiguous tensors to custom ops", "给自定义算子传连续的张量", "调用前先 x = x.contiguous()。"),
+    ("Process in smaller pieces", "分成更小的块处理", "分块处理数据（一次几行或几块），中间数组用完马上删掉（del x），大数组尽量用原地操作（out= 参数）。"),
+    ("Put the traceback into the report", "把调用栈也放进报告", "用 @torch.distributed.elastic.multiprocessing.errors.record 装饰入口函数（from torch.distributed.elastic.multiprocessing.errors import record）。"),
+    ("Raise PyTorch's MPS limit — knowing the risk", "调高 PyTorch 的 MPS 上限（要清楚风险）", "按报错的提示，在 Python 启动前 export PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 可以去掉上限：但 PyTorch 之后可能占用超过 macOS 建议给 GPU 的统一内存，系统会大量换页，甚至卡死或崩溃（\"may cause system failure\"）。设成默认的 1.7 到 2.0（统一内存上允许的最大值）之间，提高上限的风险更小。0.7 这样更低的值则相反——PyTorch 更早失败，macOS 保持流畅；同时把 PYTORCH_MPS_LOW_WATERMARK_RATIO 设得不高于它（如 0.5），否则 PyTorch 会拒绝这个设置。"),
+    ("Raise XLA's pinned host-memory limit", "调高 XLA 的锁页主机内存上限", "按报错的提示，启动前 export XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB=128（或机器能腾出的大小）；默认是 64 GB。"),
+    ("Raise or remove the per-process memory limit", "调高或去掉进程级的显存上限", "检查代码里的 torch.cuda.set_per_process_memory_fraction()，以及 PYTORCH_CUDA_ALLOC_CONF 等设置。"),
+    ("Raise or remove the pool limit, or release cached blocks", "调高或去掉内存池上限，或释放缓存块", "上限由 cupy.get_default_memory_pool().set_limit(size=...)（或 CUPY_GPU_MEMORY_LIMIT）设置；调高它，或先调用 cupy.get_default_memory_pool().free_all_blocks()——池里还缓存着的已释放块也算在上限里。"),
+    ("Raise the Windows paging file", "调大 Windows 页面文件", "系统属性 → 高级 → 性能设置 → 高级 → 虚拟内存：给系统盘设置更大的页面文件，然后重启；也可以减少 DataLoader 的 num_workers。"),
+    ("Raise the timeout only for slow but healthy steps", "只有在步骤确实慢但正常时才调大超时", "dist.init_process_group(backend=\"nccl\", timeout=datetime.timedelta(minutes=30)) 只在某一步确实慢的时候有用（第一步的编译、保存大 checkpoint），某个 rank 已经崩溃时没用。"),
+    ("Read XLA's buffer report", "看 XLA 的缓冲区报告", "`BufferAssignment OOM Debugging.` 之后的几行列出了程序里最大的缓冲区（Peak buffers）、它们的形状和产生它们的操作：显存就花在这些地方。"),
+    ("Read the root-cause rank's own output", "看根因 rank 自己的输出", "torchrun 的汇总只说了哪个 rank 先退出；真正的报错在那个 rank 的标准错误输出里（用 --log-dir 或 --tee 3 保存每个 rank 的输出）。"),
+    ("Rebuild extensions for this architecture", "为这个架构重新编译扩展", "如果出错的 kernel 属于某个扩展，设 TORCH_CUDA_ARCH_LIST 为你的计算能力重新编译它（如 TORCH_CUDA_ARCH_LIST=\"8.6\" pip install --no-build-isolation --force-reinstall <package>）。"),
+    ("Rebuild or update the extension that owns it", "重新编译或升级出问题的扩展", "重装为你的 PyTorch 和 CUDA 版本编译的自定义 kernel（flash-attn、xformers、bitsandbytes、apex）；排查时换成 PyTorch 自带的 kernel（如 Hugging Face 模型里设 attn_implementation=\"eager\" 或 \"sdpa\"）。"),
+    ("Record what each rank was doing", "记录每个 rank 在做什么", "设 TORCH_NCCL_TRACE_BUFFER_SIZE（如 2000）和 TORCH_NCCL_DUMP_ON_TIMEOUT=1，超时时会转储每个 rank 最后的集合通信。"),
+    ("Reduce the batch size", "减小 batch size", "把 batch size 减半；用梯度累积保持等效 batch（累积 N 个 micro-batch 后再 optimizer.step()）。激活值占用随之成比例减少。"),
+    ("Reduce the workload", "减小工作负载", "减小 batch size、序列长度或模型规模。"),
+    ("Release CuPy's cached memory when sharing the GPU", "与其他库共用 GPU 时释放 CuPy 的缓存", "调用 cupy.get_default_memory_pool().free_all_blocks()。"),
+    ("Release cached blocks between phases", "在阶段之间释放缓存块", "在训练和评估之间、或加载大模型之前调用 torch.cuda.empty_cache()；它只释放没人用的缓存，不能替代减少显存占用。"),
+    ("Release memory Metal holds outside PyTorch's tensors", "释放 Metal 在 PyTorch 张量之外占用的内存", "在阶段之间调用 torch.mps.empty_cache()。"),
+    ("Restart the process after fixing it", "改完后重启进程", "kernel 出错后 CUDA 上下文就不可用了，同一进程里的后续 CUDA 调用都会失败；Jupyter 里要重启内核。"),
+    ("Rule out DataLoader workers", "排除 DataLoader worker 的影响", "试试 num_workers=0：在 Windows 上每个 worker 都是单独的进程，它们崩溃时就是这样退出的。"),
+    ("Rule out memory exhaustion inside native code", "排除原生代码里的内存耗尽", "用更小的 batch 或模型重试：原生库里的分配失败可能以 abort() 结束，而不是抛出 Python 的显存不足错误。"),
+    ("Rule out the display watchdog", "排除显示看门狗", "如果这块 GPU 同时接着显示器（以及 Windows 上 WDDM 的 TDR），运行超过约 2 秒的 kernel 会被杀掉：换一块不接显示器的卡、让每个 kernel 处理更小的 batch，或在 Windows 上调大 TdrDelay。"),
+    ("Rule out the hardware", "排除硬件问题", "如果出错的位置不固定，查看内核日志（`sudo dmesg | grep -i xid`）里有没有 NVIDIA Xid 错误，并单独运行这块 GPU。"),
+    ("Rule out the input itself", "排除输入本身的问题", "如果减小 batch 没用，先把输入变成连续的（x = x.contiguous()），并设 torch.backends.cudnn.enabled = False 试一下：能跑通就说明是输入布局或形状不受支持，不是显存。"),
+    ("Run evaluation without autograd", "评估时关闭 autograd", "把评估代码包在 torch.no_grad()（或 torch.inference_mode()）里，并调用 model.eval()。"),
+    ("Run under compute-sanitizer", "用 compute-sanitizer 运行", "运行 `compute-sanitizer --tool memcheck python train.py`（很慢，用小输入）找出越界访问的 kernel。"),
+    ("See the failing index clearly", "看清楚是哪个索引出错", "设 CUDA_LAUNCH_BLOCKING=1 重跑，或在 CPU 上跑同一个 batch，会得到带具体数值的普通 IndexError。"),
+    ("See which tensors hold the memory", "看看是哪些张量占着显存", "在出错前打印 torch.cuda.memory_summary()，或用 torch.cuda.memory._record_memory_history() 记录快照，在 https://pytorch.org/memory_viz 查看。"),
+    ("Shorten sequences or shrink inputs", "缩短序列或缩小输入", "注意力和激活值的显存随序列长度（和图像分辨率）增长：限制 max_length 或裁剪输入。"),
+    ("Shrink the weights or spread them", "缩小权重或把它们分散到多张卡", "用量化（8 位/4 位）或更小的模型，或用张量并行/流水线并行把权重分到多张卡上。"),
+    ("Stop TensorFlow from taking the whole GPU when it shares the card", "与其他框架共用卡时不要让 TensorFlow 占满整块 GPU", "调用 tf.config.experimental.set_memory_growth(gpu, True)，或设 TF_FORCE_GPU_ALLOW_GROWTH=true。"),
+    ("Stop frameworks from reserving the whole GPU", "不要让框架预留整块 GPU", "TensorFlow 设 TF_FORCE_GPU_ALLOW_GROWTH=true，JAX 设 XLA_PYTHON_CLIENT_PREALLOCATE=false。"),
+    ("Stop other GPU libraries in this process from holding memory", "不要让同进程里的其他 GPU 库占着显存", "TensorFlow 和 JAX 会预先占用大部分显存：TF_FORCE_GPU_ALLOW_GROWTH=true，XLA_PYTHON_CLIENT_PREALLOCATE=false。用 cupy.get_default_memory_pool().free_all_blocks() 释放 CuPy 的池。NCCL 的缓冲区随 NCCL_BUFFSIZE 和通信器的数量增长。"),
+    ("Stop the allocator from splitting large blocks", "不要让分配器拆分大块", "设 PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128（或 256、512）：大于这个值的块不再被拆分，碎片会减少，但缓存的复用也会变少。"),
+    ("Store the KV cache in 8 bits", "用 8 位存 KV cache", "设 kv_cache_dtype=\"fp8\"，KV cache 的显存减半。"),
+    ("Switch to a non-Triton path", "换一条不走 Triton 的路径", "排查时关掉 Triton kernel（如关闭 torch.compile、换一个注意力后端）；batch size 和显存设置对这个错误没有影响。"),
+    ("Trade compute for memory with gradient checkpointing", "用梯度检查点以计算换显存", "Hugging Face：model.gradient_checkpointing_enable()；原生 PyTorch：torch.utils.checkpoint.checkpoint。"),
+    ("Try CUDA's asynchronous allocator if memory is fragmented", "显存碎片化时试试 CUDA 的异步分配器", "设 PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync。"),
+    ("Turn off expandable segments", "关掉 expandable segments", "从 PYTORCH_CUDA_ALLOC_CONF / PYTORCH_ALLOC_CONF 里去掉 expandable_segments:True：普通分配器会报出带数字的正常显存不足错误（在 WSL2 上 expandable segments 是已知的故障来源）。"),
+    ("Turn off expandable segments if you set them", "如果设置了 expandable segments，先关掉", "从 PYTORCH_CUDA_ALLOC_CONF / PYTORCH_ALLOC_CONF 里去掉 expandable_segments:True：它使用的驱动 API 映射在 WSL2 和 Jetson 上即使有空闲显存也会失败。"),
+    ("Turn off pinned memory if RAM is tight", "内存紧张时关掉 pin_memory", "DataLoader(pin_memory=False)：锁页内存不能换出。"),
+    ("Use a kernel configuration for this GPU", "用适合这块 GPU 的 kernel 配置", "升级提供这个 kernel 的库（vLLM、unsloth、flash-linear-attention 等）：新版本通常带有适配更多 GPU 的配置。如果 kernel 是你自己写的，在它的 triton.Config / autotune 列表里调低 num_stages 或 BLOCK_* 大小。"),
+    ("Use fewer DataLoader workers", "减少 DataLoader worker", "调小 DataLoader 的 num_workers：每个 worker 都有自己的一份内存。"),
+    ("Use fewer or lighter DataLoader workers", "减少 DataLoader worker 或让它们更轻", "调小 num_workers；不要在 Dataset 里持有大的 Python 列表或张量（每个 worker 都会复制一份），改用 numpy 数组或内存映射文件。"),
+    ("Use less memory per request", "让每个请求少用些显存", "用 compute_type=\"int8_float16\"（或 \"int8\"）加载模型，调低 beam_size 和 batch_size，换更小的模型，或者用 device=\"cpu\" 测试。"),
+    ("Use less of the GPU than nvidia-smi shows free", "只用比 nvidia-smi 显示的空闲更少的显存", "在 WSL2 上真正能驻留的显存比 nvidia-smi 报告的少：调低框架占用的比例（vLLM --gpu-memory-utilization 0.8、更小的 KV cache）、batch 或模型大小。`dmesg | grep -i make_resident` 会显示驱动的 ENOMEM。"),
+    ("Use mixed precision", "使用混合精度", "在 torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16) 下跑前向（或用 float16 配合 torch.amp.GradScaler）：激活值只占一半显存。"),
 ];
 
 /// English label, Chinese label, Chinese meaning.
 const ROWS: &[(&str, &str, &str)] = &[
-    ("Tried to allocate", "尝试分配", "分配器向 CUDA 申请的块：张量大小按 2 MiB 向上取整"),
+    (
+        "Tried to allocate",
+        "尝试分配",
+        "分配器向 CUDA 申请的块：张量大小按 2 MiB 向上取整",
+    ),
     ("You tried to allocate", "尝试分配", "这次申请的大小"),
     ("Trying to allocate", "尝试分配", "这次申请的大小"),
     ("Allocating", "正在分配", "这次申请的大小"),
-    ("Total capacity", "总容量", "这块 GPU 的全部显存（CUDA 报告的值）"),
-    ("Free", "空闲", "报错时整块设备上的空闲显存（PyTorch 已先归还了没用的缓存）"),
-    ("Already allocated", "已分配", "本进程存活张量占用的显存（按块计，比张量字节数略多）"),
+    (
+        "Total capacity",
+        "总容量",
+        "这块 GPU 的全部显存（CUDA 报告的值）",
+    ),
+    (
+        "Free",
+        "空闲",
+        "报错时整块设备上的空闲显存（PyTorch 已先归还了没用的缓存）",
+    ),
+    (
+        "Already allocated",
+        "已分配",
+        "本进程存活张量占用的显存（按块计，比张量字节数略多）",
+    ),
     ("Allocated", "已分配", "本进程存活张量占用的显存"),
-    ("Reserved in total", "总共已预留", "PyTorch 缓存分配器从 CUDA 拿到的全部显存：已分配加缓存"),
-    ("Reserved but unallocated", "已预留未分配", "PyTorch 缓存着、但没有张量在用的显存"),
-    ("Reserved (derived)", "已预留（推算）", "已分配加缓存：PyTorch 从 CUDA 拿到的全部显存"),
+    (
+        "Reserved in total",
+        "总共已预留",
+        "PyTorch 缓存分配器从 CUDA 拿到的全部显存：已分配加缓存",
+    ),
+    (
+        "Reserved but unallocated",
+        "已预留未分配",
+        "PyTorch 缓存着、但没有张量在用的显存",
+    ),
+    (
+        "Reserved (derived)",
+        "已预留（推算）",
+        "已分配加缓存：PyTorch 从 CUDA 拿到的全部显存",
+    ),
     ("Cached", "缓存", "PyTorch 缓存着、但没有张量在用的显存"),
     ("Allowed", "允许上限", "为这个进程设置的显存上限"),
     ("Max allowed", "允许上限", "允许使用的最大内存"),
     ("Limit set to", "上限设为", "设置的内存上限"),
-    ("Private pools", "私有池", "CUDA graph 私有池中的空闲空间，只给对应的 graph 用"),
-    ("This process", "本进程", "本进程在这块 GPU 上占用的全部显存（含 PyTorch 之外的部分）"),
-    ("Outside PyTorch (derived)", "PyTorch 之外（推算）", "总容量 − 空闲 − 已预留：CUDA 上下文、其他库和其他进程加在一起"),
-    ("Non-PyTorch (derived)", "非 PyTorch（推算）", "本进程占用减去 PyTorch 预留：CUDA 上下文、库的工作区、NCCL 等"),
-    ("Other processes (derived)", "其他进程（推算）", "报错里列出的其他进程占用之和"),
-    ("Shortfall (derived)", "缺口（推算）", "申请量 − 空闲：设备上差了多少"),
-    ("Room under the limit (derived)", "上限内剩余（推算）", "上限减去已用：还能再分配多少"),
-    ("Total with request (derived)", "加上这次申请（推算）", "已用加上这次申请的总量"),
-    ("Tensor size (derived)", "张量大小（推算）", "由形状和数据类型算出的大小"),
+    (
+        "Private pools",
+        "私有池",
+        "CUDA graph 私有池中的空闲空间，只给对应的 graph 用",
+    ),
+    (
+        "This process",
+        "本进程",
+        "本进程在这块 GPU 上占用的全部显存（含 PyTorch 之外的部分）",
+    ),
+    (
+        "Outside PyTorch (derived)",
+        "PyTorch 之外（推算）",
+        "总容量 − 空闲 − 已预留：CUDA 上下文、其他库和其他进程加在一起",
+    ),
+    (
+        "Non-PyTorch (derived)",
+        "非 PyTorch（推算）",
+        "本进程占用减去 PyTorch 预留：CUDA 上下文、库的工作区、NCCL 等",
+    ),
+    (
+        "Other processes (derived)",
+        "其他进程（推算）",
+        "报错里列出的其他进程占用之和",
+    ),
+    (
+        "Shortfall (derived)",
+        "缺口（推算）",
+        "申请量 − 空闲：设备上差了多少",
+    ),
+    (
+        "Room under the limit (derived)",
+        "上限内剩余（推算）",
+        "上限减去已用：还能再分配多少",
+    ),
+    (
+        "Total with request (derived)",
+        "加上这次申请（推算）",
+        "已用加上这次申请的总量",
+    ),
+    (
+        "Tensor size (derived)",
+        "张量大小（推算）",
+        "由形状和数据类型算出的大小",
+    ),
     ("Shape", "形状", "要分配的张量的形状"),
     ("Type", "类型", "张量的数据类型"),
     ("Device", "设备", "出错的设备"),
@@ -620,21 +686,61 @@ const ROWS: &[(&str, &str, &str)] = &[
     ("MPS allocated", "MPS 已分配", "MPS 后端已分配的内存"),
     ("Killed process", "被杀进程", "内核选中并杀掉的进程"),
     ("KV cache", "KV cache", "KV cache 能放下的 token 数"),
-    ("KV cache needed", "所需 KV cache", "一个最长请求需要的 KV cache"),
-    ("KV cache available", "可用 KV cache", "加载权重后留给 KV cache 的显存"),
+    (
+        "KV cache needed",
+        "所需 KV cache",
+        "一个最长请求需要的 KV cache",
+    ),
+    (
+        "KV cache available",
+        "可用 KV cache",
+        "加载权重后留给 KV cache 的显存",
+    ),
     ("max_model_len", "max_model_len", "配置的最长上下文"),
-    ("Allocated by PyTorch", "PyTorch 已分配", "本进程存活张量占用的显存（按块计，比张量字节数略多）"),
-    ("Currently allocated", "当前已分配", "通过这个后端分配、仍在使用的张量显存"),
+    (
+        "Allocated by PyTorch",
+        "PyTorch 已分配",
+        "本进程存活张量占用的显存（按块计，比张量字节数略多）",
+    ),
+    (
+        "Currently allocated",
+        "当前已分配",
+        "通过这个后端分配、仍在使用的张量显存",
+    ),
     ("Device limit", "设备上限", "这块设备允许使用的显存上限"),
     ("Parameters", "参数", "编译后程序的输入缓冲区"),
     ("Outputs", "输出", "编译后程序的输出缓冲区"),
     ("Temporaries", "临时缓冲区", "程序运行时的中间结果"),
-    ("Program total", "程序总计", "参数、输出和临时缓冲区加在一起"),
-    ("anon-rss", "anon-rss", "进程被杀时自己页面里占用的内存：衡量它内存用量的最好指标"),
-    ("file-rss", "file-rss", "内存里由文件支撑的页面（映射的文件、库），可以回收"),
-    ("shmem-rss", "shmem-rss", "共享内存页面（如 /dev/shm，DataLoader worker 会用）"),
-    ("total-vm", "total-vm", "预留的虚拟地址空间，不是实际占用的内存（CUDA 会预留很多）"),
-    ("Longest that fits", "能放下的最长长度", "现有 KV cache 能支持的最长上下文"),
+    (
+        "Program total",
+        "程序总计",
+        "参数、输出和临时缓冲区加在一起",
+    ),
+    (
+        "anon-rss",
+        "anon-rss",
+        "进程被杀时自己页面里占用的内存：衡量它内存用量的最好指标",
+    ),
+    (
+        "file-rss",
+        "file-rss",
+        "内存里由文件支撑的页面（映射的文件、库），可以回收",
+    ),
+    (
+        "shmem-rss",
+        "shmem-rss",
+        "共享内存页面（如 /dev/shm，DataLoader worker 会用）",
+    ),
+    (
+        "total-vm",
+        "total-vm",
+        "预留的虚拟地址空间，不是实际占用的内存（CUDA 会预留很多）",
+    ),
+    (
+        "Longest that fits",
+        "能放下的最长长度",
+        "现有 KV cache 能支持的最长上下文",
+    ),
 ];
 
 /// A verdict's Chinese summary for its `explain` page: its detail without
@@ -642,4 +748,37 @@ const ROWS: &[(&str, &str, &str)] = &[
 pub fn verdict_summary(code: &str) -> Option<&'static str> {
     let (_, _, details) = VERDICTS.iter().find(|(c, _, _)| *c == code)?;
     details.iter().rev().find(|d| !d.contains('{')).copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A headline is Chinese even when a finding states none of the figures.
+    #[test]
+    fn every_kind_has_a_headline_without_figures() {
+        for kind in Kind::ALL {
+            let templates = headline_templates(*kind);
+            assert!(
+                templates.last().is_some_and(|t| !t.contains('{')),
+                "{kind:?}"
+            );
+        }
+        for (code, _, details) in VERDICTS {
+            assert!(details.last().is_some_and(|t| !t.contains('{')), "{code}");
+        }
+    }
+
+    #[test]
+    fn templates_take_the_first_that_fits() {
+        let figures: HashMap<String, String> =
+            [("requested".to_string(), "2.00 GiB".to_string())].into();
+        assert_eq!(
+            pick(
+                &["{device} {requested}", "分配 {requested} 失败", "失败"],
+                &figures
+            ),
+            Some("分配 2.00 GiB 失败".to_string())
+        );
+    }
 }

@@ -21,9 +21,7 @@ pub fn localize(f: &Finding, lang: Lang) -> std::borrow::Cow<'_, Finding> {
     for fix in &mut out.diagnosis.fixes {
         if let Some((title, how)) = zh::fix(&fix.title) {
             fix.title = title;
-            if let Some(how) = how {
-                fix.how = how;
-            }
+            fix.how = how;
         }
     }
     std::borrow::Cow::Owned(out)

@@ -7,7 +7,7 @@ use super::localize::{self, localize};
 use super::sanitize;
 use super::text::{context_line_in, origin_line_in, summary_line_in};
 use crate::i18n::{Lang, Msg};
-use crate::record::{Category, Finding, Summary};
+use crate::record::{Finding, Summary};
 use std::io::{self, Write};
 
 /// A word that is code: a call (`torch.cuda.empty_cache()`), a dotted name
@@ -39,7 +39,12 @@ fn prose(text: &str) -> String {
             if j > 0 {
                 out.push(' ');
             }
-            let core = word.trim_end_matches([',', ';', ':', '.', ')']);
+            let mut core = word.trim_end_matches([',', ';', ':', '.']);
+            // A closing parenthesis belongs to the word only with its opening one.
+            while core.ends_with(')') && core.matches(')').count() > core.matches('(').count() {
+                core = &core[..core.len() - 1];
+                core = core.trim_end_matches([',', ';', ':', '.']);
+            }
             let core = core.trim_start_matches('(');
             let lead = &word[..word.find(core).unwrap_or(0)];
             let tail = &word[lead.len() + core.len()..];
@@ -85,11 +90,13 @@ fn fence(text: &str) -> String {
     "`".repeat((longest + 1).max(3))
 }
 
-fn label(c: Category) -> Msg {
-    match c {
-        Category::Oom => Msg::OomTitle,
-        Category::LikelyOom => Msg::LikelyOomTitle,
-        Category::Crash => Msg::CrashTitle,
+fn label(f: &Finding) -> Msg {
+    match super::text::category_label(f) {
+        Msg::Oom => Msg::OomTitle,
+        Msg::HostOom => Msg::HostOomTitle,
+        Msg::LikelyOom => Msg::LikelyOomTitle,
+        Msg::HostLikelyOom => Msg::HostLikelyOomTitle,
+        _ => Msg::CrashTitle,
     }
 }
 
@@ -99,7 +106,7 @@ pub(super) fn finding(f: &Finding, lang: Lang, out: &mut dyn Write) -> io::Resul
         out,
         "### {}. {}: {}",
         f.id,
-        label(f.category).text(lang),
+        label(f).text(lang),
         prose(&localize::headline(f, lang))
     )?;
     writeln!(out)?;
@@ -125,7 +132,13 @@ pub(super) fn finding(f: &Finding, lang: Lang, out: &mut dyn Write) -> io::Resul
         writeln!(out, "**{}**", Msg::FixHeading.text(lang))?;
         writeln!(out)?;
         for (n, fix) in d.fixes.iter().enumerate() {
-            writeln!(out, "{}. **{}** — {}", n + 1, prose(&fix.title), prose(&fix.how))?;
+            writeln!(
+                out,
+                "{}. **{}** — {}",
+                n + 1,
+                prose(&fix.title),
+                prose(&fix.how)
+            )?;
         }
     }
 
@@ -230,7 +243,13 @@ mod tests {
             prose("Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, then call torch.cuda.empty_cache()."),
             "Set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`, then call `torch.cuda.empty_cache()`."
         );
-        assert_eq!(prose("Run `nvidia-smi -l 1` now"), "Run `nvidia-smi -l 1` now");
-        assert_eq!(prose("cap max_length or *crop*"), "cap `max_length` or \\*crop\\*");
+        assert_eq!(
+            prose("Run `nvidia-smi -l 1` now"),
+            "Run `nvidia-smi -l 1` now"
+        );
+        assert_eq!(
+            prose("cap max_length or *crop*"),
+            "cap `max_length` or \\*crop\\*"
+        );
     }
 }

@@ -4,7 +4,7 @@
 use super::localize::{self, localize};
 use super::{sanitize, RenderOptions};
 use crate::i18n::{count, Lang, Msg};
-use crate::record::{Category, Finding, Summary};
+use crate::record::{Category, Finding, Kind, Summary};
 use colored::Colorize;
 use std::io::{self, Write};
 use unicode_width::UnicodeWidthStr;
@@ -140,7 +140,12 @@ pub fn summary_line_in(s: &Summary, lang: Lang) -> String {
         parts.push(Msg::CountLikelyOom.fill(lang, &[&s.likely_oom]));
     }
     if s.crash > 0 {
-        parts.push(count(lang, s.crash, Msg::CountCrashOne, Msg::CountCrashMany));
+        parts.push(count(
+            lang,
+            s.crash,
+            Msg::CountCrashOne,
+            Msg::CountCrashMany,
+        ));
     }
     let counts = if parts.is_empty() {
         String::new()
@@ -173,11 +178,16 @@ pub fn summary_line_in(s: &Summary, lang: Lang) -> String {
     )
 }
 
-fn category_label(c: Category) -> Msg {
-    match c {
-        Category::Oom => Msg::Oom,
-        Category::LikelyOom => Msg::LikelyOom,
-        Category::Crash => Msg::Crash,
+/// The finding's tag: in Chinese, host memory (内存) is told apart from
+/// GPU memory (显存).
+pub(super) fn category_label(f: &Finding) -> Msg {
+    let host = matches!(f.kind, Kind::HostOom | Kind::HostOomKilled);
+    match (f.category, host) {
+        (Category::Oom, false) => Msg::Oom,
+        (Category::Oom, true) => Msg::HostOom,
+        (Category::LikelyOom, false) => Msg::LikelyOom,
+        (Category::LikelyOom, true) => Msg::HostLikelyOom,
+        (Category::Crash, _) => Msg::Crash,
     }
 }
 
@@ -231,8 +241,12 @@ impl View<'_> {
     fn answer(&self, f: &Finding, out: &mut dyn Write) -> io::Result<()> {
         let p = self.p;
         let lang = self.lang;
-        let tag = format!("[{}] {}", f.id, category_label(f.category).text(lang));
-        let line = self.wrap(&format!("{tag} {}", localize::headline(f, lang)), "", "    ");
+        let tag = format!("[{}] {}", f.id, category_label(f).text(lang));
+        let line = self.wrap(
+            &format!("{tag} {}", localize::headline(f, lang)),
+            "",
+            "    ",
+        );
         let (tag_part, rest) = line.split_at(tag.len().min(line.len()));
         writeln!(out, "{}{}", p.category(f.category, tag_part), p.bold(rest))?;
         if let Some(v) = f.diagnosis.verdicts.first() {
@@ -259,7 +273,11 @@ impl View<'_> {
         let p = self.p;
         let lang = self.lang;
         writeln!(out)?;
-        writeln!(out, "{}", p.dim(&self.wrap(&origin_line_in(f, lang), "    ", "      ")))?;
+        writeln!(
+            out,
+            "{}",
+            p.dim(&self.wrap(&origin_line_in(f, lang), "    ", "      "))
+        )?;
         if let Some(context) = context_line_in(f, lang) {
             writeln!(out, "{}", p.dim(&self.wrap(&context, "    ", "      ")))?;
         }
@@ -341,7 +359,8 @@ impl View<'_> {
             let indent = " ".repeat(if beside { lead_width } else { 8 });
             for r in &rows {
                 let (label, value) = (sanitize(&r.label), sanitize(&r.value));
-                let value_pad = " ".repeat(value_width.saturating_sub(UnicodeWidthStr::width(&*value)));
+                let value_pad =
+                    " ".repeat(value_width.saturating_sub(UnicodeWidthStr::width(&*value)));
                 let lead = format!("    {}  {value_pad}{value}  ", pad(&label, label_width));
                 let wrapped = if beside {
                     self.wrap(&r.meaning, &lead, &indent)
@@ -422,7 +441,11 @@ fn diagnostics_lines(diag: &crate::record::Diagnostics, lang: Lang) -> Vec<Strin
             .unwrap_or_default();
         lines.push(Msg::SmiHeader.fill(
             lang,
-            &[&smi.line, &smi.driver_version.as_deref().unwrap_or("?"), &cuda],
+            &[
+                &smi.line,
+                &smi.driver_version.as_deref().unwrap_or("?"),
+                &cuda,
+            ],
         ));
         for g in &smi.gpus {
             lines.push(Msg::SmiGpu.fill(
@@ -584,10 +607,13 @@ mod tests {
             inputs: 1,
             ..Summary::default()
         };
-        assert_eq!(summary_line(&s), "1 finding: 1 out-of-memory (1 line in 1 input)");
+        assert_eq!(
+            summary_line(&s),
+            "1 finding: 1 out-of-memory (1 line in 1 input)"
+        );
         assert_eq!(
             summary_line_in(&s, Lang::Zh),
-            "1 个发现：1 个显存不足（1 行，共 1 个输入）"
+            "1 个发现：1 个内存不足（OOM）（1 行，共 1 个输入）"
         );
     }
 
