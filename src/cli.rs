@@ -202,10 +202,163 @@ pub fn lang_after_subcommand(mut args: Vec<OsString>) -> Vec<OsString> {
         .is_some_and(|a| SUBCOMMANDS.contains(&a));
     if end > 1 && end < args.len() && is_subcommand {
         let lang: Vec<OsString> = args.drain(1..end).collect();
-        let at = 2;
-        args.splice(at..at, lang);
+        // `help` takes only subcommand names; the language of its text is
+        // read from the command line before parsing (`lang_in_args`).
+        if args[1] != "help" {
+            args.splice(2..2, lang);
+        }
     }
     args
+}
+
+/// The language `--lang` names on a command line (`--lang zh`, `--lang=zh`).
+pub fn lang_in_args(args: &[OsString]) -> Option<LangArg> {
+    let mut values = Vec::new();
+    let mut iter = args.iter().filter_map(|a| a.to_str());
+    while let Some(arg) = iter.next() {
+        if arg == "--" {
+            break;
+        }
+        if arg == "--lang" {
+            values.extend(iter.next());
+        } else if let Some(value) = arg.strip_prefix("--lang=") {
+            values.push(value);
+        }
+    }
+    values.last().and_then(|v| LangArg::from_str(v, true).ok())
+}
+
+const EXAMPLES_ZH: &str = "\
+示例：
+  python train.py 2>&1 | oomwhy            解释一次运行输出里的崩溃
+  oomwhy train.log                         读取日志文件
+  oomwhy                                   然后粘贴报错，按 Ctrl-D
+  oomwhy run -- python train.py            运行命令，崩溃时给出解释
+  oomwhy --follow train.log                在日志写入时持续监视
+  oomwhy --format json rank*.log > report.json
+  oomwhy --format markdown train.log       生成可贴到 issue 里的报告
+  oomwhy explain fragmentation             某个代码的详细说明
+  oomwhy explain --list                    列出所有代码
+  oomwhy --brief train.log                 只看结论：出了什么错、原因、先试什么
+  oomwhy --lang en train.log               用英文解释
+
+和子命令同名的文件（explain、schema、run、completions、man、help）
+需要带路径：oomwhy ./explain
+
+退出状态：找到问题为 0，什么都没找到为 1，出错为 2；
+`oomwhy run` 以所运行命令自己的状态退出。";
+
+/// The command line with its help in Simplified Chinese, as far as clap
+/// lets help be replaced (its own headings such as `Usage:` stay English).
+pub fn chinese_help(command: clap::Command) -> clap::Command {
+    use clap::{Arg, ArgAction};
+    // clap generates `--help` (and `--version`) when it builds the command;
+    // to word them, they are declared here instead.
+    let own_help = |command: clap::Command| {
+        command.disable_help_flag(true).arg(
+            Arg::new("help")
+                .short('h')
+                .long("help")
+                .action(ArgAction::Help)
+                .help("显示帮助"),
+        )
+    };
+    let help = |command: clap::Command, args: &[(&'static str, &'static str)]| {
+        args.iter().fold(command, |command, (id, text)| {
+            if command.get_arguments().any(|a| a.get_id() == *id) {
+                command.mut_arg(*id, |arg| {
+                    let arg = arg.help(*text).long_help(None::<&str>);
+                    // The values' own descriptions are English; the text names them.
+                    if matches!(*id, "format" | "color" | "shell") {
+                        arg.hide_possible_values(true)
+                    } else {
+                        arg
+                    }
+                })
+            } else {
+                command
+            }
+        })
+    };
+    let common: &[(&'static str, &'static str)] = &[(
+        "color",
+        "何时使用颜色：auto（只在终端上且未设 NO_COLOR 时）、always、never",
+    )];
+    let help_all = |command: clap::Command, args: &[(&'static str, &'static str)]| {
+        help(help(own_help(command), args), common)
+    };
+    let command = help(
+        own_help(command)
+            .about("解释 GPU 为什么显存不足")
+            .long_about(
+                "读取训练日志或粘贴的报错，找出每一个显存不足错误和相关的 CUDA 崩溃，\
+                 逐一解释：各个数字的含义、为什么会发生、该改什么。",
+            )
+            .after_help(EXAMPLES_ZH)
+            .disable_version_flag(true)
+            .arg(
+                Arg::new("version")
+                    .short('V')
+                    .long("version")
+                    .action(ArgAction::Version)
+                    .help("显示版本"),
+            )
+            .mut_arg("lang", |arg| {
+                arg.help(
+                    "解释使用的语言（默认取自 LC_ALL、LC_MESSAGES、LANG）；JSON 的键和代码不变",
+                )
+            }),
+        common,
+    );
+    let command = help(
+        command,
+        &[
+            ("files", "要读取的日志文件；不给或给 `-` 时读取标准输入"),
+            ("format", "输出格式：text（给人读的解释）、json、ndjson、markdown、github"),
+            ("quiet", "什么都不打印，只设置退出状态"),
+            ("brief", "每个发现只打印结论（出了什么错、主要原因、先试什么）和最后的统计"),
+            ("follow", "像 `tail -f` 一样持续读取增长中的 FILE，每出现一次崩溃就报告一次；能应对截断和日志轮转。按 Ctrl-C 停止"),
+        ],
+    );
+    command
+        .mut_subcommand("explain", |c| {
+            help_all(
+                c.about("打印某个代码的详细说明（见每个发现的“详见”一行）"),
+                &[
+                    ("code", "代码，例如 `fragmentation`；大小写、用 `-` 代替 `_`、唯一前缀都可以"),
+                    ("list", "列出所有代码及其标题"),
+                ],
+            )
+        })
+        .mut_subcommand("schema", |c| {
+            help_all(
+                c.about("打印 `--format json` 输出（或 `--format ndjson` 的一行）的 JSON Schema"),
+                &[("ndjson", "打印 `--format ndjson` 一行的 schema，而不是整个 JSON 文档的")],
+            )
+        })
+        .mut_subcommand("run", |c| {
+            help_all(
+                c.about("运行一个命令，原样转发它的输出，并解释它的崩溃")
+                    .long_about(None::<&str>)
+                    .after_help("示例：\n  oomwhy run -- python train.py --batch-size 64\n  oomwhy run --format json --report oom.json -- torchrun --nproc-per-node 8 train.py"),
+                &[
+                    ("format", "报告的格式：text、json、ndjson、markdown、github"),
+                    ("report", "把报告写到 PATH，而不是标准错误"),
+                    ("quiet", "不报告，只转发输出，并以命令的状态退出"),
+                    ("brief", "每个发现只报告结论（出了什么错、主要原因、先试什么）"),
+                    ("command", "要运行的命令及其参数（前面加 `--`）"),
+                ],
+            )
+        })
+        .mut_subcommand("completions", |c| {
+            help_all(
+                c.about("打印 shell 补全脚本（如 `oomwhy completions bash > /etc/bash_completion.d/oomwhy`）"),
+                &[("shell", "shell 的种类：bash、zsh、fish、powershell、elvish")],
+            )
+        })
+        .mut_subcommand("man", |c| {
+            help_all(c.about("以 roff 格式打印手册页（如 `oomwhy man > oomwhy.1`）"), &[])
+        })
 }
 
 /// `--lang`.
@@ -243,6 +396,8 @@ mod tests {
         assert!(matches!(cli.command, Some(Command::Explain(_))));
         let files = args(&["oomwhy", "--lang", "zh", "train.log"]);
         assert_eq!(lang_after_subcommand(files.clone()), files);
+        let help = lang_after_subcommand(args(&["oomwhy", "--lang", "zh", "help", "run"]));
+        assert_eq!(help, args(&["oomwhy", "help", "run"]));
         let short = args(&["oomwhy", "--lang"]);
         assert_eq!(lang_after_subcommand(short.clone()), short);
     }
@@ -250,6 +405,26 @@ mod tests {
     #[test]
     fn definition_is_consistent() {
         Cli::command().debug_assert();
+        chinese_help(Cli::command()).debug_assert();
+    }
+
+    #[test]
+    fn finds_the_language_on_the_command_line() {
+        let args = |list: &[&str]| list.iter().map(OsString::from).collect::<Vec<_>>();
+        assert_eq!(
+            lang_in_args(&args(&["oomwhy", "--lang", "zh", "a.log"])),
+            Some(LangArg::Zh)
+        );
+        assert_eq!(
+            lang_in_args(&args(&["oomwhy", "--lang=en"])),
+            Some(LangArg::En)
+        );
+        assert_eq!(
+            lang_in_args(&args(&["oomwhy", "run", "--", "x", "--lang", "zh"])),
+            None
+        );
+        let zh = chinese_help(Cli::command()).render_help().to_string();
+        assert!(zh.contains("只打印结论"), "{zh}");
     }
 
     #[test]

@@ -630,3 +630,21 @@ fn completions_offer_the_codes_and_the_man_page_stands_alone() {
     );
     assert!(page.contains("OOMWHY EXPLAIN"));
 }
+
+#[test]
+fn help_in_chinese() {
+    let help = run(oomwhy().args(["--lang", "zh", "--help"]), "");
+    assert_status(&help, 0);
+    let out = text(&help.stdout);
+    assert!(out.contains("逐一解释"), "{out}");
+    assert!(out.contains("显示帮助"), "{out}");
+    let explain = run(
+        oomwhy()
+            .env("LANG", "zh_CN.UTF-8")
+            .args(["explain", "--help"]),
+        "",
+    );
+    assert!(text(&explain.stdout).contains("列出所有代码"));
+    let english = run(oomwhy().arg("--help"), "");
+    assert!(text(&english.stdout).contains("Explain why your GPU ran out of memory"));
+}

@@ -22,11 +22,11 @@ const SETTLE: Duration = Duration::from_secs(1);
 /// An opened input: its reader, its name and its progress bar, if any.
 type Opened = (Box<dyn Read + Send>, String, Option<Arc<Progress>>);
 
-fn open(path: &Path, quiet: bool) -> Result<Opened, oomwhy::Error> {
+fn open(path: &Path, quiet: bool, lang: Lang) -> Result<Opened, oomwhy::Error> {
     if path == Path::new("-") {
         let stdin = io::stdin();
         if stdin.is_terminal() && !quiet {
-            warn!("oomwhy: {}", Msg::PastePrompt.text(Lang::from_env()));
+            warn!("oomwhy: {}", Msg::PastePrompt.text(lang));
         }
         return Ok((Box::new(stdin), "<stdin>".to_string(), None));
     }
@@ -91,7 +91,7 @@ fn scan_batch(
 ) -> anyhow::Result<Summary> {
     let mut analysis = Analysis::new();
     for path in inputs {
-        let outcome = open(path, quiet).and_then(|(reader, name, progress)| {
+        let outcome = open(path, quiet, options.lang).and_then(|(reader, name, progress)| {
             let outcome = oomwhy::scan(reader, &name);
             if let Some(progress) = progress {
                 progress.clear();
@@ -127,7 +127,7 @@ fn scan_streaming(
     let mut sink = Sink::new(Format::Ndjson, options, out, true, quiet);
     for path in inputs {
         sink.live.begin_input();
-        let (reader, name, progress) = match open(path, quiet) {
+        let (reader, name, progress) = match open(path, quiet, options.lang) {
             Ok(opened) => opened,
             Err(err) => {
                 warn!("oomwhy: {err}");

@@ -103,7 +103,7 @@ pub fn render_finding(
         Format::Text => text::finding(finding, options, out),
         Format::Ndjson => ndjson::finding(&localize(finding, options.lang), out),
         Format::Markdown => markdown::finding(finding, options.lang, out),
-        Format::Github => github::finding(&localize(finding, options.lang), out),
+        Format::Github => github::finding(&localize(finding, options.lang), options.lang, out),
         Format::Json => Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             "the JSON document cannot be written one finding at a time",
