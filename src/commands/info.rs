@@ -112,7 +112,9 @@ pub fn explain(args: &ExplainArgs, lang: Lang) -> anyhow::Result<i32> {
             return Ok(2);
         }
     };
-    if lang == Lang::Zh {
+    let chinese_page = (lang == Lang::Zh).then(|| zh::page(code)).flatten();
+    let text = chinese_page.unwrap_or(text);
+    if lang == Lang::Zh && chinese_page.is_none() {
         let title = title_in(code, docs::title(text), lang);
         let head = format!("{code}：{title}");
         writeln!(

@@ -743,6 +743,37 @@ const ROWS: &[(&str, &str, &str)] = &[
     ),
 ];
 
+macro_rules! pages {
+    ($($code:literal,)*) => {
+        /// The explanation pages written in Chinese (`src/explanations/zh/`).
+        const PAGES: &[(&str, &str)] = &[
+            $(($code, include_str!(concat!("../explanations/zh/", $code, ".md"))),)*
+        ];
+    };
+}
+
+// The most read pages first; the others are shown in English after a
+// Chinese title and summary.
+pages! {
+    "torch_allocator_oom",
+    "inconsistent_numbers",
+    "fragmentation",
+    "capacity_exhausted",
+}
+
+/// The Chinese explanation page of a code, when one is written.
+pub fn page(code: &str) -> Option<&'static str> {
+    PAGES
+        .iter()
+        .find(|(c, _)| *c == code)
+        .map(|(_, text)| *text)
+}
+
+/// Every Chinese page, for tests.
+pub fn pages() -> &'static [(&'static str, &'static str)] {
+    PAGES
+}
+
 /// A verdict's Chinese summary for its `explain` page: its detail without
 /// the figures of one finding.
 pub fn verdict_summary(code: &str) -> Option<&'static str> {
@@ -753,6 +784,39 @@ pub fn verdict_summary(code: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A Chinese page has the English page's sections and cites only what
+    /// the English page cites.
+    #[test]
+    fn chinese_pages_follow_their_english_page() {
+        let english: HashMap<&str, &str> =
+            crate::explain::docs::EXPLANATIONS.iter().copied().collect();
+        let urls = |text: &str| -> Vec<String> {
+            text.split_whitespace()
+                .filter(|w| w.starts_with("https://"))
+                .map(|w| w.trim_end_matches([')', ',', '.']).to_string())
+                .collect()
+        };
+        for (code, text) in PAGES {
+            let original = english
+                .get(code)
+                .unwrap_or_else(|| panic!("{code}: no such code"));
+            assert!(
+                text.starts_with(&format!("# {code}: ")),
+                "{code}: title line"
+            );
+            for section in ["## 示例", "## 为什么会发生", "## 怎么解决", "## 延伸阅读"]
+            {
+                assert!(text.contains(section), "{code}: missing {section}");
+            }
+            for url in urls(text) {
+                assert!(
+                    original.contains(&url),
+                    "{code}: {url} is not on the English page"
+                );
+            }
+        }
+    }
 
     /// A headline is Chinese even when a finding states none of the figures.
     #[test]
