@@ -759,6 +759,8 @@ pages! {
     "inconsistent_numbers",
     "fragmentation",
     "capacity_exhausted",
+    "other_processes",
+    "device_side_assert",
 }
 
 /// The Chinese explanation page of a code, when one is written.
