@@ -761,6 +761,9 @@ pages! {
     "capacity_exhausted",
     "other_processes",
     "device_side_assert",
+    "memory_outside_pytorch",
+    "cuda_runtime_oom",
+    "host_oom_killed",
 }
 
 /// The Chinese explanation page of a code, when one is written.
@@ -796,7 +799,11 @@ mod tests {
         let urls = |text: &str| -> Vec<String> {
             text.split_whitespace()
                 .filter(|w| w.starts_with("https://"))
-                .map(|w| w.trim_end_matches([')', ',', '.']).to_string())
+                .map(|w| {
+                    // A URL ends where Chinese punctuation begins.
+                    let url: String = w.chars().take_while(char::is_ascii).collect();
+                    url.trim_end_matches([')', ',', '.', ';']).to_string()
+                })
                 .collect()
         };
         for (code, text) in PAGES {
