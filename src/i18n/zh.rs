@@ -764,6 +764,10 @@ pages! {
     "memory_outside_pytorch",
     "cuda_runtime_oom",
     "host_oom_killed",
+    "illegal_memory_access",
+    "host_ram_exhausted",
+    "masked_oom",
+    "memory_limit",
 }
 
 /// The Chinese explanation page of a code, when one is written.
