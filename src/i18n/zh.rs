@@ -768,6 +768,11 @@ pages! {
     "host_ram_exhausted",
     "masked_oom",
     "memory_limit",
+    "request_exceeds_capacity",
+    "non_pytorch_memory",
+    "memory_growth",
+    "fails_at_start",
+    "late_failure",
 }
 
 /// The Chinese explanation page of a code, when one is written.
