@@ -773,6 +773,10 @@ pages! {
     "memory_growth",
     "fails_at_start",
     "late_failure",
+    "cuda_graph_pools",
+    "outside_allocator_oom",
+    "free_exceeds_request",
+    "async_error_location",
 }
 
 /// The Chinese explanation page of a code, when one is written.
