@@ -777,6 +777,14 @@ pages! {
     "outside_allocator_oom",
     "free_exceeds_request",
     "async_error_location",
+    "paging_file_too_small",
+    "native_access_violation",
+    "allocation_failed",
+    "arch_mismatch",
+    "collateral_timeout",
+    "kernel_fault",
+    "launch_failure",
+    "collateral_failure",
 }
 
 /// The Chinese explanation page of a code, when one is written.
