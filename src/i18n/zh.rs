@@ -785,6 +785,14 @@ pages! {
     "kernel_fault",
     "launch_failure",
     "collateral_failure",
+    "shared_memory_limit",
+    "windows_access_violation",
+    "xid_error",
+    "device_assert",
+    "hardware_fault",
+    "xla_host_memory_limit",
+    "launcher_report",
+    "collective_timeout",
 }
 
 /// The Chinese explanation page of a code, when one is written.
