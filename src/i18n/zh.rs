@@ -793,6 +793,14 @@ pages! {
     "xla_host_memory_limit",
     "launcher_report",
     "collective_timeout",
+    "device_not_ready",
+    "nccl_failure",
+    "process_group_aborted",
+    "windows_paging_file",
+    "misaligned_address",
+    "index_out_of_range",
+    "no_kernel_image",
+    "xla_preallocation",
 }
 
 /// The Chinese explanation page of a code, when one is written.
