@@ -801,6 +801,13 @@ pages! {
     "index_out_of_range",
     "no_kernel_image",
     "xla_preallocation",
+    "nccl_error",
+    "unified_memory_exhausted",
+    "kv_cache_too_small",
+    "killed_by_sigkill",
+    "host_memory_limit",
+    "nccl_oom",
+    "cupy_oom",
 }
 
 /// The Chinese explanation page of a code, when one is written.
