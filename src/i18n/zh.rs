@@ -808,6 +808,13 @@ pages! {
     "host_memory_limit",
     "nccl_oom",
     "cupy_oom",
+    "allocator_assert",
+    "child_failed",
+    "xid",
+    "nccl_timeout",
+    "kv_cache_oom",
+    "native_fail_fast",
+    "mps_high_watermark",
 }
 
 /// The Chinese explanation page of a code, when one is written.
