@@ -815,6 +815,10 @@ pages! {
     "kv_cache_oom",
     "native_fail_fast",
     "mps_high_watermark",
+    "xla_oom",
+    "host_oom",
+    "generic_oom",
+    "windows_fail_fast",
 }
 
 /// The Chinese explanation page of a code, when one is written.
