@@ -38,6 +38,11 @@ fn every_code_has_chinese_titles() {
             missing.push(kind.slug());
         }
     }
+    for (code, _) in oomwhy::explain::docs::EXPLANATIONS.iter() {
+        if !zh::page(code).is_some_and(has_chinese) {
+            missing.push(code);
+        }
+    }
     for code in VERDICT_CODES {
         if !zh::verdict_title(code).is_some_and(has_chinese) {
             missing.push(code);

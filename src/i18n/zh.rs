@@ -752,8 +752,9 @@ macro_rules! pages {
     };
 }
 
-// The most read pages first; the others are shown in English after a
-// Chinese title and summary.
+// Every code's page (tests/i18n.rs checks that none is missing); a code
+// added without one is shown as its Chinese title and summary, then the
+// English page.
 pages! {
     "torch_allocator_oom",
     "inconsistent_numbers",
@@ -819,6 +820,9 @@ pages! {
     "host_oom",
     "generic_oom",
     "windows_fail_fast",
+    "library_alloc_failed",
+    "tf_oom",
+    "mps_oom",
 }
 
 /// The Chinese explanation page of a code, when one is written.
