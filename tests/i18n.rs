@@ -79,6 +79,11 @@ fn everything_the_fixtures_say_has_chinese() {
                 missing.insert(format!("fix {:?}", fix.title));
             }
         }
+        for note in &f.notes {
+            if zh::note(note).is_none() {
+                missing.insert(format!("note {note:?}"));
+            }
+        }
         for row in field_rows(f) {
             if zh::row(&row.label).is_none() {
                 missing.insert(format!("row {:?}", row.label));

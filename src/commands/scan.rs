@@ -101,7 +101,7 @@ fn scan_batch(
         match outcome {
             Ok(outcome) => analysis.add(outcome),
             Err(err) => {
-                warn!("oomwhy: {err}");
+                warn!("oomwhy: {}", err.localized(options.lang));
                 analysis.add_error();
             }
         }
@@ -130,7 +130,7 @@ fn scan_streaming(
         let (reader, name, progress) = match open(path, quiet, options.lang) {
             Ok(opened) => opened,
             Err(err) => {
-                warn!("oomwhy: {err}");
+                warn!("oomwhy: {}", err.localized(options.lang));
                 sink.live.add_error();
                 continue;
             }
@@ -145,7 +145,7 @@ fn scan_streaming(
         match outcome {
             Ok(outcome) => sink.live.end_input(&outcome),
             Err(err) => {
-                warn!("oomwhy: {err}");
+                warn!("oomwhy: {}", err.localized(options.lang));
                 sink.live.add_error();
             }
         }

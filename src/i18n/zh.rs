@@ -152,6 +152,52 @@ pub fn row(label: &str) -> Option<(String, &'static str)> {
         .map(|(_, zh, meaning)| (zh.to_string(), *meaning))
 }
 
+/// The notes detectors attach to a finding (English pattern, Chinese with
+/// `$1`, `$2` for the captured parts).
+const NOTES: &[(&str, &str)] = &[
+    (
+        r"^the message is (\d+) bytes long; only its first (\d+) KiB are kept$",
+        "报错长达 $1 字节；只保留了前 $2 KiB",
+    ),
+    (
+        r"^(.+) `(.+)` is too large to be a real byte count$",
+        "$1 `$2` 太大，不可能是真实的字节数",
+    ),
+    (r"^(.+) `(.+)` could not be read$", "$1 `$2` 无法读取"),
+    (
+        r"^the request is printed rounded \((.+)\); its byte count is approximate$",
+        "申请量打印时做了取整（$1）；字节数是近似值",
+    ),
+    (
+        r"^dtype `(.+)` has no fixed size known to oomwhy, so the tensor's bytes are not computed$",
+        "oomwhy 不知道 dtype `$1` 的固定大小，所以没有计算张量的字节数",
+    ),
+    (r"^(.+) × (.+) bytes does not fit in 64 bits$", "$1 × $2 字节超出了 64 位整数的范围"),
+    (r"^the shape (.+) could not be multiplied out$", "形状 $1 无法相乘得出大小"),
+    (
+        r"^the message stops right after `GPU`; PyTorch ≈2\.2–2\.3 builds cut the message there for GPU 0 \(pytorch/pytorch#123984\)$",
+        "报错在 `GPU` 之后就断了；PyTorch ≈2.2–2.3 的构建对 GPU 0 会在这里截断报错（pytorch/pytorch#123984）",
+    ),
+];
+
+/// The Chinese of a detector's note.
+pub fn note(text: &str) -> Option<String> {
+    static COMPILED: std::sync::OnceLock<Vec<(regex::Regex, &'static str)>> =
+        std::sync::OnceLock::new();
+    let notes = COMPILED.get_or_init(|| {
+        NOTES
+            .iter()
+            .map(|(pattern, zh)| (crate::constant_regex(pattern), *zh))
+            .collect()
+    });
+    notes.iter().find_map(|(re, zh)| {
+        let caps = re.captures(text)?;
+        let mut out = String::new();
+        caps.expand(zh, &mut out);
+        Some(out)
+    })
+}
+
 /// The Chinese reserved-versus-allocated paragraph.
 pub fn reserved_gap(f: &Finding) -> Option<String> {
     pick(&[
@@ -899,6 +945,20 @@ mod tests {
         for (code, _, details) in VERDICTS {
             assert!(details.last().is_some_and(|t| !t.contains('{')), "{code}");
         }
+    }
+
+    #[test]
+    fn notes_translate_with_their_parts() {
+        assert_eq!(
+            note("the request is printed rounded (11.96GiB); its byte count is approximate")
+                .as_deref(),
+            Some("申请量打印时做了取整（11.96GiB）；字节数是近似值")
+        );
+        assert_eq!(
+            note("tried to allocate `99999999999999999999.00 GiB` is too large to be a real byte count").as_deref(),
+            Some("tried to allocate `99999999999999999999.00 GiB` 太大，不可能是真实的字节数")
+        );
+        assert_eq!(note("something else"), None);
     }
 
     #[test]

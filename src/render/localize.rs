@@ -5,7 +5,7 @@ use crate::explain::FieldRow;
 use crate::i18n::{zh, Lang};
 use crate::record::Finding;
 
-/// The finding with its verdict titles and details and its fixes in `lang`
+/// The finding with its verdict titles and details, fixes and notes in `lang`
 /// (codes unchanged), for every format, JSON included.
 pub fn localize(f: &Finding, lang: Lang) -> std::borrow::Cow<'_, Finding> {
     if lang == Lang::En {
@@ -16,6 +16,11 @@ pub fn localize(f: &Finding, lang: Lang) -> std::borrow::Cow<'_, Finding> {
         if let Some((title, detail)) = zh::verdict(&v.code, f) {
             v.title = title;
             v.detail = detail;
+        }
+    }
+    for note in &mut out.notes {
+        if let Some(chinese) = zh::note(note) {
+            *note = chinese;
         }
     }
     for fix in &mut out.diagnosis.fixes {
