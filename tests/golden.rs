@@ -188,3 +188,76 @@ fn negative_fixtures_find_nothing() {
         );
     }
 }
+
+/// Every fixture's text fits 80 columns at `COLUMNS=80`, in both languages,
+/// counting East Asian wide characters as two.
+#[test]
+fn every_fixture_fits_80_columns() {
+    use unicode_width::UnicodeWidthStr;
+    for log in fixtures() {
+        for lang in [Lang::En, Lang::Zh] {
+            let text = render_with(&log, lang, 80, false);
+            for line in text.lines() {
+                assert!(
+                    line.width() <= 80,
+                    "{} ({lang:?}): {} columns: {line}",
+                    log.display(),
+                    line.width()
+                );
+            }
+        }
+    }
+}
+
+/// The first lines of every finding name its top verdict and its first fix,
+/// and `--brief` prints only those lines and the count.
+#[test]
+fn every_finding_answers_first() {
+    for log in fixtures() {
+        let name = log.file_name().unwrap().to_string_lossy().to_string();
+        let mut analysis = Analysis::new();
+        analysis.add(oomwhy::scan(fs::File::open(&log).unwrap(), &name).unwrap());
+        let (findings, _) = analysis.finish();
+        let brief = render_with(&log, Lang::En, 100, true);
+        let answers: Vec<&str> = brief.split("\n\n").collect();
+        assert_eq!(answers.len(), findings.len() + 1, "{name}: {brief}");
+        for (f, answer) in findings.iter().zip(&answers) {
+            let joined = answer.split_whitespace().collect::<Vec<_>>().join(" ");
+            if let Some(v) = f.diagnosis.verdicts.first() {
+                assert!(joined.contains(&v.title), "{name}: no verdict in {answer}");
+            }
+            if let Some(fix) = f.diagnosis.fixes.first() {
+                assert!(joined.contains(&fix.title), "{name}: no fix in {answer}");
+            }
+            // Three entries (what failed, why, first fix), each at most
+            // two lines at 100 columns.
+            assert!(
+                answer.lines().count() <= 6,
+                "{name}: answer too long: {answer}"
+            );
+        }
+        let full = run(&log, Format::Text);
+        for answer in &answers[..findings.len()] {
+            assert!(
+                full.contains(answer),
+                "{name}: the full text does not open with the answer"
+            );
+        }
+    }
+}
+
+fn render_with(log: &Path, lang: Lang, width: usize, brief: bool) -> String {
+    let name = log.file_name().unwrap().to_string_lossy().to_string();
+    let mut analysis = Analysis::new();
+    analysis.add(oomwhy::scan(fs::File::open(log).unwrap(), &name).unwrap());
+    let (findings, summary) = analysis.finish();
+    let options = RenderOptions {
+        lang,
+        width,
+        brief,
+        ..RenderOptions::default()
+    };
+    let mut out = Vec::new();
+    render(Format::Text, &findings, &summary, options, &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}

@@ -216,6 +216,23 @@ fn labelled(label: &str, text: &str) -> String {
     }
 }
 
+/// `sentence` and its opening clauses (cut before ` (`, `, `, `; `, ` — `,
+/// `（`, `，`, `；`) that still hold a digit and close their parentheses,
+/// longest first.
+fn clauses(sentence: &str) -> Vec<&str> {
+    let mut cuts: Vec<usize> = [" (", ", ", "; ", " — ", "（", "，", "；"]
+        .iter()
+        .flat_map(|stop| sentence.match_indices(stop).map(|(i, _)| i))
+        .collect();
+    cuts.sort_unstable_by(|a, b| b.cmp(a));
+    std::iter::once(sentence)
+        .chain(cuts.into_iter().map(|i| &sentence[..i]))
+        .filter(|clause| clause.chars().any(|c| c.is_ascii_digit()))
+        // A clause never ends inside parentheses.
+        .filter(|clause| clause.matches(['(', '（']).count() == clause.matches([')', '）']).count())
+        .collect()
+}
+
 struct View<'a> {
     p: &'a Painter,
     lang: Lang,
@@ -251,12 +268,26 @@ impl View<'_> {
         writeln!(out, "{}{}", p.category(f.category, tag_part), p.bold(rest))?;
         if let Some(v) = f.diagnosis.verdicts.first() {
             let why = Msg::SummaryWhy.text(lang);
-            let reason = match first_sentence(&v.detail) {
-                Some(sentence) if lang == Lang::Zh => format!("{}：{sentence}", v.title),
-                Some(sentence) => format!("{}: {sentence}", v.title),
-                None => v.title.clone(),
+            let join = |reason: &str| match lang {
+                Lang::Zh => format!("{}：{reason}", v.title),
+                Lang::En => format!("{}: {reason}", v.title),
             };
-            let text = self.wrap(&labelled(why, &reason), "    ", "      ");
+            // The reason with the figure it rests on, in at most two lines:
+            // the detail's first sentence, else its longest opening clause
+            // that still holds a number, else the title alone.
+            let candidates = first_sentence(&v.detail)
+                .map(clauses)
+                .unwrap_or_default()
+                .into_iter()
+                .map(join)
+                .chain(std::iter::once(v.title.clone()));
+            let mut text = String::new();
+            for reason in candidates {
+                text = self.wrap(&labelled(why, &reason), "    ", "      ");
+                if text.lines().count() <= 2 {
+                    break;
+                }
+            }
             writeln!(out, "{}", text.replacen(why, &p.bold(why), 1))?;
         }
         if let Some(fix) = f.diagnosis.fixes.first() {
@@ -614,6 +645,23 @@ mod tests {
         assert_eq!(
             summary_line_in(&s, Lang::Zh),
             "1 个发现：1 个内存不足（OOM）（1 行，共 1 个输入）"
+        );
+    }
+
+    #[test]
+    fn clauses_keep_their_figures() {
+        assert_eq!(
+            clauses("PyTorch holds 1.32 GiB that no tensor uses (reserved 8.80 GiB), more than 1.25 GiB"),
+            [
+                "PyTorch holds 1.32 GiB that no tensor uses (reserved 8.80 GiB), more than 1.25 GiB",
+                "PyTorch holds 1.32 GiB that no tensor uses (reserved 8.80 GiB)",
+                "PyTorch holds 1.32 GiB that no tensor uses",
+            ]
+        );
+        assert!(clauses("no figure here, at all").is_empty());
+        assert_eq!(
+            clauses("refused 32 GiB (error 12, ENOMEM)"),
+            ["refused 32 GiB (error 12, ENOMEM)", "refused 32 GiB"]
         );
     }
 
