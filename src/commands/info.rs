@@ -9,6 +9,7 @@ use colored::Colorize;
 use oomwhy::explain::docs;
 use oomwhy::i18n::{zh, Lang, Msg};
 use std::io::{self, IsTerminal, Write};
+use unicode_width::UnicodeWidthChar;
 
 /// A code as a user typed it, in the form codes are written: case, `-` for
 /// `_`, spaces and an `oomwhy explain` prefix do not matter.
@@ -75,6 +76,7 @@ fn not_found(wanted: &str, lang: Lang) -> String {
 /// `oomwhy explain CODE` and `oomwhy explain --list`.
 pub fn explain(args: &ExplainArgs, lang: Lang) -> anyhow::Result<i32> {
     let color = use_color(args.color, io::stdout().is_terminal());
+    colored::control::set_override(color);
     let mut out = io::stdout().lock();
     if args.list {
         let list = docs::list();
@@ -130,21 +132,97 @@ pub fn explain(args: &ExplainArgs, lang: Lang) -> anyhow::Result<i32> {
         writeln!(out, "{}", Msg::PageInEnglish.text(lang))?;
         writeln!(out)?;
     }
-    for line in text.lines() {
-        let line = if color {
-            style_markdown(line)
-        } else {
-            line.to_string()
-        };
-        writeln!(out, "{line}")?;
+    if color {
+        // On a terminal: paragraphs and list items reflowed to its width.
+        let width = super::text_width(super::stdout_width());
+        for block in blocks(text) {
+            writeln!(out, "{}", block.render(width))?;
+        }
+    } else {
+        // Piped: the Markdown source, which reads as plain text.
+        out.write_all(text.as_bytes())?;
     }
     out.flush().context("cannot write the output")?;
     Ok(0)
 }
 
+/// A piece of an explanation page, as laid out on a terminal.
+enum Block<'a> {
+    /// Printed as it is (headings, code, tables, blank lines), styled.
+    Line(&'a str),
+    /// Words reflowed to the width; `first` and `rest` indent the lines.
+    Flow {
+        first: String,
+        rest: String,
+        words: String,
+    },
+}
+
+impl Block<'_> {
+    fn render(&self, width: usize) -> String {
+        match self {
+            Block::Line(line) => style_markdown(line),
+            Block::Flow { first, rest, words } => {
+                let options = textwrap::Options::new(width)
+                    .initial_indent(first)
+                    .subsequent_indent(rest)
+                    .wrap_algorithm(textwrap::WrapAlgorithm::FirstFit);
+                // Styled first: textwrap does not count colour codes.
+                textwrap::fill(&style_markdown(words), options)
+            }
+        }
+    }
+}
+
+/// Splits a page into lines kept as they are and paragraphs or list items
+/// to reflow (their source lines joined).
+fn blocks(text: &str) -> Vec<Block<'_>> {
+    let mut out: Vec<Block<'_>> = Vec::new();
+    let mut open = false;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        let item_marker = trimmed
+            .split_once(' ')
+            .map(|(marker, _)| marker)
+            .filter(|m| *m == "-" || (m.ends_with('.') && m[..m.len() - 1].parse::<u32>().is_ok()));
+        let verbatim = line.is_empty()
+            || line.starts_with('#')
+            || line.starts_with("    ") && !open
+            || line.starts_with('|')
+            || line.starts_with("```");
+        if verbatim {
+            open = false;
+            out.push(Block::Line(line));
+        } else if let Some(marker) = item_marker {
+            let indent = line.len() - trimmed.len();
+            let words = trimmed[marker.len()..].trim_start().to_string();
+            out.push(Block::Flow {
+                first: format!("{}{marker} ", " ".repeat(indent)),
+                rest: " ".repeat(indent + marker.len() + 1),
+                words,
+            });
+            open = true;
+        } else if let (true, Some(Block::Flow { words, .. })) = (open, out.last_mut()) {
+            // Chinese lines join without a space; others with one.
+            let wide = |c: Option<char>| c.is_some_and(|c| UnicodeWidthChar::width(c) == Some(2));
+            if !(wide(words.chars().last()) || wide(trimmed.chars().next())) {
+                words.push(' ');
+            }
+            words.push_str(trimmed);
+        } else {
+            out.push(Block::Flow {
+                first: String::new(),
+                rest: String::new(),
+                words: trimmed.to_string(),
+            });
+            open = true;
+        }
+    }
+    out
+}
+
 /// One line of an explanation page for a terminal: headings in colour,
 /// `**strong**` in bold, `code` highlighted, the Markdown marks removed.
-/// Piped output stays the Markdown source, which reads as plain text.
 fn style_markdown(line: &str) -> String {
     if let Some(heading) = line.strip_prefix("## ") {
         return heading.bold().cyan().to_string();
@@ -172,7 +250,11 @@ fn style_markdown(line: &str) -> String {
                 continue;
             }
         }
-        let next = rest[1..].find(['*', '`']).map_or(rest.len(), |i| i + 1);
+        // Past the first character (which may be wide), up to the next mark.
+        let first = rest.chars().next().map_or(1, char::len_utf8);
+        let next = rest[first..]
+            .find(['*', '`'])
+            .map_or(rest.len(), |i| i + first);
         out.push_str(&rest[..next]);
         rest = &rest[next..];
     }
@@ -230,4 +312,42 @@ pub fn man() -> anyhow::Result<i32> {
     man.render_version_section(&mut out)?;
     out.flush()?;
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_reflow_paragraphs_and_items_but_not_code() {
+        colored::control::set_override(false);
+        let page = "# a: title\n\nOne paragraph\non two lines.\n\n    code line\n\n1. **First** item\n   continued\n- bullet\n";
+        let lines: Vec<String> = blocks(page).iter().map(|b| b.render(80)).collect();
+        assert_eq!(
+            lines,
+            [
+                "a: title",
+                "",
+                "One paragraph on two lines.",
+                "",
+                "    code line",
+                "",
+                "1. First item continued",
+                "- bullet",
+            ]
+        );
+        let chinese: Vec<String> = blocks("显存\n不足，batch\nsize 减半\n")
+            .iter()
+            .map(|b| b.render(80))
+            .collect();
+        assert_eq!(chinese, ["显存不足，batch size 减半"]);
+        colored::control::set_override(true);
+        assert!(style_markdown("显存 **不足** `x`").starts_with("显存 "));
+        colored::control::set_override(false);
+        let narrow: Vec<String> = blocks("1. one two three four\n")
+            .iter()
+            .map(|b| b.render(13))
+            .collect();
+        assert_eq!(narrow, ["1. one two\n   three four"]);
+    }
 }

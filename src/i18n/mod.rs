@@ -159,8 +159,8 @@ messages! {
     DidYouMean { en: "did you mean: {0}?", zh: "你是不是想找：{0}？", }
     Ambiguous { en: "`{0}` matches several codes: {1}", zh: "`{0}` 匹配到多个代码：{1}", }
     SeeList { en: "`oomwhy explain --list` lists every code", zh: "`oomwhy explain --list` 列出所有代码", }
-    KindsHeading { en: "Kinds of error (what happened)", zh: "错误类型（发生了什么）", }
-    VerdictsHeading { en: "Verdicts (why it happened)", zh: "结论（为什么会发生）", }
+    KindsHeading { en: "Kinds of error (what happened: the first code on a finding's More: line)", zh: "错误类型（发生了什么：发现的“详见”一行里的第一个代码）", }
+    VerdictsHeading { en: "Verdicts (why it happened: the codes after it)", zh: "结论（为什么会发生：后面的那些代码）", }
     PageInEnglish { en: "The full page below is in English.", zh: "以下完整说明暂时只有英文版。", }
     CannotRead { en: "cannot read {0}", zh: "无法读取 {0}", }
     CannotWrite { en: "cannot write the output", zh: "无法写出结果", }
