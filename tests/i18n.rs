@@ -79,6 +79,11 @@ fn everything_the_fixtures_say_has_chinese() {
                 missing.insert(format!("fix {:?}", fix.title));
             }
         }
+        for key in f.facts.keys() {
+            if zh::fact_label(key).is_none() {
+                missing.insert(format!("fact {key:?}"));
+            }
+        }
         for note in &f.notes {
             if zh::note(note).is_none() {
                 missing.insert(format!("note {note:?}"));

@@ -198,6 +198,93 @@ pub fn note(text: &str) -> Option<String> {
     })
 }
 
+/// JSON fact key, Chinese label (the "Details" lines of the text output).
+const FACT_LABELS: &[(&str, &str)] = &[
+    ("allocator", "分配器"),
+    ("allocator_backend", "分配器后端"),
+    ("assert", "断言"),
+    ("assertion", "断言条件"),
+    ("assertion_lines", "断言行数"),
+    ("async_warning", "异步报告提示"),
+    ("call", "调用"),
+    ("constraint", "约束"),
+    ("device_name", "设备名"),
+    ("dll", "DLL"),
+    ("dll_name", "DLL 名称"),
+    ("driver_message", "驱动消息"),
+    ("dtype", "数据类型"),
+    ("errno", "errno"),
+    ("error_code", "错误码"),
+    ("error_name", "错误名"),
+    ("estimated_max_model_len", "估算的最长上下文"),
+    ("exit_code", "退出码"),
+    ("exit_code_signed", "退出码（有符号）"),
+    ("failed_allocations", "失败的分配次数"),
+    ("failed_check", "失败的检查"),
+    ("failed_ranks", "失败的 rank"),
+    ("file", "文件"),
+    ("high_watermark_limit", "high watermark 上限"),
+    ("hint", "提示"),
+    ("kernel", "kernel"),
+    ("kv_cache_tokens", "KV cache token 数"),
+    ("last_error", "最后的错误"),
+    ("library", "库"),
+    ("line", "行"),
+    ("location", "位置"),
+    ("max_seq_len", "max_model_len"),
+    ("memory_space", "内存空间"),
+    ("nccl_error", "NCCL 错误"),
+    ("nccl_version", "NCCL 版本"),
+    ("node", "节点"),
+    ("ntstatus", "NTSTATUS"),
+    ("numel_in", "输入元素数"),
+    ("numel_out", "输出元素数"),
+    ("oom_kill_events", "OOM kill 事件数"),
+    ("op", "操作"),
+    ("op_type", "操作类型"),
+    ("pci", "PCI 地址"),
+    ("pid", "PID"),
+    ("pool", "内存池"),
+    ("process", "进程"),
+    ("program_fragmentation", "程序碎片"),
+    ("pytorch_limit", "PyTorch 上限"),
+    ("raised_at", "抛出位置"),
+    ("ran_for_ms", "已运行（ms）"),
+    ("rank", "rank"),
+    ("reason", "原因"),
+    ("reported_by", "报告者"),
+    ("resource", "资源"),
+    ("root_cause_error_file", "根因错误文件"),
+    ("root_cause_exitcode", "根因退出码"),
+    ("root_cause_host", "根因主机"),
+    ("root_cause_local_rank", "根因 local rank"),
+    ("root_cause_pid", "根因 PID"),
+    ("root_cause_rank", "根因 rank"),
+    ("root_cause_signal", "根因信号"),
+    ("root_cause_time", "根因时间"),
+    ("script", "脚本"),
+    ("seq_num", "序号"),
+    ("shape", "形状"),
+    ("signal", "信号"),
+    ("size_units", "大小单位"),
+    ("source", "源码位置"),
+    ("status", "状态"),
+    ("step", "步数"),
+    ("strerror", "错误描述"),
+    ("timeout_ms", "超时（ms）"),
+    ("total_including_request", "含本次申请的总量"),
+    ("winerror", "WinError"),
+    ("xid", "Xid"),
+];
+
+/// The Chinese label of a fact key.
+pub fn fact_label(key: &str) -> Option<&'static str> {
+    FACT_LABELS
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, label)| *label)
+}
+
 /// The Chinese reserved-versus-allocated paragraph.
 pub fn reserved_gap(f: &Finding) -> Option<String> {
     pick(&[

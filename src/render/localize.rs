@@ -78,3 +78,11 @@ pub fn confidence(level: &str, lang: Lang) -> String {
         Lang::En => level.to_string(),
     }
 }
+
+/// The label of a fact key in `lang` (`error_name` → "error name" / "错误名").
+pub fn fact_label(key: &str, lang: Lang) -> String {
+    match lang {
+        Lang::Zh => zh::fact_label(key).map_or_else(|| key.replace('_', " "), str::to_string),
+        Lang::En => key.replace('_', " "),
+    }
+}

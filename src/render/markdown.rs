@@ -173,7 +173,7 @@ pub(super) fn finding(f: &Finding, lang: Lang, out: &mut dyn Write) -> io::Resul
             writeln!(
                 out,
                 "- {}: `{}`",
-                key.replace('_', " "),
+                localize::fact_label(key, lang),
                 sanitize(value).replace('`', "'")
             )?;
         }

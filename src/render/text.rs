@@ -410,7 +410,8 @@ impl View<'_> {
         if !f.facts.is_empty() && rows.is_empty() {
             self.heading(out, Msg::DetailsHeading)?;
             for (key, value) in &f.facts {
-                let line = format!("{}: {}", key.replace('_', " "), value);
+                let colon = if lang == Lang::Zh { "：" } else { ": " };
+                let line = format!("{}{colon}{value}", localize::fact_label(key, lang));
                 writeln!(out, "{}", self.wrap(&line, "    ", "      "))?;
             }
         }
