@@ -123,8 +123,8 @@ messages! {
     More { en: "More:", zh: "详见：", }
     FindingOne { en: "1 finding", zh: "1 个发现", }
     FindingMany { en: "{0} findings", zh: "{0} 个发现", }
-    CountOom { en: "{0} out-of-memory", zh: "{0} 个内存不足（OOM）", }
-    CountLikelyOom { en: "{0} likely out-of-memory", zh: "{0} 个很可能是内存不足", }
+    CountOom { en: "{0} out-of-memory", zh: "{0} 个内存不足错误", }
+    CountLikelyOom { en: "{0} likely out-of-memory", zh: "{0} 个很可能的内存不足", }
     CountCrashOne { en: "1 other crash", zh: "1 个其他崩溃", }
     CountCrashMany { en: "{0} other crashes", zh: "{0} 个其他崩溃", }
     LinesOne { en: "1 line", zh: "1 行", }

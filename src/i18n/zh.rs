@@ -110,9 +110,9 @@ pub fn headline(f: &Finding) -> Option<String> {
 
 /// The Chinese title and detail of a verdict.
 pub fn verdict(code: &str, f: &Finding) -> Option<(String, String)> {
-    let (_, title, details) = VERDICTS.iter().find(|(c, _, _)| *c == code)?;
+    let (_, titles, details) = VERDICTS.iter().find(|(c, _, _)| *c == code)?;
     let figures = figures(f);
-    Some((pick(&[title], &figures)?, pick(details, &figures)?))
+    Some((pick(titles, &figures)?, pick(details, &figures)?))
 }
 
 /// The Chinese title of a verdict code, for `explain --list`.
@@ -120,7 +120,7 @@ pub fn verdict_title(code: &str) -> Option<&'static str> {
     VERDICTS
         .iter()
         .find(|(c, _, _)| *c == code)
-        .map(|(_, title, _)| *title)
+        .and_then(|(_, titles, _)| titles.last().copied())
 }
 
 /// The Chinese title and how of a fix.
@@ -462,155 +462,156 @@ fn headline_templates(kind: Kind) -> &'static [&'static str] {
     }
 }
 
-/// Verdict code, Chinese title, detail alternatives (most specific first).
-const VERDICTS: &[(&str, &str, &[&str])] = &[
-    ("inconsistent_numbers", "这条报错里的数字不可能同时成立", &[
+/// Verdict code, Chinese title and detail alternatives (most specific
+/// first; the last names no figure).
+const VERDICTS: &[(&str, &[&str], &[&str])] = &[
+    ("inconsistent_numbers", &["这条报错里的数字不可能同时成立"], &[
         "已预留 {reserved} + 空闲 {free} = {reserved_plus_free}，超过了总容量 {total}。这些数字不是同一时刻采样的（空闲显存是在失败之后读的，可能已经变了），或者驱动对显存做了虚拟化（Windows WDDM 的共享内存回退、WSL、vGPU、MIG）。oomwhy 不再基于它们往下推理。",
         "报错里的几个数字加起来对不上。它们不是同一时刻采样的，或者驱动对显存做了虚拟化（Windows WDDM、WSL、vGPU、MIG）。oomwhy 不再基于它们往下推理。",
     ]),
-    ("request_exceeds_capacity", "单次分配就超过了这块 GPU 能提供的全部显存", &[
+    ("request_exceeds_capacity", &["单次分配就超过了这块 GPU 能提供的全部显存"], &[
         "这一次就要 {requested}，而整块卡只有 {total}。换什么分配器设置都没用：多半是某个维度算错或溢出、一次把整个数据集搬上 GPU，或者对超长输入算两两/注意力矩阵。",
         "这一次申请比任何一块卡都大。换什么分配器设置都没用：多半是某个维度算错、一次搬上了整个数据集，或者对超长输入算注意力矩阵。",
     ]),
-    ("memory_limit", "是为这个进程设的显存上限拒绝了分配，不是硬件不够", &[
+    ("memory_limit", &["是为这个进程设的显存上限拒绝了分配，不是硬件不够"], &[
         "允许使用的上限是 {allowed}，这次申请 {requested} 会超过它。上限来自 torch.cuda.set_per_process_memory_fraction()、框架的内存池上限或类似设置；GPU 本身可能还有空间。",
         "这次申请超过了为进程设置的内存上限（如 set_per_process_memory_fraction() 或内存池上限）；GPU 本身可能还有空间。",
     ]),
-    ("free_exceeds_request", "设备报告的空闲显存比申请的还多", &[
+    ("free_exceeds_request", &["设备报告的空闲显存比申请的还多"], &[
         "申请 {requested}，而设备报告空闲 {free}。空闲显存是在失败之后读取的：同一块卡上的其他进程可能刚好释放了，或者空闲总量虽然够，却没有一块连续的区域放得下，或者驱动做了虚拟化。",
         "设备报告的空闲显存多于申请量：空闲值是在失败之后读取的，可能已经变化，或者没有连续的空间。",
     ]),
-    ("other_processes", "其他进程占用了这块 GPU 的很大一部分", &[
+    ("other_processes", &["其他进程占用了这块 GPU 的很大一部分"], &[
         "报错里列出的其他进程一共占用 {others}。它们和你的进程抢同一块卡：可能是另一个训练任务、残留的 Jupyter 内核、DataLoader 子进程里误建的 CUDA 上下文，或者同一任务的其他 rank 选错了卡。",
         "同一块 GPU 上的其他进程占用了大量显存：另一个任务、残留的 Jupyter 内核，或者选错卡的其他 rank。",
     ]),
-    ("memory_outside_pytorch", "缺的显存大部分被 PyTorch 分配器之外的东西占着", &[
+    ("memory_outside_pytorch", &["缺的显存大部分被 PyTorch 分配器之外的东西占着"], &[
         "总容量 {total} − 空闲 {free} − PyTorch 已预留 {reserved} = {outside}，这部分在 PyTorch 的缓存分配器之外：CUDA 上下文（每个进程几百 MiB）、cuDNN/cuBLAS 的工作区、NCCL 缓冲区、其他库（TensorFlow、JAX、CuPy）以及其他进程。",
         "相当一部分显存被 PyTorch 缓存分配器之外的东西占用：CUDA 上下文、cuDNN/cuBLAS 工作区、NCCL 缓冲区、其他库或其他进程。",
     ]),
-    ("fragmentation", "显存碎片化：PyTorch 手里的空闲空间用不上", &[
+    ("fragmentation", &["显存碎片化：PyTorch 手里的空闲空间用不上"], &[
         "PyTorch 已预留但未分配的有 {unallocated}，比这次申请的 {requested} 还多，却放不下它：这些空闲空间散落在部分占用的段里，没有一块足够大的连续区域。",
         "PyTorch 手里有足够的空闲缓存，但都是零碎的小块，没有一块足够大的连续区域放得下这次申请。",
     ]),
-    ("cuda_graph_pools", "CUDA graph 把空闲显存留在了私有池里", &[
+    ("cuda_graph_pools", &["CUDA graph 把空闲显存留在了私有池里"], &[
         "“已分配”里有 {pools} 是 CUDA graph 私有池中的空闲空间。这些池只给捕获它们的 graph 使用，普通张量用不上。",
         "CUDA graph 的私有池占着空闲显存，只给捕获它们的 graph 使用，普通张量用不上。",
     ]),
-    ("non_pytorch_memory", "这个进程在 PyTorch 之外占用了大量显存", &[
+    ("non_pytorch_memory", &["这个进程在 PyTorch 之外占用了大量显存"], &[
         "这个进程一共占用 {in_use}，其中只有 {reserved} 由 PyTorch 预留，多出的 {non_pytorch} 属于 CUDA 上下文、cuDNN/cuBLAS 工作区、NCCL、CUDA graph 或同进程里的其他库。",
         "这个进程在 PyTorch 缓存之外占用了不少显存：CUDA 上下文、库的工作区、NCCL 或同进程里的其他库。",
     ]),
-    ("capacity_exhausted", "工作负载放不进显存", &[
+    ("capacity_exhausted", &["工作负载放不进显存"], &[
         "总共 {total}，PyTorch 已分配 {allocated}，空闲只剩 {free}，而这次还要 {requested}。显存确实被真实数据占满了：模型权重、梯度、优化器状态和激活值加起来超过了这块卡。",
         "已分配 {allocated}，空闲 {free}，这次申请 {requested} 放不下。显存确实被真实数据占满了：权重、梯度、优化器状态和激活值加起来超过了这块卡。",
         "显存确实被真实数据占满了：权重、梯度、优化器状态和激活值加起来超过了可用的显存。",
     ]),
-    ("memory_growth", "多次 OOM 之间显存在增长：有东西在累积", &[
+    ("memory_growth", &["多次 OOM 之间显存在增长：有东西在累积"], &[
         "这块设备上最近几次 OOM 时已分配的显存一次比一次多。显存在步与步之间持续增长，说明有张量跨迭代被保留：没用 .item() 就累加的 loss、追加到列表里的输出、不断变大的缓存或序列长度。",
     ]),
-    ("fails_at_start", "第一步就失败了", &[
+    ("fails_at_start", &["第一步就失败了"], &[
         "崩溃前最后的进度计数是 {step}：这套配置连一次都跑不下来。要改的是配置（batch、序列长度、精度），而不是去找泄漏。",
         "刚开始就失败：这套配置连一次都跑不下来。要改的是配置（batch、序列长度、精度），而不是去找泄漏。",
     ]),
-    ("late_failure", "成功跑了很多步之后才失败", &[
+    ("late_failure", &["成功跑了很多步之后才失败"], &[
         "崩溃前最后的进度计数是 {step}：同样的配置之前跑过很多次。要么某个 batch 比其他的大（变长序列、最后一个大 batch、评估阶段），要么显存随时间增长（有张量跨步保留）。",
         "同样的配置之前跑过很多次。要么某个 batch 比其他的大（变长序列、评估阶段），要么显存随时间增长。",
     ]),
-    ("outside_allocator_oom", "PyTorch 分配器之外的一次 CUDA 调用显存不足", &[
+    ("outside_allocator_oom", &["PyTorch 分配器之外的一次 CUDA 调用显存不足"], &[
         "这次失败不是 PyTorch 的缓存分配器报的，而是另一处 CUDA 调用（创建上下文、cuBLAS/cuDNN 句柄、kernel 启动、其他库）没拿到显存，所以报错里没有大小。通常是卡已经被占满了：PyTorch 的缓存、其他库或其他进程。",
     ]),
-    ("async_error_location", "调用栈多半指错了行", &[
+    ("async_error_location", &["调用栈多半指错了行"], &[
         "CUDA 异步报告 kernel 错误：错误在下一次与 GPU 同步的调用处才冒出来，而不是在出错的那个 kernel。上面的 Python 调用栈显示的是 PyTorch 发现错误的位置，通常晚于真正出错的位置。设 CUDA_LAUNCH_BLOCKING=1 重跑可以找到真正的位置。",
     ]),
-    ("native_fail_fast", "原生代码故意终止了进程", &[
+    ("native_fail_fast", &["原生代码故意终止了进程"], &[
         "0xC0000409（STATUS_STACK_BUFFER_OVERRUN）在现代 Windows 上也用于 fail-fast：某个原生库（CUDA、cuDNN、驱动、扩展）检测到无法继续的状态，主动结束了进程。显存或内存耗尽是常见诱因之一，但退出码本身不能证明这一点。",
     ]),
-    ("mps_high_watermark", "是 PyTorch 的 MPS 内存上限拒绝了分配，不是机器内存不够", &[
+    ("mps_high_watermark", &["是 PyTorch 的 MPS 内存上限拒绝了分配，不是机器内存不够"], &[
         "PyTorch 给 MPS 设了上限（high watermark，默认约为推荐最大工作集的 1.7 倍）。这次申请 {requested} 会超过它；系统可能还有内存。",
         "PyTorch 的 MPS 上限（high watermark）拒绝了这次分配；系统可能还有内存。",
     ]),
-    ("unified_memory_exhausted", "macOS 给 GPU 的内存用完了（MPS 上限已关闭）", &[
+    ("unified_memory_exhausted", &["macOS 给 GPU 的内存用完了（MPS 上限已关闭）"], &[
         "PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 关掉了上限，于是 macOS 本身没法再给 GPU 分配统一内存。Apple GPU 和 CPU 共用同一块内存，其他程序也在占用它。",
     ]),
-    ("host_ram_exhausted", "机器的内存（RAM）用完了：是主机内存，不是显存", &[
+    ("host_ram_exhausted", &["机器的内存（RAM）用完了：是主机内存，不是显存"], &[
         "这次失败的是 CPU 内存：数据加载、把 checkpoint 整个读进内存、pin_memory 缓冲区、DataLoader 子进程各自的副本，都会占用主机内存。显存相关的设置对它没有用。",
     ]),
-    ("host_memory_limit", "任务超出了调度器给它的内存上限", &[
+    ("host_memory_limit", &["任务超出了调度器给它的内存上限"], &[
         "上限是 {fact:limit}，而用量达到了 {fact:usage}。Slurm/Kubernetes 按 cgroup 计量内存，超过申请量就会被杀，即使机器上还有空闲内存。",
         "任务超出了 Slurm/Kubernetes 给它的内存上限而被杀，即使机器上还有空闲内存。",
     ]),
-    ("killed_by_sigkill", "被 SIGKILL 杀掉：很可能是主机内存不足，但日志证明不了", &[
+    ("killed_by_sigkill", &["被 SIGKILL 杀掉：很可能是主机内存不足，但日志证明不了"], &[
         "进程收到 SIGKILL（退出码 -9 或 137）。最常见的原因是 Linux 的 OOM killer 或容器的内存上限，但手动 kill、调度器超时或抢占也会发出同样的信号。看内核日志（dmesg）能确认。",
     ]),
-    ("xla_preallocation", "XLA 预分配的显存池没有空间放这个缓冲区", &[
+    ("xla_preallocation", &["XLA 预分配的显存池没有空间放这个缓冲区"], &[
         "XLA 启动时默认预先占用 75% 的显存，之后所有缓冲区都从这个池里分配。这次申请 {requested} 放不下。池太小、同一块卡上还有别的框架，或者模型本身太大。",
         "XLA 启动时默认预先占用 75% 的显存，之后所有缓冲区都从这个池里分配；这次的缓冲区放不下。",
     ]),
-    ("xla_host_memory_limit", "XLA 的锁页主机内存达到上限（默认 64 GB）", &[
+    ("xla_host_memory_limit", &["XLA 的锁页主机内存达到上限（默认 64 GB）"], &[
         "XLA 把数据卸载到主机时使用锁页（pinned）内存，默认上限是 64 GB。这次申请 {requested} 超过了它；这不是显存，也不一定是机器内存不够。",
         "XLA 卸载到主机的锁页内存达到上限（默认 64 GB）；这不是显存不足。",
     ]),
-    ("kv_cache_too_small", "KV cache 放不下配置的上下文长度", &[
+    ("kv_cache_too_small", &["KV cache 放不下配置的上下文长度"], &[
         "推理引擎先加载权重、做一次剖析，再把剩下的显存留给 KV cache；剩下的放不下一个 max_model_len {fact:max_seq_len} 的请求。调低 max_model_len、提高 gpu_memory_utilization，或者用更小/量化的权重。",
         "推理引擎加载权重后剩下的显存放不下一个最长上下文的 KV cache：调低 max_model_len、提高 gpu_memory_utilization，或用量化权重。",
     ]),
-    ("masked_oom", "报错里没说显存不足，但实际上多半就是", &[
+    ("masked_oom", &["报错里没说显存不足，但实际上多半就是"], &[
         "{fact:status} 这类状态码在分配失败时也会出现：库在申请句柄或工作区时拿不到显存，就只报一个笼统的错误。要确认：把 batch size 减半重跑（错误消失或推迟出现，就是显存的问题）；运行时用 `nvidia-smi -l 1` 观察；在出错那一步之前打印 torch.cuda.memory_summary()。",
         "这条报错没写“out of memory”，但它常常是在显存不足时出现的。要确认：把 batch size 减半重跑（错误消失或推迟出现，就是显存的问题）；运行时用 `nvidia-smi -l 1` 观察；在出错那一步之前打印 torch.cuda.memory_summary()。",
     ]),
-    ("index_out_of_range", "GPU 上有索引越界", &[
+    ("index_out_of_range", &["GPU 上有索引越界"], &[
         "kernel 里的断言 `{fact:assertion}` 失败：有索引超出了范围，最常见的是标签值 ≥ 类别数（或为负数，且不是 ignore_index），或 token id ≥ 词表/embedding 大小。这不是显存不足；CUDA 上下文此后已不可用。",
         "有索引超出了范围：最常见的是标签值 ≥ 类别数，或 token id ≥ embedding 大小。这不是显存不足；CUDA 上下文此后已不可用。",
     ]),
-    ("device_assert", "GPU kernel 自己的检查失败了", &[
+    ("device_assert", &["GPU kernel 自己的检查失败了"], &[
         "kernel 里的断言 `{fact:assertion}` 失败：输入的取值不满足 kernel 的要求（越界的索引、不在 [0, 1] 里的概率、NaN 等）。这不是显存不足；CUDA 上下文此后已不可用。",
         "kernel 里的断言失败：输入的取值不满足 kernel 的要求（越界的索引、不在 [0, 1] 里的概率、NaN 等）。这不是显存不足。",
     ]),
-    ("kernel_fault", "kernel 出错了", &[
+    ("kernel_fault", &["kernel 出错了"], &[
         "某个 kernel 在运行时出错（未对齐的访问或运行中崩溃）：多半是自定义的 CUDA/Triton kernel，或是为其他 PyTorch/CUDA 版本编译的扩展（flash-attn、xformers、bitsandbytes、apex），也可能是显示看门狗（Windows TDR）或驱动/硬件故障。这不是显存不足；CUDA 异步报告错误，调用栈可能指向更靠后的行。",
     ]),
-    ("arch_mismatch", "二进制不是为这块 GPU 编译的", &[
+    ("arch_mismatch", &["二进制不是为这块 GPU 编译的"], &[
         "发起 kernel 的库里既没有这块 GPU 计算能力的机器码，也没有可以现编的 PTX：新卡配了只编到旧架构的版本（如 sm_120 的 RTX 50 系列配上只到 sm_90 的 wheel）、旧卡已被新版本放弃，或扩展编译时的 TORCH_CUDA_ARCH_LIST 没包含这块卡。对比 torch.cuda.get_arch_list() 和 torch.cuda.get_device_capability()。",
     ]),
-    ("collateral_timeout", "是更早那个错误的后果，不是另一个原因", &[
+    ("collateral_timeout", &["是发现 [{cause}] 的后果，不是另一个原因", "是更早那个错误的后果，不是另一个原因"], &[
         "这次超时是因为别的 rank 已经因发现 [{cause}] 崩溃，没能参加集合通信。先解决发现 [{cause}]。",
         "这次超时是因为别的 rank 已经崩溃，没能参加集合通信。先解决最早的那个错误。",
     ]),
-    ("collateral_failure", "是更早那个错误的后果，不是另一个原因", &[
+    ("collateral_failure", &["是发现 [{cause}] 的后果，不是另一个原因", "是更早那个错误的后果，不是另一个原因"], &[
         "这条报错出现在发现 [{cause}] 之后，是它引起的连锁反应。先解决发现 [{cause}]。",
         "这条报错是更早一个错误引起的连锁反应。先解决最早的那个错误。",
     ]),
-    ("collective_timeout", "一次集合通信一直在等一个始终没到的 rank", &[
+    ("collective_timeout", &["一次集合通信一直在等一个始终没到的 rank"], &[
         "{fact:op_type} 等了 {fact:ran_for_ms} ms 后被 watchdog 判定超时。通常是某个 rank 已经崩溃或卡住（显存不足、数据加载卡死、各 rank 走了不同的代码分支），而不是网络慢。先找到最早出错的 rank。",
         "集合通信超时：通常是某个 rank 已经崩溃或卡住（显存不足、数据加载卡死、各 rank 走了不同的代码分支），而不是网络慢。先找到最早出错的 rank。",
     ]),
-    ("nccl_failure", "集合通信失败", &[
+    ("nccl_failure", &["集合通信失败"], &[
         "NCCL 报告 {fact:nccl_error}。设 NCCL_DEBUG=INFO 重跑，NCCL 会打印具体原因：网络接口、共享内存（/dev/shm）、驱动或 CUDA 版本不匹配，或者某个 rank 已经先崩溃了。",
         "NCCL 通信失败。设 NCCL_DEBUG=INFO 重跑，NCCL 会打印具体原因：网络接口、共享内存（/dev/shm）、版本不匹配，或者某个 rank 已经先崩溃了。",
     ]),
-    ("launcher_report", "启动器只报告了有 worker 退出", &[
+    ("launcher_report", &["启动器只报告了有 worker 退出"], &[
         "torchrun 的 ChildFailedError 只是汇总：根因在 rank {fact:root_cause_rank}（退出码 {fact:root_cause_exitcode}）。真正的错误在那个 rank 自己的输出里。",
         "torchrun 的 ChildFailedError 只是汇总，真正的错误在根因 rank 自己的输出里。",
     ]),
-    ("xid_error", "NVIDIA 驱动报告了 Xid 事件", &[
+    ("xid_error", &["Xid {fact:xid}：NVIDIA 驱动报告的 GPU 事件", "NVIDIA 驱动报告了 Xid 事件"], &[
         "Xid {fact:xid} 是 NVIDIA 内核驱动记录的 GPU 事件（见 dmesg）。按 NVIDIA 的 Xid 文档处理：有的是应用自身的错误（如 31：GPU 内存页错误），有的指向硬件或驱动问题（如 48、63、64、79、94、95、119）。",
         "Xid 是 NVIDIA 内核驱动记录的 GPU 事件（见 dmesg）。按 NVIDIA 的 Xid 文档处理：有的是应用自身的错误（如 31：GPU 内存页错误），有的指向硬件或驱动问题（如 48、63、64、79、94、95、119）。",
     ]),
-    ("hardware_fault", "是 GPU 或它的连接坏了，不是你的程序", &[
+    ("hardware_fault", &["是 GPU 或它的连接坏了，不是你的程序"], &[
         "这个 Xid 表示硬件或驱动层面的故障（掉卡、ECC 错误、GSP 超时等）。重启后如果还出现，检查散热、供电、PCIe 连接，并联系管理员或厂商；改程序解决不了。",
     ]),
-    ("native_access_violation", "原生代码访问了不属于它的内存", &[
+    ("native_access_violation", &["原生代码访问了不属于它的内存"], &[
         "0xC0000005（访问冲突）来自原生代码：扩展、驱动或版本不匹配的 CUDA/cuDNN DLL。显存不足一般不会直接导致它；先检查各个原生组件的版本是否匹配。",
     ]),
-    ("paging_file_too_small", "Windows 无法提交虚拟内存：是主机内存，不是显存", &[
+    ("paging_file_too_small", &["Windows 无法提交虚拟内存：是主机内存，不是显存"], &[
         "WinError 1455 表示页面文件太小：Windows 为每个加载 CUDA DLL 的进程（包括每个 DataLoader worker）预留大量虚拟内存。调大页面文件或减少 DataLoader worker 数。",
     ]),
-    ("allocation_failed", "一次 GPU 分配失败：显存不足", &[
+    ("allocation_failed", &["一次 GPU 分配失败：显存不足"], &[
         "这次在 {device} 上申请 {requested} 失败。报错没有说明卡上还剩多少，所以先看是配置太大（batch、序列长度、模型）还是有其他进程占着卡。",
         "这次申请 {requested} 失败。报错没有说明卡上还剩多少，所以先看是配置太大还是有其他进程占着卡。",
         "一次 GPU 分配失败。报错没有给出数字，所以先看是配置太大（batch、序列长度、模型）还是有其他进程占着卡。",
     ]),
-    ("shared_memory_limit", "kernel 的配置超出了这块 GPU 的共享内存", &[
+    ("shared_memory_limit", &["kernel 的配置超出了这块 GPU 的共享内存"], &[
         "kernel（通常是 Triton 自动调优出的配置）需要的 shared memory 超出了这块 GPU 每个 block 的上限。这和显存无关：换一个适合这块卡的配置（更小的 BLOCK_SIZE、num_stages），或者换一条不走 Triton 的路径。",
     ]),
 ];
@@ -1029,7 +1030,8 @@ mod tests {
                 "{kind:?}"
             );
         }
-        for (code, _, details) in VERDICTS {
+        for (code, titles, details) in VERDICTS {
+            assert!(titles.last().is_some_and(|t| !t.contains('{')), "{code}");
             assert!(details.last().is_some_and(|t| !t.contains('{')), "{code}");
         }
     }
