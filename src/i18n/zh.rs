@@ -63,6 +63,19 @@ pub fn figures(f: &Finding) -> HashMap<String, String> {
     if let Some(device) = f.device {
         out.insert("device".into(), format!("GPU {device}"));
     }
+    if let Some(meaning) = f.facts.get("xid").and_then(|x| xid_meaning(x)) {
+        out.insert("xid_meaning".into(), meaning.into());
+    }
+    if let (Some(a), Some(o), Some(r)) = (
+        s.allocated_bytes,
+        s.extra.get("other_allocations_bytes").copied().flatten(),
+        s.requested_bytes,
+    ) {
+        out.insert(
+            "mps_total".into(),
+            format_size(a.saturating_add(o).saturating_add(r)),
+        );
+    }
     if let Some(step) = f.last_step {
         out.insert("step".into(), step.to_string());
     }
@@ -78,6 +91,26 @@ pub fn figures(f: &Finding) -> HashMap<String, String> {
         }
     }
     out
+}
+
+/// What an Xid code means, for the codes the explainer describes.
+fn xid_meaning(xid: &str) -> Option<&'static str> {
+    Some(match xid {
+        "13" => "图形引擎异常",
+        "31" => "GPU 显存页错误",
+        "43" => "GPU 停止处理",
+        "45" => "之前出错后的抢占式清理",
+        "48" => "双比特 ECC 错误",
+        "63" => "ECC 页退役或行重映射事件",
+        "64" => "ECC 页退役或行重映射失败",
+        "74" => "NVLink 错误",
+        "79" => "GPU 从总线上掉线",
+        "92" => "单比特 ECC 错误率过高",
+        "94" => "已隔离的 ECC 错误",
+        "95" => "未隔离的 ECC 错误",
+        "119" => "GSP RPC 超时",
+        _ => return None,
+    })
 }
 
 /// Fills the first template whose figures are all known.
@@ -454,6 +487,8 @@ fn headline_templates(kind: Kind) -> &'static [&'static str] {
         Kind::WindowsAccessViolation => &["进程以 0xC0000005 退出：原生代码访问了不属于它的内存"],
         Kind::WindowsPagingFile => &["Windows 页面文件太小（WinError 1455）：是主机虚拟内存不够，不是显存"],
         Kind::GenericOom => &[
+            "{fact:reported_by} 在 {device} 上分配 {requested} 失败：显存不足",
+            "{fact:reported_by} 分配 {requested} 失败：显存不足",
             "在 {device} 上分配 {requested} 失败：显存不足",
             "分配 {requested} 失败：显存不足",
             "在 {device} 上分配显存失败",
@@ -527,6 +562,7 @@ const VERDICTS: &[(&str, &[&str], &[&str])] = &[
         "0xC0000409（STATUS_STACK_BUFFER_OVERRUN）在现代 Windows 上也用于 fail-fast：某个原生库（CUDA、cuDNN、驱动、扩展）检测到无法继续的状态，主动结束了进程。显存或内存耗尽是常见诱因之一，但退出码本身不能证明这一点。",
     ]),
     ("mps_high_watermark", &["是 PyTorch 的 MPS 内存上限拒绝了分配，不是机器内存不够"], &[
+        "MPS 已分配 {allocated} + 其他分配 {size:other_allocations_bytes} + 这次申请 {requested} = {mps_total}，达到了 max allowed {size:max_allowed_bytes}（按打印的精度）。这个上限是 PyTorch 的 high watermark：PYTORCH_MPS_HIGH_WATERMARK_RATIO（默认 1.7）× Metal 为这块 GPU 推荐的工作集大小。PyTorch 在问 macOS 之前就检查它，所以机器可能还有内存；设这个上限是为了不让 macOS 换页换到卡死。",
         "PyTorch 给 MPS 设了上限（high watermark，默认约为推荐最大工作集的 1.7 倍）。这次申请 {requested} 会超过它；系统可能还有内存。",
         "PyTorch 的 MPS 上限（high watermark）拒绝了这次分配；系统可能还有内存。",
     ]),
@@ -593,8 +629,8 @@ const VERDICTS: &[(&str, &[&str], &[&str])] = &[
         "torchrun 的 ChildFailedError 只是汇总：根因在 rank {fact:root_cause_rank}（退出码 {fact:root_cause_exitcode}）。真正的错误在那个 rank 自己的输出里。",
         "torchrun 的 ChildFailedError 只是汇总，真正的错误在根因 rank 自己的输出里。",
     ]),
-    ("xid_error", &["Xid {fact:xid}：NVIDIA 驱动报告的 GPU 事件", "NVIDIA 驱动报告了 Xid 事件"], &[
-        "Xid {fact:xid} 是 NVIDIA 内核驱动记录的 GPU 事件（见 dmesg）。按 NVIDIA 的 Xid 文档处理：有的是应用自身的错误（如 31：GPU 内存页错误），有的指向硬件或驱动问题（如 48、63、64、79、94、95、119）。",
+    ("xid_error", &["Xid {fact:xid}：{xid_meaning}", "Xid {fact:xid}：NVIDIA 驱动报告的 GPU 事件", "NVIDIA 驱动报告了 Xid 事件"], &[
+        "这是 NVIDIA 内核驱动记录在内核日志（dmesg）里的事件。按 NVIDIA 的 Xid 文档处理：有的是应用自身的错误（如 31：GPU 内存页错误），有的指向硬件或驱动问题（如 48、63、64、79、94、95、119）。",
         "Xid 是 NVIDIA 内核驱动记录的 GPU 事件（见 dmesg）。按 NVIDIA 的 Xid 文档处理：有的是应用自身的错误（如 31：GPU 内存页错误），有的指向硬件或驱动问题（如 48、63、64、79、94、95、119）。",
     ]),
     ("hardware_fault", &["是 GPU 或它的连接坏了，不是你的程序"], &[
@@ -606,7 +642,8 @@ const VERDICTS: &[(&str, &[&str], &[&str])] = &[
     ("paging_file_too_small", &["Windows 无法提交虚拟内存：是主机内存，不是显存"], &[
         "WinError 1455 表示页面文件太小：Windows 为每个加载 CUDA DLL 的进程（包括每个 DataLoader worker）预留大量虚拟内存。调大页面文件或减少 DataLoader worker 数。",
     ]),
-    ("allocation_failed", &["一次 GPU 分配失败：显存不足"], &[
+    ("allocation_failed", &["一次 GPU 显存分配失败"], &[
+        "{fact:reported_by} 在 {device} 上申请 {requested} 失败。报错没有说明卡上还剩多少，所以先看是配置太大（batch、序列长度、模型）还是有其他进程占着卡。",
         "这次在 {device} 上申请 {requested} 失败。报错没有说明卡上还剩多少，所以先看是配置太大（batch、序列长度、模型）还是有其他进程占着卡。",
         "这次申请 {requested} 失败。报错没有说明卡上还剩多少，所以先看是配置太大还是有其他进程占着卡。",
         "一次 GPU 分配失败。报错没有给出数字，所以先看是配置太大（batch、序列长度、模型）还是有其他进程占着卡。",
