@@ -75,7 +75,9 @@ fn everything_the_fixtures_say_has_chinese() {
             }
         }
         for fix in &f.diagnosis.fixes {
-            if !zh::fix(&fix.title).is_some_and(|(t, how)| has_chinese(&t) && has_chinese(&how)) {
+            if !zh::fix(&fix.title, &fix.how)
+                .is_some_and(|(t, how)| has_chinese(&t) && has_chinese(&how))
+            {
                 missing.insert(format!("fix {:?}", fix.title));
             }
         }

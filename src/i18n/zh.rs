@@ -156,8 +156,10 @@ pub fn verdict_title(code: &str) -> Option<&'static str> {
         .and_then(|(_, titles, _)| titles.last().copied())
 }
 
-/// The Chinese title and how of a fix.
-pub fn fix(title: &str) -> Option<(String, String)> {
+/// The Chinese title and how of a fix. A how may name `{export}`: the
+/// first `export VAR=value` of the English how, which depends on the
+/// PyTorch era (`PYTORCH_CUDA_ALLOC_CONF` or `PYTORCH_ALLOC_CONF`).
+pub fn fix(title: &str, english_how: &str) -> Option<(String, String)> {
     if let Some(id) = title
         .strip_prefix("Fix finding [")
         .and_then(|rest| rest.strip_suffix("] first"))
@@ -170,7 +172,22 @@ pub fn fix(title: &str) -> Option<(String, String)> {
     FIXES
         .iter()
         .find(|(en, _, _)| *en == title)
-        .map(|(_, zh, how)| (zh.to_string(), how.to_string()))
+        .and_then(|(_, zh, how)| {
+            let export = english_how
+                .split_whitespace()
+                .skip_while(|w| *w != "export")
+                .take(2)
+                .collect::<Vec<_>>()
+                .join(" ");
+            let export = export.trim_end_matches(['.', ',', ';']);
+            let how = if how.contains("{export}") {
+                // No command in the English how: keep it English.
+                (export.split(' ').count() == 2).then(|| how.replace("{export}", export))?
+            } else {
+                how.to_string()
+            };
+            Some((zh.to_string(), how))
+        })
 }
 
 /// The Chinese label and meaning of a field row.
@@ -525,7 +542,8 @@ const VERDICTS: &[(&str, &[&str], &[&str])] = &[
         "相当一部分显存被 PyTorch 缓存分配器之外的东西占用：CUDA 上下文、cuDNN/cuBLAS 工作区、NCCL 缓冲区、其他库或其他进程。",
     ]),
     ("fragmentation", &["显存碎片化：PyTorch 手里的空闲空间用不上"], &[
-        "PyTorch 已预留但未分配的有 {unallocated}，比这次申请的 {requested} 还多，却放不下它：这些空闲空间散落在部分占用的段里，没有一块足够大的连续区域。",
+        "PyTorch 手里有 {unallocated} 没有张量在用（已预留 {reserved}，已分配 {allocated}），设备上还空闲 {free}，这次申请 {requested} 却放不下：空闲空间散落在部分占用的段里，或者分成了几块，没有一块足够大的连续区域。",
+        "PyTorch 手里有 {unallocated} 没有张量在用，这次申请 {requested} 却放不下：空闲空间散落在部分占用的段里，没有一块足够大的连续区域。",
         "PyTorch 手里有足够的空闲缓存，但都是零碎的小块，没有一块足够大的连续区域放得下这次申请。",
     ]),
     ("cuda_graph_pools", &["CUDA graph 把空闲显存留在了私有池里"], &[
@@ -695,7 +713,7 @@ const FIXES: &[(&str, &str, &str)] = &[
     ("Leave unified memory to PyTorch", "把统一内存留给 PyTorch", "GPU 和 macOS 共用内存：退出占内存的应用（浏览器、IDE、其他 Python 进程），看活动监视器里的“内存压力”；用 float16 加载模型，占用减半。"),
     ("Let NCCL allocate before the model fills the GPU", "在模型占满 GPU 之前让 NCCL 先分配", "在构建模型和优化器之前先初始化进程组并做一次集合通信（如 dist.barrier(device_ids=[local_rank])），让 NCCL 的缓冲区在 PyTorch 缓存变大之前就分配好；用 torch.cuda.set_per_process_memory_fraction(0.9) 留出余量。NCCL_BUFFSIZE（默认每个通道 4 MiB）和 NCCL_MAX_NCHANNELS 可以缩小 NCCL 自己的缓冲区。"),
     ("Let NCCL say what failed", "让 NCCL 说出哪里出了错", "设 NCCL_DEBUG=INFO（必要时加 NCCL_DEBUG_SUBSYS=ALL）重跑，NCCL 会打印失败的具体原因。"),
-    ("Let the allocator grow segments instead of fragmenting them", "让分配器扩展段，而不是切出碎片", "设 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True（PyTorch ≥ 2.1）：段可以原地变大，碎片化会少很多。"),
+    ("Let the allocator grow segments instead of fragmenting them", "让分配器扩展段，而不是切出碎片", "{export}（在 Python 启动前设置，或在第一次 CUDA 调用之前写进 os.environ）：段可以原地变大，不再留下用不上的碎片。Windows 不支持；在 WSL2 和 Jetson 上它本身可能报 `CUDA driver error: out of memory`。"),
     ("Load checkpoints without a full copy in RAM", "加载 checkpoint 时不要在内存里整份复制", "用 torch.load(..., mmap=True) 或 safetensors，加载到 meta 设备再逐层搬运（Hugging Face：low_cpu_mem_usage=True）。"),
     ("Look for memory kept across steps", "找出跨步保留的显存", "如果先跑了一段时间才出错，说明有东西在累积：用张量而不是 float 累加 loss、把输出追加到列表里、不断变大的缓存，或越来越长的序列。"),
     ("Look for tensors kept across steps", "找出跨步保留的张量", "用 loss.item() 累加 loss；不要把带计算图的输出存进列表；评估时包在 torch.no_grad() 里。"),
@@ -742,7 +760,7 @@ const FIXES: &[(&str, &str, &str)] = &[
     ("Stop TensorFlow from taking the whole GPU when it shares the card", "与其他框架共用卡时不要让 TensorFlow 占满整块 GPU", "调用 tf.config.experimental.set_memory_growth(gpu, True)，或设 TF_FORCE_GPU_ALLOW_GROWTH=true。"),
     ("Stop frameworks from reserving the whole GPU", "不要让框架预留整块 GPU", "TensorFlow 设 TF_FORCE_GPU_ALLOW_GROWTH=true，JAX 设 XLA_PYTHON_CLIENT_PREALLOCATE=false。"),
     ("Stop other GPU libraries in this process from holding memory", "不要让同进程里的其他 GPU 库占着显存", "TensorFlow 和 JAX 会预先占用大部分显存：TF_FORCE_GPU_ALLOW_GROWTH=true，XLA_PYTHON_CLIENT_PREALLOCATE=false。用 cupy.get_default_memory_pool().free_all_blocks() 释放 CuPy 的池。NCCL 的缓冲区随 NCCL_BUFFSIZE 和通信器的数量增长。"),
-    ("Stop the allocator from splitting large blocks", "不要让分配器拆分大块", "设 PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128（或 256、512）：大于这个值的块不再被拆分，碎片会减少，但缓存的复用也会变少。"),
+    ("Stop the allocator from splitting large blocks", "不要让分配器拆分大块", "{export}：大于 128 MB 的块不再被拆分，用不上的碎片会少一些；可以在 128–512 之间试，值太小可能影响速度。"),
     ("Store the KV cache in 8 bits", "用 8 位存 KV cache", "设 kv_cache_dtype=\"fp8\"，KV cache 的显存减半。"),
     ("Switch to a non-Triton path", "换一条不走 Triton 的路径", "排查时关掉 Triton kernel（如关闭 torch.compile、换一个注意力后端）；batch size 和显存设置对这个错误没有影响。"),
     ("Trade compute for memory with gradient checkpointing", "用梯度检查点以计算换显存", "Hugging Face：model.gradient_checkpointing_enable()；原生 PyTorch：torch.utils.checkpoint.checkpoint。"),

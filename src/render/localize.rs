@@ -24,7 +24,7 @@ pub fn localize(f: &Finding, lang: Lang) -> std::borrow::Cow<'_, Finding> {
         }
     }
     for fix in &mut out.diagnosis.fixes {
-        if let Some((title, how)) = zh::fix(&fix.title) {
+        if let Some((title, how)) = zh::fix(&fix.title, &fix.how) {
             fix.title = title;
             fix.how = how;
         }
