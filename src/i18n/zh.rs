@@ -522,11 +522,12 @@ const VERDICTS: &[(&str, &[&str], &[&str])] = &[
         "报错里的几个数字加起来对不上。它们不是同一时刻采样的，或者驱动对显存做了虚拟化（Windows WDDM、WSL、vGPU、MIG）。oomwhy 不再基于它们往下推理。",
     ]),
     ("request_exceeds_capacity", &["单次分配就超过了这块 GPU 能提供的全部显存"], &[
+        "这一次就要 {requested}，超过了这个进程允许使用的 {allowed}。换什么分配器设置都没用：多半是某个维度算错或溢出、一次把整个数据集搬上 GPU，或者对超长输入算两两/注意力矩阵。",
         "这一次就要 {requested}，而整块卡只有 {total}。换什么分配器设置都没用：多半是某个维度算错或溢出、一次把整个数据集搬上 GPU，或者对超长输入算两两/注意力矩阵。",
         "这一次申请比任何一块卡都大。换什么分配器设置都没用：多半是某个维度算错、一次搬上了整个数据集，或者对超长输入算注意力矩阵。",
     ]),
     ("memory_limit", &["是为这个进程设的显存上限拒绝了分配，不是硬件不够"], &[
-        "允许使用的上限是 {allowed}，这次申请 {requested} 会超过它。上限来自 torch.cuda.set_per_process_memory_fraction()、框架的内存池上限或类似设置；GPU 本身可能还有空间。",
+        "允许使用的上限是 {allowed}，再申请 {requested} 就会让总量超过它。上限来自 torch.cuda.set_per_process_memory_fraction()、框架的内存池上限或类似设置；GPU 本身可能还有空间。",
         "这次申请超过了为进程设置的内存上限（如 set_per_process_memory_fraction() 或内存池上限）；GPU 本身可能还有空间。",
     ]),
     ("free_exceeds_request", &["设备报告的空闲显存比申请的还多"], &[
