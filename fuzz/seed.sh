@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Seeds fuzz/corpus/<target>/ from every fixtures/*.log. Run before fuzzing;
+# Seeds fuzz/corpus/<target>/ from every fixtures/*.log (the snapshot
+# target: from tests/snapshots/*.pickle). Run before fuzzing;
 # corpora are generated, never committed (see .gitignore).
 #   fuzz/seed.sh            # all targets
 #   fuzz/seed.sh scan       # one target
@@ -7,10 +8,18 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(decode_str scan scan_chunked)
+[ ${#targets[@]} -eq 0 ] && targets=(decode_str scan scan_chunked snapshot)
 count=0
 for target in "${targets[@]}"; do
   mkdir -p "$here/corpus/$target"
+  if [ "$target" = snapshot ]; then
+    # The generated memory snapshots (tests/snapshots/make_fixtures.py).
+    for snap in "$root"/tests/snapshots/*.pickle; do
+      cp "$snap" "$here/corpus/$target/$(basename "$snap")"
+      count=$((count + 1))
+    done
+    continue
+  fi
   for log in "$root"/fixtures/*.log; do
     name=$(basename "$log" .log)
     if [ "$target" = scan_chunked ]; then

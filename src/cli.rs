@@ -8,11 +8,14 @@ const EXAMPLES: &str = "\
 Examples:
   python train.py 2>&1 | oomwhy            explain a crash in a run's output
   oomwhy train.log                         read a log file
+  oomwhy logs/                             every log under logs/, compressed or not
   oomwhy                                   then paste the error and press Ctrl-D
   oomwhy run -- python train.py            run a command, explain it if it crashes
   oomwhy --follow train.log                watch a log while it is written
+  oomwhy --follow --from-end train.log     only crashes written from now on
   oomwhy --format json rank*.log > report.json
   oomwhy --format markdown train.log       a report to paste into an issue
+  oomwhy --summary logs/*.log              one report over many jobs' logs
   oomwhy explain fragmentation             the long explanation of a code
   oomwhy explain --list                    every code
   oomwhy --brief train.log                 only the answer: what failed, why, first fix
@@ -33,7 +36,6 @@ Exit status: 0 if something was found, 1 if nothing was found, 2 on an error;
 #[command(
     name = "oomwhy",
     version,
-    args_conflicts_with_subcommands = true,
     after_help = EXAMPLES
 )]
 pub struct Cli {
@@ -61,11 +63,15 @@ pub enum Command {
     /// Run a command, pass its output through, and explain its crash.
     ///
     /// The command's standard output and error pass through unchanged and
-    /// live; both are scanned as they stream. When the command ends, what was
-    /// found is reported on standard error (or in `--report PATH`), and
-    /// oomwhy exits with the command's own exit status (128 + N for a signal).
+    /// live (one pipe for both when they are one file for oomwhy, so their
+    /// order is kept); both are scanned as one log. When the command ends,
+    /// what was found is reported on standard error (or in `--report PATH`),
+    /// and oomwhy exits with the command's own exit status (128 + N for a
+    /// signal). SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 are
+    /// passed on to the command (its process group outside a terminal) and
+    /// oomwhy waits for it; a second Ctrl-C within 2 s kills it.
     #[command(
-        after_help = "Examples:\n  oomwhy run -- python train.py --batch-size 64\n  oomwhy run --format json --report oom.json -- torchrun --nproc-per-node 8 train.py"
+        after_help = "Examples:\n  oomwhy run -- python train.py --batch-size 64\n  oomwhy --format json run --report oom.json -- torchrun --nproc-per-node 8 train.py"
     )]
     Run(RunArgs),
     /// Print a shell completion script (e.g. `oomwhy completions bash > /etc/bash_completion.d/oomwhy`).
@@ -77,32 +83,52 @@ pub enum Command {
 /// Reading logs.
 #[derive(Debug, Args)]
 pub struct ScanArgs {
-    /// Log files to read; none or `-` reads standard input.
-    #[arg(value_name = "FILE")]
+    /// Log files or directories to read (gzip, zstd, xz and bzip2 are
+    /// decompressed; directories are read recursively); none or `-` reads
+    /// standard input.
+    #[arg(value_name = "PATH")]
     pub files: Vec<PathBuf>,
 
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
+    /// Output format (for `run`: of the report; json and ndjson need `--report`).
+    #[arg(long, value_enum, default_value_t = FormatArg::Text, global = true)]
     pub format: FormatArg,
 
     /// When to colour the output.
-    #[arg(long, value_enum, default_value_t = ColorArg::Auto, value_name = "WHEN")]
+    #[arg(
+        long,
+        value_enum,
+        default_value_t = ColorArg::Auto,
+        value_name = "WHEN",
+        global = true
+    )]
     pub color: ColorArg,
 
-    /// Print nothing; only set the exit status.
-    #[arg(short, long)]
+    /// Print nothing; only set the exit status (`run`: only pass the output through).
+    #[arg(short, long, global = true)]
     pub quiet: bool,
 
     /// Print only each finding's answer (what failed, the main reason, the
     /// first fix) and the closing count.
-    #[arg(short, long)]
+    #[arg(short, long, global = true)]
     pub brief: bool,
 
-    /// Keep reading FILE as it grows, like `tail -f`, and report each crash
-    /// as it appears (text, ndjson, markdown or github); survives truncation
-    /// and log rotation. Stop with Ctrl-C.
+    /// Keep reading FILE as it grows, like `tail -F`, and report each crash
+    /// about a second after it is complete (text, ndjson, markdown or
+    /// github); waits for FILE to appear, survives truncation and log
+    /// rotation. Stop with Ctrl-C.
     #[arg(short, long)]
     pub follow: bool,
+
+    /// With `--follow`: start at the end of FILE, so that crashes already in
+    /// it are not reported again (line numbers then count from there).
+    #[arg(long, requires = "follow")]
+    pub from_end: bool,
+
+    /// One report over all FILEs instead of each finding: how many inputs
+    /// had findings, counts by kind, verdict and first fix with the inputs
+    /// behind each, and the largest shortfalls (text or json).
+    #[arg(long, conflicts_with = "follow")]
+    pub summary: bool,
 }
 
 /// `oomwhy explain`.
@@ -115,42 +141,28 @@ pub struct ExplainArgs {
     /// List every code with its title.
     #[arg(long)]
     pub list: bool,
-
-    /// When to colour headings.
-    #[arg(long, value_enum, default_value_t = ColorArg::Auto, value_name = "WHEN")]
-    pub color: ColorArg,
 }
 
 /// `oomwhy schema`.
 #[derive(Debug, Args)]
 pub struct SchemaArgs {
     /// The schema of one `--format ndjson` line instead of the JSON document.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "summary")]
     pub ndjson: bool,
+
+    /// The schema of the `--summary --format json` document.
+    #[arg(long)]
+    pub summary: bool,
 }
 
 /// `oomwhy run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Format of the report.
-    #[arg(long, value_enum, default_value_t = FormatArg::Text)]
-    pub format: FormatArg,
-
-    /// Write the report to PATH instead of standard error.
+    /// Write the report to PATH instead of standard error (needed for
+    /// `--format json` and `ndjson`, which are never mixed into the
+    /// command's own output).
     #[arg(long, value_name = "PATH")]
     pub report: Option<PathBuf>,
-
-    /// When to colour the text report.
-    #[arg(long, value_enum, default_value_t = ColorArg::Auto, value_name = "WHEN")]
-    pub color: ColorArg,
-
-    /// Report nothing; only pass the output through and exit with the command's status.
-    #[arg(short, long)]
-    pub quiet: bool,
-
-    /// Report only each finding's answer (what failed, the main reason, the first fix).
-    #[arg(short, long)]
-    pub brief: bool,
 
     /// The command and its arguments (put `--` before them).
     #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
@@ -447,5 +459,13 @@ mod tests {
             panic!("not run")
         };
         assert_eq!(run.command, ["python", "train.py", "--lr", "1"]);
+    }
+
+    #[test]
+    fn summary_takes_files_and_not_follow() {
+        let cli = Cli::try_parse_from(["oomwhy", "--summary", "a.log", "b.log"]).unwrap();
+        assert!(cli.scan.summary);
+        assert_eq!(cli.scan.files.len(), 2);
+        assert!(Cli::try_parse_from(["oomwhy", "--summary", "--follow", "a.log"]).is_err());
     }
 }

@@ -13,6 +13,13 @@ pub enum Error {
         /// The underlying error.
         source: io::Error,
     },
+    /// An input started like a pickle but gave no memory snapshot.
+    Snapshot {
+        /// The input's name as given by the user.
+        input: String,
+        /// Why.
+        source: crate::snapshot::SnapshotError,
+    },
     /// `oomwhy explain` was given a code that does not exist.
     UnknownCode {
         /// The code as the user typed it.
@@ -20,6 +27,16 @@ pub enum Error {
         /// Every valid code, for the error message.
         valid: Vec<&'static str>,
     },
+}
+
+impl Error {
+    /// The input the error is about, if it is about one.
+    pub fn input(&self) -> Option<&str> {
+        match self {
+            Error::Read { input, .. } | Error::Snapshot { input, .. } => Some(input),
+            Error::UnknownCode { .. } => None,
+        }
+    }
 }
 
 impl fmt::Display for Error {
@@ -33,6 +50,9 @@ impl fmt::Display for Error {
                 crate::render::sanitize(input),
                 describe_io(source)
             ),
+            Error::Snapshot { input, source } => {
+                write!(f, "{}: {source}", crate::render::sanitize(input))
+            }
             Error::UnknownCode { code, valid } => write!(
                 f,
                 "unknown code `{code}`; valid codes are: {} (see `oomwhy explain --list`)",
@@ -82,6 +102,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Read { source, .. } => Some(source),
+            Error::Snapshot { source, .. } => Some(source),
             Error::UnknownCode { .. } => None,
         }
     }

@@ -2,10 +2,18 @@
 //!
 //! Platform-neutral: the caller passes the numbers its platform gives. A Unix
 //! signal death is reported as the shell does (128 + N); a Windows NTSTATUS
-//! crash code is named, and 0xC0000409 becomes a `windows_fail_fast` finding.
+//! crash code is named. Endings that are evidence in their own right become
+//! findings of the kinds that read the same evidence from logs: SIGKILL a
+//! `host_oom_killed` finding (`likely_oom`: the out-of-memory killer's
+//! signal, but not only its), 0xC0000409 `windows_fail_fast`, 0xC0000005
+//! `windows_access_violation`; the crash signals (SIGSEGV, SIGBUS, SIGABRT,
+//! SIGFPE, SIGILL) and the other crash statuses a `fatal_signal` finding.
 
-use crate::detect::{windows::FailFast, Family, Message};
-use crate::record::Finding;
+use crate::detect::{
+    windows::{AccessViolation, FailFast},
+    Family, Message,
+};
+use crate::record::{Finding, Kind};
 
 /// How a process ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,8 +32,8 @@ pub struct ExitReport {
     /// A sentence about the ending when it is worth one (a signal, a crash
     /// code), `None` for an ordinary exit code.
     pub note: Option<String>,
-    /// A finding for endings that are crashes oomwhy explains (0xC0000409),
-    /// read from the input `<exit status>`.
+    /// A finding for endings that are evidence oomwhy explains (SIGKILL,
+    /// 0xC0000409, 0xC0000005), read from the input `<exit status>`.
     pub finding: Option<Finding>,
 }
 
@@ -89,7 +97,13 @@ pub fn decode(ending: Ending) -> ExitReport {
             ExitReport {
                 shell_code: 128 + i64::from(n),
                 note: Some(note),
-                finding: None,
+                finding: if n == SIGKILL {
+                    Some(sigkill_finding())
+                } else {
+                    signal(n)
+                        .filter(|_| FATAL_SIGNALS.contains(&n))
+                        .map(|(name, _)| fatal_signal_finding(n, name))
+                },
             }
         }
         Ending::Code(code) => {
@@ -100,7 +114,14 @@ pub fn decode(ending: Ending) -> ExitReport {
                 .filter(|s| s & 0xC000_0000 == 0xC000_0000);
             if let Some((name, meaning)) = status.and_then(ntstatus) {
                 let status = status.unwrap_or_default();
-                let finding = (status == 0xC000_0409).then(|| fail_fast_finding(code));
+                let finding = match status {
+                    0xC000_0409 => Some(fail_fast_finding(code)),
+                    0xC000_0005 => access_violation_finding(code),
+                    0xC000_0017 | 0xC000_001D | 0xC000_00FD => {
+                        Some(ntstatus_finding(code, status, name))
+                    }
+                    _ => None,
+                };
                 return ExitReport {
                     shell_code: code,
                     note: Some(format!(
@@ -128,25 +149,102 @@ pub fn decode(ending: Ending) -> ExitReport {
     }
 }
 
+/// Signal 9 on every Unix.
+const SIGKILL: i32 = 9;
+
+/// Signals a process dies of when native code crashes (SIGILL, SIGABRT,
+/// SIGBUS, SIGFPE, SIGSEGV; the same numbers on Linux and macOS except
+/// SIGBUS, 10 on macOS, which is then only named).
+const FATAL_SIGNALS: [i32; 5] = [4, 6, 7, 8, 11];
+
+/// A `fatal_signal` finding for a command killed by a crash signal.
+fn fatal_signal_finding(n: i32, name: &str) -> Finding {
+    let mut finding = Finding::new(
+        Kind::FatalSignal,
+        EXIT_STATUS_INPUT,
+        1,
+        format!(
+            "killed by signal {n} ({name}); the shell reports exit status {}",
+            128 + i64::from(n)
+        ),
+    );
+    finding.era = Some("exit_status".into());
+    finding
+        .facts
+        .insert("signal".into(), format!("{name} ({n})"));
+    finding
+        .facts
+        .insert("exit_code".into(), (128 + i64::from(n)).to_string());
+    finding
+}
+
+/// A `fatal_signal` finding for a Windows crash status other than the two
+/// that have kinds of their own; STATUS_NO_MEMORY states a host OOM.
+fn ntstatus_finding(code: i64, status: u32, name: &str) -> Finding {
+    let mut finding = Finding::new(
+        Kind::FatalSignal,
+        EXIT_STATUS_INPUT,
+        1,
+        format!("exit status {code} (0x{status:08X}, {name})"),
+    );
+    finding.era = Some("exit_status".into());
+    finding.facts.insert("ntstatus".into(), name.into());
+    finding
+        .facts
+        .insert("exit_code".into(), format!("0x{status:08X}"));
+    if status == 0xC000_0017 {
+        finding.category = crate::record::Category::Oom;
+        finding.backend = Some("cpu".into());
+    }
+    finding
+}
+
 /// The `windows_fail_fast` finding for an exit status, decoded by the same
 /// family that reads the status from logs.
 fn fail_fast_finding(code: i64) -> Finding {
     let lines = [format!("exit status {code} (0xC0000409)")];
-    let message = Message {
-        input: EXIT_STATUS_INPUT,
-        line: 1,
-        prefix: "",
-        lines: &lines,
-    };
-    FailFast.decode(&message).unwrap_or_else(|| {
+    FailFast.decode(&exit_message(&lines)).unwrap_or_else(|| {
         // The family decodes every line it starts on; keep the kind regardless.
         Finding::new(
-            crate::record::Kind::WindowsFailFast,
+            Kind::WindowsFailFast,
             EXIT_STATUS_INPUT,
             1,
             lines[0].clone(),
         )
     })
+}
+
+/// The `windows_access_violation` finding for an exit status, decoded by the
+/// family that reads `exit code -1073741819 (0xC0000005)` from logs.
+fn access_violation_finding(code: i64) -> Option<Finding> {
+    let lines = [format!("exit status {code} (0xC0000005)")];
+    AccessViolation.decode(&exit_message(&lines))
+}
+
+/// A death by SIGKILL: `host_oom_killed` in its `sigkill` era, `likely_oom`
+/// like every SIGKILL seen in a log. No log line states it, so the record is
+/// built here with the facts the log-read `sigkill` era carries.
+fn sigkill_finding() -> Finding {
+    let mut finding = Finding::new(
+        Kind::HostOomKilled,
+        EXIT_STATUS_INPUT,
+        1,
+        "killed by signal 9 (SIGKILL); the shell reports exit status 137".into(),
+    );
+    finding.era = Some("sigkill".into());
+    finding.backend = Some("cpu".into());
+    finding.facts.insert("signal".into(), "SIGKILL (9)".into());
+    finding.facts.insert("exit_code".into(), "137".into());
+    finding
+}
+
+fn exit_message(lines: &[String]) -> Message<'_> {
+    Message {
+        input: EXIT_STATUS_INPUT,
+        line: 1,
+        prefix: "",
+        lines,
+    }
 }
 
 #[cfg(test)]
@@ -165,6 +263,29 @@ mod tests {
         );
         assert_eq!(decode(Ending::Signal(11)).shell_code, 139);
         assert!(decode(Ending::Signal(64)).note.is_some());
+    }
+
+    #[test]
+    fn sigkill_becomes_a_likely_oom_finding() {
+        let f = decode(Ending::Signal(9)).finding.expect("a finding");
+        assert_eq!(f.kind, Kind::HostOomKilled);
+        assert_eq!(f.category, crate::record::Category::LikelyOom);
+        assert_eq!(f.era.as_deref(), Some("sigkill"));
+        assert_eq!(f.source.input, EXIT_STATUS_INPUT);
+        assert_eq!(f.facts["signal"], "SIGKILL (9)");
+        // Explained like a SIGKILL read from a log.
+        let mut analysis = crate::Analysis::new();
+        analysis.add(crate::ScanOutcome {
+            findings: vec![f],
+            ..Default::default()
+        });
+        let (findings, summary) = analysis.finish();
+        assert_eq!(summary.likely_oom, 1);
+        assert_eq!(findings[0].diagnosis.verdicts[0].code, "killed_by_sigkill");
+        // Interruptions are named, not findings.
+        for n in [2, 15] {
+            assert!(decode(Ending::Signal(n)).finding.is_none(), "{n}");
+        }
     }
 
     #[test]
@@ -188,7 +309,37 @@ mod tests {
             assert!(r.note.unwrap().contains("0xC0000409"));
         }
         let access = decode(Ending::Code(-1073741819));
-        assert!(access.finding.is_none());
+        let f = access.finding.expect("a finding");
+        assert_eq!(f.kind, Kind::WindowsAccessViolation);
+        assert_eq!(f.facts["exit_code"], "0xC0000005");
         assert!(access.note.unwrap().contains("STATUS_ACCESS_VIOLATION"));
+        let no_memory = decode(Ending::Code(0xC000_0017));
+        let f = no_memory.finding.expect("a finding");
+        assert_eq!(f.kind, Kind::FatalSignal);
+        assert_eq!(f.category, crate::record::Category::Oom);
+        assert_eq!(f.facts["ntstatus"], "STATUS_NO_MEMORY");
+        assert!(no_memory.note.unwrap().contains("STATUS_NO_MEMORY"));
+    }
+
+    #[test]
+    fn crash_signals_become_findings() {
+        for (n, name, code) in [
+            (7, "SIGBUS", "native_crash"),
+            (11, "SIGSEGV", "native_crash"),
+            (6, "SIGABRT", "native_crash"),
+        ] {
+            let r = decode(Ending::Signal(n));
+            let f = r.finding.expect("a finding");
+            assert_eq!(f.kind, Kind::FatalSignal);
+            assert_eq!(f.category, crate::record::Category::Crash);
+            assert!(f.facts["signal"].starts_with(name), "{n}");
+            let mut analysis = crate::Analysis::new();
+            analysis.add(crate::ScanOutcome {
+                findings: vec![f],
+                ..Default::default()
+            });
+            let (findings, _) = analysis.finish();
+            assert_eq!(findings[0].diagnosis.verdicts[0].code, code);
+        }
     }
 }

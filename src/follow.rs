@@ -1,4 +1,4 @@
-//! Reads a file as it grows, like `tail -f`, for `oomwhy --follow`.
+//! Reads a file as it grows, like `tail -F`, for `oomwhy --follow`.
 //!
 //! [`Follower::poll`] returns new bytes when there are some. At the end of
 //! the file it checks whether the file was truncated (its size shrank below
@@ -65,6 +65,14 @@ impl Follower {
             file,
             position: 0,
         })
+    }
+
+    /// Skips what the file holds now (`--from-end`): only what is written
+    /// from here on is read. Returns the number of bytes skipped.
+    pub fn skip_to_end(&mut self) -> io::Result<u64> {
+        let end = self.file.seek(SeekFrom::End(0))?;
+        self.position = end;
+        Ok(end)
     }
 
     /// Bytes read from the current file.
@@ -173,5 +181,24 @@ mod tests {
 
         let _ = std::fs::remove_file(&path);
         let _ = std::fs::remove_file(&rotated);
+    }
+
+    #[test]
+    fn skipping_to_the_end_reads_only_what_comes_later() {
+        let path = temp_path("end");
+        std::fs::write(&path, b"old crash\n").unwrap();
+        let mut f = Follower::open(&path).unwrap();
+        assert_eq!(f.skip_to_end().unwrap(), 10);
+        assert_eq!(read_all(&mut f), (Vec::new(), vec![]));
+        let mut w = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        w.write_all(b"new\n").unwrap();
+        assert_eq!(read_all(&mut f), (b"new\n".to_vec(), vec![]));
+        // A truncation is still noticed from there.
+        std::fs::write(&path, b"x\n").unwrap();
+        assert_eq!(read_all(&mut f), (b"x\n".to_vec(), vec![Event::Truncated]));
+        let _ = std::fs::remove_file(&path);
     }
 }

@@ -65,11 +65,14 @@ pub mod exit;
 pub mod explain;
 pub mod follow;
 pub mod i18n;
+pub mod input;
 pub mod normalize;
 pub mod record;
 pub mod render;
 pub mod scanner;
 pub mod schema;
+pub mod snapshot;
+pub mod summary;
 pub mod units;
 
 use std::collections::HashMap;
@@ -113,6 +116,14 @@ impl Analysis {
         }
     }
 
+    /// Adds the outcome of an input whose reading failed part-way (a
+    /// truncated archive): what was found before the error counts, and so
+    /// does the error.
+    pub fn add_failed(&mut self, outcome: ScanOutcome) {
+        self.add(outcome);
+        self.summary.input_errors += 1;
+    }
+
     /// Records an input that could not be read.
     pub fn add_error(&mut self) {
         self.summary.inputs += 1;
@@ -121,15 +132,13 @@ impl Analysis {
 
     /// Explains every finding and returns them with the summary.
     pub fn finish(mut self) -> (Vec<Finding>, Summary) {
+        snapshot::join(&mut self.findings);
         explain::explain_all(&mut self.findings);
+        snapshot::after_explain(&mut self.findings);
         let s = &mut self.summary;
         s.findings = self.findings.len();
         for f in &self.findings {
-            match f.category {
-                record::Category::Oom => s.oom += 1,
-                record::Category::LikelyOom => s.likely_oom += 1,
-                record::Category::Crash => s.crash += 1,
-            }
+            s.count(f.category);
         }
         (self.findings, self.summary)
     }
@@ -195,6 +204,7 @@ impl LiveAnalysis {
             .copied();
         finding.id = id;
         explain::explain_after(&self.history, &mut finding);
+        snapshot::after_explain(std::slice::from_mut(&mut finding));
 
         let key = |f: &Finding| (f.kind, f.device, f.first_rank);
         let same = self.history.iter().filter(|h| key(h) == key(&finding));
@@ -207,11 +217,7 @@ impl LiveAnalysis {
 
         let s = &mut self.summary;
         s.findings += 1;
-        match finding.category {
-            record::Category::Oom => s.oom += 1,
-            record::Category::LikelyOom => s.likely_oom += 1,
-            record::Category::Crash => s.crash += 1,
-        }
+        s.count(finding.category);
         finding
     }
 

@@ -1,8 +1,10 @@
 //! The structured record of one finding: what the scanner found, the numbers
 //! it stated, where it came from, and (filled in by [`crate::explain`]) what it
 //! means. These types *are* the JSON contract; see README.md "JSON output".
+//! They also read back from it (`Deserialize`), so that a finding that went
+//! through JSON (the Python package) can be rendered again.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Version of the JSON document. Raised only when an existing field changes
@@ -16,7 +18,7 @@ pub const SCHEMA_VERSION: u32 = 1;
 macro_rules! kinds {
     ($($(#[$doc:meta])* $variant:ident = $slug:literal, $category:ident;)*) => {
         /// What family of message a finding is. Serialised as a stable snake_case slug.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
         pub enum Kind {
             $($(#[$doc])* #[serde(rename = $slug)] $variant,)*
         }
@@ -110,6 +112,15 @@ kinds! {
     /// Any other message that states a GPU/accelerator allocation failed
     /// (`cudaMalloc failed: out of memory`, `CUDA_ERROR_OUT_OF_MEMORY`, ...).
     GenericOom = "generic_oom", Oom;
+    /// A process died of a fatal signal other than SIGKILL (SIGBUS, SIGSEGV,
+    /// SIGABRT, SIGFPE, SIGILL) or a Windows crash status: DataLoader worker
+    /// deaths in logs, the wrapped command's ending in `oomwhy run`. A bus
+    /// error (shared memory exhausted) is raised to `likely_oom`.
+    FatalSignal = "fatal_signal", Crash;
+    /// A PyTorch CUDA memory snapshot (a pickle, not a log): an OOM when it
+    /// holds an `oom` event, otherwise a memory-state summary.
+    // Raised to `oom` by the snapshot reader when it holds an `oom` event.
+    MemorySnapshot = "memory_snapshot", MemoryState;
 }
 
 impl Kind {
@@ -124,7 +135,7 @@ impl Kind {
 }
 
 /// Whether a finding is an out-of-memory error, probably one, or another crash.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Category {
     /// The message states an out-of-memory condition.
@@ -133,10 +144,12 @@ pub enum Category {
     LikelyOom,
     /// A GPU or native crash that is not an OOM.
     Crash,
+    /// Not an error: the memory state a snapshot recorded without an OOM.
+    MemoryState,
 }
 
 /// Where a finding was read.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Source {
     /// File name as given on the command line, or `<stdin>`.
     pub input: String,
@@ -147,7 +160,7 @@ pub struct Source {
 /// Byte counts stated by the message; `None` (JSON `null`) when not stated.
 ///
 /// Values are exact conversions of the printed figures (see [`crate::units`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Sizes {
     /// "Tried to allocate": for the native PyTorch allocator this is the rounded
     /// segment size it tried to cudaMalloc, not the tensor's size.
@@ -195,7 +208,7 @@ impl Sizes {
 }
 
 /// One `Process N has X memory in use.` item of a PyTorch ≥ 2.1 message.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProcessUsage {
     /// Host PID as NVML reports it (in a container this is not `getpid()`).
     pub pid: u32,
@@ -204,7 +217,7 @@ pub struct ProcessUsage {
 }
 
 /// The advice line PyTorch appended to the message, as a version fingerprint.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Hint {
     /// The allocator option it recommends: `max_split_size_mb` or `expandable_segments`.
     pub option: Option<String>,
@@ -215,7 +228,7 @@ pub struct Hint {
 }
 
 /// One frame of a Python traceback.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Frame {
     /// Source file as printed.
     pub file: String,
@@ -228,7 +241,7 @@ pub struct Frame {
 }
 
 /// An earlier exception in a chained traceback.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChainedException {
     /// `during_handling` ("During handling of the above exception, another
     /// exception occurred") or `direct_cause` ("The above exception was the
@@ -241,7 +254,7 @@ pub struct ChainedException {
 }
 
 /// The Python traceback that ended in the finding's message.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Traceback {
     /// Frames, outermost first. Very long tracebacks keep the first and last frames.
     pub frames: Vec<Frame>,
@@ -252,7 +265,7 @@ pub struct Traceback {
 }
 
 /// The training phase the crash happened in, as inferred from the traceback.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Phase {
     /// One of `model_load`, `forward`, `backward`, `optimizer_step`,
     /// `evaluation`, `data_loading`, `checkpoint`, `compile`, `unknown`.
@@ -274,7 +287,7 @@ impl Default for Phase {
 }
 
 /// A conclusion about why the error happened.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Verdict {
     /// Stable code, also accepted by `oomwhy explain`.
     pub code: String,
@@ -285,7 +298,7 @@ pub struct Verdict {
 }
 
 /// Something to change, most effective first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fix {
     /// What to do, in one line.
     pub title: String,
@@ -295,7 +308,7 @@ pub struct Fix {
 
 /// Range of tensor sizes that PyTorch's allocator rounds to the printed
 /// "Tried to allocate" figure.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RequestRange {
     /// Smallest request (bytes) that prints this way.
     pub min_bytes: u64,
@@ -305,7 +318,7 @@ pub struct RequestRange {
 
 /// Derived quantities, verdicts and fixes. Every derived number is `None`
 /// when the message does not give what it needs.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Diagnosis {
     /// Memory held by PyTorch's caching allocator: stated, or allocated + unallocated.
     pub reserved_bytes: Option<u64>,
@@ -334,7 +347,7 @@ pub struct Diagnosis {
 }
 
 /// One crash found in the input.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Finding {
     /// 1-based position among the findings of this run.
     pub id: usize,
@@ -391,6 +404,14 @@ pub struct Finding {
     pub diagnosis: Diagnosis,
     /// Codes to pass to `oomwhy explain` for the long explanation.
     pub explain: Vec<String>,
+    /// What a PyTorch memory snapshot recorded (absent from JSON when there is none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<Box<crate::snapshot::SnapshotReport>>,
+    /// The timestamp that starts the line the message starts on, if any,
+    /// normalised so that two of one log's timestamps compare as text: to
+    /// tell which of a job's per-rank files failed first. Not in the JSON.
+    #[serde(skip)]
+    pub(crate) time: Option<String>,
 }
 
 impl Finding {
@@ -427,6 +448,8 @@ impl Finding {
             diagnostics: None,
             diagnosis: Diagnosis::default(),
             explain: Vec::new(),
+            snapshot: None,
+            time: None,
         }
     }
 }
@@ -435,7 +458,7 @@ impl Finding {
 /// the nearest `nvidia-smi` table and `torch.cuda.memory_summary()` within
 /// 500 lines before or after the finding. Both were sampled at another moment
 /// than the error, so their numbers are evidence, not the state at the failure.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Diagnostics {
     /// The `nvidia-smi` default table, if one was found.
     pub nvidia_smi: Option<NvidiaSmi>,
@@ -444,7 +467,7 @@ pub struct Diagnostics {
 }
 
 /// `nvidia-smi`'s default table. Sizes are printed in MiB (1024² bytes).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NvidiaSmi {
     /// 1-based line of the `NVIDIA-SMI ... Driver Version` header.
     pub line: u64,
@@ -459,7 +482,7 @@ pub struct NvidiaSmi {
 }
 
 /// One GPU of an `nvidia-smi` table.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SmiGpu {
     /// GPU index as nvidia-smi numbers it (all GPUs of the machine, not
     /// `CUDA_VISIBLE_DEVICES` order).
@@ -473,7 +496,7 @@ pub struct SmiGpu {
 }
 
 /// One row of `nvidia-smi`'s `Processes:` table.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SmiProcess {
     /// GPU index the process uses.
     pub gpu: u32,
@@ -492,7 +515,7 @@ pub struct SmiProcess {
 /// figures in bytes: PyTorch floors each value to its unit (`B`, `KiB`/`KB`,
 /// `MiB`/`MB`, ..., all powers of 1024), so the true value is at most one
 /// unit more. `None` where the row is missing (abbreviated or older layouts).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MemorySummary {
     /// 1-based line of the `PyTorch CUDA memory summary, device ID N` title.
     pub line: u64,
@@ -528,7 +551,7 @@ pub struct MemorySummary {
 }
 
 /// Counts for the end-of-run summary.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
     /// Number of findings.
     pub findings: usize,
@@ -546,6 +569,19 @@ pub struct Summary {
     pub lines: u64,
     /// Bytes read over all inputs.
     pub bytes: u64,
+}
+
+impl Summary {
+    /// Counts one finding by its category (a memory-state snapshot is a
+    /// finding but neither an error nor a crash).
+    pub fn count(&mut self, category: Category) {
+        match category {
+            Category::Oom => self.oom += 1,
+            Category::LikelyOom => self.likely_oom += 1,
+            Category::Crash => self.crash += 1,
+            Category::MemoryState => {}
+        }
+    }
 }
 
 /// The whole JSON document.

@@ -12,3 +12,7 @@ pub const REPORT: &str = include_str!("schema/report.schema.json");
 
 /// Schema of one `--format ndjson` line.
 pub const NDJSON: &str = include_str!("schema/ndjson.schema.json");
+
+/// Schema of the `--summary --format json` document
+/// ([`crate::summary::FleetSummary`]).
+pub const SUMMARY: &str = include_str!("schema/summary.schema.json");

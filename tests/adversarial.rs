@@ -351,10 +351,24 @@ fn missing_file_is_a_clear_error() {
     check_bad_input(&dir.join("no-such.log"), "no such file");
 }
 
+/// A directory is read (every file under it), not an error: among other
+/// inputs, an empty one changes neither the findings nor the exit status.
 #[test]
-fn directory_is_a_clear_error() {
-    let dir = scratch("dir");
-    check_bad_input(&dir, "is a directory");
+fn directory_is_read_not_an_error() {
+    let empty = scratch("dir");
+    let dir = scratch("good");
+    let good = dir.join("good.log");
+    std::fs::write(&good, format!("{SEED}\n")).unwrap();
+    let output = bin()
+        .args(["--format", "json"])
+        .arg(&empty)
+        .arg(&good)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report = json(&output);
+    assert_eq!(report["findings"].as_array().unwrap().len(), 1);
+    assert_eq!(report["summary"]["input_errors"], 0);
 }
 
 #[cfg(unix)]

@@ -101,10 +101,16 @@ fn every_code_is_produced_by_a_fixture() {
     let mut produced: BTreeMap<String, String> = BTreeMap::new();
     let logs = files("fixtures", "log");
     assert!(!logs.is_empty());
-    for log in &logs {
+    // Memory snapshots are fixtures too (tests/snapshots/make_fixtures.py).
+    let inputs = logs
+        .iter()
+        .chain(files("tests/snapshots", "pickle").iter())
+        .cloned()
+        .collect::<Vec<_>>();
+    for log in &inputs {
         let name = log.file_name().unwrap().to_string_lossy().into_owned();
         let mut analysis = Analysis::new();
-        analysis.add(oomwhy::scan(fs::File::open(log).unwrap(), &name).unwrap());
+        analysis.add(oomwhy::snapshot::scan(fs::File::open(log).unwrap(), &name).unwrap());
         for f in analysis.finish().0 {
             let verdicts = f.diagnosis.verdicts.iter().map(|v| v.code.clone());
             for code in std::iter::once(f.kind.slug().to_string())

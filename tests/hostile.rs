@@ -253,6 +253,9 @@ fn hostile_file_names_are_escaped_everywhere() {
     let missing = dir.join(format!("missing{name}"));
     let subdir = dir.join(format!("dir{name}"));
     std::fs::create_dir_all(&subdir).unwrap();
+    // A directory is read; a binary file in it is skipped with a warning
+    // that names it.
+    std::fs::write(subdir.join(format!("core{name}")), b"\0\x01").unwrap();
     for color in ["never", "always"] {
         let output = run(&[
             "--color".as_ref(),

@@ -2,7 +2,7 @@
 //! `completions`, `man`.
 
 use super::use_color;
-use crate::cli::{Cli, CompletionsArgs, ExplainArgs, SchemaArgs};
+use crate::cli::{Cli, ColorArg, CompletionsArgs, ExplainArgs, SchemaArgs};
 use anyhow::Context;
 use clap::CommandFactory;
 use colored::Colorize;
@@ -74,8 +74,8 @@ fn not_found(wanted: &str, lang: Lang) -> String {
 }
 
 /// `oomwhy explain CODE` and `oomwhy explain --list`.
-pub fn explain(args: &ExplainArgs, lang: Lang) -> anyhow::Result<i32> {
-    let color = use_color(args.color, io::stdout().is_terminal());
+pub fn explain(args: &ExplainArgs, color: ColorArg, lang: Lang) -> anyhow::Result<i32> {
+    let color = use_color(color, io::stdout().is_terminal());
     colored::control::set_override(color);
     let mut out = io::stdout().lock();
     if args.list {
@@ -261,10 +261,12 @@ fn style_markdown(line: &str) -> String {
     out
 }
 
-/// `oomwhy schema [--ndjson]`.
+/// `oomwhy schema [--ndjson | --summary]`.
 pub fn schema(args: &SchemaArgs) -> anyhow::Result<i32> {
     let schema = if args.ndjson {
         oomwhy::schema::NDJSON
+    } else if args.summary {
+        oomwhy::schema::SUMMARY
     } else {
         oomwhy::schema::REPORT
     };
@@ -274,7 +276,8 @@ pub fn schema(args: &SchemaArgs) -> anyhow::Result<i32> {
 
 /// `oomwhy completions SHELL`.
 pub fn completions(args: &CompletionsArgs) -> anyhow::Result<i32> {
-    let mut out = io::stdout().lock();
+    // clap_complete panics on a write error: generate into memory, then
+    // write with an error that can be reported.
     // The codes `explain` knows, so that they complete; the real parser
     // takes any text (prefixes, other spellings) and says what it matched.
     let codes: Vec<&'static str> = docs::list().into_iter().map(|(c, _)| c).collect();
@@ -283,8 +286,12 @@ pub fn completions(args: &CompletionsArgs) -> anyhow::Result<i32> {
             code.value_parser(clap::builder::PossibleValuesParser::new(codes))
         })
     });
-    clap_complete::generate(args.shell, &mut command, "oomwhy", &mut out);
-    out.flush()?;
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut command, "oomwhy", &mut script);
+    let mut out = io::stdout().lock();
+    out.write_all(&script)
+        .and_then(|()| out.flush())
+        .context("cannot write the output")?;
     Ok(0)
 }
 

@@ -1,9 +1,11 @@
 //! One function per mode of the binary; `main.rs` dispatches here.
 
+mod follow;
 mod info;
 mod progress;
 mod run;
 mod scan;
+mod summary;
 
 use crate::cli::{Cli, ColorArg, Command, FormatArg, LangArg};
 use oomwhy::i18n::Lang;
@@ -13,17 +15,22 @@ use std::io::{self, Write};
 
 /// Runs what the command line asks for; returns the exit status.
 pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
+    if cli.command.is_some() && (cli.scan.follow || !cli.scan.files.is_empty()) {
+        // `--format`, `--color` and `--quiet` go anywhere; these do not.
+        anyhow::bail!("FILE and --follow cannot be used with a subcommand");
+    }
     let lang = match cli.lang {
         Some(LangArg::En) => Lang::En,
         Some(LangArg::Zh) => Lang::Zh,
         None => Lang::from_env(),
     };
     match cli.command {
-        None if cli.scan.follow => scan::follow(&cli.scan, lang),
+        None if cli.scan.follow => follow::follow(&cli.scan, lang),
+        None if cli.scan.summary => summary::summary(&cli.scan),
         None => scan::scan(&cli.scan, lang),
-        Some(Command::Explain(args)) => info::explain(&args, lang),
+        Some(Command::Explain(args)) => info::explain(&args, cli.scan.color, lang),
         Some(Command::Schema(args)) => info::schema(&args),
-        Some(Command::Run(args)) => run::run(&args, lang),
+        Some(Command::Run(args)) => run::run(&args, &cli.scan, lang),
         Some(Command::Completions(args)) => info::completions(&args),
         Some(Command::Man) => info::man(),
     }

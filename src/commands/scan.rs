@@ -1,56 +1,62 @@
-//! Reading logs: files and standard input (the default mode), and `--follow`.
+//! Reading logs: files, directories and standard input, compressed or not
+//! (the default mode), and `--follow`.
 
 use super::progress::{Progress, ProgressReader};
-use super::{scan_status, stdout_width, text_width, use_color, Sink};
+use super::{follow, scan_status, stdout_width, text_width, use_color, Sink};
 use crate::cli::ScanArgs;
-use anyhow::{bail, Context};
-use oomwhy::follow::{Event, Follower};
+use anyhow::Context;
 use oomwhy::i18n::{Lang, Msg};
+use oomwhy::input::{self, Content, Entry, Input, Scanned};
+use oomwhy::render::sanitize;
 use oomwhy::render::{self, Format, RenderOptions};
-use oomwhy::{Analysis, Stream, Summary};
+use oomwhy::{Analysis, ScanOutcome, Summary};
 use std::io::{self, IsTerminal, Read, Write};
-use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-/// How often `--follow` looks for new data.
-const POLL: Duration = Duration::from_millis(250);
-/// How long a followed file must be quiet before its findings are reported:
-/// copies of a crash from other ranks arrive together, within this time.
-const SETTLE: Duration = Duration::from_secs(1);
+/// An opened input: its reader and its progress bar, if any; `None` for a
+/// binary file found in a directory, which is skipped.
+type Opened = Option<(Box<dyn Read + Send>, Option<Arc<Progress>>)>;
 
-/// An opened input: its reader, its name and its progress bar, if any.
-type Opened = (Box<dyn Read + Send>, String, Option<Arc<Progress>>);
-
-fn open(path: &Path, quiet: bool, lang: Lang) -> Result<Opened, oomwhy::Error> {
-    if path == Path::new("-") {
+/// Opens an input (decompressing it if its first bytes say so), with a
+/// progress bar for a large file when standard error is a terminal.
+fn open(input: &Input, quiet: bool, lang: Lang) -> Result<Opened, oomwhy::Error> {
+    let Some(path) = &input.path else {
         let stdin = io::stdin();
         if stdin.is_terminal() && !quiet {
             warn!("oomwhy: {}", Msg::PastePrompt.text(lang));
         }
-        return Ok((Box::new(stdin), "<stdin>".to_string(), None));
-    }
-    let name = path.display().to_string();
-    let read_error = |source| oomwhy::Error::Read {
-        input: name.clone(),
-        source,
+        return Ok(Some((input.open()?.reader, None)));
     };
-    let file = std::fs::File::open(path).map_err(read_error)?;
-    let meta = file.metadata().map_err(read_error)?;
-    if meta.is_dir() {
-        return Err(read_error(io::Error::other("is a directory")));
-    }
+    let (file, meta) = input.open_file(path)?;
     let progress = if quiet || !meta.is_file() {
         None
     } else {
-        Progress::for_input(&name, meta.len()).map(Arc::new)
+        Progress::for_input(&input.name, meta.len()).map(Arc::new)
     };
-    let reader: Box<dyn Read + Send> = match &progress {
+    let raw: Box<dyn Read + Send> = match &progress {
         Some(progress) => Box::new(ProgressReader::new(file, Arc::clone(progress))),
         None => Box::new(file),
     };
-    Ok((reader, name, progress))
+    let opened = input.open_raw(raw)?;
+    if opened.content == Content::Binary && input.from_directory {
+        return Ok(None);
+    }
+    Ok(Some((opened.reader, progress)))
 }
+
+/// Says that a symlink loop was not followed (not an error).
+fn warn_loop(path: &str, ancestor: &str, quiet: bool) {
+    if !quiet {
+        warn!(
+            "oomwhy: {}: a symlink back to {}; not followed",
+            sanitize(path),
+            sanitize(ancestor)
+        );
+    }
+}
+
+/// Why a file found in a directory is not read.
+const BINARY: &str = "binary file, skipped";
 
 /// The default mode: reads every input to its end and reports.
 pub fn scan(args: &ScanArgs, lang: Lang) -> anyhow::Result<i32> {
@@ -63,16 +69,15 @@ pub fn scan(args: &ScanArgs, lang: Lang) -> anyhow::Result<i32> {
         brief: args.brief,
         lang,
     };
-    let stdin = [Path::new("-")];
-    let inputs: Vec<&Path> = if args.files.is_empty() {
-        stdin.to_vec()
+    let expanded = if args.files.is_empty() {
+        vec![Entry::Input(Input::stdin())]
     } else {
-        args.files.iter().map(|p| p.as_path()).collect()
+        input::expand(&args.files)
     };
     let summary = if format == Format::Ndjson {
-        scan_streaming(&inputs, options, args.quiet)?
+        scan_streaming(expanded, options, args.quiet)?
     } else {
-        scan_batch(&inputs, format, options, args.quiet)?
+        scan_batch(expanded, format, options, args.quiet)?
     };
     if summary.findings == 0 && summary.input_errors == 0 && !args.quiet {
         let lines = usize::try_from(summary.lines).unwrap_or(usize::MAX);
@@ -82,28 +87,58 @@ pub fn scan(args: &ScanArgs, lang: Lang) -> anyhow::Result<i32> {
     Ok(scan_status(&summary))
 }
 
-/// Reads all inputs, then explains and writes everything at once.
+/// Reads all inputs (several side by side, one per core), folds the
+/// per-rank files of a job, then explains and writes everything at once.
 fn scan_batch(
-    inputs: &[&Path],
+    expanded: Vec<Entry>,
     format: Format,
     options: RenderOptions,
     quiet: bool,
 ) -> anyhow::Result<Summary> {
     let mut analysis = Analysis::new();
-    for path in inputs {
-        let outcome = open(path, quiet, options.lang).and_then(|(reader, name, progress)| {
-            let outcome = oomwhy::scan(reader, &name);
-            if let Some(progress) = progress {
-                progress.clear();
-            }
-            outcome
-        });
-        match outcome {
-            Ok(outcome) => analysis.add(outcome),
-            Err(err) => {
+    let mut inputs = Vec::new();
+    for entry in expanded {
+        match entry {
+            Entry::Input(input) => inputs.push(input),
+            Entry::Loop { path, ancestor } => warn_loop(&path, &ancestor, quiet),
+            Entry::Error(err) => {
                 warn!("oomwhy: {}", err.localized(options.lang));
                 analysis.add_error();
             }
+        }
+    }
+    let scanned = match inputs.as_slice() {
+        // One input: its own reader and worker threads, and a progress bar.
+        [input] if !input.from_directory => vec![scan_one(input, quiet, options.lang)],
+        _ => input::scan_inputs(&inputs, input::default_threads()),
+    };
+    let mut outcomes = Vec::with_capacity(scanned.len());
+    let mut failed = Vec::with_capacity(scanned.len());
+    for (input, scanned) in inputs.iter().zip(scanned) {
+        match scanned {
+            Scanned::Done(outcome) => {
+                outcomes.push(outcome);
+                failed.push(false);
+            }
+            Scanned::Failed(outcome, err) => {
+                warn!("oomwhy: {}", err.localized(options.lang));
+                // What was found before the error still counts.
+                outcomes.push(outcome);
+                failed.push(true);
+            }
+            Scanned::Binary => {
+                if !quiet {
+                    warn!("oomwhy: {}: {BINARY}", sanitize(&input.name));
+                }
+            }
+        }
+    }
+    input::fold_rank_files(&mut outcomes);
+    for (outcome, failed) in outcomes.into_iter().zip(failed) {
+        if failed {
+            analysis.add_failed(outcome);
+        } else {
+            analysis.add(outcome);
         }
     }
     let (findings, summary) = analysis.finish();
@@ -117,26 +152,69 @@ fn scan_batch(
     Ok(summary)
 }
 
-/// Writes each finding as soon as it is complete (NDJSON).
+/// Scans one named input with the threaded scanner and a progress bar.
+fn scan_one(input: &Input, quiet: bool, lang: Lang) -> Scanned {
+    match open(input, quiet, lang) {
+        Ok(None) => Scanned::Binary,
+        Ok(Some((reader, progress))) => {
+            let (outcome, error) = oomwhy::snapshot::scan_keeping(reader, &input.name);
+            if let Some(progress) = progress {
+                progress.clear();
+            }
+            match error {
+                None => Scanned::Done(outcome),
+                Some(err) => Scanned::Failed(outcome, err),
+            }
+        }
+        Err(err) => Scanned::Failed(ScanOutcome::default(), err),
+    }
+}
+
+/// Writes each finding as soon as it is complete (NDJSON). Inputs are read
+/// one after the other; per-rank files are not folded.
 fn scan_streaming(
-    inputs: &[&Path],
+    expanded: Vec<Entry>,
     options: RenderOptions,
     quiet: bool,
 ) -> anyhow::Result<Summary> {
     let out = Box::new(io::stdout().lock());
     let mut sink = Sink::new(Format::Ndjson, options, out, true, quiet);
-    for path in inputs {
-        sink.live.begin_input();
-        let (reader, name, progress) = match open(path, quiet, options.lang) {
-            Ok(opened) => opened,
+    for entry in expanded {
+        let entry = match entry {
+            Entry::Input(input) => Ok(input),
+            Entry::Loop { path, ancestor } => {
+                warn_loop(&path, &ancestor, quiet);
+                continue;
+            }
+            Entry::Error(err) => Err(err),
+        };
+        let opened = entry.and_then(|input| Ok((open(&input, quiet, options.lang)?, input)));
+        let (input, reader, progress) = match opened {
+            Ok((Some((reader, progress)), input)) => {
+                sink.live.begin_input();
+                (input, reader, progress)
+            }
+            Ok((None, input)) => {
+                if !quiet {
+                    warn!("oomwhy: {}: {BINARY}", sanitize(&input.name));
+                }
+                continue;
+            }
             Err(err) => {
                 warn!("oomwhy: {}", err.localized(options.lang));
+                sink.live.begin_input();
                 sink.live.add_error();
                 continue;
             }
         };
         sink.progress = progress.clone();
-        let outcome = oomwhy::scan_streaming(reader, &name, &mut |f| sink.emit(f));
+        let outcome = if input.path.is_none() && follow::stdin_is_live() {
+            // A pipe that may stay open (`tail -f log | oomwhy`): report
+            // each finding as it completes, not at the end of the input.
+            follow::scan_live(reader, &input.name, &mut sink)
+        } else {
+            oomwhy::snapshot::scan_streaming(reader, &input.name, &mut |f| sink.emit(f))
+        };
         if let Some(progress) = progress {
             progress.clear();
         }
@@ -151,78 +229,4 @@ fn scan_streaming(
         }
     }
     sink.finish().context("cannot write the output")
-}
-
-/// `--follow FILE`: reads the file as it grows until interrupted.
-pub fn follow(args: &ScanArgs, lang: Lang) -> anyhow::Result<i32> {
-    let [path] = args.files.as_slice() else {
-        bail!("--follow reads exactly one file");
-    };
-    if path.as_os_str() == "-" {
-        bail!("--follow needs a file, not standard input (a pipe already streams: `tail -f log | oomwhy --format ndjson`)");
-    }
-    let format = Format::from(args.format);
-    if !format.streams() {
-        bail!("--follow reports each crash as it appears: use --format text, ndjson, markdown or github");
-    }
-    let name = path.display().to_string();
-    let mut follower = Follower::open(path).map_err(|source| oomwhy::Error::Read {
-        input: name.clone(),
-        source,
-    })?;
-    let color = use_color(args.color, io::stdout().is_terminal());
-    colored::control::set_override(color);
-    let out = Box::new(io::stdout().lock());
-    let options = RenderOptions {
-        color,
-        width: text_width(stdout_width()),
-        brief: args.brief,
-        lang,
-    };
-    let mut sink = Sink::new(format, options, out, true, args.quiet);
-    if !args.quiet && io::stderr().is_terminal() {
-        warn!("oomwhy: following {name}; press Ctrl-C to stop");
-    }
-    sink.live.begin_input();
-    let mut stream = Stream::new(&name);
-    let mut buf = vec![0u8; 256 * 1024];
-    let mut last_data = Instant::now();
-    let mut settled = true;
-    loop {
-        let event = follower
-            .poll(&mut buf)
-            .map_err(|source| oomwhy::Error::Read {
-                input: name.clone(),
-                source,
-            })?;
-        match event {
-            Event::Data(n) => {
-                stream.feed(&buf[..n], &mut |f| sink.emit(f));
-                last_data = Instant::now();
-                settled = false;
-            }
-            Event::Truncated | Event::Rotated => {
-                if !args.quiet {
-                    let what = if event == Event::Truncated {
-                        "was truncated"
-                    } else {
-                        "was replaced (log rotation)"
-                    };
-                    warn!("oomwhy: {name} {what}; reading it from the start");
-                }
-                let old = std::mem::replace(&mut stream, Stream::new(&name));
-                let outcome = old.finish(&mut |f| sink.emit(f));
-                sink.live.end_input(&outcome);
-                settled = true;
-            }
-            Event::Idle => {
-                if !settled && last_data.elapsed() >= SETTLE {
-                    stream.flush(&mut |f| sink.emit(f));
-                    settled = true;
-                }
-                std::thread::sleep(POLL);
-            }
-        }
-        sink.check().context("cannot write the output")?;
-    }
 }

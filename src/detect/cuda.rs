@@ -12,15 +12,23 @@ struct RuntimePatterns {
     anchor: Regex,
     thc: Regex,
     thc_check: Regex,
+    other: Regex,
 }
 
 fn runtime_patterns() -> &'static RuntimePatterns {
     static P: OnceLock<RuntimePatterns> = OnceLock::new();
     P.get_or_init(|| RuntimePatterns {
-        anchor: constant_regex(r"\b(CUDA|HIP) (error|driver error): out of memory"),
+        anchor: constant_regex(r"\b(CUDA|HIP) ([Ee]rror|driver error):\s*out of memory"),
         thc: constant_regex(r"cuda runtime error \(2\) : out of memory(?: at (\S+:\d+))?"),
         thc_check: constant_regex(
             r"THCudaCheck FAIL file=(\S+) line=(\d+) error=2 : out of memory",
+        ),
+        // Other tools that report the driver's or runtime's own error code
+        // (Numba, KeOps, pygpu, JCuda: the driver API name; tinygrad, ggml,
+        // spconv: the number 2; PyCUDA: `cuMemAlloc failed`; torch_memory_saver:
+        // `CUresult error result=2`).
+        other: constant_regex(
+            r"\bCUDA_ERROR_OUT_OF_MEMORY\b|\bCUDA [Ee]rror 2, out of memory|\bCUDA error 2 at \S+: out of memory|\b[Cc]uda failed with error 2\b|\bcuda runtime error: out of memory|\bcuMemAlloc failed: out of memory|\bCUresult error\s+result=2\b",
         ),
     })
 }
@@ -35,25 +43,57 @@ impl Family for RuntimeOom {
             "error: out of memory",
             "error (2) : out of memory",
             "error=2 : out of memory",
+            "rror:out of memory",
+            "Error: out of memory",
+            "CUDA_ERROR_OUT_OF_MEMORY",
+            "Error 2, out of memory",
+            "failed: out of memory",
+            "result=2",
         ]
     }
 
     fn start(&self, line: &str) -> Option<usize> {
         let p = runtime_patterns();
-        [&p.anchor, &p.thc, &p.thc_check]
+        if let Some(m) = [&p.anchor, &p.thc, &p.thc_check]
             .iter()
             .find_map(|re| re.find(line))
-            .map(|m| m.start())
+        {
+            return Some(m.start());
+        }
+        let m = p.other.find(line)?;
+        // A framework's own report that states what it tried to allocate
+        // (TensorFlow's `failed to allocate 32.00M (33554432 bytes) from
+        // device: CUDA_ERROR_OUT_OF_MEMORY`) belongs to that framework.
+        let before = &line[..m.start()];
+        if before.contains("allocate") || before.contains("from device") {
+            return None;
+        }
+        // Source code that names the constant (`if (result ==
+        // CUDA_ERROR_OUT_OF_MEMORY)`, `case CUDA_ERROR_OUT_OF_MEMORY:`) is
+        // not a report of it.
+        let code = ["==", "!=", "=", "(", ",", "case", "return", "<<"];
+        if code.iter().any(|c| before.trim_end().ends_with(c)) {
+            return None;
+        }
+        Some(m.start())
     }
 
     fn continues(&self, lines: &[String], next: &str) -> bool {
-        continues_with_boilerplate(lines, next)
+        // ggml prints the failing device on the next line.
+        (lines.len() == 1 && next.trim_start().starts_with("current device: "))
+            || continues_with_boilerplate(lines, next)
     }
 
     fn decode(&self, message: &Message<'_>) -> Option<Finding> {
         let p = runtime_patterns();
         let first = message.lines.first()?;
         let mut finding = message.finding(Kind::CudaRuntimeOom, message_text(message.lines));
+        finding.device = message.lines.get(1).and_then(|l| {
+            l.trim()
+                .strip_prefix("current device: ")
+                .and_then(|d| d.split(|c: char| !c.is_ascii_digit()).next())
+                .and_then(|d| d.parse().ok())
+        });
         if let Some(caps) = p.anchor.captures(first) {
             finding.backend = Some(caps[1].to_ascii_lowercase());
             let driver = &caps[2] == "driver error";
@@ -85,6 +125,19 @@ impl Family for RuntimeOom {
             finding
                 .facts
                 .insert("location".into(), format!("{}:{}", &caps[1], &caps[2]));
+        } else if let Some(m) = p.other.find(first) {
+            finding.backend = Some("cuda".into());
+            let named = m.as_str().contains("CUDA_ERROR") || m.as_str().starts_with("CUresult");
+            finding.era = Some(if named { "driver" } else { "runtime" }.into());
+            finding.facts.insert(
+                "error_name".into(),
+                if named {
+                    "CUDA_ERROR_OUT_OF_MEMORY"
+                } else {
+                    "cudaErrorMemoryAllocation"
+                }
+                .into(),
+            );
         }
         Some(finding)
     }
@@ -95,12 +148,19 @@ fn illegal_anchor() -> &'static Regex {
     RE.get_or_init(|| {
         constant_regex(concat!(
             r"(?:\b(?:CUDA|HIP) error: an illegal memory access was encountered",
+            r"|CUDA failure \d+: an illegal memory access",
             r"|CUDA failure 700\b",
             r"|\bcudaErrorIllegalAddress\b",
             r"|\bCUDA_ERROR_ILLEGAL_ADDRESS\b",
             r"|\ban illegal memory access was encountered)"
         ))
     })
+}
+
+/// The error number an illegal-access message prints (`CUDA failure 77: ...`).
+fn printed_code() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| constant_regex(r"^(?:CUDA|HIP) failure (\d+)\b"))
 }
 
 /// `CUDA error: an illegal memory access was encountered` and its spellings.
@@ -135,10 +195,22 @@ impl Family for IllegalAccess {
             }
             .into(),
         );
+        let hip = first.starts_with("HIP");
+        finding.facts.insert(
+            "error_name".into(),
+            if hip {
+                "hipErrorIllegalAddress"
+            } else {
+                "cudaErrorIllegalAddress"
+            }
+            .into(),
+        );
+        // A printed code is kept as printed: CUDA before 10.1 numbered this
+        // error 77, later releases 700 (the code when none is printed).
+        let printed = printed_code().captures(first).map(|c| c[1].to_string());
         finding
             .facts
-            .insert("error_name".into(), "cudaErrorIllegalAddress".into());
-        finding.facts.insert("error_code".into(), "700".into());
+            .insert("error_code".into(), printed.unwrap_or_else(|| "700".into()));
         let joined = message.joined();
         if joined.contains("asynchronously reported") {
             finding.facts.insert("async_warning".into(), "true".into());

@@ -7,7 +7,7 @@
 use super::text::{
     collapse_repeats, continues_with_boilerplate, is_boilerplate, message_text, reported_token,
 };
-use super::{is_quoted, Family, Message};
+use super::{is_mention, Family, Message};
 use crate::constant_regex;
 use crate::record::{Finding, Kind};
 use regex::Regex;
@@ -120,7 +120,7 @@ fn library_failure(line: &str) -> Option<LibraryFailure> {
     }
     for c in p.bare.captures_iter(line) {
         let m = c.get(0)?;
-        if reported_token(line, m.start()) && !is_quoted(&line[..m.start()]) {
+        if reported_token(line, m.start()) && !is_mention(line, m.start()) {
             // The status alone says little: the message is the whole line.
             return Some(LibraryFailure {
                 start: 0,

@@ -11,7 +11,7 @@
 
 use super::text::is_boilerplate;
 use super::text::{collapse_repeats, reported_token};
-use super::{is_quoted, Family, Message};
+use super::{is_mention, Family, Message};
 use crate::constant_regex;
 use crate::record::{Finding, Kind};
 use regex::Regex;
@@ -69,7 +69,7 @@ fn find(line: &str) -> Option<(&'static Phrase, usize)> {
                 .find_iter(line)
                 .find(|m| {
                     (!phrase.token || reported_token(line, m.start()))
-                        && !is_quoted(&line[..m.start()])
+                        && !is_mention(line, m.start())
                 })
                 .map(|m| {
                     let start = if phrase.whole_line {

@@ -121,6 +121,7 @@ impl Family for CpuAllocator {
 struct KillPatterns {
     anchor: Regex,
     kernel_kill: Regex,
+    kill_line: Regex,
     kernel_rss: Regex,
     constraint: Regex,
     constraint_pid: Regex,
@@ -144,6 +145,9 @@ fn kill_patterns() -> &'static KillPatterns {
     static P: OnceLock<KillPatterns> = OnceLock::new();
     P.get_or_init(|| {
         let kernel_kill = r"(?:Memory cgroup out of memory|Out of memory(?: \(oom_kill_allocating_task\))?): Kill(?:ed)? process (\d+) \(([^)]*)\)";
+        // The kill line alone is the kernel's too: only the OOM killer
+        // prints total-vm and anon-rss with it.
+        let kill_line = r"\bKilled process (\d+) \(([^)]*)\),? total-vm:";
         let constraint = r"\boom-kill:constraint=(\w+)";
         let reaper = r"\boom_reaper: reaped process (\d+) \(([^)]*)\)";
         let slurm_events = r"\bDetected (\d+) oom[-_]kill events?(?:\(s\))? in (?:StepId=|step )([\w.+]+?)(?:\.?\s|\.?$|\. )";
@@ -154,12 +158,13 @@ fn kill_patterns() -> &'static KillPatterns {
         // agent's `failed (exitcode: -9) local_rank: ...` line before it: one finding.
         let elastic_exit = r"^\s*exitcode\s*:\s*-9\b";
         let elastic_signal = r"\bSignal 9 \(SIGKILL\) received by PID (\d+)";
-        let dataloader = r"\bDataLoader worker \(pids?\(?s?\)?\s*([\d, ]+)\) is killed by signal: Killed\b";
+        let dataloader = r"\bDataLoader worker (?:\(pids?\(?s?\)?\s*([\d, ]+)\) )?is killed by signal: Killed\b";
         let sigkill = r"died with <Signals\.SIGKILL: 9>";
         let exit_137 = r"(?i)\b(?:exit(?:ed)?\s+with\s+(?:exit\s+)?(?:code|status)|exit\s+(?:code|status)|returned\s+non-zero\s+exit\s+status|error\s+exit\s+status)\s*[:=]?\s*\(?137\b";
         let shell = r"\bline \d+:\s+(\d+) Killed\b";
         let anchor = [
             kernel_kill,
+            kill_line,
             constraint,
             reaper,
             slurm_events,
@@ -180,7 +185,9 @@ fn kill_patterns() -> &'static KillPatterns {
         KillPatterns {
             anchor: re(&anchor),
             kernel_kill: re(kernel_kill),
-            kernel_rss: re(r"total-vm:(\d+)(kB), anon-rss:(\d+)(kB), file-rss:(\d+)(kB)(?:, shmem-rss:(\d+)(kB))?"),
+            kill_line: re(kill_line),
+            // Some kernels print the counts with thousands separators.
+            kernel_rss: re(r"total-vm:(\d[\d,]*)(kB), anon-rss:(\d[\d,]*)(kB), file-rss:(\d[\d,]*)(kB)(?:, shmem-rss:(\d[\d,]*)(kB))?"),
             constraint: re(constraint),
             constraint_pid: re(r"\btask=([^,\s]+),pid=(\d+)"),
             reaper: re(reaper),
@@ -203,6 +210,14 @@ fn kill_patterns() -> &'static KillPatterns {
             ),
         }
     })
+}
+
+/// `Killed` alone on a line, or right after a progress bar (`1.28it/s]Killed`),
+/// as a shell prints when its child died of SIGKILL: the offset of the word.
+fn bare_killed(line: &str) -> Option<usize> {
+    let before = line.trim_end().strip_suffix("Killed")?;
+    let b = before.trim_end();
+    (b.is_empty() || b.ends_with(']')).then_some(before.len())
 }
 
 /// Kernel OOM killer, Slurm and Kubernetes memory kills, and SIGKILL exits.
@@ -236,17 +251,30 @@ impl Family for Killed {
             "XIT STATUS",
             "xited with",
             "xit with",
-            " Killed",
+            // Also the kernel's `Killed process N` line once its timestamp is cut.
+            "Killed",
         ]
     }
 
     fn start(&self, line: &str) -> Option<usize> {
-        kill_patterns().anchor.find(line).map(|m| m.start())
+        kill_patterns()
+            .anchor
+            .find(line)
+            .map(|m| m.start())
+            .or_else(|| bare_killed(line))
     }
 
     fn continues(&self, lines: &[String], next: &str) -> bool {
         let p = kill_patterns();
         let first = lines.first().map_or("", String::as_str);
+        if bare_killed(first).is_some() {
+            // Take the next line to see whether the output ended there; a
+            // line that may start another message is left to it.
+            let errorish = ["rror", "memory", "Traceback", "Killed", "OOM", "xception"]
+                .iter()
+                .any(|w| next.contains(w));
+            return lines.len() < 4 && lines[1..].iter().all(|l| l.trim().is_empty()) && !errorish;
+        }
         if p.elastic_exit.is_match(first) || p.elastic_signal.is_match(first) {
             // The rest of torchelastic's failure table.
             return lines.len() < 200 && p.elastic_block.is_match(next);
@@ -284,6 +312,12 @@ impl Family for Killed {
             let memcg = c[0].starts_with("Memory cgroup");
             if finding.era.is_none() || memcg {
                 explicit(&mut finding, if memcg { "cgroup" } else { "kernel" });
+            }
+            finding.facts.insert("pid".into(), c[1].to_string());
+            finding.facts.insert("process".into(), c[2].to_string());
+        } else if let Some(c) = p.kill_line.captures(&joined) {
+            if finding.era.is_none() {
+                explicit(&mut finding, "kernel");
             }
             finding.facts.insert("pid".into(), c[1].to_string());
             finding.facts.insert("process".into(), c[2].to_string());
@@ -346,7 +380,11 @@ impl Family for Killed {
             } else if let Some(c) = p.dataloader.captures(&joined) {
                 finding.era = Some("dataloader".into());
                 finding.facts.insert("signal".into(), "SIGKILL (9)".into());
-                finding.facts.insert("pid".into(), c[1].trim().to_string());
+                if let Some(pid) = c.get(1) {
+                    finding
+                        .facts
+                        .insert("pid".into(), pid.as_str().trim().to_string());
+                }
             } else if p.sigkill.is_match(&joined) {
                 finding.era = Some("sigkill".into());
                 finding.facts.insert("signal".into(), "SIGKILL (9)".into());
@@ -356,6 +394,18 @@ impl Family for Killed {
                 finding
                     .facts
                     .insert("signal".into(), "SIGKILL (9) = 137 − 128".into());
+            } else if bare_killed(message.lines.first().map_or("", String::as_str)).is_some() {
+                // Only when nothing but blank lines follows: a bare `Killed`
+                // that ends the output. One in the middle of a log is too
+                // weak to report.
+                if message.lines[1..].iter().any(|l| !l.trim().is_empty()) {
+                    return None;
+                }
+                finding.era = Some("bare_killed".into());
+                finding.facts.insert("signal".into(), "SIGKILL (9)".into());
+                finding.notes.push(
+                    "the output ends with the shell's `Killed`: the process got SIGKILL, most often from the kernel's OOM killer".into(),
+                );
             } else if let Some(c) = p.shell.captures(&joined) {
                 finding.era = Some("shell".into());
                 finding.facts.insert("signal".into(), "SIGKILL (9)".into());
@@ -485,7 +535,6 @@ mod tests {
             "exitcode: 0",
             "  exitcode  : 1 (pid: 42)",
             "return code -9",
-            "Killed",
             "killed 137 processes",
             "timeout after 137 s",
             "Signal 15 (SIGTERM) received by PID 1798",
@@ -496,5 +545,24 @@ mod tests {
         ] {
             assert!(Killed.start(line).is_none(), "{line}");
         }
+    }
+
+    #[test]
+    fn bare_killed_only_at_the_end() {
+        for lines in [
+            &["Killed"][..],
+            &[
+                "Loading checkpoint shards:  38%| 3/8 [00:02<00:03,  1.28it/s]Killed",
+                "",
+            ],
+        ] {
+            let f = decode_with(&Killed, lines).expect("bare Killed at the end");
+            assert_eq!(f.era.as_deref(), Some("bare_killed"));
+            assert_eq!(f.category, Category::LikelyOom);
+        }
+        // A log that goes on after it: too weak to report.
+        assert!(decode_with(&Killed, &["Killed", "  exitcode  : 1 (pid: 4242)"]).is_none());
+        // Not a bare word.
+        assert!(Killed.start("the job was Killed").is_none());
     }
 }

@@ -30,6 +30,8 @@ struct Patterns {
     v1_available: Regex,
     v1_estimate: Regex,
     hint: Regex,
+    tgi: Regex,
+    sglang_fraction: Regex,
 }
 
 fn patterns() -> &'static Patterns {
@@ -38,8 +40,14 @@ fn patterns() -> &'static Patterns {
         anchor: re(concat!(
             r"No available memory for the cache blocks",
             r"|The model's max seq len \(\d+\) is larger than the maximum number of tokens",
-            r"|To serve at least one request with the models?'s max seq len"
+            r"|To serve at least one request with the models?'s max seq len",
+            // TGI's warm-up and SGLang's start-up and scheduler failures.
+            r"|Not enough memory to handle \d+ (?:total tokens with \d+ )?prefill tokens",
+            r"|Not enough memory\. Please try to increase --mem-fraction-static",
+            r"|alloc_req_slots runs out of memory"
         )),
+        tgi: re(r"Not enough memory to handle (?:(\d+) total tokens with )?(\d+) prefill tokens"),
+        sglang_fraction: re(r"mem_fraction_static=([\d.]+)"),
         no_blocks: re(r"No available memory for the cache blocks"),
         v0: re(r"max seq len \((\d+)\) is larger than the maximum number of tokens that can be stored in KV cache \((\d+)\)"),
         v1_len: re(r"with the models?'s max seq len \((\d+)\)"),
@@ -76,6 +84,8 @@ impl Family for KvCacheOom {
             "No available memory for the cache blocks",
             "that can be stored in KV cache",
             "max seq len (",
+            "Not enough memory",
+            "alloc_req_slots runs out of memory",
         ]
     }
 
@@ -95,6 +105,25 @@ impl Family for KvCacheOom {
         let mut sizes = SizeReader::new(&mut notes);
         if p.no_blocks.is_match(&text) {
             finding.era = Some("no_cache_blocks".into());
+        } else if let Some(c) = p.tgi.captures(&text) {
+            finding.era = Some("tgi_warmup".into());
+            finding.version_hint = Some("text-generation-inference".into());
+            if let Some(total) = c.get(1) {
+                finding
+                    .facts
+                    .insert("total_tokens".into(), total.as_str().to_string());
+            }
+            finding
+                .facts
+                .insert("prefill_tokens".into(), c[2].to_string());
+        } else if text.contains("mem-fraction-static") || text.contains("alloc_req_slots") {
+            finding.era = Some("sglang".into());
+            finding.version_hint = Some("SGLang".into());
+            if let Some(c) = p.sglang_fraction.captures(&text) {
+                finding
+                    .facts
+                    .insert("mem_fraction_static".into(), c[1].to_string());
+            }
         } else if let Some(c) = p.v0.captures(&text) {
             finding.era = Some("max_seq_len".into());
             finding.version_hint = Some("vLLM V0 engine (≤ ≈0.10)".into());

@@ -7,7 +7,9 @@
 
 use crate::record::Finding;
 
-pub use text::{exception_name, find_size, is_quoted, join_lines, re, SizeReader, SIZE};
+pub use text::{
+    exception_name, find_size, is_mention, is_quoted, join_lines, re, SizeReader, SIZE,
+};
 
 pub mod cuda;
 pub mod cupy;
@@ -18,6 +20,7 @@ pub mod host;
 pub mod inference;
 pub mod mps;
 pub mod nccl;
+pub mod signal;
 pub mod tensorflow;
 pub mod text;
 pub mod torch;
@@ -104,8 +107,10 @@ pub static FAMILIES: &[&dyn Family] = &[
     &xid::Xid,
     &windows::AccessViolation,
     &windows::PagingFile,
+    &signal::WorkerSignal,
     // Weakest evidence last: SIGKILL and exit-status spellings, then any
     // other message that says an allocation failed.
+    &torch::TorchFragment,
     &host::Killed,
     &generic::GenericOom,
 ];
@@ -116,7 +121,7 @@ pub static FAMILIES: &[&dyn Family] = &[
 #[cfg(test)]
 pub(crate) fn decode_lines(family: &dyn Family, lines: &[&str]) -> Option<Finding> {
     let start = family.start(lines[0])?;
-    if is_quoted(&lines[0][..start]) {
+    if is_mention(lines[0], start) {
         return None;
     }
     let mut body = vec![lines[0][start..].to_string()];
@@ -164,6 +169,16 @@ mod tests {
         assert!(is_quoted("see `"));
         assert!(!is_quoted("RuntimeError: "));
         assert!(!is_quoted("\"a\" then "));
+        let line = "`RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB`";
+        assert!(!is_mention(line, 1));
+        let line = "> **RuntimeError: CUDA out of memory.**";
+        assert!(!is_mention(line, 4));
+        let line = "I get this error: \"CUDA error: out of memory\"";
+        assert!(!is_mention(line, 19));
+        let line = "    if \"CUDA out of memory. Tried to allocate\" in str(e):";
+        assert!(is_mention(line, 8));
+        let line = "print(\"CUDA error: out of memory\")";
+        assert!(is_mention(line, 7));
     }
 
     #[test]

@@ -34,13 +34,117 @@ pub fn exception_name(prefix: &str) -> Option<String> {
     re.captures(prefix).map(|c| c[1].to_string())
 }
 
-/// True if the text before a match opens a quotation (an odd number of `"`,
-/// `'` or backticks): the line quotes a message rather than printing one,
-/// as in `if "CUDA out of memory" in str(e):`.
+/// True if the text before a match opens a quotation that mentions the
+/// message rather than pastes it. Same as [`is_mention`] with nothing after
+/// the match.
 pub fn is_quoted(prefix: &str) -> bool {
-    ['"', '\'', '`']
+    is_mention(prefix, prefix.len())
+}
+
+/// Quote characters whose unmatched opening before a message can make it a
+/// mention.
+const QUOTES: [char; 3] = ['"', '\'', '`'];
+
+/// True if the message starting at `start` of `line` sits in a quotation that
+/// only mentions it, as in `if "CUDA out of memory" in str(e):`.
+///
+/// People paste errors in backticks, quotes, bold and blockquotes too, so an
+/// open quote alone is not enough: what surrounds it decides.
+/// * Nothing but markdown before the quote (`> `, `- `, `**`, a list number),
+///   or prose ending in a colon (`I get this error: "..."`): a paste.
+/// * Code before the quote (`if`, `in`, `print(`, `grep`, `=`, `==`, a
+///   comma or an opening bracket): a mention, except a `raise X("...")`
+///   whose literal has numbers, which is a printed message.
+/// * Other prose before the quote: a paste when the quoted text has a
+///   number (a real message states sizes or codes), else a mention.
+pub fn is_mention(line: &str, start: usize) -> bool {
+    let start = start.min(line.len());
+    let Some(prefix) = line.get(..start) else {
+        return false;
+    };
+    // Every quotation still open at the match, innermost last.
+    let mut open: Vec<(usize, char)> = QUOTES
         .iter()
-        .any(|q| prefix.chars().filter(|c| c == q).count() % 2 == 1)
+        .filter(|q| prefix.chars().filter(|c| c == *q).count() % 2 == 1)
+        .filter_map(|q| prefix.rfind(*q).map(|at| (at, *q)))
+        .collect();
+    open.sort_unstable();
+    let Some(&(at, quote)) = open.last() else {
+        return false;
+    };
+    let rest = line.get(start..).unwrap_or("");
+    let literal = rest.split(quote).next().unwrap_or(rest);
+    let has_number = literal.chars().any(|c| c.is_ascii_digit());
+    // Any enclosing quotation opened by code (`logger.info("... 'msg'")`)
+    // makes the whole a mention.
+    for &(outer, _) in &open {
+        let before = prefix[..outer].trim_end();
+        if is_code_context(before) {
+            let raise = before.contains("raise ") && before.ends_with('(');
+            return !(raise && has_number);
+        }
+    }
+    let before = prefix[..at].trim_end();
+    let markdown_only = before
+        .chars()
+        .all(|c| c.is_whitespace() || ">*-+_#|~.:0123456789".contains(c));
+    if markdown_only {
+        return false;
+    }
+    // Prose before the quote: a paste only when the quotation ends the line
+    // (`I get this error: "..."`), not when a sentence goes on after it
+    // (`"..." means another rank stopped`).
+    let tail = rest.get(literal.len() + 1..).unwrap_or("");
+    let tail_empty = tail
+        .trim_matches(|c: char| c.is_whitespace() || ".,;:!?*_)".contains(c))
+        .is_empty();
+    if tail_empty {
+        return !(before.ends_with(':') || before.ends_with("**") || has_number);
+    }
+    // A sentence that goes on after the quotation: a report of the error
+    // when the quoted text has its numbers or codes (`I get "... exit code
+    // -1073740791 (0xC0000409)". Is it the GPU?`), except in a docs heading
+    // (a `#` title or a whole bold line such as an FAQ question).
+    let trimmed = line.trim();
+    let heading =
+        trimmed.starts_with('#') || (trimmed.starts_with("**") && trimmed.ends_with("**"));
+    // The same goes for a quoted exception line after a colon (`the error
+    // says: "RuntimeError: ..."`): a printed exception, not a phrase.
+    let exception = exception_name(prefix.get(at + 1..).unwrap_or("")).is_some();
+    heading || !(has_number || (exception && before.ends_with(':')))
+}
+
+/// Whether the text before a quote reads as a statement of code or shell.
+fn is_code_context(before: &str) -> bool {
+    if before.ends_with(['(', '=', ',', '[', '{', '+', '%']) || before.ends_with("==") {
+        return true;
+    }
+    let last = before
+        .rsplit(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+        .find(|w| !w.is_empty())
+        .unwrap_or("");
+    matches!(
+        last,
+        "if" | "elif"
+            | "in"
+            | "not"
+            | "and"
+            | "or"
+            | "return"
+            | "grep"
+            | "rg"
+            | "echo"
+            | "print"
+            | "assert"
+            | "match"
+            | "case"
+            | "contains"
+            | "startswith"
+            | "-e"
+            | "-E"
+            | "-F"
+            | "=~"
+    )
 }
 
 /// Compiles a constant pattern after substituting `{SIZE}` (PyTorch sizes)
@@ -77,6 +181,11 @@ impl<'f> SizeReader<'f> {
     pub fn read(&mut self, caps: &regex::Captures<'_>, at: usize, what: &str) -> Option<u64> {
         let number = caps.get(at)?.as_str();
         let unit = caps.get(at + 1)?.as_str();
+        self.read_parts(number, unit, what)
+    }
+
+    /// Reads a size given as its number and unit label.
+    pub fn read_parts(&mut self, number: &str, unit: &str, what: &str) -> Option<u64> {
         match units::to_bytes(number, unit) {
             Ok(bytes) => Some(bytes),
             Err(SizeError::TooLarge(text)) => {

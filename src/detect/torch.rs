@@ -58,7 +58,7 @@ fn patterns() -> &'static Patterns {
             paren_free: re(r";\s*{SIZE}\s+free\s*;"),
             allowed: re(r"{SIZE}\s+allowed\s*;"),
             cached: re(r"{SIZE}\s+cached\s*\)"),
-            reserved_total: re(r"{SIZE}\s+reserved\s+in\s+total\s+by\s+PyTorch"),
+            reserved_total: re(r"{SIZE}\s+reserved\s+in\s+total\s+by\s+[Pp]y[Tt]orch"),
             sentence_device: re(r"^\s*\S*\s*\.\s*GPU\b ?(.?)"),
             sentence_total: re(r"has\s+a\s+total\s+(capacty|capacity)\s+of\s+{SIZE}"),
             sentence_free: re(r"of\s+which\s+{SIZE}\s+is\s+free"),
@@ -420,15 +420,85 @@ fn allocator_score(text: &str) -> usize {
     decode_allocator(&message).map_or(0, |d| d.score)
 }
 
+fn fragment_start() -> &'static Regex {
+    static P: OnceLock<Regex> = OnceLock::new();
+    P.get_or_init(|| {
+        super::re(
+            r"^[\s>*`\x22'-]*(?:Tried\s+to\s+allocate\s+{SIZE}|\(GPU\s*\d+\s*;\s*{SIZE}\s+total\s+capacity\s*;)",
+        )
+    })
+}
+
+/// A PyTorch allocator message pasted from the middle: it starts at
+/// `Tried to allocate X (GPU N; ...` or at `(GPU N; X total capacity; ...`
+/// with no `CUDA out of memory.` headline (a shortened paste, or the headline
+/// left on a line the person did not copy). Every number there is read; a
+/// note says what is missing.
+pub struct TorchFragment;
+
+impl Family for TorchFragment {
+    fn triggers(&self) -> &'static [&'static str] {
+        &["Tried to allocate", "total capacity;"]
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        // At the line's start (after markdown) only: a message cut in two
+        // by a line-length limit is not a paste.
+        let m = fragment_start().find(line)?;
+        let skipped = line[m.start()..m.end()].find(['T', '(']).unwrap_or(0);
+        Some(m.start() + skipped)
+    }
+
+    fn continues(&self, lines: &[String], next: &str) -> bool {
+        super::text::grows(lines, next, 12, allocator_score)
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        let first = message.lines.first()?;
+        // Read it with the full message's grammar: give it back the
+        // headline it lost (and the `Tried to allocate` words, when the
+        // paste starts at the parenthesis).
+        let head = if first.trim_start().starts_with('(') {
+            "out of memory. Tried to allocate "
+        } else {
+            "out of memory. "
+        };
+        let mut lines = message.lines.to_vec();
+        lines[0] = format!("{head}{first}");
+        let whole = Message {
+            input: message.input,
+            line: message.line,
+            prefix: message.prefix,
+            lines: &lines,
+        };
+        let mut finding = decode_allocator(&whole)?.finding;
+        finding.text = message.lines.join("\n").trim_end().to_string();
+        finding.truncated = true;
+        finding.notes.push(
+            "the paste starts mid-message: the `CUDA out of memory.` headline is missing".into(),
+        );
+        if head.ends_with("allocate ") {
+            finding
+                .notes
+                .push("the requested size (`Tried to allocate ...`) is missing".into());
+        }
+        Some(finding)
+    }
+}
+
 /// The `cudaMallocAsync` backend's message (docs/message-formats.md §2.5).
 pub struct MallocAsync;
 
-fn malloc_async_patterns() -> &'static [Regex; 7] {
-    static P: OnceLock<[Regex; 7]> = OnceLock::new();
+fn malloc_async_patterns() -> &'static [Regex; 8] {
+    static P: OnceLock<[Regex; 8]> = OnceLock::new();
     P.get_or_init(|| {
         let re = super::re;
         [
             re(r"Allocation on device\s*(\d*)\s*would exceed allowed memory"),
+            // ComfyUI prints only the first words of this message (its error
+            // report's `Exception Message:` line, its `!!! Exception during
+            // processing !!!` line), with nothing after them.
+            re(r"(?:OutOfMemoryError:?\s*|Exception Message:\**\s*|!!!\s*|^\s*)(Allocation on device)\s*$|OutOfMemoryError:?\s+(Allocation on device)\b"),
             re(r"Currently allocated\s*:\s*{SIZE}"),
             re(r"Requested\s*:\s*{SIZE}"),
             re(r"Device limit\s*:\s*{SIZE}"),
@@ -441,19 +511,24 @@ fn malloc_async_patterns() -> &'static [Regex; 7] {
 
 impl Family for MallocAsync {
     fn triggers(&self) -> &'static [&'static str] {
-        &["would exceed allowed memory"]
+        &["would exceed allowed memory", "Allocation on device"]
     }
 
     fn start(&self, line: &str) -> Option<usize> {
-        malloc_async_patterns()[0].find(line).map(|m| m.start())
+        let p = malloc_async_patterns();
+        if let Some(m) = p[0].find(line) {
+            return Some(m.start());
+        }
+        let c = p[1].captures(line)?;
+        c.get(1).or_else(|| c.get(2)).map(|m| m.start())
     }
 
     fn continues(&self, lines: &[String], next: &str) -> bool {
-        lines.len() < 10 && malloc_async_patterns()[6].is_match(next)
+        lines.len() < 10 && malloc_async_patterns()[7].is_match(next)
     }
 
     fn decode(&self, message: &Message<'_>) -> Option<Finding> {
-        let [anchor, allocated, requested, limit, free, fraction, _] = malloc_async_patterns();
+        let [anchor, _, allocated, requested, limit, free, fraction, _] = malloc_async_patterns();
         let text = message.lines.join("\n");
         let joined = message.joined();
         let mut finding = message.finding(Kind::TorchAllocatorOom, text);
@@ -484,6 +559,12 @@ impl Family for MallocAsync {
             }
         }
         finding.truncated = !fraction.is_match(&joined);
+        if !anchor.is_match(&joined) {
+            notes.push(
+                "only the message's first words were printed (ComfyUI shortens it): no sizes"
+                    .into(),
+            );
+        }
         finding.notes = notes;
         Some(finding)
     }

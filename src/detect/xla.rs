@@ -28,6 +28,9 @@ struct Patterns {
     human: Regex,
     device_allocator: Regex,
     fragmentation: Regex,
+    /// TPU compile-time failure: `Ran out of memory in memory space hbm.
+    /// Used 12.34G of 8.00G hbm. Exceeded hbm capacity by 4.34G.`
+    hbm: Regex,
     stats_line: Regex,
     stats: [(Regex, &'static str, &'static str); 4],
 }
@@ -38,8 +41,10 @@ fn patterns() -> &'static Patterns {
         anchor: re(concat!(
             r"(?:(?:RESOURCE_EXHAUSTED|Resource exhausted):\s*)?Out of (?:host )?memory while trying to allocate \d",
             r"|RESOURCE_EXHAUSTED:\s*Out of memory allocating \d+ bytes",
-            r"|(?:(?:RESOURCE_EXHAUSTED|Resource exhausted):\s*)?Failed to allocate request for \d[^()]*\(\d+B\) on device ordinal"
+            r"|(?:(?:RESOURCE_EXHAUSTED|Resource exhausted):\s*)?Failed to allocate request for \d[^()]*\(\d+B\) on device ordinal",
+            r"|Ran out of memory in memory space hbm\. Used \d"
         )),
+        hbm: re(r"Ran out of memory in memory space hbm\. Used (\d+(?:\.\d+)?)([KMGT]?) of (\d+(?:\.\d+)?)([KMGT]?) hbm\.(?: Exceeded hbm capacity by (\d+(?:\.\d+)?)([KMGT]?)\.)?"),
         raw: re(r"Out of (host )?memory (?:while trying to allocate|allocating) (\d+) (bytes)"),
         human: re(r"Out of (host )?memory while trying to allocate {TF_SIZE}"),
         device_allocator: re(r"Failed to allocate request for {TF_SIZE} \((\d+)B\) on device ordinal (\d+)"),
@@ -73,6 +78,7 @@ impl Family for XlaOom {
             "memory while trying to allocate",
             "Out of memory allocating",
             "Failed to allocate request for",
+            "out of memory in memory space hbm",
         ]
     }
 
@@ -113,6 +119,29 @@ impl Family for XlaOom {
                 "the request is printed rounded ({}{}); its byte count is approximate",
                 &c[2], &c[3]
             ));
+        } else if let Some(c) = p.hbm.captures(&text) {
+            // The compiler's estimate of the program's TPU memory, not one
+            // allocation: there is no request size.
+            host = false;
+            finding.era = Some("tpu_compile".into());
+            let mut read = |at: usize, what: &str| {
+                let unit = match &c[at + 1] {
+                    "" => "B",
+                    u => u,
+                };
+                sizes.read_parts(&c[at], unit, what)
+            };
+            let used = read(1, "used");
+            finding.sizes.total_bytes = read(3, "hbm capacity");
+            let exceeded = c.get(5).and_then(|_| read(5, "exceeded by"));
+            finding.sizes.extra.insert("used_bytes".into(), used);
+            finding
+                .sizes
+                .extra
+                .insert("exceeded_bytes".into(), exceeded);
+            finding.notes.push(
+                "sizes are printed rounded (XLA's G/M units); byte counts are approximate".into(),
+            );
         } else {
             return None;
         }

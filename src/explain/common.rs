@@ -3,8 +3,9 @@
 //! by several families.
 
 use super::docs::Code;
+use super::setting::{available, is_loading, since, Availability, Runtime, Vendor};
 use super::thresholds::{FAILS_AT_START_MAX_STEP, LATE_FAILURE_MIN_STEP};
-use crate::record::{Category, Diagnosis, Finding, Fix, Verdict};
+use crate::record::{Category, Diagnosis, Finding, Fix, Kind, Verdict};
 use crate::units::format_size as fmt;
 
 pub(super) const MIB: u64 = 1 << 20;
@@ -132,11 +133,129 @@ pub(super) fn confirm_fix() -> Fix {
     )
 }
 
+/// The workload fix for messages whose framework is not known: nothing in
+/// it is specific to one framework.
 pub(super) fn workload_fix() -> Fix {
     fix(
         "Make the workload smaller",
-        "Halve the batch size (keep the effective batch with gradient accumulation), run under torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16), enable gradient checkpointing, shorten sequences.",
+        "Halve the batch size, shorten sequences or lower the resolution, use lower precision (bfloat16/float16, or a quantised model for inference), or a smaller model.",
     )
+}
+
+/// True when the message or its traceback shows PyTorch.
+pub(super) fn is_pytorch(f: &Finding) -> bool {
+    matches!(
+        f.kind,
+        Kind::TorchAllocatorOom | Kind::CudaRuntimeOom | Kind::MpsOom | Kind::DeviceSideAssert
+    ) || f
+        .exception
+        .as_deref()
+        .is_some_and(|e| e.starts_with("torch."))
+        || f.traceback.as_ref().is_some_and(|tb| {
+            tb.frames
+                .iter()
+                .any(|fr| fr.file.replace('\\', "/").contains("/torch/"))
+        })
+}
+
+/// The fix for an OOM while a model's parameters were loaded, moved or converted.
+pub(super) fn loading_fix() -> Fix {
+    fix(
+        "Load the model in less memory",
+        "The parameters themselves do not fit, so smaller batches or recomputing activations cannot help here. Load the weights in half precision (Hugging Face: from_pretrained(..., torch_dtype=torch.bfloat16); plain PyTorch: model.half() or .to(torch.bfloat16) on the CPU before moving it), quantised (BitsAndBytesConfig(load_in_4bit=True)), or spread over devices and the CPU (device_map=\"auto\", FSDP or DeepSpeed ZeRO-3 to shard across GPUs); load checkpoints with torch.load(path, map_location=\"cpu\") before moving them.",
+    )
+}
+
+/// Workload fixes fitted to what the finding ran in: an inference engine's
+/// or front end's own settings, loading fixes while parameters were moved,
+/// otherwise PyTorch training advice in the API of the message's release.
+pub(super) fn workload_fixes(f: &Finding, out: &mut Vec<Fix>) {
+    if let Some(runtime) = Runtime::of(f) {
+        out.push(runtime_fix(runtime));
+        if runtime.is_engine() {
+            return;
+        }
+    }
+    if is_loading(f) {
+        out.push(loading_fix());
+        return;
+    }
+    if !is_pytorch(f) {
+        out.push(workload_fix());
+        return;
+    }
+    if Runtime::of(f).is_some() {
+        return;
+    }
+    out.push(fix(
+        "Reduce the batch size",
+        "Halve the batch size; keep the effective batch with gradient accumulation (accumulate N micro-batches, then optimizer.step()). Activation memory shrinks in proportion.",
+    ));
+    out.push(fix("Use mixed precision", mixed_precision(f)));
+    if f.phase.name != "backward" {
+        out.push(fix(
+            "Trade compute for memory with gradient checkpointing",
+            "model.gradient_checkpointing_enable() (Hugging Face) or torch.utils.checkpoint.checkpoint around blocks: activations are recomputed in the backward pass instead of stored.",
+        ));
+    }
+    out.push(fix(
+        "Shorten sequences or shrink inputs",
+        "Memory for attention and activations grows with sequence length (and image resolution); cap max_length or crop inputs.",
+    ));
+}
+
+/// Mixed precision in the API of the releases that print this message.
+pub(super) fn mixed_precision(f: &Finding) -> String {
+    let amd = Vendor::of(f) == Vendor::Amd;
+    let dtype_note = if amd {
+        "bfloat16 where the GPU supports it (torch.cuda.is_bf16_supported()), otherwise float16 with a gradient scaler"
+    } else {
+        "bfloat16 needs an Ampere or newer NVIDIA GPU (compute capability ≥ 8.0; check torch.cuda.is_bf16_supported()), otherwise use float16 with a gradient scaler"
+    };
+    let scaler = match available(f, since::AMP_GRAD_SCALER) {
+        Availability::Yes => "torch.amp.GradScaler(\"cuda\")",
+        _ => "torch.cuda.amp.GradScaler(); torch.amp.GradScaler(\"cuda\") from PyTorch 2.4, which deprecates the former",
+    };
+    match available(f, since::AUTOCAST) {
+        Availability::Yes => format!(
+            "Run the forward pass under torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16): activations take half the memory. {dtype_note} ({scaler})."
+        ),
+        Availability::From(_) => format!(
+            "Run the forward pass under torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16) (PyTorch ≥ 1.10; in 1.6–1.9 use torch.cuda.amp.autocast(), which is float16 only; before 1.6 there is no native mixed precision): activations take half the memory. {dtype_note} ({scaler})."
+        ),
+        Availability::Upgrade(_) => match available(f, since::CUDA_AMP) {
+            Availability::Upgrade(name) => format!(
+                "This PyTorch has no native mixed precision: upgrade to {name} for torch.cuda.amp.autocast() with torch.cuda.amp.GradScaler() (torch.autocast from 1.10), or cast the model to half precision with model.half() and keep the loss in float32."
+            ),
+            _ => "Run the forward pass under torch.cuda.amp.autocast() with torch.cuda.amp.GradScaler() (float16; PyTorch 1.6–1.9 — torch.autocast and bfloat16 need ≥ 1.10): activations take half the memory.".to_string(),
+        },
+    }
+}
+
+/// The settings that bound an inference engine's or front end's memory.
+pub(super) fn runtime_fix(runtime: Runtime) -> Fix {
+    match runtime {
+        Runtime::Vllm => fix(
+            "Give vLLM less to fit",
+            "Lower --max-model-len (the context every sequence may reach) and --max-num-seqs (sequences batched at once); lower --gpu-memory-utilization when other processes share the GPU (raise it toward 0.95 only when vLLM is alone); --enforce-eager skips CUDA-graph capture and its memory; --tensor-parallel-size N splits the model over N GPUs; a quantised checkpoint shrinks the weights.",
+        ),
+        Runtime::Sglang => fix(
+            "Give SGLang less to fit",
+            "Lower --mem-fraction-static when other processes share the GPU or the activations do not fit, --context-length and --max-running-requests; --disable-cuda-graph skips graph capture; --tp-size N splits the model over N GPUs; or use a quantised checkpoint.",
+        ),
+        Runtime::Tgi => fix(
+            "Give text-generation-inference less to fit",
+            "Lower --max-total-tokens, --max-input-tokens and --max-batch-prefill-tokens; --cuda-memory-fraction leaves room for other processes; --num-shard N splits the model over N GPUs; --quantize shrinks the weights.",
+        ),
+        Runtime::Diffusers => fix(
+            "Use diffusers' low-memory modes",
+            "pipe.enable_model_cpu_offload() (or enable_sequential_cpu_offload() for the least memory), pipe.enable_attention_slicing(), pipe.enable_vae_tiling() for large images, torch_dtype=torch.float16 when loading; or a lower resolution and fewer images per prompt.",
+        ),
+        Runtime::ComfyUi => fix(
+            "Use ComfyUI's low-VRAM modes",
+            "Start ComfyUI with --lowvram (or --novram), decode with the \"VAE Decode (Tiled)\" node, use fp16/fp8 model weights, a lower resolution or batch size; close other GPU applications.",
+        ),
+    }
 }
 
 /// The fixes of the families whose messages state their own numbers outside

@@ -1,8 +1,10 @@
 //! CUDA runtime and driver errors: out-of-memory outside PyTorch's allocator
 //! (no sizes) and illegal memory accesses.
 
+use super::common::runtime_fix;
 use super::common::{fix, on_device, verdict};
 use super::docs::Code;
+use super::setting::{Runtime, Vendor};
 use super::Explain;
 use crate::record::{Diagnosis, Finding, Fix, Verdict};
 
@@ -70,18 +72,23 @@ fn runtime_oom_fixes(f: &Finding, out: &mut Vec<Fix>) {
             "Remove expandable_segments:True from PYTORCH_CUDA_ALLOC_CONF / PYTORCH_ALLOC_CONF: the driver-API mapping it uses fails on WSL2 and Jetson even with free memory.",
         ));
     }
+    let vendor = Vendor::of(f);
     out.push(fix(
         "Check what else holds the GPU",
-        "Run `nvidia-smi`: if other processes fill the card, even creating the CUDA context (a few hundred MiB) fails. Stop them or choose another GPU with CUDA_VISIBLE_DEVICES.",
+        format!("Run {}: if other processes fill the card, even creating the GPU context (a few hundred MiB) fails. Stop them or choose another GPU with {}.", vendor.smi(), vendor.visible_devices()),
     ));
     out.push(fix(
         "Leave room for libraries outside PyTorch's cache",
         "cuBLAS, cuDNN and NCCL allocate with cudaMalloc directly and cannot use memory PyTorch caches. Call torch.cuda.empty_cache() before the failing call, or cap PyTorch with torch.cuda.set_per_process_memory_fraction(0.9).",
     ));
-    out.push(fix(
-        "Reduce the workload",
-        "A smaller batch, sequence length or model leaves more room for these allocations.",
-    ));
+    match Runtime::of(f) {
+        // An engine's own settings bound its memory, not a batch size.
+        Some(runtime) => out.push(runtime_fix(runtime)),
+        None => out.push(fix(
+            "Reduce the workload",
+            "A smaller batch, sequence length or model leaves more room for these allocations.",
+        )),
+    }
 }
 
 fn illegal_access_fixes(out: &mut Vec<Fix>) {

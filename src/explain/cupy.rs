@@ -29,7 +29,7 @@ impl Explain for CupyOom {
             ));
         }
         if let Some(m) = s.allocated_bytes {
-            rows.push(row("Allocated so far", fmt(m), "everything CuPy's memory pool held when the request came in, including freed blocks it caches for reuse", false));
+            rows.push(row("Allocated so far", fmt(m), "CuPy's pool total (in use plus cached free blocks) when the request came in, before CuPy released its cache and retried: it can exceed what CuPy held at the failure", false));
         }
         if let Some(l) = extra(f, "pool_limit_bytes") {
             rows.push(row(

@@ -3,7 +3,7 @@
 //! `device not ready` under memory pressure. Each verdict says the message
 //! is not an OOM message, why it usually means one, and how to confirm.
 
-use super::common::{confirm_fix, fact, fix, verdict, workload_fix, CONFIRM};
+use super::common::{confirm_fix, fact, fix, verdict, workload_fixes, CONFIRM};
 use super::docs::Code;
 use super::Explain;
 use crate::record::{Diagnosis, Finding, Fix, Verdict};
@@ -17,10 +17,14 @@ impl Explain for LibraryAllocFailed {
         let call = fact(f, "call")
             .map(|c| format!(" at {c}"))
             .unwrap_or_default();
-        format!(
-            "{} failed with {status}{call}: probably out of GPU memory under another name",
-            library_name(f)
-        )
+        if status == "CUDNN_STATUS_NOT_SUPPORTED" {
+            format!("cuDNN has no algorithm for this call ({status}): an unsupported size or configuration, sometimes memory")
+        } else {
+            format!(
+                "{} failed with {status}{call}: probably out of GPU memory under another name",
+                library_name(f)
+            )
+        }
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         out.push(library_verdict(f))
@@ -37,10 +41,39 @@ impl Explain for LibraryAllocFailed {
                 )),
                 _ => {}
             }
+        if is_tensorflow(f) {
+            // TensorFlow reserves the GPU up front; cuBLAS/cuDNN then find none.
+            out.push(fix(
+                "Let TensorFlow leave room for cuBLAS and cuDNN",
+                "TensorFlow takes nearly all GPU memory at start, so the library's own cudaMalloc finds none: set TF_FORCE_GPU_ALLOW_GROWTH=true, or call tf.config.experimental.set_memory_growth(gpu, True) for each GPU before any op runs (TensorFlow 1 sessions: config.gpu_options.allow_growth = True). Stop other processes on the GPU (`nvidia-smi`).",
+            ));
+            out.push(fix(
+                "Confirm that it is memory",
+                "Rerun with half the batch size: if the error disappears or comes later, it was memory. Watch `nvidia-smi -l 1` while it runs.",
+            ));
+            workload_fixes(f, out);
+            return;
+        }
         out.push(confirm_fix());
         out.push(headroom_fix());
-        out.push(workload_fix());
+        workload_fixes(f, out);
     }
+}
+
+/// True when the message or its traceback comes from TensorFlow.
+fn is_tensorflow(f: &Finding) -> bool {
+    // "failed to create cublas handle" is TensorFlow's stream executor's
+    // wording; PyTorch prints "... when calling `cublasCreate(handle)`".
+    f.text.contains("tensorflow/")
+        || f.text.contains("failed to create cublas handle")
+        || f.exception
+            .as_deref()
+            .is_some_and(|e| e.starts_with("tensorflow."))
+        || f.traceback.as_ref().is_some_and(|tb| {
+            tb.frames
+                .iter()
+                .any(|fr| fr.file.replace('\\', "/").contains("/tensorflow/"))
+        })
 }
 
 /// Explains `Kind::AllocatorAssert` findings.
@@ -61,7 +94,7 @@ impl Explain for AllocatorAssert {
                 ));
         }
         out.push(confirm_fix());
-        out.push(workload_fix());
+        workload_fixes(f, out);
         out.push(fix(
                 "Get the numbers another way",
                 "The assert hides the out-of-memory message's figures: print torch.cuda.mem_get_info() and torch.cuda.memory_summary() before the failing step to see free and reserved memory.",
@@ -83,13 +116,13 @@ impl Explain for DeviceNotReady {
             format!("`device not ready` (CUDA_ERROR_NOT_READY) normally means \"not finished yet\" and is not an error at all; PyTorch raises it when a driver call it checks returns it. It has been reported on WSL2 when the driver could not make memory resident (dmesg shows `dxgkio_make_resident ... -12`, i.e. ENOMEM) while nvidia-smi still showed free memory, and disappeared when the job used less GPU memory (microsoft/WSL#41176; mberr/torch-max-mem#45 lists it among OOM-under-pressure messages). {CONFIRM}"),
         ))
     }
-    fn fixes(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
+    fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
         out.push(fix(
                 "Use less of the GPU than nvidia-smi shows free",
                 "On WSL2 the memory that can actually be made resident is below what nvidia-smi reports: lower the share a framework takes (vLLM --gpu-memory-utilization 0.8, smaller KV cache), the batch or the model size. `dmesg | grep -i make_resident` shows the driver's ENOMEM.",
             ));
         out.push(confirm_fix());
-        out.push(workload_fix());
+        workload_fixes(f, out);
     }
 }
 
@@ -109,10 +142,13 @@ fn library_verdict(f: &Finding) -> Verdict {
         .unwrap_or_default();
     let detail = match status {
         "CUDNN_STATUS_NOT_SUPPORTED" => format!(
-            "cuDNN returned CUDNN_STATUS_NOT_SUPPORTED. PyTorch adds that this \"may appear if you passed in a non-contiguous input\", but in practice it most often appears when cuDNN cannot get the workspace memory an algorithm needs, which is why PyTorch Lightning and Hugging Face accelerate treat this exact message as an out-of-memory error (pytorch/pytorch#4107). A really unsupported input (non-contiguous tensor, unusual shape or dtype) is the other cause. {CONFIRM} If a smaller batch does not help, try x.contiguous() on the input."
+            "cuDNN returned CUDNN_STATUS_NOT_SUPPORTED: it has no algorithm for this call. Mostly that is the input's size or configuration (batch × spatial sizes beyond cuDNN's 32-bit indexing, an unusual dtype or layout, a non-contiguous input, as PyTorch's note says); only sometimes is it memory, when no algorithm's workspace fits, which is why PyTorch Lightning and Hugging Face accelerate list this exact message among out-of-memory errors (pytorch/pytorch#4107). A smaller batch shrinks both, so test with torch.backends.cudnn.enabled = False as well. {CONFIRM}"
         ),
         "CUBLAS_STATUS_NOT_INITIALIZED" | "CUSOLVER_STATUS_NOT_INITIALIZED" | "CUSOLVER_STATUS_INTERNAL_ERROR" => format!(
             "{lib} returned {status}{call}: it could not set up its handle. This is not PyTorch's out-of-memory message, but creating the handle allocates a workspace with cudaMalloc, outside PyTorch's cache, and the most common reason it fails is that the GPU is full (maintainers' answers in QwenLM/Qwen#120 and EleutherAI/lm-evaluation-harness#1689). Less often it is a CUDA/driver mismatch, or an earlier out-of-range index (e.g. a token id ≥ the vocabulary size) that corrupted the context. {CONFIRM}"
+        ),
+        _ if is_tensorflow(f) => format!(
+            "{lib} returned {status}{call}. This is not TensorFlow's out-of-memory message, but {lib} allocates its handle and workspace with its own cudaMalloc, outside TensorFlow's allocator, so the status means the GPU had no room left for it: TensorFlow reserves nearly all GPU memory when it starts unless memory growth is on, and another process may hold the rest."
         ),
         _ => format!(
             "{lib} returned {status}{call}. This is not PyTorch's out-of-memory message, but {lib} allocates its handle and workspace with cudaMalloc, outside PyTorch's cache, so the status means the GPU had no room left for it, often because PyTorch's cache held the memory (QwenLM/Qwen3#873 was fixed by freeing GPU memory). {CONFIRM}"

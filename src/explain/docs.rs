@@ -42,10 +42,12 @@ explanations! {
     FreeExceedsRequest = "free_exceeds_request",
     OtherProcesses = "other_processes",
     MemoryOutsidePytorch = "memory_outside_pytorch",
+    MemoryOutsideProcess = "memory_outside_process",
     Fragmentation = "fragmentation",
     CudaGraphPools = "cuda_graph_pools",
     NonPytorchMemory = "non_pytorch_memory",
     CapacityExhausted = "capacity_exhausted",
+    NumbersInconclusive = "numbers_inconclusive",
     MemoryGrowth = "memory_growth",
     FailsAtStart = "fails_at_start",
     LateFailure = "late_failure",
@@ -76,6 +78,15 @@ explanations! {
     PagingFileTooSmall = "paging_file_too_small",
     AllocationFailed = "allocation_failed",
     SharedMemoryLimit = "shared_memory_limit",
+    DevShmFull = "dev_shm_full",
+    NativeCrash = "native_crash",
+    SnapshotFragmentation = "snapshot_fragmentation",
+    SnapshotShortage = "snapshot_shortage",
+    SnapshotOtherStream = "snapshot_other_stream",
+    SnapshotPrivatePool = "snapshot_private_pool",
+    SnapshotPendingFree = "snapshot_pending_free",
+    SnapshotOversizeRule = "snapshot_oversize_rule",
+    SnapshotNoOomEvent = "snapshot_no_oom_event",
 }
 
 /// Every code with its Markdown text, in documentation order: the kinds,
@@ -188,5 +199,47 @@ mod tests {
         codes.sort_unstable();
         codes.dedup();
         assert_eq!(codes.len(), EXPLANATIONS.len());
+    }
+}
+
+#[cfg(test)]
+mod example_tests {
+    use super::*;
+
+    /// The indented block under "## Example": the message the page explains.
+    fn example(page: &str) -> String {
+        let after = page.split("## Example").nth(1).unwrap_or("");
+        let mut lines = Vec::new();
+        for line in after.lines().skip_while(|l| l.trim().is_empty()) {
+            match line.strip_prefix("    ") {
+                Some(code) => lines.push(code.to_string()),
+                None if line.trim().is_empty() && !lines.is_empty() => lines.push(String::new()),
+                None => break,
+            }
+        }
+        lines.join("\n")
+    }
+
+    /// Every page's example, run through oomwhy, produces that page's code.
+    #[test]
+    fn every_example_produces_its_code() {
+        let mut wrong = Vec::new();
+        for (code, page) in EXPLANATIONS.iter() {
+            // A snapshot page's example is what oomwhy prints for a pickle,
+            // not a message: tests/snapshots.rs runs the generated snapshot
+            // behind each of those codes.
+            if code.starts_with("snapshot_") || *code == "memory_snapshot" {
+                continue;
+            }
+            let text = example(page);
+            let findings = crate::decode_str(&text);
+            if !findings.iter().any(|f| f.explain.iter().any(|c| c == code)) {
+                wrong.push(*code);
+            }
+        }
+        assert!(
+            wrong.is_empty(),
+            "examples that do not produce their code: {wrong:?}"
+        );
     }
 }

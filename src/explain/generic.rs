@@ -1,8 +1,9 @@
 //! The fallback: any other message that says a GPU allocation failed
 //! (ONNX Runtime, llama.cpp, CTranslate2, Triton's shared memory, ...).
 
-use super::common::{fact, fix, on_device, verdict, workload_fix};
+use super::common::{capitalise, fact, fix, on_device, verdict, workload_fixes};
 use super::docs::Code;
+use super::setting::Vendor;
 use super::Explain;
 use crate::record::{Diagnosis, Finding, Fix, Verdict};
 use crate::units::format_size as fmt;
@@ -110,9 +111,10 @@ fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
                 "Offload fewer layers or shrink the context",
                 "Lower -ngl / --n-gpu-layers, reduce the context (-c), quantise the KV cache (--cache-type-k q8_0 --cache-type-v q8_0), lower -b/-ub, or use a smaller quantisation of the model.",
             ));
+            let vendor = Vendor::of(f);
             out.push(fix(
                 "Free the GPU",
-                "`nvidia-smi` shows other processes (a second server, a desktop compositor) holding memory; close them or pick another GPU with CUDA_VISIBLE_DEVICES.",
+                format!("{} shows other processes (a second server, a desktop compositor) holding memory; close them or pick another GPU with {}.", capitalise(vendor.smi()), vendor.visible_devices()),
             ));
         }
         Some("ctranslate2") => out.push(fix(
@@ -133,7 +135,14 @@ fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
         )),
         _ => {}
     }
-    if f.era.as_deref() != Some("triton_shared_memory") {
-        out.push(workload_fix());
+    // llama.cpp, ONNX Runtime, CTranslate2 and CuPy have their own fixes
+    // above; a training-style workload fix does not apply to them.
+    if !matches!(
+        f.era.as_deref(),
+        Some(
+            "triton_shared_memory" | "llama_cpp" | "onnxruntime" | "ctranslate2" | "cupy_oom_class"
+        )
+    ) {
+        workload_fixes(f, out);
     }
 }

@@ -23,6 +23,9 @@ mod inference;
 mod mps;
 mod nccl;
 mod pasted;
+pub(crate) mod setting;
+mod signal;
+mod snapshot;
 mod tensorflow;
 mod thresholds;
 mod torch;
@@ -90,6 +93,8 @@ fn explainer(kind: Kind) -> &'static dyn Explain {
         Kind::WindowsAccessViolation => &windows::WindowsAccessViolation,
         Kind::WindowsPagingFile => &windows::WindowsPagingFile,
         Kind::GenericOom => &generic::GenericOom,
+        Kind::FatalSignal => &signal::FatalSignal,
+        Kind::MemorySnapshot => &snapshot::MemorySnapshot,
     }
 }
 
@@ -210,6 +215,7 @@ fn verdicts(f: &Finding, d: &Diagnosis, growth: Option<(u64, u64)>) -> Vec<Verdi
             Code::Fragmentation,
             Code::OtherProcesses,
             Code::MemoryOutsidePytorch,
+            Code::MemoryOutsideProcess,
         ];
         let main = MAIN
             .iter()

@@ -156,7 +156,7 @@ fn tf_fixes(f: &Finding, out: &mut Vec<Fix>) {
     ));
     out.push(fix(
         "Use mixed precision",
-        "tf.keras.mixed_precision.set_global_policy('mixed_float16') (or 'mixed_bfloat16' on TPUs/Ampere+) at the start: activations take half the memory; keep the final layer's output in float32.",
+        "tf.keras.mixed_precision.set_global_policy('mixed_float16') at the start (TensorFlow ≥ 2.4; in 1.15–2.3 it is tf.keras.mixed_precision.experimental.set_policy): activations take half the memory; keep the final layer's output in float32. 'mixed_bfloat16' needs a TPU or an Ampere or newer GPU.",
     ));
     if f.facts.contains_key("hint") || f.era.as_deref() == Some("bfc_allocator") {
         out.push(fix(
@@ -166,10 +166,26 @@ fn tf_fixes(f: &Finding, out: &mut Vec<Fix>) {
     }
     out.push(fix(
         "Stop TensorFlow from taking the whole GPU when it shares the card",
-        "By default TensorFlow reserves nearly all GPU memory at start. If another process or library (PyTorch, JAX, a second TensorFlow process) uses the same GPU, set TF_FORCE_GPU_ALLOW_GROWTH=true or call tf.config.experimental.set_memory_growth(gpu, True) for each GPU before any op runs. This does not give TensorFlow more memory; it leaves room for the others.",
+        if uses_sessions(f) {
+            "By default TensorFlow reserves nearly all GPU memory at start. If another process or library (PyTorch, JAX, a second TensorFlow process) uses the same GPU, set TF_FORCE_GPU_ALLOW_GROWTH=true, or with TensorFlow 1 sessions create them with config = tf.compat.v1.ConfigProto(); config.gpu_options.allow_growth = True (or per_process_gpu_memory_fraction = 0.5 for a fixed share). This does not give TensorFlow more memory; it leaves room for the others."
+        } else {
+            "By default TensorFlow reserves nearly all GPU memory at start. If another process or library (PyTorch, JAX, a second TensorFlow process) uses the same GPU, set TF_FORCE_GPU_ALLOW_GROWTH=true or call tf.config.experimental.set_memory_growth(gpu, True) for each GPU before any op runs (TensorFlow 2; with TensorFlow 1 sessions use config.gpu_options.allow_growth = True). This does not give TensorFlow more memory; it leaves room for the others."
+        },
     ));
     out.push(fix(
         "See which tensors hold the memory",
         "Graph mode: pass tf.compat.v1.RunOptions(report_tensor_allocations_upon_oom=True) to see the allocated tensors at the OOM; the BFC allocator's dump after its warning lists chunk sizes in use.",
     ));
+}
+
+/// True when the traceback runs through TensorFlow 1's session API (also
+/// reached through `tf.compat.v1` in TensorFlow 2).
+fn uses_sessions(f: &Finding) -> bool {
+    f.traceback.as_ref().is_some_and(|tb| {
+        tb.frames.iter().any(|fr| {
+            fr.file
+                .replace('\\', "/")
+                .contains("tensorflow/python/client/session.py")
+        })
+    })
 }

@@ -408,3 +408,431 @@ mod likely_oom_kinds {
         }
     }
 }
+
+/// Verdicts weigh the size of their evidence; fixes fit the framework,
+/// engine, vendor, phase and release. Messages follow the printed formats.
+mod fit {
+    use crate::decode_str;
+
+    fn finding(text: &str) -> crate::record::Finding {
+        let mut findings = decode_str(text);
+        assert_eq!(findings.len(), 1, "{text}");
+        findings.remove(0)
+    }
+    fn has(text: &str, code: &str) -> bool {
+        finding(text)
+            .diagnosis
+            .verdicts
+            .iter()
+            .any(|v| v.code == code)
+    }
+    fn fixes(text: &str) -> String {
+        finding(text)
+            .diagnosis
+            .fixes
+            .iter()
+            .map(|f| format!("{}: {}\n", f.title, f.how))
+            .collect()
+    }
+    /// A 2.2+ message without a process line.
+    fn modern(req: &str, total: &str, free: &str, alloc: &str, unused: &str) -> String {
+        format!("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {req}. GPU 0 has a total capacity of {total} of which {free} is free. Of the allocated memory {alloc} is allocated by PyTorch, and {unused} is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)")
+    }
+
+    #[test]
+    fn free_exceeds_request_needs_more_than_noise() {
+        // 1 GiB request: the margin is 5 % of it (51.2 MiB).
+        let below = modern(
+            "1.00 GiB",
+            "23.65 GiB",
+            "1.04 GiB",
+            "20.00 GiB",
+            "100.00 MiB",
+        );
+        let above = modern(
+            "1.00 GiB",
+            "23.65 GiB",
+            "1.06 GiB",
+            "20.00 GiB",
+            "100.00 MiB",
+        );
+        assert!(!has(&below, "free_exceeds_request"));
+        assert!(has(&above, "free_exceeds_request"));
+        // 100 MiB request: the margin is 32 MiB.
+        let below = modern(
+            "100.00 MiB",
+            "23.65 GiB",
+            "130.00 MiB",
+            "20.00 GiB",
+            "100.00 MiB",
+        );
+        let above = modern(
+            "100.00 MiB",
+            "23.65 GiB",
+            "134.00 MiB",
+            "20.00 GiB",
+            "100.00 MiB",
+        );
+        assert!(!has(&below, "free_exceeds_request"));
+        assert!(has(&above, "free_exceeds_request"));
+        // It explains none of the shortfall: never ranked first.
+        let f = finding(&above);
+        assert_ne!(f.diagnosis.verdicts[0].code, "free_exceeds_request");
+    }
+
+    fn limited(req: &str, free: &str, reserved: &str) -> String {
+        format!("RuntimeError: CUDA out of memory. Tried to allocate {req} (GPU 0; 23.65 GiB total capacity; 10.00 GiB already allocated; {free} free; 12.00 GiB allowed; {reserved} reserved in total by PyTorch)")
+    }
+
+    #[test]
+    fn memory_limit_needs_more_than_noise_or_room_on_the_device() {
+        // 11.90 GiB + 100 MiB is within 32 MiB of 12 GiB and the device is full.
+        assert!(!has(
+            &limited("100.00 MiB", "50.00 MiB", "11.90 GiB"),
+            "memory_limit"
+        ));
+        // 11.90 GiB + 200 MiB is over by ~97 MiB.
+        assert!(has(
+            &limited("200.00 MiB", "50.00 MiB", "11.90 GiB"),
+            "memory_limit"
+        ));
+        // Within the noise, but the device had room: only the limit can refuse.
+        assert!(has(
+            &limited("100.00 MiB", "1.00 GiB", "11.90 GiB"),
+            "memory_limit"
+        ));
+    }
+
+    #[test]
+    fn fragmentation_needs_a_share_of_reserved_and_a_large_pool_request() {
+        // 400 MiB of 10 GiB reserved is 3.9 %: slack, not fragmentation.
+        let slack = modern(
+            "200.00 MiB",
+            "12.00 GiB",
+            "100.00 MiB",
+            "9.61 GiB",
+            "400.00 MiB",
+        );
+        assert!(!has(&slack, "fragmentation"));
+        // 600 MiB of ~9.6 GiB is 6 %.
+        let frag = modern(
+            "200.00 MiB",
+            "12.00 GiB",
+            "100.00 MiB",
+            "9.02 GiB",
+            "600.00 MiB",
+        );
+        assert!(has(&frag, "fragmentation"));
+        // A 2 MiB small-pool request cannot use free space in large segments.
+        let small = modern(
+            "2.00 MiB",
+            "12.00 GiB",
+            "1.00 MiB",
+            "9.02 GiB",
+            "600.00 MiB",
+        );
+        assert!(!has(&small, "fragmentation"));
+    }
+
+    fn with_process(free: &str, process: &str) -> String {
+        format!("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 MiB. GPU 0 has a total capacity of 8.00 GiB of which {free} is free. Including non-PyTorch memory, this process has {process} memory in use. Of the allocated memory 5.00 GiB is allocated by PyTorch, and 20.00 MiB is reserved by PyTorch but unallocated.")
+    }
+
+    #[test]
+    fn memory_outside_this_process_is_derived_shown_and_ranked() {
+        // 8 − 0.02 − 7.03 = 0.95 GiB: below 1 GiB.
+        assert!(!has(
+            &with_process("20.00 MiB", "7.03 GiB"),
+            "memory_outside_process"
+        ));
+        // 8 − 0.02 − 5.60 = 2.38 GiB: the main cause.
+        let text = with_process("20.00 MiB", "5.60 GiB");
+        let f = finding(&text);
+        assert_eq!(f.diagnosis.verdicts[0].code, "memory_outside_process");
+        let rows = crate::explain::field_rows(&f);
+        let row = rows
+            .iter()
+            .find(|r| r.label == "Outside this process (derived)")
+            .expect("derived row");
+        assert_eq!(row.value, "2.38 GiB");
+    }
+
+    #[test]
+    fn does_not_fit_only_when_the_numbers_say_so() {
+        let msg = |reserved: &str, free: &str| {
+            format!("RuntimeError: CUDA out of memory. Tried to allocate 128.00 MiB (GPU 0; 40.00 GiB total capacity; {reserved} already allocated; {free} free; {reserved} reserved in total by PyTorch)")
+        };
+        // 19.80 GiB + 128 MiB < 20 GiB, half the card.
+        let little = msg("19.80 GiB", "19.90 GiB");
+        assert!(!has(&little, "capacity_exhausted"));
+        assert!(has(&little, "numbers_inconclusive"));
+        let half = msg("20.00 GiB", "19.70 GiB");
+        assert!(!has(&half, "numbers_inconclusive"));
+        // Both sides hold free memory far beyond the request: never "does not fit".
+        assert!(!has(&half, "capacity_exhausted"));
+        assert!(has(&half, "free_exceeds_request"));
+        // Live tensors fill 75 % of the card and free is within the noise of
+        // the request: it does not fit.
+        let full = msg("30.00 GiB", "150.00 MiB");
+        assert!(has(&full, "capacity_exhausted"));
+        assert!(!has(&full, "numbers_inconclusive"));
+    }
+
+    #[test]
+    fn implausible_sizes_are_flagged_not_reasoned_on() {
+        let sentinel = modern(
+            "20.00 MiB",
+            "23.65 GiB",
+            "17179869184.00 GiB",
+            "3.00 GiB",
+            "10.00 MiB",
+        );
+        let f = finding(&sentinel);
+        assert_eq!(f.diagnosis.verdicts.len(), 1);
+        assert_eq!(f.diagnosis.verdicts[0].code, "inconsistent_numbers");
+        assert!(f.diagnosis.verdicts[0].detail.contains("not available"));
+        let over = modern(
+            "20.00 MiB",
+            "23.65 GiB",
+            "10.00 MiB",
+            "30.00 GiB",
+            "10.00 MiB",
+        );
+        let f = finding(&over);
+        assert_eq!(f.diagnosis.verdicts[0].code, "inconsistent_numbers");
+        assert!(f.diagnosis.verdicts[0]
+            .detail
+            .contains("more than the whole card"));
+    }
+
+    const TRAINING: &[&str] = &[
+        "gradient checkpointing",
+        "torch.autocast",
+        "Reduce the batch size",
+    ];
+
+    #[test]
+    fn engines_and_front_ends_get_their_own_settings() {
+        let oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 100.00 MiB is free. Including non-PyTorch memory, this process has 23.54 GiB memory in use. Of the allocated memory 22.90 GiB is allocated by PyTorch, and 100.00 MiB is reserved by PyTorch but unallocated.";
+        for (file, expect) in [
+            ("vllm/worker/model_runner.py", "--max-model-len"),
+            (
+                "sglang/srt/model_executor/model_runner.py",
+                "--mem-fraction-static",
+            ),
+            (
+                "text_generation_server/models/flash_causal_lm.py",
+                "--max-total-tokens",
+            ),
+        ] {
+            let text = format!("Traceback (most recent call last):\n  File \"/usr/lib/python3/site-packages/{file}\", line 10, in run\n    out = self.model(x)\n{oom}\n");
+            let fixes = fixes(&text);
+            assert!(fixes.contains(expect), "{file}: {fixes}");
+            for training in TRAINING {
+                assert!(!fixes.contains(training), "{file}: {training} in {fixes}");
+            }
+        }
+        let text = format!("Traceback (most recent call last):\n  File \"/usr/lib/python3/site-packages/diffusers/pipelines/pipeline_utils.py\", line 10, in __call__\n    image = self.vae.decode(x)\n{oom}\n");
+        assert!(fixes(&text).contains("enable_vae_tiling"));
+    }
+
+    #[test]
+    fn moving_parameters_gets_loading_fixes_behind_rank_prefixes() {
+        let text = "[rank0]: Traceback (most recent call last):\n[rank0]:   File \"train.py\", line 10, in <module>\n[rank0]:     model.to(device)\n[rank0]:   File \"/usr/lib/python3/site-packages/torch/nn/modules/module.py\", line 825, in _apply\n[rank0]:     param_applied = fn(param)\n[rank0]:   File \"/usr/lib/python3/site-packages/torch/nn/modules/module.py\", line 1150, in convert\n[rank0]:     return t.to(device)\n[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 MiB. GPU 0 has a total capacity of 23.65 GiB of which 20.00 MiB is free. Including non-PyTorch memory, this process has 23.62 GiB memory in use. Of the allocated memory 23.10 GiB is allocated by PyTorch, and 20.00 MiB is reserved by PyTorch but unallocated.\n";
+        let fixes = fixes(text);
+        assert!(fixes.contains("Load the model in less memory"), "{fixes}");
+        for training in TRAINING {
+            assert!(!fixes.contains(training), "{training} in {fixes}");
+        }
+    }
+
+    #[test]
+    fn non_nvidia_gpus_never_get_nvidia_tools() {
+        for text in [
+            "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 978.00 MiB. GPU 0 has a total capacity of 15.98 GiB of which 630.00 MiB is free. Of the allocated memory 0 bytes is allocated by PyTorch, and 0 bytes is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_HIP_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+            "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.98 GiB of which 4.30 GiB is free. Of the allocated memory 14.00 GiB is allocated by PyTorch, and 5.00 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_HIP_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+        ] {
+            let fixes = fixes(text);
+            for nvidia in ["nvidia-smi", "MIG", "CUDA_VISIBLE_DEVICES", "PYTORCH_CUDA_ALLOC_CONF"] {
+                assert!(!fixes.contains(nvidia), "{nvidia} in {fixes}");
+            }
+        }
+    }
+
+    #[test]
+    fn other_frameworks_get_no_pytorch_training_advice() {
+        for text in [
+            "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 4096.00 MiB on device 0: cudaMalloc failed: out of memory",
+            "onnxruntime.capi.onnxruntime_pybind11_state.RuntimeException: [ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code returned while running Conv node. Name:'Conv_0' Status Message: /onnxruntime_src/onnxruntime/core/framework/bfc_arena.cc:376 void* onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, onnxruntime::Stream*, bool, onnxruntime::WaitNotificationFn) Failed to allocate memory for requested buffer of size 1073741824",
+        ] {
+            let f = decode_str(text);
+            assert_eq!(f.len(), 1, "{text}");
+            let fixes: String = f[0].diagnosis.fixes.iter().map(|f| format!("{} {}", f.title, f.how)).collect();
+            for torch in ["torch.autocast", "gradient checkpointing", "torch.utils"] {
+                assert!(!fixes.contains(torch), "{torch} in {fixes}");
+            }
+        }
+    }
+
+    /// Every era × every fix: no option newer than every release printing
+    /// the form, and options newer than some of them say from which release.
+    #[test]
+    fn fixes_fit_every_era() {
+        let cases = [
+            ("cached", "RuntimeError: CUDA out of memory. Tried to allocate 200.00 MiB (GPU 0; 12.00 GiB total capacity; 9.02 GiB already allocated; 100.00 MiB free; 1.50 GiB cached)"),
+            ("reserved", "RuntimeError: CUDA out of memory. Tried to allocate 200.00 MiB (GPU 0; 12.00 GiB total capacity; 9.02 GiB already allocated; 100.00 MiB free; 10.52 GiB reserved in total by PyTorch)"),
+            ("reserved+hint", "RuntimeError: CUDA out of memory. Tried to allocate 200.00 MiB (GPU 0; 12.00 GiB total capacity; 9.02 GiB already allocated; 100.00 MiB free; 10.52 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF"),
+            ("capacty", "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 200.00 MiB. GPU 0 has a total capacty of 12.00 GiB of which 100.00 MiB is free. Of the allocated memory 9.02 GiB is allocated by PyTorch, and 1.50 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF"),
+            ("capacity", &modern("200.00 MiB", "12.00 GiB", "100.00 MiB", "9.02 GiB", "1.50 GiB")),
+        ];
+        for (era, text) in cases {
+            let f = finding(text);
+            assert!(
+                f.diagnosis
+                    .verdicts
+                    .iter()
+                    .any(|v| v.code == "fragmentation"),
+                "{era}"
+            );
+            let all = fixes(text);
+            let (first, last) = crate::explain::setting::torch_releases(&f);
+            // expandable_segments: 2.1.
+            if last.is_some_and(|l| l < (2, 1)) {
+                assert!(!all.contains("expandable_segments"), "{era}: {all}");
+            }
+            if first >= (2, 1) {
+                assert!(all.contains("expandable_segments:True ("), "{era}: {all}");
+            }
+            // max_split_size_mb: ≈1.10.
+            if last.is_some_and(|l| l < (1, 10)) {
+                assert!(!all.contains("max_split_size_mb"), "{era}: {all}");
+            } else if first < (1, 10) {
+                assert!(
+                    all.contains("max_split_size_mb:128 (PyTorch ≥ 1.10)"),
+                    "{era}: {all}"
+                );
+            }
+            // torch.autocast: 1.10; torch.cuda.amp: 1.6; torch.amp.GradScaler: 2.4.
+            if all.contains("torch.autocast(") && first < (1, 10) {
+                assert!(
+                    all.contains("PyTorch ≥ 1.10") || all.contains("need ≥ 1.10"),
+                    "{era}: {all}"
+                );
+            }
+            if last.is_some_and(|l| l < (1, 6)) {
+                assert!(all.contains("upgrade to PyTorch ≥ 1.6"), "{era}: {all}");
+            }
+            if first < (2, 4) && all.contains("torch.amp.GradScaler") {
+                assert!(all.contains("from PyTorch 2.4"), "{era}: {all}");
+            }
+        }
+    }
+
+    #[test]
+    fn printed_error_codes_are_kept_as_printed() {
+        let code = |text: &str| finding(text).facts.get("error_code").cloned();
+        // CUDA before 10.1 numbered cudaErrorIllegalAddress 77.
+        assert_eq!(
+            code("CUDA failure 77: an illegal memory access was encountered ; GPU=0 ; expr=cudaMemcpy(p, d, n, cudaMemcpyDeviceToHost)").as_deref(),
+            Some("77")
+        );
+        assert_eq!(
+            code("CUDA failure 700: an illegal memory access was encountered ; GPU=0 ; expr=cudaStreamSynchronize(stream)").as_deref(),
+            Some("700")
+        );
+    }
+
+    /// Every fix of every finding in a fixture, as one text.
+    fn fixture_fixes(log: &str) -> String {
+        decode_str(log)
+            .iter()
+            .flat_map(|f| f.diagnosis.fixes.iter())
+            .map(|f| format!("{}: {}\n", f.title, f.how))
+            .collect()
+    }
+
+    #[test]
+    fn every_vendor_gets_its_own_tools() {
+        for (name, log) in [
+            ("hip", include_str!("../../fixtures/torch_hip_rocm.log")),
+            ("xpu", include_str!("../../fixtures/xpu_capacity_free.log")),
+            (
+                "xpu early",
+                include_str!("../../fixtures/xpu_capacity_early.log"),
+            ),
+            ("ipex", include_str!("../../fixtures/xpu_ipex_legacy.log")),
+            ("dpcpp", include_str!("../../fixtures/dpcpp_legacy.log")),
+            ("mps", include_str!("../../fixtures/mps_watermark_gib.log")),
+            (
+                "mps legacy",
+                include_str!("../../fixtures/mps_legacy_gb.log"),
+            ),
+        ] {
+            let fixes = fixture_fixes(log);
+            assert!(!fixes.is_empty(), "{name}");
+            for nvidia in [
+                "nvidia-smi",
+                "MIG",
+                "CUDA_VISIBLE_DEVICES",
+                "PYTORCH_CUDA_ALLOC_CONF",
+            ] {
+                assert!(!fixes.contains(nvidia), "{name}: {nvidia} in {fixes}");
+            }
+        }
+        // Intel: one allocation over 4 GiB needs the relaxed limit.
+        let xpu = "torch.OutOfMemoryError: XPU out of memory. Tried to allocate 4.50 GiB. GPU 0 has a total capacity of 15.11 GiB. Of the allocated memory 2.00 GiB is allocated by PyTorch, and 100.00 MiB is reserved by PyTorch but unallocated. Please use `empty_cache` to release all unoccupied cached memory.";
+        let f = decode_str(xpu);
+        if f.len() == 1 && f[0].backend.as_deref() == Some("xpu") {
+            assert!(fixture_fixes(xpu).contains("UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1"));
+        }
+    }
+
+    #[test]
+    fn every_framework_gets_its_own_api() {
+        for (name, log) in [
+            ("tf", include_str!("../../fixtures/tf_oom_keras_bfc.log")),
+            (
+                "tf root",
+                include_str!("../../fixtures/tf_oom_root_errors.log"),
+            ),
+            (
+                "tf cublas",
+                include_str!("../../fixtures/library_alloc_failed_tf_cublas.log"),
+            ),
+            (
+                "xla",
+                include_str!("../../fixtures/xla_oom_jax_buffer_stats.log"),
+            ),
+            (
+                "cupy",
+                include_str!("../../fixtures/cupy_oom_pool_limit.log"),
+            ),
+            (
+                "llama.cpp",
+                include_str!("../../fixtures/generic_oom_llama_cpp.log"),
+            ),
+            (
+                "onnxruntime",
+                include_str!("../../fixtures/generic_oom_onnxruntime.log"),
+            ),
+            (
+                "ctranslate2",
+                include_str!("../../fixtures/generic_oom_ctranslate2.log"),
+            ),
+        ] {
+            let fixes = fixture_fixes(log);
+            assert!(!fixes.is_empty(), "{name}");
+            for torch in [
+                "torch.autocast",
+                "torch.cuda",
+                "gradient_checkpointing",
+                "torch.utils",
+            ] {
+                assert!(!fixes.contains(torch), "{name}: {torch} in {fixes}");
+            }
+        }
+        // TensorFlow's mixed precision names the API by release.
+        let tf = fixture_fixes(include_str!("../../fixtures/tf_oom_keras_bfc.log"));
+        assert!(tf.contains("set_global_policy('mixed_float16') at the start (TensorFlow ≥ 2.4; in 1.15–2.3 it is tf.keras.mixed_precision.experimental.set_policy)"), "{tf}");
+    }
+}

@@ -15,18 +15,41 @@ pub(super) const OTHERS_MIN: u64 = 512 * MIB;
 /// explain the failure.
 pub(super) const OTHERS_DECISIVE_MIN: u64 = 256 * MIB;
 
-/// Memory outside PyTorch (total − free − reserved, no process list) is
+/// Memory outside PyTorch (total − free − reserved, no process list) or
+/// outside this process (total − free − this process − listed processes) is
 /// blamed from this much, a CUDA context and libraries take less...
 pub(super) const OUTSIDE_MIN: u64 = GIB;
 /// ...and from a tenth of the card.
 pub(super) const OUTSIDE_CARD_DIVISOR: u64 = 10;
 
+/// The smallest difference between two printed sizes that counts as
+/// evidence. A size printed in GiB with two decimals is off by up to
+/// 5.12 MiB, so a difference of two such figures by up to 10.24 MiB; CUDA
+/// maps memory in 2 MiB pages and PyTorch rounds small tensors up to 2 MiB
+/// and 1–10 MiB ones to 20 MiB blocks. 32 MiB is above all of that together.
+pub(super) const NOISE_MIN: u64 = 32 * MIB;
+
+/// Free memory "exceeds" the request only by at least a twentieth (5 %) of
+/// the request (and [`NOISE_MIN`]): one allocation of nearly all free memory
+/// also needs the driver's page tables and a contiguous virtual range, so a
+/// request a few percent under "free" can fail on a full card.
+pub(super) const FREE_EXCESS_DIVISOR: u64 = 20;
+
 /// Reserved-but-unallocated memory below this is ordinary rounding slack,
 /// not fragmentation.
 pub(super) const FRAGMENTATION_MIN: u64 = 64 * MIB;
-/// Fragmentation is the main cause when the unused reserve is at least a
-/// twentieth (5 %) of what PyTorch reserved.
+/// Fragmentation is claimed only when the unused reserve is at least a
+/// twentieth (5 %) of what PyTorch reserved: 1–2 % is the slack every
+/// caching allocator carries.
 pub(super) const FRAGMENTATION_MAIN_DIVISOR: u64 = 20;
+/// Requests up to this size come from the small pool's 2 MiB segments; free
+/// space inside large segments cannot serve them, so fragmentation of the
+/// reserve cannot be what refused them.
+pub(super) const SMALL_POOL_REQUEST_MAX: u64 = 2 * MIB;
+
+/// "Does not fit" is claimed only when what this process holds plus the
+/// request is at least half the card; below that the numbers contradict it.
+pub(super) const FITS_CARD_DIVISOR: u64 = 2;
 /// Without a request size: at least this much unused...
 pub(super) const FRAGMENTATION_NO_REQUEST_MIN: u64 = GIB;
 /// ...and a fifth (20 %) of what PyTorch reserved.
@@ -88,6 +111,14 @@ mod tests {
         );
         phrase("reserved-but-unallocated ≥ 64 MiB");
         phrase("≥ 5 % of reserved");
+        assert_eq!(SMALL_POOL_REQUEST_MAX, 2 * MIB);
+        phrase("never for requests of 2 MiB or less");
+        assert_eq!(NOISE_MIN, 32 * MIB);
+        phrase("by ≥ 32 MiB");
+        assert_eq!(FREE_EXCESS_DIVISOR, 20);
+        assert_eq!(FITS_CARD_DIVISOR, 2);
+        phrase("at least half the card");
+        phrase("≥ 32 MiB and ≥ 5 % of the request");
         assert_eq!(GRAPH_POOLS_MIN, GIB);
         phrase("private pools hold ≥ the request or ≥ 1 GiB");
         assert_eq!(NON_PYTORCH_MIN, 3 * GIB / 2);

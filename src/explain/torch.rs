@@ -2,9 +2,13 @@
 //! every era and backend): the numbers' meaning, the memory verdicts, and
 //! fixes fitted to the allocator options of the message's PyTorch version.
 
-use super::common::{capitalise, fix, on_device, row, tolerance, verdict, FieldRow, MIB};
+use super::common::{
+    capitalise, fix, loading_fix, on_device, row, tolerance, verdict, workload_fixes, FieldRow,
+    GIB, MIB,
+};
 use super::docs::Code;
 use super::pasted;
+use super::setting::{available, since, Availability, Vendor};
 use super::thresholds::*;
 use super::Explain;
 use crate::record::{Diagnosis, Finding, Fix, Kind, RequestRange, Verdict};
@@ -171,6 +175,37 @@ impl Explain for TorchAllocatorOom {
             true,
         ));
         }
+        if let Some(outside) = outside_process(f, d) {
+            rows.push(row(
+                "Outside this process (derived)",
+                format_signed(outside.into()),
+                if f.processes.is_empty() {
+                    "total − free − this process: held by other processes, a desktop session or another container"
+                } else {
+                    "total − free − this process − the listed processes: held by something the message does not list"
+                },
+                true,
+            ));
+        }
+        if let (Some(l), Some(a), Some(held)) = (
+            s.allowed_bytes,
+            s.requested_bytes,
+            if malloc_async {
+                s.allocated_bytes
+            } else {
+                d.reserved_bytes
+            },
+        ) {
+            rows.push(row(
+                "Held + request (derived)",
+                fmt(held.saturating_add(a)),
+                format!(
+                    "what PyTorch holds plus the request, against the {} allowed",
+                    fmt(l)
+                ),
+                true,
+            ));
+        }
         // Not when the only listed process is this one (a container's own PID).
         let only_self = f.processes.len() == 1 && d.probable_self_pid.is_some();
         if let (Some(o), false) = (d.other_processes_bytes, f.processes.is_empty() || only_self) {
@@ -263,6 +298,37 @@ fn inconsistencies(f: &Finding, d: &Diagnosis) -> Vec<String> {
     let mut problems = Vec::new();
     if f.facts.get("overflow").is_some_and(|v| v == "true") {
         problems.push("a figure is larger than any real byte count".to_string());
+    }
+    // NVML's "not available" value (2^64 − 1 bytes) printed as a size, and
+    // sizes no device has, are quirks or overflows, not measurements.
+    let named = [
+        ("total", s.total_bytes),
+        ("free", s.free_bytes),
+        ("allocated", s.allocated_bytes),
+        ("reserved", s.reserved_bytes),
+        ("this process", s.process_in_use_bytes),
+    ];
+    for (name, value) in named {
+        match value {
+            Some(v) if v >= u64::MAX - (u64::MAX >> 12) => problems.push(format!(
+                "{name} reads {} = 2⁶⁴ − 1 bytes, the driver's (NVML's) \"not available\" value printed as a size: the driver could not report it",
+                fmt(v)
+            )),
+            Some(v) if v >= LARGER_THAN_ANY_GPU * 64 => problems.push(format!(
+                "{name} reads {}, more than any GPU has by orders of magnitude: an overflowed value",
+                fmt(v)
+            )),
+            _ => {}
+        }
+    }
+    if let (Some(total), Some(allocated)) = (s.total_bytes, s.allocated_bytes) {
+        if allocated > total.saturating_add(tolerance(total) + tolerance(allocated)) {
+            problems.push(format!(
+                "allocated {} is more than the whole card ({})",
+                fmt(allocated),
+                fmt(total)
+            ));
+        }
     }
     if let (Some(total), Some(free), Some(reserved)) =
         (s.total_bytes, s.free_bytes, d.reserved_bytes)
@@ -364,23 +430,31 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             d.reserved_bytes
         };
         if let Some(held) = held {
-            if held
-                .saturating_add(a)
-                .saturating_add(tolerance(held) + tolerance(l))
-                > l
-            {
+            let need = held.saturating_add(a);
+            // Over the limit by more than the printed figures' noise; or at
+            // it within the noise while the device itself had room, so that
+            // nothing but the limit can have refused.
+            let over = need > l.saturating_add(NOISE_MIN);
+            let at_limit = need.saturating_add(NOISE_MIN) > l
+                && s.free_bytes.is_some_and(|free| free_exceeds(free, a));
+            if over || at_limit {
                 limit_binds = true;
                 out.push(verdict(
                     Code::MemoryLimit,
                     "A memory limit set for this process refused it, not the hardware",
                     format!(
-                        "PyTorch may use at most {} (set with torch.cuda.set_per_process_memory_fraction). It already holds {} and asked for {} more, {} in all: over the limit{}.",
+                        "PyTorch may use at most {} (set with torch.cuda.set_per_process_memory_fraction). It already holds {} and asked for {} more, {} in all: {}{}.",
                         fmt(l),
                         fmt(held),
                         fmt(a),
-                        fmt(held.saturating_add(a)),
+                        fmt(need),
+                        if over {
+                            format!("over the limit by {}", fmt(need - l))
+                        } else {
+                            "at the limit within the rounding of the printed figures".to_string()
+                        },
                         s.free_bytes
-                            .filter(|&free| free >= a)
+                            .filter(|&free| free_exceeds(free, a))
                             .map(|free| format!(", while the device still had {} free", fmt(free)))
                             .unwrap_or_default()
                     ),
@@ -388,7 +462,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             }
         }
     } else if let (Some(a), Some(free)) = (requested, s.free_bytes) {
-        if free >= a.saturating_add(tolerance(free)) {
+        if free_exceeds(free, a) {
             let invisible_limit = matches!(f.era.as_deref(), Some("capacty"))
                 || f.version_hint.as_deref() == Some("PyTorch 2.2–2.3");
             if invisible_limit {
@@ -397,20 +471,10 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                     Code::MemoryLimit,
                     "Probably a memory limit, not the hardware: free memory exceeds the request",
                     format!(
-                        "The device reported {} free, more than the {} requested. In PyTorch 2.1–2.3 a limit set with torch.cuda.set_per_process_memory_fraction is not printed in this message, so such a limit is the most likely cause; otherwise memory was freed between the failed allocation and the measurement.",
+                        "The device reported {} free, {} more than the {} requested. In PyTorch 2.1–2.3 a limit set with torch.cuda.set_per_process_memory_fraction is not printed in this message, so such a limit is the most likely cause; otherwise memory was freed between the failed allocation and the measurement.",
                         fmt(free),
+                        fmt(free - a),
                         fmt(a)
-                    ),
-                ));
-            } else {
-                out.push(verdict(
-                    Code::FreeExceedsRequest,
-                    "The device reported more free memory than was requested",
-                    format!(
-                        "The device had {} free, more than the {} requested, yet the allocation failed. Free memory is measured after the failure, so memory may have been released in between (another process, or PyTorch returning its cache just before measuring), or a limit outside this message applies (MIG, vGPU, a container's GPU memory limit{}).",
-                        fmt(free),
-                        fmt(a),
-                        if malloc_async { ", the cudaMallocAsync pool" } else { "" }
                     ),
                 ));
             }
@@ -419,6 +483,32 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
 
     let total = s.total_bytes.unwrap_or(0);
     let shortfall = d.shortfall_bytes.unwrap_or(0).max(0) as u64;
+    // Causes with the bytes each accounts for; ranked by how much of the
+    // shortfall they explain once all are known.
+    let mut causes: Vec<(u64, Verdict)> = Vec::new();
+    if let (Some(a), Some(free), false) = (requested, s.free_bytes, limit_binds) {
+        if free_exceeds(free, a) {
+            // It explains none of the shortfall: ranked after every cause.
+            causes.push((
+                0,
+                verdict(
+                    Code::FreeExceedsRequest,
+                    "The device reported more free memory than was requested",
+                    format!(
+                        "The device had {} free, {} more than the {} requested, yet the allocation failed. Free memory is measured after the failure, so memory may have been released in between (another process, or PyTorch returning its cache just before measuring), or a limit outside this message applies ({}{}).",
+                        fmt(free),
+                        fmt(free - a),
+                        fmt(a),
+                        match super::setting::Vendor::of(f) {
+                            super::setting::Vendor::Nvidia => "MIG, vGPU, a container's GPU memory limit",
+                            _ => "a container's or virtual machine's GPU memory limit",
+                        },
+                        if malloc_async { ", the cudaMallocAsync pool" } else { "" }
+                    ),
+                ),
+            ));
+        }
+    }
     if let Some(others) = d.other_processes_bytes {
         let (big, decisive) = others_matter(others, total, shortfall);
         if big || decisive {
@@ -440,22 +530,25 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                 .probable_self_pid
                 .map(|pid| format!(" PID {pid} is probably this process itself (inside a container PyTorch cannot tell its own host PID), so it is not counted."))
                 .unwrap_or_default();
-            out.push(verdict(
-                Code::OtherProcesses,
-                "Other processes hold a large part of this GPU",
-                format!(
-                    "Other processes hold {} of the {} card: {}.{self_note}{}",
-                    fmt(others),
-                    fmt(total),
-                    names.join(", "),
-                    if decisive {
-                        format!(
-                            " That is more than the {} that was missing.",
-                            fmt(shortfall)
-                        )
-                    } else {
-                        String::new()
-                    }
+            causes.push((
+                others,
+                verdict(
+                    Code::OtherProcesses,
+                    "Other processes hold a large part of this GPU",
+                    format!(
+                        "Other processes hold {} of the {} card: {}.{self_note}{}",
+                        fmt(others),
+                        fmt(total),
+                        names.join(", "),
+                        if decisive {
+                            format!(
+                                " That is more than the {} that was missing.",
+                                fmt(shortfall)
+                            )
+                        } else {
+                            String::new()
+                        }
+                    ),
                 ),
             ));
         }
@@ -468,7 +561,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         })
     {
         let others: u64 = rows.iter().filter_map(|p| p.used_bytes).sum();
-        out.push(verdict(
+        causes.push((others, verdict(
             Code::OtherProcesses,
             "Other processes hold a large part of this GPU (per the pasted nvidia-smi output)",
             format!(
@@ -483,7 +576,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                     String::new()
                 }
             ),
-        ));
+        )));
     } else if s.process_in_use_bytes.is_none() {
         // No per-process figures: only total − free − reserved is known.
         if let Some(outside) = d
@@ -491,11 +584,8 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             .filter(|&o| o > 0)
             .map(|o| o as u64)
         {
-            if outside >= OUTSIDE_MIN
-                && outside >= total / OUTSIDE_CARD_DIVISOR
-                && (shortfall == 0 || outside >= shortfall)
-            {
-                out.push(verdict(
+            if outside_matters(outside, total, shortfall) {
+                causes.push((outside, verdict(
                     Code::MemoryOutsidePytorch,
                     "Most of the missing memory is held outside PyTorch's allocator",
                     format!(
@@ -513,8 +603,33 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                             None => "This message does not list processes, so oomwhy cannot tell which.".into(),
                         }
                     ),
-                ));
+                )));
             }
+        }
+    }
+    // The message states what this process holds: the rest of the used
+    // memory belongs to someone else, listed or not.
+    if let Some(outside) = outside_process(f, d).filter(|&o| o > 0).map(|o| o as u64) {
+        if outside_matters(outside, total, shortfall) {
+            let listed = d.other_processes_bytes.filter(|&o| o > 0);
+            causes.push((outside, verdict(
+                Code::MemoryOutsideProcess,
+                "Memory is held outside this process",
+                format!(
+                    "Of the {} card, {} is free and this process holds {}{}; the other {} is held outside this process{}: another process this container cannot see, a desktop session, or a second container or virtual machine on the same GPU.{}",
+                    fmt(total),
+                    s.free_bytes.map(fmt).unwrap_or_default(),
+                    s.process_in_use_bytes.map(fmt).unwrap_or_default(),
+                    listed.map(|o| format!(" and the listed processes {}", fmt(o))).unwrap_or_default(),
+                    fmt(outside),
+                    if listed.is_some() { " and the listed processes" } else { "" },
+                    if shortfall > 0 && outside >= shortfall {
+                        format!(" That is more than the {} that was missing.", fmt(shortfall))
+                    } else {
+                        String::new()
+                    }
+                ),
+            )));
         }
     }
 
@@ -534,27 +649,28 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         (Some(x), Some(t)) => x >= t / 10 * TENSORS_DOMINATE_TENTHS,
         _ => false,
     };
+    let unused = d.reserved_unallocated_bytes.unwrap_or(0);
     let primary_fragmentation = fragmentation.as_ref().is_some_and(|(_, primary)| *primary);
     if let Some((v, true)) = &fragmentation {
-        out.push(v.clone());
+        causes.push((unused, v.clone()));
     }
 
     if let Some(p) = s.private_pools_bytes {
         if requested.is_some_and(|a| p >= a) || p >= GRAPH_POOLS_MIN {
-            out.push(verdict(
+            causes.push((p, verdict(
                 Code::CudaGraphPools,
                 "CUDA graphs keep free memory parked in private pools",
                 format!(
                     "{} of the memory PyTorch counts as allocated is free space in CUDA-graph private pools: it stays reserved for the captured graphs and cannot serve other tensors.",
                     fmt(p)
                 ),
-            ));
+            )));
         }
     }
 
     if let Some(n) = d.non_pytorch_bytes {
         if n >= NON_PYTORCH_MIN {
-            out.push(verdict(
+            causes.push((n, verdict(
                 Code::NonPytorchMemory,
                 "This process holds a lot of GPU memory outside PyTorch",
                 format!(
@@ -563,23 +679,39 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                     d.reserved_bytes.map(fmt).unwrap_or_default(),
                     fmt(n)
                 ),
-            ));
+            )));
         }
     }
 
     const SPECIFIC: &[Code] = &[
-        Code::MemoryLimit,
-        Code::FreeExceedsRequest,
         Code::OtherProcesses,
         Code::MemoryOutsidePytorch,
+        Code::MemoryOutsideProcess,
         Code::Fragmentation,
         Code::CudaGraphPools,
         Code::NonPytorchMemory,
     ];
-    let specific = out
+    let specific = limit_binds
+        || causes
+            .iter()
+            .any(|(_, v)| SPECIFIC.iter().any(|code| v.code == code.as_str()));
+    // "Does not fit" needs what this process holds plus the request to be
+    // a large part of the card; little allocated and a small request
+    // contradict it.
+    let own = d.reserved_bytes.or(s.allocated_bytes);
+    let small = match (own, requested, s.total_bytes) {
+        (Some(own), Some(a), Some(t)) => own.saturating_add(a) < t / FITS_CARD_DIVISOR,
+        _ => false,
+    };
+    // Free memory well beyond the request contradicts it too: by the
+    // numbers the allocation fit (free_exceeds_request says so).
+    let room = causes
         .iter()
-        .any(|v| SPECIFIC.iter().any(|code| v.code == code.as_str()));
-    if (!specific && !primary_fragmentation) || (tensors_dominate && !limit_binds) {
+        .any(|(_, v)| v.code == Code::FreeExceedsRequest.as_str());
+    let contradicted = small || room;
+    if ((!specific && !primary_fragmentation) || (tensors_dominate && !limit_binds))
+        && !contradicted
+    {
         let detail = match (s.allocated_bytes, s.total_bytes, requested) {
             (Some(x), Some(t), Some(a)) => format!(
                 "Live tensors take {} of the {} card and the next allocation needed {} more. The workload needs more memory than this GPU has at this point.",
@@ -589,15 +721,73 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             ),
             _ => "No other cause is visible in the numbers: the workload needs more memory than this GPU has at this point.".into(),
         };
-        out.push(verdict(
-            Code::CapacityExhausted,
-            "The workload does not fit in GPU memory",
-            detail,
+        causes.push((
+            s.allocated_bytes.unwrap_or(0),
+            verdict(
+                Code::CapacityExhausted,
+                "The workload does not fit in GPU memory",
+                detail,
+            ),
         ));
+    } else if !specific && !primary_fragmentation && small {
+        let (own, a, t) = (own.unwrap_or(0), requested.unwrap_or(0), total);
+        causes.push((0, verdict(
+            Code::NumbersInconclusive,
+            "The numbers do not show why it failed",
+            format!(
+                "PyTorch holds {} and asked for {} more, together {} of the {} card, less than half of it; {}the message shows nothing else large enough to fill the rest. So it is not that the workload cannot fit: the memory was probably held by something the message does not show (another process, a desktop session, another container) or released between the failure and the measurement.",
+                fmt(own),
+                fmt(a),
+                fmt(own.saturating_add(a)),
+                fmt(t),
+                s.free_bytes.map(|free| format!("{} was free and ", fmt(free))).unwrap_or_default()
+            ),
+        )));
     }
     if let Some((v, false)) = fragmentation {
-        out.push(v);
+        causes.push((0, v));
     }
+    // Most of the shortfall first; among causes that each cover it, a
+    // specific cause before "does not fit" (which is what is left when
+    // none is), then the larger. Stable: equal causes keep the order above.
+    causes.sort_by_key(|(bytes, v)| {
+        let explained = if shortfall > 0 {
+            (*bytes).min(shortfall)
+        } else {
+            *bytes
+        };
+        let specific = v.code != Code::CapacityExhausted.as_str();
+        std::cmp::Reverse((explained, specific, *bytes))
+    });
+    out.extend(causes.into_iter().map(|(_, v)| v));
+}
+
+/// Whether free memory exceeds the request by more than the noise of the
+/// printed figures and the slack one near-full allocation needs.
+fn free_exceeds(free: u64, requested: u64) -> bool {
+    free >= requested.saturating_add(NOISE_MIN.max(requested / FREE_EXCESS_DIVISOR))
+}
+
+/// Whether memory outside PyTorch or this process is large enough to blame.
+fn outside_matters(outside: u64, total: u64, shortfall: u64) -> bool {
+    outside >= OUTSIDE_MIN
+        && outside >= total / OUTSIDE_CARD_DIVISOR
+        && (shortfall == 0 || outside >= shortfall)
+}
+
+/// total − free − this process − the listed other processes, when the
+/// message states what this process holds.
+pub(super) fn outside_process(f: &Finding, d: &Diagnosis) -> Option<i64> {
+    let s = &f.sizes;
+    let own = s.process_in_use_bytes?;
+    let others = d.other_processes_bytes.unwrap_or(0);
+    i64::try_from(
+        i128::from(s.total_bytes?)
+            - i128::from(s.free_bytes?)
+            - i128::from(own)
+            - i128::from(others),
+    )
+    .ok()
 }
 
 /// Whether other processes hold a large part of the card (`big`), or at
@@ -653,8 +843,17 @@ fn fragmentation_verdict(f: &Finding, d: &Diagnosis, limit_binds: bool) -> Optio
         s.free_bytes.unwrap_or(0)
     };
     let reserved_text = reserved.map(fmt).unwrap_or_else(|| "?".into());
+    // A few percent of the reserve is the slack every caching allocator
+    // carries, and small-pool requests cannot use large segments at all.
+    let share_ok = reserved.is_some_and(|r| u >= r / FRAGMENTATION_MAIN_DIVISOR);
+    if !share_ok
+        || s.requested_bytes
+            .is_some_and(|a| a <= SMALL_POOL_REQUEST_MAX)
+    {
+        return None;
+    }
     let (detail, primary) = match s.requested_bytes {
-        Some(a) if u >= FRAGMENTATION_MIN && u >= a => (
+        Some(a) if u >= FRAGMENTATION_MIN && u >= a.saturating_add(NOISE_MIN) => (
             format!(
                 "PyTorch holds {} that no tensor uses (reserved {reserved_text}, allocated {}), more than the {} it needed, yet it could not use it: before raising, PyTorch already returned every cached segment it could release, so what remains is free space inside partly used segments, in pieces too small for one {} block. That is fragmentation.",
                 fmt(u),
@@ -662,9 +861,9 @@ fn fragmentation_verdict(f: &Finding, d: &Diagnosis, limit_binds: bool) -> Optio
                 fmt(a),
                 fmt(a)
             ),
-            reserved.is_some_and(|r| u >= r / FRAGMENTATION_MAIN_DIVISOR),
+            true,
         ),
-        Some(a) if u >= FRAGMENTATION_MIN && u.saturating_add(free) >= a => (
+        Some(a) if u >= FRAGMENTATION_MIN && u.saturating_add(free) >= a.saturating_add(NOISE_MIN) => (
             format!(
                 "PyTorch holds {} that no tensor uses (free space inside partly used segments) and the device has {} free: together {}, enough for the {} request, but neither piece alone is. The memory exists, just not in one block.",
                 fmt(u),
@@ -728,9 +927,10 @@ pub fn reserved_gap(f: &Finding) -> Option<String> {
 /// Which allocator options this era's PyTorch has, and under which variable.
 struct AllocConf {
     env_var: String,
-    expandable_segments: bool,
+    /// `Some(caveat)` when expandable_segments exists (caveat may be empty).
+    expandable_segments: Option<String>,
     /// `Some(caveat)` when max_split_size_mb exists (caveat may be empty).
-    max_split: Option<&'static str>,
+    max_split: Option<String>,
     note: Option<String>,
 }
 
@@ -750,16 +950,15 @@ fn alloc_conf(f: &Finding) -> AllocConf {
         (None, "hip") => "PYTORCH_HIP_ALLOC_CONF".to_string(),
         (None, _) => "PYTORCH_CUDA_ALLOC_CONF".to_string(),
     };
-    let (expandable_segments, max_split) = match f.era.as_deref() {
-        Some("capacity") => (true, Some("")),
-        Some("capacty") => (false, Some("")),
-        Some("reserved") if hint.is_some() => (false, Some("")),
-        Some("reserved") | Some("paren") => (
-            false,
-            Some(" (PyTorch 1.10 or newer; older releases have no allocator options)"),
-        ),
-        _ => (false, None),
+    // An option newer than every release printing this form is dropped;
+    // one newer than some of them says from which release.
+    let gate = |since| match available(f, since) {
+        Availability::Yes => Some(String::new()),
+        Availability::From(name) => Some(format!(" ({name})")),
+        Availability::Upgrade(_) => None,
     };
+    let expandable_segments = gate(since::EXPANDABLE_SEGMENTS);
+    let max_split = gate(since::MAX_SPLIT);
     AllocConf {
         env_var,
         expandable_segments,
@@ -776,6 +975,7 @@ fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(Code) -> bool, out: 
         ));
         return;
     }
+    let vendor = Vendor::of(f);
     // Fixes follow the verdicts' order of importance.
     for v in &d.verdicts {
         match v.code.as_str() {
@@ -783,25 +983,43 @@ fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(Code) -> bool, out: 
                 "Raise or remove the per-process memory limit",
                 "Search your code and framework config for torch.cuda.set_per_process_memory_fraction(...) (some launchers and notebooks set it) and raise the fraction; check MIG/vGPU/container GPU limits if none is set.",
             )),
-            "free_exceeds_request" => out.push(fix(
+            "free_exceeds_request" => {
+                if f.era.as_deref() == Some("malloc_async") {
+                    // The cudaMallocAsync pool can refuse with free memory left.
+                    fragmentation_fixes(f, out);
+                }
+                out.push(fix(
                 "Check what changes on the GPU around the crash",
-                "Watch `nvidia-smi -l 1` while it runs: other jobs starting and stopping, or a MIG/vGPU/container limit below the card's size, explain a failure with memory apparently free. Re-run on an idle GPU (CUDA_VISIBLE_DEVICES=N) to compare.",
-            )),
+                match vendor {
+                    Vendor::Nvidia | Vendor::Unknown => "Watch `nvidia-smi -l 1` while it runs: other jobs starting and stopping, or a MIG/vGPU/container limit below the card's size, explain a failure with memory apparently free. Re-run on an idle GPU (CUDA_VISIBLE_DEVICES=N) to compare.".to_string(),
+                    _ => format!("Watch {} while it runs: other jobs starting and stopping, or a container or virtual machine limit below the card's size, explain a failure with memory apparently free. Re-run on an idle GPU ({}) to compare.", vendor.smi(), vendor.visible_devices()),
+                },
+            ));
+            }
             "other_processes" => other_process_fix(f, d, out),
             "memory_outside_pytorch" => {
                 out.push(fix(
                     "Find who else holds the GPU",
-                    "Run `nvidia-smi` (or `rocm-smi --showpids` on AMD) to see other processes and their memory; stop stale jobs and old notebook kernels, or pick an idle GPU with CUDA_VISIBLE_DEVICES=N.",
+                    format!("Run {} to see other processes and their memory; stop stale jobs and old notebook kernels, or pick an idle GPU with {}.", vendor.smi(), vendor.visible_devices()),
                 ));
                 out.push(non_pytorch_fix());
             }
+            "memory_outside_process" => out.push(fix(
+                "Find what holds the rest of the GPU",
+                format!("Run {} on the host, not inside the container: the memory this process does not hold belongs to another process, a desktop session (a display attached to this GPU), or another container or virtual machine sharing the GPU. Stop it, move the display to another GPU, or pick an idle GPU with {}.", vendor.smi(), vendor.visible_devices()),
+            )),
             "fragmentation" => fragmentation_fixes(f, out),
             "cuda_graph_pools" => out.push(fix(
                 "Capture fewer or smaller CUDA graphs",
                 "Each captured graph keeps its pool. torch.compile(mode=\"reduce-overhead\") captures graphs per input shape: use mode=\"default\" or fewer distinct shapes; in vLLM lower the captured batch sizes or set enforce_eager=True.",
             )),
             "non_pytorch_memory" => out.push(non_pytorch_fix()),
-            "capacity_exhausted" | "inconsistent_numbers" => {
+            "numbers_inconclusive" if f.era.as_deref() == Some("malloc_async") => {
+                // The cudaMallocAsync pool is what the numbers cannot see into.
+                fragmentation_fixes(f, out);
+                workload_fixes(f, out);
+            }
+            "capacity_exhausted" | "inconsistent_numbers" | "numbers_inconclusive" => {
                 phase_fixes(f, has, out);
                 workload_fixes(f, out);
             }
@@ -825,16 +1043,19 @@ fn other_process_fix(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
         })
         .take(5)
         .collect();
+    let vendor = Vendor::of(f);
     out.push(fix(
         "Free the GPU from other processes",
         format!(
-            "Run `nvidia-smi` to see who holds GPU {}{}; stop stale jobs, old notebook kernels and zombie DataLoader workers, or pick an idle GPU with CUDA_VISIBLE_DEVICES=N.",
+            "Run {} to see who holds GPU {}{}; stop stale jobs, old notebook kernels and zombie DataLoader workers, or pick an idle GPU with {}.",
+            vendor.smi(),
             f.device.map_or("memory".to_string(), |d| d.to_string()),
             if pids.is_empty() {
                 String::new()
             } else {
                 format!(" (PIDs {})", pids.join(", "))
-            }
+            },
+            vendor.visible_devices()
         ),
     ));
 }
@@ -862,17 +1083,17 @@ fn fragmentation_fixes(f: &Finding, out: &mut Vec<Fix>) {
         ));
         return;
     }
-    if conf.expandable_segments {
+    if let Some(caveat) = &conf.expandable_segments {
         out.push(fix(
             "Let the allocator grow segments instead of fragmenting them",
             format!(
-                "export {}=expandable_segments:True (set it before Python starts, or in os.environ before the first CUDA call). Not supported on Windows; on WSL2 and Jetson it can itself fail with `CUDA driver error: out of memory`.{}",
+                "export {}=expandable_segments:True{caveat} (set it before Python starts, or in os.environ before the first CUDA call). Not supported on Windows; on WSL2 and Jetson it can itself fail with `CUDA driver error: out of memory`.{}",
                 conf.env_var,
                 conf.note.as_deref().map(|n| format!(" {n}")).unwrap_or_default()
             ),
         ));
     }
-    if let Some(caveat) = conf.max_split {
+    if let Some(caveat) = &conf.max_split {
         out.push(fix(
             "Stop the allocator from splitting large blocks",
             format!(
@@ -903,10 +1124,7 @@ fn phase_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
             "Keep fewer activations for the backward pass",
             "Enable gradient checkpointing (Hugging Face: model.gradient_checkpointing_enable(); plain PyTorch: torch.utils.checkpoint.checkpoint), and reduce the batch or sequence length, which activation memory grows with.",
         )),
-        "model_load" => out.push(fix(
-            "Load the model in less memory",
-            "Load weights in half precision (from_pretrained(..., torch_dtype=torch.bfloat16)), quantised (BitsAndBytesConfig(load_in_4bit=True)), or spread over devices (device_map=\"auto\"); load checkpoints with torch.load(path, map_location=\"cpu\") before moving them.",
-        )),
+        "model_load" => out.push(loading_fix()),
         "checkpoint" => out.push(fix(
             "Load checkpoints onto the CPU first",
             "torch.load(path, map_location=\"cpu\") keeps a checkpoint from being materialised on the GPU next to the live model; free the old state (del state_dict) before loading a new one.",
@@ -921,27 +1139,6 @@ fn phase_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
         )),
         _ => {}
     }
-}
-
-fn workload_fixes(f: &Finding, out: &mut Vec<Fix>) {
-    out.push(fix(
-        "Reduce the batch size",
-        "Halve the batch size; keep the effective batch with gradient accumulation (accumulate N micro-batches, then optimizer.step()). Activation memory shrinks in proportion.",
-    ));
-    out.push(fix(
-        "Use mixed precision",
-        "Run the forward pass under torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16) (or float16 with torch.amp.GradScaler): activations take half the memory.",
-    ));
-    if f.phase.name != "backward" {
-        out.push(fix(
-            "Trade compute for memory with gradient checkpointing",
-            "model.gradient_checkpointing_enable() (Hugging Face) or torch.utils.checkpoint.checkpoint around blocks: activations are recomputed in the backward pass instead of stored.",
-        ));
-    }
-    out.push(fix(
-        "Shorten sequences or shrink inputs",
-        "Memory for attention and activations grows with sequence length (and image resolution); cap max_length or crop inputs.",
-    ));
 }
 
 /// True for PyTorch allocator messages from Intel GPUs (`XPU` / IPEX `DPCPP`).
@@ -960,6 +1157,12 @@ fn xpu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
         ));
         return;
     }
+    if f.sizes.requested_bytes.is_some_and(|a| a > 4 * GIB) {
+        out.push(fix(
+            "Allow single allocations over 4 GiB",
+            "Intel's Level Zero runtime refuses one allocation larger than about 4 GiB unless relaxed: export UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1 before Python starts (oneapi-src/unified-runtime#1245), or split the tensor (smaller batch or chunks).",
+        ));
+    }
     if has(Code::MemoryLimit) {
         out.push(fix(
             "Raise or remove the per-process memory limit",
@@ -969,7 +1172,7 @@ fn xpu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
     if has(Code::Fragmentation) {
         out.push(fix(
             "Release cached blocks between phases",
-            "torch.xpu.empty_cache() — the message's own hint — hands back memory PyTorch caches but no tensor uses, e.g. between training and evaluation. PyTorch already released what it could before raising, and PYTORCH_CUDA_ALLOC_CONF options such as expandable_segments do not apply to Intel GPUs; allocating large, long-lived tensors first reduces fragmentation.",
+            "torch.xpu.empty_cache() — the message's own hint — hands back memory PyTorch caches but no tensor uses, e.g. between training and evaluation. PyTorch already released what it could before raising, and the CUDA allocator's options (expandable_segments, max_split_size_mb) do not apply to Intel GPUs; allocating large, long-lived tensors first reduces fragmentation.",
         ));
     }
     out.push(fix(

@@ -101,6 +101,8 @@ messages! {
     OomTitle { en: "Out of memory", zh: "显存不足", }
     LikelyOomTitle { en: "Probably out of memory", zh: "很可能是显存不足", }
     CrashTitle { en: "GPU crash", zh: "GPU 崩溃", }
+    MemoryState { en: "MEMORY STATE", zh: "显存状态", }
+    MemoryStateTitle { en: "Memory state", zh: "显存状态", }
     HostOom { en: "OUT OF MEMORY", zh: "内存不足", }
     HostLikelyOom { en: "PROBABLY OUT OF MEMORY", zh: "很可能是内存不足", }
     HostOomTitle { en: "Out of memory", zh: "内存不足", }

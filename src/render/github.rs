@@ -32,6 +32,7 @@ pub(super) fn finding(f: &Finding, lang: Lang, out: &mut dyn Write) -> io::Resul
     let command = match f.category {
         Category::Oom | Category::LikelyOom => "error",
         Category::Crash => "warning",
+        Category::MemoryState => "notice",
     };
     let mut properties = Vec::new();
     if !f.source.input.starts_with('<') {

@@ -96,6 +96,7 @@ fn label(f: &Finding) -> Msg {
         Msg::HostOom => Msg::HostOomTitle,
         Msg::LikelyOom => Msg::LikelyOomTitle,
         Msg::HostLikelyOom => Msg::HostLikelyOomTitle,
+        Msg::MemoryState => Msg::MemoryStateTitle,
         _ => Msg::CrashTitle,
     }
 }
@@ -183,6 +184,16 @@ pub(super) fn finding(f: &Finding, lang: Lang, out: &mut dyn Write) -> io::Resul
         writeln!(out, "{}", prose(&Msg::Note.fill(lang, &[note])))?;
     }
 
+    if let Some(report) = &f.snapshot {
+        for (heading, lines) in crate::snapshot::text_sections(report) {
+            writeln!(out)?;
+            writeln!(out, "**{}**", escape(&heading))?;
+            writeln!(out)?;
+            for line in lines {
+                writeln!(out, "- {}", escape(&line))?;
+            }
+        }
+    }
     writeln!(out)?;
     let message = sanitize(&f.text);
     let message_fence = fence(&message);

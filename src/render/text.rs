@@ -36,6 +36,7 @@ impl Painter {
             Category::Oom => s.bold().red().to_string(),
             Category::LikelyOom => s.bold().yellow().to_string(),
             Category::Crash => s.bold().magenta().to_string(),
+            Category::MemoryState => s.bold().cyan().to_string(),
         }
     }
     fn dim(&self, s: &str) -> String {
@@ -188,6 +189,7 @@ pub(super) fn category_label(f: &Finding) -> Msg {
         (Category::LikelyOom, false) => Msg::LikelyOom,
         (Category::LikelyOom, true) => Msg::HostLikelyOom,
         (Category::Crash, _) => Msg::Crash,
+        (Category::MemoryState, _) => Msg::MemoryState,
     }
 }
 
@@ -350,6 +352,15 @@ impl View<'_> {
             self.heading(out, Msg::DiagnosticsHeading)?;
             for line in diagnostics_lines(diag, lang) {
                 writeln!(out, "{}", self.wrap(&line, "    ", "      "))?;
+            }
+        }
+        if let Some(report) = &f.snapshot {
+            for (heading, lines) in crate::snapshot::text_sections(report) {
+                writeln!(out)?;
+                writeln!(out, "  {}", p.heading(&heading))?;
+                for line in lines {
+                    writeln!(out, "{}", self.wrap(&line, "    ", "      "))?;
+                }
             }
         }
         self.traceback(f, out)?;

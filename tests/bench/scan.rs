@@ -1,12 +1,22 @@
-//! `cargo bench`: times oomwhy on a large synthetic training log against
-//! `grep -E` and (where installed) `rg --no-mmap -c` searching the same file
-//! for the trigger phrases, and prints the ratios and oomwhy's peak memory.
+//! `cargo bench`: times oomwhy against ripgrep on the same bytes, side by
+//! side in one run, and prints the ratios and oomwhy's peak memory:
+//!
+//! 1. one plain log: `oomwhy --format json LOG` against
+//!    `rg --no-mmap -c -e PHRASES LOG` (target: ratio ≤ 1.0, peak RSS ≤ 16 MiB);
+//! 2. a directory of 64 logs of 4 MiB, half of them gzip or xz compressed:
+//!    `oomwhy --format json DIR` against `rg -z -c -e PHRASES DIR`
+//!    (target: ratio ≤ 1.0, peak RSS ≤ 64 MiB);
+//! 3. a pipe: `cat LOG | oomwhy --format json` against `cat LOG | wc -l`
+//!    (target: within 10 %).
+//!
+//! PHRASES are the 14 headline phrases a grep user would search for. When
+//! `rg` is not installed, the run says so and reports oomwhy's numbers alone.
 //!
 //! Environment:
-//! * `OOMWHY_BENCH_MB` — size of the generated log in MiB (default 1024).
-//! * `OOMWHY_BENCH_RUNS` — timed runs per tool; the best is reported (default 3).
+//! * `OOMWHY_BENCH_MB` — size of the generated log in MiB (default 256).
+//! * `OOMWHY_BENCH_RUNS` — timed runs per tool; the best is reported (default 5).
 //!
-//! The log is generated once into `target/bench-data/` by a seeded generator
+//! The logs are generated once into `target/bench-data/` by a seeded generator
 //! (timestamps, tqdm bars redrawn with carriage returns, ANSI colours,
 //! warnings, NCCL INFO lines, `[rankN]:` prefixes, and a few crash blocks of
 //! different eras near the end, as in a real crashed multi-GPU run).
@@ -17,8 +27,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-/// Phrases a grep user would search for to find these crashes.
-const TRIGGERS: &str = "out of memory|would exceed allowed memory|illegal memory access|cudaErrorIllegalAddress|0xC0000409|-1073740791|Traceback \\(most recent call last\\)";
+/// The 14 headline phrases, as one alternation.
+const PHRASES: &str = "out of memory|Out of memory|OutOfMemory|illegal memory access|0xC0000409|-1073740791|CUBLAS_STATUS|CUDNN_STATUS|RESOURCE_EXHAUSTED|Resource exhausted|Killed process|NVRM: Xid|device-side assert|OOM when allocating";
+
+/// Logs in the directory benchmark, and the size of each.
+const DIR_LOGS: u64 = 64;
+const DIR_LOG_MB: u64 = 4;
 
 /// A small deterministic PRNG (xorshift64*), so every run writes the same log.
 struct Rng(u64);
@@ -72,10 +86,10 @@ fn noise_line(rng: &mut Rng, step: u64, out: &mut impl Write) -> std::io::Result
     }
 }
 
-fn generate(path: &Path, megabytes: u64) -> std::io::Result<()> {
+fn generate(path: &Path, megabytes: u64, seed: u64) -> std::io::Result<()> {
     let target = megabytes << 20;
     let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ seed);
     let mut written: u64 = 0;
     let mut step = 0u64;
     // A few crash blocks in the last 2 % of the file, after the noise.
@@ -118,18 +132,31 @@ impl<W: Write> Write for CountingWriter<'_, W> {
     }
 }
 
-/// Best wall time (s) and, via GNU time, peak RSS (KiB) over `runs` runs.
-fn time_command(program: &str, args: &[&str], runs: usize) -> Option<(f64, Option<u64>)> {
+/// What `runs` runs of one command measured.
+#[derive(Clone, Copy)]
+struct Timing {
+    /// Best wall-clock time (s).
+    wall: f64,
+    /// Least CPU time, user + system (s), via GNU time: steadier than the
+    /// wall clock on a machine shared with other work.
+    cpu: Option<f64>,
+    /// Largest peak RSS (KiB) over all runs, via GNU time: a bound must
+    /// hold on every run, not only on the fastest.
+    rss: Option<u64>,
+}
+
+/// Runs a shell command line `runs` times.
+fn time_shell(line: &str, runs: usize) -> Option<Timing> {
     let gnu_time = Path::new("/usr/bin/time").exists();
-    let mut best: Option<(f64, Option<u64>)> = None;
+    let mut best: Option<Timing> = None;
     for _ in 0..runs {
         let mut cmd = if gnu_time {
             let mut c = Command::new("/usr/bin/time");
-            c.arg("-f").arg("%M").arg(program).args(args);
+            c.args(["-f", "%U %S %M", "sh", "-c", line]);
             c
         } else {
-            let mut c = Command::new(program);
-            c.args(args);
+            let mut c = Command::new("sh");
+            c.args(["-c", line]);
             c
         };
         let start = Instant::now();
@@ -138,20 +165,80 @@ fn time_command(program: &str, args: &[&str], runs: usize) -> Option<(f64, Optio
             .stderr(Stdio::piped())
             .output()
             .ok()?;
-        let elapsed = start.elapsed().as_secs_f64();
-        let rss = if gnu_time {
-            String::from_utf8_lossy(&output.stderr)
-                .lines()
-                .last()
-                .and_then(|l| l.trim().parse().ok())
-        } else {
-            None
+        let wall = start.elapsed().as_secs_f64();
+        // GNU time reports the largest RSS among the processes it waited
+        // for (the biggest of a pipeline) and their summed CPU time.
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let fields: Vec<f64> = stderr
+            .lines()
+            .last()
+            .unwrap_or("")
+            .split_whitespace()
+            .filter_map(|f| f.parse().ok())
+            .collect();
+        let (cpu, rss) = match fields.as_slice() {
+            [user, system, rss] if gnu_time => (Some(user + system), Some(*rss as u64)),
+            _ => (None, None),
         };
-        if best.is_none_or(|(t, _)| elapsed < t) {
-            best = Some((elapsed, rss));
-        }
+        best = Some(match best {
+            None => Timing { wall, cpu, rss },
+            Some(b) => Timing {
+                wall: b.wall.min(wall),
+                cpu: match (b.cpu, cpu) {
+                    (Some(x), Some(y)) => Some(x.min(y)),
+                    (x, y) => x.or(y),
+                },
+                rss: b.rss.max(rss),
+            },
+        });
     }
     best
+}
+
+fn have(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Shell-quotes a path.
+fn quote(path: &Path) -> String {
+    format!("'{}'", path.to_string_lossy().replace('\'', "'\\''"))
+}
+
+/// The directory of DIR_LOGS logs, a quarter gzip, a quarter xz.
+fn generate_dir(dir: &Path) {
+    if dir.join("done").exists() {
+        return;
+    }
+    eprintln!("generating {} ...", dir.display());
+    let _ = fs::remove_dir_all(dir);
+    fs::create_dir_all(dir).expect("create the log directory");
+    for i in 0..DIR_LOGS {
+        let plain = dir.join(format!("job{i:02}.log"));
+        generate(&plain, DIR_LOG_MB, i + 1).expect("generate a log");
+        let bytes = fs::read(&plain).expect("read a log");
+        match i % 4 {
+            1 => {
+                let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
+                e.write_all(&bytes).expect("gzip");
+                fs::write(plain.with_extension("log.gz"), e.finish().expect("gzip"))
+                    .expect("write");
+                fs::remove_file(&plain).expect("remove");
+            }
+            3 => {
+                let mut e = liblzma::write::XzEncoder::new(Vec::new(), 3);
+                e.write_all(&bytes).expect("xz");
+                fs::write(plain.with_extension("log.xz"), e.finish().expect("xz")).expect("write");
+                fs::remove_file(&plain).expect("remove");
+            }
+            _ => {}
+        }
+    }
+    fs::write(dir.join("done"), "").expect("mark the directory done");
 }
 
 fn main() {
@@ -159,11 +246,11 @@ fn main() {
     let megabytes: u64 = std::env::var("OOMWHY_BENCH_MB")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(1024);
+        .unwrap_or(256);
     let runs: usize = std::env::var("OOMWHY_BENCH_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(3);
+        .unwrap_or(5);
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let data_dir = root.join("target").join("bench-data");
     fs::create_dir_all(&data_dir).expect("create target/bench-data");
@@ -171,10 +258,11 @@ fn main() {
     if !log.exists() {
         eprintln!("generating {} ...", log.display());
         let tmp = log.with_extension("tmp");
-        generate(&tmp, megabytes).expect("generate the log");
+        generate(&tmp, megabytes, 0).expect("generate the log");
         fs::rename(&tmp, &log).expect("rename the log");
     }
-    let log_arg = log.to_string_lossy().to_string();
+    let dir = data_dir.join(format!("logs-{DIR_LOGS}x{DIR_LOG_MB}MiB"));
+    generate_dir(&dir);
 
     // Benchmark the release binary; build it if needed.
     let status = Command::new(env!("CARGO"))
@@ -183,92 +271,101 @@ fn main() {
         .status()
         .expect("run cargo build");
     assert!(status.success(), "cargo build --release failed");
-    let oomwhy = root.join("target").join("release").join("oomwhy");
-    let oomwhy = oomwhy.to_string_lossy().to_string();
+    let oomwhy = quote(&root.join("target").join("release").join("oomwhy"));
+    let (log_q, dir_q) = (quote(&log), quote(&dir));
 
     // Warm the page cache so every tool reads from memory.
-    let _ = Command::new("cat")
-        .arg(&log_arg)
-        .stdout(Stdio::null())
-        .status();
+    let _ = time_shell(&format!("cat {log_q} {dir_q}/* > /dev/null"), 1);
 
-    // The trigger phrases: the literals of oomwhy's own prefilter, as fixed
-    // strings, so that rg and grep search for exactly what oomwhy searches for.
-    let phrases = oomwhy::scanner::prefilter_literals();
-    let phrase_file = data_dir.join("trigger-phrases.txt");
-    fs::write(&phrase_file, phrases.join("\n") + "\n").expect("write the phrase list");
-    let phrase_arg = phrase_file.to_string_lossy().to_string();
-
+    let rg = have("rg");
+    let load = fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
-        "log: {} ({megabytes} MiB), best of {runs} runs",
-        log.display()
+        "best of {runs} runs; {} cores; load average before: {}",
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
     );
-    println!(
-        "trigger phrases: {} literals in {}",
-        phrases.len(),
-        phrase_file.display()
-    );
-    let ours = time_command(
-        &oomwhy,
-        &["--format", "json", "--color", "never", &log_arg],
-        runs,
-    )
-    .expect("oomwhy runs");
-    let grep = time_command("grep", &["-F", "-c", "-f", &phrase_arg, &log_arg], runs);
-    let rg = time_command(
-        "rg",
-        &["--no-mmap", "-c", "-F", "-f", &phrase_arg, &log_arg],
-        runs,
-    );
-    let rg_few = time_command("rg", &["--no-mmap", "-c", TRIGGERS, &log_arg], runs);
-    let seed = root.join("fixtures").join("torch_reserved_era_seed.log");
-    let tiny = time_command(&oomwhy, &[&seed.to_string_lossy()], runs.max(5));
-
-    let mib_per_s = |t: f64| megabytes as f64 / t;
+    if !rg {
+        println!("rg (ripgrep) is not installed: the ratios to rg are not measured");
+    }
     let rss =
         |r: Option<u64>| r.map_or("?".to_string(), |k| format!("{:.1} MiB", k as f64 / 1024.0));
-    println!(
-        "{:<40} {:>8} {:>8} {:>10}",
-        "tool", "seconds", "MiB/s", "peak RSS"
-    );
-    let row = |name: &str, t: f64, r: Option<u64>| {
-        println!("{name:<40} {t:>8.3} {:>8.0} {:>10}", mib_per_s(t), rss(r));
+    let cpu = |c: Option<f64>| c.map_or("?".to_string(), |c| format!("{c:.3} s"));
+    println!("  {:<40} {:>9} {:>9} {:>11}", "", "wall", "CPU", "peak RSS");
+    let row = |name: &str, t: Timing| {
+        println!(
+            "  {name:<40} {:>7.3} s {:>9} {:>11}",
+            t.wall,
+            cpu(t.cpu),
+            rss(t.rss)
+        );
     };
-    row("oomwhy --format json", ours.0, ours.1);
-    if let Some((t, r)) = grep {
-        row("grep -F -c -f phrases", t, r);
+    let ratio = |what: &str, ours: Timing, theirs: Option<Timing>, target: &str| {
+        if let Some(t) = theirs {
+            let by_cpu = match (ours.cpu, t.cpu) {
+                (Some(a), Some(b)) if b > 0.0 => format!(", CPU time {:.2}", a / b),
+                _ => String::new(),
+            };
+            println!(
+                "  {what} = {:.2} wall-clock{by_cpu}  ({target})",
+                ours.wall / t.wall
+            );
+        }
+    };
+
+    println!("\n1. one plain log: {} ({megabytes} MiB)", log.display());
+    let ours = time_shell(&format!("{oomwhy} --format json {log_q}"), runs).expect("oomwhy runs");
+    row("oomwhy --format json LOG", ours);
+    let theirs = rg
+        .then(|| time_shell(&format!("rg --no-mmap -c -e '{PHRASES}' {log_q}"), runs))
+        .flatten();
+    if let Some(t) = theirs {
+        row("rg --no-mmap -c -e PHRASES LOG", t);
     }
-    if let Some((t, r)) = rg {
-        row("rg --no-mmap -c -F -f phrases", t, r);
+    ratio(
+        "oomwhy / rg",
+        ours,
+        theirs,
+        "target <= 1.00; peak RSS <= 16 MiB",
+    );
+
+    println!(
+        "\n2. a directory: {} ({DIR_LOGS} logs of {DIR_LOG_MB} MiB, half gzip/xz)",
+        dir.display()
+    );
+    let ours = time_shell(&format!("{oomwhy} --format json {dir_q}"), runs).expect("oomwhy runs");
+    row("oomwhy --format json DIR", ours);
+    let theirs = rg
+        .then(|| time_shell(&format!("rg -z -c -e '{PHRASES}' {dir_q}"), runs))
+        .flatten();
+    if let Some(t) = theirs {
+        row("rg -z -c -e PHRASES DIR", t);
     }
-    if let Some((t, r)) = rg_few {
-        row("rg --no-mmap -c (7 headline phrases)", t, r);
+    ratio(
+        "oomwhy / rg",
+        ours,
+        theirs,
+        "target <= 1.00; peak RSS <= 64 MiB",
+    );
+
+    println!("\n3. a pipe");
+    let ours =
+        time_shell(&format!("cat {log_q} | {oomwhy} --format json"), runs).expect("oomwhy runs");
+    row("cat LOG | oomwhy --format json", ours);
+    let wc = time_shell(&format!("cat {log_q} | wc -l"), runs);
+    if let Some(t) = wc {
+        row("cat LOG | wc -l", t);
     }
-    println!();
-    match rg {
-        Some((t, _)) => println!(
-            "oomwhy / rg   = {:.2}  (same phrases; target <= 1.25)",
-            ours.0 / t
-        ),
-        None => println!("rg not installed: no rg ratio"),
-    }
-    if let Some((t, _)) = rg_few {
+    ratio("oomwhy / wc -l", ours, wc, "target <= 1.10");
+
+    let seed = quote(&root.join("fixtures").join("torch_reserved_era_seed.log"));
+    if let Some(t) = time_shell(&format!("{oomwhy} {seed}"), runs.max(5)) {
         println!(
-            "oomwhy / rg   = {:.2}  (rg with 7 headline phrases only, for reference)",
-            ours.0 / t
-        );
-    }
-    if let Some((t, _)) = grep {
-        println!(
-            "oomwhy / grep = {:.2}  (same phrases; target < 1)",
-            ours.0 / t
-        );
-    }
-    if let Some((t, r)) = tiny {
-        println!(
-            "one pasted message: {:.1} ms, peak RSS {}",
-            t * 1000.0,
-            rss(r)
+            "\none pasted message: {:.1} ms, peak RSS {}",
+            t.wall * 1000.0,
+            rss(t.rss)
         );
     }
 }

@@ -1,0 +1,298 @@
+//! `oomwhy._oomwhy`, the native module of the Python package.
+//!
+//! A thin layer over the library: records cross into Python as the JSON of
+//! `--format json` (the Python side loads it into dicts), so the two cannot
+//! drift apart. Work on input runs with the GIL released. Every failure is a
+//! Python exception; nothing here panics on input.
+//!
+//! It also carries the `oomwhy` command of the wheel: the binary's CLI
+//! source, compiled in here and started by the package's console script.
+
+/// Like `eprintln!`, but a closed or full stderr is ignored (as in the binary).
+macro_rules! warn {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+#[allow(dead_code, clippy::all)]
+#[path = "../../../src/cli.rs"]
+mod cli;
+#[allow(dead_code, clippy::all)]
+#[path = "../../../src/commands/mod.rs"]
+mod commands;
+
+use clap::Parser;
+use oomwhy::record::{Finding, Summary};
+use oomwhy::render::{self, Format, RenderOptions};
+use oomwhy::summary::{FleetSummary, InputDigest};
+use oomwhy::{Analysis, Error};
+use pyo3::exceptions::{
+    PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError, PyValueError,
+};
+use pyo3::prelude::*;
+use std::collections::BTreeSet;
+use std::io;
+
+/// A library error as the Python exception a Python user expects.
+fn to_py(err: Error) -> PyErr {
+    let message = err.to_string();
+    match &err {
+        Error::Read { source, .. } => match source.kind() {
+            io::ErrorKind::NotFound => PyFileNotFoundError::new_err(message),
+            io::ErrorKind::PermissionDenied => PyPermissionError::new_err(message),
+            _ => PyOSError::new_err(message),
+        },
+        Error::UnknownCode { .. } | Error::Snapshot { .. } => PyValueError::new_err(message),
+    }
+}
+
+fn json_err(err: serde_json::Error) -> PyErr {
+    PyValueError::new_err(format!("not oomwhy's JSON: {err}"))
+}
+
+/// Explains the findings of one scan and returns them as the JSON array
+/// of the `--format json` document's `findings`.
+fn explained_json(outcome: oomwhy::ScanOutcome) -> PyResult<String> {
+    let mut analysis = Analysis::new();
+    analysis.add(outcome);
+    let (findings, _) = analysis.finish();
+    serde_json::to_string(&findings).map_err(json_err)
+}
+
+/// decode_json(text) -> str: the findings in a pasted text, as JSON.
+#[pyfunction]
+fn decode_json(py: Python<'_>, text: String) -> PyResult<String> {
+    py.detach(|| serde_json::to_string(&oomwhy::decode_str(&text)).map_err(json_err))
+}
+
+/// scan_path_json(path, name) -> str: reads a file to its end, as JSON.
+#[pyfunction]
+fn scan_path_json(py: Python<'_>, path: std::path::PathBuf, name: String) -> PyResult<String> {
+    py.detach(|| {
+        let read_error = |source| Error::Read {
+            input: name.clone(),
+            source,
+        };
+        let file = std::fs::File::open(&path).map_err(|e| to_py(read_error(e)))?;
+        let meta = file.metadata().map_err(|e| to_py(read_error(e)))?;
+        if meta.is_dir() {
+            return Err(PyIsADirectoryError::new_err(format!(
+                "{name}: is a directory"
+            )));
+        }
+        let outcome = oomwhy::snapshot::scan(file, &name).map_err(to_py)?;
+        explained_json(outcome)
+    })
+}
+
+/// scan_bytes_json(data, name) -> str: scans bytes held in memory, as JSON.
+#[pyfunction]
+fn scan_bytes_json(py: Python<'_>, data: Vec<u8>, name: String) -> PyResult<String> {
+    py.detach(|| {
+        let outcome = oomwhy::snapshot::scan(data.as_slice(), &name).map_err(to_py)?;
+        explained_json(outcome)
+    })
+}
+
+/// explain(code) -> str: the long explanation of a code.
+#[pyfunction]
+fn explain(code: &str) -> PyResult<String> {
+    let (_, text) = oomwhy::explain::docs::lookup(code).map_err(to_py)?;
+    Ok(text.to_string())
+}
+
+/// codes() -> list[tuple[str, str]]: every code with its title.
+#[pyfunction]
+fn codes() -> Vec<(&'static str, &'static str)> {
+    oomwhy::explain::docs::list()
+}
+
+fn parse_format(format: &str) -> PyResult<Format> {
+    Ok(match format {
+        "text" => Format::Text,
+        "json" => Format::Json,
+        "ndjson" => Format::Ndjson,
+        "markdown" => Format::Markdown,
+        "github" => Format::Github,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown format `{other}`; use text, json, ndjson, markdown or github"
+            )))
+        }
+    })
+}
+
+/// render_json(findings_json, format, color) -> str: writes findings (a JSON
+/// array of records) in a format. Counts for the JSON document and the
+/// NDJSON summary line come from the findings; lines and bytes read are
+/// not known here and count 0. Text and Markdown carry no closing count line.
+#[pyfunction]
+fn render_json(
+    py: Python<'_>,
+    findings_json: String,
+    format: &str,
+    color: bool,
+) -> PyResult<String> {
+    let format = parse_format(format)?;
+    py.detach(|| {
+        let findings: Vec<Finding> = serde_json::from_str(&findings_json).map_err(json_err)?;
+        let inputs: BTreeSet<&str> = findings.iter().map(|f| f.source.input.as_str()).collect();
+        let mut summary = Summary {
+            findings: findings.len(),
+            inputs: inputs.len(),
+            ..Summary::default()
+        };
+        for f in &findings {
+            summary.count(f.category);
+        }
+        // The text renderer colours through `colored`'s process-wide switch,
+        // as the command sets it from --color.
+        colored::control::set_override(color);
+        let options = RenderOptions {
+            color,
+            ..RenderOptions::default()
+        };
+        let mut out = Vec::new();
+        let written = match format {
+            Format::Json | Format::Ndjson => {
+                render::render(format, &findings, &summary, options, &mut out)
+            }
+            _ => findings
+                .iter()
+                .try_for_each(|f| render::render_finding(format, f, options, &mut out)),
+        };
+        written.map_err(|e| PyOSError::new_err(e.to_string()))?;
+        String::from_utf8(out).map_err(|e| PyValueError::new_err(e.to_string()))
+    })
+}
+
+/// digest_bytes_json(data, name) -> str: what one input contributes to a
+/// fleet summary (the map step), as JSON.
+#[pyfunction]
+fn digest_bytes_json(py: Python<'_>, data: Vec<u8>, name: String) -> PyResult<String> {
+    py.detach(|| serde_json::to_string(&InputDigest::from_bytes(&data, &name)).map_err(json_err))
+}
+
+/// digest_path_json(path, name) -> str: the same for a file; a file that
+/// cannot be read gives an error digest, as in `oomwhy --summary`.
+#[pyfunction]
+fn digest_path_json(py: Python<'_>, path: std::path::PathBuf, name: String) -> PyResult<String> {
+    py.detach(|| {
+        let digest = match std::fs::File::open(&path).and_then(|f| {
+            if f.metadata()?.is_dir() {
+                Err(io::Error::other("is a directory"))
+            } else {
+                Ok(f)
+            }
+        }) {
+            Ok(file) => InputDigest::from_reader(file, &name),
+            Err(source) => InputDigest::from_error(
+                &Error::Read {
+                    input: name.clone(),
+                    source,
+                },
+                &name,
+            ),
+        };
+        serde_json::to_string(&digest).map_err(json_err)
+    })
+}
+
+/// summarize_json(digests) -> str: folds digests (JSON each) into the fleet
+/// summary (the reduce step), as JSON.
+#[pyfunction]
+fn summarize_json(py: Python<'_>, digests: Vec<String>) -> PyResult<String> {
+    py.detach(|| {
+        let digests = digests
+            .iter()
+            .map(|d| serde_json::from_str::<InputDigest>(d))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(json_err)?;
+        serde_json::to_string(&FleetSummary::from_digests(digests)).map_err(json_err)
+    })
+}
+
+/// render_summary_json(summary_json, format) -> str: the fleet summary as
+/// `oomwhy --summary` writes it (text or json).
+#[pyfunction]
+fn render_summary_json(summary_json: &str, format: &str) -> PyResult<String> {
+    let summary: FleetSummary = serde_json::from_str(summary_json).map_err(json_err)?;
+    let mut out = Vec::new();
+    match format {
+        "text" => summary.write_text(&mut out),
+        "json" => summary.write_json(&mut out),
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown summary format `{other}`; use text or json"
+            )))
+        }
+    }
+    .map_err(|e| PyOSError::new_err(e.to_string()))?;
+    String::from_utf8(out).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// schema(which) -> str: a shipped JSON Schema: "report", "ndjson" or "summary".
+#[pyfunction]
+fn schema(which: &str) -> PyResult<&'static str> {
+    match which {
+        "report" => Ok(oomwhy::schema::REPORT),
+        "ndjson" => Ok(oomwhy::schema::NDJSON),
+        "summary" => Ok(oomwhy::schema::SUMMARY),
+        other => Err(PyValueError::new_err(format!(
+            "unknown schema `{other}`; use report, ndjson or summary"
+        ))),
+    }
+}
+
+/// run_cli(argv) -> int: runs the `oomwhy` command with these arguments
+/// (argv[0] first) and returns its exit status.
+#[pyfunction]
+fn run_cli(py: Python<'_>, argv: Vec<std::ffi::OsString>) -> i32 {
+    py.detach(|| {
+        let cli = match cli::Cli::try_parse_from(argv) {
+            Ok(cli) => cli,
+            // --help and --version end here too, with status 0.
+            Err(err) => {
+                let _ = err.print();
+                return err.exit_code();
+            }
+        };
+        match commands::dispatch(cli) {
+            Ok(code) => code,
+            Err(err) if is_broken_pipe(&err) => 0,
+            Err(err) => {
+                warn!("oomwhy: {err:#}");
+                2
+            }
+        }
+    })
+}
+
+/// A closed pipe (`oomwhy log | head`) is a normal way to stop reading.
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain()
+        .filter_map(|e| e.downcast_ref::<io::Error>())
+        .any(|e| e.kind() == io::ErrorKind::BrokenPipe)
+}
+
+/// The native module.
+#[pymodule]
+fn _oomwhy(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("SCHEMA_VERSION", oomwhy::record::SCHEMA_VERSION)?;
+    m.add_function(wrap_pyfunction!(decode_json, m)?)?;
+    m.add_function(wrap_pyfunction!(scan_path_json, m)?)?;
+    m.add_function(wrap_pyfunction!(scan_bytes_json, m)?)?;
+    m.add_function(wrap_pyfunction!(explain, m)?)?;
+    m.add_function(wrap_pyfunction!(codes, m)?)?;
+    m.add_function(wrap_pyfunction!(render_json, m)?)?;
+    m.add_function(wrap_pyfunction!(digest_bytes_json, m)?)?;
+    m.add_function(wrap_pyfunction!(digest_path_json, m)?)?;
+    m.add_function(wrap_pyfunction!(summarize_json, m)?)?;
+    m.add_function(wrap_pyfunction!(render_summary_json, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(run_cli, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,164 @@
+//! Processes that died of a fatal signal other than SIGKILL: PyTorch's
+//! DataLoader reports its workers' deaths, and `oomwhy run` reports the
+//! wrapped command's (see `crate::exit`).
+//!
+//! PyTorch's `torch/csrc/DataLoader.cpp` installs handlers in every worker
+//! that print one line before the worker dies, and the main process then
+//! raises when it finds the dead worker (see docs/message-formats.md):
+//!
+//! ```text
+//! ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).
+//! ERROR: Unexpected segmentation fault encountered in worker.
+//! ERROR: Unexpected floating-point exception encountered in worker.
+//! RuntimeError: DataLoader worker (pid 56811) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.
+//! RuntimeError: DataLoader worker (pid 6303) is killed by signal: Aborted.
+//! ```
+//!
+//! The signal name after `killed by signal:` is the C library's
+//! `strsignal()`. `Killed` (SIGKILL) belongs to the host-memory family. A bus
+//! error in a worker almost always means the shared memory (`/dev/shm`) that
+//! workers hand batches through is full, so those findings are `likely_oom`;
+//! the others are crashes.
+//!
+//! Each worker prints its own line and the main process raises once: all of
+//! them carry the same `location` fact so the scanner keeps one finding,
+//! with the exception.
+
+use super::{Family, Message};
+use crate::constant_regex;
+use crate::record::{Category, Finding, Kind};
+use regex::Regex;
+use std::sync::OnceLock;
+
+struct Patterns {
+    anchor: Regex,
+    handler: Regex,
+    killed: Regex,
+}
+
+fn patterns() -> &'static Patterns {
+    static P: OnceLock<Patterns> = OnceLock::new();
+    P.get_or_init(|| Patterns {
+        anchor: constant_regex(concat!(
+            r"ERROR: Unexpected (?:bus error|segmentation fault|floating-point exception) encountered in worker",
+            r"|DataLoader worker \(pid\(?s?\)?\s*[\d, ]+\) is killed by signal: (?:Bus error|Segmentation fault|Aborted|Floating point exception|Illegal instruction)",
+        )),
+        handler: constant_regex(
+            r"ERROR: Unexpected (bus error|segmentation fault|floating-point exception) encountered in worker",
+        ),
+        killed: constant_regex(
+            r"DataLoader worker \(pid\(?s?\)?\s*([\d, ]+)\) is killed by signal: (Bus error|Segmentation fault|Aborted|Floating point exception|Illegal instruction)",
+        ),
+    })
+}
+
+/// The signal a `strsignal()` name or handler wording stands for.
+fn signal_of(name: &str) -> (&'static str, i32) {
+    match name.to_ascii_lowercase().as_str() {
+        "bus error" => ("SIGBUS", 7),
+        "segmentation fault" => ("SIGSEGV", 11),
+        "aborted" => ("SIGABRT", 6),
+        "floating point exception" | "floating-point exception" => ("SIGFPE", 8),
+        _ => ("SIGILL", 4),
+    }
+}
+
+/// A DataLoader worker that died of SIGBUS, SIGSEGV, SIGABRT, SIGFPE or
+/// SIGILL.
+pub struct WorkerSignal;
+
+impl Family for WorkerSignal {
+    fn triggers(&self) -> &'static [&'static str] {
+        &["encountered in worker", "is killed by signal: "]
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        patterns().anchor.find(line).map(|m| m.start())
+    }
+
+    fn continues(&self, lines: &[String], next: &str) -> bool {
+        // The SIGBUS message was wrapped onto more lines by some terminals.
+        lines.len() < 3
+            && (next.trim_start().starts_with("Bus error. It is possible")
+                || next.trim_start().starts_with("Please try to raise"))
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        let p = patterns();
+        let text = message.joined();
+        let (signal, number, pids) = if let Some(c) = p.killed.captures(&text) {
+            let (name, number) = signal_of(&c[2]);
+            (name, number, c[1].trim().to_string())
+        } else if let Some(c) = p.handler.captures(&text) {
+            let (name, number) = signal_of(&c[1]);
+            (name, number, String::new())
+        } else {
+            return None;
+        };
+        let mut finding = message.finding(Kind::FatalSignal, text.trim_end().to_string());
+        finding.era = Some("dataloader".into());
+        finding.backend = Some("cpu".into());
+        if number == 7 {
+            // Workers pass batches through /dev/shm; a bus error there is a
+            // shortage of that memory, not a bug.
+            finding.category = Category::LikelyOom;
+            finding
+                .facts
+                .insert("memory".into(), "shared memory (/dev/shm)".into());
+        }
+        finding
+            .facts
+            .insert("signal".into(), format!("{signal} ({number})"));
+        if !pids.is_empty() {
+            if let Ok(pid) = pids
+                .split(',')
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .parse::<u64>()
+            {
+                finding.facts.insert("worker_pid".into(), pid.to_string());
+            }
+        }
+        finding
+            .facts
+            .insert("location".into(), format!("DataLoader worker {signal}"));
+        Some(finding)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::record::{Category, Finding, Kind};
+
+    fn decode(line: &str) -> Vec<Finding> {
+        crate::scan(line.as_bytes(), "t").unwrap().findings
+    }
+
+    #[test]
+    fn dataloader_worker_deaths() {
+        let cases = [
+            ("ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).", "SIGBUS (7)", Category::LikelyOom),
+            ("RuntimeError: DataLoader worker (pid 56811) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.", "SIGBUS (7)", Category::LikelyOom),
+            ("RuntimeError: DataLoader worker (pid 6303) is killed by signal: Aborted. ", "SIGABRT (6)", Category::Crash),
+            ("RuntimeError: DataLoader worker (pid 9) is killed by signal: Segmentation fault. ", "SIGSEGV (11)", Category::Crash),
+            ("ERROR: Unexpected segmentation fault encountered in worker.", "SIGSEGV (11)", Category::Crash),
+        ];
+        for (line, signal, category) in cases {
+            let found = decode(line);
+            assert_eq!(found.len(), 1, "{line}");
+            let f = &found[0];
+            assert_eq!(f.kind, Kind::FatalSignal, "{line}");
+            assert_eq!(f.facts["signal"], signal, "{line}");
+            assert_eq!(f.category, category, "{line}");
+        }
+    }
+
+    #[test]
+    fn sigkill_and_mentions_are_not_this_family() {
+        let killed =
+            decode("RuntimeError: DataLoader worker (pid 9833) is killed by signal: Killed. ");
+        assert!(killed.iter().all(|f| f.kind != Kind::FatalSignal));
+        assert!(decode("OSError: [Errno 28] No space left on device").is_empty());
+    }
+}

@@ -1,0 +1,231 @@
+//! What a finding ran in, as far as its message and traceback tell: the GPU
+//! vendor, an inference engine or diffusion front end, whether the model's
+//! parameters were being loaded or moved, and the PyTorch releases the
+//! message form allows. Fixes are chosen from it so that none is given that
+//! cannot apply (docs/fix-versions.md lists the versions and their sources).
+
+use crate::record::{Finding, Kind};
+
+/// The GPU's vendor, from the backend the message names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Vendor {
+    Nvidia,
+    Amd,
+    Intel,
+    Apple,
+    /// The message does not say (most non-PyTorch messages).
+    Unknown,
+}
+
+impl Vendor {
+    pub(super) fn of(f: &Finding) -> Vendor {
+        // llama.cpp's HIP build keeps the CUDA backend's names but calls
+        // its devices ROCm0, ROCm1, ...
+        if f.text.contains("ROCm") {
+            return Vendor::Amd;
+        }
+        match f.backend.as_deref() {
+            Some("cuda" | "nccl") => Vendor::Nvidia,
+            Some("hip" | "rocm") => Vendor::Amd,
+            Some("xpu" | "dpcpp") => Vendor::Intel,
+            Some("mps") => Vendor::Apple,
+            _ if f.kind == Kind::MpsOom => Vendor::Apple,
+            _ if f.text.contains("HIP out of memory") || f.text.contains("hipError") => Vendor::Amd,
+            _ => Vendor::Unknown,
+        }
+    }
+
+    /// The tool that shows who holds this GPU's memory.
+    pub(super) fn smi(self) -> &'static str {
+        match self {
+            Vendor::Amd => "`rocm-smi --showpids --showmeminfo vram`",
+            Vendor::Intel => "`xpu-smi stats -d 0`",
+            Vendor::Apple => "Activity Monitor (Window → GPU History)",
+            Vendor::Nvidia | Vendor::Unknown => "`nvidia-smi`",
+        }
+    }
+
+    /// The variable that picks which GPUs a process sees.
+    pub(super) fn visible_devices(self) -> &'static str {
+        match self {
+            Vendor::Amd => "HIP_VISIBLE_DEVICES=N",
+            Vendor::Intel => "ZE_AFFINITY_MASK=N",
+            Vendor::Nvidia | Vendor::Unknown | Vendor::Apple => "CUDA_VISIBLE_DEVICES=N",
+        }
+    }
+}
+
+/// A serving engine or front end whose own settings decide its memory use;
+/// training advice (batch size, gradient checkpointing) does not apply to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Runtime {
+    Vllm,
+    Sglang,
+    Tgi,
+    Diffusers,
+    ComfyUi,
+}
+
+impl Runtime {
+    /// Recognised from the traceback's file paths and the message text.
+    pub(super) fn of(f: &Finding) -> Option<Runtime> {
+        let mut places: Vec<String> = f
+            .traceback
+            .iter()
+            .flat_map(|tb| {
+                tb.frames
+                    .iter()
+                    .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
+            })
+            .map(|fr| fr.file.replace('\\', "/").to_ascii_lowercase())
+            .collect();
+        places.push(f.text.to_ascii_lowercase());
+        let any = |needle: &str| places.iter().any(|p| p.contains(needle));
+        // Engines before front ends: ComfyUI can run on top of diffusers.
+        if any("vllm/") || any("vllm.") {
+            Some(Runtime::Vllm)
+        } else if any("sglang/") {
+            Some(Runtime::Sglang)
+        } else if any("text_generation_server/") {
+            Some(Runtime::Tgi)
+        } else if any("comfyui") || any("/comfy/") {
+            Some(Runtime::ComfyUi)
+        } else if any("diffusers/") {
+            Some(Runtime::Diffusers)
+        } else {
+            None
+        }
+    }
+
+    /// True for the inference servers.
+    pub(super) fn is_engine(self) -> bool {
+        matches!(self, Runtime::Vllm | Runtime::Sglang | Runtime::Tgi)
+    }
+}
+
+/// Functions that move or convert a model's parameters (`Module.to` calls
+/// `_apply`, which calls `convert` for every tensor) or load them.
+const LOADING_FUNCTIONS: &[&str] = &[
+    "_apply",
+    "convert",
+    "load_state_dict",
+    "_load_state_dict_into_meta_model",
+    "from_pretrained",
+    "load_checkpoint_and_dispatch",
+];
+
+/// True when the OOM happened while the model's parameters were loaded,
+/// moved or converted: then loading fixes apply, not batch-size ones.
+pub(super) fn is_loading(f: &Finding) -> bool {
+    if matches!(f.phase.name.as_str(), "model_load" | "checkpoint") {
+        return true;
+    }
+    f.traceback.as_ref().is_some_and(|tb| {
+        // The innermost frames decide: a training step that calls `.to()`
+        // on a batch is not loading a model.
+        tb.frames
+            .iter()
+            .rev()
+            .take(4)
+            .any(|fr| LOADING_FUNCTIONS.contains(&fr.function.as_str()))
+    })
+}
+
+/// A PyTorch release as (major, minor).
+pub(crate) type Release = (u32, u32);
+
+/// The releases a message form allows: the first, and the last when the
+/// form stopped being printed.
+pub(crate) fn torch_releases(f: &Finding) -> (Release, Option<Release>) {
+    if f.kind != Kind::TorchAllocatorOom && f.kind != Kind::CudaRuntimeOom {
+        return ((0, 0), None);
+    }
+    let (first, last) = match f.era.as_deref() {
+        Some("cached") => ((0, 4), Some((1, 3))),
+        Some("reserved") => ((1, 4), Some((2, 0))),
+        Some("paren") => ((0, 4), Some((2, 0))),
+        Some("capacty") => ((2, 1), Some((2, 1))),
+        Some("capacity") => ((2, 2), None),
+        Some("sentence") => ((2, 1), None),
+        Some("thc") => ((0, 1), Some((0, 4))),
+        _ => ((0, 0), None),
+    };
+    // The max_split_size_mb hint was added in ≈1.10.
+    let first = if f.era.as_deref() == Some("reserved") && f.hint.is_some() {
+        since::MAX_SPLIT
+    } else {
+        first
+    };
+    // The version hint ("PyTorch 2.2–2.3", "PyTorch 2.4+") narrows the start.
+    let hinted = f
+        .version_hint
+        .as_deref()
+        .and_then(|h| h.strip_prefix("PyTorch "))
+        .and_then(parse_release);
+    match hinted {
+        Some(h) if h > first => (h, last),
+        _ => (first, last),
+    }
+}
+
+fn parse_release(text: &str) -> Option<Release> {
+    let digits = |s: &str| -> Option<u32> {
+        let n: String = s.chars().take_while(char::is_ascii_digit).collect();
+        n.parse().ok()
+    };
+    let text = text.trim_start_matches(['≈', '~']);
+    let (major, rest) = text.split_once('.')?;
+    Some((digits(major)?, digits(rest)?))
+}
+
+/// Whether an option that first shipped in `since` exists for this message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Availability {
+    /// Every release that prints this form has it.
+    Yes,
+    /// Some do: the text says from which release.
+    From(String),
+    /// None does: offered only as "upgrade to ≥ X".
+    Upgrade(String),
+}
+
+pub(super) fn available(f: &Finding, since: Release) -> Availability {
+    let (first, last) = torch_releases(f);
+    let name = format!("PyTorch ≥ {}.{}", since.0, since.1);
+    if first >= since {
+        Availability::Yes
+    } else if last.is_some_and(|l| l < since) {
+        Availability::Upgrade(name)
+    } else {
+        Availability::From(name)
+    }
+}
+
+/// The first release of each PyTorch option a fix names (sources in
+/// docs/fix-versions.md).
+pub(super) mod since {
+    use super::Release;
+    /// `torch.cuda.amp.autocast` and `GradScaler`: native mixed precision.
+    pub const CUDA_AMP: Release = (1, 6);
+    /// `torch.autocast(device_type=...)`, the device-generic form.
+    pub const AUTOCAST: Release = (1, 10);
+    /// `torch.amp.GradScaler("cuda")` replaces the deprecated CUDA one.
+    pub const AMP_GRAD_SCALER: Release = (2, 4);
+    /// `max_split_size_mb` in the allocator configuration (the OOM hint names it from ≈1.10).
+    pub const MAX_SPLIT: Release = (1, 10);
+    /// `expandable_segments`.
+    pub const EXPANDABLE_SEGMENTS: Release = (2, 1);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn releases_parse_from_hints() {
+        assert_eq!(parse_release("2.2–2.3"), Some((2, 2)));
+        assert_eq!(parse_release("≈1.10+"), Some((1, 10)));
+        assert_eq!(parse_release("2.4+"), Some((2, 4)));
+        assert_eq!(parse_release("new"), None);
+    }
+}

@@ -1,0 +1,268 @@
+//! The per-rank files of one job: torchrun's `--log-dir` (one directory per
+//! local rank), Slurm's `%t` in `--output`, DeepSpeed's and launchers'
+//! `rank0.log … rank7.log`. Their paths differ only by a rank, worker or
+//! node number; the copies of one crash in them fold into one finding, as
+//! copies from several ranks in one file already do.
+
+use crate::record::Finding;
+use crate::scanner::ScanOutcome;
+use std::collections::BTreeMap;
+
+/// Words that, just before a number in a file name, say it numbers a rank,
+/// a worker or a node (compared in lowercase, separators `_-.` trimmed).
+const RANK_WORDS: &[&str] = &[
+    "rank", "worker", "node", "proc", "process", "task", "gpu", "device", "dev", "host",
+];
+
+/// A path cut into the text between numbers and the numbers.
+struct Shape<'a> {
+    texts: Vec<&'a str>,
+    numbers: Vec<&'a str>,
+}
+
+fn shape(path: &str) -> Shape<'_> {
+    let mut texts = Vec::new();
+    let mut numbers = Vec::new();
+    let mut rest = path;
+    while !rest.is_empty() {
+        let text_len = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        texts.push(&rest[..text_len]);
+        rest = &rest[text_len..];
+        let number_len = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        if number_len > 0 {
+            numbers.push(&rest[..number_len]);
+        }
+        rest = &rest[number_len..];
+    }
+    Shape { texts, numbers }
+}
+
+/// Whether the number after `before` (and before `after`) reads as a rank:
+/// a rank word just before it, or a whole path component (torchrun's
+/// `attempt_0/3/stderr.log`).
+fn rank_like(before: &str, after: &str) -> bool {
+    let component =
+        before.ends_with(['/', '\\']) && (after.is_empty() || after.starts_with(['/', '\\', '.']));
+    let word = before
+        .trim_end_matches(['_', '-', '.'])
+        .to_ascii_lowercase();
+    component || RANK_WORDS.iter().any(|w| word.ends_with(w))
+}
+
+/// The rank a path numbers, when the path reads like one of per-rank files
+/// (`logs/rank3.log`, `out/worker_3.txt`, `run/attempt_0/3/stderr.log`):
+/// the last number that follows a rank word or makes a whole path component.
+///
+/// ```
+/// use oomwhy::input::rank_of_path;
+/// assert_eq!(rank_of_path("logs/rank3.log"), Some(3));
+/// assert_eq!(rank_of_path("job/attempt_0/3/stderr.log"), Some(3));
+/// assert_eq!(rank_of_path("slurm-81234.out"), None);
+/// ```
+pub fn rank_of_path(path: &str) -> Option<u32> {
+    let s = shape(path);
+    (0..s.numbers.len())
+        .rev()
+        .find(|&i| rank_like(s.texts[i], s.texts.get(i + 1).copied().unwrap_or("")))
+        .and_then(|i| s.numbers[i].parse().ok())
+}
+
+/// The job a per-rank file belongs to: its path with the rank number left
+/// out. Files of one job share it; so do only files whose paths differ in
+/// that number alone, so files of different jobs (another job id, another
+/// attempt, another directory) never do.
+fn job_key(path: &str) -> Option<(String, u32)> {
+    let s = shape(path);
+    let i = (0..s.numbers.len())
+        .rev()
+        .find(|&i| rank_like(s.texts[i], s.texts.get(i + 1).copied().unwrap_or("")))?;
+    let rank = s.numbers[i].parse().ok()?;
+    let mut key = String::with_capacity(path.len());
+    for (j, text) in s.texts.iter().enumerate() {
+        key.push_str(text);
+        if let Some(number) = s.numbers.get(j) {
+            // The rank is left out; every other number stays.
+            key.push_str(if j == i { "\u{0}" } else { number });
+        }
+    }
+    Some((key, rank))
+}
+
+/// Folds the copies of one crash found in the per-rank files of one job.
+///
+/// `outcomes` are the scans of several inputs, each named by its path (the
+/// name its findings carry). Files whose paths differ only by a rank,
+/// worker or node number ([`rank_of_path`]) form a job when at least two
+/// of them are listed. In a job, a finding without a rank prefix gets the
+/// file's rank; then a finding of the same kind, era and requested size as
+/// one in an earlier file of the job, from ranks that one does not list
+/// yet, is folded into it (`ranks`, `devices`, `occurrences`). The copy
+/// kept is the earliest by the timestamp of its line when every copy has
+/// one; otherwise the first by path, and `first_rank` is left unknown with
+/// a note, since nothing tells which rank failed first.
+///
+/// Findings are only removed from the outcomes; a consequence pointing at
+/// a removed finding points at nothing.
+pub fn fold_rank_files(outcomes: &mut [ScanOutcome]) {
+    let mut jobs: BTreeMap<String, Vec<(usize, u32)>> = BTreeMap::new();
+    for (i, outcome) in outcomes.iter().enumerate() {
+        let Some(first) = outcome.findings.first() else {
+            continue;
+        };
+        if let Some((key, rank)) = job_key(&first.source.input) {
+            jobs.entry(key).or_default().push((i, rank));
+        }
+    }
+    for members in jobs.values().filter(|m| m.len() >= 2) {
+        fold_job(outcomes, members);
+    }
+}
+
+/// Where a kept finding is: (outcome, position).
+type At = (usize, usize);
+
+fn fold_job(outcomes: &mut [ScanOutcome], members: &[(usize, u32)]) {
+    for &(i, rank) in members {
+        for f in &mut outcomes[i].findings {
+            if f.ranks.is_empty() {
+                f.ranks.push(rank);
+                f.first_rank = Some(rank);
+            }
+        }
+    }
+    // Group the copies: each group's first element is where it was first seen.
+    let mut groups: Vec<Vec<At>> = Vec::new();
+    for &(i, _) in members {
+        for (j, f) in outcomes[i].findings.iter().enumerate() {
+            let same = groups.iter_mut().find(|group| {
+                let (gi, gj) = group[0];
+                let g = &outcomes[gi].findings[gj];
+                gi != i
+                    && g.kind == f.kind
+                    && g.era == f.era
+                    && g.sizes.requested_bytes == f.sizes.requested_bytes
+                    && group.iter().all(|&(ci, cj)| {
+                        ci != i
+                            && outcomes[ci].findings[cj]
+                                .ranks
+                                .iter()
+                                .all(|r| !f.ranks.contains(r))
+                    })
+            });
+            match same {
+                Some(group) => group.push((i, j)),
+                None => groups.push(vec![(i, j)]),
+            }
+        }
+    }
+    let mut removed: Vec<Vec<bool>> = outcomes
+        .iter()
+        .map(|o| vec![false; o.findings.len()])
+        .collect();
+    for group in groups.iter().filter(|g| g.len() >= 2) {
+        let timed = group
+            .iter()
+            .all(|&(i, j)| outcomes[i].findings[j].time.is_some());
+        let keep = if timed {
+            // Earliest time; the first by path among equal times.
+            *group
+                .iter()
+                .min_by(|a, b| {
+                    let ta = &outcomes[a.0].findings[a.1].time;
+                    let tb = &outcomes[b.0].findings[b.1].time;
+                    ta.cmp(tb)
+                })
+                .unwrap_or(&group[0])
+        } else {
+            group[0]
+        };
+        let copies: Vec<Finding> = group
+            .iter()
+            .filter(|&&at| at != keep)
+            .map(|&(i, j)| outcomes[i].findings[j].clone())
+            .collect();
+        let kept = &mut outcomes[keep.0].findings[keep.1];
+        for copy in copies {
+            for r in copy.ranks {
+                if !kept.ranks.contains(&r) {
+                    kept.ranks.push(r);
+                }
+            }
+            for d in copy.devices {
+                if !kept.devices.contains(&d) {
+                    kept.devices.push(d);
+                }
+            }
+            kept.occurrences = kept.occurrences.saturating_add(copy.occurrences);
+        }
+        kept.ranks.sort_unstable();
+        kept.devices.sort_unstable();
+        if !timed {
+            kept.first_rank = None;
+            kept.notes.push(format!(
+                "the same crash is in {} per-rank files; without timestamps on their lines, which rank failed first is unknown",
+                group.len()
+            ));
+        }
+        for &(i, j) in group.iter().filter(|&&at| at != keep) {
+            removed[i][j] = true;
+        }
+    }
+    for (outcome, removed) in outcomes.iter_mut().zip(removed) {
+        remove(outcome, &removed);
+    }
+}
+
+/// Removes the marked findings and renumbers `consequence_of`.
+fn remove(outcome: &mut ScanOutcome, removed: &[bool]) {
+    if !removed.contains(&true) {
+        return;
+    }
+    let mut new_index = Vec::with_capacity(removed.len());
+    let mut next = 0;
+    for &gone in removed {
+        new_index.push((!gone).then_some(next));
+        next += usize::from(!gone);
+    }
+    let findings = std::mem::take(&mut outcome.findings);
+    outcome.findings = findings
+        .into_iter()
+        .zip(removed)
+        .filter(|(_, &gone)| !gone)
+        .map(|(mut f, _)| {
+            f.consequence_of = f
+                .consequence_of
+                .and_then(|c| new_index.get(c).copied().flatten());
+            f
+        })
+        .collect();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranks_in_names_and_components() {
+        assert_eq!(rank_of_path("logs/train_rank12.log"), Some(12));
+        assert_eq!(rank_of_path("out/worker-3.txt"), Some(3));
+        assert_eq!(rank_of_path("run/node01.out"), Some(1));
+        assert_eq!(rank_of_path("t/attempt_0/7/stderr.log"), Some(7));
+        assert_eq!(rank_of_path("train.log"), None);
+        assert_eq!(rank_of_path("epoch3.log"), None);
+    }
+
+    #[test]
+    fn different_jobs_get_different_keys() {
+        let key = |p| job_key(p).map(|(k, _)| k);
+        assert_eq!(key("a/rank0.log"), key("a/rank1.log"));
+        assert_ne!(key("a/rank0.log"), key("b/rank1.log"));
+        assert_ne!(key("job7_rank0.log"), key("job8_rank1.log"));
+        assert_ne!(key("t/attempt_0/0/x.log"), key("t/attempt_1/1/x.log"));
+        assert_eq!(key("slurm-123.out"), None);
+    }
+}

@@ -1,0 +1,289 @@
+//! Where logs live: turns the paths a user names into inputs and reads them.
+//!
+//! * [`expand`] turns paths into a list of [`Input`]s: a file, standard
+//!   input (`-`), or every file under a directory (walked recursively in
+//!   path order, following symlinks but never around a loop).
+//! * [`Input::open`] sniffs the first bytes ([`sniff`]) and decompresses
+//!   gzip, zstd, xz and bzip2 as a stream; a file found in a directory whose
+//!   first bytes hold a NUL is binary and skipped, as ripgrep does.
+//! * [`scan_inputs`] scans many inputs in parallel with bounded memory and
+//!   returns the results in input order; [`fold_rank_files`] then folds the
+//!   copies of one crash from the per-rank files of one job.
+
+mod decode;
+mod jobs;
+mod sniff;
+
+pub use decode::{open_reader, Opened};
+pub use jobs::{fold_rank_files, rank_of_path};
+pub use sniff::{sniff, Content, HEAD};
+
+use crate::error::{Error, Result};
+use crate::scanner::ScanOutcome;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// One input to scan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Input {
+    /// The name findings and errors give it: the path as the user wrote it
+    /// (for a file found in a directory, that directory's path joined with
+    /// the file's path inside it), or `<stdin>`.
+    pub name: String,
+    /// The file; `None` for standard input.
+    pub path: Option<PathBuf>,
+    /// Found by walking a directory rather than named: a binary file is
+    /// skipped instead of scanned.
+    pub from_directory: bool,
+}
+
+/// The name standard input gets in findings.
+pub const STDIN: &str = "<stdin>";
+
+impl Input {
+    /// A file named on the command line.
+    pub fn file(path: impl Into<PathBuf>) -> Self {
+        let path = path.into();
+        Input {
+            name: path.display().to_string(),
+            path: Some(path),
+            from_directory: false,
+        }
+    }
+
+    /// Standard input.
+    pub fn stdin() -> Self {
+        Input {
+            name: STDIN.to_string(),
+            path: None,
+            from_directory: false,
+        }
+    }
+
+    /// Opens the input, decompressing it if its first bytes say so.
+    pub fn open(&self) -> Result<Opened> {
+        let raw: Box<dyn Read + Send> = match &self.path {
+            None => Box::new(io::stdin()),
+            Some(path) => Box::new(self.open_file(path)?.0),
+        };
+        self.open_raw(raw)
+    }
+
+    /// Opens the file for reading, with its size; an error for a directory.
+    pub fn open_file(&self, path: &Path) -> Result<(std::fs::File, std::fs::Metadata)> {
+        let file = std::fs::File::open(path).map_err(|e| self.error(e))?;
+        let meta = file.metadata().map_err(|e| self.error(e))?;
+        if meta.is_dir() {
+            return Err(self.error(io::Error::other("is a directory")));
+        }
+        Ok((file, meta))
+    }
+
+    /// Sniffs and decompresses `raw`, the input's bytes as read (wrapped,
+    /// for instance, to count them for a progress bar).
+    pub fn open_raw(&self, raw: Box<dyn Read + Send>) -> Result<Opened> {
+        open_reader(raw, self.from_directory).map_err(|e| self.error(e))
+    }
+
+    /// A read error for this input.
+    pub fn error(&self, source: io::Error) -> Error {
+        Error::Read {
+            input: self.name.clone(),
+            source,
+        }
+    }
+}
+
+/// One entry of [`expand`]'s list.
+#[derive(Debug)]
+pub enum Entry {
+    /// An input to scan.
+    Input(Input),
+    /// A symlink that leads back to a directory being walked: not followed,
+    /// and not an error (a loop is a normal sight in a shared log tree).
+    Loop {
+        /// The symlink.
+        path: String,
+        /// The directory it leads back to.
+        ancestor: String,
+    },
+    /// A path that cannot be listed (missing, unreadable directory).
+    Error(Error),
+}
+
+/// Turns the paths a user names into inputs, in order: `-` is standard
+/// input, a directory stands for every file under it (walked recursively,
+/// sorted by path, following symlinks but never around a loop), anything
+/// else is a file. What cannot be listed is an error in its place; the
+/// other paths are still expanded. A missing file is listed as an input:
+/// opening it says what is wrong.
+///
+/// ```
+/// use oomwhy::input::{expand, Entry};
+/// let entries = expand(&["-"]);
+/// assert!(matches!(&entries[0], Entry::Input(input) if input.name == "<stdin>"));
+/// ```
+pub fn expand<P: AsRef<Path>>(paths: &[P]) -> Vec<Entry> {
+    let mut out = Vec::new();
+    for path in paths {
+        let path = path.as_ref();
+        if path == Path::new("-") {
+            out.push(Entry::Input(Input::stdin()));
+            continue;
+        }
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_dir() => walk(path, &mut out),
+            // A missing file, a FIFO, a device: opening it says what is wrong.
+            _ => out.push(Entry::Input(Input::file(path))),
+        }
+    }
+    out
+}
+
+/// Every file under `root`, in path order.
+fn walk(root: &Path, out: &mut Vec<Entry>) {
+    let walker = walkdir::WalkDir::new(root)
+        .follow_links(true)
+        .sort_by_file_name();
+    for entry in walker {
+        match entry {
+            // Directories are walked into; FIFOs, sockets and devices met
+            // on the way are not logs (and a FIFO would block the scan).
+            Ok(entry) if !entry.file_type().is_file() => {}
+            Ok(entry) => {
+                let path = entry.into_path();
+                out.push(Entry::Input(Input {
+                    name: path.display().to_string(),
+                    path: Some(path),
+                    from_directory: true,
+                }));
+            }
+            Err(err) => {
+                let name = err.path().unwrap_or(root).display().to_string();
+                if let Some(ancestor) = err.loop_ancestor() {
+                    out.push(Entry::Loop {
+                        path: name,
+                        ancestor: ancestor.display().to_string(),
+                    });
+                    continue;
+                }
+                let source = err
+                    .into_io_error()
+                    .unwrap_or_else(|| io::Error::other("cannot be listed"));
+                out.push(Entry::Error(Error::Read {
+                    input: name,
+                    source,
+                }));
+            }
+        }
+    }
+}
+
+/// What scanning one input gave.
+#[derive(Debug)]
+pub enum Scanned {
+    /// Read to its end.
+    Done(ScanOutcome),
+    /// Reading failed part-way (a corrupt or truncated archive, an I/O
+    /// error) or at once: what was found before the damage, and the error.
+    Failed(ScanOutcome, Error),
+    /// A binary file found in a directory: not scanned.
+    Binary,
+}
+
+impl From<(ScanOutcome, Option<Error>)> for Scanned {
+    fn from((outcome, error): (ScanOutcome, Option<Error>)) -> Self {
+        match error {
+            None => Scanned::Done(outcome),
+            Some(err) => Scanned::Failed(outcome, err),
+        }
+    }
+}
+
+impl Scanned {
+    /// The outcome, if anything was read.
+    pub fn outcome(&self) -> Option<&ScanOutcome> {
+        match self {
+            Scanned::Done(outcome) | Scanned::Failed(outcome, _) => Some(outcome),
+            Scanned::Binary => None,
+        }
+    }
+}
+
+/// Scans one opened input on this thread alone.
+pub fn scan_input(input: &Input) -> Scanned {
+    let opened = match input.open() {
+        Ok(opened) => opened,
+        Err(err) => return Scanned::Failed(ScanOutcome::default(), err),
+    };
+    if opened.content == Content::Binary && input.from_directory {
+        return Scanned::Binary;
+    }
+    // Decompressing costs more than searching: a compressed input gets the
+    // scanner's helper thread, so that one block is decompressed while the
+    // one before it is searched.
+    let scanned = if opened.content.compression().is_some() {
+        crate::snapshot::scan_keeping(opened.reader, &input.name)
+    } else {
+        crate::snapshot::scan_serial(opened.reader, &input.name)
+    };
+    match scanned {
+        (outcome, None) => Scanned::Done(outcome),
+        (outcome, Some(err)) => Scanned::Failed(outcome, err),
+    }
+}
+
+/// Scans `inputs` on up to `threads` threads (each scans whole inputs, one
+/// at a time, so memory is bounded by `threads` scans) and returns what each
+/// gave, in input order. Standard input, if listed, is read like the rest.
+pub fn scan_inputs(inputs: &[Input], threads: usize) -> Vec<Scanned> {
+    let threads = threads.clamp(1, inputs.len().max(1));
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Scanned>>> =
+        Mutex::new((0..inputs.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(input) = inputs.get(i) else {
+                    return;
+                };
+                let scanned = scan_input(input);
+                let mut results = results
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                results[i] = Some(scanned);
+            });
+        }
+    });
+    results
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .into_iter()
+        .map(|r| {
+            // Every slot is filled unless a thread panicked, and then the
+            // scope has already re-raised the panic.
+            r.unwrap_or_else(|| {
+                Scanned::Failed(
+                    ScanOutcome::default(),
+                    Error::Read {
+                        input: String::new(),
+                        source: io::Error::other("not scanned"),
+                    },
+                )
+            })
+        })
+        .collect()
+}
+
+/// Most inputs scanned at once: each scan holds a few blocks and its
+/// decompressor's window (up to 8 MiB for xz and zstd at their usual
+/// levels), so memory grows with the threads.
+pub const MAX_THREADS: usize = 8;
+
+/// Threads to scan many inputs on: one per core, at most [`MAX_THREADS`].
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS))
+}

@@ -1,0 +1,94 @@
+//! What an input holds, told by its first bytes rather than its name: a log
+//! renamed `.txt` or a compressed log without an extension is still read.
+//!
+//! Every content check of the input path lives in [`sniff`], so that a new
+//! format is one more variant and one more arm.
+
+/// Bytes to look at: enough for every magic number, and for the binary check
+/// (ripgrep's first-buffer heuristic looks at a similar amount).
+pub const HEAD: usize = 8 * 1024;
+
+/// What the first bytes of an input say it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Content {
+    /// Text (possibly with stray invalid UTF-8): scanned as it is.
+    Text,
+    /// gzip (RFC 1952), one member or several concatenated.
+    Gzip,
+    /// Zstandard (RFC 8878), one frame or several.
+    Zstd,
+    /// xz (the .xz container of LZMA2), one stream or several.
+    Xz,
+    /// bzip2, one stream or several.
+    Bzip2,
+    /// A pickle (protocol 2 or later): a PyTorch memory snapshot or another
+    /// pickle, which the snapshot reader tells apart.
+    Snapshot,
+    /// Not text: a NUL byte in the first [`HEAD`] bytes.
+    Binary,
+}
+
+impl Content {
+    /// The compression format's name, for error messages; `None` for
+    /// content that is not compressed.
+    pub fn compression(self) -> Option<&'static str> {
+        match self {
+            Content::Gzip => Some("gzip"),
+            Content::Zstd => Some("zstd"),
+            Content::Xz => Some("xz"),
+            Content::Bzip2 => Some("bzip2"),
+            Content::Text | Content::Snapshot | Content::Binary => None,
+        }
+    }
+}
+
+/// Tells what `head`, the first bytes of an input (up to [`HEAD`] of them,
+/// fewer only at the end of the input), holds.
+///
+/// ```
+/// use oomwhy::input::{sniff, Content};
+/// assert_eq!(sniff(b"\x1f\x8b\x08\x00"), Content::Gzip);
+/// assert_eq!(sniff(b"RuntimeError: CUDA out of memory."), Content::Text);
+/// assert_eq!(sniff(b"\x7fELF\x02\x01\x01\x00\x00"), Content::Binary);
+/// ```
+pub fn sniff(head: &[u8]) -> Content {
+    // Magic numbers: gzip RFC 1952 §2.3.1; zstd RFC 8878 §3.1.1; xz file
+    // format §2.1.1.1; bzip2 "BZh" and a block size digit.
+    if head.starts_with(&[0x1f, 0x8b]) {
+        Content::Gzip
+    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        Content::Zstd
+    } else if head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0x00]) {
+        Content::Xz
+    } else if head.len() >= 4 && head.starts_with(b"BZh") && (b'1'..=b'9').contains(&head[3]) {
+        Content::Bzip2
+    } else if crate::snapshot::sniff(head) {
+        Content::Snapshot
+    } else if memchr::memchr(0, head).is_some() {
+        // ripgrep's rule: a NUL byte means binary.
+        Content::Binary
+    } else {
+        Content::Text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tells_formats_by_magic_not_name() {
+        assert_eq!(sniff(&[0x28, 0xb5, 0x2f, 0xfd, 0x24]), Content::Zstd);
+        assert_eq!(sniff(b"\xfd7zXZ\x00\x00\x04"), Content::Xz);
+        assert_eq!(sniff(b"BZh91AY&SY"), Content::Bzip2);
+        // "BZh" followed by no block size digit is text.
+        assert_eq!(sniff(b"BZhello"), Content::Text);
+        assert_eq!(sniff(b""), Content::Text);
+        assert_eq!(sniff(b"\x1f"), Content::Text);
+        assert_eq!(
+            sniff(b"ok\n\xff\xfe invalid UTF-8 is still text"),
+            Content::Text
+        );
+    }
+}

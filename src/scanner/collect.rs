@@ -1,0 +1,232 @@
+//! Folding copies of a crash into one finding, with memory bounded.
+
+use super::{DIAGNOSTIC_WINDOW_LINES, FOLD_WINDOW_LINES, MAX_FINDINGS, MAX_TEXT};
+use crate::diagnostics::Parsed;
+use crate::record::Finding;
+use std::collections::HashMap;
+
+/// Points every consequence kind (NCCL aborts, launcher reports) at the latest
+/// earlier OOM-category finding. Done on the findings in line order: a rank's
+/// message is collected only when that rank prints again, so collection order
+/// is not line order.
+pub(super) fn link_consequences(findings: &mut [Finding]) {
+    let mut last_oom = None;
+    for (i, f) in findings.iter_mut().enumerate() {
+        if f.kind.is_consequence() {
+            f.consequence_of = last_oom;
+        }
+        if f.category != crate::record::Category::Crash {
+            last_oom = Some(i);
+        }
+    }
+}
+
+/// Cuts a finding's text to [`MAX_TEXT`] bytes (at a character boundary)
+/// and says so in a note.
+pub(super) fn cap_text(finding: &mut Finding) {
+    if finding.text.len() <= MAX_TEXT {
+        return;
+    }
+    let len = finding.text.len();
+    let mut end = MAX_TEXT;
+    while !finding.text.is_char_boundary(end) {
+        end -= 1;
+    }
+    // A fresh allocation, not truncate + shrink_to_fit: shrinking in place
+    // leaves a hole after each kept text that the next megabyte-sized line
+    // does not fit in, and the heap grows by that much per finding.
+    finding.text = format!("{} […]", &finding.text[..end]);
+    finding.notes.push(format!(
+        "the message is {len} bytes long; only its first {} KiB are kept",
+        MAX_TEXT / 1024
+    ));
+}
+
+/// Folds copies of a crash and keeps memory bounded.
+#[derive(Default)]
+pub(super) struct Collector {
+    /// Findings not handed out yet; `findings[0]` is the `handed_out`-th
+    /// (0-based) finding of the input.
+    pub(super) findings: Vec<Finding>,
+    /// Same kind, rank and text: a repeat of the same message (value: the
+    /// finding's 0-based position in the input).
+    pub(super) by_text: HashMap<(crate::record::Kind, Option<u32>, String), usize>,
+    pub(super) dropped: u64,
+    /// Streaming: findings are numbered and handed out when complete.
+    pub(super) streaming: bool,
+    /// Findings already handed out (streaming only).
+    pub(super) handed_out: usize,
+    /// Position of the last handed-out finding that is not a crash.
+    pub(super) last_handed_out_cause: Option<usize>,
+}
+
+impl Collector {
+    /// Hands out the first `n` findings; copies of them can no longer fold.
+    pub(super) fn hand_out(&mut self, n: usize, on_finding: &mut dyn FnMut(Finding)) {
+        if n == 0 {
+            return;
+        }
+        self.handed_out += n;
+        let handed_out = self.handed_out;
+        self.by_text.retain(|_, position| *position >= handed_out);
+        // Consequences point at the latest earlier cause handed out, by
+        // position (`id - 1`, numbered as pushed).
+        for mut finding in self.findings.drain(..n) {
+            if finding.kind.is_consequence() {
+                finding.consequence_of = self.last_handed_out_cause;
+            }
+            if finding.category != crate::record::Category::Crash {
+                self.last_handed_out_cause = Some(finding.id.saturating_sub(1));
+            }
+            on_finding(finding);
+        }
+    }
+
+    pub(super) fn push(&mut self, mut finding: Finding, rank: Option<u32>) {
+        cap_text(&mut finding);
+        let key = (finding.kind, rank, finding.text.clone());
+        if let Some(&i) = self.by_text.get(&key) {
+            let first = &mut self.findings[i - self.handed_out];
+            first.occurrences = first.occurrences.saturating_add(1);
+            // A framework often prints the message, then raises it with a
+            // traceback (ComfyUI, Lightning): keep what the later copy adds.
+            if first.exception.is_none() {
+                first.exception = finding.exception;
+            }
+            if first.diagnostics.is_none() {
+                first.diagnostics = finding.diagnostics;
+            }
+            if first.traceback.is_none() && finding.traceback.is_some() {
+                first.traceback = finding.traceback;
+                first.phase = finding.phase;
+            }
+            return;
+        }
+        if self.merge_second_print(&finding) {
+            return;
+        }
+        if self.fold_into_other_rank(&finding, rank) {
+            return;
+        }
+        let position = self.handed_out + self.findings.len();
+        if position >= MAX_FINDINGS {
+            self.dropped += 1;
+            return;
+        }
+        finding.ranks = rank.into_iter().collect();
+        finding.first_rank = rank;
+        finding.devices = finding.device.into_iter().collect();
+        if self.streaming {
+            finding.id = position + 1;
+        }
+        self.by_text.insert(key, position);
+        self.findings.push(finding);
+    }
+
+    /// Gives a parsed diagnostic to the nearest finding not handed out yet
+    /// that is an OOM or likely one and within [`DIAGNOSTIC_WINDOW_LINES`].
+    /// Returns whether one took it.
+    pub(super) fn offer(&mut self, parsed: &Parsed) -> bool {
+        let line = parsed.line();
+        let nearest = self
+            .findings
+            .iter_mut()
+            .rev()
+            .take(64)
+            .filter(|f| f.category != crate::record::Category::Crash)
+            .map(|f| (f.source.line.abs_diff(line), f))
+            .filter(|(distance, _)| *distance <= DIAGNOSTIC_WINDOW_LINES)
+            .min_by_key(|(distance, _)| *distance);
+        let Some((distance, finding)) = nearest else {
+            return false;
+        };
+        let diagnostics = finding.diagnostics.get_or_insert_with(Default::default);
+        match parsed {
+            Parsed::NvidiaSmi(smi) => {
+                let closer = diagnostics
+                    .nvidia_smi
+                    .as_ref()
+                    .is_none_or(|old| old.line.abs_diff(finding.source.line) > distance);
+                if closer {
+                    diagnostics.nvidia_smi = Some(smi.clone());
+                }
+            }
+            Parsed::MemorySummary(summary) => {
+                // Prefer the summary of the failing device, then the nearest.
+                let device = finding.device;
+                let rank = |s: &crate::record::MemorySummary| {
+                    let mismatch = device.is_some() && s.device.is_some() && s.device != device;
+                    (mismatch, s.line.abs_diff(finding.source.line))
+                };
+                let better = diagnostics
+                    .memory_summary
+                    .as_ref()
+                    .is_none_or(|old| rank(summary) < rank(old));
+                if better {
+                    diagnostics.memory_summary = Some(summary.clone());
+                }
+            }
+        }
+        true
+    }
+
+    /// Old PyTorch printed one CUDA failure twice: `THCudaCheck FAIL file=F
+    /// line=L ...` on stderr, then `RuntimeError: cuda runtime error (2) ...
+    /// at F:L` after the traceback. Keep one finding with the exception.
+    pub(super) fn merge_second_print(&mut self, finding: &Finding) -> bool {
+        let Some(location) = finding.facts.get("location") else {
+            return false;
+        };
+        let earlier = self.findings.iter_mut().rev().take(8).find(|e| {
+            e.kind == finding.kind
+                && e.facts.get("location") == Some(location)
+                && finding.source.line.saturating_sub(e.source.line) <= 500
+        });
+        let Some(earlier) = earlier else {
+            return false;
+        };
+        if earlier.exception.is_none() && finding.exception.is_some() {
+            earlier.exception.clone_from(&finding.exception);
+            earlier.text = format!("{}\n{}", earlier.text, finding.text);
+            earlier.traceback.clone_from(&finding.traceback);
+            earlier.phase.clone_from(&finding.phase);
+        }
+        true
+    }
+
+    /// The same crash printed by another rank (or, without rank prefixes,
+    /// for another device) shortly after: count it on the first copy.
+    pub(super) fn fold_into_other_rank(&mut self, finding: &Finding, rank: Option<u32>) -> bool {
+        for earlier in self.findings.iter_mut().rev().take(64) {
+            if finding.source.line.saturating_sub(earlier.source.line) > FOLD_WINDOW_LINES {
+                return false;
+            }
+            if earlier.kind != finding.kind
+                || earlier.era != finding.era
+                || earlier.sizes.requested_bytes != finding.sizes.requested_bytes
+            {
+                continue;
+            }
+            let another_copy = match rank {
+                Some(r) => !earlier.ranks.is_empty() && !earlier.ranks.contains(&r),
+                None => {
+                    earlier.ranks.is_empty()
+                        && finding.device.is_some_and(|d| {
+                            !earlier.devices.is_empty() && !earlier.devices.contains(&d)
+                        })
+                }
+            };
+            if another_copy {
+                earlier.ranks.extend(rank);
+                if let Some(device) = finding.device {
+                    if !earlier.devices.contains(&device) {
+                        earlier.devices.push(device);
+                    }
+                }
+                earlier.occurrences = earlier.occurrences.saturating_add(1);
+                return true;
+            }
+        }
+        false
+    }
+}

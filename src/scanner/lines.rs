@@ -1,0 +1,351 @@
+//! Lines: the fast path between prefilter hits and the per-rank state
+//! machine that starts and continues messages.
+
+use super::blocks::Block;
+use super::collect::Collector;
+use super::prefilter::{count_newlines, prefilter};
+use super::{ScanOutcome, LOOKBACK, MAX_LINE, MAX_RANK_STATES};
+use crate::context::{TracebackBuilder, TracebackEvent};
+use crate::detect::{self, Family, FAMILIES};
+use crate::diagnostics::{self, Parsed};
+use crate::normalize::{normalize, Normalized};
+use crate::record::Traceback;
+use std::collections::{HashMap, VecDeque};
+
+pub(super) struct Pending {
+    pub(super) family: &'static dyn Family,
+    pub(super) lines: Vec<String>,
+    /// Bytes in `lines`; a message takes no more lines past MAX_LINE.
+    pub(super) bytes: usize,
+    /// Order in which pending messages started, to finish them in order.
+    pub(super) seq: u64,
+    pub(super) prefix: String,
+    pub(super) line: u64,
+    pub(super) traceback: Option<Traceback>,
+    pub(super) last_step: Option<u64>,
+    /// The timestamp of the line it started on.
+    pub(super) time: Option<String>,
+}
+
+#[derive(Default)]
+pub(super) struct RankState {
+    pub(super) pending: Option<Pending>,
+    pub(super) traceback: TracebackBuilder,
+    /// Line last fed to this state, to evict the least recently seen.
+    pub(super) last_line: u64,
+}
+
+impl RankState {
+    pub(super) fn is_active(&self) -> bool {
+        self.pending.is_some() || self.traceback.in_frames()
+    }
+}
+
+pub(super) struct Scanner {
+    pub(super) input: String,
+    /// Number of the line that starts at the current position (1-based).
+    pub(super) line_no: u64,
+    /// True when the previous piece ended without a newline (a cut line).
+    pub(super) in_cut_line: bool,
+    /// True when the last processed byte was not a newline.
+    pub(super) mid_line: bool,
+    pub(super) ranks: HashMap<Option<u32>, RankState>,
+    pub(super) collector: Collector,
+    /// Blocks already processed, kept for the progress look-back.
+    pub(super) recent: VecDeque<Block>,
+    /// Absolute offset up to which progress counters were searched.
+    pub(super) progress_until: u64,
+    pub(super) last_step: Option<u64>,
+    pub(super) outcome: ScanOutcome,
+    /// The diagnostic table being collected, if any (any rank).
+    pub(super) diagnostic: Option<diagnostics::Block>,
+    /// Recently parsed diagnostics, and whether a finding claimed each.
+    pub(super) recent_diagnostics: VecDeque<(Parsed, bool)>,
+    /// Pending messages started so far (for [`Pending::seq`]).
+    pub(super) started: u64,
+    /// The timestamp that starts the line being processed, if any.
+    pub(super) line_time: Option<String>,
+}
+
+impl Scanner {
+    pub(super) fn new(input: &str) -> Self {
+        Scanner {
+            input: input.to_string(),
+            line_no: 1,
+            in_cut_line: false,
+            mid_line: false,
+            ranks: HashMap::new(),
+            collector: Collector::default(),
+            recent: VecDeque::new(),
+            progress_until: 0,
+            last_step: None,
+            outcome: ScanOutcome::default(),
+            diagnostic: None,
+            recent_diagnostics: VecDeque::new(),
+            started: 0,
+            line_time: None,
+        }
+    }
+
+    pub(super) fn at_line_start(&self) -> bool {
+        !self.mid_line
+    }
+
+    /// Keeps a processed block for look-back; returns buffers no longer needed.
+    pub(super) fn retire(&mut self, mut block: Block) -> Vec<Vec<u8>> {
+        let mut freed = Vec::new();
+        // Look-back is bounded by the bytes kept, so a short block (what a
+        // quiet followed log was flushed with) must not keep a whole
+        // buffer: thousands of them once held hundreds of megabytes.
+        if block.data.capacity() > 2 * block.len + 4096 {
+            let bytes = block.bytes().to_vec();
+            freed.push(std::mem::replace(&mut block.data, bytes));
+        }
+        self.recent.push_back(block);
+        let kept = |recent: &VecDeque<Block>| recent.iter().skip(1).map(|b| b.len).sum::<usize>();
+        while self.recent.len() > 1 && kept(&self.recent) >= LOOKBACK {
+            if let Some(old) = self.recent.pop_front() {
+                freed.push(old.data);
+            }
+        }
+        freed
+    }
+
+    pub(super) fn is_idle(&self) -> bool {
+        self.diagnostic.is_none() && !self.ranks.values().any(RankState::is_active)
+    }
+
+    /// Processes data[from..to], which ends at a newline, at EOF or at a cut.
+    /// `offset` is the absolute offset of `data[0]`; `newlines`, when known,
+    /// is the number of newlines in data[from..to] (counted by the reader).
+    pub(super) fn process_region(
+        &mut self,
+        data: &[u8],
+        offset: u64,
+        from: usize,
+        to: usize,
+        newlines: Option<u64>,
+        hits: Option<&[usize]>,
+    ) {
+        let mut pos = from;
+        let mut remaining = newlines;
+        while pos < to {
+            if self.is_idle() {
+                // Fast path: jump to the line of the next prefilter hit,
+                // listed by a worker or searched for here.
+                let hit = match hits {
+                    Some(hits) => hits
+                        .get(hits.partition_point(|&h| h < pos))
+                        .copied()
+                        .filter(|&h| h < to),
+                    None => prefilter().find_at(&data[..to], pos),
+                };
+                let Some(hit) = hit else {
+                    let n = remaining.unwrap_or_else(|| count_newlines(&data[pos..to]));
+                    self.add_lines(n);
+                    return;
+                };
+                let line_start =
+                    memchr::memrchr(b'\n', &data[pos..hit]).map_or(pos, |i| pos + i + 1);
+                let n = count_newlines(&data[pos..line_start]);
+                self.add_lines(n);
+                remaining = remaining.map(|r| r.saturating_sub(n));
+                pos = line_start;
+            }
+            let (line_end, next) = match memchr::memchr(b'\n', &data[pos..to]) {
+                Some(i) => (pos + i, pos + i + 1),
+                None => (to, to),
+            };
+            self.process_line(data, offset, pos, line_end);
+            if next > line_end {
+                self.add_lines(1);
+                remaining = remaining.map(|r| r.saturating_sub(1));
+            }
+            pos = next;
+        }
+    }
+
+    pub(super) fn add_lines(&mut self, n: u64) {
+        if n > 0 {
+            self.in_cut_line = false;
+        }
+        self.line_no += n;
+        self.outcome.lines += n;
+    }
+
+    pub(super) fn process_line(&mut self, data: &[u8], offset: u64, from: usize, to: usize) {
+        let raw = &data[from..to];
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        self.line_time = leading_time(raw);
+        // A carriage return inside a line is a progress-bar redraw: each part is a line.
+        for piece in raw.split(|&b| b == b'\r') {
+            let text = String::from_utf8_lossy(piece);
+            for normalized in normalize(&text) {
+                self.handle(normalized, &data[..from], offset);
+            }
+        }
+    }
+
+    /// Handles one normalised line; `before` holds the bytes of the current
+    /// block (or carried line) before it, starting at absolute `offset`.
+    pub(super) fn handle(&mut self, line: Normalized, before: &[u8], offset: u64) {
+        if self.ranks.len() >= MAX_RANK_STATES && !self.ranks.contains_key(&line.rank) {
+            self.evict_rank_states();
+        }
+        if let Some(block) = self.diagnostic.as_mut() {
+            if block.continues(&line.text) {
+                return;
+            }
+            if let Some(block) = self.diagnostic.take() {
+                self.finish_diagnostic(&block);
+            }
+        }
+        let state = self.ranks.entry(line.rank).or_default();
+        state.last_line = self.line_no;
+
+        if let Some(pending) = state.pending.as_mut() {
+            let fits = pending.bytes + line.text.len() <= MAX_LINE;
+            if fits && pending.family.glues(&pending.lines, &line.text) {
+                pending.bytes += line.text.len();
+                if let Some(last) = pending.lines.last_mut() {
+                    last.push_str(&line.text);
+                }
+                return;
+            }
+            // Bounded: up to 200 boilerplate lines of up to MAX_LINE each
+            // could otherwise pile up in one message (issue 6).
+            if fits && pending.family.continues(&pending.lines, &line.text) {
+                pending.bytes += line.text.len();
+                pending.lines.push(line.text);
+                return;
+            }
+            let done = state.pending.take();
+            if let Some(done) = done {
+                self.finish_pending(done, line.rank);
+            }
+        }
+
+        let state = self.ranks.entry(line.rank).or_default();
+        let event = state.traceback.feed(&line.text);
+        if event == TracebackEvent::Consumed {
+            return;
+        }
+        let detected = detect_start(&line.text);
+        let state = self.ranks.entry(line.rank).or_default();
+        let Some((family, start)) = detected else {
+            state.traceback.settle();
+            if let Some(kind) = diagnostics::start(&line.text) {
+                self.diagnostic = Some(diagnostics::Block::new(kind, self.line_no, line.text));
+            }
+            return;
+        };
+        let traceback = if event == TracebackEvent::ExceptionLine {
+            state.traceback.take_completed()
+        } else {
+            None
+        };
+        let last_step = self.progress_before(before, offset);
+        self.started += 1;
+        let pending = Pending {
+            family,
+            bytes: line.text.len() - start,
+            seq: self.started,
+            lines: vec![line.text[start..].to_string()],
+            prefix: line.text[..start].to_string(),
+            line: self.line_no,
+            traceback,
+            last_step,
+            time: self.line_time.clone(),
+        };
+        self.ranks.entry(line.rank).or_default().pending = Some(pending);
+    }
+
+    /// Keeps the rank states bounded (issue 6). Idle states go first. If at
+    /// least half are still mid-message or mid-traceback (a log naming
+    /// thousands of ranks that never finish), the least recently seen half
+    /// is closed: pending messages become findings, open tracebacks are
+    /// dropped. A sweep frees at least half the slots, so its cost is spread
+    /// over as many new ranks (it used to sweep for every new rank: quadratic).
+    pub(super) fn evict_rank_states(&mut self) {
+        self.ranks.retain(|_, state| state.is_active());
+        if self.ranks.len() < MAX_RANK_STATES / 2 {
+            return;
+        }
+        // Oldest first; the rank breaks ties so that the order never depends
+        // on the map's iteration order.
+        let mut by_age: Vec<(u64, Option<u32>)> = self
+            .ranks
+            .iter()
+            .map(|(rank, state)| (state.last_line, *rank))
+            .collect();
+        by_age.sort_unstable();
+        let evict = by_age.len() / 2;
+        for (_, rank) in by_age.into_iter().take(evict) {
+            if let Some(pending) = self.ranks.remove(&rank).and_then(|s| s.pending) {
+                self.finish_pending(pending, rank);
+            }
+        }
+    }
+}
+
+/// The first family whose message starts on this line, unless the line only quotes it.
+pub(super) fn detect_start(text: &str) -> Option<(&'static dyn Family, usize)> {
+    // No family starts on a line without one of their trigger phrases; this
+    // keeps lines read while some rank's message is open (the slow path) cheap.
+    if !prefilter().is_match(text.as_bytes()) {
+        return None;
+    }
+    FAMILIES.iter().find_map(|family| {
+        let start = family.start(text)?;
+        // A family's offset must be a character boundary; skip it otherwise
+        // rather than panic on a hostile line.
+        if !text.is_char_boundary(start) {
+            return None;
+        }
+        if detect::is_mention(text, start) {
+            return None;
+        }
+        Some((*family, start))
+    })
+}
+
+/// The ISO 8601 date and time that starts a raw line (`2025-03-01T12:00:00.123Z`,
+/// `[2025-03-01 12:00:00,123]`), as `2025-03-01 12:00:00.123000000`: the
+/// fraction padded to nanoseconds so that two times compare as text. The
+/// time zone is ignored: the files of one job share their logger's.
+pub(super) fn leading_time(raw: &[u8]) -> Option<String> {
+    let raw = raw.strip_prefix(b"[").unwrap_or(raw);
+    let digits = |range: std::ops::Range<usize>| {
+        raw.get(range)
+            .is_some_and(|b| b.iter().all(u8::is_ascii_digit))
+    };
+    let shape = digits(0..4)
+        && raw.get(4) == Some(&b'-')
+        && digits(5..7)
+        && raw.get(7) == Some(&b'-')
+        && digits(8..10)
+        && matches!(raw.get(10), Some(b'T' | b' '))
+        && digits(11..13)
+        && raw.get(13) == Some(&b':')
+        && digits(14..16)
+        && raw.get(16) == Some(&b':')
+        && digits(17..19);
+    if !shape {
+        return None;
+    }
+    let mut time = String::with_capacity(29);
+    time.push_str(std::str::from_utf8(&raw[..10]).ok()?);
+    time.push(' ');
+    time.push_str(std::str::from_utf8(&raw[11..19]).ok()?);
+    time.push('.');
+    let fraction = match raw.get(19) {
+        Some(b'.' | b',') => {
+            let digits = raw[20..].iter().take(9).take_while(|b| b.is_ascii_digit());
+            digits.map(|&b| char::from(b)).collect::<String>()
+        }
+        _ => String::new(),
+    };
+    time.push_str(&fraction);
+    time.extend(std::iter::repeat_n('0', 9 - fraction.len()));
+    Some(time)
+}

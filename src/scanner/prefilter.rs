@@ -1,0 +1,148 @@
+//! The literal prefilter: the trigger phrases every family, diagnostic and
+//! traceback starts with, searched as one multi-literal pattern.
+
+use crate::detect::FAMILIES;
+use crate::diagnostics;
+use std::sync::OnceLock;
+
+/// Phrases that start a traceback or a chain; always worth a look.
+pub(super) const TRACEBACK_TRIGGERS: &[&str] = &[
+    "Traceback (most recent call last)",
+    "During handling of the above exception",
+    "The above exception was the direct cause",
+];
+
+/// Short phrases that stand for every trigger containing them. The
+/// prefilter searches for these instead, so that it stays a small set of
+/// literals (the regex crate's SIMD multi-literal search handles a few dozen;
+/// with a hundred it falls back to a much slower automaton). Each is rare in
+/// ordinary log lines (`ordinary_log_lines_miss_the_prefilter`), and the
+/// families' own `start` checks keep the precision.
+pub(super) const KEYS: &[&str] = &[
+    "ut of memory",
+    "Out Of Memory",
+    "OutOfMemory",
+    "OUT_OF_MEMORY",
+    "cudaError",
+    "CUDA_ERROR_",
+    "hipError",
+    "HIP_ERROR_",
+    "CUDA failure ",
+    "STATUS_",
+    "nccl",
+    "NCCL error",
+    "NCCL Error",
+    "ASSERT FAILED",
+    "Assertion `",
+    "oom-kill",
+    "oom_kill",
+    "oom_reaper",
+    "SIGKILL",
+    "CPUAllocator: ",
+    "Failed to allocate",
+    "KV cache",
+    // Literals that start with common bytes make the search slower.
+    "summary, device ID",
+    "while trying to allocate",
+    "seq len (",
+    "itcode",
+    // Both chained-traceback separators.
+    "above exception",
+    "Traceback (most recent call last)",
+];
+
+#[doc(hidden)]
+/// The literals the prefilter searches for: every trigger, each replaced by
+/// a key it contains, without duplicates or literals containing another.
+pub fn prefilter_literals() -> Vec<&'static str> {
+    let mut triggers: Vec<&'static str> = TRACEBACK_TRIGGERS.to_vec();
+    triggers.extend_from_slice(diagnostics::TRIGGERS);
+    for family in FAMILIES {
+        triggers.extend_from_slice(family.triggers());
+    }
+    let mut literals: Vec<&'static str> = triggers
+        .iter()
+        .map(|t| KEYS.iter().copied().find(|k| t.contains(k)).unwrap_or(t))
+        .collect();
+    // A literal that contains another is redundant: the shorter one already
+    // finds its lines.
+    let all = literals.clone();
+    literals.retain(|l| !all.iter().any(|other| other != l && l.contains(other)));
+    literals.sort_unstable();
+    literals.dedup();
+    literals
+}
+
+/// The literal search. aho-corasick's packed (Teddy) searcher is called
+/// directly: through the `regex` crate the same literals ran Teddy on their
+/// 4-byte prefixes and then confirmed each candidate with a lazy DFA, which
+/// profiling showed cost about as much again as the SIMD search itself.
+/// Where Teddy is not available (no SSSE3 or NEON), an Aho-Corasick
+/// automaton does the same job more slowly.
+pub(super) enum Prefilter {
+    Packed(aho_corasick::packed::Searcher),
+    Automaton(aho_corasick::AhoCorasick),
+}
+
+impl Prefilter {
+    /// The start of the first match at or after `from` in `haystack`.
+    pub(super) fn find_at(&self, haystack: &[u8], from: usize) -> Option<usize> {
+        if from > haystack.len() {
+            return None;
+        }
+        match self {
+            Prefilter::Packed(searcher) => searcher
+                .find_in(haystack, aho_corasick::Span::from(from..haystack.len()))
+                .map(|m| m.start()),
+            Prefilter::Automaton(automaton) => automaton
+                .find(aho_corasick::Input::new(haystack).span(from..haystack.len()))
+                .map(|m| m.start()),
+        }
+    }
+
+    /// Whether any literal occurs in `haystack`.
+    pub(super) fn is_match(&self, haystack: &[u8]) -> bool {
+        self.find_at(haystack, 0).is_some()
+    }
+
+    /// The starts of the (non-overlapping, leftmost-first) matches.
+    pub(super) fn starts<'a>(&'a self, haystack: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
+        let mut from = 0;
+        std::iter::from_fn(move || {
+            let start = self.find_at(haystack, from)?;
+            // Past the start is enough: only starts are used, and a longer
+            // step could skip a match that overlaps this one.
+            from = start + 1;
+            Some(start)
+        })
+    }
+}
+
+#[allow(clippy::expect_used)] // literals always build an automaton; tested on every run
+pub(super) fn prefilter() -> &'static Prefilter {
+    static SEARCHER: OnceLock<Prefilter> = OnceLock::new();
+    SEARCHER.get_or_init(|| {
+        let literals = prefilter_literals();
+        let packed = aho_corasick::packed::Config::new()
+            .match_kind(aho_corasick::packed::MatchKind::LeftmostFirst)
+            // Teddy handles more than 64 literals (in "fat" buckets).
+            .heuristic_pattern_limits(false)
+            .builder()
+            .extend(&literals)
+            .build();
+        match packed {
+            Some(searcher) => Prefilter::Packed(searcher),
+            None => Prefilter::Automaton(
+                aho_corasick::AhoCorasick::builder()
+                    .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+                    .build(&literals)
+                    .expect("a few dozen short literals always build"),
+            ),
+        }
+    })
+}
+
+/// Counts newlines with memchr's SIMD search.
+pub(super) fn count_newlines(bytes: &[u8]) -> u64 {
+    memchr::memchr_iter(b'\n', bytes).count() as u64
+}

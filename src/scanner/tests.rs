@@ -1,0 +1,371 @@
+//! Unit tests of the scanner.
+
+use super::*;
+use crate::record::Kind;
+
+fn scan_str(text: &str) -> ScanOutcome {
+    scan(text.as_bytes(), "<test>").unwrap()
+}
+
+const SEED: &str = "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 8.00 GiB total capacity; 6.32 GiB already allocated; 1.56 GiB free; 7.88 GiB reserved in total by PyTorch)";
+
+#[test]
+fn finds_a_pasted_message() {
+    let out = scan_str(SEED);
+    assert_eq!(out.findings.len(), 1);
+    assert_eq!(out.findings[0].kind, Kind::TorchAllocatorOom);
+    assert_eq!(out.findings[0].source.line, 1);
+}
+
+#[test]
+fn counts_a_last_line_without_newline() {
+    assert_eq!(scan_str(SEED).lines, 1);
+    assert_eq!(scan_str(&format!("a\n{SEED}")).lines, 2);
+    assert_eq!(scan_str("a\n").lines, 1);
+    assert_eq!(scan_str("").lines, 0);
+    let long = "x".repeat(2 * MAX_LINE + 5);
+    assert_eq!(scan_str(&long).lines, 1);
+}
+
+#[test]
+fn counts_lines_through_noise() {
+    let log = format!("noise\n\x1b[32mmore noise\x1b[0m\r\n[rank1]: {SEED}\nafter\n");
+    let out = scan_str(&log);
+    assert_eq!(out.findings[0].source.line, 3);
+    assert_eq!(out.findings[0].first_rank, Some(1));
+    assert_eq!(out.lines, 4);
+}
+
+#[test]
+fn attaches_traceback_and_step() {
+    let log = format!(
+        " 45%|████▌     | 450/1000 [02:13<02:43,  3.37it/s]\nTraceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n    loss.backward()\n{SEED}\n"
+    );
+    let out = scan_str(&log);
+    let f = &out.findings[0];
+    assert_eq!(f.source.line, 5);
+    assert_eq!(f.traceback.as_ref().unwrap().frames.len(), 1);
+    assert_eq!(f.phase.name, "backward");
+    assert_eq!(f.last_step, Some(450));
+}
+
+#[test]
+fn folds_ranks_and_repeats() {
+    let log = format!("[rank0]: {SEED}\n[rank1]: {SEED}\n[rank0]: {SEED}\n");
+    let out = scan_str(&log);
+    assert_eq!(out.findings.len(), 1);
+    let f = &out.findings[0];
+    assert_eq!(f.ranks, vec![0, 1]);
+    assert_eq!(f.occurrences, 3);
+}
+
+const SMI: &str = "| NVIDIA-SMI 470.82.01    Driver Version: 470.82.01    CUDA Version: 11.4     |\n|   0  Tesla T4            Off  | 00000000:00:04.0 Off |                    0 |\n| N/A   48C    P0    28W /  70W |  15098MiB / 15109MiB |      0%      Default |\n\n| Processes:                                                                  |\n|    0   N/A  N/A      4321      C   /usr/bin/python3                 9000MiB |\n|    0   N/A  N/A       777      C   python                           5800MiB |\n+-----------------------------------------------------------------------------+\n";
+const OLD: &str = "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 14.76 GiB total capacity; 5.20 GiB already allocated; 11.75 MiB free; 5.31 GiB reserved in total by PyTorch)";
+
+#[test]
+fn attaches_pasted_diagnostics_nearby_only() {
+    // nvidia-smi before the error, within the window.
+    let out = scan_str(&format!("{SMI}noise\n{OLD}\n"));
+    let f = &out.findings[0];
+    let smi = f.diagnostics.as_ref().unwrap().nvidia_smi.as_ref().unwrap();
+    assert_eq!(smi.line, 1);
+    assert_eq!(smi.processes[0].pid, Some(4321));
+    // After the error too, and the nearer of two.
+    let out = scan_str(&format!("{SMI}{}{OLD}\n{SMI}", "x\n".repeat(100)));
+    let smi = out.findings[0]
+        .diagnostics
+        .as_ref()
+        .unwrap()
+        .nvidia_smi
+        .as_ref()
+        .unwrap();
+    assert_eq!(smi.line, 110);
+    // Too far away: not attached.
+    let out = scan_str(&format!("{SMI}{}{OLD}\n", "x\n".repeat(600)));
+    assert_eq!(out.findings[0].diagnostics, None);
+    // Not to a crash that is no OOM.
+    let out = scan_str(&format!(
+        "{SMI}RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    ));
+    assert_eq!(out.findings[0].diagnostics, None);
+}
+
+#[test]
+fn old_messages_use_nvidia_smi_for_other_processes() {
+    let mut out = scan_str(&format!("{OLD}\n{SMI}"));
+    crate::explain::explain_all(&mut out.findings);
+    let v = &out.findings[0].diagnosis.verdicts[0];
+    assert_eq!(v.code, "other_processes");
+    assert!(
+        v.detail.contains("PID 4321 (/usr/bin/python3, 8.79 GiB)"),
+        "{}",
+        v.detail
+    );
+    assert!(v.detail.contains("another moment"));
+    assert!(v.detail.contains("PID 777 holds at least"), "{}", v.detail);
+}
+
+#[test]
+fn ignores_quoted_messages() {
+    let out = scan_str("    if \"CUDA error: out of memory\" in str(e):\n");
+    assert!(out.findings.is_empty());
+}
+
+#[test]
+fn joins_continuation_lines() {
+    let log = "RuntimeError: CUDA error: out of memory\nCUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1\nnext\n";
+    let out = scan_str(log);
+    assert_eq!(out.findings.len(), 1);
+    assert_eq!(out.findings[0].text.lines().count(), 3);
+}
+
+#[test]
+fn cuts_very_long_lines() {
+    let mut log = "x".repeat(3 * MAX_LINE + 17);
+    log.push_str(SEED);
+    log.push('\n');
+    let out = scan_str(&log);
+    assert_eq!(out.long_lines, 1);
+    assert_eq!(out.lines, 1);
+}
+
+/// Every prefilter hit sends a line down the slow path: ordinary log
+/// lines must not hit, or whole-log scanning slows down tenfold.
+#[test]
+fn ordinary_log_lines_miss_the_prefilter() {
+    let noise = [
+        "2025-03-01T00:00:00.362845Z [rank6]:Epoch 3:  13%|█▎        | 137/1000 [02:13<02:43,  3.37it/s, loss=0.5000]",
+        "node1:4002:4102 [2] NCCL INFO Channel 05/32 : 2 -> 3 via P2P/CUMEM/read",
+        "[rank0]: {'loss': 0.4137, 'grad_norm': 1.137, 'learning_rate': 2.4e-05, 'epoch': 0.37}",
+        "INFO step=1370 throughput=1843.2 tokens/s mem_allocated=61.34GiB mem_reserved=70.02GiB",
+        "iter 500 | loss 1.5 | tokens/s 1843 | allocated memory stays below the limit",
+        "/opt/conda/lib/python3.10/site-packages/torch/utils/checkpoint.py:464: UserWarning: torch.utils.checkpoint: the use_reentrant parameter should be passed explicitly.",
+        "[2025-03-01 12:00:00,123] [INFO] [logging.py:96:log_dist] [Rank 0] step=137, skipped=0, lr=[2.4e-05], mom=[(0.9, 0.95)]",
+        "Saving checkpoint to /ckpt/step_137 after 137 steps; 1073740791 bytes written",
+    ];
+    for line in noise {
+        assert!(
+            !prefilter().is_match(line.as_bytes()),
+            "prefilter hits: {line}"
+        );
+    }
+}
+
+#[test]
+fn prefilter_stays_small() {
+    let literals = prefilter_literals();
+    assert!(
+        literals.len() <= 73,
+        "{} literals: {literals:?}",
+        literals.len()
+    );
+}
+
+#[test]
+fn counts_newlines_exactly() {
+    let mut text = Vec::new();
+    for i in 0..100_000u32 {
+        text.extend(std::iter::repeat_n(b'x', (i % 97) as usize));
+        text.push(b'\n');
+    }
+    assert_eq!(count_newlines(&text), 100_000);
+    assert_eq!(count_newlines(b""), 0);
+    assert_eq!(count_newlines(&[b'\n'; 255 * 32 * 2 + 5]), 255 * 32 * 2 + 5);
+}
+
+/// A reader that returns pseudo-random chunk sizes up to `max`.
+struct Chunked<'a> {
+    data: &'a [u8],
+    state: u64,
+    max: usize,
+}
+
+impl Read for Chunked<'_> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        self.state ^= self.state << 13;
+        self.state ^= self.state >> 7;
+        self.state ^= self.state << 17;
+        let n = (1 + self.state as usize % self.max)
+            .min(self.data.len())
+            .min(out.len());
+        out[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        Ok(n)
+    }
+}
+
+#[test]
+fn long_lines_and_random_chunks_give_the_same_findings() {
+    let mut log = Vec::new();
+    log.extend_from_slice(b" 10%|# | 100/1000 [00:01<00:09]\n");
+    // A message inside a line longer than MAX_LINE, then one that spans a cut.
+    log.extend(std::iter::repeat_n(b'x', MAX_LINE / 2));
+    log.extend_from_slice(SEED.as_bytes());
+    log.extend(std::iter::repeat_n(
+        b'y',
+        MAX_LINE - 40 - SEED.len() - MAX_LINE / 2,
+    ));
+    log.extend_from_slice(SEED.as_bytes());
+    log.extend(std::iter::repeat_n(b'z', MAX_LINE + 17));
+    log.extend_from_slice(
+        b"\r\n[rank2]: RuntimeError: CUDA error: out of memory\n\xff\xfe\x00junk\r\n",
+    );
+    log.extend_from_slice(format!("step 7\nTraceback (most recent call last):\n  File \"a.py\", line 1, in f\n    loss.backward()\n{SEED}").as_bytes());
+    let whole = scan(log.as_slice(), "t").unwrap();
+    // The first and last copies of SEED fold into one finding; the copy cut
+    // in two at MAX_LINE is not recognised (a documented limit).
+    assert_eq!(whole.findings.len(), 2);
+    assert_eq!(whole.findings[0].occurrences, 2);
+    assert_eq!(whole.findings[1].first_rank, Some(2));
+    assert_eq!(whole.long_lines, 1);
+    for (seed, max) in [(1u64, 7usize), (2, 4096), (3, 65_536), (4, 300_000), (5, 3)] {
+        let split = scan(
+            Chunked {
+                data: &log,
+                state: seed * 0x9E37_79B9,
+                max,
+            },
+            "t",
+        )
+        .unwrap();
+        assert_eq!(split.findings, whole.findings, "chunks up to {max}");
+        assert_eq!(
+            (split.lines, split.bytes, split.long_lines),
+            (whole.lines, whole.bytes, whole.long_lines)
+        );
+    }
+}
+
+fn stream_all(log: &str, piece: usize) -> (Vec<Finding>, ScanOutcome) {
+    let mut found = Vec::new();
+    let mut stream = Stream::new("t");
+    for chunk in log.as_bytes().chunks(piece) {
+        stream.feed(chunk, &mut |f| found.push(f));
+    }
+    let outcome = stream.finish(&mut |f| found.push(f));
+    (found, outcome)
+}
+
+#[test]
+fn streaming_finds_what_scan_finds() {
+    let log = format!(
+        "a\r\n[rank0]: {SEED}\r\n[rank1]: {SEED}\nRuntimeError: CUDA error: out of memory\nCUDA kernel errors might be asynchronously reported\nx\n{SEED}"
+    );
+    let batch = scan(log.as_bytes(), "t").unwrap();
+    for piece in [1, 5, 64, log.len()] {
+        let (streamed, outcome) = stream_all(&log, piece);
+        // Numbered as collected; handed out in line order.
+        let mut numbered: Vec<usize> = streamed.iter().map(|f| f.id).collect();
+        numbered.sort_unstable();
+        assert_eq!(numbered, [1, 2, 3], "piece {piece}");
+        let unnumbered: Vec<Finding> = streamed
+            .into_iter()
+            .map(|f| Finding { id: 0, ..f })
+            .collect();
+        assert_eq!(unnumbered, batch.findings, "piece {piece}");
+        assert_eq!(outcome.lines, batch.lines);
+        assert_eq!(outcome.bytes, batch.bytes);
+        assert!(outcome.findings.is_empty());
+    }
+}
+
+#[test]
+fn streaming_hands_out_findings_once_past_the_fold_window() {
+    let mut stream = Stream::new("t");
+    let mut found = Vec::new();
+    stream.feed(format!("{SEED}\n").as_bytes(), &mut |f| found.push(f));
+    assert!(found.is_empty(), "a copy from another rank may still come");
+    // Fed bytes are scanned a block (READ_SIZE) at a time.
+    let noise_lines = FOLD_WINDOW_LINES as usize + READ_SIZE / 5 + 1;
+    let noise = "step\n".repeat(noise_lines);
+    stream.feed(noise.as_bytes(), &mut |f| found.push(f));
+    assert_eq!(found.len(), 1);
+    // A repeat after it was handed out is a new finding.
+    stream.feed(format!("{SEED}\n").as_bytes(), &mut |f| found.push(f));
+    let outcome = stream.finish(&mut |f| found.push(f));
+    assert_eq!(found.len(), 2);
+    assert_eq!(found[1].id, 2);
+    assert_eq!(outcome.lines, noise_lines as u64 + 2);
+    // Whereas scan folds every identical repeat.
+    let whole = format!("{SEED}\n{noise}{SEED}\n");
+    assert_eq!(scan(whole.as_bytes(), "t").unwrap().findings.len(), 1);
+}
+
+#[test]
+fn flush_hands_out_everything_now() {
+    let mut stream = Stream::new("t");
+    let mut found = Vec::new();
+    let log = "RuntimeError: CUDA error: out of memory\nCUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n";
+    stream.feed(log.as_bytes(), &mut |f| found.push(f));
+    assert!(found.is_empty(), "the message may go on");
+    stream.flush(&mut |f| found.push(f));
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].text.lines().count(), 2);
+    let outcome = stream.finish(&mut |f| found.push(f));
+    assert_eq!(found.len(), 1);
+    assert_eq!(outcome.lines, 2);
+}
+
+#[test]
+fn chunking_does_not_change_findings() {
+    struct Trickle<'a>(&'a [u8], usize);
+    impl Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.1.min(self.0.len()).min(out.len());
+            out[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+    let log = format!(
+        "a\r\nb\n[rank0]: {SEED}\r\n[rank1]: {SEED}\nRuntimeError: CUDA error: out of memory\n"
+    );
+    let whole = scan(log.as_bytes(), "t").unwrap();
+    for size in [1, 2, 3, 7, 64] {
+        let split = scan(Trickle(log.as_bytes(), size), "t").unwrap();
+        assert_eq!(split.findings, whole.findings, "read size {size}");
+        assert_eq!(split.lines, whole.lines);
+    }
+}
+
+#[test]
+fn look_back_memory_is_bounded_by_bytes_not_blocks() {
+    // A followed log read from its start (full blocks, whose buffers are
+    // then reused), then quiet after every line: each flush makes a short
+    // block, which must not keep a whole reused buffer.
+    let mut stream = Stream::new("t");
+    stream.feed("step\n".repeat(READ_SIZE).as_bytes(), &mut |_| {});
+    for i in 0..3_000 {
+        stream.feed(format!("step {i}\n").as_bytes(), &mut |_| {});
+        stream.flush(&mut |_| {});
+    }
+    let kept: usize = stream
+        .scanner
+        .recent
+        .iter()
+        .map(|b| b.data.capacity())
+        .sum();
+    assert!(kept <= LOOKBACK + 2 * READ_SIZE, "{kept} bytes kept");
+}
+
+#[test]
+fn leading_times_compare_as_text() {
+    use super::lines::leading_time;
+    let t = |raw: &str| leading_time(raw.as_bytes());
+    assert_eq!(
+        t("2025-03-01T12:00:03.25Z [rank1]: x").as_deref(),
+        Some("2025-03-01 12:00:03.250000000")
+    );
+    assert_eq!(
+        t("[2025-03-01 12:00:03,250] ERROR x").as_deref(),
+        Some("2025-03-01 12:00:03.250000000")
+    );
+    assert_eq!(
+        t("2025-03-01 12:00:04 x").as_deref(),
+        Some("2025-03-01 12:00:04.000000000")
+    );
+    assert!(t("2025-03-01 12:00:03.9") < t("2025-03-01 12:00:04"));
+    assert_eq!(t("step 2025-03-01 12:00:03"), None);
+    assert_eq!(t("Jun  1 12:00:00 node7 x"), None);
+    assert_eq!(t("2025-03-01"), None);
+}

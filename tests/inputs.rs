@@ -1,0 +1,395 @@
+//! Logs where they live: compressed files (told by their magic bytes),
+//! directories (nested, with symlink loops, unreadable and binary files) and
+//! the per-rank files of one job. Every wait on the binary is bounded and
+//! its process group is killed on timeout.
+
+use oomwhy::input::{self, Content, Input, Scanned};
+use serde_json::Value;
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+const SEED: &str = "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 8.00 GiB total capacity; 6.32 GiB already allocated; 1.56 GiB free; 7.88 GiB reserved in total by PyTorch)";
+const PATIENCE: Duration = Duration::from_secs(60);
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("inputs-{name}"));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Lines that compress poorly (pseudo-random hex), so that a cut archive
+/// is cut in the middle of the text, not after it.
+fn noise(lines: usize, seed: u64) -> String {
+    let mut state = seed | 1;
+    let mut out = String::new();
+    for i in 0..lines {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        out.push_str(&format!(
+            "step {i} loss {state:016x} {:016x}\n",
+            state.rotate_left(17)
+        ));
+    }
+    out
+}
+
+/// The seed message first, then noise.
+fn log() -> String {
+    format!("{SEED}\n{}", noise(20_000, 7))
+}
+
+type Compress = fn(&[u8]) -> Vec<u8>;
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+fn zstd(data: &[u8]) -> Vec<u8> {
+    zstd::stream::encode_all(data, 3).unwrap()
+}
+fn xz(data: &[u8]) -> Vec<u8> {
+    let mut e = liblzma::write::XzEncoder::new(Vec::new(), 1);
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+fn bzip2(data: &[u8]) -> Vec<u8> {
+    let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::fast());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+const FORMATS: [(&str, Compress, Content); 4] = [
+    ("gzip", gzip, Content::Gzip),
+    ("zstd", zstd, Content::Zstd),
+    ("xz", xz, Content::Xz),
+    ("bzip2", bzip2, Content::Bzip2),
+];
+
+fn scan_file(path: &Path) -> Scanned {
+    input::scan_input(&Input::file(path))
+}
+
+#[test]
+fn each_compression_format_is_read_by_its_magic_bytes() {
+    let dir = temp_dir("formats");
+    let plain = log();
+    let expected = oomwhy::scan(plain.as_bytes(), "x").unwrap();
+    for (name, compress, content) in FORMATS {
+        // No telling extension: the content decides.
+        let path = dir.join(format!("{name}-log.data"));
+        fs::write(&path, compress(plain.as_bytes())).unwrap();
+        let opened = Input::file(&path).open().unwrap();
+        assert_eq!(opened.content, content, "{name}");
+        let Scanned::Done(outcome) = scan_file(&path) else {
+            panic!("{name}: not read to its end");
+        };
+        assert_eq!(outcome.findings.len(), 1, "{name}");
+        assert_eq!(outcome.lines, expected.lines, "{name}");
+        assert_eq!(outcome.bytes, plain.len() as u64, "{name}");
+
+        // Two streams one after the other (`cat a.gz b.gz`): both are read.
+        let mut two = compress(b"first part\n");
+        two.extend(compress(format!("{SEED}\n").as_bytes()));
+        fs::write(&path, two).unwrap();
+        let Scanned::Done(outcome) = scan_file(&path) else {
+            panic!("{name}: concatenated streams not read");
+        };
+        assert_eq!(outcome.findings.len(), 1, "{name}: concatenated");
+        assert_eq!(outcome.findings[0].source.line, 2, "{name}: concatenated");
+    }
+}
+
+#[test]
+fn truncated_and_corrupt_archives_keep_what_came_before() {
+    let dir = temp_dir("damaged");
+    let plain = log();
+    for (name, compress, _) in FORMATS {
+        let whole = compress(plain.as_bytes());
+        let mut corrupt = whole.clone();
+        let middle = corrupt.len() / 2;
+        for b in &mut corrupt[middle..middle + 64] {
+            *b ^= 0x5a;
+        }
+        let truncated = whole[..whole.len() / 2].to_vec();
+        for (damage, bytes) in [("truncated", truncated), ("corrupt", corrupt)] {
+            let path = dir.join(format!("{name}-{damage}"));
+            fs::write(&path, bytes).unwrap();
+            let Scanned::Failed(outcome, err) = scan_file(&path) else {
+                panic!("{name} {damage}: no error");
+            };
+            let message = err.to_string();
+            assert!(message.contains(name), "{name} {damage}: {message}");
+            assert!(
+                message.contains(if damage == "truncated" {
+                    "ends early"
+                } else {
+                    "corrupt"
+                }),
+                "{name} {damage}: {message}"
+            );
+            // The message at the start was found, and some lines read.
+            assert_eq!(outcome.findings.len(), 1, "{name} {damage}");
+            assert!(outcome.lines > 1_000, "{name} {damage}: {}", outcome.lines);
+        }
+    }
+}
+
+/// Runs the binary; kills its process group if it takes too long.
+fn oomwhy(args: &[&str], dir: &Path) -> Output {
+    oomwhy_with_stdin(args, dir, None)
+}
+
+/// Runs the binary with `stdin` written from a thread.
+fn oomwhy_with_stdin(args: &[&str], dir: &Path, stdin: Option<Vec<u8>>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_oomwhy"));
+    cmd.args(args)
+        .current_dir(dir)
+        .env("TERM", "dumb")
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let mut child = cmd.spawn().expect("the binary starts");
+    let pid = child.id();
+    if let (Some(bytes), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&bytes);
+        });
+    }
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(PATIENCE) {
+        Ok(output) => output.unwrap(),
+        Err(_) => {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{pid}")])
+                .status();
+            panic!("oomwhy {args:?} took longer than {PATIENCE:?}");
+        }
+    }
+}
+
+fn json(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}\n--- stdout\n{}\n--- stderr\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+fn sources(report: &Value) -> Vec<(String, u64)> {
+    report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let source = &f["source"];
+            (
+                source["input"].as_str().unwrap().to_string(),
+                source["line"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn directories_are_walked_in_path_order() {
+    let dir = temp_dir("walk");
+    let logs = dir.join("logs");
+    fs::create_dir_all(logs.join("b/deeper")).unwrap();
+    fs::create_dir_all(logs.join("a")).unwrap();
+    fs::write(logs.join("b/deeper/z.log"), format!("x\n{SEED}\n")).unwrap();
+    fs::write(
+        logs.join("b/late.log.gz"),
+        gzip(format!("{SEED}\n").as_bytes()),
+    )
+    .unwrap();
+    fs::write(logs.join("a/one.log"), format!("a\nb\n{SEED}\n")).unwrap();
+    fs::write(logs.join("a/quiet.log"), "nothing here\n").unwrap();
+    // A binary file that contains the phrase is skipped, as ripgrep skips it.
+    fs::write(logs.join("a/core.bin"), format!("\0\0{SEED}\n")).unwrap();
+    #[cfg(unix)]
+    {
+        // A loop back to the top, and a symlink to nowhere (unreadable).
+        std::os::unix::fs::symlink("..", logs.join("b/up")).unwrap();
+        std::os::unix::fs::symlink("missing.log", logs.join("a/dangling.log")).unwrap();
+        // A FIFO is passed over: reading it would wait for a writer forever.
+        let fifo = logs.join("a/pipe.log");
+        let made = Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()) || !fifo.exists());
+    }
+    let output = oomwhy(&["--format", "json", "logs"], &dir);
+    let report = json(&output);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        sources(&report),
+        [
+            ("logs/a/one.log".to_string(), 3),
+            ("logs/b/deeper/z.log".to_string(), 2),
+            ("logs/b/late.log.gz".to_string(), 1),
+        ]
+    );
+    assert!(
+        stderr.contains("logs/a/core.bin: binary file, skipped"),
+        "{stderr}"
+    );
+    #[cfg(unix)]
+    {
+        assert!(
+            stderr.contains("logs/b/up: a symlink back to logs"),
+            "{stderr}"
+        );
+        assert!(stderr.contains("dangling.log"), "{stderr}");
+        // The dangling symlink could not be read: exit status 2, findings kept.
+        assert_eq!(report["summary"]["input_errors"], 1, "{stderr}");
+        assert_eq!(output.status.code(), Some(2));
+    }
+    // A directory among files (a shell glob) is walked, not an error.
+    fs::remove_file(logs.join("a/dangling.log")).unwrap_or(());
+    let output = oomwhy(&["-q", "logs", "logs/a/one.log"], &dir);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+}
+
+#[cfg(unix)]
+#[test]
+fn an_unreadable_file_in_a_directory_is_an_error_for_that_file_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = temp_dir("unreadable");
+    let logs = dir.join("logs");
+    fs::create_dir_all(&logs).unwrap();
+    fs::write(logs.join("a.log"), format!("{SEED}\n")).unwrap();
+    let secret = logs.join("b.log");
+    fs::write(&secret, format!("{SEED}\n")).unwrap();
+    fs::set_permissions(&secret, fs::Permissions::from_mode(0o000)).unwrap();
+    if fs::read(&secret).is_ok() {
+        // Running as root: permissions do not stop reads; the dangling
+        // symlink case in `directories_are_walked_in_path_order` covers it.
+        return;
+    }
+    let output = oomwhy(&["--format", "json", "logs"], &dir);
+    let report = json(&output);
+    assert_eq!(sources(&report), [("logs/a.log".to_string(), 1)]);
+    assert!(String::from_utf8_lossy(&output.stderr).contains("logs/b.log: permission denied"));
+    assert_eq!(output.status.code(), Some(2));
+}
+
+fn rank_log(rank: u32, time: Option<&str>) -> String {
+    let stamp = |t: &str| time.map(|_| format!("{t} ")).unwrap_or_default();
+    format!(
+        "{}step 10\n{}torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.95 GiB. GPU {rank} has a total capacity of 79.15 GiB of which 1.21 GiB is free. Including non-PyTorch memory, this process has 77.93 GiB memory in use. Of the allocated memory 70.12 GiB is allocated by PyTorch, and 6.88 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)\n",
+        stamp("2025-03-01T12:00:00.000Z"),
+        time.map(|t| format!("{t} ")).unwrap_or_default(),
+    )
+}
+
+#[test]
+fn per_rank_files_of_one_job_fold_into_one_finding() {
+    let dir = temp_dir("ranks");
+    let job = dir.join("job");
+    fs::create_dir_all(&job).unwrap();
+    // Rank 2 fails first.
+    let times = ["12:00:09.5", "12:00:07", "12:00:03.25", "12:00:08"];
+    for (rank, time) in times.iter().enumerate() {
+        let stamp = format!("2025-03-01T{time}Z");
+        fs::write(
+            job.join(format!("rank{rank}.log")),
+            rank_log(rank as u32, Some(&stamp)),
+        )
+        .unwrap();
+    }
+    let report = json(&oomwhy(&["--format", "json", "job"], &dir));
+    let findings = report["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{report:#}");
+    let f = &findings[0];
+    assert_eq!(f["ranks"], serde_json::json!([0, 1, 2, 3]));
+    assert_eq!(f["devices"], serde_json::json!([0, 1, 2, 3]));
+    assert_eq!(f["first_rank"], 2);
+    assert_eq!(f["occurrences"], 4);
+    assert_eq!(f["source"]["input"], "job/rank2.log");
+    assert_eq!(report["summary"]["inputs"], 4);
+
+    // Without timestamps: still folded, but which rank failed first is unknown.
+    for rank in 0..2u32 {
+        fs::write(job.join(format!("rank{rank}.log")), rank_log(rank, None)).unwrap();
+    }
+    fs::remove_file(job.join("rank2.log")).unwrap();
+    fs::remove_file(job.join("rank3.log")).unwrap();
+    let report = json(&oomwhy(&["--format", "json", "job"], &dir));
+    let f = &report["findings"][0];
+    assert_eq!(report["findings"].as_array().unwrap().len(), 1);
+    assert_eq!(f["ranks"], serde_json::json!([0, 1]));
+    assert_eq!(f["first_rank"], Value::Null);
+    assert!(f["notes"][0].as_str().unwrap().contains("unknown"), "{f:#}");
+}
+
+#[test]
+fn files_of_different_jobs_never_fold() {
+    let dir = temp_dir("jobs");
+    for (path, rank) in [
+        ("a/rank0.log", 0),
+        ("b/rank1.log", 1),
+        ("job7_rank0.log", 0),
+        ("job8_rank1.log", 1),
+        ("slurm-1234.out", 0),
+        ("slurm-1235.out", 1),
+    ] {
+        let path = dir.join("runs").join(path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, rank_log(rank, None)).unwrap();
+    }
+    let report = json(&oomwhy(&["--format", "json", "runs"], &dir));
+    let findings = report["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 6, "{report:#}");
+    for f in findings {
+        assert_eq!(f["occurrences"], 1);
+    }
+}
+
+#[test]
+fn a_truncated_archive_named_alone_keeps_its_findings() {
+    let dir = temp_dir("alone");
+    let whole = gzip(log().as_bytes());
+    fs::write(dir.join("cut.gz"), &whole[..whole.len() / 2]).unwrap();
+    for format in ["json", "ndjson"] {
+        let output = oomwhy(&["--format", format, "cut.gz"], &dir);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("cut.gz: the gzip data ends early"),
+            "{stderr}"
+        );
+        assert_eq!(output.status.code(), Some(2));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(stdout.contains("torch_allocator_oom"), "{format}: {stdout}");
+    }
+}
+
+#[test]
+fn compressed_standard_input_is_decompressed() {
+    let dir = temp_dir("stdin");
+    for (name, compress, _) in FORMATS {
+        let output = oomwhy_with_stdin(
+            &["--format", "json"],
+            &dir,
+            Some(compress(log().as_bytes())),
+        );
+        let report = json(&output);
+        assert_eq!(sources(&report), [("<stdin>".to_string(), 1)], "{name}");
+        assert_eq!(report["summary"]["lines"], 20_001, "{name}");
+    }
+}

@@ -1,0 +1,164 @@
+//! Driving the binary as a live process in tests: output read on threads,
+//! every wait bounded, and the process groups of everything started killed
+//! when the test ends, passed or failed.
+#![allow(dead_code)] // each test crate uses a different subset
+
+use nix::sys::signal::{kill, killpg, Signal};
+use nix::unistd::Pid;
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Longest wait for something that should happen.
+pub const PATIENCE: Duration = Duration::from_secs(20);
+
+pub const SEED: &str = "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 8.00 GiB total capacity; 6.32 GiB already allocated; 1.56 GiB free; 7.88 GiB reserved in total by PyTorch)";
+pub const RUNTIME_OOM: &str = "RuntimeError: CUDA error: out of memory";
+pub const ILLEGAL: &str = "RuntimeError: CUDA error: an illegal memory access was encountered";
+
+/// The binary, with a fixed environment.
+pub fn oomwhy() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_oomwhy"));
+    cmd.env_remove("NO_COLOR")
+        .env_remove("PYTHONUNBUFFERED")
+        .env("TERM", "dumb");
+    cmd
+}
+
+/// Reads `from` line by line on a thread.
+fn lines<R: Read + Send + 'static>(from: R) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(from).lines() {
+            let Ok(line) = line else { return };
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+/// A started process in a process group of its own.
+pub struct Live {
+    pub child: Child,
+    pub stdout: Option<mpsc::Receiver<String>>,
+    pub stderr: Option<mpsc::Receiver<String>>,
+    /// Lines read so far, for failure messages.
+    pub seen: Vec<String>,
+    /// Further process groups to kill at the end (the wrapped command's).
+    pub groups: Vec<i32>,
+}
+
+impl Live {
+    /// Starts `cmd` in its own process group with stdout and stderr piped
+    /// (unless the caller set them) and stdin as given.
+    pub fn start(cmd: &mut Command, stdin: Stdio) -> Live {
+        let mut child = cmd
+            .stdin(stdin)
+            .process_group(0)
+            .spawn()
+            .expect("the binary starts");
+        let stdout = child.stdout.take().map(lines);
+        let stderr = child.stderr.take().map(lines);
+        Live {
+            child,
+            stdout,
+            stderr,
+            seen: Vec::new(),
+            groups: Vec::new(),
+        }
+    }
+
+    /// Starts `cmd` with both outputs piped.
+    pub fn piped(cmd: &mut Command) -> Live {
+        Live::start(
+            cmd.stdout(Stdio::piped()).stderr(Stdio::piped()),
+            Stdio::null(),
+        )
+    }
+
+    pub fn pid(&self) -> Pid {
+        Pid::from_raw(self.child.id() as i32)
+    }
+
+    /// Sends `signal` to the process itself (not its group).
+    pub fn signal(&self, signal: Signal) {
+        kill(self.pid(), signal).expect("the process is there");
+    }
+
+    /// Waits for a stdout line that satisfies `wanted` and returns it.
+    pub fn stdout_line(&mut self, what: &str, wanted: impl Fn(&str) -> bool) -> String {
+        match self.stdout_line_within(PATIENCE, wanted) {
+            Some(line) => line,
+            None => panic!("no stdout line: {what}; seen {:?}", self.seen),
+        }
+    }
+
+    /// Waits at most `limit` for a stdout line that satisfies `wanted`.
+    pub fn stdout_line_within(
+        &mut self,
+        limit: Duration,
+        wanted: impl Fn(&str) -> bool,
+    ) -> Option<String> {
+        let rx = self.stdout.as_ref().expect("stdout is piped");
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = rx.recv_timeout(left).ok()?;
+            self.seen.push(line.clone());
+            if wanted(&line) {
+                return Some(line);
+            }
+        }
+    }
+
+    /// Waits for the line `pid N` and registers N's process group.
+    pub fn command_group(&mut self) -> i32 {
+        let line = self.stdout_line("the command's pid", |l| l.starts_with("pid "));
+        let pid: i32 = line[4..].trim().parse().expect("a pid");
+        self.groups.push(pid);
+        pid
+    }
+
+    /// Waits at most `limit` for the process to exit.
+    pub fn exit_within(&mut self, limit: Duration) -> ExitStatus {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return status;
+            }
+            if Instant::now() >= deadline {
+                panic!("still running after {limit:?}; seen {:?}", self.seen);
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Everything left on stdout and stderr (after the process exited).
+    pub fn rest(&mut self) -> (Vec<String>, Vec<String>) {
+        let drain = |rx: &Option<mpsc::Receiver<String>>| -> Vec<String> {
+            let Some(rx) = rx else { return Vec::new() };
+            let mut all = Vec::new();
+            while let Ok(line) = rx.recv_timeout(Duration::from_secs(5)) {
+                all.push(line);
+            }
+            all
+        };
+        (drain(&self.stdout), drain(&self.stderr))
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        for group in &self.groups {
+            let _ = killpg(Pid::from_raw(*group), Signal::SIGKILL);
+        }
+        let _ = killpg(self.pid(), Signal::SIGKILL);
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

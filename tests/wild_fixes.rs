@@ -1,0 +1,99 @@
+//! Over the real-paste corpus (`fixtures/wild/`): no fix names a tool,
+//! option or API that cannot apply to the finding's GPU vendor, framework,
+//! inference engine, phase or PyTorch release.
+
+use oomwhy::decode_str;
+use std::fs;
+
+#[test]
+fn no_wild_paste_gets_a_fix_that_cannot_apply() {
+    let mut checked = 0;
+    let mut wrong = Vec::new();
+    let mut paths: Vec<_> = fs::read_dir("fixtures/wild")
+        .expect("fixtures/wild")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    paths.sort();
+    for path in paths {
+        let text = String::from_utf8_lossy(&fs::read(&path).unwrap()).into_owned();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        for f in decode_str(&text) {
+            checked += 1;
+            let fixes: String = f
+                .diagnosis
+                .fixes
+                .iter()
+                .map(|x| format!("{} {}\n", x.title, x.how))
+                .collect();
+            let mut bad = |why: &str| wrong.push(format!("{name}: {why}"));
+            let non_nvidia = matches!(f.backend.as_deref(), Some("hip" | "xpu" | "dpcpp" | "mps"))
+                || f.kind.slug() == "mps_oom";
+            if non_nvidia {
+                for nvidia in [
+                    "nvidia-smi",
+                    "MIG",
+                    "CUDA_VISIBLE_DEVICES",
+                    "PYTORCH_CUDA_ALLOC_CONF",
+                ] {
+                    if fixes.contains(nvidia) {
+                        bad(&format!("{nvidia} for a {:?} GPU", f.backend));
+                    }
+                }
+            }
+            let non_torch = matches!(f.kind.slug(), "tf_oom" | "xla_oom" | "cupy_oom")
+                || matches!(
+                    f.era.as_deref(),
+                    Some("llama_cpp" | "onnxruntime" | "ctranslate2" | "cupy_oom_class")
+                );
+            if non_torch {
+                for torch in ["torch.autocast", "torch.cuda", "torch.utils"] {
+                    if fixes.contains(torch) {
+                        bad(&format!("{torch} for {}", f.kind.slug()));
+                    }
+                }
+            }
+            let engine = f.traceback.as_ref().is_some_and(|tb| {
+                tb.frames.iter().any(|fr| {
+                    ["vllm/", "sglang/", "text_generation_server/"]
+                        .iter()
+                        .any(|e| fr.file.contains(e))
+                })
+            });
+            let loading = matches!(f.phase.name.as_str(), "model_load" | "checkpoint");
+            if engine || loading {
+                for training in ["Reduce the batch size", "gradient checkpointing"] {
+                    if fixes.contains(training) {
+                        bad(&format!(
+                            "training advice ({training}) for an engine or a load"
+                        ));
+                    }
+                }
+            }
+            // Releases: expandable_segments is 2.1+, max_split_size_mb ≈1.10+.
+            if matches!(f.era.as_deref(), Some("cached" | "reserved" | "paren"))
+                && fixes.contains("expandable_segments")
+            {
+                bad("expandable_segments before 2.1");
+            }
+            if f.era.as_deref() == Some("cached") && fixes.contains("max_split_size_mb") {
+                bad("max_split_size_mb before 1.10");
+            }
+            if matches!(f.era.as_deref(), Some("cached" | "reserved" | "paren"))
+                && f.hint.is_none()
+                && fixes.contains("torch.autocast(")
+                && !fixes.contains("PyTorch ≥ 1.10")
+                && !fixes.contains("need ≥ 1.10")
+            {
+                bad("torch.autocast without its release for a pre-1.10 form");
+            }
+        }
+    }
+    assert!(checked >= 200, "only {checked} findings in the corpus");
+    assert!(
+        wrong.is_empty(),
+        "{} fixes cannot apply:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
