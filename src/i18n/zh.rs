@@ -85,12 +85,127 @@ pub fn figures(f: &Finding) -> HashMap<String, String> {
     for (key, value) in &f.facts {
         out.insert(format!("fact:{key}"), value.clone());
     }
+    fatal_signal_figures(f, &mut out);
+    outside_process_figures(f, &mut out);
+    snapshot_figures(f, &mut out);
     for (key, value) in &s.extra {
         if let Some(v) = value {
             out.insert(format!("size:{key}"), format_size(*v));
         }
     }
     out
+}
+
+/// A fatal signal's case as figures: `{worker_shm}` and `{worker}` are
+/// empty and only present in their case (templates test for them), and
+/// `{bus_note}` is the sentence a bus error adds.
+fn fatal_signal_figures(f: &Finding, out: &mut HashMap<String, String>) {
+    if f.kind != Kind::FatalSignal {
+        return;
+    }
+    let worker = f.era.as_deref() == Some("dataloader");
+    if worker && f.facts.contains_key("memory") {
+        out.insert("worker_shm".into(), String::new());
+    }
+    if worker {
+        out.insert("worker".into(), String::new());
+    }
+    let signal = f.facts.get("signal").map(String::as_str);
+    if let Some(name) = signal.and_then(|s| s.split(" (").next()) {
+        out.insert("signal_name".into(), name.to_string());
+    }
+    let bus = signal.is_some_and(|s| s.starts_with("SIGBUS"));
+    out.insert(
+        "bus_note".into(),
+        if bus {
+            "用了 DataLoader worker 的任务出现总线错误，通常是 /dev/shm 用完了。".into()
+        } else {
+            String::new()
+        },
+    );
+}
+
+/// What the card holds outside this process (total − free − this process −
+/// the listed processes), as `memory_outside_process` states it.
+fn outside_process_figures(f: &Finding, out: &mut HashMap<String, String>) {
+    let s = &f.sizes;
+    let d = &f.diagnosis;
+    let listed = d.other_processes_bytes.filter(|&b| b > 0);
+    if let (Some(total), Some(free), Some(own)) =
+        (s.total_bytes, s.free_bytes, s.process_in_use_bytes)
+    {
+        let outside = i128::from(total)
+            - i128::from(free)
+            - i128::from(own)
+            - i128::from(listed.unwrap_or(0));
+        if let Ok(outside) = u64::try_from(outside) {
+            out.insert("outside_process".into(), format_size(outside));
+            let shortfall = d
+                .shortfall_bytes
+                .and_then(|b| u64::try_from(b).ok())
+                .unwrap_or(0);
+            out.insert(
+                "outside_note".into(),
+                if shortfall > 0 && outside >= shortfall {
+                    format!("这比缺的 {} 还多。", format_size(shortfall))
+                } else {
+                    String::new()
+                },
+            );
+        }
+        out.insert(
+            "listed_note".into(),
+            listed.map_or_else(String::new, |b| {
+                format!("，列出的进程占用 {}", format_size(b))
+            }),
+        );
+    }
+    // What PyTorch holds plus the request (`numbers_inconclusive`).
+    if let (Some(own), Some(requested)) =
+        (d.reserved_bytes.or(s.allocated_bytes), s.requested_bytes)
+    {
+        out.insert("own".into(), format_size(own));
+        out.insert(
+            "own_plus".into(),
+            format_size(own.saturating_add(requested)),
+        );
+        out.insert(
+            "free_note".into(),
+            s.free_bytes
+                .map_or_else(String::new, |b| format!("空闲 {}，", format_size(b))),
+        );
+    }
+}
+
+/// The figures of a memory snapshot's OOM (`{snap:…}`).
+fn snapshot_figures(f: &Finding, out: &mut HashMap<String, String>) {
+    let Some(r) = f.snapshot.as_deref() else {
+        return;
+    };
+    if let Some(limit) = r.max_split_size_bytes {
+        out.insert("snap:max_split".into(), format_size(limit));
+    }
+    let Some(o) = &r.oom else {
+        return;
+    };
+    let mut size = |name: &str, value: u64| {
+        out.insert(format!("snap:{name}"), format_size(value));
+    };
+    size("request", o.request_bytes);
+    size("allocation", o.allocation_bytes);
+    size("other_stream_hole", o.largest_other_stream_hole_bytes);
+    size("private_pool_hole", o.largest_private_pool_hole_bytes);
+    size("oversize_hole", o.largest_oversize_hole_bytes);
+    size("pending", o.pending_free_bytes);
+    size("usable_free", o.usable_class_free_bytes);
+    size("largest_hole", o.largest_usable_hole_bytes);
+    size("cuda_free", o.device_free_bytes.unwrap_or(0));
+    if let Some(d) = r.devices.iter().find(|d| d.device == o.device) {
+        size("allocated", d.allocated_bytes);
+        size("reserved", d.reserved_bytes);
+    }
+    out.insert("snap:device".into(), o.device.to_string());
+    out.insert("snap:stream".into(), o.stream.to_string());
 }
 
 /// What an Xid code means, for the codes the explainer describes.
@@ -168,6 +283,23 @@ pub fn fix(title: &str, english_how: &str) -> Option<(String, String)> {
             format!("先解决发现 [{id}]"),
             format!("这个错误是发现 [{id}] 的连带后果。按那个发现的建议去改；只要没有 rank 再显存不足，这个错误就会消失。"),
         ));
+    }
+    static COMPILED: std::sync::OnceLock<Vec<(&str, regex::Regex, &str, &str)>> =
+        std::sync::OnceLock::new();
+    let patterns = COMPILED.get_or_init(|| {
+        FIXES_BY_HOW
+            .iter()
+            .map(|(en, pattern, zh, how)| (*en, crate::constant_regex(pattern), *zh, *how))
+            .collect()
+    });
+    let by_how = patterns.iter().find_map(|(en, re, zh, how)| {
+        let caps = re.captures(english_how).filter(|_| *en == title)?;
+        let mut out = String::new();
+        caps.expand(how, &mut out);
+        Some((zh.to_string(), out))
+    });
+    if by_how.is_some() {
+        return by_how;
     }
     FIXES
         .iter()
@@ -282,6 +414,7 @@ const FACT_LABELS: &[(&str, &str)] = &[
     ("line", "行"),
     ("location", "位置"),
     ("max_seq_len", "max_model_len"),
+    ("memory", "用完的内存"),
     ("memory_space", "内存空间"),
     ("nccl_error", "NCCL 错误"),
     ("nccl_version", "NCCL 版本"),
@@ -324,6 +457,7 @@ const FACT_LABELS: &[(&str, &str)] = &[
     ("timeout_ms", "超时（ms）"),
     ("total_including_request", "含本次申请的总量"),
     ("winerror", "WinError"),
+    ("worker_pid", "worker 的 PID"),
     ("xid", "Xid"),
 ];
 
@@ -415,6 +549,8 @@ fn kind_title_of(kind: Kind) -> Option<&'static str> {
         Kind::WindowsAccessViolation => "Windows 访问冲突（0xC0000005）",
         Kind::WindowsPagingFile => "Windows 页面文件太小（WinError 1455）",
         Kind::GenericOom => "其他框架或库报告显存分配失败",
+        Kind::FatalSignal => "进程被致命信号终止（SIGSEGV、SIGBUS、SIGABRT 等）",
+        Kind::MemorySnapshot => "PyTorch 显存快照",
         #[allow(unreachable_patterns)]
         _ => return None,
     })
@@ -515,6 +651,17 @@ fn headline_templates(kind: Kind) -> &'static [&'static str] {
             "在 {device} 上分配显存失败",
             "显存分配失败",
         ],
+        Kind::FatalSignal => &[
+            "{worker_shm}一个 DataLoader worker 用完了共享内存（/dev/shm），因总线错误退出",
+            "{worker}一个 DataLoader worker 在原生代码里崩溃了（{signal_name}）",
+            "命令以 Windows 崩溃状态 {fact:ntstatus} 结束",
+            "命令被 {fact:signal} 终止",
+            "命令被致命信号终止",
+        ],
+        Kind::MemorySnapshot => &[
+            "PyTorch 无法在 GPU {snap:device} 上分配 {snap:allocation}（来自显存快照）",
+            "PyTorch 显存快照：拍下时的显存状态，没有记录 OOM",
+        ],
         #[allow(unreachable_patterns)]
         _ => &[],
     }
@@ -523,6 +670,50 @@ fn headline_templates(kind: Kind) -> &'static [&'static str] {
 /// Verdict code, Chinese title and detail alternatives (most specific
 /// first; the last names no figure).
 const VERDICTS: &[(&str, &[&str], &[&str])] = &[
+    ("memory_outside_process", &["显存被这个进程之外的东西占着"], &[
+        "这块 {total} 的卡上，空闲 {free}，本进程占用 {in_use}{listed_note}；其余 {outside_process} 被本进程之外的东西占着：容器里看不到的其他进程、桌面会话，或者共用这块 GPU 的另一个容器或虚拟机。{outside_note}",
+        "有一大块显存被这个进程之外的东西占着：容器里看不到的其他进程、桌面会话，或者共用这块 GPU 的另一个容器或虚拟机。",
+    ]),
+    ("numbers_inconclusive", &["从这些数字看不出为什么失败"], &[
+        "PyTorch 持有 {own}，又申请 {requested}，合计 {own_plus}，还不到这块 {total} 的卡的一半；{free_note}报错里也看不到别的大到能占满其余空间的东西。所以不是工作负载放不下：显存多半被报错没显示的东西占着（另一个进程、桌面会话、另一个容器），或者在失败和读数之间被释放了。",
+        "PyTorch 持有的加上这次申请还不到整块卡的一半，报错里也看不到别的大到能占满其余空间的东西。所以不是工作负载放不下：显存多半被报错没显示的东西占着（另一个进程、桌面会话、另一个容器），或者在失败和读数之间被释放了。",
+    ]),
+    ("dev_shm_full", &["/dev/shm 太小，DataLoader 的 worker 不够用"], &[
+        "DataLoader 的 worker 通过共享内存把每个 batch 交给主进程，也就是 /dev/shm 里的文件（以内存为后端的 tmpfs）。它写满之后，worker 再往里写就会触发 SIGBUS。Docker 默认只给容器 64 MB 的 /dev/shm，几个图像 batch 就能超过。这是主机内存，不是显存；如果同时碰到容器自己的内存上限，worker 也可能被直接杀掉（SIGKILL）。",
+    ]),
+    ("native_crash", &["原生代码崩溃了"], &[
+        "{worker}{fact:signal} 终止了一个 DataLoader worker 进程：原生代码（C/C++ 扩展、图像或视频解码器、CUDA 库，或早先已被破坏的内存）出错或主动 abort，所以 Python 没有打印出原因的调用栈。{bus_note}它本身不是显存不足。",
+        "{fact:signal} 终止了命令：原生代码（C/C++ 扩展、图像或视频解码器、CUDA 库，或早先已被破坏的内存）出错或主动 abort，所以 Python 没有打印出原因的调用栈。{bus_note}它本身不是显存不足。",
+        "原生代码（C/C++ 扩展、图像或视频解码器、CUDA 库，或早先已被破坏的内存）出错或主动 abort，所以 Python 没有打印出原因的调用栈。它本身不是显存不足。",
+    ]),
+    ("snapshot_no_oom_event", &["这个快照里没有 OOM 事件"], &[
+        "快照里没有记录到 OOM 事件，所以下面的汇总是拍快照时的显存状态，不是失败那一刻的。",
+    ]),
+    ("snapshot_other_stream", &["有足够大的空闲块，但属于另一个 stream"], &[
+        "这次 {snap:request} 的申请来自 stream {snap:stream}；同一池类型里有一块 {snap:other_stream_hole} 的空闲块，但属于另一个 stream。缓存分配器只在分配某个块的那个 stream 上复用它。",
+        "同一池类型里有足够大的空闲块，但属于另一个 stream。缓存分配器只在分配某个块的那个 stream 上复用它。",
+    ]),
+    ("snapshot_private_pool", &["空闲显存在私有池（CUDA graph）里"], &[
+        "一块 {snap:private_pool_hole} 的空闲块在私有内存池里（CUDA graph 的池或 torch.cuda.MemPool）。普通分配用不上它；私有池会一直留着自己的显存，直到 graph 或池被释放。",
+        "足够大的空闲块在私有内存池里（CUDA graph 的池或 torch.cuda.MemPool）。普通分配用不上它；私有池会一直留着自己的显存，直到 graph 或池被释放。",
+    ]),
+    ("snapshot_oversize_rule", &["有足够大的空闲块，但 max_split_size 规则不让用"], &[
+        "stream 对得上的一块 {snap:oversize_hole} 空闲块本可以放下这次 {snap:request} 的申请，但 max_split_size 设为 {snap:max_split} 时，分配器不会为更小的申请拆分达到这个大小的块，也不会把比申请大 20 MiB 以上的块交给更大的申请。",
+        "stream 对得上的一块 {snap:oversize_hole} 空闲块本可以放下这次 {snap:request} 的申请，但设了 max_split_size 后，分配器不会为更小的申请拆分达到这个大小的块，也不会把比申请大 20 MiB 以上的块交给更大的申请。",
+        "有一块足够大的空闲块，但设了 max_split_size 后，分配器不会为更小的申请拆分达到这个大小的块，也不会把比申请大 20 MiB 以上的块交给更大的申请。",
+    ]),
+    ("snapshot_pending_free", &["释放的显存还在等其他 stream"], &[
+        "这个池类型里有 {snap:pending} 的块已被张量释放，但还不能复用：它们在其他 stream 上用过（record_stream），分配器要等那些 stream 上的事件完成才会复用。",
+        "有些块已被张量释放，但还不能复用：它们在其他 stream 上用过（record_stream），分配器要等那些 stream 上的事件完成才会复用。",
+    ]),
+    ("snapshot_fragmentation", &["碎片化：空闲显存够，却没有一个足够大的空洞"], &[
+        "这次申请需要一整块 {snap:request}。分配器能用的空闲空洞加起来有 {snap:usable_free}，CUDA 还空闲 {snap:cuda_free}，但最大的可用空洞只有 {snap:largest_hole}：空闲空间夹在部分占用的段里的活块之间，分配器既不能归还，也不能合并。",
+        "空闲显存加起来够，但最大的可用空洞放不下这次申请：空闲空间夹在部分占用的段里的活块之间，分配器既不能归还，也不能合并。",
+    ]),
+    ("snapshot_shortage", &["显存不够：活着的张量占满了 GPU"], &[
+        "PyTorch 预留的 {snap:reserved} 里，活着的张量占了 {snap:allocated}；类型合适的空闲空洞共 {snap:usable_free}，CUDA 空闲 {snap:cuda_free}，就算把所有空洞合起来，也不到这次申请的 {snap:request}。这次分配发生时，必须有更少的显存在用。",
+        "活着的张量占满了 PyTorch 预留的显存；就算把所有空闲空洞合起来也放不下这次申请。这次分配发生时，必须有更少的显存在用。",
+    ]),
     ("inconsistent_numbers", &["这条报错里的数字不可能同时成立"], &[
         "已预留 {reserved} + 空闲 {free} = {reserved_plus_free}，超过了总容量 {total}。这些数字不是同一时刻采样的（空闲显存是在失败之后读的，可能已经变了），或者驱动对显存做了虚拟化（Windows WDDM 的共享内存回退、WSL、vGPU、MIG）。oomwhy 不再基于它们往下推理。",
         "报错里的几个数字加起来对不上。它们不是同一时刻采样的，或者驱动对显存做了虚拟化（Windows WDDM、WSL、vGPU、MIG）。oomwhy 不再基于它们往下推理。",
@@ -678,8 +869,70 @@ const VERDICTS: &[(&str, &[&str], &[&str])] = &[
     ]),
 ];
 
+/// Fixes whose how depends on the finding (a figure, a vendor's tool) or
+/// whose title is shared by fixes with different hows: English title, a
+/// pattern over the English how, Chinese title, Chinese how (`$1`, `$2`
+/// for the captured parts). Looked up before [`FIXES`].
+const FIXES_BY_HOW: &[(&str, &str, &str, &str)] = &[
+    (
+        "Free host memory",
+        r"^Use fewer DataLoader workers",
+        "释放主机内存",
+        "减少 DataLoader worker，按需加载数据集而不是整个读进内存，关掉其他程序，或调大 Windows 页面文件。",
+    ),
+    (
+        "Get a native stack trace",
+        r"^Run with `python -X faulthandler`",
+        "拿到原生调用栈",
+        "用 `python -X faulthandler` 运行（遇到 SIGSEGV、SIGBUS、SIGFPE、SIGABRT、SIGILL 时会打印 Python 调用栈），或在 gdb 下运行：`gdb -ex run --args python train.py`，崩溃后输入 `bt`。",
+    ),
+    (
+        "Match the native pieces",
+        r"^Reinstall PyTorch and every compiled extension",
+        "让各个原生组件的版本匹配",
+        "按同一个 PyTorch 和 CUDA 版本重装 PyTorch 和所有编译过的扩展；升级 GPU 驱动。",
+    ),
+    (
+        "Find what holds the rest of the GPU",
+        r"^Run (.+?) on the host, not inside the container: .* pick an idle GPU with (.+?)\.$",
+        "找出是什么占着这块 GPU 的其余显存",
+        "在宿主机上（不是在容器里）运行 $1：本进程没占的那部分显存属于另一个进程、桌面会话（这块 GPU 接着显示器），或共用这块 GPU 的另一个容器或虚拟机。结束它、把显示器换到另一块 GPU，或者用 $2 选一块空闲的 GPU。",
+    ),
+    (
+        "Look first at the largest holder of live memory",
+        r"^(.+?) of live tensors on device (-?\d+) were allocated at (.+) \((\d+) blocks?\)\.$",
+        "先看占用活张量最多的地方",
+        "设备 $2 上有 $1 的活张量是在 $3 分配的（$4 个块）。",
+    ),
+    (
+        "Shrink the largest holder of live memory",
+        r"^(.+?) of live tensors \((\d+) blocks?\) were allocated at (.+): free them earlier, keep them on the CPU, or make them smaller\.$",
+        "缩小占用活张量最多的地方",
+        "有 $1 的活张量（$2 个块）是在 $3 分配的：更早释放它们、把它们放在 CPU 上，或者让它们变小。",
+    ),
+];
+
 /// English fix title, Chinese title, Chinese how.
 const FIXES: &[(&str, &str, &str)] = &[
+    ("Allocate long-lived and large tensors first", "先分配长期存在的大张量", "在第一步之前就创建整个训练期间都要用的缓冲区（权重、优化器状态、KV cache），大的临时张量复用预先分配好的缓冲区，这样短命的张量就不会把大段切碎。"),
+    ("Allocate on one stream, or hand memory over explicitly", "在同一个 stream 上分配，或显式交接显存", "在侧 stream 上用的张量就在那个 stream 上创建（with torch.cuda.stream(s):），更早释放侧 stream 上的张量，或者在侧 stream 阶段结束后调用 torch.cuda.empty_cache()，让它缓存的段还给 CUDA。"),
+    ("Get the real error with num_workers=0", "用 num_workers=0 拿到真正的错误", "在主进程里加载数据（num_workers=0）：崩溃就会发生在主进程里，这时 `python -X faulthandler` 能打印出出错调用的 Python 调用栈。"),
+    ("Give SGLang less to fit", "让 SGLang 需要的显存少一些", "有其他进程共用 GPU 或激活值放不下时，调低 --mem-fraction-static，以及 --context-length 和 --max-running-requests；--disable-cuda-graph 跳过 CUDA graph 捕获；--tp-size N 把模型分到 N 块 GPU 上；或者用量化的 checkpoint。"),
+    ("Give text-generation-inference less to fit", "让 text-generation-inference 需要的显存少一些", "调低 --max-total-tokens、--max-input-tokens 和 --max-batch-prefill-tokens；--cuda-memory-fraction 给其他进程留出空间；--num-shard N 把模型分到 N 块 GPU 上；--quantize 缩小权重。"),
+    ("Give the container more shared memory", "给容器更多共享内存", "Docker：`docker run --shm-size=16g ...`（或 `--ipc=host`）；docker compose：`shm_size: 16gb`；Kubernetes：在 /dev/shm 挂载一个 `medium: Memory` 的 `emptyDir`。用 `df -h /dev/shm` 查看大小。"),
+    ("Give vLLM less to fit", "让 vLLM 需要的显存少一些", "调低 --max-model-len（每个序列最长能到的上下文）和 --max-num-seqs（一次批处理的序列数）；有其他进程共用 GPU 时调低 --gpu-memory-utilization（只有 vLLM 独占这块卡时才往 0.95 调高）；--enforce-eager 跳过 CUDA graph 捕获，省下它的显存；--tensor-parallel-size N 把模型分到 N 块 GPU 上；量化的 checkpoint 能缩小权重。"),
+    ("Keep less in flight between workers and the main process", "减少 worker 和主进程之间在途的数据", "调低 num_workers、batch size 或 prefetch_factor；num_workers=0 可以确认诊断（这时不用共享内存）。"),
+    ("Let TensorFlow leave room for cuBLAS and cuDNN", "让 TensorFlow 给 cuBLAS 和 cuDNN 留出空间", "TensorFlow 一启动就占掉几乎全部显存，库自己的 cudaMalloc 就拿不到了：设 TF_FORCE_GPU_ALLOW_GROWTH=true，或在任何操作运行之前对每块 GPU 调用 tf.config.experimental.set_memory_growth(gpu, True)（TensorFlow 1 的 session：config.gpu_options.allow_growth = True）。结束这块 GPU 上的其他进程（`nvidia-smi`）。"),
+    ("Record a snapshot at the OOM", "在 OOM 时记录快照", "训练开始前调用 torch.cuda.memory._record_memory_history(max_entries=100000)。然后用 OOM 观察者在失败时保存快照：torch._C._cuda_attach_out_of_memory_observer(lambda device, alloc, device_alloc, device_free: torch.cuda.memory._dump_snapshot(\"oom_snapshot.pickle\"))，或者在 `except torch.OutOfMemoryError:` 块里保存。"),
+    ("Reduce the batch size or the activations kept", "减小 batch size 或保留的激活值", "把 batch 减半（用梯度累积保持等效 batch），打开梯度检查点，或在 torch.autocast 下用 bfloat16 运行。"),
+    ("Revisit max_split_size_mb", "重新考虑 max_split_size_mb", "把 PYTORCH_CUDA_ALLOC_CONF 里的 max_split_size_mb 调到大于大张量需要的块，或者去掉它，改用 expandable_segments:True。"),
+    ("Share or release CUDA-graph pools", "共享或释放 CUDA graph 的池", "把多个 graph 捕获到同一个共享池里（torch.cuda.graph(g, pool=first_graph.pool())），删掉不再重放的 graph，或者少捕获几种形状（torch.compile 的 mode=\"reduce-overhead\" 每种形状捕获一个 graph）。"),
+    ("Suspect threads inside forked workers", "怀疑 fork 出来的 worker 里的线程", "会启动线程的库（OpenCV、一些图像和音频解码器）在 fork 出来的 worker 里可能崩溃：在 dataset 里调用 cv2.setNumThreads(0)，或者用 multiprocessing_context=\"spawn\"。"),
+    ("Synchronise side streams before the big allocation", "大分配之前先同步侧 stream", "让当前 stream 等待侧 stream（torch.cuda.current_stream().wait_stream(s)），或在分配前同步；不要对大张量用 tensor.record_stream。"),
+    ("Try the native allocator", "试试原生分配器", "这条报错来自 cudaMallocAsync 后端（PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync；ComfyUI 默认开启），它不理会 expandable_segments 和 max_split_size_mb。去掉 backend:cudaMallocAsync（ComfyUI：--disable-cuda-malloc）再对比。"),
+    ("Use ComfyUI's low-VRAM modes", "使用 ComfyUI 的低显存模式", "用 --lowvram（或 --novram）启动 ComfyUI，用 \"VAE Decode (Tiled)\" 节点解码，使用 fp16/fp8 的模型权重，降低分辨率或 batch size；关掉其他占用 GPU 的程序。"),
+    ("Use diffusers' low-memory modes", "使用 diffusers 的低显存模式", "pipe.enable_model_cpu_offload()（要最省显存就用 enable_sequential_cpu_offload()）、pipe.enable_attention_slicing()、大图用 pipe.enable_vae_tiling()，加载时设 torch_dtype=torch.float16；或者降低分辨率、减少每个 prompt 生成的图片数。"),
+    ("Use expandable segments", "使用 expandable segments", "设 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True（PyTorch ≥ 2.1）：段可以原地变大，不会在段之间留下空洞。"),
     ("Allocate less at once", "一次少分配一些", "把大的操作拆成几块做（分块计算、逐层处理），避免一次性申请很大的缓冲区。"),
     ("Allocate on demand when processes share the GPU", "多个进程共用 GPU 时按需分配", "TensorFlow 设 TF_FORCE_GPU_ALLOW_GROWTH=true，JAX 设 XLA_PYTHON_CLIENT_PREALLOCATE=false，让框架不要一启动就占满整块卡。"),
     ("Ask for more memory", "申请更多内存", "在 Slurm 里调大 --mem / --mem-per-cpu，在 Kubernetes 里调大 resources.limits.memory；或者减少进程占用的主机内存。"),
@@ -847,6 +1100,16 @@ const ROWS: &[(&str, &str, &str)] = &[
         "Non-PyTorch (derived)",
         "非 PyTorch（推算）",
         "本进程占用减去 PyTorch 预留：CUDA 上下文、库的工作区、NCCL 等",
+    ),
+    (
+        "Outside this process (derived)",
+        "本进程之外（推算）",
+        "总容量 − 空闲 − 本进程（− 列出的进程）：被其他进程、桌面会话或另一个容器占着",
+    ),
+    (
+        "Held + request (derived)",
+        "已持有 + 申请（推算）",
+        "PyTorch 持有的加上这次申请，与允许的上限相比",
     ),
     (
         "Other processes (derived)",
