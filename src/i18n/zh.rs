@@ -1215,6 +1215,19 @@ macro_rules! pages {
 // added without one is shown as its Chinese title and summary, then the
 // English page.
 pages! {
+    "fatal_signal",
+    "dev_shm_full",
+    "native_crash",
+    "memory_outside_process",
+    "numbers_inconclusive",
+    "memory_snapshot",
+    "snapshot_fragmentation",
+    "snapshot_shortage",
+    "snapshot_other_stream",
+    "snapshot_private_pool",
+    "snapshot_pending_free",
+    "snapshot_oversize_rule",
+    "snapshot_no_oom_event",
     "torch_allocator_oom",
     "inconsistent_numbers",
     "fragmentation",
