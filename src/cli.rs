@@ -247,8 +247,10 @@ const EXAMPLES_ZH: &str = "\
   oomwhy                                   然后粘贴报错，按 Ctrl-D
   oomwhy run -- python train.py            运行命令，崩溃时给出解释
   oomwhy --follow train.log                在日志写入时持续监视
+  oomwhy --follow --from-end train.log     只报告从现在起写入的崩溃
   oomwhy --format json rank*.log > report.json
   oomwhy --format markdown train.log       生成可贴到 issue 里的报告
+  oomwhy --summary logs/*.log              对很多任务的日志出一份汇总报告
   oomwhy explain fragmentation             某个代码的详细说明
   oomwhy explain --list                    列出所有代码
   oomwhy --brief train.log                 只看结论：出了什么错、原因、先试什么
@@ -327,9 +329,11 @@ pub fn chinese_help(command: clap::Command) -> clap::Command {
         &[
             ("files", "要读取的日志文件；不给或给 `-` 时读取标准输入"),
             ("format", "输出格式：text（给人读的解释）、json、ndjson、markdown、github"),
-            ("quiet", "什么都不打印，只设置退出状态"),
+            ("quiet", "什么都不打印，只设置退出状态（`run`：只转发命令的输出）"),
             ("brief", "每个发现只打印结论（出了什么错、主要原因、先试什么）和最后的统计"),
-            ("follow", "像 `tail -f` 一样持续读取增长中的 FILE，每出现一次崩溃就报告一次；能应对截断和日志轮转。按 Ctrl-C 停止"),
+            ("follow", "像 `tail -F` 一样持续读取增长中的 FILE，每次崩溃写完约一秒后报告；FILE 还不存在时会等它出现，能应对截断和日志轮转。按 Ctrl-C 停止"),
+            ("from_end", "配合 `--follow`：从 FILE 的末尾开始读，已经在里面的崩溃不再报告（行号从那里算起）"),
+            ("summary", "对所有 FILE 出一份汇总报告，而不是逐个发现：多少个输入有发现，按类型、结论和首选修复计数并列出对应的输入，以及缺口最大的几次（text 或 json）"),
         ],
     );
     command
@@ -345,7 +349,10 @@ pub fn chinese_help(command: clap::Command) -> clap::Command {
         .mut_subcommand("schema", |c| {
             help_all(
                 c.about("打印 `--format json` 输出（或 `--format ndjson` 的一行）的 JSON Schema"),
-                &[("ndjson", "打印 `--format ndjson` 一行的 schema，而不是整个 JSON 文档的")],
+                &[
+                    ("ndjson", "打印 `--format ndjson` 一行的 schema，而不是整个 JSON 文档的"),
+                    ("summary", "打印 `--summary --format json` 文档的 schema"),
+                ],
             )
         })
         .mut_subcommand("run", |c| {
