@@ -139,3 +139,54 @@ fn json_keeps_codes_and_translates_text() {
     };
     assert_eq!(keys(&en), keys(&zh));
 }
+
+/// Memory snapshots speak Chinese too: their headline, verdicts, fixes and
+/// sections (the snapshot scenarios of tests/snapshots).
+#[test]
+fn snapshot_findings_have_chinese() {
+    use oomwhy::i18n::Lang;
+    use oomwhy::render::{render, Format, RenderOptions};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots");
+    let mut pickles: Vec<_> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pickle"))
+        .collect();
+    pickles.sort();
+    assert!(!pickles.is_empty());
+    let mut missing = BTreeSet::new();
+    for pickle in &pickles {
+        let name = pickle.file_name().unwrap().to_string_lossy().to_string();
+        let mut analysis = Analysis::new();
+        analysis.add(oomwhy::snapshot::scan(fs::File::open(pickle).unwrap(), &name).unwrap());
+        let (findings, summary) = analysis.finish();
+        for f in &findings {
+            if !zh::headline(f).is_some_and(|h| has_chinese(&h)) {
+                missing.insert(format!("{name}: headline"));
+            }
+            for fix in &f.diagnosis.fixes {
+                if zh::fix(&fix.title, &fix.how).is_none() {
+                    missing.insert(format!("{name}: fix {:?}", fix.title));
+                }
+            }
+            for v in &f.diagnosis.verdicts {
+                if zh::verdict(&v.code, f).is_none() {
+                    missing.insert(format!("{name}: verdict {}", v.code));
+                }
+            }
+        }
+        let mut out = Vec::new();
+        let options = RenderOptions {
+            lang: Lang::Zh,
+            ..RenderOptions::default()
+        };
+        render(Format::Text, &findings, &summary, options, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        for english in ["Memory snapshot", "Request vs free space", "Live memory by"] {
+            if text.contains(english) {
+                missing.insert(format!("{name}: section {english:?}"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "{missing:#?}");
+}

@@ -10,6 +10,7 @@
 //! (`tests/i18n.rs` fails when a kind, verdict code or fixture's text has none).
 
 use crate::record::{Finding, Kind};
+use crate::snapshot::SnapshotReport;
 use crate::units::format_size;
 use std::collections::HashMap;
 
@@ -1295,6 +1296,229 @@ pages! {
     "library_alloc_failed",
     "tf_oom",
     "mps_oom",
+}
+
+/// The era evidence `crate::snapshot` writes, in Chinese (key names kept).
+const SNAPSHOT_EVIDENCE: &[(&str, &str)] = &[
+    (
+        "trace events carry `user_metadata`",
+        "事件带有 `user_metadata`",
+    ),
+    (
+        "trace events carry `compile_context`, not `user_metadata`",
+        "事件带有 `compile_context`，没有 `user_metadata`",
+    ),
+    (
+        "`external_annotations` present",
+        "有 `external_annotations`",
+    ),
+    (
+        "trace events without `compile_context`",
+        "事件没有 `compile_context`",
+    ),
+    (
+        "no trace events to narrow it further",
+        "没有事件记录，无法进一步缩小范围",
+    ),
+    (
+        "`allocator_settings` present, no `external_annotations`",
+        "有 `allocator_settings`，没有 `external_annotations`",
+    ),
+    (
+        "trace events carry `time_us`, no `allocator_settings`",
+        "事件带有 `time_us`，没有 `allocator_settings`",
+    ),
+    (
+        "blocks carry `history`, not `frames`",
+        "块带有 `history`，没有 `frames`",
+    ),
+    (
+        "blocks carry `frames` and `address`",
+        "块带有 `frames` 和 `address`",
+    ),
+    (
+        "a bare segment list has no trace to narrow it further",
+        "只有段的列表，没有事件记录，无法进一步缩小范围",
+    ),
+    ("trace events without `time_us`", "事件没有 `time_us`"),
+    ("no version-specific key present", "没有哪个版本特有的键"),
+    (
+        "`segment_map`/`segment_unmap` events (expandable segments)",
+        "有 `segment_map`/`segment_unmap` 事件（expandable segments）",
+    ),
+];
+
+/// The sections a memory snapshot adds to a finding, in Chinese: the same
+/// rows and figures as `crate::snapshot::text_sections`.
+pub fn snapshot_sections(r: &SnapshotReport) -> Vec<(String, Vec<String>)> {
+    let mut out = Vec::new();
+    let layout = if r.layout == "segment_list" {
+        "torch.cuda.memory_snapshot() 返回的段列表"
+    } else {
+        "torch.cuda.memory._snapshot()/_dump_snapshot()"
+    };
+    let evidence: Vec<&str> = r
+        .era_evidence
+        .iter()
+        .map(|e| {
+            SNAPSHOT_EVIDENCE
+                .iter()
+                .find(|(en, _)| en == e)
+                .map_or(e.as_str(), |(_, zh)| zh)
+        })
+        .collect();
+    let mut about = vec![
+        format!("格式：{layout}，pickle 协议 {}", r.pickle_protocol),
+        format!("版本：PyTorch {}（{}）", r.era, evidence.join("；")),
+    ];
+    if let Some(conf) = &r.alloc_conf {
+        let conf = if conf.is_empty() { "（空）" } else { conf };
+        about.push(format!("PYTORCH_CUDA_ALLOC_CONF：{conf}"));
+    }
+    if let Some(o) = &r.oom {
+        about.push(match o.state.as_str() {
+            "at_oom" if o.events_after == 0 => {
+                "状态：OOM 那一刻（快照紧接着 OOM 保存，例如由 OOM 观察者保存）".to_string()
+            }
+            "at_oom" => format!(
+                "状态：OOM 那一刻（之后的 {} 个事件没有改变任何块）",
+                o.events_after
+            ),
+            "rewound" => format!(
+                "状态：倒推回 OOM 那一刻（快照晚了 {} 个事件才保存，已把它们撤销）",
+                o.events_after
+            ),
+            _ => format!(
+                "状态：OOM 之后（之后的 {} 个事件没能全部撤销）",
+                o.events_after
+            ),
+        });
+    }
+    out.push(("显存快照".to_string(), about));
+    if let Some(o) = &r.oom {
+        let pool = match o.pool.as_str() {
+            "large" => "大块池",
+            "small" => "小块池",
+            other => other,
+        };
+        let rows = [
+            (
+                "申请",
+                o.request_bytes,
+                format!(
+                    "按 512 字节取整；{pool}；向 cudaMalloc 申请的段为 {}",
+                    format_size(o.allocation_bytes)
+                ),
+                true,
+            ),
+            (
+                "最大可用空洞",
+                o.largest_usable_hole_bytes,
+                format!(
+                    "同一池类型、stream {}、默认池、max_split_size 规则",
+                    o.stream
+                ),
+                true,
+            ),
+            (
+                "可用空洞合计",
+                o.usable_class_free_bytes,
+                "这一类空闲块加在一起".to_string(),
+                false,
+            ),
+            (
+                "设备上空闲",
+                o.device_free_bytes.unwrap_or(0),
+                "失败时 CUDA 报告的空闲显存".to_string(),
+                true,
+            ),
+            (
+                "其他 stream 上的空洞",
+                o.largest_other_stream_hole_bytes,
+                "最大的一块；这个 stream 不能复用".to_string(),
+                false,
+            ),
+            (
+                "私有池里的空洞",
+                o.largest_private_pool_hole_bytes,
+                "最大的一块；只给 CUDA graph / MemPool 用".to_string(),
+                false,
+            ),
+            (
+                "因过大被拒的空洞",
+                o.largest_oversize_hole_bytes,
+                "最大的一块；max_split_size 规则".to_string(),
+                false,
+            ),
+            (
+                "待释放",
+                o.pending_free_bytes,
+                "已释放，在等其他 stream".to_string(),
+                false,
+            ),
+        ];
+        let label_width = rows
+            .iter()
+            .map(|(label, ..)| unicode_width::UnicodeWidthStr::width(*label))
+            .max()
+            .unwrap_or(0);
+        let mut lines = Vec::new();
+        for (label, value, meaning, always) in rows {
+            if value == 0 && !always {
+                continue;
+            }
+            let pad = " ".repeat(label_width - unicode_width::UnicodeWidthStr::width(label));
+            lines.push(format!(
+                "{label}{pad} {:>11}  {meaning}",
+                format_size(value)
+            ));
+        }
+        lines.push(if o.largest_usable_hole_bytes >= o.request_bytes {
+            "→ 有足够大的可用空洞：这不是失败那一刻的状态".to_string()
+        } else {
+            "→ 没有一个可用空洞放得下".to_string()
+        });
+        if !o.stack.is_empty() {
+            lines.push(format!("失败的分配位置：{}", o.stack.join(" ← ")));
+        }
+        out.push((format!("申请与空闲空间（GPU {}）", o.device), lines));
+    }
+    for d in &r.devices {
+        let mut summary = format!(
+            "已预留 {}，共 {} 个段{}；活张量 {}（张量实际请求 {}）；空洞里空闲 {}（最大 {}）",
+            format_size(d.reserved_bytes),
+            d.segments,
+            if d.expandable_segments > 0 {
+                format!("（{} 个 expandable）", d.expandable_segments)
+            } else {
+                String::new()
+            },
+            format_size(d.allocated_bytes),
+            format_size(d.tensor_bytes),
+            format_size(d.free_in_segments_bytes),
+            format_size(d.largest_hole_bytes),
+        );
+        if d.pending_free_bytes > 0 {
+            summary.push_str(&format!("；待释放 {}", format_size(d.pending_free_bytes)));
+        }
+        if d.private_pool_bytes > 0 {
+            summary.push_str(&format!("；私有池里 {}", format_size(d.private_pool_bytes)));
+        }
+        let mut lines = vec![summary];
+        for site in &d.top_sites {
+            lines.push(format!(
+                "{:>11}  {:>8} 个块  {}",
+                format_size(site.bytes),
+                site.blocks,
+                site.location
+            ));
+        }
+        out.push((
+            format!("按分配位置统计的在用显存（GPU {}）", d.device),
+            lines,
+        ));
+    }
+    out
 }
 
 /// The Chinese explanation page of a code, when one is written.

@@ -86,3 +86,14 @@ pub fn fact_label(key: &str, lang: Lang) -> String {
         Lang::En => key.replace('_', " "),
     }
 }
+
+/// The sections a memory snapshot adds to a finding, in `lang`.
+pub(super) fn snapshot_sections(
+    report: &crate::snapshot::SnapshotReport,
+    lang: Lang,
+) -> Vec<(String, Vec<String>)> {
+    match lang {
+        Lang::En => crate::snapshot::text_sections(report),
+        Lang::Zh => zh::snapshot_sections(report),
+    }
+}

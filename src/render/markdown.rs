@@ -185,7 +185,7 @@ pub(super) fn finding(f: &Finding, lang: Lang, out: &mut dyn Write) -> io::Resul
     }
 
     if let Some(report) = &f.snapshot {
-        for (heading, lines) in crate::snapshot::text_sections(report) {
+        for (heading, lines) in localize::snapshot_sections(report, lang) {
             writeln!(out)?;
             writeln!(out, "**{}**", escape(&heading))?;
             writeln!(out)?;

@@ -355,7 +355,7 @@ impl View<'_> {
             }
         }
         if let Some(report) = &f.snapshot {
-            for (heading, lines) in crate::snapshot::text_sections(report) {
+            for (heading, lines) in localize::snapshot_sections(report, lang) {
                 writeln!(out)?;
                 writeln!(out, "  {}", p.heading(&heading))?;
                 for line in lines {
