@@ -76,6 +76,9 @@ impl Error {
                 format!("{}：{why}", crate::render::sanitize(input))
             }
             (Error::UnknownCode { code, .. }, Lang::Zh) => Msg::UnknownCode.fill(lang, &[code]),
+            (Error::Snapshot { input, source }, Lang::Zh) => {
+                Msg::NotSnapshot.fill(lang, &[&crate::render::sanitize(input), source])
+            }
             _ => self.to_string(),
         }
     }

@@ -7,7 +7,7 @@ use super::{stdout_width, text_width, use_color, Sink};
 use crate::cli::ScanArgs;
 use anyhow::{bail, Context};
 use oomwhy::follow::{Event, Follower};
-use oomwhy::i18n::Lang;
+use oomwhy::i18n::{Lang, Msg};
 use oomwhy::render::{Format, RenderOptions};
 use oomwhy::{ScanOutcome, Stream};
 use std::io::{self, IsTerminal, Read};
@@ -45,7 +45,7 @@ pub fn follow(args: &ScanArgs, lang: Lang) -> anyhow::Result<i32> {
             Ok(follower) => break follower,
             Err(err) if err.kind() == io::ErrorKind::NotFound => {
                 if !waited && !args.quiet {
-                    warn!("oomwhy: {name} does not exist yet; waiting for it");
+                    warn!("oomwhy: {}", Msg::FollowWaiting.fill(lang, &[&name]));
                 }
                 waited = true;
                 std::thread::sleep(POLL);
@@ -68,7 +68,7 @@ pub fn follow(args: &ScanArgs, lang: Lang) -> anyhow::Result<i32> {
     };
     let mut sink = Sink::new(format, options, out, true, args.quiet);
     if announce {
-        warn!("oomwhy: following {name}; press Ctrl-C to stop");
+        warn!("oomwhy: {}", Msg::Following.fill(lang, &[&name]));
     }
     sink.live.begin_input();
     let mut stream = Stream::new(&name);
@@ -80,11 +80,11 @@ pub fn follow(args: &ScanArgs, lang: Lang) -> anyhow::Result<i32> {
             event @ (Event::Truncated | Event::Rotated) => {
                 if !args.quiet {
                     let what = if event == Event::Truncated {
-                        "was truncated"
+                        Msg::FollowTruncated
                     } else {
-                        "was replaced (log rotation)"
+                        Msg::FollowRotated
                     };
-                    warn!("oomwhy: {name} {what}; reading it from the start");
+                    warn!("oomwhy: {}", what.fill(lang, &[&name]));
                 }
                 let old = std::mem::replace(&mut stream, Stream::new(&name));
                 let outcome = old.finish(&mut |f| sink.emit(f));

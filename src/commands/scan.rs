@@ -45,18 +45,12 @@ fn open(input: &Input, quiet: bool, lang: Lang) -> Result<Opened, oomwhy::Error>
 }
 
 /// Says that a symlink loop was not followed (not an error).
-fn warn_loop(path: &str, ancestor: &str, quiet: bool) {
+fn warn_loop(path: &str, ancestor: &str, quiet: bool, lang: Lang) {
     if !quiet {
-        warn!(
-            "oomwhy: {}: a symlink back to {}; not followed",
-            sanitize(path),
-            sanitize(ancestor)
-        );
+        let text = Msg::SymlinkLoop.fill(lang, &[&sanitize(path), &sanitize(ancestor)]);
+        warn!("oomwhy: {text}");
     }
 }
-
-/// Why a file found in a directory is not read.
-const BINARY: &str = "binary file, skipped";
 
 /// The default mode: reads every input to its end and reports.
 pub fn scan(args: &ScanArgs, lang: Lang) -> anyhow::Result<i32> {
@@ -100,7 +94,7 @@ fn scan_batch(
     for entry in expanded {
         match entry {
             Entry::Input(input) => inputs.push(input),
-            Entry::Loop { path, ancestor } => warn_loop(&path, &ancestor, quiet),
+            Entry::Loop { path, ancestor } => warn_loop(&path, &ancestor, quiet, options.lang),
             Entry::Error(err) => {
                 warn!("oomwhy: {}", err.localized(options.lang));
                 analysis.add_error();
@@ -128,7 +122,10 @@ fn scan_batch(
             }
             Scanned::Binary => {
                 if !quiet {
-                    warn!("oomwhy: {}: {BINARY}", sanitize(&input.name));
+                    warn!(
+                        "oomwhy: {}",
+                        Msg::BinarySkipped.fill(options.lang, &[&sanitize(&input.name)])
+                    );
                 }
             }
         }
@@ -183,7 +180,7 @@ fn scan_streaming(
         let entry = match entry {
             Entry::Input(input) => Ok(input),
             Entry::Loop { path, ancestor } => {
-                warn_loop(&path, &ancestor, quiet);
+                warn_loop(&path, &ancestor, quiet, options.lang);
                 continue;
             }
             Entry::Error(err) => Err(err),
@@ -196,7 +193,10 @@ fn scan_streaming(
             }
             Ok((None, input)) => {
                 if !quiet {
-                    warn!("oomwhy: {}: {BINARY}", sanitize(&input.name));
+                    warn!(
+                        "oomwhy: {}",
+                        Msg::BinarySkipped.fill(options.lang, &[&sanitize(&input.name)])
+                    );
                 }
                 continue;
             }

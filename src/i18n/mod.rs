@@ -166,6 +166,13 @@ messages! {
     PageInEnglish { en: "The full page below is in English.", zh: "以下完整说明暂时只有英文版。", }
     CannotRead { en: "cannot read {0}", zh: "无法读取 {0}", }
     CannotWrite { en: "cannot write the output", zh: "无法写出结果", }
+    SymlinkLoop { en: "{0}: a symlink back to {1}; not followed", zh: "{0}：指回 {1} 的符号链接，不跟随", }
+    BinarySkipped { en: "{0}: binary file, skipped", zh: "{0}：二进制文件，跳过", }
+    NotSnapshot { en: "{0}: {1}", zh: "{0}：不是可读的显存快照（{1}）", }
+    FollowWaiting { en: "{0} does not exist yet; waiting for it", zh: "{0} 还不存在，等它出现", }
+    Following { en: "following {0}; press Ctrl-C to stop", zh: "正在监视 {0}，按 Ctrl-C 停止", }
+    FollowTruncated { en: "{0} was truncated; reading it from the start", zh: "{0} 被截断了，从头重新读取", }
+    FollowRotated { en: "{0} was replaced (log rotation); reading it from the start", zh: "{0} 被替换了（日志轮转），从头重新读取", }
     PastePrompt { en: "paste the error or log, then press Ctrl-D (Ctrl-Z then Enter on Windows)", zh: "请粘贴报错或日志，然后按 Ctrl-D（Windows 上按 Ctrl-Z 再回车）", }
 }
 
