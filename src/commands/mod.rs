@@ -26,7 +26,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
     };
     match cli.command {
         None if cli.scan.follow => follow::follow(&cli.scan, lang),
-        None if cli.scan.summary => summary::summary(&cli.scan),
+        None if cli.scan.summary => summary::summary(&cli.scan, lang),
         None => scan::scan(&cli.scan, lang),
         Some(Command::Explain(args)) => info::explain(&args, cli.scan.color, lang),
         Some(Command::Schema(args)) => info::schema(&args),

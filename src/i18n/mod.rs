@@ -166,6 +166,18 @@ messages! {
     PageInEnglish { en: "The full page below is in English.", zh: "以下完整说明暂时只有英文版。", }
     CannotRead { en: "cannot read {0}", zh: "无法读取 {0}", }
     CannotWrite { en: "cannot write the output", zh: "无法写出结果", }
+    FleetInputOne { en: "1 input", zh: "1 个输入", }
+    FleetInputMany { en: "{0} inputs", zh: "{0} 个输入", }
+    FleetHead { en: "oomwhy summary: {0}, {1} with findings{2}; {3} ({4}, {5} read)", zh: "oomwhy 汇总：{0}，其中 {1} 个有发现{2}；{3}（{4}，读取 {5}）", }
+    ByCategory { en: "By category", zh: "按类别", }
+    ByKind { en: "By kind", zh: "按类型", }
+    ByVerdict { en: "By verdict", zh: "按结论", }
+    ByFirstFix { en: "By first fix", zh: "按首选修复", }
+    LargestShortfalls { en: "Largest shortfalls (asked for more than was free)", zh: "缺口最大的几次（申请量超过空闲显存）", }
+    AskedFor { en: "{0}asked for {1}, {2} free", zh: "{0}申请 {1}，空闲 {2}", }
+    UnreadableInputs { en: "Unreadable inputs", zh: "无法读取的输入", }
+    InputsList { en: "{0}: {1}{2}", zh: "{0}：{1}{2}", }
+    AndMore { en: " and {0} more", zh: " 等，另有 {0} 个", }
     SymlinkLoop { en: "{0}: a symlink back to {1}; not followed", zh: "{0}：指回 {1} 的符号链接，不跟随", }
     BinarySkipped { en: "{0}: binary file, skipped", zh: "{0}：二进制文件，跳过", }
     NotSnapshot { en: "{0}: {1}", zh: "{0}：不是可读的显存快照（{1}）", }

@@ -323,6 +323,17 @@ pub fn fix(title: &str, english_how: &str) -> Option<(String, String)> {
         })
 }
 
+/// The Chinese title of a fix, by its English title alone (`--summary`
+/// groups fixes by title).
+pub fn fix_title(title: &str) -> Option<&'static str> {
+    FIXES
+        .iter()
+        .map(|(en, zh, _)| (*en, *zh))
+        .chain(FIXES_BY_HOW.iter().map(|(en, _, zh, _)| (*en, *zh)))
+        .find(|(en, _)| *en == title)
+        .map(|(_, zh)| zh)
+}
+
 /// The Chinese label and meaning of a field row.
 pub fn row(label: &str) -> Option<(String, &'static str)> {
     if let Some(pid) = label.strip_prefix("Process ") {
