@@ -332,6 +332,25 @@ fn run_passes_output_through_and_exits_with_the_commands_status() {
     assert!(err.contains("<output> line "), "{err}");
     assert!(err.contains("More: oomwhy explain cuda_runtime_oom"));
 
+    // In Chinese: the status line and the report.
+    let output = run(
+        oomwhy().args(["--lang", "zh", "run", "--", "sh", "-c", &script]),
+        "",
+    );
+    assert_status(&output, 3);
+    let err = text(&output.stderr);
+    assert!(err.contains("oomwhy: 命令以状态 3 退出"), "{err}");
+    assert!(
+        err.contains("详见：oomwhy explain cuda_runtime_oom"),
+        "{err}"
+    );
+    let missing = run(
+        oomwhy().args(["--lang", "zh", "run", "no-such-command-x"]),
+        "",
+    );
+    assert_status(&missing, 127);
+    assert!(text(&missing.stderr).contains("无法运行 no-such-command-x：找不到命令"));
+
     let clean = run(oomwhy().args(["run", "sh", "-c", "echo fine"]), "");
     assert_status(&clean, 0);
     assert_eq!(clean.stdout, b"fine\n");

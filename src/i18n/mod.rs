@@ -178,6 +178,12 @@ messages! {
     UnreadableInputs { en: "Unreadable inputs", zh: "无法读取的输入", }
     InputsList { en: "{0}: {1}{2}", zh: "{0}：{1}{2}", }
     AndMore { en: " and {0} more", zh: " 等，另有 {0} 个", }
+    CannotRun { en: "cannot run {0}: {1}", zh: "无法运行 {0}：{1}", }
+    CommandNotFound { en: "command not found", zh: "找不到命令", }
+    PermissionDenied { en: "permission denied", zh: "没有权限", }
+    CommandExited { en: "the command exited with status {0}", zh: "命令以状态 {0} 退出", }
+    NotWaiting { en: "the command exited; not waiting for processes it left running that still hold its output", zh: "命令已退出；它留下的进程仍占着输出，不再等它们", }
+    NothingInOutput { en: "no out-of-memory error or GPU crash found in its output ({0})", zh: "它的输出里没有显存不足错误或 GPU 崩溃（{0}）", }
     SymlinkLoop { en: "{0}: a symlink back to {1}; not followed", zh: "{0}：指回 {1} 的符号链接，不跟随", }
     BinarySkipped { en: "{0}: binary file, skipped", zh: "{0}：二进制文件，跳过", }
     NotSnapshot { en: "{0}: {1}", zh: "{0}：不是可读的显存快照（{1}）", }
