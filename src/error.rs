@@ -62,6 +62,28 @@ impl fmt::Display for Error {
     }
 }
 
+impl Error {
+    /// The message in `lang` (`Display` is English).
+    pub fn localized(&self, lang: crate::i18n::Lang) -> String {
+        use crate::i18n::{Lang, Msg};
+        match (self, lang) {
+            (Error::Read { input, source }, Lang::Zh) => {
+                let why = match source.kind() {
+                    io::ErrorKind::NotFound => "文件不存在".to_string(),
+                    io::ErrorKind::PermissionDenied => "没有权限".to_string(),
+                    _ => describe_io(source),
+                };
+                format!("{}：{why}", crate::render::sanitize(input))
+            }
+            (Error::UnknownCode { code, .. }, Lang::Zh) => Msg::UnknownCode.fill(lang, &[code]),
+            (Error::Snapshot { input, source }, Lang::Zh) => {
+                Msg::NotSnapshot.fill(lang, &[&crate::render::sanitize(input), source])
+            }
+            _ => self.to_string(),
+        }
+    }
+}
+
 /// A short, lowercase description of an I/O error.
 fn describe_io(err: &io::Error) -> String {
     match err.kind() {

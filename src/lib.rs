@@ -64,6 +64,7 @@ pub mod error;
 pub mod exit;
 pub mod explain;
 pub mod follow;
+pub mod i18n;
 pub mod input;
 pub mod normalize;
 pub mod record;

@@ -12,13 +12,28 @@ macro_rules! warn {
 mod cli;
 mod commands;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use cli::Cli;
 use std::io;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let chinese = match cli::lang_in_args(&args) {
+        Some(lang) => lang == cli::LangArg::Zh,
+        None => oomwhy::i18n::Lang::from_env() == oomwhy::i18n::Lang::Zh,
+    };
+    let mut command = Cli::command();
+    if chinese {
+        command = cli::chinese_help(command);
+    }
+    let cli = match command
+        .try_get_matches_from(cli::lang_after_subcommand(args))
+        .and_then(|matches| Cli::from_arg_matches(&matches))
+    {
+        Ok(cli) => cli,
+        Err(err) => err.exit(),
+    };
     match commands::dispatch(cli) {
         Ok(code) => exit_code(code),
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,

@@ -31,6 +31,7 @@
 //! assert!(summary.largest_shortfalls[0].shortfall_bytes > 0);
 //! ```
 
+use crate::i18n::{count, zh, Lang, Msg};
 use crate::record::{Category, Finding, SCHEMA_VERSION};
 use crate::render::sanitize;
 use crate::units::{format_signed, format_size};
@@ -380,52 +381,63 @@ impl FleetSummary {
 
     /// Writes the summary as text for a person (or a weekly report).
     pub fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
+        self.write_text_in(out, Lang::En)
+    }
+
+    /// Writes the summary for a person to read, in `lang` (codes, input
+    /// names and sizes stay as they are).
+    pub fn write_text_in(&self, out: &mut dyn Write, lang: Lang) -> io::Result<()> {
         let errors = match self.input_errors.len() {
             0 => String::new(),
-            n => format!(", {n} unreadable"),
+            n => format!(
+                "{}{}",
+                Msg::ListSep.text(lang),
+                Msg::Unreadable.fill(lang, &[&n])
+            ),
         };
+        let lines = usize::try_from(self.lines).unwrap_or(usize::MAX);
         writeln!(
             out,
-            "oomwhy summary: {} {}, {} with findings{errors}; {} {} ({} lines, {} read)",
-            self.inputs,
-            plural(self.inputs, "input", "inputs"),
-            self.inputs_with_findings,
-            self.findings,
-            plural(self.findings, "finding", "findings"),
-            self.lines,
-            format_size(self.bytes),
+            "{}",
+            Msg::FleetHead.fill(
+                lang,
+                &[
+                    &count(lang, self.inputs, Msg::FleetInputOne, Msg::FleetInputMany),
+                    &self.inputs_with_findings,
+                    &errors,
+                    &count(lang, self.findings, Msg::FindingOne, Msg::FindingMany),
+                    &count(lang, lines, Msg::LinesOne, Msg::LinesMany),
+                    &format_size(self.bytes),
+                ]
+            )
         )?;
-        for (title, groups) in [
-            ("By category", &self.by_category),
-            ("By kind", &self.by_kind),
-            ("By verdict", &self.by_verdict),
-            ("By first fix", &self.by_first_fix),
+        for (title, groups, what) in [
+            (Msg::ByCategory, &self.by_category, GroupedBy::Category),
+            (Msg::ByKind, &self.by_kind, GroupedBy::Kind),
+            (Msg::ByVerdict, &self.by_verdict, GroupedBy::Verdict),
+            (Msg::ByFirstFix, &self.by_first_fix, GroupedBy::Fix),
         ] {
             if groups.is_empty() {
                 continue;
             }
-            writeln!(out, "\n{title}")?;
+            writeln!(out, "\n{}", title.text(lang))?;
             for group in groups {
                 writeln!(
                     out,
                     "  {:>6}  {}\n          {}",
                     group.findings,
-                    sanitize(&group.key),
-                    inputs_line(&group.inputs)
+                    sanitize(&group_label(&group.key, what, lang)),
+                    inputs_line(&group.inputs, lang)
                 )?;
             }
         }
         if !self.largest_shortfalls.is_empty() {
-            writeln!(out, "\nLargest shortfalls (asked for more than was free)")?;
+            writeln!(out, "\n{}", Msg::LargestShortfalls.text(lang))?;
             for s in &self.largest_shortfalls {
                 let device = s.device.map(|d| format!("GPU {d}; ")).unwrap_or_default();
                 let asked = match (s.requested_bytes, s.free_bytes) {
                     (Some(r), Some(f)) => {
-                        format!(
-                            "{device}asked for {}, {} free",
-                            format_size(r),
-                            format_size(f)
-                        )
+                        Msg::AskedFor.fill(lang, &[&device, &format_size(r), &format_size(f)])
                     }
                     _ => device.trim_end_matches("; ").to_string(),
                 };
@@ -440,7 +452,7 @@ impl FleetSummary {
             }
         }
         if !self.input_errors.is_empty() {
-            writeln!(out, "\nUnreadable inputs")?;
+            writeln!(out, "\n{}", Msg::UnreadableInputs.text(lang))?;
             for e in &self.input_errors {
                 writeln!(out, "  {}: {}", sanitize(&e.input), sanitize(&e.error))?;
             }
@@ -449,16 +461,44 @@ impl FleetSummary {
     }
 }
 
-fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
-    if n == 1 {
-        one
-    } else {
-        many
+/// What a group of the text summary counts by.
+#[derive(Clone, Copy)]
+enum GroupedBy {
+    Category,
+    Kind,
+    Verdict,
+    Fix,
+}
+
+/// A group's key as shown: the code (or English fix title) itself in
+/// English; in Chinese the code with its Chinese title, or the fix's
+/// Chinese title.
+fn group_label(key: &str, what: GroupedBy, lang: Lang) -> String {
+    if lang == Lang::En {
+        return key.to_string();
+    }
+    let title = match what {
+        GroupedBy::Category => match key {
+            "oom" => Some("显存不足"),
+            "likely_oom" => Some("很可能是显存不足"),
+            "crash" => Some("GPU 崩溃"),
+            "memory_state" => Some("显存状态"),
+            _ => None,
+        },
+        GroupedBy::Kind => zh::kind_title(key),
+        GroupedBy::Verdict => zh::verdict_title(key),
+        GroupedBy::Fix => {
+            return zh::fix_title(key).map_or_else(|| key.to_string(), str::to_string)
+        }
+    };
+    match title {
+        Some(title) => format!("{key}（{title}）"),
+        None => key.to_string(),
     }
 }
 
 /// "3 inputs: a.log, b.log, c.log" or "120 inputs: a.log, b.log, c.log and 117 more".
-fn inputs_line(inputs: &[String]) -> String {
+fn inputs_line(inputs: &[String], lang: Lang) -> String {
     let shown: Vec<String> = inputs
         .iter()
         .take(INPUTS_SHOWN)
@@ -466,13 +506,15 @@ fn inputs_line(inputs: &[String]) -> String {
         .collect();
     let more = match inputs.len().saturating_sub(INPUTS_SHOWN) {
         0 => String::new(),
-        n => format!(" and {n} more"),
+        n => Msg::AndMore.fill(lang, &[&n]),
     };
-    format!(
-        "{} {}: {}{more}",
-        inputs.len(),
-        plural(inputs.len(), "input", "inputs"),
-        shown.join(", ")
+    Msg::InputsList.fill(
+        lang,
+        &[
+            &count(lang, inputs.len(), Msg::FleetInputOne, Msg::FleetInputMany),
+            &shown.join(", "),
+            &more,
+        ],
     )
 }
 
@@ -598,10 +640,14 @@ mod tests {
     fn text_names_the_first_inputs_and_counts_the_rest() {
         let inputs: Vec<String> = (1..=5).map(|i| format!("{i}.log")).collect();
         assert_eq!(
-            inputs_line(&inputs),
+            inputs_line(&inputs, Lang::En),
             "5 inputs: 1.log, 2.log, 3.log and 2 more"
         );
-        assert_eq!(inputs_line(&inputs[..1]), "1 input: 1.log");
+        assert_eq!(inputs_line(&inputs[..1], Lang::En), "1 input: 1.log");
+        assert_eq!(
+            inputs_line(&inputs, Lang::Zh),
+            "5 个输入：1.log, 2.log, 3.log 等，另有 2 个"
+        );
     }
 
     #[test]

@@ -20,7 +20,13 @@ const PATIENCE: Duration = Duration::from_secs(20);
 
 fn oomwhy() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_oomwhy"));
-    cmd.env_remove("NO_COLOR").env("TERM", "dumb");
+    // English and the default width, whatever the machine's locale and terminal.
+    cmd.env_remove("NO_COLOR")
+        .env("TERM", "dumb")
+        .env_remove("LC_ALL")
+        .env_remove("LC_MESSAGES")
+        .env("LANG", "C")
+        .env_remove("COLUMNS");
     cmd
 }
 
@@ -232,7 +238,7 @@ fn explain_prints_lists_and_rejects() {
     for (code, title) in oomwhy::explain::docs::list() {
         assert!(
             list.lines()
-                .any(|l| l.starts_with(code) && l.ends_with(title)),
+                .any(|l| l.trim_start().starts_with(code) && l.ends_with(title)),
             "{code}"
         );
     }
@@ -242,7 +248,27 @@ fn explain_prints_lists_and_rejects() {
     assert!(unknown.stdout.is_empty());
     let err = text(&unknown.stderr);
     assert!(err.contains("unknown code `nonsense`"), "{err}");
-    assert!(err.contains("fragmentation") && err.contains("explain --list"));
+    assert!(err.contains("explain --list"), "{err}");
+    assert!(err.lines().count() <= 2, "no wall of codes: {err}");
+
+    // A misspelling gets suggestions, an ambiguous prefix names its matches.
+    let typo = run(oomwhy().args(["explain", "fragmantation"]), "");
+    assert_status(&typo, 2);
+    let err = text(&typo.stderr);
+    assert!(err.contains("did you mean: fragmentation"), "{err}");
+    let ambiguous = run(oomwhy().args(["explain", "memory_"]), "");
+    assert_status(&ambiguous, 2);
+    let err = text(&ambiguous.stderr);
+    assert!(
+        err.contains("matches several codes")
+            && err.contains("memory_limit")
+            && err.contains("memory_growth"),
+        "{err}"
+    );
+
+    // The list groups kinds and verdicts.
+    assert!(list.starts_with("Kinds of error"), "{list}");
+    assert!(list.contains("\nVerdicts (why it happened"), "{list}");
 
     let neither = run(oomwhy().arg("explain"), "");
     assert_status(&neither, 2);
@@ -305,6 +331,25 @@ fn run_passes_output_through_and_exits_with_the_commands_status() {
     // arrive: stdout's unfinished line may come before or after (line 1 or 2).
     assert!(err.contains("<output> line "), "{err}");
     assert!(err.contains("More: oomwhy explain cuda_runtime_oom"));
+
+    // In Chinese: the status line and the report.
+    let output = run(
+        oomwhy().args(["--lang", "zh", "run", "--", "sh", "-c", &script]),
+        "",
+    );
+    assert_status(&output, 3);
+    let err = text(&output.stderr);
+    assert!(err.contains("oomwhy: 命令以状态 3 退出"), "{err}");
+    assert!(
+        err.contains("详见：oomwhy explain cuda_runtime_oom"),
+        "{err}"
+    );
+    let missing = run(
+        oomwhy().args(["--lang", "zh", "run", "no-such-command-x"]),
+        "",
+    );
+    assert_status(&missing, 127);
+    assert!(text(&missing.stderr).contains("无法运行 no-such-command-x：找不到命令"));
 
     let clean = run(oomwhy().args(["run", "sh", "-c", "echo fine"]), "");
     assert_status(&clean, 0);
@@ -499,4 +544,148 @@ fn follow_needs_one_file_and_a_streaming_format() {
     );
     assert_status(&json, 2);
     assert!(text(&json.stderr).contains("--format text, ndjson"));
+}
+
+/// Every line of `text` fits in `width` display columns.
+fn assert_fits(text: &str, width: usize) {
+    for line in text.lines() {
+        let columns = unicode_width::UnicodeWidthStr::width(line);
+        assert!(columns <= width, "{columns} columns: {line}");
+    }
+}
+
+#[test]
+fn text_fits_the_terminal_width() {
+    let log =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/nccl_timeout_multirank_after_oom.log");
+    for lang in ["en", "zh"] {
+        let output = run(
+            oomwhy()
+                .env("COLUMNS", "80")
+                .args(["--lang", lang])
+                .arg(&log),
+            "",
+        );
+        assert_status(&output, 0);
+        assert_fits(&text(&output.stdout), 80);
+        let narrow = run(
+            oomwhy()
+                .env("COLUMNS", "20")
+                .args(["--lang", lang])
+                .arg(&log),
+            "",
+        );
+        assert_fits(&text(&narrow.stdout), 40);
+    }
+}
+
+#[test]
+fn brief_prints_only_the_answer() {
+    let output = run(oomwhy().arg("--brief"), &format!("{SEED}\n"));
+    assert_status(&output, 0);
+    let out = text(&output.stdout);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].starts_with("[1] OUT OF MEMORY"), "{out}");
+    assert!(lines[1].trim_start().starts_with("Why: "), "{out}");
+    assert!(out.contains("First fix: "), "{out}");
+    assert!(!out.contains("What the numbers mean"), "{out}");
+    assert!(out.ends_with("(1 line in 1 input)\n"), "{out}");
+}
+
+#[test]
+fn chinese_from_the_flag_or_the_locale() {
+    let flag = run(oomwhy().args(["--lang", "zh"]), &format!("{SEED}\n"));
+    assert_status(&flag, 0);
+    let out = text(&flag.stdout);
+    assert!(
+        out.starts_with("[1] 显存不足 PyTorch 在 GPU 0 上分配 2.00 GiB 失败"),
+        "{out}"
+    );
+    assert!(out.contains("怎么办（最有效的在前）"), "{out}");
+    let locale = run(oomwhy().env("LANG", "zh_CN.UTF-8"), &format!("{SEED}\n"));
+    assert_eq!(locale.stdout, flag.stdout);
+    // LC_ALL wins over LANG, and the flag over both.
+    let lc_all = run(
+        oomwhy()
+            .env("LANG", "zh_CN.UTF-8")
+            .env("LC_ALL", "en_US.UTF-8"),
+        &format!("{SEED}\n"),
+    );
+    assert!(text(&lc_all.stdout).contains("What to do"));
+    let english = run(
+        oomwhy().env("LANG", "zh_CN.UTF-8").args(["--lang", "en"]),
+        &format!("{SEED}\n"),
+    );
+    assert!(text(&english.stdout).contains("What to do"));
+    // JSON keeps its keys and codes.
+    let json = run(
+        oomwhy().args(["--lang", "zh", "--format", "json"]),
+        &format!("{SEED}\n"),
+    );
+    let value: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(
+        value["findings"][0]["diagnosis"]["verdicts"][0]["code"],
+        "inconsistent_numbers"
+    );
+    // Errors and the explain list too.
+    let nothing = run(oomwhy().args(["--lang", "zh"]), "all good\n");
+    assert!(
+        text(&nothing.stderr).contains("没有找到"),
+        "{}",
+        text(&nothing.stderr)
+    );
+    let list = run(oomwhy().args(["--lang", "zh", "explain", "--list"]), "");
+    assert!(text(&list.stdout).contains("结论（为什么会发生"));
+}
+
+#[test]
+fn completions_offer_the_codes_and_the_man_page_stands_alone() {
+    let bash = run(oomwhy().args(["completions", "bash"]), "");
+    assert_status(&bash, 0);
+    assert!(text(&bash.stdout).contains("fragmentation"));
+    let man = run(oomwhy().arg("man"), "");
+    let page = text(&man.stdout);
+    assert!(
+        !page.contains("oomwhy-explain(1)"),
+        "a sub-page nothing installs"
+    );
+    assert!(page.contains("OOMWHY EXPLAIN"));
+}
+
+#[test]
+fn help_in_chinese() {
+    let help = run(oomwhy().args(["--lang", "zh", "--help"]), "");
+    assert_status(&help, 0);
+    let out = text(&help.stdout);
+    assert!(out.contains("逐一解释"), "{out}");
+    assert!(out.contains("显示帮助"), "{out}");
+    let explain = run(
+        oomwhy()
+            .env("LANG", "zh_CN.UTF-8")
+            .args(["explain", "--help"]),
+        "",
+    );
+    assert!(text(&explain.stdout).contains("列出所有代码"));
+    let english = run(oomwhy().arg("--help"), "");
+    assert!(text(&english.stdout).contains("Explain why your GPU ran out of memory"));
+}
+
+/// Every page renders for a terminal (`--color always`, reflowed to
+/// `COLUMNS`) in both languages, and piped it is the Markdown source.
+#[test]
+fn every_page_renders_in_both_languages() {
+    for (code, _) in oomwhy::explain::docs::list() {
+        for lang in ["en", "zh"] {
+            let styled = run(
+                oomwhy()
+                    .env("COLUMNS", "60")
+                    .args(["explain", code, "--color", "always", "--lang", lang]),
+                "",
+            );
+            assert_status(&styled, 0);
+            assert!(text(&styled.stdout).contains('\x1b'), "{code} {lang}");
+        }
+        let piped = run(oomwhy().args(["explain", code]), "");
+        assert!(text(&piped.stdout).starts_with(&format!("# {code}: ")));
+    }
 }

@@ -61,7 +61,17 @@ fn hostile_log() -> String {
 
 fn render_all(findings: &[Finding], summary: &Summary, format: Format, color: bool) -> String {
     let mut out = Vec::new();
-    render(format, findings, summary, RenderOptions { color }, &mut out).unwrap();
+    render(
+        format,
+        findings,
+        summary,
+        RenderOptions {
+            color,
+            ..Default::default()
+        },
+        &mut out,
+    )
+    .unwrap();
     String::from_utf8(out).expect("output is UTF-8")
 }
 

@@ -256,6 +256,15 @@ fn directories_are_walked_in_path_order() {
             "{stderr}"
         );
         assert!(stderr.contains("dangling.log"), "{stderr}");
+        // The same notes in Chinese.
+        let output = oomwhy(&["--lang", "zh", "--format", "json", "logs"], &dir);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("logs/a/core.bin：二进制文件，跳过"),
+            "{stderr}"
+        );
+        assert!(stderr.contains("logs/b/up：指回 logs"), "{stderr}");
+        assert!(stderr.contains("dangling.log：文件不存在"), "{stderr}");
         // The dangling symlink could not be read: exit status 2, findings kept.
         assert_eq!(report["summary"]["input_errors"], 1, "{stderr}");
         assert_eq!(output.status.code(), Some(2));

@@ -159,6 +159,25 @@ fn text_summary_and_exit_statuses() {
     );
     assert!(stdout.contains("\nUnreadable inputs\n  gone.log: no such file\n"));
 
+    // In Chinese: the same counts, headings and codes with their titles.
+    let mut args = vec!["--lang".to_string(), "zh".into()];
+    args.extend(summary_args(
+        "text",
+        ["quiet.log".into(), "oom.log".into(), "gone.log".into()],
+    ));
+    let (status, stdout, _) = oomwhy(&dir, &args);
+    assert_eq!(status, 2);
+    assert!(
+        stdout.starts_with("oomwhy 汇总：3 个输入，其中 1 个有发现，1 个无法读取；"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("\n按类型\n"), "{stdout}");
+    assert!(
+        stdout.contains("torch_allocator_oom（PyTorch 缓存分配器报显存不足"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("\n无法读取的输入\n"), "{stdout}");
+
     let (status, _, stderr) = oomwhy(&dir, &summary_args("ndjson", ["oom.log".into()]));
     assert_eq!(status, 2);
     assert!(stderr.contains("--summary writes text or json"), "{stderr}");

@@ -3,10 +3,11 @@
 //! reported about a second after its message is complete, even while other
 //! lines keep arriving ([`oomwhy::Stream::settle`]).
 
-use super::{use_color, Sink};
+use super::{stdout_width, text_width, use_color, Sink};
 use crate::cli::ScanArgs;
 use anyhow::{bail, Context};
 use oomwhy::follow::{Event, Follower};
+use oomwhy::i18n::{Lang, Msg};
 use oomwhy::render::{Format, RenderOptions};
 use oomwhy::{ScanOutcome, Stream};
 use std::io::{self, IsTerminal, Read};
@@ -20,7 +21,7 @@ const POLL: Duration = Duration::from_millis(250);
 const SETTLE_EVERY: Duration = Duration::from_millis(500);
 
 /// `--follow FILE`: reads the file as it grows until interrupted.
-pub fn follow(args: &ScanArgs) -> anyhow::Result<i32> {
+pub fn follow(args: &ScanArgs, lang: Lang) -> anyhow::Result<i32> {
     let [path] = args.files.as_slice() else {
         bail!("--follow reads exactly one file");
     };
@@ -44,7 +45,7 @@ pub fn follow(args: &ScanArgs) -> anyhow::Result<i32> {
             Ok(follower) => break follower,
             Err(err) if err.kind() == io::ErrorKind::NotFound => {
                 if !waited && !args.quiet {
-                    warn!("oomwhy: {name} does not exist yet; waiting for it");
+                    warn!("oomwhy: {}", Msg::FollowWaiting.fill(lang, &[&name]));
                 }
                 waited = true;
                 std::thread::sleep(POLL);
@@ -59,9 +60,15 @@ pub fn follow(args: &ScanArgs) -> anyhow::Result<i32> {
     let color = use_color(args.color, io::stdout().is_terminal());
     colored::control::set_override(color);
     let out = Box::new(io::stdout().lock());
-    let mut sink = Sink::new(format, RenderOptions { color }, out, true, args.quiet);
+    let options = RenderOptions {
+        color,
+        width: text_width(stdout_width()),
+        brief: args.brief,
+        lang,
+    };
+    let mut sink = Sink::new(format, options, out, true, args.quiet);
     if announce {
-        warn!("oomwhy: following {name}; press Ctrl-C to stop");
+        warn!("oomwhy: {}", Msg::Following.fill(lang, &[&name]));
     }
     sink.live.begin_input();
     let mut stream = Stream::new(&name);
@@ -73,11 +80,11 @@ pub fn follow(args: &ScanArgs) -> anyhow::Result<i32> {
             event @ (Event::Truncated | Event::Rotated) => {
                 if !args.quiet {
                     let what = if event == Event::Truncated {
-                        "was truncated"
+                        Msg::FollowTruncated
                     } else {
-                        "was replaced (log rotation)"
+                        Msg::FollowRotated
                     };
-                    warn!("oomwhy: {name} {what}; reading it from the start");
+                    warn!("oomwhy: {}", what.fill(lang, &[&name]));
                 }
                 let old = std::mem::replace(&mut stream, Stream::new(&name));
                 let outcome = old.finish(&mut |f| sink.emit(f));

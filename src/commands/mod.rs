@@ -7,7 +7,8 @@ mod run;
 mod scan;
 mod summary;
 
-use crate::cli::{Cli, ColorArg, Command, FormatArg};
+use crate::cli::{Cli, ColorArg, Command, FormatArg, LangArg};
+use oomwhy::i18n::Lang;
 use oomwhy::render::{self, Format, RenderOptions};
 use oomwhy::{Finding, LiveAnalysis, Summary};
 use std::io::{self, Write};
@@ -18,13 +19,18 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<i32> {
         // `--format`, `--color` and `--quiet` go anywhere; these do not.
         anyhow::bail!("FILE and --follow cannot be used with a subcommand");
     }
+    let lang = match cli.lang {
+        Some(LangArg::En) => Lang::En,
+        Some(LangArg::Zh) => Lang::Zh,
+        None => Lang::from_env(),
+    };
     match cli.command {
-        None if cli.scan.follow => follow::follow(&cli.scan),
-        None if cli.scan.summary => summary::summary(&cli.scan),
-        None => scan::scan(&cli.scan),
-        Some(Command::Explain(args)) => info::explain(&args, cli.scan.color),
+        None if cli.scan.follow => follow::follow(&cli.scan, lang),
+        None if cli.scan.summary => summary::summary(&cli.scan, lang),
+        None => scan::scan(&cli.scan, lang),
+        Some(Command::Explain(args)) => info::explain(&args, cli.scan.color, lang),
         Some(Command::Schema(args)) => info::schema(&args),
-        Some(Command::Run(args)) => run::run(&args, &cli.scan),
+        Some(Command::Run(args)) => run::run(&args, &cli.scan, lang),
         Some(Command::Completions(args)) => info::completions(&args),
         Some(Command::Man) => info::man(),
     }
@@ -40,6 +46,30 @@ impl From<FormatArg> for Format {
             FormatArg::Github => Format::Github,
         }
     }
+}
+
+/// The width to wrap text to: `COLUMNS` when set, else the terminal's
+/// width when the output is one, else [`render::DEFAULT_WIDTH`]; never
+/// under [`render::MIN_WIDTH`].
+fn text_width(terminal: Option<usize>) -> usize {
+    let columns = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0);
+    columns
+        .or(terminal)
+        .unwrap_or(render::DEFAULT_WIDTH)
+        .max(render::MIN_WIDTH)
+}
+
+/// The width of the terminal behind standard output or error, if it is one.
+fn stdout_width() -> Option<usize> {
+    terminal_size::terminal_size_of(io::stdout()).map(|(w, _)| usize::from(w.0))
+}
+
+/// The width of the terminal behind standard error, if it is one.
+fn stderr_width() -> Option<usize> {
+    terminal_size::terminal_size_of(io::stderr()).map(|(w, _)| usize::from(w.0))
 }
 
 /// Whether to colour output that goes to a stream that is (or is not) a terminal.

@@ -2,9 +2,10 @@
 //! (the default mode), and `--follow`.
 
 use super::progress::{Progress, ProgressReader};
-use super::{follow, scan_status, use_color, Sink};
+use super::{follow, scan_status, stdout_width, text_width, use_color, Sink};
 use crate::cli::ScanArgs;
 use anyhow::Context;
+use oomwhy::i18n::{Lang, Msg};
 use oomwhy::input::{self, Content, Entry, Input, Scanned};
 use oomwhy::render::sanitize;
 use oomwhy::render::{self, Format, RenderOptions};
@@ -18,13 +19,11 @@ type Opened = Option<(Box<dyn Read + Send>, Option<Arc<Progress>>)>;
 
 /// Opens an input (decompressing it if its first bytes say so), with a
 /// progress bar for a large file when standard error is a terminal.
-fn open(input: &Input, quiet: bool) -> Result<Opened, oomwhy::Error> {
+fn open(input: &Input, quiet: bool, lang: Lang) -> Result<Opened, oomwhy::Error> {
     let Some(path) = &input.path else {
         let stdin = io::stdin();
         if stdin.is_terminal() && !quiet {
-            warn!(
-                "oomwhy: paste the error or log, then press Ctrl-D (Ctrl-Z then Enter on Windows)"
-            );
+            warn!("oomwhy: {}", Msg::PastePrompt.text(lang));
         }
         return Ok(Some((input.open()?.reader, None)));
     };
@@ -46,25 +45,24 @@ fn open(input: &Input, quiet: bool) -> Result<Opened, oomwhy::Error> {
 }
 
 /// Says that a symlink loop was not followed (not an error).
-fn warn_loop(path: &str, ancestor: &str, quiet: bool) {
+fn warn_loop(path: &str, ancestor: &str, quiet: bool, lang: Lang) {
     if !quiet {
-        warn!(
-            "oomwhy: {}: a symlink back to {}; not followed",
-            sanitize(path),
-            sanitize(ancestor)
-        );
+        let text = Msg::SymlinkLoop.fill(lang, &[&sanitize(path), &sanitize(ancestor)]);
+        warn!("oomwhy: {text}");
     }
 }
 
-/// Why a file found in a directory is not read.
-const BINARY: &str = "binary file, skipped";
-
 /// The default mode: reads every input to its end and reports.
-pub fn scan(args: &ScanArgs) -> anyhow::Result<i32> {
+pub fn scan(args: &ScanArgs, lang: Lang) -> anyhow::Result<i32> {
     let format = Format::from(args.format);
     let color = use_color(args.color, io::stdout().is_terminal());
     colored::control::set_override(color);
-    let options = RenderOptions { color };
+    let options = RenderOptions {
+        color,
+        width: text_width(stdout_width()),
+        brief: args.brief,
+        lang,
+    };
     let expanded = if args.files.is_empty() {
         vec![Entry::Input(Input::stdin())]
     } else {
@@ -76,10 +74,9 @@ pub fn scan(args: &ScanArgs) -> anyhow::Result<i32> {
         scan_batch(expanded, format, options, args.quiet)?
     };
     if summary.findings == summary.warning && summary.input_errors == 0 && !args.quiet {
-        warn!(
-            "oomwhy: no out-of-memory error or GPU crash found ({} lines read)",
-            summary.lines
-        );
+        let lines = usize::try_from(summary.lines).unwrap_or(usize::MAX);
+        let lines = oomwhy::i18n::count(lang, lines, Msg::LinesOne, Msg::LinesMany);
+        warn!("{}", Msg::NothingFound.fill(lang, &[&lines]));
     }
     Ok(scan_status(&summary))
 }
@@ -97,16 +94,16 @@ fn scan_batch(
     for entry in expanded {
         match entry {
             Entry::Input(input) => inputs.push(input),
-            Entry::Loop { path, ancestor } => warn_loop(&path, &ancestor, quiet),
+            Entry::Loop { path, ancestor } => warn_loop(&path, &ancestor, quiet, options.lang),
             Entry::Error(err) => {
-                warn!("oomwhy: {err}");
+                warn!("oomwhy: {}", err.localized(options.lang));
                 analysis.add_error();
             }
         }
     }
     let scanned = match inputs.as_slice() {
         // One input: its own reader and worker threads, and a progress bar.
-        [input] if !input.from_directory => vec![scan_one(input, quiet)],
+        [input] if !input.from_directory => vec![scan_one(input, quiet, options.lang)],
         _ => input::scan_inputs(&inputs, input::default_threads()),
     };
     let mut outcomes = Vec::with_capacity(scanned.len());
@@ -118,14 +115,17 @@ fn scan_batch(
                 failed.push(false);
             }
             Scanned::Failed(outcome, err) => {
-                warn!("oomwhy: {err}");
+                warn!("oomwhy: {}", err.localized(options.lang));
                 // What was found before the error still counts.
                 outcomes.push(outcome);
                 failed.push(true);
             }
             Scanned::Binary => {
                 if !quiet {
-                    warn!("oomwhy: {}: {BINARY}", sanitize(&input.name));
+                    warn!(
+                        "oomwhy: {}",
+                        Msg::BinarySkipped.fill(options.lang, &[&sanitize(&input.name)])
+                    );
                 }
             }
         }
@@ -150,8 +150,8 @@ fn scan_batch(
 }
 
 /// Scans one named input with the threaded scanner and a progress bar.
-fn scan_one(input: &Input, quiet: bool) -> Scanned {
-    match open(input, quiet) {
+fn scan_one(input: &Input, quiet: bool, lang: Lang) -> Scanned {
+    match open(input, quiet, lang) {
         Ok(None) => Scanned::Binary,
         Ok(Some((reader, progress))) => {
             let (outcome, error) = oomwhy::snapshot::scan_keeping(reader, &input.name);
@@ -180,12 +180,12 @@ fn scan_streaming(
         let entry = match entry {
             Entry::Input(input) => Ok(input),
             Entry::Loop { path, ancestor } => {
-                warn_loop(&path, &ancestor, quiet);
+                warn_loop(&path, &ancestor, quiet, options.lang);
                 continue;
             }
             Entry::Error(err) => Err(err),
         };
-        let opened = entry.and_then(|input| Ok((open(&input, quiet)?, input)));
+        let opened = entry.and_then(|input| Ok((open(&input, quiet, options.lang)?, input)));
         let (input, reader, progress) = match opened {
             Ok((Some((reader, progress)), input)) => {
                 sink.live.begin_input();
@@ -193,12 +193,15 @@ fn scan_streaming(
             }
             Ok((None, input)) => {
                 if !quiet {
-                    warn!("oomwhy: {}: {BINARY}", sanitize(&input.name));
+                    warn!(
+                        "oomwhy: {}",
+                        Msg::BinarySkipped.fill(options.lang, &[&sanitize(&input.name)])
+                    );
                 }
                 continue;
             }
             Err(err) => {
-                warn!("oomwhy: {err}");
+                warn!("oomwhy: {}", err.localized(options.lang));
                 sink.live.begin_input();
                 sink.live.add_error();
                 continue;
@@ -220,7 +223,7 @@ fn scan_streaming(
         match outcome {
             Ok(outcome) => sink.live.end_input(&outcome),
             Err(err) => {
-                warn!("oomwhy: {err}");
+                warn!("oomwhy: {}", err.localized(options.lang));
                 sink.live.add_error();
             }
         }

@@ -7,13 +7,14 @@
 
 use crate::cli::{FormatArg, ScanArgs};
 use anyhow::{bail, Context};
+use oomwhy::i18n::Lang;
 use oomwhy::input::{self, Entry, Input};
 use oomwhy::summary::{FleetSummary, InputDigest};
 use std::io::{self, Write};
 
 /// `oomwhy --summary FILE...`: exit 0 if anything was found, 1 if nothing
 /// was, 2 if an input could not be read (the summary is written all the same).
-pub fn summary(args: &ScanArgs) -> anyhow::Result<i32> {
+pub fn summary(args: &ScanArgs, lang: Lang) -> anyhow::Result<i32> {
     if !matches!(args.format, FormatArg::Text | FormatArg::Json) {
         bail!("--summary writes text or json: use --format text or --format json");
     }
@@ -51,7 +52,7 @@ pub fn summary(args: &ScanArgs) -> anyhow::Result<i32> {
         let mut out = io::BufWriter::new(io::stdout().lock());
         match args.format {
             FormatArg::Json => summary.write_json(&mut out),
-            _ => summary.write_text(&mut out),
+            _ => summary.write_text_in(&mut out, lang),
         }
         .and_then(|()| out.flush())
         .context("cannot write the output")?;

@@ -8,7 +8,8 @@
 //! oomwhy can diagnose from the numbers. Inputs that are not files
 //! (`<stdin>`, `<stdout>`, ...) get no `file=`/`line=` properties.
 
-use crate::explain::headline;
+use super::localize::headline;
+use crate::i18n::Lang;
 use crate::record::{Category, Finding};
 use std::io::{self, Write};
 
@@ -27,7 +28,7 @@ pub fn escape_property(text: &str) -> String {
 /// Longest part of the original message quoted in an annotation.
 const QUOTE_CHARS: usize = 500;
 
-pub(super) fn finding(f: &Finding, out: &mut dyn Write) -> io::Result<()> {
+pub(super) fn finding(f: &Finding, lang: Lang, out: &mut dyn Write) -> io::Result<()> {
     let command = match f.category {
         Category::Oom | Category::LikelyOom => "error",
         Category::Crash | Category::Warning => "warning",
@@ -38,7 +39,7 @@ pub(super) fn finding(f: &Finding, out: &mut dyn Write) -> io::Result<()> {
         properties.push(format!("file={}", escape_property(&f.source.input)));
         properties.push(format!("line={}", f.source.line));
     }
-    let title = format!("oomwhy: {}", headline(f));
+    let title = format!("oomwhy: {}", headline(f, lang));
     properties.push(format!("title={}", escape_property(&title)));
 
     let mut lines = Vec::new();
@@ -96,7 +97,7 @@ mod tests {
         );
         crate::explain::explain(&mut f);
         let mut out = Vec::new();
-        finding(&f, &mut out).unwrap();
+        finding(&f, Lang::En, &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert_eq!(text.lines().count(), 1);
         assert!(text.starts_with("::error file=logs/train%2C1.log,line=7,title=oomwhy%3A "));

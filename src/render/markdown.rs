@@ -3,11 +3,64 @@
 //! verdicts, numbered fixes, the original message in a fenced block and the
 //! `oomwhy explain` codes.
 
+use super::localize::{self, localize};
 use super::sanitize;
-use super::text::{context_line, origin_line, summary_line};
-use crate::explain::{field_rows, headline, reserved_gap};
-use crate::record::{Category, Finding, Summary};
+use super::text::{context_line_in, origin_line_in, summary_line_in};
+use crate::i18n::{Lang, Msg};
+use crate::record::{Finding, Summary};
 use std::io::{self, Write};
+
+/// A word that is code: a call (`torch.cuda.empty_cache()`), a dotted name
+/// (`torch.utils.checkpoint`), an assignment (`PYTORCH_CUDA_ALLOC_CONF=...`),
+/// an environment variable or option with underscores (`max_split_size_mb`).
+fn code_word() -> &'static regex::Regex {
+    static CODE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    CODE.get_or_init(|| {
+        crate::constant_regex(
+            r"^(?:[A-Za-z_][\w.]*\([^\s]*\)|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,}|[A-Za-z_][\w.]*=[^\s]+|[A-Za-z]\w*_\w+|--[a-z][\w-]*)$",
+        )
+    })
+}
+
+/// Text the explainer wrote, for Markdown: what it quotes in backticks
+/// stays code, words that are code become code, everything else is
+/// escaped so that `_` or `*` in it cannot turn into emphasis.
+fn prose(text: &str) -> String {
+    let text = sanitize(text);
+    let mut out = String::with_capacity(text.len() + 16);
+    for (i, part) in text.split('`').enumerate() {
+        if i % 2 == 1 {
+            out.push('`');
+            out.push_str(part);
+            out.push('`');
+            continue;
+        }
+        for (j, word) in part.split(' ').enumerate() {
+            if j > 0 {
+                out.push(' ');
+            }
+            let mut core = word.trim_end_matches([',', ';', ':', '.']);
+            // A closing parenthesis belongs to the word only with its opening one.
+            while core.ends_with(')') && core.matches(')').count() > core.matches('(').count() {
+                core = &core[..core.len() - 1];
+                core = core.trim_end_matches([',', ';', ':', '.']);
+            }
+            let core = core.trim_start_matches('(');
+            let lead = &word[..word.find(core).unwrap_or(0)];
+            let tail = &word[lead.len() + core.len()..];
+            if !core.is_empty() && code_word().is_match(core) {
+                out.push_str(&escape(lead));
+                out.push('`');
+                out.push_str(core);
+                out.push('`');
+                out.push_str(&escape(tail));
+            } else {
+                out.push_str(&escape(word));
+            }
+        }
+    }
+    out
+}
 
 /// Backslash-escapes the characters that would format text taken from a log.
 fn escape(text: &str) -> String {
@@ -37,40 +90,70 @@ fn fence(text: &str) -> String {
     "`".repeat((longest + 1).max(3))
 }
 
-fn label(c: Category) -> &'static str {
-    match c {
-        Category::Oom => "Out of memory",
-        Category::LikelyOom => "Probably out of memory",
-        Category::Crash => "GPU crash",
-        Category::MemoryState => "Memory state",
-        Category::Warning => "Warning",
+fn label(f: &Finding) -> Msg {
+    match super::text::category_label(f) {
+        Msg::Oom => Msg::OomTitle,
+        Msg::HostOom => Msg::HostOomTitle,
+        Msg::LikelyOom => Msg::LikelyOomTitle,
+        Msg::HostLikelyOom => Msg::HostLikelyOomTitle,
+        Msg::MemoryState => Msg::MemoryStateTitle,
+        Msg::Warning => Msg::WarningTitle,
+        _ => Msg::CrashTitle,
     }
 }
 
-pub(super) fn finding(f: &Finding, out: &mut dyn Write) -> io::Result<()> {
+pub(super) fn finding(f: &Finding, lang: Lang, out: &mut dyn Write) -> io::Result<()> {
+    let f = &*localize(f, lang);
     writeln!(
         out,
         "### {}. {}: {}",
         f.id,
-        label(f.category),
-        escape(&headline(f))
+        label(f).text(lang),
+        prose(&localize::headline(f, lang))
     )?;
     writeln!(out)?;
-    writeln!(out, "{}", escape(&origin_line(f)))?;
-    if let Some(context) = context_line(f) {
+    writeln!(out, "{}", escape(&origin_line_in(f, lang)))?;
+    if let Some(context) = context_line_in(f, lang) {
         writeln!(out, "{}", escape(&context))?;
     }
     if let Some(id) = f.consequence_of {
-        writeln!(
-            out,
-            "This follows from finding {id}: a consequence of that crash, not a separate cause."
-        )?;
+        writeln!(out, "{}", escape(&Msg::Consequence.fill(lang, &[&id])))?;
     }
 
-    let rows = field_rows(f);
+    let d = &f.diagnosis;
+    if !d.verdicts.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "**{}**", Msg::WhyHeading.text(lang))?;
+        writeln!(out)?;
+        for v in &d.verdicts {
+            writeln!(out, "- **{}** — {}", prose(&v.title), prose(&v.detail))?;
+        }
+    }
+    if !d.fixes.is_empty() {
+        writeln!(out)?;
+        writeln!(out, "**{}**", Msg::FixHeading.text(lang))?;
+        writeln!(out)?;
+        for (n, fix) in d.fixes.iter().enumerate() {
+            writeln!(
+                out,
+                "{}. **{}** — {}",
+                n + 1,
+                prose(&fix.title),
+                prose(&fix.how)
+            )?;
+        }
+    }
+
+    let rows = localize::field_rows(f, lang);
     if !rows.is_empty() {
         writeln!(out)?;
-        writeln!(out, "| Number | Value | Meaning |")?;
+        writeln!(
+            out,
+            "| {} | {} | {} |",
+            Msg::TableNumber.text(lang),
+            Msg::TableValue.text(lang),
+            Msg::TableMeaning.text(lang)
+        )?;
         writeln!(out, "| --- | ---: | --- |")?;
         for r in &rows {
             writeln!(
@@ -78,13 +161,13 @@ pub(super) fn finding(f: &Finding, out: &mut dyn Write) -> io::Result<()> {
                 "| {} | {} | {} |",
                 escape(&r.label),
                 escape(&r.value),
-                escape(&r.meaning)
+                prose(&r.meaning)
             )?;
         }
     }
-    if let Some(gap) = reserved_gap(f) {
+    if let Some(gap) = localize::reserved_gap(f, lang) {
         writeln!(out)?;
-        writeln!(out, "{}", escape(&gap))?;
+        writeln!(out, "{}", prose(&gap))?;
     }
     if !f.facts.is_empty() && rows.is_empty() {
         writeln!(out)?;
@@ -92,18 +175,18 @@ pub(super) fn finding(f: &Finding, out: &mut dyn Write) -> io::Result<()> {
             writeln!(
                 out,
                 "- {}: `{}`",
-                key.replace('_', " "),
+                localize::fact_label(key, lang),
                 sanitize(value).replace('`', "'")
             )?;
         }
     }
     for note in &f.notes {
         writeln!(out)?;
-        writeln!(out, "Note: {}", escape(note))?;
+        writeln!(out, "{}", prose(&Msg::Note.fill(lang, &[note])))?;
     }
 
     if let Some(report) = &f.snapshot {
-        for (heading, lines) in crate::snapshot::text_sections(report) {
+        for (heading, lines) in localize::snapshot_sections(report, lang) {
             writeln!(out)?;
             writeln!(out, "**{}**", escape(&heading))?;
             writeln!(out)?;
@@ -112,27 +195,33 @@ pub(super) fn finding(f: &Finding, out: &mut dyn Write) -> io::Result<()> {
             }
         }
     }
-    let d = &f.diagnosis;
-    if !d.verdicts.is_empty() {
-        writeln!(out)?;
-        writeln!(out, "**Why**")?;
-        writeln!(out)?;
-        for v in &d.verdicts {
-            writeln!(out, "- **{}** — {}", v.title, sanitize(&v.detail))?;
-        }
-    }
-    if !d.fixes.is_empty() {
-        writeln!(out)?;
-        writeln!(out, "**What to do** (most effective first)")?;
-        writeln!(out)?;
-        for (n, fix) in d.fixes.iter().enumerate() {
-            writeln!(out, "{}. **{}** — {}", n + 1, fix.title, sanitize(&fix.how))?;
-        }
-    }
     writeln!(out)?;
     let message = sanitize(&f.text);
-    let fence = fence(&message);
-    writeln!(out, "{fence}text\n{message}\n{fence}")?;
+    let message_fence = fence(&message);
+    writeln!(out, "{message_fence}text\n{message}\n{message_fence}")?;
+    if let Some(tb) = f.traceback.as_ref().filter(|tb| !tb.frames.is_empty()) {
+        let mut lines = Vec::new();
+        if tb.omitted_frames > 0 {
+            lines.push(format!("… {}", tb.omitted_frames));
+        }
+        for frame in &tb.frames {
+            lines.push(format!(
+                "{}:{} in {}",
+                sanitize(&frame.file),
+                frame.line,
+                sanitize(&frame.function)
+            ));
+            if let Some(code) = &frame.code {
+                lines.push(format!("    {}", sanitize(code)));
+            }
+        }
+        let block = lines.join("\n");
+        let fence = fence(&block);
+        writeln!(out)?;
+        writeln!(out, "{}", Msg::Traceback.text(lang))?;
+        writeln!(out)?;
+        writeln!(out, "{fence}text\n{block}\n{fence}")?;
+    }
     if !f.explain.is_empty() {
         writeln!(out)?;
         let codes: Vec<String> = f
@@ -145,8 +234,8 @@ pub(super) fn finding(f: &Finding, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out)
 }
 
-pub(super) fn summary(s: &Summary, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "_oomwhy: {}_", escape(&summary_line(s)))
+pub(super) fn summary(s: &Summary, lang: Lang, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "_oomwhy: {}_", escape(&summary_line_in(s, lang)))
 }
 
 #[cfg(test)]
@@ -158,5 +247,21 @@ mod tests {
         assert_eq!(escape("a|b *c* <d>"), "a\\|b \\*c\\* \\<d\\>");
         assert_eq!(fence("no ticks"), "```");
         assert_eq!(fence("a ```` b"), "`````");
+    }
+
+    #[test]
+    fn code_in_prose_becomes_code() {
+        assert_eq!(
+            prose("Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, then call torch.cuda.empty_cache()."),
+            "Set `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`, then call `torch.cuda.empty_cache()`."
+        );
+        assert_eq!(
+            prose("Run `nvidia-smi -l 1` now"),
+            "Run `nvidia-smi -l 1` now"
+        );
+        assert_eq!(
+            prose("cap max_length or *crop*"),
+            "cap `max_length` or \\*crop\\*"
+        );
     }
 }

@@ -3,11 +3,14 @@
 
 pub mod github;
 mod json;
+mod localize;
 mod markdown;
 mod ndjson;
 mod text;
 
-pub use text::summary_line;
+pub use crate::i18n::Lang;
+pub use localize::localize;
+pub use text::{summary_line, summary_line_in};
 
 use crate::record::{Finding, Summary};
 use std::io::{self, Write};
@@ -36,11 +39,35 @@ impl Format {
     }
 }
 
+/// The narrowest text layout; narrower terminals get lines of this width.
+pub const MIN_WIDTH: usize = 40;
+
+/// The text width when the output is not a terminal and `COLUMNS` is unset.
+pub const DEFAULT_WIDTH: usize = 100;
+
 /// How to render.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct RenderOptions {
     /// Use ANSI colours (text only).
     pub color: bool,
+    /// Wrap text to this many display columns (text only; at least [`MIN_WIDTH`]).
+    pub width: usize,
+    /// Print only each finding's answer (headline, main reason, first fix)
+    /// and the closing count (text only).
+    pub brief: bool,
+    /// The language of the sentences (every format; JSON keys and codes never change).
+    pub lang: Lang,
+}
+
+impl Default for RenderOptions {
+    fn default() -> Self {
+        RenderOptions {
+            color: false,
+            width: DEFAULT_WIDTH,
+            brief: false,
+            lang: Lang::En,
+        }
+    }
 }
 
 /// Renders all findings and the summary to `out`.
@@ -52,7 +79,11 @@ pub fn render(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     if format == Format::Json {
-        return json::render(findings, summary, out);
+        let findings: Vec<Finding> = findings
+            .iter()
+            .map(|f| localize(f, options.lang).into_owned())
+            .collect();
+        return json::render(&findings, summary, out);
     }
     for f in findings {
         render_finding(format, f, options, out)?;
@@ -70,9 +101,9 @@ pub fn render_finding(
 ) -> io::Result<()> {
     match format {
         Format::Text => text::finding(finding, options, out),
-        Format::Ndjson => ndjson::finding(finding, out),
-        Format::Markdown => markdown::finding(finding, out),
-        Format::Github => github::finding(finding, out),
+        Format::Ndjson => ndjson::finding(&localize(finding, options.lang), out),
+        Format::Markdown => markdown::finding(finding, options.lang, out),
+        Format::Github => github::finding(&localize(finding, options.lang), options.lang, out),
         Format::Json => Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             "the JSON document cannot be written one finding at a time",
@@ -90,7 +121,7 @@ pub fn render_end(
     match format {
         Format::Text => text::summary(summary, options, out),
         Format::Ndjson => ndjson::summary(summary, out),
-        Format::Markdown => markdown::summary(summary, out),
+        Format::Markdown => markdown::summary(summary, options.lang, out),
         Format::Github => Ok(()),
         Format::Json => Err(io::Error::new(
             io::ErrorKind::InvalidInput,

@@ -1,13 +1,13 @@
 //! The human-readable explanation: headline, numbers with their meaning, the
 //! reserved-vs-allocated gap, verdicts, numbered fixes, where it happened.
 
+use super::localize::{self, localize};
 use super::{sanitize, RenderOptions};
-use crate::explain::{field_rows, headline, reserved_gap};
-use crate::record::{Category, Finding, Summary};
+use crate::i18n::{count, Lang, Msg};
+use crate::record::{Category, Finding, Kind, Summary};
 use colored::Colorize;
 use std::io::{self, Write};
-
-const WIDTH: usize = 100;
+use unicode_width::UnicodeWidthStr;
 
 struct Painter {
     color: bool,
@@ -56,33 +56,47 @@ impl Painter {
     }
 }
 
-/// Greedy word wrap of `text` to `width`, continuation lines prefixed by `indent`.
-fn wrap(text: &str, first_indent: &str, indent: &str, width: usize) -> String {
-    let mut out = String::new();
-    for (n, paragraph) in text.split('\n').enumerate() {
-        if n > 0 {
-            out.push('\n');
-        }
-        let mut line = String::from(if n == 0 { first_indent } else { indent });
-        let mut line_len = line.chars().count();
-        let base = line_len;
-        for word in paragraph.split(' ').filter(|w| !w.is_empty()) {
-            let word_len = word.chars().count();
-            if line_len > base && line_len + 1 + word_len > width {
-                out.push_str(line.trim_end());
-                out.push('\n');
-                line = indent.to_string();
-                line_len = line.chars().count();
-            } else if line_len > base {
-                line.push(' ');
-                line_len += 1;
-            }
-            line.push_str(word);
-            line_len += word_len;
-        }
-        out.push_str(line.trim_end());
+/// A number and its unit (`2.00 GiB`, `GPU 0`, `rank 3`), joined by a
+/// no-break space while wrapping so that a line never ends between them.
+fn units() -> &'static regex::Regex {
+    static UNITS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    UNITS.get_or_init(|| {
+        crate::constant_regex(
+            r"(\d) (B|KiB|MiB|GiB|TiB|PiB|KB|MB|GB|TB|bytes|ms|s|tokens)\b|\b(GPU|rank|Xid|PID|line|第) (\d)",
+        )
+    })
+}
+
+/// Wraps `text` to `width` display columns (East Asian wide characters
+/// count two, lines break between CJK characters and at spaces, never
+/// between a number and its unit), the first line prefixed by `first`,
+/// the others by `indent`. Words longer than a line are broken.
+pub(super) fn wrap(text: &str, first: &str, indent: &str, width: usize) -> String {
+    let glued = units().replace_all(text, |c: &regex::Captures<'_>| match (c.get(1), c.get(2)) {
+        (Some(n), Some(unit)) => format!("{}\u{a0}{}", n.as_str(), unit.as_str()),
+        _ => format!("{}\u{a0}{}", &c[3], &c[4]),
+    });
+    let options = textwrap::Options::new(width.max(1))
+        .initial_indent(first)
+        .subsequent_indent(indent)
+        .break_words(true)
+        // Optimal fit lets a line overflow for a better-looking paragraph;
+        // first fit never exceeds the width.
+        .wrap_algorithm(textwrap::WrapAlgorithm::FirstFit);
+    let lines: Vec<String> = textwrap::wrap(&glued, options)
+        .into_iter()
+        .map(|line| line.trim_end().replace('\u{a0}', " "))
+        .collect();
+    if lines.is_empty() {
+        return first.trim_end().to_string();
     }
-    out
+    lines.join("\n")
+}
+
+/// Pads `text` with spaces to `width` display columns.
+fn pad(text: &str, width: usize) -> String {
+    let used = UnicodeWidthStr::width(text);
+    format!("{text}{}", " ".repeat(width.saturating_sub(used)))
 }
 
 /// One finding and the blank line after it.
@@ -90,7 +104,16 @@ pub(super) fn finding(f: &Finding, options: RenderOptions, out: &mut dyn Write) 
     let p = Painter {
         color: options.color,
     };
-    render_finding(f, &p, out)?;
+    let f = localize(f, options.lang);
+    let view = View {
+        p: &p,
+        lang: options.lang,
+        width: options.width.max(super::MIN_WIDTH),
+    };
+    view.answer(&f, out)?;
+    if !options.brief {
+        view.detail(&f, out)?;
+    }
     writeln!(out)
 }
 
@@ -99,23 +122,31 @@ pub(super) fn summary(s: &Summary, options: RenderOptions, out: &mut dyn Write) 
     let p = Painter {
         color: options.color,
     };
-    writeln!(out, "{}", p.bold(&summary_line(s)))
+    let width = options.width.max(super::MIN_WIDTH);
+    let line = wrap(&summary_line_in(s, options.lang), "", "", width);
+    writeln!(out, "{}", p.bold(&line))
 }
 
-/// "2 findings: 1 out-of-memory, 1 crash (in 3 inputs, 1 unreadable)".
+/// "2 findings: 1 out-of-memory, 1 crash (3 lines in 3 inputs, 1 unreadable)".
 pub fn summary_line(s: &Summary) -> String {
+    summary_line_in(s, Lang::En)
+}
+
+/// [`summary_line`] in `lang`.
+pub fn summary_line_in(s: &Summary, lang: Lang) -> String {
     let mut parts = Vec::new();
     if s.oom > 0 {
-        parts.push(format!("{} out-of-memory", s.oom));
+        parts.push(Msg::CountOom.fill(lang, &[&s.oom]));
     }
     if s.likely_oom > 0 {
-        parts.push(format!("{} likely out-of-memory", s.likely_oom));
+        parts.push(Msg::CountLikelyOom.fill(lang, &[&s.likely_oom]));
     }
     if s.crash > 0 {
-        parts.push(format!(
-            "{} other crash{}",
+        parts.push(count(
+            lang,
             s.crash,
-            if s.crash == 1 { "" } else { "es" }
+            Msg::CountCrashOne,
+            Msg::CountCrashMany,
         ));
     }
     if s.warning > 0 {
@@ -128,247 +159,350 @@ pub fn summary_line(s: &Summary) -> String {
     let counts = if parts.is_empty() {
         String::new()
     } else {
-        format!(": {}", parts.join(", "))
+        format!(
+            "{}{}",
+            Msg::CountsIntro.text(lang),
+            parts.join(Msg::ListSep.text(lang))
+        )
     };
     let errors = if s.input_errors > 0 {
-        format!(", {} unreadable", s.input_errors)
+        format!(
+            "{}{}",
+            Msg::ListSep.text(lang),
+            Msg::Unreadable.fill(lang, &[&s.input_errors])
+        )
     } else {
         String::new()
     };
-    format!(
-        "{} finding{}{counts} ({} line{} in {} input{}{errors})",
-        s.findings,
-        if s.findings == 1 { "" } else { "s" },
-        s.lines,
-        if s.lines == 1 { "" } else { "s" },
-        s.inputs,
-        if s.inputs == 1 { "" } else { "s" },
+    let lines = usize::try_from(s.lines).unwrap_or(usize::MAX);
+    Msg::SummaryLine.fill(
+        lang,
+        &[
+            &count(lang, s.findings, Msg::FindingOne, Msg::FindingMany),
+            &counts,
+            &count(lang, lines, Msg::LinesOne, Msg::LinesMany),
+            &count(lang, s.inputs, Msg::InputsOne, Msg::InputsMany),
+            &errors,
+        ],
     )
 }
 
-fn category_label(c: Category) -> &'static str {
-    match c {
-        Category::Oom => "OUT OF MEMORY",
-        Category::LikelyOom => "PROBABLY OUT OF MEMORY",
-        Category::Crash => "GPU CRASH",
-        Category::MemoryState => "MEMORY STATE",
-        Category::Warning => "WARNING",
+/// The finding's tag: in Chinese, host memory (内存) is told apart from
+/// GPU memory (显存).
+pub(super) fn category_label(f: &Finding) -> Msg {
+    let host = matches!(f.kind, Kind::HostOom | Kind::HostOomKilled);
+    match (f.category, host) {
+        (Category::Oom, false) => Msg::Oom,
+        (Category::Oom, true) => Msg::HostOom,
+        (Category::LikelyOom, false) => Msg::LikelyOom,
+        (Category::LikelyOom, true) => Msg::HostLikelyOom,
+        (Category::Crash, _) => Msg::Crash,
+        (Category::MemoryState, _) => Msg::MemoryState,
+        (Category::Warning, _) => Msg::Warning,
     }
+}
+
+/// The first sentence of a verdict's detail, when it carries a figure: the
+/// reason in one line.
+fn first_sentence(detail: &str) -> Option<&str> {
+    let end = [". ", "。", ": "]
+        .iter()
+        .filter_map(|stop| detail.find(stop).map(|i| i + stop.len()))
+        .min()
+        .unwrap_or(detail.len());
+    let sentence = detail[..end].trim_end_matches([' ', ':']).trim();
+    let sentence = sentence.strip_suffix('.').unwrap_or(sentence);
+    let sentence = sentence.strip_suffix('。').unwrap_or(sentence);
+    (sentence.chars().any(|c| c.is_ascii_digit()) && sentence.chars().count() <= 160)
+        .then_some(sentence)
+}
+
+/// "Why: text" in English, "原因：text" in Chinese (a full-width colon
+/// carries its own space).
+fn labelled(label: &str, text: &str) -> String {
+    if label.ends_with('：') {
+        format!("{label}{text}")
+    } else {
+        format!("{label} {text}")
+    }
+}
+
+/// `sentence` and its opening clauses (cut before ` (`, `, `, `; `, ` — `,
+/// `（`, `，`, `；`) that still hold a digit and close their parentheses,
+/// longest first.
+fn clauses(sentence: &str) -> Vec<&str> {
+    let mut cuts: Vec<usize> = [" (", ", ", "; ", " — ", "（", "，", "；"]
+        .iter()
+        .flat_map(|stop| sentence.match_indices(stop).map(|(i, _)| i))
+        .collect();
+    cuts.sort_unstable_by(|a, b| b.cmp(a));
+    std::iter::once(sentence)
+        .chain(cuts.into_iter().map(|i| &sentence[..i]))
+        .filter(|clause| clause.chars().any(|c| c.is_ascii_digit()))
+        // A clause never ends inside parentheses.
+        .filter(|clause| clause.matches(['(', '（']).count() == clause.matches([')', '）']).count())
+        .collect()
+}
+
+struct View<'a> {
+    p: &'a Painter,
+    lang: Lang,
+    width: usize,
 }
 
 /// Every string printed here passes through [`sanitize`], whether a parser
 /// took it from the log or the explainer built it (which may quote the log):
 /// text from a log must never reach the terminal raw.
-fn render_finding(f: &Finding, p: &Painter, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(
-        out,
-        "{} {}",
-        p.category(
-            f.category,
-            &format!("[{}] {}", f.id, category_label(f.category))
-        ),
-        p.bold(&sanitize(&headline(f)))
-    )?;
-    writeln!(out, "    {}", p.dim(&sanitize(&origin_line(f))))?;
-    if let Some(context) = context_line(f) {
-        writeln!(out, "    {}", p.dim(&sanitize(&context)))?;
+impl View<'_> {
+    fn wrap(&self, text: &str, first: &str, indent: &str) -> String {
+        wrap(&sanitize(text), first, indent, self.width)
     }
-    if let Some(id) = f.consequence_of {
-        writeln!(
-            out,
-            "    {}",
-            p.bold(&format!("This follows from finding [{id}]: a consequence of that crash, not a separate cause."))
-        )?;
-    }
-    writeln!(out)?;
-    let message = sanitize(&f.text);
-    let shown: String = if message.chars().count() > 2000 {
-        let cut: String = message.chars().take(2000).collect();
-        format!("{cut} […]")
-    } else {
-        message.into_owned()
-    };
-    writeln!(out, "{}", wrap(&shown, "    │ ", "    │ ", WIDTH))?;
 
-    let rows = field_rows(f);
-    if !rows.is_empty() {
+    fn heading(&self, out: &mut dyn Write, msg: Msg) -> io::Result<()> {
         writeln!(out)?;
-        writeln!(out, "  {}", p.heading("What the numbers mean"))?;
-        let label_width = rows
-            .iter()
-            .map(|r| r.label.chars().count())
-            .max()
-            .unwrap_or(0);
-        let value_width = rows.iter().map(|r| r.value.len()).max().unwrap_or(0);
-        let indent = " ".repeat(4 + label_width + 2 + value_width + 2);
-        for r in &rows {
-            let (label, value) = (sanitize(&r.label), sanitize(&r.value));
-            let lead = format!("    {label:<label_width$}  {value:>value_width$}  ");
-            let wrapped = wrap(&sanitize(&r.meaning), &lead, &indent, WIDTH);
-            let wrapped = wrapped.replacen(&*value, &p.value(&value), 1);
-            writeln!(out, "{wrapped}")?;
+        let text = self.wrap(msg.text(self.lang), "  ", "  ");
+        writeln!(out, "{}", self.p.heading(&text))
+    }
+
+    /// The answer first: what failed, the main reason with its figure, the
+    /// first thing to change (at most three entries).
+    fn answer(&self, f: &Finding, out: &mut dyn Write) -> io::Result<()> {
+        let p = self.p;
+        let lang = self.lang;
+        let tag = format!("[{}] {}", f.id, category_label(f).text(lang));
+        let line = self.wrap(
+            &format!("{tag} {}", localize::headline(f, lang)),
+            "",
+            "    ",
+        );
+        let (tag_part, rest) = line.split_at(tag.len().min(line.len()));
+        writeln!(out, "{}{}", p.category(f.category, tag_part), p.bold(rest))?;
+        if let Some(v) = f.diagnosis.verdicts.first() {
+            let why = Msg::SummaryWhy.text(lang);
+            let join = |reason: &str| match lang {
+                Lang::Zh => format!("{}：{reason}", v.title),
+                Lang::En => format!("{}: {reason}", v.title),
+            };
+            // The reason with the figure it rests on, in at most two lines:
+            // the detail's first sentence, else its longest opening clause
+            // that still holds a number, else the title alone.
+            let candidates = first_sentence(&v.detail)
+                .map(clauses)
+                .unwrap_or_default()
+                .into_iter()
+                .map(join)
+                .chain(std::iter::once(v.title.clone()));
+            let mut text = String::new();
+            for reason in candidates {
+                text = self.wrap(&labelled(why, &reason), "    ", "      ");
+                if text.lines().count() <= 2 {
+                    break;
+                }
+            }
+            writeln!(out, "{}", text.replacen(why, &p.bold(why), 1))?;
         }
-    }
-    if let Some(gap) = reserved_gap(f) {
-        writeln!(out)?;
-        writeln!(out, "  {}", p.heading("Reserved vs allocated"))?;
-        writeln!(out, "{}", wrap(&sanitize(&gap), "    ", "    ", WIDTH))?;
-    }
-    if !f.facts.is_empty() && rows.is_empty() {
-        writeln!(out)?;
-        writeln!(out, "  {}", p.heading("Details"))?;
-        for (key, value) in &f.facts {
-            writeln!(
-                out,
-                "    {}: {}",
-                sanitize(&key.replace('_', " ")),
-                sanitize(value)
-            )?;
+        if let Some(fix) = f.diagnosis.fixes.first() {
+            let label = Msg::SummaryFix.text(lang);
+            let text = self.wrap(&labelled(label, &fix.title), "    ", "      ");
+            writeln!(out, "{}", text.replacen(label, &p.bold(label), 1))?;
         }
+        Ok(())
     }
-    for note in &f.notes {
+
+    /// The detail, in the order people ask: why, what to do, what the
+    /// numbers mean, where.
+    fn detail(&self, f: &Finding, out: &mut dyn Write) -> io::Result<()> {
+        let p = self.p;
+        let lang = self.lang;
+        writeln!(out)?;
         writeln!(
             out,
             "{}",
-            wrap(
-                &format!("Note: {}", sanitize(note)),
-                "    ",
-                "      ",
-                WIDTH
-            )
+            p.dim(&self.wrap(&origin_line_in(f, lang), "    ", "      "))
         )?;
+        if let Some(context) = context_line_in(f, lang) {
+            writeln!(out, "{}", p.dim(&self.wrap(&context, "    ", "      ")))?;
+        }
+        if let Some(id) = f.consequence_of {
+            let text = self.wrap(&Msg::Consequence.fill(lang, &[&id]), "    ", "    ");
+            writeln!(out, "{}", p.bold(&text))?;
+        }
+        writeln!(out)?;
+        let message = sanitize(&f.text);
+        let shown: String = if message.chars().count() > 2000 {
+            let cut: String = message.chars().take(2000).collect();
+            format!("{cut} […]")
+        } else {
+            message.into_owned()
+        };
+        writeln!(out, "{}", wrap(&shown, "    │ ", "    │ ", self.width))?;
+
+        let d = &f.diagnosis;
+        if !d.verdicts.is_empty() {
+            self.heading(out, Msg::WhyHeading)?;
+            for v in &d.verdicts {
+                let bullet = p.category(f.category, "●");
+                let title = self.wrap(&v.title, "    ● ", "      ");
+                writeln!(out, "{}", p.bold(&title).replacen('●', &bullet, 1))?;
+                writeln!(out, "{}", self.wrap(&v.detail, "      ", "      "))?;
+            }
+        }
+        if !d.fixes.is_empty() {
+            self.heading(out, Msg::FixHeading)?;
+            for (n, fix) in d.fixes.iter().enumerate() {
+                let number = format!("    {}. ", n + 1);
+                let title = self.wrap(&fix.title, &number, "       ");
+                writeln!(out, "{}", p.bold(&title))?;
+                writeln!(out, "{}", self.wrap(&fix.how, "       ", "       "))?;
+            }
+        }
+        self.numbers(f, out)?;
+        if let Some(diag) = &f.diagnostics {
+            self.heading(out, Msg::DiagnosticsHeading)?;
+            for line in diagnostics_lines(diag, lang) {
+                writeln!(out, "{}", self.wrap(&line, "    ", "      "))?;
+            }
+        }
+        if let Some(report) = &f.snapshot {
+            for (heading, lines) in localize::snapshot_sections(report, lang) {
+                writeln!(out)?;
+                writeln!(out, "  {}", p.heading(&heading))?;
+                for line in lines {
+                    writeln!(out, "{}", self.wrap(&line, "    ", "      "))?;
+                }
+            }
+        }
+        self.traceback(f, out)?;
+        if !f.explain.is_empty() {
+            writeln!(out)?;
+            let label = Msg::More.text(lang);
+            let codes: Vec<String> = f
+                .explain
+                .iter()
+                .map(|c| format!("oomwhy\u{a0}explain\u{a0}{c}"))
+                .collect();
+            let text = self.wrap(&labelled(label, &codes.join(" · ")), "  ", "        ");
+            writeln!(out, "{}", text.replacen(label, &p.heading(label), 1))?;
+        }
+        Ok(())
     }
 
-    if let Some(diag) = &f.diagnostics {
-        writeln!(out)?;
-        writeln!(out, "  {}", p.heading("Diagnostics pasted alongside"))?;
-        for line in diagnostics_lines(diag) {
-            writeln!(out, "{}", wrap(&sanitize(&line), "    ", "      ", WIDTH))?;
-        }
-    }
-    if let Some(report) = &f.snapshot {
-        for (heading, lines) in crate::snapshot::text_sections(report) {
-            writeln!(out)?;
-            writeln!(out, "  {}", p.heading(&heading))?;
-            for line in lines {
-                writeln!(out, "{}", wrap(&sanitize(&line), "    ", "      ", WIDTH))?;
-            }
-        }
-    }
-    let d = &f.diagnosis;
-    if !d.verdicts.is_empty() {
-        writeln!(out)?;
-        writeln!(out, "  {}", p.heading("Why"))?;
-        for v in &d.verdicts {
-            writeln!(
-                out,
-                "    {} {}",
-                p.category(f.category, "●"),
-                p.bold(&sanitize(&v.title))
-            )?;
-            writeln!(
-                out,
-                "{}",
-                wrap(&sanitize(&v.detail), "      ", "      ", WIDTH)
-            )?;
-        }
-    }
-    if !d.fixes.is_empty() {
-        writeln!(out)?;
-        writeln!(out, "  {}", p.heading("What to do (most effective first)"))?;
-        for (n, fix) in d.fixes.iter().enumerate() {
-            writeln!(out, "    {}. {}", n + 1, p.bold(&sanitize(&fix.title)))?;
-            writeln!(
-                out,
-                "{}",
-                wrap(&sanitize(&fix.how), "       ", "       ", WIDTH)
-            )?;
-        }
-    }
-    if let Some(tb) = &f.traceback {
-        if !tb.frames.is_empty() || !tb.chained.is_empty() {
-            writeln!(out)?;
-            writeln!(out, "  {}", p.heading("Where (traceback, innermost last)"))?;
-            for chained in &tb.chained {
-                let relation = if chained.relation == "direct_cause" {
-                    "caused by an earlier exception"
+    fn numbers(&self, f: &Finding, out: &mut dyn Write) -> io::Result<()> {
+        let p = self.p;
+        let lang = self.lang;
+        let rows = localize::field_rows(f, lang);
+        if !rows.is_empty() {
+            self.heading(out, Msg::NumbersHeading)?;
+            let label_width = rows
+                .iter()
+                .map(|r| UnicodeWidthStr::width(r.label.as_str()))
+                .max()
+                .unwrap_or(0);
+            let value_width = rows
+                .iter()
+                .map(|r| UnicodeWidthStr::width(r.value.as_str()))
+                .max()
+                .unwrap_or(0);
+            let lead_width = 4 + label_width + 2 + value_width + 2;
+            // The meaning beside the numbers when it has room (30 columns),
+            // under them otherwise.
+            let beside = lead_width + 30 <= self.width;
+            let indent = " ".repeat(if beside { lead_width } else { 8 });
+            for r in &rows {
+                let (label, value) = (sanitize(&r.label), sanitize(&r.value));
+                let value_pad =
+                    " ".repeat(value_width.saturating_sub(UnicodeWidthStr::width(&*value)));
+                let lead = format!("    {}  {value_pad}{value}  ", pad(&label, label_width));
+                let wrapped = if beside {
+                    self.wrap(&r.meaning, &lead, &indent)
                 } else {
-                    "raised while handling an earlier exception"
+                    let lead = self.wrap(&labelled(&format!("{label}:"), &value), "    ", "      ");
+                    format!("{lead}\n{}", self.wrap(&r.meaning, &indent, &indent))
                 };
-                writeln!(
-                    out,
-                    "{}",
-                    wrap(
-                        &format!("({relation}: {})", sanitize(&chained.exception)),
-                        "    ",
-                        "      ",
-                        WIDTH
-                    )
-                )?;
-            }
-            let skip = tb.frames.len().saturating_sub(6);
-            let hidden = skip as u64 + tb.omitted_frames;
-            if hidden > 0 {
-                writeln!(
-                    out,
-                    "    {}",
-                    p.dim(&format!(
-                        "… {hidden} earlier frame{}",
-                        if hidden == 1 { "" } else { "s" }
-                    ))
-                )?;
-            }
-            for frame in &tb.frames[skip..] {
-                let code = frame
-                    .code
-                    .as_deref()
-                    .map(|c| format!(": {c}"))
-                    .unwrap_or_default();
-                let line = format!("{}:{} in {}{code}", frame.file, frame.line, frame.function);
-                writeln!(out, "{}", wrap(&sanitize(&line), "    ", "        ", WIDTH))?;
+                let wrapped = wrapped.replacen(&*value, &p.value(&value), 1);
+                writeln!(out, "{wrapped}")?;
             }
         }
+        if let Some(gap) = localize::reserved_gap(f, lang) {
+            self.heading(out, Msg::GapHeading)?;
+            writeln!(out, "{}", self.wrap(&gap, "    ", "    "))?;
+        }
+        if !f.facts.is_empty() && rows.is_empty() {
+            self.heading(out, Msg::DetailsHeading)?;
+            for (key, value) in &f.facts {
+                let colon = if lang == Lang::Zh { "：" } else { ": " };
+                let line = format!("{}{colon}{value}", localize::fact_label(key, lang));
+                writeln!(out, "{}", self.wrap(&line, "    ", "      "))?;
+            }
+        }
+        for note in &f.notes {
+            let text = Msg::Note.fill(lang, &[note]);
+            writeln!(out, "{}", self.wrap(&text, "    ", "      "))?;
+        }
+        Ok(())
     }
-    if !f.explain.is_empty() {
-        writeln!(out)?;
-        let codes: Vec<String> = f
-            .explain
-            .iter()
-            .map(|c| format!("oomwhy explain {c}"))
-            .collect();
-        writeln!(
-            out,
-            "  {} {}",
-            p.heading("More:"),
-            sanitize(&codes.join(" · "))
-        )?;
+
+    fn traceback(&self, f: &Finding, out: &mut dyn Write) -> io::Result<()> {
+        let Some(tb) = &f.traceback else {
+            return Ok(());
+        };
+        if tb.frames.is_empty() && tb.chained.is_empty() {
+            return Ok(());
+        }
+        let lang = self.lang;
+        self.heading(out, Msg::WhereHeading)?;
+        for chained in &tb.chained {
+            let relation = if chained.relation == "direct_cause" {
+                Msg::DirectCause
+            } else {
+                Msg::WhileHandling
+            };
+            let text = format!("({}: {})", relation.text(lang), chained.exception);
+            writeln!(out, "{}", self.wrap(&text, "    ", "      "))?;
+        }
+        let skip = tb.frames.len().saturating_sub(6);
+        let hidden = usize::try_from(skip as u64 + tb.omitted_frames).unwrap_or(usize::MAX);
+        if hidden > 0 {
+            let text = count(lang, hidden, Msg::EarlierFrame, Msg::EarlierFrames);
+            writeln!(out, "    {}", self.p.dim(&text))?;
+        }
+        for frame in &tb.frames[skip..] {
+            let code = frame
+                .code
+                .as_deref()
+                .map(|c| format!(": {c}"))
+                .unwrap_or_default();
+            let line = format!("{}:{} in {}{code}", frame.file, frame.line, frame.function);
+            writeln!(out, "{}", self.wrap(&line, "    ", "        "))?;
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 /// The "Diagnostics pasted alongside" lines: GPUs and processes from
 /// nvidia-smi, the memory summary's key numbers.
-fn diagnostics_lines(diag: &crate::record::Diagnostics) -> Vec<String> {
+fn diagnostics_lines(diag: &crate::record::Diagnostics, lang: Lang) -> Vec<String> {
     use crate::units::format_size as fmt;
     let size = |b: Option<u64>| b.map_or("?".to_string(), fmt);
     let mut lines = Vec::new();
     if let Some(smi) = &diag.nvidia_smi {
-        lines.push(format!(
-            "nvidia-smi (line {}, driver {}{}):",
-            smi.line,
-            smi.driver_version.as_deref().unwrap_or("?"),
-            smi.cuda_version
-                .as_deref()
-                .map(|c| format!(", CUDA {c}"))
-                .unwrap_or_default()
+        let cuda = smi
+            .cuda_version
+            .as_deref()
+            .map(|c| format!(", CUDA {c}"))
+            .unwrap_or_default();
+        lines.push(Msg::SmiHeader.fill(
+            lang,
+            &[
+                &smi.line,
+                &smi.driver_version.as_deref().unwrap_or("?"),
+                &cuda,
+            ],
         ));
         for g in &smi.gpus {
-            lines.push(format!(
-                "· GPU {} {}: {} / {} used",
-                g.index,
-                g.name,
-                size(g.used_bytes),
-                size(g.total_bytes)
+            lines.push(Msg::SmiGpu.fill(
+                lang,
+                &[&g.index, &g.name, &size(g.used_bytes), &size(g.total_bytes)],
             ));
         }
         for p in smi.processes.iter().take(16) {
@@ -382,17 +516,19 @@ fn diagnostics_lines(diag: &crate::record::Diagnostics) -> Vec<String> {
             ));
         }
         if smi.processes.len() > 16 {
-            lines.push(format!("· … {} more processes", smi.processes.len() - 16));
+            lines.push(Msg::SmiMore.fill(lang, &[&(smi.processes.len() - 16)]));
         }
     }
     if let Some(m) = &diag.memory_summary {
         let count = |c: Option<u64>| c.map_or("?".to_string(), |c| c.to_string());
-        lines.push(format!(
-            "memory_summary (line {}, device {}): {} OOMs, {} cudaMalloc retries",
-            m.line,
-            count(m.device.map(u64::from)),
-            count(m.ooms),
-            count(m.alloc_retries)
+        lines.push(Msg::SummaryHeader.fill(
+            lang,
+            &[
+                &m.line,
+                &count(m.device.map(u64::from)),
+                &count(m.ooms),
+                &count(m.alloc_retries),
+            ],
         ));
         let rows = [
             (
@@ -409,11 +545,7 @@ fn diagnostics_lines(diag: &crate::record::Diagnostics) -> Vec<String> {
         ];
         for (name, current, peak) in rows {
             if current.is_some() || peak.is_some() {
-                lines.push(format!(
-                    "· {name}: {} now, {} peak",
-                    size(current),
-                    size(peak)
-                ));
+                lines.push(Msg::SummaryRow.fill(lang, &[&name, &size(current), &size(peak)]));
             }
         }
     }
@@ -421,8 +553,8 @@ fn diagnostics_lines(diag: &crate::record::Diagnostics) -> Vec<String> {
 }
 
 /// "train.log line 57 · RuntimeError · message form "reserved" (PyTorch ≈1.4–1.12)".
-pub(super) fn origin_line(f: &Finding) -> String {
-    let mut parts = vec![format!("{} line {}", f.source.input, f.source.line)];
+pub(super) fn origin_line_in(f: &Finding, lang: Lang) -> String {
+    let mut parts = vec![Msg::AtLine.fill(lang, &[&f.source.input, &f.source.line])];
     if let Some(e) = &f.exception {
         parts.push(e.clone());
     }
@@ -432,41 +564,40 @@ pub(super) fn origin_line(f: &Finding) -> String {
             .as_deref()
             .map(|v| format!(" ({v})"))
             .unwrap_or_default();
-        parts.push(format!("message form \"{era}\"{version}"));
+        parts.push(format!("{}{version}", Msg::MessageForm.fill(lang, &[era])));
     }
     if f.truncated {
-        parts.push("message cut short".into());
+        parts.push(Msg::CutShort.text(lang).to_string());
     }
     parts.join(" · ")
 }
 
 /// Ranks, copies, phase and progress, when known.
-pub(super) fn context_line(f: &Finding) -> Option<String> {
+pub(super) fn context_line_in(f: &Finding, lang: Lang) -> Option<String> {
     let mut parts = Vec::new();
     if f.ranks.len() > 1 {
-        parts.push(format!(
-            "ranks {} (first to fail: rank {})",
-            join_numbers(&f.ranks),
-            f.first_rank.map_or("?".into(), |r| r.to_string())
-        ));
+        let first = f.first_rank.map_or("?".into(), |r| r.to_string());
+        parts.push(Msg::Ranks.fill(lang, &[&join_numbers(&f.ranks), &first]));
     } else if let Some(r) = f.first_rank {
-        parts.push(format!("rank {r}"));
+        parts.push(Msg::Rank.fill(lang, &[&r]));
     }
     if f.devices.len() > 1 {
-        parts.push(format!("GPUs {}", join_numbers(&f.devices)));
+        parts.push(Msg::Gpus.fill(lang, &[&join_numbers(&f.devices)]));
     }
     if f.occurrences > 1 {
-        parts.push(format!("seen {} times", f.occurrences));
+        parts.push(Msg::SeenTimes.fill(lang, &[&f.occurrences]));
     }
     if f.phase.name != "unknown" {
-        parts.push(format!(
-            "phase: {} ({} confidence)",
-            f.phase.name.replace('_', " "),
-            f.phase.confidence
+        parts.push(Msg::Phase.fill(
+            lang,
+            &[
+                &localize::phase(&f.phase.name, lang),
+                &localize::confidence(&f.phase.confidence, lang),
+            ],
         ));
     }
     if let Some(step) = f.last_step {
-        parts.push(format!("last progress counter: {step}"));
+        parts.push(Msg::LastStep.fill(lang, &[&step]));
     }
     (!parts.is_empty()).then(|| parts.join(" · "))
 }
@@ -501,6 +632,58 @@ mod tests {
     fn wraps_words() {
         assert_eq!(wrap("aaa bbb ccc", "> ", "  ", 9), "> aaa bbb\n  ccc");
         assert_eq!(wrap("one\ntwo", "- ", "  ", 80), "- one\n  two");
+    }
+
+    #[test]
+    fn never_splits_a_number_from_its_unit() {
+        let text = wrap("tried to allocate 2.00 GiB now", "", "", 22);
+        assert_eq!(text, "tried to allocate\n2.00 GiB now");
+        assert!(wrap("on GPU 0 today", "", "", 7).contains("GPU 0"));
+    }
+
+    #[test]
+    fn wide_characters_count_two_columns() {
+        let text = wrap("显存不足显存不足显存不足", "", "", 10);
+        for line in text.lines() {
+            assert!(UnicodeWidthStr::width(line) <= 10, "{line:?}");
+        }
+        assert_eq!(text.lines().count(), 3);
+    }
+
+    #[test]
+    fn summary_line_counts_lines_in_both_languages() {
+        let s = Summary {
+            findings: 1,
+            oom: 1,
+            lines: 1,
+            inputs: 1,
+            ..Summary::default()
+        };
+        assert_eq!(
+            summary_line(&s),
+            "1 finding: 1 out-of-memory (1 line in 1 input)"
+        );
+        assert_eq!(
+            summary_line_in(&s, Lang::Zh),
+            "1 个发现：1 个内存不足错误（1 行，共 1 个输入）"
+        );
+    }
+
+    #[test]
+    fn clauses_keep_their_figures() {
+        assert_eq!(
+            clauses("PyTorch holds 1.32 GiB that no tensor uses (reserved 8.80 GiB), more than 1.25 GiB"),
+            [
+                "PyTorch holds 1.32 GiB that no tensor uses (reserved 8.80 GiB), more than 1.25 GiB",
+                "PyTorch holds 1.32 GiB that no tensor uses (reserved 8.80 GiB)",
+                "PyTorch holds 1.32 GiB that no tensor uses",
+            ]
+        );
+        assert!(clauses("no figure here, at all").is_empty());
+        assert_eq!(
+            clauses("refused 32 GiB (error 12, ENOMEM)"),
+            ["refused 32 GiB (error 12, ENOMEM)", "refused 32 GiB"]
+        );
     }
 
     #[test]

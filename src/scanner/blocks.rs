@@ -249,5 +249,10 @@ impl Carry {
         if !self.bytes.is_empty() {
             self.flush(scanner, false);
         }
+        // A last line without a final newline is a line too.
+        if scanner.mid_line {
+            scanner.outcome.lines += 1;
+            scanner.mid_line = false;
+        }
     }
 }

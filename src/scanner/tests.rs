@@ -18,6 +18,16 @@ fn finds_a_pasted_message() {
 }
 
 #[test]
+fn counts_a_last_line_without_newline() {
+    assert_eq!(scan_str(SEED).lines, 1);
+    assert_eq!(scan_str(&format!("a\n{SEED}")).lines, 2);
+    assert_eq!(scan_str("a\n").lines, 1);
+    assert_eq!(scan_str("").lines, 0);
+    let long = "x".repeat(2 * MAX_LINE + 5);
+    assert_eq!(scan_str(&long).lines, 1);
+}
+
+#[test]
 fn counts_lines_through_noise() {
     let log = format!("noise\n\x1b[32mmore noise\x1b[0m\r\n[rank1]: {SEED}\nafter\n");
     let out = scan_str(&log);

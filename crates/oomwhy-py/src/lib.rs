@@ -150,7 +150,10 @@ fn render_json(
         // The text renderer colours through `colored`'s process-wide switch,
         // as the command sets it from --color.
         colored::control::set_override(color);
-        let options = RenderOptions { color };
+        let options = RenderOptions {
+            color,
+            ..RenderOptions::default()
+        };
         let mut out = Vec::new();
         let written = match format {
             Format::Json | Format::Ndjson => {

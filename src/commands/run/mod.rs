@@ -16,11 +16,12 @@ mod merge;
 #[cfg(unix)]
 mod unix;
 
-use super::{use_color, Sink};
+use super::{stderr_width, text_width, use_color, Sink};
 use crate::cli::{RunArgs, ScanArgs};
 use anyhow::{bail, Context};
 use merge::Merge;
 use oomwhy::exit::{self, Ending};
+use oomwhy::i18n::{Lang, Msg};
 use oomwhy::record::fact;
 use oomwhy::render::{Format, RenderOptions};
 use std::fs::File;
@@ -183,7 +184,7 @@ impl Connection {
 }
 
 /// Runs the command and returns the exit status to exit with.
-pub fn run(args: &RunArgs, output: &ScanArgs) -> anyhow::Result<i32> {
+pub fn run(args: &RunArgs, output: &ScanArgs, lang: Lang) -> anyhow::Result<i32> {
     let Some((program, rest)) = args.command.split_first() else {
         bail!("no command to run");
     };
@@ -225,11 +226,14 @@ pub fn run(args: &RunArgs, output: &ScanArgs) -> anyhow::Result<i32> {
         Ok(child) => child,
         Err(err) => {
             let (why, code) = match err.kind() {
-                io::ErrorKind::NotFound => ("command not found".to_string(), 127),
-                io::ErrorKind::PermissionDenied => ("permission denied".to_string(), 126),
+                io::ErrorKind::NotFound => (Msg::CommandNotFound.text(lang).to_string(), 127),
+                io::ErrorKind::PermissionDenied => {
+                    (Msg::PermissionDenied.text(lang).to_string(), 126)
+                }
                 _ => (err.to_string(), 126),
             };
-            warn!("oomwhy: cannot run {}: {why}", program.to_string_lossy());
+            let program = program.to_string_lossy();
+            warn!("oomwhy: {}", Msg::CannotRun.fill(lang, &[&program, &why]));
             return Ok(code);
         }
     };
@@ -260,13 +264,17 @@ pub fn run(args: &RunArgs, output: &ScanArgs) -> anyhow::Result<i32> {
     }
     drop(tx);
 
-    let mut sink = Sink::new(
-        format,
-        RenderOptions { color },
-        out,
-        format == Format::Ndjson,
-        quiet,
-    );
+    let options = RenderOptions {
+        color,
+        width: text_width(if args.report.is_none() {
+            stderr_width()
+        } else {
+            None
+        }),
+        brief: output.brief,
+        lang,
+    };
+    let mut sink = Sink::new(format, options, out, format == Format::Ndjson, quiet);
     sink.live.begin_input();
     let live = sink.write_now;
     let mut merge = Merge::new(OUTPUT_INPUT, count);
@@ -287,7 +295,7 @@ pub fn run(args: &RunArgs, output: &ScanArgs) -> anyhow::Result<i32> {
                 let left = deadline.saturating_duration_since(Instant::now());
                 if left.is_zero() {
                     if !quiet {
-                        warn!("oomwhy: the command exited; not waiting for processes it left running that still hold its output");
+                        warn!("oomwhy: {}", Msg::NotWaiting.text(lang));
                     }
                     break;
                 }
@@ -366,8 +374,8 @@ pub fn run(args: &RunArgs, output: &ScanArgs) -> anyhow::Result<i32> {
     if say && (failed || found) {
         warn!();
         warn!(
-            "oomwhy: the command exited with status {}",
-            decoded.shell_code
+            "oomwhy: {}",
+            Msg::CommandExited.fill(lang, &[&decoded.shell_code])
         );
     }
     if let Some(note) = &decoded.note {
@@ -390,10 +398,9 @@ pub fn run(args: &RunArgs, output: &ScanArgs) -> anyhow::Result<i32> {
         }
     };
     if say && failed && summary.findings == 0 {
-        warn!(
-            "oomwhy: no out-of-memory error or GPU crash found in its output ({} lines)",
-            summary.lines
-        );
+        let lines = usize::try_from(summary.lines).unwrap_or(usize::MAX);
+        let lines = oomwhy::i18n::count(lang, lines, Msg::LinesOne, Msg::LinesMany);
+        warn!("oomwhy: {}", Msg::NothingInOutput.fill(lang, &[&lines]));
     }
     // Output lost on the way (a full disk) is an error too, reported above.
     Ok(if code == 0 && write_error.is_some() {

@@ -1,0 +1,99 @@
+//! What the explainer says, in the language the user reads: the Chinese
+//! catalogue's text where it has an entry, the explainer's English otherwise.
+
+use crate::explain::FieldRow;
+use crate::i18n::{zh, Lang};
+use crate::record::Finding;
+
+/// The finding with its verdict titles and details, fixes and notes in `lang`
+/// (codes unchanged), for every format, JSON included.
+pub fn localize(f: &Finding, lang: Lang) -> std::borrow::Cow<'_, Finding> {
+    if lang == Lang::En {
+        return std::borrow::Cow::Borrowed(f);
+    }
+    let mut out = f.clone();
+    for v in &mut out.diagnosis.verdicts {
+        if let Some((title, detail)) = zh::verdict(&v.code, f) {
+            v.title = title;
+            v.detail = detail;
+        }
+    }
+    for note in &mut out.notes {
+        if let Some(chinese) = zh::note(note) {
+            *note = chinese;
+        }
+    }
+    for fix in &mut out.diagnosis.fixes {
+        if let Some((title, how)) = zh::fix(&fix.title, &fix.how) {
+            fix.title = title;
+            fix.how = how;
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// The one-line headline in `lang`.
+pub fn headline(f: &Finding, lang: Lang) -> String {
+    match lang {
+        Lang::Zh => zh::headline(f).unwrap_or_else(|| crate::explain::headline(f)),
+        Lang::En => crate::explain::headline(f),
+    }
+}
+
+/// The field rows in `lang`.
+pub fn field_rows(f: &Finding, lang: Lang) -> Vec<FieldRow> {
+    let mut rows = crate::explain::field_rows(f);
+    if lang == Lang::Zh {
+        for r in &mut rows {
+            if let Some((label, meaning)) = zh::row(&r.label) {
+                r.label = label;
+                r.meaning = meaning.to_string();
+            }
+        }
+    }
+    rows
+}
+
+/// The reserved-versus-allocated paragraph in `lang`.
+pub fn reserved_gap(f: &Finding, lang: Lang) -> Option<String> {
+    let english = crate::explain::reserved_gap(f)?;
+    Some(match lang {
+        Lang::Zh => zh::reserved_gap(f).unwrap_or(english),
+        Lang::En => english,
+    })
+}
+
+/// The name of a training phase in `lang`.
+pub fn phase(name: &str, lang: Lang) -> String {
+    match lang {
+        Lang::Zh => zh::phase(name).map_or_else(|| name.replace('_', " "), str::to_string),
+        Lang::En => name.replace('_', " "),
+    }
+}
+
+/// A phase confidence in `lang`.
+pub fn confidence(level: &str, lang: Lang) -> String {
+    match lang {
+        Lang::Zh => zh::confidence(level).unwrap_or(level).to_string(),
+        Lang::En => level.to_string(),
+    }
+}
+
+/// The label of a fact key in `lang` (`error_name` → "error name" / "错误名").
+pub fn fact_label(key: &str, lang: Lang) -> String {
+    match lang {
+        Lang::Zh => zh::fact_label(key).map_or_else(|| key.replace('_', " "), str::to_string),
+        Lang::En => key.replace('_', " "),
+    }
+}
+
+/// The sections a memory snapshot adds to a finding, in `lang`.
+pub(super) fn snapshot_sections(
+    report: &crate::snapshot::SnapshotReport,
+    lang: Lang,
+) -> Vec<(String, Vec<String>)> {
+    match lang {
+        Lang::En => crate::snapshot::text_sections(report),
+        Lang::Zh => zh::snapshot_sections(report),
+    }
+}
