@@ -1,6 +1,6 @@
 //! Byte sizes as the frameworks print them, converted to exact byte counts.
 //!
-//! Every framework formats sizes its own way (see `docs/message-formats.md` §1):
+//! Every framework formats sizes its own way (see `docs/formats.md` §1):
 //! PyTorch prints `982.50 KiB`, `0 bytes` or `6080.27 GiB` (never TiB), old MPS
 //! builds print `1.50 GB` meaning GiB, TensorFlow and XLA print `1.5KiB`,
 //! `11.77MiB` or `512B`, and CuPy prints `1,073,741,824`. All of these units are

@@ -1,4 +1,4 @@
-//! CUDA runtime and driver errors (docs/message-formats.md §2.3 E0/E1, §4):
+//! CUDA runtime and driver errors (docs/formats.md §2.3 E0/E1, §4):
 //! out-of-memory without sizes, and illegal memory access.
 
 use super::text::{continues_with_boilerplate, message_text};

@@ -1,4 +1,4 @@
-//! `CUDNN_STATUS_NOT_SUPPORTED` (docs/message-formats.md, "cuDNN"): cuDNN has
+//! `CUDNN_STATUS_NOT_SUPPORTED` (docs/formats.md, "cuDNN"): cuDNN has
 //! no implementation for the requested configuration. PyTorch prints it as
 //! `RuntimeError: cuDNN error: CUDNN_STATUS_NOT_SUPPORTED. This error may
 //! appear if you passed in a non-contiguous input.` It is a crash, not an

@@ -1,4 +1,4 @@
-//! CuPy memory-pool out-of-memory (docs/message-formats.md §7.2; cupy/cupy
+//! CuPy memory-pool out-of-memory (docs/formats.md §7.2; cupy/cupy
 //! `cupy/cuda/memory.pyx`, `OutOfMemoryError`):
 //!
 //! ```text

@@ -1,4 +1,4 @@
-//! Out-of-memory errors under another name (docs/message-formats.md §2.6,
+//! Out-of-memory errors under another name (docs/formats.md §2.6,
 //! §4.2, §4.3): a CUDA library that cannot allocate
 //! its handle or workspace, an internal assert of PyTorch's caching allocator
 //! raised on the OOM path, and the driver's `device not ready` under memory

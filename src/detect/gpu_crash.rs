@@ -1,4 +1,4 @@
-//! GPU crashes next to OOMs that are not OOMs (docs/message-formats.md §4.1):
+//! GPU crashes next to OOMs that are not OOMs (docs/formats.md §4.1):
 //! device-side asserts with the kernel's `Assertion ... failed.` lines,
 //! misaligned addresses, launch failures and missing kernel images.
 

@@ -1,4 +1,4 @@
-//! The driver lost contact with a GPU (docs/message-formats.md, "GPU lost"):
+//! The driver lost contact with a GPU (docs/formats.md, "GPU lost"):
 //!
 //! ```text
 //! NVRM: The NVIDIA GPU 0000:b3:00.0 (PCI ID: 10de:26b5) installed in this system has

@@ -1,7 +1,7 @@
 //! Host (CPU) memory: PyTorch's CPU allocator failing, and processes killed
 //! for memory by the kernel, the batch system or the container runtime.
 //!
-//! `host_oom` — PyTorch's `c10/core/impl/alloc_cpu.cpp` (docs/message-formats.md §3.4):
+//! `host_oom` — PyTorch's `c10/core/impl/alloc_cpu.cpp` (docs/formats.md §3.4):
 //!
 //! ```text
 //! [enforce fail at alloc_cpu.cpp:117] err == 0. DefaultCPUAllocator: can't allocate memory: you tried to allocate N bytes. Error code 12 (Cannot allocate memory)

@@ -1,4 +1,4 @@
-//! Apple MPS allocator out-of-memory (docs/message-formats.md §1, §3.3;
+//! Apple MPS allocator out-of-memory (docs/formats.md §1, §3.3;
 //! pytorch/pytorch `aten/src/ATen/mps/MPSAllocator.mm`, `alloc_buffer_block`):
 //!
 //! ```text

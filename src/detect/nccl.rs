@@ -1,4 +1,4 @@
-//! Distributed-training failures (docs/message-formats.md §8): NCCL's own
+//! Distributed-training failures (docs/formats.md §8): NCCL's own
 //! allocation failures, NCCL/c10d errors, watchdog timeouts, aborted
 //! communicators, and torchelastic's `ChildFailedError` report.
 //!

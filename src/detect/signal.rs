@@ -4,7 +4,7 @@
 //!
 //! PyTorch's `torch/csrc/DataLoader.cpp` installs handlers in every worker
 //! that print one line before the worker dies, and the main process then
-//! raises when it finds the dead worker (see docs/message-formats.md):
+//! raises when it finds the dead worker (see docs/formats.md):
 //!
 //! ```text
 //! ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).

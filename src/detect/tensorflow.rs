@@ -1,4 +1,4 @@
-//! TensorFlow out-of-memory (docs/message-formats.md §6, §1.3):
+//! TensorFlow out-of-memory (docs/formats.md §6, §1.3):
 //!
 //! * `op_kernel` — `OpKernelContext::allocate_tensor`:
 //!   `OOM when allocating tensor with shape[8,512,512,64] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc`,

@@ -323,7 +323,7 @@ pub fn find_size(
         .and_then(|caps| sizes.read(&caps, at, what))
 }
 
-/// TensorFlow/XLA `HumanReadableNumBytes` (docs/message-formats.md §1.3):
+/// TensorFlow/XLA `HumanReadableNumBytes` (docs/formats.md §1.3):
 /// `512B`, `1.5KiB`, `11.77MiB`, `2.00GiB`, no space before the unit.
 /// Two groups: number, unit.
 pub const TF_SIZE: &str = r"(\d+(?:\.\d+)?)(B|KiB|MiB|GiB|TiB|PiB|EiB)\b";

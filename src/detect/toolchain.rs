@@ -1,5 +1,5 @@
 //! Kernel toolchain failures that are not GPU memory exhaustion
-//! (docs/message-formats.md, "Kernel toolchain"):
+//! (docs/formats.md, "Kernel toolchain"):
 //!
 //! * Triton's launch check: `triton.runtime.errors.OutOfResources: out of
 //!   resource: shared memory, Required: 131072, Hardware limit: 101376.

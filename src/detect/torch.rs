@@ -1,4 +1,4 @@
-//! PyTorch caching-allocator OOM messages, every era (docs/message-formats.md §2–3):
+//! PyTorch caching-allocator OOM messages, every era (docs/formats.md §2–3):
 //!
 //! * `cached`   ≈0.4.1–1.3: `(GPU d; T total capacity; X already allocated; F free; C cached)`
 //! * `reserved` ≈1.4–2.0:   `(... F free; [L allowed; ]R reserved in total by PyTorch)` [+ max_split hint]
@@ -343,7 +343,7 @@ fn decode_allocator(message: &Message<'_>) -> Option<Decoded> {
     Some(Decoded { finding, score })
 }
 
-/// Which PyTorch releases print this exact form (docs/message-formats.md §2.3).
+/// Which PyTorch releases print this exact form (docs/formats.md §2.3).
 fn version_hint(f: &Finding) -> Option<String> {
     let exception = f.exception.as_deref().unwrap_or("");
     let hint = f.hint.as_ref();
@@ -518,7 +518,7 @@ impl Family for TorchFragment {
     }
 }
 
-/// The `cudaMallocAsync` backend's message (docs/message-formats.md §2.5).
+/// The `cudaMallocAsync` backend's message (docs/formats.md §2.5).
 pub struct MallocAsync;
 
 fn malloc_async_patterns() -> &'static [Regex; 8] {

@@ -1,4 +1,4 @@
-//! Windows endings of GPU jobs (docs/message-formats.md §9): the fail-fast
+//! Windows endings of GPU jobs (docs/formats.md §9): the fail-fast
 //! exit code 0xC0000409, the access violation 0xC0000005, and
 //! `[WinError 1455]`, the paging file too small to map a CUDA DLL.
 //!

@@ -1,4 +1,4 @@
-//! NVIDIA kernel-driver Xid events (docs/message-formats.md §11), as dmesg, journalctl or
+//! NVIDIA kernel-driver Xid events (docs/formats.md §11), as dmesg, journalctl or
 //! syslog show them:
 //!
 //! ```text

@@ -1,5 +1,5 @@
 //! XLA out-of-memory, as JAX and TensorFlow-with-XLA report it
-//! (docs/message-formats.md §7.1, §1.3):
+//! (docs/formats.md §7.1, §1.3):
 //!
 //! * `bytes` — `TfAllocatorAdapter`: `Out of memory while trying to allocate N bytes.`,
 //!   usually as `RESOURCE_EXHAUSTED: ...` after `jaxlib.xla_extension.XlaRuntimeError: `,
