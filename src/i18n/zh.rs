@@ -95,6 +95,17 @@ pub fn figures(f: &Finding) -> HashMap<String, String> {
     if f.occurrences > 1 {
         out.insert("occurrences".into(), f.occurrences.to_string());
     }
+    if f.kind == Kind::GpuFallenOffBus {
+        // The detector names the kernel driver in English; nvidia-smi stays.
+        let by = f.facts.get("reported_by").map(String::as_str);
+        out.insert(
+            "lost_by".into(),
+            match by {
+                Some("NVIDIA kernel driver") | None => "据 NVIDIA 内核驱动报告".into(),
+                Some(other) => format!("据 {other} 报告"),
+            },
+        );
+    }
     fatal_signal_figures(f, &mut out);
     outside_process_figures(f, &mut out);
     snapshot_figures(f, &mut out);
@@ -895,7 +906,7 @@ const VERDICTS: &[(&str, &[&str], &[&str])] = &[
         "Xid 是 NVIDIA 内核驱动记录的 GPU 事件（见 dmesg）。按 NVIDIA 的 Xid 文档处理：有的是应用自身的错误（如 31：GPU 内存页错误），有的指向硬件或驱动问题（如 48、63、64、79、94、95、119）。",
     ]),
     ("hardware_fault", &["是 GPU 或它的连接坏了，不是你的程序"], &[
-        "{kind:gpu_fallen_off_bus}据 {fact:reported_by} 报告，这块 GPU 已不再通过 PCIe 响应（NVIDIA 的 Xid 79 说的也是这种情况），重启节点之前它都不能用。NVIDIA 列出的原因有供电、过热，以及 PCIe 插槽或转接卡故障；减小 batch 或改显存设置都没有用。",
+        "{kind:gpu_fallen_off_bus}{lost_by}，这块 GPU 已不再通过 PCIe 响应（NVIDIA 的 Xid 79 说的也是这种情况），重启节点之前它都不能用。NVIDIA 列出的原因有供电、过热，以及 PCIe 插槽或转接卡故障；减小 batch 或改显存设置都没有用。",
         "这个 Xid 表示硬件或驱动层面的故障（掉卡、ECC 错误、GSP 超时等）。重启后如果还出现，检查散热、供电、PCIe 连接，并联系管理员或厂商；改程序解决不了。",
     ]),
     ("native_access_violation", &["原生代码访问了不属于它的内存"], &[
@@ -1671,6 +1682,49 @@ mod tests {
             Some("tried to allocate `99999999999999999999.00 GiB` 太大，不可能是真实的字节数")
         );
         assert_eq!(note("something else"), None);
+    }
+
+    /// The first finding of a shipped fixture.
+    fn fixture_finding(name: &str) -> Finding {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures")
+            .join(name);
+        let mut analysis = crate::Analysis::new();
+        analysis.add(crate::scan(std::fs::File::open(path).unwrap(), name).unwrap());
+        analysis.finish().0.remove(0)
+    }
+
+    /// A verdict shared with older kinds is worded for the new kind that
+    /// gave it, not in the older kinds' terms.
+    #[test]
+    fn shared_verdicts_speak_of_their_kind() {
+        let ptxas = fixture_finding("ptxas_alloc_failure_ccminer.log");
+        let (title, detail) = verdict("host_ram_exhausted", &ptxas).unwrap();
+        assert_eq!(title, "多半是编译机器的内存用完了");
+        assert!(detail.starts_with("ptxas "), "{detail}");
+        assert!(detail.contains("它失败了 2 次"), "{detail}");
+
+        let lost = fixture_finding("gpu_fallen_off_bus_dmesg.log");
+        let (_, detail) = verdict("hardware_fault", &lost).unwrap();
+        assert!(detail.starts_with("据 NVIDIA 内核驱动报告，"), "{detail}");
+
+        let triton = fixture_finding("triton_out_of_resources_shared_memory.log");
+        let (_, detail) = verdict("shared_memory_limit", &triton).unwrap();
+        assert!(
+            detail.contains("要用 65.00 KiB 的 shared memory"),
+            "{detail}"
+        );
+        assert!(detail.contains("上限 64.00 KiB"), "{detail}");
+
+        // The cuDNN wording is picked by the kind, whatever the category.
+        let cudnn = fixture_finding("cudnn_not_supported_non_contiguous.log");
+        let (title, detail) = verdict("masked_oom", &cudnn).unwrap();
+        assert_eq!(title, "多半是换了个名字的显存不足");
+        assert!(detail.starts_with("cuDNN 报错附近的日志"), "{detail}");
+
+        // Other kinds keep the general wording.
+        let (title, _) = verdict("masked_oom", &triton).unwrap();
+        assert_eq!(title, "报错里没说显存不足，但实际上多半就是");
     }
 
     #[test]
