@@ -86,6 +86,26 @@ pub fn figures(f: &Finding) -> HashMap<String, String> {
     for (key, value) in &f.facts {
         out.insert(format!("fact:{key}"), value.clone());
     }
+    // Empty, so that a verdict shared by several kinds can word its
+    // detail for one of them (`{kind:gpu_fallen_off_bus}…`).
+    out.insert(format!("kind:{}", f.kind.slug()), String::new());
+    if f.facts.get("resource").map(String::as_str) == Some("shared memory") {
+        out.insert("shared_memory".into(), String::new());
+    }
+    if f.occurrences > 1 {
+        out.insert("occurrences".into(), f.occurrences.to_string());
+    }
+    if f.kind == Kind::GpuFallenOffBus {
+        // The detector names the kernel driver in English; nvidia-smi stays.
+        let by = f.facts.get("reported_by").map(String::as_str);
+        out.insert(
+            "lost_by".into(),
+            match by {
+                Some("NVIDIA kernel driver") | None => "据 NVIDIA 内核驱动报告".into(),
+                Some(other) => format!("据 {other} 报告"),
+            },
+        );
+    }
     fatal_signal_figures(f, &mut out);
     outside_process_figures(f, &mut out);
     snapshot_figures(f, &mut out);
@@ -563,6 +583,11 @@ fn kind_title_of(kind: Kind) -> Option<&'static str> {
         Kind::GenericOom => "其他框架或库报告显存分配失败",
         Kind::FatalSignal => "进程被致命信号终止（SIGSEGV、SIGBUS、SIGABRT 等）",
         Kind::MemorySnapshot => "PyTorch 显存快照",
+        Kind::TfAllocatorWarning => "TensorFlow 分配器重试了一次分配（警告，不是报错）",
+        Kind::TritonOutOfResources => "Triton kernel 超出了 GPU 的片上资源",
+        Kind::CudnnNotSupported => "cuDNN 不支持这个调用（CUDNN_STATUS_NOT_SUPPORTED）",
+        Kind::GpuFallenOffBus => "GPU 掉卡（fallen off the bus）",
+        Kind::PtxasAllocFailure => "ptxas 编译 kernel 时内存不足",
         #[allow(unreachable_patterns)]
         _ => return None,
     })
@@ -674,6 +699,22 @@ fn headline_templates(kind: Kind) -> &'static [&'static str] {
             "PyTorch 无法在 GPU {snap:device} 上分配 {snap:allocation}（来自显存快照）",
             "PyTorch 显存快照：拍下时的显存状态，没有记录 OOM",
         ],
+        Kind::TfAllocatorWarning => &[
+            "只是警告，不是报错：TensorFlow 没能在 {device} 上一次分配到 {requested}，已经重试",
+            "只是警告，不是报错：TensorFlow 没能一次分配到 {requested}，已经重试",
+            "只是警告，不是报错：TensorFlow 没能一次完成分配，已经重试",
+        ],
+        Kind::TritonOutOfResources => &[
+            "{shared_memory}Triton kernel 每个 block 需要 {requested} 的 shared memory，这块 GPU 只允许 {size:hardware_limit_bytes}",
+            "Triton kernel 需要的 {fact:resource} 超出了这块 GPU 的上限",
+            "Triton kernel 需要的片上资源超出了这块 GPU 的上限",
+        ],
+        Kind::CudnnNotSupported => &["cuDNN 不支持这个调用（CUDNN_STATUS_NOT_SUPPORTED）"],
+        Kind::GpuFallenOffBus => &[
+            "GPU {fact:pci} 掉卡了（fallen off the bus）：驱动已经找不到它",
+            "有一块 GPU 掉卡了（fallen off the bus）：驱动已经找不到它",
+        ],
+        Kind::PtxasAllocFailure => &["ptxas（NVIDIA 的 PTX 汇编器）编译 kernel 时内存不足"],
         #[allow(unreachable_patterns)]
         _ => &[],
     }
@@ -797,7 +838,9 @@ const VERDICTS: &[(&str, &[&str], &[&str])] = &[
     ("unified_memory_exhausted", &["macOS 给 GPU 的内存用完了（MPS 上限已关闭）"], &[
         "PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 关掉了上限，于是 macOS 本身没法再给 GPU 分配统一内存。Apple GPU 和 CPU 共用同一块内存，其他程序也在占用它。",
     ]),
-    ("host_ram_exhausted", &["机器的内存（RAM）用完了：是主机内存，不是显存"], &[
+    ("host_ram_exhausted", &["{kind:ptxas_alloc_failure}多半是编译机器的内存用完了", "机器的内存（RAM）用完了：是主机内存，不是显存"], &[
+        "{kind:ptxas_alloc_failure}ptxas 在编译时或首次启动时把 PTX 转成 GPU 机器码，它分配不到内存了。这是主机内存（RAM），不是显存：kernel 特别大、同时编译很多目标架构、并行编译任务或 32 位的 ptxas 都会把它耗尽。它失败了 {occurrences} 次（每个 kernel 或架构一次）。",
+        "{kind:ptxas_alloc_failure}ptxas 在编译时或首次启动时把 PTX 转成 GPU 机器码，它分配不到内存了。这是主机内存（RAM），不是显存：kernel 特别大、同时编译很多目标架构、并行编译任务或 32 位的 ptxas 都会把它耗尽。",
         "这次失败的是 CPU 内存：数据加载、把 checkpoint 整个读进内存、pin_memory 缓冲区、DataLoader 子进程各自的副本，都会占用主机内存。显存相关的设置对它没有用。",
     ]),
     ("host_memory_limit", &["任务超出了调度器给它的内存上限"], &[
@@ -819,7 +862,8 @@ const VERDICTS: &[(&str, &[&str], &[&str])] = &[
         "推理引擎先加载权重、做一次剖析，再把剩下的显存留给 KV cache；剩下的放不下一个 max_model_len {fact:max_seq_len} 的请求。调低 max_model_len、提高 gpu_memory_utilization，或者用更小/量化的权重。",
         "推理引擎加载权重后剩下的显存放不下一个最长上下文的 KV cache：调低 max_model_len、提高 gpu_memory_utilization，或用量化权重。",
     ]),
-    ("masked_oom", &["报错里没说显存不足，但实际上多半就是"], &[
+    ("masked_oom", &["{kind:cudnn_not_supported}多半是换了个名字的显存不足", "报错里没说显存不足，但实际上多半就是"], &[
+        "{kind:cudnn_not_supported}cuDNN 报错附近的日志说显存用完了：拿到的工作区放不下任何算法时，cuDNN 就报 NOT_SUPPORTED。把它当作显存不足处理。",
         "{fact:status} 这类状态码在分配失败时也会出现：库在申请句柄或工作区时拿不到显存，就只报一个笼统的错误。要确认：把 batch size 减半重跑（错误消失或推迟出现，就是显存的问题）；运行时用 `nvidia-smi -l 1` 观察；在出错那一步之前打印 torch.cuda.memory_summary()。",
         "这条报错没写“out of memory”，但它常常是在显存不足时出现的。要确认：把 batch size 减半重跑（错误消失或推迟出现，就是显存的问题）；运行时用 `nvidia-smi -l 1` 观察；在出错那一步之前打印 torch.cuda.memory_summary()。",
     ]),
@@ -862,6 +906,7 @@ const VERDICTS: &[(&str, &[&str], &[&str])] = &[
         "Xid 是 NVIDIA 内核驱动记录的 GPU 事件（见 dmesg）。按 NVIDIA 的 Xid 文档处理：有的是应用自身的错误（如 31：GPU 内存页错误），有的指向硬件或驱动问题（如 48、63、64、79、94、95、119）。",
     ]),
     ("hardware_fault", &["是 GPU 或它的连接坏了，不是你的程序"], &[
+        "{kind:gpu_fallen_off_bus}{lost_by}，这块 GPU 已不再通过 PCIe 响应（NVIDIA 的 Xid 79 说的也是这种情况），重启节点之前它都不能用。NVIDIA 列出的原因有供电、过热，以及 PCIe 插槽或转接卡故障；减小 batch 或改显存设置都没有用。",
         "这个 Xid 表示硬件或驱动层面的故障（掉卡、ECC 错误、GSP 超时等）。重启后如果还出现，检查散热、供电、PCIe 连接，并联系管理员或厂商；改程序解决不了。",
     ]),
     ("native_access_violation", &["原生代码访问了不属于它的内存"], &[
@@ -877,6 +922,8 @@ const VERDICTS: &[(&str, &[&str], &[&str])] = &[
         "一次 GPU 分配失败。报错没有给出数字，所以先看是配置太大（batch、序列长度、模型）还是有其他进程占着卡。",
     ]),
     ("shared_memory_limit", &["kernel 的配置超出了这块 GPU 的共享内存"], &[
+        "{shared_memory}Triton kernel 编译出来每个 thread block 要用 {requested} 的 shared memory，超过了这块 GPU 的上限 {size:hardware_limit_bytes}。shared memory 是每个 SM 上的片上内存，不是显存：这不是显存不足，减小 batch 或释放显存都没有用。kernel 的 tile 大小和流水线级数（BLOCK_* 和 num_stages）是按 shared memory 更多的 GPU 选的。",
+        "{kind:triton_out_of_resources}Triton kernel 的启动配置每个 block 需要的 {fact:resource} 超出了这块 GPU 的上限。这是芯片的限制，和空闲显存无关。",
         "kernel（通常是 Triton 自动调优出的配置）需要的 shared memory 超出了这块 GPU 每个 block 的上限。这和显存无关：换一个适合这块卡的配置（更小的 BLOCK_SIZE、num_stages），或者换一条不走 Triton 的路径。",
     ]),
 ];
@@ -1046,6 +1093,15 @@ const FIXES: &[(&str, &str, &str)] = &[
     ("Use less memory per request", "让每个请求少用些显存", "用 compute_type=\"int8_float16\"（或 \"int8\"）加载模型，调低 beam_size 和 batch_size，换更小的模型，或者用 device=\"cpu\" 测试。"),
     ("Use less of the GPU than nvidia-smi shows free", "只用比 nvidia-smi 显示的空闲更少的显存", "在 WSL2 上真正能驻留的显存比 nvidia-smi 报告的少：调低框架占用的比例（vLLM --gpu-memory-utilization 0.8、更小的 KV cache）、batch 或模型大小。`dmesg | grep -i make_resident` 会显示驱动的 ENOMEM。"),
     ("Use mixed precision", "使用混合精度", "在 torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16) 下跑前向（或用 float16 配合 torch.amp.GradScaler）：激活值只占一半显存。"),
+    ("Give TensorFlow more room if it is slow", "如果变慢了，给 TensorFlow 多留些显存", "退回去的算法可能更慢：更小的 batch、混合精度，或者停掉这块 GPU 上的其他进程，都能给更快的算法腾出空间。"),
+    ("Give the compiler more memory", "给编译器更多内存", "减少并行编译任务（make -j1、MAX_JOBS=1），关掉其他程序或加 swap，并且只为你用的 GPU 编译（-gencode / TORCH_CUDA_ARCH_LIST 只写一个架构）。"),
+    ("Look for the driver's Xid line", "找驱动的 Xid 记录", "在崩溃时间前后运行 `sudo dmesg -T | grep -i -e xid -e NVRM`，看驱动最先看到的是什么。"),
+    ("Make the input contiguous", "让输入连续", "按 PyTorch 的提示，对传给出错的卷积 / RNN 的张量调用 .contiguous()（permute、transpose 或切片之后）。"),
+    ("Match cuDNN to the GPU and framework", "让 cuDNN 和 GPU、框架匹配", "用 PyTorch/TensorFlow 发行版自带的 cuDNN；半精度，或者不常见的 stride、groups、dilation，并不是每个算法都支持。"),
+    ("Nothing to fix unless the job fails", "任务没失败就不用处理", "TensorFlow 说明调用方会处理这次分配失败（改用一个需要显存更少的算法）。在日志后面找 `OOM when allocating tensor` 或 `ResourceExhaustedError`：只有那才是显存不足错误。"),
+    ("Reboot the node and check the hardware", "重启节点并检查硬件", "给机器断电重启；检查电源余量、温度（`nvidia-smi -q -d TEMPERATURE,POWER`）以及 PCIe 插槽或转接卡；同一块 GPU 反复出现就送修。"),
+    ("Try a smaller batch, then without cuDNN", "先减小 batch，再试试不用 cuDNN", "张量大到超出 cuDNN 的 32 位索引，或者工作区放不下，也会得到这个状态：把 batch size 减半；设 `torch.backends.cudnn.enabled = False` 可以确认是 cuDNN 拒绝了调用。"),
+    ("Use a 64-bit, current CUDA toolkit", "用较新的 64 位 CUDA 工具包", "旧的或 32 位的 ptxas 地址空间很小；较新的 64 位工具包没有这个限制。"),
 ];
 
 /// English label, Chinese label, Chinese meaning.
@@ -1307,6 +1363,11 @@ pages! {
     "library_alloc_failed",
     "tf_oom",
     "mps_oom",
+    "tf_allocator_warning",
+    "triton_out_of_resources",
+    "cudnn_not_supported",
+    "gpu_fallen_off_bus",
+    "ptxas_alloc_failure",
 }
 
 /// The era evidence `crate::snapshot` writes, in Chinese (key names kept).
@@ -1621,6 +1682,49 @@ mod tests {
             Some("tried to allocate `99999999999999999999.00 GiB` 太大，不可能是真实的字节数")
         );
         assert_eq!(note("something else"), None);
+    }
+
+    /// The first finding of a shipped fixture.
+    fn fixture_finding(name: &str) -> Finding {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures")
+            .join(name);
+        let mut analysis = crate::Analysis::new();
+        analysis.add(crate::scan(std::fs::File::open(path).unwrap(), name).unwrap());
+        analysis.finish().0.remove(0)
+    }
+
+    /// A verdict shared with older kinds is worded for the new kind that
+    /// gave it, not in the older kinds' terms.
+    #[test]
+    fn shared_verdicts_speak_of_their_kind() {
+        let ptxas = fixture_finding("ptxas_alloc_failure_ccminer.log");
+        let (title, detail) = verdict("host_ram_exhausted", &ptxas).unwrap();
+        assert_eq!(title, "多半是编译机器的内存用完了");
+        assert!(detail.starts_with("ptxas "), "{detail}");
+        assert!(detail.contains("它失败了 2 次"), "{detail}");
+
+        let lost = fixture_finding("gpu_fallen_off_bus_dmesg.log");
+        let (_, detail) = verdict("hardware_fault", &lost).unwrap();
+        assert!(detail.starts_with("据 NVIDIA 内核驱动报告，"), "{detail}");
+
+        let triton = fixture_finding("triton_out_of_resources_shared_memory.log");
+        let (_, detail) = verdict("shared_memory_limit", &triton).unwrap();
+        assert!(
+            detail.contains("要用 65.00 KiB 的 shared memory"),
+            "{detail}"
+        );
+        assert!(detail.contains("上限 64.00 KiB"), "{detail}");
+
+        // The cuDNN wording is picked by the kind, whatever the category.
+        let cudnn = fixture_finding("cudnn_not_supported_non_contiguous.log");
+        let (title, detail) = verdict("masked_oom", &cudnn).unwrap();
+        assert_eq!(title, "多半是换了个名字的显存不足");
+        assert!(detail.starts_with("cuDNN 报错附近的日志"), "{detail}");
+
+        // Other kinds keep the general wording.
+        let (title, _) = verdict("masked_oom", &triton).unwrap();
+        assert_eq!(title, "报错里没说显存不足，但实际上多半就是");
     }
 
     #[test]
