@@ -90,9 +90,10 @@ fn kv_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
             let n: Option<u64> = fact(f, fact::MAX_SEQ_LEN).and_then(|v| v.parse().ok());
             let m: Option<u64> = fact(f, fact::KV_CACHE_TOKENS).and_then(|v| v.parse().ok());
             match (n, m) {
-                (Some(n), Some(m)) => format!(
+                // Checked: a mangled paste can print a length below the cache.
+                (Some(n), Some(m)) if n > m => format!(
                     "The engine reserves its KV cache at start-up from what is left of gpu_memory_utilization × GPU memory after the weights and a profiling forward pass. That cache holds {m} tokens, but max_model_len is {n}: a single request of full length would need {}% of it more than exists, so the engine refuses to start. Lower max_model_len to at most {m}, or give the cache more memory.",
-                    (n - m) * 100 / m.max(1)
+                    (n - m).saturating_mul(100) / m.max(1)
                 ),
                 _ => "The KV cache the engine could reserve holds fewer tokens than max_model_len, so one full-length request would not fit.".into(),
             }
