@@ -3,7 +3,7 @@
 
 use super::blocks::Block;
 use super::collect::Collector;
-use super::prefilter::{count_newlines, prefilter};
+use super::prefilter::{count_newlines, families_in, prefilter};
 use super::{ScanOutcome, LOOKBACK, MAX_LINE, MAX_RANK_STATES};
 use crate::context::{TracebackBuilder, TracebackEvent};
 use crate::detect::{self, Family, FAMILIES};
@@ -290,12 +290,20 @@ impl Scanner {
 
 /// The first family whose message starts on this line, unless the line only quotes it.
 pub(super) fn detect_start(text: &str) -> Option<(&'static dyn Family, usize)> {
-    // No family starts on a line without one of their trigger phrases; this
-    // keeps lines read while some rank's message is open (the slow path) cheap.
-    if !prefilter().is_match(text.as_bytes()) {
+    // No family starts on a line without one of its trigger phrases; trying
+    // only the families whose phrases occur keeps lines that only look like
+    // a message, and lines read while some rank's message is open (the slow
+    // path), cheap.
+    let candidates = families_in(text.as_bytes());
+    if candidates == 0 {
         return None;
     }
-    FAMILIES.iter().find_map(|family| {
+    let candidates = FAMILIES
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| candidates & (1 << index) != 0)
+        .map(|(_, family)| family);
+    candidates.into_iter().find_map(|family| {
         // A quoted mention can be followed on the same line by the printed
         // message (`raise ValueError("...") ValueError: ...`): look again
         // after each mention, a few times at most.

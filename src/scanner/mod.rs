@@ -30,6 +30,8 @@ pub const MAX_LINE: usize = 1 << 20;
 /// Bytes read per `read` call (at most MAX_LINE: a line inside one block is
 /// never too long).
 const READ_SIZE: usize = 256 * 1024;
+/// Blocks the main thread reads ahead of the one the helper is searching.
+const MAX_BLOCKS_AHEAD: usize = 2;
 /// Bytes before a crash searched for progress counters.
 const LOOKBACK: usize = 128 * 1024;
 /// Findings kept per input; more are counted, not stored.
@@ -313,8 +315,7 @@ impl Stream {
             let (to_main, from_helper) = mpsc::sync_channel::<(u64, Block)>(1);
             let (shared, free) = (&shared, &free);
             scope.spawn(move || help(shared, free, &to_main));
-            // Blocks read but not processed yet, by number (at most a few:
-            // the helper's channel holds one).
+            // Blocks read but not processed yet, by number.
             let mut waiting: BTreeMap<u64, Block> = BTreeMap::new();
             let mut expected = 0;
             loop {
@@ -327,31 +328,41 @@ impl Stream {
                     self.scanner.emit_ready(on_finding);
                     continue;
                 }
+                // Take a block the helper finished, without waiting for one.
+                if let Ok((number, block)) = from_helper.try_recv() {
+                    waiting.insert(number, block);
+                    continue;
+                }
                 let (next, done) = {
                     let s = shared.lock().unwrap_or_else(PoisonError::into_inner);
                     (s.next, s.done)
                 };
-                if expected < next {
-                    // The helper read it: wait for it.
-                    match from_helper.recv() {
-                        Ok((number, block)) => {
-                            waiting.insert(number, block);
-                        }
-                        // The helper stops only once the input is done.
-                        Err(_) => break,
+                if expected == next && done {
+                    break;
+                }
+                // While the helper still searches the next block, this thread
+                // reads and searches one after it rather than wait: waiting
+                // here left one core idle and made two threads no faster
+                // than one. A few blocks ahead at most, so memory stays
+                // bounded.
+                if !done && waiting.len() < MAX_BLOCKS_AHEAD {
+                    let data = free
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .pop()
+                        .unwrap_or_default();
+                    if let Ok((number, block)) = read_block(shared, data) {
+                        waiting.insert(number, block);
                     }
                     continue;
                 }
-                if done {
-                    break;
-                }
-                let data = free
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .pop()
-                    .unwrap_or_default();
-                if let Ok((number, block)) = read_block(shared, data) {
-                    waiting.insert(number, block);
+                // The helper holds the next block: wait for it.
+                match from_helper.recv() {
+                    Ok((number, block)) => {
+                        waiting.insert(number, block);
+                    }
+                    // The helper stops only once the input is done.
+                    Err(_) => break,
                 }
             }
             drop(from_helper);

@@ -64,6 +64,15 @@ pub(super) const KEYS: &[&str] = &[
     "Traceback (most recent call last)",
 ];
 
+/// The literal that stands for `trigger` in the search: the first key it
+/// contains, or the trigger itself.
+fn literal_for(trigger: &'static str) -> &'static str {
+    KEYS.iter()
+        .copied()
+        .find(|k| trigger.contains(k))
+        .unwrap_or(trigger)
+}
+
 #[doc(hidden)]
 /// The literals the prefilter searches for: every trigger, each replaced by
 /// a key it contains, without duplicates or literals containing another.
@@ -73,10 +82,7 @@ pub fn prefilter_literals() -> Vec<&'static str> {
     for family in FAMILIES {
         triggers.extend_from_slice(family.triggers());
     }
-    let mut literals: Vec<&'static str> = triggers
-        .iter()
-        .map(|t| KEYS.iter().copied().find(|k| t.contains(k)).unwrap_or(t))
-        .collect();
+    let mut literals: Vec<&'static str> = triggers.iter().map(|t| literal_for(t)).collect();
     // A literal that contains another is redundant: the shorter one already
     // finds its lines.
     let all = literals.clone();
@@ -114,6 +120,7 @@ impl Prefilter {
     }
 
     /// Whether any literal occurs in `haystack`.
+    #[cfg(test)]
     pub(super) fn is_match(&self, haystack: &[u8]) -> bool {
         self.find_at(haystack, 0).is_some()
     }
@@ -151,6 +158,57 @@ pub(super) fn prefilter() -> &'static Prefilter {
                     .build(&literals)
                     .expect("a few dozen short literals always build"),
             ),
+        }
+    })
+}
+
+/// Which families can start on a line: those with one of their literals in
+/// it. Trying only those, instead of every family's patterns on every line
+/// the prefilter passed, keeps lines that only look like a message cheap.
+struct FamilyGate {
+    automaton: aho_corasick::AhoCorasick,
+    /// For each literal, the families (bits by their place in [`FAMILIES`])
+    /// that have it.
+    families: Vec<u64>,
+}
+
+/// The families, as bits by their place in [`FAMILIES`], whose literals
+/// occur in `text`. A family can start a message only on such a line: each
+/// family's triggers occur on its first line, and each literal is part of
+/// the trigger it stands for.
+pub(super) fn families_in(text: &[u8]) -> u64 {
+    let gate = family_gate();
+    gate.automaton
+        .find_overlapping_iter(text)
+        .fold(0, |bits, m| bits | gate.families[m.pattern().as_usize()])
+}
+
+#[allow(clippy::expect_used)] // literals always build an automaton; tested on every run
+fn family_gate() -> &'static FamilyGate {
+    static GATE: OnceLock<FamilyGate> = OnceLock::new();
+    GATE.get_or_init(|| {
+        const _: () = assert!(FAMILIES.len() <= 64, "families are bits of a u64");
+        let mut literals: Vec<&'static str> = Vec::new();
+        let mut families: Vec<u64> = Vec::new();
+        for (index, family) in FAMILIES.iter().enumerate() {
+            for trigger in family.triggers() {
+                let literal = literal_for(trigger);
+                let at = literals.iter().position(|l| *l == literal).unwrap_or_else(|| {
+                    literals.push(literal);
+                    families.push(0);
+                    literals.len() - 1
+                });
+                families[at] |= 1 << index;
+            }
+        }
+        FamilyGate {
+            automaton: aho_corasick::AhoCorasick::builder()
+                .match_kind(aho_corasick::MatchKind::Standard)
+                // A few hundred states: a DFA is small and the fastest kind.
+                .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+                .build(&literals)
+                .expect("a few dozen short literals always build"),
+            families,
         }
     })
 }
