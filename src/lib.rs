@@ -84,7 +84,52 @@ pub use error::{Error, Result};
 /// tests of the module that owns it, so a typo fails `cargo test`, never a user.
 #[allow(clippy::expect_used)]
 pub(crate) fn constant_regex(pattern: &str) -> regex::Regex {
-    regex::Regex::new(pattern).expect("constant regex")
+    regex::Regex::new(&ascii_classes(pattern)).expect("constant regex")
+}
+
+/// `pattern` with its digit, word and word-boundary classes made ASCII:
+/// `\d` is `[0-9]`, `\w` is `[0-9A-Za-z_]`, `\b` is `(?-u:\b)`.
+///
+/// What these classes read in a message is ASCII (numbers, identifiers,
+/// units), and every number is parsed as ASCII digits. Unicode's classes are
+/// thousands of ranges each: compiling the crate's patterns with them took
+/// about 9 ms, the largest part of a short run, and a Unicode word boundary
+/// stops the fast regex engine at the first non-ASCII byte (a progress bar's
+/// `█`). Spaces (`\s`) stay Unicode: pasted text can hold no-break spaces;
+/// and a pattern that names non-ASCII text (`第`) keeps Unicode classes,
+/// since its word boundaries must see such characters as word characters.
+fn ascii_classes(pattern: &str) -> String {
+    if !pattern.is_ascii() {
+        return pattern.to_string();
+    }
+    let mut out = String::with_capacity(pattern.len() + 32);
+    let mut chars = pattern.chars();
+    // Nesting depth of character classes: `\b` is only valid outside them.
+    let mut depth = 0usize;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('d') => out.push_str("[0-9]"),
+                Some('w') => out.push_str("[0-9A-Za-z_]"),
+                Some('b') if depth == 0 => out.push_str("(?-u:\\b)"),
+                Some(other) => {
+                    out.push('\\');
+                    out.push(other);
+                }
+                None => out.push('\\'),
+            },
+            '[' => {
+                depth += 1;
+                out.push(c);
+            }
+            ']' if depth > 0 => {
+                depth -= 1;
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    out
 }
 pub use record::{Finding, Summary};
 pub use scanner::{scan, scan_streaming, ScanOutcome, Stream};
@@ -235,4 +280,36 @@ pub fn decode_str(text: &str) -> Vec<Finding> {
         analysis.add(outcome);
     }
     analysis.finish().0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ascii_classes, constant_regex};
+
+    #[test]
+    fn classes_become_ascii_outside_and_inside_brackets() {
+        assert_eq!(ascii_classes(r"\d+"), "[0-9]+");
+        assert_eq!(ascii_classes(r"[\w.-]+"), "[[0-9A-Za-z_].-]+");
+        assert_eq!(ascii_classes(r"\bGPU\b"), r"(?-u:\b)GPU(?-u:\b)");
+        // An escaped backslash is not the start of a class.
+        assert_eq!(ascii_classes(r"C:\\data"), r"C:\\data");
+        assert_eq!(ascii_classes(r"\s\(\)"), r"\s\(\)");
+    }
+
+    #[test]
+    fn ascii_classes_keep_their_meaning_on_ascii_text() {
+        let re = constant_regex(r"\b(\w+) at (\d+)\b");
+        let caps = re.captures("error_1 at 42;").expect("matches");
+        assert_eq!((&caps[1], &caps[2]), ("error_1", "42"));
+        // Digits of other scripts are not numbers to parse.
+        assert!(!constant_regex(r"^\d+$").is_match("٣٤"));
+        // Spaces stay Unicode: a pasted no-break space still separates.
+        assert!(constant_regex(r"of\smemory").is_match("of\u{a0}memory"));
+    }
+
+    #[test]
+    fn a_pattern_naming_non_ascii_text_keeps_unicode_classes() {
+        assert_eq!(ascii_classes(r"\b第 (\d)"), r"\b第 (\d)");
+        assert!(constant_regex(r"\b第 (\d)").is_match("在 第 3 行"));
+    }
 }
