@@ -65,7 +65,11 @@ impl Input {
     /// Opens the input, decompressing it if its first bytes say so.
     pub fn open(&self) -> Result<Opened> {
         let raw: Box<dyn Read + Send> = match &self.path {
-            None => Box::new(io::stdin()),
+            None => {
+                let stdin = io::stdin();
+                enlarge_pipe(&stdin);
+                Box::new(stdin)
+            }
             Some(path) => Box::new(self.open_file(path)?.0),
         };
         self.open_raw(raw)
@@ -94,6 +98,18 @@ impl Input {
             source,
         }
     }
+}
+
+/// Asks the kernel for a 1 MiB buffer when standard input is a pipe (the
+/// default is 64 KiB). With the default, the writer and oomwhy woke each
+/// other every 64 KiB, and those hand-offs made `cat LOG | oomwhy` about a
+/// fifth slower than `cat LOG | wc -l`. A refusal (a lower system limit, not
+/// a pipe) changes nothing, so it is ignored.
+fn enlarge_pipe(stdin: &io::Stdin) {
+    #[cfg(target_os = "linux")]
+    let _ = nix::fcntl::fcntl(stdin, nix::fcntl::FcntlArg::F_SETPIPE_SZ(1 << 20));
+    #[cfg(not(target_os = "linux"))]
+    let _ = stdin;
 }
 
 /// One entry of [`expand`]'s list.

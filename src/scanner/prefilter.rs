@@ -193,11 +193,14 @@ fn family_gate() -> &'static FamilyGate {
         for (index, family) in FAMILIES.iter().enumerate() {
             for trigger in family.triggers() {
                 let literal = literal_for(trigger);
-                let at = literals.iter().position(|l| *l == literal).unwrap_or_else(|| {
-                    literals.push(literal);
-                    families.push(0);
-                    literals.len() - 1
-                });
+                let at = literals
+                    .iter()
+                    .position(|l| *l == literal)
+                    .unwrap_or_else(|| {
+                        literals.push(literal);
+                        families.push(0);
+                        literals.len() - 1
+                    });
                 families[at] |= 1 << index;
             }
         }
