@@ -398,3 +398,33 @@ fn a_lone_report_gives_way_to_the_fuller_one() {
     assert_eq!(both.findings.len(), 1);
     assert!(both.findings[0].exception.is_some());
 }
+
+#[test]
+fn two_threads_find_what_one_finds_in_order() {
+    // Many blocks, a message every few hundred KiB, some astride a block
+    // boundary: whichever thread reads a block, it is decoded in order.
+    let mut log = String::new();
+    let mut i = 0u64;
+    while log.len() < 12 * READ_SIZE {
+        log.push_str(&format!("step {i} loss 0.{i}\n"));
+        if i % 9_000 == 8_999 {
+            log.push_str(&format!(
+                "[rank{}]: RuntimeError: CUDA error: out of memory\n",
+                i % 7
+            ));
+            log.push_str(
+                &format!("{SEED}\n").replace("2.00 GiB", &format!("{}.00 GiB", i % 5 + 1)),
+            );
+        }
+        i += 1;
+    }
+    let (serial, error) = scan_serial(log.as_bytes(), "t");
+    assert!(error.is_none());
+    assert!(serial.findings.len() > 5, "{}", serial.findings.len());
+    let threaded = scan(log.as_bytes(), "t").unwrap();
+    assert_eq!(threaded.findings, serial.findings);
+    assert_eq!(
+        (threaded.lines, threaded.bytes),
+        (serial.lines, serial.bytes)
+    );
+}
