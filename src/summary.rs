@@ -481,7 +481,7 @@ fn group_label(key: &str, what: GroupedBy, lang: Lang) -> String {
         GroupedBy::Category => match key {
             "oom" => Some("显存不足"),
             "likely_oom" => Some("很可能是显存不足"),
-            "crash" => Some("GPU 崩溃"),
+            "crash" => Some("崩溃"),
             "memory_state" => Some("显存状态"),
             _ => None,
         },

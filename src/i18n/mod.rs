@@ -101,6 +101,8 @@ messages! {
     OomTitle { en: "Out of memory", zh: "显存不足", }
     LikelyOomTitle { en: "Probably out of memory", zh: "很可能是显存不足", }
     CrashTitle { en: "GPU crash", zh: "GPU 崩溃", }
+    ProcessCrash { en: "CRASH", zh: "崩溃", }
+    ProcessCrashTitle { en: "Crash", zh: "崩溃", }
     MemoryState { en: "MEMORY STATE", zh: "显存状态", }
     MemoryStateTitle { en: "Memory state", zh: "显存状态", }
     Warning { en: "WARNING", zh: "警告", }
@@ -131,6 +133,8 @@ messages! {
     CountLikelyOom { en: "{0} likely out-of-memory", zh: "{0} 个很可能的内存不足", }
     CountCrashOne { en: "1 other crash", zh: "1 个其他崩溃", }
     CountCrashMany { en: "{0} other crashes", zh: "{0} 个其他崩溃", }
+    CountWarningOne { en: "1 warning", zh: "1 个警告", }
+    CountWarningMany { en: "{0} warnings", zh: "{0} 个警告", }
     LinesOne { en: "1 line", zh: "1 行", }
     LinesMany { en: "{0} lines", zh: "{0} 行", }
     InputsOne { en: "in 1 input", zh: "共 1 个输入", }

@@ -98,6 +98,7 @@ fn label(f: &Finding) -> Msg {
         Msg::HostLikelyOom => Msg::HostLikelyOomTitle,
         Msg::MemoryState => Msg::MemoryStateTitle,
         Msg::Warning => Msg::WarningTitle,
+        Msg::ProcessCrash => Msg::ProcessCrashTitle,
         _ => Msg::CrashTitle,
     }
 }

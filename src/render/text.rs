@@ -150,10 +150,11 @@ pub fn summary_line_in(s: &Summary, lang: Lang) -> String {
         ));
     }
     if s.warning > 0 {
-        parts.push(format!(
-            "{} warning{}",
+        parts.push(count(
+            lang,
             s.warning,
-            if s.warning == 1 { "" } else { "s" }
+            Msg::CountWarningOne,
+            Msg::CountWarningMany,
         ));
     }
     let counts = if parts.is_empty() {
@@ -188,15 +189,34 @@ pub fn summary_line_in(s: &Summary, lang: Lang) -> String {
 }
 
 /// The finding's tag: in Chinese, host memory (内存) is told apart from
-/// GPU memory (显存).
+/// GPU memory (显存); a crash is a "GPU crash" only when the GPU or its code
+/// faulted, not when a process, a worker or a collective failed.
 pub(super) fn category_label(f: &Finding) -> Msg {
-    let host = matches!(f.kind, Kind::HostOom | Kind::HostOomKilled);
+    // A paging file and /dev/shm (a bus error in a DataLoader worker) are
+    // host memory.
+    let host = matches!(
+        f.kind,
+        Kind::HostOom | Kind::HostOomKilled | Kind::WindowsPagingFile | Kind::FatalSignal
+    );
+    let gpu_fault = matches!(
+        f.kind,
+        Kind::IllegalMemoryAccess
+            | Kind::DeviceSideAssert
+            | Kind::MisalignedAddress
+            | Kind::LaunchFailure
+            | Kind::NoKernelImage
+            | Kind::Xid
+            | Kind::GpuFallenOffBus
+            | Kind::TritonOutOfResources
+            | Kind::CudnnNotSupported
+    );
     match (f.category, host) {
         (Category::Oom, false) => Msg::Oom,
         (Category::Oom, true) => Msg::HostOom,
         (Category::LikelyOom, false) => Msg::LikelyOom,
         (Category::LikelyOom, true) => Msg::HostLikelyOom,
-        (Category::Crash, _) => Msg::Crash,
+        (Category::Crash, _) if gpu_fault => Msg::Crash,
+        (Category::Crash, _) => Msg::ProcessCrash,
         (Category::MemoryState, _) => Msg::MemoryState,
         (Category::Warning, _) => Msg::Warning,
     }
@@ -627,6 +647,30 @@ fn join_numbers(numbers: &[u32]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_crash_is_a_gpu_crash_only_when_the_gpu_faulted() {
+        let label = |kind: Kind, category: Category| {
+            let mut f = Finding::new(kind, "t", 1, String::new());
+            f.category = category;
+            category_label(&f)
+        };
+        assert_eq!(
+            label(Kind::IllegalMemoryAccess, Category::Crash),
+            Msg::Crash
+        );
+        assert_eq!(label(Kind::Xid, Category::Crash), Msg::Crash);
+        assert_eq!(label(Kind::FatalSignal, Category::Crash), Msg::ProcessCrash);
+        assert_eq!(label(Kind::NcclTimeout, Category::Crash), Msg::ProcessCrash);
+        assert_eq!(label(Kind::ChildFailed, Category::Crash), Msg::ProcessCrash);
+        // A bus error in a DataLoader worker: /dev/shm, host memory.
+        assert_eq!(
+            label(Kind::FatalSignal, Category::LikelyOom),
+            Msg::HostLikelyOom
+        );
+        assert_eq!(label(Kind::WindowsPagingFile, Category::Oom), Msg::HostOom);
+        assert_eq!(label(Kind::TorchAllocatorOom, Category::Oom), Msg::Oom);
+    }
 
     #[test]
     fn wraps_words() {
