@@ -237,6 +237,23 @@ fn first_sentence(detail: &str) -> Option<&str> {
         .then_some(sentence)
 }
 
+/// Whether `reason` opens like `title` ("Other processes hold a large part
+/// of this GPU" and "Other processes hold 20.31 GiB of the 23.65 GiB
+/// card"): then the reason alone says both, without repeating the subject.
+/// The first two words are compared; for Chinese, which does not separate
+/// words, the first four characters.
+fn restates(title: &str, reason: &str) -> bool {
+    let opening = |text: &str| -> String {
+        if text.starts_with(|c: char| c.is_ascii()) {
+            let words: Vec<&str> = text.split_whitespace().take(2).collect();
+            words.join(" ").to_lowercase()
+        } else {
+            text.chars().take(4).collect()
+        }
+    };
+    opening(title) == opening(reason)
+}
+
 /// "Why: text" in English, "原因：text" in Chinese (a full-width colon
 /// carries its own space).
 fn labelled(label: &str, text: &str) -> String {
@@ -300,6 +317,7 @@ impl View<'_> {
         if let Some(v) = f.diagnosis.verdicts.first() {
             let why = Msg::SummaryWhy.text(lang);
             let join = |reason: &str| match lang {
+                _ if restates(&v.title, reason) => reason.to_string(),
                 Lang::Zh => format!("{}：{reason}", v.title),
                 Lang::En => format!("{}: {reason}", v.title),
             };
@@ -647,6 +665,23 @@ fn join_numbers(numbers: &[u32]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reason_that_restates_the_title_stands_alone() {
+        assert!(restates(
+            "Other processes hold a large part of this GPU",
+            "Other processes hold 20.31 GiB of the 23.65 GiB card"
+        ));
+        assert!(!restates(
+            "The workload does not fit in GPU memory",
+            "Live tensors take 14.76 GiB of the 15.90 GiB card"
+        ));
+        assert!(restates(
+            "设备报告的空闲显存比申请的还多",
+            "设备报告空闲 5.00 GiB"
+        ));
+        assert!(!restates("工作负载放不下", "活跃张量占用 14.76 GiB"));
+    }
 
     #[test]
     fn a_crash_is_a_gpu_crash_only_when_the_gpu_faulted() {
