@@ -16,7 +16,19 @@ pub struct Normalized {
     pub text: String,
     /// The distributed rank named by a prefix such as `[rank3]:`, if any.
     pub rank: Option<u32>,
+    /// The serving engine whose process a prefix names (`vllm` for
+    /// `(VllmWorker rank=0 pid=4716)`), if any.
+    pub engine: Option<&'static str>,
 }
+
+/// Process names that vLLM's worker and engine processes print before their
+/// lines (through Python's multiprocessing or Ray), and the engine they name.
+const ENGINE_PROCESSES: &[(&str, &str)] = &[
+    ("(VllmWorker ", "vllm"),
+    ("(VllmWorkerProcess ", "vllm"),
+    ("(EngineCore_", "vllm"),
+    ("(RayWorkerWrapper ", "vllm"),
+];
 
 /// Removes ANSI/VT escape sequences (CSI, OSC, and two-byte escapes).
 pub fn strip_ansi(text: &str) -> std::borrow::Cow<'_, str> {
@@ -133,9 +145,10 @@ fn prefixes() -> &'static Prefixes {
 
 /// Removes leading log prefixes, repeatedly (a timestamp often precedes a
 /// level which precedes a rank). Returns the rest and the rank, if named.
-fn strip_prefixes(mut text: &str) -> (&str, Option<u32>) {
+fn strip_prefixes(mut text: &str) -> (&str, Option<u32>, Option<&'static str>) {
     let p = prefixes();
     let mut rank = None;
+    let mut engine = None;
     for _ in 0..8 {
         if let Some(caps) = p.rank.captures(text) {
             rank = rank.or_else(|| {
@@ -145,7 +158,14 @@ fn strip_prefixes(mut text: &str) -> (&str, Option<u32>) {
                     .next()
                     .and_then(|m| m.as_str().parse().ok())
             });
-            text = &text[caps.get(0).map_or(0, |m| m.end())..];
+            let prefix = caps.get(0).map_or("", |m| m.as_str());
+            engine = engine.or_else(|| {
+                ENGINE_PROCESSES
+                    .iter()
+                    .find(|(name, _)| prefix.starts_with(name))
+                    .map(|(_, engine)| *engine)
+            });
+            text = &text[prefix.len()..];
             continue;
         }
         let stripped = [
@@ -168,7 +188,7 @@ fn strip_prefixes(mut text: &str) -> (&str, Option<u32>) {
             None => break,
         }
     }
-    (text, rank)
+    (text, rank, engine)
 }
 
 /// If `text` is a JSON-lines log record (Docker json-file, structured logs),
@@ -189,17 +209,18 @@ fn json_message(text: &str) -> Option<String> {
 pub fn normalize(raw: &str) -> Vec<Normalized> {
     let clean = strip_ansi(raw);
     let clean = clean.strip_suffix('\r').unwrap_or(&clean);
-    let (outer, outer_rank) = strip_prefixes(clean);
+    let (outer, outer_rank, outer_engine) = strip_prefixes(clean);
     if let Some(message) = json_message(outer) {
         let message = message.strip_suffix('\n').unwrap_or(&message);
         return message
             .split('\n')
             .map(|line| {
                 let line = strip_ansi(line);
-                let (text, rank) = strip_prefixes(line.strip_suffix('\r').unwrap_or(&line));
+                let (text, rank, engine) = strip_prefixes(line.strip_suffix('\r').unwrap_or(&line));
                 Normalized {
                     text: text.to_string(),
                     rank: rank.or(outer_rank),
+                    engine: engine.or(outer_engine),
                 }
             })
             .collect();
@@ -207,12 +228,30 @@ pub fn normalize(raw: &str) -> Vec<Normalized> {
     vec![Normalized {
         text: outer.to_string(),
         rank: outer_rank,
+        engine: outer_engine,
     }]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_vllm_process_prefix_names_the_engine() {
+        let line = "(VllmWorkerProcess pid=486731) ERROR 03-19 10:55:18 [multiproc_worker_utils.py:242] torch.OutOfMemoryError: CUDA out of memory.";
+        let n = &normalize(line)[0];
+        assert_eq!(n.text, "torch.OutOfMemoryError: CUDA out of memory.");
+        assert_eq!(n.engine, Some("vllm"));
+        let n = &normalize("(VllmWorker rank=3 pid=2211) RuntimeError: x")[0];
+        assert_eq!((n.rank, n.engine), (Some(3), Some("vllm")));
+        assert_eq!(
+            normalize("(EngineCore_DP0 pid=3452) ERROR x")[0].engine,
+            Some("vllm")
+        );
+        // Ray's prefix for any other actor names no engine.
+        let n = &normalize("(TrainWorker pid=77, ip=10.0.0.2) RuntimeError: x")[0];
+        assert_eq!((n.text.as_str(), n.engine), ("RuntimeError: x", None));
+    }
 
     fn one(raw: &str) -> (String, Option<u32>) {
         let mut lines = normalize(raw);

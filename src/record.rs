@@ -170,6 +170,9 @@ pub mod fact {
     pub const DLL_NAME: &str = "dll_name";
     /// `dtype`: a TensorFlow tensor's dtype.
     pub const DTYPE: &str = "dtype";
+    /// `engine`: the serving engine whose process printed the message, named
+    /// by its line prefix (`vllm` for `(VllmWorker rank=0 pid=4716)`).
+    pub const ENGINE: &str = "engine";
     /// `errno`: the errno of a refused host allocation.
     pub const ERRNO: &str = "errno";
     /// `error_name`: the error name a generic OOM printed (`CUDA_ERROR_OUT_OF_MEMORY`).

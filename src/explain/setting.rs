@@ -4,7 +4,7 @@
 //! message form allows. Fixes are chosen from it so that none is given that
 //! cannot apply (docs/fix-versions.md lists the versions and their sources).
 
-use crate::record::{Era, Finding, Kind};
+use crate::record::{fact, Era, Finding, Kind};
 
 /// The GPU's vendor, from the backend the message names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,7 +67,8 @@ pub(super) enum Runtime {
 }
 
 impl Runtime {
-    /// Recognised from the traceback's file paths and the message text.
+    /// Recognised from the traceback's file paths, the message text, and the
+    /// process a line prefix names.
     pub(super) fn of(f: &Finding) -> Option<Runtime> {
         let mut places: Vec<String> = f
             .traceback
@@ -81,8 +82,9 @@ impl Runtime {
             .collect();
         places.push(f.text.to_ascii_lowercase());
         let any = |needle: &str| places.iter().any(|p| p.contains(needle));
+        let named = f.facts.get(fact::ENGINE).map(String::as_str);
         // Engines before front ends: ComfyUI can run on top of diffusers.
-        if any("vllm/") || any("vllm.") {
+        if named == Some("vllm") || any("vllm/") || any("vllm.") {
             Some(Runtime::Vllm)
         } else if any("sglang/") {
             Some(Runtime::Sglang)

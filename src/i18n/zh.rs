@@ -427,6 +427,7 @@ const FACT_LABELS: &[(&str, &str)] = &[
     ("dll_name", "DLL 名称"),
     ("driver_message", "驱动消息"),
     ("dtype", "数据类型"),
+    ("engine", "推理引擎"),
     ("errno", "errno"),
     ("error_code", "错误码"),
     ("error_name", "错误名"),

@@ -7,7 +7,7 @@ use super::{ScanOutcome, FOLD_WINDOW_LINES, LOOKBACK, MAX_RECENT_DIAGNOSTICS};
 use crate::context;
 use crate::detect::Message;
 use crate::diagnostics;
-use crate::record::Finding;
+use crate::record::{fact, Finding};
 
 impl Scanner {
     /// The last progress counter in the LOOKBACK bytes before the current
@@ -62,6 +62,12 @@ impl Scanner {
         finding.traceback = traceback;
         finding.last_step = pending.last_step;
         finding.time = pending.time;
+        if let Some(engine) = pending.engine {
+            finding
+                .facts
+                .entry(fact::ENGINE.to_string())
+                .or_insert_with(|| engine.to_string());
+        }
         self.collector.push(finding, rank);
         for (parsed, claimed) in &mut self.recent_diagnostics {
             if !*claimed {

@@ -25,6 +25,8 @@ pub(super) struct Pending {
     pub(super) last_step: Option<u64>,
     /// The timestamp of the line it started on.
     pub(super) time: Option<String>,
+    /// The serving engine a line prefix of the message named.
+    pub(super) engine: Option<&'static str>,
 }
 
 #[derive(Default)]
@@ -216,6 +218,7 @@ impl Scanner {
             // could otherwise pile up in one message (a hostile or runaway log).
             if fits && pending.family.continues(&pending.lines, &line.text) {
                 pending.bytes += line.text.len();
+                pending.engine = pending.engine.or(line.engine);
                 pending.lines.push(line.text);
                 return;
             }
@@ -256,6 +259,7 @@ impl Scanner {
             traceback,
             last_step,
             time: self.line_time.clone(),
+            engine: line.engine,
         };
         self.ranks.entry(line.rank).or_default().pending = Some(pending);
     }
