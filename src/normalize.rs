@@ -17,7 +17,8 @@ pub struct Normalized {
     /// The distributed rank named by a prefix such as `[rank3]:`, if any.
     pub rank: Option<u32>,
     /// The serving engine whose process a prefix names (`vllm` for
-    /// `(VllmWorker rank=0 pid=4716)`), if any.
+    /// `(VllmWorker rank=0 pid=4716)`, `sglang` for `[2025-02-12 02:56:48
+    /// TP0] `), if any.
     pub engine: Option<&'static str>,
 }
 
@@ -95,6 +96,7 @@ struct Prefixes {
     cri: Regex,
     glog: Regex,
     vllm: Regex,
+    sglang: Regex,
     logging: Regex,
     basic_config: Regex,
     loguru: Regex,
@@ -123,6 +125,12 @@ fn prefixes() -> &'static Prefixes {
             // vLLM: `ERROR 06-01 12:00:00 [engine.py:160] `.
             vllm: re(
                 r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \[[^\]]+\] ",
+            ),
+            // SGLang: `[2025-02-12 02:56:48 TP0] `, `[2026-06-28 23:41:27 DP0 PP1 TP0] `:
+            // the time and the process's place in the data, pipeline, tensor
+            // and expert parallel groups.
+            sglang: re(
+                r"^\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?: (?:DP|PP|TP|EP)\d+)+\] ",
             ),
             // `- ERROR - `, `- root - ERROR - `, `ERROR: ` after a stripped timestamp.
             logging: re(
@@ -166,6 +174,11 @@ fn strip_prefixes(mut text: &str) -> (&str, Option<u32>, Option<&'static str>) {
                     .map(|(_, engine)| *engine)
             });
             text = &text[prefix.len()..];
+            continue;
+        }
+        if let Some(m) = p.sglang.find(text) {
+            engine = engine.or(Some("sglang"));
+            text = &text[m.end()..];
             continue;
         }
         let stripped = [
@@ -248,6 +261,13 @@ mod tests {
             normalize("(EngineCore_DP0 pid=3452) ERROR x")[0].engine,
             Some("vllm")
         );
+        let n = &normalize("[2026-06-28 23:41:27 DP0 PP1 TP0] Scheduler hit an exception: x")[0];
+        assert_eq!(
+            (n.text.as_str(), n.engine),
+            ("Scheduler hit an exception: x", Some("sglang"))
+        );
+        let n = &normalize("[2026-02-25 16:41:56] Received sigquit from a child process.")[0];
+        assert_eq!(n.engine, None);
         // Ray's prefix for any other actor names no engine.
         let n = &normalize("(TrainWorker pid=77, ip=10.0.0.2) RuntimeError: x")[0];
         assert_eq!((n.text.as_str(), n.engine), ("RuntimeError: x", None));

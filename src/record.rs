@@ -171,7 +171,8 @@ pub mod fact {
     /// `dtype`: a TensorFlow tensor's dtype.
     pub const DTYPE: &str = "dtype";
     /// `engine`: the serving engine whose process printed the message, named
-    /// by its line prefix (`vllm` for `(VllmWorker rank=0 pid=4716)`).
+    /// by its line prefix (`vllm` for `(VllmWorker rank=0 pid=4716)`,
+    /// `sglang` for `[2025-02-12 02:56:48 TP0] `).
     pub const ENGINE: &str = "engine";
     /// `errno`: the errno of a refused host allocation.
     pub const ERRNO: &str = "errno";

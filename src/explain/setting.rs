@@ -86,7 +86,7 @@ impl Runtime {
         // Engines before front ends: ComfyUI can run on top of diffusers.
         if named == Some("vllm") || any("vllm/") || any("vllm.") {
             Some(Runtime::Vllm)
-        } else if any("sglang/") {
+        } else if named == Some("sglang") || any("sglang/") {
             Some(Runtime::Sglang)
         } else if any("text_generation_server/") {
             Some(Runtime::Tgi)
