@@ -13,6 +13,7 @@ use crate::detect::{
     windows::{AccessViolation, FailFast},
     Family, Message,
 };
+use crate::i18n::Lang;
 use crate::record::{fact, Era, Finding, Kind};
 
 /// How a process ended.
@@ -83,36 +84,21 @@ fn ntstatus(code: u32) -> Option<(&'static str, &'static str)> {
 /// ```
 pub fn decode(ending: Ending) -> ExitReport {
     match ending {
-        Ending::Signal(n) => {
-            let note = match signal(n) {
-                Some((name, meaning)) => format!(
-                    "the command was killed by signal {n} ({name}; the shell reports exit code {}): {meaning}",
-                    128 + i64::from(n)
-                ),
-                None => format!(
-                    "the command was killed by signal {n} (the shell reports exit code {})",
-                    128 + i64::from(n)
-                ),
-            };
-            ExitReport {
-                shell_code: 128 + i64::from(n),
-                note: Some(note),
-                finding: if n == SIGKILL {
-                    Some(sigkill_finding())
-                } else {
-                    signal(n)
-                        .filter(|_| FATAL_SIGNALS.contains(&n))
-                        .map(|(name, _)| fatal_signal_finding(n, name))
-                },
-            }
-        }
+        Ending::Signal(n) => ExitReport {
+            shell_code: 128 + i64::from(n),
+            note: note(ending, Lang::En),
+            finding: if n == SIGKILL {
+                Some(sigkill_finding())
+            } else {
+                signal(n)
+                    .filter(|_| FATAL_SIGNALS.contains(&n))
+                    .map(|(name, _)| fatal_signal_finding(n, name))
+            },
+        },
         Ending::Code(code) => {
             // An NTSTATUS arrives signed (-1073740791) or unsigned (3221226505).
-            let status = u32::try_from(code)
-                .ok()
-                .or_else(|| i32::try_from(code).ok().map(|c| c as u32))
-                .filter(|s| s & 0xC000_0000 == 0xC000_0000);
-            if let Some((name, meaning)) = status.and_then(ntstatus) {
+            let status = crash_status(code);
+            if let Some((name, _)) = status.and_then(ntstatus) {
                 let status = status.unwrap_or_default();
                 let finding = match status {
                     0xC000_0409 => Some(fail_fast_finding(code)),
@@ -124,27 +110,83 @@ pub fn decode(ending: Ending) -> ExitReport {
                 };
                 return ExitReport {
                     shell_code: code,
-                    note: Some(format!(
-                        "the command ended with status 0x{status:08X} ({name}): {meaning}"
-                    )),
+                    note: note(ending, Lang::En),
                     finding,
                 };
             }
-            let note = match code {
-                // A shell or container runtime inside reports its child's signal this way.
-                129..=159 => signal((code - 128) as i32).map(|(name, meaning)| {
-                    format!(
-                        "exit code {code} is how a shell reports a process killed by signal {} ({name}): {meaning}",
-                        code - 128
-                    )
-                }),
-                _ => None,
-            };
             ExitReport {
                 shell_code: code,
-                note,
+                note: note(ending, Lang::En),
                 finding: None,
             }
+        }
+    }
+}
+
+/// The Windows crash status an exit code is, signed (-1073740791) or
+/// unsigned (3221226505), if it is one.
+fn crash_status(code: i64) -> Option<u32> {
+    u32::try_from(code)
+        .ok()
+        .or_else(|| i32::try_from(code).ok().map(|c| c as u32))
+        .filter(|s| s & 0xC000_0000 == 0xC000_0000)
+}
+
+/// A sentence about an ending, in `lang`, when it is worth one: a signal, a
+/// Windows crash status, or an exit code that is how a shell reports a
+/// signal. `None` for an ordinary exit code.
+pub fn note(ending: Ending, lang: Lang) -> Option<String> {
+    let zh = lang == Lang::Zh;
+    let meaning = |n: i32, english: &'static str| {
+        if zh {
+            crate::i18n::zh::signal_meaning(n).unwrap_or(english)
+        } else {
+            english
+        }
+    };
+    match ending {
+        Ending::Signal(n) => {
+            let shell = 128 + i64::from(n);
+            Some(match (signal(n), zh) {
+                (Some((name, english)), false) => format!(
+                    "the command was killed by signal {n} ({name}; the shell reports exit code {shell}): {english}"
+                ),
+                (Some((name, english)), true) => format!(
+                    "命令被信号 {n}（{name}；shell 报告退出码 {shell}）杀掉：{}",
+                    meaning(n, english)
+                ),
+                (None, false) => format!(
+                    "the command was killed by signal {n} (the shell reports exit code {shell})"
+                ),
+                (None, true) => format!("命令被信号 {n} 杀掉（shell 报告退出码 {shell}）"),
+            })
+        }
+        Ending::Code(code) => {
+            if let Some(status) = crash_status(code) {
+                if let Some((name, english)) = ntstatus(status) {
+                    return Some(if zh {
+                        let meaning = crate::i18n::zh::ntstatus_meaning(status).unwrap_or(english);
+                        format!("命令以状态 0x{status:08X}（{name}）结束：{meaning}")
+                    } else {
+                        format!("the command ended with status 0x{status:08X} ({name}): {english}")
+                    });
+                }
+            }
+            // A shell or container runtime inside reports its child's signal this way.
+            let n = i32::try_from(code - 128)
+                .ok()
+                .filter(|_| (129..=159).contains(&code))?;
+            let (name, english) = signal(n)?;
+            Some(if zh {
+                format!(
+                    "退出码 {code} 是 shell 报告进程被信号 {n}（{name}）杀掉的方式：{}",
+                    meaning(n, english)
+                )
+            } else {
+                format!(
+                    "exit code {code} is how a shell reports a process killed by signal {n} ({name}): {english}"
+                )
+            })
         }
     }
 }
@@ -252,6 +294,38 @@ fn exit_message(lines: &[String]) -> Message<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_named_signal_and_status_has_a_chinese_note() {
+        for n in 1..=31 {
+            if let Some((name, _)) = signal(n) {
+                let zh = note(Ending::Signal(n), Lang::Zh).unwrap_or_default();
+                assert!(zh.contains(name) && !zh.contains("the command"), "{zh}");
+                assert!(crate::i18n::zh::signal_meaning(n).is_some(), "signal {n}");
+            }
+        }
+        for status in [
+            0xC000_0005u32,
+            0xC000_0017,
+            0xC000_001D,
+            0xC000_00FD,
+            0xC000_013A,
+            0xC000_0409,
+        ] {
+            assert!(ntstatus(status).is_some());
+            assert!(
+                crate::i18n::zh::ntstatus_meaning(status).is_some(),
+                "{status:X}"
+            );
+            let zh = note(Ending::Code(i64::from(status)), Lang::Zh).unwrap_or_default();
+            assert!(zh.starts_with("命令以状态 0x"), "{zh}");
+        }
+        assert_eq!(note(Ending::Code(1), Lang::Zh), None);
+        assert_eq!(
+            note(Ending::Code(137), Lang::En),
+            decode(Ending::Code(137)).note
+        );
+    }
     use crate::record::Kind;
 
     #[test]

@@ -188,6 +188,12 @@ messages! {
     CommandNotFound { en: "command not found", zh: "找不到命令", }
     PermissionDenied { en: "permission denied", zh: "没有权限", }
     CommandExited { en: "the command exited with status {0}", zh: "命令以状态 {0} 退出", }
+    KilledAfterInterrupts { en: "oomwhy killed the command (SIGKILL) after a second interrupt", zh: "第二次中断后 oomwhy 杀掉了命令（SIGKILL）", }
+    InterruptedTwice { en: "interrupted twice: killing the command (SIGKILL)", zh: "两次中断：正在杀掉命令（SIGKILL）", }
+    NoSignalThread { en: "cannot start the signal thread; signals are not passed on", zh: "无法启动信号线程；信号不会转发给命令", }
+    CannotReadOutput { en: "cannot read the command's output: {0}", zh: "无法读取命令的输出：{0}", }
+    CannotPassOutput { en: "cannot pass the command's output on: {0}", zh: "无法转发命令的输出：{0}", }
+    CannotWriteReport { en: "cannot write the report: {0}", zh: "无法写入报告：{0}", }
     NotWaiting { en: "the command exited; not waiting for processes it left running that still hold its output", zh: "命令已退出；它留下的进程仍占着输出，不再等它们", }
     NothingInOutput { en: "no out-of-memory error or GPU crash found in its output ({0})", zh: "它的输出里没有显存不足错误或 GPU 崩溃（{0}）", }
     SymlinkLoop { en: "{0}: a symlink back to {1}; not followed", zh: "{0}：指回 {1} 的符号链接，不跟随", }

@@ -494,6 +494,39 @@ const FACT_LABELS: &[(&str, &str)] = &[
     ("xid", "Xid"),
 ];
 
+/// What a signal usually means for a training job, in Chinese (the English
+/// is in `exit.rs`).
+pub fn signal_meaning(n: i32) -> Option<&'static str> {
+    Some(match n {
+        1 => "它所在的终端或会话关闭了",
+        2 => "被中断（Ctrl-C）",
+        3 => "退出（Ctrl-\\）",
+        4 => "非法 CPU 指令：为别的 CPU 编译的二进制，或者内存已被破坏",
+        6 => "原生代码中止：C++ 检查或断言失败、std::terminate 或重复释放；通常紧挨着的前几行会说明原因",
+        7 => "错误的内存访问：常见原因是 DataLoader worker 用的共享内存（/dev/shm）太小，例如在容器里",
+        8 => "原生代码里的算术错误（整数除以零）",
+        9 => "没有机会清理就被杀掉：最可能是主机内存（不是显存）耗尽后内核的 OOM killer 干的——在 `dmesg` 或 `journalctl -k` 里找 \"Out of memory: Killed process\"；作业调度器或容器运行时执行内存或时间上限时也会发这个信号",
+        11 => "原生代码段错误（驱动、CUDA 扩展、库的 bug 或版本不匹配）",
+        13 => "它向一个已经没有人读的管道写数据",
+        15 => "被要求停止：用户、作业调度器（时间或内存上限、抢占）或容器运行时",
+        _ => return None,
+    })
+}
+
+/// What a Windows crash status means, in Chinese (the English is in
+/// `exit.rs`).
+pub fn ntstatus_meaning(status: u32) -> Option<&'static str> {
+    Some(match status {
+        0xC000_0005 => "原生代码读写了不属于它的内存（驱动、扩展、库版本不匹配）",
+        0xC000_0017 => "进程耗尽了主机内存（RAM 或页面文件），不是显存",
+        0xC000_001D => "这颗处理器没有的 CPU 指令：为更新的 CPU 编译的二进制",
+        0xC000_00FD => "栈溢出（递归太深）",
+        0xC000_013A => "被中断（Ctrl-C）",
+        0xC000_0409 => "Windows 的 fail-fast：原生代码立即结束了进程",
+        _ => return None,
+    })
+}
+
 /// The Chinese label of a fact key.
 pub fn fact_label(key: &str) -> Option<&'static str> {
     FACT_LABELS

@@ -239,7 +239,7 @@ pub fn run(args: &RunArgs, output: &ScanArgs, lang: Lang) -> anyhow::Result<i32>
     };
     let pid = child.id();
     #[cfg(unix)]
-    let forwarding = signals.start(pid);
+    let forwarding = signals.start(pid, lang);
 
     // Bounded: a command that prints faster than it can be scanned waits,
     // as it would for a slow terminal, instead of filling memory.
@@ -315,7 +315,7 @@ pub fn run(args: &RunArgs, output: &ScanArgs, lang: Lang) -> anyhow::Result<i32>
             Ok(Event::ReadError(index, error)) => {
                 open -= 1;
                 merge.end(index, &mut |f| sink.emit(f));
-                warn!("oomwhy: cannot read the command's output: {error}");
+                warn!("oomwhy: {}", Msg::CannotReadOutput.fill(lang, &[&error]));
             }
             Ok(Event::WriteError { closed, error }) => {
                 output_closed |= closed;
@@ -343,11 +343,12 @@ pub fn run(args: &RunArgs, output: &ScanArgs, lang: Lang) -> anyhow::Result<i32>
     let outcome = merge.finish(&mut |f| sink.emit(f));
     sink.live.end_input(&outcome);
     if let Some(error) = &write_error {
-        warn!("oomwhy: cannot pass the command's output on: {error}");
+        warn!("oomwhy: {}", Msg::CannotPassOutput.fill(lang, &[&error]));
     }
 
     let ending = ending(status);
     let mut decoded = exit::decode(ending);
+    decoded.note = exit::note(ending, lang);
     #[cfg(unix)]
     let escalated = forwarding.escalated();
     #[cfg(not(unix))]
@@ -355,7 +356,7 @@ pub fn run(args: &RunArgs, output: &ScanArgs, lang: Lang) -> anyhow::Result<i32>
     if escalated && ending == Ending::Signal(9) {
         // oomwhy sent that SIGKILL: it says nothing about memory.
         decoded.finding = None;
-        decoded.note = Some("oomwhy killed the command (SIGKILL) after a second interrupt".into());
+        decoded.note = Some(Msg::KilledAfterInterrupts.text(lang).into());
     }
     // `oomwhy run -- CMD | head`: the command ending of the closed pipe is
     // the expected way to stop, not worth a report.
@@ -393,7 +394,7 @@ pub fn run(args: &RunArgs, output: &ScanArgs, lang: Lang) -> anyhow::Result<i32>
         Err(err) => {
             // The command's status matters more to whoever runs the job;
             // a clean run with a lost report is still an error.
-            warn!("oomwhy: cannot write the report: {err}");
+            warn!("oomwhy: {}", Msg::CannotWriteReport.fill(lang, &[&err]));
             return Ok(if code == 0 { 2 } else { code });
         }
     };

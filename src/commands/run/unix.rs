@@ -19,6 +19,7 @@
 use nix::fcntl::{fcntl, FcntlArg, FdFlag};
 use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::{getpgrp, tcgetpgrp, Pid};
+use oomwhy::i18n::{Lang, Msg};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2};
 use signal_hook::iterator::exfiltrator::origin::{Origin, WithOrigin};
 use signal_hook::iterator::{Handle, SignalsInfo};
@@ -132,7 +133,7 @@ impl Forwarder {
     }
 
     /// Starts passing signals on to the command `pid` (and its group).
-    pub fn start(self, pid: u32) -> Forwarding {
+    pub fn start(self, pid: u32, lang: Lang) -> Forwarding {
         let handle = self.signals.handle();
         let forwarding = Forwarding {
             handle,
@@ -163,7 +164,7 @@ impl Forwarder {
                     if origin.signal == SIGINT {
                         let now = Instant::now();
                         if last_interrupt.is_some_and(|t| now.duration_since(t) < ESCALATE_WITHIN) {
-                            warn!("oomwhy: interrupted twice: killing the command (SIGKILL)");
+                            warn!("oomwhy: {}", Msg::InterruptedTwice.text(lang));
                             escalated.store(true, Ordering::SeqCst);
                             send(Signal::SIGKILL);
                             continue;
@@ -179,7 +180,7 @@ impl Forwarder {
                 }
             });
         if spawned.is_err() {
-            warn!("oomwhy: cannot start the signal thread; signals are not passed on");
+            warn!("oomwhy: {}", Msg::NoSignalThread.text(lang));
         }
         forwarding
     }
