@@ -155,7 +155,8 @@ impl InputDigest {
     }
 
     /// Reads an input to its end as the command does (decompressed when its
-    /// first bytes say so; a memory snapshot analysed) and digests it; a
+    /// first bytes say so; a memory snapshot analysed; a tar archive's files
+    /// read and digested together) and digests it; a
     /// read error makes an error digest.
     pub fn from_reader<R: Read + Send + 'static>(reader: R, input: &str) -> Self {
         let opened = match crate::input::open_reader(Box::new(reader), false) {
@@ -168,10 +169,12 @@ impl InputDigest {
                 return Self::from_error(&err, input);
             }
         };
-        Self::from_scanned(
-            crate::input::Scanned::from(crate::snapshot::scan_serial(opened.reader, input)),
-            input,
-        )
+        let scanned = if opened.tar {
+            crate::input::Scanned::Archive(crate::input::scan_archive(opened.reader, input))
+        } else {
+            crate::input::Scanned::from(crate::snapshot::scan_serial(opened.reader, input))
+        };
+        Self::from_scanned(scanned, input)
     }
 
     /// Scans an input held in memory and digests it.
@@ -188,6 +191,25 @@ impl InputDigest {
             crate::input::Scanned::Done(outcome) => Self::from_outcome(outcome, input),
             crate::input::Scanned::Failed(_, err) => Self::from_error(&err, input),
             crate::input::Scanned::Binary => Self::from_outcome(ScanOutcome::default(), input),
+            // One digest for the whole archive (list its files with
+            // `Scanned::into_members` for one digest each).
+            crate::input::Scanned::Archive(members) => {
+                let mut merged = ScanOutcome::default();
+                for (_, scanned) in members {
+                    match scanned {
+                        crate::input::Scanned::Failed(_, err) => {
+                            return Self::from_error(&err, input)
+                        }
+                        crate::input::Scanned::Done(outcome) => {
+                            merged.lines += outcome.lines;
+                            merged.bytes += outcome.bytes;
+                            merged.findings.extend(outcome.findings);
+                        }
+                        _ => {}
+                    }
+                }
+                Self::from_outcome(merged, input)
+            }
         }
     }
 }
@@ -530,6 +552,25 @@ mod tests {
         "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.00 GiB \
         (GPU 1; 15.77 GiB total capacity; 13.11 GiB already allocated; \
         1.44 GiB free; 13.51 GiB reserved in total by PyTorch)\n";
+
+    #[test]
+    fn a_tar_archive_is_digested_file_by_file_into_one_digest() {
+        let mut builder = tar::Builder::new(Vec::new());
+        for (path, text) in [("a.log", OOM), ("b.log", "step 1\n"), ("c.log", BIG)] {
+            let mut header = tar::Header::new_gnu();
+            header.set_size(text.len() as u64);
+            header.set_cksum();
+            builder
+                .append_data(&mut header, path, text.as_bytes())
+                .expect("an archive in memory");
+        }
+        let archive = builder.into_inner().expect("an archive in memory");
+        let digest = InputDigest::from_bytes(&archive, "logs.tar");
+        assert_eq!(digest.error, None);
+        assert_eq!(digest.findings.len(), 2);
+        // The lines of the files, not of the tar stream with its headers.
+        assert_eq!(digest.lines, 3);
+    }
 
     fn digests() -> Vec<InputDigest> {
         vec![

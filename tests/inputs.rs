@@ -402,3 +402,115 @@ fn compressed_standard_input_is_decompressed() {
         assert_eq!(report["summary"]["lines"], 20_001, "{name}");
     }
 }
+
+/// A tar archive of `files` (path, bytes), as `tar` writes it.
+fn tar_of(files: &[(&str, Vec<u8>)]) -> Vec<u8> {
+    let mut builder = tar::Builder::new(Vec::new());
+    for (path, bytes) in files {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(bytes.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        builder
+            .append_data(&mut header, path, bytes.as_slice())
+            .unwrap();
+    }
+    builder.into_inner().unwrap()
+}
+
+#[test]
+fn each_file_of_a_tar_archive_is_an_input_of_its_own() {
+    let dir = temp_dir("tar");
+    let files = [
+        (
+            "job/rank0.log",
+            rank_log(0, Some("2025-03-01T12:00:09Z")).into_bytes(),
+        ),
+        // Rank 1 fails first.
+        (
+            "job/rank1.log",
+            rank_log(1, Some("2025-03-01T12:00:03Z")).into_bytes(),
+        ),
+        (
+            "job/model.bin",
+            b"\x7fELF\x02\x01\x01\x00\x00\x00".repeat(64),
+        ),
+        // A compressed file inside the archive is decompressed.
+        (
+            "notes/other.txt.gz",
+            gzip(format!("noise\n{SEED}\n").as_bytes()),
+        ),
+    ];
+    let mut files = files.to_vec();
+    // An archive inside the archive is passed over, not opened.
+    let inner = gzip(&tar_of(&files[3..]));
+    files.push(("job/inner.tar.gz", inner));
+    let archive = tar_of(&files);
+    fs::write(dir.join("job.tar"), &archive).unwrap();
+    fs::write(dir.join("job.tar.gz"), gzip(&archive)).unwrap();
+    fs::write(dir.join("job.tar.zst"), zstd(&archive)).unwrap();
+    for name in ["job.tar", "job.tar.gz", "job.tar.zst"] {
+        let output = oomwhy(&["--format", "json", name], &dir);
+        let report = json(&output);
+        assert_eq!(
+            sources(&report),
+            [
+                (format!("{name}:job/rank1.log"), 2),
+                (format!("{name}:notes/other.txt.gz"), 2)
+            ],
+            "{name}: {report:#}"
+        );
+        // The two ranks' copies of one crash fold, as in a directory.
+        let f = &report["findings"][0];
+        assert_eq!(f["ranks"], serde_json::json!([0, 1]), "{name}");
+        assert_eq!(f["first_rank"], 1, "{name}");
+        assert_eq!(report["summary"]["inputs"], 3, "{name}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        for skipped in ["job/model.bin", "job/inner.tar.gz"] {
+            assert!(
+                stderr.contains(&format!("{skipped}: binary file, skipped")),
+                "{stderr}"
+            );
+        }
+        assert_eq!(output.status.code(), Some(0), "{name}");
+    }
+
+    // A tar archive found in a directory is read too (not skipped as binary),
+    // and the fleet summary and NDJSON name its files.
+    fs::create_dir_all(dir.join("runs")).unwrap();
+    fs::write(dir.join("runs/job.tar"), &archive).unwrap();
+    let report = json(&oomwhy(&["--format", "json", "runs"], &dir));
+    assert_eq!(
+        report["findings"].as_array().unwrap().len(),
+        2,
+        "{report:#}"
+    );
+    let summary = json(&oomwhy(&["--summary", "--format", "json", "runs"], &dir));
+    // The skipped files count as inputs of the summary, as in a directory.
+    assert_eq!(summary["inputs"], 5, "{summary:#}");
+    assert_eq!(summary["inputs_with_findings"], 3, "{summary:#}");
+    let output = oomwhy(&["--format", "ndjson", "job.tar.gz"], &dir);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.contains("\"input\":\"job.tar.gz:notes/other.txt.gz\""),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_truncated_tar_archive_keeps_the_files_before_the_damage() {
+    let dir = temp_dir("tar-cut");
+    let files = [
+        ("a.log", format!("{SEED}\n").into_bytes()),
+        ("b.log", noise(20_000, 3).into_bytes()),
+        ("c.log", format!("{SEED}\n").into_bytes()),
+    ];
+    let whole = gzip(&tar_of(&files));
+    fs::write(dir.join("cut.tar.gz"), &whole[..whole.len() / 2]).unwrap();
+    let output = oomwhy(&["--format", "json", "cut.tar.gz"], &dir);
+    let report = json(&output);
+    assert_eq!(sources(&report), [("cut.tar.gz:a.log".to_string(), 1)]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.matches("ends early").count(), 1, "{stderr}");
+    assert_eq!(output.status.code(), Some(2));
+}

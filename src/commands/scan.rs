@@ -13,9 +13,10 @@ use oomwhy::{Analysis, ScanOutcome, Summary};
 use std::io::{self, IsTerminal, Read, Write};
 use std::sync::Arc;
 
-/// An opened input: its reader and its progress bar, if any; `None` for a
-/// binary file found in a directory, which is skipped.
-type Opened = Option<(Box<dyn Read + Send>, Option<Arc<Progress>>)>;
+/// An opened input: its reader, its progress bar if any, and whether it is
+/// a tar archive; `None` for a binary file found in a directory, which is
+/// skipped.
+type Opened = Option<(Box<dyn Read + Send>, Option<Arc<Progress>>, bool)>;
 
 /// Opens an input (decompressing it if its first bytes say so), with a
 /// progress bar for a large file when standard error is a terminal.
@@ -25,7 +26,8 @@ fn open(input: &Input, quiet: bool, lang: Lang) -> Result<Opened, oomwhy::Error>
         if stdin.is_terminal() && !quiet {
             warn!("oomwhy: {}", Msg::PastePrompt.text(lang));
         }
-        return Ok(Some((input.open()?.reader, None)));
+        let opened = input.open()?;
+        return Ok(Some((opened.reader, None, opened.tar)));
     };
     let (file, meta) = input.open_file(path)?;
     let progress = if quiet || !meta.is_file() {
@@ -41,7 +43,7 @@ fn open(input: &Input, quiet: bool, lang: Lang) -> Result<Opened, oomwhy::Error>
     if opened.content == Content::Binary && input.from_directory {
         return Ok(None);
     }
-    Ok(Some((opened.reader, progress)))
+    Ok(Some((opened.reader, progress, opened.tar)))
 }
 
 /// Says that a symlink loop was not followed (not an error).
@@ -108,7 +110,13 @@ fn scan_batch(
     };
     let mut outcomes = Vec::with_capacity(scanned.len());
     let mut failed = Vec::with_capacity(scanned.len());
-    for (input, scanned) in inputs.iter().zip(scanned) {
+    // A tar archive's files are inputs of their own (per-rank files in one
+    // archive fold like those in a directory).
+    let members = inputs
+        .iter()
+        .zip(scanned)
+        .flat_map(|(input, scanned)| scanned.into_members(&input.name));
+    for (name, scanned) in members {
         match scanned {
             Scanned::Done(outcome) => {
                 outcomes.push(outcome);
@@ -124,10 +132,12 @@ fn scan_batch(
                 if !quiet {
                     warn!(
                         "oomwhy: {}",
-                        Msg::BinarySkipped.fill(options.lang, &[&sanitize(&input.name)])
+                        Msg::BinarySkipped.fill(options.lang, &[&sanitize(&name)])
                     );
                 }
             }
+            // Members are never archives themselves.
+            Scanned::Archive(_) => {}
         }
     }
     input::fold_rank_files(&mut outcomes);
@@ -153,7 +163,14 @@ fn scan_batch(
 fn scan_one(input: &Input, quiet: bool, lang: Lang) -> Scanned {
     match open(input, quiet, lang) {
         Ok(None) => Scanned::Binary,
-        Ok(Some((reader, progress))) => {
+        Ok(Some((reader, progress, true))) => {
+            let members = input::scan_archive(reader, &input.name);
+            if let Some(progress) = progress {
+                progress.clear();
+            }
+            Scanned::Archive(members)
+        }
+        Ok(Some((reader, progress, false))) => {
             let (outcome, error) = oomwhy::snapshot::scan_keeping(reader, &input.name);
             if let Some(progress) = progress {
                 progress.clear();
@@ -164,6 +181,39 @@ fn scan_one(input: &Input, quiet: bool, lang: Lang) -> Scanned {
             }
         }
         Err(err) => Scanned::Failed(ScanOutcome::default(), err),
+    }
+}
+
+/// Writes the findings of one file of a tar archive (NDJSON), numbered
+/// within that file as a streamed input's are.
+fn emit_member(sink: &mut Sink<'_>, name: &str, scanned: Scanned, quiet: bool, lang: Lang) {
+    let (mut outcome, error) = match scanned {
+        Scanned::Done(outcome) => (outcome, None),
+        Scanned::Failed(outcome, err) => (outcome, Some(err)),
+        Scanned::Binary | Scanned::Archive(_) => {
+            if !quiet {
+                warn!(
+                    "oomwhy: {}",
+                    Msg::BinarySkipped.fill(lang, &[&sanitize(name)])
+                );
+            }
+            return;
+        }
+    };
+    sink.live.begin_input();
+    for (i, mut finding) in std::mem::take(&mut outcome.findings)
+        .into_iter()
+        .enumerate()
+    {
+        finding.id = i + 1;
+        sink.emit(finding);
+    }
+    match error {
+        None => sink.live.end_input(&outcome),
+        Some(err) => {
+            warn!("oomwhy: {}", err.localized(lang));
+            sink.live.add_error();
+        }
     }
 }
 
@@ -187,7 +237,18 @@ fn scan_streaming(
         };
         let opened = entry.and_then(|input| Ok((open(&input, quiet, options.lang)?, input)));
         let (input, reader, progress) = match opened {
-            Ok((Some((reader, progress)), input)) => {
+            Ok((Some((reader, progress, true)), input)) => {
+                let members = input::scan_archive(reader, &input.name);
+                if let Some(progress) = progress {
+                    progress.clear();
+                }
+                for (name, scanned) in members {
+                    emit_member(&mut sink, &name, scanned, quiet, options.lang);
+                }
+                sink.check().context("cannot write the output")?;
+                continue;
+            }
+            Ok((Some((reader, progress, false)), input)) => {
                 sink.live.begin_input();
                 (input, reader, progress)
             }

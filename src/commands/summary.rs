@@ -37,7 +37,10 @@ pub fn summary(args: &ScanArgs, lang: Lang) -> anyhow::Result<i32> {
     }
     let scanned = input::scan_inputs(&inputs, input::default_threads());
     for (input, scanned) in inputs.iter().zip(scanned) {
-        digests.push(InputDigest::from_scanned(scanned, &input.name));
+        // A tar archive's files are inputs of their own.
+        for (name, scanned) in scanned.into_members(&input.name) {
+            digests.push(InputDigest::from_scanned(scanned, &name));
+        }
     }
     for digest in &digests {
         if let (Some(error), false) = (&digest.error, args.quiet) {

@@ -76,26 +76,6 @@ impl<R: Read> Read for Peeked<R> {
     }
 }
 
-/// Gives a decompressor's errors a message that names the format and says
-/// what is wrong with the data, not only what the decoder tripped over.
-struct Named<R> {
-    inner: R,
-    format: &'static str,
-}
-
-impl<R: Read> Read for Named<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.inner.read(buf).map_err(|e| {
-            let what = if e.kind() == io::ErrorKind::UnexpectedEof {
-                "ends early (truncated?)".to_string()
-            } else {
-                format!("is corrupt ({e})")
-            };
-            io::Error::new(e.kind(), format!("the {} data {what}", self.format))
-        })
-    }
-}
-
 /// An opened input: the reader of its (decompressed) text and what it holds.
 pub struct Opened {
     /// The text, decompressed.
@@ -103,6 +83,9 @@ pub struct Opened {
     /// What the first bytes said; for compressed input, the compression
     /// format (a compressed binary file is [`Content::Binary`]).
     pub content: Content,
+    /// The (decompressed) input is a tar archive: [`super::scan_archive`]
+    /// reads its files.
+    pub tar: bool,
 }
 
 /// Opens `raw`: sniffs its first bytes and decompresses it if they say so.
@@ -110,32 +93,91 @@ pub struct Opened {
 /// With `check_binary`, the first [`HEAD`] bytes (of the decompressed text,
 /// for compressed input) are read at once and a NUL byte among them makes
 /// the content [`Content::Binary`]; without it only a few bytes are awaited,
-/// so that a pipe is not held up.
+/// so that a pipe is not held up. A compressed tar archive is told by the
+/// first header of its decompressed bytes.
 pub fn open_reader(raw: Box<dyn Read + Send>, check_binary: bool) -> io::Result<Opened> {
     let min = if check_binary { HEAD } else { MAGIC };
     let peeked = Peeked::new(raw, min, HEAD);
     let content = sniff(peeked.head());
-    let reader: Box<dyn Read + Send> = match content {
-        Content::Gzip => named(flate2::read::MultiGzDecoder::new(peeked), "gzip"),
-        Content::Zstd => named(zstd::stream::read::Decoder::new(peeked)?, "zstd"),
-        Content::Xz => named(liblzma::read::XzDecoder::new_multi_decoder(peeked), "xz"),
-        Content::Bzip2 => named(bzip2::read::MultiBzDecoder::new(peeked), "bzip2"),
-        _ => Box::new(peeked),
-    };
-    if content.compression().is_none() || !check_binary {
-        return Ok(Opened { reader, content });
+    let reader: Box<dyn Read + Send> = Box::new(decompress(content, peeked)?);
+    if content.compression().is_none() {
+        return Ok(Opened {
+            reader,
+            content,
+            tar: content == Content::Tar,
+        });
     }
-    let text = Peeked::new(reader, HEAD, HEAD);
-    let content = match sniff(text.head()) {
-        Content::Binary => Content::Binary,
+    let min = if check_binary { HEAD } else { TAR_HEADER };
+    let text = Peeked::new(reader, min, HEAD);
+    let inner = sniff(text.head());
+    let content = match inner {
+        Content::Binary if check_binary => Content::Binary,
         _ => content,
     };
     Ok(Opened {
         reader: Box::new(text),
         content,
+        tar: inner == Content::Tar,
     })
 }
 
-fn named<R: Read + Send + 'static>(inner: R, format: &'static str) -> Box<dyn Read + Send> {
-    Box::new(Named { inner, format })
+/// The size of a tar header: enough decompressed bytes to tell an archive.
+const TAR_HEADER: usize = 512;
+
+/// `reader` through the decompressor `content` names, or as it is.
+pub(crate) fn decompress<R: Read>(content: Content, reader: R) -> io::Result<Decoded<R>> {
+    let decoder = match content {
+        Content::Gzip => Decoder::Gzip(flate2::read::MultiGzDecoder::new(reader)),
+        Content::Zstd => Decoder::Zstd(zstd::stream::read::Decoder::new(reader)?),
+        Content::Xz => Decoder::Xz(liblzma::read::XzDecoder::new_multi_decoder(reader)),
+        Content::Bzip2 => Decoder::Bzip2(bzip2::read::MultiBzDecoder::new(reader)),
+        _ => Decoder::Plain(reader),
+    };
+    Ok(Decoded {
+        decoder,
+        format: content.compression(),
+    })
+}
+
+/// A decompressing reader (or a plain one); `Send` when its source is, so
+/// that one type serves files (read by two threads) and the files inside an
+/// archive (read where the archive is).
+pub(crate) struct Decoded<R: Read> {
+    decoder: Decoder<R>,
+    /// The compression format, for error messages.
+    format: Option<&'static str>,
+}
+
+enum Decoder<R: Read> {
+    Plain(R),
+    Gzip(flate2::read::MultiGzDecoder<R>),
+    Zstd(zstd::stream::read::Decoder<'static, io::BufReader<R>>),
+    Xz(liblzma::read::XzDecoder<R>),
+    Bzip2(bzip2::read::MultiBzDecoder<R>),
+}
+
+impl<R: Read> Read for Decoded<R> {
+    /// Gives a decompressor's errors a message that names the format and
+    /// says what is wrong with the data, not only what the decoder tripped
+    /// over.
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let read = match &mut self.decoder {
+            Decoder::Plain(r) => r.read(buf),
+            Decoder::Gzip(r) => r.read(buf),
+            Decoder::Zstd(r) => r.read(buf),
+            Decoder::Xz(r) => r.read(buf),
+            Decoder::Bzip2(r) => r.read(buf),
+        };
+        let Some(format) = self.format else {
+            return read;
+        };
+        read.map_err(|e| {
+            let what = if e.kind() == io::ErrorKind::UnexpectedEof {
+                "ends early (truncated?)".to_string()
+            } else {
+                format!("is corrupt ({e})")
+            };
+            io::Error::new(e.kind(), format!("the {format} data {what}"))
+        })
+    }
 }

@@ -207,6 +207,9 @@ pub enum Scanned {
     Failed(ScanOutcome, Error),
     /// A binary file found in a directory: not scanned.
     Binary,
+    /// A tar archive: what each file in it gave, named `ARCHIVE:PATH`, in
+    /// archive order (a read error ends the list, after what came before it).
+    Archive(Vec<(String, Scanned)>),
 }
 
 impl From<(ScanOutcome, Option<Error>)> for Scanned {
@@ -219,13 +222,103 @@ impl From<(ScanOutcome, Option<Error>)> for Scanned {
 }
 
 impl Scanned {
-    /// The outcome, if anything was read.
+    /// The outcome, if anything was read (for an archive, see
+    /// [`Scanned::into_members`]).
     pub fn outcome(&self) -> Option<&ScanOutcome> {
         match self {
             Scanned::Done(outcome) | Scanned::Failed(outcome, _) => Some(outcome),
-            Scanned::Binary => None,
+            Scanned::Binary | Scanned::Archive(_) => None,
         }
     }
+
+    /// The inputs this stands for, each with its name: an archive's files,
+    /// or this input itself, named `name`.
+    pub fn into_members(self, name: &str) -> Vec<(String, Scanned)> {
+        match self {
+            Scanned::Archive(members) => members,
+            scanned => vec![(name.to_string(), scanned)],
+        }
+    }
+}
+
+/// Reads a tar archive (already decompressed) and scans each regular file
+/// in it as an input of its own, named `ARCHIVE:PATH`: as a file found in a
+/// directory, a compressed one is decompressed, a snapshot analysed and a
+/// binary one skipped (an archive inside the archive too). Files are read
+/// in archive order, one at a time; a
+/// read error (a truncated or corrupt archive) ends the list with a failed
+/// entry named after the archive, after the files read before it.
+pub fn scan_archive<R: Read>(reader: R, name: &str) -> Vec<(String, Scanned)> {
+    let mut members = Vec::new();
+    let mut archive = tar::Archive::new(reader);
+    let failed = |source: io::Error| {
+        let input = name.to_string();
+        (
+            input.clone(),
+            Scanned::Failed(ScanOutcome::default(), Error::Read { input, source }),
+        )
+    };
+    let entries = match archive.entries() {
+        Ok(entries) => entries,
+        Err(err) => return vec![failed(err)],
+    };
+    for entry in entries {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(err) => {
+                // A damaged archive already failed the file being read when
+                // the damage was met: the same error is said once.
+                let said = members.last().is_some_and(|(_, last)| {
+                    matches!(last, Scanned::Failed(_, Error::Read { source, .. })
+                        if source.to_string() == err.to_string())
+                });
+                if !said {
+                    members.push(failed(err));
+                }
+                break;
+            }
+        };
+        // Directories, links and devices hold no log lines.
+        if !entry.header().entry_type().is_file() {
+            continue;
+        }
+        let path = match entry.path() {
+            Ok(path) => path.display().to_string(),
+            Err(_) => String::from_utf8_lossy(&entry.path_bytes()).into_owned(),
+        };
+        let member = format!("{name}:{path}");
+        let scanned = scan_member(entry, &member);
+        members.push((member, scanned));
+    }
+    members
+}
+
+/// Scans one file of an archive (see [`scan_archive`]).
+fn scan_member<R: Read>(entry: R, member: &str) -> Scanned {
+    let peeked = decode::Peeked::new(entry, HEAD, HEAD);
+    let content = sniff(peeked.head());
+    if matches!(content, Content::Binary | Content::Tar) {
+        return Scanned::Binary;
+    }
+    let reader = match decode::decompress(content, peeked) {
+        Ok(reader) => reader,
+        Err(source) => {
+            return Scanned::Failed(
+                ScanOutcome::default(),
+                Error::Read {
+                    input: member.to_string(),
+                    source,
+                },
+            )
+        }
+    };
+    // An archive inside the archive is not opened: it is passed over like a
+    // binary file.
+    let text = decode::Peeked::new(reader, 512, HEAD);
+    if sniff::is_tar(text.head()) {
+        return Scanned::Binary;
+    }
+    Scanned::from(crate::snapshot::scan_serial(text, member))
 }
 
 /// Scans one opened input on this thread alone.
@@ -236,6 +329,9 @@ pub fn scan_input(input: &Input) -> Scanned {
     };
     if opened.content == Content::Binary && input.from_directory {
         return Scanned::Binary;
+    }
+    if opened.tar {
+        return Scanned::Archive(scan_archive(opened.reader, &input.name));
     }
     // Decompressing costs more than searching: a compressed input gets the
     // scanner's helper thread, so that one block is decompressed while the

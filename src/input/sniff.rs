@@ -25,6 +25,9 @@ pub enum Content {
     /// A pickle (protocol 2 or later): a PyTorch memory snapshot or another
     /// pickle, which the snapshot reader tells apart.
     Snapshot,
+    /// A tar archive (its first header's `ustar` magic): each file in it is
+    /// read as an input of its own.
+    Tar,
     /// Not text: a NUL byte in the first [`HEAD`] bytes.
     Binary,
 }
@@ -38,7 +41,7 @@ impl Content {
             Content::Zstd => Some("zstd"),
             Content::Xz => Some("xz"),
             Content::Bzip2 => Some("bzip2"),
-            Content::Text | Content::Snapshot | Content::Binary => None,
+            Content::Text | Content::Snapshot | Content::Tar | Content::Binary => None,
         }
     }
 }
@@ -65,12 +68,21 @@ pub fn sniff(head: &[u8]) -> Content {
         Content::Bzip2
     } else if crate::snapshot::sniff(head) {
         Content::Snapshot
+    } else if is_tar(head) {
+        Content::Tar
     } else if memchr::memchr(0, head).is_some() {
         // ripgrep's rule: a NUL byte means binary.
         Content::Binary
     } else {
         Content::Text
     }
+}
+
+/// Whether `head` starts with a tar header: the magic `ustar` at offset 257
+/// (POSIX.1-1988 `ustar\0` and GNU tar's `ustar  \0`), in a header that holds
+/// a NUL as every tar header does (text cannot pass for one).
+pub fn is_tar(head: &[u8]) -> bool {
+    head.len() >= 512 && &head[257..262] == b"ustar" && memchr::memchr(0, &head[..512]).is_some()
 }
 
 #[cfg(test)]
@@ -82,6 +94,13 @@ mod tests {
         assert_eq!(sniff(&[0x28, 0xb5, 0x2f, 0xfd, 0x24]), Content::Zstd);
         assert_eq!(sniff(b"\xfd7zXZ\x00\x00\x04"), Content::Xz);
         assert_eq!(sniff(b"BZh91AY&SY"), Content::Bzip2);
+        let mut tar = vec![0u8; 512];
+        tar[..9].copy_from_slice(b"rank0.log");
+        tar[257..263].copy_from_slice(b"ustar\0");
+        assert_eq!(sniff(&tar), Content::Tar);
+        // The same bytes as text, without a NUL, are text.
+        let text: Vec<u8> = tar.iter().map(|&b| if b == 0 { b' ' } else { b }).collect();
+        assert_eq!(sniff(&text), Content::Text);
         // "BZh" followed by no block size digit is text.
         assert_eq!(sniff(b"BZhello"), Content::Text);
         assert_eq!(sniff(b""), Content::Text);
