@@ -169,16 +169,54 @@ impl InputDigest {
                 return Self::from_error(&err, input);
             }
         };
-        let scanned = if opened.tar {
-            crate::input::Scanned::Archive(crate::input::scan_archive(opened.reader, input))
-        } else {
-            crate::input::Scanned::from(crate::snapshot::scan_serial(opened.reader, input))
+        let scanned = match opened.archive {
+            Some(crate::input::Archive::Tar) => {
+                crate::input::Scanned::Archive(crate::input::scan_archive(opened.reader, input))
+            }
+            // A zip archive's directory is at its end: a stream cannot be read
+            // as one (`InputDigest::from_bytes` can).
+            Some(crate::input::Archive::Zip) => {
+                let source = io::Error::other("a zip archive is read from a file, not a stream");
+                return Self::from_error(
+                    &Error::Read {
+                        input: input.to_string(),
+                        source,
+                    },
+                    input,
+                );
+            }
+            None => crate::input::Scanned::from(crate::snapshot::scan_serial(opened.reader, input)),
         };
         Self::from_scanned(scanned, input)
     }
 
+    /// Reads a file as [`InputDigest::from_reader`] does, and a zip archive
+    /// too: its directory is at its end, which a file can seek to.
+    pub fn from_file(mut file: std::fs::File, input: &str) -> Self {
+        use std::io::Seek;
+        let mut magic = [0u8; 4];
+        let is_zip = file.read_exact(&mut magic).is_ok()
+            && crate::input::sniff(&magic) == crate::input::Content::Zip;
+        if let Err(source) = file.seek(io::SeekFrom::Start(0)) {
+            let err = Error::Read {
+                input: input.to_string(),
+                source,
+            };
+            return Self::from_error(&err, input);
+        }
+        if is_zip {
+            let scanned = crate::input::scan_zip_from(io::BufReader::new(file), input);
+            return Self::from_scanned(scanned, input);
+        }
+        Self::from_reader(file, input)
+    }
+
     /// Scans an input held in memory and digests it.
     pub fn from_bytes(data: &[u8], input: &str) -> Self {
+        if crate::input::sniff(data) == crate::input::Content::Zip {
+            let scanned = crate::input::scan_zip_from(io::Cursor::new(data), input);
+            return Self::from_scanned(scanned, input);
+        }
         Self::from_reader(io::Cursor::new(data.to_vec()), input)
     }
 
@@ -570,6 +608,27 @@ mod tests {
         assert_eq!(digest.findings.len(), 2);
         // The lines of the files, not of the tar stream with its headers.
         assert_eq!(digest.lines, 3);
+    }
+
+    #[test]
+    fn a_zip_archive_in_memory_is_digested_file_by_file() {
+        use std::io::Write;
+        let mut writer = zip::ZipWriter::new(io::Cursor::new(Vec::new()));
+        for (path, text) in [("a.log", OOM), ("b.log", "step 1\n"), ("c.log", BIG)] {
+            writer
+                .start_file(path, zip::write::SimpleFileOptions::default())
+                .expect("an archive in memory");
+            writer
+                .write_all(text.as_bytes())
+                .expect("an archive in memory");
+        }
+        let archive = writer.finish().expect("an archive in memory").into_inner();
+        let digest = InputDigest::from_bytes(&archive, "logs.zip");
+        assert_eq!(digest.error, None);
+        assert_eq!((digest.findings.len(), digest.lines), (2, 3));
+        // A stream cannot be read as a zip archive: an error, not a guess.
+        let digest = InputDigest::from_reader(io::Cursor::new(archive), "logs.zip");
+        assert!(digest.error.is_some_and(|e| e.contains("read from a file")));
     }
 
     fn digests() -> Vec<InputDigest> {

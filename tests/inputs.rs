@@ -514,3 +514,78 @@ fn a_truncated_tar_archive_keeps_the_files_before_the_damage() {
     assert_eq!(stderr.matches("ends early").count(), 1, "{stderr}");
     assert_eq!(output.status.code(), Some(2));
 }
+
+/// A zip archive of `files` (path, bytes), deflated.
+fn zip_of(files: &[(&str, Vec<u8>)]) -> Vec<u8> {
+    let mut writer = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for (path, bytes) in files {
+        writer
+            .start_file(*path, zip::write::SimpleFileOptions::default())
+            .unwrap();
+        writer.write_all(bytes).unwrap();
+    }
+    writer.finish().unwrap().into_inner()
+}
+
+#[test]
+fn each_file_of_a_zip_archive_is_an_input_of_its_own() {
+    let dir = temp_dir("zip");
+    let files = [
+        (
+            "job/rank0.log",
+            rank_log(0, Some("2025-03-01T12:00:09Z")).into_bytes(),
+        ),
+        (
+            "job/rank1.log",
+            rank_log(1, Some("2025-03-01T12:00:03Z")).into_bytes(),
+        ),
+        (
+            "job/model.bin",
+            b"\x7fELF\x02\x01\x01\x00\x00\x00".repeat(64),
+        ),
+        ("notes/big.log", noise(20_000, 5).into_bytes()),
+        ("notes/last.log", format!("noise\n{SEED}\n").into_bytes()),
+    ];
+    let archive = zip_of(&files);
+    fs::write(dir.join("job.zip"), &archive).unwrap();
+    let output = oomwhy(&["--format", "json", "job.zip"], &dir);
+    let report = json(&output);
+    assert_eq!(
+        sources(&report),
+        [
+            ("job.zip:job/rank1.log".to_string(), 2),
+            ("job.zip:notes/last.log".to_string(), 2)
+        ],
+        "{report:#}"
+    );
+    assert_eq!(report["findings"][0]["ranks"], serde_json::json!([0, 1]));
+    assert_eq!(report["findings"][0]["first_rank"], 1);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("job.zip:job/model.bin: binary file, skipped"),
+        "{stderr}"
+    );
+    assert_eq!(output.status.code(), Some(0));
+
+    // Cut short (a download that stopped): the directory at the end is
+    // lost, the files before the damage are still read, the error is said.
+    fs::write(dir.join("cut.zip"), &archive[..archive.len() * 3 / 4]).unwrap();
+    let output = oomwhy(&["--format", "json", "cut.zip"], &dir);
+    let report = json(&output);
+    assert_eq!(
+        sources(&report)[0],
+        ("cut.zip:job/rank1.log".to_string(), 2)
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("cut.zip: the zip archive is damaged or cut short"),
+        "{stderr}"
+    );
+    assert_eq!(output.status.code(), Some(2));
+
+    // A zip's directory is at its end: standard input cannot be read as one.
+    let output = oomwhy_with_stdin(&["--format", "json"], &dir, Some(archive));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("read from a file"), "{stderr}");
+    assert_eq!(output.status.code(), Some(2));
+}

@@ -6,7 +6,7 @@ use super::{follow, scan_status, stdout_width, text_width, use_color, Sink};
 use crate::cli::ScanArgs;
 use anyhow::Context;
 use oomwhy::i18n::{Lang, Msg};
-use oomwhy::input::{self, Content, Entry, Input, Scanned};
+use oomwhy::input::{self, Archive, Content, Entry, Input, Scanned};
 use oomwhy::render::sanitize;
 use oomwhy::render::{self, Format, RenderOptions};
 use oomwhy::{Analysis, ScanOutcome, Summary};
@@ -16,7 +16,7 @@ use std::sync::Arc;
 /// An opened input: its reader, its progress bar if any, and whether it is
 /// a tar archive; `None` for a binary file found in a directory, which is
 /// skipped.
-type Opened = Option<(Box<dyn Read + Send>, Option<Arc<Progress>>, bool)>;
+type Opened = Option<(Box<dyn Read + Send>, Option<Arc<Progress>>, Option<Archive>)>;
 
 /// Opens an input (decompressing it if its first bytes say so), with a
 /// progress bar for a large file when standard error is a terminal.
@@ -27,7 +27,7 @@ fn open(input: &Input, quiet: bool, lang: Lang) -> Result<Opened, oomwhy::Error>
             warn!("oomwhy: {}", Msg::PastePrompt.text(lang));
         }
         let opened = input.open()?;
-        return Ok(Some((opened.reader, None, opened.tar)));
+        return Ok(Some((opened.reader, None, opened.archive)));
     };
     let (file, meta) = input.open_file(path)?;
     let progress = if quiet || !meta.is_file() {
@@ -43,7 +43,7 @@ fn open(input: &Input, quiet: bool, lang: Lang) -> Result<Opened, oomwhy::Error>
     if opened.content == Content::Binary && input.from_directory {
         return Ok(None);
     }
-    Ok(Some((opened.reader, progress, opened.tar)))
+    Ok(Some((opened.reader, progress, opened.archive)))
 }
 
 /// Says that a symlink loop was not followed (not an error).
@@ -163,14 +163,14 @@ fn scan_batch(
 fn scan_one(input: &Input, quiet: bool, lang: Lang) -> Scanned {
     match open(input, quiet, lang) {
         Ok(None) => Scanned::Binary,
-        Ok(Some((reader, progress, true))) => {
-            let members = input::scan_archive(reader, &input.name);
+        Ok(Some((reader, progress, Some(archive)))) => {
+            let scanned = read_archive(archive, reader, input);
             if let Some(progress) = progress {
                 progress.clear();
             }
-            Scanned::Archive(members)
+            scanned
         }
-        Ok(Some((reader, progress, false))) => {
+        Ok(Some((reader, progress, None))) => {
             let (outcome, error) = oomwhy::snapshot::scan_keeping(reader, &input.name);
             if let Some(progress) = progress {
                 progress.clear();
@@ -184,7 +184,19 @@ fn scan_one(input: &Input, quiet: bool, lang: Lang) -> Scanned {
     }
 }
 
-/// Writes the findings of one file of a tar archive (NDJSON), numbered
+/// Reads the files of an archive: a tar archive from the opened stream, a
+/// zip archive from its file.
+fn read_archive(archive: Archive, reader: Box<dyn Read + Send>, input: &Input) -> Scanned {
+    match archive {
+        Archive::Tar => Scanned::Archive(input::scan_archive(reader, &input.name)),
+        Archive::Zip => {
+            drop(reader);
+            input::scan_zip(input)
+        }
+    }
+}
+
+/// Writes the findings of one file of an archive (NDJSON), numbered
 /// within that file as a streamed input's are.
 fn emit_member(sink: &mut Sink<'_>, name: &str, scanned: Scanned, quiet: bool, lang: Lang) {
     let (mut outcome, error) = match scanned {
@@ -237,18 +249,18 @@ fn scan_streaming(
         };
         let opened = entry.and_then(|input| Ok((open(&input, quiet, options.lang)?, input)));
         let (input, reader, progress) = match opened {
-            Ok((Some((reader, progress, true)), input)) => {
-                let members = input::scan_archive(reader, &input.name);
+            Ok((Some((reader, progress, Some(archive))), input)) => {
+                let scanned = read_archive(archive, reader, &input);
                 if let Some(progress) = progress {
                     progress.clear();
                 }
-                for (name, scanned) in members {
+                for (name, scanned) in scanned.into_members(&input.name) {
                     emit_member(&mut sink, &name, scanned, quiet, options.lang);
                 }
                 sink.check().context("cannot write the output")?;
                 continue;
             }
-            Ok((Some((reader, progress, false)), input)) => {
+            Ok((Some((reader, progress, None)), input)) => {
                 sink.live.begin_input();
                 (input, reader, progress)
             }

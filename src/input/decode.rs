@@ -83,9 +83,29 @@ pub struct Opened {
     /// What the first bytes said; for compressed input, the compression
     /// format (a compressed binary file is [`Content::Binary`]).
     pub content: Content,
-    /// The (decompressed) input is a tar archive: [`super::scan_archive`]
-    /// reads its files.
-    pub tar: bool,
+    /// The (decompressed) input is an archive of files: a tar archive
+    /// ([`super::scan_archive`] reads it from the stream) or a zip archive
+    /// ([`super::scan_zip`] reads it from its file).
+    pub archive: Option<Archive>,
+}
+
+/// The archive formats whose files are read as inputs of their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Archive {
+    /// tar, read as a stream.
+    Tar,
+    /// zip, read from its file: its directory is at the end.
+    Zip,
+}
+
+impl Archive {
+    fn of(content: Content) -> Option<Archive> {
+        match content {
+            Content::Tar => Some(Archive::Tar),
+            Content::Zip => Some(Archive::Zip),
+            _ => None,
+        }
+    }
 }
 
 /// Opens `raw`: sniffs its first bytes and decompresses it if they say so.
@@ -104,7 +124,7 @@ pub fn open_reader(raw: Box<dyn Read + Send>, check_binary: bool) -> io::Result<
         return Ok(Opened {
             reader,
             content,
-            tar: content == Content::Tar,
+            archive: Archive::of(content),
         });
     }
     let min = if check_binary { HEAD } else { TAR_HEADER };
@@ -117,7 +137,7 @@ pub fn open_reader(raw: Box<dyn Read + Send>, check_binary: bool) -> io::Result<
     Ok(Opened {
         reader: Box::new(text),
         content,
-        tar: inner == Content::Tar,
+        archive: Archive::of(inner),
     })
 }
 

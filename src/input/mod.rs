@@ -14,7 +14,7 @@ mod decode;
 mod jobs;
 mod sniff;
 
-pub use decode::{open_reader, Opened};
+pub use decode::{open_reader, Archive, Opened};
 pub use jobs::{fold_rank_files, rank_of_path};
 pub use sniff::{sniff, Content, HEAD};
 
@@ -293,11 +293,117 @@ pub fn scan_archive<R: Read>(reader: R, name: &str) -> Vec<(String, Scanned)> {
     members
 }
 
+/// Reads a zip archive from its file and scans each file in it as an input
+/// of its own, named `ARCHIVE:PATH`, as [`scan_archive`] does for tar. A zip
+/// archive's directory is at its end, so it is read from a file (standard
+/// input, or a zip inside a compressed file, is an error for that input).
+pub fn scan_zip(input: &Input) -> Scanned {
+    let Some(path) = &input.path else {
+        return Scanned::Failed(
+            ScanOutcome::default(),
+            input.error(io::Error::other(
+                "a zip archive is read from a file, not from standard input",
+            )),
+        );
+    };
+    match std::fs::File::open(path) {
+        Ok(file) => scan_zip_from(io::BufReader::new(file), &input.name),
+        Err(err) => Scanned::Failed(ScanOutcome::default(), input.error(err)),
+    }
+}
+
+/// [`scan_zip`] for a zip archive in any seekable source (a file, bytes in
+/// memory), named `name`.
+///
+/// An archive whose directory cannot be read (a download cut short) is read
+/// from its start, one local file header after another, as far as the files
+/// go: the files before the damage are kept, then the error.
+pub fn scan_zip_from<R: Read + io::Seek>(mut source: R, name: &str) -> Scanned {
+    let failed = |source: io::Error| {
+        Scanned::Failed(
+            ScanOutcome::default(),
+            Error::Read {
+                input: name.to_string(),
+                source,
+            },
+        )
+    };
+    let mut members = Vec::new();
+    let directory_error = match zip::ZipArchive::new(&mut source) {
+        Ok(mut archive) => {
+            for i in 0..archive.len() {
+                match archive.by_index(i) {
+                    Ok(entry) if entry.is_file() => {
+                        let member = zip_member_name(name, &entry, i + 1);
+                        let scanned = scan_member(entry, &member);
+                        members.push((member, scanned));
+                    }
+                    Ok(_) => {}
+                    Err(err) => members.push((name.to_string(), failed(zip_error(err)))),
+                }
+            }
+            return Scanned::Archive(members);
+        }
+        Err(err) => zip_error(err),
+    };
+    if let Err(err) = source.seek(io::SeekFrom::Start(0)) {
+        return failed(err);
+    }
+    let mut error = Some(directory_error);
+    loop {
+        match zip::read::read_zipfile_from_stream(&mut source) {
+            Ok(Some(entry)) if entry.is_file() => {
+                let member = zip_member_name(name, &entry, members.len() + 1);
+                let scanned = scan_member(entry, &member);
+                members.push((member, scanned));
+            }
+            Ok(Some(_)) => {}
+            // The local headers ended where the directory starts: every file
+            // was read, only the directory is damaged.
+            Ok(None) => break,
+            Err(err) => {
+                if members.is_empty() {
+                    error = Some(zip_error(err));
+                }
+                break;
+            }
+        }
+    }
+    if let Some(err) = error {
+        members.push((name.to_string(), failed(err)));
+    }
+    Scanned::Archive(members)
+}
+
+/// `ARCHIVE:PATH` for a file of a zip archive; a name that is not valid
+/// text is shown by the file's place in the archive.
+fn zip_member_name<R: Read>(
+    archive: &str,
+    entry: &zip::read::ZipFile<'_, R>,
+    place: usize,
+) -> String {
+    let path = entry
+        .name()
+        .map_or_else(|_| format!("#{place}"), |name| name.into_owned());
+    format!("{archive}:{path}")
+}
+
+/// A zip reader's error as an I/O error that says it is about a zip archive.
+fn zip_error(err: zip::result::ZipError) -> io::Error {
+    match err {
+        zip::result::ZipError::Io(err) => err,
+        err => io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("the zip archive is damaged or cut short ({err})"),
+        ),
+    }
+}
+
 /// Scans one file of an archive (see [`scan_archive`]).
 fn scan_member<R: Read>(entry: R, member: &str) -> Scanned {
     let peeked = decode::Peeked::new(entry, HEAD, HEAD);
     let content = sniff(peeked.head());
-    if matches!(content, Content::Binary | Content::Tar) {
+    if matches!(content, Content::Binary | Content::Tar | Content::Zip) {
         return Scanned::Binary;
     }
     let reader = match decode::decompress(content, peeked) {
@@ -330,8 +436,10 @@ pub fn scan_input(input: &Input) -> Scanned {
     if opened.content == Content::Binary && input.from_directory {
         return Scanned::Binary;
     }
-    if opened.tar {
-        return Scanned::Archive(scan_archive(opened.reader, &input.name));
+    match opened.archive {
+        Some(Archive::Tar) => return Scanned::Archive(scan_archive(opened.reader, &input.name)),
+        Some(Archive::Zip) => return scan_zip(input),
+        None => {}
     }
     // Decompressing costs more than searching: a compressed input gets the
     // scanner's helper thread, so that one block is decompressed while the

@@ -28,6 +28,9 @@ pub enum Content {
     /// A tar archive (its first header's `ustar` magic): each file in it is
     /// read as an input of its own.
     Tar,
+    /// A zip archive (a local file header's `PK\x03\x04`): each file in it
+    /// is read as an input of its own.
+    Zip,
     /// Not text: a NUL byte in the first [`HEAD`] bytes.
     Binary,
 }
@@ -41,7 +44,9 @@ impl Content {
             Content::Zstd => Some("zstd"),
             Content::Xz => Some("xz"),
             Content::Bzip2 => Some("bzip2"),
-            Content::Text | Content::Snapshot | Content::Tar | Content::Binary => None,
+            Content::Text | Content::Snapshot | Content::Tar | Content::Zip | Content::Binary => {
+                None
+            }
         }
     }
 }
@@ -70,6 +75,9 @@ pub fn sniff(head: &[u8]) -> Content {
         Content::Snapshot
     } else if is_tar(head) {
         Content::Tar
+    } else if head.starts_with(b"PK\x03\x04") {
+        // APPNOTE.TXT 4.3.7: a zip archive starts with a local file header.
+        Content::Zip
     } else if memchr::memchr(0, head).is_some() {
         // ripgrep's rule: a NUL byte means binary.
         Content::Binary
@@ -98,6 +106,7 @@ mod tests {
         tar[..9].copy_from_slice(b"rank0.log");
         tar[257..263].copy_from_slice(b"ustar\0");
         assert_eq!(sniff(&tar), Content::Tar);
+        assert_eq!(sniff(b"PK\x03\x04\x14\x00\x08\x00"), Content::Zip);
         // The same bytes as text, without a NUL, are text.
         let text: Vec<u8> = tar.iter().map(|&b| if b == 0 { b' ' } else { b }).collect();
         assert_eq!(sniff(&text), Content::Text);

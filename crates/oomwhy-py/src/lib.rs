@@ -187,7 +187,7 @@ fn digest_path_json(py: Python<'_>, path: std::path::PathBuf, name: String) -> P
                 Ok(f)
             }
         }) {
-            Ok(file) => InputDigest::from_reader(file, &name),
+            Ok(file) => InputDigest::from_file(file, &name),
             Err(source) => InputDigest::from_error(
                 &Error::Read {
                     input: name.clone(),
