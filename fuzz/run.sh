@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs one fuzz target for a while on the stable toolchain.
 #   fuzz/run.sh TARGET SECONDS [more libFuzzer flags]
-# Targets: decode_str, scan, scan_chunked, snapshot. Seeds the corpus first if empty.
+# Targets: decode_str, scan, scan_chunked, snapshot, archive. Seeds the corpus first if empty.
 # cargo-fuzz needs nightly-only rustc flags; RUSTC_BOOTSTRAP=1 lets the stable
 # compiler accept them. `--sanitizer none`: the crate forbids unsafe code, so
 # AddressSanitizer would mostly slow the search; panics (overflow checks are on),
