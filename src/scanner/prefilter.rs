@@ -77,6 +77,11 @@ fn literal_for(trigger: &'static str) -> &'static str {
 /// The literals the prefilter searches for: every trigger, each replaced by
 /// a key it contains, without duplicates or literals containing another.
 pub fn prefilter_literals() -> Vec<&'static str> {
+    static LITERALS: OnceLock<Vec<&'static str>> = OnceLock::new();
+    LITERALS.get_or_init(literals).clone()
+}
+
+fn literals() -> Vec<&'static str> {
     let mut triggers: Vec<&'static str> = TRACEBACK_TRIGGERS.to_vec();
     triggers.extend_from_slice(diagnostics::TRIGGERS);
     for family in FAMILIES {
