@@ -403,6 +403,26 @@ fn compressed_standard_input_is_decompressed() {
     }
 }
 
+/// The files of one job's archive: two ranks' logs of one crash (rank 1
+/// fails first) and a binary file.
+fn job_files() -> Vec<(&'static str, Vec<u8>)> {
+    vec![
+        (
+            "job/rank0.log",
+            rank_log(0, Some("2025-03-01T12:00:09Z")).into_bytes(),
+        ),
+        // Rank 1 fails first.
+        (
+            "job/rank1.log",
+            rank_log(1, Some("2025-03-01T12:00:03Z")).into_bytes(),
+        ),
+        (
+            "job/model.bin",
+            b"\x7fELF\x02\x01\x01\x00\x00\x00".repeat(64),
+        ),
+    ]
+}
+
 /// A tar archive of `files` (path, bytes), as `tar` writes it.
 fn tar_of(files: &[(&str, Vec<u8>)]) -> Vec<u8> {
     let mut builder = tar::Builder::new(Vec::new());
@@ -421,27 +441,14 @@ fn tar_of(files: &[(&str, Vec<u8>)]) -> Vec<u8> {
 #[test]
 fn each_file_of_a_tar_archive_is_an_input_of_its_own() {
     let dir = temp_dir("tar");
-    let files = [
-        (
-            "job/rank0.log",
-            rank_log(0, Some("2025-03-01T12:00:09Z")).into_bytes(),
-        ),
-        // Rank 1 fails first.
-        (
-            "job/rank1.log",
-            rank_log(1, Some("2025-03-01T12:00:03Z")).into_bytes(),
-        ),
-        (
-            "job/model.bin",
-            b"\x7fELF\x02\x01\x01\x00\x00\x00".repeat(64),
-        ),
+    let mut files = job_files();
+    files.extend([
         // A compressed file inside the archive is decompressed.
         (
             "notes/other.txt.gz",
             gzip(format!("noise\n{SEED}\n").as_bytes()),
         ),
-    ];
-    let mut files = files.to_vec();
+    ]);
     // An archive inside the archive is passed over, not opened.
     let inner = gzip(&tar_of(&files[3..]));
     files.push(("job/inner.tar.gz", inner));
@@ -530,22 +537,11 @@ fn zip_of(files: &[(&str, Vec<u8>)]) -> Vec<u8> {
 #[test]
 fn each_file_of_a_zip_archive_is_an_input_of_its_own() {
     let dir = temp_dir("zip");
-    let files = [
-        (
-            "job/rank0.log",
-            rank_log(0, Some("2025-03-01T12:00:09Z")).into_bytes(),
-        ),
-        (
-            "job/rank1.log",
-            rank_log(1, Some("2025-03-01T12:00:03Z")).into_bytes(),
-        ),
-        (
-            "job/model.bin",
-            b"\x7fELF\x02\x01\x01\x00\x00\x00".repeat(64),
-        ),
+    let mut files = job_files();
+    files.extend([
         ("notes/big.log", noise(20_000, 5).into_bytes()),
         ("notes/last.log", format!("noise\n{SEED}\n").into_bytes()),
-    ];
+    ]);
     let archive = zip_of(&files);
     fs::write(dir.join("job.zip"), &archive).unwrap();
     let output = oomwhy(&["--format", "json", "job.zip"], &dir);
