@@ -61,9 +61,8 @@ impl Family for CudnnNotSupported {
                 .facts
                 .insert("memory_evidence".into(), "out of memory stated".into());
         }
-        if repeats > 0 {
-            finding.occurrences = 1 + repeats as u64;
-        }
+        // A finding starts at one occurrence; each repeated line is one more.
+        finding.occurrences += repeats as u64;
         Some(finding)
     }
 }

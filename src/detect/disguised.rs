@@ -189,9 +189,8 @@ impl Family for LibraryAllocFailed {
         if let Some(call) = failure.call {
             finding.facts.insert(fact::CALL.into(), call);
         }
-        if repeats > 0 {
-            finding.occurrences = 1 + repeats as u64;
-        }
+        // A finding starts at one occurrence; each repeated line is one more.
+        finding.occurrences += repeats as u64;
         Some(finding)
     }
 }

@@ -201,9 +201,8 @@ impl Family for GenericOom {
         if !backend.is_empty() {
             finding.backend = Some(backend);
         }
-        if repeats > 0 {
-            finding.occurrences = 1 + repeats as u64;
-        }
+        // A finding starts at one occurrence; each repeated line is one more.
+        finding.occurrences += repeats as u64;
         read_sizes(&mut finding, &message.joined(), phrase.id);
         Some(finding)
     }

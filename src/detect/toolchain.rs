@@ -107,9 +107,8 @@ impl Family for PtxasAllocFailure {
         let mut finding = message.finding(Kind::PtxasAllocFailure, text);
         finding.exception = None;
         finding.backend = Some("cuda".into());
-        if repeats > 0 {
-            finding.occurrences = 1 + repeats as u64;
-        }
+        // A finding starts at one occurrence; each repeated line is one more.
+        finding.occurrences += repeats as u64;
         Some(finding)
     }
 }

@@ -96,9 +96,8 @@ impl Family for Xid {
                 .facts
                 .insert("driver_message".into(), rest.trim().to_string());
         }
-        if repeats > 0 {
-            finding.occurrences = 1 + repeats as u64;
-        }
+        // A finding starts at one occurrence; each repeated line is one more.
+        finding.occurrences += repeats as u64;
         Some(finding)
     }
 }
