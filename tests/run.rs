@@ -337,18 +337,31 @@ fn a_counter_on_stdout_belongs_to_the_traceback_on_stderr() {
     assert_eq!(finding["phase"]["name"], "backward", "{finding}");
 }
 
-#[test]
-fn a_sigkill_death_is_a_likely_oom_finding() {
-    let dir = temp_dir("sigkill");
-    let report = dir.join("report.json");
+/// Runs `oomwhy --format json run --report PATH -- sh -c SCRIPT`, checks
+/// its exit status and returns the report.
+fn json_report_of(name: &str, script: &str, status: i32) -> Value {
+    let report = temp_dir(name).join("report.json");
     let mut run = Live::piped(
         oomwhy()
             .args(["--format", "json", "run", "--report"])
             .arg(&report)
-            .args(["--", "sh", "-c", "echo step 7; kill -9 $$"]),
+            .args(["--", "sh", "-c", script]),
     );
-    assert_eq!(run.exit_within(PATIENCE).code(), Some(137));
-    let json: Value = serde_json::from_str(&fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(run.exit_within(PATIENCE).code(), Some(status));
+    serde_json::from_str(&fs::read_to_string(&report).unwrap()).unwrap()
+}
+
+/// Runs `oomwhy run -- sh -c SCRIPT` (text), checks its exit status and
+/// returns what it wrote on standard error.
+fn text_stderr_of(script: &str, status: i32) -> String {
+    let mut run = Live::piped(oomwhy().args(["run", "--", "sh", "-c", script]));
+    assert_eq!(run.exit_within(PATIENCE).code(), Some(status));
+    run.rest().1.join("\n")
+}
+
+#[test]
+fn a_sigkill_death_is_a_likely_oom_finding() {
+    let json = json_report_of("sigkill", "echo step 7; kill -9 $$", 137);
     let finding = &json["findings"][0];
     assert_eq!(finding["kind"], "host_oom_killed");
     assert_eq!(finding["category"], "likely_oom");
@@ -362,10 +375,7 @@ fn a_sigkill_death_is_a_likely_oom_finding() {
     assert_eq!(json["summary"]["likely_oom"], 1);
 
     // In text, the finding is explained on stderr.
-    let mut run = Live::piped(oomwhy().args(["run", "--", "sh", "-c", "kill -9 $$"]));
-    assert_eq!(run.exit_within(PATIENCE).code(), Some(137));
-    let (_, err) = run.rest();
-    let err = err.join("\n");
+    let err = text_stderr_of("kill -9 $$", 137);
     assert!(
         err.contains("More: oomwhy explain host_oom_killed"),
         "{err}"
@@ -375,16 +385,7 @@ fn a_sigkill_death_is_a_likely_oom_finding() {
 
 #[test]
 fn a_crash_signal_death_is_a_fatal_signal_finding() {
-    let dir = temp_dir("sigsegv");
-    let report = dir.join("report.json");
-    let mut run = Live::piped(
-        oomwhy()
-            .args(["--format", "json", "run", "--report"])
-            .arg(&report)
-            .args(["--", "sh", "-c", "kill -SEGV $$"]),
-    );
-    assert_eq!(run.exit_within(PATIENCE).code(), Some(139));
-    let json: Value = serde_json::from_str(&fs::read_to_string(&report).unwrap()).unwrap();
+    let json = json_report_of("sigsegv", "kill -SEGV $$", 139);
     let finding = &json["findings"][0];
     assert_eq!(finding["kind"], "fatal_signal");
     assert_eq!(finding["category"], "crash");
@@ -393,10 +394,7 @@ fn a_crash_signal_death_is_a_fatal_signal_finding() {
     assert_eq!(finding["diagnosis"]["verdicts"][0]["code"], "native_crash");
 
     // In text, the signal is named and explained on stderr.
-    let mut run = Live::piped(oomwhy().args(["run", "--", "sh", "-c", "kill -SEGV $$"]));
-    assert_eq!(run.exit_within(PATIENCE).code(), Some(139));
-    let (_, err) = run.rest();
-    let err = err.join("\n");
+    let err = text_stderr_of("kill -SEGV $$", 139);
     assert!(err.contains("signal 11 (SIGSEGV"), "{err}");
     assert!(err.contains("More: oomwhy explain fatal_signal"), "{err}");
 }
