@@ -152,7 +152,8 @@ fn prefixes() -> &'static Prefixes {
 }
 
 /// Removes leading log prefixes, repeatedly (a timestamp often precedes a
-/// level which precedes a rank). Returns the rest and the rank, if named.
+/// level which precedes a rank). Returns the rest, and the rank and the
+/// serving engine the prefixes name, if any.
 fn strip_prefixes(mut text: &str) -> (&str, Option<u32>, Option<&'static str>) {
     let p = prefixes();
     let mut rank = None;
