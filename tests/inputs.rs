@@ -345,6 +345,28 @@ fn per_rank_files_of_one_job_fold_into_one_finding() {
     assert_eq!(f["ranks"], serde_json::json!([0, 1]));
     assert_eq!(f["first_rank"], Value::Null);
     assert!(f["notes"][0].as_str().unwrap().contains("unknown"), "{f:#}");
+
+    // Ranks compressed apart (rotated, or compressed by a different step)
+    // still belong to one job.
+    let stamp = |t: &str| format!("2025-03-01T12:00:0{t}Z");
+    fs::write(job.join("rank0.log"), rank_log(0, Some(&stamp("5")))).unwrap();
+    fs::remove_file(job.join("rank1.log")).unwrap();
+    fs::write(
+        job.join("rank1.log.gz"),
+        gzip(rank_log(1, Some(&stamp("2"))).as_bytes()),
+    )
+    .unwrap();
+    fs::write(
+        job.join("rank2.log.zst"),
+        zstd(rank_log(2, Some(&stamp("4"))).as_bytes()),
+    )
+    .unwrap();
+    let report = json(&oomwhy(&["--format", "json", "job"], &dir));
+    assert_eq!(report["findings"].as_array().unwrap().len(), 1, "{report:#}");
+    let f = &report["findings"][0];
+    assert_eq!(f["ranks"], serde_json::json!([0, 1, 2]));
+    assert_eq!(f["first_rank"], 1);
+    assert_eq!(f["source"]["input"], "job/rank1.log.gz");
 }
 
 #[test]

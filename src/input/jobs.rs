@@ -14,6 +14,23 @@ const RANK_WORDS: &[&str] = &[
     "rank", "worker", "node", "proc", "process", "task", "gpu", "device", "dev", "host",
 ];
 
+/// Suffixes that name a compressed copy of a file. A job's ranks can be
+/// compressed apart (`rank0.log` still written, `rank1.log.gz` rotated), and
+/// the file inside is the same log either way.
+const COMPRESSION_SUFFIXES: &[&str] = &[".gz", ".xz", ".zst", ".zstd", ".bz2"];
+
+/// The path without one compression suffix, compared in lowercase.
+fn uncompressed_name(path: &str) -> &str {
+    COMPRESSION_SUFFIXES
+        .iter()
+        .find(|suffix| {
+            path.len() > suffix.len()
+                && path.is_char_boundary(path.len() - suffix.len())
+                && path[path.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
+        })
+        .map_or(path, |suffix| &path[..path.len() - suffix.len()])
+}
+
 /// A path cut into the text between numbers and the numbers.
 struct Shape<'a> {
     texts: Vec<&'a str>,
@@ -74,8 +91,10 @@ pub fn rank_of_path(path: &str) -> Option<u32> {
 /// The job a per-rank file belongs to: its path with the rank number left
 /// out. Files of one job share it; so do only files whose paths differ in
 /// that number alone, so files of different jobs (another job id, another
-/// attempt, another directory) never do.
+/// attempt, another directory) never do. A compression suffix is left out
+/// too.
 fn job_key(path: &str) -> Option<(String, u32)> {
+    let path = uncompressed_name(path);
     let s = shape(path);
     let i = (0..s.numbers.len())
         .rev()
@@ -264,5 +283,16 @@ mod tests {
         assert_ne!(key("job7_rank0.log"), key("job8_rank1.log"));
         assert_ne!(key("t/attempt_0/0/x.log"), key("t/attempt_1/1/x.log"));
         assert_eq!(key("slurm-123.out"), None);
+    }
+
+    #[test]
+    fn compressed_ranks_belong_to_their_job() {
+        let key = |p| job_key(p).map(|(k, _)| k);
+        assert_eq!(key("a/rank0.log"), key("a/rank1.log.gz"));
+        assert_eq!(key("a/rank0.log.XZ"), key("a/rank1.log.zst"));
+        assert_eq!(job_key("a/rank3.log.bz2").map(|(_, r)| r), Some(3));
+        assert_ne!(key("a/rank0.log"), key("a/rank1.txt.gz"));
+        assert_eq!(uncompressed_name(".gz"), ".gz");
+        assert_eq!(uncompressed_name("é.gz"), "é");
     }
 }
