@@ -159,7 +159,7 @@ fn kill_patterns() -> &'static KillPatterns {
         // Only torchelastic's failure table (`  exitcode  : -9 (pid: N)`), not the
         // agent's `failed (exitcode: -9) local_rank: ...` line before it: one finding.
         let elastic_exit = r"^\s*exitcode\s*:\s*-9\b";
-        let elastic_signal = r"\bSignal 9 \(SIGKILL\) received by PID (\d+)";
+        let elastic_signal = r"\b[Ss]ignal 9 \(SIGKILL\) received by PID (\d+)";
         // The agent's line alone (a paste without the table); the scanner
         // drops it when the table follows.
         let elastic_agent = r"\bfailed \(exitcode: -9\) local_rank: (\d+) \(pid: (\d+)\)";
@@ -230,6 +230,11 @@ fn kill_patterns() -> &'static KillPatterns {
 /// `Killed` alone on a line, or right after a progress bar (`1.28it/s]Killed`),
 /// as a shell prints when its child died of SIGKILL: the offset of the word.
 fn bare_killed(line: &str) -> Option<usize> {
+    // A paste may set the word alone in bold or code (`**Killed**`); the
+    // message is then the whole line.
+    if ["**Killed**", "__Killed__", "`Killed`"].contains(&line.trim()) {
+        return Some(0);
+    }
     // bash prints `已杀死` under a Chinese locale.
     let line = line.trim_end();
     let before = line
@@ -625,6 +630,7 @@ mod tests {
     fn bare_killed_only_at_the_end() {
         for lines in [
             &["Killed"][..],
+            &["**Killed**"][..],
             &[
                 "Loading checkpoint shards:  38%| 3/8 [00:02<00:03,  1.28it/s]Killed",
                 "",
