@@ -10,7 +10,7 @@
 use super::text::collapse_repeats;
 use super::text::message_text;
 use super::{re, Family, Message};
-use crate::record::{fact, Era, Finding, Kind};
+use crate::record::{fact, Category, Era, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -617,6 +617,21 @@ impl Family for ChildFailed {
             sorted.dedup();
             let list: Vec<String> = sorted.iter().map(u32::to_string).collect();
             finding.facts.insert("failed_ranks".into(), list.join(","));
+        }
+        // A root cause killed by SIGKILL is what the agent's `exitcode: -9`
+        // line says alone: most often the host's out-of-memory killer.
+        let killed = finding
+            .facts
+            .get(fact::ROOT_CAUSE_SIGNAL)
+            .map(String::as_str)
+            == Some("SIGKILL")
+            || finding
+                .facts
+                .get(fact::ROOT_CAUSE_EXITCODE)
+                .map(String::as_str)
+                == Some("-9");
+        if killed {
+            finding.category = Category::LikelyOom;
         }
         Some(finding)
     }

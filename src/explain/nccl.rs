@@ -252,7 +252,10 @@ fn nccl_error_verdict(f: &Finding) -> Verdict {
 }
 
 fn launcher_verdict(f: &Finding) -> Verdict {
-    let rank = fact(f, fact::ROOT_CAUSE_RANK).unwrap_or("?");
+    let rank = fact(f, fact::ROOT_CAUSE_RANK)
+        .map(|r| format!("rank {r}"))
+        .or_else(|| fact(f, "root_cause_local_rank").map(|r| format!("local rank {r}")))
+        .unwrap_or_else(|| "a rank the report does not name".into());
     let code = fact(f, fact::ROOT_CAUSE_EXITCODE).unwrap_or("?");
     let signal = fact(f, fact::ROOT_CAUSE_SIGNAL);
     let exit_meaning = match (code, signal) {
@@ -271,7 +274,7 @@ fn launcher_verdict(f: &Finding) -> Verdict {
     verdict(
         Code::LauncherReport,
         "The launcher only reports that workers exited",
-        format!("torchrun (torchelastic) does not know why workers failed. Its \"root cause\" is the first failure it observed: rank {rank}, exit code {code}, i.e. {exit_meaning}. The first observed failure can be a victim that timed out rather than the culprit.{record} Read that rank's own output for the real error."),
+        format!("torchrun (torchelastic) does not know why workers failed. Its \"root cause\" is the first failure it observed: {rank}, exit code {code}, i.e. {exit_meaning}. The first observed failure can be a victim that timed out rather than the culprit.{record} Read that rank's own output for the real error."),
     )
 }
 

@@ -105,7 +105,7 @@ impl Collector {
         if self.merge_second_print(&finding) {
             return;
         }
-        self.drop_superseded(&finding);
+        self.drop_superseded(&mut finding);
         if self.fold_into_other_rank(&finding, rank) {
             return;
         }
@@ -176,8 +176,9 @@ impl Collector {
     /// the Python error that repeats it, torchelastic's agent line `failed
     /// (exitcode: -9) ...` before its failure table, and an issue's title
     /// line (`DefaultCPUAllocator: not enough memory`) right before the full
-    /// message of the same kind. Alone, each stays.
-    fn drop_superseded(&mut self, finding: &Finding) {
+    /// message of the same kind. Alone, each stays. A failure table cut
+    /// short of its root cause takes the agent line's exit code and pid.
+    fn drop_superseded(&mut self, finding: &mut Finding) {
         use crate::record::Kind;
         let Some(last) = self.findings.last() else {
             return;
@@ -208,6 +209,25 @@ impl Collector {
             _ => false,
         };
         if superseded {
+            if finding.kind == Kind::ChildFailed
+                && !finding.facts.contains_key("root_cause_exitcode")
+            {
+                for (from, to) in [
+                    ("exit_code", "root_cause_exitcode"),
+                    ("pid", "root_cause_pid"),
+                    ("local_rank", "root_cause_local_rank"),
+                ] {
+                    if let Some(value) = last.facts.get(from) {
+                        finding.facts.insert(to.into(), value.clone());
+                    }
+                }
+                if last.facts.get("exit_code").map(String::as_str) == Some("-9") {
+                    finding
+                        .facts
+                        .insert("root_cause_signal".into(), "SIGKILL".into());
+                    finding.category = last.category;
+                }
+            }
             self.findings.pop();
             let position = self.handed_out + self.findings.len();
             self.by_text.retain(|_, p| *p != position);
