@@ -410,6 +410,10 @@ eras! {
     Vendor = "vendor";
     /// Generic OOM: RELION's `CudaCustomAllocator out of memory`.
     Relion = "relion";
+    /// Generic OOM: PaddlePaddle's `Out of memory error on GPU N. Cannot allocate X memory`.
+    Paddle = "paddle";
+    /// Generic OOM: Apple's Metal, a command buffer failed with `Insufficient Memory`.
+    Metal = "metal";
     /// TensorFlow (`tf_oom`): the fatal `EigenAllocator for GPU ran out of memory`.
     EigenAllocator = "eigen_allocator";
     /// XLA (`xla_oom`): the GPU runtime could not place a constant of the compiled program.

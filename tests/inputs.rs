@@ -362,7 +362,11 @@ fn per_rank_files_of_one_job_fold_into_one_finding() {
     )
     .unwrap();
     let report = json(&oomwhy(&["--format", "json", "job"], &dir));
-    assert_eq!(report["findings"].as_array().unwrap().len(), 1, "{report:#}");
+    assert_eq!(
+        report["findings"].as_array().unwrap().len(),
+        1,
+        "{report:#}"
+    );
     let f = &report["findings"][0];
     assert_eq!(f["ranks"], serde_json::json!([0, 1, 2]));
     assert_eq!(f["first_rank"], 1);

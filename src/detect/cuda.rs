@@ -29,14 +29,38 @@ fn runtime_patterns() -> &'static RuntimePatterns {
         // spconv: the number 2; PyCUDA: `cuMemAlloc failed`; torch_memory_saver:
         // `CUresult error result=2`; darknet: `Cuda malloc failed`; Theano:
         // `Error allocating N bytes of device memory (out of memory). Driver
-        // report F bytes free and T bytes total`).
+        // report F bytes free and T bytes total`); cuDF and RMM: `CUDA error
+        // [encountered ]at: FILE:LINE: [2 ]cudaErrorMemoryAllocation out of
+        // memory` (the error's name, then its string); TensorRT: `Cuda Error in
+        // CALL: 2 (out of memory)`.
         other: constant_regex(
-            r"\bCUDA_ERROR_OUT_OF_MEMORY\b|\bCUDA [Ee]rror 2, out of memory|\bCUDA error 2 at \S+: out of memory|\b[Cc]uda failed with error 2\b|\bcuda runtime error: out of memory|\bcuMemAlloc failed: out of memory|\bCUresult error\s+result=2\b|\bCuda malloc failed\b|\bError allocating \d+ bytes of device memory \(out of memory\)",
+            r"\bCUDA error (?:encountered )?at: \S+: (?:\d+ )?cudaErrorMemoryAllocation out of memory|\bcudaErrorMemoryAllocation out of memory\b|\bCuda Error in \S.{0,200}?: 2 \(out of memory\)|\bCUDA_ERROR_OUT_OF_MEMORY\b|\bCUDA [Ee]rror 2, out of memory|\bCUDA error 2 at \S+: out of memory|\b[Cc]uda failed with error 2\b|\bcuda runtime error: out of memory|\bcuMemAlloc failed: out of memory|\bCUresult error\s+result=2\b|\bCuda malloc failed\b|\bError allocating \d+ bytes of device memory \(out of memory\)",
         ),
         theano: constant_regex(
             r"Error allocating (\d+) bytes of device memory \(out of memory\)\.(?: Driver report (\d+) bytes free and (\d+) bytes total)?",
         ),
     })
+}
+
+/// Who printed a tool's form of the runtime's or driver's error (`other`).
+fn reporter(matched: &str) -> &'static str {
+    const BY_FORM: &[(&str, &str)] = &[
+        ("CUDA error encountered at", "cuDF"),
+        ("CUDA error at", "RAPIDS Memory Manager (RMM)"),
+        ("Cuda Error in", "TensorRT"),
+        ("CUDA Error 2, out of memory", "tinygrad"),
+        ("CUDA error 2 at", "ggml"),
+        ("uda failed with error 2", "spconv"),
+        ("cuMemAlloc failed", "PyCUDA"),
+        ("CUresult error", "torch_memory_saver"),
+        ("Cuda malloc failed", "darknet"),
+        ("Error allocating", "Theano"),
+        ("CUDA_ERROR_OUT_OF_MEMORY", "a CUDA driver API call"),
+    ];
+    BY_FORM
+        .iter()
+        .find(|(form, _)| matched.contains(form))
+        .map_or("a CUDA runtime call", |(_, by)| by)
 }
 
 /// `CUDA error: out of memory`, `CUDA driver error: out of memory`,
@@ -56,6 +80,8 @@ impl Family for RuntimeOom {
             "failed: out of memory",
             "result=2",
             "Cuda malloc failed",
+            "cudaErrorMemoryAllocation out of memory",
+            ": 2 (out of memory)",
         ]
     }
 
@@ -140,6 +166,9 @@ impl Family for RuntimeOom {
                 finding.sizes.total_bytes = n(3);
             }
             finding.backend = Some("cuda".into());
+            finding
+                .facts
+                .insert(fact::REPORTED_BY.into(), reporter(m.as_str()).into());
             let named = m.as_str().contains("CUDA_ERROR") || m.as_str().starts_with("CUresult");
             finding.era = Some(if named { Era::Driver } else { Era::Runtime });
             finding.facts.insert(
@@ -254,6 +283,10 @@ mod tests {
             ("RuntimeError: CUDA driver error: out of memory", "driver"),
             ("RuntimeError: cuda runtime error (2) : out of memory at /pytorch/aten/src/THC/THCCachingHostAllocator.cpp:265", "thc"),
             ("THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=844 error=2 : out of memory", "thc"),
+            // cuDF, RMM and TensorRT name the runtime's error.
+            ("RuntimeError: CUDA error encountered at: ../src/bitmask/null_mask.cu:93: 2 cudaErrorMemoryAllocation out of memory", "runtime"),
+            ("MemoryError: std::bad_alloc: out_of_memory: CUDA error at: /opt/conda/include/rmm/mr/device/cuda_memory_resource.hpp:70: cudaErrorMemoryAllocation out of memory", "runtime"),
+            ("[E] [TRT] C:\\source\\rtSafe\\safeRuntime.cpp (25) - Cuda Error in nvinfer1::internal::DefaultAllocator::allocate: 2 (out of memory)", "runtime"),
         ] {
             let start = RuntimeOom.start(line).expect(line);
             let body = lines(&[&line[start..]]);

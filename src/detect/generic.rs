@@ -48,7 +48,15 @@ fn phrases() -> &'static [Phrase] {
             p(Era::LlamaCpp, r"(?:\w+: )?(?:allocating [\d.]+ MiB on device \d+: )?cudaMalloc failed: out of memory", false, false, "cuda", "llama.cpp / ggml (cudaMalloc)"),
             p(Era::Ctranslate2, r"\bCUDA failed with error out of memory", false, false, "cuda", "CTranslate2"),
             p(Era::Relion, r"\bCudaCustomAllocator out of memory", false, false, "cuda", "RELION (CudaCustomAllocator)"),
-            p(Era::Onnxruntime, r"\bFailed to allocate memory for requested buffer of size \d+", false, false, "", "ONNX Runtime's BFC arena"),
+            // CUDAAllocator::AllocateImpl: `Out of memory error on GPU %d. Cannot
+            // allocate %s memory on GPU %d, [%s memory has been allocated and
+            // ]available memory is only %s.`
+            p(Era::Paddle, r"\bOut of memory error on GPU \d+\. Cannot allocate", false, false, "", "PaddlePaddle's GPU allocator"),
+            // MTLCommandBufferError 8 (kIOGPUCommandBufferCallbackErrorOutOfMemory),
+            // as MLX, ggml's Metal backend and Swift programs print it.
+            p(Era::Metal, r"\bInsufficient Memory \((?:0*8:kIOGPUCommandBufferCallbackErrorOutOfMemory|IOAF code 8)\)", false, false, "metal", "Apple's Metal driver"),
+            // The second form is the same message cut short after the arena's function.
+            p(Era::Onnxruntime, r"\bFailed to allocate memory for requested buffer of size \d+|\bBFCArena::AllocateRawInternal\([^)]{0,200}\) Failed to alloc", false, false, "", "ONNX Runtime's BFC arena"),
             p(Era::TorchOomClass, r"\btorch\.(?:cuda\.)?OutOfMemoryError: \S", false, true, "", "PyTorch (OutOfMemoryError)"),
             p(Era::CupyOomClass, r"\bcupy\.cuda\.memory\.OutOfMemoryError: \S", false, true, "cuda", "CuPy (OutOfMemoryError)"),
             p(Era::CudaDriver, r"\bCUDA_ERROR_OUT_OF_MEMORY\b", true, false, "cuda", "the CUDA driver API (CUDA_ERROR_OUT_OF_MEMORY)"),
@@ -101,6 +109,10 @@ struct SizePatterns {
     ggml_mib: Regex,
     cupy_bytes: Regex,
     relion_request: Regex,
+    paddle_request: Regex,
+    paddle_allocated: Regex,
+    paddle_available: Regex,
+    paddle_size_alone: Regex,
     device: Regex,
 }
 
@@ -116,6 +128,11 @@ fn size_patterns() -> &'static SizePatterns {
             ggml_mib: re(r"allocating ([\d.]+) (MiB) on device (\d+)"),
             cupy_bytes: re(r"allocating ([\d,]+) bytes"),
             relion_request: re(r"requestedSpace:\s*(\d+) B\b"),
+            // Paddle's HumanReadableSize: `%f` and B/kB/MB/GB/TB, 1024-based.
+            paddle_request: re(r"Cannot allocate ([\d.]+)\s*(B|kB|MB|GB|TB) memory on GPU (\d+)"),
+            paddle_allocated: re(r"([\d.]+)\s*(B|kB|MB|GB|TB) memory has been allocated"),
+            paddle_available: re(r"available memory is only\s+([\d.]+)\s*(B|kB|MB|GB|TB)\b"),
+            paddle_size_alone: re(r"^\s+[\d.]+(?:B|kB|MB|GB|TB)\.?\s*$"),
             device: re(r"\bon device (\d+)\b"),
         }
     })
@@ -131,6 +148,10 @@ impl Family for GenericOom {
             "CUDA failed with error out of memory",
             "CudaCustomAllocator out of memory",
             "Failed to allocate memory for requested buffer",
+            // Also finds the arena's message cut short (`... Failed to alloc`).
+            "Failed to alloc",
+            "Out of memory error on GPU",
+            "Insufficient Memory (",
             "OutOfMemoryError: ",
             "CUDA_ERROR_OUT_OF_MEMORY",
             "cudaErrorMemoryAllocation",
@@ -162,6 +183,22 @@ impl Family for GenericOom {
             Era::LlamaCpp => size_patterns().buffer_of_size.is_match(next),
             // RELION prints the request and the allocator's state after it.
             Era::Relion => lines.len() < 4 && next.contains("requestedSpace:"),
+            // Paddle's message goes on with its advice and source location; a
+            // terminal may wrap the figure that ends its first sentence.
+            Era::Paddle => {
+                lines.len() < 10
+                    && (size_patterns().paddle_size_alone.is_match(next)
+                        || [
+                            "Please check whether there is any other process",
+                            "1. If yes",
+                            "2. If no",
+                            "(at /",
+                            "Or set environment variable",
+                            "The command is `export FLAGS_gpu_memory_limit_mb",
+                        ]
+                        .iter()
+                        .any(|s| next.trim_start().starts_with(s)))
+            }
             _ => is_boilerplate(next),
         }
     }
@@ -227,6 +264,20 @@ fn read_sizes(finding: &mut Finding, text: &str, id: Era) {
         Era::Onnxruntime => finding.sizes.requested_bytes = raw(&p.buffer_of_size, 1),
         Era::Relion => finding.sizes.requested_bytes = raw(&p.relion_request, 1),
         Era::CupyOomClass => finding.sizes.requested_bytes = raw(&p.cupy_bytes, 1),
+        Era::Paddle => {
+            let size = |re: &Regex| {
+                let c = re.captures(text)?;
+                crate::units::to_bytes(&c[1], &c[2]).ok()
+            };
+            finding.sizes.requested_bytes = size(&p.paddle_request);
+            finding.sizes.free_bytes = size(&p.paddle_available);
+            if let Some(used) = size(&p.paddle_allocated) {
+                // What Paddle's allocator already holds on this GPU.
+                finding.sizes.extra.insert("used_bytes".into(), Some(used));
+            }
+            finding.device = raw(&p.paddle_request, 3).and_then(|d| u32::try_from(d).ok());
+            return;
+        }
         _ => finding.sizes.requested_bytes = raw(&p.bytes_in_parens, 1),
     }
     finding.device = raw(&p.device, 1).and_then(|d| u32::try_from(d).ok());
@@ -254,6 +305,10 @@ mod tests {
             ("2024-06-24 17:01:13.933585: E external/xla/xla/stream_executor/rocm/rocm_driver.cc:1268] failed to allocate 154.06GiB (165425291480 bytes) from device: HIP_ERROR_OutOfMemory", "hip", Some(165_425_291_480)),
             ("RuntimeError: HIP error: hipErrorOutOfMemory", "hip", None),
             ("RuntimeError: MLU out of memory", "vendor", None),
+            ("/onnxruntime_src/onnxruntime/core/framework/bfc_arena.cc:376 void* onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, onnxruntime::Stream*, bool, onnxruntime::WaitNotificationFn) Failed to alloc", "onnxruntime", None),
+            ("报错信息：Out of memory error on GPU 0. Cannot allocate 1.531250GB memory on GPU 0, available memory is only 416.625000MB.", "paddle", Some(1_644_167_168)),
+            ("libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command buffer execution failed: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)", "metal", None),
+            ("**Fatal error: MetalExecutionError: Error Domain=MTLCommandBufferErrorDomain Code=8 \"Insufficient Memory (IOAF code 8)\" UserInfo={NSLocalizedDescription=Insufficient Memory (IOAF code 8)}", "metal", None),
         ] {
             let found = collect(&[line]);
             if era.is_empty() {
@@ -278,6 +333,31 @@ mod tests {
         assert_eq!(f.sizes.requested_bytes, Some(151_851_674_624));
         assert_eq!(f.device, Some(0));
         assert_eq!(f.text.lines().count(), 2);
+    }
+
+    #[test]
+    fn paddle_figures_and_wrapped_lines() {
+        let f = collect(&[
+            "Out of memory error on GPU 0. Cannot allocate 40.429688MB memory on GPU 0, 23.667969GB memory has been allocated and available memory is only 16.687500MB.",
+            "Please check whether there is any other process using GPU 0.",
+            "1. If yes, please stop them, or start PaddlePaddle on another GPU.",
+            "2. If no, please decrease the batch size of your model. ",
+            " (at /paddle/paddle/fluid/memory/allocation/cuda_allocator.cc:86)",
+            "Epoch 2",
+        ])
+        .unwrap();
+        assert_eq!(f.sizes.requested_bytes, Some(42_393_601));
+        assert_eq!(f.sizes.free_bytes, Some(17_498_112));
+        assert_eq!(f.sizes.extra["used_bytes"], Some(25_413_288_204));
+        assert_eq!(f.device, Some(0));
+        assert_eq!(f.text.lines().count(), 5);
+        // The first sentence's last figure wrapped onto a line of its own.
+        let f = collect(&[
+            "Out of memory error on GPU 0. Cannot allocate 1.531250GB memory on GPU 0, available memory is only ",
+            "                   416.625000MB.",
+        ])
+        .unwrap();
+        assert_eq!(f.sizes.free_bytes, Some(436_862_976));
     }
 
     #[test]

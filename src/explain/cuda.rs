@@ -2,21 +2,28 @@
 //! (no sizes) and illegal memory accesses.
 
 use super::common::runtime_fix;
-use super::common::{fix, on_device, verdict};
+use super::common::{fact, fix, on_device, verdict, workload_fix};
 use super::docs::Code;
 use super::setting::{Runtime, Vendor};
 use super::Explain;
-use crate::record::{Diagnosis, Era, Finding, Fix, Verdict};
+use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
 
 /// Explains `Kind::CudaRuntimeOom` findings.
 pub(super) struct CudaRuntimeOom;
 
 impl Explain for CudaRuntimeOom {
     fn headline(&self, f: &Finding) -> String {
-        format!(
-            "A CUDA call ran out of GPU memory{} (outside PyTorch's allocator; no sizes given)",
-            on_device(f)
-        )
+        // Named like the Chinese headline: whoever printed the error.
+        match fact(f, fact::REPORTED_BY) {
+            Some(tool) => format!(
+                "A CUDA call ran out of GPU memory{} ({tool}; no sizes given)",
+                on_device(f)
+            ),
+            None => format!(
+                "A CUDA call ran out of GPU memory{} (outside PyTorch's allocator; no sizes given)",
+                on_device(f)
+            ),
+        }
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         out.push(runtime_oom_verdict(f))
@@ -45,7 +52,26 @@ impl Explain for IllegalMemoryAccess {
     }
 }
 
+/// The tool that printed the error, when it is not PyTorch (cuDF, TensorRT,
+/// darknet, ...): PyTorch's allocator and cache are then beside the point.
+fn other_tool(f: &Finding) -> Option<&str> {
+    let tool = f.facts.get(fact::REPORTED_BY)?;
+    let torch_process = f.traceback.as_ref().is_some_and(|tb| {
+        tb.frames
+            .iter()
+            .any(|fr| fr.file.replace('\\', "/").contains("/torch/"))
+    });
+    (tool != "torch_memory_saver" && !torch_process).then_some(tool.as_str())
+}
+
 fn runtime_oom_verdict(f: &Finding) -> Verdict {
+    if let Some(tool) = other_tool(f) {
+        return verdict(
+            Code::AllocationFailed,
+            "A GPU allocation failed: out of memory",
+            format!("{tool} got CUDA's out-of-memory error ({}) from a CUDA call{}. The message carries no sizes, so it does not tell whether the work itself is too large for the card or other processes hold the memory.", fact(f, fact::ERROR_NAME).unwrap_or("cudaErrorMemoryAllocation"), on_device(f)),
+        );
+    }
     match f.era {
         Some(Era::Driver) => verdict(
             Code::OutsideAllocatorOom,
@@ -77,6 +103,10 @@ fn runtime_oom_fixes(f: &Finding, out: &mut Vec<Fix>) {
         "Check what else holds the GPU",
         format!("Run {}: if other processes fill the card, even creating the GPU context (a few hundred MiB) fails. Stop them or choose another GPU with {}.", vendor.smi(), vendor.visible_devices()),
     ));
+    if other_tool(f).is_some() {
+        out.push(workload_fix());
+        return;
+    }
     out.push(fix(
         "Leave room for libraries outside PyTorch's cache",
         "cuBLAS, cuDNN and NCCL allocate with cudaMalloc directly and cannot use memory PyTorch caches. Call torch.cuda.empty_cache() before the failing call, or cap PyTorch with torch.cuda.set_per_process_memory_fraction(0.9).",

@@ -1,7 +1,7 @@
 //! The fallback: any other message that says a GPU allocation failed
 //! (ONNX Runtime, llama.cpp, CTranslate2, Triton's shared memory, ...).
 
-use super::common::{capitalise, fact, fix, on_device, verdict, workload_fixes};
+use super::common::{capitalise, fact, fix, on_device, verdict, workload_fix, workload_fixes};
 use super::docs::Code;
 use super::setting::Vendor;
 use super::Explain;
@@ -77,6 +77,17 @@ fn generic_verdict(f: &Finding) -> Verdict {
             fact(f, fact::ERROR_NAME).unwrap_or("an out-of-memory error"),
             size.as_deref().map(|s| format!(" for {s}")).unwrap_or_default()
         ),
+        Some(Era::Paddle) => {
+            let free = f.sizes.free_bytes.map(fmt);
+            let used = f.sizes.extra.get("used_bytes").copied().flatten().map(fmt);
+            format!(
+                "PaddlePaddle's allocator asked the driver for {}{device} and was refused{}{}. Paddle's own advice in the message: check whether another process is using this GPU; if none is, use a smaller batch.",
+                size.as_deref().unwrap_or("a new chunk"),
+                free.map(|free| format!(": only {free} was still available")).unwrap_or_default(),
+                used.map(|used| format!(", with {used} already allocated by Paddle")).unwrap_or_default(),
+            )
+        }
+        Some(Era::Metal) => "Apple's Metal driver stopped a GPU command buffer with \"Insufficient Memory\": macOS could not give the GPU the memory this work needed. On Apple silicon the GPU shares the machine's RAM (unified memory), so the model, its working buffers and every other app draw on the same memory.".to_string(),
         _ => format!("{} reported that an allocation failed{device}.", fact(f, fact::REPORTED_BY).unwrap_or("The backend")),
     };
     let repeated = if f.occurrences > 1 {
@@ -111,10 +122,14 @@ fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
                 "Offload fewer layers or shrink the context",
                 "Lower -ngl / --n-gpu-layers, reduce the context (-c), quantise the KV cache (--cache-type-k q8_0 --cache-type-v q8_0), lower -b/-ub, or use a smaller quantisation of the model.",
             ));
-            let vendor = Vendor::of(f);
+            out.push(free_the_gpu(f));
+        }
+        Some(Era::Paddle) => out.push(free_the_gpu(f)),
+        Some(Era::Metal) => {
+            out.push(workload_fix());
             out.push(fix(
-                "Free the GPU",
-                format!("{} shows other processes (a second server, a desktop compositor) holding memory; close them or pick another GPU with {}.", capitalise(vendor.smi()), vendor.visible_devices()),
+                "Leave the GPU more of the machine's memory",
+                "Quit other apps that hold much memory (Activity Monitor → Memory): on Apple silicon they take from the same RAM the GPU uses. A Mac with more unified memory is the other way out.",
             ));
         }
         Some(Era::Ctranslate2) => out.push(fix(
@@ -145,8 +160,18 @@ fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
                 | Era::Onnxruntime
                 | Era::Ctranslate2
                 | Era::CupyOomClass
+                | Era::Metal
         )
     ) {
         workload_fixes(f, out);
     }
+}
+
+/// Other processes holding the GPU, and how to see them.
+fn free_the_gpu(f: &Finding) -> Fix {
+    let vendor = Vendor::of(f);
+    fix(
+        "Free the GPU",
+        format!("{} shows other processes (a second server, a desktop compositor) holding memory; close them or pick another GPU with {}.", capitalise(vendor.smi()), vendor.visible_devices()),
+    )
 }

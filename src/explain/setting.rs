@@ -28,7 +28,7 @@ impl Vendor {
             Some("cuda" | "nccl") => Vendor::Nvidia,
             Some("hip" | "rocm") => Vendor::Amd,
             Some("xpu" | "dpcpp") => Vendor::Intel,
-            Some("mps") => Vendor::Apple,
+            Some("mps" | "metal") => Vendor::Apple,
             _ if f.kind == Kind::MpsOom => Vendor::Apple,
             _ if f.text.contains("HIP out of memory") || f.text.contains("hipError") => Vendor::Amd,
             _ => Vendor::Unknown,

@@ -151,11 +151,13 @@ fn ordinary_log_lines_miss_the_prefilter() {
     }
 }
 
+/// Teddy slows down as literals are added: each new one must earn its place
+/// (74 measured no slower than 73 with `cargo bench --bench scan`).
 #[test]
 fn prefilter_stays_small() {
     let literals = prefilter_literals();
     assert!(
-        literals.len() <= 73,
+        literals.len() <= 74,
         "{} literals: {literals:?}",
         literals.len()
     );
