@@ -412,6 +412,8 @@ eras! {
     Relion = "relion";
     /// Generic OOM: PaddlePaddle's `Out of memory error on GPU N. Cannot allocate X memory`.
     Paddle = "paddle";
+    /// Generic OOM: MXNet's pooled storage manager, `cudaMalloc failed: out of memory`.
+    Mxnet = "mxnet";
     /// Generic OOM: Apple's Metal, a command buffer failed with `Insufficient Memory`.
     Metal = "metal";
     /// TensorFlow (`tf_oom`): the fatal `EigenAllocator for GPU ran out of memory`.

@@ -45,6 +45,9 @@ fn phrases() -> &'static [Phrase] {
             reported_by,
         };
         vec![
+            // MXNet prints the same words as ggml, after its storage manager's
+            // source location; it starts earlier on the line, so it wins.
+            p(Era::Mxnet, r"\bpooled_storage_manager\.h:\d+: cudaMalloc failed: out of memory", false, false, "cuda", "MXNet's pooled storage manager"),
             p(Era::LlamaCpp, r"(?:\w+: )?(?:allocating [\d.]+ MiB on device \d+: )?cudaMalloc failed: out of memory", false, false, "cuda", "llama.cpp / ggml (cudaMalloc)"),
             p(Era::Ctranslate2, r"\bCUDA failed with error out of memory", false, false, "cuda", "CTranslate2"),
             p(Era::Relion, r"\bCudaCustomAllocator out of memory", false, false, "cuda", "RELION (CudaCustomAllocator)"),
@@ -109,6 +112,9 @@ struct SizePatterns {
     ggml_mib: Regex,
     cupy_bytes: Regex,
     relion_request: Regex,
+    async_request: Regex,
+    free_total: Regex,
+    ggml_device: Regex,
     paddle_request: Regex,
     paddle_allocated: Regex,
     paddle_available: Regex,
@@ -128,6 +134,13 @@ fn size_patterns() -> &'static SizePatterns {
             ggml_mib: re(r"allocating ([\d.]+) (MiB) on device (\d+)"),
             cupy_bytes: re(r"allocating ([\d,]+) bytes"),
             relion_request: re(r"requestedSpace:\s*(\d+) B\b"),
+            // XLA/TSL's cudaMallocAsync allocator: `cuMemAllocAsync failed to
+            // allocate N bytes: ...` then `Reported by CUDA: Free memory/Total
+            // memory: F/T`.
+            async_request: re(r"cuMemAllocAsync failed to allocate (\d+) bytes"),
+            free_total: re(r"Free memory/Total memory: (\d+)/(\d+)"),
+            // ggml names its devices CUDA0, CUDA1, ...
+            ggml_device: re(r"\bCUDA(\d+) buffer\b"),
             // Paddle's HumanReadableSize: `%f` and B/kB/MB/GB/TB, 1024-based.
             paddle_request: re(r"Cannot allocate ([\d.]+)\s*(B|kB|MB|GB|TB) memory on GPU (\d+)"),
             paddle_allocated: re(r"([\d.]+)\s*(B|kB|MB|GB|TB) memory has been allocated"),
@@ -183,6 +196,12 @@ impl Family for GenericOom {
             Era::LlamaCpp => size_patterns().buffer_of_size.is_match(next),
             // RELION prints the request and the allocator's state after it.
             Era::Relion => lines.len() < 4 && next.contains("requestedSpace:"),
+            // XLA's cudaMallocAsync allocator states the device's memory on
+            // the next line.
+            Era::CudaDriver => {
+                (lines.len() < 4 && size_patterns().free_total.is_match(next))
+                    || is_boilerplate(next)
+            }
             // Paddle's message goes on with its advice and source location; a
             // terminal may wrap the figure that ends its first sentence.
             Era::Paddle => {
@@ -261,6 +280,11 @@ fn read_sizes(finding: &mut Finding, text: &str, id: Era) {
                 crate::units::to_bytes(&c[1], &c[2]).ok()
             });
         }
+        Era::CudaDriver if p.async_request.is_match(text) => {
+            finding.sizes.requested_bytes = raw(&p.async_request, 1);
+            finding.sizes.free_bytes = raw(&p.free_total, 1);
+            finding.sizes.total_bytes = raw(&p.free_total, 2);
+        }
         Era::Onnxruntime => finding.sizes.requested_bytes = raw(&p.buffer_of_size, 1),
         Era::Relion => finding.sizes.requested_bytes = raw(&p.relion_request, 1),
         Era::CupyOomClass => finding.sizes.requested_bytes = raw(&p.cupy_bytes, 1),
@@ -280,7 +304,13 @@ fn read_sizes(finding: &mut Finding, text: &str, id: Era) {
         }
         _ => finding.sizes.requested_bytes = raw(&p.bytes_in_parens, 1),
     }
-    finding.device = raw(&p.device, 1).and_then(|d| u32::try_from(d).ok());
+    finding.device = raw(&p.device, 1)
+        .or_else(|| {
+            (id == Era::LlamaCpp)
+                .then(|| raw(&p.ggml_device, 1))
+                .flatten()
+        })
+        .and_then(|d| u32::try_from(d).ok());
 }
 
 #[cfg(test)]
@@ -305,6 +335,7 @@ mod tests {
             ("2024-06-24 17:01:13.933585: E external/xla/xla/stream_executor/rocm/rocm_driver.cc:1268] failed to allocate 154.06GiB (165425291480 bytes) from device: HIP_ERROR_OutOfMemory", "hip", Some(165_425_291_480)),
             ("RuntimeError: HIP error: hipErrorOutOfMemory", "hip", None),
             ("RuntimeError: MLU out of memory", "vendor", None),
+            ("mxnet.base.MXNetError: [11:18:15] src/storage/./pooled_storage_manager.h:157: cudaMalloc failed: out of memory", "mxnet", None),
             ("/onnxruntime_src/onnxruntime/core/framework/bfc_arena.cc:376 void* onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, onnxruntime::Stream*, bool, onnxruntime::WaitNotificationFn) Failed to alloc", "onnxruntime", None),
             ("报错信息：Out of memory error on GPU 0. Cannot allocate 1.531250GB memory on GPU 0, available memory is only 416.625000MB.", "paddle", Some(1_644_167_168)),
             ("libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command buffer execution failed: Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)", "metal", None),
@@ -333,6 +364,29 @@ mod tests {
         assert_eq!(f.sizes.requested_bytes, Some(151_851_674_624));
         assert_eq!(f.device, Some(0));
         assert_eq!(f.text.lines().count(), 2);
+    }
+
+    #[test]
+    fn xla_async_allocator_states_free_and_total() {
+        let f = collect(&[
+            "E1103 18:23:55.103160 3413767 gpu_cudamallocasync_allocator.cc:361] gpu_async_1 cuMemAllocAsync failed to allocate 1225195446464 bytes: RESOURCE_EXHAUSTED: : CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+            " Reported by CUDA: Free memory/Total memory: 22635544576/85095874560",
+        ])
+        .unwrap();
+        assert_eq!(f.sizes.requested_bytes, Some(1_225_195_446_464));
+        assert_eq!(f.sizes.free_bytes, Some(22_635_544_576));
+        assert_eq!(f.sizes.total_bytes, Some(85_095_874_560));
+    }
+
+    #[test]
+    fn ggml_names_the_device_in_its_buffer() {
+        let f = collect(&[
+            "Error: llama runner process has terminated: cudaMalloc failed: out of memory",
+            "ggml_gallocr_reserve_n: failed to allocate CUDA0 buffer of size 838447104",
+        ])
+        .unwrap();
+        assert_eq!(f.sizes.requested_bytes, Some(838_447_104));
+        assert_eq!(f.device, Some(0));
     }
 
     #[test]
