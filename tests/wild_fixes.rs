@@ -28,8 +28,10 @@ fn no_wild_paste_gets_a_fix_that_cannot_apply() {
                 .map(|x| format!("{} {}\n", x.title, x.how))
                 .collect();
             let mut bad = |why: &str| wrong.push(format!("{name}: {why}"));
-            let non_nvidia = matches!(f.backend.as_deref(), Some("hip" | "xpu" | "dpcpp" | "mps"))
-                || f.kind.slug() == "mps_oom";
+            let non_nvidia = matches!(
+                f.backend.as_deref(),
+                Some("hip" | "xpu" | "dpcpp" | "mps" | "metal")
+            ) || f.kind.slug() == "mps_oom";
             if non_nvidia {
                 for nvidia in [
                     "nvidia-smi",
@@ -80,7 +82,11 @@ fn no_wild_paste_gets_a_fix_that_cannot_apply() {
             if f.era == Some(Era::Cached) && fixes.contains("max_split_size_mb") {
                 bad("max_split_size_mb before 1.10");
             }
+            // Intel's XPU allocator prints the reserved form in every release
+            // (PyTorch ≥ 1.10 with Intel's extension, then PyTorch from 2.4).
+            let intel = matches!(f.backend.as_deref(), Some("xpu" | "dpcpp"));
             if matches!(f.era, Some(Era::Cached | Era::Reserved | Era::Paren))
+                && !intel
                 && f.hint.is_none()
                 && fixes.contains("torch.autocast(")
                 && !fixes.contains("PyTorch ≥ 1.10")

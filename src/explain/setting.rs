@@ -152,6 +152,12 @@ pub(crate) fn torch_releases(f: &Finding) -> (Release, Option<Release>) {
         Some(Era::Thc) => ((0, 1), Some((0, 4))),
         _ => ((0, 0), None),
     };
+    // Intel's XPU allocator (its extension for PyTorch ≥ 1.10, then PyTorch
+    // itself from 2.4) prints the reserved-era form in every release: the
+    // form dates nothing.
+    if Vendor::of(f) == Vendor::Intel {
+        return (since::AUTOCAST, None);
+    }
     // The max_split_size_mb hint was added in ≈1.10.
     let first = if f.era == Some(Era::Reserved) && f.hint.is_some() {
         since::MAX_SPLIT

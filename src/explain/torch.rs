@@ -988,7 +988,13 @@ fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(Code) -> bool, out: 
         match v.code.as_str() {
             "memory_limit" => out.push(fix(
                 "Raise or remove the per-process memory limit",
-                "Search your code and framework config for torch.cuda.set_per_process_memory_fraction(...) (some launchers and notebooks set it) and raise the fraction; check MIG/vGPU/container GPU limits if none is set.",
+                format!(
+                    "Search your code and framework config for torch.cuda.set_per_process_memory_fraction(...) (some launchers and notebooks set it) and raise the fraction; check {} if none is set.",
+                    match vendor {
+                        Vendor::Nvidia | Vendor::Unknown => "MIG/vGPU/container GPU limits",
+                        _ => "the container's or scheduler's GPU limits",
+                    }
+                ),
             )),
             "free_exceeds_request" => {
                 if f.era == Some(Era::MallocAsync) {
