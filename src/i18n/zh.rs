@@ -92,6 +92,12 @@ pub fn figures(f: &Finding) -> HashMap<String, String> {
     if f.facts.get("resource").map(String::as_str) == Some("shared memory") {
         out.insert("shared_memory".into(), String::new());
     }
+    // A launcher's root cause killed by SIGKILL (exit code -9).
+    if f.facts.get("root_cause_signal").map(String::as_str) == Some("SIGKILL")
+        || f.facts.get("root_cause_exitcode").map(String::as_str) == Some("-9")
+    {
+        out.insert("root_cause_killed".into(), String::new());
+    }
     if f.occurrences > 1 {
         out.insert("occurrences".into(), f.occurrences.to_string());
     }
@@ -934,6 +940,9 @@ const VERDICTS: &[(&str, &[&str], &[&str])] = &[
         "NCCL 通信失败。设 NCCL_DEBUG=INFO 重跑，NCCL 会打印具体原因：网络接口、共享内存（/dev/shm）、版本不匹配，或者某个 rank 已经先崩溃了。",
     ]),
     ("launcher_report", &["启动器只报告了有 worker 退出"], &[
+        "{root_cause_killed}torchrun（torchelastic）并不知道 worker 为什么失败。它的“根因”是它最先看到的失败：rank {fact:root_cause_rank}，退出码 -9，即进程被 SIGKILL 杀掉：最常见的是 Linux 的 OOM killer（主机内存不够，不是显存），或者作业调度器；用 `dmesg -T | grep -i -E 'killed process|out of memory'` 确认。最先失败的也可能只是等超时的受害者。真正的错误在那个 rank 自己的输出里。",
+        "{root_cause_killed}torchrun（torchelastic）并不知道 worker 为什么失败。它的“根因”是它最先看到的失败：local rank {fact:root_cause_local_rank}，退出码 -9，即进程被 SIGKILL 杀掉：最常见的是 Linux 的 OOM killer（主机内存不够，不是显存），或者作业调度器；用 `dmesg -T | grep -i -E 'killed process|out of memory'` 确认。真正的错误在那个 rank 自己的输出里。",
+        "{root_cause_killed}torchrun（torchelastic）并不知道 worker 为什么失败。它最先看到的失败是被 SIGKILL 杀掉（退出码 -9）：最常见的是 Linux 的 OOM killer（主机内存不够，不是显存），或者作业调度器；用 `dmesg -T | grep -i -E 'killed process|out of memory'` 确认。真正的错误在那个 rank 自己的输出里。",
         "torchrun 的 ChildFailedError 只是汇总：根因在 rank {fact:root_cause_rank}（退出码 {fact:root_cause_exitcode}）。真正的错误在那个 rank 自己的输出里。",
         "torchrun 的 ChildFailedError 只是汇总，真正的错误在根因 rank 自己的输出里。",
     ]),
