@@ -412,6 +412,8 @@ eras! {
     Relion = "relion";
     /// Generic OOM: PaddlePaddle's `Out of memory error on GPU N. Cannot allocate X memory`.
     Paddle = "paddle";
+    /// Launch failure (`launch_failure`): cuBLAS's `CUBLAS_STATUS_EXECUTION_FAILED`.
+    CublasExecution = "cublas_execution";
     /// Generic OOM: MXNet's pooled storage manager, `cudaMalloc failed: out of memory`.
     Mxnet = "mxnet";
     /// Generic OOM: Apple's Metal, a command buffer failed with `Insufficient Memory`.

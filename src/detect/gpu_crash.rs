@@ -7,7 +7,7 @@ use super::text::{continues_with_boilerplate, is_boilerplate, message_text};
 use super::{exception_name, Family, Message};
 use crate::constant_regex;
 use crate::context::{TracebackBuilder, TracebackEvent};
-use crate::record::{fact, Finding, Kind};
+use crate::record::{fact, Era, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -200,7 +200,11 @@ fn kernel_error_anchors() -> &'static [(Kind, Regex, &'static str, &'static str)
             ),
             (
                 Kind::LaunchFailure,
-                re(r"\b(?:CUDA|HIP) error: unspecified launch failure\b|\bcudaErrorLaunchFailure\b|\bCUDA_ERROR_LAUNCH_FAILED\b|\bCUDA failure 719\b"),
+                // cuBLAS's "the GPU program failed to execute", as PyTorch's
+                // TORCH_CUDABLAS_CHECK prints it (`CUDA error:
+                // CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm(...)``)
+                // or another library prints the status alone.
+                re(r"\b(?:CUDA|HIP) error: unspecified launch failure\b|\bcudaErrorLaunchFailure\b|\bCUDA_ERROR_LAUNCH_FAILED\b|\bCUDA failure 719\b|\b(?:CUDA error: )?CUBLAS_STATUS_EXECUTION_FAILED\b"),
                 "cudaErrorLaunchFailure",
                 "719",
             ),
@@ -226,6 +230,13 @@ fn kernel_error(line: &str) -> Option<(Kind, usize, &'static str, &'static str)>
         .min_by_key(|k| k.1)
 }
 
+/// The cuBLAS call PyTorch names after a failed status (`when calling `cublasSgemm( handle, ...)``);
+/// the call is sometimes cut before its closing backtick.
+fn cublas_call() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| constant_regex(r"CUBLAS_STATUS_EXECUTION_FAILED when calling `?(\w+)"))
+}
+
 /// `CUDA error: misaligned address`, `CUDA error: unspecified launch failure`
 /// and `CUDA error: no kernel image is available for execution on the device`.
 pub struct KernelError;
@@ -241,6 +252,7 @@ impl Family for KernelError {
             "cudaErrorLaunchFailure",
             "CUDA_ERROR_LAUNCH_FAILED",
             "CUDA failure 719",
+            "CUBLAS_STATUS_EXECUTION_FAILED",
             "no kernel image is available",
             "cudaErrorNoKernelImageForDevice",
             "CUDA_ERROR_NO_BINARY_FOR_GPU",
@@ -262,7 +274,19 @@ impl Family for KernelError {
         let mut finding = message.finding(kind, message_text(message.lines));
         let hip = first.starts_with("HIP") || first.contains("hipError");
         finding.backend = Some(if hip { "hip" } else { "cuda" }.into());
-        if hip && kind == Kind::NoKernelImage && first.contains("hipErrorNoBinaryForGpu") {
+        let cublas = cublas_call().captures(first);
+        if kind == Kind::LaunchFailure && first.contains("CUBLAS_STATUS_EXECUTION_FAILED") {
+            finding.era = Some(Era::CublasExecution);
+            finding.facts.insert("library".into(), "cublas".into());
+            finding
+                .facts
+                .insert("status".into(), "CUBLAS_STATUS_EXECUTION_FAILED".into());
+            if let Some(call) = cublas.and_then(|c| c.get(1)) {
+                finding
+                    .facts
+                    .insert("call".into(), call.as_str().to_string());
+            }
+        } else if hip && kind == Kind::NoKernelImage && first.contains("hipErrorNoBinaryForGpu") {
             finding
                 .facts
                 .insert(fact::ERROR_NAME.into(), "hipErrorNoBinaryForGpu".into());
@@ -367,6 +391,8 @@ mod tests {
             ("torch.AcceleratorError: CUDA error: misaligned address", Kind::MisalignedAddress),
             ("CUDA failure 716: misaligned address", Kind::MisalignedAddress),
             ("RuntimeError: CUDA error: unspecified launch failure", Kind::LaunchFailure),
+            ("RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle, opa, opb, m, n, k, &alpha, a, lda, b, ldb, &beta, c, ldc)`", Kind::LaunchFailure),
+            ("报错RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling cublasSgemm，cuda10.0   cudnn7.4.0", Kind::LaunchFailure),
             ("error: cudaErrorLaunchFailure", Kind::LaunchFailure),
             ("RuntimeError: CUDA error: no kernel image is available for execution on the device", Kind::NoKernelImage),
             ("CUDA error 209 at ggml-cuda.cu:123: no kernel image is available for execution on the device", Kind::NoKernelImage),

@@ -4,7 +4,7 @@
 use super::common::{fact, fix, verdict};
 use super::docs::Code;
 use super::Explain;
-use crate::record::{fact, Diagnosis, Finding, Fix, Verdict};
+use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
 
 /// Explains `Kind::DeviceSideAssert` findings.
 pub(super) struct DeviceSideAssert;
@@ -61,21 +61,46 @@ impl Explain for MisalignedAddress {
 pub(super) struct LaunchFailure;
 
 impl Explain for LaunchFailure {
-    fn headline(&self, _f: &Finding) -> String {
+    fn headline(&self, f: &Finding) -> String {
+        if f.era == Some(Era::CublasExecution) {
+            return match fact(f, "call") {
+                Some(call) => format!("cuBLAS could not run its GPU kernel in {call} (CUBLAS_STATUS_EXECUTION_FAILED): not an out-of-memory error"),
+                None => "cuBLAS could not run its GPU kernel (CUBLAS_STATUS_EXECUTION_FAILED): not an out-of-memory error".into(),
+            };
+        }
         "A GPU kernel crashed while running (unspecified launch failure): not an out-of-memory error".into()
     }
-    fn verdicts(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
+    fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
+        if f.era == Some(Era::CublasExecution) {
+            out.push(verdict(
+                Code::KernelFault,
+                "A cuBLAS kernel failed to launch or run",
+                "CUBLAS_STATUS_EXECUTION_FAILED is cuBLAS's \"the GPU program failed to execute\", most often a kernel that could not be launched. In PyTorch it usually comes from one of three things: an earlier asynchronous CUDA error that cuBLAS is the first to notice (an out-of-range index in an embedding or a loss, which CUDA_LAUNCH_BLOCKING=1 then shows as a device-side assert); a PyTorch/CUDA build that does not support this GPU (a CUDA 10 build on an RTX 30-series card fails like this); or inputs the call cannot take (non-contiguous or enormous matrices). It is not an out-of-memory error.".into(),
+            ));
+            return;
+        }
         out.push(verdict(
             Code::KernelFault,
             "A kernel crashed while running",
             "`unspecified launch failure` (cudaErrorLaunchFailure, 719) means a kernel died while executing: an out-of-bounds access in a kernel without bounds checks, a kernel killed by the display watchdog (Windows TDR, or a GPU that also drives a monitor) because it ran too long, or a driver/hardware fault (the kernel log then shows an NVIDIA Xid such as 13, 31 or 43). It is not an out-of-memory error, and the CUDA context is unusable afterwards.".into(),
         ))
     }
-    fn fixes(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
+    fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
         out.push(fix(
                 "Find the kernel that failed",
                 "Rerun with CUDA_LAUNCH_BLOCKING=1, or under `compute-sanitizer --tool memcheck` on a tiny input.",
             ));
+        if f.era == Some(Era::CublasExecution) {
+            out.push(fix(
+                "Check that the build supports this GPU",
+                "Compare torch.version.cuda and torch.cuda.get_arch_list() with torch.cuda.get_device_capability(): a GPU newer than the build's CUDA (e.g. an RTX 30-series card with CUDA 10.x) needs a PyTorch built for a newer CUDA.",
+            ));
+            out.push(fix(
+                "Check the indices on the CPU",
+                "Run the failing step once on the CPU: an embedding id ≥ num_embeddings or a label ≥ num_classes then raises a clear IndexError instead of a cuBLAS status.",
+            ));
+            return;
+        }
         out.push(fix(
                 "Check the driver's kernel log",
                 "`sudo dmesg -T | grep -i xid` shows NVIDIA Xid events at the time of the crash; oomwhy explains them when given that log.",

@@ -694,7 +694,11 @@ fn headline_templates(kind: Kind) -> &'static [&'static str] {
             "GPU kernel 的断言失败（device-side assert）：通常是索引越界，不是显存不足",
         ],
         Kind::MisalignedAddress => &["GPU kernel 做了未对齐的内存访问：kernel 的 bug，不是显存不足"],
-        Kind::LaunchFailure => &["GPU kernel 运行中崩溃（unspecified launch failure）：不是显存不足"],
+        Kind::LaunchFailure => &[
+            "cuBLAS 在 {fact:call} 里没能运行它的 GPU kernel（{fact:status}）：不是显存不足",
+            "cuBLAS 没能运行它的 GPU kernel（{fact:status}）：不是显存不足",
+            "GPU kernel 运行中崩溃（unspecified launch failure）：不是显存不足",
+        ],
         Kind::NoKernelImage => &["安装的版本里没有这块 GPU 架构的代码"],
         Kind::NcclError => &[
             "NCCL 报错（{fact:nccl_error}）：这是发现 [{cause}] 的后果",
@@ -918,6 +922,7 @@ const VERDICTS: &[(&str, &[&str], &[&str])] = &[
         "kernel 里的断言失败：输入的取值不满足 kernel 的要求（越界的索引、不在 [0, 1] 里的概率、NaN 等）。这不是显存不足。",
     ]),
     ("kernel_fault", &["kernel 出错了"], &[
+        "{fact:status} 是 cuBLAS 的“GPU 程序执行失败”，多数是 kernel 没能启动。在 PyTorch 里通常有三种来源：cuBLAS 只是第一个发现之前异步发生的 CUDA 错误（embedding 或 loss 里越界的下标，设 CUDA_LAUNCH_BLOCKING=1 后会显示为 device-side assert）；这个 PyTorch/CUDA 版本不支持这块 GPU（在 RTX 30 系列上用 CUDA 10 的版本就会这样）；或者这次调用接受不了输入（不连续或极大的矩阵）。这不是显存不足。",
         "某个 kernel 在运行时出错（未对齐的访问或运行中崩溃）：多半是自定义的 CUDA/Triton kernel，或是为其他 PyTorch/CUDA 版本编译的扩展（flash-attn、xformers、bitsandbytes、apex），也可能是显示看门狗（Windows TDR）或驱动/硬件故障。这不是显存不足；CUDA 异步报告错误，调用栈可能指向更靠后的行。",
     ]),
     ("arch_mismatch", &["二进制不是为这块 GPU 编译的"], &[
@@ -1045,6 +1050,8 @@ const FIXES: &[(&str, &str, &str)] = &[
     ("Check labels against the number of classes", "检查标签是否小于类别数", "在送进 loss 之前检查：assert labels.min() >= 0 and labels.max() < num_classes（ignore_index 除外）。"),
     ("Check shared memory and the network interface", "检查共享内存和网卡", "在 Docker 里给 NCCL 足够的共享内存（--ipc=host 或 --shm-size=16g）；用 NCCL_SOCKET_IFNAME=eth0（换成你的网卡）指定网卡；排查时可以试 NCCL_P2P_DISABLE=1 或 NCCL_IB_DISABLE=1。"),
     ("Check the GPU's health", "检查 GPU 的健康状况", "`nvidia-smi -q -d ECC,ROW_REMAPPER` 显示显存错误和待处理的行重映射；`dcgmi diag -r 2` 运行 NVIDIA 的诊断（需要几分钟）。"),
+    ("Check that the build supports this GPU", "确认这个版本支持这块 GPU", "对比 torch.version.cuda、torch.cuda.get_arch_list() 和 torch.cuda.get_device_capability()：比版本所用 CUDA 更新的 GPU（如用 CUDA 10.x 的 RTX 30 系列）需要换成为更新 CUDA 编译的 PyTorch。"),
+    ("Check the indices on the CPU", "在 CPU 上检查下标", "把出错的那一步在 CPU 上跑一次：embedding 的 id ≥ num_embeddings 或 label ≥ num_classes 时会得到清楚的 IndexError，而不是 cuBLAS 的状态码。"),
     ("Check the driver's kernel log", "查看驱动的内核日志", "运行 `sudo dmesg -T | grep -i -E 'NVRM|Xid'`，看崩溃前后有没有 Xid 事件。"),
     ("Check the host's out-of-memory killer", "检查主机的 OOM killer", "运行 `dmesg -T | grep -i -E 'killed process|out of memory'`，看进程是不是因内存不足被内核杀掉。"),
     ("Check the usual causes", "排查常见原因", "索引越界（embedding id ≥ num_embeddings、标签 ≥ num_classes、gather/scatter 的索引）：在 CPU 上跑同一步，会得到清楚的 IndexError。为其他 PyTorch/CUDA 版本编译的自定义 CUDA/Triton kernel 和扩展（flash-attn、bitsandbytes、apex）。放错设备的张量，或传给自定义算子的非连续输入。"),
