@@ -259,7 +259,14 @@ impl Family for GenericOom {
         }
         // A finding starts at one occurrence; each repeated line is one more.
         finding.occurrences += repeats as u64;
-        read_sizes(&mut finding, &message.joined(), phrase.id);
+        let joined = message.joined();
+        if phrase.id == Era::CudaDriver && size_patterns().async_request.is_match(&joined) {
+            finding.facts.insert(
+                fact::REPORTED_BY.into(),
+                "XLA's cudaMallocAsync allocator".into(),
+            );
+        }
+        read_sizes(&mut finding, &joined, phrase.id);
         Some(finding)
     }
 }

@@ -1,7 +1,9 @@
 //! The fallback: any other message that says a GPU allocation failed
 //! (ONNX Runtime, llama.cpp, CTranslate2, Triton's shared memory, ...).
 
-use super::common::{capitalise, fact, fix, on_device, verdict, workload_fix, workload_fixes};
+use super::common::{
+    capitalise, fact, fix, framework_fixes, on_device, verdict, workload_fix, workload_fixes,
+};
 use super::docs::Code;
 use super::setting::Vendor;
 use super::Explain;
@@ -16,10 +18,14 @@ impl Explain for GenericOom {
         generic_headline(f)
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
+        if let Some(v) = larger_than_the_gpu(f) {
+            out.push(v);
+            return;
+        }
         out.push(generic_verdict(f))
     }
-    fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
-        generic_fixes(f, out)
+    fn fixes(&self, f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
+        framework_fixes(d, out, |_, out| generic_fixes(f, out))
     }
 }
 
@@ -45,6 +51,18 @@ fn generic_headline(f: &Finding) -> String {
             }
         }
     }
+}
+
+/// A request larger than the whole device, when the message states both.
+fn larger_than_the_gpu(f: &Finding) -> Option<Verdict> {
+    let (requested, total) = (f.sizes.requested_bytes?, f.sizes.total_bytes?);
+    (requested > total).then(|| {
+        verdict(
+            Code::RequestExceedsCapacity,
+            "One allocation is larger than this GPU",
+            format!("An allocation of {} was requested on a GPU with {} in all{}: no setting and no freed memory can make room for it. An array is far larger than intended: a shape bug, a whole dataset put on the device, or an attention or pairwise matrix over very long inputs.", fmt(requested), fmt(total), fact(f, fact::REPORTED_BY).map(|who| format!(" ({who})")).unwrap_or_default()),
+        )
+    })
 }
 
 fn generic_verdict(f: &Finding) -> Verdict {
@@ -79,9 +97,14 @@ fn generic_verdict(f: &Finding) -> Verdict {
         ),
         Some(Era::Paddle) => {
             let free = f.sizes.free_bytes.map(fmt);
-            let used = f.sizes.extra.get("used_bytes").copied().flatten().map(fmt);
+            let used = paddle_used(f).map(fmt);
+            // The message gives no total: who holds the rest is unknown.
+            let advice = match &used {
+                Some(used) => format!(" The message does not give the GPU's size: if {used} is close to it, Paddle's own work fills the card and a smaller batch is the fix; if not, another process holds the rest (Paddle's own advice: check whether another process is using this GPU)."),
+                None => " Paddle's own advice in the message: check whether another process is using this GPU; if none is, use a smaller batch.".to_string(),
+            };
             format!(
-                "PaddlePaddle's allocator asked the driver for {}{device} and was refused{}{}. Paddle's own advice in the message: check whether another process is using this GPU; if none is, use a smaller batch.",
+                "PaddlePaddle's allocator asked the driver for {}{device} and was refused{}{}.{advice}",
                 size.as_deref().unwrap_or("a new chunk"),
                 free.map(|free| format!(": only {free} was still available")).unwrap_or_default(),
                 used.map(|used| format!(", with {used} already allocated by Paddle")).unwrap_or_default(),
@@ -174,4 +197,9 @@ fn free_the_gpu(f: &Finding) -> Fix {
         "Free the GPU",
         format!("{} shows other processes (a second server, a desktop compositor) holding memory; close them or pick another GPU with {}.", capitalise(vendor.smi()), vendor.visible_devices()),
     )
+}
+
+/// What Paddle's allocator already held on the GPU, when the message says.
+fn paddle_used(f: &Finding) -> Option<u64> {
+    f.sizes.extra.get("used_bytes").copied().flatten()
 }

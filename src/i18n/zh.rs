@@ -966,6 +966,8 @@ const VERDICTS: &[(&str, &[&str], &[&str])] = &[
         "WinError 1455 表示页面文件太小：Windows 为每个加载 CUDA DLL 的进程（包括每个 DataLoader worker）预留大量虚拟内存。调大页面文件或减少 DataLoader worker 数。",
     ]),
     ("allocation_failed", &["一次 GPU 显存分配失败"], &[
+        "{fact:reported_by} 在 {device} 上申请 {requested} 失败：只剩 {free} 可用，而它自己已经占了 {size:used_bytes}。报错没有给出显卡的总容量：如果这个数接近容量，就是任务本身放不下，减小 batch；否则是其他进程占着其余的显存。",
+        "{fact:reported_by} 在 {device} 上申请 {requested} 失败：当时只剩 {free} 可用。先看是配置太大（batch、序列长度、模型）还是有其他进程占着卡。",
         "{fact:reported_by} 在 {device} 上申请 {requested} 失败。报错没有说明卡上还剩多少，所以先看是配置太大（batch、序列长度、模型）还是有其他进程占着卡。",
         "这次在 {device} 上申请 {requested} 失败。报错没有说明卡上还剩多少，所以先看是配置太大（batch、序列长度、模型）还是有其他进程占着卡。",
         "这次申请 {requested} 失败。报错没有说明卡上还剩多少，所以先看是配置太大还是有其他进程占着卡。",
