@@ -24,6 +24,11 @@ fn anchor() -> &'static Regex {
     })
 }
 
+/// What comes before an unsigned decimal status (`exit status 3221225477`,
+/// `exited with code 3221226505`, `exitcode: ...`): each contains a
+/// prefilter key already searched for, so they add no literal.
+const EXIT_PHRASES: [&str; 5] = ["exit ", "exited with", "Exit ", "EXIT ", "exitcode"];
+
 /// A process that ended with 0xC0000409.
 pub struct FailFast;
 
@@ -32,8 +37,13 @@ impl Family for FailFast {
         &[
             "-1073740791",
             // The unsigned spelling (3221226505) comes with "exit code" or
-            // "exited with", which the host family's triggers already find;
-            // a literal starting with digits would slow the prefilter.
+            // "exited with": those phrases are its triggers (a literal that
+            // starts with digits would slow the prefilter).
+            EXIT_PHRASES[0],
+            EXIT_PHRASES[1],
+            EXIT_PHRASES[2],
+            EXIT_PHRASES[3],
+            EXIT_PHRASES[4],
             "0xC0000409",
             "0xc0000409",
             "C0000409",
@@ -87,7 +97,12 @@ impl Family for AccessViolation {
     fn triggers(&self) -> &'static [&'static str] {
         &[
             "-1073741819",
-            // 3221225477 comes with "exit code" / "exited with" (see windows.rs).
+            // 3221225477 comes with "exit code" / "exited with" (as above).
+            EXIT_PHRASES[0],
+            EXIT_PHRASES[1],
+            EXIT_PHRASES[2],
+            EXIT_PHRASES[3],
+            EXIT_PHRASES[4],
             "0xC0000005",
             "0xc0000005",
             "ExceptionCode c0000005",
@@ -194,6 +209,20 @@ mod tests {
             "Exception code: 0xc0000409",
         ] {
             assert!(FailFast.start(line).is_some(), "{line}");
+        }
+    }
+
+    /// Through the whole scanner: the prefilter and the family gate must
+    /// send the unsigned decimal spellings to these families.
+    #[test]
+    fn decimal_statuses_are_found_in_a_log() {
+        for (line, kind) in [
+            ("(sd3-Flux) returned non-zero exit status 3221225477.", Kind::WindowsAccessViolation),
+            ("[error] Unhandled exception during server start Error: Python process exited with code 3221225477 and signal null", Kind::WindowsAccessViolation),
+            ("error: process exited with code 3221226505", Kind::WindowsFailFast),
+        ] {
+            let found = crate::decode_str(&format!("step 1\n{line}\n"));
+            assert_eq!(found.first().map(|f| f.kind), Some(kind), "{line}");
         }
     }
 
