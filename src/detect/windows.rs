@@ -136,7 +136,7 @@ fn paging_anchor() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
         constant_regex(
-            r"\[WinError 1455\]|(?:os::commit_memory\(.*)?(?i:the paging file is too small for this operation to complete)",
+            r"\[WinError 1455\]|\(os error 1455\)|(?:os::commit_memory\(.*)?(?i:the paging file is too small for this operation to complete)",
         )
     })
 }
@@ -157,11 +157,19 @@ pub struct PagingFile;
 
 impl Family for PagingFile {
     fn triggers(&self) -> &'static [&'static str] {
-        &["WinError 1455", "paging file is too small"]
+        // `rror 1455` also finds Rust's `(os error 1455)` (safetensors), whose
+        // text before it is in the system's language.
+        &["rror 1455", "paging file is too small"]
     }
 
     fn start(&self, line: &str) -> Option<usize> {
-        paging_anchor().find(line).map(|m| m.start())
+        let m = paging_anchor().find(line)?;
+        // The localised sentence before `(os error 1455)` is the message.
+        Some(if m.as_str().starts_with("(os error") {
+            0
+        } else {
+            m.start()
+        })
     }
 
     fn continues(&self, lines: &[String], next: &str) -> bool {
