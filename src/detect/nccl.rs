@@ -362,6 +362,10 @@ impl Family for NcclWarnOom {
         let mut finding = message.finding(Kind::NcclOom, texts.join("\n"));
         finding.backend = Some("nccl".into());
         finding.sizes.requested_bytes = requested;
+        // CUDA's own error string says it: `Cuda failure 'out of memory'`.
+        if texts.iter().any(|t| t.contains("'out of memory'")) {
+            finding.category = Category::Oom;
+        }
         let full = format!("{}{}", message.prefix, message.lines.first()?);
         if let Some(c) = nccl_log_prefix().captures(&full) {
             finding.device = c[1].parse().ok();
