@@ -334,6 +334,8 @@ eras! {
     Slurm = "slurm";
     /// Host OOM killed: Kubernetes `OOMKilled`.
     Kubernetes = "kubernetes";
+    /// Host OOM kill: systemd's `UNIT: Failed with result 'oom-kill'`.
+    Systemd = "systemd";
     /// Host OOM killed: torchelastic reports a child killed by SIGKILL.
     Torchelastic = "torchelastic";
     /// Host OOM killed and fatal signal (`fatal_signal`): a DataLoader worker killed by a signal.
@@ -416,6 +418,10 @@ eras! {
     CublasExecution = "cublas_execution";
     /// Generic OOM: MXNet's pooled storage manager, `cudaMalloc failed: out of memory`.
     Mxnet = "mxnet";
+    /// Generic OOM: Vulkan's `ErrorOutOfDeviceMemory` (ggml's Vulkan backend, LM Studio).
+    Vulkan = "vulkan";
+    /// Generic OOM: TensorRT's `Error Code 2: OutOfMemory`.
+    Tensorrt = "tensorrt";
     /// Generic OOM: Apple's Metal, a command buffer failed with `Insufficient Memory`.
     Metal = "metal";
     /// TensorFlow (`tf_oom`): the fatal `EigenAllocator for GPU ran out of memory`.

@@ -55,6 +55,11 @@ fn phrases() -> &'static [Phrase] {
             // allocate %s memory on GPU %d, [%s memory has been allocated and
             // ]available memory is only %s.`
             p(Era::Paddle, r"\bOut of memory error on GPU \d+\. Cannot allocate", false, false, "", "PaddlePaddle's GPU allocator"),
+            // Vulkan-Hpp's exception for VK_ERROR_OUT_OF_DEVICE_MEMORY
+            // (`vk::Device::allocateMemory: ErrorOutOfDeviceMemory`).
+            p(Era::Vulkan, r"\bErrorOutOfDeviceMemory\b", false, false, "vulkan", "the Vulkan driver"),
+            // TensorRT's logger: `[TRT] [E] 2: [FILE::FUNC::LINE] Error Code 2: OutOfMemory (...)`.
+            p(Era::Tensorrt, r"\bError Code 2: OutOfMemory\b", false, false, "cuda", "TensorRT"),
             // MTLCommandBufferError 8 (kIOGPUCommandBufferCallbackErrorOutOfMemory),
             // as MLX, ggml's Metal backend and Swift programs print it.
             p(Era::Metal, r"\bInsufficient Memory \((?:0*8:kIOGPUCommandBufferCallbackErrorOutOfMemory|IOAF code 8)\)", false, false, "metal", "Apple's Metal driver"),
@@ -83,7 +88,8 @@ fn find(line: &str) -> Option<(&'static Phrase, usize)> {
                         && !is_mention(line, m.start())
                 })
                 .map(|m| {
-                    let start = if phrase.whole_line {
+                    // Vulkan's error name alone says little: the line names the call.
+                    let start = if phrase.whole_line || phrase.id == Era::Vulkan {
                         0
                     } else if phrase.after_colon {
                         // The match's last character, which may be multi-byte.
@@ -113,8 +119,10 @@ struct SizePatterns {
     cupy_bytes: Regex,
     relion_request: Regex,
     async_request: Regex,
+    tensorrt_request: Regex,
     free_total: Regex,
     ggml_device: Regex,
+    vulkan_device: Regex,
     paddle_request: Regex,
     paddle_allocated: Regex,
     paddle_available: Regex,
@@ -138,9 +146,13 @@ fn size_patterns() -> &'static SizePatterns {
             // allocate N bytes: ...` then `Reported by CUDA: Free memory/Total
             // memory: F/T`.
             async_request: re(r"cuMemAllocAsync failed to allocate (\d+) bytes"),
+            tensorrt_request: re(
+                r"Requested amount of GPU memory \((\d+) bytes\) could not be allocated",
+            ),
             free_total: re(r"Free memory/Total memory: (\d+)/(\d+)"),
             // ggml names its devices CUDA0, CUDA1, ...
             ggml_device: re(r"\bCUDA(\d+) buffer\b"),
+            vulkan_device: re(r"\bVulkan(\d+) buffer\b"),
             // Paddle's HumanReadableSize: `%f` and B/kB/MB/GB/TB, 1024-based.
             paddle_request: re(r"Cannot allocate ([\d.]+)\s*(B|kB|MB|GB|TB) memory on GPU (\d+)"),
             paddle_allocated: re(r"([\d.]+)\s*(B|kB|MB|GB|TB) memory has been allocated"),
@@ -165,6 +177,8 @@ impl Family for GenericOom {
             "Failed to alloc",
             "Out of memory error on GPU",
             "Insufficient Memory (",
+            "ErrorOutOfDeviceMemory",
+            "Error Code 2: OutOfMemory",
             "OutOfMemoryError: ",
             "CUDA_ERROR_OUT_OF_MEMORY",
             "cudaErrorMemoryAllocation",
@@ -193,7 +207,14 @@ impl Family for GenericOom {
             return true;
         }
         match first.id {
-            Era::LlamaCpp => size_patterns().buffer_of_size.is_match(next),
+            Era::LlamaCpp | Era::Vulkan => size_patterns().buffer_of_size.is_match(next),
+            // TensorRT repeats the error and states the request on a warning line.
+            Era::Tensorrt => {
+                lines.len() < 12
+                    && (next.contains("Requested amount of GPU memory")
+                        || next.contains("Error Code 2:")
+                        || next.trim_end().ends_with("[E] 2:"))
+            }
             // RELION prints the request and the allocator's state after it.
             Era::Relion => lines.len() < 4 && next.contains("requestedSpace:"),
             // XLA's cudaMallocAsync allocator states the device's memory on
@@ -260,6 +281,14 @@ impl Family for GenericOom {
         // A finding starts at one occurrence; each repeated line is one more.
         finding.occurrences += repeats as u64;
         let joined = message.joined();
+        if phrase.id == Era::Vulkan
+            && (message.prefix.contains("ggml_vulkan") || joined.contains("ggml_vulkan"))
+        {
+            finding.facts.insert(
+                fact::REPORTED_BY.into(),
+                "ggml's Vulkan backend (llama.cpp)".into(),
+            );
+        }
         if phrase.id == Era::CudaDriver && size_patterns().async_request.is_match(&joined) {
             finding.facts.insert(
                 fact::REPORTED_BY.into(),
@@ -292,7 +321,8 @@ fn read_sizes(finding: &mut Finding, text: &str, id: Era) {
             finding.sizes.free_bytes = raw(&p.free_total, 1);
             finding.sizes.total_bytes = raw(&p.free_total, 2);
         }
-        Era::Onnxruntime => finding.sizes.requested_bytes = raw(&p.buffer_of_size, 1),
+        Era::Onnxruntime | Era::Vulkan => finding.sizes.requested_bytes = raw(&p.buffer_of_size, 1),
+        Era::Tensorrt => finding.sizes.requested_bytes = raw(&p.tensorrt_request, 1),
         Era::Relion => finding.sizes.requested_bytes = raw(&p.relion_request, 1),
         Era::CupyOomClass => finding.sizes.requested_bytes = raw(&p.cupy_bytes, 1),
         Era::Paddle => {
@@ -315,6 +345,11 @@ fn read_sizes(finding: &mut Finding, text: &str, id: Era) {
         .or_else(|| {
             (id == Era::LlamaCpp)
                 .then(|| raw(&p.ggml_device, 1))
+                .flatten()
+        })
+        .or_else(|| {
+            (id == Era::Vulkan)
+                .then(|| raw(&p.vulkan_device, 1))
                 .flatten()
         })
         .and_then(|d| u32::try_from(d).ok());
@@ -394,6 +429,25 @@ mod tests {
         .unwrap();
         assert_eq!(f.sizes.requested_bytes, Some(838_447_104));
         assert_eq!(f.device, Some(0));
+    }
+
+    #[test]
+    fn vulkan_and_tensorrt() {
+        let f = collect(&[
+            "ggml_vulkan: vk::Device::allocateMemory: ErrorOutOfDeviceMemory",
+            "alloc_tensor_range: failed to allocate Vulkan0 buffer of size 1059303232",
+        ])
+        .unwrap();
+        assert_eq!(f.era, Some(Era::Vulkan));
+        assert_eq!(f.sizes.requested_bytes, Some(1_059_303_232));
+        assert_eq!(f.device, Some(0));
+        let f = collect(&[
+            "[11/10/2023-06:30:40] [TRT] [E] 2: [virtualMemoryBuffer.cpp::resizePhysical::140] Error Code 2: OutOfMemory (no further information)",
+            "[11/10/2023-06:30:40] [TRT] [W] Requested amount of GPU memory (24793579520 bytes) could not be allocated. There may not be enough free memory for allocation to succeed.",
+        ])
+        .unwrap();
+        assert_eq!(f.era, Some(Era::Tensorrt));
+        assert_eq!(f.sizes.requested_bytes, Some(24_793_579_520));
     }
 
     #[test]

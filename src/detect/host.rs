@@ -131,6 +131,8 @@ struct KillPatterns {
     kubernetes: Regex,
     elastic_exit: Regex,
     elastic_agent: Regex,
+    systemd: Regex,
+    go_signal: Regex,
     elastic_exit_any: Regex,
     elastic_signal: Regex,
     elastic_block: Regex,
@@ -156,6 +158,12 @@ fn kill_patterns() -> &'static KillPatterns {
         let slurm_task = r"\btasks? [\d,\-]+: Out Of Memory\b";
         let slurm_limit = r"\bexceeded memory limit \((\d+) > (\d+)\), being killed";
         let kubernetes = r"\bOOMKilled\b";
+        // systemd: a unit whose process the OOM killer (the kernel's or
+        // systemd-oomd) ended.
+        let systemd = r"\b([\w@.\-]+\.(?:service|scope)): Failed with result 'oom-kill'";
+        // Go's os/exec: a child ended by SIGKILL (ollama's `llama runner
+        // process has terminated: signal: killed`).
+        let go_signal = r"\bsignal: killed\b";
         // Only torchelastic's failure table (`  exitcode  : -9 (pid: N)`), not the
         // agent's `failed (exitcode: -9) local_rank: ...` line before it: one finding.
         let elastic_exit = r"^\s*exitcode\s*:\s*-9\b";
@@ -180,6 +188,8 @@ fn kill_patterns() -> &'static KillPatterns {
             slurm_task,
             slurm_limit,
             kubernetes,
+            systemd,
+            go_signal,
             elastic_exit,
             elastic_signal,
             elastic_agent,
@@ -207,6 +217,8 @@ fn kill_patterns() -> &'static KillPatterns {
             slurm_task: re(slurm_task),
             slurm_limit: re(slurm_limit),
             kubernetes: re(kubernetes),
+            systemd: re(systemd),
+            go_signal: re(go_signal),
             elastic_exit: re(elastic_exit),
             elastic_exit_any: re(r"\bexitcode\s*:\s*-9\b"),
             elastic_signal: re(elastic_signal),
@@ -263,6 +275,8 @@ impl Family for Killed {
             "exitcode",
             "(SIGKILL) received by PID",
             "is killed by signal: Killed",
+            "signal: killed",
+            "Failed with result 'oom-kill'",
             "<Signals.SIGKILL: 9>",
             "died due to signal 9",
             // An exit status (137) is only taken next to the words that make
@@ -386,6 +400,9 @@ impl Family for Killed {
                 finding.facts.insert(fact::LIMIT.into(), c[2].to_string());
             } else if p.slurm_task.is_match(&joined) {
                 explicit(&mut finding, Era::Slurm);
+            } else if let Some(c) = p.systemd.captures(&joined) {
+                explicit(&mut finding, Era::Systemd);
+                finding.facts.insert("unit".into(), c[1].to_string());
             } else if p.kubernetes.is_match(&joined) {
                 explicit(&mut finding, Era::Kubernetes);
                 finding
@@ -430,7 +447,10 @@ impl Family for Killed {
                         .facts
                         .insert(fact::PID.into(), pid.as_str().trim().to_string());
                 }
-            } else if p.sigkill.is_match(&joined) || p.died_signal.is_match(&joined) {
+            } else if p.sigkill.is_match(&joined)
+                || p.died_signal.is_match(&joined)
+                || p.go_signal.is_match(&joined)
+            {
                 finding.era = Some(Era::Sigkill);
                 finding.facts.insert("signal".into(), "SIGKILL (9)".into());
             } else if p.exit_137.is_match(&joined) {
@@ -528,6 +548,8 @@ mod tests {
             (&["oom_reaper: reaped process 48213 (python), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB"], "kernel", Category::Oom),
             (&["slurmstepd: error: Detected 1 oom-kill event(s) in StepId=2003702.batch. Some of your processes may have been killed by the cgroup out-of-memory handler."], "slurm", Category::Oom),
             (&["slurmstepd: error: Detected 1 oom-kill event(s) in step 12345.batch cgroup."], "slurm", Category::Oom),
+            (&["Jul 02 10:11:12 nixos systemd[1]: ollama.service: Failed with result 'oom-kill'."], "systemd", Category::Oom),
+            (&["time=2025-03-12T12:14:22.015Z level=ERROR source=sched.go:456 msg=\"error loading llama server\" error=\"llama runner process has terminated: signal: killed\""], "sigkill", Category::LikelyOom),
             (&["error: Detected 2 oom_kill events in StepId=22035606.1. Some of the step tasks have been OOM Killed."], "slurm", Category::Oom),
             (&["srun: error: node17: task 0: Out Of Memory"], "slurm", Category::Oom),
             (&["slurmstepd: error: StepId=7.batch exceeded memory limit (734003200 > 52428800), being killed"], "slurm", Category::Oom),

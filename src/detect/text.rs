@@ -75,6 +75,11 @@ pub fn is_mention(line: &str, start: usize) -> bool {
     let rest = line.get(start..).unwrap_or("");
     let literal = rest.split(quote).next().unwrap_or(rest);
     let has_number = literal.chars().any(|c| c.is_ascii_digit());
+    // A logfmt field (`time=... level=ERROR ... error="..."`, as Go programs
+    // such as ollama log) is the program's own report, not code.
+    if is_logfmt_field(line, &prefix[..at]) {
+        return false;
+    }
     // Any enclosing quotation opened by code (`logger.info("... 'msg'")`)
     // makes the whole a mention.
     for &(outer, _) in &open {
@@ -222,6 +227,17 @@ fn after_reporting_verb(before: &str) -> bool {
 }
 
 /// Whether the text before a quote reads as a statement of code or shell.
+/// `key=` right before the quote on a logfmt line: one that starts with
+/// `time=` or `ts=` and has a `level=` field.
+fn is_logfmt_field(line: &str, before: &str) -> bool {
+    let line = line.trim_start();
+    let key = before
+        .strip_suffix('=')
+        .and_then(|b| b.rsplit(' ').next())
+        .is_some_and(|k| !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+    key && (line.starts_with("time=") || line.starts_with("ts=")) && line.contains(" level=")
+}
+
 fn is_code_context(before: &str) -> bool {
     if before.ends_with(['(', '=', ',', '[', '{', '+', '%']) || before.ends_with("==") {
         return true;
@@ -442,7 +458,15 @@ pub(crate) fn collapse_repeats(
 
 #[cfg(test)]
 mod tests {
-    use super::{find_size, re, SizeReader};
+    use super::{find_size, is_mention, re, SizeReader};
+
+    #[test]
+    fn logfmt_fields_are_reports_and_code_is_not() {
+        let log = r#"time=2025-03-12T12:14:22.015Z level=ERROR source=sched.go:456 msg="error loading llama server" error="llama runner process has terminated: signal: killed""#;
+        assert!(!is_mention(log, log.find("signal: killed").unwrap()));
+        let code = r#"    err = "llama runner process has terminated: signal: killed""#;
+        assert!(is_mention(code, code.find("signal: killed").unwrap()));
+    }
 
     #[test]
     fn tf_sizes_need_no_space() {

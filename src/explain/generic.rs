@@ -110,6 +110,12 @@ fn generic_verdict(f: &Finding) -> Verdict {
                 used.map(|used| format!(", with {used} already allocated by Paddle")).unwrap_or_default(),
             )
         }
+        Some(Era::Vulkan) => format!(
+            "A Vulkan device-memory allocation{}{device} failed (VK_ERROR_OUT_OF_DEVICE_MEMORY){}: what the program put on the GPU (for a language model: its weights, its context or KV cache, and compute buffers) does not fit in the free memory.",
+            size.as_deref().map(|s| format!(" of {s}")).unwrap_or_default(),
+            fact(f, fact::REPORTED_BY).filter(|r| r.contains("ggml")).map(|r| format!(", in {r}")).unwrap_or_default()
+        ),
+        Some(Era::Tensorrt) => format!("TensorRT could not get {} of GPU memory (Error Code 2: OutOfMemory), while building an engine (its tactics and workspace) or running it.", size.as_deref().unwrap_or("the memory it needed")),
         Some(Era::Metal) => "Apple's Metal driver stopped a GPU command buffer with \"Insufficient Memory\": macOS could not give the GPU the memory this work needed. On Apple silicon the GPU shares the machine's RAM (unified memory), so the model, its working buffers and every other app draw on the same memory.".to_string(),
         _ => format!("{} reported that an allocation failed{device}.", fact(f, fact::REPORTED_BY).unwrap_or("The backend")),
     };
@@ -141,13 +147,23 @@ fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
             ));
         }
         Some(Era::LlamaCpp) => {
-            out.push(fix(
-                "Offload fewer layers or shrink the context",
-                "Lower -ngl / --n-gpu-layers, reduce the context (-c), quantise the KV cache (--cache-type-k q8_0 --cache-type-v q8_0), lower -b/-ub, or use a smaller quantisation of the model.",
-            ));
+            out.push(fewer_layers());
             out.push(free_the_gpu(f));
         }
         Some(Era::Paddle) => out.push(free_the_gpu(f)),
+        Some(Era::Vulkan) => {
+            let ggml = fact(f, fact::REPORTED_BY).is_some_and(|r| r.contains("ggml"));
+            out.push(if ggml { fewer_layers() } else { workload_fix() });
+            // Vulkan runs on any vendor's GPU: no one vendor's tools.
+            out.push(fix(
+                "Close other programs that use the GPU",
+                "A second model server, a game or a browser's GPU process holds memory too; your GPU vendor's tool (nvidia-smi, rocm-smi, or Task Manager's GPU view on Windows) shows who holds how much.",
+            ));
+        }
+        Some(Era::Tensorrt) => out.push(fix(
+            "Build the engine with smaller limits",
+            "Lower the engine's maximum batch size and sequence lengths (its optimisation profiles; for TensorRT-LLM max_batch_size, max_input_len, max_seq_len) and the builder's workspace limit, and build on a GPU nothing else uses.",
+        )),
         Some(Era::Metal) => {
             out.push(workload_fix());
             out.push(fix(
@@ -184,6 +200,8 @@ fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
                 | Era::Ctranslate2
                 | Era::CupyOomClass
                 | Era::Metal
+                | Era::Tensorrt
+                | Era::Vulkan
         )
     ) {
         workload_fixes(f, out);
@@ -202,4 +220,12 @@ fn free_the_gpu(f: &Finding) -> Fix {
 /// What Paddle's allocator already held on the GPU, when the message says.
 fn paddle_used(f: &Finding) -> Option<u64> {
     f.sizes.extra.get("used_bytes").copied().flatten()
+}
+
+/// llama.cpp's (and its front ends') own memory knobs.
+fn fewer_layers() -> Fix {
+    fix(
+        "Offload fewer layers or shrink the context",
+        "Lower -ngl / --n-gpu-layers, reduce the context (-c), quantise the KV cache (--cache-type-k q8_0 --cache-type-v q8_0), lower -b/-ub, or use a smaller quantisation of the model.",
+    )
 }

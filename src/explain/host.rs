@@ -95,6 +95,10 @@ fn killed_headline(f: &Finding) -> String {
         Some(Era::Kubernetes) => {
             "Kubernetes killed the container for exceeding its memory limit (OOMKilled)".into()
         }
+        Some(Era::Systemd) => format!(
+            "systemd reports that the out-of-memory killer ended {}",
+            fact(f, "unit").unwrap_or("a service")
+        ),
         Some(Era::Torchelastic) => {
             let n: usize = fact(f, fact::KILLED_PROCESSES)
                 .and_then(|n| n.parse().ok())
@@ -107,8 +111,12 @@ fn killed_headline(f: &Finding) -> String {
         Some(Era::Dataloader) => {
             "A DataLoader worker was killed with SIGKILL — probably out of host RAM".into()
         }
-        _ => format!(
+        Some(Era::Exit137) => format!(
             "{} was killed with SIGKILL (exit status 137) — often the out-of-memory killer",
+            capitalise_first(&who)
+        ),
+        _ => format!(
+            "{} was killed with SIGKILL — often the out-of-memory killer",
             capitalise_first(&who)
         ),
     }
@@ -199,6 +207,14 @@ fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                 ),
             ));
         }
+        Some(Era::Systemd) => out.push(verdict(
+            Code::HostRamExhausted,
+            "Host memory ran out (not GPU memory)",
+            format!(
+                "systemd reports that {} ended with result 'oom-kill': an out-of-memory killer ended its process — the kernel's, because the machine or the unit's own limit (MemoryMax=) ran out of memory, or systemd-oomd, which acts on memory pressure. Host RAM, not GPU memory. `journalctl -k` and `journalctl -u UNIT` around that time show which.",
+                fact(f, "unit").unwrap_or("the service")
+            ),
+        )),
         Some(Era::Kubernetes) => out.push(verdict(
             Code::HostMemoryLimit,
             "The container exceeded its Kubernetes memory limit",

@@ -657,6 +657,7 @@ fn headline_templates(kind: Kind) -> &'static [&'static str] {
             "PyTorch 申请主机内存失败（是 CPU 内存，不是显存）",
         ],
         Kind::HostOomKilled => &[
+            "systemd 报告 OOM killer 结束了 {fact:unit}（是主机内存，不是显存）",
             "进程 {fact:pid}（{fact:process}）因主机内存不足被杀（是 CPU 内存，不是显存）",
             "进程因主机内存不足被杀（是 CPU 内存，不是显存）",
         ],
@@ -885,6 +886,7 @@ const VERDICTS: &[(&str, &[&str], &[&str])] = &[
         "PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 关掉了上限，于是 macOS 本身没法再给 GPU 分配统一内存。Apple GPU 和 CPU 共用同一块内存，其他程序也在占用它。",
     ]),
     ("host_ram_exhausted", &["{kind:ptxas_alloc_failure}多半是编译机器的内存用完了", "机器的内存（RAM）用完了：是主机内存，不是显存"], &[
+        "systemd 报告 {fact:unit} 以 'oom-kill' 结束：OOM killer 杀掉了它的进程——可能是内核的（整台机器或这个 unit 的 MemoryMax= 上限的内存用完了），也可能是按内存压力动手的 systemd-oomd。这是主机内存，不是显存。用 `journalctl -k` 和 `journalctl -u UNIT` 查看当时的记录。",
         "{kind:ptxas_alloc_failure}ptxas 在编译时或首次启动时把 PTX 转成 GPU 机器码，它分配不到内存了。这是主机内存（RAM），不是显存：kernel 特别大、同时编译很多目标架构、并行编译任务或 32 位的 ptxas 都会把它耗尽。它失败了 {occurrences} 次（每个 kernel 或架构一次）。",
         "{kind:ptxas_alloc_failure}ptxas 在编译时或首次启动时把 PTX 转成 GPU 机器码，它分配不到内存了。这是主机内存（RAM），不是显存：kernel 特别大、同时编译很多目标架构、并行编译任务或 32 位的 ptxas 都会把它耗尽。",
         "这次失败的是 CPU 内存：数据加载、把 checkpoint 整个读进内存、pin_memory 缓冲区、DataLoader 子进程各自的副本，都会占用主机内存。显存相关的设置对它没有用。",
@@ -1098,6 +1100,8 @@ const FIXES: &[(&str, &str, &str)] = &[
     ("Make the workload smaller", "缩小工作负载", "把 batch size 减半，缩短序列或降低分辨率，用更低的精度（bfloat16/float16，推理时可用量化模型），或者换更小的模型。"),
     ("Match CUDA, cuDNN and the driver to your PyTorch/TensorFlow build", "让 CUDA、cuDNN 和驱动与 PyTorch/TensorFlow 的版本匹配", "对比 torch.version.cuda（或 tf.sysconfig.get_build_info()）和安装的工具包/cuDNN，并升级 GPU 驱动；pip 和 conda 的 CUDA 库混装是常见原因。"),
     ("Match the native pieces", "让各个原生组件的版本匹配", "用同一个 CUDA 版本编译的 wheel 重装 PyTorch 和所有 CUDA 扩展，把其他 CUDA/cuDNN 的 DLL 目录从 PATH 里去掉，升级 GPU 驱动。"),
+    ("Close other programs that use the GPU", "关掉其他占用 GPU 的程序", "另一个模型服务、游戏或浏览器的 GPU 进程也占着显存；用显卡厂商的工具（nvidia-smi、rocm-smi，或 Windows 任务管理器的 GPU 页）查看谁占了多少。"),
+    ("Build the engine with smaller limits", "用更小的上限构建 engine", "调小 engine 的最大 batch 和序列长度（优化 profile；TensorRT-LLM 的 max_batch_size、max_input_len、max_seq_len）以及 builder 的 workspace 上限，并在没有其他任务的 GPU 上构建。"),
     ("Offload fewer layers or shrink the context", "少卸载几层到 GPU，或缩短上下文", "减小 -ngl（n_gpu_layers）或上下文长度 -c。"),
     ("Offload less to the host", "少往主机卸载一些", "少往主机内存卸载一些（卸载到主机的激活值或优化器状态、一次性保留的大块设备到主机传输）。"),
     ("Pass contiguous tensors to custom ops", "给自定义算子传连续的张量", "调用前先 x = x.contiguous()。"),

@@ -21,7 +21,8 @@ pub(super) const TRACEBACK_TRIGGERS: &[&str] = &[
 pub(super) const KEYS: &[&str] = &[
     "ut of memory",
     "Out Of Memory",
-    "OutOfMemory",
+    // Also Vulkan's `ErrorOutOfDeviceMemory`.
+    "OutOf",
     "OUT_OF_MEMORY",
     "cudaError",
     "CUDA_ERROR_",
@@ -38,6 +39,8 @@ pub(super) const KEYS: &[&str] = &[
     // `oom_kill`, `oom_reaper` (the kernel's OOM lines).
     "oom_",
     "SIGKILL",
+    // `is killed by signal: Killed` (DataLoader), `signal: killed` (Go).
+    "signal: ",
     "CPUAllocator: ",
     "Failed to allocate",
     "KV cache",
