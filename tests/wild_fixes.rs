@@ -30,7 +30,7 @@ fn no_wild_paste_gets_a_fix_that_cannot_apply() {
             let mut bad = |why: &str| wrong.push(format!("{name}: {why}"));
             let non_nvidia = matches!(
                 f.backend.as_deref(),
-                Some("hip" | "xpu" | "dpcpp" | "mps" | "metal")
+                Some("hip" | "xpu" | "dpcpp" | "mps" | "metal" | "npu")
             ) || f.kind.slug() == "mps_oom";
             if non_nvidia {
                 for nvidia in [
@@ -85,8 +85,23 @@ fn no_wild_paste_gets_a_fix_that_cannot_apply() {
             // Intel's XPU allocator prints the reserved form in every release
             // (PyTorch ≥ 1.10 with Intel's extension, then PyTorch from 2.4).
             let intel = matches!(f.backend.as_deref(), Some("xpu" | "dpcpp"));
+            // A version hint from the exception's class (`torch.cuda.OutOfMemoryError`:
+            // 1.13+) can date the form past 1.10.
+            let hinted_1_10 = f
+                .version_hint
+                .as_deref()
+                .and_then(|h| h.strip_prefix("PyTorch "))
+                .and_then(|h| {
+                    let mut parts = h.split(|c: char| !c.is_ascii_digit());
+                    Some((
+                        parts.next()?.parse::<u32>().ok()?,
+                        parts.next()?.parse::<u32>().ok()?,
+                    ))
+                })
+                .is_some_and(|release| release >= (1, 10));
             if matches!(f.era, Some(Era::Cached | Era::Reserved | Era::Paren))
                 && !intel
+                && !hinted_1_10
                 && f.hint.is_none()
                 && fixes.contains("torch.autocast(")
                 && !fixes.contains("PyTorch ≥ 1.10")

@@ -52,7 +52,8 @@ fn patterns() -> &'static Patterns {
             ),
             requested: re(r"^\s*{SIZE}"),
             exabyte: re(r"^\s*more than 1EB memory"),
-            paren_device: re(r"^\s*\S*\s*\(GPU\s*(\d*)\s*;"),
+            // torch_npu (Ascend) prints `(NPU N; ...` in the same form.
+            paren_device: re(r"^\s*\S*\s*\((?:GPU|NPU)\s*(\d*)\s*;"),
             paren_total: re(r"{SIZE}\s+total\s+capacity\s*;"),
             already_allocated: re(r"{SIZE}\s+already\s+allocated"),
             paren_free: re(r";\s*{SIZE}\s+free\s*;"),

@@ -120,7 +120,15 @@ pub(super) fn fact<'f>(f: &'f Finding, key: &str) -> Option<&'f str> {
 }
 
 pub(super) fn on_device(f: &Finding) -> String {
-    f.device.map(|d| format!(" on GPU {d}")).unwrap_or_default()
+    // torch_npu numbers Ascend NPUs as `NPU N`.
+    let what = if f.backend.as_deref() == Some("npu") {
+        "NPU"
+    } else {
+        "GPU"
+    };
+    f.device
+        .map(|d| format!(" on {what} {d}"))
+        .unwrap_or_default()
 }
 
 /// How to confirm that a message under another name was an out-of-memory error.

@@ -13,6 +13,8 @@ pub(super) enum Vendor {
     Amd,
     Intel,
     Apple,
+    /// Huawei Ascend NPUs (torch_npu).
+    Ascend,
     /// The message does not say (most non-PyTorch messages).
     Unknown,
 }
@@ -29,6 +31,7 @@ impl Vendor {
             Some("hip" | "rocm") => Vendor::Amd,
             Some("xpu" | "dpcpp") => Vendor::Intel,
             Some("mps" | "metal") => Vendor::Apple,
+            Some("npu") => Vendor::Ascend,
             _ if f.kind == Kind::MpsOom => Vendor::Apple,
             _ if f.text.contains("HIP out of memory") || f.text.contains("hipError") => Vendor::Amd,
             _ => Vendor::Unknown,
@@ -41,6 +44,7 @@ impl Vendor {
             Vendor::Amd => "`rocm-smi --showpids --showmeminfo vram`",
             Vendor::Intel => "`xpu-smi stats -d 0`",
             Vendor::Apple => "Activity Monitor (Window → GPU History)",
+            Vendor::Ascend => "`npu-smi info`",
             Vendor::Nvidia | Vendor::Unknown => "`nvidia-smi`",
         }
     }
@@ -50,6 +54,7 @@ impl Vendor {
         match self {
             Vendor::Amd => "HIP_VISIBLE_DEVICES=N",
             Vendor::Intel => "ZE_AFFINITY_MASK=N",
+            Vendor::Ascend => "ASCEND_RT_VISIBLE_DEVICES=N",
             Vendor::Nvidia | Vendor::Unknown | Vendor::Apple => "CUDA_VISIBLE_DEVICES=N",
         }
     }

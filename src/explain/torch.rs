@@ -251,6 +251,8 @@ impl Explain for TorchAllocatorOom {
     fn fixes(&self, f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
         if is_intel_xpu(f) {
             xpu_fixes(f, d, out)
+        } else if f.backend.as_deref() == Some("npu") {
+            npu_fixes(d, out)
         } else {
             let has = |code: Code| d.verdicts.iter().any(|v| v.code == code.as_str());
             allocator_fixes(f, d, &has, out)
@@ -1157,6 +1159,41 @@ fn phase_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
 /// True for PyTorch allocator messages from Intel GPUs (`XPU` / IPEX `DPCPP`).
 fn is_intel_xpu(f: &Finding) -> bool {
     f.kind == Kind::TorchAllocatorOom && matches!(f.backend.as_deref(), Some("xpu" | "dpcpp"))
+}
+
+/// Fixes for torch_npu's allocator messages (Huawei Ascend): its own
+/// allocator variable, device type and tools, not CUDA's.
+fn npu_fixes(d: &Diagnosis, out: &mut Vec<Fix>) {
+    let has = |code: Code| d.verdicts.iter().any(|v| v.code == code.as_str());
+    if has(Code::RequestExceedsCapacity) {
+        out.push(fix(
+            "Find the tensor that is far too large",
+            "Print the shapes at the failing line (the last frame of your own code in the traceback): a wrong reshape or broadcast, an attention matrix over a very long sequence, or a whole dataset moved to the device. Allocator settings cannot help here.",
+        ));
+        return;
+    }
+    if has(Code::Fragmentation) {
+        out.push(fix(
+            "Stop the allocator from splitting large blocks",
+            "export PYTORCH_NPU_ALLOC_CONF=max_split_size_mb:128 (torch_npu's allocator settings; the message itself suggests max_split_size_mb). Blocks larger than 128 MB are then never split; try 128–512.",
+        ));
+    }
+    out.push(fix(
+        "Reduce the batch size",
+        "Halve the batch size; keep the effective batch with gradient accumulation (accumulate N micro-batches, then optimizer.step()). Activation memory shrinks in proportion.",
+    ));
+    out.push(fix(
+        "Use mixed precision",
+        "Run the forward pass under torch.autocast(device_type=\"npu\", dtype=torch.bfloat16) (float16 on NPUs without bfloat16): activations take half the memory.",
+    ));
+    out.push(fix(
+        "Trade compute for memory with gradient checkpointing",
+        "model.gradient_checkpointing_enable() (Hugging Face) or torch.utils.checkpoint.checkpoint around blocks: activations are recomputed in the backward pass instead of stored.",
+    ));
+    out.push(fix(
+        "Check what else uses the NPU",
+        "`npu-smi info` shows each NPU's memory in use and its processes; stop other processes on the same NPU or select another with ASCEND_RT_VISIBLE_DEVICES=N.",
+    ));
 }
 
 /// Fixes for PyTorch allocator messages from Intel GPUs: the CUDA options

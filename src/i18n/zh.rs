@@ -988,6 +988,18 @@ const VERDICTS: &[(&str, &[&str], &[&str])] = &[
 /// for the captured parts). Looked up before [`FIXES`].
 const FIXES_BY_HOW: &[(&str, &str, &str, &str)] = &[
     (
+        "Use mixed precision",
+        r#"torch\.autocast\(device_type="(xpu|npu)""#,
+        "使用混合精度",
+        "在 torch.autocast(device_type=\"$1\", dtype=torch.bfloat16) 下跑前向：激活值只占一半内存。",
+    ),
+    (
+        "Check what else uses the GPU",
+        r"^Intel's xpu-smi",
+        "检查还有什么在用 GPU",
+        "用 Intel 的 xpu-smi（如 `xpu-smi stats -d 0`）查看设备内存占用；结束同一块卡上的其他进程，或用 ZE_AFFINITY_MASK 换一块卡。",
+    ),
+    (
         "Free host memory",
         r"^Use fewer DataLoader workers",
         "释放主机内存",
@@ -1062,6 +1074,7 @@ const FIXES: &[(&str, &str, &str)] = &[
     ("Check token ids against the embedding size", "检查 token id 是否小于 embedding 大小", "assert input_ids.max() < model.get_input_embeddings().num_embeddings；换过 tokenizer 或加过特殊 token 后要 resize_token_embeddings()。"),
     ("Check what changes on the GPU around the crash", "检查崩溃前后 GPU 上发生了什么变化", "运行时用 `nvidia-smi -l 1` 观察：其他任务的启停，或者 MIG/vGPU/容器的上限小于整卡，都能解释“明明有空闲显存却失败”。在一块空闲的卡上（CUDA_VISIBLE_DEVICES=N）重跑对比。"),
     ("Check what else holds the GPU", "检查还有什么占着 GPU", "运行 `nvidia-smi` 查看这块卡上的所有进程；结束不需要的进程（残留的 Jupyter 内核、旧任务）。"),
+    ("Check what else uses the NPU", "检查还有什么在用 NPU", "`npu-smi info` 会显示每块 NPU 的内存占用和进程；结束同一块 NPU 上的其他进程，或用 ASCEND_RT_VISIBLE_DEVICES=N 换一块。"),
     ("Check what else uses the GPU", "检查还有什么在用 GPU", "运行 `nvidia-smi` 查看这块卡上的所有进程；结束不需要的进程。"),
     ("Confirm it was the out-of-memory killer", "确认是不是 OOM killer", "运行 `dmesg -T | grep -i -E 'killed process|out of memory'`，或在 Slurm 里看 `sacct -j JOBID -o JobID,State,MaxRSS`。"),
     ("Confirm that it is memory", "确认是不是显存问题", "把 batch size 减半重跑：错误消失或推迟出现，就是显存的问题。运行时用 `nvidia-smi -l 1` 观察，并在出错那一步之前打印 torch.cuda.memory_summary()。"),
