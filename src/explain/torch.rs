@@ -1161,15 +1161,21 @@ fn is_intel_xpu(f: &Finding) -> bool {
     f.kind == Kind::TorchAllocatorOom && matches!(f.backend.as_deref(), Some("xpu" | "dpcpp"))
 }
 
+/// The one fix for a request no device of this kind can hold (the Intel and
+/// Ascend fix lists; CUDA's names its own attention remedy).
+fn tensor_far_too_large() -> Fix {
+    fix(
+        "Find the tensor that is far too large",
+        "Print the shapes at the failing line (the last frame of your own code in the traceback): a wrong reshape or broadcast, an attention matrix over a very long sequence, or a whole dataset moved to the device. Allocator settings cannot help here.",
+    )
+}
+
 /// Fixes for torch_npu's allocator messages (Huawei Ascend): its own
 /// allocator variable, device type and tools, not CUDA's.
 fn npu_fixes(d: &Diagnosis, out: &mut Vec<Fix>) {
     let has = |code: Code| d.verdicts.iter().any(|v| v.code == code.as_str());
     if has(Code::RequestExceedsCapacity) {
-        out.push(fix(
-            "Find the tensor that is far too large",
-            "Print the shapes at the failing line (the last frame of your own code in the traceback): a wrong reshape or broadcast, an attention matrix over a very long sequence, or a whole dataset moved to the device. Allocator settings cannot help here.",
-        ));
+        out.push(tensor_far_too_large());
         return;
     }
     if has(Code::Fragmentation) {
@@ -1201,10 +1207,7 @@ fn npu_fixes(d: &Diagnosis, out: &mut Vec<Fix>) {
 fn xpu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
     let has = |code: Code| d.verdicts.iter().any(|v| v.code == code.as_str());
     if has(Code::RequestExceedsCapacity) {
-        out.push(fix(
-            "Find the tensor that is far too large",
-            "Print the shapes at the failing line (the last frame of your own code in the traceback): a wrong reshape or broadcast, an attention matrix over a very long sequence, or a whole dataset moved to the GPU. Allocator settings cannot help here.",
-        ));
+        out.push(tensor_far_too_large());
         return;
     }
     if f.sizes.requested_bytes.is_some_and(|a| a > 4 * GIB) {
