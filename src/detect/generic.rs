@@ -122,7 +122,6 @@ struct SizePatterns {
     tensorrt_request: Regex,
     free_total: Regex,
     ggml_device: Regex,
-    vulkan_device: Regex,
     paddle_request: Regex,
     paddle_allocated: Regex,
     paddle_available: Regex,
@@ -150,9 +149,8 @@ fn size_patterns() -> &'static SizePatterns {
                 r"Requested amount of GPU memory \((\d+) bytes\) could not be allocated",
             ),
             free_total: re(r"Free memory/Total memory: (\d+)/(\d+)"),
-            // ggml names its devices CUDA0, CUDA1, ...
-            ggml_device: re(r"\bCUDA(\d+) buffer\b"),
-            vulkan_device: re(r"\bVulkan(\d+) buffer\b"),
+            // ggml names its devices CUDA0, Vulkan0, ...
+            ggml_device: re(r"\b(?:CUDA|Vulkan)(\d+) buffer\b"),
             // Paddle's HumanReadableSize: `%f` and B/kB/MB/GB/TB, 1024-based.
             paddle_request: re(r"Cannot allocate ([\d.]+)\s*(B|kB|MB|GB|TB) memory on GPU (\d+)"),
             paddle_allocated: re(r"([\d.]+)\s*(B|kB|MB|GB|TB) memory has been allocated"),
@@ -308,13 +306,16 @@ fn read_sizes(finding: &mut Finding, text: &str, id: Era) {
             .and_then(|c| c.get(at))
             .and_then(|m| m.as_str().replace(',', "").parse().ok())
     };
+    // A figure and its unit in the first two groups (`1.53 GB`, `144817.04 MiB`).
+    let sized = |re: &Regex| -> Option<u64> {
+        let c = re.captures(text)?;
+        crate::units::to_bytes(&c[1], &c[2]).ok()
+    };
     match id {
         Era::LlamaCpp => {
             // The follow-up line gives the exact byte count; the MiB figure is rounded.
-            finding.sizes.requested_bytes = raw(&p.buffer_of_size, 1).or_else(|| {
-                let c = p.ggml_mib.captures(text)?;
-                crate::units::to_bytes(&c[1], &c[2]).ok()
-            });
+            finding.sizes.requested_bytes =
+                raw(&p.buffer_of_size, 1).or_else(|| sized(&p.ggml_mib));
         }
         Era::CudaDriver if p.async_request.is_match(text) => {
             finding.sizes.requested_bytes = raw(&p.async_request, 1);
@@ -326,13 +327,9 @@ fn read_sizes(finding: &mut Finding, text: &str, id: Era) {
         Era::Relion => finding.sizes.requested_bytes = raw(&p.relion_request, 1),
         Era::CupyOomClass => finding.sizes.requested_bytes = raw(&p.cupy_bytes, 1),
         Era::Paddle => {
-            let size = |re: &Regex| {
-                let c = re.captures(text)?;
-                crate::units::to_bytes(&c[1], &c[2]).ok()
-            };
-            finding.sizes.requested_bytes = size(&p.paddle_request);
-            finding.sizes.free_bytes = size(&p.paddle_available);
-            if let Some(used) = size(&p.paddle_allocated) {
+            finding.sizes.requested_bytes = sized(&p.paddle_request);
+            finding.sizes.free_bytes = sized(&p.paddle_available);
+            if let Some(used) = sized(&p.paddle_allocated) {
                 // What Paddle's allocator already holds on this GPU.
                 finding.sizes.extra.insert("used_bytes".into(), Some(used));
             }
@@ -341,17 +338,9 @@ fn read_sizes(finding: &mut Finding, text: &str, id: Era) {
         }
         _ => finding.sizes.requested_bytes = raw(&p.bytes_in_parens, 1),
     }
+    let ggml = matches!(id, Era::LlamaCpp | Era::Vulkan);
     finding.device = raw(&p.device, 1)
-        .or_else(|| {
-            (id == Era::LlamaCpp)
-                .then(|| raw(&p.ggml_device, 1))
-                .flatten()
-        })
-        .or_else(|| {
-            (id == Era::Vulkan)
-                .then(|| raw(&p.vulkan_device, 1))
-                .flatten()
-        })
+        .or_else(|| ggml.then(|| raw(&p.ggml_device, 1)).flatten())
         .and_then(|d| u32::try_from(d).ok());
 }
 

@@ -624,17 +624,8 @@ impl Family for ChildFailed {
         }
         // A root cause killed by SIGKILL is what the agent's `exitcode: -9`
         // line says alone: most often the host's out-of-memory killer.
-        let killed = finding
-            .facts
-            .get(fact::ROOT_CAUSE_SIGNAL)
-            .map(String::as_str)
-            == Some("SIGKILL")
-            || finding
-                .facts
-                .get(fact::ROOT_CAUSE_EXITCODE)
-                .map(String::as_str)
-                == Some("-9");
-        if killed {
+        let says = |key: &str, value: &str| finding.facts.get(key).is_some_and(|v| v == value);
+        if says(fact::ROOT_CAUSE_SIGNAL, "SIGKILL") || says(fact::ROOT_CAUSE_EXITCODE, "-9") {
             finding.category = Category::LikelyOom;
         }
         Some(finding)

@@ -24,26 +24,25 @@ fn anchor() -> &'static Regex {
     })
 }
 
-/// What comes before an unsigned decimal status (`exit status 3221225477`,
-/// `exited with code 3221226505`, `exitcode: ...`): each contains a
-/// prefilter key already searched for, so they add no literal.
-const EXIT_PHRASES: [&str; 5] = ["exit ", "exited with", "Exit ", "EXIT ", "exitcode"];
+/// A family's triggers after the phrases that come before an unsigned
+/// decimal status (`exit status 3221225477`, `exited with code 3221226505`,
+/// `exitcode: ...`). Each phrase contains a prefilter key already searched
+/// for, so they add no literal; a literal starting with digits would slow
+/// the prefilter.
+macro_rules! after_exit_phrases {
+    ($($trigger:literal),* $(,)?) => {
+        &["exit ", "exited with", "Exit ", "EXIT ", "exitcode", $($trigger),*]
+    };
+}
 
 /// A process that ended with 0xC0000409.
 pub struct FailFast;
 
 impl Family for FailFast {
     fn triggers(&self) -> &'static [&'static str] {
-        &[
+        // The unsigned spelling (3221226505) comes after an exit phrase.
+        after_exit_phrases![
             "-1073740791",
-            // The unsigned spelling (3221226505) comes with "exit code" or
-            // "exited with": those phrases are its triggers (a literal that
-            // starts with digits would slow the prefilter).
-            EXIT_PHRASES[0],
-            EXIT_PHRASES[1],
-            EXIT_PHRASES[2],
-            EXIT_PHRASES[3],
-            EXIT_PHRASES[4],
             "0xC0000409",
             "0xc0000409",
             "C0000409",
@@ -95,14 +94,9 @@ pub struct AccessViolation;
 
 impl Family for AccessViolation {
     fn triggers(&self) -> &'static [&'static str] {
-        &[
+        // 3221225477 comes after an exit phrase, as above.
+        after_exit_phrases![
             "-1073741819",
-            // 3221225477 comes with "exit code" / "exited with" (as above).
-            EXIT_PHRASES[0],
-            EXIT_PHRASES[1],
-            EXIT_PHRASES[2],
-            EXIT_PHRASES[3],
-            EXIT_PHRASES[4],
             "0xC0000005",
             "0xc0000005",
             "ExceptionCode c0000005",

@@ -159,11 +159,16 @@ pub(super) fn is_pytorch(f: &Finding) -> bool {
         .exception
         .as_deref()
         .is_some_and(|e| e.starts_with("torch."))
-        || f.traceback.as_ref().is_some_and(|tb| {
-            tb.frames
-                .iter()
-                .any(|fr| fr.file.replace('\\', "/").contains("/torch/"))
-        })
+        || torch_in_traceback(f)
+}
+
+/// True when a traceback frame is in PyTorch's own package.
+pub(super) fn torch_in_traceback(f: &Finding) -> bool {
+    f.traceback.as_ref().is_some_and(|tb| {
+        tb.frames
+            .iter()
+            .any(|fr| fr.file.replace('\\', "/").contains("/torch/"))
+    })
 }
 
 /// The fix for an OOM while a model's parameters were loaded, moved or converted.

@@ -2,7 +2,7 @@
 //! (no sizes) and illegal memory accesses.
 
 use super::common::runtime_fix;
-use super::common::{fact, fix, on_device, verdict, workload_fix};
+use super::common::{fact, fix, on_device, torch_in_traceback, verdict, workload_fix};
 use super::docs::Code;
 use super::setting::{Runtime, Vendor};
 use super::Explain;
@@ -56,12 +56,7 @@ impl Explain for IllegalMemoryAccess {
 /// darknet, ...): PyTorch's allocator and cache are then beside the point.
 fn other_tool(f: &Finding) -> Option<&str> {
     let tool = f.facts.get(fact::REPORTED_BY)?;
-    let torch_process = f.traceback.as_ref().is_some_and(|tb| {
-        tb.frames
-            .iter()
-            .any(|fr| fr.file.replace('\\', "/").contains("/torch/"))
-    });
-    (tool != "torch_memory_saver" && !torch_process).then_some(tool.as_str())
+    (tool != "torch_memory_saver" && !torch_in_traceback(f)).then_some(tool.as_str())
 }
 
 fn runtime_oom_verdict(f: &Finding) -> Verdict {

@@ -97,7 +97,8 @@ fn generic_verdict(f: &Finding) -> Verdict {
         ),
         Some(Era::Paddle) => {
             let free = f.sizes.free_bytes.map(fmt);
-            let used = paddle_used(f).map(fmt);
+            // What Paddle's allocator already held on the GPU, when the message says.
+            let used = f.sizes.extra.get("used_bytes").copied().flatten().map(fmt);
             // The message gives no total: who holds the rest is unknown.
             let advice = match &used {
                 Some(used) => format!(" The message does not give the GPU's size: if {used} is close to it, Paddle's own work fills the card and a smaller batch is the fix; if not, another process holds the rest (Paddle's own advice: check whether another process is using this GPU)."),
@@ -215,11 +216,6 @@ fn free_the_gpu(f: &Finding) -> Fix {
         "Free the GPU",
         format!("{} shows other processes (a second server, a desktop compositor) holding memory; close them or pick another GPU with {}.", capitalise(vendor.smi()), vendor.visible_devices()),
     )
-}
-
-/// What Paddle's allocator already held on the GPU, when the message says.
-fn paddle_used(f: &Finding) -> Option<u64> {
-    f.sizes.extra.get("used_bytes").copied().flatten()
 }
 
 /// llama.cpp's (and its front ends') own memory knobs.

@@ -9,7 +9,7 @@
 //! names the figure it rests on. What has no entry here stays English
 //! (`tests/i18n.rs` fails when a kind, verdict code or fixture's text has none).
 
-use crate::record::{Finding, Kind};
+use crate::record::{Category, Finding, Kind};
 use crate::snapshot::SnapshotReport;
 use crate::units::format_size;
 use std::collections::HashMap;
@@ -92,10 +92,9 @@ pub fn figures(f: &Finding) -> HashMap<String, String> {
     if f.facts.get("resource").map(String::as_str) == Some("shared memory") {
         out.insert("shared_memory".into(), String::new());
     }
-    // A launcher's root cause killed by SIGKILL (exit code -9).
-    if f.facts.get("root_cause_signal").map(String::as_str) == Some("SIGKILL")
-        || f.facts.get("root_cause_exitcode").map(String::as_str) == Some("-9")
-    {
+    // A launcher's root cause killed by SIGKILL (exit code -9): the
+    // detector makes only that report a likely OOM.
+    if f.kind == Kind::ChildFailed && f.category == Category::LikelyOom {
         out.insert("root_cause_killed".into(), String::new());
     }
     if f.occurrences > 1 {
