@@ -5,25 +5,9 @@
 //! drift apart. Work on input runs with the GIL released. Every failure is a
 //! Python exception; nothing here panics on input.
 //!
-//! It also carries the `oomwhy` command of the wheel: the binary's CLI
-//! source, compiled in here and started by the package's console script.
+//! It also carries the `oomwhy` command of the wheel: `oomwhy_cli::run`,
+//! the same code as the native binary's, started by the console script.
 
-/// Like `eprintln!`, but a closed or full stderr is ignored (as in the binary).
-macro_rules! warn {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
-    }};
-}
-
-#[allow(dead_code, clippy::all)]
-#[path = "../../../src/cli.rs"]
-mod cli;
-#[allow(dead_code, clippy::all)]
-#[path = "../../../src/commands/mod.rs"]
-mod commands;
-
-use clap::Parser;
 use oomwhy::record::{Finding, Summary};
 use oomwhy::render::{self, Format, RenderOptions};
 use oomwhy::summary::{FleetSummary, InputDigest};
@@ -250,31 +234,7 @@ fn schema(which: &str) -> PyResult<&'static str> {
 /// (argv[0] first) and returns its exit status.
 #[pyfunction]
 fn run_cli(py: Python<'_>, argv: Vec<std::ffi::OsString>) -> i32 {
-    py.detach(|| {
-        let cli = match cli::Cli::try_parse_from(argv) {
-            Ok(cli) => cli,
-            // --help and --version end here too, with status 0.
-            Err(err) => {
-                let _ = err.print();
-                return err.exit_code();
-            }
-        };
-        match commands::dispatch(cli) {
-            Ok(code) => code,
-            Err(err) if is_broken_pipe(&err) => 0,
-            Err(err) => {
-                warn!("oomwhy: {err:#}");
-                2
-            }
-        }
-    })
-}
-
-/// A closed pipe (`oomwhy log | head`) is a normal way to stop reading.
-fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain()
-        .filter_map(|e| e.downcast_ref::<io::Error>())
-        .any(|e| e.kind() == io::ErrorKind::BrokenPipe)
+    py.detach(|| oomwhy_cli::run(argv))
 }
 
 /// The native module.

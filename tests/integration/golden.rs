@@ -3,7 +3,7 @@
 //! `fixtures/*.txt` beside it. All mismatches are
 //! reported at once. A few fixtures also have a Chinese golden
 //! (`fixtures/*.zh.txt`, `--lang zh`), and README.md's examples must equal
-//! their goldens. `UPDATE_GOLDEN=1 cargo test --test golden` re-blesses
+//! their goldens. `UPDATE_GOLDEN=1 cargo test --test integration golden::` re-blesses
 //! (then review the diff: a fixture must never be blessed to match a bug).
 
 use oomwhy::i18n::Lang;

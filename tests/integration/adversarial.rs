@@ -1,19 +1,17 @@
 //! Adversarial inputs: junk around messages, huge lines and
 //! files, absurd numbers, endless repeats, unreadable inputs, closed or full
 //! output. The gigabyte-sized cases are `#[ignore]`d (run them with
-//! `cargo test --release --test adversarial -- --ignored`; they stream their
+//! `cargo test --release --test integration adversarial:: -- --ignored`; they stream their
 //! input and never hold it); a smaller version of each runs every time.
 //! `tests/limits.sh` measures the same cases on the release binary.
 
-mod support;
-
+use crate::support::{run_streaming, Generated, CAPACITY, SEED};
 use oomwhy::record::Kind;
 use oomwhy::scan;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-use support::{run_streaming, Generated, CAPACITY, SEED};
 
 const MIB: u64 = 1 << 20;
 const GIB: u64 = 1 << 30;

@@ -226,7 +226,7 @@ mod example_tests {
         let mut wrong = Vec::new();
         for (code, page) in EXPLANATIONS.iter() {
             // A snapshot page's example is what oomwhy prints for a pickle,
-            // not a message: tests/snapshots.rs runs the generated snapshot
+            // not a message: tests/integration/snapshots.rs runs the generated snapshot
             // behind each of those codes.
             if code.starts_with("snapshot_") || *code == "memory_snapshot" {
                 continue;

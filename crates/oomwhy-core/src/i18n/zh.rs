@@ -1758,7 +1758,7 @@ mod tests {
     /// The first finding of a shipped fixture.
     fn fixture_finding(name: &str) -> Finding {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures")
+            .join("../../fixtures")
             .join(name);
         let mut analysis = crate::Analysis::new();
         analysis.add(crate::scan(std::fs::File::open(path).unwrap(), name).unwrap());

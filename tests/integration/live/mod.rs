@@ -1,7 +1,7 @@
 //! Driving the binary as a live process in tests: output read on threads,
 //! every wait bounded, and the process groups of everything started killed
 //! when the test ends, passed or failed.
-#![allow(dead_code)] // each test crate uses a different subset
+#![allow(dead_code)] // each area uses a different subset
 
 use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;

@@ -92,7 +92,7 @@ mod tests {
     /// The README states each threshold in words; these are its phrases.
     #[test]
     fn readme_states_every_threshold() {
-        let readme = include_str!("../../README.md");
+        let readme = include_str!("../../../../README.md");
         let section = readme
             .split("### Verdicts and their thresholds")
             .nth(1)

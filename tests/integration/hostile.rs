@@ -3,8 +3,7 @@
 //! (ESC, BEL, C1 controls, DEL, bidi overrides) taken from the input, only
 //! an escaped form; JSON output must stay valid JSON whatever the input held.
 
-mod support;
-
+use crate::support::assert_terminal_safe;
 use oomwhy::record::{
     ChainedException, Era, Finding, Fix, Frame, Hint, Kind, Phase, ProcessUsage, Traceback, Verdict,
 };
@@ -12,7 +11,6 @@ use oomwhy::render::{render, Format, RenderOptions};
 use oomwhy::{Analysis, Summary};
 use std::path::PathBuf;
 use std::process::{Command, Output};
-use support::assert_terminal_safe;
 
 /// Every kind of sequence a log could use against a terminal.
 const EVIL: &[&str] = &[

@@ -2,13 +2,12 @@
 //! print→parse round trip, and findings do not depend on how the input was
 //! split into reads. Case counts keep this file to a few seconds in debug.
 
-mod support;
-
+use crate::support;
+use crate::support::{Chunked, CAPACITY, SEED};
 use oomwhy::units::{format_size, parse_size, rounding_tolerance};
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
 use std::sync::OnceLock;
-use support::{Chunked, CAPACITY, SEED};
 
 fn fixture_lines() -> &'static [String] {
     static LINES: OnceLock<Vec<String>> = OnceLock::new();
@@ -41,7 +40,7 @@ fn mixed_log() -> impl Strategy<Value = Vec<u8>> {
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: 128,
-        // Failures become named tests in tests/regressions.rs instead.
+        // Failures become named tests in tests/integration/regressions.rs instead.
         failure_persistence: Some(Box::new(FileFailurePersistence::Off)),
         ..ProptestConfig::default()
     })]

@@ -4,9 +4,8 @@
 //! at its end. Every wait is bounded; every process started is killed.
 #![cfg(unix)]
 
-mod live;
-
-use live::{oomwhy, Live, ILLEGAL, RUNTIME_OOM, SEED};
+use crate::live;
+use crate::live::{oomwhy, Live, ILLEGAL, RUNTIME_OOM, SEED};
 use oomwhy::{Finding, Stream};
 use serde_json::Value;
 use std::fs;

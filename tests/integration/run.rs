@@ -4,9 +4,7 @@
 //! bounded and every process group started is killed at the end.
 #![cfg(unix)]
 
-mod live;
-
-use live::{oomwhy, Live, PATIENCE, RUNTIME_OOM, SEED};
+use crate::live::{oomwhy, Live, PATIENCE, RUNTIME_OOM, SEED};
 use nix::sys::signal::Signal;
 use serde_json::Value;
 use std::fs;

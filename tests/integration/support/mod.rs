@@ -1,6 +1,6 @@
 //! Helpers shared by the robustness tests (properties, adversarial, hostile,
 //! regressions): readers that split or generate input, and sample messages.
-#![allow(dead_code)] // each test crate uses a different subset
+#![allow(dead_code)] // each area uses a different subset
 
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};

@@ -29,5 +29,7 @@ fn check(data: &[u8]) {
 /// `# GPU blocks` line holds mangled bytes.
 #[test]
 fn fz_vllm_log_with_mangled_bytes() {
-    check(include_bytes!("fuzz_regressions/vllm_mangled_blocks.txt"));
+    check(include_bytes!(
+        "../fuzz_regressions/vllm_mangled_blocks.txt"
+    ));
 }

@@ -1,8 +1,7 @@
 //! Regression tests for the bugs that fuzzing and property testing found.
 //! Each is named `r6_<what>` and was added before its fix.
 
-mod support;
-
+use crate::support;
 use oomwhy::units::{format_size, parse_size, rounding_tolerance};
 
 /// Found by `sizes_round_trip_through_pytorch_format`: PyTorch prints the
@@ -35,7 +34,7 @@ fn r6_rounding_tolerance_covers_byte_rounding() {
     assert!(parsed.abs_diff(1_053_819) <= rounding_tolerance("1.01", "MiB"));
 }
 
-/// Found by tests/hostile.rs: an OSC/DCS/APC string (`ESC ]`, `ESC P`,
+/// Found by tests/integration/hostile.rs: an OSC/DCS/APC string (`ESC ]`, `ESC P`,
 /// `ESC _`, ...) with no BEL or ST on its line swallowed the rest of the
 /// line, message included. Only the introducer may go.
 #[test]
@@ -59,7 +58,7 @@ fn r6_unterminated_escape_string_keeps_the_message() {
     assert!(findings.is_empty());
 }
 
-/// Found by tests/hostile.rs: a file name given on the command line went raw
+/// Found by tests/integration/hostile.rs: a file name given on the command line went raw
 /// into the "cannot read" error on stderr (`oomwhy *` in a directory holding
 /// a file named with an OSC 52 sequence could write the user's clipboard).
 #[cfg(unix)]

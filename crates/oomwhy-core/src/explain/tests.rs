@@ -753,18 +753,33 @@ mod fit {
     #[test]
     fn every_vendor_gets_its_own_tools() {
         for (name, log) in [
-            ("hip", include_str!("../../fixtures/torch_hip_rocm.log")),
-            ("xpu", include_str!("../../fixtures/xpu_capacity_free.log")),
+            (
+                "hip",
+                include_str!("../../../../fixtures/torch_hip_rocm.log"),
+            ),
+            (
+                "xpu",
+                include_str!("../../../../fixtures/xpu_capacity_free.log"),
+            ),
             (
                 "xpu early",
-                include_str!("../../fixtures/xpu_capacity_early.log"),
+                include_str!("../../../../fixtures/xpu_capacity_early.log"),
             ),
-            ("ipex", include_str!("../../fixtures/xpu_ipex_legacy.log")),
-            ("dpcpp", include_str!("../../fixtures/dpcpp_legacy.log")),
-            ("mps", include_str!("../../fixtures/mps_watermark_gib.log")),
+            (
+                "ipex",
+                include_str!("../../../../fixtures/xpu_ipex_legacy.log"),
+            ),
+            (
+                "dpcpp",
+                include_str!("../../../../fixtures/dpcpp_legacy.log"),
+            ),
+            (
+                "mps",
+                include_str!("../../../../fixtures/mps_watermark_gib.log"),
+            ),
             (
                 "mps legacy",
-                include_str!("../../fixtures/mps_legacy_gb.log"),
+                include_str!("../../../../fixtures/mps_legacy_gb.log"),
             ),
         ] {
             let fixes = fixture_fixes(log);
@@ -789,34 +804,37 @@ mod fit {
     #[test]
     fn every_framework_gets_its_own_api() {
         for (name, log) in [
-            ("tf", include_str!("../../fixtures/tf_oom_keras_bfc.log")),
+            (
+                "tf",
+                include_str!("../../../../fixtures/tf_oom_keras_bfc.log"),
+            ),
             (
                 "tf root",
-                include_str!("../../fixtures/tf_oom_root_errors.log"),
+                include_str!("../../../../fixtures/tf_oom_root_errors.log"),
             ),
             (
                 "tf cublas",
-                include_str!("../../fixtures/library_alloc_failed_tf_cublas.log"),
+                include_str!("../../../../fixtures/library_alloc_failed_tf_cublas.log"),
             ),
             (
                 "xla",
-                include_str!("../../fixtures/xla_oom_jax_buffer_stats.log"),
+                include_str!("../../../../fixtures/xla_oom_jax_buffer_stats.log"),
             ),
             (
                 "cupy",
-                include_str!("../../fixtures/cupy_oom_pool_limit.log"),
+                include_str!("../../../../fixtures/cupy_oom_pool_limit.log"),
             ),
             (
                 "llama.cpp",
-                include_str!("../../fixtures/generic_oom_llama_cpp.log"),
+                include_str!("../../../../fixtures/generic_oom_llama_cpp.log"),
             ),
             (
                 "onnxruntime",
-                include_str!("../../fixtures/generic_oom_onnxruntime.log"),
+                include_str!("../../../../fixtures/generic_oom_onnxruntime.log"),
             ),
             (
                 "ctranslate2",
-                include_str!("../../fixtures/generic_oom_ctranslate2.log"),
+                include_str!("../../../../fixtures/generic_oom_ctranslate2.log"),
             ),
         ] {
             let fixes = fixture_fixes(log);
@@ -831,7 +849,7 @@ mod fit {
             }
         }
         // TensorFlow's mixed precision names the API by release.
-        let tf = fixture_fixes(include_str!("../../fixtures/tf_oom_keras_bfc.log"));
+        let tf = fixture_fixes(include_str!("../../../../fixtures/tf_oom_keras_bfc.log"));
         assert!(tf.contains("set_global_policy('mixed_float16') at the start (TensorFlow ≥ 2.4; in 1.15–2.3 it is tf.keras.mixed_precision.experimental.set_policy)"), "{tf}");
     }
 }
