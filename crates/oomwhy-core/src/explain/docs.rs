@@ -48,6 +48,7 @@ explanations! {
     NonPytorchMemory = "non_pytorch_memory",
     CapacityExhausted = "capacity_exhausted",
     NumbersInconclusive = "numbers_inconclusive",
+    FiguresMissing = "figures_missing",
     MemoryGrowth = "memory_growth",
     FailsAtStart = "fails_at_start",
     LateFailure = "late_failure",

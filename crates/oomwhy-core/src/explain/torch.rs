@@ -718,7 +718,32 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         .iter()
         .any(|(_, v)| v.code == Code::FreeExceedsRequest.as_str());
     let contradicted = small || room;
-    if ((!specific && !primary_fragmentation) || (tensors_dominate && !limit_binds))
+    // A message cut before its figures states only the request: nothing in
+    // it shows whether the workload fits, so "does not fit" is not said.
+    let figures_known = s.total_bytes.is_some()
+        || s.free_bytes.is_some()
+        || s.allocated_bytes.is_some()
+        || d.reserved_bytes.is_some();
+    if !figures_known && !specific && !primary_fragmentation {
+        causes.push((
+            0,
+            verdict(
+                Code::FiguresMissing,
+                "The message was cut before its figures",
+                format!(
+                    "{} the capacity, free memory and what PyTorch holds, which tell whether the workload does not fit, another process holds the GPU or memory is fragmented, were cut off. The likely cause cannot be read from what is left.",
+                    match requested {
+                        Some(a) => format!(
+                            "{} requested{} is all that is left:",
+                            fmt(a),
+                            f.device.map(|g| format!(" on GPU {g}")).unwrap_or_default()
+                        ),
+                        None => "No figure is left:".to_string(),
+                    }
+                ),
+            ),
+        ));
+    } else if ((!specific && !primary_fragmentation) || (tensors_dominate && !limit_binds))
         && !contradicted
     {
         let detail = match (s.allocated_bytes, s.total_bytes, requested) {
@@ -1032,6 +1057,14 @@ fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(Code) -> bool, out: 
             "numbers_inconclusive" if f.era == Some(Era::MallocAsync) => {
                 // The cudaMallocAsync pool is what the numbers cannot see into.
                 fragmentation_fixes(f, out);
+                workload_fixes(f, out);
+            }
+            "figures_missing" => {
+                out.push(fix(
+                    "Find the whole message",
+                    "Read the full line in the log file or the terminal's scrollback, not a notification or a shortened copy, and run oomwhy on that: its figures (capacity, free, allocated, reserved) decide which fix applies.",
+                ));
+                phase_fixes(f, has, out);
                 workload_fixes(f, out);
             }
             "capacity_exhausted" | "inconsistent_numbers" | "numbers_inconclusive" => {

@@ -35,6 +35,17 @@ pub fn figures(f: &Finding) -> HashMap<String, String> {
     size("in_use", s.process_in_use_bytes);
     size("non_pytorch", d.non_pytorch_bytes);
     size("others", d.other_processes_bytes.filter(|&b| b > 0));
+    // The request with its device (`figures_missing`).
+    if let Some(requested) = s.requested_bytes {
+        let size = format_size(requested);
+        out.insert(
+            "requested_on".into(),
+            match f.device {
+                Some(gpu) => format!("GPU {gpu} 上 {size} "),
+                None => format!("{size} "),
+            },
+        );
+    }
     let signed = |v: i64| {
         let text = format_size(v.unsigned_abs());
         if v < 0 {
@@ -777,6 +788,10 @@ const VERDICTS: &[(&str, &[&str], &[&str])] = &[
         "PyTorch 持有 {own}，又申请 {requested}，合计 {own_plus}，还不到这块 {total} 的卡的一半；{free_note}报错里也看不到别的大到能占满其余空间的东西。所以不是工作负载放不下：显存多半被报错没显示的东西占着（另一个进程、桌面会话、另一个容器），或者在失败和读数之间被释放了。",
         "PyTorch 持有的加上这次申请还不到整块卡的一半，报错里也看不到别的大到能占满其余空间的东西。所以不是工作负载放不下：显存多半被报错没显示的东西占着（另一个进程、桌面会话、另一个容器），或者在失败和读数之间被释放了。",
     ]),
+    ("figures_missing", &["报错在数字之前就被截断了"], &[
+        "{requested_on}的申请量是唯一留下的数字。说明容量、空闲显存和 PyTorch 占用的部分被截掉了，而正是这些数字能说明是工作负载放不下、另一个进程占着 GPU，还是显存碎片化。从剩下的内容看不出可能的原因。",
+        "只剩下申请量：说明容量、空闲显存和 PyTorch 占用的部分被截掉了，而正是这些数字能说明是工作负载放不下、另一个进程占着 GPU，还是显存碎片化。从剩下的内容看不出可能的原因。",
+    ]),
     ("dev_shm_full", &["/dev/shm 太小，DataLoader 的 worker 不够用"], &[
         "DataLoader 的 worker 通过共享内存把每个 batch 交给主进程，也就是 /dev/shm 里的文件（以内存为后端的 tmpfs）。它写满之后，worker 再往里写就会触发 SIGBUS。Docker 默认只给容器 64 MB 的 /dev/shm，几个图像 batch 就能超过。这是主机内存，不是显存；如果同时碰到容器自己的内存上限，worker 也可能被直接杀掉（SIGKILL）。",
     ]),
@@ -1041,6 +1056,7 @@ const FIXES: &[(&str, &str, &str)] = &[
     ("Allocate long-lived and large tensors first", "先分配长期存在的大张量", "在第一步之前就创建整个训练期间都要用的缓冲区（权重、优化器状态、KV cache），大的临时张量复用预先分配好的缓冲区，这样短命的张量就不会把大段切碎。"),
     ("Allocate on one stream, or hand memory over explicitly", "在同一个 stream 上分配，或显式交接显存", "在侧 stream 上用的张量就在那个 stream 上创建（with torch.cuda.stream(s):），更早释放侧 stream 上的张量，或者在侧 stream 阶段结束后调用 torch.cuda.empty_cache()，让它缓存的段还给 CUDA。"),
     ("Get the real error with num_workers=0", "用 num_workers=0 拿到真正的错误", "在主进程里加载数据（num_workers=0）：崩溃就会发生在主进程里，这时 `python -X faulthandler` 能打印出出错调用的 Python 调用栈。"),
+    ("Find the whole message", "找到完整的报错", "在日志文件或终端的回滚记录里读完整的那一行，不要用通知或被截短的副本，再用 oomwhy 看它：那些数字（容量、空闲、已分配、已保留）决定该用哪种办法。"),
     ("Give SGLang less to fit", "让 SGLang 需要的显存少一些", "有其他进程共用 GPU 或激活值放不下时，调低 --mem-fraction-static，以及 --context-length 和 --max-running-requests；--disable-cuda-graph 跳过 CUDA graph 捕获；--tp-size N 把模型分到 N 块 GPU 上；或者用量化的 checkpoint。"),
     ("Give text-generation-inference less to fit", "让 text-generation-inference 需要的显存少一些", "调低 --max-total-tokens、--max-input-tokens 和 --max-batch-prefill-tokens；--cuda-memory-fraction 给其他进程留出空间；--num-shard N 把模型分到 N 块 GPU 上；--quantize 缩小权重。"),
     ("Give the container more shared memory", "给容器更多共享内存", "Docker：`docker run --shm-size=16g ...`（或 `--ipc=host`）；docker compose：`shm_size: 16gb`；Kubernetes：在 /dev/shm 挂载一个 `medium: Memory` 的 `emptyDir`。用 `df -h /dev/shm` 查看大小。"),
@@ -1359,6 +1375,7 @@ pages! {
     "native_crash",
     "memory_outside_process",
     "numbers_inconclusive",
+    "figures_missing",
     "memory_snapshot",
     "snapshot_fragmentation",
     "snapshot_shortage",
