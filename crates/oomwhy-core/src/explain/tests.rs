@@ -577,6 +577,92 @@ mod fit {
         assert!(!has(&full, "numbers_inconclusive"));
     }
 
+    /// CUDA-graph pools are a cause from 1 GiB, or from 256 MiB when they
+    /// could have served the request; a few MiB parked there are not.
+    #[test]
+    fn graph_pools_are_blamed_only_when_they_matter() {
+        let msg = |req: &str, pools: &str| {
+            format!("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {req}. GPU 0 has a total capacity of 79.15 GiB of which 20.00 MiB is free. Including non-PyTorch memory, this process has 78.90 GiB memory in use. Of the allocated memory 77.00 GiB is allocated by PyTorch, with {pools} allocated in private pools (e.g., CUDA Graphs), and 300.00 MiB is reserved by PyTorch but unallocated.")
+        };
+        assert!(!has(&msg("16.00 MiB", "17.00 MiB"), "cuda_graph_pools"));
+        assert!(!has(&msg("200.00 MiB", "255.00 MiB"), "cuda_graph_pools"));
+        assert!(has(&msg("200.00 MiB", "256.00 MiB"), "cuda_graph_pools"));
+        assert!(!has(&msg("2.00 GiB", "1023.00 MiB"), "cuda_graph_pools"));
+        assert!(has(&msg("2.00 GiB", "1.00 GiB"), "cuda_graph_pools"));
+        // Where pools are blamed beside live tensors filling the card and a
+        // small shortfall, the tensors come first: 1 GiB is not a tenth of 79.
+        let f = finding(&msg("200.00 MiB", "1.00 GiB"));
+        assert_eq!(f.diagnosis.verdicts[0].code, "capacity_exhausted");
+    }
+
+    /// Unused reserve and free memory that together cover the request mean
+    /// the memory exists, only not in one block: fragmentation leads and
+    /// "does not fit" is not said. The margin is 32 MiB.
+    #[test]
+    fn split_memory_that_covers_the_request_is_fragmentation() {
+        // 2.00 GiB request; 1.46 GiB unused reserve; 12.95 GiB live tensors
+        // (81 % of 15.90 GiB); what is left outside PyTorch stays under 1 GiB.
+        let msg = |free: &str| modern("2.00 GiB", "15.90 GiB", free, "12.95 GiB", "1.46 GiB");
+        // 1495.04 MiB + 590 MiB = 2085.04 MiB ≥ 2048 + 32 MiB.
+        let split = finding(&msg("590.00 MiB"));
+        assert_eq!(split.diagnosis.verdicts[0].code, "fragmentation");
+        assert!(!has(&msg("590.00 MiB"), "capacity_exhausted"));
+        let fixes: Vec<&str> = split
+            .diagnosis
+            .fixes
+            .iter()
+            .map(|x| x.title.as_str())
+            .collect();
+        assert_eq!(
+            fixes[0],
+            "Let the allocator grow segments instead of fragmenting them"
+        );
+        // Live tensors fill the card: the workload's fixes follow.
+        assert!(fixes.contains(&"Reduce the batch size"), "{fixes:?}");
+        // 1495.04 MiB + 580 MiB = 2075.04 MiB: within the margin, it does not fit.
+        let short = finding(&msg("580.00 MiB"));
+        assert_eq!(short.diagnosis.verdicts[0].code, "capacity_exhausted");
+        assert!(!has(&msg("580.00 MiB"), "fragmentation"));
+    }
+
+    /// With a small shortfall every cause covers it: a specific cause leads
+    /// only when it holds a tenth of the card.
+    #[test]
+    fn a_specific_cause_leads_only_when_it_holds_a_tenth_of_the_card() {
+        let msg = |other: &str| {
+            format!("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.65 GiB of which 10.00 MiB is free. Process 1234 has {other} memory in use. Including non-PyTorch memory, this process has 21.20 GiB memory in use. Of the allocated memory 20.50 GiB is allocated by PyTorch, and 100.00 MiB is reserved by PyTorch but unallocated.")
+        };
+        // 2.40 GiB ≥ 23.65 GiB / 10: the other process leads.
+        let big = finding(&msg("2.40 GiB"));
+        assert_eq!(big.diagnosis.verdicts[0].code, "other_processes");
+        assert!(has(&msg("2.40 GiB"), "capacity_exhausted"));
+        // 2.30 GiB < 2.365 GiB: live tensors (87 % of the card) lead.
+        let small = finding(&msg("2.30 GiB"));
+        assert_eq!(small.diagnosis.verdicts[0].code, "capacity_exhausted");
+        assert!(has(&msg("2.30 GiB"), "other_processes"));
+    }
+
+    /// A message cut after the request says so instead of "does not fit".
+    #[test]
+    fn a_message_cut_before_its_figures_says_so() {
+        let cut = finding("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 29.07 GiB. GPU 3 has a total capaci");
+        let codes: Vec<&str> = cut
+            .diagnosis
+            .verdicts
+            .iter()
+            .map(|v| v.code.as_str())
+            .collect();
+        assert_eq!(codes, ["figures_missing"]);
+        assert_eq!(cut.diagnosis.fixes[0].title, "Find the whole message");
+        // One figure beyond the request is enough to reason on.
+        let whole = finding("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 29.07 GiB. GPU 3 has a total capacity of 31.74 GiB of which");
+        assert!(!has(
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 29.07 GiB. GPU 3 has a total capacity of 31.74 GiB of which",
+            "figures_missing"
+        ));
+        assert!(!whole.diagnosis.verdicts.is_empty());
+    }
+
     #[test]
     fn implausible_sizes_are_flagged_not_reasoned_on() {
         let sentinel = modern(

@@ -55,8 +55,15 @@ pub(super) const FRAGMENTATION_NO_REQUEST_MIN: u64 = GIB;
 /// ...and a fifth (20 %) of what PyTorch reserved.
 pub(super) const FRAGMENTATION_NO_REQUEST_DIVISOR: u64 = 5;
 
-/// CUDA-graph private pools matter from this much (or from the request).
+/// CUDA-graph private pools matter from this much, whatever the request.
 pub(super) const GRAPH_POOLS_MIN: u64 = GIB;
+/// A specific cause outranks "does not fit" (when both cover the shortfall)
+/// only when it holds at least this share of the card (a tenth).
+pub(super) const SPECIFIC_CARD_DIVISOR: u64 = 10;
+
+/// CUDA-graph pools that could have served the request are blamed only from
+/// this size: a few MiB parked in pools explain no failure.
+pub(super) const GRAPH_POOLS_REQUEST_MIN: u64 = 256 * MIB;
 
 /// A CUDA context alone is about 0.3–1 GiB; this much outside PyTorch's
 /// allocator in this process means another library holds memory.
@@ -120,7 +127,10 @@ mod tests {
         phrase("at least half the card");
         phrase("≥ 32 MiB and ≥ 5 % of the request");
         assert_eq!(GRAPH_POOLS_MIN, GIB);
-        phrase("private pools hold ≥ the request or ≥ 1 GiB");
+        assert_eq!(GRAPH_POOLS_REQUEST_MIN, 256 * MIB);
+        phrase("private pools hold ≥ 1 GiB, or ≥ the request and\n  ≥ 256 MiB");
+        assert_eq!(SPECIFIC_CARD_DIVISOR, 10);
+        phrase("a specific cause that holds ≥ 10 % of the card comes first");
         assert_eq!(NON_PYTORCH_MIN, 3 * GIB / 2);
         phrase("≥ 1.5 GiB outside PyTorch's");
         assert_eq!(TENSORS_DOMINATE_TENTHS, 7);

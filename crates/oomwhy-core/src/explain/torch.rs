@@ -654,10 +654,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             false,
         ))
     });
-    let tensors_dominate = match (s.allocated_bytes, s.total_bytes.or(s.allowed_bytes)) {
-        (Some(x), Some(t)) => x >= t / 10 * TENSORS_DOMINATE_TENTHS,
-        _ => false,
-    };
+    let tensors_dominate = tensors_dominate(s);
     let unused = d.reserved_unallocated_bytes.unwrap_or(0);
     let primary_fragmentation = fragmentation.as_ref().is_some_and(|(_, primary)| *primary);
     if let Some((v, true)) = &fragmentation {
@@ -665,7 +662,11 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     }
 
     if let Some(p) = s.private_pools_bytes {
-        if requested.is_some_and(|a| p >= a) || p >= GRAPH_POOLS_MIN {
+        // Parked pool memory explains a failure when it is large, or could
+        // have served the request and is not a crumb next to the card.
+        if p >= GRAPH_POOLS_MIN
+            || (requested.is_some_and(|a| p >= a) && p >= GRAPH_POOLS_REQUEST_MIN)
+        {
             causes.push((p, verdict(
                 Code::CudaGraphPools,
                 "CUDA graphs keep free memory parked in private pools",
@@ -717,7 +718,9 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     let room = causes
         .iter()
         .any(|(_, v)| v.code == Code::FreeExceedsRequest.as_str());
-    let contradicted = small || room;
+    // So does fragmentation that, with the free memory, covers the request:
+    // the memory exists, only not in one block.
+    let contradicted = small || room || primary_fragmentation;
     // A message cut before its figures states only the request: nothing in
     // it shows whether the workload fits, so "does not fit" is not said.
     let figures_known = s.total_bytes.is_some()
@@ -781,19 +784,33 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     if let Some((v, false)) = fragmentation {
         causes.push((0, v));
     }
-    // Most of the shortfall first; among causes that each cover it, a
-    // specific cause before "does not fit" (which is what is left when
-    // none is), then the larger. Stable: equal causes keep the order above.
+    // Most of the shortfall first. Among causes that each cover it, a
+    // specific cause comes before "does not fit" only when it holds a tenth
+    // of the card: with a small shortfall every cause covers it, and a few
+    // MiB somewhere do not outrank live tensors that fill the card. Then the
+    // larger. Stable: equal causes keep the order above.
+    let substantial = |bytes: u64, v: &Verdict| {
+        v.code != Code::CapacityExhausted.as_str()
+            && total > 0
+            && bytes >= total / SPECIFIC_CARD_DIVISOR
+    };
     causes.sort_by_key(|(bytes, v)| {
         let explained = if shortfall > 0 {
             (*bytes).min(shortfall)
         } else {
             *bytes
         };
-        let specific = v.code != Code::CapacityExhausted.as_str();
-        std::cmp::Reverse((explained, specific, *bytes))
+        std::cmp::Reverse((explained, substantial(*bytes, v), *bytes))
     });
     out.extend(causes.into_iter().map(|(_, v)| v));
+}
+
+/// Whether live tensors fill most of the card (or of the allowed limit).
+fn tensors_dominate(s: &crate::record::Sizes) -> bool {
+    match (s.allocated_bytes, s.total_bytes.or(s.allowed_bytes)) {
+        (Some(x), Some(t)) => x >= t / 10 * TENSORS_DOMINATE_TENTHS,
+        _ => false,
+    }
 }
 
 /// Whether free memory exceeds the request by more than the noise of the
@@ -905,7 +922,7 @@ fn fragmentation_verdict(f: &Finding, d: &Diagnosis, limit_binds: bool) -> Optio
                 fmt(u.saturating_add(free)),
                 fmt(a)
             ),
-            false,
+            true,
         ),
         None if u >= FRAGMENTATION_NO_REQUEST_MIN
             && reserved.is_some_and(|r| u >= r / FRAGMENTATION_NO_REQUEST_DIVISOR) =>
@@ -1048,7 +1065,16 @@ fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(Code) -> bool, out: 
                 "Find what holds the rest of the GPU",
                 format!("Run {} on the host, not inside the container: the memory this process does not hold belongs to another process, a desktop session (a display attached to this GPU), or another container or virtual machine sharing the GPU. Stop it, move the display to another GPU, or pick an idle GPU with {}.", vendor.smi(), vendor.visible_devices()),
             )),
-            "fragmentation" => fragmentation_fixes(f, out),
+            "fragmentation" => {
+                fragmentation_fixes(f, out);
+                // Fragmentation is what failed, but with live tensors filling
+                // most of the card the workload is tight too: its fixes come
+                // next, in case the allocator's cannot make room.
+                if tensors_dominate(&f.sizes) {
+                    phase_fixes(f, has, out);
+                    workload_fixes(f, out);
+                }
+            }
             "cuda_graph_pools" => out.push(fix(
                 "Capture fewer or smaller CUDA graphs",
                 "Each captured graph keeps its pool. torch.compile(mode=\"reduce-overhead\") captures graphs per input shape: use mode=\"default\" or fewer distinct shapes; in vLLM lower the captured batch sizes or set enforce_eager=True.",
