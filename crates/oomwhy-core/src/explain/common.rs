@@ -227,7 +227,7 @@ pub(super) fn mixed_precision(f: &Finding) -> String {
     };
     let scaler = match available(f, since::AMP_GRAD_SCALER) {
         Availability::Yes => "torch.amp.GradScaler(\"cuda\")",
-        _ => "torch.cuda.amp.GradScaler(); torch.amp.GradScaler(\"cuda\") from PyTorch 2.4, which deprecates the former",
+        _ => "torch.cuda.amp.GradScaler(); from PyTorch 2.3 also torch.amp.GradScaler(\"cuda\"), the form 2.4 asks for when it deprecates the former",
     };
     match available(f, since::AUTOCAST) {
         Availability::Yes => format!(
@@ -294,5 +294,25 @@ pub(super) fn framework_fixes(
             "Look for memory kept across steps",
             "If it ran for a while first, something accumulates: losses summed as tensors instead of floats, outputs appended to a list, caches that grow, or sequences that get longer over the run.",
         ));
+    }
+}
+
+/// Room for cuBLAS, cuDNN, cuSOLVER and NCCL, which allocate with cudaMalloc
+/// beside PyTorch's cache: a cap on the cache where this PyTorch has one
+/// (`set_per_process_memory_fraction`, 1.8), else emptying it.
+pub(super) fn library_headroom_fix(f: &Finding) -> Fix {
+    match available(f, since::MEMORY_FRACTION) {
+        Availability::Upgrade(_) => fix(
+            "Empty PyTorch's cache before the library call",
+            "cuBLAS, cuDNN, cuSOLVER and NCCL allocate with cudaMalloc directly and cannot use memory PyTorch has cached. Call torch.cuda.empty_cache() just before the failing call; stop other processes on the GPU (`nvidia-smi`). Capping PyTorch's cache (torch.cuda.set_per_process_memory_fraction) needs PyTorch ≥ 1.8.",
+        ),
+        Availability::From(name) => fix(
+            "Leave room outside PyTorch's cache",
+            format!("cuBLAS, cuDNN, cuSOLVER and NCCL allocate with cudaMalloc directly and cannot use memory PyTorch has cached. Cap PyTorch with torch.cuda.set_per_process_memory_fraction(0.9) ({name}), or call torch.cuda.empty_cache() before the failing call; stop other processes on the GPU (`nvidia-smi`)."),
+        ),
+        Availability::Yes => fix(
+            "Leave room outside PyTorch's cache",
+            "cuBLAS, cuDNN, cuSOLVER and NCCL allocate with cudaMalloc directly and cannot use memory PyTorch has cached. Cap PyTorch with torch.cuda.set_per_process_memory_fraction(0.9), or call torch.cuda.empty_cache() before the failing call; stop other processes on the GPU (`nvidia-smi`).",
+        ),
     }
 }

@@ -1,8 +1,8 @@
 //! CUDA runtime and driver errors: out-of-memory outside PyTorch's allocator
 //! (no sizes) and illegal memory accesses.
 
-use super::common::runtime_fix;
 use super::common::{fact, fix, on_device, torch_in_traceback, verdict, workload_fix};
+use super::common::{library_headroom_fix, runtime_fix};
 use super::docs::Code;
 use super::setting::{Runtime, Vendor};
 use super::Explain;
@@ -102,10 +102,7 @@ fn runtime_oom_fixes(f: &Finding, out: &mut Vec<Fix>) {
         out.push(workload_fix());
         return;
     }
-    out.push(fix(
-        "Leave room for libraries outside PyTorch's cache",
-        "cuBLAS, cuDNN and NCCL allocate with cudaMalloc directly and cannot use memory PyTorch caches. Call torch.cuda.empty_cache() before the failing call, or cap PyTorch with torch.cuda.set_per_process_memory_fraction(0.9).",
-    ));
+    out.push(library_headroom_fix(f));
     match Runtime::of(f) {
         // An engine's own settings bound its memory, not a batch size.
         Some(runtime) => out.push(runtime_fix(runtime)),

@@ -3,7 +3,9 @@
 //! `device not ready` under memory pressure. Each verdict says the message
 //! is not an OOM message, why it usually means one, and how to confirm.
 
-use super::common::{confirm_fix, fact, fix, verdict, workload_fixes, CONFIRM};
+use super::common::{
+    confirm_fix, fact, fix, library_headroom_fix, verdict, workload_fixes, CONFIRM,
+};
 use super::docs::Code;
 use super::Explain;
 use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
@@ -55,7 +57,7 @@ impl Explain for LibraryAllocFailed {
             return;
         }
         out.push(confirm_fix());
-        out.push(headroom_fix());
+        out.push(library_headroom_fix(f));
         workload_fixes(f, out);
     }
 }
@@ -175,12 +177,5 @@ fn allocator_assert_verdict(f: &Finding) -> Verdict {
         Code::MaskedOom,
         "Not an out-of-memory message, but raised on the out-of-memory path",
         detail,
-    )
-}
-
-fn headroom_fix() -> Fix {
-    fix(
-        "Leave room outside PyTorch's cache",
-        "cuBLAS, cuDNN, cuSOLVER and NCCL allocate with cudaMalloc directly and cannot use memory PyTorch has cached. Cap PyTorch with torch.cuda.set_per_process_memory_fraction(0.9), or call torch.cuda.empty_cache() before the failing call; stop other processes on the GPU (`nvidia-smi`).",
     )
 }

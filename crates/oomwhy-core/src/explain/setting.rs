@@ -222,12 +222,15 @@ pub(super) mod since {
     pub const CUDA_AMP: Release = (1, 6);
     /// `torch.autocast(device_type=...)`, the device-generic form.
     pub const AUTOCAST: Release = (1, 10);
-    /// `torch.amp.GradScaler("cuda")` replaces the deprecated CUDA one.
+    /// `torch.amp.GradScaler("cuda")` is offered from the release that
+    /// deprecates `torch.cuda.amp.GradScaler` (it exists from 2.3).
     pub const AMP_GRAD_SCALER: Release = (2, 4);
     /// `max_split_size_mb` in the allocator configuration (the OOM hint names it from ≈1.10).
     pub const MAX_SPLIT: Release = (1, 10);
     /// `expandable_segments`.
     pub const EXPANDABLE_SEGMENTS: Release = (2, 1);
+    /// `torch.cuda.set_per_process_memory_fraction` (pytorch/pytorch#48172).
+    pub const MEMORY_FRACTION: Release = (1, 8);
 }
 
 #[cfg(test)]

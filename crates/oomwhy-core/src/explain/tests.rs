@@ -642,6 +642,27 @@ mod fit {
         assert!(has(&msg("2.30 GiB"), "other_processes"));
     }
 
+    /// A fix names an API only where the message's PyTorch has it:
+    /// set_per_process_memory_fraction came with 1.8, so PyTorch 0.4's
+    /// `cuda runtime error (2)` is told to empty the cache instead.
+    #[test]
+    fn the_memory_fraction_cap_is_offered_only_from_1_8() {
+        let old = fixes("RuntimeError: cuda runtime error (2) : out of memory at /pytorch/aten/src/THC/THCCachingHostAllocator.cpp:265");
+        assert!(
+            old.contains("Empty PyTorch's cache before the library call"),
+            "{old}"
+        );
+        assert!(
+            !old.contains("set_per_process_memory_fraction(0.9)"),
+            "{old}"
+        );
+        let new = fixes("RuntimeError: CUDA error: out of memory\nCUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1.\nCompile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.");
+        assert!(
+            new.contains("set_per_process_memory_fraction(0.9)"),
+            "{new}"
+        );
+    }
+
     /// A message cut after the request says so instead of "does not fit".
     #[test]
     fn a_message_cut_before_its_figures_says_so() {
@@ -797,7 +818,8 @@ mod fit {
                     "{era}: {all}"
                 );
             }
-            // torch.autocast: 1.10; torch.cuda.amp: 1.6; torch.amp.GradScaler: 2.4.
+            // torch.autocast: 1.10; torch.cuda.amp: 1.6; torch.amp.GradScaler:
+            // exists from 2.3, offered alone from 2.4.
             if all.contains("torch.autocast(") && first < (1, 10) {
                 assert!(
                     all.contains("PyTorch ≥ 1.10") || all.contains("need ≥ 1.10"),
@@ -807,8 +829,15 @@ mod fit {
             if last.is_some_and(|l| l < (1, 6)) {
                 assert!(all.contains("upgrade to PyTorch ≥ 1.6"), "{era}: {all}");
             }
-            if first < (2, 4) && all.contains("torch.amp.GradScaler") {
-                assert!(all.contains("from PyTorch 2.4"), "{era}: {all}");
+            if first < (2, 3) && all.contains("torch.amp.GradScaler") {
+                assert!(all.contains("from PyTorch 2.3"), "{era}: {all}");
+            }
+            // set_per_process_memory_fraction: 1.8.
+            if last.is_some_and(|l| l < (1, 8)) {
+                assert!(
+                    !all.contains("set_per_process_memory_fraction(0.9)"),
+                    "{era}: {all}"
+                );
             }
         }
     }
