@@ -6,6 +6,7 @@ use super::common::{
 };
 use super::docs::Code;
 use super::setting::Vendor;
+use super::thresholds::LARGER_THAN_ANY_GPU;
 use super::Explain;
 use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
 use crate::units::format_size as fmt;
@@ -53,9 +54,21 @@ fn generic_headline(f: &Finding) -> String {
     }
 }
 
-/// A request larger than the whole device, when the message states both.
+/// A request larger than the whole device, when the message states both;
+/// without the device's size, one larger than any GPU (1 TiB): such a size
+/// was computed wrong, and no memory setting bears on it.
 fn larger_than_the_gpu(f: &Finding) -> Option<Verdict> {
-    let (requested, total) = (f.sizes.requested_bytes?, f.sizes.total_bytes?);
+    let requested = f.sizes.requested_bytes?;
+    let who = fact(f, fact::REPORTED_BY);
+    let Some(total) = f.sizes.total_bytes else {
+        return (requested >= LARGER_THAN_ANY_GPU).then(|| {
+            verdict(
+                Code::RequestExceedsCapacity,
+                "One allocation is larger than any GPU",
+                format!("An allocation of {} was requested in one piece{}: more than any GPU has, so this is not memory pressure and no setting or freed memory can make room for it. The size itself is wrong: an overflowed or uninitialised dimension, or a negative size read as an unsigned number.", fmt(requested), who.map(|who| format!(" ({who})")).unwrap_or_default()),
+            )
+        });
+    };
     (requested > total).then(|| {
         verdict(
             Code::RequestExceedsCapacity,

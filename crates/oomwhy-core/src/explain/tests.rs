@@ -663,6 +663,23 @@ mod fit {
         );
     }
 
+    /// A request of 1 TiB or more with no device size is a wrong size, not
+    /// memory pressure, in any stack (ONNX Runtime asked for 4 EiB).
+    #[test]
+    fn a_request_larger_than_any_gpu_is_a_wrong_size_in_every_stack() {
+        let ort = |bytes: u64| {
+            format!("onnxruntime.capi.onnxruntime_pybind11_state.RuntimeException: [ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code returned while running Conv node. Name:'Conv_3' Status Message: /onnxruntime_src/onnxruntime/core/framework/bfc_arena.cc:376 void* onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, onnxruntime::Stream*, bool, onnxruntime::WaitNotificationFn) Failed to allocate memory for requested buffer of size {bytes}")
+        };
+        let huge = finding(&ort(4_585_490_524_328_388_608));
+        assert_eq!(huge.diagnosis.verdicts[0].code, "request_exceeds_capacity");
+        assert_eq!(
+            huge.diagnosis.fixes[0].title,
+            "Find the tensor that is far too large"
+        );
+        assert!(has(&ort(1 << 40), "request_exceeds_capacity"));
+        assert!(!has(&ort((1 << 40) - 1), "request_exceeds_capacity"));
+    }
+
     /// A message cut after the request says so instead of "does not fit".
     #[test]
     fn a_message_cut_before_its_figures_says_so() {
