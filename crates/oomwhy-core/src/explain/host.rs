@@ -3,6 +3,7 @@
 
 use super::common::{capitalise, extra, fact, fix, framework_fixes, row, verdict, FieldRow, TIB};
 use super::docs::Code;
+use super::thresholds::SMALL_VICTIM_MAX;
 use super::Explain;
 use crate::record::{fact, Diagnosis, Era, Finding, Fix, Kind, Verdict};
 use crate::units::format_size as fmt;
@@ -166,6 +167,19 @@ fn host_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     ));
 }
 
+/// What the kernel's out-of-memory killer's victim held (its own and shared
+/// pages), when that is too little to be what filled the machine. The
+/// killer picks the largest killable process, so a small victim means the
+/// memory sat where it could not or would not kill: files in /dev/shm or
+/// another tmpfs, processes protected by oom_score_adj, the kernel itself.
+pub(crate) fn small_victim_bytes(f: &Finding) -> Option<u64> {
+    if f.kind != Kind::HostOomKilled || !matches!(f.era, Some(Era::Kernel) | Some(Era::Cgroup)) {
+        return None;
+    }
+    let held = extra(f, "anon_rss_bytes")?.saturating_add(extra(f, "shmem_rss_bytes").unwrap_or(0));
+    (held < SMALL_VICTIM_MAX).then_some(held)
+}
+
 fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     let who = match (fact(f, fact::PID), fact(f, fact::PROCESS)) {
         (Some(pid), Some(name)) => format!("process {pid} ({name})"),
@@ -180,14 +194,16 @@ fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
             Code::HostRamExhausted,
             "The machine's RAM ran out (host memory, not GPU memory)",
             format!(
-                "The Linux kernel ran out of RAM and swap for the whole machine and its out-of-memory killer ended {who}{rss}. This is host memory, not GPU memory: a GPU out-of-memory error is reported by the framework, not by the kernel. The killer picks the process using the most memory, which is usually — but not always — the training process."
+                "The Linux kernel ran out of RAM and swap for the whole machine and its out-of-memory killer ended {who}{rss}. This is host memory, not GPU memory: a GPU out-of-memory error is reported by the framework, not by the kernel. {}",
+                small_victim_note(f)
             ),
         )),
         Some(Era::Cgroup) => out.push(verdict(
             Code::HostMemoryLimit,
             "A memory limit on the container or job killed it, not the machine",
             format!(
-                "The kernel killed {who}{rss} because its memory cgroup reached its limit: a container's or job's memory limit, not the machine's RAM. Host memory, not GPU memory."
+                "The kernel killed {who}{rss} because its memory cgroup reached its limit: a container's or job's memory limit, not the machine's RAM. Host memory, not GPU memory.{}",
+                if small_victim_bytes(f).is_some() { format!(" {}", small_victim_note(f)) } else { String::new() }
             ),
         )),
         Some(Era::Slurm) => {
@@ -243,6 +259,15 @@ fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     }
 }
 
+/// Whom the killer's choice points at: the victim, or, when it held little,
+/// whatever it could not kill.
+fn small_victim_note(f: &Finding) -> String {
+    match small_victim_bytes(f) {
+        Some(held) => format!("The victim held only {}, and the killer picks the largest process it may kill: most of the memory was held where it could not or would not kill — files in /dev/shm or another tmpfs, a process protected by oom_score_adj, or the kernel itself. The task table the kernel prints just before \"Killed process\" (dmesg -T) shows who held it.", fmt(held)),
+        None => "The killer picks the process using the most memory, which is usually — but not always — the training process.".into(),
+    }
+}
+
 fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
     if has(Code::HostMemoryLimit) {
         let how = match f.era {
@@ -275,6 +300,15 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
             "Allocate less at once",
             "Build large arrays in chunks, or keep them on disk and map them (numpy.memmap, torch.from_file, safetensors) instead of creating them whole in RAM.",
         ));
+    }
+    if small_victim_bytes(f).is_some() {
+        // The victim is not what filled the machine: its own fixes would
+        // shrink the wrong process.
+        out.push(fix(
+            "Find what holds the RAM",
+            "dmesg -T shows the kernel's task table just before \"Killed process\": its largest rss rows hold the memory. Check tmpfs files (df -h /dev/shm /tmp /run; stale DataLoader or NCCL segments in /dev/shm), processes started with a negative oom_score_adj (cat /proc/PID/oom_score_adj), and the kernel's own use (grep -E 'Slab|Shmem|Unevict' /proc/meminfo).",
+        ));
+        return;
     }
     let loading = matches!(f.phase.name.as_str(), "model_load" | "checkpoint");
     let data = f.era == Some(Era::Dataloader) || f.phase.name == "data_loading";

@@ -42,6 +42,7 @@ use common::{context_verdicts, tolerance};
 use thresholds::{GROWTH_MIN, GROWTH_STEP_DIVISOR};
 
 pub use common::FieldRow;
+pub(crate) use host::small_victim_bytes;
 pub use torch::reserved_gap;
 
 /// Every verdict code the explainer can give (see [`docs`]); a code is never

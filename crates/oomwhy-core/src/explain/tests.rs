@@ -680,6 +680,27 @@ mod fit {
         assert!(!has(&ort((1 << 40) - 1), "request_exceeds_capacity"));
     }
 
+    /// The kernel's out-of-memory killer picks the largest process it may
+    /// kill: a victim with less than 64 MiB (own plus shared pages) is not
+    /// what filled the machine, and its own fixes would shrink the wrong one.
+    #[test]
+    fn a_small_oom_killer_victim_points_elsewhere() {
+        let dmesg = |anon_kb: u64| {
+            format!("[1234567.890123] Out of memory: Killed process 7748 (python) total-vm:12907828kB, anon-rss:{anon_kb}kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:23000kB oom_score_adj:0")
+        };
+        let small = finding(&dmesg(4096));
+        assert!(small.diagnosis.verdicts[0]
+            .detail
+            .contains("The victim held only 4.00 MiB"));
+        assert_eq!(small.diagnosis.fixes[0].title, "Find what holds the RAM");
+        assert!(!fixes(&dmesg(4096)).contains("DataLoader workers"));
+        // 65,535 KiB is under 64 MiB; 65,536 KiB is not.
+        assert!(fixes(&dmesg(65_535)).contains("Find what holds the RAM"));
+        let large = fixes(&dmesg(65_536));
+        assert!(!large.contains("Find what holds the RAM"), "{large}");
+        assert!(large.contains("DataLoader workers"), "{large}");
+    }
+
     /// A message cut after the request says so instead of "does not fit".
     #[test]
     fn a_message_cut_before_its_figures_says_so() {

@@ -57,6 +57,10 @@ pub(super) const FRAGMENTATION_NO_REQUEST_DIVISOR: u64 = 5;
 
 /// CUDA-graph private pools matter from this much, whatever the request.
 pub(super) const GRAPH_POOLS_MIN: u64 = GIB;
+/// An out-of-memory killer's victim that held less than this (own plus
+/// shared pages) is not what filled the machine.
+pub(super) const SMALL_VICTIM_MAX: u64 = 64 * MIB;
+
 /// A specific cause outranks "does not fit" (when both cover the shortfall)
 /// only when it holds at least this share of the card (a tenth).
 pub(super) const SPECIFIC_CARD_DIVISOR: u64 = 10;
@@ -129,6 +133,8 @@ mod tests {
         assert_eq!(GRAPH_POOLS_MIN, GIB);
         assert_eq!(GRAPH_POOLS_REQUEST_MIN, 256 * MIB);
         phrase("private pools hold ≥ 1 GiB, or ≥ the request and\n  ≥ 256 MiB");
+        assert_eq!(SMALL_VICTIM_MAX, 64 * MIB);
+        phrase("victim held < 64 MiB (anon-rss + shmem-rss)");
         assert_eq!(SPECIFIC_CARD_DIVISOR, 10);
         phrase("a specific cause that holds ≥ 10 % of the card comes first");
         assert_eq!(NON_PYTORCH_MIN, 3 * GIB / 2);

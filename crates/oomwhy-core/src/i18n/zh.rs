@@ -35,6 +35,10 @@ pub fn figures(f: &Finding) -> HashMap<String, String> {
     size("in_use", s.process_in_use_bytes);
     size("non_pytorch", d.non_pytorch_bytes);
     size("others", d.other_processes_bytes.filter(|&b| b > 0));
+    // An out-of-memory killer's victim too small to have filled the machine.
+    if let Some(held) = crate::explain::small_victim_bytes(f) {
+        out.insert("small_victim".into(), format_size(held));
+    }
     // The request with its device (`figures_missing`).
     if let Some(requested) = s.requested_bytes {
         let size = format_size(requested);
@@ -900,6 +904,7 @@ const VERDICTS: &[(&str, &[&str], &[&str])] = &[
         "PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 关掉了上限，于是 macOS 本身没法再给 GPU 分配统一内存。Apple GPU 和 CPU 共用同一块内存，其他程序也在占用它。",
     ]),
     ("host_ram_exhausted", &["{kind:ptxas_alloc_failure}多半是编译机器的内存用完了", "机器的内存（RAM）用完了：是主机内存，不是显存"], &[
+        "整台机器的内存（RAM 和 swap）用完了，内核的 OOM killer 杀掉了一个进程。这是主机内存，不是显存。被杀的进程只占 {small_victim}，而 OOM killer 会挑它能杀的最大进程：大部分内存被它杀不了或不愿杀的东西占着——/dev/shm 或其他 tmpfs 里的文件、用 oom_score_adj 保护起来的进程，或者内核自己。dmesg -T 里 “Killed process” 前面内核打印的进程表能看出是谁占的。",
         "systemd 报告 {fact:unit} 以 'oom-kill' 结束：OOM killer 杀掉了它的进程——可能是内核的（整台机器或这个 unit 的 MemoryMax= 上限的内存用完了），也可能是按内存压力动手的 systemd-oomd。这是主机内存，不是显存。用 `journalctl -k` 和 `journalctl -u UNIT` 查看当时的记录。",
         "{kind:ptxas_alloc_failure}ptxas 在编译时或首次启动时把 PTX 转成 GPU 机器码，它分配不到内存了。这是主机内存（RAM），不是显存：kernel 特别大、同时编译很多目标架构、并行编译任务或 32 位的 ptxas 都会把它耗尽。它失败了 {occurrences} 次（每个 kernel 或架构一次）。",
         "{kind:ptxas_alloc_failure}ptxas 在编译时或首次启动时把 PTX 转成 GPU 机器码，它分配不到内存了。这是主机内存（RAM），不是显存：kernel 特别大、同时编译很多目标架构、并行编译任务或 32 位的 ptxas 都会把它耗尽。",
@@ -1057,6 +1062,7 @@ const FIXES: &[(&str, &str, &str)] = &[
     ("Allocate on one stream, or hand memory over explicitly", "在同一个 stream 上分配，或显式交接显存", "在侧 stream 上用的张量就在那个 stream 上创建（with torch.cuda.stream(s):），更早释放侧 stream 上的张量，或者在侧 stream 阶段结束后调用 torch.cuda.empty_cache()，让它缓存的段还给 CUDA。"),
     ("Get the real error with num_workers=0", "用 num_workers=0 拿到真正的错误", "在主进程里加载数据（num_workers=0）：崩溃就会发生在主进程里，这时 `python -X faulthandler` 能打印出出错调用的 Python 调用栈。"),
     ("Find the whole message", "找到完整的报错", "在日志文件或终端的回滚记录里读完整的那一行，不要用通知或被截短的副本，再用 oomwhy 看它：那些数字（容量、空闲、已分配、已保留）决定该用哪种办法。"),
+    ("Find what holds the RAM", "找出是谁占着内存", "dmesg -T 里 “Killed process” 前面有内核打印的进程表：rss 最大的几行就是占内存的。检查 tmpfs 里的文件（df -h /dev/shm /tmp /run；/dev/shm 里残留的 DataLoader 或 NCCL 段）、用负的 oom_score_adj 启动的进程（cat /proc/PID/oom_score_adj），以及内核自己的占用（grep -E 'Slab|Shmem|Unevict' /proc/meminfo）。"),
     ("Give SGLang less to fit", "让 SGLang 需要的显存少一些", "有其他进程共用 GPU 或激活值放不下时，调低 --mem-fraction-static，以及 --context-length 和 --max-running-requests；--disable-cuda-graph 跳过 CUDA graph 捕获；--tp-size N 把模型分到 N 块 GPU 上；或者用量化的 checkpoint。"),
     ("Give text-generation-inference less to fit", "让 text-generation-inference 需要的显存少一些", "调低 --max-total-tokens、--max-input-tokens 和 --max-batch-prefill-tokens；--cuda-memory-fraction 给其他进程留出空间；--num-shard N 把模型分到 N 块 GPU 上；--quantize 缩小权重。"),
     ("Give the container more shared memory", "给容器更多共享内存", "Docker：`docker run --shm-size=16g ...`（或 `--ipc=host`）；docker compose：`shm_size: 16gb`；Kubernetes：在 /dev/shm 挂载一个 `medium: Memory` 的 `emptyDir`。用 `df -h /dev/shm` 查看大小。"),
