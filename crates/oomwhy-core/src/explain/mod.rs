@@ -44,6 +44,7 @@ use thresholds::{GROWTH_MIN, GROWTH_STEP_DIVISOR};
 pub use common::FieldRow;
 pub(crate) use host::small_victim_bytes;
 pub use torch::reserved_gap;
+pub(crate) use xid::caused_by as xid_caused_by;
 
 /// Every verdict code the explainer can give (see [`docs`]); a code is never
 /// removed or renamed, only retired with a note in its explanation.

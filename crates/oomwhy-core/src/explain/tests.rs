@@ -701,6 +701,33 @@ mod fit {
         assert!(large.contains("DataLoader workers"), "{large}");
     }
 
+    /// Xid 45 is a follow-up; when the driver names the Xid it followed,
+    /// that Xid is what to act on, described where the table knows it.
+    #[test]
+    fn a_follow_up_xid_names_its_cause() {
+        let line = |earlier: u32| {
+            format!("kernel: NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous Xid {earlier}")
+        };
+        let unknown = finding(&line(149));
+        assert!(unknown.diagnosis.verdicts[0]
+            .detail
+            .contains("Xid 149, which oomwhy does not describe"));
+        assert_eq!(
+            unknown.diagnosis.fixes[0].title,
+            "Look up the Xid that caused it"
+        );
+        let known = finding(&line(79));
+        assert_eq!(
+            known.diagnosis.fixes[0].title,
+            "Act on the Xid that caused it"
+        );
+        assert!(known.diagnosis.fixes[0]
+            .how
+            .starts_with("Xid 79 (GPU has fallen off the bus)"));
+        let (_, zh) = crate::i18n::zh::verdict("xid_error", &unknown).expect("Chinese");
+        assert!(zh.contains("Xid 149"), "{zh}");
+    }
+
     /// A message cut after the request says so instead of "does not fit".
     #[test]
     fn a_message_cut_before_its_figures_says_so() {

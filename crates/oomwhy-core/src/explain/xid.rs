@@ -21,7 +21,19 @@ impl Explain for Xid {
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
         let code = fact(f, fact::XID).unwrap_or("");
-        if let Some(info) = xid_info(code) {
+        if let Some(earlier) = caused_by(f) {
+            // The event is a follow-up and names its cause: act on that.
+            match xid_info(earlier) {
+                Some(info) => out.push(fix(
+                    "Act on the Xid that caused it",
+                    format!("Xid {earlier} ({}) came first: {}", info.title, info.action),
+                )),
+                None => out.push(fix(
+                    "Look up the Xid that caused it",
+                    format!("Xid {earlier} came first: look it up in NVIDIA's Xid catalog (https://docs.nvidia.com/deploy/xid-errors/) and find its line in the kernel log (dmesg -T | grep -i xid)."),
+                )),
+            }
+        } else if let Some(info) = xid_info(code) {
             out.push(fix("Do what NVIDIA recommends for this Xid", info.action));
         }
         out.push(fix(
@@ -69,6 +81,17 @@ pub(super) fn xid_info(code: &str) -> Option<XidInfo> {
     })
 }
 
+/// The earlier Xid a follow-up event names (`... caused by previous Xid 149`).
+pub(crate) fn caused_by(f: &Finding) -> Option<&str> {
+    let message = fact(f, "driver_message")?;
+    let rest =
+        &message[message.find("caused by previous Xid ")? + "caused by previous Xid ".len()..];
+    let digits = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    (digits > 0).then(|| &rest[..digits])
+}
+
 fn xid_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     let code = fact(f, fact::XID).unwrap_or("?");
     let process = match (fact(f, fact::PROCESS), fact(f, fact::PID)) {
@@ -84,10 +107,17 @@ fn xid_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         ));
         return;
     };
+    let what = match caused_by(f) {
+        Some(earlier) => match xid_info(earlier) {
+            Some(earlier_info) => format!(" The driver names the error it followed: Xid {earlier}, {}.", earlier_info.title.to_lowercase()),
+            None => format!(" The driver names the error it followed: Xid {earlier}, which oomwhy does not describe; NVIDIA's Xid catalog (https://docs.nvidia.com/deploy/xid-errors/) does."),
+        },
+        None => format!(" What to do: {}", info.action),
+    };
     out.push(verdict(
         Code::XidError,
         &format!("Xid {code}: {}", info.title),
-        format!("{}{process} What to do: {}", info.meaning, info.action),
+        format!("{}{process}{what}", info.meaning),
     ));
     if info.hardware {
         out.push(verdict(

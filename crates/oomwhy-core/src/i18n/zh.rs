@@ -39,6 +39,10 @@ pub fn figures(f: &Finding) -> HashMap<String, String> {
     if let Some(held) = crate::explain::small_victim_bytes(f) {
         out.insert("small_victim".into(), format_size(held));
     }
+    // The earlier Xid a follow-up Xid names.
+    if let Some(earlier) = crate::explain::xid_caused_by(f) {
+        out.insert("caused_by_xid".into(), earlier.to_string());
+    }
     // The request with its device (`figures_missing`).
     if let Some(requested) = s.requested_bytes {
         let size = format_size(requested);
@@ -973,6 +977,7 @@ const VERDICTS: &[(&str, &[&str], &[&str])] = &[
         "torchrun 的 ChildFailedError 只是汇总，真正的错误在根因 rank 自己的输出里。",
     ]),
     ("xid_error", &["Xid {fact:xid}：{xid_meaning}", "Xid {fact:xid}：NVIDIA 驱动报告的 GPU 事件", "NVIDIA 驱动报告了 Xid 事件"], &[
+        "这是 NVIDIA 内核驱动记录在内核日志（dmesg）里的事件，它本身是后续清理，不是原因：驱动写明了它跟在 Xid {caused_by_xid} 之后。先查 Xid {caused_by_xid}（NVIDIA 的 Xid 目录：https://docs.nvidia.com/deploy/xid-errors/），并在内核日志里找到它那一行。",
         "这是 NVIDIA 内核驱动记录在内核日志（dmesg）里的事件。按 NVIDIA 的 Xid 文档处理：有的是应用自身的错误（如 31：GPU 内存页错误），有的指向硬件或驱动问题（如 48、63、64、79、94、95、119）。",
         "Xid 是 NVIDIA 内核驱动记录的 GPU 事件（见 dmesg）。按 NVIDIA 的 Xid 文档处理：有的是应用自身的错误（如 31：GPU 内存页错误），有的指向硬件或驱动问题（如 48、63、64、79、94、95、119）。",
     ]),
@@ -1006,6 +1011,18 @@ const VERDICTS: &[(&str, &[&str], &[&str])] = &[
 /// pattern over the English how, Chinese title, Chinese how (`$1`, `$2`
 /// for the captured parts). Looked up before [`FIXES`].
 const FIXES_BY_HOW: &[(&str, &str, &str, &str)] = &[
+    (
+        "Act on the Xid that caused it",
+        r"^Xid (\d+) \(",
+        "处理引起它的那个 Xid",
+        "先出现的 Xid $1 才是原因：按 NVIDIA 对 Xid $1 的建议处理（`oomwhy explain xid`），并在内核日志里找到它那一行（dmesg -T | grep -i xid）。",
+    ),
+    (
+        "Look up the Xid that caused it",
+        r"^Xid (\d+) came first",
+        "查一查引起它的那个 Xid",
+        "先出现的 Xid $1 才是原因：在 NVIDIA 的 Xid 目录（https://docs.nvidia.com/deploy/xid-errors/）里查它，并在内核日志里找到它那一行（dmesg -T | grep -i xid）。",
+    ),
     (
         "Use mixed precision",
         r#"torch\.autocast\(device_type="(xpu|npu)""#,
