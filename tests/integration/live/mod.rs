@@ -3,11 +3,14 @@
 //! when the test ends, passed or failed.
 #![allow(dead_code)] // each area uses a different subset
 
+use nix::errno::Errno;
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
 use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 use std::io::{BufRead, BufReader, Read};
+use std::os::fd::AsFd;
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -73,6 +76,29 @@ impl Live {
         }
     }
 
+    /// Starts `cmd` like [`Live::start`] with both outputs piped, but hands
+    /// its stdout back unread: the test is the reader (`| head -1`) and
+    /// closes it when it likes (see [`first_line_within`]).
+    pub fn with_raw_stdout(cmd: &mut Command, stdin: Stdio) -> (Live, ChildStdout) {
+        let mut child = cmd
+            .stdin(stdin)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .expect("the binary starts");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let stderr = child.stderr.take().map(lines);
+        let live = Live {
+            child,
+            stdout: None,
+            stderr,
+            seen: Vec::new(),
+            groups: Vec::new(),
+        };
+        (live, stdout)
+    }
+
     /// Starts `cmd` with both outputs piped.
     pub fn piped(cmd: &mut Command) -> Live {
         Live::start(
@@ -134,8 +160,14 @@ impl Live {
             if Instant::now() >= deadline {
                 panic!("still running after {limit:?}; seen {:?}", self.seen);
             }
-            thread::sleep(Duration::from_millis(20));
+            // Fine enough to measure how soon a process exits.
+            thread::sleep(Duration::from_millis(2));
         }
+    }
+
+    /// Whether the process is still running.
+    pub fn running(&mut self) -> bool {
+        self.child.try_wait().expect("try_wait").is_none()
     }
 
     /// Everything left on stdout and stderr (after the process exited).
@@ -149,6 +181,33 @@ impl Live {
             all
         };
         (drain(&self.stdout), drain(&self.stderr))
+    }
+}
+
+/// Reads what `head -1` reads: the first line, waiting at most `limit`;
+/// `None` if no whole line came (the read end stays open either way).
+pub fn first_line_within(out: &mut ChildStdout, limit: Duration) -> Option<String> {
+    let deadline = Instant::now() + limit;
+    let mut line = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let timeout = PollTimeout::try_from(left).unwrap_or(PollTimeout::MAX);
+        let mut fds = [PollFd::new(out.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, timeout) {
+            Ok(0) => return None,
+            Ok(_) => {}
+            Err(Errno::EINTR) => continue,
+            Err(err) => panic!("cannot poll the output: {err}"),
+        }
+        let n = out.read(&mut buf).ok()?;
+        if n == 0 {
+            return None;
+        }
+        line.extend_from_slice(&buf[..n]);
+        if let Some(end) = line.iter().position(|&b| b == b'\n') {
+            return Some(String::from_utf8_lossy(&line[..end]).into_owned());
+        }
     }
 }
 

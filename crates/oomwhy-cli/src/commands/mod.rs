@@ -2,6 +2,7 @@
 
 mod follow;
 mod info;
+mod output_watch;
 mod progress;
 mod run;
 mod scan;
