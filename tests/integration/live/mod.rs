@@ -221,3 +221,90 @@ impl Drop for Live {
         let _ = self.child.wait();
     }
 }
+
+/// Runs a program under a pseudo-terminal of a given size (Python's `pty`),
+/// reads what it shows until it exits and prints `status N`, then that.
+/// Presses Ctrl-C once the terminal shows a given text (unless it is empty).
+const PTY_SCREEN: &str = r#"
+import fcntl, os, pty, select, signal, struct, sys, termios, time
+rows, columns, interrupt_on = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].encode()
+argv = sys.argv[4:]
+pid, fd = pty.fork()
+if pid == 0:
+    fcntl.ioctl(1, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+    os.execv(argv[0], argv)
+print("pid", pid, flush=True)
+output, deadline = b"", time.time() + 20
+try:
+    while time.time() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            output += chunk
+        if interrupt_on and interrupt_on in output:
+            os.write(fd, b"\x03")
+            interrupt_on = b""
+    reaped, status = os.waitpid(pid, os.WNOHANG)
+    if reaped == 0 and time.time() < deadline:
+        reaped, status = os.waitpid(pid, 0)
+    code = os.waitstatus_to_exitcode(status) if reaped else "still running"
+    print("status", code, flush=True)
+    print(output.decode(errors="replace").replace("\r\n", "\n"), flush=True)
+finally:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+"#;
+
+/// A terminal for [`on_a_terminal`].
+pub struct Terminal<'a> {
+    pub rows: u16,
+    pub columns: u16,
+    /// Ctrl-C is pressed once the terminal shows this (if not empty).
+    pub interrupt_on: &'a str,
+}
+
+/// Runs the binary with `args` on `terminal`, with `TERM=xterm`, no PAGER,
+/// LESS, COLUMNS or NO_COLOR unless `env` sets them; returns its exit
+/// status (minus the signal's number if one killed it) and what the
+/// terminal showed (both of its outputs).
+pub fn on_a_terminal(
+    args: &[&std::ffi::OsStr],
+    env: &[(&str, &std::ffi::OsStr)],
+    terminal: Terminal<'_>,
+) -> (i32, String) {
+    let mut driver = Command::new("python3");
+    driver
+        .args(["-c", PTY_SCREEN])
+        .arg(terminal.rows.to_string())
+        .arg(terminal.columns.to_string())
+        .arg(terminal.interrupt_on)
+        .arg(env!("CARGO_BIN_EXE_oomwhy"))
+        .args(args)
+        .env("TERM", "xterm");
+    for name in ["PAGER", "LESS", "LV", "COLUMNS", "LINES", "NO_COLOR"] {
+        driver.env_remove(name);
+    }
+    driver.envs(env.iter().copied());
+    let mut run = Live::piped(&mut driver);
+    run.command_group();
+    let Some(status) = run.stdout_line_within(PATIENCE, |l| l.starts_with("status ")) else {
+        let (_, err) = run.rest();
+        panic!(
+            "no status from the terminal; seen {:?}, stderr {err:?}",
+            run.seen
+        );
+    };
+    let status = status[7..]
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("{status}; seen {:?}", run.seen));
+    let (screen, _) = run.rest();
+    (status, screen.join("\n"))
+}

@@ -3,6 +3,7 @@
 mod follow;
 mod info;
 mod output_watch;
+mod pager;
 mod progress;
 mod run;
 mod scan;

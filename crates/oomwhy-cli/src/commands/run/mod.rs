@@ -24,6 +24,9 @@ mod merge;
 mod unix;
 
 #[cfg(unix)]
+pub(super) use unix::signal_is_ignored;
+
+#[cfg(unix)]
 use super::output_watch::Ready;
 use super::output_watch::{Output, OutputWatch};
 use super::{stderr_width, text_width, use_color, Sink};
