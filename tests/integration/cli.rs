@@ -689,3 +689,122 @@ fn every_page_renders_in_both_languages() {
         assert!(text(&piped.stdout).starts_with(&format!("# {code}: ")));
     }
 }
+
+/// Text without its colour codes.
+#[cfg(unix)]
+fn plain(text: &str) -> String {
+    regex::Regex::new("\x1b\\[[0-9;]*m")
+        .unwrap()
+        .replace_all(text, "")
+        .into_owned()
+}
+
+/// A tall report on a terminal goes through the pager, as git's output
+/// does, so that its answer does not scroll away; a report that fits,
+/// `--no-pager`, `PAGER=cat` and a pager that cannot be started print it
+/// directly. The pager here is a shell line that keeps what it is given
+/// (and the LESS it was run with) in files.
+#[cfg(unix)]
+#[test]
+fn a_tall_report_on_a_terminal_goes_through_the_pager() {
+    use crate::live::{on_a_terminal, Terminal};
+    use std::ffi::OsStr;
+    let rows = |rows| Terminal {
+        rows,
+        columns: 80,
+        interrupt_on: "",
+    };
+    let dir = temp_dir("pager");
+    let (paged, less) = (dir.join("paged.txt"), dir.join("less.txt"));
+    let pager = format!(
+        "printf '%s\\n' \"$LESS\" > '{}'; cat > '{}'",
+        less.display(),
+        paged.display()
+    );
+    let pager = OsStr::new(&pager);
+    // One out-of-memory report of about 90 lines, on a 24-row terminal.
+    let log = fixture("torch_capacity_2_9_pytorch_alloc_conf.log");
+    let log = log.as_os_str();
+    let answer = "More: oomwhy explain";
+    let reset = || {
+        let _ = fs::remove_file(&paged);
+        let _ = fs::remove_file(&less);
+    };
+
+    let (status, screen) = on_a_terminal(&[log], &[("PAGER", pager)], rows(24));
+    assert_eq!(status, 0, "{screen}");
+    let report = plain(&fs::read_to_string(&paged).expect("the pager ran"));
+    assert!(report.contains(answer), "{report}");
+    assert!(report.lines().count() > 24, "{report}");
+    assert!(
+        !plain(&screen).contains(answer),
+        "printed as well: {screen}"
+    );
+    assert_eq!(fs::read_to_string(&less).unwrap(), "FRX\n");
+
+    // A LESS the user set is kept.
+    reset();
+    let env = [("PAGER", pager), ("LESS", OsStr::new("-S"))];
+    let (status, _) = on_a_terminal(&[log], &env, rows(24));
+    assert_eq!(status, 0);
+    assert_eq!(fs::read_to_string(&less).unwrap(), "-S\n");
+
+    // Printed directly: with --no-pager, when the report fits the window,
+    // with PAGER=cat, and when the pager is not there.
+    let no_pager = OsStr::new("--no-pager");
+    let cases: [(&str, &[&OsStr], &OsStr, u16); 4] = [
+        ("--no-pager", &[no_pager, log], pager, 24),
+        ("a report that fits", &[log], pager, 200),
+        ("PAGER=cat", &[log], OsStr::new("cat"), 24),
+        (
+            "a missing pager",
+            &[log],
+            OsStr::new("no-such-pager-here"),
+            24,
+        ),
+    ];
+    for (what, args, pager, height) in cases {
+        reset();
+        let (status, screen) = on_a_terminal(args, &[("PAGER", pager)], rows(height));
+        assert_eq!(status, 0, "{what}: {screen}");
+        assert!(!paged.exists(), "{what}: paged");
+        assert!(plain(&screen).contains(answer), "{what}: {screen}");
+    }
+
+    // Ctrl-C while the pager runs is the pager's: oomwhy waits for it
+    // instead of ending and handing the terminal back to the shell under
+    // the pager's feet. (This pager ignores it, as less does.)
+    reset();
+    let pager = format!(
+        "trap '' INT; echo pager started; sleep 1; cat > '{}'",
+        paged.display()
+    );
+    let terminal = Terminal {
+        interrupt_on: "pager started",
+        ..rows(24)
+    };
+    let (status, screen) = on_a_terminal(&[log], &[("PAGER", OsStr::new(&pager))], terminal);
+    assert_eq!(status, 0, "{screen}");
+    assert!(screen.contains("^C"), "no interrupt was pressed: {screen}");
+    let report = plain(&fs::read_to_string(&paged).expect("the pager ran to its end"));
+    assert!(report.contains(answer), "{report}");
+}
+
+#[test]
+fn no_pager_is_in_the_help_in_both_languages() {
+    let english = run(oomwhy().arg("--help"), "");
+    assert_status(&english, 0);
+    let english = text(&english.stdout);
+    assert!(english.contains("--no-pager"), "{english}");
+    assert!(english.contains("less -FRX"), "{english}");
+    let chinese = run(oomwhy().args(["--lang", "zh", "--help"]), "");
+    let chinese = text(&chinese.stdout);
+    assert!(chinese.contains("--no-pager"), "{chinese}");
+    assert!(chinese.contains("直接打印到终端"), "{chinese}");
+    // Not a terminal: the flag changes nothing.
+    let log = fixture("torch_capacity_2_9_pytorch_alloc_conf.log");
+    let paged = run(oomwhy().arg(&log), "");
+    let direct = run(oomwhy().arg("--no-pager").arg(&log), "");
+    assert_status(&direct, 0);
+    assert_eq!(paged.stdout, direct.stdout);
+}

@@ -1,11 +1,13 @@
 //! Live input: `--follow FILE` and a standard input that stays open report
 //! a finding soon after its message is complete, while other lines keep
 //! arriving; `--follow` waits for a file that is not there yet and can start
-//! at its end. Every wait is bounded; every process started is killed.
+//! at its end; like `tail -f`, it ends soon after the reader of its output
+//! goes away, even on a quiet log. Every wait is bounded; every process
+//! started is killed.
 #![cfg(unix)]
 
 use crate::live;
-use crate::live::{oomwhy, Live, ILLEGAL, RUNTIME_OOM, SEED};
+use crate::live::{first_line_within, oomwhy, Live, ILLEGAL, RUNTIME_OOM, SEED};
 use oomwhy::{Finding, Stream};
 use serde_json::Value;
 use std::fs;
@@ -15,7 +17,7 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("follow-{name}"));
@@ -193,4 +195,99 @@ fn settle_hands_out_complete_messages_only() {
     let mut rest = Vec::new();
     stream.finish(&mut |f| rest.push(f));
     assert_eq!(rest.len(), 1);
+}
+
+/// How soon after its reader closes a live oomwhy must exit (`tail -f`
+/// exits at once).
+const CLOSED_READER_EXIT: Duration = Duration::from_secs(1);
+
+/// Plays `head -1` on oomwhy's stdout: reads one line if `expect_line`,
+/// else waits a while and reads nothing; checks that oomwhy is still
+/// running, closes the read end, and returns how long oomwhy took to exit
+/// (with status 0, as for any closed pipe).
+fn exit_after_the_reader_closes(
+    mut run: Live,
+    mut out: std::process::ChildStdout,
+    expect_line: Option<&str>,
+    what: &str,
+) -> Duration {
+    match expect_line {
+        Some(wanted) => {
+            let line = first_line_within(&mut out, live::PATIENCE)
+                .unwrap_or_else(|| panic!("{what}: no line came"));
+            assert!(line.contains(wanted), "{what}: {line}");
+        }
+        None => {
+            // Time to start and settle into waiting; nothing is written.
+            let line = first_line_within(&mut out, Duration::from_millis(1500));
+            assert_eq!(line, None, "{what}");
+        }
+    }
+    assert!(run.running(), "{what}: oomwhy ended before its reader did");
+    drop(out);
+    let closed = Instant::now();
+    let status = run.exit_within(live::PATIENCE);
+    let latency = closed.elapsed();
+    eprintln!("{what}: exited {latency:?} after its reader closed");
+    assert_eq!(status.code(), Some(0), "{what}");
+    assert!(
+        latency < CLOSED_READER_EXIT,
+        "{what}: exited only {latency:?} after its reader closed"
+    );
+    latency
+}
+
+#[test]
+fn follow_ends_soon_after_its_reader_on_a_quiet_log() {
+    let dir = temp_dir("reader_gone");
+    // A log that never gets a finding: oomwhy never writes at all.
+    let quiet = dir.join("quiet.log");
+    fs::write(&quiet, "epoch 1 loss 0.5\n").unwrap();
+    let (run, out) = Live::with_raw_stdout(oomwhy().arg("--follow").arg(&quiet), Stdio::null());
+    exit_after_the_reader_closes(run, out, None, "a log without a finding");
+
+    // One crash, read by `head -1`, then nothing more is written.
+    let crashed = dir.join("crashed.log");
+    fs::write(&crashed, format!("step 3\n{RUNTIME_OOM}\n")).unwrap();
+    for (format, first) in [
+        ("ndjson", "\"type\":\"finding\""),
+        ("text", "OUT OF MEMORY"),
+    ] {
+        let (run, out) = Live::with_raw_stdout(
+            oomwhy()
+                .args(["--follow", "--format", format])
+                .arg(&crashed),
+            Stdio::null(),
+        );
+        exit_after_the_reader_closes(run, out, Some(first), &format!("a crash in {format}"));
+    }
+
+    // Still waiting for the file to appear.
+    let missing = dir.join("not-yet.log");
+    let (run, out) = Live::with_raw_stdout(oomwhy().arg("--follow").arg(&missing), Stdio::null());
+    exit_after_the_reader_closes(run, out, None, "a log not created yet");
+}
+
+#[test]
+fn follow_ends_soon_after_its_reader_on_a_busy_log_without_findings() {
+    let dir = temp_dir("reader_gone_busy");
+    let log = dir.join("train.log");
+    fs::write(&log, "start\n").unwrap();
+    let (run, out) = Live::with_raw_stdout(oomwhy().arg("--follow").arg(&log), Stdio::null());
+    // A line every 50 ms: the follow loop seldom sleeps a whole poll.
+    let (stop, writer) = keep_writing(log.clone(), "step 1 loss 0.5");
+    exit_after_the_reader_closes(run, out, None, "a growing log without a finding");
+    stop.store(true, Ordering::SeqCst);
+    writer.join().unwrap();
+}
+
+#[test]
+fn a_pipe_that_stays_open_ends_soon_after_its_reader() {
+    // `tail -f log | oomwhy --format ndjson | head -1` with a quiet log.
+    let (mut run, out) =
+        Live::with_raw_stdout(oomwhy().args(["--format", "ndjson"]), Stdio::piped());
+    let mut stdin = run.child.stdin.take().unwrap();
+    writeln!(stdin, "epoch 1").unwrap();
+    exit_after_the_reader_closes(run, out, None, "an open pipe without a finding");
+    drop(stdin);
 }

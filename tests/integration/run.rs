@@ -4,7 +4,7 @@
 //! bounded and every process group started is killed at the end.
 #![cfg(unix)]
 
-use crate::live::{oomwhy, Live, PATIENCE, RUNTIME_OOM, SEED};
+use crate::live::{first_line_within, oomwhy, Live, PATIENCE, RUNTIME_OOM, SEED};
 use nix::sys::signal::Signal;
 use serde_json::Value;
 use std::fs;
@@ -241,6 +241,37 @@ fn a_closed_output_stops_the_command() {
     assert_eq!(status.code(), Some(141));
     let (_, err) = run.rest();
     assert!(err.is_empty(), "{err:?}");
+}
+
+#[test]
+fn a_quiet_command_has_its_output_closed_as_soon_as_the_reader_goes() {
+    // `oomwhy run -- CMD | head -1` where CMD then prints nothing for a
+    // long time: its pipe is closed at once, not at its next write, so that
+    // write fails as it would without oomwhy. The command watches its own
+    // stdout for that (poll: POLLERR when nobody reads it), tries a write,
+    // and says on stderr, which oomwhy still passes on, what happened.
+    let script = "import os, select, sys\np = select.poll()\np.register(1, 0)\nprint('pid', os.getpid())\nclosed = p.poll(20000)\ntry:\n    print('late')\n    sys.stderr.write('the late write worked\\n')\nexcept BrokenPipeError:\n    sys.stderr.write('the late write met a closed pipe\\n')\nsys.stderr.flush()\nos._exit(7 if closed else 8)\n";
+    let (mut run, mut out) = Live::with_raw_stdout(
+        oomwhy().args(["run", "--", "python3", "-c", script]),
+        Stdio::null(),
+    );
+    let pid = first_line_within(&mut out, PATIENCE).expect("the command's pid");
+    run.groups.push(pid[4..].trim().parse().expect("a pid"));
+    drop(out);
+    let closed = Instant::now();
+    let status = run.exit_within(PATIENCE);
+    eprintln!(
+        "oomwhy run exited {:?} after its reader closed",
+        closed.elapsed()
+    );
+    // 7: the command saw its pipe closed while it was quiet (8: it waited
+    // 20 s in vain); oomwhy waited for it and exits as it did.
+    assert_eq!(status.code(), Some(7));
+    let (_, err) = run.rest();
+    assert!(
+        err.iter().any(|l| l == "the late write met a closed pipe"),
+        "{err:?}"
+    );
 }
 
 #[test]

@@ -129,6 +129,15 @@ pub struct ScanArgs {
     /// behind each, and the largest shortfalls (text or json).
     #[arg(long, conflicts_with = "follow")]
     pub summary: bool,
+
+    /// Print a text report straight to the terminal. Otherwise a report
+    /// taller than the terminal goes through $PAGER, or `less -FRX` (LESS
+    /// when set is kept), as git does, so that its first lines, the answer,
+    /// stay in view; never when the output is not a terminal (or
+    /// TERM=dumb), nor with --follow or `run`. PAGER set empty or to `cat`
+    /// also turns it off.
+    #[arg(long)]
+    pub no_pager: bool,
 }
 
 /// `oomwhy explain`.
@@ -334,6 +343,7 @@ pub fn chinese_help(command: clap::Command) -> clap::Command {
             ("follow", "像 `tail -F` 一样持续读取增长中的 FILE，每次崩溃写完约一秒后报告；FILE 还不存在时会等它出现，能应对截断和日志轮转。按 Ctrl-C 停止"),
             ("from_end", "配合 `--follow`：从 FILE 的末尾开始读，已经在里面的崩溃不再报告（行号从那里算起）"),
             ("summary", "对所有 FILE 出一份汇总报告，而不是逐个发现：多少个输入有发现，按类型、结论和首选修复计数并列出对应的输入，以及缺口最大的几次（text 或 json）"),
+            ("no_pager", "把文本报告直接打印到终端。默认情况下，比终端窗口还高的报告会像 git 一样交给 $PAGER 或 `less -FRX`（已设置的 LESS 保持不变）显示，让开头的结论留在眼前；输出不是终端（或 TERM=dumb）时、`--follow` 和 `run` 从不分页。PAGER 设为空或 `cat` 也会关闭分页"),
         ],
     );
     command

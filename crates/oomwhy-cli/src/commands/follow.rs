@@ -1,8 +1,11 @@
 //! Input that arrives over time: `--follow FILE` and a standard input that
 //! stays open (`tail -f log | oomwhy --format ndjson`). A finding is
 //! reported about a second after its message is complete, even while other
-//! lines keep arriving ([`oomwhy::Stream::settle`]).
+//! lines keep arriving ([`oomwhy::Stream::settle`]). Like `tail -f`, both
+//! end soon after the reader of their output goes away
+//! (`oomwhy --follow log | head -1`), even while there is nothing to write.
 
+use super::output_watch::{reader_gone, Output, OutputWatch};
 use super::{stdout_width, text_width, use_color, Sink};
 use crate::cli::ScanArgs;
 use anyhow::{bail, Context};
@@ -38,6 +41,8 @@ pub fn follow(args: &ScanArgs, lang: Lang) -> anyhow::Result<i32> {
         source,
     };
     let announce = !args.quiet && io::stderr().is_terminal();
+    let watch = OutputWatch::new(Output::Stdout);
+    let gone = || anyhow::Error::from(reader_gone()).context("cannot write the output");
     // Like `tail -F`: a log the job has not created yet is waited for.
     let mut waited = false;
     let mut follower = loop {
@@ -48,7 +53,9 @@ pub fn follow(args: &ScanArgs, lang: Lang) -> anyhow::Result<i32> {
                     warn!("oomwhy: {}", Msg::FollowWaiting.fill(lang, &[&name]));
                 }
                 waited = true;
-                std::thread::sleep(POLL);
+                if watch.sleep(POLL) {
+                    return Err(gone());
+                }
             }
             Err(err) => return Err(read_error(err).into()),
         }
@@ -91,11 +98,19 @@ pub fn follow(args: &ScanArgs, lang: Lang) -> anyhow::Result<i32> {
                 sink.live.end_input(&outcome);
                 last_settle = Instant::now();
             }
-            Event::Idle => std::thread::sleep(POLL),
+            Event::Idle => {
+                if watch.sleep(POLL) {
+                    return Err(gone());
+                }
+            }
         }
         if last_settle.elapsed() >= SETTLE_EVERY {
             stream.settle(&mut |f| sink.emit(f));
             last_settle = Instant::now();
+            // A log that keeps growing never lets the loop sleep.
+            if watch.is_closed() {
+                return Err(gone());
+            }
         }
         sink.check().context("cannot write the output")?;
     }
@@ -152,6 +167,7 @@ pub fn scan_live(
             input: name.to_string(),
             source,
         })?;
+    let watch = OutputWatch::new(Output::Stdout);
     let mut stream = Stream::new(name);
     let mut last_settle = Instant::now();
     loop {
@@ -173,6 +189,10 @@ pub fn scan_live(
         if last_settle.elapsed() >= SETTLE_EVERY {
             stream.settle(&mut |f| sink.emit(f));
             last_settle = Instant::now();
+        }
+        if sink.error.is_none() && watch.is_closed() {
+            // Noticed without writing, on a quiet input too.
+            sink.error = Some(reader_gone());
         }
         if sink.error.is_some() {
             // Our output is gone: stop reading.

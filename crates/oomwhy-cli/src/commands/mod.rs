@@ -2,6 +2,8 @@
 
 mod follow;
 mod info;
+mod output_watch;
+mod pager;
 mod progress;
 mod run;
 mod scan;

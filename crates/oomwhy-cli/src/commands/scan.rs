@@ -2,7 +2,7 @@
 //! (the default mode), and `--follow`.
 
 use super::progress::{Progress, ProgressReader};
-use super::{follow, scan_status, stdout_width, text_width, use_color, Sink};
+use super::{follow, pager, scan_status, stdout_width, text_width, use_color, Sink};
 use crate::cli::ScanArgs;
 use anyhow::Context;
 use oomwhy::i18n::{Lang, Msg};
@@ -73,7 +73,7 @@ pub fn scan(args: &ScanArgs, lang: Lang) -> anyhow::Result<i32> {
     let summary = if format == Format::Ndjson {
         scan_streaming(expanded, options, args.quiet)?
     } else {
-        scan_batch(expanded, format, options, args.quiet)?
+        scan_batch(expanded, format, options, args.quiet, args.no_pager)?
     };
     if summary.findings == summary.warning && summary.input_errors == 0 && !args.quiet {
         let lines = usize::try_from(summary.lines).unwrap_or(usize::MAX);
@@ -90,6 +90,7 @@ fn scan_batch(
     format: Format,
     options: RenderOptions,
     quiet: bool,
+    no_pager: bool,
 ) -> anyhow::Result<Summary> {
     let mut analysis = Analysis::new();
     let mut inputs = Vec::new();
@@ -151,10 +152,15 @@ fn scan_batch(
     let (findings, summary) = analysis.finish();
     let show = matches!(format, Format::Json | Format::Ndjson) || !findings.is_empty();
     if !quiet && show {
-        let mut out = io::BufWriter::new(io::stdout().lock());
-        render::render(format, &findings, &summary, options, &mut out)
-            .and_then(|()| out.flush())
-            .context("cannot write the output")?;
+        let draw = |out: &mut dyn Write| render::render(format, &findings, &summary, options, out);
+        if format == Format::Text {
+            // Paged when taller than the terminal: the answer stays in view.
+            pager::write_report(no_pager, draw)
+        } else {
+            let mut out = io::BufWriter::new(io::stdout().lock());
+            draw(&mut out).and_then(|()| out.flush())
+        }
+        .context("cannot write the output")?;
     }
     Ok(summary)
 }

@@ -52,12 +52,14 @@ pub fn summary(args: &ScanArgs, lang: Lang) -> anyhow::Result<i32> {
     }
     let summary = FleetSummary::from_digests(digests);
     if !args.quiet {
-        let mut out = io::BufWriter::new(io::stdout().lock());
         match args.format {
-            FormatArg::Json => summary.write_json(&mut out),
-            _ => summary.write_text_in(&mut out, lang),
+            FormatArg::Json => {
+                let mut out = io::BufWriter::new(io::stdout().lock());
+                summary.write_json(&mut out).and_then(|()| out.flush())
+            }
+            // Paged when taller than the terminal, as the scan's report.
+            _ => super::pager::write_report(args.no_pager, |out| summary.write_text_in(out, lang)),
         }
-        .and_then(|()| out.flush())
         .context("cannot write the output")?;
     }
     Ok(if !summary.input_errors.is_empty() {

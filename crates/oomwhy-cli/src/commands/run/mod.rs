@@ -4,8 +4,15 @@
 //!
 //! * signals sent to oomwhy are passed on to the command, and oomwhy keeps
 //!   running until the command has exited, then exits as it did;
-//! * when oomwhy's own output is closed, the command's pipe is closed too,
-//!   so that it sees a closed pipe (SIGPIPE) as it would without oomwhy;
+//! * when the reader of oomwhy's stdout (or stderr) goes away, the
+//!   command's pipe to it is closed at once, even while the command writes
+//!   nothing, so that its next write there fails (SIGPIPE, EPIPE) as it
+//!   would without oomwhy. The command is not stopped: as a shell waits for
+//!   `cmd | head`, oomwhy keeps passing its other stream on, forwarding
+//!   signals and waiting for it, and exits with its status (a death by
+//!   SIGPIPE is not reported). Exiting at once instead would leave the
+//!   command running unwatched, with its stderr (progress bars, the
+//!   traceback) failing too and signals no longer passed on;
 //! * oomwhy returns when the command exits, after a short grace period for
 //!   its last output, even if processes it started keep the pipes open;
 //! * stdout and stderr stay apart unless they are one file for oomwhy, in
@@ -16,6 +23,12 @@ mod merge;
 #[cfg(unix)]
 mod unix;
 
+#[cfg(unix)]
+pub(super) use unix::signal_is_ignored;
+
+#[cfg(unix)]
+use super::output_watch::Ready;
+use super::output_watch::{Output, OutputWatch};
 use super::{stderr_width, text_width, use_color, Sink};
 use crate::cli::{RunArgs, ScanArgs};
 use anyhow::{bail, Context};
@@ -52,9 +65,11 @@ enum Event {
     Eof(usize),
     /// Pipe `usize` could not be read.
     ReadError(usize, io::Error),
-    /// Passing pipe `usize` through failed; `closed`: our output is a closed
-    /// pipe, and the command's pipe was closed in turn.
-    WriteError { closed: bool, error: io::Error },
+    /// The reader of our output has gone; the command's pipe to it was
+    /// closed in turn (an [`Event::Eof`] follows).
+    OutputClosed,
+    /// Passing output through failed otherwise (a full disk).
+    WriteError(io::Error),
     /// The command exited.
     Exited(io::Result<ExitStatus>),
 }
@@ -67,6 +82,13 @@ enum Passthrough {
 }
 
 impl Passthrough {
+    fn output(self) -> Output {
+        match self {
+            Passthrough::Stdout => Output::Stdout,
+            Passthrough::Stderr => Output::Stderr,
+        }
+    }
+
     fn write(self, bytes: &[u8]) -> io::Result<()> {
         match self {
             Passthrough::Stdout => {
@@ -83,11 +105,46 @@ impl Passthrough {
     }
 }
 
+/// The read end of one of the command's pipes.
+#[cfg(unix)]
+type PipeEnd = File;
+#[cfg(not(unix))]
+type PipeEnd = Box<dyn Read + Send>;
+
+#[cfg(unix)]
+fn pipe_end(pipe: impl Into<std::os::fd::OwnedFd>) -> PipeEnd {
+    File::from(pipe.into())
+}
+
+#[cfg(not(unix))]
+fn pipe_end(pipe: impl Read + Send + 'static) -> PipeEnd {
+    Box::new(pipe)
+}
+
+/// Nobody reads our output any more: the command's pipe is dropped (by
+/// the caller returning), so that its next write fails as it would have
+/// without oomwhy in between (SIGPIPE, Python's BrokenPipeError).
+fn output_closed(index: usize, tx: &mpsc::SyncSender<Event>) {
+    let _ = tx.send(Event::OutputClosed);
+    let _ = tx.send(Event::Eof(index));
+}
+
 /// Copies pipe `index` to `to` as it arrives and sends a copy to be scanned.
-fn pump(mut from: impl Read, index: usize, to: Passthrough, tx: &mpsc::SyncSender<Event>) {
+fn pump(mut from: PipeEnd, index: usize, to: Passthrough, tx: &mpsc::SyncSender<Event>) {
+    #[cfg(unix)]
+    let watch = OutputWatch::new(to.output());
+    #[cfg(not(unix))]
+    let _ = OutputWatch::new(to.output());
     let mut buf = vec![0u8; 64 * 1024];
     let mut passing = true;
     loop {
+        // Waiting for the command's output, also notice our reader going
+        // away: a command quiet for hours must not keep a pipe nobody reads.
+        #[cfg(unix)]
+        if passing && watch.wait_for_input(std::os::fd::AsFd::as_fd(&from)) == Ready::OutputClosed {
+            output_closed(index, tx);
+            return;
+        }
         let n = match from.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => n,
@@ -100,17 +157,13 @@ fn pump(mut from: impl Read, index: usize, to: Passthrough, tx: &mpsc::SyncSende
         if passing {
             if let Err(error) = to.write(&buf[..n]) {
                 passing = false;
-                let closed = error.kind() == io::ErrorKind::BrokenPipe;
-                let _ = tx.send(Event::WriteError { closed, error });
-                if closed {
-                    // Nobody reads our output any more: drop the command's
-                    // pipe so that its next write fails as it would have
-                    // without oomwhy in between (SIGPIPE, BrokenPipeError).
-                    let _ = tx.send(Event::Eof(index));
+                if error.kind() == io::ErrorKind::BrokenPipe {
+                    output_closed(index, tx);
                     return;
                 }
                 // Another failure (a full disk): keep draining so that the
                 // command does not block, and keep scanning.
+                let _ = tx.send(Event::WriteError(error));
             }
         }
         if tx.send(Event::Data(index, buf[..n].to_vec())).is_err() {
@@ -136,7 +189,7 @@ fn ending(status: ExitStatus) -> Ending {
 }
 
 /// The command's pipes: one shared by stdout and stderr, or one each.
-type Pipes = Vec<(Box<dyn Read + Send>, Passthrough)>;
+type Pipes = Vec<(PipeEnd, Passthrough)>;
 
 /// How the command's stdout and stderr reach oomwhy.
 enum Connection {
@@ -169,13 +222,13 @@ impl Connection {
     fn pipes(self, child: &mut std::process::Child) -> Pipes {
         let mut pipes: Pipes = Vec::new();
         match self {
-            Connection::Shared(reader) => pipes.push((Box::new(reader), Passthrough::Stdout)),
+            Connection::Shared(reader) => pipes.push((pipe_end(reader), Passthrough::Stdout)),
             Connection::Separate => {
                 if let Some(out) = child.stdout.take() {
-                    pipes.push((Box::new(out), Passthrough::Stdout));
+                    pipes.push((pipe_end(out), Passthrough::Stdout));
                 }
                 if let Some(err) = child.stderr.take() {
-                    pipes.push((Box::new(err), Passthrough::Stderr));
+                    pipes.push((pipe_end(err), Passthrough::Stderr));
                 }
             }
         }
@@ -317,9 +370,9 @@ pub fn run(args: &RunArgs, output: &ScanArgs, lang: Lang) -> anyhow::Result<i32>
                 merge.end(index, &mut |f| sink.emit(f));
                 warn!("oomwhy: {}", Msg::CannotReadOutput.fill(lang, &[&error]));
             }
-            Ok(Event::WriteError { closed, error }) => {
-                output_closed |= closed;
-                if !closed && write_error.is_none() {
+            Ok(Event::OutputClosed) => output_closed = true,
+            Ok(Event::WriteError(error)) => {
+                if write_error.is_none() {
                     write_error = Some(error);
                 }
             }

@@ -70,6 +70,11 @@ fn ignored_signals() -> u64 {
     parse_ignored(&status)
 }
 
+/// Whether `signal` is ignored in this process now (Linux; elsewhere false).
+pub fn signal_is_ignored(signal: i32) -> bool {
+    is_ignored(ignored_signals(), signal)
+}
+
 fn parse_ignored(status: &str) -> u64 {
     status
         .lines()
