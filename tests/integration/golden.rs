@@ -220,6 +220,7 @@ goldens! {
     torch_capacity_2_4_vllm_private_pools,
     torch_capacity_2_5_allowed_other_process,
     torch_capacity_2_9_pytorch_alloc_conf,
+    torch_capacity_cut_before_figures,
     torch_capacity_outside_process_vllm,
     torch_capacity_vllm_worker_prefix,
     torch_capacty_2_1,
