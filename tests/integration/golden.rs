@@ -7,7 +7,8 @@
 //! the command re-blesses the goldens of the tests it runs (then review the
 //! diff: a fixture must never be blessed to match a bug).
 //!
-//! README.md's examples must equal the seed fixture's goldens.
+//! README.md's example and the Chinese example page must equal their
+//! fixture's goldens, and README.md stays short with its Quick start intact.
 
 use oomwhy::i18n::Lang;
 use oomwhy::render::{render, Format, RenderOptions};
@@ -61,8 +62,9 @@ fn run_in(log: &Path, format: Format, lang: Lang) -> String {
     String::from_utf8(out).unwrap()
 }
 
-/// Fixtures whose Chinese text is kept as a golden: the seed example, an
-/// allocator OOM with other processes, a masked OOM, a crash and a host kill.
+/// Fixtures whose Chinese text is kept as a golden: the seed example, the
+/// README's example (an allocator OOM in a container), a masked OOM, a crash
+/// and a host kill.
 const CHINESE: &[&str] = &[
     "torch_reserved_era_seed",
     "torch_capacity_2_2_kaggle_container",
@@ -290,20 +292,65 @@ fn every_fixture_has_a_golden_test() {
     }
 }
 
-/// The examples in README.md are the goldens of the seed fixture, so the
-/// README cannot drift from what oomwhy prints.
+/// The fixture README.md shows as its example; docs/zh-example.md shows
+/// its Chinese text.
+const README_EXAMPLE: &str = "torch_capacity_2_2_kaggle_container";
+
+/// README.md's example and the Chinese example page are the goldens of
+/// [`README_EXAMPLE`], with the command that prints them, so neither can
+/// drift from what oomwhy prints.
 #[test]
 fn readme_examples_are_the_goldens() {
-    let readme = fs::read_to_string(root().join("README.md")).unwrap();
-    for ext in ["txt", "zh.txt"] {
+    assert!(CHINESE.contains(&README_EXAMPLE));
+    for (page, ext, command) in [
+        ("README.md", "txt", format!("oomwhy {README_EXAMPLE}.log")),
+        (
+            "docs/zh-example.md",
+            "zh.txt",
+            format!("oomwhy --lang zh {README_EXAMPLE}.log"),
+        ),
+    ] {
+        let text = fs::read_to_string(root().join(page)).unwrap();
         let golden =
-            fs::read_to_string(fixtures_dir().join(format!("torch_reserved_era_seed.{ext}")))
-                .unwrap();
+            fs::read_to_string(fixtures_dir().join(format!("{README_EXAMPLE}.{ext}"))).unwrap();
         let block = format!("```text\n{golden}```");
         assert!(
-            readme.contains(&block),
-            "README.md does not show fixtures/torch_reserved_era_seed.{ext} exactly: \
+            text.contains(&block),
+            "{page} does not show fixtures/{README_EXAMPLE}.{ext} exactly: \
              paste the golden into its ```text block"
+        );
+        assert!(
+            text.contains(&command),
+            "{page} does not show the command `{command}`"
+        );
+    }
+}
+
+/// The Quick start commands that CI and a fresh clone rely on.
+const QUICK_START: [&str; 2] = [
+    "cargo run --release -- fixtures/torch_reserved_era_seed.log   # explain a shipped example",
+    "cargo test                                                     # run the test suite",
+];
+
+/// README.md is a README: at most 400 lines, and its Quick start holds the
+/// two commands verbatim, each on a line of its own.
+#[test]
+fn readme_is_short_and_keeps_its_quick_start() {
+    let readme = fs::read_to_string(root().join("README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(
+        lines <= 400,
+        "README.md has {lines} lines; at most 400: move detail to docs/"
+    );
+    let quick_start = readme
+        .split("\n## Quick start\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("README.md has a `## Quick start` section");
+    for command in QUICK_START {
+        assert!(
+            quick_start.lines().any(|line| line == command),
+            "README.md's Quick start lacks, verbatim:\n{command}"
         );
     }
 }
