@@ -8,7 +8,8 @@
 //! diff: a fixture must never be blessed to match a bug).
 //!
 //! README.md's example and the Chinese example page must equal their
-//! fixture's goldens, and README.md stays short with its Quick start intact.
+//! fixture's goldens, README.md stays short with its Quick start intact, and
+//! every relative link in README.md, CONTRIBUTING.md and docs/ resolves.
 
 use oomwhy::i18n::Lang;
 use oomwhy::render::{render, Format, RenderOptions};
@@ -353,6 +354,138 @@ fn readme_is_short_and_keeps_its_quick_start() {
             "README.md's Quick start lacks, verbatim:\n{command}"
         );
     }
+}
+
+/// The Markdown files a reader browses in the repository.
+fn markdown_pages() -> Vec<PathBuf> {
+    let mut pages = vec![root().join("README.md"), root().join("CONTRIBUTING.md")];
+    let mut docs: Vec<PathBuf> = fs::read_dir(root().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    pages.extend(docs);
+    pages
+}
+
+/// The targets of the inline Markdown links `[text](target)` in `page`,
+/// outside fenced code blocks and code spans.
+fn link_targets(page: &str) -> Vec<String> {
+    let mut targets = Vec::new();
+    let mut in_fence = false;
+    for line in page.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+            continue;
+        }
+        if in_fence {
+            continue;
+        }
+        // Code spans hold examples, not links.
+        let prose: String = line
+            .split('`')
+            .enumerate()
+            .filter(|(i, _)| i % 2 == 0)
+            .map(|(_, s)| s)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut rest = prose.as_str();
+        while let Some(at) = rest.find("](") {
+            let after = &rest[at + 2..];
+            let Some(end) = after.find(')') else { break };
+            // `[text](target "title")`: the target ends at the first space.
+            let target = after[..end].split_whitespace().next().unwrap_or_default();
+            targets.push(target.to_string());
+            rest = &after[end..];
+        }
+    }
+    targets
+}
+
+/// The anchor GitHub gives a heading: lower case, spaces to `-`, other
+/// punctuation dropped.
+fn heading_anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            '-' | '_' => Some(c),
+            c if c.is_alphanumeric() => Some(c),
+            _ => None,
+        })
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The anchors of `page`'s headings (a repeated heading gets `-1`, `-2`).
+fn anchors(page: &str) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    let mut in_fence = false;
+    for line in page.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+        }
+        if in_fence || !line.starts_with('#') {
+            continue;
+        }
+        let anchor = heading_anchor(line.trim_start_matches('#'));
+        let mut unique = anchor.clone();
+        let mut n = 0;
+        while found.contains(&unique) {
+            n += 1;
+            unique = format!("{anchor}-{n}");
+        }
+        found.insert(unique);
+    }
+    found
+}
+
+/// Every relative link in README.md, CONTRIBUTING.md and docs/*.md names a
+/// file or folder of the repository, and every `#anchor` on a Markdown page
+/// names one of its headings, so moving a section cannot leave a dead link.
+#[test]
+fn every_relative_link_resolves() {
+    let mut dead = Vec::new();
+    let mut checked = 0;
+    for page in markdown_pages() {
+        let text = fs::read_to_string(&page).unwrap_or_else(|e| panic!("{}: {e}", page.display()));
+        let dir = page.parent().unwrap();
+        for target in link_targets(&text) {
+            if target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            checked += 1;
+            let (path, anchor) = match target.split_once('#') {
+                Some((path, anchor)) => (path, Some(anchor)),
+                None => (target.as_str(), None),
+            };
+            let file = if path.is_empty() {
+                page.clone()
+            } else {
+                dir.join(path)
+            };
+            let shown = page.strip_prefix(root()).unwrap_or(&page).display();
+            if !file.exists() {
+                dead.push(format!("{shown}: ({target}): no such file"));
+                continue;
+            }
+            if let Some(anchor) = anchor {
+                if file.extension().is_some_and(|e| e == "md") {
+                    let headings = anchors(&fs::read_to_string(&file).unwrap());
+                    if !headings.contains(anchor) {
+                        dead.push(format!("{shown}: ({target}): no such heading"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        checked > 0,
+        "no relative links found: the link reader is broken"
+    );
+    assert!(dead.is_empty(), "dead links:\n{}", dead.join("\n"));
 }
 
 #[test]
