@@ -1,26 +1,45 @@
-//! Golden test: every `fixtures/*.log` is scanned and explained, and the JSON
-//! output must equal the `fixtures/*.json` beside it, the uncoloured text the
-//! `fixtures/*.txt` beside it. All mismatches are
-//! reported at once. A few fixtures also have a Chinese golden
-//! (`fixtures/*.zh.txt`, `--lang zh`), and README.md's examples must equal
-//! their goldens. `UPDATE_GOLDEN=1 cargo test --test integration golden::` re-blesses
-//! (then review the diff: a fixture must never be blessed to match a bug).
+//! Golden tests: every `fixtures/*.log` is scanned and explained, and the
+//! JSON output must equal the `fixtures/*.json` beside it, the uncoloured text
+//! the `fixtures/*.txt` beside it, and for the fixtures in [`CHINESE`] the
+//! Chinese text (`--lang zh`) the `fixtures/*.zh.txt`. There is one test per
+//! fixture, named after it, so one fixture or one family runs by name:
+//! `cargo test --test integration golden::torch_`. `UPDATE_GOLDEN=1` before
+//! the command re-blesses the goldens of the tests it runs (then review the
+//! diff: a fixture must never be blessed to match a bug).
+//!
+//! README.md's example and the Chinese example page must equal their
+//! fixture's goldens, README.md stays short with its Quick start intact, and
+//! every relative link in README.md, CONTRIBUTING.md and docs/ resolves.
 
 use oomwhy::i18n::Lang;
 use oomwhy::render::{render, Format, RenderOptions};
 use oomwhy::Analysis;
+use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixtures_dir() -> PathBuf {
+    root().join("fixtures")
+}
+
 fn fixtures() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-    let mut logs: Vec<PathBuf> = fs::read_dir(&dir)
+    let mut logs: Vec<PathBuf> = fs::read_dir(fixtures_dir())
         .expect("fixtures/ exists")
         .map(|e| e.expect("readable entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "log"))
         .collect();
     logs.sort();
     logs
+}
+
+/// A fixture's name: its file name without `.log` and any golden extension.
+fn fixture_name(path: &Path) -> String {
+    let file = path.file_name().unwrap().to_string_lossy();
+    file.split('.').next().unwrap_or_default().to_string()
 }
 
 /// Scans one fixture the way the CLI does and renders it in `format`.
@@ -44,74 +63,9 @@ fn run_in(log: &Path, format: Format, lang: Lang) -> String {
     String::from_utf8(out).unwrap()
 }
 
-/// Compares every fixture's output in `format` with the golden file of
-/// extension `ext` beside it (or re-blesses it under `UPDATE_GOLDEN`).
-fn check_goldens(format: Format, ext: &str) {
-    let logs = fixtures();
-    assert!(
-        logs.len() >= 10,
-        "expected the shipped fixtures, found {}",
-        logs.len()
-    );
-    check_goldens_of(&logs, format, Lang::En, ext);
-}
-
-fn check_goldens_of(logs: &[PathBuf], format: Format, lang: Lang, ext: &str) {
-    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
-    let mut failures = Vec::new();
-    for log in logs {
-        let actual = run_in(log, format, lang);
-        let expected_path = log.with_extension(ext);
-        if update {
-            fs::write(&expected_path, &actual).unwrap();
-            continue;
-        }
-        match fs::read_to_string(&expected_path) {
-            Ok(expected) if expected == actual => {}
-            Ok(expected) => {
-                let line = expected
-                    .lines()
-                    .zip(actual.lines())
-                    .position(|(e, a)| e != a)
-                    .map_or(expected.lines().count().min(actual.lines().count()), |i| i);
-                failures.push(format!(
-                    "{}: differs from line {}:\n  expected: {}\n  actual:   {}",
-                    log.display(),
-                    line + 1,
-                    expected.lines().nth(line).unwrap_or("<end>"),
-                    actual.lines().nth(line).unwrap_or("<end>")
-                ));
-            }
-            Err(_) => failures.push(format!(
-                "{}: no golden file {}",
-                log.display(),
-                expected_path.display()
-            )),
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "{} of {} fixtures differ (UPDATE_GOLDEN=1 to re-bless after reviewing):\n\n{}",
-        failures.len(),
-        logs.len(),
-        failures.join("\n\n")
-    );
-}
-
-#[test]
-fn fixtures_match_golden_json() {
-    check_goldens(Format::Json, "json");
-}
-
-/// The uncoloured text (what `--color never` prints) is checked as well, so
-/// a change in wording, order or layout is seen, not only in the JSON.
-#[test]
-fn fixtures_match_golden_text() {
-    check_goldens(Format::Text, "txt");
-}
-
-/// Fixtures whose Chinese text is kept as a golden: the seed example, an
-/// allocator OOM with other processes, a masked OOM, a crash and a host kill.
+/// Fixtures whose Chinese text is kept as a golden: the seed example, the
+/// README's example (an allocator OOM in a container), a masked OOM, a crash
+/// and a host kill.
 const CHINESE: &[&str] = &[
     "torch_reserved_era_seed",
     "torch_capacity_2_2_kaggle_container",
@@ -120,36 +74,418 @@ const CHINESE: &[&str] = &[
     "host_oom_killed_kernel",
 ];
 
-#[test]
-fn chinese_fixtures_match_golden_text() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-    let logs: Vec<PathBuf> = CHINESE
-        .iter()
-        .map(|name| dir.join(format!("{name}.log")))
-        .collect();
-    for log in &logs {
-        assert!(log.exists(), "{} is missing", log.display());
+/// Checks every golden of the fixture `name`: its JSON, its English text
+/// and, when it is in [`CHINESE`], its Chinese text. All mismatches are
+/// reported at once. Under `UPDATE_GOLDEN` it writes them instead.
+fn check_fixture(name: &str) {
+    let log = fixtures_dir().join(format!("{name}.log"));
+    assert!(log.exists(), "{} is missing", log.display());
+    let mut goldens = vec![
+        (Format::Json, Lang::En, "json"),
+        (Format::Text, Lang::En, "txt"),
+    ];
+    if CHINESE.contains(&name) {
+        goldens.push((Format::Text, Lang::Zh, "zh.txt"));
     }
-    check_goldens_of(&logs, Format::Text, Lang::Zh, "zh.txt");
+    let failures: Vec<String> = goldens
+        .into_iter()
+        .filter_map(|(format, lang, ext)| check_golden(&log, format, lang, ext))
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{name}: the output differs from its goldens (after reviewing, re-bless with \
+         `UPDATE_GOLDEN=1 cargo test --test integration golden::{name}`):\n\n{}",
+        failures.join("\n\n")
+    );
 }
 
-/// The examples in README.md are the goldens of the seed fixture, so the
-/// README cannot drift from what oomwhy prints.
+/// Compares the output of `log` in `format` and `lang` with its golden of
+/// extension `ext` (or writes the golden under `UPDATE_GOLDEN`); a
+/// mismatch comes back as its first differing line.
+fn check_golden(log: &Path, format: Format, lang: Lang, ext: &str) -> Option<String> {
+    let actual = run_in(log, format, lang);
+    let expected_path = log.with_extension(ext);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        fs::write(&expected_path, &actual).unwrap();
+        return None;
+    }
+    let Ok(expected) = fs::read_to_string(&expected_path) else {
+        return Some(format!("no golden file {}", expected_path.display()));
+    };
+    if expected == actual {
+        return None;
+    }
+    let line = expected
+        .lines()
+        .zip(actual.lines())
+        .position(|(e, a)| e != a)
+        .unwrap_or(expected.lines().count().min(actual.lines().count()));
+    Some(format!(
+        "{} differs from line {}:\n  expected: {}\n  actual:   {}",
+        expected_path
+            .strip_prefix(root())
+            .unwrap_or(&expected_path)
+            .display(),
+        line + 1,
+        expected.lines().nth(line).unwrap_or("<end>"),
+        actual.lines().nth(line).unwrap_or("<end>")
+    ))
+}
+
+/// One `#[test]` per fixture, named after it, checking its goldens; and
+/// [`GOLDEN_FIXTURES`], the list, which must equal the fixtures on disk.
+macro_rules! goldens {
+    ($($fixture:ident),* $(,)?) => {
+        /// Every fixture [`goldens!`] made a test for.
+        const GOLDEN_FIXTURES: &[&str] = &[$(stringify!($fixture)),*];
+        $(
+            #[test]
+            fn $fixture() {
+                check_fixture(stringify!($fixture));
+            }
+        )*
+    };
+}
+
+// A new fixture needs its line here (`every_fixture_has_a_golden_test`
+// fails until it has one).
+goldens! {
+    allocator_assert_handles_wsl,
+    allocator_assert_nvml_mig,
+    child_failed_sigkill,
+    cuda_driver_error_oom_wsl,
+    cuda_error_oom_accelerator_error,
+    cuda_error_oom_vllm_graph_capture,
+    cuda_thc_runtime_error_2,
+    cudnn_not_supported_non_contiguous,
+    cupy_oom_chainer_legacy,
+    cupy_oom_pool_limit,
+    device_not_ready_wsl,
+    device_side_assert_bare,
+    device_side_assert_embedding,
+    device_side_assert_labels,
+    diag_memory_summary_fairseq,
+    diag_nvidia_smi_with_oom,
+    dpcpp_legacy,
+    fatal_signal_dataloader_aborted,
+    fatal_signal_dataloader_bus_error,
+    fatal_signal_worker_handler_lines,
+    generic_oom_ctranslate2,
+    generic_oom_llama_cpp,
+    generic_oom_onnxruntime,
+    generic_oom_tensorflow_retries,
+    gpu_fallen_off_bus_dmesg,
+    host_oom_killed_docker137,
+    host_oom_killed_kernel,
+    host_oom_killed_kubernetes,
+    host_oom_killed_slurm,
+    host_oom_killed_torchelastic,
+    host_oom_posix,
+    host_oom_windows_buy_new_ram,
+    illegal_memory_access_cuda_failure_700,
+    illegal_memory_access_nccl_frames,
+    kv_cache_oom_no_cache_blocks,
+    kv_cache_oom_v0_max_seq_len,
+    kv_cache_oom_v1_estimate,
+    launch_failure_windows_desktop,
+    library_alloc_failed_cublas_create,
+    library_alloc_failed_tf_cublas,
+    log_chained_traceback,
+    log_docker_json_file,
+    log_github_actions_ansi_tqdm,
+    log_hard_wrapped_mid_word,
+    log_hard_wrapped_paste,
+    log_kubernetes_cri,
+    log_torchrun_4_ranks_interleaved,
+    misaligned_address_flash_attn,
+    mps_legacy_gb,
+    mps_no_watermark,
+    mps_watermark_gib,
+    nccl_error_system_error,
+    nccl_oom_warn_then_distbackenderror,
+    nccl_timeout_alone,
+    nccl_timeout_multirank_after_oom,
+    negative_masked_confusers,
+    negative_mentions,
+    negative_quoting_confusers,
+    negative_stated_confusers,
+    no_kernel_image_sm120,
+    process_group_aborted_reason,
+    ptxas_alloc_failure_ccminer,
+    tf_allocator_warning_retries,
+    tf_oom_keras_bfc,
+    tf_oom_root_errors,
+    torch_cached_era_16417,
+    torch_cached_era_malloc_tail,
+    torch_cached_era_warning_retries,
+    torch_capacity_2_12_docs_url,
+    torch_capacity_2_2_kaggle_container,
+    torch_capacity_2_4_vllm_private_pools,
+    torch_capacity_2_5_allowed_other_process,
+    torch_capacity_2_9_pytorch_alloc_conf,
+    torch_capacity_cut_before_figures,
+    torch_capacity_outside_process_vllm,
+    torch_capacity_vllm_worker_prefix,
+    torch_capacty_2_1,
+    torch_cuda_oom_class_2_0,
+    torch_device_generic,
+    torch_hip_rocm,
+    torch_malloc_async_comfyui,
+    torch_malloc_async_exact_padding,
+    torch_notebook_ipython,
+    torch_reserved_era_allowed,
+    torch_reserved_era_growth_fairseq,
+    torch_reserved_era_max_split_hint,
+    torch_reserved_era_seed,
+    torch_reserved_era_unclosed,
+    torch_truncated_after_gpu,
+    triton_out_of_resources_shared_memory,
+    windows_access_violation_pycharm,
+    windows_fail_fast_pycharm,
+    windows_paging_file_dataloader,
+    xid_79_fallen_off_bus,
+    xid_kernel_log_mixed,
+    xla_oom_device_ordinal,
+    xla_oom_host_memory,
+    xla_oom_jax_buffer_stats,
+    xpu_capacity_early,
+    xpu_capacity_free,
+    xpu_ipex_legacy,
+}
+
+/// The list in [`goldens!`] is exactly the fixtures on disk, so that a new
+/// fixture cannot go unchecked; every golden file belongs to a fixture, and
+/// every Chinese golden to a fixture in [`CHINESE`].
+#[test]
+fn every_fixture_has_a_golden_test() {
+    let on_disk: BTreeSet<String> = fixtures().iter().map(|p| fixture_name(p)).collect();
+    let listed: BTreeSet<String> = GOLDEN_FIXTURES.iter().map(|s| s.to_string()).collect();
+    let unlisted: Vec<&String> = on_disk.difference(&listed).collect();
+    assert!(
+        unlisted.is_empty(),
+        "fixtures without a golden test: add them to `goldens!` in tests/integration/golden.rs: {unlisted:?}"
+    );
+    let gone: Vec<&String> = listed.difference(&on_disk).collect();
+    assert!(
+        gone.is_empty(),
+        "`goldens!` lists fixtures that are not in fixtures/: {gone:?}"
+    );
+    for name in CHINESE {
+        assert!(listed.contains(*name), "CHINESE lists {name}, no fixture");
+    }
+    for entry in fs::read_dir(fixtures_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        let file = path.file_name().unwrap().to_string_lossy().to_string();
+        if !(file.ends_with(".json") || file.ends_with(".txt")) {
+            continue;
+        }
+        let name = fixture_name(&path);
+        assert!(
+            on_disk.contains(&name),
+            "{file}: a golden without its fixture {name}.log"
+        );
+        if file.ends_with(".zh.txt") {
+            assert!(
+                CHINESE.contains(&name.as_str()),
+                "{file}: a Chinese golden not listed in CHINESE, so never checked"
+            );
+        }
+    }
+}
+
+/// The fixture README.md shows as its example; docs/zh-example.md shows
+/// its Chinese text.
+const README_EXAMPLE: &str = "torch_capacity_2_2_kaggle_container";
+
+/// README.md's example and the Chinese example page are the goldens of
+/// [`README_EXAMPLE`], with the command that prints them, so neither can
+/// drift from what oomwhy prints.
 #[test]
 fn readme_examples_are_the_goldens() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let readme = fs::read_to_string(root.join("README.md")).unwrap();
-    for ext in ["txt", "zh.txt"] {
+    assert!(CHINESE.contains(&README_EXAMPLE));
+    for (page, ext, command) in [
+        ("README.md", "txt", format!("oomwhy {README_EXAMPLE}.log")),
+        (
+            "docs/zh-example.md",
+            "zh.txt",
+            format!("oomwhy --lang zh {README_EXAMPLE}.log"),
+        ),
+    ] {
+        let text = fs::read_to_string(root().join(page)).unwrap();
         let golden =
-            fs::read_to_string(root.join(format!("fixtures/torch_reserved_era_seed.{ext}")))
-                .unwrap();
+            fs::read_to_string(fixtures_dir().join(format!("{README_EXAMPLE}.{ext}"))).unwrap();
         let block = format!("```text\n{golden}```");
         assert!(
-            readme.contains(&block),
-            "README.md does not show fixtures/torch_reserved_era_seed.{ext} exactly: \
+            text.contains(&block),
+            "{page} does not show fixtures/{README_EXAMPLE}.{ext} exactly: \
              paste the golden into its ```text block"
         );
+        assert!(
+            text.contains(&command),
+            "{page} does not show the command `{command}`"
+        );
     }
+}
+
+/// The Quick start commands that CI and a fresh clone rely on.
+const QUICK_START: [&str; 2] = [
+    "cargo run --release -- fixtures/torch_reserved_era_seed.log   # explain a shipped example",
+    "cargo test                                                     # run the test suite",
+];
+
+/// README.md is a README: at most 400 lines, and its Quick start holds the
+/// two commands verbatim, each on a line of its own.
+#[test]
+fn readme_is_short_and_keeps_its_quick_start() {
+    let readme = fs::read_to_string(root().join("README.md")).unwrap();
+    let lines = readme.lines().count();
+    assert!(
+        lines <= 400,
+        "README.md has {lines} lines; at most 400: move detail to docs/"
+    );
+    let quick_start = readme
+        .split("\n## Quick start\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("README.md has a `## Quick start` section");
+    for command in QUICK_START {
+        assert!(
+            quick_start.lines().any(|line| line == command),
+            "README.md's Quick start lacks, verbatim:\n{command}"
+        );
+    }
+}
+
+/// The Markdown files a reader browses in the repository.
+fn markdown_pages() -> Vec<PathBuf> {
+    let mut pages = vec![root().join("README.md"), root().join("CONTRIBUTING.md")];
+    let mut docs: Vec<PathBuf> = fs::read_dir(root().join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    pages.extend(docs);
+    pages
+}
+
+/// The targets of the inline Markdown links `[text](target)` in `page`,
+/// outside fenced code blocks and code spans.
+fn link_targets(page: &str) -> Vec<String> {
+    let mut targets = Vec::new();
+    let mut in_fence = false;
+    for line in page.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+            continue;
+        }
+        if in_fence {
+            continue;
+        }
+        // Code spans hold examples, not links.
+        let prose: String = line
+            .split('`')
+            .enumerate()
+            .filter(|(i, _)| i % 2 == 0)
+            .map(|(_, s)| s)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut rest = prose.as_str();
+        while let Some(at) = rest.find("](") {
+            let after = &rest[at + 2..];
+            let Some(end) = after.find(')') else { break };
+            // `[text](target "title")`: the target ends at the first space.
+            let target = after[..end].split_whitespace().next().unwrap_or_default();
+            targets.push(target.to_string());
+            rest = &after[end..];
+        }
+    }
+    targets
+}
+
+/// The anchor GitHub gives a heading: lower case, spaces to `-`, other
+/// punctuation dropped.
+fn heading_anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            '-' | '_' => Some(c),
+            c if c.is_alphanumeric() => Some(c),
+            _ => None,
+        })
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The anchors of `page`'s headings (a repeated heading gets `-1`, `-2`).
+fn anchors(page: &str) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    let mut in_fence = false;
+    for line in page.lines() {
+        if line.trim_start().starts_with("```") {
+            in_fence = !in_fence;
+        }
+        if in_fence || !line.starts_with('#') {
+            continue;
+        }
+        let anchor = heading_anchor(line.trim_start_matches('#'));
+        let mut unique = anchor.clone();
+        let mut n = 0;
+        while found.contains(&unique) {
+            n += 1;
+            unique = format!("{anchor}-{n}");
+        }
+        found.insert(unique);
+    }
+    found
+}
+
+/// Every relative link in README.md, CONTRIBUTING.md and docs/*.md names a
+/// file or folder of the repository, and every `#anchor` on a Markdown page
+/// names one of its headings, so moving a section cannot leave a dead link.
+#[test]
+fn every_relative_link_resolves() {
+    let mut dead = Vec::new();
+    let mut checked = 0;
+    for page in markdown_pages() {
+        let text = fs::read_to_string(&page).unwrap_or_else(|e| panic!("{}: {e}", page.display()));
+        let dir = page.parent().unwrap();
+        for target in link_targets(&text) {
+            if target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            checked += 1;
+            let (path, anchor) = match target.split_once('#') {
+                Some((path, anchor)) => (path, Some(anchor)),
+                None => (target.as_str(), None),
+            };
+            let file = if path.is_empty() {
+                page.clone()
+            } else {
+                dir.join(path)
+            };
+            let shown = page.strip_prefix(root()).unwrap_or(&page).display();
+            if !file.exists() {
+                dead.push(format!("{shown}: ({target}): no such file"));
+                continue;
+            }
+            if let Some(anchor) = anchor {
+                if file.extension().is_some_and(|e| e == "md") {
+                    let headings = anchors(&fs::read_to_string(&file).unwrap());
+                    if !headings.contains(anchor) {
+                        dead.push(format!("{shown}: ({target}): no such heading"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        checked > 0,
+        "no relative links found: the link reader is broken"
+    );
+    assert!(dead.is_empty(), "dead links:\n{}", dead.join("\n"));
 }
 
 #[test]

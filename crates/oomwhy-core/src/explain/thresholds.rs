@@ -1,6 +1,6 @@
-//! Every threshold a verdict uses, with its reason. README.md's "Verdicts and
-//! their thresholds" states them in words; `readme_states_every_threshold`
-//! below checks that it still does.
+//! Every threshold a verdict uses, with its reason. docs/verdicts.md,
+//! "Verdicts and their thresholds", states them in words;
+//! `verdicts_page_states_every_threshold` below checks that it still does.
 //!
 //! Shares are written as divisors (`x >= total / OTHERS_CARD_DIVISOR`) so
 //! that the integer arithmetic is the same as everywhere it is used.
@@ -100,15 +100,17 @@ pub(super) const OWN_OVERHEAD: u64 = 3 * GIB;
 
 #[cfg(test)]
 mod tests {
-    /// The README states each threshold in words; these are its phrases.
+    /// docs/verdicts.md states each threshold in words; these are its
+    /// phrases. (The crate is `crates/oomwhy-core`, so the repository root
+    /// is four levels above this file.)
     #[test]
-    fn readme_states_every_threshold() {
-        let readme = include_str!("../../../../README.md");
-        let section = readme
-            .split("### Verdicts and their thresholds")
+    fn verdicts_page_states_every_threshold() {
+        let page = include_str!("../../../../docs/verdicts.md");
+        let section = page
+            .split("\n## Verdicts and their thresholds\n")
             .nth(1)
-            .expect("README section");
-        let phrase = |s: &str| assert!(section.contains(s), "README lacks {s:?}");
+            .expect("docs/verdicts.md has a `## Verdicts and their thresholds` section");
+        let phrase = |s: &str| assert!(section.contains(s), "docs/verdicts.md lacks {s:?}");
         use super::*;
         assert_eq!((OTHERS_CARD_DIVISOR, OTHERS_MIN), (10, 512 * MIB));
         phrase("≥ 10 % of the card and ≥ 512 MiB");
