@@ -379,7 +379,15 @@ pub fn fix_title(title: &str) -> Option<&'static str> {
 }
 
 /// The Chinese label and meaning of a field row.
-pub fn row(label: &str) -> Option<(String, &'static str)> {
+pub fn row(label: &str, english_meaning: &str) -> Option<(String, &'static str)> {
+    // A label whose meaning depends on the figure: the English meaning
+    // tells which one the explainer chose.
+    if let Some((_, _, zh, meaning)) = ROWS_BY_MEANING
+        .iter()
+        .find(|(en, part, _, _)| *en == label && english_meaning.contains(part))
+    {
+        return Some((zh.to_string(), meaning));
+    }
     if let Some(pid) = label.strip_prefix("Process ") {
         if pid.chars().all(|c| c.is_ascii_digit()) {
             return Some((format!("进程 {pid}"), "该进程在这块 GPU 上占用的显存"));
@@ -389,6 +397,36 @@ pub fn row(label: &str) -> Option<(String, &'static str)> {
         .find(|(en, _, _)| *en == label)
         .map(|(_, zh, meaning)| (zh.to_string(), *meaning))
 }
+
+/// Field rows whose meaning depends on the figure: the English label, a
+/// phrase of the English meaning that tells the case, the Chinese label and
+/// meaning. Looked up before `ROWS`.
+const ROWS_BY_MEANING: &[(&str, &str, &str, &str)] = &[
+    (
+        "Tried to allocate",
+        "at most 1 MiB",
+        "尝试分配",
+        "分配器向 CUDA 申请的块；张量本身不超过 1 MiB（小张量共用 2 MiB 的块）",
+    ),
+    (
+        "Tried to allocate",
+        "between 1 and 10 MiB",
+        "尝试分配",
+        "分配器向 CUDA 申请的块；张量本身在 1 到 10 MiB 之间（它们共用 20 MiB 的块），或在 18–20 MiB 之间",
+    ),
+    (
+        "Tried to allocate",
+        "the exact size of the tensor",
+        "尝试分配",
+        "正在创建的张量的确切大小",
+    ),
+    (
+        "Tried to allocate",
+        "the size of the allocation that failed",
+        "尝试分配",
+        "失败的那次分配的大小",
+    ),
+];
 
 /// The notes detectors attach to a finding (English pattern, Chinese with
 /// `$1`, `$2` for the captured parts).
@@ -1793,6 +1831,22 @@ mod tests {
             Some("tried to allocate `99999999999999999999.00 GiB` 太大，不可能是真实的字节数")
         );
         assert_eq!(note("something else"), None);
+    }
+
+    /// A row whose English meaning depends on the figure gets the Chinese
+    /// of that meaning: a 20 MiB request is a 1–10 MiB tensor's block.
+    #[test]
+    fn a_row_follows_the_meaning_the_explainer_chose() {
+        let f = fixture_finding("torch_capacity_2_2_kaggle_container.log");
+        let rows = crate::explain::field_rows(&f);
+        let tried = rows
+            .iter()
+            .find(|r| r.label == "Tried to allocate")
+            .expect("row");
+        let (_, meaning) = row(&tried.label, &tried.meaning).expect("Chinese");
+        assert!(meaning.contains("1 到 10 MiB"), "{meaning}");
+        let (_, plain) = row("Tried to allocate", "the block the allocator asked CUDA for: the tensor's size rounded up to a multiple of 2 MiB").expect("Chinese");
+        assert!(plain.contains("2 MiB 向上取整"), "{plain}");
     }
 
     /// The first finding of a shipped fixture.

@@ -45,7 +45,7 @@ pub fn field_rows(f: &Finding, lang: Lang) -> Vec<FieldRow> {
     let mut rows = crate::explain::field_rows(f);
     if lang == Lang::Zh {
         for r in &mut rows {
-            if let Some((label, meaning)) = zh::row(&r.label) {
+            if let Some((label, meaning)) = zh::row(&r.label, &r.meaning) {
                 r.label = label;
                 r.meaning = meaning.to_string();
             }
