@@ -222,7 +222,7 @@ impl Explain for TorchAllocatorOom {
                 "Outside PyTorch (derived)",
                 format_signed(outside.into()),
                 if outside < 0 {
-                    "total − free − reserved: negative, so these figures contradict each other (see below)"
+                    "total − free − reserved: negative, so these figures contradict each other (see Why)"
                 } else {
                     "total − free − reserved: CUDA context, other libraries and other processes together"
                 },
@@ -230,7 +230,8 @@ impl Explain for TorchAllocatorOom {
             ));
             }
         }
-        if let Some(short) = d.shortfall_bytes {
+        // Figures that contradict each other give no shortfall to reason on.
+        if let Some(short) = d.shortfall_bytes.filter(|_| !numbers_contradict(f)) {
             let meaning = if short > 0 {
                 "requested − free: how much was missing on the device"
             } else {
@@ -805,6 +806,14 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     out.extend(causes.into_iter().map(|(_, v)| v));
 }
 
+/// Whether the explainer found the message's figures contradicting each other.
+fn numbers_contradict(f: &Finding) -> bool {
+    f.diagnosis
+        .verdicts
+        .iter()
+        .any(|v| v.code == Code::InconsistentNumbers.as_str())
+}
+
 /// Whether live tensors fill most of the card (or of the allowed limit).
 fn tensors_dominate(s: &crate::record::Sizes) -> bool {
     match (s.allocated_bytes, s.total_bytes.or(s.allowed_bytes)) {
@@ -952,6 +961,11 @@ fn fragmentation_verdict(f: &Finding, d: &Diagnosis, limit_binds: bool) -> Optio
 
 /// The reserved-vs-allocated gap spelled out with its numbers.
 pub fn reserved_gap(f: &Finding) -> Option<String> {
+    // The verdict says oomwhy reasons no further on figures that contradict
+    // each other: the gap between two of them is such reasoning.
+    if numbers_contradict(f) {
+        return None;
+    }
     let s = &f.sizes;
     let d = &f.diagnosis;
     let reserved = d.reserved_bytes.filter(|&r| r > 0)?;

@@ -403,6 +403,12 @@ pub fn row(label: &str, english_meaning: &str) -> Option<(String, &'static str)>
 /// meaning. Looked up before `ROWS`.
 const ROWS_BY_MEANING: &[(&str, &str, &str, &str)] = &[
     (
+        "Outside PyTorch (derived)",
+        "negative, so these figures contradict",
+        "PyTorch 之外（推算）",
+        "总容量 − 空闲 − 已预留：是负数，所以这些数字互相矛盾（见“原因”）",
+    ),
+    (
         "Tried to allocate",
         "at most 1 MiB",
         "尝试分配",
