@@ -134,7 +134,8 @@ where
 ///   for byte, as a string;
 /// * `text`: the text view (`oomwhy`, without colour), wrapped to `width`;
 /// * `findings`: per finding, the answer the text view opens with (`label`,
-///   `headline`, `why`, `first_fix`), split out for the page to lay out,
+///   `headline`, `why`, `first_fix`, as the text view says them at its
+///   default width), split out for the page to lay out,
 ///   its `category`, verdict `codes` and `explain` codes, its `fixes`, and
 ///   its own block of the text view (`text`);
 /// * `notices`: what the command writes to standard error (unreadable and
@@ -209,12 +210,16 @@ fn rendered(write: impl FnOnce(&mut dyn io::Write) -> io::Result<()>) -> io::Res
 /// and the text view's block for the details.
 fn card(f: &Finding, options: RenderOptions) -> Value {
     let lang = options.lang;
+    // The answer is read from the text view at its default width, whatever
+    // width the details get: a narrow text view keeps only the title of the
+    // reason (it allows two lines), while the page wraps the answer freely.
     let brief = rendered(|out| {
         render::render_finding(
             Format::Text,
             f,
             RenderOptions {
                 brief: true,
+                width: render::DEFAULT_WIDTH,
                 ..options
             },
             out,
