@@ -107,12 +107,15 @@ def test_a_torch_oom_gives_the_answer_first_then_the_details():
 
 
 def test_text_from_the_log_is_escaped():
-    message = MESSAGE + " <script>alert(1)</script>"
-    findings = nb.explain_exception(raised(RuntimeError(message)))
-    assert findings is not None
-    page = findings._repr_html_()
-    assert "<script>" not in page
-    assert "&lt;script&gt;" in page
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/tmp/<script>alert(1)</script>.py", line 3, in <module>\n'
+        "    train()\n"
+        "RuntimeError: " + MESSAGE + "\n"
+    )
+    page = nb.Findings(oomwhy.decode(log))._repr_html_()
+    assert "<script>alert" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;.py" in page
 
 
 def test_an_oom_oomwhy_cannot_decode_still_says_what_it_is():
