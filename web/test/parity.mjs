@@ -4,7 +4,7 @@
 // codes and fixes) and the same text view as `oomwhy FILE`, in English and
 // in Chinese.
 //
-//   node web/test/parity.mjs   (after web/build.sh and a cargo build)
+//   node web/test/parity.mjs [--each]   (after web/build.sh and a cargo build)
 //
 // The command is $OOMWHY_BIN, else target/release/oomwhy, else target/debug/oomwhy.
 import { spawnSync } from 'node:child_process';
@@ -42,52 +42,77 @@ function command(args) {
 }
 
 const oomwhy = await OomwhyWasm.load(readFileSync(wasmPath));
-const fixtures = readdirSync(join(repo, 'fixtures')).filter((f) => f.endsWith('.log')).sort();
-let failures = 0;
-let findings = 0;
+const fixtures = readdirSync(join(repo, 'fixtures')).filter((f) => f.endsWith('.log')).sort().map((f) => `fixtures/${f}`);
 const started = Date.now();
-for (const fixture of fixtures) {
-  const name = `fixtures/${fixture}`;
-  const bytes = readFileSync(join(repo, name));
+
+function addAll(names) {
   oomwhy.begin();
-  const readError = oomwhy.addFile(name, bytes.length, (offset, length) => bytes.subarray(offset, offset + length));
-  if (readError) throw readError;
-  for (const lang of ['en', 'zh']) {
-    const report = lang === 'en' ? oomwhy.finish('en', 100) : oomwhy.render('zh', 100);
-    const json = command(['--lang', lang, '--format', 'json', name]);
-    const text = command(['--lang', lang, name]);
-    const problems = [];
-    if (report.document_json !== json.stdout) {
-      const mine = JSON.parse(report.document_json);
-      const theirs = JSON.parse(json.stdout);
-      const brief = (doc) => doc.findings.map((f) => ({
-        kind: f.kind,
-        codes: f.diagnosis.verdicts.map((v) => v.code),
-        fixes: f.diagnosis.fixes.map((x) => x.title),
-      }));
-      problems.push(`JSON differs: wasm ${JSON.stringify(brief(mine))} vs command ${JSON.stringify(brief(theirs))}`);
+  for (const name of names) {
+    const bytes = readFileSync(join(repo, name));
+    const readError = oomwhy.addFile(name, bytes.length, (offset, length) => bytes.subarray(offset, offset + length));
+    if (readError) throw readError;
+  }
+}
+
+/** What differs between the module's report and the command's, in `lang`. */
+function compare(names, lang, report) {
+  const json = command(['--lang', lang, '--format', 'json', ...names]);
+  const text = command(['--lang', lang, ...names]);
+  const problems = [];
+  if (report.document_json !== json.stdout) {
+    const brief = (doc) => doc.findings.map((f) => ({
+      input: f.source.input,
+      kind: f.kind,
+      codes: f.diagnosis.verdicts.map((v) => v.code),
+      fixes: f.diagnosis.fixes.map((x) => x.title),
+    }));
+    const mine = JSON.stringify(brief(JSON.parse(report.document_json)));
+    const theirs = JSON.stringify(brief(JSON.parse(json.stdout)));
+    problems.push(mine === theirs ? 'JSON differs (not in findings, codes or fixes)' : `JSON differs: wasm ${mine} vs command ${theirs}`);
+  }
+  if (report.text !== text.stdout) {
+    problems.push(`text differs:\n--- wasm\n${report.text}\n--- command\n${text.stdout}`);
+  }
+  if (report.status !== text.status) {
+    problems.push(`status ${report.status}, the command's ${text.status}`);
+  }
+  // The answer split out for the page is the text view's opening.
+  const flat = (s) => s.replace(/\s+/g, '');
+  for (const card of report.findings) {
+    for (const part of [card.label, card.headline, card.why, card.first_fix]) {
+      if (part && !flat(text.stdout).includes(flat(part))) problems.push(`answer part not in the text view: ${part}`);
     }
-    if (report.text !== text.stdout) {
-      problems.push(`text differs:\n--- wasm\n${report.text}\n--- command\n${text.stdout}`);
-    }
-    if (report.status !== text.status) {
-      problems.push(`status ${report.status}, the command's ${text.status}`);
-    }
-    // The answer split out for the page is the text view's opening.
-    for (const card of report.findings) {
-      const flat = (s) => s.replace(/\s+/g, '');
-      for (const part of [card.label, card.headline, card.why, card.first_fix]) {
-        if (part && !flat(text.stdout).includes(flat(part))) problems.push(`answer part not in the text view: ${part}`);
+  }
+  return problems;
+}
+
+// All fixtures as one run (`oomwhy FILE...`): one command per language and
+// format. Where they differ, or with --each, each fixture alone too, to say which.
+addAll(fixtures);
+const report = { en: oomwhy.finish('en', 100) };
+report.zh = oomwhy.render('zh', 100);
+let failures = 0;
+for (const lang of ['en', 'zh']) {
+  const problems = compare(fixtures, lang, report[lang]);
+  if (problems.length) {
+    failures++;
+    console.log(`FAIL all fixtures together (${lang})\n  ${problems.join('\n  ').slice(0, 4000)}`);
+  }
+}
+if (failures || process.argv.includes('--each')) {
+  for (const name of fixtures) {
+    addAll([name]);
+    for (const lang of ['en', 'zh']) {
+      const one = lang === 'en' ? oomwhy.finish('en', 100) : oomwhy.render('zh', 100);
+      const problems = compare([name], lang, one);
+      if (problems.length) {
+        failures++;
+        console.log(`FAIL ${name} (${lang})\n  ${problems.join('\n  ')}`);
       }
     }
-    if (problems.length) {
-      failures++;
-      console.log(`FAIL ${name} (${lang})\n  ${problems.join('\n  ')}`);
-    }
-    if (lang === 'en') findings += report.findings.length;
   }
 }
 const seconds = ((Date.now() - started) / 1000).toFixed(1);
-console.log(`parity: ${fixtures.length} fixtures × 2 languages, ${findings} findings, ` +
+console.log(`parity: ${fixtures.length} fixtures, ${report.en.findings.length} findings, in English and Chinese: ` +
   `${failures} mismatches against ${bin.replace(repo + '/', '')} (${seconds} s)`);
 process.exit(failures ? 1 : 0);
