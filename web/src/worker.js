@@ -24,10 +24,18 @@ async function ready() {
         return response.arrayBuffer();
       })
       .then((bytes) => WebAssembly.compile(bytes));
+    // A failed load is tried again at the next request.
+    modulePromise.catch(() => {
+      modulePromise = null;
+    });
   }
   if (!oomwhy) oomwhy = await OomwhyWasm.load(await modulePromise);
   return oomwhy;
 }
+
+// Loaded as soon as the page opens, so that the first answer does not wait
+// for it; an error here is reported with the first request instead.
+ready().catch(() => {});
 
 /** Reads `file` for the module, block by block, reporting progress. */
 function fileReader(file, progress) {

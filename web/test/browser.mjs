@@ -186,6 +186,8 @@ async function main() {
   await page.fill('#paste', seed);
   await page.click('#explain');
   await answer(page);
+  const pasteMs = Number(await page.getAttribute('#timing', 'data-ms'));
+  console.log(`  answered in ${pasteMs} ms (the first request: the module is fetched and compiled too)`);
   let cards = await findings(page);
   check(cards.length === 1, `one finding (got ${cards.length})`);
   const golden = JSON.parse(readFileSync(join(repo, 'fixtures/torch_reserved_era_seed.json'), 'utf8'));
