@@ -27,6 +27,9 @@ In a training script::
         train()
 
 Over many logs: :func:`summarize` here, or :mod:`oomwhy.ray` on a cluster.
+
+In Jupyter or IPython, ``%load_ext oomwhy`` shows the answer beneath any
+out-of-memory traceback (see :mod:`oomwhy.ipython`).
 """
 
 from __future__ import annotations
@@ -49,11 +52,13 @@ __all__ = [
     "explain",
     "explain_on_oom",
     "fold",
+    "load_ipython_extension",
     "render",
     "render_summary",
     "scan",
     "schema",
     "summarize",
+    "unload_ipython_extension",
 ]
 
 __version__: str = _oomwhy.__version__
@@ -214,3 +219,18 @@ def schema(which: str = "report") -> Dict[str, Any]:
     """A shipped JSON Schema: ``"report"`` (``--format json``), ``"ndjson"``
     (one ``--format ndjson`` line) or ``"summary"`` (``--summary --format json``)."""
     return json.loads(_oomwhy.schema(which))
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext oomwhy`` in Jupyter or IPython (see :mod:`oomwhy.ipython`).
+    IPython is imported only here, never by ``import oomwhy``."""
+    from . import ipython as extension
+
+    extension.load_ipython_extension(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext oomwhy``."""
+    from . import ipython as extension
+
+    extension.unload_ipython_extension(ipython)

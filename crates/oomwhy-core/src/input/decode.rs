@@ -148,8 +148,15 @@ const TAR_HEADER: usize = 512;
 pub(crate) fn decompress<R: Read>(content: Content, reader: R) -> io::Result<Decoded<R>> {
     let decoder = match content {
         Content::Gzip => Decoder::Gzip(flate2::read::MultiGzDecoder::new(reader)),
+        #[cfg(feature = "native")]
         Content::Zstd => Decoder::Zstd(zstd::stream::read::Decoder::new(reader)?),
+        #[cfg(feature = "native")]
         Content::Xz => Decoder::Xz(liblzma::read::XzDecoder::new_multi_decoder(reader)),
+        // Without the `native` feature (the browser build) the zstd and xz
+        // decoders, C libraries, are not compiled in: such input is an error
+        // that says so, never a panic and never read as text.
+        #[cfg(not(feature = "native"))]
+        Content::Zstd | Content::Xz => return Err(not_in_this_build(content)),
         Content::Bzip2 => Decoder::Bzip2(bzip2::read::MultiBzDecoder::new(reader)),
         _ => Decoder::Plain(reader),
     };
@@ -157,6 +164,20 @@ pub(crate) fn decompress<R: Read>(content: Content, reader: R) -> io::Result<Dec
         decoder,
         format: content.compression(),
     })
+}
+
+/// The error for a compression format whose decoder this build leaves out
+/// (see the `native` feature).
+#[cfg(not(feature = "native"))]
+fn not_in_this_build(content: Content) -> io::Error {
+    let format = content.compression().unwrap_or("this compression");
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        format!(
+            "{format} is not supported in the browser build: decompress the file first, \
+             or use the oomwhy command"
+        ),
+    )
 }
 
 /// A decompressing reader (or a plain one); `Send` when its source is, so
@@ -171,7 +192,9 @@ pub(crate) struct Decoded<R: Read> {
 enum Decoder<R: Read> {
     Plain(R),
     Gzip(flate2::read::MultiGzDecoder<R>),
+    #[cfg(feature = "native")]
     Zstd(zstd::stream::read::Decoder<'static, io::BufReader<R>>),
+    #[cfg(feature = "native")]
     Xz(liblzma::read::XzDecoder<R>),
     Bzip2(bzip2::read::MultiBzDecoder<R>),
 }
@@ -184,7 +207,9 @@ impl<R: Read> Read for Decoded<R> {
         let read = match &mut self.decoder {
             Decoder::Plain(r) => r.read(buf),
             Decoder::Gzip(r) => r.read(buf),
+            #[cfg(feature = "native")]
             Decoder::Zstd(r) => r.read(buf),
+            #[cfg(feature = "native")]
             Decoder::Xz(r) => r.read(buf),
             Decoder::Bzip2(r) => r.read(buf),
         };

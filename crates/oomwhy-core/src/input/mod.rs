@@ -106,9 +106,10 @@ impl Input {
 /// fifth slower than `cat LOG | wc -l`. A refusal (a lower system limit, not
 /// a pipe) changes nothing, so it is ignored.
 fn enlarge_pipe(stdin: &io::Stdin) {
-    #[cfg(target_os = "linux")]
+    // `nix` comes with the `native` feature (off in the browser build).
+    #[cfg(all(target_os = "linux", feature = "native"))]
     let _ = nix::fcntl::fcntl(stdin, nix::fcntl::FcntlArg::F_SETPIPE_SZ(1 << 20));
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(all(target_os = "linux", feature = "native")))]
     let _ = stdin;
 }
 
@@ -158,7 +159,21 @@ pub fn expand<P: AsRef<Path>>(paths: &[P]) -> Vec<Entry> {
     out
 }
 
+/// Without the `native` feature (the browser build, which has no file
+/// system) there is no directory to walk: naming one is an error.
+#[cfg(not(feature = "native"))]
+fn walk(root: &Path, out: &mut Vec<Entry>) {
+    out.push(Entry::Error(Error::Read {
+        input: root.display().to_string(),
+        source: io::Error::new(
+            io::ErrorKind::Unsupported,
+            "directories are not read in this build",
+        ),
+    }));
+}
+
 /// Every file under `root`, in path order.
+#[cfg(feature = "native")]
 fn walk(root: &Path, out: &mut Vec<Entry>) {
     let walker = walkdir::WalkDir::new(root)
         .follow_links(true)
