@@ -23,6 +23,7 @@ pub mod inference;
 pub mod mps;
 pub mod nccl;
 pub mod signal;
+pub mod status;
 pub mod tensorflow;
 pub mod text;
 pub mod toolchain;
@@ -116,6 +117,8 @@ pub static FAMILIES: &[&dyn Family] = &[
     &windows::AccessViolation,
     &windows::PagingFile,
     &signal::WorkerSignal,
+    // A status-table code the families above did not claim.
+    &status::StatusCode,
     // Weakest evidence last: SIGKILL and exit-status spellings, then any
     // other message that says an allocation failed.
     &torch::TorchFragment,
