@@ -19,6 +19,11 @@ pub enum Class {
     /// Not an out-of-memory by itself, but commonly caused by memory
     /// pressure (a handle or workspace that could not be allocated).
     Maybe,
+    /// A failure of another kind that says the caller passed a bad argument
+    /// or handle: a bug in the calling program, not a failure of the GPU or
+    /// its runtime. Not reported (the labelled real pastes count such
+    /// errors as nothing to report).
+    Usage,
 }
 
 impl Class {
@@ -27,16 +32,18 @@ impl Class {
             "memory" => Class::Memory,
             "not_memory" => Class::NotMemory,
             "maybe" => Class::Maybe,
+            "usage" => Class::Usage,
             _ => return None,
         })
     }
 
-    /// The column's spelling (`memory`, `not_memory`, `maybe`).
+    /// The column's spelling (`memory`, `not_memory`, `maybe`, `usage`).
     pub fn as_str(self) -> &'static str {
         match self {
             Class::Memory => "memory",
             Class::NotMemory => "not_memory",
             Class::Maybe => "maybe",
+            Class::Usage => "usage",
         }
     }
 }
@@ -87,23 +94,40 @@ impl Table {
 
 /// (id, title, backend, file text) of every table, most used first.
 const SOURCES: &[(&str, &str, &str, &str)] = &[
-    ("cuda_runtime", "CUDA runtime", "cuda", include_str!("cuda_runtime.tsv")),
-    ("cuda_driver", "CUDA driver", "cuda", include_str!("cuda_driver.tsv")),
+    (
+        "cuda_runtime",
+        "CUDA runtime",
+        "cuda",
+        include_str!("cuda_runtime.tsv"),
+    ),
+    (
+        "cuda_driver",
+        "CUDA driver",
+        "cuda",
+        include_str!("cuda_driver.tsv"),
+    ),
     ("cublas", "cuBLAS", "cuda", include_str!("cublas.tsv")),
     ("cudnn", "cuDNN", "cuda", include_str!("cudnn.tsv")),
     ("nccl", "NCCL", "cuda", include_str!("nccl.tsv")),
-    ("hip_runtime", "HIP runtime", "hip", include_str!("hip_runtime.tsv")),
-    ("level_zero", "Level Zero", "level_zero", include_str!("level_zero.tsv")),
+    (
+        "hip_runtime",
+        "HIP runtime",
+        "hip",
+        include_str!("hip_runtime.tsv"),
+    ),
+    (
+        "level_zero",
+        "Level Zero",
+        "level_zero",
+        include_str!("level_zero.tsv"),
+    ),
     ("vulkan", "Vulkan", "vulkan", include_str!("vulkan.tsv")),
 ];
 
 /// A number as a header writes it: decimal (maybe negative) or `0x` hex.
 pub fn parse_number(text: &str) -> Option<i64> {
     let text = text.trim();
-    match text
-        .strip_prefix("0x")
-        .or_else(|| text.strip_prefix("0X"))
-    {
+    match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
         Some(hex) => i64::from_str_radix(hex, 16).ok(),
         None => text.parse().ok(),
     }

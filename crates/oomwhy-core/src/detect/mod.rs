@@ -124,6 +124,9 @@ pub static FAMILIES: &[&dyn Family] = &[
     &torch::TorchFragment,
     &host::Killed,
     &generic::GenericOom,
+    // A status-table code that says memory ran out, in a form none of the
+    // families above reads.
+    &status::StatusOom,
 ];
 
 /// Collects a message the way the scanner does (first line from the

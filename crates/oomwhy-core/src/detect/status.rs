@@ -155,7 +155,8 @@ fn reported_name(line: &str, start: usize, end: usize) -> bool {
 fn number_hit(line: &str) -> Option<Hit> {
     let p = patterns();
     for caps in p.number.captures_iter(line) {
-        let (Some(all), Some(api), Some(number)) = (caps.get(0), caps.name("api"), caps.name("number"))
+        let (Some(all), Some(api), Some(number)) =
+            (caps.get(0), caps.name("api"), caps.name("number"))
         else {
             continue;
         };
@@ -220,7 +221,10 @@ fn printed_as_error(before: &str) -> bool {
         || lower.ends_with("failed")
         || lower.ends_with("failure")
         || lower.ends_with(')')
-        || lower.split_whitespace().last().is_some_and(|w| w.chars().all(|c| c.is_ascii_digit()))
+        || lower
+            .split_whitespace()
+            .last()
+            .is_some_and(|w| w.chars().all(|c| c.is_ascii_digit()))
         || before.contains("what():")
 }
 
@@ -248,13 +252,23 @@ fn message_hit(line: &str) -> Option<Hit> {
                 let ok = if table.id == "cuda_driver" {
                     // cuew's short strings ("Invalid value") only in Cycles' forms.
                     cycles
+                } else if entry.class == Class::Memory {
+                    // The runtimes' own "out of memory" is read by the families
+                    // that know each tool's form of it (`CUDA error: out of
+                    // memory`, ggml's `cudaMalloc failed: out of memory`); only
+                    // a C++ exception's `what():` line is left to this one.
+                    before.contains("what():") && printed_as_error(before)
                 } else {
                     printed_as_error(before) || words(text) >= DISTINCT_WORDS
                 };
                 if !ok || is_mention(line, at) {
                     continue;
                 }
-                let start = if cycles { line.len() - line.trim_start().len() } else { at };
+                let start = if cycles {
+                    line.len() - line.trim_start().len()
+                } else {
+                    at
+                };
                 let start = error_prefix_start(line, start);
                 // At one start the longer message wins (NCCL's `invalid
                 // argument (run with ...)` over the runtime's `invalid argument`).
@@ -262,12 +276,15 @@ fn message_hit(line: &str) -> Option<Hit> {
                     start < b.start || (start == b.start && text.len() > len)
                 });
                 if better {
-                    best = Some((Hit {
-                        start,
-                        table,
-                        entry,
-                        form: Form::Message,
-                    }, text.len()));
+                    best = Some((
+                        Hit {
+                            start,
+                            table,
+                            entry,
+                            form: Form::Message,
+                        },
+                        text.len(),
+                    ));
                 }
             }
         }
@@ -301,8 +318,14 @@ fn find_word(line: &str, needle: &str) -> Option<usize> {
     while let Some(found) = line.get(from..)?.find(needle) {
         let at = from + found;
         let end = at + needle.len();
-        let left = line[..at].chars().next_back().is_none_or(|c| !c.is_alphanumeric());
-        let right = line[end..].chars().next().is_none_or(|c| !c.is_alphanumeric());
+        let left = line[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !c.is_alphanumeric());
+        let right = line[end..]
+            .chars()
+            .next()
+            .is_none_or(|c| !c.is_alphanumeric());
         if left && right {
             return Some(at);
         }
@@ -365,12 +388,15 @@ fn find(line: &str) -> Option<Hit> {
     let by_class = |class: Class| names.iter().find(|h| h.entry.class == class).copied();
     let name = by_class(Class::Memory)
         .map(|h| Hit {
-            start: names.first().map_or(h.start, |first| first.start.min(h.start)),
+            start: names
+                .first()
+                .map_or(h.start, |first| first.start.min(h.start)),
             ..h
         })
         .or_else(|| names.first().copied());
     // A name says the most; a number or a message only when there is none.
-    name.or_else(|| number_hit(line)).or_else(|| message_hit(line))
+    name.or_else(|| number_hit(line))
+        .or_else(|| message_hit(line))
 }
 
 /// The kind a code is reported as: the specific kind where oomwhy has one
@@ -398,8 +424,14 @@ fn kind_for(table: &Table, entry: &Entry) -> Kind {
     }
 }
 
-/// A code from the status tables, reported in any form (module docs).
+/// A status-table code that is not out of memory, reported in any form
+/// (module docs). Placed before the weakest families.
 pub struct StatusCode;
+
+/// A status-table code that says memory ran out. Placed after every other
+/// family: one that reads a tool's own form of the same code (sizes, the
+/// allocator) keeps it.
+pub struct StatusOom;
 
 /// The first line of every form holds one of these (a test checks each
 /// table's names and messages against them).
@@ -443,83 +475,115 @@ const TRIGGERS: &[&str] = &[
     "remote process exited",
 ];
 
+/// The code reported on a line, when it is of the wanted side: memory, or
+/// not memory. A code of the `usage` class is never reported.
+fn find_class(line: &str, memory: bool) -> Option<Hit> {
+    let hit = find(line)?;
+    let class = hit.entry.class;
+    (class != Class::Usage && (class == Class::Memory) == memory).then_some(hit)
+}
+
+/// The CUDA samples print the code's string on the next line
+/// (`cudaGetDeviceCount returned 35` / `-> CUDA driver version ...`).
+fn continues_status(lines: &[String], next: &str) -> bool {
+    (lines.len() == 1 && next.trim_start().starts_with("-> "))
+        || continues_with_boilerplate(lines, next)
+}
+
 impl Family for StatusCode {
     fn triggers(&self) -> &'static [&'static str] {
         TRIGGERS
     }
 
     fn start(&self, line: &str) -> Option<usize> {
-        find(line).map(|hit| hit.start)
+        find_class(line, false).map(|hit| hit.start)
     }
 
     fn continues(&self, lines: &[String], next: &str) -> bool {
-        // The CUDA samples print the code's string on the next line
-        // (`cudaGetDeviceCount returned 35` / `-> CUDA driver version ...`).
-        (lines.len() == 1 && next.trim_start().starts_with("-> "))
-            || continues_with_boilerplate(lines, next)
+        continues_status(lines, next)
     }
 
     fn decode(&self, message: &Message<'_>) -> Option<Finding> {
-        // The forms are read on the whole first line: what comes before the
-        // message's start decides whether it is printed as an error.
-        let first = format!("{}{}", message.prefix, message.lines.first()?);
-        let hit = find(&first)?;
-        let (table, entry) = (hit.table, hit.entry);
-        let kind = kind_for(table, entry);
-        let mut finding = message.finding(kind, message_text(message.lines));
-        finding.backend = Some(table.backend.into());
-        finding
-            .facts
-            .insert(fact::ERROR_NAME.into(), entry.name.into());
-        finding
-            .facts
-            .insert("error_code".into(), entry.written.into());
-        finding.facts.insert("table".into(), table.id.into());
-        finding
-            .facts
-            .insert("printed_as".into(), hit.form.as_str().into());
-        match kind {
-            Kind::CudaRuntimeOom => {
-                finding.era = Some(if table.id == "cuda_driver" {
-                    Era::Driver
-                } else {
-                    Era::Runtime
-                });
-            }
-            Kind::LibraryAllocFailed => {
-                finding
-                    .facts
-                    .insert(fact::LIBRARY.into(), table.id.into());
-                finding.facts.insert(fact::STATUS.into(), entry.name.into());
-            }
-            Kind::GenericOom => {
-                finding.era = match table.id {
-                    "hip_runtime" => Some(Era::Hip),
-                    "vulkan" => Some(Era::Vulkan),
-                    _ => None,
-                };
-                finding.facts.insert(
-                    fact::REPORTED_BY.into(),
-                    format!("{} ({})", table.title, entry.name),
-                );
-            }
-            Kind::NcclError => {
-                finding
-                    .facts
-                    .insert(fact::NCCL_ERROR.into(), entry.name.into());
-            }
-            _ => {
-                finding
-                    .facts
-                    .insert("table_title".into(), table.title.into());
-                finding.facts.insert("meaning".into(), entry.meaning.into());
-                finding
-                    .facts
-                    .insert("code_class".into(), entry.class.as_str().into());
-            }
-        }
-        Some(finding)
+        decode_status(message, false)
     }
+}
+
+impl Family for StatusOom {
+    fn triggers(&self) -> &'static [&'static str] {
+        TRIGGERS
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        find_class(line, true).map(|hit| hit.start)
+    }
+
+    fn continues(&self, lines: &[String], next: &str) -> bool {
+        continues_status(lines, next)
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        decode_status(message, true)
+    }
+}
+
+fn decode_status(message: &Message<'_>, memory: bool) -> Option<Finding> {
+    // The forms are read on the whole first line: what comes before the
+    // message's start decides whether it is printed as an error.
+    let first = format!("{}{}", message.prefix, message.lines.first()?);
+    let hit = find_class(&first, memory)?;
+    let (table, entry) = (hit.table, hit.entry);
+    let kind = kind_for(table, entry);
+    let mut finding = message.finding(kind, message_text(message.lines));
+    finding.backend = Some(table.backend.into());
+    finding
+        .facts
+        .insert(fact::ERROR_NAME.into(), entry.name.into());
+    finding
+        .facts
+        .insert("error_code".into(), entry.written.into());
+    finding.facts.insert("table".into(), table.id.into());
+    finding
+        .facts
+        .insert("printed_as".into(), hit.form.as_str().into());
+    match kind {
+        Kind::CudaRuntimeOom => {
+            finding.era = Some(if table.id == "cuda_driver" {
+                Era::Driver
+            } else {
+                Era::Runtime
+            });
+        }
+        Kind::LibraryAllocFailed => {
+            finding.facts.insert(fact::LIBRARY.into(), table.id.into());
+            finding.facts.insert(fact::STATUS.into(), entry.name.into());
+        }
+        Kind::GenericOom => {
+            finding.era = match table.id {
+                "hip_runtime" => Some(Era::Hip),
+                "vulkan" => Some(Era::Vulkan),
+                _ => None,
+            };
+            finding.facts.insert(
+                fact::REPORTED_BY.into(),
+                format!("{} ({})", table.title, entry.name),
+            );
+        }
+        Kind::NcclError => {
+            finding
+                .facts
+                .insert(fact::NCCL_ERROR.into(), entry.name.into());
+        }
+        _ => {
+            finding
+                .facts
+                .insert("table_title".into(), table.title.into());
+            finding.facts.insert("meaning".into(), entry.meaning.into());
+            finding
+                .facts
+                .insert("code_class".into(), entry.class.as_str().into());
+        }
+    }
+    Some(finding)
 }
 
 #[cfg(test)]
@@ -528,7 +592,7 @@ mod tests {
     use crate::detect::decode_lines;
 
     fn decode(line: &str) -> Option<Finding> {
-        decode_lines(&StatusCode, &[line])
+        decode_lines(&StatusCode, &[line]).or_else(|| decode_lines(&StatusOom, &[line]))
     }
 
     fn name_of(line: &str) -> Option<String> {
@@ -594,12 +658,17 @@ mod tests {
         for table in codes::tables() {
             for entry in &table.entries {
                 for line in printed_forms(table, entry) {
-                    let f = decode(&line).unwrap_or_else(|| panic!("not recognised: {line}"));
                     let expected = if line.contains(entry.name) {
                         entry
                     } else {
                         table.by_number(entry.number).unwrap()
                     };
+                    if expected.class == Class::Usage && !line.starts_with("CHIP error") {
+                        // A bad argument is the calling program's bug: not reported.
+                        assert!(decode(&line).is_none(), "{line}");
+                        continue;
+                    }
+                    let f = decode(&line).unwrap_or_else(|| panic!("not recognised: {line}"));
                     let name = f.facts.get(fact::ERROR_NAME).map(String::as_str);
                     // Level Zero's form names a HIP code first, then the cause.
                     if !line.starts_with("CHIP error") {
@@ -612,7 +681,7 @@ mod tests {
                     let category = f.kind.category();
                     match entry.class {
                         Class::Memory => assert!(category.is_oom(), "{line}: {category:?}"),
-                        Class::NotMemory | Class::Maybe => {
+                        Class::NotMemory | Class::Maybe | Class::Usage => {
                             assert!(!category.is_oom(), "{line}: {category:?}")
                         }
                     }
@@ -633,13 +702,29 @@ mod tests {
                         format!("CUDA error at cuCtxCreate: {m}"),
                     ]
                 } else {
-                    vec![
+                    let mut lines = vec![
                         format!("RuntimeError: CUDA error: {m}"),
                         format!("  what():  /src/predictor/gpu_predictor.cu(322): {m}"),
-                        format!("cudaRuntimeGetVersion failed: {m}"),
-                    ]
+                    ];
+                    if entry.class != Class::Memory {
+                        lines.push(format!("cudaRuntimeGetVersion failed: {m}"));
+                    }
+                    lines
                 };
                 for line in lines {
+                    if entry.class == Class::Memory && table.id != "cuda_driver" {
+                        // Claimed by the families that know each tool's form.
+                        let findings = crate::decode_str(&line);
+                        assert!(
+                            findings.iter().any(|f| f.category.is_oom()),
+                            "{line}: {findings:?}"
+                        );
+                        continue;
+                    }
+                    if entry.class == Class::Usage {
+                        assert!(decode(&line).is_none(), "{line}");
+                        continue;
+                    }
                     let found = name_of(&line).unwrap_or_else(|| panic!("not recognised: {line}"));
                     let first = table
                         .entries
@@ -694,9 +779,15 @@ mod tests {
         assert!(f.facts["meaning"].contains("older than the CUDA runtime"));
         let f = decode("Out of memory in cuStreamCreate(&s, 0) (queue.cpp:21)").unwrap();
         assert_eq!(f.kind, Kind::CudaRuntimeOom);
-        let f = decode("CHIP error [TID 1] : hipErrorTbd (ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY ) in a.cc:365").unwrap();
+        let f = decode(
+            "CHIP error [TID 1] : hipErrorTbd (ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY ) in a.cc:365",
+        )
+        .unwrap();
         // The Level Zero cause, not HIP's placeholder, decides.
-        assert_eq!(f.facts[fact::ERROR_NAME], "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY");
+        assert_eq!(
+            f.facts[fact::ERROR_NAME],
+            "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY"
+        );
         assert_eq!(f.kind, Kind::GenericOom);
         let f = decode("Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR").unwrap();
         assert_eq!(f.kind, Kind::GpuRuntimeError);

@@ -78,10 +78,7 @@ impl Explain for GpuRuntimeError {
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         let who = fact(f, "table_title").unwrap_or("GPU runtime");
         let meaning = fact(f, "meaning").unwrap_or("The table gives no description for it.");
-        let mut detail = format!(
-            "{} is a {who} status: {meaning}",
-            code_of(f),
-        );
+        let mut detail = format!("{} is a {who} status: {meaning}", code_of(f),);
         if fact(f, "code_class") == Some("maybe") {
             detail.push_str(" It is not an out-of-memory status, but memory pressure is a common cause: the library could not allocate a handle or workspace and reported it this way.");
         } else {
