@@ -89,7 +89,7 @@ fn patterns() -> &'static Patterns {
                 r"\s*(?:[=:]\s*|\(\s*|\s+)(?:code\s+|with\s+error\s+)?(?P<number>-?0x[0-9A-Fa-f]+|-?\d+)\b",
             )),
             search_for: re(r"\bSearch for `(\w+)' in \S+ for more information"),
-            cycles_call: re(r"^ in cu[A-Z]\w*\("),
+            cycles_call: re(r"^ in (?:cu[A-Z]\w*\(|CUDA queue )"),
             cycles_at: re(r"\bCUDA error at cu[A-Z]\w*: $"),
         }
     })
@@ -148,7 +148,40 @@ fn reported_name(line: &str, start: usize, end: usize) -> bool {
     let definition = (after.starts_with('=') && !after.starts_with("=="))
         || after.starts_with("==")
         || after.starts_with("!=");
-    !definition
+    if definition {
+        return false;
+    }
+    // What introduces a reported code: nothing (the line is the code), a
+    // separator (`handle: NAME`, `(NAME)`, `code=35(NAME)`, `35 (0x23) NAME`),
+    // or a word that says a status follows. Prose (`retry on NAME with a
+    // smaller batch`) mentions it.
+    const SEPARATORS: &[char] = &[':', '(', '[', '=', ',', '-', '>', '|', ')', '*', '`'];
+    if before.is_empty()
+        || before.ends_with(SEPARATORS)
+        || before.ends_with(|c: char| c.is_ascii_digit())
+    {
+        return true;
+    }
+    let lower = before.to_ascii_lowercase();
+    const WORDS: &[&str] = &[
+        "error",
+        "err",
+        "code",
+        "status",
+        "result",
+        "returned",
+        "returns",
+        "with",
+        "failed",
+        "failure",
+        "exception",
+        "results in",
+        "got",
+        "is",
+    ];
+    WORDS.iter().any(|w| {
+        lower.ends_with(w) && !lower[..lower.len() - w.len()].ends_with(char::is_alphanumeric)
+    })
 }
 
 /// The number a match printed, when it is a code of its table.
@@ -229,64 +262,105 @@ fn printed_as_error(before: &str) -> bool {
 }
 
 /// A table's own message on the line, printed as an error.
+/// Every text a message form can print for a code, with its table and
+/// entry: the message, its first six words when it is longer, and (driver
+/// table) the name without its prefix, which older Cycles printed
+/// (`ILLEGAL_ADDRESS in cuMemAlloc(...)`).
+struct MessageIndex {
+    searcher: aho_corasick::AhoCorasick,
+    texts: Vec<(&'static str, &'static Table, &'static Entry)>,
+}
+
+fn message_index() -> Option<&'static MessageIndex> {
+    static INDEX: OnceLock<Option<MessageIndex>> = OnceLock::new();
+    INDEX
+        .get_or_init(|| {
+            let mut texts = Vec::new();
+            for table in codes::tables() {
+                for entry in &table.entries {
+                    if !entry.message.is_empty() {
+                        texts.push((entry.message, table, entry));
+                    }
+                    if let Some(short) = entry.name.strip_prefix("CUDA_ERROR_") {
+                        texts.push((short, table, entry));
+                    }
+                    if words(entry.message) > PREFIX_WORDS && table.id != "cuda_driver" {
+                        if let Some(end) = nth_word_end(entry.message, PREFIX_WORDS) {
+                            texts.push((&entry.message[..end], table, entry));
+                        }
+                    }
+                }
+            }
+            let searcher = aho_corasick::AhoCorasick::builder()
+                .match_kind(aho_corasick::MatchKind::Standard)
+                .build(texts.iter().map(|(text, _, _)| *text))
+                .ok()?;
+            Some(MessageIndex { searcher, texts })
+        })
+        .as_ref()
+}
+
+/// A table's own message on the line, printed as an error.
 fn message_hit(line: &str) -> Option<Hit> {
     let p = patterns();
+    let index = message_index()?;
     let mut best: Option<(Hit, usize)> = None;
-    for table in codes::tables() {
-        for entry in table.entries.iter().filter(|e| !e.message.is_empty()) {
-            let mut candidates = vec![entry.message];
-            let message_words: Vec<&str> = entry.message.split_whitespace().collect();
-            if message_words.len() > PREFIX_WORDS {
-                if let Some(end) = nth_word_end(entry.message, PREFIX_WORDS) {
-                    candidates.push(&entry.message[..end]);
-                }
-            }
-            for text in candidates {
-                let Some(at) = find_word(line, text) else {
-                    continue;
-                };
-                let before = &line[..at];
-                let after = &line[at + text.len()..];
-                let cycles = table.id == "cuda_driver"
-                    && (p.cycles_call.is_match(after) || p.cycles_at.is_match(before));
-                let ok = if table.id == "cuda_driver" {
-                    // cuew's short strings ("Invalid value") only in Cycles' forms.
-                    cycles
-                } else if entry.class == Class::Memory {
-                    // The runtimes' own "out of memory" is read by the families
-                    // that know each tool's form of it (`CUDA error: out of
-                    // memory`, ggml's `cudaMalloc failed: out of memory`); only
-                    // a C++ exception's `what():` line is left to this one.
-                    before.contains("what():") && printed_as_error(before)
-                } else {
-                    printed_as_error(before) || words(text) >= DISTINCT_WORDS
-                };
-                if !ok || is_mention(line, at) {
-                    continue;
-                }
-                let start = if cycles {
-                    line.len() - line.trim_start().len()
-                } else {
-                    at
-                };
-                let start = error_prefix_start(line, start);
-                // At one start the longer message wins (NCCL's `invalid
-                // argument (run with ...)` over the runtime's `invalid argument`).
-                let better = best.is_none_or(|(b, len)| {
-                    start < b.start || (start == b.start && text.len() > len)
-                });
-                if better {
-                    best = Some((
-                        Hit {
-                            start,
-                            table,
-                            entry,
-                            form: Form::Message,
-                        },
-                        text.len(),
-                    ));
-                }
-            }
+    for m in index.searcher.find_overlapping_iter(line) {
+        let Some(&(text, table, entry)) = index.texts.get(m.pattern().as_usize()) else {
+            continue;
+        };
+        let (at, end) = (m.start(), m.end());
+        let bounded = line[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !c.is_alphanumeric())
+            && line[end..]
+                .chars()
+                .next()
+                .is_none_or(|c| !c.is_alphanumeric());
+        if !bounded {
+            continue;
+        }
+        let before = &line[..at];
+        let after = &line[end..];
+        let cycles = table.id == "cuda_driver"
+            && (p.cycles_call.is_match(after) || p.cycles_at.is_match(before));
+        let ok = if table.id == "cuda_driver" {
+            // cuew's short strings ("Invalid value") only in Cycles' forms.
+            cycles
+        } else if entry.class == Class::Memory {
+            // The runtimes' own "out of memory" is read by the families
+            // that know each tool's form of it (`CUDA error: out of
+            // memory`, ggml's `cudaMalloc failed: out of memory`); only
+            // a C++ exception's `what():` line is left to this one.
+            before.contains("what():") && printed_as_error(before)
+        } else {
+            printed_as_error(before) || words(text) >= DISTINCT_WORDS
+        };
+        if !ok || is_mention(line, at) {
+            continue;
+        }
+        let start = if cycles {
+            line.len() - line.trim_start().len()
+        } else {
+            at
+        };
+        let start = error_prefix_start(line, start);
+        // At one start the longer message wins (NCCL's `invalid argument
+        // (run with ...)` over the runtime's `invalid argument`), then the
+        // first table.
+        let better =
+            best.is_none_or(|(b, len)| start < b.start || (start == b.start && text.len() > len));
+        if better {
+            best = Some((
+                Hit {
+                    start,
+                    table,
+                    entry,
+                    form: Form::Message,
+                },
+                text.len(),
+            ));
         }
     }
     best.map(|(hit, _)| hit)
@@ -312,31 +386,6 @@ fn nth_word_end(text: &str, n: usize) -> Option<usize> {
     None
 }
 
-/// Where `needle` occurs in `line` as whole words.
-fn find_word(line: &str, needle: &str) -> Option<usize> {
-    let mut from = 0;
-    while let Some(found) = line.get(from..)?.find(needle) {
-        let at = from + found;
-        let end = at + needle.len();
-        let left = line[..at]
-            .chars()
-            .next_back()
-            .is_none_or(|c| !c.is_alphanumeric());
-        let right = line[end..]
-            .chars()
-            .next()
-            .is_none_or(|c| !c.is_alphanumeric());
-        if left && right {
-            return Some(at);
-        }
-        from = at + 1;
-        while !line.is_char_boundary(from) {
-            from += 1;
-        }
-    }
-    None
-}
-
 /// Moves a message's start back to the error prefix that introduces it on
 /// the line (`CUDA error: `, `cuda runtime error (35) : `, `what():  `), so
 /// the finding's text keeps it.
@@ -350,6 +399,26 @@ fn error_prefix_start(line: &str, start: usize) -> usize {
         .find(before)
         .filter(|m| start - m.start() <= 200)
         .map_or(start, |m| m.start())
+}
+
+/// Where the clause that reports a name starts: after a log prefix's last
+/// `] ` (`E .../cuda_dnn.cc:329] Could not create cudnn handle: NAME`) and
+/// after a leading exception class (kept as the finding's exception), or at
+/// the error prefix before the name, whichever is earlier.
+fn clause_start(line: &str, name_at: usize) -> usize {
+    static EXCEPTION: OnceLock<Regex> = OnceLock::new();
+    let exception =
+        EXCEPTION.get_or_init(|| re(r"^\s*(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception): "));
+    let before = &line[..name_at];
+    let mut cut = before.rfind("] ").map_or(0, |i| i + 2);
+    if let Some(m) = exception.find(&line[cut..name_at]) {
+        cut += m.end();
+    }
+    let cut = cut + (line[cut..name_at].len() - line[cut..name_at].trim_start().len());
+    if name_at - cut > 160 {
+        return error_prefix_start(line, name_at);
+    }
+    cut.min(error_prefix_start(line, name_at))
 }
 
 /// The code reported on a line, if any: a name, else a number in its API's
@@ -375,7 +444,7 @@ fn find(line: &str) -> Option<Hit> {
         .filter_map(|m| {
             let (table, entry) = codes::by_name(m.as_str())?;
             Some(Hit {
-                start: error_prefix_start(line, m.start()),
+                start: clause_start(line, m.start()),
                 table,
                 entry,
                 form: Form::Name,
@@ -436,43 +505,28 @@ pub struct StatusOom;
 /// The first line of every form holds one of these (a test checks each
 /// table's names and messages against them).
 const TRIGGERS: &[&str] = &[
-    // Names, by their API's prefix.
+    // Names, by their API's prefix (`STATUS_`: cuBLAS, cuDNN; `_ERROR_`:
+    // the driver API, Level Zero, Vulkan).
     "cudaError",
-    "CUDA_ERROR_",
-    "CUBLAS_STATUS_",
-    "CUDNN_STATUS_",
     "hipError",
-    "ZE_RESULT_",
-    "VK_ERROR_",
-    "ncclUnhandledCudaError",
-    "ncclSystemError",
-    "ncclInternalError",
-    "ncclInvalidArgument",
-    "ncclInvalidUsage",
-    "ncclRemoteError",
-    "ncclInProgress",
-    "ncclTimeout",
-    // Numbers after an error word.
+    "STATUS_",
+    "_ERROR_",
+    "nccl",
+    // A number or message after an error word: `CUDA error 35`, `HIP error:`,
+    // `RuntimeError: NAME`, `failed with error -2`; the CUDA samples'
+    // `cudaGetDeviceCount returned 35`; ONNX Runtime's `CUDA failure 35:`.
     "rror",
-    "ailure",
-    "failed",
-    "code",
+    "returned ",
+    "with status",
     "err(",
-    "status",
-    "result",
-    "returned",
-    // Messages printed after `what():`, `->` or on their own, and Cycles' forms.
+    "CUDA failure ",
+    // A message in a C++ exception, and Cycles' `MESSAGE in cuCall(` and
+    // `MESSAGE in CUDA queue ...`.
     "what():",
-    "->",
     " in cu",
-    "an illegal memory access",
+    " in CUDA",
+    // A long message alone on its line.
     "no kernel image is available",
-    "no CUDA-capable device",
-    "CUDA driver version is insufficient",
-    "device-side assert triggered",
-    "unspecified launch failure",
-    "misaligned address",
-    "remote process exited",
 ];
 
 /// The code reported on a line, when it is of the wanted side: memory, or
@@ -603,20 +657,22 @@ mod tests {
     fn printed_forms(table: &Table, entry: &Entry) -> Vec<String> {
         let n = entry.written;
         let name = entry.name;
-        let mut forms = vec![
-            format!("RuntimeError: {name}"),
-            format!("error: {name}"),
-            format!("Search for `{name}' in https://docs.example/errors for more information."),
-        ];
+        let mut forms = vec![format!("RuntimeError: {name}"), format!("error: {name}")];
+        if matches!(table.id, "cuda_runtime" | "hip_runtime") {
+            // PyTorch's pointer to the error's documentation.
+            forms.push(format!(
+                "Search for `{name}' in https://docs.example/errors for more information."
+            ));
+        }
         match table.id {
             "cuda_runtime" => forms.extend([
                 format!("CUDA error {n}"),
                 format!("CUDA failure {n}: something"),
                 format!("cudaGetDeviceProperties returned {n}"),
+                format!("cudaMalloc err({n})"),
                 format!("cuda runtime error ({n}) : something"),
                 format!("THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=844 error={n} : x"),
                 format!("CUDA error at bandwidthTest.cu:255 code={n}({name}) \"cudaSetDevice(currentDevice)\""),
-                format!("cudaMalloc err({n})"),
             ]),
             "cuda_driver" => forms.extend([
                 format!("cuMemAlloc failed with error {n}"),
@@ -762,6 +818,8 @@ mod tests {
             ("onnxruntime::CudaCall CUDA failure 35: CUDA driver version is insufficient for CUDA runtime version ; GPU=-2011338632 ; expr=cudaSetDevice(info_.device_id); ", "cudaErrorInsufficientDriver"),
             ("  what():  /home/u/xgboost/src/predictor/gpu_predictor.cu(322): unspecified launch failure", "cudaErrorLaunchFailure"),
             ("Out of memory in cuStreamCreate(&cuda_stream_, CU_STREAM_NON_BLOCKING) (C:\\blender\\queue.cpp:21)", "CUDA_ERROR_OUT_OF_MEMORY"),
+            (" CUDA error: ILLEGAL_ADDRESS in cuCtxSynchronize()", "CUDA_ERROR_ILLEGAL_ADDRESS"),
+            ("`Illegal address in CUDA queue copy_from_device (integrator_shade_surface prefix_sum)`", "CUDA_ERROR_ILLEGAL_ADDRESS"),
             ("CUDA error: Illegal address in cuMemcpyDtoH( (char *)mem.host_pointer + offset, size), line 970", "CUDA_ERROR_ILLEGAL_ADDRESS"),
             ("*ERROR: HIPError(code hipErrorOutOfMemory, out of memory)*", "hipErrorOutOfMemory"),
             ("E tensorflow/stream_executor/cuda/cuda_dnn.cc:334] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR", "CUDNN_STATUS_INTERNAL_ERROR"),
@@ -811,6 +869,9 @@ mod tests {
             "    if \"CUDA driver version is insufficient for CUDA runtime version\" in str(e):",
             "print(\"CUDA error: an illegal memory access was encountered\")",
             "except cupy.cuda.runtime.cudaErrorMemoryAllocation:",
+            // Prose and comments that name a code.
+            "    # retry on CUBLAS_STATUS_ALLOC_FAILED with a smaller batch",
+            "Check for cudaErrorInsufficientDriver before calling.",
             // Cycles' short strings anywhere else.
             "Invalid value for --threads",
             "Out of memory",

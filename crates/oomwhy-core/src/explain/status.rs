@@ -71,8 +71,8 @@ fn code_of(f: &Finding) -> String {
 
 impl Explain for GpuRuntimeError {
     fn headline(&self, f: &Finding) -> String {
-        let who = fact(f, "table_title").unwrap_or("A GPU runtime");
-        format!("The {who} returned {}", code_of(f))
+        let who = fact(f, "table_title").unwrap_or("GPU runtime");
+        format!("A {who} call returned {}", code_of(f))
     }
 
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
