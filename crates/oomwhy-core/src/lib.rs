@@ -57,6 +57,7 @@
 // remaining ones are constant regexes, each allowed where it is built.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod codes;
 pub mod context;
 pub mod detect;
 pub mod diagnostics;

@@ -137,6 +137,10 @@ kinds! {
     /// NVIDIA's PTX assembler ran out of host memory (`ptxas fatal : Memory
     /// allocation failure`).
     PtxasAllocFailure = "ptxas_alloc_failure", LikelyOom;
+    /// A GPU runtime, driver or library call failed with a status that is
+    /// not out of memory (`cudaErrorInsufficientDriver`, `CUDA failure 35`,
+    /// `CUDNN_STATUS_INTERNAL_ERROR`), read from the status tables.
+    GpuRuntimeError = "gpu_runtime_error", Crash;
 }
 
 impl Kind {

@@ -23,6 +23,7 @@ pub mod inference;
 pub mod mps;
 pub mod nccl;
 pub mod signal;
+pub mod status;
 pub mod tensorflow;
 pub mod text;
 pub mod toolchain;
@@ -116,11 +117,16 @@ pub static FAMILIES: &[&dyn Family] = &[
     &windows::AccessViolation,
     &windows::PagingFile,
     &signal::WorkerSignal,
+    // A status-table code the families above did not claim.
+    &status::StatusCode,
     // Weakest evidence last: SIGKILL and exit-status spellings, then any
     // other message that says an allocation failed.
     &torch::TorchFragment,
     &host::Killed,
     &generic::GenericOom,
+    // A status-table code that says memory ran out, in a form none of the
+    // families above reads.
+    &status::StatusOom,
 ];
 
 /// Collects a message the way the scanner does (first line from the

@@ -88,6 +88,7 @@ explanations! {
     SnapshotPendingFree = "snapshot_pending_free",
     SnapshotOversizeRule = "snapshot_oversize_rule",
     SnapshotNoOomEvent = "snapshot_no_oom_event",
+    GpuStatusCode = "gpu_status_code",
 }
 
 /// Every code with its Markdown text, in documentation order: the kinds,

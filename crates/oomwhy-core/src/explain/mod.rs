@@ -28,6 +28,7 @@ mod pasted;
 pub(crate) mod setting;
 mod signal;
 mod snapshot;
+mod status;
 mod tensorflow;
 mod tf_warning;
 mod thresholds;
@@ -106,6 +107,7 @@ fn explainer(kind: Kind) -> &'static dyn Explain {
         Kind::CudnnNotSupported => &cudnn::CudnnNotSupported,
         Kind::GpuFallenOffBus => &gpu_lost::GpuFallenOffBus,
         Kind::PtxasAllocFailure => &toolchain::PtxasAllocFailure,
+        Kind::GpuRuntimeError => &status::GpuRuntimeError,
     }
 }
 

@@ -130,6 +130,12 @@ pub fn figures(f: &Finding) -> HashMap<String, String> {
             },
         );
     }
+    // A status code whose class says memory pressure commonly causes it.
+    if f.kind == Kind::GpuRuntimeError
+        && f.facts.get("code_class").map(String::as_str) == Some("maybe")
+    {
+        out.insert("status_maybe".into(), String::new());
+    }
     fatal_signal_figures(f, &mut out);
     outside_process_figures(f, &mut out);
     snapshot_figures(f, &mut out);
@@ -537,6 +543,11 @@ const FACT_LABELS: &[(&str, &str)] = &[
     ("rank", "rank"),
     ("reason", "原因"),
     ("reported_by", "报告者"),
+    ("table", "状态码表"),
+    ("table_title", "状态码所属的 API"),
+    ("meaning", "状态码的含义"),
+    ("code_class", "状态码类别"),
+    ("printed_as", "打印形式"),
     ("resource", "资源"),
     ("root_cause_error_file", "根因错误文件"),
     ("root_cause_exitcode", "根因退出码"),
@@ -690,6 +701,7 @@ fn kind_title_of(kind: Kind) -> Option<&'static str> {
         Kind::CudnnNotSupported => "cuDNN 不支持这个调用（CUDNN_STATUS_NOT_SUPPORTED）",
         Kind::GpuFallenOffBus => "GPU 掉卡（fallen off the bus）",
         Kind::PtxasAllocFailure => "ptxas 编译 kernel 时内存不足",
+        Kind::GpuRuntimeError => "GPU 运行时、驱动或库的调用失败（不是显存不足）",
         #[allow(unreachable_patterns)]
         _ => return None,
     })
@@ -824,6 +836,10 @@ fn headline_templates(kind: Kind) -> &'static [&'static str] {
             "有一块 GPU 掉卡了（fallen off the bus）：驱动已经找不到它",
         ],
         Kind::PtxasAllocFailure => &["ptxas（NVIDIA 的 PTX 汇编器）编译 kernel 时内存不足"],
+        Kind::GpuRuntimeError => &[
+            "{fact:table_title} 调用返回了 {fact:error_name}（{fact:error_code}）",
+            "GPU 运行时、驱动或库的调用返回了错误状态",
+        ],
         #[allow(unreachable_patterns)]
         _ => &[],
     }
@@ -1025,6 +1041,11 @@ const VERDICTS: &[(&str, &[&str], &[&str])] = &[
         "这是 NVIDIA 内核驱动记录在内核日志（dmesg）里的事件。按 NVIDIA 的 Xid 文档处理：有的是应用自身的错误（如 31：GPU 内存页错误），有的指向硬件或驱动问题（如 48、63、64、79、94、95、119）。",
         "Xid 是 NVIDIA 内核驱动记录的 GPU 事件（见 dmesg）。按 NVIDIA 的 Xid 文档处理：有的是应用自身的错误（如 31：GPU 内存页错误），有的指向硬件或驱动问题（如 48、63、64、79、94、95、119）。",
     ]),
+    ("gpu_status_code", &["状态码的含义"], &[
+        "{status_maybe}{fact:error_name}（{fact:error_code}）是 {fact:table_title} 的状态码。状态码表里的说明（英文原文）：{fact:meaning} 它本身不是显存不足，但显存吃紧是常见原因：库没能分配自己的句柄或工作区，就报了这个状态。",
+        "{fact:error_name}（{fact:error_code}）是 {fact:table_title} 的状态码。状态码表里的说明（英文原文）：{fact:meaning} 它不是显存不足错误。",
+        "这是 GPU 运行时、驱动或库返回的状态码，含义见状态码表；它不是显存不足错误。",
+    ]),
     ("hardware_fault", &["是 GPU 或它的连接坏了，不是你的程序"], &[
         "{kind:gpu_fallen_off_bus}{lost_by}，这块 GPU 已不再通过 PCIe 响应（NVIDIA 的 Xid 79 说的也是这种情况），重启节点之前它都不能用。NVIDIA 列出的原因有供电、过热，以及 PCIe 插槽或转接卡故障；减小 batch 或改显存设置都没有用。",
         "这个 Xid 表示硬件或驱动层面的故障（掉卡、ECC 错误、GSP 超时等）。重启后如果还出现，检查散热、供电、PCIe 连接，并联系管理员或厂商；改程序解决不了。",
@@ -1119,6 +1140,11 @@ const FIXES_BY_HOW: &[(&str, &str, &str, &str)] = &[
 
 /// English fix title, Chinese title, Chinese how.
 const FIXES: &[(&str, &str, &str)] = &[
+    ("Update the GPU driver", "更新 GPU 驱动", "驱动比程序编译时用的 CUDA（或 ROCm）旧。装新一点的驱动（`nvidia-smi` 显示驱动支持的最高 CUDA 版本），或者换成针对更旧 CUDA 编译的程序或框架版本。"),
+    ("Check that the GPU is visible to the process", "确认进程看得到 GPU", "在同一环境里运行 `nvidia-smi`（或 `rocm-smi`）；检查 `CUDA_VISIBLE_DEVICES`；容器要带着 GPU 启动（`--gpus all`）。库路径上的驱动桩库（stub）也会让 GPU 不可见。"),
+    ("Find the kernel that failed", "找到出错的 kernel", "这个错误是由出错 kernel 之后的某个调用报告的。用 `CUDA_LAUNCH_BLOCKING=1` 重跑，让出错的调用在发生处报告，或者在 `compute-sanitizer` 下运行；要重启进程才能再用 GPU。"),
+    ("Leave GPU memory for the library", "给库留出显存", "减小 batch 或模型占用，结束这块 GPU 上的其他进程；TensorFlow 里打开显存按需增长（`tf.config.experimental.set_memory_growth(gpu, True)`），免得框架在 cuDNN 或 cuBLAS 申请之前就占掉全部显存。"),
+    ("Look up the code in its library's reference", "到所属库的文档里查这个状态码", "finding 里写明了状态码表、状态码和含义的出处（`oomwhy explain gpu_runtime_error` 介绍这些表）。返回它的调用通常就在同一行或 traceback 里。"),
     ("Allocate long-lived and large tensors first", "先分配长期存在的大张量", "在第一步之前就创建整个训练期间都要用的缓冲区（权重、优化器状态、KV cache），大的临时张量复用预先分配好的缓冲区，这样短命的张量就不会把大段切碎。"),
     ("Allocate on one stream, or hand memory over explicitly", "在同一个 stream 上分配，或显式交接显存", "在侧 stream 上用的张量就在那个 stream 上创建（with torch.cuda.stream(s):），更早释放侧 stream 上的张量，或者在侧 stream 阶段结束后调用 torch.cuda.empty_cache()，让它缓存的段还给 CUDA。"),
     ("Get the real error with num_workers=0", "用 num_workers=0 拿到真正的错误", "在主进程里加载数据（num_workers=0）：崩溃就会发生在主进程里，这时 `python -X faulthandler` 能打印出出错调用的 Python 调用栈。"),
@@ -1523,6 +1549,8 @@ pages! {
     "cudnn_not_supported",
     "gpu_fallen_off_bus",
     "ptxas_alloc_failure",
+    "gpu_runtime_error",
+    "gpu_status_code",
 }
 
 /// The era evidence `crate::snapshot` writes, in Chinese (key names kept).

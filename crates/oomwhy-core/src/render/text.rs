@@ -209,6 +209,7 @@ pub(super) fn category_label(f: &Finding) -> Msg {
             | Kind::GpuFallenOffBus
             | Kind::TritonOutOfResources
             | Kind::CudnnNotSupported
+            | Kind::GpuRuntimeError
     );
     match (f.category, host) {
         (Category::Oom, false) => Msg::Oom,

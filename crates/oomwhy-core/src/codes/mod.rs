@@ -1,0 +1,240 @@
+//! Status-code tables as data: each GPU runtime, driver or library's error
+//! codes with their numbers, names, what they mean and whether they mean
+//! memory ran out, one TSV file per table (docs/codes.md), read from the
+//! library's own header and cited row by row.
+//!
+//! The files are compiled in and parsed once. A row that does not parse is
+//! skipped (a test checks that none is), so a bad edit cannot panic a scan.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// Whether a code means that memory ran out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// The code states an allocation failed.
+    Memory,
+    /// The code is a failure of another kind.
+    NotMemory,
+    /// Not an out-of-memory by itself, but commonly caused by memory
+    /// pressure (a handle or workspace that could not be allocated).
+    Maybe,
+    /// A failure of another kind that says the caller passed a bad argument
+    /// or handle: a bug in the calling program, not a failure of the GPU or
+    /// its runtime. Not reported (the labelled real pastes count such
+    /// errors as nothing to report).
+    Usage,
+}
+
+impl Class {
+    fn parse(text: &str) -> Option<Class> {
+        Some(match text {
+            "memory" => Class::Memory,
+            "not_memory" => Class::NotMemory,
+            "maybe" => Class::Maybe,
+            "usage" => Class::Usage,
+            _ => return None,
+        })
+    }
+
+    /// The column's spelling (`memory`, `not_memory`, `maybe`, `usage`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::Memory => "memory",
+            Class::NotMemory => "not_memory",
+            Class::Maybe => "maybe",
+            Class::Usage => "usage",
+        }
+    }
+}
+
+/// One code of one table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The code's value (negative for Vulkan).
+    pub number: i64,
+    /// How the number is written in the header (`0x70000003`, `-2`, `35`).
+    pub written: &'static str,
+    /// The enumerator's name (`cudaErrorInsufficientDriver`).
+    pub name: &'static str,
+    /// Whether the code means memory ran out.
+    pub class: Class,
+    /// The library's own error string for it, where one is known; empty otherwise.
+    pub message: &'static str,
+    /// What the code means, from the header's comment or the API reference.
+    pub meaning: &'static str,
+    /// Where the row was read.
+    pub source: &'static str,
+}
+
+/// One table: the codes of one API.
+#[derive(Debug)]
+pub struct Table {
+    /// The file's stem (`cuda_runtime`), written into findings as `table`.
+    pub id: &'static str,
+    /// A readable name (`CUDA runtime`).
+    pub title: &'static str,
+    /// The backend a finding from this table ran on (`cuda`, `hip`, ...).
+    pub backend: &'static str,
+    /// The codes, in the file's order.
+    pub entries: Vec<Entry>,
+}
+
+impl Table {
+    /// The first entry with this number.
+    pub fn by_number(&self, number: i64) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.number == number)
+    }
+
+    /// The first entry with this name.
+    pub fn by_name(&self, name: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.name == name)
+    }
+}
+
+/// (id, title, backend, file text) of every table, most used first.
+const SOURCES: &[(&str, &str, &str, &str)] = &[
+    (
+        "cuda_runtime",
+        "CUDA runtime",
+        "cuda",
+        include_str!("cuda_runtime.tsv"),
+    ),
+    (
+        "cuda_driver",
+        "CUDA driver",
+        "cuda",
+        include_str!("cuda_driver.tsv"),
+    ),
+    ("cublas", "cuBLAS", "cuda", include_str!("cublas.tsv")),
+    ("cudnn", "cuDNN", "cuda", include_str!("cudnn.tsv")),
+    ("nccl", "NCCL", "cuda", include_str!("nccl.tsv")),
+    (
+        "hip_runtime",
+        "HIP runtime",
+        "hip",
+        include_str!("hip_runtime.tsv"),
+    ),
+    (
+        "level_zero",
+        "Level Zero",
+        "level_zero",
+        include_str!("level_zero.tsv"),
+    ),
+    ("vulkan", "Vulkan", "vulkan", include_str!("vulkan.tsv")),
+];
+
+/// A number as a header writes it: decimal (maybe negative) or `0x` hex.
+pub fn parse_number(text: &str) -> Option<i64> {
+    let text = text.trim();
+    match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) => i64::from_str_radix(hex, 16).ok(),
+        None => text.parse().ok(),
+    }
+}
+
+fn parse_row(line: &'static str) -> Option<Entry> {
+    let mut columns = line.split('\t');
+    let written = columns.next()?.trim();
+    let entry = Entry {
+        number: parse_number(written)?,
+        written,
+        name: columns.next()?.trim(),
+        class: Class::parse(columns.next()?.trim())?,
+        message: columns.next()?.trim(),
+        meaning: columns.next()?.trim(),
+        source: columns.next()?.trim(),
+    };
+    (columns.next().is_none() && !entry.name.is_empty()).then_some(entry)
+}
+
+/// The rows of a table file: every line that is neither blank nor a `#` comment.
+fn rows(text: &'static str) -> impl Iterator<Item = &'static str> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+}
+
+/// Every table, parsed once.
+pub fn tables() -> &'static [Table] {
+    static TABLES: OnceLock<Vec<Table>> = OnceLock::new();
+    TABLES.get_or_init(|| {
+        SOURCES
+            .iter()
+            .map(|&(id, title, backend, text)| Table {
+                id,
+                title,
+                backend,
+                entries: rows(text).filter_map(parse_row).collect(),
+            })
+            .collect()
+    })
+}
+
+/// The table with this id.
+pub fn table(id: &str) -> Option<&'static Table> {
+    tables().iter().find(|t| t.id == id)
+}
+
+/// The table and entry of a code's name, in any table. Names are unique
+/// across tables (each API prefixes its own); within one, the first row wins.
+pub fn by_name(name: &str) -> Option<(&'static Table, &'static Entry)> {
+    static INDEX: OnceLock<HashMap<&'static str, (usize, usize)>> = OnceLock::new();
+    let index = INDEX.get_or_init(|| {
+        let mut index = HashMap::new();
+        for (t, table) in tables().iter().enumerate() {
+            for (e, entry) in table.entries.iter().enumerate() {
+                index.entry(entry.name).or_insert((t, e));
+            }
+        }
+        index
+    });
+    let &(t, e) = index.get(name)?;
+    let table = tables().get(t)?;
+    Some((table, table.entries.get(e)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_row_parses() {
+        for (&(id, _, _, text), table) in SOURCES.iter().zip(tables()) {
+            let rows = rows(text).count();
+            assert!(rows > 0, "{id} is empty");
+            assert_eq!(table.entries.len(), rows, "{id}: a row does not parse");
+            for entry in &table.entries {
+                assert!(!entry.meaning.is_empty(), "{id} {}: no meaning", entry.name);
+                assert!(!entry.source.is_empty(), "{id} {}: no source", entry.name);
+            }
+        }
+    }
+
+    #[test]
+    fn names_belong_to_one_table() {
+        let mut seen: HashMap<&str, &str> = HashMap::new();
+        for table in tables() {
+            for entry in &table.entries {
+                if let Some(other) = seen.insert(entry.name, table.id) {
+                    assert_eq!(other, table.id, "{} is in two tables", entry.name);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn finds_codes_by_name_and_number() {
+        let (table, entry) = by_name("cudaErrorInsufficientDriver").unwrap();
+        assert_eq!((table.id, entry.number), ("cuda_runtime", 35));
+        assert_eq!(entry.class, Class::NotMemory);
+        let ze = table_or_panic("level_zero").by_number(0x7000_0003).unwrap();
+        assert_eq!(ze.name, "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY");
+        assert_eq!(ze.class, Class::Memory);
+        let vk = table_or_panic("vulkan").by_number(-2).unwrap();
+        assert_eq!(vk.name, "VK_ERROR_OUT_OF_DEVICE_MEMORY");
+    }
+
+    fn table_or_panic(id: &str) -> &'static Table {
+        table(id).unwrap()
+    }
+}

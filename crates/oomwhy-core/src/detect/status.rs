@@ -1,0 +1,882 @@
+//! A code from one of the status tables (`crate::codes`, docs/codes.md)
+//! reported in any of the forms programs print it:
+//!
+//! * its name: `cudaErrorInsufficientDriver`, `CUDA_ERROR_OUT_OF_MEMORY`,
+//!   `hipErrorOutOfMemory`, `ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY`,
+//!   `VK_ERROR_OUT_OF_DEVICE_MEMORY`, `CUDNN_STATUS_INTERNAL_ERROR`;
+//! * its number where the line names the API: `CUDA error 2`, `CUDA failure
+//!   35:`, `cudaGetDeviceProperties returned 35`, `cuda runtime error (35)`,
+//!   `THCudaCheck FAIL ... error=59`. A bare number is never a code;
+//! * the library's own error string printed as an error: `CUDA error: an
+//!   illegal memory access was encountered`, `what():  FILE(322): unspecified
+//!   launch failure`, Blender Cycles' `Out of memory in cuStreamCreate(...)`;
+//! * PyTorch's `Search for `hipErrorOutOfMemory' in URL for more information.`
+//!   left alone when the message above it was cut off.
+//!
+//! It runs after the specific families, so a message they know keeps its
+//! kind; the codes they leave are classed by the table (memory, not memory,
+//! maybe) into the kinds the rest of oomwhy uses.
+
+use super::text::{continues_with_boilerplate, message_text};
+use super::{is_mention, re, Family, Message};
+use crate::codes::{self, Class, Entry, Table};
+use crate::record::{fact, Era, Finding, Kind};
+use regex::Regex;
+use std::sync::OnceLock;
+
+/// How the code was printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    Name,
+    Number,
+    Message,
+}
+
+impl Form {
+    fn as_str(self) -> &'static str {
+        match self {
+            Form::Name => "name",
+            Form::Number => "number",
+            Form::Message => "message",
+        }
+    }
+}
+
+/// A code found on a line.
+#[derive(Debug, Clone, Copy)]
+struct Hit {
+    /// Where the message starts on the line.
+    start: usize,
+    table: &'static Table,
+    entry: &'static Entry,
+    form: Form,
+}
+
+struct Patterns {
+    /// Every name of every table, longest first.
+    names: Regex,
+    /// A word that names an API, then a word that introduces its status and
+    /// the number: `CUDA error 2`, `cudaMalloc returned 2`, `error=2`, `err(2)`.
+    number: Regex,
+    /// PyTorch's pointer to the error's documentation.
+    search_for: Regex,
+    /// Cycles' `MESSAGE in cuCall(` and `CUDA error at cuCall: MESSAGE`.
+    cycles_call: Regex,
+    cycles_at: Regex,
+}
+
+fn patterns() -> &'static Patterns {
+    static P: OnceLock<Patterns> = OnceLock::new();
+    P.get_or_init(|| {
+        let mut names: Vec<&str> = codes::tables()
+            .iter()
+            .flat_map(|t| t.entries.iter().map(|e| e.name))
+            .collect();
+        names.sort_by_key(|n| std::cmp::Reverse(n.len()));
+        names.dedup();
+        let alternation = names
+            .iter()
+            .map(|n| regex::escape(n))
+            .collect::<Vec<_>>()
+            .join("|");
+        Patterns {
+            names: re(&format!(r"\b(?:{alternation})\b")),
+            number: re(concat!(
+                r"(?P<api>\bcuda[A-Z]\w*|\bcu[A-Z]\w*|\bCUresult\b|\bCUDA\b|\bCuda\b|\bcuda\b|THCudaCheck",
+                r"|\bhip[A-Z]\w*|\bHIP\b|\bcublas\w*|\bCUBLAS\b|\bcuBLAS\b|\bcudnn\w*|\bcuDNN\b|\bCUDNN\b",
+                r"|\bnccl[A-Z]\w*|\bNCCL\b|\bze[A-Z]\w*|\bLevel[ -]?Zero\b|\bvk[A-Z]\w*|\bVulkan\b|\bVkResult\b)",
+                r"[^\n]{0,100}?\b(?P<word>error|Error|ERROR|failure|Failure|failed|code|err|status|result|returned)",
+                r"\s*(?:[=:]\s*|\(\s*|\s+)(?:code\s+|with\s+error\s+)?(?P<number>-?0x[0-9A-Fa-f]+|-?\d+)\b",
+            )),
+            search_for: re(r"\bSearch for `(\w+)' in \S+ for more information"),
+            cycles_call: re(r"^ in (?:cu[A-Z]\w*\(|CUDA queue )"),
+            cycles_at: re(r"\bCUDA error at cu[A-Z]\w*: $"),
+        }
+    })
+}
+
+/// Which table a number belongs to, by the word that names the API.
+fn table_for_api(api: &str, matched: &str) -> Option<&'static Table> {
+    let id = if api.starts_with("cublas") || api.eq_ignore_ascii_case("cublas") {
+        "cublas"
+    } else if api.starts_with("cudnn") || api.eq_ignore_ascii_case("cudnn") {
+        "cudnn"
+    } else if api.starts_with("nccl") || api == "NCCL" {
+        "nccl"
+    } else if api.starts_with("hip") || api == "HIP" {
+        "hip_runtime"
+    } else if api.starts_with("ze") || api.starts_with("Level") {
+        "level_zero"
+    } else if api.starts_with("vk") || api == "Vulkan" || api == "VkResult" {
+        "vulkan"
+    } else if api == "CUresult"
+        || matched.contains("driver error")
+        || (api.starts_with("cu") && !api.starts_with("cuda"))
+    {
+        "cuda_driver"
+    } else {
+        "cuda_runtime"
+    };
+    codes::table(id)
+}
+
+/// Whether a name at `start..end` of `line` is a report of the code, not a
+/// mention of it in code or documentation (`case cudaErrorX:`, `if (err ==
+/// cudaErrorX)`, `cudaErrorX = 35,`, `cudaGetErrorString(cudaErrorX)`).
+fn reported_name(line: &str, start: usize, end: usize) -> bool {
+    let before = line[..start].trim_end();
+    let after = line[end..].trim_start();
+    if is_mention(line, start) {
+        return false;
+    }
+    let code_before = ["==", "!=", "case", "return", "<<", "::", "#define", "enum"];
+    if code_before.iter().any(|c| before.ends_with(c)) || before.ends_with(" =") {
+        return false;
+    }
+    // A call's argument, unless the call is a printed code (`code=35(name)`).
+    if let Some(call) = line[..start].strip_suffix('(') {
+        let callee = call.ends_with(|c: char| c.is_alphabetic() || c == '_');
+        if callee && !call.ends_with("code") {
+            return false;
+        }
+    }
+    // `cupy.cuda.runtime.cudaErrorMemoryAllocation`: an attribute in code.
+    if line[..start].ends_with('.') {
+        return false;
+    }
+    // An enum's definition or a comparison after it.
+    let definition = (after.starts_with('=') && !after.starts_with("=="))
+        || after.starts_with("==")
+        || after.starts_with("!=");
+    if definition {
+        return false;
+    }
+    // What introduces a reported code: nothing (the line is the code), a
+    // separator (`handle: NAME`, `(NAME)`, `code=35(NAME)`, `35 (0x23) NAME`),
+    // or a word that says a status follows. Prose (`retry on NAME with a
+    // smaller batch`) mentions it.
+    const SEPARATORS: &[char] = &[':', '(', '[', '=', ',', '-', '>', '|', ')', '*', '`'];
+    if before.is_empty()
+        || before.ends_with(SEPARATORS)
+        || before.ends_with(|c: char| c.is_ascii_digit())
+    {
+        return true;
+    }
+    let lower = before.to_ascii_lowercase();
+    const WORDS: &[&str] = &[
+        "error",
+        "err",
+        "code",
+        "status",
+        "result",
+        "returned",
+        "returns",
+        "with",
+        "failed",
+        "failure",
+        "exception",
+        "results in",
+        "got",
+        "is",
+    ];
+    WORDS.iter().any(|w| {
+        lower.ends_with(w) && !lower[..lower.len() - w.len()].ends_with(char::is_alphanumeric)
+    })
+}
+
+/// The number a match printed, when it is a code of its table.
+fn number_hit(line: &str) -> Option<Hit> {
+    let p = patterns();
+    for caps in p.number.captures_iter(line) {
+        let (Some(all), Some(api), Some(number)) =
+            (caps.get(0), caps.name("api"), caps.name("number"))
+        else {
+            continue;
+        };
+        // A version, a size or a time is not a code (`CUDA error 12.1`,
+        // `cuda result 3 ms`).
+        let after = &line[number.end()..];
+        if after.starts_with('.') && after[1..].starts_with(|c: char| c.is_ascii_digit())
+            || after.starts_with('%')
+        {
+            continue;
+        }
+        let Some(value) = codes::parse_number(number.as_str()) else {
+            continue;
+        };
+        if value == 0 {
+            continue;
+        }
+        let Some(table) = table_for_api(api.as_str(), all.as_str()) else {
+            continue;
+        };
+        let Some(entry) = table.by_number(value) else {
+            continue;
+        };
+        if is_mention(line, api.start()) {
+            continue;
+        }
+        return Some(Hit {
+            start: api.start(),
+            table,
+            entry,
+            form: Form::Number,
+        });
+    }
+    None
+}
+
+/// Words of a message (its length for the rules below).
+fn words(text: &str) -> usize {
+    text.split_whitespace().count()
+}
+
+/// A message long enough to be the library's own wherever it appears, and
+/// the first six words of one longer than six (a paste cut or reworded
+/// after them: `no kernel image is available for execution this device`).
+const DISTINCT_WORDS: usize = 5;
+const PREFIX_WORDS: usize = 6;
+
+/// Whether the text before a message prints it as an error: after
+/// `CUDA error:`, `failed:`, `->`, a `what():` line's last colon, or an
+/// error number (`CUDA failure 35:`, `cuda runtime error (35) :`).
+fn printed_as_error(before: &str) -> bool {
+    let t = before.trim_end();
+    if t.ends_with("->") {
+        return true;
+    }
+    let Some(head) = t.strip_suffix(':') else {
+        return false;
+    };
+    let head = head.trim_end();
+    let lower = head.to_ascii_lowercase();
+    lower.ends_with("error")
+        || lower.ends_with("failed")
+        || lower.ends_with("failure")
+        || lower.ends_with(')')
+        || lower
+            .split_whitespace()
+            .last()
+            .is_some_and(|w| w.chars().all(|c| c.is_ascii_digit()))
+        || before.contains("what():")
+}
+
+/// A table's own message on the line, printed as an error.
+/// Every text a message form can print for a code, with its table and
+/// entry: the message, its first six words when it is longer, and (driver
+/// table) the name without its prefix, which older Cycles printed
+/// (`ILLEGAL_ADDRESS in cuMemAlloc(...)`).
+struct MessageIndex {
+    searcher: aho_corasick::AhoCorasick,
+    texts: Vec<(&'static str, &'static Table, &'static Entry)>,
+}
+
+fn message_index() -> Option<&'static MessageIndex> {
+    static INDEX: OnceLock<Option<MessageIndex>> = OnceLock::new();
+    INDEX
+        .get_or_init(|| {
+            let mut texts = Vec::new();
+            for table in codes::tables() {
+                for entry in &table.entries {
+                    if !entry.message.is_empty() {
+                        texts.push((entry.message, table, entry));
+                    }
+                    if let Some(short) = entry.name.strip_prefix("CUDA_ERROR_") {
+                        texts.push((short, table, entry));
+                    }
+                    if words(entry.message) > PREFIX_WORDS && table.id != "cuda_driver" {
+                        if let Some(end) = nth_word_end(entry.message, PREFIX_WORDS) {
+                            texts.push((&entry.message[..end], table, entry));
+                        }
+                    }
+                }
+            }
+            let searcher = aho_corasick::AhoCorasick::builder()
+                .match_kind(aho_corasick::MatchKind::Standard)
+                .build(texts.iter().map(|(text, _, _)| *text))
+                .ok()?;
+            Some(MessageIndex { searcher, texts })
+        })
+        .as_ref()
+}
+
+/// A table's own message on the line, printed as an error.
+fn message_hit(line: &str) -> Option<Hit> {
+    let p = patterns();
+    let index = message_index()?;
+    let mut best: Option<(Hit, usize)> = None;
+    for m in index.searcher.find_overlapping_iter(line) {
+        let Some(&(text, table, entry)) = index.texts.get(m.pattern().as_usize()) else {
+            continue;
+        };
+        let (at, end) = (m.start(), m.end());
+        let bounded = line[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !c.is_alphanumeric())
+            && line[end..]
+                .chars()
+                .next()
+                .is_none_or(|c| !c.is_alphanumeric());
+        if !bounded {
+            continue;
+        }
+        let before = &line[..at];
+        let after = &line[end..];
+        let cycles = table.id == "cuda_driver"
+            && (p.cycles_call.is_match(after) || p.cycles_at.is_match(before));
+        let ok = if table.id == "cuda_driver" {
+            // cuew's short strings ("Invalid value") only in Cycles' forms.
+            cycles
+        } else if entry.class == Class::Memory {
+            // The runtimes' own "out of memory" is read by the families
+            // that know each tool's form of it (`CUDA error: out of
+            // memory`, ggml's `cudaMalloc failed: out of memory`); only
+            // a C++ exception's `what():` line is left to this one.
+            before.contains("what():") && printed_as_error(before)
+        } else {
+            printed_as_error(before) || words(text) >= DISTINCT_WORDS
+        };
+        if !ok || is_mention(line, at) {
+            continue;
+        }
+        let start = if cycles {
+            line.len() - line.trim_start().len()
+        } else {
+            at
+        };
+        let start = error_prefix_start(line, start);
+        // At one start the longer message wins (NCCL's `invalid argument
+        // (run with ...)` over the runtime's `invalid argument`), then the
+        // first table.
+        let better =
+            best.is_none_or(|(b, len)| start < b.start || (start == b.start && text.len() > len));
+        if better {
+            best = Some((
+                Hit {
+                    start,
+                    table,
+                    entry,
+                    form: Form::Message,
+                },
+                text.len(),
+            ));
+        }
+    }
+    best.map(|(hit, _)| hit)
+}
+
+/// The byte offset just after the `n`th word of `text`.
+fn nth_word_end(text: &str, n: usize) -> Option<usize> {
+    let mut count = 0;
+    let mut in_word = false;
+    for (i, c) in text.char_indices() {
+        if c.is_whitespace() {
+            if in_word {
+                count += 1;
+                if count == n {
+                    return Some(i);
+                }
+            }
+            in_word = false;
+        } else {
+            in_word = true;
+        }
+    }
+    None
+}
+
+/// Moves a message's start back to the error prefix that introduces it on
+/// the line (`CUDA error: `, `cuda runtime error (35) : `, `what():  `), so
+/// the finding's text keeps it.
+fn error_prefix_start(line: &str, start: usize) -> usize {
+    static PREFIX: OnceLock<Regex> = OnceLock::new();
+    let prefix = PREFIX.get_or_init(|| {
+        re(r"(?:\b(?:CUDA|HIP|Cuda|cuda|cuDNN|CUDNN|cuBLAS|CUBLAS|NCCL)(?: runtime| driver)? (?:[Ee]rror|ERROR|[Ff]ailure)\b|\bwhat\(\):)[^\n]*$")
+    });
+    let before = &line[..start];
+    prefix
+        .find(before)
+        .filter(|m| start - m.start() <= 200)
+        .map_or(start, |m| m.start())
+}
+
+/// Where the clause that reports a name starts: after a log prefix's last
+/// `] ` (`E .../cuda_dnn.cc:329] Could not create cudnn handle: NAME`) and
+/// after a leading exception class (kept as the finding's exception), or at
+/// the error prefix before the name, whichever is earlier.
+fn clause_start(line: &str, name_at: usize) -> usize {
+    static EXCEPTION: OnceLock<Regex> = OnceLock::new();
+    let exception =
+        EXCEPTION.get_or_init(|| re(r"^\s*(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception): "));
+    let before = &line[..name_at];
+    let mut cut = before.rfind("] ").map_or(0, |i| i + 2);
+    if let Some(m) = exception.find(&line[cut..name_at]) {
+        cut += m.end();
+    }
+    let cut = cut + (line[cut..name_at].len() - line[cut..name_at].trim_start().len());
+    if name_at - cut > 160 {
+        return error_prefix_start(line, name_at);
+    }
+    cut.min(error_prefix_start(line, name_at))
+}
+
+/// The code reported on a line, if any: a name, else a number in its API's
+/// context, else a message; the earliest of the forms found.
+fn find(line: &str) -> Option<Hit> {
+    let p = patterns();
+    if let Some(c) = p.search_for.captures(line) {
+        if let (Some(m), Some(name)) = (c.get(0), c.get(1)) {
+            if let Some((table, entry)) = codes::by_name(name.as_str()) {
+                return Some(Hit {
+                    start: m.start(),
+                    table,
+                    entry,
+                    form: Form::Name,
+                });
+            }
+        }
+    }
+    let names: Vec<Hit> = p
+        .names
+        .find_iter(line)
+        .filter(|m| reported_name(line, m.start(), m.end()))
+        .filter_map(|m| {
+            let (table, entry) = codes::by_name(m.as_str())?;
+            Some(Hit {
+                start: clause_start(line, m.start()),
+                table,
+                entry,
+                form: Form::Name,
+            })
+        })
+        .collect();
+    // A line that names several codes (`hipErrorTbd
+    // (ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY )`: a wrapper's code, then the
+    // cause) is classed by the one that says memory ran out, else the first.
+    let by_class = |class: Class| names.iter().find(|h| h.entry.class == class).copied();
+    let name = by_class(Class::Memory)
+        .map(|h| Hit {
+            start: names
+                .first()
+                .map_or(h.start, |first| first.start.min(h.start)),
+            ..h
+        })
+        .or_else(|| names.first().copied());
+    // A name says the most; a number or a message only when there is none.
+    name.or_else(|| number_hit(line))
+        .or_else(|| message_hit(line))
+}
+
+/// The kind a code is reported as: the specific kind where oomwhy has one
+/// for it (CUDA's out of memory, illegal address, device-side assert,
+/// misaligned address, launch failure, missing kernel image; an NCCL
+/// result; a library allocation failure), else by its class.
+fn kind_for(table: &Table, entry: &Entry) -> Kind {
+    let cuda_like = matches!(table.id, "cuda_runtime" | "cuda_driver" | "hip_runtime");
+    match entry.class {
+        Class::Memory => match table.id {
+            "cuda_runtime" | "cuda_driver" => Kind::CudaRuntimeOom,
+            "cublas" | "cudnn" => Kind::LibraryAllocFailed,
+            _ => Kind::GenericOom,
+        },
+        _ if table.id == "nccl" => Kind::NcclError,
+        _ if cuda_like => match entry.number {
+            700 => Kind::IllegalMemoryAccess,
+            710 => Kind::DeviceSideAssert,
+            716 => Kind::MisalignedAddress,
+            719 => Kind::LaunchFailure,
+            209 => Kind::NoKernelImage,
+            _ => Kind::GpuRuntimeError,
+        },
+        _ => Kind::GpuRuntimeError,
+    }
+}
+
+/// A status-table code that is not out of memory, reported in any form
+/// (module docs). Placed before the weakest families.
+pub struct StatusCode;
+
+/// A status-table code that says memory ran out. Placed after every other
+/// family: one that reads a tool's own form of the same code (sizes, the
+/// allocator) keeps it.
+pub struct StatusOom;
+
+/// The first line of every form holds one of these (a test checks each
+/// table's names and messages against them).
+const TRIGGERS: &[&str] = &[
+    // Names, by their API's prefix (`STATUS_`: cuBLAS, cuDNN; `_ERROR_`:
+    // the driver API, Level Zero, Vulkan).
+    "cudaError",
+    "hipError",
+    "STATUS_",
+    "_ERROR_",
+    "nccl",
+    // A number or message after an error word: `CUDA error 35`, `HIP error:`,
+    // `RuntimeError: NAME`, `failed with error -2`; the CUDA samples'
+    // `cudaGetDeviceCount returned 35`; ONNX Runtime's `CUDA failure 35:`.
+    "rror",
+    "returned ",
+    "with status",
+    "err(",
+    "CUDA failure ",
+    // A message in a C++ exception, and Cycles' `MESSAGE in cuCall(` and
+    // `MESSAGE in CUDA queue ...`.
+    "what():",
+    " in cu",
+    " in CUDA",
+    // A long message alone on its line.
+    "no kernel image is available",
+];
+
+/// The code reported on a line, when it is of the wanted side: memory, or
+/// not memory. A code of the `usage` class is never reported.
+fn find_class(line: &str, memory: bool) -> Option<Hit> {
+    let hit = find(line)?;
+    let class = hit.entry.class;
+    (class != Class::Usage && (class == Class::Memory) == memory).then_some(hit)
+}
+
+/// The CUDA samples print the code's string on the next line
+/// (`cudaGetDeviceCount returned 35` / `-> CUDA driver version ...`).
+fn continues_status(lines: &[String], next: &str) -> bool {
+    (lines.len() == 1 && next.trim_start().starts_with("-> "))
+        || continues_with_boilerplate(lines, next)
+}
+
+impl Family for StatusCode {
+    fn triggers(&self) -> &'static [&'static str] {
+        TRIGGERS
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        find_class(line, false).map(|hit| hit.start)
+    }
+
+    fn continues(&self, lines: &[String], next: &str) -> bool {
+        continues_status(lines, next)
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        decode_status(message, false)
+    }
+}
+
+impl Family for StatusOom {
+    fn triggers(&self) -> &'static [&'static str] {
+        TRIGGERS
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        find_class(line, true).map(|hit| hit.start)
+    }
+
+    fn continues(&self, lines: &[String], next: &str) -> bool {
+        continues_status(lines, next)
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        decode_status(message, true)
+    }
+}
+
+fn decode_status(message: &Message<'_>, memory: bool) -> Option<Finding> {
+    // The forms are read on the whole first line: what comes before the
+    // message's start decides whether it is printed as an error.
+    let first = format!("{}{}", message.prefix, message.lines.first()?);
+    let hit = find_class(&first, memory)?;
+    let (table, entry) = (hit.table, hit.entry);
+    let kind = kind_for(table, entry);
+    let mut finding = message.finding(kind, message_text(message.lines));
+    finding.backend = Some(table.backend.into());
+    finding
+        .facts
+        .insert(fact::ERROR_NAME.into(), entry.name.into());
+    finding
+        .facts
+        .insert("error_code".into(), entry.written.into());
+    finding.facts.insert("table".into(), table.id.into());
+    finding
+        .facts
+        .insert("printed_as".into(), hit.form.as_str().into());
+    match kind {
+        Kind::CudaRuntimeOom => {
+            finding.era = Some(if table.id == "cuda_driver" {
+                Era::Driver
+            } else {
+                Era::Runtime
+            });
+        }
+        Kind::LibraryAllocFailed => {
+            finding.facts.insert(fact::LIBRARY.into(), table.id.into());
+            finding.facts.insert(fact::STATUS.into(), entry.name.into());
+        }
+        Kind::GenericOom => {
+            finding.era = match table.id {
+                "hip_runtime" => Some(Era::Hip),
+                "vulkan" => Some(Era::Vulkan),
+                _ => None,
+            };
+            finding.facts.insert(
+                fact::REPORTED_BY.into(),
+                format!("{} ({})", table.title, entry.name),
+            );
+        }
+        Kind::NcclError => {
+            finding
+                .facts
+                .insert(fact::NCCL_ERROR.into(), entry.name.into());
+        }
+        _ => {
+            finding
+                .facts
+                .insert("table_title".into(), table.title.into());
+            finding.facts.insert("meaning".into(), entry.meaning.into());
+            finding
+                .facts
+                .insert("code_class".into(), entry.class.as_str().into());
+        }
+    }
+    Some(finding)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detect::decode_lines;
+
+    fn decode(line: &str) -> Option<Finding> {
+        decode_lines(&StatusCode, &[line]).or_else(|| decode_lines(&StatusOom, &[line]))
+    }
+
+    fn name_of(line: &str) -> Option<String> {
+        decode(line).and_then(|f| f.facts.get(fact::ERROR_NAME).cloned())
+    }
+
+    /// The forms each table's stack prints its codes in, for one entry.
+    fn printed_forms(table: &Table, entry: &Entry) -> Vec<String> {
+        let n = entry.written;
+        let name = entry.name;
+        let mut forms = vec![format!("RuntimeError: {name}"), format!("error: {name}")];
+        if matches!(table.id, "cuda_runtime" | "hip_runtime") {
+            // PyTorch's pointer to the error's documentation.
+            forms.push(format!(
+                "Search for `{name}' in https://docs.example/errors for more information."
+            ));
+        }
+        match table.id {
+            "cuda_runtime" => forms.extend([
+                format!("CUDA error {n}"),
+                format!("CUDA failure {n}: something"),
+                format!("cudaGetDeviceProperties returned {n}"),
+                format!("cudaMalloc err({n})"),
+                format!("cuda runtime error ({n}) : something"),
+                format!("THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=844 error={n} : x"),
+                format!("CUDA error at bandwidthTest.cu:255 code={n}({name}) \"cudaSetDevice(currentDevice)\""),
+            ]),
+            "cuda_driver" => forms.extend([
+                format!("cuMemAlloc failed with error {n}"),
+                format!("CUresult error result={n}"),
+                format!("cuInit returned {n}"),
+            ]),
+            "cublas" => forms.extend([
+                format!("cuBLAS error {n}"),
+                format!("cublasSgemm returned status {n}"),
+            ]),
+            "cudnn" => forms.extend([
+                format!("cuDNN error {n}"),
+                format!("cudnnConvolutionForward failed with status {n}"),
+            ]),
+            "nccl" => forms.extend([format!("NCCL error {n}"), format!("ncclAllReduce returned {n}")]),
+            "hip_runtime" => forms.extend([
+                format!("HIP error {n}"),
+                format!("hipMalloc returned {n}"),
+                format!("*ERROR: HIPError(code {name}, something)*"),
+            ]),
+            "level_zero" => forms.extend([
+                format!("zeMemAllocDevice returned {n}"),
+                format!("CHIP error [TID 227578] : hipErrorTbd ({name} ) in x.cc:365:recordStream"),
+            ]),
+            "vulkan" => forms.extend([
+                format!("vkAllocateMemory failed with error {n}"),
+                format!("Vulkan error: {name}"),
+            ]),
+            _ => {}
+        }
+        forms
+    }
+
+    /// Every entry of every table is recognised in each printed form its
+    /// stack uses, as its own entry (by its number's first row when only the
+    /// number is printed) and as the kind its class gives.
+    #[test]
+    fn every_entry_in_every_form() {
+        for table in codes::tables() {
+            for entry in &table.entries {
+                for line in printed_forms(table, entry) {
+                    let expected = if line.contains(entry.name) {
+                        entry
+                    } else {
+                        table.by_number(entry.number).unwrap()
+                    };
+                    if expected.class == Class::Usage && !line.starts_with("CHIP error") {
+                        // A bad argument is the calling program's bug: not reported.
+                        assert!(decode(&line).is_none(), "{line}");
+                        continue;
+                    }
+                    let f = decode(&line).unwrap_or_else(|| panic!("not recognised: {line}"));
+                    let name = f.facts.get(fact::ERROR_NAME).map(String::as_str);
+                    // Level Zero's form names a HIP code first, then the cause.
+                    if !line.starts_with("CHIP error") {
+                        assert_eq!(name, Some(expected.name), "{line}");
+                    }
+                    if line.starts_with("CHIP error") || !line.contains(entry.name) {
+                        continue;
+                    }
+                    assert_eq!(f.kind, kind_for(table, entry), "{line}");
+                    let category = f.kind.category();
+                    match entry.class {
+                        Class::Memory => assert!(category.is_oom(), "{line}: {category:?}"),
+                        Class::NotMemory | Class::Maybe | Class::Usage => {
+                            assert!(!category.is_oom(), "{line}: {category:?}")
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_message_printed_as_an_error() {
+        for table in codes::tables() {
+            for entry in table.entries.iter().filter(|e| !e.message.is_empty()) {
+                let m = entry.message;
+                let lines = if table.id == "cuda_driver" {
+                    vec![
+                        format!("{m} in cuStreamCreate(&cuda_stream_, CU_STREAM_NON_BLOCKING) (queue.cpp:21)"),
+                        format!("CUDA error: {m} in cuMemcpyDtoH(ptr, size), line 970"),
+                        format!("CUDA error at cuCtxCreate: {m}"),
+                    ]
+                } else {
+                    let mut lines = vec![
+                        format!("RuntimeError: CUDA error: {m}"),
+                        format!("  what():  /src/predictor/gpu_predictor.cu(322): {m}"),
+                    ];
+                    if entry.class != Class::Memory {
+                        lines.push(format!("cudaRuntimeGetVersion failed: {m}"));
+                    }
+                    lines
+                };
+                for line in lines {
+                    if entry.class == Class::Memory && table.id != "cuda_driver" {
+                        // Claimed by the families that know each tool's form.
+                        let findings = crate::decode_str(&line);
+                        assert!(
+                            findings.iter().any(|f| f.category.is_oom()),
+                            "{line}: {findings:?}"
+                        );
+                        continue;
+                    }
+                    if entry.class == Class::Usage {
+                        assert!(decode(&line).is_none(), "{line}");
+                        continue;
+                    }
+                    let found = name_of(&line).unwrap_or_else(|| panic!("not recognised: {line}"));
+                    let first = table
+                        .entries
+                        .iter()
+                        .find(|e| e.message == m)
+                        .map(|e| e.name);
+                    assert_eq!(Some(found.as_str()), first, "{line}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_triggers_cover_every_form() {
+        for table in codes::tables() {
+            for entry in &table.entries {
+                for line in printed_forms(table, entry) {
+                    assert!(TRIGGERS.iter().any(|t| line.contains(t)), "{line}");
+                }
+                if !entry.message.is_empty() && table.id != "cuda_driver" {
+                    let line = format!("CUDA error: {}", entry.message);
+                    assert!(TRIGGERS.iter().any(|t| line.contains(t)), "{line}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn real_forms() {
+        for (line, name) in [
+            ("cudaGetDeviceProperties returned 35", "cudaErrorInsufficientDriver"),
+            ("-> CUDA driver version is insufficient for CUDA runtime version", "cudaErrorInsufficientDriver"),
+            ("CUDA error at D:/bandwidthTest.cu:255 code=35(cudaErrorInsufficientDriver) \"cudaSetDevice(currentDevice)\"", "cudaErrorInsufficientDriver"),
+            (" CUDA error: 35 (0x23) cudaErrorInsufficientDriver : CUDA driver version is insufficient for CUDA runtime version", "cudaErrorInsufficientDriver"),
+            ("onnxruntime::CudaCall CUDA failure 35: CUDA driver version is insufficient for CUDA runtime version ; GPU=-2011338632 ; expr=cudaSetDevice(info_.device_id); ", "cudaErrorInsufficientDriver"),
+            ("  what():  /home/u/xgboost/src/predictor/gpu_predictor.cu(322): unspecified launch failure", "cudaErrorLaunchFailure"),
+            ("Out of memory in cuStreamCreate(&cuda_stream_, CU_STREAM_NON_BLOCKING) (C:\\blender\\queue.cpp:21)", "CUDA_ERROR_OUT_OF_MEMORY"),
+            (" CUDA error: ILLEGAL_ADDRESS in cuCtxSynchronize()", "CUDA_ERROR_ILLEGAL_ADDRESS"),
+            ("`Illegal address in CUDA queue copy_from_device (integrator_shade_surface prefix_sum)`", "CUDA_ERROR_ILLEGAL_ADDRESS"),
+            ("CUDA error: Illegal address in cuMemcpyDtoH( (char *)mem.host_pointer + offset, size), line 970", "CUDA_ERROR_ILLEGAL_ADDRESS"),
+            ("*ERROR: HIPError(code hipErrorOutOfMemory, out of memory)*", "hipErrorOutOfMemory"),
+            ("E tensorflow/stream_executor/cuda/cuda_dnn.cc:334] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR", "CUDNN_STATUS_INTERNAL_ERROR"),
+            ("no kernel image is available for execution this device", "cudaErrorNoKernelImageForDevice"),
+            ("                         Search for `hipErrorOutOfMemory' in https://rocm.docs.amd.com/projects/HIP/en/latest/index.html for more information.", "hipErrorOutOfMemory"),
+        ] {
+            assert_eq!(name_of(line).as_deref(), Some(name), "{line}");
+        }
+    }
+
+    #[test]
+    fn kinds_by_class() {
+        let f = decode("cudaGetDeviceProperties returned 35").unwrap();
+        assert_eq!(f.kind, Kind::GpuRuntimeError);
+        assert!(f.facts["meaning"].contains("older than the CUDA runtime"));
+        let f = decode("Out of memory in cuStreamCreate(&s, 0) (queue.cpp:21)").unwrap();
+        assert_eq!(f.kind, Kind::CudaRuntimeOom);
+        let f = decode(
+            "CHIP error [TID 1] : hipErrorTbd (ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY ) in a.cc:365",
+        )
+        .unwrap();
+        // The Level Zero cause, not HIP's placeholder, decides.
+        assert_eq!(
+            f.facts[fact::ERROR_NAME],
+            "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY"
+        );
+        assert_eq!(f.kind, Kind::GenericOom);
+        let f = decode("Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR").unwrap();
+        assert_eq!(f.kind, Kind::GpuRuntimeError);
+        assert_eq!(f.facts["code_class"], "maybe");
+    }
+
+    #[test]
+    fn bare_numbers_and_mentions_are_not_findings() {
+        for line in [
+            // A number without its API, or with a version, size or time.
+            "error 35",
+            "returned 2",
+            "Epoch 3 finished with code 2",
+            "CUDA version 12.1",
+            "CUDA error rate 12.5%",
+            // Code and documentation.
+            "    if (err == cudaErrorInsufficientDriver) {",
+            "    case CUDA_ERROR_OUT_OF_MEMORY:",
+            "    cudaErrorInsufficientDriver = 35,",
+            "  const char* s = cudaGetErrorString(cudaErrorIllegalAddress);",
+            "    if \"CUDA driver version is insufficient for CUDA runtime version\" in str(e):",
+            "print(\"CUDA error: an illegal memory access was encountered\")",
+            "except cupy.cuda.runtime.cudaErrorMemoryAllocation:",
+            // Prose and comments that name a code.
+            "    # retry on CUBLAS_STATUS_ALLOC_FAILED with a smaller batch",
+            "Check for cudaErrorInsufficientDriver before calling.",
+            // Cycles' short strings anywhere else.
+            "Invalid value for --threads",
+            "Out of memory",
+        ] {
+            assert!(decode(line).is_none(), "{line}");
+        }
+    }
+}
