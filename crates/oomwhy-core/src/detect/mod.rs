@@ -18,6 +18,7 @@ pub mod disguised;
 pub mod generic;
 pub mod gpu_crash;
 pub mod gpu_lost;
+pub mod grammar;
 pub mod host;
 pub mod inference;
 pub mod mps;
@@ -121,6 +122,8 @@ pub static FAMILIES: &[&dyn Family] = &[
     &torch::TorchFragment,
     &host::Killed,
     &generic::GenericOom,
+    // No family knows the stack: a statement, evidence and a resource.
+    &grammar::Grammar,
 ];
 
 /// Collects a message the way the scanner does (first line from the

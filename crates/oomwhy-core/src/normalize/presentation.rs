@@ -21,8 +21,8 @@
 //!   `<module>` and `<cell line: 29>` belong to tracebacks.
 //! * Markdown: blockquote markers at the start of the line are dropped;
 //!   emphasis markers are dropped in pairs (`**…**` anywhere it opens before
-//!   a word and closes after one, `__…__` and `_…_` only around several
-//!   words, so that `__init__` and `max_split_size_mb` stay). A backtick
+//!   a word and closes after one, `*…*`, `__…__` and `_…_` only around
+//!   several words and after a space, so that `__init__` and `max_split_size_mb` stay). A backtick
 //!   pair is dropped only where the quotation is a paste of what a program
 //!   printed ([`crate::detect::is_mention`] says it is not a mention): a
 //!   quotation that only mentions a message keeps its backticks, and with
@@ -201,6 +201,7 @@ fn markdown_removals(raw: &str) -> Vec<Range<usize>> {
         at = end;
     }
     emphasis(raw, at, "**", false, &mut removed);
+    emphasis(raw, at, "*", true, &mut removed);
     emphasis(raw, at, "__", true, &mut removed);
     emphasis(raw, at, "_", true, &mut removed);
     backticks(raw, at, &mut removed);
