@@ -404,11 +404,12 @@ fn starts_with_device(text: &str) -> bool {
     }
 }
 
-/// `SomeError: ` or `Some_Failure(EL0004): ` at the start of the message.
+/// The first `SomeError: ` or `Some_Failure(EL0004): ` in the message, after
+/// whatever log prefix the normaliser left (`[PID: 210907] <time> `).
 fn leading_exception(line: &str) -> Option<String> {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        constant_regex(r"^\s*((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Failure|NotMet)(?:\(\w+\))?):\s")
+        constant_regex(r"(?:^|[\s\]])((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Failure|NotMet)(?:\(\w+\))?):\s")
     })
     .captures(line)
     .map(|c| c[1].to_string())
