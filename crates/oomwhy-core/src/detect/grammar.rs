@@ -371,9 +371,11 @@ impl Family for Grammar {
             Statement::WatchdogStuck => {
                 if let Some(c) = p.watchdog_seconds.captures(&joined) {
                     if let Ok(seconds) = c[1].parse::<u64>() {
+                        // The heartbeat monitor's limit, not a collective's
+                        // timeout: kept apart so that no explanation calls it one.
                         finding
                             .facts
-                            .insert(fact::TIMEOUT_MS.into(), (seconds * 1000).to_string());
+                            .insert("heartbeat_timeout_ms".into(), (seconds * 1000).to_string());
                     }
                 }
             }
@@ -575,7 +577,7 @@ mod tests {
         ])
         .unwrap();
         assert_eq!(f.kind, Kind::NcclTimeout);
-        assert_eq!(f.facts[fact::TIMEOUT_MS], "480000");
+        assert_eq!(f.facts["heartbeat_timeout_ms"], "480000");
         let f = collect(&["Segmentation fault (core dumped)"]).unwrap();
         assert_eq!((f.kind, f.category), (Kind::FatalSignal, Category::Crash));
         let f = collect(&[
