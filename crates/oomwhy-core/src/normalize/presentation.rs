@@ -257,7 +257,7 @@ fn emphasis(raw: &str, from: usize, marker: &str, words: bool, removed: &mut Vec
                 // `is_mention` reads as one: it keeps its markers.
                 let whole_line = raw[..start].trim().is_empty() && raw[at + m..].trim().is_empty();
                 let words_ok = !words || (inner.contains(' ') && !inner.contains(['\\', '/']));
-                if words_ok && !(whole_line && !words) {
+                if words_ok && (words || !whole_line) {
                     removed.push(start..start + m);
                     removed.push(at..at + m);
                 }
