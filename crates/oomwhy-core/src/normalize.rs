@@ -4,6 +4,15 @@
 //! prefixes, `[rank3]:` prefixes from torchrun, Docker's JSON-lines envelope.
 //! [`normalize`] removes these while the caller keeps the original line number.
 //! It never alters what the user gave: it returns new strings.
+//!
+//! Before the prefixes, [`presentation`] undoes how a paste dresses the
+//! message (markdown, HTML, typographic quotes, retyped case), so that the
+//! families see one canonical text; [`Normalized::origin`] maps the result
+//! back to the bytes of the raw line.
+
+pub mod presentation;
+
+pub use presentation::Origin;
 
 use crate::constant_regex;
 use regex::Regex;
@@ -20,6 +29,9 @@ pub struct Normalized {
     /// `(VllmWorker rank=0 pid=4716)`, `sglang` for `[2025-02-12 02:56:48
     /// TP0] `), if any.
     pub engine: Option<&'static str>,
+    /// Where each byte of `text` came from in the raw line (for a line of a
+    /// JSON-lines record: in the record's decoded message).
+    pub origin: Origin,
 }
 
 /// Process names that vLLM's worker and engine processes print before their
@@ -219,30 +231,49 @@ fn json_message(text: &str) -> Option<String> {
 }
 
 /// Normalises one raw line. A JSON-lines record can hold several lines of
-/// text (escaped newlines), so this returns one entry per contained line.
+/// text (escaped newlines), and HTML's `<br>` ends a line, so this returns
+/// one entry per contained line.
 pub fn normalize(raw: &str) -> Vec<Normalized> {
-    let clean = strip_ansi(raw);
-    let clean = clean.strip_suffix('\r').unwrap_or(&clean);
+    let raw = raw.strip_suffix('\r').unwrap_or(raw);
+    match presentation::canonical(raw) {
+        None => from_clean(raw, Origin::verbatim(0)),
+        Some(lines) => lines
+            .into_iter()
+            .flat_map(|(text, origin)| from_clean(&text, origin))
+            .collect(),
+    }
+}
+
+/// Strips the log prefixes of a line already free of presentation.
+fn from_clean(clean: &str, origin: Origin) -> Vec<Normalized> {
     let (outer, outer_rank, outer_engine) = strip_prefixes(clean);
     if let Some(message) = json_message(outer) {
         let message = message.strip_suffix('\n').unwrap_or(&message);
-        return message
-            .split('\n')
-            .map(|line| {
-                let line = strip_ansi(line);
-                let (text, rank, engine) = strip_prefixes(line.strip_suffix('\r').unwrap_or(&line));
-                Normalized {
+        let mut lines = Vec::new();
+        let mut offset = 0;
+        for line in message.split('\n') {
+            let line_origin = Origin::verbatim(offset);
+            offset += line.len() + 1;
+            let line = line.strip_suffix('\r').unwrap_or(line);
+            let pieces = presentation::canonical(line)
+                .unwrap_or_else(|| vec![(line.to_string(), line_origin.clone())]);
+            for (piece, _) in pieces {
+                let (text, rank, engine) = strip_prefixes(&piece);
+                lines.push(Normalized {
                     text: text.to_string(),
                     rank: rank.or(outer_rank),
                     engine: engine.or(outer_engine),
-                }
-            })
-            .collect();
+                    origin: line_origin.skip(piece.len() - text.len()),
+                });
+            }
+        }
+        return lines;
     }
     vec![Normalized {
         text: outer.to_string(),
         rank: outer_rank,
         engine: outer_engine,
+        origin: origin.skip(clean.len() - outer.len()),
     }]
 }
 

@@ -18,6 +18,7 @@ pub mod disguised;
 pub mod generic;
 pub mod gpu_crash;
 pub mod gpu_lost;
+pub mod grammar;
 pub mod host;
 pub mod inference;
 pub mod mps;
@@ -127,6 +128,8 @@ pub static FAMILIES: &[&dyn Family] = &[
     // A status-table code that says memory ran out, in a form none of the
     // families above reads.
     &status::StatusOom,
+    // No family knows the stack: a statement, evidence and a resource.
+    &grammar::Grammar,
 ];
 
 /// Collects a message the way the scanner does (first line from the

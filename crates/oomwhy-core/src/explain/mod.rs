@@ -20,6 +20,7 @@ pub mod docs;
 mod generic;
 mod gpu_crash;
 mod gpu_lost;
+mod grammar;
 mod host;
 mod inference;
 mod mps;
@@ -113,11 +114,17 @@ fn explainer(kind: Kind) -> &'static dyn Explain {
 
 /// A one-line statement of what happened.
 pub fn headline(f: &Finding) -> String {
+    if let Some(headline) = grammar::headline(f) {
+        return headline;
+    }
     explainer(f.kind).headline(f)
 }
 
 /// Rows for the stated and derived numbers, in reading order.
 pub fn field_rows(f: &Finding) -> Vec<FieldRow> {
+    if let Some(rows) = grammar::field_rows(f) {
+        return rows;
+    }
     explainer(f.kind).field_rows(f)
 }
 

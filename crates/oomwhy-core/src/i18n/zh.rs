@@ -512,6 +512,7 @@ const FACT_LABELS: &[(&str, &str)] = &[
     ("failed_check", "失败的检查"),
     ("failed_ranks", "失败的 rank"),
     ("file", "文件"),
+    ("heartbeat_timeout_ms", "心跳超时（ms）"),
     ("high_watermark_limit", "high watermark 上限"),
     ("hint", "提示"),
     ("kernel", "kernel"),

@@ -1,0 +1,659 @@
+//! The general grammar: a failure that no family knows, from any stack.
+//! Last in [`super::FAMILIES`], after the allow-list in [`super::generic`].
+//!
+//! A finding needs three parts, all read from the message itself:
+//! 1. A **statement** of the failure: memory ran out (`out of memory`,
+//!    `insufficient memory`, `is more than total mem size`, `greater than
+//!    the maximum allowed buffer size`, `RESOURCE_EXHAUSTED`, `显存不足`, ...),
+//!    an allocation failed (`failed to allocate`, `bm_alloc_gmem failed`,
+//!    `Call rtMalloc fail`, `enforce allocating <= available failed`), or a
+//!    fatal GPU failure (a stuck collective watchdog, a lost device handle,
+//!    a segmentation fault reported by the shell).
+//! 2. **Evidence** that a program reported it: an exception class
+//!    (`RuntimeError:`, `EnforceNotMet:`, `Memory_Allocation_Failure(EL0004):`),
+//!    a log level (`[ERROR]`, `[error]`, `E `, `FATAL`, `CRITICAL`), `Error:`,
+//!    `what():`, a source location (`[mindspore/ccsrc/.../arena.cc:250]`,
+//!    `[file.cc:12]`), or a statement whose subject is the system (`System
+//!    is out of GPU and shared host memory`). Words alone are not evidence:
+//!    documentation, source code and tests say "out of memory" all the time.
+//! 3. The **resource**, from the words around it: host (`host memory`,
+//!    `pinned`, `cudaHostAlloc`, `MemoryError`, `RAM`) or device (anything
+//!    else: GPU, NPU, HBM, VRAM, a device allocator).
+//!
+//! A statement that only mentions (quoted in code or prose, a comment, a
+//! diff line, a template with placeholders such as `%s`, `{}` or `XXX`,
+//! prose in the first person) is never a finding. The finding names its
+//! reporter (exception class, logger tag, library path) and every size and
+//! device the message states.
+
+use super::text::{collapse_repeats, exception_name};
+use super::{is_mention, Family, Message};
+use crate::constant_regex;
+use crate::record::{fact, Finding, Kind};
+use regex::Regex;
+use std::sync::OnceLock;
+
+/// What a statement says happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Statement {
+    /// Memory ran out (or a request exceeded what exists).
+    Exhausted,
+    /// An allocation failed; why is not stated.
+    AllocFailed,
+    /// PyTorch's allocator sentence (`Tried to allocate N. GPU 0 has a total
+    /// capacity of ...`) whose headline is unreadable (a garbled paste).
+    AllocatorSentence,
+    /// A collective's watchdog got stuck (a hang on a GPU API call).
+    WatchdogStuck,
+    /// The driver cannot reach a device it had.
+    DeviceLost,
+    /// The shell reports the process died of SIGSEGV.
+    Segfault,
+    /// A launcher reports a child exited with -9 (SIGKILL).
+    Sigkill,
+    /// A notebook's traceback header names an out-of-memory class
+    /// (`OutOfMemoryError    Traceback (most recent call last)`); the
+    /// message itself may be cut from the paste.
+    NotebookHeader,
+}
+
+struct Patterns {
+    statements: Vec<(Statement, Regex)>,
+    evidence: Regex,
+    system_subject: Regex,
+    template: Regex,
+    prose: Regex,
+    comment: Regex,
+    host: Regex,
+    device_words: Regex,
+    reporter_path: Regex,
+    reporter_tag: Regex,
+    bytes_pairs: Vec<(&'static str, Regex)>,
+    hex_size: Regex,
+    dec_size: Regex,
+    sized: Regex,
+    sentence_total: Regex,
+    sentence_free: Regex,
+    device_id: Regex,
+    enforce: Regex,
+    watchdog_seconds: Regex,
+}
+
+fn patterns() -> &'static Patterns {
+    static P: OnceLock<Patterns> = OnceLock::new();
+    P.get_or_init(|| {
+        let re = constant_regex;
+        Patterns {
+            statements: vec![
+                (
+                    Statement::Exhausted,
+                    re(concat!(
+                        r"(?i:\bout of (?:(?:gpu|device|video|vram|hbm|npu|shared|host|system)\b[\w ]{0,30}?)?memory\b)",
+                        r"|(?i:\b(?:insufficient|not enough) (?:\w+ ){0,2}memory\b|\bmemory is insufficient\b)",
+                        // A status, not a class name: `ResourceExhaustedError:`
+                        // heads a message whose statement comes after it.
+                        r"|\bRESOURCE_EXHAUSTED\b",
+                        r"|\bMemoryError\b|\bstd::bad_alloc\b",
+                        r"|\bis more than total mem size\b",
+                        r"|\bgreater than the maximum allowed buffer size\b",
+                        r"|显存不足|内存不足|显存溢出|内存溢出|显存已满",
+                    )),
+                ),
+                (
+                    Statement::AllocatorSentence,
+                    re(r"\bTried to allocate \d+(?:\.\d+)? ?[KMGT]iB\.? ?GPU \d+ has a total capac"),
+                ),
+                (
+                    Statement::AllocFailed,
+                    re(concat!(
+                        r"(?i:\b(?:failed|unable|cannot|can't|could not) to allocate\b|\bcannot allocate\b)",
+                        r"|\b\w*(?i:alloc)\w* (?i:fail(?:ed|ure)?)\b",
+                        r"|\bAllocation failed\b|\ballocation failed\b|\bMemory_Allocation_Failure\b",
+                        r"|\bAlloc Device Memory Failed\b",
+                        r"|\b\w+ <= available\w* failed\b",
+                    )),
+                ),
+                (
+                    Statement::NotebookHeader,
+                    re(r"^\s*((?:[A-Za-z_]\w*\.)*(?:\w*OutOfMemoryError|MemoryError|ResourceExhaustedError))\s{2,}Traceback \(most recent call last\)"),
+                ),
+                (
+                    Statement::WatchdogStuck,
+                    re(r"\bwatchdog got stuck for \d+ seconds"),
+                ),
+                (
+                    Statement::DeviceLost,
+                    re(r"\bUnable to determine the device handle for GPU\s?[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d: Unknown Error"),
+                ),
+                (
+                    Statement::Segfault,
+                    re(r"(?:^|\d+ |: )Segmentation fault(?:\s*\(core dumped\).*|\s{2,}.*)?$"),
+                ),
+                (
+                    Statement::Sigkill,
+                    re(r"\bexits? with return code\s*=?\s*-9\b"),
+                ),
+            ],
+            evidence: re(concat!(
+                // An exception class, an error code in a class's place, `Error:`.
+                r"(?:^|[\s\[(])(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Failure|NotMet|Exhausted|Fault)(?:\(\w+\))?:\s",
+                r"|(?:^|\s)(?i:error|fatal|fatal error):\s",
+                r"|\bwhat\(\):",
+                // A log level.
+                r"|\[(?:ERROR|Error|error|E|FATAL|Fatal|fatal|F|CRITICAL|critical)\]",
+                r"|(?:^|\s)(?:ERROR|FATAL|CRITICAL)\b",
+                r"|^E\d{4} |^[EF] ",
+                // A source location a program prints.
+                r"|\[[\w./-]+\.(?:cc|cpp|cxx|c|h|hpp|cu|py|rs|go|mm|m):\d+\]",
+                r"|\(at [^)]+:\d+\)|\[FUNC:\w+\]",
+                r"|\((?:[A-Za-z]:\\|/)[^()]*\.(?:cc|cpp|cxx|c|h|hpp|cu|py|rs|go|mm|m):\d+\)\s*$",
+                // The launcher's own signal handler; the shell's job report.
+                r"|sigkill_handler\]|Program Terminated",
+                r"|\[(?:metal|mlx|cuda|hip|vulkan)::\w+\]",
+            )),
+            // `System is out of GPU ... memory`: the program's voice.
+            system_subject: re(r"^\s*(?:System|Device|GPU|The device|The GPU|Host) is out of\b"),
+            template: re(r"%[sdzuf]|%l[du]|\{\}|\{[a-z_]+\}|\bXXX|\bYYY|<size>|<N>"),
+            prose: re(
+                r"(?i)(?:^|[^\w])(?:i|i'm|i've|my|we|you|your|if|when|how|why|avoid|prevent|handle|catch|means|fix)(?:[^\w]|$)",
+            ),
+            // A comment after code: `x = f()  # RuntimeError: ... here`.
+            comment: re(r"(?:^|\s)(?:#|//|--)\s"),
+            host: re(concat!(
+                r"(?i:\bhost memory\b|\bpinned\b|\bsystem memory\b|\bRAM\b|\bswap\b)",
+                r"|cudaHostAlloc|hipHostMalloc|\bMemoryError\b|\bstd::bad_alloc\b|内存",
+            )),
+            device_words: re(concat!(
+                r"(?i:\bgpu\b|\bdevice\b|\bvram\b|\bhbm\b|\bnpu\b|\bcuda\b|\bhip\b|\bmetal\b|\bgmem\b|\brtMalloc\b|\bvideo memory\b)",
+                r"|显存",
+            )),
+            // A library's source path: `mindspore/ccsrc/.../arena.cc`, `bmlib/src/x.cpp`.
+            reporter_path: re(r"\b((?:[\w.-]+/)+[\w.-]+\.(?:cc|cpp|cxx|c|h|hpp|cu|py|rs|go|mm))(?::\d+)?"),
+            // `[bmlib_memory][error]`, `[metal::malloc]`, `MD(...)`.
+            reporter_tag: re(r"\[([A-Za-z_][\w:]*)\]\s*(?:\[(?:error|ERROR|E)\])?"),
+            bytes_pairs: vec![
+                ("requested", re(r"(?i)(?:alloc(?:ate)? size|allocating|attempting to allocate|request(?:ed)? size|size)\s*[:=]?\s*(\d{3,})\b(?:\s*bytes)?")),
+                ("total", re(r"(?i)total mem(?:ory)? size\s*:?\s*(\d{3,})\b")),
+                ("used", re(r"(?i)TotalUsedMemStatistics\s*:\s*(\d{3,})\b")),
+                ("limit", re(r"(?i)maximum allowed buffer size of (\d{3,})\b")),
+            ],
+            hex_size: re(r"\bsize\s*[:=]\s*(0x[0-9a-fA-F]+)\b"),
+            dec_size: re(r"\bsize\s*[:=]\s*(\d+)\b"),
+            sized: re(r"Tried to allocate (\d+(?:\.\d+)?) ?([KMGT]iB)"),
+            sentence_total: re(r"total capac\w* of ?(\d+(?:\.\d+)?) ?([KMGT]iB)"),
+            sentence_free: re(r"of which (\d+(?:\.\d+)?) ?([KMGT]iB) is free"),
+            device_id: re(r"(?i)\b(?:device_id|dev_id|device id|GPU|device|NPU)\s*[:=]?\s*(\d+)\b"),
+            enforce: re(r"\b(\w+) <= (available\w*) failed, (\d+) > (\d+)"),
+            watchdog_seconds: re(r"watchdog got stuck for (\d+) seconds"),
+        }
+    })
+}
+
+/// The first statement on the line that a program reports: (statement, start).
+fn find(line: &str) -> Option<(Statement, usize)> {
+    let p = patterns();
+    let trimmed = line.trim_start();
+    // Comments, diff lines and headings are about a message, not of one.
+    if trimmed.starts_with('#')
+        || trimmed.starts_with("//")
+        || trimmed.starts_with("/*")
+        || trimmed.starts_with("* ")
+        || (line.starts_with('+') && !line.starts_with("++"))
+        || p.template.is_match(line)
+    {
+        return None;
+    }
+    p.statements
+        .iter()
+        .filter_map(|(statement, re)| {
+            let m = re.find_iter(line).find(|m| !is_mention(line, m.start()))?;
+            Some((*statement, m.start()))
+        })
+        .min_by_key(|&(_, start)| start)
+        .filter(|&(statement, start)| reported(line, statement, start))
+}
+
+/// Whether the statement at `start` comes with evidence that a program
+/// reported it, and no prose that makes it a sentence about one.
+fn reported(line: &str, statement: Statement, start: usize) -> bool {
+    let p = patterns();
+    let before = &line[..start];
+    if p.prose.is_match(before) || p.comment.is_match(before) {
+        return false;
+    }
+    match statement {
+        // The shell's job report is its own evidence: at the line's start
+        // or after `line N: PID ` (bash) with the command after it.
+        Statement::Segfault => {
+            before.trim().is_empty()
+                || before.ends_with(": ")
+                || before
+                    .trim_end()
+                    .rsplit(' ')
+                    .next()
+                    .is_some_and(|w| w.chars().all(|c| c.is_ascii_digit()))
+        }
+        // IPython prints the header only for an exception raised; PyTorch's
+        // heartbeat monitor states its figure (a template would not).
+        // nvidia-smi names the device by its bus address.
+        Statement::NotebookHeader | Statement::WatchdogStuck | Statement::DeviceLost => true,
+        // PyTorch's own words; the garbled headline is what is missing.
+        Statement::AllocatorSentence => exception_like(before),
+        _ => p.evidence.is_match(line) || p.system_subject.is_match(line),
+    }
+}
+
+/// A dotted name and a colon before the statement (`torch.cuda.X: `): an
+/// exception line even when the class name itself is garbled.
+fn exception_like(before: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| constant_regex(r"^\s*(?:[A-Za-z_]\w*\.)+\w+: \S"))
+        .is_match(before)
+}
+
+/// Whether a traceback header names an out-of-memory class (IPython's
+/// `OutOfMemoryError    Traceback (most recent call last)`). The scanner's
+/// traceback reader consumes such a header before any family sees it; for
+/// a paste cut before its message, this header is the only statement left.
+/// Letting the families see it needs the scanner to ask this, and the
+/// collector to drop the header's finding when the traceback's own message
+/// follows (or every complete notebook traceback is reported twice).
+pub fn names_an_exception(line: &str) -> bool {
+    line.contains("Traceback (most recent call last)")
+        && find(line).is_some_and(|(statement, _)| statement == Statement::NotebookHeader)
+}
+
+/// Any failure a family of its own does not know.
+pub struct Grammar;
+
+impl Family for Grammar {
+    // The prefilter's literals are few by design (each one slows its SIMD
+    // search): these reuse or shorten literals other families already
+    // need (`ut of ` stands for `ut of memory` and `out of resource: `,
+    // `to allocate` for `Tried to allocate` and `while trying to
+    // allocate`, `atchdog ` for both watchdog phrases), and add only the
+    // statements no other literal finds. Statements without a literal of
+    // their own (`bad_alloc`, `MemoryError`, `is more than total mem size`,
+    // `显存不足`, ...) are still read on a line that has one, and on every
+    // line of an open traceback.
+    fn triggers(&self) -> &'static [&'static str] {
+        &[
+            "ut of ",
+            "Out Of Memory",
+            "nough memory",
+            "Failed to allocate",
+            "to allocate",
+            "lloc fail",
+            "atchdog ",
+            "Unable to determine the device handle",
+            "Segmentation fault",
+            "return code = -9",
+            "Traceback (most recent call last)",
+        ]
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        let (statement, start) = find(line)?;
+        // The message is the whole line: evidence often comes first.
+        Some(match statement {
+            Statement::Segfault | Statement::Sigkill | Statement::AllocatorSentence => start,
+            _ => 0,
+        })
+    }
+
+    fn continues(&self, lines: &[String], next: &str) -> bool {
+        if lines.len() >= 12 || next.trim().is_empty() || starts_another_family(next) {
+            return false;
+        }
+        let Some((first, _)) = lines.first().and_then(|l| find(l)) else {
+            return false;
+        };
+        match first {
+            Statement::Segfault
+            | Statement::Sigkill
+            | Statement::DeviceLost
+            | Statement::NotebookHeader => false,
+            // A terminal wrapped the warning at a fixed width.
+            Statement::WatchdogStuck => !next.starts_with('['),
+            _ => {
+                let trimmed = next.trim_start();
+                find(next).is_some()
+                    || next.starts_with([' ', '\t'])
+                    || [
+                        "Possible Cause",
+                        "Solution",
+                        "TraceBack",
+                        "Line of code",
+                        "File ",
+                        "at [",
+                        "at /",
+                        "[BM_CHECK]",
+                        "[STREAM_CHECK",
+                    ]
+                    .iter()
+                    .any(|s| trimmed.starts_with(s))
+            }
+        }
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        let first = message.lines.first()?;
+        let whole_first = format!("{}{first}", message.prefix);
+        let (statement, _) = find(&whole_first).or_else(|| find(first))?;
+        let (text, repeats) = collapse_repeats(message.lines, |l| l == first.as_str());
+        let joined = message.joined();
+        let p = patterns();
+        // A later line may say why an allocation failed.
+        let exhausted = statement == Statement::Exhausted
+            || p.statements
+                .first()
+                .is_some_and(|(_, re)| re.is_match(&joined));
+        let host = p.host.is_match(&joined) && !starts_with_device(&joined);
+        let kind = match statement {
+            Statement::WatchdogStuck => Kind::NcclTimeout,
+            Statement::DeviceLost => Kind::GpuFallenOffBus,
+            Statement::Segfault => Kind::FatalSignal,
+            Statement::Sigkill => Kind::HostOomKilled,
+            Statement::AllocatorSentence => Kind::GenericOom,
+            Statement::NotebookHeader if host => Kind::HostOom,
+            Statement::NotebookHeader => Kind::GenericOom,
+            _ if exhausted && host => Kind::HostOom,
+            _ if exhausted => Kind::GenericOom,
+            _ => Kind::LibraryAllocFailed,
+        };
+        let mut finding = message.finding(kind, text.trim_end().to_string());
+        finding.occurrences += repeats as u64;
+        if finding.exception.is_none() {
+            finding.exception = leading_exception(first);
+        }
+        let reporter = reporter(&whole_first, finding.exception.as_deref(), statement);
+        finding.facts.insert(fact::REPORTED_BY.into(), reporter);
+        finding.facts.insert(
+            fact::MEMORY.into(),
+            if host { "host" } else { "device" }.into(),
+        );
+        match statement {
+            Statement::Segfault => {
+                finding.facts.insert(fact::SIGNAL.into(), "SIGSEGV".into());
+            }
+            Statement::Sigkill => {
+                finding.facts.insert(fact::SIGNAL.into(), "SIGKILL".into());
+                finding.facts.insert("exit_code".into(), "-9".into());
+            }
+            Statement::WatchdogStuck => {
+                if let Some(c) = p.watchdog_seconds.captures(&joined) {
+                    if let Ok(seconds) = c[1].parse::<u64>() {
+                        // The heartbeat monitor's limit, not a collective's
+                        // timeout: kept apart so that no explanation calls it one.
+                        finding
+                            .facts
+                            .insert("heartbeat_timeout_ms".into(), (seconds * 1000).to_string());
+                    }
+                }
+            }
+            _ => read_sizes(&mut finding, &joined),
+        }
+        Some(finding)
+    }
+}
+
+/// Whether a family that knows its stack starts on `next`: the grammar
+/// never takes a line from one (a wrapped PyTorch message goes on with
+/// `Tried to allocate`, which PyTorch's family reads).
+fn starts_another_family(next: &str) -> bool {
+    super::FAMILIES
+        .iter()
+        // Families are zero-sized: tell this one by its own trigger list.
+        .filter(|family| !std::ptr::eq(family.triggers(), Grammar.triggers()))
+        .any(|family| family.start(next).is_some_and(|at| !is_mention(next, at)))
+}
+
+/// Whether the message names the device before any host word (`out of GPU
+/// and shared host memory` is the GPU's).
+fn starts_with_device(text: &str) -> bool {
+    let p = patterns();
+    match (p.device_words.find(text), p.host.find(text)) {
+        (Some(d), Some(h)) => d.start() < h.start() && !text.contains("cudaHostAlloc"),
+        _ => false,
+    }
+}
+
+/// The first `SomeError: ` or `Some_Failure(EL0004): ` in the message, after
+/// whatever log prefix the normaliser left (`[PID: 210907] <time> `).
+fn leading_exception(line: &str) -> Option<String> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        constant_regex(r"(?:^|[\s\]])((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Failure|NotMet)(?:\(\w+\))?):\s")
+    })
+    .captures(line)
+    .map(|c| c[1].to_string())
+    .or_else(|| exception_name(line))
+}
+
+/// Who reported it: a library's source path, a logger's tag, the class.
+fn reporter(line: &str, exception: Option<&str>, statement: Statement) -> String {
+    let p = patterns();
+    match statement {
+        Statement::WatchdogStuck => return "PyTorch's ProcessGroupNCCL watchdog".into(),
+        Statement::Segfault => return "the shell (the process died of SIGSEGV)".into(),
+        Statement::AllocatorSentence => return "PyTorch's caching allocator".into(),
+        Statement::DeviceLost => return "the NVIDIA driver (NVML)".into(),
+        Statement::NotebookHeader => {
+            if let Some(c) = p
+                .statements
+                .iter()
+                .find(|(s, _)| *s == Statement::NotebookHeader)
+                .and_then(|(_, re)| re.captures(line))
+            {
+                return c[1].to_string();
+            }
+        }
+        _ => {}
+    }
+    if let Some(tag) = p
+        .reporter_tag
+        .captures_iter(line)
+        .map(|c| c[1].to_string())
+        .find(|t| {
+            t.contains("::")
+                || t.contains('_') && !t.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+        })
+    {
+        return tag;
+    }
+    if let Some(c) = p.reporter_path.captures(line) {
+        return c[1].trim_start_matches('/').to_string();
+    }
+    if let Some(class) = exception {
+        return class.to_string();
+    }
+    "an unrecognised program".into()
+}
+
+/// Every size and device the message states.
+fn read_sizes(finding: &mut Finding, text: &str) {
+    let p = patterns();
+    let number = |re: &Regex| -> Option<u64> { re.captures(text)?.get(1)?.as_str().parse().ok() };
+    for (what, re) in &p.bytes_pairs {
+        let Some(value) = number(re) else { continue };
+        match *what {
+            "requested" => {
+                finding.sizes.requested_bytes = finding.sizes.requested_bytes.or(Some(value))
+            }
+            "total" => finding.sizes.total_bytes = Some(value),
+            "used" => {
+                finding.sizes.extra.insert("used_bytes".into(), Some(value));
+            }
+            _ => {
+                finding
+                    .sizes
+                    .extra
+                    .insert("limit_bytes".into(), Some(value));
+            }
+        }
+    }
+    if let Some(c) = p.hex_size.captures(text) {
+        if let Ok(value) = u64::from_str_radix(c[1].trim_start_matches("0x"), 16) {
+            finding.sizes.requested_bytes = finding.sizes.requested_bytes.or(Some(value));
+        }
+    }
+    if finding.sizes.requested_bytes.is_none() {
+        finding.sizes.requested_bytes = number(&p.dec_size);
+    }
+    if let Some(c) = p.enforce.captures(text) {
+        finding.sizes.requested_bytes = c[3].parse().ok();
+        finding.sizes.free_bytes = c[4].parse().ok();
+    }
+    // PyTorch's sentence form: read what is legible.
+    let sized = |re: &Regex| {
+        re.captures(text)
+            .and_then(|c| crate::units::to_bytes(&c[1], &c[2]).ok())
+    };
+    if let Some(requested) = sized(&p.sized) {
+        finding.sizes.requested_bytes = Some(requested);
+        finding.sizes.total_bytes = sized(&p.sentence_total).or(finding.sizes.total_bytes);
+        finding.sizes.free_bytes = sized(&p.sentence_free).or(finding.sizes.free_bytes);
+    }
+    finding.device = p.device_id.captures(text).and_then(|c| c[1].parse().ok());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Category;
+
+    fn collect(lines: &[&str]) -> Option<Finding> {
+        crate::detect::decode_lines(&Grammar, lines)
+    }
+
+    #[test]
+    fn statement_evidence_resource() {
+        for (lines, kind, requested, device) in [
+            // Exception class, device.
+            (&["RuntimeError: [metal::malloc] Attempting to allocate 48736917632 bytes which is greater than the maximum allowed buffer size of 30150672384 bytes."][..], Kind::GenericOom, Some(48_736_917_632u64), None),
+            // Exception class, allocation failed with the figures of the check.
+            (&["paddle.fluid.core.EnforceNotMet: enforce allocating <= available failed, 10513462067 > 1369702144"][..], Kind::LibraryAllocFailed, Some(10_513_462_067), None),
+            // Source location and log level, pinned host memory.
+            (&["[ERROR] MD(14433,7fea2effd700,python):2021-12-12-14:13:43.932.181 [mindspore/ccsrc/minddata/dataset/util/arena.cc:250] Init] cudaHostAlloc failed, ret[2], out of memory"][..], Kind::HostOom, None, None),
+            // A size comparison.
+            (&["[ERROR] PRE_ACT(54175,fffdbcff91e0,python):2024-10-22-11:24:55.301.443 [mindspore/ccsrc/backend/common/mem_reuse/mem_dynamic_allocator.cc:392] AddMemBlockAndMemBufByEagerFree] TotalUsedMemStatistics : 29356337664 plus TotalUsedByEventMemStatistics : 0 and plus alloc size : 301990400 is more than total mem size : 29464985600."][..], Kind::GenericOom, Some(301_990_400), None),
+            // An error code in a class's place; the cause on a later line.
+            (&[
+                "Memory_Allocation_Failure(EL0004): Failed to allocate memory requested by GE module.",
+                "        Possible Cause: Available memory is insufficient.",
+                "        Call rtMalloc fail, purpose: page caching, type = 2, size:3221291008, device_id:0[FUNC:Alloc][FILE:device_allocator.cc][LINE:72]",
+            ][..], Kind::GenericOom, Some(3_221_291_008), Some(0)),
+            // A logger's tag and a hexadecimal size.
+            (&[
+                "[bmlib_memory][error] bm_alloc_gmem failed, dev_id = 0, size = 0x639c00",
+                "[BM_CHECK][error] BM_CHECK_RET fail /workspace/libsophon/bmlib/src/bmlib_memory.cpp: bm_malloc_device_byte_heap: 994",
+            ][..], Kind::LibraryAllocFailed, Some(0x639c00), Some(0)),
+            // The system as the subject.
+            (&["System is out of GPU and shared host memory"][..], Kind::GenericOom, None, None),
+            (&["  what():  std::bad_alloc"][..], Kind::HostOom, None, None),
+            // A source location in parentheses after the statement.
+            (&["Out of memory in cuStreamCreate(&cuda_stream_, CU_STREAM_NON_BLOCKING) (C:\\Users\\b\\intern\\cycles\\device\\cuda\\queue.cpp:21)"][..], Kind::GenericOom, None, None),
+            (&["E0101 12:00:00.000000 1 allocator.cc:12] RESOURCE_EXHAUSTED: failed to allocate memory"][..], Kind::GenericOom, None, None),
+            (&["[ERROR] 显存不足，请减小 batch size"][..], Kind::GenericOom, None, None),
+            (&["MemoryError: Unable to allocate 3.2 GiB for an array"][..], Kind::HostOom, None, None),
+        ] {
+            let f = collect(lines).unwrap_or_else(|| panic!("{lines:?}"));
+            assert_eq!(f.kind, kind, "{lines:?}");
+            assert_eq!(f.sizes.requested_bytes, requested, "{lines:?}");
+            assert_eq!(f.device, device, "{lines:?}");
+            assert!(f.facts.contains_key(fact::REPORTED_BY));
+        }
+    }
+
+    #[test]
+    fn reporters() {
+        let f = collect(&["[ERROR] X [mindspore/ccsrc/minddata/dataset/util/arena.cc:250] Init] cudaHostAlloc failed, ret[2], out of memory"]).unwrap();
+        assert_eq!(
+            f.facts[fact::REPORTED_BY],
+            "mindspore/ccsrc/minddata/dataset/util/arena.cc"
+        );
+        let f =
+            collect(&["[bmlib_memory][error] bm_alloc_gmem failed, dev_id = 0, size = 0x639c00"])
+                .unwrap();
+        assert_eq!(f.facts[fact::REPORTED_BY], "bmlib_memory");
+        let f = collect(&["RuntimeError: [metal::malloc] Attempting to allocate 4873691763 bytes which is greater than the maximum allowed buffer size of 30150672384 bytes."]).unwrap();
+        assert_eq!(f.facts[fact::REPORTED_BY], "metal::malloc");
+        assert_eq!(f.sizes.extra["limit_bytes"], Some(30_150_672_384));
+    }
+
+    #[test]
+    fn fatal_failures() {
+        let f = collect(&[
+            "[PG ID 0 PG GUID 0(default_pg) Rank 6] ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in monitoring enqueued collectives. This typically indi",
+            "cates a NCCL/CUDA API (e.g., CudaEventDestroy) hang blocking the watchdog",
+        ])
+        .unwrap();
+        assert_eq!(f.kind, Kind::NcclTimeout);
+        assert_eq!(f.facts["heartbeat_timeout_ms"], "480000");
+        let f = collect(&["Segmentation fault (core dumped)"]).unwrap();
+        assert_eq!((f.kind, f.category), (Kind::FatalSignal, Category::Crash));
+        let f = collect(&[
+            "run.sh: line 3: 4121 Segmentation fault      (core dumped) python infer.py",
+        ])
+        .unwrap();
+        assert_eq!(f.facts[fact::SIGNAL], "SIGSEGV");
+        let f = collect(&["[2023-04-14 13:11:27,885] [ERROR] [launch.py:434:sigkill_handler] ['/usr/bin/python3', '-u', 'main.py'] exits with return code = -9"]).unwrap();
+        assert_eq!(f.kind, Kind::HostOomKilled);
+        let f =
+            collect(&["Unable to determine the device handle for GPU0000:3B:00.0: Unknown Error"])
+                .unwrap();
+        assert_eq!(f.kind, Kind::GpuFallenOffBus);
+        assert!(collect(&["Unable to determine the device handle for GPU%s: %s"]).is_none());
+    }
+
+    #[test]
+    fn a_notebook_header_names_the_class() {
+        let f = collect(&[
+            "OutOfMemoryError                          Traceback (most recent call last)",
+        ])
+        .unwrap();
+        assert_eq!(f.kind, Kind::GenericOom);
+        assert_eq!(f.facts[fact::REPORTED_BY], "OutOfMemoryError");
+        assert!(collect(&[
+            "ValueError                          Traceback (most recent call last)"
+        ])
+        .is_none());
+        assert!(collect(&["Traceback (most recent call last):"]).is_none());
+    }
+
+    #[test]
+    fn a_garbled_allocator_message_is_read_where_it_can_be() {
+        let f = collect(&["torch.cuda.0utofemoryEror: CuDh out of menory. Tried to allocate 4.00 GiB. GPU 0 has a total capacty of16.0 GiB of which 3.72 GiB is free."]).unwrap();
+        assert_eq!(f.kind, Kind::GenericOom);
+        assert_eq!(f.sizes.requested_bytes, Some(4 << 30));
+        assert_eq!(f.sizes.total_bytes, Some(16 << 30));
+        assert_eq!(f.device, Some(0));
+    }
+
+    #[test]
+    fn mentions_and_templates_are_not_findings() {
+        for line in [
+            "out of memory",
+            "How to fix CUDA out of memory errors",
+            "If you get out of memory, reduce the batch size.",
+            "When the GPU is out of memory the job fails",
+            "    # RuntimeError: out of memory on the second device",
+            "// allocation failed: return nullptr",
+            "    raise MemoryError(\"out of memory\")",
+            "    if \"out of memory\" in str(e):",
+            "  \"Out of memory. Tried to allocate %s (GPU %d; %s total capacity)\"",
+            "ERROR: failed to allocate {} bytes",
+            "+RuntimeError: the device is out of memory",
+            "memory_allocation_failed_total 0",
+            "I got an error: out of memory",
+            "gpu_mem_used=14.2GiB gpu_mem_free=1.1GiB",
+            "Segmentation fault is a common crash",
+            "A Segmentation fault (core dumped) means the process crashed",
+            "We saw Segmentation fault (core dumped) after the upgrade",
+            "    assert \"out of memory\" in caplog.text",
+            "    outputs = model(inputs)  # RuntimeError: CUDA out of memory here",
+        ] {
+            assert!(collect(&[line]).is_none(), "{line}");
+        }
+    }
+}
