@@ -422,8 +422,7 @@ fn real_snapshots_when_present() {
         assert_eq!(f.diagnosis.verdicts[0].code, "snapshot_no_oom_event");
         let r = f.snapshot.as_ref().unwrap();
         assert_eq!(r.era, *era, "{file}");
-        let sum =
-            |g: fn(&oomwhy::snapshot::DeviceState) -> u64| r.devices.iter().map(g).sum::<u64>();
+        let sum = |g: fn(&oomwhy::record::DeviceState) -> u64| r.devices.iter().map(g).sum::<u64>();
         assert_eq!(sum(|d| d.segments), *segments, "{file}");
         assert_eq!(sum(|d| d.reserved_bytes), *reserved, "{file}");
         assert_eq!(sum(|d| d.allocated_bytes), *allocated, "{file}");

@@ -61,6 +61,7 @@ pub mod context;
 pub mod detect;
 pub mod diagnostics;
 pub mod error;
+mod escape;
 pub mod exit;
 pub mod explain;
 pub mod follow;

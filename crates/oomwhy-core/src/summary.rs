@@ -31,9 +31,9 @@
 //! assert!(summary.largest_shortfalls[0].shortfall_bytes > 0);
 //! ```
 
+use crate::escape::sanitize;
 use crate::i18n::{count, zh, Lang, Msg};
 use crate::record::{Category, Finding, SCHEMA_VERSION};
-use crate::render::sanitize;
 use crate::units::{format_signed, format_size};
 use crate::{Analysis, Error, ScanOutcome};
 use serde::{Deserialize, Serialize};

@@ -10,7 +10,7 @@ mod answer;
 pub mod model;
 pub mod pickle;
 
-pub use analyze::{allocation_size, DeviceState, OomAnalysis, Site, SnapshotReport};
+pub use analyze::allocation_size;
 pub(crate) use answer::headline;
 pub use answer::{after_explain, join, text_sections};
 
