@@ -37,7 +37,7 @@ fn analyse(inputs: &[(&Path, &str)]) -> (Vec<Finding>, Summary) {
     let mut analysis = Analysis::new();
     for (path, name) in inputs {
         let file = fs::File::open(path).unwrap();
-        analysis.add(oomwhy::snapshot::scan(file, name).unwrap());
+        analysis.add(oomwhy::scan(file, name).unwrap());
     }
     analysis.finish()
 }
@@ -431,7 +431,7 @@ fn real_snapshots_when_present() {
     }
     let not = real.join("not_a_snapshot.pickle");
     if not.is_file() {
-        let err = oomwhy::snapshot::scan(fs::File::open(&not).unwrap(), "n").unwrap_err();
+        let err = oomwhy::scan(fs::File::open(&not).unwrap(), "n").unwrap_err();
         assert!(
             err.to_string()
                 .contains("a pickle, but not a PyTorch memory snapshot"),
@@ -532,7 +532,7 @@ mod mutations {
             }
             let keep = data.len() - usize::from(cut) % (data.len() / 4 + 1);
             data.truncate(keep);
-            if let Ok(outcome) = oomwhy::snapshot::scan(&data[..], "damaged.pickle") {
+            if let Ok(outcome) = oomwhy::scan(&data[..], "damaged.pickle") {
                 let mut analysis = Analysis::new();
                 analysis.add(outcome);
                 let (findings, summary) = analysis.finish();

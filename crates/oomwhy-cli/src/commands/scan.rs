@@ -171,7 +171,7 @@ fn scan_one(input: &Input, quiet: bool, lang: Lang) -> Scanned {
             scanned
         }
         Ok(Some((reader, progress, None))) => {
-            let (outcome, error) = oomwhy::snapshot::scan_keeping(reader, &input.name);
+            let (outcome, error) = input::scan_opened(reader, &input.name);
             if let Some(progress) = progress {
                 progress.clear();
             }
@@ -286,7 +286,7 @@ fn scan_streaming(
             // each finding as it completes, not at the end of the input.
             follow::scan_live(reader, &input.name, &mut sink)
         } else {
-            oomwhy::snapshot::scan_streaming(reader, &input.name, &mut |f| sink.emit(f))
+            input::scan_opened_streaming(reader, &input.name, &mut |f| sink.emit(f))
         };
         if let Some(progress) = progress {
             progress.clear();
