@@ -29,12 +29,14 @@ mod decode;
 mod jobs;
 mod route;
 mod sniff;
+mod stdin;
 
 pub use archive::{scan_archive, scan_zip, scan_zip_from};
 pub use decode::{open_reader, Archive, Opened};
 pub use jobs::{fold_rank_files, rank_of_path};
 pub use route::{scan_opened, scan_opened_streaming};
 pub use sniff::{sniff, Content, HEAD};
+pub use stdin::stdin_ended_mid_line;
 
 use crate::error::{Error, Result};
 use crate::record::Finding;
@@ -87,7 +89,7 @@ impl Input {
             None => {
                 let stdin = io::stdin();
                 enlarge_pipe(&stdin);
-                Box::new(stdin)
+                Box::new(stdin::Stdin::new(stdin))
             }
             Some(path) => Box::new(self.open_file(path)?.0),
         };
