@@ -63,14 +63,14 @@
 //! Each module imports only the ones below it (`tests/tools/import_cycles.py`
 //! checks that no two files import each other, directly or round about):
 //!
-//! 1. leaves: `units` (sizes, [`units::GIB`] and the other units), `escape`
-//!    ([`render::sanitize`]);
-//! 2. [`record`], the findings as plain data (the JSON contract);
-//! 3. [`i18n`], [`Error`], the message families, the scanner and the
-//!    snapshot reader;
-//! 4. [`input`], the front door that routes every input to one of them;
-//! 5. [`explain`], [`Analysis`] and the renderers, then the fleet
-//!    [`summary`].
+//! 1. leaves: [`units`] (sizes, [`units::GIB`] and the other units) and
+//!    `escape` ([`render::sanitize`]);
+//! 2. [`record`], the findings as plain data (the JSON contract, the
+//!    snapshot report included);
+//! 3. [`i18n`], the message families and the snapshot reader;
+//! 4. [`Error`] and the log scanner;
+//! 5. [`input`], the front door that routes every input to one of them;
+//! 6. [`explain`], [`Analysis`], the renderers, then the fleet [`summary`].
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 // No panicking shortcuts on input-dependent paths: a log is untrusted
