@@ -112,7 +112,7 @@ pub use record::{Finding, Summary};
 /// whatever its first bytes are (no decompressing, no snapshots). For
 /// callers that already hold text (`oomwhy run`'s pipes, fuzzing).
 pub use scanner::{scan as scan_log, scan_streaming as scan_log_streaming};
-pub use scanner::{ScanOutcome, Stream};
+pub use scanner::{ScanOutcome, Stream, MAX_FINDINGS, MAX_LINE};
 pub use snapshot::{PickleError, SnapshotError};
 
 /// The snapshot reader's data-only pickle decoder, for the fuzz targets.

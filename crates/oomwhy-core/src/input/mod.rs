@@ -1,11 +1,11 @@
 //! The front door: every input the command reads, routed by what its first
 //! bytes say it is, not by its name.
 //!
-//! * plain text is searched by the log scanner ([`crate::scanner`]);
+//! * plain text is searched by the log scanner ([`crate::scan_log`]);
 //! * gzip, zstd, xz and bzip2 are decompressed as a stream first;
 //! * a tar archive (compressed or not) and a zip archive are opened, and
 //!   each file in them is an input of its own, named `ARCHIVE:PATH`;
-//! * a PyTorch memory snapshot (a pickle) is analysed ([`crate::snapshot`]);
+//! * a PyTorch memory snapshot (a pickle) is analysed by the snapshot reader;
 //! * a directory stands for every file under it (walked recursively in
 //!   path order, following symlinks but never around a loop), and a file
 //!   found there whose first bytes hold a NUL is binary and skipped, as

@@ -29,7 +29,7 @@ pub enum SnapshotError {
     Pickle(pickle::PickleError),
     /// A readable pickle that holds something else.
     NotASnapshot(String),
-    /// Larger than [`MAX_SNAPSHOT_BYTES`].
+    /// Larger than the 1 GiB oomwhy reads as a snapshot.
     TooLarge(u64),
 }
 
