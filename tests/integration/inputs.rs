@@ -735,3 +735,79 @@ fn the_report_starts_on_a_fresh_line_after_a_paste_without_one() {
     );
     assert!(shown.contains("OUT OF MEMORY"), "{shown}");
 }
+
+/// The findings of a report as the JSON document holds them.
+fn findings_json(findings: &[oomwhy::Finding]) -> Value {
+    serde_json::to_value(findings).unwrap()
+}
+
+#[test]
+fn the_library_reads_what_the_command_reads() {
+    let dir = temp_dir("front-door");
+    let plain = log();
+    let explained = |outcome| {
+        let mut analysis = oomwhy::Analysis::new();
+        analysis.add(outcome);
+        findings_json(&analysis.finish().0)
+    };
+    let expected = explained(oomwhy::scan(plain.as_bytes(), "x").unwrap());
+    assert_eq!(expected.as_array().unwrap().len(), 1);
+    // A compressed stream is decompressed; the log scanner alone does not.
+    for (name, compress, _) in FORMATS {
+        let data = compress(plain.as_bytes());
+        let outcome = oomwhy::scan(&data[..], "x").unwrap();
+        assert_eq!(explained(outcome), expected, "{name}");
+        assert!(oomwhy::scan_log(&data[..], "x")
+            .unwrap()
+            .findings
+            .is_empty());
+    }
+    // A tar archive: its files' findings, folded across ranks, named
+    // `NAME:PATH`, exactly as the command reports them.
+    let archive = gzip(&tar_of(&job_files()));
+    fs::write(dir.join("job.tar.gz"), &archive).unwrap();
+    let command = json(&oomwhy(&["--format", "json", "job.tar.gz"], &dir));
+    let outcome = oomwhy::scan(&archive[..], "job.tar.gz").unwrap();
+    assert_eq!(explained(outcome), command["findings"]);
+    assert_eq!(command["findings"][0]["ranks"], serde_json::json!([0, 1]));
+    // A zip archive needs its directory, at its end: not from a stream.
+    let zip = zip_of(&job_files());
+    let err = oomwhy::scan(&zip[..], "job.zip").unwrap_err();
+    assert!(err.to_string().contains("not from a stream"), "{err}");
+
+    // Paths, as the command takes them: a directory with both archives, a
+    // compressed log and a binary file.
+    let logs = dir.join("logs");
+    fs::create_dir_all(logs.join("nested")).unwrap();
+    fs::write(logs.join("job.tar.gz"), &archive).unwrap();
+    fs::write(logs.join("nested/job.zip"), &zip).unwrap();
+    fs::write(logs.join("nested/train.log.xz"), xz(plain.as_bytes())).unwrap();
+    fs::write(logs.join("core.bin"), b"\0\x01\x02").unwrap();
+    let command = json(&oomwhy(&["--format", "json", "logs"], &dir));
+    let report = oomwhy::scan_paths(&[&logs]);
+    let renamed: Vec<_> = report
+        .findings
+        .iter()
+        .cloned()
+        .map(|mut f| {
+            let relative = Path::new(&f.source.input).strip_prefix(&dir).unwrap();
+            f.source.input = relative.display().to_string();
+            f
+        })
+        .collect();
+    assert_eq!(findings_json(&renamed), command["findings"]);
+    assert_eq!(command["findings"].as_array().unwrap().len(), 3);
+    let skipped: Vec<_> = report
+        .notices
+        .iter()
+        .filter_map(|n| match n {
+            oomwhy::Notice::Binary(name) => Some(name.rsplit('/').next().unwrap_or(name)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(skipped, ["core.bin", "model.bin", "model.bin"]);
+    assert_eq!(
+        report.summary.findings,
+        command["summary"]["findings"].as_u64().unwrap() as usize
+    );
+}
