@@ -1,4 +1,4 @@
-//! `oomwhy::scan` through a reader that returns arbitrary chunk sizes; the
+//! The log scanner (`oomwhy::scan_log`) through a reader that returns arbitrary chunk sizes; the
 //! findings and counts must equal those of reading the same bytes at once.
 //!
 //! Input layout: byte 0 mod 16 = how many chunk sizes follow (each byte + 1,
@@ -34,13 +34,13 @@ fuzz_target!(|data: &[u8]| {
     };
     let count = usize::from(count % 16).min(rest.len());
     let (sizes, log) = rest.split_at(count);
-    let whole = oomwhy::scan(log, "fuzz").expect("a slice reads without error");
+    let whole = oomwhy::scan_log(log, "fuzz").expect("a slice reads without error");
     let reader = Chunked {
         data: log,
         sizes,
         next: 0,
     };
-    let chunked = oomwhy::scan(reader, "fuzz").expect("the reader never fails");
+    let chunked = oomwhy::scan_log(reader, "fuzz").expect("the reader never fails");
     assert_eq!(chunked.findings, whole.findings, "chunk sizes {sizes:?}");
     assert_eq!(chunked.lines, whole.lines);
     assert_eq!(chunked.bytes, whole.bytes);

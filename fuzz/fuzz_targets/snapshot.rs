@@ -11,12 +11,12 @@ use oomwhy::Analysis;
 
 fuzz_target!(|data: &[u8]| {
     // Reader alone: any byte string, whatever its header.
-    if let Ok(p) = oomwhy::snapshot::pickle::read(data) {
+    if let Ok(p) = oomwhy::pickle::read(data) {
         let _ = p.root();
     }
     // The input path as the CLI takes it, joined with a log OOM of the same device.
     let mut analysis = Analysis::new();
-    match oomwhy::snapshot::scan(data, "fuzz.pickle") {
+    match oomwhy::scan(data, "fuzz.pickle") {
         Ok(outcome) => analysis.add(outcome),
         Err(e) => {
             let _ = e.to_string();

@@ -39,11 +39,13 @@ import json
 import os
 import sys
 import traceback
+import warnings
 from typing import IO, Any, Dict, Iterable, List, Optional, Union
 
 from . import _oomwhy
 
 __all__ = [
+    "InputWarning",
     "SCHEMA_VERSION",
     "__version__",
     "codes",
@@ -80,34 +82,57 @@ def decode(text: str) -> List[Finding]:
     return json.loads(_oomwhy.decode_json(text))
 
 
+class InputWarning(UserWarning):
+    """An input, or a file in a directory or an archive, that could not be
+    read to its end: :func:`scan` warns and returns what it read, as the
+    command does (its exit status 2)."""
+
+
 def scan(path_or_file: Union[PathLike, IO[str], IO[bytes]], name: Optional[str] = None) -> List[Finding]:
-    """Reads a log to its end and explains what it found.
+    """Reads what the ``oomwhy`` command reads and explains what it found:
+    the findings of ``oomwhy --format json PATH``, in the same order with
+    the same ids.
 
     ``path_or_file`` is a path (``str`` or ``os.PathLike``) or an open file
-    (text or binary). ``name`` is the ``source.input`` of the findings; by
-    default the path as given, or the file object's ``name``. A path is read
-    by Rust with the GIL released, in bounded memory; a file object is read
-    into memory first.
+    (text or binary). A path is a log, compressed or not (gzip, zstd, xz,
+    bzip2, told by its first bytes, not its name), a tar or zip archive
+    (each file in it read as an input of its own, named ``ARCHIVE:PATH``),
+    a PyTorch memory snapshot, or a directory (every file under it); the
+    copies of one crash in the per-rank files of one job fold into one
+    finding. It is read by Rust with the GIL released, in bounded memory; a
+    file object is read into memory first and may hold any of the same.
 
-    Raises ``FileNotFoundError``, ``PermissionError``, ``IsADirectoryError``
-    or ``OSError`` when the input cannot be read.
+    ``name`` is the ``source.input`` of the findings; by default the path as
+    given, or the file object's ``name`` (for a directory, ``name`` stands
+    for the directory in the names of the files under it).
+
+    Raises ``FileNotFoundError``, ``PermissionError`` or ``OSError`` when the
+    input named cannot be read at all, and ``ValueError`` for a pickle that
+    is not a memory snapshot. A file of a directory or an archive that
+    cannot be read, or an input cut short, is an :class:`InputWarning`, and
+    what was read before it is returned.
     """
     if isinstance(path_or_file, (str, os.PathLike)):
         path = os.fspath(path_or_file)
         if isinstance(path, bytes):
             path = os.fsdecode(path)
-        return json.loads(_oomwhy.scan_path_json(path, path if name is None else name))
-    read = getattr(path_or_file, "read", None)
-    if read is None:
-        raise TypeError(
-            f"scan() takes a path or an open file, not {type(path_or_file).__name__}"
-        )
-    data = read()
-    if isinstance(data, str):
-        data = data.encode("utf-8", "surrogateescape")
-    if name is None:
-        name = str(getattr(path_or_file, "name", "<file>"))
-    return json.loads(_oomwhy.scan_bytes_json(bytes(data), name))
+        reply = _oomwhy.scan_path_json(path, path if name is None else name)
+    else:
+        read = getattr(path_or_file, "read", None)
+        if read is None:
+            raise TypeError(
+                f"scan() takes a path or an open file, not {type(path_or_file).__name__}"
+            )
+        data = read()
+        if isinstance(data, str):
+            data = data.encode("utf-8", "surrogateescape")
+        if name is None:
+            name = str(getattr(path_or_file, "name", "<file>"))
+        reply = _oomwhy.scan_bytes_json(bytes(data), name)
+    report = json.loads(reply)
+    for message in report["warnings"]:
+        warnings.warn(message, InputWarning, stacklevel=2)
+    return report["findings"]
 
 
 def explain(code: str) -> str:
@@ -204,10 +229,12 @@ def fold(digests: Iterable[Dict[str, Any]]) -> Dict[str, Any]:
 
 
 def summarize(paths: Iterable[PathLike]) -> Dict[str, Any]:
-    """The fleet summary of these files on this machine: the same document
-    as ``oomwhy --summary --format json PATH...``. For a cluster, see
+    """The fleet summary of these paths on this machine: the same document
+    as ``oomwhy --summary --format json PATH...`` (every file under a
+    directory and in an archive is one input). For a cluster, see
     :func:`oomwhy.ray.summarize`."""
-    return fold(digest(p) for p in paths)
+    names = [os.fsdecode(os.fspath(p)) for p in paths]
+    return json.loads(_oomwhy.summarize_json(_oomwhy.digest_paths_json(names)))
 
 
 def render_summary(summary: Dict[str, Any], format: str = "text") -> str:

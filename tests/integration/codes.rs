@@ -110,7 +110,7 @@ fn every_code_is_produced_by_a_fixture() {
     for log in &inputs {
         let name = log.file_name().unwrap().to_string_lossy().into_owned();
         let mut analysis = Analysis::new();
-        analysis.add(oomwhy::snapshot::scan(fs::File::open(log).unwrap(), &name).unwrap());
+        analysis.add(oomwhy::scan(fs::File::open(log).unwrap(), &name).unwrap());
         for f in analysis.finish().0 {
             let verdicts = f.diagnosis.verdicts.iter().map(|v| v.code.clone());
             for code in std::iter::once(f.kind.slug().to_string())

@@ -158,7 +158,7 @@ fn snapshot_findings_have_chinese() {
     for pickle in &pickles {
         let name = pickle.file_name().unwrap().to_string_lossy().to_string();
         let mut analysis = Analysis::new();
-        analysis.add(oomwhy::snapshot::scan(fs::File::open(pickle).unwrap(), &name).unwrap());
+        analysis.add(oomwhy::scan(fs::File::open(pickle).unwrap(), &name).unwrap());
         let (findings, summary) = analysis.finish();
         for f in &findings {
             if !zh::headline(f).is_some_and(|h| has_chinese(&h)) {

@@ -611,3 +611,203 @@ fn each_file_of_a_zip_archive_is_an_input_of_its_own() {
     assert!(stderr.contains("read from a file"), "{stderr}");
     assert_eq!(output.status.code(), Some(2));
 }
+
+/// Runs oomwhy with no arguments under a pseudo-terminal (Python's `pty`),
+/// as a user who pastes into it: waits for the paste prompt, types each
+/// piece of `argv[2]` (a JSON list) a moment apart, then waits for the
+/// command to end. Prints `status N` (or `status timeout`, after which the
+/// command is killed) and what the terminal showed.
+#[cfg(unix)]
+const PASTE_DRIVER: &str = r#"
+import json, os, pty, select, signal, sys, time
+oomwhy, pieces = sys.argv[1], json.loads(sys.argv[2])
+pid, fd = pty.fork()
+if pid == 0:
+    os.environ.update({"TERM": "dumb", "NO_COLOR": "1", "LC_ALL": "C.UTF-8"})
+    os.execv(oomwhy, [oomwhy])
+output, status, deadline = b"", None, time.time() + 20
+def pump(until):
+    global output
+    while time.time() < until:
+        ready, _, _ = select.select([fd], [], [], 0.05)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                return
+            if not chunk:
+                return
+            output += chunk
+        if until is deadline and b"Ctrl-D" in output:
+            return
+try:
+    pump(deadline)
+    for piece in pieces:
+        os.write(fd, piece.encode())
+        pump(time.time() + 0.3)
+    # One Ctrl-D must be enough: wait a few seconds, not for more typing.
+    end = time.time() + 5
+    while time.time() < end:
+        done, code = os.waitpid(pid, os.WNOHANG)
+        if done:
+            status = os.waitstatus_to_exitcode(code)
+            break
+        pump(time.time() + 0.1)
+    pump(time.time() + 0.2)
+    print("status", "timeout" if status is None else status, flush=True)
+    print(output.decode(errors="replace").replace("\r\n", "\n"), flush=True)
+finally:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+"#;
+
+/// The status line and the terminal's text from [`PASTE_DRIVER`].
+#[cfg(unix)]
+fn paste(pieces: &[&str]) -> (String, String) {
+    let pieces = serde_json::to_string(pieces).unwrap();
+    let mut cmd = Command::new("python3");
+    cmd.args(["-c", PASTE_DRIVER, env!("CARGO_BIN_EXE_oomwhy"), &pieces])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let child = cmd.spawn().expect("python3 starts");
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let output = match rx.recv_timeout(PATIENCE) {
+        Ok(output) => output.unwrap(),
+        Err(_) => {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{pid}")])
+                .status();
+            panic!("the terminal driver took longer than {PATIENCE:?}");
+        }
+    };
+    let out = String::from_utf8_lossy(&output.stdout).into_owned();
+    let (status, shown) = out.split_once('\n').unwrap_or((&out, ""));
+    assert!(
+        status.starts_with("status "),
+        "{out}\n--- stderr\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (status.to_string(), shown.to_string())
+}
+
+#[cfg(unix)]
+#[test]
+fn one_ctrl_d_ends_an_empty_terminal() {
+    let (status, shown) = paste(&["\x04"]);
+    // Nothing pasted, nothing found: exit 1, at once.
+    assert_eq!(status, "status 1", "{shown}");
+    assert!(
+        shown.contains("no out-of-memory error or GPU crash found"),
+        "{shown}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn one_ctrl_d_on_a_fresh_line_ends_a_paste() {
+    let (status, shown) = paste(&[&format!("step 1\n{SEED}\n"), "\x04"]);
+    assert_eq!(status, "status 0", "{shown}");
+    assert!(shown.contains("OUT OF MEMORY"), "{shown}");
+}
+
+#[cfg(unix)]
+#[test]
+fn the_report_starts_on_a_fresh_line_after_a_paste_without_one() {
+    // The paste's last line has no newline: a first Ctrl-D hands it over,
+    // a second ends the input. The report must not go on that line.
+    let (status, shown) = paste(&[SEED, "\x04", "\x04"]);
+    assert_eq!(status, "status 0", "{shown}");
+    let echoed = shown
+        .lines()
+        .find(|line| line.contains("7.88 GiB reserved in total by PyTorch)"))
+        .unwrap_or_else(|| panic!("the paste is not echoed: {shown}"));
+    assert!(
+        echoed.ends_with("PyTorch)"),
+        "the report went on the pasted line: {echoed:?}\n{shown}"
+    );
+    assert!(shown.contains("OUT OF MEMORY"), "{shown}");
+}
+
+/// The findings of a report as the JSON document holds them.
+fn findings_json(findings: &[oomwhy::Finding]) -> Value {
+    serde_json::to_value(findings).unwrap()
+}
+
+#[test]
+fn the_library_reads_what_the_command_reads() {
+    let dir = temp_dir("front-door");
+    let plain = log();
+    let explained = |outcome| {
+        let mut analysis = oomwhy::Analysis::new();
+        analysis.add(outcome);
+        findings_json(&analysis.finish().0)
+    };
+    let expected = explained(oomwhy::scan(plain.as_bytes(), "x").unwrap());
+    assert_eq!(expected.as_array().unwrap().len(), 1);
+    // A compressed stream is decompressed; the log scanner alone does not.
+    for (name, compress, _) in FORMATS {
+        let data = compress(plain.as_bytes());
+        let outcome = oomwhy::scan(&data[..], "x").unwrap();
+        assert_eq!(explained(outcome), expected, "{name}");
+        assert!(oomwhy::scan_log(&data[..], "x")
+            .unwrap()
+            .findings
+            .is_empty());
+    }
+    // A tar archive: its files' findings, folded across ranks, named
+    // `NAME:PATH`, exactly as the command reports them.
+    let archive = gzip(&tar_of(&job_files()));
+    fs::write(dir.join("job.tar.gz"), &archive).unwrap();
+    let command = json(&oomwhy(&["--format", "json", "job.tar.gz"], &dir));
+    let outcome = oomwhy::scan(&archive[..], "job.tar.gz").unwrap();
+    assert_eq!(explained(outcome), command["findings"]);
+    assert_eq!(command["findings"][0]["ranks"], serde_json::json!([0, 1]));
+    // A zip archive needs its directory, at its end: not from a stream.
+    let zip = zip_of(&job_files());
+    let err = oomwhy::scan(&zip[..], "job.zip").unwrap_err();
+    assert!(err.to_string().contains("not from a stream"), "{err}");
+
+    // Paths, as the command takes them: a directory with both archives, a
+    // compressed log and a binary file.
+    let logs = dir.join("logs");
+    fs::create_dir_all(logs.join("nested")).unwrap();
+    fs::write(logs.join("job.tar.gz"), &archive).unwrap();
+    fs::write(logs.join("nested/job.zip"), &zip).unwrap();
+    fs::write(logs.join("nested/train.log.xz"), xz(plain.as_bytes())).unwrap();
+    fs::write(logs.join("core.bin"), b"\0\x01\x02").unwrap();
+    let command = json(&oomwhy(&["--format", "json", "logs"], &dir));
+    let report = oomwhy::scan_paths(&[&logs]);
+    let renamed: Vec<_> = report
+        .findings
+        .iter()
+        .cloned()
+        .map(|mut f| {
+            let relative = Path::new(&f.source.input).strip_prefix(&dir).unwrap();
+            f.source.input = relative.display().to_string();
+            f
+        })
+        .collect();
+    assert_eq!(findings_json(&renamed), command["findings"]);
+    assert_eq!(command["findings"].as_array().unwrap().len(), 3);
+    let skipped: Vec<_> = report
+        .notices
+        .iter()
+        .filter_map(|n| match n {
+            oomwhy::Notice::Binary(name) => Some(name.rsplit('/').next().unwrap_or(name)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(skipped, ["core.bin", "model.bin", "model.bin"]);
+    assert_eq!(
+        report.summary.findings,
+        command["summary"]["findings"].as_u64().unwrap() as usize
+    );
+}

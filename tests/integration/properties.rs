@@ -47,13 +47,13 @@ proptest! {
 
     #[test]
     fn scan_never_panics_on_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
-        let outcome = oomwhy::scan(&bytes[..], "p").expect("reading a slice cannot fail");
+        let outcome = oomwhy::scan_log(&bytes[..], "p").expect("reading a slice cannot fail");
         prop_assert_eq!(outcome.bytes, bytes.len() as u64);
     }
 
     #[test]
     fn scan_never_panics_on_mixed_logs(log in mixed_log()) {
-        oomwhy::scan(&log[..], "p").expect("reading a slice cannot fail");
+        oomwhy::scan_log(&log[..], "p").expect("reading a slice cannot fail");
     }
 
     #[test]
@@ -71,8 +71,8 @@ proptest! {
         log in mixed_log(),
         sizes in proptest::collection::vec(1usize..300, 1..8),
     ) {
-        let whole = oomwhy::scan(&log[..], "p").expect("slice");
-        let split = oomwhy::scan(Chunked::new(&log, sizes), "p").expect("chunked reader");
+        let whole = oomwhy::scan_log(&log[..], "p").expect("slice");
+        let split = oomwhy::scan_log(Chunked::new(&log, sizes), "p").expect("chunked reader");
         prop_assert_eq!(&split.findings, &whole.findings);
         prop_assert_eq!(split.lines, whole.lines);
         prop_assert_eq!(split.bytes, whole.bytes);

@@ -37,7 +37,7 @@ fn analyse(inputs: &[(&Path, &str)]) -> (Vec<Finding>, Summary) {
     let mut analysis = Analysis::new();
     for (path, name) in inputs {
         let file = fs::File::open(path).unwrap();
-        analysis.add(oomwhy::snapshot::scan(file, name).unwrap());
+        analysis.add(oomwhy::scan(file, name).unwrap());
     }
     analysis.finish()
 }
@@ -422,8 +422,7 @@ fn real_snapshots_when_present() {
         assert_eq!(f.diagnosis.verdicts[0].code, "snapshot_no_oom_event");
         let r = f.snapshot.as_ref().unwrap();
         assert_eq!(r.era, *era, "{file}");
-        let sum =
-            |g: fn(&oomwhy::snapshot::DeviceState) -> u64| r.devices.iter().map(g).sum::<u64>();
+        let sum = |g: fn(&oomwhy::record::DeviceState) -> u64| r.devices.iter().map(g).sum::<u64>();
         assert_eq!(sum(|d| d.segments), *segments, "{file}");
         assert_eq!(sum(|d| d.reserved_bytes), *reserved, "{file}");
         assert_eq!(sum(|d| d.allocated_bytes), *allocated, "{file}");
@@ -432,7 +431,7 @@ fn real_snapshots_when_present() {
     }
     let not = real.join("not_a_snapshot.pickle");
     if not.is_file() {
-        let err = oomwhy::snapshot::scan(fs::File::open(&not).unwrap(), "n").unwrap_err();
+        let err = oomwhy::scan(fs::File::open(&not).unwrap(), "n").unwrap_err();
         assert!(
             err.to_string()
                 .contains("a pickle, but not a PyTorch memory snapshot"),
@@ -533,7 +532,7 @@ mod mutations {
             }
             let keep = data.len() - usize::from(cut) % (data.len() / 4 + 1);
             data.truncate(keep);
-            if let Ok(outcome) = oomwhy::snapshot::scan(&data[..], "damaged.pickle") {
+            if let Ok(outcome) = oomwhy::scan(&data[..], "damaged.pickle") {
                 let mut analysis = Analysis::new();
                 analysis.add(outcome);
                 let (findings, summary) = analysis.finish();

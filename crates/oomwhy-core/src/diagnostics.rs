@@ -14,6 +14,7 @@
 
 use crate::constant_regex;
 use crate::record::{MemorySummary, NvidiaSmi, SmiGpu, SmiProcess};
+use crate::units::MIB;
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -134,8 +135,6 @@ impl Block {
         }
     }
 }
-
-const MIB: u64 = 1 << 20;
 
 /// Parses nvidia-smi's default table; `lines[0]` is the header line.
 pub fn parse_nvidia_smi(lines: &[String], line: u64) -> Option<NvidiaSmi> {

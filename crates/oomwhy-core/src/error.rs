@@ -47,11 +47,11 @@ impl fmt::Display for Error {
             Error::Read { input, source } => write!(
                 f,
                 "{}: {}",
-                crate::render::sanitize(input),
+                crate::escape::sanitize(input),
                 describe_io(source)
             ),
             Error::Snapshot { input, source } => {
-                write!(f, "{}: {source}", crate::render::sanitize(input))
+                write!(f, "{}: {source}", crate::escape::sanitize(input))
             }
             Error::UnknownCode { code, valid } => write!(
                 f,
@@ -73,11 +73,11 @@ impl Error {
                     io::ErrorKind::PermissionDenied => "没有权限".to_string(),
                     _ => describe_io(source),
                 };
-                format!("{}：{why}", crate::render::sanitize(input))
+                format!("{}：{why}", crate::escape::sanitize(input))
             }
             (Error::UnknownCode { code, .. }, Lang::Zh) => Msg::UnknownCode.fill(lang, &[code]),
             (Error::Snapshot { input, source }, Lang::Zh) => {
-                Msg::NotSnapshot.fill(lang, &[&crate::render::sanitize(input), source])
+                Msg::NotSnapshot.fill(lang, &[&crate::escape::sanitize(input), source])
             }
             _ => self.to_string(),
         }

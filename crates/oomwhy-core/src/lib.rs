@@ -3,46 +3,53 @@
 //! It reads training logs, finds every out-of-memory error and related CUDA
 //! crash (PyTorch's caching allocator in every era, CUDA runtime errors,
 //! illegal memory accesses, Windows fail-fast exits), decodes each into a
-//! [`record::Finding`] with exact byte counts, and explains it.
+//! [`Finding`] with exact byte counts, and explains it.
 //!
-//! Data flows input → [`scanner`] → [`record`] → [`explain`] → [`render`].
+//! Data flows [`input`] (the front door) → scanner (logs) or snapshot
+//! reader (PyTorch memory snapshots) → [`record`] → [`explain`] → [`render`].
 //!
 //! # The public API in four calls
 //!
 //! * [`decode_str`] decodes and explains a pasted message;
-//! * [`scan`] reads any [`std::io::Read`] in bounded memory, and
-//!   [`Analysis`] explains what one or more scans found;
+//! * [`scan`] reads any [`std::io::Read`] as the command reads standard
+//!   input (plain, compressed, a memory snapshot, a tar archive), in
+//!   bounded memory, and [`Analysis`] explains what one or more scans
+//!   found; [`scan_paths`] reads files and directories as the command does
+//!   and explains them at once;
 //! * [`explain::docs::lookup`] gives the long explanation of a code;
 //! * [`render::render`] writes findings as text, JSON, NDJSON, Markdown or
 //!   GitHub annotations to any [`std::io::Write`].
 //!
-//! For input that arrives over time, [`scan_streaming`] and [`Stream`] hand
-//! out each finding when it is complete, and [`LiveAnalysis`] explains it.
+//! For input that arrives over time, [`scan_streaming`] hands out each
+//! finding when it is complete, and [`LiveAnalysis`] explains it. Below the
+//! front door, [`scan_log`], [`scan_log_streaming`] and [`Stream`] search
+//! text as a log whatever its first bytes are.
 //!
 //! ```
 //! let log = "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB \
 //!     (GPU 0; 8.00 GiB total capacity; 6.32 GiB already allocated; \
 //!     1.56 GiB free; 7.88 GiB reserved in total by PyTorch)";
 //!
-//! // Decode a string.
+//! // 1. Decode a string.
 //! let findings = oomwhy::decode_str(log);
 //! assert_eq!(findings.len(), 1);
 //! assert_eq!(findings[0].sizes.requested_bytes, Some(2 << 30));
 //! // 7.88 GiB reserved + 1.56 GiB free is more than 8.00 GiB total.
 //! assert_eq!(findings[0].diagnosis.verdicts[0].code, "inconsistent_numbers");
 //!
-//! // Scan a reader (a file, a pipe) and explain what it held.
+//! // 2. Scan a reader (a file, a pipe; compressed or not) and explain what
+//! //    it held. For paths and directories: `oomwhy::scan_paths(&["logs/"])`.
 //! let mut analysis = oomwhy::Analysis::new();
 //! analysis.add(oomwhy::scan(log.as_bytes(), "train.log")?);
 //! let (findings, summary) = analysis.finish();
 //! assert_eq!(summary.oom, 1);
 //!
-//! // The long explanation of each code the finding names.
+//! // 3. The long explanation of each code the finding names.
 //! let (code, text) = oomwhy::explain::docs::lookup(&findings[0].explain[0])?;
 //! assert_eq!(code, "torch_allocator_oom");
 //! assert!(text.contains("## How to fix it"));
 //!
-//! // Render to any writer.
+//! // 4. Render to any writer.
 //! use oomwhy::render::{render, Format, RenderOptions};
 //! let mut out = Vec::new();
 //! render(Format::Json, &findings, &summary, RenderOptions::default(), &mut out)?;
@@ -50,6 +57,20 @@
 //! assert_eq!(json["schema_version"], 1);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! # Layers
+//!
+//! Each module imports only the ones below it (`tests/tools/import_cycles.py`
+//! checks that no two files import each other, directly or round about):
+//!
+//! 1. leaves: [`units`] (sizes, [`units::GIB`] and the other units) and
+//!    `escape` ([`render::sanitize`]);
+//! 2. [`record`], the findings as plain data (the JSON contract, the
+//!    snapshot report included);
+//! 3. [`i18n`], the message families and the snapshot reader;
+//! 4. [`Error`] and the log scanner;
+//! 5. [`input`], the front door that routes every input to one of them;
+//! 6. [`explain`], [`Analysis`], the renderers, then the fleet [`summary`].
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 // No panicking shortcuts on input-dependent paths: a log is untrusted
@@ -57,28 +78,47 @@
 // remaining ones are constant regexes, each allowed where it is built.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod codes;
-pub mod context;
-pub mod detect;
-pub mod diagnostics;
-pub mod error;
+// The public modules: the front door, the record, its explanation and
+// rendering, and what the command and the Python package build on.
 pub mod exit;
 pub mod explain;
 pub mod follow;
 pub mod i18n;
 pub mod input;
-pub mod normalize;
 pub mod record;
 pub mod render;
-pub mod scanner;
 pub mod schema;
-pub mod snapshot;
 pub mod summary;
 pub mod units;
 
-use std::collections::HashMap;
+// Internals: reached through the front door and the re-exports below.
+mod analysis;
+pub(crate) mod codes;
+pub(crate) mod context;
+pub(crate) mod detect;
+pub(crate) mod diagnostics;
+mod error;
+mod escape;
+pub(crate) mod normalize;
+pub(crate) mod scanner;
+pub(crate) mod snapshot;
 
+pub use analysis::{
+    decode_str, scan_entries, scan_paths, Analysis, LiveAnalysis, Notice, ScanReport,
+};
 pub use error::{Error, Result};
+pub use input::{scan, scan_streaming};
+pub use record::{Finding, Summary};
+/// The log scanner alone, below the front door: searches text as a log
+/// whatever its first bytes are (no decompressing, no snapshots). For
+/// callers that already hold text (`oomwhy run`'s pipes, fuzzing).
+pub use scanner::{scan as scan_log, scan_streaming as scan_log_streaming};
+pub use scanner::{ScanOutcome, Stream, MAX_FINDINGS, MAX_LINE};
+pub use snapshot::{PickleError, SnapshotError};
+
+/// The snapshot reader's data-only pickle decoder, for the fuzz targets.
+#[doc(hidden)]
+pub use snapshot::pickle;
 
 /// Compiles one of the crate's constant patterns. The only place a pattern
 /// can fail to compile, and none does: every pattern is compiled by the unit
@@ -131,156 +171,6 @@ fn ascii_classes(pattern: &str) -> String {
         }
     }
     out
-}
-pub use record::{Finding, Summary};
-pub use scanner::{scan, scan_streaming, ScanOutcome, Stream};
-
-/// Collects the findings of several inputs into one explained report.
-#[derive(Debug, Default)]
-pub struct Analysis {
-    findings: Vec<Finding>,
-    summary: Summary,
-}
-
-impl Analysis {
-    /// An empty analysis.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Adds the outcome of scanning one input.
-    pub fn add(&mut self, outcome: ScanOutcome) {
-        let offset = self.findings.len();
-        self.summary.inputs += 1;
-        self.summary.lines += outcome.lines;
-        self.summary.bytes += outcome.bytes;
-        for (local, mut finding) in outcome.findings.into_iter().enumerate() {
-            finding.id = offset + local + 1;
-            // Consequences point at a local index until they get global ids.
-            finding.consequence_of = finding.consequence_of.map(|i| offset + i + 1);
-            self.findings.push(finding);
-        }
-    }
-
-    /// Adds the outcome of an input whose reading failed part-way (a
-    /// truncated archive): what was found before the error counts, and so
-    /// does the error.
-    pub fn add_failed(&mut self, outcome: ScanOutcome) {
-        self.add(outcome);
-        self.summary.input_errors += 1;
-    }
-
-    /// Records an input that could not be read.
-    pub fn add_error(&mut self) {
-        self.summary.inputs += 1;
-        self.summary.input_errors += 1;
-    }
-
-    /// Explains every finding and returns them with the summary.
-    pub fn finish(mut self) -> (Vec<Finding>, Summary) {
-        snapshot::join(&mut self.findings);
-        explain::explain_all(&mut self.findings);
-        snapshot::after_explain(&mut self.findings);
-        let s = &mut self.summary;
-        s.findings = self.findings.len();
-        for f in &self.findings {
-            s.count(f.category);
-        }
-        (self.findings, self.summary)
-    }
-}
-
-/// Explains findings one at a time, as a streaming scan hands them out
-/// ([`scan_streaming`], [`Stream`]), for output that cannot wait for the end
-/// of the input (NDJSON, `--follow`, `oomwhy run`).
-///
-/// Findings get run-wide ids in the order they are explained, and verdicts
-/// that compare with earlier findings (memory growth) see the earlier
-/// findings of the whole run. The inputs of one run need distinct names.
-#[derive(Debug, Default)]
-pub struct LiveAnalysis {
-    summary: Summary,
-    /// Recent findings, a few per kind, device and rank, for [`explain::explain_after`].
-    history: Vec<Finding>,
-    /// (input, id within the input) → run-wide id, for `consequence_of`.
-    ids: HashMap<(String, usize), usize>,
-}
-
-/// Earlier findings kept per kind, device and rank for [`LiveAnalysis`].
-const HISTORY_PER_KEY: usize = 8;
-/// Id mappings kept for [`LiveAnalysis`]; consequences follow their cause closely.
-const MAX_ID_MAPPINGS: usize = 100_000;
-
-impl LiveAnalysis {
-    /// An empty analysis.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Records that an input is about to be read.
-    pub fn begin_input(&mut self) {
-        self.summary.inputs += 1;
-    }
-
-    /// Records an input that could not be read (to the end, or at all).
-    pub fn add_error(&mut self) {
-        self.summary.input_errors += 1;
-    }
-
-    /// Adds the line and byte counts of an input read to its end.
-    pub fn end_input(&mut self, outcome: &ScanOutcome) {
-        self.summary.lines += outcome.lines;
-        self.summary.bytes += outcome.bytes;
-    }
-
-    /// Explains a finding handed out by a streaming scan, gives it its
-    /// run-wide id and counts it. A finding made by hand (id 0) is welcome too.
-    pub fn explain(&mut self, mut finding: Finding) -> Finding {
-        let id = self.summary.findings + 1;
-        if self.ids.len() >= MAX_ID_MAPPINGS {
-            self.ids.clear();
-        }
-        if finding.id > 0 {
-            self.ids
-                .insert((finding.source.input.clone(), finding.id), id);
-        }
-        finding.consequence_of = finding
-            .consequence_of
-            .and_then(|local| self.ids.get(&(finding.source.input.clone(), local + 1)))
-            .copied();
-        finding.id = id;
-        explain::explain_after(&self.history, &mut finding);
-        snapshot::after_explain(std::slice::from_mut(&mut finding));
-
-        let key = |f: &Finding| (f.kind, f.device, f.first_rank);
-        let same = self.history.iter().filter(|h| key(h) == key(&finding));
-        if same.count() >= HISTORY_PER_KEY {
-            if let Some(oldest) = self.history.iter().position(|h| key(h) == key(&finding)) {
-                self.history.remove(oldest);
-            }
-        }
-        self.history.push(finding.clone());
-
-        let s = &mut self.summary;
-        s.findings += 1;
-        s.count(finding.category);
-        finding
-    }
-
-    /// The counts so far.
-    pub fn summary(&self) -> &Summary {
-        &self.summary
-    }
-}
-
-/// Finds and explains every message in `text` (e.g. a pasted error).
-pub fn decode_str(text: &str) -> Vec<Finding> {
-    let mut analysis = Analysis::new();
-    // Reading from a byte slice cannot fail.
-    if let Ok(outcome) = scan(text.as_bytes(), "<stdin>") {
-        analysis.add(outcome);
-    }
-    analysis.finish().0
 }
 
 #[cfg(test)]

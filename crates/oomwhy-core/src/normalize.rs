@@ -43,64 +43,6 @@ const ENGINE_PROCESSES: &[(&str, &str)] = &[
     ("(RayWorkerWrapper ", "vllm"),
 ];
 
-/// Removes ANSI/VT escape sequences (CSI, OSC, and two-byte escapes).
-pub fn strip_ansi(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.contains('\x1b') && !text.contains('\u{9b}') {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\x1b' => match chars.next() {
-                Some('[') => skip_csi(&mut chars),
-                Some(']') | Some('P') | Some('_') | Some('^') | Some('X') => {
-                    // A string with no BEL/ST on this line is junk, not a
-                    // string: drop only its introducer, so that a message
-                    // after it is still seen.
-                    let after_introducer = chars.clone();
-                    if !skip_string(&mut chars) {
-                        chars = after_introducer;
-                    }
-                }
-                // Two-byte escapes such as `ESC (B` carry one more byte.
-                Some('(') | Some(')') | Some('*') | Some('+') => {
-                    chars.next();
-                }
-                _ => {}
-            },
-            '\u{9b}' => skip_csi(&mut chars),
-            _ => out.push(c),
-        }
-    }
-    std::borrow::Cow::Owned(out)
-}
-
-fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-    for c in chars.by_ref() {
-        if ('\x40'..='\x7e').contains(&c) {
-            break;
-        }
-    }
-}
-
-/// Skips an OSC/DCS string up to BEL or ST (`ESC \`); false if the text
-/// ended first.
-fn skip_string(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> bool {
-    while let Some(c) = chars.next() {
-        if c == '\x07' || c == '\u{9c}' {
-            return true;
-        }
-        if c == '\x1b' {
-            if chars.peek() == Some(&'\\') {
-                chars.next();
-            }
-            return true;
-        }
-    }
-    false
-}
-
 struct Prefixes {
     timestamp: Regex,
     syslog: Regex,
@@ -310,14 +252,6 @@ mod tests {
         assert_eq!(lines.len(), 1, "{raw}");
         let line = lines.remove(0);
         (line.text, line.rank)
-    }
-
-    #[test]
-    fn strips_ansi_sequences() {
-        assert_eq!(strip_ansi("\x1b[31mred\x1b[0m"), "red");
-        assert_eq!(strip_ansi("\x1b]0;title\x07text"), "text");
-        assert_eq!(strip_ansi("\x1b]52;c;ZXZpbA==\x1b\\after"), "after");
-        assert_eq!(strip_ansi("plain"), "plain");
     }
 
     #[test]

@@ -723,7 +723,7 @@ pub struct Finding {
     pub explain: Vec<String>,
     /// What a PyTorch memory snapshot recorded (absent from JSON when there is none).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub snapshot: Option<Box<crate::snapshot::SnapshotReport>>,
+    pub snapshot: Option<Box<SnapshotReport>>,
     /// The timestamp that starts the line the message starts on, if any,
     /// normalised so that two of one log's timestamps compare as text: to
     /// tell which of a job's per-rank files failed first. Not in the JSON.
@@ -865,6 +865,115 @@ pub struct MemorySummary {
     pub non_releasable_current_bytes: Option<u64>,
     /// `Non-releasable memory`, peak.
     pub non_releasable_peak_bytes: Option<u64>,
+}
+
+/// Everything oomwhy read from one PyTorch memory snapshot file (JSON:
+/// `finding.snapshot`): plain data, filled in by the snapshot reader.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SnapshotReport {
+    /// `dict` (`_snapshot()`/`_dump_snapshot()`) or `segment_list` (`memory_snapshot()`).
+    pub layout: String,
+    /// The PyTorch versions that write this shape, e.g. `2.1` or `≥2.10`.
+    pub era: String,
+    /// The keys the era rests on.
+    pub era_evidence: Vec<String>,
+    /// Pickle protocol of the file.
+    pub pickle_protocol: u8,
+    /// `PYTORCH_CUDA_ALLOC_CONF` as recorded in `allocator_settings`, if any.
+    pub alloc_conf: Option<String>,
+    /// `max_split_size` in bytes; `None` when unlimited or not recorded.
+    pub max_split_size_bytes: Option<u64>,
+    /// `expandable_segments` setting, if recorded.
+    pub expandable_segments: Option<bool>,
+    /// Memory state per device (at the OOM for the OOM's device).
+    pub devices: Vec<DeviceState>,
+    /// The OOM this finding is about; `None` for a memory-state summary.
+    pub oom: Option<OomAnalysis>,
+    /// Why there is no `oom` event, when there is none.
+    pub missing_oom: Option<String>,
+}
+
+/// The allocator's memory on one device.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceState {
+    /// Device index.
+    pub device: i64,
+    /// Segments (cudaMalloc'd regions or expandable mappings).
+    pub segments: u64,
+    /// Of which expandable.
+    pub expandable_segments: u64,
+    /// Sum of segment sizes: what PyTorch reserved.
+    pub reserved_bytes: u64,
+    /// Blocks in live tensors.
+    pub allocated_bytes: u64,
+    /// What those tensors asked for, before rounding.
+    pub tensor_bytes: u64,
+    /// Freed blocks still waiting for other streams.
+    pub pending_free_bytes: u64,
+    /// Free blocks inside segments (holes).
+    pub free_in_segments_bytes: u64,
+    /// The largest hole.
+    pub largest_hole_bytes: u64,
+    /// Reserved memory in private pools (CUDA graphs, `MemPool`).
+    pub private_pool_bytes: u64,
+    /// Trace events recorded for the device.
+    pub trace_events: u64,
+    /// Live memory grouped by the user's allocation site, largest first.
+    pub top_sites: Vec<Site>,
+}
+
+/// Live memory allocated from one place in the user's code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Site {
+    /// `file:line in function` of the innermost user frame, or a
+    /// parenthesised description when no stack was recorded.
+    pub location: String,
+    /// Bytes of live blocks allocated there.
+    pub bytes: u64,
+    /// Number of live blocks.
+    pub blocks: u64,
+    /// A few user frames, innermost first.
+    pub stack: Vec<String>,
+}
+
+/// The OOM event and what the state at that moment says about it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OomAnalysis {
+    /// Device index.
+    pub device: i64,
+    /// The request, rounded up to 512 bytes (the event's `size`).
+    pub request_bytes: u64,
+    /// The segment the allocator tried to cudaMalloc for it: what the
+    /// error message prints as "Tried to allocate".
+    pub allocation_bytes: u64,
+    /// `small` (≤ 1 MiB) or `large`.
+    pub pool: String,
+    /// The stream that asked.
+    pub stream: i64,
+    /// What CUDA reported free at the failure (`device_free`).
+    pub device_free_bytes: Option<u64>,
+    /// Position of the event in the device's trace.
+    pub event_index: u64,
+    /// Trace events recorded after the OOM.
+    pub events_after: u64,
+    /// `at_oom` (dumped from the OOM observer), `rewound` (later dump,
+    /// trace undone back to the OOM) or `after_oom` (could not be rewound).
+    pub state: String,
+    /// The largest free block the allocator could have used: same pool
+    /// type, same stream, default pool, within the `max_split_size` rules.
+    pub largest_usable_hole_bytes: u64,
+    /// Free bytes in holes of that kind, together.
+    pub usable_class_free_bytes: u64,
+    /// Largest hole of the right size class on another stream.
+    pub largest_other_stream_hole_bytes: u64,
+    /// Largest hole in a private pool.
+    pub largest_private_pool_hole_bytes: u64,
+    /// Largest hole big enough but refused by the `max_split_size` rules.
+    pub largest_oversize_hole_bytes: u64,
+    /// Freed blocks of the same pool type waiting for other streams.
+    pub pending_free_bytes: u64,
+    /// The user frames of the failed allocation, innermost first.
+    pub stack: Vec<String>,
 }
 
 /// Counts for the end-of-run summary.

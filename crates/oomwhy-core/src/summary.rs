@@ -31,9 +31,10 @@
 //! assert!(summary.largest_shortfalls[0].shortfall_bytes > 0);
 //! ```
 
+use crate::escape::sanitize;
 use crate::i18n::{count, zh, Lang, Msg};
+use crate::input::Scanned;
 use crate::record::{Category, Finding, SCHEMA_VERSION};
-use crate::render::sanitize;
 use crate::units::{format_signed, format_size};
 use crate::{Analysis, Error, ScanOutcome};
 use serde::{Deserialize, Serialize};
@@ -156,97 +157,44 @@ impl InputDigest {
 
     /// Reads an input to its end as the command does (decompressed when its
     /// first bytes say so; a memory snapshot analysed; a tar archive's files
-    /// read and digested together) and digests it; a
-    /// read error makes an error digest.
-    pub fn from_reader<R: Read + Send + 'static>(reader: R, input: &str) -> Self {
-        let opened = match crate::input::open_reader(Box::new(reader), false) {
-            Ok(opened) => opened,
-            Err(source) => {
-                let err = Error::Read {
-                    input: input.to_string(),
-                    source,
-                };
-                return Self::from_error(&err, input);
-            }
-        };
-        let scanned = match opened.archive {
-            Some(crate::input::Archive::Tar) => {
-                crate::input::Scanned::Archive(crate::input::scan_archive(opened.reader, input))
-            }
-            // A zip archive's directory is at its end: a stream cannot be read
-            // as one (`InputDigest::from_bytes` can).
-            Some(crate::input::Archive::Zip) => {
-                let source = io::Error::other("a zip archive is read from a file, not a stream");
-                return Self::from_error(
-                    &Error::Read {
-                        input: input.to_string(),
-                        source,
-                    },
-                    input,
-                );
-            }
-            None => crate::input::Scanned::from(crate::snapshot::scan_serial(opened.reader, input)),
-        };
-        Self::from_scanned(scanned, input)
+    /// read and digested together) and digests it; a read error makes an
+    /// error digest.
+    pub fn from_reader<R: Read + Send>(reader: R, input: &str) -> Self {
+        Self::from_scanned(crate::input::scan_reader(reader, input), input)
     }
 
     /// Reads a file as [`InputDigest::from_reader`] does, and a zip archive
     /// too: its directory is at its end, which a file can seek to.
-    pub fn from_file(mut file: std::fs::File, input: &str) -> Self {
-        use std::io::Seek;
-        let mut magic = [0u8; 4];
-        let is_zip = file.read_exact(&mut magic).is_ok()
-            && crate::input::sniff(&magic) == crate::input::Content::Zip;
-        if let Err(source) = file.seek(io::SeekFrom::Start(0)) {
-            let err = Error::Read {
-                input: input.to_string(),
-                source,
-            };
-            return Self::from_error(&err, input);
-        }
-        if is_zip {
-            let scanned = crate::input::scan_zip_from(io::BufReader::new(file), input);
-            return Self::from_scanned(scanned, input);
-        }
-        Self::from_reader(file, input)
+    pub fn from_file(file: std::fs::File, input: &str) -> Self {
+        Self::from_scanned(crate::input::scan_file(file, input), input)
     }
 
     /// Scans an input held in memory and digests it.
     pub fn from_bytes(data: &[u8], input: &str) -> Self {
-        if crate::input::sniff(data) == crate::input::Content::Zip {
-            let scanned = crate::input::scan_zip_from(io::Cursor::new(data), input);
-            return Self::from_scanned(scanned, input);
-        }
-        Self::from_reader(io::Cursor::new(data.to_vec()), input)
+        Self::from_scanned(crate::input::scan_bytes(data, input), input)
     }
 
-    /// Digests what the input scanner returned: a failed input is an error
-    /// digest (what was found before the damage is left out, so a digest is
-    /// either complete or an error), a binary file skipped in a directory
-    /// an empty one.
-    pub fn from_scanned(scanned: crate::input::Scanned, input: &str) -> Self {
+    /// Digests what the front door read ([`crate::input::Scanned`]): a failed
+    /// input is an error digest (what was found before the damage is left
+    /// out, so a digest is either complete or an error), a binary file
+    /// skipped in a directory an empty one.
+    pub fn from_scanned(scanned: Scanned, input: &str) -> Self {
         match scanned {
-            crate::input::Scanned::Done(outcome) => Self::from_outcome(outcome, input),
-            crate::input::Scanned::Failed(_, err) => Self::from_error(&err, input),
-            crate::input::Scanned::Binary => Self::from_outcome(ScanOutcome::default(), input),
+            Scanned::Done(outcome) => Self::from_outcome(outcome, input),
+            Scanned::Failed(_, err) => Self::from_error(&err, input),
+            Scanned::Binary => Self::from_outcome(ScanOutcome::default(), input),
             // One digest for the whole archive (list its files with
             // `Scanned::into_members` for one digest each).
-            crate::input::Scanned::Archive(members) => {
-                let mut merged = ScanOutcome::default();
+            Scanned::Archive(members) => {
+                let mut outcomes = Vec::with_capacity(members.len());
                 for (_, scanned) in members {
                     match scanned {
-                        crate::input::Scanned::Failed(_, err) => {
-                            return Self::from_error(&err, input)
-                        }
-                        crate::input::Scanned::Done(outcome) => {
-                            merged.lines += outcome.lines;
-                            merged.bytes += outcome.bytes;
-                            merged.findings.extend(outcome.findings);
-                        }
-                        _ => {}
+                        Scanned::Failed(_, err) => return Self::from_error(&err, input),
+                        Scanned::Done(outcome) => outcomes.push(outcome),
+                        Scanned::Binary | Scanned::Archive(_) => {}
                     }
                 }
-                Self::from_outcome(merged, input)
+                Self::from_outcome(crate::input::concat(outcomes), input)
             }
         }
     }

@@ -9,6 +9,15 @@
 
 use std::fmt;
 
+/// A kibibyte (2^10 bytes): the K of every size oomwhy reads is binary.
+pub const KIB: u64 = 1 << 10;
+/// A mebibyte (2^20 bytes).
+pub const MIB: u64 = 1 << 20;
+/// A gibibyte (2^30 bytes).
+pub const GIB: u64 = 1 << 30;
+/// A tebibyte (2^40 bytes).
+pub const TIB: u64 = 1 << 40;
+
 /// Why a printed size could not be turned into a byte count.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SizeError {
@@ -151,9 +160,6 @@ pub fn rounding_tolerance(number: &str, unit: &str) -> u64 {
 /// `982.50 KiB`, `0 bytes`), so numbers in oomwhy's output read like the
 /// message the user is looking at.
 pub fn format_size(bytes: u64) -> String {
-    const KIB: u64 = 1024;
-    const MIB: u64 = 1024 * 1024;
-    const GIB: u64 = 1024 * 1024 * 1024;
     if bytes <= KIB {
         format!("{bytes} bytes")
     } else if bytes <= MIB {
@@ -178,9 +184,6 @@ pub fn format_signed(bytes: i128) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const GIB: u64 = 1 << 30;
-    const MIB: u64 = 1 << 20;
 
     #[test]
     fn parses_every_pytorch_unit() {

@@ -8,13 +8,12 @@
 //! It also carries the `oomwhy` command of the wheel: `oomwhy_cli::run`,
 //! the same code as the native binary's, started by the console script.
 
+use oomwhy::input::{self, Entry};
 use oomwhy::record::{Finding, Summary};
 use oomwhy::render::{self, Format, RenderOptions};
 use oomwhy::summary::{FleetSummary, InputDigest};
-use oomwhy::{Analysis, Error};
-use pyo3::exceptions::{
-    PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError, PyValueError,
-};
+use oomwhy::{Error, Notice, ScanReport};
+use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyPermissionError, PyValueError};
 use pyo3::prelude::*;
 use std::collections::BTreeSet;
 use std::io;
@@ -36,13 +35,30 @@ fn json_err(err: serde_json::Error) -> PyErr {
     PyValueError::new_err(format!("not oomwhy's JSON: {err}"))
 }
 
-/// Explains the findings of one scan and returns them as the JSON array
-/// of the `--format json` document's `findings`.
-fn explained_json(outcome: oomwhy::ScanOutcome) -> PyResult<String> {
-    let mut analysis = Analysis::new();
-    analysis.add(outcome);
-    let (findings, _) = analysis.finish();
-    serde_json::to_string(&findings).map_err(json_err)
+/// A report as the package's `scan()` takes it: `{"findings": [...],
+/// "warnings": [...]}`, the findings as the `--format json` document's.
+///
+/// An input the caller named alone that could not be read at all raises
+/// (FileNotFoundError, PermissionError, ...), as `open()` would; every other
+/// error (a file in a directory or an archive, a compressed file cut short
+/// after part of it was read) is a warning, and what was read is returned,
+/// as the command warns and goes on.
+fn report_json(report: ScanReport, named_alone: bool) -> PyResult<String> {
+    let nothing_read = report.summary.bytes == 0 && report.findings.is_empty();
+    let mut warnings = Vec::new();
+    for notice in report.notices {
+        match notice {
+            Notice::Error(err) if named_alone && nothing_read => return Err(to_py(err)),
+            Notice::Error(err) => warnings.push(err.to_string()),
+            // Passed over without a word, as `oomwhy --quiet` does: not errors.
+            Notice::Binary(_) | Notice::Loop { .. } => {}
+        }
+    }
+    Ok(format!(
+        "{{\"findings\":{},\"warnings\":{}}}",
+        serde_json::to_string(&report.findings).map_err(json_err)?,
+        serde_json::to_string(&warnings).map_err(json_err)?
+    ))
 }
 
 /// decode_json(text) -> str: the findings in a pasted text, as JSON.
@@ -51,32 +67,48 @@ fn decode_json(py: Python<'_>, text: String) -> PyResult<String> {
     py.detach(|| serde_json::to_string(&oomwhy::decode_str(&text)).map_err(json_err))
 }
 
-/// scan_path_json(path, name) -> str: reads a file to its end, as JSON.
+/// scan_path_json(path, name) -> str: reads what the command reads for this
+/// path (a file, compressed or not, an archive, a memory snapshot, or every
+/// file under a directory), as a report (see `report_json`). Its findings
+/// name it `name` (for a directory, `name` stands for the directory's path
+/// in the names of the files under it).
 #[pyfunction]
 fn scan_path_json(py: Python<'_>, path: std::path::PathBuf, name: String) -> PyResult<String> {
     py.detach(|| {
-        let read_error = |source| Error::Read {
-            input: name.clone(),
-            source,
-        };
-        let file = std::fs::File::open(&path).map_err(|e| to_py(read_error(e)))?;
-        let meta = file.metadata().map_err(|e| to_py(read_error(e)))?;
-        if meta.is_dir() {
-            return Err(PyIsADirectoryError::new_err(format!(
-                "{name}: is a directory"
-            )));
+        let mut entries = input::expand(&[&path]);
+        let given = path.display().to_string();
+        if name != given {
+            rename(&mut entries, &given, &name);
         }
-        let outcome = oomwhy::snapshot::scan(file, &name).map_err(to_py)?;
-        explained_json(outcome)
+        let named_alone = matches!(entries.as_slice(), [Entry::Input(i)] if !i.from_directory);
+        report_json(oomwhy::scan_entries(entries), named_alone)
     })
 }
 
-/// scan_bytes_json(data, name) -> str: scans bytes held in memory, as JSON.
+/// Names the inputs under `path` after `name` instead.
+fn rename(entries: &mut [Entry], path: &str, name: &str) {
+    let renamed = |old: &mut String| {
+        if let Some(rest) = old.strip_prefix(path) {
+            *old = format!("{name}{rest}");
+        }
+    };
+    for entry in entries {
+        match entry {
+            Entry::Input(input) => renamed(&mut input.name),
+            Entry::Error(Error::Read { input, .. }) => renamed(input),
+            Entry::Loop { path, .. } => renamed(path),
+            Entry::Error(_) => {}
+        }
+    }
+}
+
+/// scan_bytes_json(data, name) -> str: reads bytes held in memory as the
+/// command reads a file of them, as a report (see `report_json`).
 #[pyfunction]
 fn scan_bytes_json(py: Python<'_>, data: Vec<u8>, name: String) -> PyResult<String> {
     py.detach(|| {
-        let outcome = oomwhy::snapshot::scan(data.as_slice(), &name).map_err(to_py)?;
-        explained_json(outcome)
+        let scanned = input::scan_bytes(&data, &name);
+        report_json(ScanReport::from_scanned(scanned, &name), true)
     })
 }
 
@@ -184,6 +216,37 @@ fn digest_path_json(py: Python<'_>, path: std::path::PathBuf, name: String) -> P
     })
 }
 
+/// digest_paths_json(paths) -> list[str]: the digests `oomwhy --summary
+/// PATH...` folds: one per file (files under a directory and in an archive
+/// each count), an error digest for what cannot be read.
+#[pyfunction]
+fn digest_paths_json(py: Python<'_>, paths: Vec<std::path::PathBuf>) -> PyResult<Vec<String>> {
+    py.detach(|| {
+        let mut digests = Vec::new();
+        let mut inputs = Vec::new();
+        for entry in input::expand(&paths) {
+            match entry {
+                Entry::Input(input) => inputs.push(input),
+                Entry::Loop { .. } => {}
+                Entry::Error(err) => {
+                    let name = err.input().unwrap_or_default().to_string();
+                    digests.push(InputDigest::from_error(&err, &name));
+                }
+            }
+        }
+        let scanned = input::scan_inputs(&inputs, input::default_threads());
+        for (input, scanned) in inputs.iter().zip(scanned) {
+            for (name, scanned) in scanned.into_members(&input.name) {
+                digests.push(InputDigest::from_scanned(scanned, &name));
+            }
+        }
+        digests
+            .iter()
+            .map(|d| serde_json::to_string(d).map_err(json_err))
+            .collect()
+    })
+}
+
 /// summarize_json(digests) -> str: folds digests (JSON each) into the fleet
 /// summary (the reduce step), as JSON.
 #[pyfunction]
@@ -250,6 +313,7 @@ fn _oomwhy(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(render_json, m)?)?;
     m.add_function(wrap_pyfunction!(digest_bytes_json, m)?)?;
     m.add_function(wrap_pyfunction!(digest_path_json, m)?)?;
+    m.add_function(wrap_pyfunction!(digest_paths_json, m)?)?;
     m.add_function(wrap_pyfunction!(summarize_json, m)?)?;
     m.add_function(wrap_pyfunction!(render_summary_json, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;

@@ -109,6 +109,7 @@ fn scan_batch(
         [input] if !input.from_directory => vec![scan_one(input, quiet, options.lang)],
         _ => input::scan_inputs(&inputs, input::default_threads()),
     };
+    fresh_line_after_paste(&inputs);
     let mut outcomes = Vec::with_capacity(scanned.len());
     let mut failed = Vec::with_capacity(scanned.len());
     // A tar archive's files are inputs of their own (per-rank files in one
@@ -177,7 +178,7 @@ fn scan_one(input: &Input, quiet: bool, lang: Lang) -> Scanned {
             scanned
         }
         Ok(Some((reader, progress, None))) => {
-            let (outcome, error) = oomwhy::snapshot::scan_keeping(reader, &input.name);
+            let (outcome, error) = input::scan_opened(reader, &input.name);
             if let Some(progress) = progress {
                 progress.clear();
             }
@@ -292,7 +293,7 @@ fn scan_streaming(
             // each finding as it completes, not at the end of the input.
             follow::scan_live(reader, &input.name, &mut sink)
         } else {
-            oomwhy::snapshot::scan_streaming(reader, &input.name, &mut |f| sink.emit(f))
+            input::scan_opened_streaming(reader, &input.name, &mut |f| sink.emit(f))
         };
         if let Some(progress) = progress {
             progress.clear();
@@ -308,4 +309,19 @@ fn scan_streaming(
         }
     }
     sink.finish().context("cannot write the output")
+}
+
+/// After a paste to a terminal whose last line got no newline (the user
+/// pressed Ctrl-D twice at its end), starts what comes next, the report or
+/// a warning, on a line of its own rather than after the pasted text.
+fn fresh_line_after_paste(inputs: &[Input]) {
+    let pasted = inputs.iter().any(|i| i.path.is_none()) && io::stdin().is_terminal();
+    if !pasted || !input::stdin_ended_mid_line() {
+        return;
+    }
+    if io::stdout().is_terminal() {
+        let _ = io::stdout().write_all(b"\n");
+    } else if io::stderr().is_terminal() {
+        let _ = io::stderr().write_all(b"\n");
+    }
 }

@@ -85,11 +85,6 @@ impl Table {
     pub fn by_number(&self, number: i64) -> Option<&Entry> {
         self.entries.iter().find(|e| e.number == number)
     }
-
-    /// The first entry with this name.
-    pub fn by_name(&self, name: &str) -> Option<&Entry> {
-        self.entries.iter().find(|e| e.name == name)
-    }
 }
 
 /// (id, title, backend, file text) of every table, most used first.

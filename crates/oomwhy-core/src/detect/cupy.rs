@@ -140,7 +140,7 @@ mod tests {
 
     type Case = (&'static str, u64, Option<u64>, Option<u64>, &'static str);
 
-    const GIB: u64 = 1 << 30;
+    use crate::units::GIB;
 
     fn decode(line: &str) -> Option<Finding> {
         let start = CupyOom.start(line)?;

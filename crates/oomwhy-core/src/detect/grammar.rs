@@ -251,18 +251,6 @@ fn exception_like(before: &str) -> bool {
         .is_match(before)
 }
 
-/// Whether a traceback header names an out-of-memory class (IPython's
-/// `OutOfMemoryError    Traceback (most recent call last)`). The scanner's
-/// traceback reader consumes such a header before any family sees it; for
-/// a paste cut before its message, this header is the only statement left.
-/// Letting the families see it needs the scanner to ask this, and the
-/// collector to drop the header's finding when the traceback's own message
-/// follows (or every complete notebook traceback is reported twice).
-pub fn names_an_exception(line: &str) -> bool {
-    line.contains("Traceback (most recent call last)")
-        && find(line).is_some_and(|(statement, _)| statement == Statement::NotebookHeader)
-}
-
 /// Any failure a family of its own does not know.
 pub struct Grammar;
 

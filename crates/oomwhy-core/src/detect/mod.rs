@@ -7,9 +7,9 @@
 
 use crate::record::Finding;
 
-pub use text::{
-    exception_name, find_size, is_mention, is_quoted, join_lines, re, SizeReader, SIZE,
-};
+#[cfg(test)]
+pub use text::is_quoted;
+pub use text::{exception_name, find_size, is_mention, join_lines, re, SizeReader};
 
 pub mod cuda;
 pub mod cudnn;

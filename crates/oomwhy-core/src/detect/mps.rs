@@ -135,8 +135,7 @@ mod tests {
         &'static str,
     );
 
-    const GIB: u64 = 1 << 30;
-    const MIB: u64 = 1 << 20;
+    use crate::units::{GIB, MIB};
 
     fn decode(line: &str) -> Finding {
         let start = MpsOom.start(line).expect("anchor");

@@ -290,7 +290,7 @@ mod tests {
         Option<&'static str>,
     );
 
-    const GIB: u64 = 1 << 30;
+    use crate::units::GIB;
 
     fn decode(lines: &[&str]) -> Option<Finding> {
         crate::detect::decode_lines(&TensorFlowOom, lines)

@@ -37,6 +37,7 @@ pub fn exception_name(prefix: &str) -> Option<String> {
 /// True if the text before a match opens a quotation that mentions the
 /// message rather than pastes it. Same as [`is_mention`] with nothing after
 /// the match.
+#[cfg(test)]
 pub fn is_quoted(prefix: &str) -> bool {
     is_mention(prefix, prefix.len())
 }

@@ -607,8 +607,7 @@ impl Family for MallocAsync {
 mod tests {
     use super::*;
 
-    const GIB: u64 = 1 << 30;
-    const MIB: u64 = 1 << 20;
+    use crate::units::{GIB, MIB};
 
     fn decode_line(line: &str) -> Finding {
         let start = TorchAllocator.start(line).expect("anchor");

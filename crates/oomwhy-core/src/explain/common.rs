@@ -7,10 +7,8 @@ use super::setting::{available, is_loading, since, Availability, Runtime, Vendor
 use super::thresholds::{FAILS_AT_START_MAX_STEP, LATE_FAILURE_MIN_STEP};
 use crate::record::{Diagnosis, Finding, Fix, Kind, Verdict};
 use crate::units::format_size as fmt;
-
-pub(super) const MIB: u64 = 1 << 20;
-
-pub(super) const GIB: u64 = 1 << 30;
+// The explainers take the size units from here with the other shared pieces.
+pub(super) use crate::units::{GIB, MIB, TIB};
 
 /// Largest rounding error of a figure PyTorch printed for this value.
 /// Sizes reach u64::MAX (`17179869184.00 GiB`), so every `size + tolerance`
@@ -108,8 +106,6 @@ pub(super) fn fix(title: &str, how: impl Into<String>) -> Fix {
         how: how.into(),
     }
 }
-
-pub(super) const TIB: u64 = 1 << 40;
 
 pub(super) fn extra(f: &Finding, key: &str) -> Option<u64> {
     f.sizes.extra.get(key).copied().flatten()

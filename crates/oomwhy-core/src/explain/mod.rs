@@ -7,7 +7,7 @@
 //! Every threshold a verdict uses is a named constant in `thresholds.rs`
 //! (stated in README.md "Verdicts and their thresholds"). Diagnostics pasted
 //! alongside (nvidia-smi, `torch.cuda.memory_summary()`, within 500 lines of
-//! the error; see [`crate::diagnostics`]) are weighed in `pasted.rs`: they
+//! the error; see `diagnostics.rs`) are weighed in `pasted.rs`: they
 //! stand in for a missing process list, back `fragmentation`, and add their
 //! peaks and retries to the main verdict's detail.
 

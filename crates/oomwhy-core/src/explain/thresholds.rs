@@ -5,7 +5,7 @@
 //! Shares are written as divisors (`x >= total / OTHERS_CARD_DIVISOR`) so
 //! that the integer arithmetic is the same as everywhere it is used.
 
-use super::common::{GIB, MIB};
+use crate::units::{GIB, MIB, TIB};
 
 /// Other processes matter when they hold at least a tenth of the card...
 pub(super) const OTHERS_CARD_DIVISOR: u64 = 10;
@@ -77,7 +77,7 @@ pub(super) const NON_PYTORCH_MIN: u64 = 3 * GIB / 2;
 pub(super) const TENSORS_DOMINATE_TENTHS: u64 = 7;
 
 /// No GPU has this much memory (the largest have a few hundred GiB).
-pub(super) const LARGER_THAN_ANY_GPU: u64 = 1 << 40;
+pub(super) const LARGER_THAN_ANY_GPU: u64 = TIB;
 
 /// Memory grows when allocated memory rises by more than a twentieth (5 %)
 /// at each of the last OOMs...

@@ -9,8 +9,7 @@
 //! names the figure it rests on. What has no entry here stays English
 //! (`tests/i18n.rs` fails when a kind, verdict code or fixture's text has none).
 
-use crate::record::{Category, Finding, Kind};
-use crate::snapshot::SnapshotReport;
+use crate::record::{Category, Finding, Kind, SnapshotReport};
 use crate::units::format_size;
 use std::collections::HashMap;
 

@@ -77,9 +77,9 @@ impl<R: Read> Read for Peeked<R> {
 }
 
 /// An opened input: the reader of its (decompressed) text and what it holds.
-pub struct Opened {
+pub struct Opened<'a> {
     /// The text, decompressed.
-    pub reader: Box<dyn Read + Send>,
+    pub reader: Box<dyn Read + Send + 'a>,
     /// What the first bytes said; for compressed input, the compression
     /// format (a compressed binary file is [`Content::Binary`]).
     pub content: Content,
@@ -115,11 +115,14 @@ impl Archive {
 /// the content [`Content::Binary`]; without it only a few bytes are awaited,
 /// so that a pipe is not held up. A compressed tar archive is told by the
 /// first header of its decompressed bytes.
-pub fn open_reader(raw: Box<dyn Read + Send>, check_binary: bool) -> io::Result<Opened> {
+pub fn open_reader<'a>(
+    raw: Box<dyn Read + Send + 'a>,
+    check_binary: bool,
+) -> io::Result<Opened<'a>> {
     let min = if check_binary { HEAD } else { MAGIC };
     let peeked = Peeked::new(raw, min, HEAD);
     let content = sniff(peeked.head());
-    let reader: Box<dyn Read + Send> = Box::new(decompress(content, peeked)?);
+    let reader: Box<dyn Read + Send + 'a> = Box::new(decompress(content, peeked)?);
     if content.compression().is_none() {
         return Ok(Opened {
             reader,

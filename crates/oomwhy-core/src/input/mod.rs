@@ -1,26 +1,47 @@
-//! Where logs live: turns the paths a user names into inputs and reads them.
+//! The front door: every input the command reads, routed by what its first
+//! bytes say it is, not by its name.
 //!
-//! * [`expand`] turns paths into a list of [`Input`]s: a file, standard
-//!   input (`-`), or every file under a directory (walked recursively in
-//!   path order, following symlinks but never around a loop).
-//! * [`Input::open`] sniffs the first bytes ([`sniff`]) and decompresses
-//!   gzip, zstd, xz and bzip2 as a stream; a file found in a directory whose
-//!   first bytes hold a NUL is binary and skipped, as ripgrep does.
-//! * [`scan_inputs`] scans many inputs in parallel with bounded memory and
-//!   returns the results in input order; [`fold_rank_files`] then folds the
-//!   copies of one crash from the per-rank files of one job.
+//! * plain text is searched by the log scanner ([`crate::scan_log`]);
+//! * gzip, zstd, xz and bzip2 are decompressed as a stream first;
+//! * a tar archive (compressed or not) and a zip archive are opened, and
+//!   each file in them is an input of its own, named `ARCHIVE:PATH`;
+//! * a PyTorch memory snapshot (a pickle) is analysed by the snapshot reader;
+//! * a directory stands for every file under it (walked recursively in
+//!   path order, following symlinks but never around a loop), and a file
+//!   found there whose first bytes hold a NUL is binary and skipped, as
+//!   ripgrep does.
+//!
+//! The calls, from one stream to many paths:
+//!
+//! * [`scan`] reads one stream as the command reads standard input, and
+//!   [`scan_streaming`] hands out its findings as they complete;
+//! * [`scan_reader`], [`scan_file`] and [`scan_bytes`] say what one stream,
+//!   file or buffer held, archive files apart ([`Scanned`]);
+//! * [`expand`] turns the paths a user names into [`Input`]s, and
+//!   [`scan_inputs`] reads many of them in parallel with bounded memory,
+//!   returning the results in input order; [`fold_rank_files`] then folds
+//!   the copies of one crash from the per-rank files of one job.
+//!
+//! [`crate::scan_paths`] puts these together as the command does.
 
+mod archive;
 mod decode;
 mod jobs;
+mod route;
 mod sniff;
+mod stdin;
 
+pub use archive::{scan_archive, scan_zip, scan_zip_from};
 pub use decode::{open_reader, Archive, Opened};
 pub use jobs::{fold_rank_files, rank_of_path};
+pub use route::{scan_opened, scan_opened_streaming};
 pub use sniff::{sniff, Content, HEAD};
+pub use stdin::stdin_ended_mid_line;
 
 use crate::error::{Error, Result};
+use crate::record::Finding;
 use crate::scanner::ScanOutcome;
-use std::io::{self, Read};
+use std::io::{self, Read, Seek};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -63,12 +84,12 @@ impl Input {
     }
 
     /// Opens the input, decompressing it if its first bytes say so.
-    pub fn open(&self) -> Result<Opened> {
+    pub fn open(&self) -> Result<Opened<'static>> {
         let raw: Box<dyn Read + Send> = match &self.path {
             None => {
                 let stdin = io::stdin();
                 enlarge_pipe(&stdin);
-                Box::new(stdin)
+                Box::new(stdin::Stdin::new(stdin))
             }
             Some(path) => Box::new(self.open_file(path)?.0),
         };
@@ -87,7 +108,7 @@ impl Input {
 
     /// Sniffs and decompresses `raw`, the input's bytes as read (wrapped,
     /// for instance, to count them for a progress bar).
-    pub fn open_raw(&self, raw: Box<dyn Read + Send>) -> Result<Opened> {
+    pub fn open_raw(&self, raw: Box<dyn Read + Send>) -> Result<Opened<'static>> {
         open_reader(raw, self.from_directory).map_err(|e| self.error(e))
     }
 
@@ -256,194 +277,19 @@ impl Scanned {
     }
 }
 
-/// Reads a tar archive (already decompressed) and scans each regular file
-/// in it as an input of its own, named `ARCHIVE:PATH`: as a file found in a
-/// directory, a compressed one is decompressed, a snapshot analysed and a
-/// binary one skipped (an archive inside the archive too). Files are read
-/// in archive order, one at a time; a
-/// read error (a truncated or corrupt archive) ends the list with a failed
-/// entry named after the archive, after the files read before it.
-pub fn scan_archive<R: Read>(reader: R, name: &str) -> Vec<(String, Scanned)> {
-    let mut members = Vec::new();
-    let mut archive = tar::Archive::new(reader);
-    let failed = |source: io::Error| {
-        let input = name.to_string();
-        (
-            input.clone(),
-            Scanned::Failed(ScanOutcome::default(), Error::Read { input, source }),
-        )
-    };
-    let entries = match archive.entries() {
-        Ok(entries) => entries,
-        Err(err) => return vec![failed(err)],
-    };
-    for entry in entries {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(err) => {
-                // A damaged archive already failed the file being read when
-                // the damage was met: the same error is said once.
-                let said = members.last().is_some_and(|(_, last)| {
-                    matches!(last, Scanned::Failed(_, Error::Read { source, .. })
-                        if source.to_string() == err.to_string())
-                });
-                if !said {
-                    members.push(failed(err));
-                }
-                break;
-            }
-        };
-        // Directories, links and devices hold no log lines.
-        if !entry.header().entry_type().is_file() {
-            continue;
-        }
-        let path = match entry.path() {
-            Ok(path) => path.display().to_string(),
-            Err(_) => String::from_utf8_lossy(&entry.path_bytes()).into_owned(),
-        };
-        let member = format!("{name}:{path}");
-        let scanned = scan_member(entry, &member);
-        members.push((member, scanned));
-    }
-    members
-}
-
-/// Reads a zip archive from its file and scans each file in it as an input
-/// of its own, named `ARCHIVE:PATH`, as [`scan_archive`] does for tar. A zip
-/// archive's directory is at its end, so it is read from a file (standard
-/// input, or a zip inside a compressed file, is an error for that input).
-pub fn scan_zip(input: &Input) -> Scanned {
-    let Some(path) = &input.path else {
-        return Scanned::Failed(
-            ScanOutcome::default(),
-            input.error(io::Error::other(
-                "a zip archive is read from a file, not from standard input",
-            )),
-        );
-    };
-    match std::fs::File::open(path) {
-        Ok(file) => scan_zip_from(io::BufReader::new(file), &input.name),
-        Err(err) => Scanned::Failed(ScanOutcome::default(), input.error(err)),
-    }
-}
-
-/// [`scan_zip`] for a zip archive in any seekable source (a file, bytes in
-/// memory), named `name`.
-///
-/// An archive whose directory cannot be read (a download cut short) is read
-/// from its start, one local file header after another, as far as the files
-/// go: the files before the damage are kept, then the error.
-pub fn scan_zip_from<R: Read + io::Seek>(mut source: R, name: &str) -> Scanned {
-    let failed = |source: io::Error| {
-        Scanned::Failed(
-            ScanOutcome::default(),
-            Error::Read {
-                input: name.to_string(),
-                source,
-            },
-        )
-    };
-    let mut members = Vec::new();
-    let directory_error = match zip::ZipArchive::new(&mut source) {
-        Ok(mut archive) => {
-            for i in 0..archive.len() {
-                match archive.by_index(i) {
-                    Ok(entry) if entry.is_file() => {
-                        let member = zip_member_name(name, &entry, i + 1);
-                        let scanned = scan_member(entry, &member);
-                        members.push((member, scanned));
-                    }
-                    Ok(_) => {}
-                    Err(err) => members.push((name.to_string(), failed(zip_error(err)))),
-                }
-            }
-            return Scanned::Archive(members);
-        }
-        Err(err) => zip_error(err),
-    };
-    if let Err(err) = source.seek(io::SeekFrom::Start(0)) {
-        return failed(err);
-    }
-    let mut error = Some(directory_error);
-    loop {
-        match zip::read::read_zipfile_from_stream(&mut source) {
-            Ok(Some(entry)) if entry.is_file() => {
-                let member = zip_member_name(name, &entry, members.len() + 1);
-                let scanned = scan_member(entry, &member);
-                members.push((member, scanned));
-            }
-            Ok(Some(_)) => {}
-            // The local headers ended where the directory starts: every file
-            // was read, only the directory is damaged.
-            Ok(None) => break,
-            Err(err) => {
-                if members.is_empty() {
-                    error = Some(zip_error(err));
-                }
-                break;
-            }
-        }
-    }
-    if let Some(err) = error {
-        members.push((name.to_string(), failed(err)));
-    }
-    Scanned::Archive(members)
-}
-
-/// `ARCHIVE:PATH` for a file of a zip archive; a name that is not valid
-/// text is shown by the file's place in the archive.
-fn zip_member_name<R: Read>(
-    archive: &str,
-    entry: &zip::read::ZipFile<'_, R>,
-    place: usize,
-) -> String {
-    let path = entry
-        .name()
-        .map_or_else(|_| format!("#{place}"), |name| name.into_owned());
-    format!("{archive}:{path}")
-}
-
-/// A zip reader's error as an I/O error that says it is about a zip archive.
-fn zip_error(err: zip::result::ZipError) -> io::Error {
-    match err {
-        zip::result::ZipError::Io(err) => err,
-        err => io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("the zip archive is damaged or cut short ({err})"),
-        ),
-    }
-}
-
-/// Scans one file of an archive (see [`scan_archive`]).
-fn scan_member<R: Read>(entry: R, member: &str) -> Scanned {
-    let peeked = decode::Peeked::new(entry, HEAD, HEAD);
-    let content = sniff(peeked.head());
-    if matches!(content, Content::Binary | Content::Tar | Content::Zip) {
-        return Scanned::Binary;
-    }
-    let reader = match decode::decompress(content, peeked) {
-        Ok(reader) => reader,
-        Err(source) => {
-            return Scanned::Failed(
-                ScanOutcome::default(),
-                Error::Read {
-                    input: member.to_string(),
-                    source,
-                },
-            )
-        }
-    };
-    // An archive inside the archive is not opened: it is passed over like a
-    // binary file.
-    let text = decode::Peeked::new(reader, 512, HEAD);
-    if sniff::is_tar(text.head()) {
-        return Scanned::Binary;
-    }
-    Scanned::from(crate::snapshot::scan_serial(text, member))
-}
-
-/// Scans one opened input on this thread alone.
+/// Scans one input on this thread alone (a compressed one with the
+/// scanner's helper thread too: see [`scan_input_threaded`]).
 pub fn scan_input(input: &Input) -> Scanned {
+    scan_input_with(input, false)
+}
+
+/// Scans one input with the scanner's helper thread: for an input read on
+/// its own, which then takes two cores.
+pub fn scan_input_threaded(input: &Input) -> Scanned {
+    scan_input_with(input, true)
+}
+
+fn scan_input_with(input: &Input, threaded: bool) -> Scanned {
     let opened = match input.open() {
         Ok(opened) => opened,
         Err(err) => return Scanned::Failed(ScanOutcome::default(), err),
@@ -456,17 +302,17 @@ pub fn scan_input(input: &Input) -> Scanned {
         Some(Archive::Zip) => return scan_zip(input),
         None => {}
     }
-    // Decompressing costs more than searching: a compressed input gets the
-    // scanner's helper thread, so that one block is decompressed while the
-    // one before it is searched.
-    let scanned = if opened.content.compression().is_some() {
-        crate::snapshot::scan_keeping(opened.reader, &input.name)
+    scan_text(opened, &input.name, threaded)
+}
+
+/// Scans an opened input's text. Decompressing costs more than searching:
+/// a compressed input always gets the scanner's helper thread, so that one
+/// block is decompressed while the one before it is searched.
+fn scan_text(opened: Opened<'_>, name: &str, threaded: bool) -> Scanned {
+    if threaded || opened.content.compression().is_some() {
+        Scanned::from(route::scan_opened(opened.reader, name))
     } else {
-        crate::snapshot::scan_serial(opened.reader, &input.name)
-    };
-    match scanned {
-        (outcome, None) => Scanned::Done(outcome),
-        (outcome, Some(err)) => Scanned::Failed(outcome, err),
+        Scanned::from(route::scan_opened_serial(opened.reader, name))
     }
 }
 
@@ -521,4 +367,169 @@ pub const MAX_THREADS: usize = 8;
 /// Threads to scan many inputs on: one per core, at most [`MAX_THREADS`].
 pub fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_THREADS))
+}
+
+/// A zip archive met in a stream: its directory is at its end, which a
+/// stream cannot seek to.
+fn zip_in_a_stream(name: &str) -> Scanned {
+    Scanned::Failed(
+        ScanOutcome::default(),
+        Error::Read {
+            input: name.to_string(),
+            source: io::Error::other(
+                "a zip archive is read from a file or from memory, not from a stream",
+            ),
+        },
+    )
+}
+
+fn read_stream<R: Read + Send>(reader: R, name: &str, threaded: bool) -> Scanned {
+    let opened = match open_reader(Box::new(reader), false) {
+        Ok(opened) => opened,
+        Err(source) => {
+            let input = name.to_string();
+            return Scanned::Failed(ScanOutcome::default(), Error::Read { input, source });
+        }
+    };
+    match opened.archive {
+        Some(Archive::Tar) => Scanned::Archive(scan_archive(opened.reader, name)),
+        Some(Archive::Zip) => zip_in_a_stream(name),
+        None => scan_text(opened, name, threaded),
+    }
+}
+
+/// What one stream held, read as the command reads standard input: text,
+/// compressed or not, a memory snapshot, or a tar archive (compressed or
+/// not) whose files are inputs of their own. A zip archive is an error
+/// here ([`scan_file`] and [`scan_bytes`] read one). `name` names it in
+/// findings and errors.
+pub fn scan_reader<R: Read + Send>(reader: R, name: &str) -> Scanned {
+    read_stream(reader, name, false)
+}
+
+/// What a file held ([`scan_reader`]), a zip archive included.
+pub fn scan_file(mut file: std::fs::File, name: &str) -> Scanned {
+    let failed = |source| {
+        let input = name.to_string();
+        Scanned::Failed(ScanOutcome::default(), Error::Read { input, source })
+    };
+    let mut magic = [0u8; 4];
+    let is_zip = file.read_exact(&mut magic).is_ok() && sniff(&magic) == Content::Zip;
+    if let Err(source) = file.rewind() {
+        return failed(source);
+    }
+    if is_zip {
+        return scan_zip_from(io::BufReader::new(file), name);
+    }
+    scan_reader(file, name)
+}
+
+/// What bytes held in memory held ([`scan_reader`]), a zip archive included.
+pub fn scan_bytes(data: &[u8], name: &str) -> Scanned {
+    if sniff(data) == Content::Zip {
+        return scan_zip_from(io::Cursor::new(data), name);
+    }
+    scan_reader(data, name)
+}
+
+/// Reads one stream to its end as the command reads standard input, and
+/// returns what it held: text, compressed or not (gzip, zstd, xz, bzip2,
+/// told by their first bytes), a PyTorch memory snapshot, or a tar archive.
+/// `name` names it in findings and errors.
+///
+/// The findings of a tar archive's files come in one outcome, each naming
+/// its file (`NAME:PATH`), the copies of one crash in per-rank files
+/// folded as the command folds them. A zip archive is read by
+/// [`scan_file`], [`scan_bytes`] or [`crate::scan_paths`], which also reads
+/// directories. A read error (a truncated archive) is returned as the
+/// error; [`scan_reader`] keeps what came before it.
+///
+/// ```
+/// let log = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB";
+/// let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+/// std::io::Write::write_all(&mut gz, log.as_bytes())?;
+/// let outcome = oomwhy::scan(&gz.finish()?[..], "train.log.gz")?;
+/// assert_eq!(outcome.findings[0].sizes.requested_bytes, Some(20 << 20));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn scan<R: Read + Send>(reader: R, name: &str) -> Result<ScanOutcome> {
+    match read_stream(reader, name, true) {
+        Scanned::Done(outcome) => Ok(outcome),
+        Scanned::Failed(_, err) => Err(err),
+        Scanned::Binary => Ok(ScanOutcome::default()),
+        Scanned::Archive(members) => {
+            let mut outcomes = Vec::with_capacity(members.len());
+            for (_, scanned) in members {
+                match scanned {
+                    Scanned::Done(outcome) => outcomes.push(outcome),
+                    Scanned::Failed(_, err) => return Err(err),
+                    // Binary files of the archive are passed over.
+                    Scanned::Binary | Scanned::Archive(_) => {}
+                }
+            }
+            fold_rank_files(&mut outcomes);
+            Ok(concat(outcomes))
+        }
+    }
+}
+
+/// Reads one stream like [`scan`], but hands out each finding as soon as it
+/// is complete, as [`crate::scan_log_streaming`] does for a log (its
+/// documentation says when, and how findings are numbered). The files of a
+/// tar archive are read one after the other, each finding numbered within
+/// its file; per-rank copies are not folded.
+pub fn scan_streaming<R: Read + Send>(
+    reader: R,
+    name: &str,
+    on_finding: &mut dyn FnMut(Finding),
+) -> Result<ScanOutcome> {
+    let opened = open_reader(Box::new(reader), false).map_err(|source| Error::Read {
+        input: name.to_string(),
+        source,
+    })?;
+    let members = match opened.archive {
+        None => return scan_opened_streaming(opened.reader, name, on_finding),
+        Some(Archive::Tar) => scan_archive(opened.reader, name),
+        Some(Archive::Zip) => vec![(name.to_string(), zip_in_a_stream(name))],
+    };
+    let mut total = ScanOutcome::default();
+    for (_, scanned) in members {
+        let (outcome, error) = match scanned {
+            Scanned::Done(outcome) => (outcome, None),
+            Scanned::Failed(outcome, err) => (outcome, Some(err)),
+            Scanned::Binary | Scanned::Archive(_) => continue,
+        };
+        for (i, mut finding) in outcome.findings.into_iter().enumerate() {
+            finding.id = i + 1;
+            on_finding(finding);
+        }
+        if let Some(err) = error {
+            return Err(err);
+        }
+        total.lines += outcome.lines;
+        total.bytes += outcome.bytes;
+        total.dropped_findings += outcome.dropped_findings;
+        total.long_lines += outcome.long_lines;
+    }
+    Ok(total)
+}
+
+/// Several inputs' outcomes as one, in order: counts added, and each
+/// finding's `consequence_of` (an index within its own input) moved past
+/// the findings of the inputs before it.
+pub(crate) fn concat(outcomes: impl IntoIterator<Item = ScanOutcome>) -> ScanOutcome {
+    let mut all = ScanOutcome::default();
+    for outcome in outcomes {
+        let offset = all.findings.len();
+        all.lines += outcome.lines;
+        all.bytes += outcome.bytes;
+        all.dropped_findings += outcome.dropped_findings;
+        all.long_lines += outcome.long_lines;
+        all.findings
+            .extend(outcome.findings.into_iter().map(|mut finding| {
+                finding.consequence_of = finding.consequence_of.map(|i| i + offset);
+                finding
+            }));
+    }
+    all
 }

@@ -452,8 +452,10 @@ fn characters(raw: &str, removed: &[Range<usize>]) -> Builder {
     b
 }
 
-/// The length of the ANSI escape at the start of `rest`, read the way
-/// [`super::strip_ansi`] reads it.
+/// The length of the ANSI escape at the start of `rest`, read as a terminal
+/// reads it: a CSI up to its final byte, an OSC/DCS/APC string up to BEL or
+/// ST (only its introducer when this line holds no terminator, so that a
+/// message after it is still seen), a two-byte escape with its extra byte.
 fn ansi_len(rest: &str) -> usize {
     let mut chars = rest.char_indices().peekable();
     let csi_end = |chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>| {
@@ -736,6 +738,14 @@ mod tests {
     fn ansi_escapes() {
         assert_eq!(text("\x1b[31mRuntimeError\x1b[0m: x"), "RuntimeError: x");
         points_back("\x1b[31mRuntimeError\x1b[0m: x", ": x", ": x");
+        // OSC strings end at BEL or at ST (`ESC \`), a clipboard write too.
+        assert_eq!(text("\x1b]0;title\x07RuntimeError: x"), "RuntimeError: x");
+        assert_eq!(
+            text("\x1b]52;c;ZXZpbA==\x1b\\RuntimeError: x"),
+            "RuntimeError: x"
+        );
+        // An OSC with no terminator on the line: only its introducer goes.
+        assert_eq!(ansi_len("\x1b]unterminated"), 2);
     }
 
     #[test]

@@ -89,7 +89,7 @@ pub fn fact_label(key: &str, lang: Lang) -> String {
 
 /// The sections a memory snapshot adds to a finding, in `lang`.
 pub(super) fn snapshot_sections(
-    report: &crate::snapshot::SnapshotReport,
+    report: &crate::record::SnapshotReport,
     lang: Lang,
 ) -> Vec<(String, Vec<String>)> {
     match lang {

@@ -8,6 +8,7 @@ mod markdown;
 mod ndjson;
 mod text;
 
+pub use crate::escape::sanitize;
 pub use crate::i18n::Lang;
 pub use localize::localize;
 pub use text::{summary_line, summary_line_in};
@@ -127,42 +128,5 @@ pub fn render_end(
             io::ErrorKind::InvalidInput,
             "the JSON document cannot be written one finding at a time",
         )),
-    }
-}
-
-/// Escapes control characters (terminal escape sequences included) and
-/// bidirectional overrides so that text from a log cannot act on the
-/// user's terminal. Tabs become spaces.
-pub fn sanitize(text: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char = |c: char| {
-        (c.is_control() && c != '\n')
-            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
-    if !text.chars().any(unsafe_char) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        match c {
-            '\t' => out.push(' '),
-            c if unsafe_char(c) => out.push_str(&c.escape_unicode().to_string()),
-            c => out.push(c),
-        }
-    }
-    std::borrow::Cow::Owned(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::sanitize;
-
-    #[test]
-    fn escapes_terminal_sequences() {
-        assert_eq!(
-            sanitize("a\x1b]52;c;ZXZpbA==\x07b"),
-            "a\\u{1b}]52;c;ZXZpbA==\\u{7}b"
-        );
-        assert_eq!(sanitize("plain text"), "plain text");
-        assert_eq!(sanitize("rtl\u{202e}x"), "rtl\\u{202e}x");
     }
 }

@@ -18,7 +18,8 @@ use self::lines::Scanner;
 use self::prefilter::count_newlines;
 #[cfg(test)]
 use self::prefilter::prefilter;
-pub use self::prefilter::prefilter_literals;
+#[cfg(test)]
+use self::prefilter::prefilter_literals;
 use crate::error::{Error, Result};
 use crate::record::Finding;
 use std::collections::BTreeMap;

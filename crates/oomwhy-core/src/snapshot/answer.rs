@@ -1,8 +1,8 @@
 //! From an analysed snapshot to a finding: verdicts, fixes, the join with
 //! the log's OOM message, and the text sections the renderers print.
 
-use super::analyze::{Outcome, SnapshotReport};
-use crate::record::{Category, Diagnosis, Finding, Fix, Kind, Verdict};
+use super::analyze::Outcome;
+use crate::record::{Category, Diagnosis, Finding, Fix, Kind, SnapshotReport, Verdict};
 use crate::units::format_size as fmt;
 
 fn verdict(code: &str, title: &str, detail: String) -> Verdict {

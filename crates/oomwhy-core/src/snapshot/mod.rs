@@ -10,12 +10,11 @@ mod answer;
 pub mod model;
 pub mod pickle;
 
-pub use analyze::{allocation_size, DeviceState, OomAnalysis, Site, SnapshotReport};
 pub(crate) use answer::headline;
 pub use answer::{after_explain, join, text_sections};
+pub use pickle::PickleError;
 
 use crate::record::Finding;
-use crate::scanner::ScanOutcome;
 use std::fmt;
 use std::io::{self, Read};
 
@@ -30,7 +29,7 @@ pub enum SnapshotError {
     Pickle(pickle::PickleError),
     /// A readable pickle that holds something else.
     NotASnapshot(String),
-    /// Larger than [`MAX_SNAPSHOT_BYTES`].
+    /// Larger than the 1 GiB oomwhy reads as a snapshot.
     TooLarge(u64),
 }
 
@@ -66,15 +65,10 @@ pub fn sniff(prefix: &[u8]) -> bool {
     pickle::has_header(prefix)
 }
 
-/// Decodes and analyses a snapshot held in memory: one finding per device
-/// with an `oom` event, or one memory-state finding.
-pub fn decode(data: &[u8], input: &str) -> Result<Vec<Finding>, SnapshotError> {
-    decode_reader(data, input).map(|(findings, _)| findings)
-}
-
 /// Decodes and analyses a snapshot read from `reader`, which is not held in
-/// memory. Returns the findings and the number of bytes read.
-fn decode_reader<R: Read>(reader: R, input: &str) -> Result<(Vec<Finding>, u64), SnapshotError> {
+/// memory. Returns the findings and the number of bytes read. Telling a
+/// snapshot from a log is the input layer's work (`crate::input`).
+pub(crate) fn read<R: Read>(reader: R, input: &str) -> Result<(Vec<Finding>, u64), SnapshotError> {
     let mut counted = io::BufReader::with_capacity(
         256 * 1024,
         Counting {
@@ -108,94 +102,5 @@ impl<R: Read> Read for Counting<R> {
         let n = self.inner.read(buf)?;
         self.count += n as u64;
         Ok(n)
-    }
-}
-
-/// The input again, its first bytes already read.
-type Rejoined<R> = io::Chain<io::Cursor<Vec<u8>>, R>;
-
-/// Reads the first bytes of an input and decides what it is: true for a
-/// snapshot. The returned reader still yields the whole input.
-fn route<R: Read>(mut reader: R, input: &str) -> crate::Result<(bool, Rejoined<R>)> {
-    let mut prefix = Vec::with_capacity(2);
-    (&mut reader)
-        .take(2)
-        .read_to_end(&mut prefix)
-        .map_err(|source| crate::Error::Read {
-            input: input.to_string(),
-            source,
-        })?;
-    Ok((sniff(&prefix), io::Cursor::new(prefix).chain(reader)))
-}
-
-fn snapshot_outcome<R: Read>(reader: R, input: &str) -> crate::Result<ScanOutcome> {
-    let (findings, bytes) =
-        decode_reader(reader, input).map_err(|source| crate::Error::Snapshot {
-            input: input.to_string(),
-            source,
-        })?;
-    Ok(ScanOutcome {
-        findings,
-        lines: 0,
-        bytes,
-        dropped_findings: 0,
-        long_lines: 0,
-    })
-}
-
-/// [`crate::scan`] for any input: a memory snapshot is decoded and analysed,
-/// anything else is scanned as a log.
-pub fn scan<R: Read + Send>(reader: R, input: &str) -> crate::Result<ScanOutcome> {
-    match route(reader, input)? {
-        (true, reader) => snapshot_outcome(reader, input),
-        (false, reader) => crate::scanner::scan(reader, input),
-    }
-}
-
-/// [`crate::scanner::scan_keeping`] for any input: a snapshot is analysed,
-/// anything else scanned as a log, keeping what was found before a read error.
-pub fn scan_keeping<R: Read + Send>(reader: R, input: &str) -> (ScanOutcome, Option<crate::Error>) {
-    match route(reader, input) {
-        Ok((true, reader)) => keep(snapshot_outcome(reader, input)),
-        Ok((false, reader)) => crate::scanner::scan_keeping(reader, input),
-        Err(err) => (ScanOutcome::default(), Some(err)),
-    }
-}
-
-/// [`crate::scanner::scan_serial`] for any input (see [`scan_keeping`]).
-pub fn scan_serial<R: Read>(reader: R, input: &str) -> (ScanOutcome, Option<crate::Error>) {
-    match route(reader, input) {
-        Ok((true, reader)) => keep(snapshot_outcome(reader, input)),
-        Ok((false, reader)) => crate::scanner::scan_serial(reader, input),
-        Err(err) => (ScanOutcome::default(), Some(err)),
-    }
-}
-
-fn keep(result: crate::Result<ScanOutcome>) -> (ScanOutcome, Option<crate::Error>) {
-    match result {
-        Ok(outcome) => (outcome, None),
-        Err(err) => (ScanOutcome::default(), Some(err)),
-    }
-}
-
-/// [`crate::scan_streaming`] for any input (see [`scan`]).
-pub fn scan_streaming<R: Read + Send>(
-    reader: R,
-    input: &str,
-    on_finding: &mut dyn FnMut(Finding),
-) -> crate::Result<ScanOutcome> {
-    match route(reader, input)? {
-        (true, reader) => {
-            let mut outcome = snapshot_outcome(reader, input)?;
-            for (i, mut f) in std::mem::take(&mut outcome.findings)
-                .into_iter()
-                .enumerate()
-            {
-                f.id = i + 1;
-                on_finding(f);
-            }
-            Ok(outcome)
-        }
-        (false, reader) => crate::scanner::scan_streaming(reader, input, on_finding),
     }
 }
