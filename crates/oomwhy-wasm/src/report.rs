@@ -124,7 +124,7 @@ where
             drop(opened.reader);
             input::scan_zip_from(open(), name)
         }
-        None => Scanned::from(oomwhy::snapshot::scan_serial(opened.reader, name)),
+        None => Scanned::from(input::scan_opened_serial(opened.reader, name)),
     }
 }
 

@@ -58,8 +58,9 @@ pub fn scan_opened<R: Read + Send>(reader: R, input: &str) -> (ScanOutcome, Opti
     }
 }
 
-/// [`scan_opened`] on this thread alone: for many inputs read side by side.
-pub(crate) fn scan_opened_serial<R: Read>(reader: R, input: &str) -> (ScanOutcome, Option<Error>) {
+/// [`scan_opened`] on this thread alone: for many inputs read side by side,
+/// and where there are no threads (the WebAssembly build).
+pub fn scan_opened_serial<R: Read>(reader: R, input: &str) -> (ScanOutcome, Option<Error>) {
     match route(reader, input) {
         Ok((true, reader)) => keep(snapshot_outcome(reader, input)),
         Ok((false, reader)) => scanner::scan_serial(reader, input),
