@@ -64,7 +64,7 @@ fn every_code_has_an_explanation() {
         .collect();
     assert!(
         missing.is_empty(),
-        "write crates/oomwhy-core/src/explanations/CODE.md and register it in crates/oomwhy-core/src/explain/docs.rs for: {missing:?}"
+        "write crates/oomwhy/src/explanations/CODE.md and register it in crates/oomwhy/src/explain/docs.rs for: {missing:?}"
     );
     // And the forgiving lookup finds each code exactly.
     for code in emittable() {
@@ -74,7 +74,7 @@ fn every_code_has_an_explanation() {
 
 #[test]
 fn every_explanation_is_registered_and_emitted() {
-    let on_disk: BTreeSet<String> = files("crates/oomwhy-core/src/explanations", "md")
+    let on_disk: BTreeSet<String> = files("crates/oomwhy/src/explanations", "md")
         .iter()
         .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
         .collect();
@@ -84,7 +84,7 @@ fn every_explanation_is_registered_and_emitted() {
         .collect();
     assert_eq!(
         on_disk, registered,
-        "crates/oomwhy-core/src/explanations/*.md and the list in crates/oomwhy-core/src/explain/docs.rs differ"
+        "crates/oomwhy/src/explanations/*.md and the list in crates/oomwhy/src/explain/docs.rs differ"
     );
     // A code no longer emitted keeps its file, marked as such (rustc's rule).
     let emittable = emittable();

@@ -198,7 +198,7 @@ fn schemas_share_definitions_and_list_every_kind() {
     let ndjson = schema(oomwhy::schema::NDJSON);
     assert_eq!(
         report["$defs"], ndjson["$defs"],
-        "crates/oomwhy-core/src/schema/*.schema.json: keep $defs identical"
+        "crates/oomwhy/src/schema/*.schema.json: keep $defs identical"
     );
     let kinds = report["$defs"]["finding"]["properties"]["kind"]["examples"]
         .as_array()

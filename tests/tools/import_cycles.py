@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Finds import cycles between the files of the library (crates/oomwhy-core/src).
+"""Finds import cycles between the files of the library (crates/oomwhy/src).
 
 Draws the graph of which file refers to which: every `crate::`, `super::`
 and `self::` path (in `use` lines and in code), and paths that start with a
@@ -27,7 +27,7 @@ import re
 import sys
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[2] / "crates" / "oomwhy-core" / "src"
+SRC = Path(__file__).resolve().parents[2] / "crates" / "oomwhy" / "src"
 
 
 def strip(text: str) -> str:

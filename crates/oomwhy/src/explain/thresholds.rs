@@ -101,7 +101,7 @@ pub(super) const OWN_OVERHEAD: u64 = 3 * GIB;
 #[cfg(test)]
 mod tests {
     /// docs/verdicts.md states each threshold in words; these are its
-    /// phrases. (The crate is `crates/oomwhy-core`, so the repository root
+    /// phrases. (The crate is `crates/oomwhy`, so the repository root
     /// is four levels above this file.)
     #[test]
     fn verdicts_page_states_every_threshold() {

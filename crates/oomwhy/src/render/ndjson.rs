@@ -4,7 +4,7 @@
 //! # Format
 //!
 //! Every line is an object with a `type` and the `schema_version` of the
-//! JSON document (see `crates/oomwhy-core/src/schema/ndjson.schema.json`):
+//! JSON document (see `crates/oomwhy/src/schema/ndjson.schema.json`):
 //!
 //! * `{"type":"finding","schema_version":1,"finding":{...}}`: one finding,
 //!   exactly as in the `findings` array of `--format json`.
