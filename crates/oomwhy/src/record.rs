@@ -144,6 +144,24 @@ kinds! {
 }
 
 impl Kind {
+    /// True for crashes in which the GPU or the code running on it faulted
+    /// (a "GPU crash"), not a process, a worker or a collective.
+    pub fn is_gpu_fault(self) -> bool {
+        matches!(
+            self,
+            Kind::IllegalMemoryAccess
+                | Kind::DeviceSideAssert
+                | Kind::MisalignedAddress
+                | Kind::LaunchFailure
+                | Kind::NoKernelImage
+                | Kind::Xid
+                | Kind::GpuFallenOffBus
+                | Kind::TritonOutOfResources
+                | Kind::CudnnNotSupported
+                | Kind::GpuRuntimeError
+        )
+    }
+
     /// True for crashes that typically follow another rank's or process's
     /// failure (NCCL aborts, launcher reports) rather than cause one.
     pub fn is_consequence(self) -> bool {

@@ -198,19 +198,7 @@ pub(super) fn category_label(f: &Finding) -> Msg {
         f.kind,
         Kind::HostOom | Kind::HostOomKilled | Kind::WindowsPagingFile | Kind::FatalSignal
     );
-    let gpu_fault = matches!(
-        f.kind,
-        Kind::IllegalMemoryAccess
-            | Kind::DeviceSideAssert
-            | Kind::MisalignedAddress
-            | Kind::LaunchFailure
-            | Kind::NoKernelImage
-            | Kind::Xid
-            | Kind::GpuFallenOffBus
-            | Kind::TritonOutOfResources
-            | Kind::CudnnNotSupported
-            | Kind::GpuRuntimeError
-    );
+    let gpu_fault = f.kind.is_gpu_fault();
     match (f.category, host) {
         (Category::Oom, false) => Msg::Oom,
         (Category::Oom, true) => Msg::HostOom,
