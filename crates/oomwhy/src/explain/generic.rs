@@ -199,7 +199,7 @@ fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
         )),
         Some(Era::CudaDriver) | Some(Era::CudaRuntime) | Some(Era::Hip) => out.push(fix(
             "Stop frameworks from reserving the whole GPU",
-            "TensorFlow: TF_FORCE_GPU_ALLOW_GROWTH=true (or tf.config.experimental.set_memory_growth); JAX: XLA_PYTHON_CLIENT_PREALLOCATE=false or XLA_PYTHON_CLIENT_MEM_FRACTION=.5; and stop other processes shown by `nvidia-smi`.",
+            format!("TensorFlow: TF_FORCE_GPU_ALLOW_GROWTH=true (or tf.config.experimental.set_memory_growth); JAX: XLA_PYTHON_CLIENT_PREALLOCATE=false or XLA_PYTHON_CLIENT_MEM_FRACTION=.5; and stop other processes shown by {}.", Vendor::of(f).smi()),
         )),
         _ => {}
     }
