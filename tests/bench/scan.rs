@@ -1,25 +1,37 @@
-//! `cargo bench`: times oomwhy against ripgrep on the same bytes, side by
-//! side in one run, and prints the ratios and oomwhy's peak memory:
+//! `cargo bench`: times oomwhy against ripgrep and against itself on the
+//! same bytes, side by side in one run, and prints the ratios and oomwhy's
+//! peak memory:
 //!
-//! 1. one plain log: `oomwhy --format json LOG` against
-//!    `rg --no-mmap -c -e PHRASES LOG` (target: ratio ≤ 1.0, peak RSS ≤ 16 MiB);
-//! 2. a directory of 64 logs of 4 MiB, half of them gzip or xz compressed:
-//!    `oomwhy --format json DIR` against `rg -z -c -e PHRASES DIR`
-//!    (target: ratio ≤ 1.0, peak RSS ≤ 64 MiB);
-//! 3. a pipe: `cat LOG | oomwhy --format json` against `cat LOG | wc -l`
-//!    (target: within 10 %).
+//! (a) logs dense with near-misses, each against a clean log of the same
+//!     size written by the same generator: a Keras log with TensorFlow's BFC
+//!     "not a failure" warning on every other line, and Python source that
+//!     quotes out-of-memory messages in conditions, strings and comments on
+//!     every fourth line (target: ratio ≤ 3);
+//! (b) one plain log: `oomwhy --format json LOG` against
+//!     `rg --no-mmap -c -e PHRASES LOG`, on all cores (target: ≤ 1.0) and on
+//!     one core, both under `taskset -c 0` (target: ≤ 1.2 in wall-clock and
+//!     in CPU time); peak RSS ≤ 16 MiB;
+//! (c) a tree of 64 logs of 4 MiB, half of them gzip or xz compressed:
+//!     `oomwhy --format json DIR` against `rg -z -c -e PHRASES DIR`
+//!     (target: ratio ≤ 1.0, peak RSS ≤ 64 MiB);
+//! (d) a pipe: `cat LOG | oomwhy --format json` against `cat LOG | wc -l`
+//!     (target: within 10 %).
 //!
 //! PHRASES are the 14 headline phrases a grep user would search for. When
 //! `rg` is not installed, the run says so and reports oomwhy's numbers alone.
 //!
 //! Environment:
 //! * `OOMWHY_BENCH_MB` — size of the generated log in MiB (default 256).
-//! * `OOMWHY_BENCH_RUNS` — timed runs per tool; the best is reported (default 5).
+//! * `OOMWHY_BENCH_NEAR_MB` — size of each near-miss and clean log (default 96).
+//! * `OOMWHY_BENCH_RUNS` — timed runs per command; the best is reported (default 5).
+//! * `OOMWHY_BENCH_ONLY` — the sections to run, comma-separated, of
+//!   `near`, `log`, `tree`, `pipe`, `paste` (default: all).
 //!
-//! The logs are generated once into `target/bench-data/` by a seeded generator
-//! (timestamps, tqdm bars redrawn with carriage returns, ANSI colours,
-//! warnings, NCCL INFO lines, `[rankN]:` prefixes, and a few crash blocks of
-//! different eras near the end, as in a real crashed multi-GPU run).
+//! The logs are generated once into `target/bench-data/` by seeded
+//! generators (the training log: timestamps, tqdm bars redrawn with carriage
+//! returns, ANSI colours, warnings, NCCL INFO lines, `[rankN]:` prefixes, and
+//! a few crash blocks of different eras near the end, as in a real crashed
+//! multi-GPU run).
 
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
@@ -132,6 +144,127 @@ impl<W: Write> Write for CountingWriter<'_, W> {
     }
 }
 
+/// TensorFlow's BFC warning for a retried allocation: a message family's
+/// trigger phrase, decoded as a warning, not an error.
+const BFC_WARNING: &str = "W tensorflow/tsl/framework/bfc_allocator.cc:296] Allocator (GPU_0_bfc) ran out of memory trying to allocate {size} with freed_by_count=0. The caller indicates that this is not a failure, but may mean that there could be performance gains if more memory were available.";
+/// An ordinary TensorFlow log line of about the same length, for the clean log.
+const TF_INFO: &str = "I tensorflow/core/common_runtime/executor.cc:1197] [/device:CPU:0] (DEBUG INFO) Executor start aborting (this does not indicate an error and you can ignore this message): INVALID_ARGUMENT: You must feed a value for placeholder tensor 'Placeholder/_{size}' with dtype int32";
+const BFC_SIZES: &[&str] = &["2.14GiB", "1.07GiB", "3.52GiB", "585.94MiB"];
+
+/// A Keras training log (`model.fit`, one progress line per batch); with
+/// `warnings`, TensorFlow's BFC "not a failure" warning on every other line,
+/// its size one of four.
+fn generate_keras(path: &Path, megabytes: u64, warnings: bool) -> std::io::Result<()> {
+    let target = megabytes << 20;
+    let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
+    let mut counter = CountingWriter {
+        inner: &mut out,
+        count: 0,
+    };
+    let mut rng = Rng(0x005E_ED0F_CAFE);
+    let mut line = 0u64;
+    while counter.count < target {
+        let batch = line % 1875;
+        if batch == 0 {
+            writeln!(counter, "Epoch {}/50", line / 1875 + 1)?;
+        }
+        let done = (batch * 30 / 1875) as usize;
+        writeln!(
+            counter,
+            "{:>4}/1875 [{}>{}] - ETA: {}:{:02} - loss: {:.4} - accuracy: {:.4}",
+            batch + 1,
+            "=".repeat(done),
+            ".".repeat(29 - done),
+            (1875 - batch) / 900,
+            (1875 - batch) / 15 % 60,
+            1.0 / (1.0 + (line % 97) as f64),
+            0.5 + (line % 89) as f64 / 200.0
+        )?;
+        let ts = format!(
+            "2023-10-02 {:02}:{:02}:{:02}.{:06}",
+            line / 3_600_000 % 24,
+            line / 60_000 % 60,
+            line / 1_000 % 60,
+            rng.below(1_000_000)
+        );
+        let size = BFC_SIZES[(line % BFC_SIZES.len() as u64) as usize];
+        let text = if warnings {
+            BFC_WARNING.replace("{size}", size)
+        } else {
+            TF_INFO.replace("{size}", &(line % 1000).to_string())
+        };
+        writeln!(counter, "{ts}: {text}")?;
+        line += 1;
+    }
+    counter.flush()
+}
+
+/// A block of Python source; with `quotes`, every fourth line quotes an
+/// out-of-memory message in a condition, a string or a comment (`{n}`: a
+/// number that differs per copy).
+const SOURCE_QUOTING: &[&str] = &[
+    "def train_step_{n}(model, batch, optimizer, scaler):",
+    "    \"\"\"One optimisation step; retries once with a smaller batch.\"\"\"",
+    "    try:",
+    "        # torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {n}.00 MiB. GPU 0 has a total capacity of 79.15 GiB",
+    "        loss = model(**batch).loss / {n}",
+    "        scaler.scale(loss).backward()",
+    "        scaler.step(optimizer)",
+    "    except RuntimeError as e:  # torch < 2.1 raised RuntimeError",
+    "        if \"CUDA out of memory. Tried to allocate\" in str(e):",
+    "            torch.cuda.empty_cache()",
+    "            return train_step_{n}(model, halve(batch), optimizer, scaler)",
+    "        raise",
+    "    logger.warning(\"CUDA error: out of memory while logging step %d\", {n})",
+    "    optimizer.zero_grad(set_to_none=True)",
+    "    return loss.detach()",
+    "",
+    "def check_{n}(err):",
+    "    return err == \"cudaErrorMemoryAllocation\" or \"CUDA_ERROR_OUT_OF_MEMORY\" in err",
+];
+
+/// The same block without the quotations: ordinary code of about the same length.
+const SOURCE_CLEAN: &[&str] = &[
+    "def train_step_{n}(model, batch, optimizer, scaler):",
+    "    \"\"\"One optimisation step; retries once with a smaller batch.\"\"\"",
+    "    try:",
+    "        # Scale the loss so that gradients accumulated over {n} micro-batches keep their magnitude",
+    "        loss = model(**batch).loss / {n}",
+    "        scaler.scale(loss).backward()",
+    "        scaler.step(optimizer)",
+    "    except RuntimeError as e:  # torch < 2.1 raised RuntimeError",
+    "        if \"expected scalar type\" in str(e) and not batch_is_half:",
+    "            torch.cuda.empty_cache()",
+    "            return train_step_{n}(model, halve(batch), optimizer, scaler)",
+    "        raise",
+    "    logger.warning(\"loss scale fell below the minimum at step %d\", {n})",
+    "    optimizer.zero_grad(set_to_none=True)",
+    "    return loss.detach()",
+    "",
+    "def check_{n}(err):",
+    "    return err == \"cudaSuccess\" or \"NOT_INITIALIZED\" in err.upper()",
+];
+
+/// Python source, the block above repeated with a different number in each copy.
+fn generate_source(path: &Path, megabytes: u64, quotes: bool) -> std::io::Result<()> {
+    let target = megabytes << 20;
+    let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
+    let mut counter = CountingWriter {
+        inner: &mut out,
+        count: 0,
+    };
+    let block = if quotes { SOURCE_QUOTING } else { SOURCE_CLEAN };
+    let mut copy = 0u64;
+    while counter.count < target {
+        let n = (copy % 4096 + 1).to_string();
+        for line in block {
+            writeln!(counter, "{}", line.replace("{n}", &n))?;
+        }
+        copy += 1;
+    }
+    counter.flush()
+}
+
 /// What `runs` runs of one command measured.
 #[derive(Clone, Copy)]
 struct Timing {
@@ -241,28 +374,57 @@ fn generate_dir(dir: &Path) {
     fs::write(dir.join("done"), "").expect("mark the directory done");
 }
 
+/// Generates `path` once with `write` (into a temporary name, renamed when
+/// complete, so an interrupted run never leaves a short log behind).
+fn generate_once(path: &Path, write: impl FnOnce(&Path) -> std::io::Result<()>) {
+    if path.exists() {
+        return;
+    }
+    eprintln!("generating {} ...", path.display());
+    let tmp = path.with_extension("tmp");
+    write(&tmp).expect("generate a log");
+    fs::rename(&tmp, path).expect("rename the log");
+}
+
+/// Whether the section named `name` was asked for (`OOMWHY_BENCH_ONLY`).
+fn wanted(name: &str) -> bool {
+    match std::env::var("OOMWHY_BENCH_ONLY") {
+        Ok(only) if !only.trim().is_empty() => only.split(',').any(|s| s.trim() == name),
+        _ => true,
+    }
+}
+
 fn main() {
     // `cargo bench` passes --bench; nothing else is accepted.
-    let megabytes: u64 = std::env::var("OOMWHY_BENCH_MB")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(256);
-    let runs: usize = std::env::var("OOMWHY_BENCH_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(5);
+    let env_number = |name: &str, default: u64| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let megabytes = env_number("OOMWHY_BENCH_MB", 256);
+    let near_mb = env_number("OOMWHY_BENCH_NEAR_MB", 96);
+    let runs = env_number("OOMWHY_BENCH_RUNS", 5) as usize;
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let data_dir = root.join("target").join("bench-data");
     fs::create_dir_all(&data_dir).expect("create target/bench-data");
     let log = data_dir.join(format!("train-{megabytes}MiB.log"));
-    if !log.exists() {
-        eprintln!("generating {} ...", log.display());
-        let tmp = log.with_extension("tmp");
-        generate(&tmp, megabytes, 0).expect("generate the log");
-        fs::rename(&tmp, &log).expect("rename the log");
-    }
     let dir = data_dir.join(format!("logs-{DIR_LOGS}x{DIR_LOG_MB}MiB"));
-    generate_dir(&dir);
+    let near = |name: &str| data_dir.join(format!("{name}-{near_mb}MiB.log"));
+    let (keras_warn, keras_clean) = (near("keras-bfc-warnings"), near("keras-clean"));
+    let (source_quotes, source_clean) = (near("source-quoting-oom"), near("source-clean"));
+    if wanted("near") {
+        generate_once(&keras_warn, |p| generate_keras(p, near_mb, true));
+        generate_once(&keras_clean, |p| generate_keras(p, near_mb, false));
+        generate_once(&source_quotes, |p| generate_source(p, near_mb, true));
+        generate_once(&source_clean, |p| generate_source(p, near_mb, false));
+    }
+    if wanted("log") || wanted("pipe") {
+        generate_once(&log, |p| generate(p, megabytes, 0));
+    }
+    if wanted("tree") {
+        generate_dir(&dir);
+    }
 
     // Benchmark the release binary; build it if needed.
     let status = Command::new(env!("CARGO"))
@@ -274,10 +436,8 @@ fn main() {
     let oomwhy = quote(&root.join("target").join("release").join("oomwhy"));
     let (log_q, dir_q) = (quote(&log), quote(&dir));
 
-    // Warm the page cache so every tool reads from memory.
-    let _ = time_shell(&format!("cat {log_q} {dir_q}/* > /dev/null"), 1);
-
     let rg = have("rg");
+    let taskset = have("taskset");
     let load = fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
         "best of {runs} runs; {} cores; load average before: {}",
@@ -293,10 +453,10 @@ fn main() {
     let rss =
         |r: Option<u64>| r.map_or("?".to_string(), |k| format!("{:.1} MiB", k as f64 / 1024.0));
     let cpu = |c: Option<f64>| c.map_or("?".to_string(), |c| format!("{c:.3} s"));
-    println!("  {:<40} {:>9} {:>9} {:>11}", "", "wall", "CPU", "peak RSS");
+    println!("  {:<44} {:>9} {:>9} {:>11}", "", "wall", "CPU", "peak RSS");
     let row = |name: &str, t: Timing| {
         println!(
-            "  {name:<40} {:>7.3} s {:>9} {:>11}",
+            "  {name:<44} {:>7.3} s {:>9} {:>11}",
             t.wall,
             cpu(t.cpu),
             rss(t.rss)
@@ -314,58 +474,106 @@ fn main() {
             );
         }
     };
+    let time = |line: String| time_shell(&line, runs).expect("the command runs");
+    // Warm the page cache so every tool reads from memory.
+    let warm = |paths: &[&Path]| {
+        for path in paths {
+            let _ = time_shell(&format!("cat -- {} > /dev/null", quote(path)), 1);
+        }
+    };
 
-    println!("\n1. one plain log: {} ({megabytes} MiB)", log.display());
-    let ours = time_shell(&format!("{oomwhy} --format json {log_q}"), runs).expect("oomwhy runs");
-    row("oomwhy --format json LOG", ours);
-    let theirs = rg
-        .then(|| time_shell(&format!("rg --no-mmap -c -e '{PHRASES}' {log_q}"), runs))
-        .flatten();
-    if let Some(t) = theirs {
-        row("rg --no-mmap -c -e PHRASES LOG", t);
+    if wanted("near") {
+        println!("\n(a) logs dense with near-misses against a clean log of the same size ({near_mb} MiB)");
+        for (label, dense, clean) in [
+            ("BFC warning every other line", &keras_warn, &keras_clean),
+            ("source quoting OOM messages", &source_quotes, &source_clean),
+        ] {
+            warm(&[dense, clean]);
+            let ours = time(format!("{oomwhy} --format json {}", quote(dense)));
+            row(&format!("oomwhy: {label}"), ours);
+            let base = time(format!("{oomwhy} --format json {}", quote(clean)));
+            row("oomwhy: the clean log", base);
+            ratio("near-miss / clean", ours, Some(base), "target <= 3.00");
+        }
     }
-    ratio(
-        "oomwhy / rg",
-        ours,
-        theirs,
-        "target <= 1.00; peak RSS <= 16 MiB",
-    );
 
-    println!(
-        "\n2. a directory: {} ({DIR_LOGS} logs of {DIR_LOG_MB} MiB, half gzip/xz)",
-        dir.display()
-    );
-    let ours = time_shell(&format!("{oomwhy} --format json {dir_q}"), runs).expect("oomwhy runs");
-    row("oomwhy --format json DIR", ours);
-    let theirs = rg
-        .then(|| time_shell(&format!("rg -z -c -e '{PHRASES}' {dir_q}"), runs))
-        .flatten();
-    if let Some(t) = theirs {
-        row("rg -z -c -e PHRASES DIR", t);
-    }
-    ratio(
-        "oomwhy / rg",
-        ours,
-        theirs,
-        "target <= 1.00; peak RSS <= 64 MiB",
-    );
-
-    println!("\n3. a pipe");
-    let ours =
-        time_shell(&format!("cat {log_q} | {oomwhy} --format json"), runs).expect("oomwhy runs");
-    row("cat LOG | oomwhy --format json", ours);
-    let wc = time_shell(&format!("cat {log_q} | wc -l"), runs);
-    if let Some(t) = wc {
-        row("cat LOG | wc -l", t);
-    }
-    ratio("oomwhy / wc -l", ours, wc, "target <= 1.10");
-
-    let seed = quote(&root.join("fixtures").join("torch_reserved_era_seed.log"));
-    if let Some(t) = time_shell(&format!("{oomwhy} {seed}"), runs.max(5)) {
-        println!(
-            "\none pasted message: {:.1} ms, peak RSS {}",
-            t.wall * 1000.0,
-            rss(t.rss)
+    if wanted("log") {
+        warm(&[&log]);
+        println!("\n(b) one plain log: {} ({megabytes} MiB)", log.display());
+        let ours = time(format!("{oomwhy} --format json {log_q}"));
+        row("oomwhy --format json LOG", ours);
+        let theirs = rg.then(|| time(format!("rg --no-mmap -c -e '{PHRASES}' {log_q}")));
+        if let Some(t) = theirs {
+            row("rg --no-mmap -c -e PHRASES LOG", t);
+        }
+        ratio(
+            "oomwhy / rg, all cores",
+            ours,
+            theirs,
+            "target <= 1.00; peak RSS <= 16 MiB",
         );
+        if taskset {
+            let ours = time(format!("taskset -c 0 {oomwhy} --format json {log_q}"));
+            row("taskset -c 0 oomwhy --format json LOG", ours);
+            let theirs = rg.then(|| {
+                time(format!(
+                    "taskset -c 0 rg --no-mmap -c -e '{PHRASES}' {log_q}"
+                ))
+            });
+            if let Some(t) = theirs {
+                row("taskset -c 0 rg --no-mmap -c -e PHRASES LOG", t);
+            }
+            ratio(
+                "oomwhy / rg, one core",
+                ours,
+                theirs,
+                "target <= 1.20 wall and CPU; peak RSS <= 16 MiB",
+            );
+        } else {
+            println!("  taskset is not installed: the one-core ratio is not measured");
+        }
+    }
+
+    if wanted("tree") {
+        println!(
+            "\n(c) a tree of logs: {} ({DIR_LOGS} logs of {DIR_LOG_MB} MiB, half gzip/xz)",
+            dir.display()
+        );
+        let _ = time_shell(&format!("cat {dir_q}/* > /dev/null"), 1);
+        let ours = time(format!("{oomwhy} --format json {dir_q}"));
+        row("oomwhy --format json DIR", ours);
+        let theirs = rg.then(|| time(format!("rg -z -c -e '{PHRASES}' {dir_q}")));
+        if let Some(t) = theirs {
+            row("rg -z -c -e PHRASES DIR", t);
+        }
+        ratio(
+            "oomwhy / rg",
+            ours,
+            theirs,
+            "target <= 1.00; peak RSS <= 64 MiB",
+        );
+    }
+
+    if wanted("pipe") {
+        warm(&[&log]);
+        println!("\n(d) a pipe");
+        let ours = time(format!("cat {log_q} | {oomwhy} --format json"));
+        row("cat LOG | oomwhy --format json", ours);
+        let wc = time_shell(&format!("cat {log_q} | wc -l"), runs);
+        if let Some(t) = wc {
+            row("cat LOG | wc -l", t);
+        }
+        ratio("oomwhy / wc -l", ours, wc, "target <= 1.10");
+    }
+
+    if wanted("paste") {
+        let seed = quote(&root.join("fixtures").join("torch_reserved_era_seed.log"));
+        if let Some(t) = time_shell(&format!("{oomwhy} {seed}"), runs.max(5)) {
+            println!(
+                "\none pasted message: {:.1} ms, peak RSS {}",
+                t.wall * 1000.0,
+                rss(t.rss)
+            );
+        }
     }
 }

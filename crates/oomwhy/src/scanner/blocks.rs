@@ -1,33 +1,11 @@
-//! Reading blocks: the main thread and a helper each read, count and
-//! search their own blocks; and the line carried from one block to the next.
+//! Reading blocks: the main thread and a helper each read and index their
+//! own blocks; and the line carried from one block to the next.
 
-use super::lines::Scanner;
-use super::prefilter::{count_newlines, prefilter};
+use super::block::Block;
+use super::lines::{Lines, Scanner};
 use super::{MAX_LINE, READ_SIZE};
 use std::io::{ErrorKind, Read};
 use std::sync::mpsc;
-
-/// A block of input as read, with its newlines already counted.
-pub(super) struct Block {
-    pub(super) data: Vec<u8>,
-    pub(super) len: usize,
-    pub(super) newlines: u64,
-    /// Start offsets of every prefilter match in the block, when a worker
-    /// thread already searched it (`None`: search while processing).
-    pub(super) hits: Option<Vec<usize>>,
-    /// Absolute offset of `data[0]` in the input.
-    pub(super) offset: u64,
-}
-
-impl Block {
-    pub(super) fn bytes(&self) -> &[u8] {
-        &self.data[..self.len]
-    }
-}
-
-/// More prefilter hits than this in one block are not listed: the main
-/// thread then searches that block itself.
-pub(super) const MAX_LISTED_HITS: usize = 4096;
 
 /// The input, read by two threads in turn: whoever holds the lock reads the
 /// next block, so blocks are numbered in input order whoever read them.
@@ -56,8 +34,7 @@ impl<R: Read> Shared<R> {
 }
 
 /// Reads the next block into `data` (a buffer of READ_SIZE bytes) under
-/// the lock, then, outside it, counts its newlines and lists its prefilter
-/// hits. Returns the block and its number, or `None` (with `data` handed
+/// the lock, then, outside it, indexes it while it is still in the cache. Returns the block and its number, or `None` (with `data` handed
 /// back) when the input is done.
 pub(super) fn read_block<R: Read>(
     shared: &std::sync::Mutex<Shared<R>>,
@@ -99,23 +76,7 @@ pub(super) fn read_block<R: Read>(
     s.next += 1;
     s.offset += filled as u64;
     drop(s);
-    let bytes = &data[..filled];
-    let newlines = count_newlines(bytes);
-    let hits: Vec<usize> = prefilter()
-        .starts(bytes)
-        .take(MAX_LISTED_HITS + 1)
-        .collect();
-    let hits = (hits.len() <= MAX_LISTED_HITS).then_some(hits);
-    Ok((
-        number,
-        Block {
-            data,
-            len: filled,
-            newlines,
-            hits,
-            offset,
-        },
-    ))
+    Ok((number, Block::indexed(data, filled, offset)))
 }
 
 /// The helper thread: reads and searches blocks and sends them, numbered,
@@ -164,10 +125,8 @@ impl Carry {
         } else {
             self.append_partial(scanner, bytes, block.offset, 0)
         };
-        let mut newlines_left = block.newlines;
-        if pos > 0 && bytes[pos - 1] == b'\n' {
-            newlines_left -= 1;
-        }
+        // The carried line took the block's bytes up to its first newline.
+        let index_at_from = u64::from(pos > 0 && bytes[pos - 1] == b'\n');
         if pos >= bytes.len() {
             return;
         }
@@ -178,14 +137,17 @@ impl Carry {
             return;
         };
         let end = pos + last_nl + 1;
-        scanner.process_region(
-            bytes,
-            block.offset,
-            pos,
-            end,
-            Some(newlines_left),
-            block.hits.as_deref(),
-        );
+        let lines = match block.hits.as_deref() {
+            Some(hits) => Lines::Listed {
+                hits,
+                index_at_from,
+                index_at_to: block.newlines,
+            },
+            None => Lines::Unlisted {
+                newlines: Some(block.newlines - index_at_from),
+            },
+        };
+        scanner.process_region(bytes, block.offset, pos, end, lines);
         pos = end;
         if pos < bytes.len() {
             self.append_partial(scanner, bytes, block.offset, pos);
@@ -237,7 +199,15 @@ impl Carry {
     pub(super) fn flush(&mut self, scanner: &mut Scanner, ended: bool) {
         let bytes = std::mem::take(&mut self.bytes);
         let newlines = u64::from(ended);
-        scanner.process_region(&bytes, self.offset, 0, bytes.len(), Some(newlines), None);
+        scanner.process_region(
+            &bytes,
+            self.offset,
+            0,
+            bytes.len(),
+            Lines::Unlisted {
+                newlines: Some(newlines),
+            },
+        );
         if ended {
             scanner.mid_line = false;
         }

@@ -1,7 +1,7 @@
 //! Lines: the fast path between prefilter hits and the per-rank state
 //! machine that starts and continues messages.
 
-use super::blocks::Block;
+use super::block::{Block, HitLine};
 use super::collect::Collector;
 use super::prefilter::{count_newlines, families_in, prefilter};
 use super::{ScanOutcome, LOOKBACK, MAX_LINE, MAX_RANK_STATES};
@@ -11,6 +11,20 @@ use crate::diagnostics::{self, Parsed};
 use crate::normalize::{normalize, Normalized};
 use crate::record::Traceback;
 use std::collections::{HashMap, VecDeque};
+
+/// How [`Scanner::process_region`] finds the lines of a region worth a look.
+#[derive(Clone, Copy)]
+pub(super) enum Lines<'a> {
+    /// The block's hit lines, listed when it was read; the block line
+    /// numbers at the region's start and end.
+    Listed {
+        hits: &'a [HitLine],
+        index_at_from: u64,
+        index_at_to: u64,
+    },
+    /// Not listed: search with the prefilter. The region's newlines, when known.
+    Unlisted { newlines: Option<u64> },
+}
 
 pub(super) struct Pending {
     pub(super) family: &'static dyn Family,
@@ -118,41 +132,56 @@ impl Scanner {
     }
 
     /// Processes data[from..to], which ends at a newline, at EOF or at a cut.
-    /// `offset` is the absolute offset of `data[0]`; `newlines`, when known,
-    /// is the number of newlines in data[from..to] (counted by the reader).
+    /// `offset` is the absolute offset of `data[0]`; `lines` says how to find
+    /// the lines worth a look.
     pub(super) fn process_region(
         &mut self,
         data: &[u8],
         offset: u64,
         from: usize,
         to: usize,
-        newlines: Option<u64>,
-        hits: Option<&[usize]>,
+        lines: Lines<'_>,
     ) {
         let mut pos = from;
-        let mut remaining = newlines;
+        // Listed: the block line number at `pos`. Unlisted: the newlines
+        // left in data[pos..to], when known.
+        let (mut index, mut remaining) = match lines {
+            Lines::Listed { index_at_from, .. } => (index_at_from, None),
+            Lines::Unlisted { newlines } => (0, newlines),
+        };
         while pos < to {
             if self.is_idle() {
-                // Fast path: jump to the line of the next prefilter hit,
-                // listed by a worker or searched for here.
-                let hit = match hits {
-                    Some(hits) => hits
-                        .get(hits.partition_point(|&h| h < pos))
-                        .copied()
-                        .filter(|&h| h < to),
-                    None => prefilter().find_at(&data[..to], pos),
-                };
-                let Some(hit) = hit else {
-                    let n = remaining.unwrap_or_else(|| count_newlines(&data[pos..to]));
-                    self.add_lines(n);
-                    return;
-                };
-                let line_start =
-                    memchr::memrchr(b'\n', &data[pos..hit]).map_or(pos, |i| pos + i + 1);
-                let n = count_newlines(&data[pos..line_start]);
-                self.add_lines(n);
-                remaining = remaining.map(|r| r.saturating_sub(n));
-                pos = line_start;
+                // Fast path: jump to the next line with a prefilter hit,
+                // listed when the block was read, or searched for here.
+                match lines {
+                    Lines::Listed {
+                        hits, index_at_to, ..
+                    } => {
+                        let next = hits[hits.partition_point(|h| h.start < pos)..]
+                            .first()
+                            .filter(|h| h.start < to);
+                        let Some(&HitLine { start, index: at }) = next else {
+                            self.add_lines(index_at_to - index);
+                            return;
+                        };
+                        self.add_lines(at - index);
+                        index = at;
+                        pos = start;
+                    }
+                    Lines::Unlisted { .. } => {
+                        let Some(hit) = prefilter().find_at(&data[..to], pos) else {
+                            let n = remaining.unwrap_or_else(|| count_newlines(&data[pos..to]));
+                            self.add_lines(n);
+                            return;
+                        };
+                        let line_start =
+                            memchr::memrchr(b'\n', &data[pos..hit]).map_or(pos, |i| pos + i + 1);
+                        let n = count_newlines(&data[pos..line_start]);
+                        self.add_lines(n);
+                        remaining = remaining.map(|r| r.saturating_sub(n));
+                        pos = line_start;
+                    }
+                }
             }
             let (line_end, next) = match memchr::memchr(b'\n', &data[pos..to]) {
                 Some(i) => (pos + i, pos + i + 1),
@@ -161,6 +190,7 @@ impl Scanner {
             self.process_line(data, offset, pos, line_end);
             if next > line_end {
                 self.add_lines(1);
+                index += 1;
                 remaining = remaining.map(|r| r.saturating_sub(1));
             }
             pos = next;

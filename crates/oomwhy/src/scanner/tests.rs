@@ -1,5 +1,6 @@
 //! Unit tests of the scanner.
 
+use super::prefilter::{count_newlines, prefilter, Prefilter};
 use super::*;
 use crate::record::Kind;
 
@@ -151,8 +152,8 @@ fn ordinary_log_lines_miss_the_prefilter() {
     }
 }
 
-/// Teddy slows down as literals are added: each new one must earn its place
-/// (74 measured no slower than 73 with `cargo bench --bench scan`).
+/// Teddy slows down as patterns are added: each new literal must earn its
+/// place, and the pieces searched for stay within the 64 Teddy takes.
 #[test]
 fn prefilter_stays_small() {
     let literals = prefilter_literals();
@@ -161,6 +162,51 @@ fn prefilter_stays_small() {
         "{} literals: {literals:?}",
         literals.len()
     );
+    let Prefilter::Pieces {
+        literals: by_piece, ..
+    } = prefilter()
+    else {
+        // Teddy needs SSSE3 (or NEON); without it, the automaton searches.
+        #[cfg(target_arch = "x86_64")]
+        assert!(
+            !std::is_x86_feature_detected!("ssse3"),
+            "Teddy was not used"
+        );
+        return;
+    };
+    // Teddy takes at most 64 patterns; what each piece costs is measured by
+    // `cargo bench --bench scan` (near-miss logs against clean ones).
+    assert!(by_piece.len() <= 64, "{} pieces", by_piece.len());
+}
+
+/// The pieces stand for the literals exactly: a line has a hit if and only
+/// if it contains a literal, and the hit is one.
+#[test]
+fn pieces_find_exactly_the_literals() {
+    let literals = prefilter_literals();
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+    let mut lines = 0;
+    for entry in std::fs::read_dir(&fixtures).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "log") {
+            continue;
+        }
+        let text = std::fs::read(&path).unwrap();
+        for line in text.split(|&b| b == b'\n') {
+            lines += 1;
+            let want = literals
+                .iter()
+                .any(|l| memchr::memmem::find(line, l.as_bytes()).is_some());
+            let got = prefilter().find_at(line, 0);
+            assert_eq!(got.is_some(), want, "{}", String::from_utf8_lossy(line));
+            if let Some(at) = got {
+                assert!(literals
+                    .iter()
+                    .any(|l| line[at..].starts_with(l.as_bytes())));
+            }
+        }
+    }
+    assert!(lines > 1000);
 }
 
 #[test]
@@ -407,7 +453,7 @@ fn two_threads_find_what_one_finds_in_order() {
     // boundary: whichever thread reads a block, it is decoded in order.
     let mut log = String::new();
     let mut i = 0u64;
-    while log.len() < 12 * READ_SIZE {
+    while log.len() < 3 << 20 {
         log.push_str(&format!("step {i} loss 0.{i}\n"));
         if i % 9_000 == 8_999 {
             log.push_str(&format!(
