@@ -78,17 +78,21 @@ impl Explain for GpuRuntimeError {
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         let who = fact(f, "table_title").unwrap_or("GPU runtime");
         let meaning = fact(f, "meaning").unwrap_or("The table gives no description for it.");
-        let mut detail = format!("{} is a {who} status: {meaning}", code_of(f),);
+        let mut detail = format!("{} is a {who} status: {meaning}", code_of(f));
         if fact(f, "code_class") == Some("maybe") {
             detail.push_str(" It is not an out-of-memory status, but memory pressure is a common cause: the library could not allocate a handle or workspace and reported it this way.");
         } else {
             detail.push_str(" It is not an out-of-memory error.");
         }
-        out.push(verdict(
-            Code::GpuStatusCode,
-            "What the status code means",
-            detail,
-        ));
+        // The meaning's first clause is the answer to "why" when it is short
+        // enough to be a title ("The installed NVIDIA CUDA driver is older
+        // than the CUDA runtime library").
+        let title = fact(f, "meaning")
+            .and_then(|m| m.split(['.', ';']).next())
+            .map(str::trim)
+            .filter(|clause| (12..=100).contains(&clause.len()))
+            .unwrap_or("What the status code means");
+        out.push(verdict(Code::GpuStatusCode, title, detail));
     }
 
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
