@@ -209,10 +209,13 @@ fn every_printed_field_is_escaped() {
         code: format!("code{e}"),
         title: format!("title{e}"),
         detail: format!("detail{e}"),
+        zh: None,
     });
     f.diagnosis.fixes.push(Fix {
+        id: format!("id{e}"),
         title: format!("fix{e}"),
         how: format!("how{e}"),
+        zh: None,
     });
     f.explain = vec![format!("explain{e}")];
     let mut bare = Finding::new(Kind::IllegalMemoryAccess, &e, 2, e.clone());

@@ -630,15 +630,56 @@ pub struct Verdict {
     pub title: String,
     /// The reasoning, with the numbers.
     pub detail: String,
+    /// The same title and detail in Chinese, written next to the English
+    /// (the JSON carries the language asked for instead).
+    #[serde(skip)]
+    pub zh: Option<Chinese>,
+}
+
+/// The Chinese of a title and its text, written by the explainer next to
+/// the English.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Chinese {
+    /// The title.
+    pub title: String,
+    /// The detail of a verdict, or how to apply a fix.
+    pub text: String,
 }
 
 /// Something to change, most effective first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fix {
+    /// Stable identifier of the fix in the explainer's catalogue
+    /// (`reduce-batch-size`): the same advice has the same id in every
+    /// finding, language and release.
+    pub id: String,
     /// What to do, in one line.
     pub title: String,
     /// The exact knob, flag, variable or code change.
     pub how: String,
+    /// The same title and how in Chinese, written next to the English
+    /// (the JSON carries the language asked for instead).
+    #[serde(skip)]
+    pub zh: Option<Chinese>,
+}
+
+impl Fix {
+    /// A fix written in English only, its id made from its title
+    /// (`Reduce the batch size` → `reduce-the-batch-size`).
+    pub fn english(title: &str, how: impl Into<String>) -> Fix {
+        let id = title
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_ascii_lowercase)
+            .collect::<Vec<_>>()
+            .join("-");
+        Fix {
+            id,
+            title: title.to_string(),
+            how: how.into(),
+            zh: None,
+        }
+    }
 }
 
 /// Range of tensor sizes that PyTorch's allocator rounds to the printed

@@ -496,7 +496,9 @@ fn group_label(key: &str, what: GroupedBy, lang: Lang) -> String {
         GroupedBy::Kind => zh::kind_title(key),
         GroupedBy::Verdict => zh::verdict_title(key),
         GroupedBy::Fix => {
-            return zh::fix_title(key).map_or_else(|| key.to_string(), str::to_string)
+            return crate::explain::fix_title_zh(key)
+                .or_else(|| zh::fix_title(key))
+                .map_or_else(|| key.to_string(), str::to_string)
         }
     };
     match title {

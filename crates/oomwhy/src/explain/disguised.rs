@@ -4,7 +4,7 @@
 //! is not an OOM message, why it usually means one, and how to confirm.
 
 use super::common::{
-    confirm_fix, fact, fix, library_headroom_fix, verdict, workload_fixes, CONFIRM,
+    confirm_fix, fact, fix_en, library_headroom_fix, verdict_en, workload_fixes, CONFIRM,
 };
 use super::docs::Code;
 use super::Explain;
@@ -14,7 +14,7 @@ use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
 pub(super) struct LibraryAllocFailed;
 
 impl Explain for LibraryAllocFailed {
-    fn headline(&self, f: &Finding) -> String {
+    fn headline_en(&self, f: &Finding) -> String {
         let status = fact(f, fact::STATUS).unwrap_or("an allocation failure");
         let call = fact(f, fact::CALL)
             .map(|c| format!(" at {c}"))
@@ -33,11 +33,11 @@ impl Explain for LibraryAllocFailed {
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
         match fact(f, fact::STATUS) {
-                Some("CUDNN_STATUS_NOT_SUPPORTED") => out.push(fix(
+                Some("CUDNN_STATUS_NOT_SUPPORTED") => out.push(fix_en(
                     "Rule out the input itself",
                     "If a smaller batch does not help, make the input contiguous (x = x.contiguous()) and, to test, run with torch.backends.cudnn.enabled = False: if that works, the input layout or shape is unsupported, not memory.",
                 )),
-                Some("CUBLAS_STATUS_NOT_INITIALIZED") => out.push(fix(
+                Some("CUBLAS_STATUS_NOT_INITIALIZED") => out.push(fix_en(
                     "Rule out an out-of-range index",
                     "Run one step on the CPU: an IndexError there means a token id or label is out of range and corrupted the GPU context. Check that the tokenizer matches the model (len(tokenizer) ≤ the embedding size).",
                 )),
@@ -45,11 +45,11 @@ impl Explain for LibraryAllocFailed {
             }
         if is_tensorflow(f) {
             // TensorFlow reserves the GPU up front; cuBLAS/cuDNN then find none.
-            out.push(fix(
+            out.push(fix_en(
                 "Let TensorFlow leave room for cuBLAS and cuDNN",
                 "TensorFlow takes nearly all GPU memory at start, so the library's own cudaMalloc finds none: set TF_FORCE_GPU_ALLOW_GROWTH=true, or call tf.config.experimental.set_memory_growth(gpu, True) for each GPU before any op runs (TensorFlow 1 sessions: config.gpu_options.allow_growth = True). Stop other processes on the GPU (`nvidia-smi`).",
             ));
-            out.push(fix(
+            out.push(fix_en(
                 "Confirm that it is memory",
                 "Rerun with half the batch size: if the error disappears or comes later, it was memory. Watch `nvidia-smi -l 1` while it runs.",
             ));
@@ -82,7 +82,7 @@ fn is_tensorflow(f: &Finding) -> bool {
 pub(super) struct AllocatorAssert;
 
 impl Explain for AllocatorAssert {
-    fn headline(&self, _f: &Finding) -> String {
+    fn headline_en(&self, _f: &Finding) -> String {
         "PyTorch's allocator failed an internal assert on its out-of-memory path: probably out of GPU memory".into()
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
@@ -90,14 +90,14 @@ impl Explain for AllocatorAssert {
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
         if f.era == Some(Era::Handles) {
-            out.push(fix(
+            out.push(fix_en(
                     "Turn off expandable segments",
                     "Remove expandable_segments:True from PYTORCH_CUDA_ALLOC_CONF / PYTORCH_ALLOC_CONF: the ordinary allocator then reports a normal out-of-memory error with its numbers (on WSL2 expandable segments are a known source of failures).",
                 ));
         }
         out.push(confirm_fix());
         workload_fixes(f, out);
-        out.push(fix(
+        out.push(fix_en(
                 "Get the numbers another way",
                 "The assert hides the out-of-memory message's figures: print torch.cuda.mem_get_info() and torch.cuda.memory_summary() before the failing step to see free and reserved memory.",
             ));
@@ -108,18 +108,18 @@ impl Explain for AllocatorAssert {
 pub(super) struct DeviceNotReady;
 
 impl Explain for DeviceNotReady {
-    fn headline(&self, _f: &Finding) -> String {
+    fn headline_en(&self, _f: &Finding) -> String {
         "`CUDA driver error: device not ready`: under memory pressure (WSL2) this usually means the GPU ran out of memory".into()
     }
     fn verdicts(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
-        out.push(verdict(
+        out.push(verdict_en(
             Code::MaskedOom,
             "Not an out-of-memory message, but under memory pressure it usually means one",
             format!("`device not ready` (CUDA_ERROR_NOT_READY) normally means \"not finished yet\" and is not an error at all; PyTorch raises it when a driver call it checks returns it. It has been reported on WSL2 when the driver could not make memory resident (dmesg shows `dxgkio_make_resident ... -12`, i.e. ENOMEM) while nvidia-smi still showed free memory, and disappeared when the job used less GPU memory (microsoft/WSL#41176; mberr/torch-max-mem#45 lists it among OOM-under-pressure messages). {CONFIRM}"),
         ))
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
-        out.push(fix(
+        out.push(fix_en(
                 "Use less of the GPU than nvidia-smi shows free",
                 "On WSL2 the memory that can actually be made resident is below what nvidia-smi reports: lower the share a framework takes (vLLM --gpu-memory-utilization 0.8, smaller KV cache), the batch or the model size. `dmesg | grep -i make_resident` shows the driver's ENOMEM.",
             ));
@@ -156,7 +156,7 @@ fn library_verdict(f: &Finding) -> Verdict {
             "{lib} returned {status}{call}. This is not PyTorch's out-of-memory message, but {lib} allocates its handle and workspace with cudaMalloc, outside PyTorch's cache, so the status means the GPU had no room left for it, often because PyTorch's cache held the memory (QwenLM/Qwen3#873 was fixed by freeing GPU memory). {CONFIRM}"
         ),
     };
-    verdict(
+    verdict_en(
         Code::MaskedOom,
         "Not an out-of-memory message, but it usually means one",
         detail,
@@ -173,9 +173,12 @@ fn allocator_assert_verdict(f: &Finding) -> Verdict {
     } else {
         format!("`{}` failed{at} while PyTorch was building its out-of-memory message: since 2.1 the message lists the processes using the GPU, which PyTorch asks NVML for, and that query fails on MIG instances, Jetson and some containers. The allocation had already failed; the assert only hides the usual \"CUDA out of memory\" text and its numbers (pytorch/pytorch#122068, fal-ai/fal#478, pytorch/pytorch#185240). {CONFIRM}", fact(f, fact::ASSERT).unwrap_or("NVML_SUCCESS == r"))
     };
-    verdict(
+    verdict_en(
         Code::MaskedOom,
         "Not an out-of-memory message, but raised on the out-of-memory path",
         detail,
     )
 }
+
+/// This family's fixes, for the catalogue (`catalogue::ALL`).
+pub(super) const FIXES: &[super::catalogue::FixSpec] = &[];

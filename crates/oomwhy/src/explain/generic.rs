@@ -2,7 +2,7 @@
 //! (ONNX Runtime, llama.cpp, CTranslate2, Triton's shared memory, ...).
 
 use super::common::{
-    capitalise, fact, fix, framework_fixes, on_device, verdict, workload_fix, workload_fixes,
+    capitalise, fact, fix_en, framework_fixes, on_device, verdict_en, workload_fix, workload_fixes,
 };
 use super::docs::Code;
 use super::setting::Vendor;
@@ -15,7 +15,7 @@ use crate::units::format_size as fmt;
 pub(super) struct GenericOom;
 
 impl Explain for GenericOom {
-    fn headline(&self, f: &Finding) -> String {
+    fn headline_en(&self, f: &Finding) -> String {
         generic_headline(f)
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
@@ -62,7 +62,7 @@ fn larger_than_the_gpu(f: &Finding) -> Option<Verdict> {
     let who = fact(f, fact::REPORTED_BY);
     let Some(total) = f.sizes.total_bytes else {
         return (requested >= LARGER_THAN_ANY_GPU).then(|| {
-            verdict(
+            verdict_en(
                 Code::RequestExceedsCapacity,
                 "One allocation is larger than any GPU",
                 format!("An allocation of {} was requested in one piece{}: more than any GPU has, so this is not memory pressure and no setting or freed memory can make room for it. The size itself is wrong: an overflowed or uninitialised dimension, or a negative size read as an unsigned number.", fmt(requested), who.map(|who| format!(" ({who})")).unwrap_or_default()),
@@ -70,7 +70,7 @@ fn larger_than_the_gpu(f: &Finding) -> Option<Verdict> {
         });
     };
     (requested > total).then(|| {
-        verdict(
+        verdict_en(
             Code::RequestExceedsCapacity,
             "One allocation is larger than this GPU",
             format!("An allocation of {} was requested on a GPU with {} in all{}: no setting and no freed memory can make room for it. An array is far larger than intended: a shape bug, a whole dataset put on the device, or an attention or pairwise matrix over very long inputs.", fmt(requested), fmt(total), fact(f, fact::REPORTED_BY).map(|who| format!(" ({who})")).unwrap_or_default()),
@@ -90,7 +90,7 @@ fn generic_verdict(f: &Finding) -> Verdict {
             .flatten()
             .map(fmt)
             .unwrap_or_else(|| "its".into());
-        return verdict(
+        return verdict_en(
             Code::SharedMemoryLimit,
             "A kernel's configuration does not fit this GPU's shared memory",
             format!("A Triton kernel was compiled to use {} of shared memory per thread block, more than this GPU's limit of {limit}. Shared memory is fast on-chip memory of each multiprocessor, not the GPU's main memory: a smaller batch or freeing GPU memory will not help. The kernel's tile sizes and pipeline stages (BLOCK_* and num_stages) were chosen for a GPU with more shared memory, e.g. an A100/H100 configuration running on a consumer card.", size.unwrap_or_else(|| "more".into())),
@@ -141,7 +141,7 @@ fn generic_verdict(f: &Finding) -> Verdict {
     } else {
         String::new()
     };
-    verdict(
+    verdict_en(
         Code::AllocationFailed,
         "A GPU allocation failed: out of memory",
         format!("{what}{repeated}"),
@@ -151,11 +151,11 @@ fn generic_verdict(f: &Finding) -> Verdict {
 fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
     match f.era {
         Some(Era::TritonSharedMemory) => {
-            out.push(fix(
+            out.push(fix_en(
                 "Use a kernel configuration for this GPU",
                 "Update the library that ships the kernel (vLLM, unsloth, flash-linear-attention, ...): newer releases often carry configurations for more GPUs. If you own the kernel, lower num_stages or the BLOCK_* sizes in its triton.Config / autotune list.",
             ));
-            out.push(fix(
+            out.push(fix_en(
                 "Switch to a non-Triton path",
                 "Disable the Triton kernel (e.g. torch.compile off, a different attention backend) to test; batch size and memory settings do not affect this error.",
             ));
@@ -169,35 +169,35 @@ fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
             let ggml = fact(f, fact::REPORTED_BY).is_some_and(|r| r.contains("ggml"));
             out.push(if ggml { fewer_layers() } else { workload_fix() });
             // Vulkan runs on any vendor's GPU: no one vendor's tools.
-            out.push(fix(
+            out.push(fix_en(
                 "Close other programs that use the GPU",
                 "A second model server, a game or a browser's GPU process holds memory too; your GPU vendor's tool (nvidia-smi, rocm-smi, or Task Manager's GPU view on Windows) shows who holds how much.",
             ));
         }
-        Some(Era::Tensorrt) => out.push(fix(
+        Some(Era::Tensorrt) => out.push(fix_en(
             "Build the engine with smaller limits",
             "Lower the engine's maximum batch size and sequence lengths (its optimisation profiles; for TensorRT-LLM max_batch_size, max_input_len, max_seq_len) and the builder's workspace limit, and build on a GPU nothing else uses.",
         )),
         Some(Era::Metal) => {
             out.push(workload_fix());
-            out.push(fix(
+            out.push(fix_en(
                 "Leave the GPU more of the machine's memory",
                 "Quit other apps that hold much memory (Activity Monitor → Memory): on Apple silicon they take from the same RAM the GPU uses. A Mac with more unified memory is the other way out.",
             ));
         }
-        Some(Era::Ctranslate2) => out.push(fix(
+        Some(Era::Ctranslate2) => out.push(fix_en(
             "Use less memory per request",
             "Load the model with compute_type=\"int8_float16\" (or \"int8\"), lower beam_size and batch_size, use a smaller model, or device=\"cpu\" to test.",
         )),
-        Some(Era::Onnxruntime) => out.push(fix(
+        Some(Era::Onnxruntime) => out.push(fix_en(
             "Bound ONNX Runtime's arena",
             "For the CUDA provider set provider options {\"gpu_mem_limit\": N, \"arena_extend_strategy\": \"kSameAsRequested\"}; use smaller inputs or batches; load fewer models per GPU.",
         )),
-        Some(Era::CupyOomClass) => out.push(fix(
+        Some(Era::CupyOomClass) => out.push(fix_en(
             "Release or cap CuPy's pool",
             "cupy.get_default_memory_pool().free_all_blocks() returns cached blocks; cupy.get_default_memory_pool().set_limit(size=...) keeps CuPy from taking memory other libraries need.",
         )),
-        Some(Era::CudaDriver) | Some(Era::CudaRuntime) | Some(Era::Hip) => out.push(fix(
+        Some(Era::CudaDriver) | Some(Era::CudaRuntime) | Some(Era::Hip) => out.push(fix_en(
             "Stop frameworks from reserving the whole GPU",
             format!("TensorFlow: TF_FORCE_GPU_ALLOW_GROWTH=true (or tf.config.experimental.set_memory_growth); JAX: XLA_PYTHON_CLIENT_PREALLOCATE=false or XLA_PYTHON_CLIENT_MEM_FRACTION=.5; and stop other processes shown by {}.", Vendor::of(f).smi()),
         )),
@@ -225,7 +225,7 @@ fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
 /// Other processes holding the GPU, and how to see them.
 fn free_the_gpu(f: &Finding) -> Fix {
     let vendor = Vendor::of(f);
-    fix(
+    fix_en(
         "Free the GPU",
         format!("{} shows other processes (a second server, a desktop compositor) holding memory; close them or pick another GPU with {}.", capitalise(vendor.smi()), vendor.visible_devices()),
     )
@@ -233,8 +233,11 @@ fn free_the_gpu(f: &Finding) -> Fix {
 
 /// llama.cpp's (and its front ends') own memory knobs.
 fn fewer_layers() -> Fix {
-    fix(
+    fix_en(
         "Offload fewer layers or shrink the context",
         "Lower -ngl / --n-gpu-layers, reduce the context (-c), quantise the KV cache (--cache-type-k q8_0 --cache-type-v q8_0), lower -b/-ub, or use a smaller quantisation of the model.",
     )
 }
+
+/// This family's fixes, for the catalogue (`catalogue::ALL`).
+pub(super) const FIXES: &[super::catalogue::FixSpec] = &[];

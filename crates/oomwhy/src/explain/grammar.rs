@@ -4,7 +4,7 @@
 //! stack (a data pipeline's pinned buffer, Python's `MemoryError`).
 //! Everything else about them is the kind's own explanation.
 
-use super::common::{row, FieldRow};
+use super::common::{row_en, FieldRow};
 use crate::record::{fact, Finding, Kind};
 use crate::units::format_size as fmt;
 
@@ -35,7 +35,7 @@ pub(super) fn field_rows(f: &Finding) -> Option<Vec<FieldRow>> {
         f.sizes
             .requested_bytes
             .map(|n| {
-                row(
+                row_en(
                     "Requested",
                     format!("{} ({n} bytes)", fmt(n)),
                     "the allocation that failed, as the message states it",

@@ -1,7 +1,9 @@
 //! Host RAM: PyTorch's CPU allocator failing, and processes killed for
 //! memory by the kernel, a cgroup, Slurm, Kubernetes or a launcher.
 
-use super::common::{capitalise, extra, fact, fix, framework_fixes, row, verdict, FieldRow, TIB};
+use super::common::{
+    capitalise, extra, fact, fix_en, framework_fixes, row_en, verdict_en, FieldRow, TIB,
+};
 use super::docs::Code;
 use super::thresholds::SMALL_VICTIM_MAX;
 use super::Explain;
@@ -12,7 +14,7 @@ use crate::units::format_size as fmt;
 pub(super) struct HostOom;
 
 impl Explain for HostOom {
-    fn headline(&self, f: &Finding) -> String {
+    fn headline_en(&self, f: &Finding) -> String {
         let a = f.sizes.requested_bytes.map(fmt);
         match a {
             Some(a) => {
@@ -25,7 +27,7 @@ impl Explain for HostOom {
         let mut rows = Vec::new();
         let s = &f.sizes;
         if let Some(n) = s.requested_bytes {
-            rows.push(row(
+            rows.push(row_en(
                 "You tried to allocate",
                 format!("{} ({n} bytes)", fmt(n)),
                 "one tensor PyTorch tried to create in host RAM (exact size)",
@@ -46,13 +48,13 @@ impl Explain for HostOom {
 pub(super) struct HostOomKilled;
 
 impl Explain for HostOomKilled {
-    fn headline(&self, f: &Finding) -> String {
+    fn headline_en(&self, f: &Finding) -> String {
         killed_headline(f)
     }
     fn field_rows(&self, f: &Finding) -> Vec<FieldRow> {
         let mut rows = Vec::new();
         if let (Some(pid), Some(name)) = (fact(f, fact::PID), fact(f, fact::PROCESS)) {
-            rows.push(row(
+            rows.push(row_en(
                 "Killed process",
                 format!("{pid} ({name})"),
                 "the process the kernel chose to kill",
@@ -66,7 +68,7 @@ impl Explain for HostOomKilled {
                 ("total_vm_bytes", "total-vm", "virtual address space reserved, not RAM used (CUDA reserves a lot of it)"),
             ] {
                 if let Some(v) = extra(f, key) {
-                    rows.push(row(label, fmt(v), meaning, false));
+                    rows.push(row_en(label, fmt(v), meaning, false));
                 }
             }
         rows
@@ -129,7 +131,7 @@ fn capitalise_first(text: &str) -> String {
 
 fn host_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     let Some(n) = f.sizes.requested_bytes else {
-        out.push(verdict(
+        out.push(verdict_en(
             Code::HostRamExhausted,
             "The machine's RAM ran out (host memory, not GPU memory)",
             "PyTorch's CPU allocator could not get memory from the operating system. This is host RAM, not GPU memory.".into(),
@@ -137,7 +139,7 @@ fn host_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         return;
     };
     if n >= 4 * TIB {
-        out.push(verdict(
+        out.push(verdict_en(
             Code::RequestExceedsCapacity,
             "One CPU tensor asked for more RAM than any machine has",
             format!(
@@ -160,7 +162,7 @@ fn host_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
             fmt(n)
         ),
     };
-    out.push(verdict(
+    out.push(verdict_en(
         Code::HostRamExhausted,
         "The machine's RAM ran out (host memory, not GPU memory)",
         detail,
@@ -190,7 +192,7 @@ fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         .map(|r| format!(", which held {} of RAM in its own pages (anon-rss)", fmt(r)))
         .unwrap_or_default();
     match f.era {
-        Some(Era::Kernel) => out.push(verdict(
+        Some(Era::Kernel) => out.push(verdict_en(
             Code::HostRamExhausted,
             "The machine's RAM ran out (host memory, not GPU memory)",
             format!(
@@ -198,7 +200,7 @@ fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                 small_victim_note(f)
             ),
         )),
-        Some(Era::Cgroup) => out.push(verdict(
+        Some(Era::Cgroup) => out.push(verdict_en(
             Code::HostMemoryLimit,
             "A memory limit on the container or job killed it, not the machine",
             format!(
@@ -215,7 +217,7 @@ fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                 (Some(u), Some(l)) => format!(" It measured {u} against a limit of {l} (Slurm's units, usually KiB or bytes depending on version)."),
                 _ => String::new(),
             };
-            out.push(verdict(
+            out.push(verdict_en(
                 Code::HostMemoryLimit,
                 "The job exceeded the memory it requested from Slurm",
                 format!(
@@ -223,7 +225,7 @@ fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                 ),
             ));
         }
-        Some(Era::Systemd) => out.push(verdict(
+        Some(Era::Systemd) => out.push(verdict_en(
             Code::HostRamExhausted,
             "Host memory ran out (not GPU memory)",
             format!(
@@ -231,7 +233,7 @@ fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                 fact(f, "unit").unwrap_or("the service")
             ),
         )),
-        Some(Era::Kubernetes) => out.push(verdict(
+        Some(Era::Kubernetes) => out.push(verdict_en(
             Code::HostMemoryLimit,
             "The container exceeded its Kubernetes memory limit",
             "Kubernetes reports OOMKilled: the container used more host RAM than its resources.limits.memory, and the kernel killed it (exit code 137). This is host RAM, not GPU memory.".into(),
@@ -248,7 +250,7 @@ fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                 Some(Era::Exit137) => "A process exited with status 137 = 128 + 9: it was ended by signal 9 (SIGKILL).".into(),
                 _ => "A process was ended by signal 9 (SIGKILL).".into(),
             };
-            out.push(verdict(
+            out.push(verdict_en(
                 Code::KilledBySigkill,
                 "Killed by SIGKILL: probably out of host memory, but the log does not prove it",
                 format!(
@@ -275,28 +277,28 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
             Some(Era::Kubernetes) => "Raise the container's resources.limits.memory (and requests.memory) in the pod spec, or lower what the process holds (below).",
             _ => "Raise the container's or job's memory limit (docker run --memory, the cgroup's memory.max, your scheduler's memory request), or lower what the process holds (below).",
         };
-        out.push(fix("Ask for more memory", how));
+        out.push(fix_en("Ask for more memory", how));
     }
     if has(Code::KilledBySigkill) {
-        out.push(fix(
+        out.push(fix_en(
             "Confirm it was the out-of-memory killer",
             "On the node: dmesg -T | grep -i -E 'killed process|out of memory' (or journalctl -k). On Slurm: sacct -j JOBID -o JobID,State,MaxRSS,ReqMem. On Kubernetes: kubectl describe pod (Last State: Reason: OOMKilled). If none shows an OOM kill, look for a time limit or a watchdog instead.",
         ));
     }
-    let dataloader = fix(
+    let dataloader = fix_en(
         "Use fewer or lighter DataLoader workers",
         "Each DataLoader worker is a separate process; a Dataset that holds Python lists or dicts of samples gets copied into every worker as reference counts touch its pages. Lower num_workers (and prefetch_factor), keep samples in NumPy arrays or memory-mapped files instead of Python objects, and read them lazily in __getitem__.",
     );
-    let checkpoint = fix(
+    let checkpoint = fix_en(
         "Load checkpoints without a full copy in RAM",
         "torch.load(path, map_location=\"cpu\", mmap=True, weights_only=True) (PyTorch ≥ 2.1) maps the file instead of reading it; model.load_state_dict(state, assign=True) avoids a second copy; Hugging Face: from_pretrained(..., low_cpu_mem_usage=True, torch_dtype=torch.bfloat16) or device_map=\"auto\". With several ranks per node, every rank loads its own copy: load on one rank, or shard.",
     );
-    let pinned = fix(
+    let pinned = fix_en(
         "Turn off pinned memory if RAM is tight",
         "DataLoader(pin_memory=True) and pinned buffers are page-locked RAM the system cannot swap out; set pin_memory=False or reduce prefetching.",
     );
     if f.kind == Kind::HostOom {
-        out.push(fix(
+        out.push(fix_en(
             "Allocate less at once",
             "Build large arrays in chunks, or keep them on disk and map them (numpy.memmap, torch.from_file, safetensors) instead of creating them whole in RAM.",
         ));
@@ -304,7 +306,7 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
     if small_victim_bytes(f).is_some() {
         // The victim is not what filled the machine: its own fixes would
         // shrink the wrong process.
-        out.push(fix(
+        out.push(fix_en(
             "Find what holds the RAM",
             "dmesg -T shows the kernel's task table just before \"Killed process\": its largest rss rows hold the memory. Check tmpfs files (df -h /dev/shm /tmp /run; stale DataLoader or NCCL segments in /dev/shm), processes started with a negative oom_score_adj (cat /proc/PID/oom_score_adj), and the kernel's own use (grep -E 'Slab|Shmem|Unevict' /proc/meminfo).",
         ));
@@ -320,9 +322,12 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
         out.extend([dataloader, checkpoint, pinned]);
     }
     if f.kind == Kind::HostOom && f.era != Some(Era::Posix) {
-        out.push(fix(
+        out.push(fix_en(
             "Enlarge the Windows page file",
             "Windows fails allocations at its commit limit (RAM + page file): set the page file to system-managed or larger (System Properties → Advanced → Performance → Virtual memory).",
         ));
     }
 }
+
+/// This family's fixes, for the catalogue (`catalogue::ALL`).
+pub(super) const FIXES: &[super::catalogue::FixSpec] = &[];

@@ -1,7 +1,7 @@
 //! Inference engines whose KV cache is too small to start (vLLM and
 //! engines built on its code).
 
-use super::common::{extra, fact, fix, framework_fixes, row, verdict, FieldRow};
+use super::common::{extra, fact, fix_en, framework_fixes, row_en, verdict_en, FieldRow};
 use super::docs::Code;
 use super::Explain;
 use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
@@ -11,7 +11,7 @@ use crate::units::{format_signed, format_size as fmt};
 pub(super) struct KvCacheOom;
 
 impl Explain for KvCacheOom {
-    fn headline(&self, f: &Finding) -> String {
+    fn headline_en(&self, f: &Finding) -> String {
         match f.era {
             Some(Era::MaxSeqLen) => format!(
                 "The inference engine's KV cache holds {} tokens, fewer than max_model_len {}",
@@ -30,7 +30,7 @@ impl Explain for KvCacheOom {
     fn field_rows(&self, f: &Finding) -> Vec<FieldRow> {
         let mut rows = Vec::new();
         if let Some(n) = fact(f, fact::MAX_SEQ_LEN) {
-            rows.push(row(
+            rows.push(row_en(
                 "max_model_len",
                 format!("{n} tokens"),
                 "the longest request the engine is configured to serve",
@@ -38,7 +38,7 @@ impl Explain for KvCacheOom {
             ));
         }
         if let Some(m) = fact(f, fact::KV_CACHE_TOKENS) {
-            rows.push(row(
+            rows.push(row_en(
                 "KV cache",
                 format!("{m} tokens"),
                 "how many tokens the reserved KV cache can hold",
@@ -48,7 +48,7 @@ impl Explain for KvCacheOom {
         let needed = extra(f, "kv_cache_needed_bytes");
         let available = extra(f, "kv_cache_available_bytes");
         if let Some(x) = needed {
-            rows.push(row(
+            rows.push(row_en(
                 "KV cache needed",
                 fmt(x),
                 "KV cache one request of max_model_len tokens needs",
@@ -56,10 +56,10 @@ impl Explain for KvCacheOom {
             ));
         }
         if let Some(y) = available {
-            rows.push(row("KV cache available", fmt(y), "memory left for the KV cache after weights, activations and CUDA graphs within gpu_memory_utilization", false));
+            rows.push(row_en("KV cache available", fmt(y), "memory left for the KV cache after weights, activations and CUDA graphs within gpu_memory_utilization", false));
         }
         if let (Some(x), Some(y)) = (needed, available) {
-            rows.push(row(
+            rows.push(row_en(
                 "Shortfall (derived)",
                 format_signed(i128::from(x) - i128::from(y)),
                 "needed − available",
@@ -67,7 +67,7 @@ impl Explain for KvCacheOom {
             ));
         }
         if let Some(e) = fact(f, fact::ESTIMATED_MAX_MODEL_LEN) {
-            rows.push(row(
+            rows.push(row_en(
                 "Longest that fits",
                 format!("{e} tokens"),
                 "the engine's own estimate of the max_model_len the available memory allows",
@@ -117,7 +117,7 @@ fn kv_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         }
         _ => "After loading the weights and profiling a forward pass, nothing was left of the memory the engine may use (gpu_memory_utilization × GPU memory, 0.9 by default in vLLM) for the KV cache: weights, activations and CUDA graphs already take the whole budget. Typical causes: the model barely fits this GPU, another process holds GPU memory, or gpu_memory_utilization is set low.".into(),
     };
-    out.push(verdict(
+    out.push(verdict_en(
         Code::KvCacheTooSmall,
         "The KV cache is too small for the configured context length",
         detail,
@@ -130,25 +130,28 @@ fn kv_fixes(f: &Finding, out: &mut Vec<Fix>) {
         .map(|n| format!(" to at most {n}"))
         .unwrap_or_default();
     if f.era != Some(Era::NoCacheBlocks) {
-        out.push(fix(
+        out.push(fix_en(
             "Lower max_model_len",
             format!("Serve a shorter context: --max-model-len (LLM(max_model_len=...)){cap}. Most requests rarely need the model's full context."),
         ));
     }
-    out.push(fix(
+    out.push(fix_en(
         "Give the engine more of the GPU",
         "Raise gpu_memory_utilization (--gpu-memory-utilization 0.95) if nothing else runs on the GPU; vLLM refuses to start if the GPU has less free memory than that fraction, so stop other processes first (nvidia-smi).",
     ));
-    out.push(fix(
+    out.push(fix_en(
         "Store the KV cache in 8 bits",
         "--kv-cache-dtype fp8 halves the memory per cached token (check the model's accuracy with it).",
     ));
-    out.push(fix(
+    out.push(fix_en(
         "Shrink the weights or spread them",
         "A quantised checkpoint (AWQ, GPTQ, or --quantization fp8) frees memory for the cache; --tensor-parallel-size N splits weights and cache over N GPUs.",
     ));
-    out.push(fix(
+    out.push(fix_en(
         "Free the memory CUDA graphs and profiling take",
         "--enforce-eager skips CUDA-graph capture (slower decoding, more room); lowering --max-num-seqs and --max-num-batched-tokens shrinks the activation peak measured at start-up.",
     ));
 }
+
+/// This family's fixes, for the catalogue (`catalogue::ALL`).
+pub(super) const FIXES: &[super::catalogue::FixSpec] = &[];

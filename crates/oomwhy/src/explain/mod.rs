@@ -11,6 +11,7 @@
 //! stand in for a missing process list, back `fragmentation`, and add their
 //! peaks and retries to the main verdict's detail.
 
+mod catalogue;
 mod common;
 mod cuda;
 mod cudnn;
@@ -39,10 +40,12 @@ mod windows;
 mod xid;
 mod xla;
 
+use crate::i18n::Said;
 use crate::record::{Diagnosis, Finding, Fix, Kind, Verdict};
 use common::{context_verdicts, tolerance};
 use thresholds::{GROWTH_MIN, GROWTH_STEP_DIVISOR};
 
+pub(crate) use catalogue::title_zh as fix_title_zh;
 pub use common::FieldRow;
 pub(crate) use host::small_victim_bytes;
 pub use torch::reserved_gap;
@@ -55,8 +58,19 @@ pub use docs::{Code, VERDICT_CODES};
 /// How one kind of finding is explained. Each kind has its own implementation
 /// in the module named like its detector (`detect/nccl.rs` → `explain/nccl.rs`).
 trait Explain: Sync {
-    /// A one-line statement of what happened.
-    fn headline(&self, f: &Finding) -> String;
+    /// A one-line statement of what happened, in both languages.
+    fn headline(&self, f: &Finding) -> Said {
+        Said {
+            en: self.headline_en(f),
+            zh: String::new(),
+        }
+    }
+
+    /// The headline in English only; its Chinese is looked up by the kind
+    /// in `i18n/zh.rs`. Being replaced by [`Explain::headline`].
+    fn headline_en(&self, _f: &Finding) -> String {
+        String::new()
+    }
 
     /// The stated and derived numbers, each with what it means here.
     fn field_rows(&self, _f: &Finding) -> Vec<FieldRow> {
@@ -114,8 +128,17 @@ fn explainer(kind: Kind) -> &'static dyn Explain {
 
 /// A one-line statement of what happened.
 pub fn headline(f: &Finding) -> String {
+    headline_said(f).en
+}
+
+/// The headline in both languages; the Chinese is empty where the family
+/// has not written it next to its English yet.
+pub fn headline_said(f: &Finding) -> Said {
     if let Some(headline) = grammar::headline(f) {
-        return headline;
+        return Said {
+            en: headline,
+            zh: String::new(),
+        };
     }
     explainer(f.kind).headline(f)
 }

@@ -1,7 +1,9 @@
 //! Apple MPS out-of-memory: PyTorch's high-watermark limit against the
 //! machine's unified memory.
 
-use super::common::{extra, fact, fix, framework_fixes, row, tolerance, verdict, FieldRow, GIB};
+use super::common::{
+    extra, fact, fix_en, framework_fixes, row_en, tolerance, verdict_en, FieldRow, GIB,
+};
 use super::docs::Code;
 use super::Explain;
 use crate::record::{fact, Diagnosis, Finding, Fix, Verdict};
@@ -11,7 +13,7 @@ use crate::units::{format_signed, format_size as fmt};
 pub(super) struct MpsOom;
 
 impl Explain for MpsOom {
-    fn headline(&self, f: &Finding) -> String {
+    fn headline_en(&self, f: &Finding) -> String {
         let a = f.sizes.requested_bytes.map(fmt);
         match a {
             Some(a) => format!("PyTorch could not allocate {a} on the Apple GPU (MPS)"),
@@ -27,10 +29,10 @@ impl Explain for MpsOom {
             _ => "",
         };
         if let Some(a) = s.requested_bytes {
-            rows.push(row("Tried to allocate", fmt(a), format!("the buffer the MPS allocator needed{pool}, the tensor rounded up to its allocation size"), false));
+            rows.push(row_en("Tried to allocate", fmt(a), format!("the buffer the MPS allocator needed{pool}, the tensor rounded up to its allocation size"), false));
         }
         if let Some(x) = s.allocated_bytes {
-            rows.push(row(
+            rows.push(row_en(
                 "MPS allocated",
                 fmt(x),
                 "memory in buffers PyTorch's MPS allocator holds",
@@ -39,17 +41,17 @@ impl Explain for MpsOom {
         }
         let o = extra(f, "other_allocations_bytes");
         if let Some(o) = o {
-            rows.push(row("Other allocations", fmt(o), "other Metal memory of this process, outside PyTorch's allocator (MPSGraph caches, intermediate buffers, other frameworks)", false));
+            rows.push(row_en("Other allocations", fmt(o), "other Metal memory of this process, outside PyTorch's allocator (MPSGraph caches, intermediate buffers, other frameworks)", false));
         }
         let m = extra(f, "max_allowed_bytes");
         if let Some(m) = m {
-            rows.push(row("Max allowed", fmt(m), "the high-watermark limit: PYTORCH_MPS_HIGH_WATERMARK_RATIO (1.7 by default) × Metal's recommended working set", false));
+            rows.push(row_en("Max allowed", fmt(m), "the high-watermark limit: PYTORCH_MPS_HIGH_WATERMARK_RATIO (1.7 by default) × Metal's recommended working set", false));
         }
         if let (Some(x), Some(o), Some(a)) = (s.allocated_bytes, o, s.requested_bytes) {
             let sum = x.saturating_add(o).saturating_add(a);
-            rows.push(row("Total with request (derived)", fmt(sum), "allocated + other + request: what the allocation would have brought the process to", true));
+            rows.push(row_en("Total with request (derived)", fmt(sum), "allocated + other + request: what the allocation would have brought the process to", true));
             if let Some(m) = m {
-                rows.push(row(
+                rows.push(row_en(
                     "Room under the limit (derived)",
                     format_signed(i128::from(m) - i128::from(x) - i128::from(o)),
                     "max allowed − allocated − other: what was left for this request",
@@ -93,7 +95,7 @@ fn mps_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                 } else {
                     "within the rounding of the printed figures of".into()
                 };
-                out.push(verdict(
+                out.push(verdict_en(
                     Code::MpsHighWatermark,
                     "PyTorch's MPS memory limit refused it, not the machine",
                     format!(
@@ -107,7 +109,7 @@ fn mps_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                     ),
                 ));
             } else {
-                out.push(verdict(
+                out.push(verdict_en(
                     Code::UnifiedMemoryExhausted,
                     "macOS could not provide the memory, below PyTorch's limit",
                     format!(
@@ -122,7 +124,7 @@ fn mps_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                 ));
             }
         }
-        (Some(m), None) => out.push(verdict(
+        (Some(m), None) => out.push(verdict_en(
             Code::MpsHighWatermark,
             "PyTorch's MPS memory limit was on; the message is cut off before all figures",
             format!(
@@ -142,7 +144,7 @@ fn mps_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                     )
                 })
                 .unwrap_or_default();
-            out.push(verdict(
+            out.push(verdict_en(
                 Code::UnifiedMemoryExhausted,
                 "macOS ran out of memory for the GPU (the MPS limit was off)",
                 format!(
@@ -154,19 +156,19 @@ fn mps_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
 }
 
 fn mps_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
-    out.push(fix(
+    out.push(fix_en(
         "Make the workload smaller",
         "Reduce the batch size (keep the effective batch with gradient accumulation), the resolution or the sequence length; run in half precision (model.to(torch.float16) or torch.autocast(device_type=\"mps\", dtype=torch.float16)); for diffusers pipelines call pipe.enable_attention_slicing().",
     ));
     if has(Code::MpsHighWatermark) {
-        out.push(fix(
+        out.push(fix_en(
             "Raise PyTorch's MPS limit — knowing the risk",
             "export PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 (before Python starts) removes the limit, as the message suggests: PyTorch may then take more unified memory than macOS recommends for the GPU, the system swaps heavily and can freeze or crash (\"may cause system failure\"). A value between the default 1.7 and 2.0 (the most it accepts on unified memory) raises the limit less riskily. Lower values such as 0.7 do the opposite — PyTorch fails sooner and macOS stays responsive; set PYTORCH_MPS_LOW_WATERMARK_RATIO no higher than it (e.g. 0.5), or PyTorch rejects the setting.",
         ));
     }
     let other = extra(f, "other_allocations_bytes").unwrap_or(0);
     if other >= GIB {
-        out.push(fix(
+        out.push(fix_en(
             "Release memory Metal holds outside PyTorch's tensors",
             format!(
                 "Other allocations are {}: call torch.mps.empty_cache() between phases (e.g. after loading or evaluation), delete models and outputs you no longer need, and avoid running a second framework on the GPU in the same process.",
@@ -174,14 +176,17 @@ fn mps_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
             ),
         ));
     }
-    out.push(fix(
+    out.push(fix_en(
         "Leave unified memory to PyTorch",
         "The GPU shares RAM with macOS: quit memory-heavy apps (browsers, IDEs, other Python processes) and check Activity Monitor's Memory Pressure; load models in float16 to halve their footprint.",
     ));
     if f.sizes.requested_bytes.is_some_and(|a| a >= 4 * GIB) {
-        out.push(fix(
+        out.push(fix_en(
             "Split the large operation",
             "A single request of several GiB usually comes from attention or a large matmul over the whole input: process it in chunks (smaller tiles, sliced attention).",
         ));
     }
 }
+
+/// This family's fixes, for the catalogue (`catalogue::ALL`).
+pub(super) const FIXES: &[super::catalogue::FixSpec] = &[];

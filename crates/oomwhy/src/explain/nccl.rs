@@ -2,7 +2,7 @@
 //! timeouts, aborts and launcher reports that follow a failure elsewhere
 //! (each says so when the scanner linked it to an earlier finding).
 
-use super::common::{confirm_fix, fact, fix, on_device, verdict, workload_fix, CONFIRM};
+use super::common::{confirm_fix, fact, fix_en, on_device, verdict_en, workload_fix, CONFIRM};
 use super::docs::Code;
 use super::Explain;
 use crate::record::{fact, Diagnosis, Finding, Fix, Kind, Verdict};
@@ -12,7 +12,7 @@ use crate::units::format_size as fmt;
 pub(super) struct NcclOom;
 
 impl Explain for NcclOom {
-    fn headline(&self, f: &Finding) -> String {
+    fn headline_en(&self, f: &Finding) -> String {
         let device = on_device(f);
         let size = f
             .sizes
@@ -22,7 +22,7 @@ impl Explain for NcclOom {
         format!("NCCL could not allocate{size} of GPU memory{device}: an out-of-memory error under another name")
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
-        out.push(verdict(
+        out.push(verdict_en(
             Code::MaskedOom,
             "Not a PyTorch out-of-memory message, but an out-of-memory error",
             format!(
@@ -35,7 +35,7 @@ impl Explain for NcclOom {
         ))
     }
     fn fixes(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
-        out.push(fix(
+        out.push(fix_en(
                 "Let NCCL allocate before the model fills the GPU",
                 "Initialise the process group and run one collective (e.g. dist.barrier(device_ids=[local_rank])) before building the model and optimizer, so NCCL's buffers exist before PyTorch's cache grows; leave headroom with torch.cuda.set_per_process_memory_fraction(0.9). NCCL_BUFFSIZE (default 4 MiB per channel) and NCCL_MAX_NCHANNELS shrink NCCL's own buffers.",
             ));
@@ -48,7 +48,7 @@ impl Explain for NcclOom {
 pub(super) struct NcclError;
 
 impl Explain for NcclError {
-    fn headline(&self, f: &Finding) -> String {
+    fn headline_en(&self, f: &Finding) -> String {
         format!(
             "NCCL reported an error{}{}",
             fact(f, fact::NCCL_ERROR)
@@ -69,7 +69,7 @@ impl Explain for NcclError {
 pub(super) struct NcclTimeout;
 
 impl Explain for NcclTimeout {
-    fn headline(&self, f: &Finding) -> String {
+    fn headline_en(&self, f: &Finding) -> String {
         let op = fact(f, fact::OP_TYPE).unwrap_or("collective");
         let ran = fact(f, fact::RAN_FOR_MS)
             .map(|ms| format!(" after {ms} ms"))
@@ -85,15 +85,15 @@ impl Explain for NcclTimeout {
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
         consequence_fix(f, out);
         out.push(find_first_error_fix());
-        out.push(fix(
+        out.push(fix_en(
                 "Record what each rank was doing",
                 "Set TORCH_NCCL_TRACE_BUFFER_SIZE=2000 and TORCH_NCCL_DUMP_ON_TIMEOUT=1 (PyTorch 2.3 or newer) to dump the flight recorder on timeout: it shows which rank missed which collective.",
             ));
-        out.push(fix(
+        out.push(fix_en(
                 "Make every rank run the same collectives",
                 "Evaluation, logging or checkpointing under `if rank == 0:` that calls a collective (or takes longer than the timeout) leaves the others waiting; uneven data (DistributedSampler without drop_last=True) makes one rank run an extra step.",
             ));
-        out.push(fix(
+        out.push(fix_en(
                 "Raise the timeout only for slow but healthy steps",
                 "dist.init_process_group(backend=\"nccl\", timeout=datetime.timedelta(minutes=30)) helps when a step is legitimately slow (first-step compilation, saving a large checkpoint), not when a rank has crashed.",
             ));
@@ -104,7 +104,7 @@ impl Explain for NcclTimeout {
 pub(super) struct ProcessGroupAborted;
 
 impl Explain for ProcessGroupAborted {
-    fn headline(&self, f: &Finding) -> String {
+    fn headline_en(&self, f: &Finding) -> String {
         format!(
             "The NCCL process group was aborted{}{}",
             fact(f, fact::RANK)
@@ -115,7 +115,7 @@ impl Explain for ProcessGroupAborted {
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         out.push(collateral(f, "This abort").unwrap_or_else(|| {
-            verdict(
+            verdict_en(
                 Code::NcclFailure,
                 "The communicator was shut down after an earlier error",
                 format!(
@@ -136,7 +136,7 @@ impl Explain for ProcessGroupAborted {
 pub(super) struct ChildFailed;
 
 impl Explain for ChildFailed {
-    fn headline(&self, f: &Finding) -> String {
+    fn headline_en(&self, f: &Finding) -> String {
         let script = fact(f, fact::SCRIPT).unwrap_or("the training script");
         let root = match (
             fact(f, fact::ROOT_CAUSE_RANK),
@@ -155,7 +155,7 @@ impl Explain for ChildFailed {
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
         consequence_fix(f, out);
-        out.push(fix(
+        out.push(fix_en(
                 "Read the root-cause rank's own output",
                 format!(
                     "The real error is in rank {}'s log. torchrun --log-dir logs --redirects 3 --tee 3 keeps one file per rank.",
@@ -165,12 +165,12 @@ impl Explain for ChildFailed {
         if fact(f, fact::ROOT_CAUSE_EXITCODE) == Some("-9")
             || fact(f, fact::ROOT_CAUSE_SIGNAL) == Some("SIGKILL")
         {
-            out.push(fix(
+            out.push(fix_en(
                     "Check the host's out-of-memory killer",
                     "`dmesg -T | grep -i -E 'killed process|out of memory'` (or the scheduler's accounting, e.g. sacct) tells whether host RAM ran out; fewer DataLoader workers, smaller prefetch, or loading checkpoints with mmap=True lower host memory.",
                 ));
         }
-        out.push(fix(
+        out.push(fix_en(
                 "Put the traceback into the report",
                 "Decorate the entry point with @torch.distributed.elastic.multiprocessing.errors.record (from torch.distributed.elastic.multiprocessing.errors import record).",
             ));
@@ -193,7 +193,7 @@ fn collateral(f: &Finding, what: &str) -> Option<Verdict> {
         },
         _ => String::new(),
     };
-    Some(verdict(
+    Some(verdict_en(
         Code::CollateralFailure,
         &format!("A consequence of finding [{id}], not a separate cause"),
         format!("{what} follows finding [{id}], an earlier (probable) out-of-memory error. When one rank dies, its peers lose their connection to it or wait for it at the next collective, and fail in turn; the launcher then reports every exit.{root} Fix finding [{id}] first: this error will go away with it."),
@@ -215,13 +215,13 @@ fn timeout_verdict(f: &Finding) -> Verdict {
         .map(|ms| format!(" the timeout of {ms} ms"))
         .unwrap_or_else(|| " its timeout".into());
     if let Some(id) = f.consequence_of {
-        return verdict(
+        return verdict_en(
             Code::CollateralTimeout,
             &format!("A consequence of finding [{id}], not a separate cause"),
             format!("{rank} waited{ran} in {op}{seq} for ranks that never joined. Finding [{id}] is an earlier (probable) out-of-memory error: once a rank dies, the others block at the next collective until the NCCL watchdog gives up after{limit}. Fix finding [{id}]; this timeout will go away with it."),
         );
     }
-    verdict(
+    verdict_en(
         Code::CollectiveTimeout,
         "A collective waited for a rank that never arrived",
         format!("{rank} waited{ran} in {op}{seq} and the NCCL watchdog gave up after{limit}. Some other rank did not reach this collective: it crashed (its log shows the first error), hangs, or is far slower (evaluation, logging or checkpointing on rank 0 only, a data loader stall, uneven numbers of batches). The rank that timed out is usually the victim, not the culprit."),
@@ -244,7 +244,7 @@ fn nccl_error_verdict(f: &Finding) -> Verdict {
             |r| format!("it reports: {r}"),
         ),
     };
-    verdict(
+    verdict_en(
         Code::NcclFailure,
         "Collective communication failed",
         format!("NCCL or PyTorch's c10d failed: {meaning}. When one rank crashes first (an OOM, an assert), the others fail like this at their next collective, so look for the earliest error in every rank's log before debugging NCCL itself."),
@@ -271,7 +271,7 @@ fn launcher_verdict(f: &Finding) -> Verdict {
     } else {
         ""
     };
-    verdict(
+    verdict_en(
         Code::LauncherReport,
         "The launcher only reports that workers exited",
         format!("torchrun (torchelastic) does not know why workers failed. Its \"root cause\" is the first failure it observed: {rank}, exit code {code}, i.e. {exit_meaning}. The first observed failure can be a victim that timed out rather than the culprit.{record} Read that rank's own output for the real error."),
@@ -280,7 +280,7 @@ fn launcher_verdict(f: &Finding) -> Verdict {
 
 fn consequence_fix(f: &Finding, out: &mut Vec<Fix>) {
     if let Some(id) = f.consequence_of {
-        out.push(fix(
+        out.push(fix_en(
             &format!("Fix finding [{id}] first"),
             format!("This error is collateral damage of finding [{id}]. Apply that finding's fixes; once no rank runs out of memory, this one disappears."),
         ));
@@ -288,7 +288,7 @@ fn consequence_fix(f: &Finding, out: &mut Vec<Fix>) {
 }
 
 fn find_first_error_fix() -> Fix {
-    fix(
+    fix_en(
         "Find the first error across all ranks",
         "Give every rank its own log (torchrun --log-dir logs --redirects 3 --tee 3, or prefix lines with the rank) and look for the earliest error; decorate the entry point with @torch.distributed.elastic.multiprocessing.errors.record so tracebacks reach the launcher's report.",
     )
@@ -299,14 +299,17 @@ fn find_first_error_fix() -> Fix {
 fn collateral_nccl_fixes(f: &Finding, out: &mut Vec<Fix>) {
     consequence_fix(f, out);
     out.push(find_first_error_fix());
-    out.push(fix(
+    out.push(fix_en(
                 "Let NCCL say what failed",
                 "Rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET for setup problems): the WARN lines name the failing call.",
             ));
     if fact(f, fact::NCCL_ERROR) == Some("ncclSystemError") {
-        out.push(fix(
+        out.push(fix_en(
                     "Check shared memory and the network interface",
                     "In Docker give NCCL shared memory (--ipc=host or --shm-size=16g); choose the interface with NCCL_SOCKET_IFNAME=eth0 (your interface); to test, NCCL_P2P_DISABLE=1 or NCCL_IB_DISABLE=1.",
                 ));
     }
 }
+
+/// This family's fixes, for the catalogue (`catalogue::ALL`).
+pub(super) const FIXES: &[super::catalogue::FixSpec] = &[];

@@ -8,7 +8,7 @@ use crate::record::{fact, Era, Finding, Kind};
 
 /// The GPU's vendor, from the backend the message names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Vendor {
+pub(crate) enum Vendor {
     Nvidia,
     Amd,
     Intel,
@@ -20,7 +20,7 @@ pub(super) enum Vendor {
 }
 
 impl Vendor {
-    pub(super) fn of(f: &Finding) -> Vendor {
+    pub(crate) fn of(f: &Finding) -> Vendor {
         // llama.cpp's HIP build keeps the CUDA backend's names but calls
         // its devices ROCm0, ROCm1, ...
         if f.text.contains("ROCm") {
@@ -63,7 +63,7 @@ impl Vendor {
 /// A serving engine or front end whose own settings decide its memory use;
 /// training advice (batch size, gradient checkpointing) does not apply to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Runtime {
+pub(crate) enum Runtime {
     Vllm,
     Sglang,
     Tgi,
@@ -74,7 +74,7 @@ pub(super) enum Runtime {
 impl Runtime {
     /// Recognised from the traceback's file paths, the message text, and the
     /// process a line prefix names.
-    pub(super) fn of(f: &Finding) -> Option<Runtime> {
+    pub(crate) fn of(f: &Finding) -> Option<Runtime> {
         let mut places: Vec<String> = f
             .traceback
             .iter()
@@ -110,6 +110,92 @@ impl Runtime {
     }
 }
 
+/// The framework that printed the message or ran the failing code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Framework {
+    PyTorch,
+    TensorFlow,
+    Jax,
+    CuPy,
+    OnnxRuntime,
+    /// llama.cpp and the tools built on its ggml library (Ollama, LM Studio).
+    Ggml,
+    /// The message and its traceback do not say.
+    Unknown,
+}
+
+impl Framework {
+    pub(crate) fn of(f: &Finding) -> Framework {
+        match f.kind {
+            Kind::TorchAllocatorOom | Kind::MpsOom | Kind::KvCacheOom => return Framework::PyTorch,
+            Kind::TfOom | Kind::TfAllocatorWarning => return Framework::TensorFlow,
+            Kind::CupyOom => return Framework::CuPy,
+            _ => {}
+        }
+        if f.exception
+            .as_deref()
+            .is_some_and(|e| e.starts_with("torch."))
+        {
+            return Framework::PyTorch;
+        }
+        let files: Vec<String> = f
+            .traceback
+            .iter()
+            .flat_map(|tb| {
+                tb.frames
+                    .iter()
+                    .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
+            })
+            .map(|fr| fr.file.replace('\\', "/"))
+            .collect();
+        let in_package = |package: &str| files.iter().any(|file| file.contains(package));
+        let text = f.text.as_str();
+        if in_package("/torch/") {
+            Framework::PyTorch
+        } else if in_package("/tensorflow/") || in_package("/keras/") {
+            Framework::TensorFlow
+        } else if in_package("/jax/") || in_package("/jaxlib/") || text.contains("jaxlib") {
+            Framework::Jax
+        } else if f.kind == Kind::XlaOom {
+            // XLA's message without a traceback: JAX or TensorFlow.
+            Framework::Unknown
+        } else if in_package("/cupy/") || text.contains("cupy") {
+            Framework::CuPy
+        } else if text.contains("onnxruntime") || text.contains("[ONNXRuntimeError]") {
+            Framework::OnnxRuntime
+        } else if text.contains("ggml") || text.contains("llama_") {
+            Framework::Ggml
+        } else {
+            Framework::Unknown
+        }
+    }
+}
+
+/// What a finding ran in, read once: the facts every fix's applicability
+/// is checked against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Setting {
+    pub framework: Framework,
+    pub vendor: Vendor,
+    pub runtime: Option<Runtime>,
+    /// Parameters were being loaded, moved or converted.
+    pub loading: bool,
+    /// The PyTorch releases the message form allows (first, last).
+    pub torch: (Release, Option<Release>),
+}
+
+impl Setting {
+    pub(crate) fn of(f: &Finding) -> Setting {
+        Setting {
+            framework: Framework::of(f),
+            vendor: Vendor::of(f),
+            runtime: Runtime::of(f),
+            loading: is_loading(f),
+            torch: torch_releases(f),
+        }
+    }
+}
+
 /// Functions that move or convert a model's parameters (`Module.to` calls
 /// `_apply`, which calls `convert` for every tensor) or load them.
 const LOADING_FUNCTIONS: &[&str] = &[
@@ -123,7 +209,7 @@ const LOADING_FUNCTIONS: &[&str] = &[
 
 /// True when the OOM happened while the model's parameters were loaded,
 /// moved or converted: then loading fixes apply, not batch-size ones.
-pub(super) fn is_loading(f: &Finding) -> bool {
+pub(crate) fn is_loading(f: &Finding) -> bool {
     if matches!(f.phase.name.as_str(), "model_load" | "checkpoint") {
         return true;
     }

@@ -1,7 +1,7 @@
 //! Deaths by a fatal signal other than SIGKILL: DataLoader workers (a bus
 //! error is `/dev/shm` running out) and the wrapped command of `oomwhy run`.
 
-use super::common::{fact, fix, verdict};
+use super::common::{fact, fix_en, verdict_en};
 use super::docs::Code;
 use super::Explain;
 use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
@@ -28,7 +28,7 @@ fn signal_name(f: &Finding) -> &str {
 }
 
 impl Explain for FatalSignal {
-    fn headline(&self, f: &Finding) -> String {
+    fn headline_en(&self, f: &Finding) -> String {
         match (from_worker(f), shm_exhausted(f)) {
             (true, true) => {
                 "A DataLoader worker ran out of shared memory (/dev/shm) and died of a bus error"
@@ -47,13 +47,13 @@ impl Explain for FatalSignal {
 
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         if fact(f, fact::NTSTATUS) == Some("STATUS_NO_MEMORY") {
-            out.push(verdict(
+            out.push(verdict_en(
                 Code::HostRamExhausted,
                 "The machine's memory ran out (host memory, not GPU memory)",
                 "0xC0000017 (STATUS_NO_MEMORY) means Windows could not give the process more virtual memory: RAM and the paging file were used up. The GPU's memory is not involved.".into(),
             ));
         } else if from_worker(f) && shm_exhausted(f) {
-            out.push(verdict(
+            out.push(verdict_en(
                 Code::DevShmFull,
                 "/dev/shm is too small for the DataLoader's workers",
                 "DataLoader workers hand every batch to the main process through shared memory, files in /dev/shm (a RAM-backed tmpfs). When it is full, a worker's write into it faults with SIGBUS. Docker gives a container only 64 MB of /dev/shm unless told otherwise, which a few image batches exceed. This is host memory, not GPU memory; when the container's own memory limit is hit at the same time, the worker may be killed (SIGKILL) instead.".into(),
@@ -69,7 +69,7 @@ impl Explain for FatalSignal {
             } else {
                 ""
             };
-            out.push(verdict(
+            out.push(verdict_en(
                 Code::NativeCrash,
                 "Native code crashed",
                 format!(
@@ -82,41 +82,44 @@ impl Explain for FatalSignal {
 
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
         if fact(f, fact::NTSTATUS) == Some("STATUS_NO_MEMORY") {
-            out.push(fix(
+            out.push(fix_en(
                 "Free host memory",
                 "Use fewer DataLoader workers, load the dataset lazily instead of into RAM, close other programs, or raise the Windows paging file.",
             ));
             return;
         }
         if from_worker(f) && shm_exhausted(f) {
-            out.push(fix(
+            out.push(fix_en(
                 "Give the container more shared memory",
                 "Docker: `docker run --shm-size=16g ...` (or `--ipc=host`); docker compose: `shm_size: 16gb`; Kubernetes: mount an `emptyDir` with `medium: Memory` at /dev/shm. Check the size with `df -h /dev/shm`.",
             ));
-            out.push(fix(
+            out.push(fix_en(
                 "Keep less in flight between workers and the main process",
                 "Lower num_workers, the batch size or prefetch_factor; num_workers=0 confirms the diagnosis (no shared memory is used then).",
             ));
             return;
         }
         if from_worker(f) {
-            out.push(fix(
+            out.push(fix_en(
                 "Get the real error with num_workers=0",
                 "Run the loader in the main process (num_workers=0): the crash then happens there, where `python -X faulthandler` prints the Python stack of the faulting call.",
             ));
-            out.push(fix(
+            out.push(fix_en(
                 "Suspect threads inside forked workers",
                 "Libraries that start threads (OpenCV, some image and audio decoders) can crash in forked workers: call cv2.setNumThreads(0) in the dataset, or use multiprocessing_context=\"spawn\".",
             ));
         } else {
-            out.push(fix(
+            out.push(fix_en(
                 "Get a native stack trace",
                 "Run with `python -X faulthandler` (prints the Python stack on SIGSEGV, SIGBUS, SIGFPE, SIGABRT, SIGILL), or under gdb: `gdb -ex run --args python train.py`, then `bt`.",
             ));
         }
-        out.push(fix(
+        out.push(fix_en(
             "Match the native pieces",
             "Reinstall PyTorch and every compiled extension for the same PyTorch and CUDA versions; update the GPU driver.",
         ));
     }
 }
+
+/// This family's fixes, for the catalogue (`catalogue::ALL`).
+pub(super) const FIXES: &[super::catalogue::FixSpec] = &[];

@@ -9,7 +9,7 @@ use crate::record::{Diagnosis, Finding, Fix, Verdict};
 pub(super) struct MemorySnapshot;
 
 impl Explain for MemorySnapshot {
-    fn headline(&self, f: &Finding) -> String {
+    fn headline_en(&self, f: &Finding) -> String {
         crate::snapshot::headline(f)
     }
     fn verdicts(&self, _f: &Finding, _d: &Diagnosis, _out: &mut Vec<Verdict>) {}

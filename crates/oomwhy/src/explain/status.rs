@@ -1,7 +1,7 @@
 //! A status-table code that is not an out-of-memory (`gpu_runtime_error`):
 //! what the code means, from its table, and the fix its group of codes has.
 
-use super::common::{fact, fix, verdict};
+use super::common::{fact, fix_en, verdict_en};
 use super::docs::Code;
 use super::Explain;
 use crate::record::{fact as key, Diagnosis, Finding, Fix, Verdict};
@@ -70,7 +70,7 @@ fn code_of(f: &Finding) -> String {
 }
 
 impl Explain for GpuRuntimeError {
-    fn headline(&self, f: &Finding) -> String {
+    fn headline_en(&self, f: &Finding) -> String {
         let who = fact(f, "table_title").unwrap_or("GPU runtime");
         format!("A {who} call returned {}", code_of(f))
     }
@@ -92,36 +92,39 @@ impl Explain for GpuRuntimeError {
             .map(str::trim)
             .filter(|clause| (12..=100).contains(&clause.len()))
             .unwrap_or("What the status code means");
-        out.push(verdict(Code::GpuStatusCode, title, detail));
+        out.push(verdict_en(Code::GpuStatusCode, title, detail));
     }
 
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
         let name = fact(f, key::ERROR_NAME).unwrap_or("");
         if DRIVER_TOO_OLD.contains(&name) {
-            out.push(fix(
+            out.push(fix_en(
                 "Update the GPU driver",
                 "The driver is older than the CUDA (or ROCm) the program was built with. Install a newer driver (`nvidia-smi` shows the highest CUDA version the driver supports), or install a build of the program or framework for an older CUDA.",
             ));
         } else if NO_DEVICE.contains(&name) {
-            out.push(fix(
+            out.push(fix_en(
                 "Check that the GPU is visible to the process",
                 "Run `nvidia-smi` (or `rocm-smi`) in the same environment; check `CUDA_VISIBLE_DEVICES`, and in a container that it was started with the GPU (`--gpus all`). A stub driver library on the library path also hides the GPU.",
             ));
         } else if STICKY_FAULT.contains(&name) {
-            out.push(fix(
+            out.push(fix_en(
                 "Find the kernel that failed",
                 "The error is reported by a call after the kernel that failed. Run again with `CUDA_LAUNCH_BLOCKING=1` so the failing call is reported where it happens, or under `compute-sanitizer`; a restart is needed to use the GPU again.",
             ));
         }
         if fact(f, "code_class") == Some("maybe") {
-            out.push(fix(
+            out.push(fix_en(
                 "Leave GPU memory for the library",
                 "Reduce the batch size or the model's footprint, stop other processes on the GPU, and in TensorFlow turn on memory growth (`tf.config.experimental.set_memory_growth(gpu, True)`) so the framework does not take all memory before cuDNN or cuBLAS asks for theirs.",
             ));
         }
-        out.push(fix(
+        out.push(fix_en(
             "Look up the code in its library's reference",
             "The finding names the table, the code and where its meaning comes from (`oomwhy explain gpu_runtime_error` describes the tables). The call that returned it is usually on the same line or in the traceback.",
         ));
     }
 }
+
+/// This family's fixes, for the catalogue (`catalogue::ALL`).
+pub(super) const FIXES: &[super::catalogue::FixSpec] = &[];

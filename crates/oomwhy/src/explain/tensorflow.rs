@@ -1,6 +1,6 @@
 //! TensorFlow out-of-memory (the BFC allocator and `OpKernelContext`).
 
-use super::common::{fact, fix, framework_fixes, on_device, row, verdict, FieldRow, TIB};
+use super::common::{fact, fix_en, framework_fixes, on_device, row_en, verdict_en, FieldRow, TIB};
 use super::docs::Code;
 use super::Explain;
 use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
@@ -10,7 +10,7 @@ use crate::units::format_size as fmt;
 pub(super) struct TfOom;
 
 impl Explain for TfOom {
-    fn headline(&self, f: &Finding) -> String {
+    fn headline_en(&self, f: &Finding) -> String {
         let a = f.sizes.requested_bytes.map(fmt);
         let place = if f.backend.as_deref() == Some("cpu") {
             " in host RAM".to_string()
@@ -41,11 +41,11 @@ impl Explain for TfOom {
                 } else {
                     "the block the BFC allocator needed: the request rounded up to a multiple of 256 bytes (exact)"
                 };
-                rows.push(row("Trying to allocate", fmt(a), meaning, false));
+                rows.push(row_en("Trying to allocate", fmt(a), meaning, false));
             }
         } else {
             if let Some(shape) = fact(f, fact::SHAPE) {
-                rows.push(row(
+                rows.push(row_en(
                     "Shape",
                     shape.to_string(),
                     "dimensions of the tensor TensorFlow tried to create",
@@ -53,7 +53,7 @@ impl Explain for TfOom {
                 ));
             }
             if let Some(dtype) = fact(f, fact::DTYPE) {
-                rows.push(row(
+                rows.push(row_en(
                     "Type",
                     dtype.to_string(),
                     "element type as TensorFlow names it (float = float32, half = float16)",
@@ -61,7 +61,7 @@ impl Explain for TfOom {
                 ));
             }
             if let Some(a) = s.requested_bytes {
-                rows.push(row(
+                rows.push(row_en(
                     "Tensor size (derived)",
                     fmt(a),
                     format!("product of the shape × bytes per element = {a} bytes"),
@@ -70,7 +70,7 @@ impl Explain for TfOom {
             }
         }
         if let Some(device) = fact(f, fact::DEVICE_NAME) {
-            rows.push(row(
+            rows.push(row_en(
                 "Device",
                 device.to_string(),
                 "where the tensor was to live",
@@ -78,7 +78,7 @@ impl Explain for TfOom {
             ));
         }
         if let Some(allocator) = fact(f, fact::ALLOCATOR) {
-            rows.push(row(
+            rows.push(row_en(
                 "Allocator",
                 allocator.to_string(),
                 "TensorFlow's allocator for that device (GPU_N_bfc: the pool it reserved on GPU N)",
@@ -106,7 +106,7 @@ fn tf_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         _ => "memory".into(),
     };
     if f.backend.as_deref() == Some("cpu") {
-        out.push(verdict(
+        out.push(verdict_en(
             Code::HostRamExhausted,
             "The machine's RAM ran out (host memory, not GPU memory)",
             format!("TensorFlow could not allocate {what} in host RAM (allocator {}). This is CPU memory, not GPU memory.", fact(f, fact::ALLOCATOR).unwrap_or("cpu")),
@@ -114,7 +114,7 @@ fn tf_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         return;
     }
     if let Some(a) = a.filter(|&a| a >= TIB) {
-        out.push(verdict(
+        out.push(verdict_en(
             Code::RequestExceedsCapacity,
             "One tensor is larger than any GPU",
             format!("TensorFlow tried to allocate {} ({what}) in one piece: more than any single GPU has. A dimension is far larger than intended (an unbatched dataset, a wrong reshape, an attention matrix over a very long sequence).", fmt(a)),
@@ -135,7 +135,7 @@ fn tf_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
             fact(f, fact::NODE).map(|n| format!(" The failing op is node {n}.")).unwrap_or_default()
         )
     };
-    out.push(verdict(
+    out.push(verdict_en(
         Code::CapacityExhausted,
         "The workload does not fit in GPU memory",
         detail,
@@ -144,27 +144,27 @@ fn tf_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
 
 fn tf_fixes(f: &Finding, out: &mut Vec<Fix>) {
     if f.backend.as_deref() == Some("cpu") {
-        out.push(fix(
+        out.push(fix_en(
             "Reduce what is held in host RAM",
             "Feed data with tf.data pipelines that stream from disk instead of whole NumPy arrays, reduce the batch size and the shuffle buffer, and avoid .cache() on large datasets without a file argument.",
         ));
         return;
     }
-    out.push(fix(
+    out.push(fix_en(
         "Reduce the batch size",
         "Halve the batch size (in model.fit(batch_size=...), or the tf.data .batch(...)); activation memory shrinks in proportion. Use a smaller batch for predict()/evaluate() too.",
     ));
-    out.push(fix(
+    out.push(fix_en(
         "Use mixed precision",
         "tf.keras.mixed_precision.set_global_policy('mixed_float16') at the start (TensorFlow ≥ 2.4; in 1.15–2.3 it is tf.keras.mixed_precision.experimental.set_policy): activations take half the memory; keep the final layer's output in float32. 'mixed_bfloat16' needs a TPU or an Ampere or newer GPU.",
     ));
     if f.facts.contains_key(fact::HINT) || f.era == Some(Era::BfcAllocator) {
-        out.push(fix(
+        out.push(fix_en(
             "Try CUDA's asynchronous allocator if memory is fragmented",
             "export TF_GPU_ALLOCATOR=cuda_malloc_async (the BFC allocator's own suggestion): it can reuse freed memory that BFC cannot join into one block.",
         ));
     }
-    out.push(fix(
+    out.push(fix_en(
         "Stop TensorFlow from taking the whole GPU when it shares the card",
         if uses_sessions(f) {
             "By default TensorFlow reserves nearly all GPU memory at start. If another process or library (PyTorch, JAX, a second TensorFlow process) uses the same GPU, set TF_FORCE_GPU_ALLOW_GROWTH=true, or with TensorFlow 1 sessions create them with config = tf.compat.v1.ConfigProto(); config.gpu_options.allow_growth = True (or per_process_gpu_memory_fraction = 0.5 for a fixed share). This does not give TensorFlow more memory; it leaves room for the others."
@@ -172,7 +172,7 @@ fn tf_fixes(f: &Finding, out: &mut Vec<Fix>) {
             "By default TensorFlow reserves nearly all GPU memory at start. If another process or library (PyTorch, JAX, a second TensorFlow process) uses the same GPU, set TF_FORCE_GPU_ALLOW_GROWTH=true or call tf.config.experimental.set_memory_growth(gpu, True) for each GPU before any op runs (TensorFlow 2; with TensorFlow 1 sessions use config.gpu_options.allow_growth = True). This does not give TensorFlow more memory; it leaves room for the others."
         },
     ));
-    out.push(fix(
+    out.push(fix_en(
         "See which tensors hold the memory",
         "Graph mode: pass tf.compat.v1.RunOptions(report_tensor_allocations_upon_oom=True) to see the allocated tensors at the OOM; the BFC allocator's dump after its warning lists chunk sizes in use.",
     ));
@@ -189,3 +189,6 @@ fn uses_sessions(f: &Finding) -> bool {
         })
     })
 }
+
+/// This family's fixes, for the catalogue (`catalogue::ALL`).
+pub(super) const FIXES: &[super::catalogue::FixSpec] = &[];

@@ -1,6 +1,6 @@
 //! TensorFlow's BFC retry warning: not an error.
 
-use super::common::{fix, on_device};
+use super::common::{fix_en, on_device};
 use super::Explain;
 use crate::record::{Diagnosis, Finding, Fix, Verdict};
 use crate::units::format_size as fmt;
@@ -10,7 +10,7 @@ use crate::units::format_size as fmt;
 pub(super) struct TfAllocatorWarning;
 
 impl Explain for TfAllocatorWarning {
-    fn headline(&self, f: &Finding) -> String {
+    fn headline_en(&self, f: &Finding) -> String {
         let size = f
             .sizes
             .requested_bytes
@@ -25,13 +25,16 @@ impl Explain for TfAllocatorWarning {
     fn verdicts(&self, _f: &Finding, _d: &Diagnosis, _out: &mut Vec<Verdict>) {}
 
     fn fixes(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
-        out.push(fix(
+        out.push(fix_en(
             "Nothing to fix unless the job fails",
             "TensorFlow says the caller handles the failed allocation (it falls back to an algorithm that needs less memory). Look for an `OOM when allocating tensor` or `ResourceExhaustedError` later in the log: only that is an out-of-memory error.",
         ));
-        out.push(fix(
+        out.push(fix_en(
             "Give TensorFlow more room if it is slow",
             "The fallback can be slower: a smaller batch, mixed precision, or stopping other processes on the GPU leaves room for the faster algorithm.",
         ));
     }
 }
+
+/// This family's fixes, for the catalogue (`catalogue::ALL`).
+pub(super) const FIXES: &[super::catalogue::FixSpec] = &[];

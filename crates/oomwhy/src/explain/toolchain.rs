@@ -1,7 +1,7 @@
 //! Kernel toolchain failures: Triton's launch-resource check and ptxas
 //! running out of host memory.
 
-use super::common::{extra, fact, fix, verdict};
+use super::common::{extra, fact, fix_en, verdict_en};
 use super::docs::Code;
 use super::Explain;
 use crate::record::{Diagnosis, Finding, Fix, Verdict};
@@ -11,7 +11,7 @@ use crate::units::format_size as fmt;
 pub(super) struct TritonOutOfResources;
 
 impl Explain for TritonOutOfResources {
-    fn headline(&self, f: &Finding) -> String {
+    fn headline_en(&self, f: &Finding) -> String {
         let resource = fact(f, "resource").unwrap_or("shared memory");
         match (f.sizes.requested_bytes, extra(f, "hardware_limit_bytes")) {
             (Some(req), Some(limit)) if resource == "shared memory" => format!(
@@ -35,7 +35,7 @@ impl Explain for TritonOutOfResources {
         } else {
             format!("A Triton kernel's launch configuration needs more {resource} than this GPU offers per block. It is a limit of the chip, not of free GPU memory.")
         };
-        out.push(verdict(
+        out.push(verdict_en(
             Code::SharedMemoryLimit,
             "A kernel's configuration does not fit this GPU",
             detail,
@@ -43,11 +43,11 @@ impl Explain for TritonOutOfResources {
     }
 
     fn fixes(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
-        out.push(fix(
+        out.push(fix_en(
             "Use a kernel configuration for this GPU",
             "Update the library that ships the kernel (vLLM, unsloth, flash-linear-attention, ...): newer releases often carry configurations for more GPUs. If you own the kernel, lower num_stages or the BLOCK_* sizes in its triton.Config / autotune list.",
         ));
-        out.push(fix(
+        out.push(fix_en(
             "Switch to a non-Triton path",
             "Disable the Triton kernel (torch.compile off, another attention backend) to confirm; batch size and memory settings do not affect this error.",
         ));
@@ -58,7 +58,7 @@ impl Explain for TritonOutOfResources {
 pub(super) struct PtxasAllocFailure;
 
 impl Explain for PtxasAllocFailure {
-    fn headline(&self, _f: &Finding) -> String {
+    fn headline_en(&self, _f: &Finding) -> String {
         "ptxas (NVIDIA's PTX assembler) ran out of memory while compiling a kernel".into()
     }
 
@@ -71,7 +71,7 @@ impl Explain for PtxasAllocFailure {
         } else {
             String::new()
         };
-        out.push(verdict(
+        out.push(verdict_en(
             Code::HostRamExhausted,
             "Probably the build machine's memory ran out",
             format!("ptxas, which turns PTX into GPU machine code at build time or at first launch, could not allocate memory. That is host memory (RAM), not GPU memory: very large kernels, many target architectures compiled at once, parallel build jobs or a 32-bit ptxas exhaust it.{repeated}"),
@@ -79,13 +79,16 @@ impl Explain for PtxasAllocFailure {
     }
 
     fn fixes(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
-        out.push(fix(
+        out.push(fix_en(
             "Give the compiler more memory",
             "Build with fewer parallel jobs (make -j1, MAX_JOBS=1), close other programs or add swap, and compile only for the GPUs you use (-gencode / TORCH_CUDA_ARCH_LIST for one architecture).",
         ));
-        out.push(fix(
+        out.push(fix_en(
             "Use a 64-bit, current CUDA toolkit",
             "Old or 32-bit ptxas builds have a small address space; a current 64-bit toolkit avoids the limit.",
         ));
     }
 }
+
+/// This family's fixes, for the catalogue (`catalogue::ALL`).
+pub(super) const FIXES: &[super::catalogue::FixSpec] = &[];

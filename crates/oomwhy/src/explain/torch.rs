@@ -3,8 +3,8 @@
 //! fixes fitted to the allocator options of the message's PyTorch version.
 
 use super::common::{
-    capitalise, fix, loading_fix, on_device, row, tolerance, verdict, workload_fixes, FieldRow,
-    GIB, MIB,
+    capitalise, fix_en, loading_fix, on_device, row_en, tolerance, verdict_en, workload_fixes,
+    FieldRow, GIB, MIB,
 };
 use super::docs::Code;
 use super::pasted;
@@ -18,7 +18,7 @@ use crate::units::{format_signed, format_size as fmt};
 pub(super) struct TorchAllocatorOom;
 
 impl Explain for TorchAllocatorOom {
-    fn headline(&self, f: &Finding) -> String {
+    fn headline_en(&self, f: &Finding) -> String {
         let device = on_device(f);
         let backend = match f.backend.as_deref() {
             Some("hip") => " (ROCm/HIP)",
@@ -57,7 +57,7 @@ impl Explain for TorchAllocatorOom {
             } else {
                 "the size of the allocation that failed".into()
             };
-            rows.push(row("Tried to allocate", fmt(a), meaning, false));
+            rows.push(row_en("Tried to allocate", fmt(a), meaning, false));
         }
         if let Some(t) = s.total_bytes {
             let label = if malloc_async {
@@ -65,7 +65,7 @@ impl Explain for TorchAllocatorOom {
             } else {
                 "Total capacity"
             };
-            rows.push(row(
+            rows.push(row_en(
                 label,
                 fmt(t),
                 format!(
@@ -80,7 +80,7 @@ impl Explain for TorchAllocatorOom {
             ));
         }
         if let Some(l) = s.allowed_bytes {
-            rows.push(row(
+            rows.push(row_en(
             "Allowed",
             fmt(l),
             "the most PyTorch may use in this process (torch.cuda.set_per_process_memory_fraction)",
@@ -93,7 +93,7 @@ impl Explain for TorchAllocatorOom {
             } else {
                 "free on the whole device when the error was raised, after PyTorch had already returned its unused cache"
             };
-            rows.push(row("Free", fmt(free), meaning, false));
+            rows.push(row_en("Free", fmt(free), meaning, false));
         }
         for p in &f.processes {
             let meaning = if d.probable_self_pid == Some(p.pid) {
@@ -101,7 +101,7 @@ impl Explain for TorchAllocatorOom {
             } else {
                 "another process on this GPU, as NVML sees it"
             };
-            rows.push(row(
+            rows.push(row_en(
                 &format!("Process {}", p.pid),
                 fmt(p.in_use_bytes),
                 meaning,
@@ -109,7 +109,7 @@ impl Explain for TorchAllocatorOom {
             ));
         }
         if let Some(sp) = s.process_in_use_bytes {
-            rows.push(row(
+            rows.push(row_en(
             "This process",
             fmt(sp),
             "everything this process holds on the GPU: PyTorch's cache plus the CUDA context and other libraries",
@@ -126,10 +126,10 @@ impl Explain for TorchAllocatorOom {
             ),
             _ => ("Allocated by PyTorch", "memory in live tensors of this process (block sizes, so a bit more than the tensors' bytes)".to_string()),
         };
-            rows.push(row(label, fmt(x), meaning, false));
+            rows.push(row_en(label, fmt(x), meaning, false));
         }
         if let Some(p) = s.private_pools_bytes {
-            rows.push(row(
+            rows.push(row_en(
             "Private pools",
             fmt(p),
             "free blocks kept by CUDA graphs' private pools: counted as allocated, usable only by those graphs",
@@ -137,7 +137,7 @@ impl Explain for TorchAllocatorOom {
         ));
         }
         if let Some(c) = s.cached_bytes {
-            rows.push(row(
+            rows.push(row_en(
             "Cached",
             fmt(c),
             "held by PyTorch but in no tensor (PyTorch ≤1.3's word for reserved-but-unallocated)",
@@ -145,7 +145,7 @@ impl Explain for TorchAllocatorOom {
         ));
         }
         if let Some(u) = s.reserved_unallocated_bytes {
-            rows.push(row(
+            rows.push(row_en(
                 "Reserved but unallocated",
                 fmt(u),
                 "held by PyTorch but in no tensor: free space inside partly used segments",
@@ -153,14 +153,14 @@ impl Explain for TorchAllocatorOom {
             ));
         }
         if let Some(r) = s.reserved_bytes {
-            rows.push(row(
+            rows.push(row_en(
                 "Reserved in total",
                 fmt(r),
                 "everything PyTorch's caching allocator holds from CUDA: allocated plus cached",
                 false,
             ));
         } else if let Some(r) = d.reserved_bytes {
-            rows.push(row(
+            rows.push(row_en(
                 "Reserved (derived)",
                 fmt(r),
                 "everything PyTorch's caching allocator holds: allocated + unallocated",
@@ -168,7 +168,7 @@ impl Explain for TorchAllocatorOom {
             ));
         }
         if let Some(n) = d.non_pytorch_bytes {
-            rows.push(row(
+            rows.push(row_en(
             "Non-PyTorch (derived)",
             fmt(n),
             "this process's memory outside PyTorch's allocator: CUDA context, cuBLAS/cuDNN, NCCL, other libraries",
@@ -176,7 +176,7 @@ impl Explain for TorchAllocatorOom {
         ));
         }
         if let Some(outside) = outside_process(f, d) {
-            rows.push(row(
+            rows.push(row_en(
                 "Outside this process (derived)",
                 format_signed(outside.into()),
                 if f.processes.is_empty() {
@@ -196,7 +196,7 @@ impl Explain for TorchAllocatorOom {
                 d.reserved_bytes
             },
         ) {
-            rows.push(row(
+            rows.push(row_en(
                 "Held + request (derived)",
                 fmt(held.saturating_add(a)),
                 format!(
@@ -209,7 +209,7 @@ impl Explain for TorchAllocatorOom {
         // Not when the only listed process is this one (a container's own PID).
         let only_self = f.processes.len() == 1 && d.probable_self_pid.is_some();
         if let (Some(o), false) = (d.other_processes_bytes, f.processes.is_empty() || only_self) {
-            rows.push(row(
+            rows.push(row_en(
                 "Other processes (derived)",
                 fmt(o),
                 "sum of the other processes' memory",
@@ -218,7 +218,7 @@ impl Explain for TorchAllocatorOom {
         }
         if let Some(outside) = d.outside_allocator_bytes {
             if s.process_in_use_bytes.is_none() && f.processes.is_empty() {
-                rows.push(row(
+                rows.push(row_en(
                 "Outside PyTorch (derived)",
                 format_signed(outside.into()),
                 if outside < 0 {
@@ -237,7 +237,7 @@ impl Explain for TorchAllocatorOom {
             } else {
                 "requested − free: negative, the device had more free than requested"
             };
-            rows.push(row(
+            rows.push(row_en(
                 "Shortfall (derived)",
                 format_signed(short.into()),
                 meaning,
@@ -402,7 +402,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     let problems = inconsistencies(f, d);
     let consistent = problems.is_empty();
     if !consistent {
-        out.push(verdict(
+        out.push(verdict_en(
             Code::InconsistentNumbers,
             "The numbers in this message cannot all be true",
             format!(
@@ -413,7 +413,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     }
 
     if f.era == Some(Era::SizeGuard) {
-        out.push(verdict(
+        out.push(verdict_en(
             Code::RequestExceedsCapacity,
             "One allocation asked for more than an exabyte",
             "PyTorch refuses any single allocation over 1 EB before trying it: no GPU has that much memory. A tensor shape is wrong (an overflowed or uninitialised dimension), not the memory pressure.".into(),
@@ -449,7 +449,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                 && s.free_bytes.is_some_and(|free| free_exceeds(free, a));
             if over || at_limit {
                 limit_binds = true;
-                out.push(verdict(
+                out.push(verdict_en(
                     Code::MemoryLimit,
                     "A memory limit set for this process refused it, not the hardware",
                     format!(
@@ -477,7 +477,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                 || f.version_hint.as_deref() == Some("PyTorch 2.2–2.3");
             if invisible_limit {
                 limit_binds = true;
-                out.push(verdict(
+                out.push(verdict_en(
                     Code::MemoryLimit,
                     "Probably a memory limit, not the hardware: free memory exceeds the request",
                     format!(
@@ -501,7 +501,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             // It explains none of the shortfall: ranked after every cause.
             causes.push((
                 0,
-                verdict(
+                verdict_en(
                     Code::FreeExceedsRequest,
                     "The device reported more free memory than was requested",
                     format!(
@@ -542,7 +542,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                 .unwrap_or_default();
             causes.push((
                 others,
-                verdict(
+                verdict_en(
                     Code::OtherProcesses,
                     "Other processes hold a large part of this GPU",
                     format!(
@@ -571,7 +571,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         })
     {
         let others: u64 = rows.iter().filter_map(|p| p.used_bytes).sum();
-        causes.push((others, verdict(
+        causes.push((others, verdict_en(
             Code::OtherProcesses,
             "Other processes hold a large part of this GPU (per the pasted nvidia-smi output)",
             format!(
@@ -595,7 +595,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             .map(|o| o as u64)
         {
             if outside_matters(outside, total, shortfall) {
-                causes.push((outside, verdict(
+                causes.push((outside, verdict_en(
                     Code::MemoryOutsidePytorch,
                     "Most of the missing memory is held outside PyTorch's allocator",
                     format!(
@@ -622,7 +622,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     if let Some(outside) = outside_process(f, d).filter(|&o| o > 0).map(|o| o as u64) {
         if outside_matters(outside, total, shortfall) {
             let listed = d.other_processes_bytes.filter(|&o| o > 0);
-            causes.push((outside, verdict(
+            causes.push((outside, verdict_en(
                 Code::MemoryOutsideProcess,
                 "Memory is held outside this process",
                 format!(
@@ -647,7 +647,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         // The message alone does not show it; the pasted summary may.
         let evidence = pasted::non_releasable_evidence(f)?;
         Some((
-            verdict(
+            verdict_en(
                 Code::Fragmentation,
                 "Memory is fragmented: PyTorch holds free space it cannot use for this request",
                 evidence,
@@ -668,7 +668,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         if p >= GRAPH_POOLS_MIN
             || (requested.is_some_and(|a| p >= a) && p >= GRAPH_POOLS_REQUEST_MIN)
         {
-            causes.push((p, verdict(
+            causes.push((p, verdict_en(
                 Code::CudaGraphPools,
                 "CUDA graphs keep free memory parked in private pools",
                 format!(
@@ -681,7 +681,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
 
     if let Some(n) = d.non_pytorch_bytes {
         if n >= NON_PYTORCH_MIN {
-            causes.push((n, verdict(
+            causes.push((n, verdict_en(
                 Code::NonPytorchMemory,
                 "This process holds a lot of GPU memory outside PyTorch",
                 format!(
@@ -731,7 +731,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     if !figures_known && !specific && !primary_fragmentation {
         causes.push((
             0,
-            verdict(
+            verdict_en(
                 Code::FiguresMissing,
                 "The message was cut before its figures",
                 format!(
@@ -761,7 +761,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         };
         causes.push((
             s.allocated_bytes.unwrap_or(0),
-            verdict(
+            verdict_en(
                 Code::CapacityExhausted,
                 "The workload does not fit in GPU memory",
                 detail,
@@ -769,7 +769,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         ));
     } else if !specific && !primary_fragmentation && small {
         let (own, a, t) = (own.unwrap_or(0), requested.unwrap_or(0), total);
-        causes.push((0, verdict(
+        causes.push((0, verdict_en(
             Code::NumbersInconclusive,
             "The numbers do not show why it failed",
             format!(
@@ -878,7 +878,7 @@ fn request_too_large(s: &crate::record::Sizes) -> Option<Verdict> {
         None => a >= LARGER_THAN_ANY_GPU,
     };
     too_large.then(|| {
-        verdict(
+        verdict_en(
             Code::RequestExceedsCapacity,
             "One allocation is larger than the GPU can ever provide",
             format!(
@@ -950,7 +950,7 @@ fn fragmentation_verdict(f: &Finding, d: &Diagnosis, limit_binds: bool) -> Optio
         None => detail,
     };
     Some((
-        verdict(
+        verdict_en(
             Code::Fragmentation,
             "Memory is fragmented: PyTorch holds free space it cannot use for this request",
             detail,
@@ -1034,7 +1034,7 @@ fn alloc_conf(f: &Finding) -> AllocConf {
 
 fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
     if has(Code::RequestExceedsCapacity) {
-        out.push(fix(
+        out.push(fix_en(
             "Find the tensor that is far too large",
             "Print the shapes at the failing line (the last frame of your own code in the traceback). Look for a wrong reshape/broadcast, an attention matrix over a very long sequence (use torch.nn.functional.scaled_dot_product_attention or chunk the sequence), or a whole dataset moved to the GPU at once. Allocator settings cannot help here.",
         ));
@@ -1044,7 +1044,7 @@ fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(Code) -> bool, out: 
     // Fixes follow the verdicts' order of importance.
     for v in &d.verdicts {
         match v.code.as_str() {
-            "memory_limit" => out.push(fix(
+            "memory_limit" => out.push(fix_en(
                 "Raise or remove the per-process memory limit",
                 format!(
                     "Search your code and framework config for torch.cuda.set_per_process_memory_fraction(...) (some launchers and notebooks set it) and raise the fraction; check {} if none is set.",
@@ -1059,7 +1059,7 @@ fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(Code) -> bool, out: 
                     // The cudaMallocAsync pool can refuse with free memory left.
                     fragmentation_fixes(f, out);
                 }
-                out.push(fix(
+                out.push(fix_en(
                 "Check what changes on the GPU around the crash",
                 match vendor {
                     Vendor::Nvidia | Vendor::Unknown => "Watch `nvidia-smi -l 1` while it runs: other jobs starting and stopping, or a MIG/vGPU/container limit below the card's size, explain a failure with memory apparently free. Re-run on an idle GPU (CUDA_VISIBLE_DEVICES=N) to compare.".to_string(),
@@ -1069,13 +1069,13 @@ fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(Code) -> bool, out: 
             }
             "other_processes" => other_process_fix(f, d, out),
             "memory_outside_pytorch" => {
-                out.push(fix(
+                out.push(fix_en(
                     "Find who else holds the GPU",
                     format!("Run {} to see other processes and their memory; stop stale jobs and old notebook kernels, or pick an idle GPU with {}.", vendor.smi(), vendor.visible_devices()),
                 ));
                 out.push(non_pytorch_fix());
             }
-            "memory_outside_process" => out.push(fix(
+            "memory_outside_process" => out.push(fix_en(
                 "Find what holds the rest of the GPU",
                 format!("Run {} on the host, not inside the container: the memory this process does not hold belongs to another process, a desktop session (a display attached to this GPU), or another container or virtual machine sharing the GPU. Stop it, move the display to another GPU, or pick an idle GPU with {}.", vendor.smi(), vendor.visible_devices()),
             )),
@@ -1089,7 +1089,7 @@ fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(Code) -> bool, out: 
                     workload_fixes(f, out);
                 }
             }
-            "cuda_graph_pools" => out.push(fix(
+            "cuda_graph_pools" => out.push(fix_en(
                 "Capture fewer or smaller CUDA graphs",
                 "Each captured graph keeps its pool. torch.compile(mode=\"reduce-overhead\") captures graphs per input shape: use mode=\"default\" or fewer distinct shapes; in vLLM lower the captured batch sizes or set enforce_eager=True.",
             )),
@@ -1100,7 +1100,7 @@ fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(Code) -> bool, out: 
                 workload_fixes(f, out);
             }
             "figures_missing" => {
-                out.push(fix(
+                out.push(fix_en(
                     "Find the whole message",
                     "Read the full line in the log file or the terminal's scrollback, not a notification or a shortened copy, and run oomwhy on that: its figures (capacity, free, allocated, reserved) decide which fix applies.",
                 ));
@@ -1132,7 +1132,7 @@ fn other_process_fix(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
         .take(5)
         .collect();
     let vendor = Vendor::of(f);
-    out.push(fix(
+    out.push(fix_en(
         "Free the GPU from other processes",
         format!(
             "Run {} to see who holds GPU {}{}; stop stale jobs, old notebook kernels and zombie DataLoader workers, or pick an idle GPU with {}.",
@@ -1149,7 +1149,7 @@ fn other_process_fix(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
 }
 
 fn non_pytorch_fix() -> Fix {
-    fix(
+    fix_en(
         "Stop other GPU libraries in this process from holding memory",
         "TensorFlow and JAX preallocate most of the GPU: TF_FORCE_GPU_ALLOW_GROWTH=true, XLA_PYTHON_CLIENT_PREALLOCATE=false. Release CuPy's pool with cupy.get_default_memory_pool().free_all_blocks(). NCCL buffers grow with NCCL_BUFFSIZE and the number of communicators.",
     )
@@ -1158,21 +1158,21 @@ fn non_pytorch_fix() -> Fix {
 fn fragmentation_fixes(f: &Finding, out: &mut Vec<Fix>) {
     let conf = alloc_conf(f);
     if f.era == Some(Era::MallocAsync) {
-        out.push(fix(
+        out.push(fix_en(
             "Try the native allocator",
             "This message comes from the cudaMallocAsync backend (PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync; ComfyUI enables it by default), which ignores expandable_segments and max_split_size_mb. Remove backend:cudaMallocAsync (ComfyUI: --disable-cuda-malloc) and compare.",
         ));
         return;
     }
     if f.backend.as_deref() == Some("xpu") {
-        out.push(fix(
+        out.push(fix_en(
             "Release cached memory",
             "Call torch.xpu.empty_cache() between phases (e.g. after evaluation) so that cached blocks can be reused for differently sized tensors.",
         ));
         return;
     }
     if let Some(caveat) = &conf.expandable_segments {
-        out.push(fix(
+        out.push(fix_en(
             "Let the allocator grow segments instead of fragmenting them",
             format!(
                 "export {}=expandable_segments:True{caveat} (set it before Python starts, or in os.environ before the first CUDA call). Not supported on Windows; on WSL2 and Jetson it can itself fail with `CUDA driver error: out of memory`.{}",
@@ -1182,7 +1182,7 @@ fn fragmentation_fixes(f: &Finding, out: &mut Vec<Fix>) {
         ));
     }
     if let Some(caveat) = &conf.max_split {
-        out.push(fix(
+        out.push(fix_en(
             "Stop the allocator from splitting large blocks",
             format!(
                 "export {}=max_split_size_mb:128{caveat}. Blocks larger than 128 MB are then never split, which leaves fewer unusable slivers; try 128–512, smaller values can cost speed.",
@@ -1194,34 +1194,34 @@ fn fragmentation_fixes(f: &Finding, out: &mut Vec<Fix>) {
 
 fn phase_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
     if has(Code::MemoryGrowth) || has(Code::LateFailure) {
-        out.push(fix(
+        out.push(fix_en(
             "Look for tensors kept across steps",
             "Accumulate metrics with loss.item() (not `total += loss`), .detach().cpu() outputs you keep, clear lists of tensors each epoch, and check for sequence lengths that grow over the run (sort or cap them). torch.cuda.memory._record_memory_history() plus _dump_snapshot() shows which allocations grow.",
         ));
     }
     match f.phase.name.as_str() {
-        "evaluation" => out.push(fix(
+        "evaluation" => out.push(fix_en(
             "Run evaluation without autograd",
             "Wrap evaluation/generation in `with torch.no_grad():` (or torch.inference_mode()) and call model.eval(); without it every activation is kept for a backward pass that never comes. Use a smaller eval batch and move collected outputs to the CPU.",
         )),
-        "optimizer_step" => out.push(fix(
+        "optimizer_step" => out.push(fix_en(
             "Make the optimizer state smaller",
             "The first optimizer.step() allocates Adam's two moment buffers (2 × the trainable parameters in fp32). Use an 8-bit optimizer (bitsandbytes.optim.AdamW8bit), torch.optim.AdamW(..., foreach=False) to avoid temporary copies, fewer trainable parameters (LoRA), or shard the state (FSDP, DeepSpeed ZeRO).",
         )),
-        "backward" => out.push(fix(
+        "backward" => out.push(fix_en(
             "Keep fewer activations for the backward pass",
             "Enable gradient checkpointing (Hugging Face: model.gradient_checkpointing_enable(); plain PyTorch: torch.utils.checkpoint.checkpoint), and reduce the batch or sequence length, which activation memory grows with.",
         )),
         "model_load" => out.push(loading_fix()),
-        "checkpoint" => out.push(fix(
+        "checkpoint" => out.push(fix_en(
             "Load checkpoints onto the CPU first",
             "torch.load(path, map_location=\"cpu\") keeps a checkpoint from being materialised on the GPU next to the live model; free the old state (del state_dict) before loading a new one.",
         )),
-        "data_loading" => out.push(fix(
+        "data_loading" => out.push(fix_en(
             "Move data to the GPU one batch at a time",
             "Keep datasets on the CPU and call .to(device, non_blocking=True) per batch inside the loop; do not create CUDA tensors in Dataset.__getitem__ or collate_fn.",
         )),
-        "compile" => out.push(fix(
+        "compile" => out.push(fix_en(
             "Give compilation less to autotune",
             "torch.compile(mode=\"max-autotune\") benchmarks many kernels and can need extra memory: use the default mode, or disable compilation once to see whether the model fits without it.",
         )),
@@ -1237,7 +1237,7 @@ fn is_intel_xpu(f: &Finding) -> bool {
 /// The one fix for a request no device of this kind can hold (the Intel and
 /// Ascend fix lists; CUDA's names its own attention remedy).
 fn tensor_far_too_large() -> Fix {
-    fix(
+    fix_en(
         "Find the tensor that is far too large",
         "Print the shapes at the failing line (the last frame of your own code in the traceback): a wrong reshape or broadcast, an attention matrix over a very long sequence, or a whole dataset moved to the device. Allocator settings cannot help here.",
     )
@@ -1252,24 +1252,24 @@ fn npu_fixes(d: &Diagnosis, out: &mut Vec<Fix>) {
         return;
     }
     if has(Code::Fragmentation) {
-        out.push(fix(
+        out.push(fix_en(
             "Stop the allocator from splitting large blocks",
             "export PYTORCH_NPU_ALLOC_CONF=max_split_size_mb:128 (torch_npu's allocator settings; the message itself suggests max_split_size_mb). Blocks larger than 128 MB are then never split; try 128–512.",
         ));
     }
-    out.push(fix(
+    out.push(fix_en(
         "Reduce the batch size",
         "Halve the batch size; keep the effective batch with gradient accumulation (accumulate N micro-batches, then optimizer.step()). Activation memory shrinks in proportion.",
     ));
-    out.push(fix(
+    out.push(fix_en(
         "Use mixed precision",
         "Run the forward pass under torch.autocast(device_type=\"npu\", dtype=torch.bfloat16) (float16 on NPUs without bfloat16): activations take half the memory.",
     ));
-    out.push(fix(
+    out.push(fix_en(
         "Trade compute for memory with gradient checkpointing",
         "model.gradient_checkpointing_enable() (Hugging Face) or torch.utils.checkpoint.checkpoint around blocks: activations are recomputed in the backward pass instead of stored.",
     ));
-    out.push(fix(
+    out.push(fix_en(
         "Check what else uses the NPU",
         "`npu-smi info` shows each NPU's memory in use and its processes; stop other processes on the same NPU or select another with ASCEND_RT_VISIBLE_DEVICES=N.",
     ));
@@ -1284,36 +1284,36 @@ fn xpu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
         return;
     }
     if f.sizes.requested_bytes.is_some_and(|a| a > 4 * GIB) {
-        out.push(fix(
+        out.push(fix_en(
             "Allow single allocations over 4 GiB",
             "Intel's Level Zero runtime refuses one allocation larger than about 4 GiB unless relaxed: export UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1 before Python starts (oneapi-src/unified-runtime#1245), or split the tensor (smaller batch or chunks).",
         ));
     }
     if has(Code::MemoryLimit) {
-        out.push(fix(
+        out.push(fix_en(
             "Raise or remove the per-process memory limit",
             "Look for torch.xpu.set_per_process_memory_fraction(...) in your code or framework config and raise the fraction.",
         ));
     }
     if has(Code::Fragmentation) {
-        out.push(fix(
+        out.push(fix_en(
             "Release cached blocks between phases",
             "torch.xpu.empty_cache() — the message's own hint — hands back memory PyTorch caches but no tensor uses, e.g. between training and evaluation. PyTorch already released what it could before raising, and the CUDA allocator's options (expandable_segments, max_split_size_mb) do not apply to Intel GPUs; allocating large, long-lived tensors first reduces fragmentation.",
         ));
     }
-    out.push(fix(
+    out.push(fix_en(
         "Reduce the batch size",
         "Halve the batch size; keep the effective batch with gradient accumulation (accumulate N micro-batches, then optimizer.step()).",
     ));
-    out.push(fix(
+    out.push(fix_en(
         "Use mixed precision",
         "Run the forward pass under torch.autocast(device_type=\"xpu\", dtype=torch.bfloat16): activations take half the memory.",
     ));
-    out.push(fix(
+    out.push(fix_en(
         "Trade compute for memory with gradient checkpointing",
         "model.gradient_checkpointing_enable() (Hugging Face) or torch.utils.checkpoint.checkpoint around blocks; use torch.no_grad() for evaluation.",
     ));
-    out.push(fix(
+    out.push(fix_en(
         "Check what else uses the GPU",
         format!(
             "Intel's xpu-smi (e.g. `xpu-smi stats -d {}`) shows device memory in use; stop other processes on the same GPU or select another with ZE_AFFINITY_MASK.",
@@ -1321,3 +1321,6 @@ fn xpu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
         ),
     ));
 }
+
+/// This family's fixes, for the catalogue (`catalogue::ALL`).
+pub(super) const FIXES: &[super::catalogue::FixSpec] = &[];

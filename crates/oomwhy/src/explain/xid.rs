@@ -1,6 +1,6 @@
 //! NVIDIA kernel-driver Xid events.
 
-use super::common::{fact, fix, verdict};
+use super::common::{fact, fix_en, verdict_en};
 use super::docs::Code;
 use super::Explain;
 use crate::record::{fact, Diagnosis, Finding, Fix, Verdict};
@@ -9,7 +9,7 @@ use crate::record::{fact, Diagnosis, Finding, Fix, Verdict};
 pub(super) struct Xid;
 
 impl Explain for Xid {
-    fn headline(&self, f: &Finding) -> String {
+    fn headline_en(&self, f: &Finding) -> String {
         let code = fact(f, fact::XID).unwrap_or("?");
         match xid_info(code) {
             Some(info) => format!("NVIDIA driver Xid {code}: {}", info.title),
@@ -24,23 +24,26 @@ impl Explain for Xid {
         if let Some(earlier) = caused_by(f) {
             // The event is a follow-up and names its cause: act on that.
             match xid_info(earlier) {
-                Some(info) => out.push(fix(
+                Some(info) => out.push(fix_en(
                     "Act on the Xid that caused it",
                     format!("Xid {earlier} ({}) came first: {}", info.title, info.action),
                 )),
-                None => out.push(fix(
+                None => out.push(fix_en(
                     "Look up the Xid that caused it",
                     format!("Xid {earlier} came first: look it up in NVIDIA's Xid catalog (https://docs.nvidia.com/deploy/xid-errors/) and find its line in the kernel log (dmesg -T | grep -i xid)."),
                 )),
             }
         } else if let Some(info) = xid_info(code) {
-            out.push(fix("Do what NVIDIA recommends for this Xid", info.action));
+            out.push(fix_en(
+                "Do what NVIDIA recommends for this Xid",
+                info.action,
+            ));
         }
-        out.push(fix(
+        out.push(fix_en(
                 "Check the GPU's health",
                 "`nvidia-smi -q -d ECC,ROW_REMAPPER` shows memory errors and pending remaps; `dcgmi diag -r 2` runs NVIDIA's diagnostics (a few minutes).",
             ));
-        out.push(fix(
+        out.push(fix_en(
                 "Keep the kernel log with the job log",
                 "`sudo dmesg -T | grep -i xid` (or journalctl -k) around the crash time: the Xid code tells hardware faults from program faults.",
             ));
@@ -100,7 +103,7 @@ fn xid_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         _ => String::new(),
     };
     let Some(info) = xid_info(code) else {
-        out.push(verdict(
+        out.push(verdict_en(
             Code::XidError,
             &format!("NVIDIA driver Xid {code}"),
             format!("The NVIDIA kernel driver logged Xid {code}.{process} oomwhy does not describe this code; look it up in NVIDIA's Xid catalog (https://docs.nvidia.com/deploy/xid-errors/) before acting on it."),
@@ -114,16 +117,19 @@ fn xid_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         },
         None => format!(" What to do: {}", info.action),
     };
-    out.push(verdict(
+    out.push(verdict_en(
         Code::XidError,
         &format!("Xid {code}: {}", info.title),
         format!("{}{process}{what}", info.meaning),
     ));
     if info.hardware {
-        out.push(verdict(
+        out.push(verdict_en(
             Code::HardwareFault,
             "The GPU or its connection failed, not your program",
             format!("Xid {code} comes from the GPU hardware, its memory, its links or its firmware. The training code did not cause it, and a smaller batch or different memory settings will not help. Move the job to another GPU or node while this one is checked."),
         ));
     }
 }
+
+/// This family's fixes, for the catalogue (`catalogue::ALL`).
+pub(super) const FIXES: &[super::catalogue::FixSpec] = &[];

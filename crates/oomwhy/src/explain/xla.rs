@@ -1,7 +1,7 @@
 //! XLA out-of-memory as JAX and TensorFlow-with-XLA report it: the
 //! preallocated device pool and the pinned host-memory limit.
 
-use super::common::{extra, fix, framework_fixes, on_device, row, verdict, FieldRow, TIB};
+use super::common::{extra, fix_en, framework_fixes, on_device, row_en, verdict_en, FieldRow, TIB};
 use super::docs::Code;
 use super::Explain;
 use crate::record::{Diagnosis, Era, Finding, Fix, Verdict};
@@ -11,7 +11,7 @@ use crate::units::format_size as fmt;
 pub(super) struct XlaOom;
 
 impl Explain for XlaOom {
-    fn headline(&self, f: &Finding) -> String {
+    fn headline_en(&self, f: &Finding) -> String {
         let a = f.sizes.requested_bytes.map(fmt);
         match (f.era, a) {
             (Some(Era::Host), Some(a)) => {
@@ -32,7 +32,7 @@ impl Explain for XlaOom {
             } else {
                 "one buffer XLA needed in one piece (exact)"
             };
-            rows.push(row(
+            rows.push(row_en(
                 "Trying to allocate",
                 format!("{} ({a} bytes)", fmt(a)),
                 meaning,
@@ -62,7 +62,7 @@ impl Explain for XlaOom {
             ),
         ] {
             if let Some(v) = extra(f, key) {
-                rows.push(row(label, fmt(v), meaning, false));
+                rows.push(row_en(label, fmt(v), meaning, false));
             }
         }
         rows
@@ -87,7 +87,7 @@ fn xla_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         _ => String::new(),
     };
     if f.era == Some(Era::Host) {
-        out.push(verdict(
+        out.push(verdict_en(
             Code::XlaHostMemoryLimit,
             "XLA's pinned host-memory limit is reached (64 GB by default)",
             format!(
@@ -98,7 +98,7 @@ fn xla_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         return;
     }
     if let Some(a) = a.filter(|&a| a >= TIB) {
-        out.push(verdict(
+        out.push(verdict_en(
             Code::RequestExceedsCapacity,
             "One buffer is larger than any GPU",
             format!("XLA needed one buffer of {} ({a} bytes): more than any single GPU has. An array is far larger than intended (a shape bug, a whole dataset put on the device, an attention matrix over a very long sequence).{program}", fmt(a)),
@@ -107,7 +107,7 @@ fn xla_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     }
     let size = a.map_or("a buffer".into(), |a| format!("{} ({a} bytes)", fmt(a)));
     if f.era == Some(Era::DeviceAllocator) {
-        out.push(verdict(
+        out.push(verdict_en(
             Code::CapacityExhausted,
             "The GPU itself had no room for the buffer",
             format!(
@@ -117,7 +117,7 @@ fn xla_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         ));
         return;
     }
-    out.push(verdict(
+    out.push(verdict_en(
         Code::XlaPreallocation,
         "XLA's preallocated GPU pool had no room for the buffer",
         format!(
@@ -128,40 +128,43 @@ fn xla_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
 
 fn xla_fixes(f: &Finding, out: &mut Vec<Fix>) {
     if f.era == Some(Era::Host) {
-        out.push(fix(
+        out.push(fix_en(
             "Raise XLA's pinned host-memory limit",
             "export XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB=128 (or what the machine can spare) before starting, as the message says; the default is 64 GB.",
         ));
-        out.push(fix(
+        out.push(fix_en(
             "Offload less to the host",
             "Reduce what is offloaded to host memory (host-offloaded activations or optimizer state, large device-to-host transfers held at once).",
         ));
         return;
     }
     if f.era != Some(Era::DeviceAllocator) {
-        out.push(fix(
+        out.push(fix_en(
             "Give XLA's pool more of the GPU",
             "export XLA_PYTHON_CLIENT_MEM_FRACTION=.90 (before JAX starts) makes the preallocated pool 90% of the GPU instead of 75%; leave some room for the CUDA context and libraries.",
         ));
-        out.push(fix(
+        out.push(fix_en(
             "Allocate on demand when processes share the GPU",
             "export XLA_PYTHON_CLIENT_PREALLOCATE=false: JAX then allocates as needed instead of reserving a pool at start, so several processes (or JAX beside PyTorch/TensorFlow) can share a GPU; it is more prone to fragmentation. XLA_PYTHON_CLIENT_ALLOCATOR=platform allocates and frees exactly — very slow, for debugging OOMs only.",
         ));
     }
-    out.push(fix(
+    out.push(fix_en(
         "Make the computation need less memory",
         "Reduce the batch size; rematerialise activations with jax.checkpoint (jax.remat) around blocks; donate input buffers with jax.jit(..., donate_argnums=...) so outputs reuse them; keep parameters and activations in bfloat16.",
     ));
     if f.era == Some(Era::DeviceAllocator) {
-        out.push(fix(
+        out.push(fix_en(
             "Check what else holds the GPU",
             "Run nvidia-smi: another process, or another framework in this process (PyTorch's or TensorFlow's cache), may hold the memory XLA asked for.",
         ));
     }
     if f.text.contains("BufferAssignment") {
-        out.push(fix(
+        out.push(fix_en(
             "Read XLA's buffer report",
             "The lines after `BufferAssignment OOM Debugging.` list the program's largest buffers (Peak buffers) with shapes and the operations that create them: that is where the memory goes.",
         ));
     }
 }
+
+/// This family's fixes, for the catalogue (`catalogue::ALL`).
+pub(super) const FIXES: &[super::catalogue::FixSpec] = &[];

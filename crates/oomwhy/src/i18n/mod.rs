@@ -10,7 +10,10 @@
 //!
 //! JSON keys, kinds and verdict codes never change with the language.
 
+pub mod said;
 pub mod zh;
+
+pub use said::Said;
 
 use std::fmt::Display;
 

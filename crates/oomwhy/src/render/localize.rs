@@ -13,7 +13,10 @@ pub fn localize(f: &Finding, lang: Lang) -> std::borrow::Cow<'_, Finding> {
     }
     let mut out = f.clone();
     for v in &mut out.diagnosis.verdicts {
-        if let Some((title, detail)) = zh::verdict(&v.code, f) {
+        if let Some(chinese) = v.zh.take() {
+            v.title = chinese.title;
+            v.detail = chinese.text;
+        } else if let Some((title, detail)) = zh::verdict(&v.code, f) {
             v.title = title;
             v.detail = detail;
         }
@@ -24,7 +27,10 @@ pub fn localize(f: &Finding, lang: Lang) -> std::borrow::Cow<'_, Finding> {
         }
     }
     for fix in &mut out.diagnosis.fixes {
-        if let Some((title, how)) = zh::fix(&fix.title, &fix.how) {
+        if let Some(chinese) = fix.zh.take() {
+            fix.title = chinese.title;
+            fix.how = chinese.text;
+        } else if let Some((title, how)) = zh::fix(&fix.title, &fix.how) {
             fix.title = title;
             fix.how = how;
         }
@@ -35,7 +41,14 @@ pub fn localize(f: &Finding, lang: Lang) -> std::borrow::Cow<'_, Finding> {
 /// The one-line headline in `lang`.
 pub fn headline(f: &Finding, lang: Lang) -> String {
     match lang {
-        Lang::Zh => zh::headline(f).unwrap_or_else(|| crate::explain::headline(f)),
+        Lang::Zh => {
+            let said = crate::explain::headline_said(f);
+            if said.zh.is_empty() {
+                zh::headline(f).unwrap_or(said.en)
+            } else {
+                said.zh
+            }
+        }
         Lang::En => crate::explain::headline(f),
     }
 }
@@ -45,7 +58,10 @@ pub fn field_rows(f: &Finding, lang: Lang) -> Vec<FieldRow> {
     let mut rows = crate::explain::field_rows(f);
     if lang == Lang::Zh {
         for r in &mut rows {
-            if let Some((label, meaning)) = zh::row(&r.label, &r.meaning) {
+            if let Some(chinese) = r.zh.take() {
+                r.label = chinese.title;
+                r.meaning = chinese.text;
+            } else if let Some((label, meaning)) = zh::row(&r.label, &r.meaning) {
                 r.label = label;
                 r.meaning = meaning.to_string();
             }

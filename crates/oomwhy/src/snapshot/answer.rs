@@ -10,14 +10,12 @@ fn verdict(code: &str, title: &str, detail: String) -> Verdict {
         code: code.into(),
         title: title.into(),
         detail,
+        zh: None,
     }
 }
 
 fn fix(title: &str, how: &str) -> Fix {
-    Fix {
-        title: title.into(),
-        how: how.into(),
-    }
+    Fix::english(title, how)
 }
 
 /// The snapshot's finding: an OOM finding per `oom` event, or a memory-state finding.
