@@ -2,9 +2,11 @@
 //! covers every kind and verdict code, and every verdict, fix and field row
 //! that a shipped fixture produces.
 
-use oomwhy::explain::{field_rows, VERDICT_CODES};
+use oomwhy::explain::VERDICT_CODES;
 use oomwhy::i18n::zh;
+use oomwhy::i18n::Lang;
 use oomwhy::record::Kind;
+use oomwhy::render::localize;
 use oomwhy::Analysis;
 use std::collections::BTreeSet;
 use std::fs;
@@ -63,21 +65,17 @@ fn everything_the_fixtures_say_has_chinese() {
     assert!(findings.len() > 50);
     let mut missing = BTreeSet::new();
     for f in &findings {
-        if !zh::headline(f).is_some_and(|h| has_chinese(&h)) {
+        if !has_chinese(&localize::headline(f, Lang::Zh)) {
             missing.insert(format!("headline of {}", f.kind.slug()));
         }
-        for v in &f.diagnosis.verdicts {
-            match zh::verdict(&v.code, f) {
-                Some((title, detail)) if has_chinese(&title) && has_chinese(&detail) => {}
-                _ => {
-                    missing.insert(format!("verdict {}", v.code));
-                }
+        let chinese = localize::localize(f, Lang::Zh);
+        for v in &chinese.diagnosis.verdicts {
+            if !(has_chinese(&v.title) && has_chinese(&v.detail)) {
+                missing.insert(format!("verdict {}", v.code));
             }
         }
-        for fix in &f.diagnosis.fixes {
-            if !zh::fix(&fix.title, &fix.how)
-                .is_some_and(|(t, how)| has_chinese(&t) && has_chinese(&how))
-            {
+        for fix in &chinese.diagnosis.fixes {
+            if !(has_chinese(&fix.title) && has_chinese(&fix.how)) {
                 missing.insert(format!("fix {:?}", fix.title));
             }
         }
@@ -91,8 +89,8 @@ fn everything_the_fixtures_say_has_chinese() {
                 missing.insert(format!("note {note:?}"));
             }
         }
-        for row in field_rows(f) {
-            if zh::row(&row.label, &row.meaning).is_none() {
+        for row in localize::field_rows(f, Lang::Zh) {
+            if !has_chinese(&row.label) && !has_chinese(&row.meaning) {
                 missing.insert(format!("row {:?}", row.label));
             }
         }

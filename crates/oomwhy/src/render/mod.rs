@@ -3,7 +3,7 @@
 
 pub mod github;
 mod json;
-mod localize;
+pub mod localize;
 mod markdown;
 mod ndjson;
 mod text;
