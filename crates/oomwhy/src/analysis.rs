@@ -55,6 +55,7 @@ impl Analysis {
 
     /// Explains every finding and returns them with the summary.
     pub fn finish(mut self) -> (Vec<Finding>, Summary) {
+        input::link_across_ranks(&mut self.findings);
         snapshot::join(&mut self.findings);
         explain::explain_all(&mut self.findings);
         snapshot::after_explain(&mut self.findings);
