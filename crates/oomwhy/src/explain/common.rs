@@ -7,6 +7,7 @@ use super::docs::Code;
 use super::setting::{available, is_loading, since, Availability, Runtime, Vendor};
 use super::thresholds::{FAILS_AT_START_MAX_STEP, LATE_FAILURE_MIN_STEP};
 use crate::i18n::Said;
+pub use crate::record::FieldRow;
 use crate::record::{Chinese, Diagnosis, Finding, Fix, Kind, Verdict};
 use crate::units::format_size as fmt;
 // The explainers take the size units from here with the other shared pieces.
@@ -89,21 +90,6 @@ pub(super) fn capitalise(text: &str) -> String {
         Some(c) => c.to_uppercase().chain(chars).collect(),
         None => String::new(),
     }
-}
-
-/// One row of the "what the numbers mean" table.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldRow {
-    /// The field's name as the message (or oomwhy, for derived rows) calls it.
-    pub label: String,
-    /// The value, formatted like PyTorch formats sizes.
-    pub value: String,
-    /// One line saying what the number is here.
-    pub meaning: String,
-    /// True for numbers oomwhy computed rather than read.
-    pub derived: bool,
-    /// The label and meaning in Chinese, written next to the English.
-    pub zh: Option<Chinese>,
 }
 
 /// A row, its label and meaning in both languages.

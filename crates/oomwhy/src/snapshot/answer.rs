@@ -280,7 +280,12 @@ pub fn after_explain(findings: &mut [Finding]) {
         }
         let (mut verdicts, mut fixes) = conclusions(f);
         if f.kind == Kind::MemorySnapshot {
+            // The answer the explainer wrote (headline, fields) stays.
+            let answer = std::mem::take(&mut f.diagnosis);
             f.diagnosis = Diagnosis {
+                headline: answer.headline,
+                headline_zh: answer.headline_zh,
+                fields: answer.fields,
                 verdicts,
                 fixes,
                 ..Diagnosis::default()
