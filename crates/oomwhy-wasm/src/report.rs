@@ -353,7 +353,9 @@ fn unwrap_onto(text: &mut String, next: &str) {
 pub fn explain_page(code: &str, lang: Lang) -> Value {
     match docs::lookup(code) {
         Ok((code, english)) => {
-            let chinese = (lang == Lang::Zh).then(|| zh::page(code)).flatten();
+            let chinese = (lang == Lang::Zh)
+                .then(|| docs::chinese_page(code))
+                .flatten();
             let text = chinese.unwrap_or(english);
             let title = match lang {
                 Lang::Zh => zh::kind_title(code)
