@@ -8,10 +8,13 @@
 //! diff: a fixture must never be blessed to match a bug).
 //!
 //! README.md's example and the Chinese example page must equal their
-//! fixture's goldens, README.md stays short with its Quick start intact, and
-//! every relative link in README.md, CONTRIBUTING.md and docs/ resolves.
+//! fixture's goldens, README.md stays short with its Quick start intact,
+//! docs/kinds.md lists every kind, and every relative link in README.md,
+//! CONTRIBUTING.md and docs/ resolves.
 
+use oomwhy::explain::docs;
 use oomwhy::i18n::Lang;
+use oomwhy::record::Kind;
 use oomwhy::render::{render, Format, RenderOptions};
 use oomwhy::Analysis;
 use std::collections::BTreeSet;
@@ -214,6 +217,78 @@ fn readme_examples_are_the_goldens() {
             "{page} does not show the command `{command}`"
         );
     }
+}
+
+/// The table of kinds in docs/kinds.md: its header, then one row per kind.
+const KINDS_TABLE_HEADER: &str = "| code | what it means |\n| --- | --- |\n";
+
+/// docs/kinds.md's table has one row per kind, each kind once.
+/// `UPDATE_GOLDEN=1` rewrites it instead of failing: rows are kept as
+/// written and where they are, a removed kind's row goes, and a new kind
+/// gets a row after the kind before it in [`Kind::ALL`], saying its page's
+/// title (refine it by hand if it needs more). So a new kind needs no hand
+/// edit of the page.
+#[test]
+fn kinds_page_lists_every_kind() {
+    let path = root().join("docs/kinds.md");
+    let page = fs::read_to_string(&path).unwrap();
+    let start = page
+        .find(KINDS_TABLE_HEADER)
+        .expect("docs/kinds.md has its table of kinds")
+        + KINDS_TABLE_HEADER.len();
+    let end = page[start..]
+        .find("\n\n")
+        .map_or(page.len(), |n| start + n + 1);
+    let mut rows: Vec<(String, String)> = page[start..end]
+        .lines()
+        .map(|row| {
+            row.strip_prefix("| `")
+                .and_then(|rest| rest.split_once("` | "))
+                .and_then(|(kind, text)| {
+                    Some((kind.to_string(), text.strip_suffix(" |")?.to_string()))
+                })
+                .unwrap_or_else(|| panic!("docs/kinds.md: not a row of the table: {row}"))
+        })
+        .collect();
+    let kinds: Vec<&str> = Kind::ALL.iter().map(|kind| kind.slug()).collect();
+    let listed: Vec<&str> = rows.iter().map(|(kind, _)| kind.as_str()).collect();
+    let missing: Vec<&str> = kinds
+        .iter()
+        .copied()
+        .filter(|k| !listed.contains(k))
+        .collect();
+    let extra: Vec<&str> = listed
+        .iter()
+        .enumerate()
+        .filter(|(i, k)| !kinds.contains(k) || listed[..*i].contains(k))
+        .map(|(_, k)| *k)
+        .collect();
+    if missing.is_empty() && extra.is_empty() {
+        return;
+    }
+    assert!(
+        std::env::var_os("UPDATE_GOLDEN").is_some(),
+        "docs/kinds.md's table lacks {missing:?} and has rows for no kind or twice {extra:?}: \
+         `UPDATE_GOLDEN=1 cargo test --test integration golden::kinds_page` rewrites it"
+    );
+    let mut seen = BTreeSet::new();
+    rows.retain(|(kind, _)| kinds.contains(&kind.as_str()) && seen.insert(kind.clone()));
+    for kind in missing {
+        let before = &kinds[..kinds.iter().position(|k| *k == kind).unwrap_or(0)];
+        // After the row of the nearest kind before it that has one.
+        let at = before
+            .iter()
+            .rev()
+            .find_map(|k| rows.iter().position(|(listed, _)| listed == k))
+            .map_or(0, |i| i + 1);
+        let title = docs::lookup(kind).map_or("", |(_, text)| docs::title(text));
+        rows.insert(at, (kind.to_string(), title.to_string()));
+    }
+    let table: String = rows
+        .iter()
+        .map(|(kind, text)| format!("| `{kind}` | {text} |\n"))
+        .collect();
+    fs::write(&path, format!("{}{table}{}", &page[..start], &page[end..])).unwrap();
 }
 
 /// The Quick start commands that CI and a fresh clone rely on.
