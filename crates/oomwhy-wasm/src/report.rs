@@ -1,5 +1,6 @@
-//! A report made as `oomwhy FILE...` makes one (`commands/scan.rs` of the
-//! CLI crate), on one thread, and rendered for the page.
+//! A report made as `oomwhy FILE...` makes one (the library's
+//! `ScanReport::from_members`, which the command's scan shares), each input
+//! scanned on this thread, and rendered for the page.
 
 use oomwhy::explain::docs;
 use oomwhy::i18n::{zh, Lang, Msg};
