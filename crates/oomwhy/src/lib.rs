@@ -104,7 +104,8 @@ pub(crate) mod scanner;
 pub(crate) mod snapshot;
 
 pub use analysis::{
-    decode_str, scan_entries, scan_paths, Analysis, LiveAnalysis, Notice, ScanReport,
+    decode_str, scan_entries, scan_entries_with, scan_paths, Analysis, LiveAnalysis, Notice,
+    ScanReport,
 };
 pub use error::{Error, Result};
 pub use input::{scan, scan_streaming};

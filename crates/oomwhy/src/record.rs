@@ -41,11 +41,6 @@ macro_rules! kinds {
                 }
             }
         }
-
-        /// The long explanation of every kind, in the order of [`Kind::ALL`].
-        pub(crate) const KIND_PAGES: &[(&str, &str)] = &[
-            $(($slug, include_str!(concat!("explanations/", $slug, ".md"))),)*
-        ];
     };
 }
 
