@@ -507,9 +507,9 @@ fn progress() -> &'static Progress {
 }
 
 /// Whether a progress counter can start in `line`: it holds a `|` or one of
-/// the words that name a counter (each match of [`last_step`]'s patterns
-/// starts with one). Counters read from a line depend on its figures, but
-/// whether one can start there does not.
+/// the words that name a counter (each match of [`last_step_in_bytes`]'s
+/// patterns starts with one). Counters read from a line depend on its
+/// figures, but whether one can start there does not.
 pub fn may_start_progress(line: &[u8]) -> bool {
     memchr::memchr(b'|', line).is_some()
         || [
@@ -519,17 +519,19 @@ pub fn may_start_progress(line: &[u8]) -> bool {
         .any(|word| memchr::memmem::find(line, word.as_bytes()).is_some())
 }
 
+/// [`last_step_in_bytes`] on text.
+#[cfg(test)]
+pub fn last_step(text: &str) -> Option<u64> {
+    last_step_in_bytes(text.as_bytes())
+}
+
 /// The last progress counter in `text` (the bytes before a crash).
 ///
 /// The counter nearest the crash is wanted, and it is usually a few lines
 /// before it: the last 4 KiB are searched first, then the last 32 KiB, and
 /// all of `text` only when those hold none (each window starts at a line).
-pub fn last_step(text: &str) -> Option<u64> {
-    last_step_in_bytes(text.as_bytes())
-}
-
-/// [`last_step`] for bytes as read: a line that is not UTF-8 is searched as
-/// it is (its invalid bytes match nothing), without a decoded copy.
+/// Bytes are searched as they are: a line that is not UTF-8 needs no
+/// decoded copy (its invalid bytes match nothing).
 pub fn last_step_in_bytes(text: &[u8]) -> Option<u64> {
     for window in [4 * 1024, 32 * 1024] {
         let Some(cut) = text.len().checked_sub(window) else {

@@ -176,7 +176,11 @@ impl Scanner {
             }
         };
         self.shapes.find_figures(line.as_bytes());
+        // Normalising decodes an HTML entity by its number (`&#39;`), and
+        // only some numbers are characters: such lines by their text.
+        let entity = memchr::memmem::find(line.as_bytes(), b"&#").is_some();
         let by_shape = located
+            && !entity
             && self.figure_blind(detection.tried)
             && !literals_with_figures()
                 .iter()
