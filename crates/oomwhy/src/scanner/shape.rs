@@ -186,7 +186,7 @@ impl<V> ShapeTable<V> {
     /// Whether some line of the shape of the line last given to
     /// [`ShapeTable::find_figures`] contains `needle`.
     pub(super) fn might_contain(&self, needle: &[u8]) -> bool {
-        self.contains_where(needle, |have, want| have == want)
+        self.contains_where(needle, false)
     }
 
     /// Whether a family whose start reads figures only in `phrases` (see
@@ -196,31 +196,48 @@ impl<V> ShapeTable<V> {
     /// any case.
     pub(super) fn blind_to(&self, phrases: Option<&[&str]>) -> bool {
         phrases.is_some_and(|phrases| {
-            !phrases.iter().any(|phrase| {
-                self.contains_where(phrase.as_bytes(), |have, want| {
-                    have.eq_ignore_ascii_case(&want)
-                })
-            })
+            !phrases
+                .iter()
+                .any(|phrase| self.contains_where(phrase.as_bytes(), true))
         })
     }
 
     /// Whether some line of the shape holds `needle` somewhere, comparing
-    /// the bytes that are not figures with `same`.
-    fn contains_where(&self, needle: &[u8], same: impl Fn(u8, u8) -> bool) -> bool {
-        self.masked
-            .windows(needle.len())
-            .enumerate()
-            .any(|(at, window)| {
-                window
-                    .iter()
-                    .zip(needle)
-                    .enumerate()
-                    .all(|(i, (&have, &want))| match self.figures.get(at + i) {
-                        Some(&DIGIT) => want.is_ascii_digit(),
-                        Some(&HEX) => want.is_ascii_hexdigit(),
-                        _ => same(have, want),
-                    })
-            })
+    /// the bytes that are not figures exactly or, with `any_case`, in any
+    /// ASCII case. Asked for dozens of phrases each time a line is decided:
+    /// where the needle has a byte that no figure can be (not a hex digit),
+    /// only the places where the masked text has that byte are compared (a
+    /// figure is masked as `0`, so no other place can match there).
+    fn contains_where(&self, needle: &[u8], any_case: bool) -> bool {
+        // The last place a needle can start; none when it is longer.
+        let Some(last) = self.masked.len().checked_sub(needle.len()) else {
+            return false;
+        };
+        let matches_at = |at: usize| {
+            self.masked[at..at + needle.len()]
+                .iter()
+                .zip(needle)
+                .enumerate()
+                .all(|(i, (&have, &want))| match self.figures.get(at + i) {
+                    Some(&DIGIT) => want.is_ascii_digit(),
+                    Some(&HEX) => want.is_ascii_hexdigit(),
+                    _ if any_case => have.eq_ignore_ascii_case(&want),
+                    _ => have == want,
+                })
+        };
+        let Some(anchor) = needle.iter().position(|b| !b.is_ascii_hexdigit()) else {
+            return (0..=last).any(matches_at);
+        };
+        let byte = needle[anchor];
+        let (lower, upper) = if any_case {
+            (byte.to_ascii_lowercase(), byte.to_ascii_uppercase())
+        } else {
+            (byte, byte)
+        };
+        memchr::memchr2_iter(lower, upper, &self.masked)
+            .filter_map(|at| at.checked_sub(anchor))
+            .filter(|&at| at <= last)
+            .any(matches_at)
     }
 
     /// Remembers `value` for the line last given to [`ShapeTable::keys`]
@@ -377,6 +394,60 @@ mod tests {
         table.find_figures(b"result=7");
         assert!(table.might_contain(b"result=2"));
         assert!(!table.might_contain(b"resulx=2"));
+    }
+
+    /// The anchored search answers as comparing at every place does.
+    #[test]
+    fn anchored_search_agrees_with_every_place() {
+        let lines: &[&[u8]] = &[
+            b"CUDA error 35 at step 0x1f: rror 2, exit code -9",
+            b"W bfc_allocator.cc:296] Allocator (GPU_0_bfc) ran out of memory",
+            b"    # torch.OutOfMemoryError: CUDA out of memory. Tried 20.00 MiB",
+            b"result=7 RESULT=70 Exit Status 137 c0000409 0XC0000409",
+            b"",
+        ];
+        let needles: &[&[u8]] = &[
+            b"rror 2,",
+            b"result=2",
+            b"exit code",
+            b"EXIT STATUS 1",
+            b"C0000",
+            b"-107374",
+            b"0x",
+            b"ran out",
+            b"GPU_0",
+            b"died due to signal 9",
+            b"Tried 1",
+            b"a",
+        ];
+        for line in lines {
+            let mut table: ShapeTable<()> = ShapeTable::default();
+            table.keys(line);
+            table.find_figures(line);
+            for needle in needles {
+                for any_case in [false, true] {
+                    let everywhere = table.masked.len() >= needle.len()
+                        && (0..=table.masked.len() - needle.len()).any(|at| {
+                            needle.iter().enumerate().all(|(i, &want)| {
+                                let have = table.masked[at + i];
+                                match table.figures[at + i] {
+                                    DIGIT => want.is_ascii_digit(),
+                                    HEX => want.is_ascii_hexdigit(),
+                                    _ if any_case => have.eq_ignore_ascii_case(&want),
+                                    _ => have == want,
+                                }
+                            })
+                        });
+                    assert_eq!(
+                        table.contains_where(needle, any_case),
+                        everywhere,
+                        "{:?} in {:?}",
+                        String::from_utf8_lossy(needle),
+                        String::from_utf8_lossy(line)
+                    );
+                }
+            }
+        }
     }
 
     #[test]
