@@ -259,15 +259,19 @@ fn conclusions(f: &Finding) -> (Vec<Verdict>, Vec<Fix>) {
     (verdicts, fixes)
 }
 
-/// The headline of a snapshot finding.
-pub(crate) fn headline(f: &Finding) -> String {
+/// The headline of a snapshot finding, in both languages.
+pub(crate) fn headline(f: &Finding) -> crate::i18n::Said {
     match f.snapshot.as_deref().and_then(|r| r.oom.as_ref()) {
-        Some(o) => format!(
-            "PyTorch could not allocate {} on GPU {} (from a memory snapshot)",
-            fmt(o.allocation_bytes),
-            o.device
+        Some(o) => crate::say!(
+            en: "PyTorch could not allocate {size} on GPU {device} (from a memory snapshot)",
+            zh: "PyTorch 无法在 GPU {device} 上分配 {size}（来自显存快照）",
+            size = fmt(o.allocation_bytes),
+            device = o.device
         ),
-        None => "PyTorch memory snapshot: the memory state, no OOM recorded".into(),
+        None => crate::say!(
+            en: "PyTorch memory snapshot: the memory state, no OOM recorded",
+            zh: "PyTorch 显存快照：拍下时的显存状态，没有记录 OOM"
+        ),
     }
 }
 
