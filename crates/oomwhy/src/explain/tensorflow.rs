@@ -45,7 +45,6 @@ impl Place {
             Place::Unsaid => Said::default(),
         }
     }
-
 }
 
 /// A sentence that puts in, at each `{name}` of both templates, a
@@ -139,7 +138,9 @@ impl Explain for TfOom {
                     zh: "TensorFlow 在 GPU {d} 上显存不足",
                     d = d
                 ),
-                Place::Unsaid => say!(en: "TensorFlow ran out of memory", zh: "TensorFlow 内存不足"),
+                Place::Unsaid => {
+                    say!(en: "TensorFlow ran out of memory", zh: "TensorFlow 内存不足")
+                }
             },
         }
     }
@@ -341,14 +342,11 @@ const REDUCE_BATCH_SIZE: FixSpec = FixSpec::new(
 .engines(Engines::NotServing)
 .cost(Cost::Quality);
 
-const MIXED_PRECISION: FixSpec = FixSpec::new(
-    "tf-mixed-precision",
-    "Use mixed precision",
-    "使用混合精度",
-)
-.frameworks(&[Framework::TensorFlow])
-.cost(Cost::Quality)
-.sources(&["TensorFlow guide: Mixed precision (tf.keras.mixed_precision)"]);
+const MIXED_PRECISION: FixSpec =
+    FixSpec::new("tf-mixed-precision", "Use mixed precision", "使用混合精度")
+        .frameworks(&[Framework::TensorFlow])
+        .cost(Cost::Quality)
+        .sources(&["TensorFlow guide: Mixed precision (tf.keras.mixed_precision)"]);
 
 const CUDA_MALLOC_ASYNC: FixSpec = FixSpec::new(
     "tf-cuda-malloc-async",

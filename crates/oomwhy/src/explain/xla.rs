@@ -115,7 +115,10 @@ impl Explain for XlaOom {
 
 fn xla_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     let a = f.sizes.requested_bytes;
-    let program = match (extra(f, "program_total_bytes"), extra(f, "program_temp_bytes")) {
+    let program = match (
+        extra(f, "program_total_bytes"),
+        extra(f, "program_temp_bytes"),
+    ) {
         (Some(total), Some(temp)) => say!(
             en: "The compiled program's buffers total {total} ({temp} of them temporaries), per XLA's BufferAssignment stats.",
             zh: "按 XLA 的 BufferAssignment 统计，编译后程序的缓冲区共 {total}（其中临时缓冲区 {temp}）。",
