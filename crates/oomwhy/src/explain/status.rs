@@ -156,7 +156,7 @@ impl Explain for GpuRuntimeError {
         {
             Some(clause) => say!(
                 en: "{clause}",
-                zh: "状态码表的说明（英文原文）：{clause}",
+                zh: "{clause}（状态码表原文）",
                 clause = clause
             ),
             None => say!(en: "What the status code means", zh: "状态码的含义"),
