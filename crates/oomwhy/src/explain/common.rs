@@ -191,7 +191,7 @@ pub(super) fn device_name(f: &Finding) -> Option<String> {
 /// Rerunning smaller and watching the card: `nvidia-smi` and PyTorch's
 /// memory summary.
 pub(super) const CONFIRM_MEMORY: FixSpec = FixSpec::new(
-    "confirm-it-is-memory",
+    "confirm-that-it-is-memory",
     "Confirm that it is memory",
     "确认是不是显存问题",
 )
