@@ -298,7 +298,9 @@ pub(super) const MIXED_PRECISION: FixSpec = FixSpec::new(
 .engines(Engines::NotServing)
 .phases(Phases::NotLoading)
 .cost(Cost::Quality)
-.sources(&["PyTorch documentation: Automatic Mixed Precision (torch.autocast, torch.amp.GradScaler)"]);
+.sources(&[
+    "PyTorch documentation: Automatic Mixed Precision (torch.autocast, torch.amp.GradScaler)",
+]);
 
 /// `torch.cuda.amp`, the only native mixed precision of PyTorch 1.6–1.9.
 pub(super) const MIXED_PRECISION_CUDA_AMP: FixSpec = FixSpec::new(

@@ -58,8 +58,14 @@ fn generic_headline(f: &Finding) -> Said {
     let reporter = fact(f, fact::REPORTED_BY);
     let who_en = reporter.unwrap_or("A GPU allocation");
     let device = device_name(f);
-    let on_en = device.as_deref().map(|d| format!(" on {d}")).unwrap_or_default();
-    let on_zh = device.as_deref().map(|d| format!("在 {d} 上")).unwrap_or_default();
+    let on_en = device
+        .as_deref()
+        .map(|d| format!(" on {d}"))
+        .unwrap_or_default();
+    let on_zh = device
+        .as_deref()
+        .map(|d| format!("在 {d} 上"))
+        .unwrap_or_default();
     match (size, reporter) {
         (Some(s), Some(who)) => both(
             format!("Out of memory: {who_en} could not allocate {s}{on_en}"),
@@ -73,7 +79,10 @@ fn generic_headline(f: &Finding) -> Said {
             format!("Out of memory: an allocation failed{on_en} ({who_en})"),
             format!(
                 "显存不足：{}一次分配失败了（{}）",
-                device.as_deref().map(|d| format!("{d} 上的")).unwrap_or_default(),
+                device
+                    .as_deref()
+                    .map(|d| format!("{d} 上的"))
+                    .unwrap_or_default(),
                 reporter.unwrap_or("一次 GPU 分配")
             ),
         ),
@@ -128,8 +137,14 @@ fn larger_than_the_gpu(f: &Finding) -> Option<Verdict> {
 fn generic_verdict(f: &Finding) -> Verdict {
     let size = f.sizes.requested_bytes.map(fmt);
     let device = device_name(f);
-    let on_en = device.as_deref().map(|d| format!(" on {d}")).unwrap_or_default();
-    let on_zh = device.as_deref().map(|d| format!("在 {d} 上")).unwrap_or_default();
+    let on_en = device
+        .as_deref()
+        .map(|d| format!(" on {d}"))
+        .unwrap_or_default();
+    let on_zh = device
+        .as_deref()
+        .map(|d| format!("在 {d} 上"))
+        .unwrap_or_default();
     if f.era == Some(Era::TritonSharedMemory) {
         let limit = extra_limit(f).map(fmt);
         let first = both(
@@ -306,14 +321,23 @@ fn paddle_what(f: &Finding, size: Option<&str>, on_en: &str, on_zh: &str) -> Sai
         format!(
             "PaddlePaddle's allocator asked the driver for {}{on_en} and was refused{}{}.",
             size.unwrap_or("a new chunk"),
-            free.as_deref().map(|free| format!(": only {free} was still available")).unwrap_or_default(),
-            used.as_deref().map(|used| format!(", with {used} already allocated by Paddle")).unwrap_or_default(),
+            free.as_deref()
+                .map(|free| format!(": only {free} was still available"))
+                .unwrap_or_default(),
+            used.as_deref()
+                .map(|used| format!(", with {used} already allocated by Paddle"))
+                .unwrap_or_default(),
         ),
         format!(
             "PaddlePaddle 的分配器{on_zh}向驱动申请{}，被拒绝了{}{}。",
-            size.map(|s| format!(" {s}")).unwrap_or_else(|| "一块新的显存块".into()),
-            free.as_deref().map(|free| format!("：当时只剩 {free} 可用")).unwrap_or_default(),
-            used.as_deref().map(|used| format!("，而 Paddle 自己已经分配了 {used}")).unwrap_or_default(),
+            size.map(|s| format!(" {s}"))
+                .unwrap_or_else(|| "一块新的显存块".into()),
+            free.as_deref()
+                .map(|free| format!("：当时只剩 {free} 可用"))
+                .unwrap_or_default(),
+            used.as_deref()
+                .map(|used| format!("，而 Paddle 自己已经分配了 {used}"))
+                .unwrap_or_default(),
         ),
     )
     .then(advice)
@@ -388,7 +412,9 @@ const ONNXRUNTIME_ARENA: FixSpec = FixSpec::new(
     "给 ONNX Runtime 的 arena 设上限",
 )
 .frameworks(&[Framework::OnnxRuntime])
-.sources(&["ONNX Runtime documentation: CUDA Execution Provider (gpu_mem_limit, arena_extend_strategy)"]);
+.sources(&[
+    "ONNX Runtime documentation: CUDA Execution Provider (gpu_mem_limit, arena_extend_strategy)",
+]);
 
 const CUPY_RELEASE_OR_CAP: FixSpec = FixSpec::new(
     "cupy-release-or-cap-pool",

@@ -219,7 +219,7 @@ fn capitalise_first(text: &str) -> String {
 fn ram_exhausted_title() -> Said {
     say!(
         en: "The machine's RAM ran out (host memory, not GPU memory)",
-        zh: "机器的内存（RAM）用完了：是主机内存，不是显存"
+        zh: "机器的内存（RAM）用完了（是主机内存，不是显存）"
     )
 }
 
@@ -275,7 +275,11 @@ fn host_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
             n = n
         ),
     };
-    out.push(verdict(Code::HostRamExhausted, ram_exhausted_title(), detail));
+    out.push(verdict(
+        Code::HostRamExhausted,
+        ram_exhausted_title(),
+        detail,
+    ));
 }
 
 /// What the kernel's out-of-memory killer's victim held (its own and shared
@@ -531,9 +535,12 @@ const ALLOCATE_LESS_AT_ONCE: FixSpec = FixSpec::new(
     "一次少分配一些",
 );
 
-const FIND_RAM_HOLDER: FixSpec =
-    FixSpec::new("find-ram-holder", "Find what holds the RAM", "找出是谁占着内存")
-        .cost(Cost::Look);
+const FIND_RAM_HOLDER: FixSpec = FixSpec::new(
+    "find-ram-holder",
+    "Find what holds the RAM",
+    "找出是谁占着内存",
+)
+.cost(Cost::Look);
 
 const ENLARGE_PAGE_FILE: FixSpec = FixSpec::new(
     "enlarge-windows-page-file",
