@@ -4,7 +4,7 @@
 use super::common::{fact, fix_en, on_device, torch_in_traceback, verdict_en, workload_fix};
 use super::common::{library_headroom_fix, runtime_fix};
 use super::docs::Code;
-use super::setting::{Runtime, Vendor};
+use super::setting::{Framework, Runtime, Vendor};
 use super::Explain;
 use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
 
@@ -55,6 +55,10 @@ impl Explain for IllegalMemoryAccess {
 /// The tool that printed the error, when it is not PyTorch (cuDF, TensorRT,
 /// darknet, ...): PyTorch's allocator and cache are then beside the point.
 fn other_tool(f: &Finding) -> Option<&str> {
+    // llama.cpp's ggml prints CUDA's error without naming itself.
+    if !f.facts.contains_key(fact::REPORTED_BY) && Framework::of(f) == Framework::Ggml {
+        return Some("llama.cpp (ggml)");
+    }
     let tool = f.facts.get(fact::REPORTED_BY)?;
     (tool != "torch_memory_saver" && !torch_in_traceback(f)).then_some(tool.as_str())
 }

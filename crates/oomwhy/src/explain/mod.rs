@@ -135,10 +135,7 @@ pub fn headline(f: &Finding) -> String {
 /// has not written it next to its English yet.
 pub fn headline_said(f: &Finding) -> Said {
     if let Some(headline) = grammar::headline(f) {
-        return Said {
-            en: headline,
-            zh: String::new(),
-        };
+        return headline;
     }
     explainer(f.kind).headline(f)
 }

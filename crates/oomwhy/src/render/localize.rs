@@ -21,7 +21,9 @@ pub fn localize(f: &Finding, lang: Lang) -> std::borrow::Cow<'_, Finding> {
             v.detail = detail;
         }
     }
-    if let Some(chinese) = out.diagnosis.headline_zh.take() {
+    // Kept (not taken): the renderers ask `headline` of the localized
+    // finding again, which must not fall back to the catalogue's template.
+    if let Some(chinese) = out.diagnosis.headline_zh.clone() {
         out.diagnosis.headline = chinese;
     } else if let Some(chinese) = zh::headline(f) {
         out.diagnosis.headline = chinese;
@@ -84,8 +86,12 @@ pub fn field_rows(f: &Finding, lang: Lang) -> Vec<FieldRow> {
     rows
 }
 
+/// Idempotent: the renderers translate the rows of a localized finding
+/// again, and a row written in both languages keeps its own Chinese (a
+/// label such as `anon-rss` reads the same in both and would otherwise be
+/// looked up in the catalogue).
 fn translate_row(r: &mut FieldRow) {
-    if let Some(chinese) = r.zh.take() {
+    if let Some(chinese) = r.zh.clone() {
         r.label = chinese.title;
         r.meaning = chinese.text;
     } else if let Some((label, meaning)) = zh::row(&r.label, &r.meaning) {
