@@ -72,8 +72,8 @@ impl Explain for IllegalMemoryAccess {
             ),
         ))
     }
-    fn fixes(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
-        illegal_access_fixes(out)
+    fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
+        illegal_access_fixes(f, out)
     }
 }
 
@@ -187,7 +187,7 @@ fn runtime_oom_fixes(f: &Finding, out: &mut Vec<Fix>) {
     }
 }
 
-fn illegal_access_fixes(out: &mut Vec<Fix>) {
+fn illegal_access_fixes(f: &Finding, out: &mut Vec<Fix>) {
     out.push(fix(
         &FIND_REAL_KERNEL,
         say!(
@@ -202,13 +202,17 @@ fn illegal_access_fixes(out: &mut Vec<Fix>) {
             zh: "compute-sanitizer --tool memcheck python train.py 会指出是哪个 kernel、越界的是哪个地址（非常慢：用很小的 batch）。"
         ),
     ));
-    out.push(fix(
-        &USUAL_CAUSES,
-        say!(
-            en: "An index out of range (embedding ids ≥ num_embeddings, labels ≥ num_classes, gather/scatter indices): run the same step on the CPU for a clear IndexError. Custom CUDA/Triton kernels and extensions (flash-attn, bitsandbytes, apex) built for another PyTorch/CUDA version. Tensors on the wrong device or non-contiguous inputs passed to custom ops.",
-            zh: "索引越界（embedding id ≥ num_embeddings、标签 ≥ num_classes、gather/scatter 的索引）：在 CPU 上跑同一步，会得到清楚的 IndexError。为其他 PyTorch/CUDA 版本编译的自定义 CUDA/Triton kernel 和扩展（flash-attn、bitsandbytes、apex）。放错设备的张量，或传给自定义算子的非连续输入。"
-        ),
-    ));
+    // The usual causes are PyTorch's (embeddings, losses, its extensions):
+    // not for a crash in another framework (ONNX Runtime's CUDA provider).
+    if matches!(Framework::of(f), Framework::PyTorch | Framework::Unknown) {
+        out.push(fix(
+            &USUAL_CAUSES,
+            say!(
+                en: "An index out of range (embedding ids ≥ num_embeddings, labels ≥ num_classes, gather/scatter indices): run the same step on the CPU for a clear IndexError. Custom CUDA/Triton kernels and extensions (flash-attn, bitsandbytes, apex) built for another PyTorch/CUDA version. Tensors on the wrong device or non-contiguous inputs passed to custom ops.",
+                zh: "索引越界（embedding id ≥ num_embeddings、标签 ≥ num_classes、gather/scatter 的索引）：在 CPU 上跑同一步，会得到清楚的 IndexError。为其他 PyTorch/CUDA 版本编译的自定义 CUDA/Triton kernel 和扩展（flash-attn、bitsandbytes、apex）。放错设备的张量，或传给自定义算子的非连续输入。"
+            ),
+        ));
+    }
     out.push(fix(
         &RULE_OUT_HARDWARE,
         say!(
@@ -236,12 +240,8 @@ pub(super) const CHECK_GPU_HOLDERS: FixSpec = FixSpec::new(
 )
 .cost(Cost::Look);
 
-const REDUCE_WORKLOAD: FixSpec = FixSpec::new(
-    "reduce-workload",
-    "Reduce the workload",
-    "减小工作负载",
-)
-.cost(Cost::Quality);
+const REDUCE_WORKLOAD: FixSpec =
+    FixSpec::new("reduce-workload", "Reduce the workload", "减小工作负载").cost(Cost::Quality);
 
 /// CUDA_LAUNCH_BLOCKING is NVIDIA's CUDA runtime variable.
 const FIND_REAL_KERNEL: FixSpec = FixSpec::new(

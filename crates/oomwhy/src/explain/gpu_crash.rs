@@ -236,13 +236,13 @@ fn device_assert_verdict(f: &Finding) -> Verdict {
     let checked = match fact(f, fact::KERNEL) {
         Some(kernel) => say!(
             en: "The kernel {kernel} checked `{condition}` and it failed:",
-            zh: "kernel {kernel} 检查的条件 `{condition}` 不成立：",
+            zh: "kernel {kernel} 检查的条件 `{condition}` 不成立。",
             kernel = kernel,
             condition = condition
         ),
         None => say!(
             en: "The kernel a kernel checked `{condition}` and it failed:",
-            zh: "某个 kernel 检查的条件 `{condition}` 不成立：",
+            zh: "某个 kernel 检查的条件 `{condition}` 不成立。",
             condition = condition
         ),
     };
@@ -366,7 +366,10 @@ pub(super) const FIND_FAILED_KERNEL: FixSpec = FixSpec::new(
 )
 .vendors(&[Vendor::Nvidia])
 .cost(Cost::Look)
-.sources(&["CUDA Programming Guide: CUDA_LAUNCH_BLOCKING", "NVIDIA Compute Sanitizer documentation"]);
+.sources(&[
+    "CUDA Programming Guide: CUDA_LAUNCH_BLOCKING",
+    "NVIDIA Compute Sanitizer documentation",
+]);
 
 /// Names PyTorch builds and Hugging Face's attn_implementation.
 const REBUILD_EXTENSION: FixSpec = FixSpec::new(

@@ -115,11 +115,8 @@ impl Explain for NcclError {
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         out.push(
-            collateral(
-                f,
-                say!(en: "This NCCL error", zh: "这条 NCCL 报错"),
-            )
-            .unwrap_or_else(|| nccl_error_verdict(f)),
+            collateral(f, say!(en: "This NCCL error", zh: "这条 NCCL 报错"))
+                .unwrap_or_else(|| nccl_error_verdict(f)),
         )
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
@@ -273,11 +270,8 @@ impl Explain for ChildFailed {
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         out.push(
-            collateral(
-                f,
-                say!(en: "This launcher report", zh: "启动器的这份报告"),
-            )
-            .unwrap_or_else(|| launcher_verdict(f)),
+            collateral(f, say!(en: "This launcher report", zh: "启动器的这份报告"))
+                .unwrap_or_else(|| launcher_verdict(f)),
         )
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
@@ -326,7 +320,10 @@ fn consequence_suffix(f: &Finding) -> Said {
 fn collateral(f: &Finding, what: Said) -> Option<Verdict> {
     let id = f.consequence_of?;
     let root = match f.kind {
-        Kind::ChildFailed => match (fact(f, fact::ROOT_CAUSE_RANK), fact(f, fact::ROOT_CAUSE_EXITCODE)) {
+        Kind::ChildFailed => match (
+            fact(f, fact::ROOT_CAUSE_RANK),
+            fact(f, fact::ROOT_CAUSE_EXITCODE),
+        ) {
             (Some(r), Some(e)) => say!(
                 en: " Its \"root cause\" (rank {r}, exit code {e}) is only the first exit the launcher observed, not necessarily the rank that ran out of memory.",
                 zh: "它的“根因”（rank {r}，退出码 {e}）只是启动器最先看到的退出，不一定就是显存不足的那个 rank。",
@@ -689,7 +686,10 @@ const NCCL_DEBUG_INFO: FixSpec = FixSpec::new(
 )
 .vendors(NCCL_VENDORS)
 .cost(Cost::Look)
-.sources(&["NCCL documentation: Environment Variables (NCCL_DEBUG, NCCL_DEBUG_SUBSYS)", "RCCL documentation: environment variables"]);
+.sources(&[
+    "NCCL documentation: Environment Variables (NCCL_DEBUG, NCCL_DEBUG_SUBSYS)",
+    "RCCL documentation: environment variables",
+]);
 
 /// Docker's shared memory and NCCL's network variables.
 const SHM_AND_INTERFACE: FixSpec = FixSpec::new(

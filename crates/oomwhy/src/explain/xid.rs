@@ -319,7 +319,10 @@ const CHECK_GPU_HEALTH: FixSpec = FixSpec::new(
 )
 .vendors(&[Vendor::Nvidia])
 .cost(Cost::Look)
-.sources(&["NVIDIA DCGM documentation: dcgmi diag", "nvidia-smi documentation: -q -d ECC,ROW_REMAPPER"]);
+.sources(&[
+    "NVIDIA DCGM documentation: dcgmi diag",
+    "nvidia-smi documentation: -q -d ECC,ROW_REMAPPER",
+]);
 
 const KEEP_KERNEL_LOG: FixSpec = FixSpec::new(
     "keep-kernel-log",
