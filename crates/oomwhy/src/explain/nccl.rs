@@ -376,9 +376,11 @@ fn timeout_verdict(f: &Finding) -> Verdict {
         Some(op) => say!(en: "{op}", zh: "{op}", op = op),
         None => say!(en: "a collective", zh: "某次集合通信"),
     };
-    let seq = match fact(f, fact::SEQ_NUM) {
-        Some(s) => say!(en: " (SeqNum {s})", zh: "（SeqNum {s}）", s = s),
-        None => Said::default(),
+    let seq = match (fact(f, fact::SEQ_NUM), fact(f, fact::OP_TYPE)) {
+        (Some(s), _) => say!(en: " (SeqNum {s})", zh: "（SeqNum {s}）", s = s),
+        // A space between the collective's Latin name and the Chinese.
+        (None, Some(_)) => say!(en: "", zh: " "),
+        (None, None) => Said::default(),
     };
     let limit = match fact(f, fact::TIMEOUT_MS) {
         Some(ms) => say!(
@@ -401,7 +403,7 @@ fn timeout_verdict(f: &Finding) -> Verdict {
                 waiting,
                 say!(
                     en: " for ranks that never joined. Finding [{id}] is an earlier (probable) out-of-memory error: once a rank dies, the others block at the next collective until the NCCL watchdog gives up after",
-                    zh: " 里等待始终没有加入的 rank。发现 [{id}] 是更早的一个（很可能的）显存不足错误：一旦有 rank 死掉，其他 rank 就会卡在下一次集合通信上，直到 NCCL watchdog 等满",
+                    zh: "里等待始终没有加入的 rank。发现 [{id}] 是更早的一个（很可能的）显存不足错误：一旦有 rank 死掉，其他 rank 就会卡在下一次集合通信上，直到 NCCL watchdog 等满",
                     id = id
                 ),
                 limit,
@@ -423,7 +425,7 @@ fn timeout_verdict(f: &Finding) -> Verdict {
             waiting,
             say!(
                 en: " and the NCCL watchdog gave up after",
-                zh: " 里等待，NCCL watchdog 等满"
+                zh: "里等待，NCCL watchdog 等满"
             ),
             limit,
             say!(
