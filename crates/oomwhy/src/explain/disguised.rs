@@ -408,11 +408,3 @@ pub(super) const FIXES: &[FixSpec] = &[
     NUMBERS_ANOTHER_WAY,
     LESS_THAN_SMI_FREE,
 ];
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn confirm_says_what_common_says() {
-        assert_eq!(super::confirm().en, super::super::common::CONFIRM);
-    }
-}

@@ -68,7 +68,8 @@ macro_rules! say {
             $crate::i18n::said::same_placeholders($en, $zh),
             "the English and the Chinese name different placeholders"
         );
-        $(let $name = $value;)+
+        // `name = name` is the usual way to pass a local on: not redundant.
+        $(#[allow(clippy::redundant_locals)] let $name = $value;)+
         $crate::i18n::Said {
             en: format!($en, $($name = &$name),+),
             zh: format!($zh, $($name = &$name),+),
