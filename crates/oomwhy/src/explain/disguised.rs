@@ -362,8 +362,10 @@ const TF_ROOM_FOR_LIBRARIES: FixSpec = FixSpec::new(
 
 /// Halve the batch and watch nvidia-smi: the same advice as
 /// `common::confirm_fix`, in the words that fit any framework.
+/// The framework-free form of `common::CONFIRM_MEMORY` (which names
+/// PyTorch's memory summary): the same advice, so the same title.
 const CONFIRM_MEMORY: FixSpec = FixSpec::new(
-    "confirm-that-it-is-memory",
+    "confirm-memory-by-halving-batch",
     "Confirm that it is memory",
     "确认是不是显存问题",
 )

@@ -8,6 +8,7 @@ use super::common::{
 use super::docs::Code;
 use super::setting::{Framework, Vendor};
 use super::thresholds::LARGER_THAN_ANY_GPU;
+use super::toolchain::{NON_TRITON_PATH, TRITON_KERNEL_CONFIG};
 use super::Explain;
 use crate::i18n::Said;
 use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
@@ -343,23 +344,6 @@ fn paddle_what(f: &Finding, size: Option<&str>, on_en: &str, on_zh: &str) -> Sai
     .then(advice)
 }
 
-/// Triton's autotune configurations (the same entry as Triton's own error
-/// in toolchain.rs will share once both are typed).
-const TRITON_KERNEL_CONFIG: FixSpec = FixSpec::new(
-    "triton-kernel-config-for-gpu",
-    "Use a kernel configuration for this GPU",
-    "用适合这块 GPU 的 kernel 配置",
-)
-.sources(&["Triton documentation: triton.Config, triton.autotune"]);
-
-/// torch.compile is named as one way among others to turn Triton off.
-const NON_TRITON_PATH: FixSpec = FixSpec::new(
-    "switch-to-non-triton-path",
-    "Switch to a non-Triton path",
-    "换一条不走 Triton 的路径",
-)
-.cost(Cost::Speed);
-
 /// `-ngl`, `-c`, `--cache-type-k`: llama.cpp's own options.
 const FEWER_LAYERS: FixSpec = FixSpec::new(
     "llama-cpp-fewer-layers",
@@ -576,8 +560,6 @@ fn fewer_layers() -> Fix {
 
 /// This family's fixes, for the catalogue (`catalogue::ALL`).
 pub(super) const FIXES: &[FixSpec] = &[
-    TRITON_KERNEL_CONFIG,
-    NON_TRITON_PATH,
     FEWER_LAYERS,
     FREE_THE_GPU,
     CLOSE_OTHER_GPU_PROGRAMS,
