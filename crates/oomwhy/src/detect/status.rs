@@ -68,8 +68,7 @@ struct Patterns {
 fn patterns() -> &'static Patterns {
     static P: OnceLock<Patterns> = OnceLock::new();
     P.get_or_init(|| {
-        let mut names: Vec<&str> = codes::tables()
-            .iter()
+        let mut names: Vec<&str> = codes::scanned_tables()
             .flat_map(|t| t.entries.iter().map(|e| e.name))
             .collect();
         names.sort_by_key(|n| std::cmp::Reverse(n.len()));
@@ -82,7 +81,12 @@ fn patterns() -> &'static Patterns {
         Patterns {
             names: re(&format!(r"\b(?:{alternation})\b")),
             number: re(concat!(
-                r"(?P<api>\bcuda[A-Z]\w*|\bcu[A-Z]\w*|\bCUresult\b|\bCUDA\b|\bCuda\b|\bcuda\b|THCudaCheck",
+                // The libraries' words first: at one start the first
+                // alternative wins, and `cuFFT` is also `cu` + a capital.
+                r"(?P<api>\bcufft\w*|\bcuFFT\b|\bCUFFT\b|\bcusolver\w*|\bcuSOLVER\b|\bCUSOLVER\b",
+                r"|\bcusparse\w*|\bcuSPARSE\b|\bCUSPARSE\b|\bcurand\w*|\bcuRAND\b|\bCURAND\b",
+                r"|\bnpp[a-z]\w*|\bNPP\b|\bnvjpeg\w*|\bnvJPEG\b|\bNVJPEG\b|\brocblas\w*|\brocBLAS\b|\bmiopen\w*|\bMIOpen\b",
+                r"|\bcuda[A-Z]\w*|\bcu[A-Z]\w*|\bCUresult\b|\bCUDA\b|\bCuda\b|\bcuda\b|THCudaCheck",
                 r"|\bhip[A-Z]\w*|\bHIP\b|\bcublas\w*|\bCUBLAS\b|\bcuBLAS\b|\bcudnn\w*|\bcuDNN\b|\bCUDNN\b",
                 r"|\bnccl[A-Z]\w*|\bNCCL\b|\bze[A-Z]\w*|\bLevel[ -]?Zero\b|\bvk[A-Z]\w*|\bVulkan\b|\bVkResult\b)",
                 r"[^\n]{0,100}?\b(?P<word>error|Error|ERROR|failure|Failure|failed|code|err|status|result|returned)",
@@ -95,8 +99,18 @@ fn patterns() -> &'static Patterns {
     })
 }
 
+/// The libraries whose API word (`cufftExecC2C`, `cuSOLVER`, `nppiResize`,
+/// `MIOpen`) starts, in any case, with the table's id.
+const LIBRARY_TABLES: &[&str] = &[
+    "cufft", "cusolver", "cusparse", "curand", "npp", "nvjpeg", "rocblas", "miopen",
+];
+
 /// Which table a number belongs to, by the word that names the API.
 fn table_for_api(api: &str, matched: &str) -> Option<&'static Table> {
+    let lower = api.to_ascii_lowercase();
+    if let Some(id) = LIBRARY_TABLES.iter().find(|id| lower.starts_with(*id)) {
+        return codes::table(id);
+    }
     let id = if api.starts_with("cublas") || api.eq_ignore_ascii_case("cublas") {
         "cublas"
     } else if api.starts_with("cudnn") || api.eq_ignore_ascii_case("cudnn") {
@@ -276,7 +290,7 @@ fn message_index() -> Option<&'static MessageIndex> {
     INDEX
         .get_or_init(|| {
             let mut texts = Vec::new();
-            for table in codes::tables() {
+            for table in codes::scanned_tables() {
                 for entry in &table.entries {
                     if !entry.message.is_empty() {
                         texts.push((entry.message, table, entry));
@@ -477,7 +491,9 @@ fn kind_for(table: &Table, entry: &Entry) -> Kind {
     match entry.class {
         Class::Memory => match table.id {
             "cuda_runtime" | "cuda_driver" => Kind::CudaRuntimeOom,
-            "cublas" | "cudnn" => Kind::LibraryAllocFailed,
+            // The libraries whose allocation failures oomwhy explains as
+            // a workspace that did not fit.
+            "cublas" | "cudnn" | "cusolver" => Kind::LibraryAllocFailed,
             _ => Kind::GenericOom,
         },
         _ if table.id == "nccl" => Kind::NcclError,
@@ -512,6 +528,13 @@ const TRIGGERS: &[&str] = &[
     "STATUS_",
     "_ERROR_",
     "nccl",
+    // The CUDA and ROCm libraries' names whose prefix none of the above
+    // has: one rare literal each (cuSOLVER's, cuSPARSE's, cuRAND's and
+    // nvJPEG's have `STATUS_`).
+    "CUFFT_",
+    "NPP_",
+    "rocblas_status_",
+    "miopenStatus",
     // A number or message after an error word: `CUDA error 35`, `HIP error:`,
     // `RuntimeError: NAME`, `failed with error -2`; the CUDA samples'
     // `cudaGetDeviceCount returned 35`; ONNX Runtime's `CUDA failure 35:`.
@@ -612,9 +635,9 @@ fn decode_status(message: &Message<'_>, memory: bool) -> Option<Finding> {
             finding.facts.insert(fact::STATUS.into(), entry.name.into());
         }
         Kind::GenericOom => {
-            finding.era = match table.id {
-                "hip_runtime" => Some(Era::Hip),
-                "vulkan" => Some(Era::Vulkan),
+            finding.era = match (table.id, table.backend) {
+                (_, "hip") => Some(Era::Hip),
+                ("vulkan", _) => Some(Era::Vulkan),
                 _ => None,
             };
             finding.facts.insert(
@@ -656,6 +679,7 @@ mod tests {
     /// The forms each table's stack prints its codes in, for one entry.
     fn printed_forms(table: &Table, entry: &Entry) -> Vec<String> {
         let n = entry.written;
+        let d = entry.number;
         let name = entry.name;
         let mut forms = vec![format!("RuntimeError: {name}"), format!("error: {name}")];
         if matches!(table.id, "cuda_runtime" | "hip_runtime") {
@@ -701,6 +725,43 @@ mod tests {
                 format!("vkAllocateMemory failed with error {n}"),
                 format!("Vulkan error: {name}"),
             ]),
+            // The libraries print their numbers in decimal (cuFFT's header
+            // writes them in hex).
+            "cufft" => forms.extend([
+                format!("cuFFT error {d}"),
+                format!("cufftPlanMany returned {d}"),
+                format!("CUFFT error {d}: {name}"),
+            ]),
+            "cusolver" => forms.extend([
+                format!("cuSOLVER error {d}"),
+                format!("cusolverDnCreate returned {d}"),
+            ]),
+            "cusparse" => forms.extend([
+                format!("cuSPARSE error {d}"),
+                format!("cusparseSpMM returned status {d}"),
+            ]),
+            "curand" => forms.extend([
+                format!("cuRAND error {d}"),
+                format!("curandGenerateNormal returned {d}"),
+            ]),
+            "npp" => forms.extend([
+                format!("NPP error {d}"),
+                format!("nppiResize_8u_C3R returned {d}"),
+            ]),
+            "nvjpeg" => forms.extend([
+                format!("nvjpeg error {d}"),
+                format!("nvjpegDecode returned {d}"),
+            ]),
+            "rocblas" => forms.extend([
+                format!("rocBLAS error {d}"),
+                format!("rocblas_gemm_ex returned {d}"),
+                format!("rocBLAS error: {name}"),
+            ]),
+            "miopen" => forms.extend([
+                format!("MIOpen error {d}"),
+                format!("miopenConvolutionForward returned {d}"),
+                format!("MIOpen Error: /src/ocl/convolutionocl.cpp:812: {name}"),
+            ]),
             _ => {}
         }
         forms
@@ -711,7 +772,7 @@ mod tests {
     /// number is printed) and as the kind its class gives.
     #[test]
     fn every_entry_in_every_form() {
-        for table in codes::tables() {
+        for table in codes::scanned_tables() {
             for entry in &table.entries {
                 for line in printed_forms(table, entry) {
                     let expected = if line.contains(entry.name) {
@@ -748,7 +809,7 @@ mod tests {
 
     #[test]
     fn every_message_printed_as_an_error() {
-        for table in codes::tables() {
+        for table in codes::scanned_tables() {
             for entry in table.entries.iter().filter(|e| !e.message.is_empty()) {
                 let m = entry.message;
                 let lines = if table.id == "cuda_driver" {
@@ -795,7 +856,7 @@ mod tests {
 
     #[test]
     fn the_triggers_cover_every_form() {
-        for table in codes::tables() {
+        for table in codes::scanned_tables() {
             for entry in &table.entries {
                 for line in printed_forms(table, entry) {
                     assert!(TRIGGERS.iter().any(|t| line.contains(t)), "{line}");
