@@ -245,3 +245,48 @@ fn process_tables_name_endings() {
         assert!(oomwhy::codes::by_name(entry.name).is_none(), "{}", entry.name);
     }
 }
+
+/// The wrapper tables through the whole decoder: TensorRT's `Error Code N`
+/// log line and JAX's `XlaRuntimeError: NAME: message`, each row found (a
+/// memory row as an out-of-memory finding, a bad-argument row not at all),
+/// and a wrapper whose message says memory ran out left to the
+/// out-of-memory families.
+#[test]
+fn wrapper_statuses_are_recognised_in_their_forms() {
+    use oomwhy::codes::{table, Class};
+    let trt = table("tensorrt").expect("the TensorRT table");
+    let xla = table("absl_status").expect("the absl table");
+    let mut lines = Vec::new();
+    for e in &trt.entries {
+        let n = e.number;
+        lines.push((e, format!("[11/10/2023-06:30:40] [TRT] [E] {n}: [builder.cpp::buildEngine::42] Error Code {n}: Internal Error (a check failed)")));
+        lines.push((e, format!("RuntimeError: {}", e.name)));
+    }
+    for e in &xla.entries {
+        let name = e.name;
+        lines.push((e, format!("jaxlib.xla_extension.XlaRuntimeError: {name}: the call failed")));
+    }
+    for (entry, line) in lines {
+        let findings = oomwhy::decode_str(&format!("{line}\n"));
+        let naming = findings
+            .iter()
+            .find(|f| f.facts.get("error_name").map(String::as_str) == Some(entry.name));
+        match entry.class {
+            Class::Usage => assert!(naming.is_none(), "{line}: {findings:?}"),
+            // absl's RESOURCE_EXHAUSTED is read by the XLA family's forms only.
+            Class::Memory if entry.name == "RESOURCE_EXHAUSTED" => assert!(naming.is_none(), "{line}"),
+            Class::Memory => assert!(findings.iter().any(|f| f.category.is_oom()), "{line}: {findings:?}"),
+            Class::NotMemory | Class::Maybe => {
+                let f = naming.unwrap_or_else(|| panic!("not recognised: {line}: {findings:?}"));
+                assert!(!f.category.is_oom(), "{line}");
+            }
+        }
+    }
+    for line in [
+        "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 7406166528 bytes.",
+        "[11/10/2023-06:30:40] [TRT] [E] 2: [virtualMemoryBuffer.cpp::resizePhysical::140] Error Code 2: OutOfMemory (no further information)",
+    ] {
+        let findings = oomwhy::decode_str(&format!("{line}\n"));
+        assert!(findings.iter().any(|f| f.category.is_oom()), "{line}: {findings:?}");
+    }
+}

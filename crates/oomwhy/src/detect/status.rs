@@ -58,6 +58,10 @@ struct Patterns {
     /// A word that names an API, then a word that introduces its status and
     /// the number: `CUDA error 2`, `cudaMalloc returned 2`, `error=2`, `err(2)`.
     number: Regex,
+    /// absl's `NAME: message` after JAX's runtime error class: the only
+    /// form in which an XLA status name is read (the names are ordinary
+    /// words elsewhere).
+    xla_status: Regex,
     /// PyTorch's pointer to the error's documentation.
     search_for: Regex,
     /// Cycles' `MESSAGE in cuCall(` and `CUDA error at cuCall: MESSAGE`.
@@ -78,19 +82,25 @@ fn patterns() -> &'static Patterns {
             .map(|n| regex::escape(n))
             .collect::<Vec<_>>()
             .join("|");
+        let xla_names = codes::table("absl_status")
+            .map(|t| t.entries.iter().map(|e| e.name).collect::<Vec<_>>().join("|"))
+            .unwrap_or_default();
         Patterns {
             names: re(&format!(r"\b(?:{alternation})\b")),
+            xla_status: re(&format!(
+                r"\b(?:Xla|Jax)RuntimeError: (?P<name>{xla_names}): "
+            )),
             number: re(concat!(
                 // The libraries' words first: at one start the first
                 // alternative wins, and `cuFFT` is also `cu` + a capital.
-                r"(?P<api>\bcufft\w*|\bcuFFT\b|\bCUFFT\b|\bcusolver\w*|\bcuSOLVER\b|\bCUSOLVER\b",
+                r"(?P<api>\bTensorRT\b|\bTRT\b|\bcufft\w*|\bcuFFT\b|\bCUFFT\b|\bcusolver\w*|\bcuSOLVER\b|\bCUSOLVER\b",
                 r"|\bcusparse\w*|\bcuSPARSE\b|\bCUSPARSE\b|\bcurand\w*|\bcuRAND\b|\bCURAND\b",
                 r"|\bnpp[a-z]\w*|\bNPP\b|\bnvjpeg\w*|\bnvJPEG\b|\bNVJPEG\b|\brocblas\w*|\brocBLAS\b|\bmiopen\w*|\bMIOpen\b",
                 r"|\bcuda[A-Z]\w*|\bcu[A-Z]\w*|\bCUresult\b|\bCUDA\b|\bCuda\b|\bcuda\b|THCudaCheck",
                 r"|\bhip[A-Z]\w*|\bHIP\b|\bcublas\w*|\bCUBLAS\b|\bcuBLAS\b|\bcudnn\w*|\bcuDNN\b|\bCUDNN\b",
                 r"|\bnccl[A-Z]\w*|\bNCCL\b|\bze[A-Z]\w*|\bLevel[ -]?Zero\b|\bvk[A-Z]\w*|\bVulkan\b|\bVkResult\b)",
                 r"[^\n]{0,100}?\b(?P<word>error|Error|ERROR|failure|Failure|failed|code|err|status|result|returned)",
-                r"\s*(?:[=:]\s*|\(\s*|\s+)(?:code\s+|with\s+error\s+)?(?P<number>-?0x[0-9A-Fa-f]+|-?\d+)\b",
+                r"\s*(?:[=:]\s*|\(\s*|\s+)(?:[Cc]ode\s+|with\s+error\s+)?(?P<number>-?0x[0-9A-Fa-f]+|-?\d+)\b",
             )),
             search_for: re(r"\bSearch for `(\w+)' in \S+ for more information"),
             cycles_call: re(r"^ in (?:cu[A-Z]\w*\(|CUDA queue )"),
@@ -108,6 +118,9 @@ const LIBRARY_TABLES: &[&str] = &[
 /// Which table a number belongs to, by the word that names the API.
 fn table_for_api(api: &str, matched: &str) -> Option<&'static Table> {
     let lower = api.to_ascii_lowercase();
+    if api == "TRT" || lower == "tensorrt" {
+        return codes::table("tensorrt");
+    }
     if let Some(id) = LIBRARY_TABLES.iter().find(|id| lower.starts_with(*id)) {
         return codes::table(id);
     }
@@ -478,8 +491,48 @@ fn find(line: &str) -> Option<Hit> {
         })
         .or_else(|| names.first().copied());
     // A name says the most; a number or a message only when there is none.
-    name.or_else(|| number_hit(line))
-        .or_else(|| message_hit(line))
+    let hit = name
+        .or_else(|| xla_status_hit(line))
+        .or_else(|| number_hit(line))
+        .or_else(|| message_hit(line))?;
+    // A wrapper's status (absl's, TensorRT's `Error Code 2: OutOfMemory`)
+    // whose message says memory ran out is left to the out-of-memory
+    // families, which read that message and its sizes; so is absl's
+    // RESOURCE_EXHAUSTED, which the XLA, TensorFlow and grammar families read.
+    let wrapper = matches!(hit.table.id, "absl_status" | "tensorrt");
+    let left_to_oom_families = wrapper
+        && (says_memory_ran_out(line)
+            || (hit.table.id == "absl_status" && hit.entry.class == Class::Memory));
+    (!left_to_oom_families).then_some(hit)
+}
+
+/// JAX's `XlaRuntimeError: INTERNAL: ...` (`JaxRuntimeError` in newer
+/// releases): an absl status code printed by `Status::ToString`.
+fn xla_status_hit(line: &str) -> Option<Hit> {
+    let c = patterns().xla_status.captures(line)?;
+    let name = c.name("name")?;
+    let table = codes::table("absl_status")?;
+    let entry = table.entries.iter().find(|e| e.name == name.as_str())?;
+    Some(Hit {
+        start: clause_start(line, name.start()),
+        table,
+        entry,
+        form: Form::Name,
+    })
+}
+
+/// Whether a line says, in the words the out-of-memory families read, that
+/// memory ran out.
+fn says_memory_ran_out(line: &str) -> bool {
+    const PHRASES: &[&str] = &[
+        "out of memory",
+        "outofmemory",
+        "out of host memory",
+        "failed to allocate",
+        "oom when allocating",
+    ];
+    let lower = line.to_ascii_lowercase();
+    PHRASES.iter().any(|p| lower.contains(p))
 }
 
 /// The kind a code is reported as: the specific kind where oomwhy has one
@@ -611,7 +664,7 @@ fn decode_status(message: &Message<'_>, memory: bool) -> Option<Finding> {
     let (table, entry) = (hit.table, hit.entry);
     let kind = kind_for(table, entry);
     let mut finding = message.finding(kind, message_text(message.lines));
-    finding.backend = Some(table.backend.into());
+    finding.backend = (!table.backend.is_empty()).then(|| table.backend.into());
     finding
         .facts
         .insert(fact::ERROR_NAME.into(), entry.name.into());
@@ -757,6 +810,10 @@ mod tests {
                 format!("rocblas_gemm_ex returned {d}"),
                 format!("rocBLAS error: {name}"),
             ]),
+            // TensorRT's log: `[TRT] [E] N: [file.cpp::function::line] Error Code N: ...`.
+            "tensorrt" => forms.push(format!(
+                "[11/10/2023-06:30:40] [TRT] [E] {d}: [builder.cpp::buildEngine::42] Error Code {d}: Internal Error (a check failed)"
+            )),
             "miopen" => forms.extend([
                 format!("MIOpen error {d}"),
                 format!("miopenConvolutionForward returned {d}"),
@@ -889,6 +946,47 @@ mod tests {
         ] {
             assert_eq!(name_of(line).as_deref(), Some(name), "{line}");
         }
+    }
+
+    /// absl's codes are read only after JAX's runtime error class; a status
+    /// whose message says memory ran out, and RESOURCE_EXHAUSTED, are left
+    /// to the out-of-memory families, as is TensorRT's `OutOfMemory`.
+    #[test]
+    fn xla_statuses_in_their_own_form() {
+        let table = codes::table("absl_status").unwrap();
+        for entry in &table.entries {
+            let name = entry.name;
+            for line in [
+                format!("jaxlib.xla_extension.XlaRuntimeError: {name}: something went wrong"),
+                format!("jax.errors.JaxRuntimeError: {name}: something went wrong"),
+            ] {
+                assert!(TRIGGERS.iter().any(|t| line.contains(t)), "{line}");
+                let found = decode(&line);
+                match entry.class {
+                    Class::Memory | Class::Usage => assert!(found.is_none(), "{line}"),
+                    _ => {
+                        let f = found.unwrap_or_else(|| panic!("not recognised: {line}"));
+                        assert_eq!(f.facts[fact::ERROR_NAME], name, "{line}");
+                        assert_eq!(f.facts["table"], "absl_status");
+                        assert_eq!(f.exception.as_deref().map(|e| e.ends_with("RuntimeError")), Some(true));
+                        assert_eq!(f.backend, None);
+                    }
+                }
+            }
+            // Elsewhere the names are ordinary words.
+            for line in [format!("error: {name}"), format!("status: {name}: done")] {
+                assert!(decode(&line).is_none(), "{line}");
+            }
+        }
+        for line in [
+            "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Failed to allocate 98697216 bytes for new constant",
+            "[11/10/2023-06:30:40] [TRT] [E] 2: [virtualMemoryBuffer.cpp::resizePhysical::140] Error Code 2: OutOfMemory (no further information)",
+            "[TRT] [E] 1: [defaultAllocator.cpp::allocate::20] Error Code 1: Cuda Runtime (out of memory)",
+        ] {
+            assert!(decode(line).is_none(), "{line}");
+        }
+        let f = decode("[TRT] [E] 6: [libLoader.cpp::Impl::293] Error Code 6: Internal Error (Unable to load library: libnvinfer_builder_resource.so.10.0.1)").unwrap();
+        assert_eq!(f.facts[fact::ERROR_NAME], "kFAILED_INITIALIZATION");
     }
 
     #[test]
