@@ -206,8 +206,13 @@ fn every_library_status_is_recognised_in_every_printed_form() {
                         "{text}: {findings:?}"
                     ),
                     Class::NotMemory | Class::Maybe => {
-                        let f = naming.unwrap_or_else(|| panic!("not recognised: {text}: {findings:?}"));
-                        assert_eq!(f.facts.get("table").map(String::as_str), Some(table.id), "{text}");
+                        let f = naming
+                            .unwrap_or_else(|| panic!("not recognised: {text}: {findings:?}"));
+                        assert_eq!(
+                            f.facts.get("table").map(String::as_str),
+                            Some(table.id),
+                            "{text}"
+                        );
                         assert!(!f.category.is_oom(), "{text}: {:?}", f.category);
                     }
                 }
@@ -229,7 +234,10 @@ fn process_tables_name_endings() {
     for entry in &signals.entries {
         let n = i32::try_from(entry.number).expect("a signal number");
         let english = note(Ending::Signal(n), Lang::En).unwrap_or_default();
-        assert!(english.contains(entry.name) && english.contains(entry.meaning), "{english}");
+        assert!(
+            english.contains(entry.name) && english.contains(entry.meaning),
+            "{english}"
+        );
         let chinese = note(Ending::Signal(n), Lang::Zh).unwrap_or_default();
         assert!(chinese.contains(entry.zh), "{chinese}");
         assert!(!entry.message.is_empty(), "{}: strsignal text", entry.name);
@@ -240,9 +248,16 @@ fn process_tables_name_endings() {
         let signed = i64::from(u32::try_from(unsigned).expect("32 bits") as i32);
         for code in [unsigned, signed] {
             let english = note(Ending::Code(code), Lang::En).unwrap_or_default();
-            assert!(english.contains(entry.name) && english.contains(entry.meaning), "{english}");
+            assert!(
+                english.contains(entry.name) && english.contains(entry.meaning),
+                "{english}"
+            );
         }
-        assert!(oomwhy::codes::by_name(entry.name).is_none(), "{}", entry.name);
+        assert!(
+            oomwhy::codes::by_name(entry.name).is_none(),
+            "{}",
+            entry.name
+        );
     }
 }
 
@@ -264,7 +279,10 @@ fn wrapper_statuses_are_recognised_in_their_forms() {
     }
     for e in &xla.entries {
         let name = e.name;
-        lines.push((e, format!("jaxlib.xla_extension.XlaRuntimeError: {name}: the call failed")));
+        lines.push((
+            e,
+            format!("jaxlib.xla_extension.XlaRuntimeError: {name}: the call failed"),
+        ));
     }
     for (entry, line) in lines {
         let findings = oomwhy::decode_str(&format!("{line}\n"));
@@ -274,8 +292,13 @@ fn wrapper_statuses_are_recognised_in_their_forms() {
         match entry.class {
             Class::Usage => assert!(naming.is_none(), "{line}: {findings:?}"),
             // absl's RESOURCE_EXHAUSTED is read by the XLA family's forms only.
-            Class::Memory if entry.name == "RESOURCE_EXHAUSTED" => assert!(naming.is_none(), "{line}"),
-            Class::Memory => assert!(findings.iter().any(|f| f.category.is_oom()), "{line}: {findings:?}"),
+            Class::Memory if entry.name == "RESOURCE_EXHAUSTED" => {
+                assert!(naming.is_none(), "{line}")
+            }
+            Class::Memory => assert!(
+                findings.iter().any(|f| f.category.is_oom()),
+                "{line}: {findings:?}"
+            ),
             Class::NotMemory | Class::Maybe => {
                 let f = naming.unwrap_or_else(|| panic!("not recognised: {line}: {findings:?}"));
                 assert!(!f.category.is_oom(), "{line}");

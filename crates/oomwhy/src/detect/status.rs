@@ -968,7 +968,10 @@ mod tests {
                         let f = found.unwrap_or_else(|| panic!("not recognised: {line}"));
                         assert_eq!(f.facts[fact::ERROR_NAME], name, "{line}");
                         assert_eq!(f.facts["table"], "absl_status");
-                        assert_eq!(f.exception.as_deref().map(|e| e.ends_with("RuntimeError")), Some(true));
+                        assert_eq!(
+                            f.exception.as_deref().map(|e| e.ends_with("RuntimeError")),
+                            Some(true)
+                        );
                         assert_eq!(f.backend, None);
                     }
                 }

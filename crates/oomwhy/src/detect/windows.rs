@@ -238,13 +238,23 @@ mod tests {
     #[test]
     fn facts_come_from_the_ntstatus_table() {
         let line = vec!["Process finished with exit code -1073740791 (0xC0000409)".to_string()];
-        let m = Message { input: "t", line: 1, prefix: "", lines: &line };
+        let m = Message {
+            input: "t",
+            line: 1,
+            prefix: "",
+            lines: &line,
+        };
         let f = FailFast.decode(&m).unwrap();
         assert_eq!(f.facts["exit_code"], "0xC0000409");
         assert_eq!(f.facts["exit_code_signed"], "-1073740791");
         assert_eq!(f.facts["ntstatus"], "STATUS_STACK_BUFFER_OVERRUN");
         let line = vec!["Process finished with exit code -1073741819 (0xC0000005)".to_string()];
-        let m = Message { input: "t", line: 1, prefix: "", lines: &line };
+        let m = Message {
+            input: "t",
+            line: 1,
+            prefix: "",
+            lines: &line,
+        };
         let f = AccessViolation.decode(&m).unwrap();
         assert_eq!(f.facts["exit_code"], "0xC0000005");
         assert_eq!(f.facts["exit_code_signed"], "-1073741819");
