@@ -157,8 +157,9 @@ fn ordinary_log_lines_miss_the_prefilter() {
 #[test]
 fn prefilter_stays_small() {
     let literals = prefilter_literals();
+    // 75: one rare prefix each for cuFFT, NPP, rocBLAS and MIOpen names.
     assert!(
-        literals.len() <= 74,
+        literals.len() <= 75,
         "{} literals: {literals:?}",
         literals.len()
     );
