@@ -197,6 +197,12 @@ impl Family for GenericOom {
         if lines.len() >= 500 {
             return false;
         }
+        // PyTorch's headline alone on its line (its class, in the prefix,
+        // is what started the message): the allocator's sentence wrapped
+        // onto the next lines.
+        if super::torch::continues_wrapped(lines, next) {
+            return true;
+        }
         let Some((first, _)) = find(&lines[0]) else {
             return is_boilerplate(next);
         };
@@ -245,6 +251,11 @@ impl Family for GenericOom {
         let first = message.lines.first()?;
         // After-colon phrases leave their class name in the prefix.
         let (phrase, _) = find(&format!("{}{first}", message.prefix))?;
+        if phrase.id == Era::TorchOomClass {
+            if let Some(finding) = super::torch::decode_wrapped(message) {
+                return Some(finding);
+            }
+        }
         let (text, repeats) = collapse_repeats(message.lines, |l| {
             find(l).is_some_and(|(p, _)| p.id == phrase.id)
         });
