@@ -57,7 +57,8 @@ fn phrases() -> &'static [Phrase] {
             p(Era::Paddle, r"\bOut of memory error on GPU \d+\. Cannot allocate", false, false, "", "PaddlePaddle's GPU allocator"),
             // Vulkan-Hpp's exception for VK_ERROR_OUT_OF_DEVICE_MEMORY
             // (`vk::Device::allocateMemory: ErrorOutOfDeviceMemory`).
-            p(Era::Vulkan, r"\bErrorOutOfDeviceMemory\b", false, false, "vulkan", "the Vulkan driver"),
+            // vulkano's `OomError(OutOfDeviceMemory)` (Rust's Debug form).
+            p(Era::Vulkan, r"\bErrorOutOfDeviceMemory\b|\bOomError\(OutOfDeviceMemory\)", false, false, "vulkan", "the Vulkan driver"),
             // TensorRT's logger: `[TRT] [E] 2: [FILE::FUNC::LINE] Error Code 2: OutOfMemory (...)`.
             p(Era::Tensorrt, r"\bError Code 2: OutOfMemory\b", false, false, "cuda", "TensorRT"),
             // MTLCommandBufferError 8 (kIOGPUCommandBufferCallbackErrorOutOfMemory),
@@ -176,6 +177,7 @@ impl Family for GenericOom {
             "Out of memory error on GPU",
             "Insufficient Memory (",
             "ErrorOutOfDeviceMemory",
+            "OomError(OutOfDeviceMemory)",
             "Error Code 2: OutOfMemory",
             "OutOfMemoryError: ",
             "CUDA_ERROR_OUT_OF_MEMORY",

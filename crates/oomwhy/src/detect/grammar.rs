@@ -106,6 +106,9 @@ fn patterns() -> &'static Patterns {
                         // (tasks / actors) killed due to memory pressure (OOM)`).
                         r"|\bout_of_memory\b|(?i:\b(?:unable|failed) to allocate enough memory\b)",
                         r"|\brequires more system memory\b|\bkilled due to memory pressure \(OOM\)",
+                        // An API's out-of-memory constant that no status table
+                        // holds (`UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY`).
+                        r"|\b[A-Z][A-Z0-9_]*_ERR(?:OR)?_OUT_OF_(?:DEVICE_|HOST_|GPU_)?MEMORY\b",
                         r"|\bgreater than the maximum allowed buffer size\b",
                         r"|显存不足|内存不足|显存溢出|内存溢出|显存已满",
                     )),
@@ -197,7 +200,7 @@ fn patterns() -> &'static Patterns {
             // `[bmlib_memory][error]`, `[metal::malloc]`, `MD(...)`.
             reporter_tag: re(r"\[([A-Za-z_][\w:]*)\]\s*(?:\[(?:error|ERROR|E)\])?"),
             bytes_pairs: vec![
-                ("requested", re(r"(?i)(?:alloc(?:ate)? size|allocating|attempting to allocate|request(?:ed)? size|size)\s*[:=]?\s*(\d{3,})\b(?:\s*bytes)?")),
+                ("requested", re(r"(?i)(?:alloc(?:ate)? size|allocating|attempting to allocate|request(?:ed)? size(?: was)?|size)\s*[:=]?\s*(\d{3,})\b(?:\s*bytes)?")),
                 ("total", re(r"(?i)total mem(?:ory)? size\s*:?\s*(\d{3,})\b")),
                 ("used", re(r"(?i)TotalUsedMemStatistics\s*:\s*(\d{3,})\b")),
                 ("limit", re(r"(?i)maximum allowed buffer size of (\d{3,})\b")),
@@ -302,6 +305,9 @@ impl Family for Grammar {
             "Error: std::bad_alloc",
             "requires more system memory",
             "memory pressure (OOM)",
+            // Under the `_ERROR_` literal the status tables need.
+            "_ERROR_OUT_OF_",
+            "_ERR_OUT_OF_",
             "Failed to allocate",
             "to allocate",
             "lloc fail",
@@ -595,6 +601,21 @@ mod tests {
             (&["E0101 12:00:00.000000 1 allocator.cc:12] RESOURCE_EXHAUSTED: failed to allocate memory"][..], Kind::GenericOom, None, None),
             (&["[ERROR] 显存不足，请减小 batch size"][..], Kind::GenericOom, None, None),
             (&["MemoryError: Unable to allocate 3.2 GiB for an array"][..], Kind::HostOom, None, None),
+            // An API's out-of-memory constant no status table holds.
+            (&["level_zero backend failed with error: 39 [UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY]"][..], Kind::GenericOom, None, None),
+            // RMM's exception: a bad_alloc about device memory.
+            (&["MemoryError: std::bad_alloc: out_of_memory: RMM failure at:/opt/include/rmm/mr/device/pool_memory_resource.hpp:196: Maximum pool size exceeded"][..], Kind::GenericOom, None, None),
+            // Ollama's refusal to load, both figures read.
+            (&["Error: model requires more system memory (3.7 GiB) than is available (3.6 GiB)"][..], Kind::HostOom, Some(3_972_844_749), None),
+            // Ray's memory monitor, after a source location.
+            (&["[2023-04-19 16:22:19,798 E 329 329] (raylet) node_manager.cc:3069: 13 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons"][..], Kind::HostOom, None, None),
+            // libc++abi's abort and MLX's tag.
+            (&["libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command buffer execution failed: Insufficient Memory"][..], Kind::GenericOom, None, None),
+            // FFmpeg's log context; NVENC's status text.
+            (&["[hevc_nvenc @ 0x55f45f5f5cc0] OpenEncodeSessionEx failed: out of memory (10): (no details)"][..], Kind::GenericOom, None, None),
+            (&["nvenc : Error on nvEncOpenEncodeSessionEx: 10 (NVENC indicates that the API call failed because it was unable to allocate enough memory to perform the requested operation.)"][..], Kind::GenericOom, None, None),
+            // TensorRT's requested size.
+            (&["[E] [virtualMemoryBuffer.cpp::resizePhysical::140] Error code 2: out of Memory (Requested size was 22942842880 bytes.)"][..], Kind::GenericOom, Some(22_942_842_880), None),
         ] {
             let f = collect(lines).unwrap_or_else(|| panic!("{lines:?}"));
             assert_eq!(f.kind, kind, "{lines:?}");
