@@ -91,6 +91,16 @@ pub fn is_mention(line: &str, start: usize) -> bool {
         }
     }
     let before = prefix[..at].trim_end();
+    // A string literal that is a whole argument on its own line of source
+    // code (`    "XPU out of memory. Tried to allocate ",`): the program's
+    // text, not its output. A notebook's output lines keep their `\n`.
+    let tail = rest.get(literal.len() + 1..).unwrap_or("").trim();
+    let argument = matches!(tail, "," | ");" | ")" | ";" | "+" | "<<" | "),")
+        || tail.starts_with("<<")
+        || tail.starts_with("+ ");
+    if before.trim().is_empty() && argument && !literal.ends_with("\\n") {
+        return true;
+    }
     let markdown_only = before
         .chars()
         .all(|c| c.is_whitespace() || ">*-+_#|~.:0123456789".contains(c));
