@@ -305,9 +305,9 @@ impl Family for Grammar {
             "Error: std::bad_alloc",
             "requires more system memory",
             "memory pressure (OOM)",
-            // Under the `_ERROR_` literal the status tables need.
+            // Under the `_ERROR_` literal the status tables need (`_ERR_OUT_OF_MEMORY`
+            // is under `OUT_OF_MEMORY`).
             "_ERROR_OUT_OF_",
-            "_ERR_OUT_OF_",
             "Failed to allocate",
             "to allocate",
             "lloc fail",
