@@ -57,7 +57,8 @@ fn phrases() -> &'static [Phrase] {
             p(Era::Paddle, r"\bOut of memory error on GPU \d+\. Cannot allocate", false, false, "", "PaddlePaddle's GPU allocator"),
             // Vulkan-Hpp's exception for VK_ERROR_OUT_OF_DEVICE_MEMORY
             // (`vk::Device::allocateMemory: ErrorOutOfDeviceMemory`).
-            p(Era::Vulkan, r"\bErrorOutOfDeviceMemory\b", false, false, "vulkan", "the Vulkan driver"),
+            // vulkano's `OomError(OutOfDeviceMemory)` (Rust's Debug form).
+            p(Era::Vulkan, r"\bErrorOutOfDeviceMemory\b|\bOomError\(OutOfDeviceMemory\)", false, false, "vulkan", "the Vulkan driver"),
             // TensorRT's logger: `[TRT] [E] 2: [FILE::FUNC::LINE] Error Code 2: OutOfMemory (...)`.
             p(Era::Tensorrt, r"\bError Code 2: OutOfMemory\b", false, false, "cuda", "TensorRT"),
             // MTLCommandBufferError 8 (kIOGPUCommandBufferCallbackErrorOutOfMemory),
@@ -176,6 +177,7 @@ impl Family for GenericOom {
             "Out of memory error on GPU",
             "Insufficient Memory (",
             "ErrorOutOfDeviceMemory",
+            "OomError(OutOfDeviceMemory)",
             "Error Code 2: OutOfMemory",
             "OutOfMemoryError: ",
             "CUDA_ERROR_OUT_OF_MEMORY",
@@ -202,6 +204,12 @@ impl Family for GenericOom {
     fn continues(&self, lines: &[String], next: &str) -> bool {
         if lines.len() >= 500 {
             return false;
+        }
+        // PyTorch's headline alone on its line (its class, in the prefix,
+        // is what started the message): the allocator's sentence wrapped
+        // onto the next lines.
+        if super::torch::continues_wrapped(lines, next) {
+            return true;
         }
         let Some((first, _)) = find(&lines[0]) else {
             return is_boilerplate(next);
@@ -251,6 +259,11 @@ impl Family for GenericOom {
         let first = message.lines.first()?;
         // After-colon phrases leave their class name in the prefix.
         let (phrase, _) = find(&format!("{}{first}", message.prefix))?;
+        if phrase.id == Era::TorchOomClass {
+            if let Some(finding) = super::torch::decode_wrapped(message) {
+                return Some(finding);
+            }
+        }
         let (text, repeats) = collapse_repeats(message.lines, |l| {
             find(l).is_some_and(|(p, _)| p.id == phrase.id)
         });

@@ -66,6 +66,9 @@ struct Patterns {
     comment: Regex,
     host: Regex,
     device_words: Regex,
+    device_allocator: Regex,
+    ffmpeg_context: Regex,
+    system_memory: Regex,
     reporter_path: Regex,
     reporter_tag: Regex,
     bytes_pairs: Vec<(&'static str, Regex)>,
@@ -95,6 +98,17 @@ fn patterns() -> &'static Patterns {
                         r"|\bRESOURCE_EXHAUSTED\b",
                         r"|\bMemoryError\b|\bstd::bad_alloc\b",
                         r"|\bis more than total mem size\b",
+                        // RMM's exception (`std::bad_alloc: out_of_memory: RMM
+                        // failure at: ...`), NVENC's status text (`unable to
+                        // allocate enough memory`), Ollama's refusal to load
+                        // (`model requires more system memory (X) than is
+                        // available (Y)`), Ray's memory monitor (`N Workers
+                        // (tasks / actors) killed due to memory pressure (OOM)`).
+                        r"|\bout_of_memory\b|(?i:\b(?:unable|failed) to allocate enough memory\b)",
+                        r"|\brequires more system memory\b|\bkilled due to memory pressure \(OOM\)",
+                        // An API's out-of-memory constant that no status table
+                        // holds (`UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY`).
+                        r"|\b[A-Z][A-Z0-9_]*_ERR(?:OR)?_OUT_OF_(?:DEVICE_|HOST_|GPU_)?MEMORY\b",
                         r"|\bgreater than the maximum allowed buffer size\b",
                         r"|显存不足|内存不足|显存溢出|内存溢出|显存已满",
                     )),
@@ -149,7 +163,15 @@ fn patterns() -> &'static Patterns {
                 r"|\((?:[A-Za-z]:\\|/)[^()]*\.(?:cc|cpp|cxx|c|h|hpp|cu|py|rs|go|mm|m):\d+\)\s*$",
                 // The launcher's own signal handler; the shell's job report.
                 r"|sigkill_handler\]|Program Terminated",
-                r"|\[(?:metal|mlx|cuda|hip|vulkan)::\w+\]",
+                r"|\[(?:metal|mlx|cuda|hip|vulkan)::\w+\]|\[METAL\]",
+                // libc++abi's abort; FFmpeg's log context (`[h264_nvenc @
+                // 0x55f4...]`); a source location before the message, as glog
+                // and Ray print it (`node_manager.cc:3277: `); a failed
+                // call's status code (`Error on nvEncOpenEncodeSessionEx: 10 (`).
+                r"|terminating due to uncaught exception of type",
+                r"|^\[\w+ @ (?:0x)?[0-9a-fA-F]+\] ",
+                r"|\b[\w-]+\.(?:cc|cpp|cxx|cu):\d+: ",
+                r"|\bError on \w+(?:\([^)]*\))?: -?\d+ \(",
             )),
             // `System is out of GPU ... memory`: the program's voice.
             system_subject: re(r"^\s*(?:System|Device|GPU|The device|The GPU|Host) is out of\b"),
@@ -160,19 +182,25 @@ fn patterns() -> &'static Patterns {
             // A comment after code: `x = f()  # RuntimeError: ... here`.
             comment: re(r"(?:^|\s)(?:#|//|--)\s"),
             host: re(concat!(
-                r"(?i:\bhost memory\b|\bpinned\b|\bsystem memory\b|\bRAM\b|\bswap\b)",
+                r"(?i:\bhost memory\b|\bpinned\b|\bsystem memory\b|\bRAM\b|\bswap\b|\bmemory pressure\b)",
                 r"|cudaHostAlloc|hipHostMalloc|\bMemoryError\b|\bstd::bad_alloc\b|内存",
             )),
             device_words: re(concat!(
                 r"(?i:\bgpu\b|\bdevice\b|\bvram\b|\bhbm\b|\bnpu\b|\bcuda\b|\bhip\b|\bmetal\b|\bgmem\b|\brtMalloc\b|\bvideo memory\b)",
                 r"|显存",
             )),
+            ffmpeg_context: re(r"^\[(\w+) @ (?:0x)?[0-9a-fA-F]+\] "),
+            device_allocator: re(r"\bRMM (?:failure|error)\b|\brmm::"),
+            // Ollama: `model requires more system memory (X) than is available (Y)`.
+            system_memory: re(
+                r"requires more system memory \((\d+(?:\.\d+)?) ?([KMGT]i?B)\) than is available \((\d+(?:\.\d+)?) ?([KMGT]i?B)\)",
+            ),
             // A library's source path: `mindspore/ccsrc/.../arena.cc`, `bmlib/src/x.cpp`.
             reporter_path: re(r"\b((?:[\w.-]+/)+[\w.-]+\.(?:cc|cpp|cxx|c|h|hpp|cu|py|rs|go|mm))(?::\d+)?"),
             // `[bmlib_memory][error]`, `[metal::malloc]`, `MD(...)`.
             reporter_tag: re(r"\[([A-Za-z_][\w:]*)\]\s*(?:\[(?:error|ERROR|E)\])?"),
             bytes_pairs: vec![
-                ("requested", re(r"(?i)(?:alloc(?:ate)? size|allocating|attempting to allocate|request(?:ed)? size|size)\s*[:=]?\s*(\d{3,})\b(?:\s*bytes)?")),
+                ("requested", re(r"(?i)(?:alloc(?:ate)? size|allocating|attempting to allocate|request(?:ed)? size(?: was)?|size)\s*[:=]?\s*(\d{3,})\b(?:\s*bytes)?")),
                 ("total", re(r"(?i)total mem(?:ory)? size\s*:?\s*(\d{3,})\b")),
                 ("used", re(r"(?i)TotalUsedMemStatistics\s*:\s*(\d{3,})\b")),
                 ("limit", re(r"(?i)maximum allowed buffer size of (\d{3,})\b")),
@@ -269,6 +297,17 @@ impl Family for Grammar {
             "ut of ",
             "Out Of Memory",
             "nough memory",
+            // MLX's `[METAL] Command buffer execution failed: Insufficient
+            // Memory` (also the Metal family's literal), RMM's `MemoryError:
+            // std::bad_alloc: out_of_memory` (under the `rror` literal another
+            // family has), Ollama's and Ray's own sentences.
+            "Insufficient Memory",
+            "Error: std::bad_alloc",
+            "requires more system memory",
+            "memory pressure (OOM)",
+            // Under the `_ERROR_` literal the status tables need (`_ERR_OUT_OF_MEMORY`
+            // is under `OUT_OF_MEMORY`).
+            "_ERROR_OUT_OF_",
             "Failed to allocate",
             "to allocate",
             "lloc fail",
@@ -336,7 +375,10 @@ impl Family for Grammar {
             || p.statements
                 .first()
                 .is_some_and(|(_, re)| re.is_match(&joined));
-        let host = p.host.is_match(&joined) && !starts_with_device(&joined);
+        // RMM's exception is a `std::bad_alloc` about device memory.
+        let host = p.host.is_match(&joined)
+            && !starts_with_device(&joined)
+            && !p.device_allocator.is_match(&joined);
         let kind = match statement {
             Statement::WatchdogStuck => Kind::NcclTimeout,
             Statement::DeviceLost => Kind::GpuFallenOffBus,
@@ -438,6 +480,17 @@ fn reporter(line: &str, exception: Option<&str>, statement: Statement) -> String
         }
         _ => {}
     }
+    // Programs whose own prefix names them (FFmpeg's log context, Ray's
+    // raylet, MLX's Metal backend).
+    if let Some(c) = p.ffmpeg_context.captures(line) {
+        return format!("FFmpeg ({})", &c[1]);
+    }
+    if line.contains("(raylet)") {
+        return "Ray's raylet (its memory monitor)".into();
+    }
+    if line.contains("[METAL]") {
+        return "MLX's Metal backend".into();
+    }
     if let Some(tag) = p
         .reporter_tag
         .captures_iter(line)
@@ -487,6 +540,10 @@ fn read_sizes(finding: &mut Finding, text: &str) {
     }
     if finding.sizes.requested_bytes.is_none() {
         finding.sizes.requested_bytes = number(&p.dec_size);
+    }
+    if let Some(c) = p.system_memory.captures(text) {
+        finding.sizes.requested_bytes = crate::units::to_bytes(&c[1], &c[2]).ok();
+        finding.sizes.free_bytes = crate::units::to_bytes(&c[3], &c[4]).ok();
     }
     if let Some(c) = p.enforce.captures(text) {
         finding.sizes.requested_bytes = c[3].parse().ok();
@@ -544,6 +601,21 @@ mod tests {
             (&["E0101 12:00:00.000000 1 allocator.cc:12] RESOURCE_EXHAUSTED: failed to allocate memory"][..], Kind::GenericOom, None, None),
             (&["[ERROR] 显存不足，请减小 batch size"][..], Kind::GenericOom, None, None),
             (&["MemoryError: Unable to allocate 3.2 GiB for an array"][..], Kind::HostOom, None, None),
+            // An API's out-of-memory constant no status table holds.
+            (&["level_zero backend failed with error: 39 [UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY]"][..], Kind::GenericOom, None, None),
+            // RMM's exception: a bad_alloc about device memory.
+            (&["MemoryError: std::bad_alloc: out_of_memory: RMM failure at:/opt/include/rmm/mr/device/pool_memory_resource.hpp:196: Maximum pool size exceeded"][..], Kind::GenericOom, None, None),
+            // Ollama's refusal to load, both figures read.
+            (&["Error: model requires more system memory (3.7 GiB) than is available (3.6 GiB)"][..], Kind::HostOom, Some(3_972_844_749), None),
+            // Ray's memory monitor, after a source location.
+            (&["[2023-04-19 16:22:19,798 E 329 329] (raylet) node_manager.cc:3069: 13 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons"][..], Kind::HostOom, None, None),
+            // libc++abi's abort and MLX's tag.
+            (&["libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command buffer execution failed: Insufficient Memory"][..], Kind::GenericOom, None, None),
+            // FFmpeg's log context; NVENC's status text.
+            (&["[hevc_nvenc @ 0x55f45f5f5cc0] OpenEncodeSessionEx failed: out of memory (10): (no details)"][..], Kind::GenericOom, None, None),
+            (&["nvenc : Error on nvEncOpenEncodeSessionEx: 10 (NVENC indicates that the API call failed because it was unable to allocate enough memory to perform the requested operation.)"][..], Kind::GenericOom, None, None),
+            // TensorRT's requested size.
+            (&["[E] [virtualMemoryBuffer.cpp::resizePhysical::140] Error code 2: out of Memory (Requested size was 22942842880 bytes.)"][..], Kind::GenericOom, Some(22_942_842_880), None),
         ] {
             let f = collect(lines).unwrap_or_else(|| panic!("{lines:?}"));
             assert_eq!(f.kind, kind, "{lines:?}");

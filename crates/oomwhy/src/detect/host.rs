@@ -173,7 +173,8 @@ fn kill_patterns() -> &'static KillPatterns {
         let elastic_agent = r"\bfailed \(exitcode: -9\) local_rank: (\d+) \(pid: (\d+)\)";
         let dataloader = r"\bDataLoader worker (?:\(pids?\(?s?\)?\s*([\d, ]+)\) )?is killed by signal: Killed\b";
         let sigkill = r"died with <Signals\.SIGKILL: 9>";
-        let exit_137 = r"(?i)\b(?:exit(?:ed)?\s+with\s+(?:exit\s+)?(?:code|status)|exit\s+(?:code|status)|returned\s+non-zero\s+exit\s+status|error\s+exit\s+status)\s*[:=]?\s*\(?137\b";
+        // Also Kubernetes' container status (`exitCode: 137`, YAML or JSON).
+        let exit_137 = r"(?i)\b(?:exit(?:ed)?\s+with\s+(?:exit\s+)?(?:code|status)|exit\s+(?:code|status)|exitCode\x22?|returned\s+non-zero\s+exit\s+status|error\s+exit\s+status)\s*[:=]?\s*\(?137\b";
         let shell = r"\bline \d+:\s+(\d+) Killed\b";
         // The kernel's first line of an OOM kill, before its call trace.
         let invoked = r"\binvoked oom-killer: gfp_mask=";
@@ -290,6 +291,7 @@ impl Family for Killed {
             "XIT STATUS",
             "xited with",
             "xit with",
+            "xitCode",
             // Also the kernel's `Killed process N` line once its timestamp is cut.
             "Killed",
             "已杀死",

@@ -9,6 +9,8 @@
 //! * `max_seq_len` — V0: `The model's max seq len (N) is larger than the maximum
 //!   number of tokens that can be stored in KV cache (M). Try increasing
 //!   `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.`
+//! * SGLang: `Loaded weights leave no GPU memory for the KV cache under
+//!   --mem-fraction-static=F.` (ModelRunner, when the weights took the share).
 //! * `kv_cache_memory` — V1: `To serve at least one request with the models's max seq
 //!   len (N), (X GiB KV cache is needed, which is larger than the available KV cache
 //!   memory (Y GiB). Based on the available memory, the estimated maximum model length
@@ -47,6 +49,8 @@ fn patterns() -> &'static Patterns {
             r"|Not enough memory to handle \d+ (?:total tokens with \d+ )?prefill tokens",
             r"|Not enough memory\. Please try to increase --mem-fraction-static",
             r"|alloc_req_slots runs out of memory",
+            // SGLang's model runner when the weights took the static share.
+            r"|Loaded weights leave no GPU memory for the KV cache",
             // vLLM's start-up count of KV-cache blocks when none fit (older
             // releases: `# GPU blocks`, then `# cuda blocks`), and SGLang's
             // negative profiled token budget.
@@ -56,7 +60,7 @@ fn patterns() -> &'static Patterns {
         blocks: re(r"# (?:GPU|cuda|CUDA) blocks: (-?\d+), # CPU blocks: (\d+)"),
         profiled: re(r"max_total_tokens=(\d+) is larger than the profiled value (-\d+)"),
         tgi: re(r"Not enough memory to handle (?:(\d+) total tokens with )?(\d+) prefill tokens"),
-        sglang_fraction: re(r"mem_fraction_static=([\d.]+)"),
+        sglang_fraction: re(r"mem[_-]fraction[_-]static=(\d+(?:\.\d+)?)"),
         no_blocks: re(r"No available memory for the cache blocks"),
         v0: re(r"max seq len \((\d+)\) is larger than the maximum number of tokens that can be stored in KV cache \((\d+)\)"),
         v1_len: re(r"with the models?'s max seq len \((\d+)\)"),
@@ -95,6 +99,7 @@ impl Family for KvCacheOom {
             "max seq len (",
             "Not enough memory",
             "alloc_req_slots runs out of memory",
+            "leave no GPU memory for the KV cache",
             "blocks: ",
             "larger than the profiled value",
         ]

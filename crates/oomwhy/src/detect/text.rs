@@ -88,6 +88,16 @@ pub fn is_mention(line: &str, start: usize) -> bool {
         }
     }
     let before = prefix[..at].trim_end();
+    // A string literal that is a whole argument on its own line of source
+    // code (`    "XPU out of memory. Tried to allocate ",`): the program's
+    // text, not its output. A notebook's output lines keep their `\n`.
+    let tail = rest.get(literal.len() + 1..).unwrap_or("").trim();
+    let argument = matches!(tail, "," | ");" | ")" | ";" | "+" | "<<" | "),")
+        || tail.starts_with("<<")
+        || tail.starts_with("+ ");
+    if before.trim().is_empty() && argument && !literal.ends_with("\\n") {
+        return true;
+    }
     let markdown_only = before
         .chars()
         .all(|c| c.is_whitespace() || ">*-+_#|~.:0123456789".contains(c));
@@ -102,7 +112,15 @@ pub fn is_mention(line: &str, start: usize) -> bool {
         .trim_matches(|c: char| c.is_whitespace() || ".,;:!?*_)".contains(c))
         .is_empty();
     if tail_empty {
-        return !(before.ends_with(':') || before.ends_with("**") || has_number);
+        // An error's name quoted after the word (`HIP driver error
+        // 'hipErrorOutOfMemory'`): how a program prints a status.
+        let named_status = before.to_ascii_lowercase().ends_with("error")
+            && !literal.trim().is_empty()
+            && literal
+                .trim()
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_');
+        return !(before.ends_with(':') || before.ends_with("**") || has_number || named_status);
     }
     // A sentence that goes on after the quotation: a report of the error
     // when the quoted text has its numbers or codes (`I get "... exit code
@@ -132,8 +150,16 @@ pub fn is_mention(line: &str, start: usize) -> bool {
             && literal
                 .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                 .any(is_status_token));
+    // Rust's panic message quotes what the program printed (`thread
+    // 'main' panicked at 'called `Result::unwrap()` on an `Err` value: ...'`).
+    let rust_panic = before.ends_with("panicked at");
     heading
-        || !(has_number || exception || named_error || introduced || after_reporting_verb(before))
+        || !(has_number
+            || exception
+            || named_error
+            || introduced
+            || rust_panic
+            || after_reporting_verb(before))
 }
 
 /// Every quotation still open at the end of `prefix` (a quote character
@@ -453,6 +479,12 @@ pub(crate) fn message_text(lines: &[String]) -> String {
 /// `err == ...`) and prose (`retry on ...`) fail this test.
 pub(crate) fn reported_token(line: &str, at: usize) -> bool {
     let before = &line[..at];
+    // A name in quotes after the word that says it is an error (`error
+    // 'hipErrorOutOfMemory'`) is reported as a bare one would be.
+    let before = before
+        .strip_suffix(['\'', '"', '`'])
+        .filter(|b| b.ends_with(' '))
+        .unwrap_or(before);
     let trimmed = before.trim_end();
     // `handle - CUBLAS_STATUS_ALLOC_FAILED`: a dash as the separator.
     if trimmed.is_empty() || trimmed.ends_with(':') || trimmed.ends_with(" -") {

@@ -382,7 +382,11 @@ impl Family for TorchAllocator {
     }
 
     fn start(&self, line: &str) -> Option<usize> {
-        patterns().anchor.find(line).map(|m| m.start())
+        patterns()
+            .anchor
+            .find_iter(line)
+            .find(|m| !is_placeholder(&line[m.end()..]))
+            .map(|m| m.start())
     }
 
     /// None: the start pattern matches digits as a class.
@@ -413,6 +417,33 @@ impl Family for TorchAllocator {
     fn decode(&self, message: &Message<'_>) -> Option<Finding> {
         decode_allocator(message).map(|d| d.finding)
     }
+}
+
+/// The allocator's message whose headline (`torch.OutOfMemoryError: HIP
+/// out of memory.`) ended a line of its own: a paste wrapped at the
+/// sentence's stop, the `Tried to allocate` sentence on the next line.
+/// Another family that took the headline reads the whole message here.
+pub(super) fn decode_wrapped(message: &Message<'_>) -> Option<Finding> {
+    let first = message.lines.first()?;
+    if message.lines.len() < 2 || p_headline_alone().find(first).is_none() {
+        return None;
+    }
+    decode_allocator(message).map(|d| d.finding)
+}
+
+/// Whether `next` goes on with the allocator's message that `lines` hold
+/// (headline first): the joined text reads further.
+pub(super) fn continues_wrapped(lines: &[String], next: &str) -> bool {
+    lines
+        .first()
+        .is_some_and(|first| p_headline_alone().is_match(first))
+        && super::text::grows(lines, next, 12, allocator_score)
+}
+
+/// The allocator's headline and nothing after it on the line.
+fn p_headline_alone() -> &'static Regex {
+    static P: OnceLock<Regex> = OnceLock::new();
+    P.get_or_init(|| super::re(r"^\s*(?:CUDA|HIP|XPU|MLU|GCU|NPU|MUSA|DPCPP) out of memory\.\s*$"))
 }
 
 /// How far the allocator grammar gets in `text` (for joining wrapped lines).
@@ -475,7 +506,7 @@ impl Family for TorchFragment {
     }
 
     fn continues(&self, lines: &[String], next: &str) -> bool {
-        super::text::grows(lines, next, 12, allocator_score)
+        super::text::grows(lines, next, 12, fragment_score)
     }
 
     fn decode(&self, message: &Message<'_>) -> Option<Finding> {
@@ -496,11 +527,7 @@ impl Family for TorchFragment {
         // Read it with the full message's grammar: give it back the
         // headline it lost (and the `Tried to allocate` words, when the
         // paste starts at the parenthesis).
-        let head = if first.trim_start().starts_with('(') {
-            "out of memory. Tried to allocate "
-        } else {
-            "out of memory. "
-        };
+        let head = lost_headline(first);
         let mut lines = message.lines.to_vec();
         lines[0] = format!("{head}{first}");
         let whole = Message {
@@ -522,6 +549,33 @@ impl Family for TorchFragment {
         }
         Some(finding)
     }
+}
+
+/// Whether the size after `Tried to allocate` is a template's placeholder
+/// (`XXX MiB`, `X GiB`, `{size}`, `<N>`, `%s`): a page about the message,
+/// not a paste of one.
+fn is_placeholder(after: &str) -> bool {
+    static P: OnceLock<Regex> = OnceLock::new();
+    P.get_or_init(|| {
+        super::re(r"^\s*(?:X{1,3}|x{1,3}|N|\?+|\{[^}]*\}|<[^>]*>|%\w+|\.\.\.)(?:\s|$|[.,;)])")
+    })
+    .is_match(after)
+}
+
+/// The words a fragment lost before its first line.
+fn lost_headline(first: &str) -> &'static str {
+    if first.trim_start().starts_with('(') {
+        "out of memory. Tried to allocate "
+    } else {
+        "out of memory. "
+    }
+}
+
+/// How far the allocator grammar gets in a fragment's text, its lost
+/// headline given back: a fragment wrapped over lines grows as the whole
+/// message does.
+fn fragment_score(text: &str) -> usize {
+    allocator_score(&format!("{}{text}", lost_headline(text)))
 }
 
 /// The `cudaMallocAsync` backend's message (docs/formats.md §2.5).

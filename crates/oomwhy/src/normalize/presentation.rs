@@ -503,9 +503,10 @@ struct PhraseRules {
 fn phrase_rules() -> &'static PhraseRules {
     static RULES: std::sync::OnceLock<PhraseRules> = std::sync::OnceLock::new();
     RULES.get_or_init(|| PhraseRules {
-        // The allocator's headline, retyped: any case, a comma for the stop.
+        // The allocator's headline, retyped: any case, a comma for the stop
+        // or no stop at all (retyped or machine-translated pastes drop it).
         allocator: crate::constant_regex(
-            r"(?i)\b(cuda|hip|xpu|npu|mlu|musa) out of memory\s*[.,]\s*tried to allocate\b",
+            r"(?i)\b(cuda|hip|xpu|npu|mlu|musa) out of memory\s*[.,]?\s*tried to allocate\b",
         ),
         // The sentence words in another case or run together.
         words: crate::constant_regex(
