@@ -25,7 +25,7 @@ pub(super) fn smi_label(f: &Finding, pid: u32) -> Said {
         .map(|p| {
             say!(
                 en: "; nvidia-smi: {name} on GPU {gpu}",
-                zh: "；nvidia-smi：{name}，GPU {gpu}",
+                zh: "；nvidia-smi：GPU {gpu} 上的 {name}",
                 name = &p.name,
                 gpu = p.gpu
             )
@@ -145,24 +145,24 @@ pub(super) fn summary_note(f: &Finding) -> Option<Said> {
             reserved = fmt(r)
         ));
     }
-    if let Some(retries) = m.alloc_retries.filter(|&r| r > 0) {
-        parts.push(if retries >= MANY_RETRIES {
+    if let Some(count) = m.alloc_retries.filter(|&r| r > 0) {
+        parts.push(if count >= MANY_RETRIES {
             say!(
                 en: "cudaMalloc was retried {retries} times: the allocator repeatedly had to flush its whole cache to find memory, so the run has lived at the limit for a while",
                 zh: "cudaMalloc 重试了 {retries} 次：分配器一再需要清空整个缓存才能找到显存，说明这次运行已经在极限上待了一段时间",
-                retries = retries
+                retries = count
             )
-        } else if retries == 1 {
+        } else if count == 1 {
             say!(
                 en: "cudaMalloc was retried {retries} time (each retry flushes the allocator's cache: the run was at the limit before)",
                 zh: "cudaMalloc 重试了 {retries} 次（每次重试都会清空分配器的缓存：之前就已经到了极限）",
-                retries = retries
+                retries = count
             )
         } else {
             say!(
                 en: "cudaMalloc was retried {retries} times (each retry flushes the allocator's cache: the run was at the limit before)",
                 zh: "cudaMalloc 重试了 {retries} 次（每次重试都会清空分配器的缓存：之前就已经到了极限）",
-                retries = retries
+                retries = count
             )
         });
     }

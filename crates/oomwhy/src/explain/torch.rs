@@ -41,13 +41,13 @@ fn listed(items: &[Said]) -> Said {
 /// ` on GPU N` (`NPU N` for torch_npu, which numbers Ascend NPUs so), or
 /// nothing when the message names no device.
 fn device_place(f: &Finding) -> Said {
-    let what = if f.backend.as_deref() == Some("npu") {
+    let kind = if f.backend.as_deref() == Some("npu") {
         "NPU"
     } else {
         "GPU"
     };
     match f.device {
-        Some(d) => say!(en: " on {what} {d}", zh: "在 {what} {d} 上", what = what, d = d),
+        Some(index) => say!(en: " on {what} {d}", zh: "在 {what} {d} 上", what = kind, d = index),
         None => Said::default(),
     }
 }
@@ -142,7 +142,7 @@ impl Explain for TorchAllocatorOom {
                 say!(en: "Total capacity", zh: "总容量")
             };
             let gpu = match f.device {
-                Some(d) => say!(en: "GPU {d}", zh: "GPU {d}", d = d),
+                Some(index) => say!(en: "GPU {d}", zh: "GPU {d}", d = index),
                 None => say!(en: "the GPU", zh: "这块 GPU"),
             };
             let reporter = if f.backend.as_deref() == Some("cuda") {
@@ -808,11 +808,11 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             let names = listed(&names);
             let self_note = d
                 .probable_self_pid
-                .map(|pid| {
+                .map(|own_pid| {
                     say!(
                         en: " PID {pid} is probably this process itself (inside a container PyTorch cannot tell its own host PID), so it is not counted.",
                         zh: "PID {pid} 多半就是本进程自己（在容器里 PyTorch 不知道自己在宿主机上的 PID），所以没有计入。",
-                        pid = pid
+                        pid = own_pid
                     )
                 })
                 .unwrap_or_default();
@@ -853,11 +853,11 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         let others: u64 = rows.iter().filter_map(|p| p.used_bytes).sum();
         let names = pasted::smi_names(&rows);
         let own = own
-            .map(|pid| {
+            .map(|own_pid| {
                 say!(
                     en: " PID {pid} holds at least what PyTorch reserved and is taken to be this process, so it is not counted.",
                     zh: "PID {pid} 占用的至少有 PyTorch 预留的那么多，被当作本进程，所以没有计入。",
-                    pid = pid
+                    pid = own_pid
                 )
             })
             .unwrap_or_default();
@@ -1106,7 +1106,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         let left = match requested {
             Some(a) => {
                 let place = match f.device {
-                    Some(g) => say!(en: " on GPU {g}", zh: "在 GPU {g} 上", g = g),
+                    Some(index) => say!(en: " on GPU {g}", zh: "在 GPU {g} 上", g = index),
                     None => Said::default(),
                 };
                 said(
@@ -1482,7 +1482,9 @@ fn alloc_conf(f: &Finding) -> AllocConf {
     // one newer than some of them says from which release.
     let gate = |since| match available(f, since) {
         Availability::Yes => Some(Said::default()),
-        Availability::From(name) => Some(say!(en: " ({name})", zh: "（{name}）", name = name)),
+        Availability::From(release) => {
+            Some(say!(en: " ({name})", zh: "（{name}）", name = release))
+        }
         Availability::Upgrade(_) => None,
     };
     let expandable_segments = gate(since::EXPANDABLE_SEGMENTS);
@@ -1631,7 +1633,7 @@ fn other_process_fix(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
         .map(|p| match super::pasted::smi_process(f, p.pid) {
             Some(row) => say!(
                 en: "{pid} = {name} on GPU {gpu}",
-                zh: "{pid} = {name}（GPU {gpu}）",
+                zh: "{pid} = GPU {gpu} 上的 {name}",
                 pid = p.pid,
                 name = &row.name,
                 gpu = row.gpu
@@ -1651,7 +1653,7 @@ fn other_process_fix(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
     };
     let vendor = Vendor::of(f);
     let held = match f.device {
-        Some(d) => say!(en: "GPU {d}", zh: "GPU {d}", d = d),
+        Some(index) => say!(en: "GPU {d}", zh: "GPU {d}", d = index),
         None => say!(en: "GPU memory", zh: "GPU 显存"),
     };
     let run = say!(en: "Run {smi} to see who holds ", zh: "运行 {smi}，看看是谁占着 ", smi = vendor.smi());
@@ -1756,10 +1758,10 @@ fn phase_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
                 en: " torch.cuda.memory._record_memory_history() plus _dump_snapshot() shows which allocations grow.",
                 zh: "torch.cuda.memory._record_memory_history() 加上 _dump_snapshot() 能看出是哪些分配在增长。"
             ),
-            Availability::From(name) => say!(
+            Availability::From(release) => say!(
                 en: " torch.cuda.memory._record_memory_history() plus _dump_snapshot() ({name}) shows which allocations grow.",
                 zh: "torch.cuda.memory._record_memory_history() 加上 _dump_snapshot()（{name}）能看出是哪些分配在增长。",
-                name = name
+                name = release
             ),
             Availability::Upgrade(_) => Said::default(),
         };
