@@ -1955,6 +1955,7 @@ fn xpu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
 // tensorflow.rs also give ("Find the tensor that is far too large",
 // "Reduce the batch size", "Use mixed precision", "Trade compute for memory
 // with gradient checkpointing") are one entry each: one title, one id.
+// Where common.rs declares them, these four go and its entries are used.
 
 /// A shape far too large: no allocator setting helps.
 pub(super) const FIND_OVERSIZED_TENSOR: FixSpec = FixSpec::new(
@@ -1964,7 +1965,8 @@ pub(super) const FIND_OVERSIZED_TENSOR: FixSpec = FixSpec::new(
 )
 .cost(Cost::Look);
 
-/// Halving the batch: PyTorch's and TensorFlow's advice alike.
+/// Halving the batch: PyTorch's and TensorFlow's advice alike; gradient
+/// accumulation keeps the effective batch at the cost of more steps.
 pub(super) const REDUCE_BATCH_SIZE: FixSpec = FixSpec::new(
     "reduce-batch-size",
     "Reduce the batch size",
@@ -1973,16 +1975,19 @@ pub(super) const REDUCE_BATCH_SIZE: FixSpec = FixSpec::new(
 .frameworks(&[Framework::PyTorch, Framework::TensorFlow])
 .engines(Engines::NotServing)
 .phases(Phases::NotLoading)
-.cost(Cost::Quality);
+.cost(Cost::Speed);
 
 /// Autocast or a mixed-precision policy, in the framework's own API.
-pub(super) const MIXED_PRECISION: FixSpec =
-    FixSpec::new("mixed-precision", "Use mixed precision", "使用混合精度")
-        .frameworks(&[Framework::PyTorch, Framework::TensorFlow])
-        .engines(Engines::NotServing)
-        .phases(Phases::NotLoading)
-        .cost(Cost::Quality)
-        .sources(&["PyTorch documentation: Automatic Mixed Precision (torch.autocast)"]);
+pub(super) const MIXED_PRECISION: FixSpec = FixSpec::new(
+    "mixed-precision-autocast",
+    "Use mixed precision",
+    "使用混合精度",
+)
+.frameworks(&[Framework::PyTorch, Framework::TensorFlow])
+.engines(Engines::NotServing)
+.phases(Phases::NotLoading)
+.cost(Cost::Quality)
+.sources(&["PyTorch documentation: Automatic Mixed Precision (torch.autocast)"]);
 
 /// `torch.utils.checkpoint` or Hugging Face's switch for it.
 pub(super) const GRADIENT_CHECKPOINTING: FixSpec = FixSpec::new(
