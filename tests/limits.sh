@@ -76,7 +76,7 @@ check "line of $((len >> 20)) MiB of distinct messages" $((len >> 20)) 128 600
 
 len=$((GIB / scale))
 run < <(yes "$NEAR" | head -c "$len")
-check "$((len >> 20)) MiB of near-miss lines" 0 64 900
+check "$((len >> 20)) MiB of near-miss lines" 0 64 10
 
 n=$((1000000 / scale))
 run < <(yes "$SEED" | head -n "$n")

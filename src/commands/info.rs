@@ -114,7 +114,9 @@ pub fn explain(args: &ExplainArgs, color: ColorArg, lang: Lang) -> anyhow::Resul
             return Ok(2);
         }
     };
-    let chinese_page = (lang == Lang::Zh).then(|| zh::page(code)).flatten();
+    let chinese_page = (lang == Lang::Zh)
+        .then(|| docs::chinese_page(code))
+        .flatten();
     let text = chinese_page.unwrap_or(text);
     if lang == Lang::Zh && chinese_page.is_none() {
         let title = title_in(code, docs::title(text), lang);

@@ -9,7 +9,7 @@ use oomwhy::i18n::{Lang, Msg};
 use oomwhy::input::{self, Archive, Content, Entry, Input, Scanned};
 use oomwhy::render::sanitize;
 use oomwhy::render::{self, Format, RenderOptions};
-use oomwhy::{Analysis, ScanOutcome, Summary};
+use oomwhy::{Notice, ScanOutcome, ScanReport, Summary};
 use std::io::{self, IsTerminal, Read, Write};
 use std::sync::Arc;
 
@@ -83,8 +83,27 @@ pub fn scan(args: &ScanArgs, lang: Lang) -> anyhow::Result<i32> {
     Ok(scan_status(&summary))
 }
 
+/// Says what the command noticed about an input: an error always, a
+/// binary file passed over or a symlink loop unless `quiet`.
+fn warn_notice(notice: &Notice, quiet: bool, lang: Lang) {
+    match notice {
+        Notice::Error(err) => warn!("oomwhy: {}", err.localized(lang)),
+        Notice::Binary(name) => {
+            if !quiet {
+                warn!(
+                    "oomwhy: {}",
+                    Msg::BinarySkipped.fill(lang, &[&sanitize(name)])
+                );
+            }
+        }
+        Notice::Loop { path, ancestor } => warn_loop(path, ancestor, quiet, lang),
+    }
+}
+
 /// Reads all inputs (several side by side, one per core), folds the
-/// per-rank files of a job, then explains and writes everything at once.
+/// per-rank files of a job, then explains and writes everything at once:
+/// the library's [`oomwhy::scan_entries_with`], with a progress bar for a
+/// single input and each warning written as it arises.
 fn scan_batch(
     expanded: Vec<Entry>,
     format: Format,
@@ -92,65 +111,19 @@ fn scan_batch(
     quiet: bool,
     no_pager: bool,
 ) -> anyhow::Result<Summary> {
-    let mut analysis = Analysis::new();
-    let mut inputs = Vec::new();
-    for entry in expanded {
-        match entry {
-            Entry::Input(input) => inputs.push(input),
-            Entry::Loop { path, ancestor } => warn_loop(&path, &ancestor, quiet, options.lang),
-            Entry::Error(err) => {
-                warn!("oomwhy: {}", err.localized(options.lang));
-                analysis.add_error();
-            }
-        }
-    }
-    let scanned = match inputs.as_slice() {
-        // One input: its own reader and worker threads, and a progress bar.
-        [input] if !input.from_directory => vec![scan_one(input, quiet, options.lang)],
-        _ => input::scan_inputs(&inputs, input::default_threads()),
+    let lang = options.lang;
+    let scan = |inputs: &[Input]| {
+        let scanned = match inputs {
+            // One input: its own reader and worker threads, and a progress bar.
+            [input] if !input.from_directory => vec![scan_one(input, quiet, lang)],
+            _ => input::scan_inputs(inputs, input::default_threads()),
+        };
+        fresh_line_after_paste(inputs);
+        scanned
     };
-    fresh_line_after_paste(&inputs);
-    let mut outcomes = Vec::with_capacity(scanned.len());
-    let mut failed = Vec::with_capacity(scanned.len());
-    // A tar archive's files are inputs of their own (per-rank files in one
-    // archive fold like those in a directory).
-    let members = inputs
-        .iter()
-        .zip(scanned)
-        .flat_map(|(input, scanned)| scanned.into_members(&input.name));
-    for (name, scanned) in members {
-        match scanned {
-            Scanned::Done(outcome) => {
-                outcomes.push(outcome);
-                failed.push(false);
-            }
-            Scanned::Failed(outcome, err) => {
-                warn!("oomwhy: {}", err.localized(options.lang));
-                // What was found before the error still counts.
-                outcomes.push(outcome);
-                failed.push(true);
-            }
-            Scanned::Binary => {
-                if !quiet {
-                    warn!(
-                        "oomwhy: {}",
-                        Msg::BinarySkipped.fill(options.lang, &[&sanitize(&name)])
-                    );
-                }
-            }
-            // Members are never archives themselves.
-            Scanned::Archive(_) => {}
-        }
-    }
-    input::fold_rank_files(&mut outcomes);
-    for (outcome, failed) in outcomes.into_iter().zip(failed) {
-        if failed {
-            analysis.add_failed(outcome);
-        } else {
-            analysis.add(outcome);
-        }
-    }
-    let (findings, summary) = analysis.finish();
+    let ScanReport {
+        findings, summary, ..
+    } = oomwhy::scan_entries_with(expanded, scan, |notice| warn_notice(notice, quiet, lang));
     let show = matches!(format, Format::Json | Format::Ndjson) || !findings.is_empty();
     if !quiet && show {
         let draw = |out: &mut dyn Write| render::render(format, &findings, &summary, options, out);

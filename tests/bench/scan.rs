@@ -328,6 +328,25 @@ fn time_shell(line: &str, runs: usize) -> Option<Timing> {
     best
 }
 
+/// The most a ratio may be: in wall-clock time, and in CPU time and
+/// oomwhy's peak RSS (MiB) where given.
+#[derive(Clone, Copy)]
+struct Target {
+    wall: f64,
+    cpu: Option<f64>,
+    rss_mib: Option<f64>,
+}
+
+impl Target {
+    fn wall(wall: f64) -> Self {
+        Target {
+            wall,
+            cpu: None,
+            rss_mib: None,
+        }
+    }
+}
+
 fn have(program: &str) -> bool {
     Command::new(program)
         .arg("--version")
@@ -462,17 +481,35 @@ fn main() {
             rss(t.rss)
         );
     };
-    let ratio = |what: &str, ours: Timing, theirs: Option<Timing>, target: &str| {
-        if let Some(t) = theirs {
-            let by_cpu = match (ours.cpu, t.cpu) {
-                (Some(a), Some(b)) if b > 0.0 => format!(", CPU time {:.2}", a / b),
-                _ => String::new(),
-            };
-            println!(
-                "  {what} = {:.2} wall-clock{by_cpu}  ({target})",
-                ours.wall / t.wall
-            );
+    // Prints a ratio against its targets (wall clock, and CPU time and
+    // oomwhy's peak RSS where given), each marked met or MISSED.
+    let ratio = |what: &str, ours: Timing, theirs: Option<Timing>, target: Target| {
+        let Some(t) = theirs else { return };
+        let verdict = |ok: bool| if ok { "met" } else { "MISSED" };
+        let wall = ours.wall / t.wall;
+        let mut line = format!(
+            "  {what} = {wall:.2} wall-clock (target <= {:.2}: {})",
+            target.wall,
+            verdict(wall <= target.wall)
+        );
+        if let (Some(a), Some(b)) = (ours.cpu, t.cpu) {
+            let by_cpu = a / b.max(1e-3);
+            match target.cpu {
+                Some(max) => line.push_str(&format!(
+                    ", CPU time {by_cpu:.2} (target <= {max:.2}: {})",
+                    verdict(by_cpu <= max)
+                )),
+                None => line.push_str(&format!(", CPU time {by_cpu:.2}")),
+            }
         }
+        if let (Some(max_mib), Some(kib)) = (target.rss_mib, ours.rss) {
+            let mib = kib as f64 / 1024.0;
+            line.push_str(&format!(
+                ", peak RSS {mib:.1} MiB (target <= {max_mib:.0} MiB: {})",
+                verdict(mib <= max_mib)
+            ));
+        }
+        println!("{line}");
     };
     let time = |line: String| time_shell(&line, runs).expect("the command runs");
     // Warm the page cache so every tool reads from memory.
@@ -493,7 +530,7 @@ fn main() {
             row(&format!("oomwhy: {label}"), ours);
             let base = time(format!("{oomwhy} --format json {}", quote(clean)));
             row("oomwhy: the clean log", base);
-            ratio("near-miss / clean", ours, Some(base), "target <= 3.00");
+            ratio("near-miss / clean", ours, Some(base), Target::wall(3.0));
         }
     }
 
@@ -510,7 +547,10 @@ fn main() {
             "oomwhy / rg, all cores",
             ours,
             theirs,
-            "target <= 1.00; peak RSS <= 16 MiB",
+            Target {
+                rss_mib: Some(16.0),
+                ..Target::wall(1.0)
+            },
         );
         if taskset {
             let ours = time(format!("taskset -c 0 {oomwhy} --format json {log_q}"));
@@ -527,7 +567,11 @@ fn main() {
                 "oomwhy / rg, one core",
                 ours,
                 theirs,
-                "target <= 1.20 wall and CPU; peak RSS <= 16 MiB",
+                Target {
+                    wall: 1.2,
+                    cpu: Some(1.2),
+                    rss_mib: Some(16.0),
+                },
             );
         } else {
             println!("  taskset is not installed: the one-core ratio is not measured");
@@ -550,7 +594,10 @@ fn main() {
             "oomwhy / rg",
             ours,
             theirs,
-            "target <= 1.00; peak RSS <= 64 MiB",
+            Target {
+                rss_mib: Some(64.0),
+                ..Target::wall(1.0)
+            },
         );
     }
 
@@ -563,7 +610,7 @@ fn main() {
         if let Some(t) = wc {
             row("cat LOG | wc -l", t);
         }
-        ratio("oomwhy / wc -l", ours, wc, "target <= 1.10");
+        ratio("oomwhy / wc -l", ours, wc, Target::wall(1.1));
     }
 
     if wanted("paste") {

@@ -138,3 +138,178 @@ fn every_code_is_produced_by_a_fixture() {
         "add a real-format fixture (fixtures/*.log + golden JSON) that produces: {missing:?}"
     );
 }
+
+/// The library's own word and one of its calls, as a program names them
+/// beside a status: the API words the status family reads a number after.
+fn library_words(table: &str) -> Option<(&'static str, &'static str)> {
+    Some(match table {
+        "cufft" => ("cuFFT", "cufftExecC2C"),
+        "cusolver" => ("cuSOLVER", "cusolverDnSgetrf"),
+        "cusparse" => ("cuSPARSE", "cusparseSpMM"),
+        "curand" => ("cuRAND", "curandGenerateNormal"),
+        "npp" => ("NPP", "nppiResize_8u_C3R"),
+        "nvjpeg" => ("nvJPEG", "nvjpegDecode"),
+        "rocblas" => ("rocBLAS", "rocblas_gemm_ex"),
+        "miopen" => ("MIOpen", "miopenConvolutionForward"),
+        _ => return None,
+    })
+}
+
+/// Every printed form of a code: its name alone after an exception class,
+/// after the library's `error:` and inside a C++ exception's `what():`
+/// line, and its number (decimal, as the libraries' checks print it) after
+/// `error`, `returned`, `err(`, `code=` and `failed with error`.
+fn printed_forms(word: &str, call: &str, name: &str, number: i64) -> Vec<(String, bool)> {
+    vec![
+        (format!("RuntimeError: {name}"), true),
+        (format!("{word} error: {name}"), true),
+        (
+            format!("terminate called after throwing an instance of 'std::runtime_error'\n  what():  {word} error: {name}"),
+            true,
+        ),
+        (format!("{word} error {number}"), false),
+        (format!("{call} returned {number}"), false),
+        (format!("{call} err({number})"), false),
+        (format!("{word} error at src/ops.cpp:42 code={number}"), false),
+        (format!("{call} failed with error {number}"), false),
+    ]
+}
+
+/// Each entry of each library table is recognised through the whole
+/// decoder in every printed form: a memory code as an out-of-memory
+/// finding, another failure as a finding that names it (the number's first
+/// row when only the number is printed), and a bad-argument (`usage`) code
+/// not at all.
+#[test]
+fn every_library_status_is_recognised_in_every_printed_form() {
+    use oomwhy::codes::{scanned_tables, Class};
+    let mut checked = 0;
+    for table in scanned_tables() {
+        let Some((word, call)) = library_words(table.id) else {
+            continue;
+        };
+        for entry in &table.entries {
+            for (text, named) in printed_forms(word, call, entry.name, entry.number) {
+                let expected = if named {
+                    entry
+                } else {
+                    table.by_number(entry.number).expect("its own number")
+                };
+                let findings = oomwhy::decode_str(&format!("{text}\n"));
+                let naming = findings
+                    .iter()
+                    .find(|f| f.facts.get("error_name").map(String::as_str) == Some(expected.name));
+                match expected.class {
+                    Class::Usage => assert!(naming.is_none(), "{text}: {findings:?}"),
+                    Class::Memory => assert!(
+                        findings.iter().any(|f| f.category.is_oom()),
+                        "{text}: {findings:?}"
+                    ),
+                    Class::NotMemory | Class::Maybe => {
+                        let f = naming
+                            .unwrap_or_else(|| panic!("not recognised: {text}: {findings:?}"));
+                        assert_eq!(
+                            f.facts.get("table").map(String::as_str),
+                            Some(table.id),
+                            "{text}"
+                        );
+                        assert!(!f.category.is_oom(), "{text}: {:?}", f.category);
+                    }
+                }
+                checked += 1;
+            }
+        }
+    }
+    // Eight tables, every row, eight forms each.
+    assert!(checked > 8 * 8 * 8, "{checked}");
+}
+
+/// The process tables (signals, NTSTATUS) name how `oomwhy run`'s command
+/// ended, in both languages, and are not read as GPU statuses in a log.
+#[test]
+fn process_tables_name_endings() {
+    use oomwhy::exit::{note, Ending};
+    use oomwhy::i18n::Lang;
+    let signals = oomwhy::codes::table("signal").expect("the signal table");
+    for entry in &signals.entries {
+        let n = i32::try_from(entry.number).expect("a signal number");
+        let english = note(Ending::Signal(n), Lang::En).unwrap_or_default();
+        assert!(
+            english.contains(entry.name) && english.contains(entry.meaning),
+            "{english}"
+        );
+        let chinese = note(Ending::Signal(n), Lang::Zh).unwrap_or_default();
+        assert!(chinese.contains(entry.zh), "{chinese}");
+        assert!(!entry.message.is_empty(), "{}: strsignal text", entry.name);
+    }
+    let statuses = oomwhy::codes::table("ntstatus").expect("the NTSTATUS table");
+    for entry in &statuses.entries {
+        let unsigned = entry.number;
+        let signed = i64::from(u32::try_from(unsigned).expect("32 bits") as i32);
+        for code in [unsigned, signed] {
+            let english = note(Ending::Code(code), Lang::En).unwrap_or_default();
+            assert!(
+                english.contains(entry.name) && english.contains(entry.meaning),
+                "{english}"
+            );
+        }
+        assert!(
+            oomwhy::codes::by_name(entry.name).is_none(),
+            "{}",
+            entry.name
+        );
+    }
+}
+
+/// The wrapper tables through the whole decoder: TensorRT's `Error Code N`
+/// log line and JAX's `XlaRuntimeError: NAME: message`, each row found (a
+/// memory row as an out-of-memory finding, a bad-argument row not at all),
+/// and a wrapper whose message says memory ran out left to the
+/// out-of-memory families.
+#[test]
+fn wrapper_statuses_are_recognised_in_their_forms() {
+    use oomwhy::codes::{table, Class};
+    let trt = table("tensorrt").expect("the TensorRT table");
+    let xla = table("absl_status").expect("the absl table");
+    let mut lines = Vec::new();
+    for e in &trt.entries {
+        let n = e.number;
+        lines.push((e, format!("[11/10/2023-06:30:40] [TRT] [E] {n}: [builder.cpp::buildEngine::42] Error Code {n}: Internal Error (a check failed)")));
+        lines.push((e, format!("RuntimeError: {}", e.name)));
+    }
+    for e in &xla.entries {
+        let name = e.name;
+        lines.push((
+            e,
+            format!("jaxlib.xla_extension.XlaRuntimeError: {name}: the call failed"),
+        ));
+    }
+    for (entry, line) in lines {
+        let findings = oomwhy::decode_str(&format!("{line}\n"));
+        let naming = findings
+            .iter()
+            .find(|f| f.facts.get("error_name").map(String::as_str) == Some(entry.name));
+        match entry.class {
+            Class::Usage => assert!(naming.is_none(), "{line}: {findings:?}"),
+            // absl's RESOURCE_EXHAUSTED is read by the XLA family's forms only.
+            Class::Memory if entry.name == "RESOURCE_EXHAUSTED" => {
+                assert!(naming.is_none(), "{line}")
+            }
+            Class::Memory => assert!(
+                findings.iter().any(|f| f.category.is_oom()),
+                "{line}: {findings:?}"
+            ),
+            Class::NotMemory | Class::Maybe => {
+                let f = naming.unwrap_or_else(|| panic!("not recognised: {line}: {findings:?}"));
+                assert!(!f.category.is_oom(), "{line}");
+            }
+        }
+    }
+    for line in [
+        "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 7406166528 bytes.",
+        "[11/10/2023-06:30:40] [TRT] [E] 2: [virtualMemoryBuffer.cpp::resizePhysical::140] Error Code 2: OutOfMemory (no further information)",
+    ] {
+        let findings = oomwhy::decode_str(&format!("{line}\n"));
+        assert!(findings.iter().any(|f| f.category.is_oom()), "{line}: {findings:?}");
+    }
+}

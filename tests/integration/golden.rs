@@ -1,17 +1,20 @@
 //! Golden tests: every `fixtures/*.log` is scanned and explained, and the
 //! JSON output must equal the `fixtures/*.json` beside it, the uncoloured text
 //! the `fixtures/*.txt` beside it, and for the fixtures in [`CHINESE`] the
-//! Chinese text (`--lang zh`) the `fixtures/*.zh.txt`. There is one test per
+//! Chinese text (`--lang zh`) the `fixtures/*.zh.txt`. build.rs writes one test per
 //! fixture, named after it, so one fixture or one family runs by name:
 //! `cargo test --test integration golden::torch_`. `UPDATE_GOLDEN=1` before
 //! the command re-blesses the goldens of the tests it runs (then review the
 //! diff: a fixture must never be blessed to match a bug).
 //!
 //! README.md's example and the Chinese example page must equal their
-//! fixture's goldens, README.md stays short with its Quick start intact, and
-//! every relative link in README.md, CONTRIBUTING.md and docs/ resolves.
+//! fixture's goldens, README.md stays short with its Quick start intact,
+//! docs/kinds.md lists every kind, and every relative link in README.md,
+//! CONTRIBUTING.md and docs/ resolves.
 
+use oomwhy::explain::docs;
 use oomwhy::i18n::Lang;
+use oomwhy::record::Kind;
 use oomwhy::render::{render, Format, RenderOptions};
 use oomwhy::Analysis;
 use std::collections::BTreeSet;
@@ -106,7 +109,11 @@ fn check_golden(log: &Path, format: Format, lang: Lang, ext: &str) -> Option<Str
     let actual = run_in(log, format, lang);
     let expected_path = log.with_extension(ext);
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
-        fs::write(&expected_path, &actual).unwrap();
+        // An unchanged golden is left alone: a write would touch fixtures/,
+        // which reruns build.rs and rebuilds this package.
+        if fs::read_to_string(&expected_path).ok().as_deref() != Some(actual.as_str()) {
+            fs::write(&expected_path, &actual).unwrap();
+        }
         return None;
     }
     let Ok(expected) = fs::read_to_string(&expected_path) else {
@@ -132,137 +139,14 @@ fn check_golden(log: &Path, format: Format, lang: Lang, ext: &str) -> Option<Str
     ))
 }
 
-/// One `#[test]` per fixture, named after it, checking its goldens; and
-/// [`GOLDEN_FIXTURES`], the list, which must equal the fixtures on disk.
-macro_rules! goldens {
-    ($($fixture:ident),* $(,)?) => {
-        /// Every fixture [`goldens!`] made a test for.
-        const GOLDEN_FIXTURES: &[&str] = &[$(stringify!($fixture)),*];
-        $(
-            #[test]
-            fn $fixture() {
-                check_fixture(stringify!($fixture));
-            }
-        )*
-    };
-}
+// One `#[test]` per `fixtures/*.log`, named after it, calling
+// [`check_fixture`], and `GOLDEN_FIXTURES`, their names: written by the
+// root package's build.rs, so a new fixture needs no line here.
+include!(concat!(env!("OUT_DIR"), "/golden_tests.rs"));
 
-// A new fixture needs its line here (`every_fixture_has_a_golden_test`
-// fails until it has one).
-goldens! {
-    allocator_assert_handles_wsl,
-    allocator_assert_nvml_mig,
-    child_failed_sigkill,
-    cuda_driver_error_oom_wsl,
-    cuda_error_oom_accelerator_error,
-    cuda_error_oom_vllm_graph_capture,
-    cuda_thc_runtime_error_2,
-    cudnn_not_supported_non_contiguous,
-    cupy_oom_chainer_legacy,
-    cupy_oom_pool_limit,
-    device_not_ready_wsl,
-    device_side_assert_bare,
-    device_side_assert_embedding,
-    device_side_assert_labels,
-    diag_memory_summary_fairseq,
-    diag_nvidia_smi_with_oom,
-    dpcpp_legacy,
-    fatal_signal_dataloader_aborted,
-    fatal_signal_dataloader_bus_error,
-    fatal_signal_worker_handler_lines,
-    generic_oom_ctranslate2,
-    generic_oom_llama_cpp,
-    generic_oom_onnxruntime,
-    generic_oom_tensorflow_retries,
-    gpu_fallen_off_bus_dmesg,
-    grammar_device_handle_lost,
-    grammar_watchdog_stuck,
-    host_oom_killed_docker137,
-    host_oom_killed_kernel,
-    host_oom_killed_kubernetes,
-    host_oom_killed_slurm,
-    host_oom_killed_torchelastic,
-    host_oom_posix,
-    host_oom_windows_buy_new_ram,
-    illegal_memory_access_cuda_failure_700,
-    illegal_memory_access_nccl_frames,
-    kv_cache_oom_no_cache_blocks,
-    kv_cache_oom_v0_max_seq_len,
-    kv_cache_oom_v1_estimate,
-    launch_failure_windows_desktop,
-    library_alloc_failed_cublas_create,
-    library_alloc_failed_tf_cublas,
-    log_chained_traceback,
-    log_docker_json_file,
-    log_github_actions_ansi_tqdm,
-    log_hard_wrapped_mid_word,
-    log_hard_wrapped_paste,
-    log_kubernetes_cri,
-    log_torchrun_4_ranks_interleaved,
-    misaligned_address_flash_attn,
-    mps_legacy_gb,
-    mps_no_watermark,
-    mps_watermark_gib,
-    nccl_error_system_error,
-    nccl_oom_warn_then_distbackenderror,
-    nccl_timeout_alone,
-    nccl_timeout_multirank_after_oom,
-    negative_masked_confusers,
-    negative_mentions,
-    negative_quoting_confusers,
-    negative_stated_confusers,
-    no_kernel_image_sm120,
-    process_group_aborted_reason,
-    ptxas_alloc_failure_ccminer,
-    status_cudnn_internal_error_tf,
-    status_cycles_illegal_address,
-    status_cycles_queue,
-    status_insufficient_driver_devicequery,
-    status_unknown_error_devicequery,
-    tf_allocator_warning_retries,
-    tf_oom_keras_bfc,
-    tf_oom_root_errors,
-    torch_cached_era_16417,
-    torch_cached_era_malloc_tail,
-    torch_cached_era_warning_retries,
-    torch_capacity_2_12_docs_url,
-    torch_capacity_2_2_kaggle_container,
-    torch_capacity_2_4_vllm_private_pools,
-    torch_capacity_2_5_allowed_other_process,
-    torch_capacity_2_9_pytorch_alloc_conf,
-    torch_capacity_cut_before_figures,
-    torch_capacity_outside_process_vllm,
-    torch_capacity_vllm_worker_prefix,
-    torch_capacty_2_1,
-    torch_cuda_oom_class_2_0,
-    torch_device_generic,
-    torch_hip_rocm,
-    torch_malloc_async_comfyui,
-    torch_malloc_async_exact_padding,
-    torch_notebook_ipython,
-    torch_reserved_era_allowed,
-    torch_reserved_era_growth_fairseq,
-    torch_reserved_era_max_split_hint,
-    torch_reserved_era_seed,
-    torch_reserved_era_unclosed,
-    torch_truncated_after_gpu,
-    triton_out_of_resources_shared_memory,
-    windows_access_violation_pycharm,
-    windows_fail_fast_pycharm,
-    windows_paging_file_dataloader,
-    xid_79_fallen_off_bus,
-    xid_kernel_log_mixed,
-    xla_oom_device_ordinal,
-    xla_oom_host_memory,
-    xla_oom_jax_buffer_stats,
-    xpu_capacity_early,
-    xpu_capacity_free,
-    xpu_ipex_legacy,
-}
-
-/// The list in [`goldens!`] is exactly the fixtures on disk, so that a new
-/// fixture cannot go unchecked; every golden file belongs to a fixture, and
-/// every Chinese golden to a fixture in [`CHINESE`].
+/// The tests build.rs wrote are exactly the fixtures on disk (a stale
+/// build would miss a new fixture); every golden file belongs to a fixture,
+/// and every Chinese golden to a fixture in [`CHINESE`].
 #[test]
 fn every_fixture_has_a_golden_test() {
     let on_disk: BTreeSet<String> = fixtures().iter().map(|p| fixture_name(p)).collect();
@@ -270,12 +154,13 @@ fn every_fixture_has_a_golden_test() {
     let unlisted: Vec<&String> = on_disk.difference(&listed).collect();
     assert!(
         unlisted.is_empty(),
-        "fixtures without a golden test: add them to `goldens!` in tests/integration/golden.rs: {unlisted:?}"
+        "fixtures without a golden test (build.rs writes one per fixtures/*.log; \
+         did it rerun?): {unlisted:?}"
     );
     let gone: Vec<&String> = listed.difference(&on_disk).collect();
     assert!(
         gone.is_empty(),
-        "`goldens!` lists fixtures that are not in fixtures/: {gone:?}"
+        "golden tests for fixtures that are not in fixtures/: {gone:?}"
     );
     for name in CHINESE {
         assert!(listed.contains(*name), "CHINESE lists {name}, no fixture");
@@ -332,6 +217,78 @@ fn readme_examples_are_the_goldens() {
             "{page} does not show the command `{command}`"
         );
     }
+}
+
+/// The table of kinds in docs/kinds.md: its header, then one row per kind.
+const KINDS_TABLE_HEADER: &str = "| code | what it means |\n| --- | --- |\n";
+
+/// docs/kinds.md's table has one row per kind, each kind once.
+/// `UPDATE_GOLDEN=1` rewrites it instead of failing: rows are kept as
+/// written and where they are, a removed kind's row goes, and a new kind
+/// gets a row after the kind before it in [`Kind::ALL`], saying its page's
+/// title (refine it by hand if it needs more). So a new kind needs no hand
+/// edit of the page.
+#[test]
+fn kinds_page_lists_every_kind() {
+    let path = root().join("docs/kinds.md");
+    let page = fs::read_to_string(&path).unwrap();
+    let start = page
+        .find(KINDS_TABLE_HEADER)
+        .expect("docs/kinds.md has its table of kinds")
+        + KINDS_TABLE_HEADER.len();
+    let end = page[start..]
+        .find("\n\n")
+        .map_or(page.len(), |n| start + n + 1);
+    let mut rows: Vec<(String, String)> = page[start..end]
+        .lines()
+        .map(|row| {
+            row.strip_prefix("| `")
+                .and_then(|rest| rest.split_once("` | "))
+                .and_then(|(kind, text)| {
+                    Some((kind.to_string(), text.strip_suffix(" |")?.to_string()))
+                })
+                .unwrap_or_else(|| panic!("docs/kinds.md: not a row of the table: {row}"))
+        })
+        .collect();
+    let kinds: Vec<&str> = Kind::ALL.iter().map(|kind| kind.slug()).collect();
+    let listed: Vec<&str> = rows.iter().map(|(kind, _)| kind.as_str()).collect();
+    let missing: Vec<&str> = kinds
+        .iter()
+        .copied()
+        .filter(|k| !listed.contains(k))
+        .collect();
+    let extra: Vec<&str> = listed
+        .iter()
+        .enumerate()
+        .filter(|(i, k)| !kinds.contains(k) || listed[..*i].contains(k))
+        .map(|(_, k)| *k)
+        .collect();
+    if missing.is_empty() && extra.is_empty() {
+        return;
+    }
+    assert!(
+        std::env::var_os("UPDATE_GOLDEN").is_some(),
+        "docs/kinds.md's table lacks {missing:?} and has rows for no kind or twice {extra:?}: \
+         `UPDATE_GOLDEN=1 cargo test --test integration golden::kinds_page` rewrites it"
+    );
+    let mut seen = BTreeSet::new();
+    rows.retain(|(kind, _)| kinds.contains(&kind.as_str()) && seen.insert(kind.clone()));
+    for kind in missing {
+        let before = &kinds[..kinds.iter().position(|k| *k == kind).unwrap_or(0)];
+        // After the row of the nearest kind before it that has one.
+        let at = before
+            .iter()
+            .rev()
+            .find_map(|k| rows.iter().position(|(listed, _)| listed == k))
+            .map_or(0, |i| i + 1);
+        let title = docs::lookup(kind).map_or("", |(_, text)| docs::title(text));
+        rows.insert(at, (kind.to_string(), title.to_string()));
+    }
+    let table: String = rows
+        .iter()
+        .map(|(kind, text)| format!("| `{kind}` | {text} |\n"))
+        .collect();
+    fs::write(&path, format!("{}{table}{}", &page[..start], &page[end..])).unwrap();
 }
 
 /// The Quick start commands that CI and a fresh clone rely on.

@@ -41,7 +41,7 @@ fn every_code_has_chinese_titles() {
         }
     }
     for (code, _) in oomwhy::explain::docs::EXPLANATIONS.iter() {
-        if !zh::page(code).is_some_and(has_chinese) {
+        if !oomwhy::explain::docs::chinese_page(code).is_some_and(has_chinese) {
             missing.push(code);
         }
     }

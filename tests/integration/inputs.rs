@@ -811,3 +811,35 @@ fn the_library_reads_what_the_command_reads() {
         command["summary"]["findings"].as_u64().unwrap() as usize
     );
 }
+
+/// One rank runs out of memory; the others wait for it in a collective until
+/// NCCL's watchdog times out. The timeout in rank 1's file points at the OOM
+/// in rank 0's, as it would in one file.
+#[test]
+fn a_timeout_in_one_rank_file_is_linked_to_the_oom_in_another() {
+    let dir = temp_dir("linked-ranks");
+    let job = dir.join("job");
+    fs::create_dir_all(&job).unwrap();
+    fs::write(
+        job.join("rank0.log"),
+        rank_log(0, Some("2025-03-01T12:00:03Z")),
+    )
+    .unwrap();
+    fs::write(
+        job.join("rank1.log"),
+        "2025-03-01T12:10:04Z step 10\n2025-03-01T12:10:04Z [rank1]:[E ProcessGroupNCCL.cpp:563] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1432, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600098 milliseconds before timing out.\n",
+    )
+    .unwrap();
+    let report = json(&oomwhy(&["--format", "json", "job"], &dir));
+    let findings = report["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 2, "{report:#}");
+    let oom = findings
+        .iter()
+        .find(|f| f["kind"] == "torch_allocator_oom")
+        .unwrap();
+    let timeout = findings
+        .iter()
+        .find(|f| f["kind"] == "nccl_timeout")
+        .unwrap();
+    assert_eq!(timeout["consequence_of"], oom["id"], "{report:#}");
+}

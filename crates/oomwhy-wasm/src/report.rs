@@ -1,24 +1,16 @@
-//! A report made as `oomwhy FILE...` makes one (`commands/scan.rs` of the
-//! CLI crate), on one thread, and rendered for the page.
+//! A report made as `oomwhy FILE...` makes one (the library's
+//! `ScanReport::from_members`, which the command's scan shares), each input
+//! scanned on this thread, and rendered for the page.
 
 use oomwhy::explain::docs;
 use oomwhy::i18n::{zh, Lang, Msg};
 use oomwhy::input::{self, Archive, Content, Scanned};
-use oomwhy::record::{Finding, Summary};
+use oomwhy::record::Finding;
 use oomwhy::render::{self, sanitize, Format, RenderOptions};
-use oomwhy::{Analysis, Error, ScanOutcome};
+use oomwhy::{Error, Notice, ScanOutcome, ScanReport};
 use serde_json::{json, Value};
 use std::io::{self, Cursor, Read, Seek};
 use std::sync::Arc;
-
-/// Something the command writes to standard error about an input.
-#[derive(Debug)]
-enum Notice {
-    /// An input that could not be read (to the end, or at all).
-    Error(Error),
-    /// A binary file: not a log, not a snapshot, so not scanned.
-    Binary(String),
-}
 
 /// The inputs of one report, each scanned as it is added.
 #[derive(Debug, Default)]
@@ -28,12 +20,7 @@ pub struct Batch {
 }
 
 /// A finished report: explained findings, the counts, and the notices.
-#[derive(Debug)]
-pub struct Report {
-    findings: Vec<Finding>,
-    summary: Summary,
-    notices: Vec<Notice>,
-}
+pub type Report = ScanReport;
 
 impl Batch {
     /// Adds an input held in memory.
@@ -53,42 +40,10 @@ impl Batch {
         self.members.extend(scanned.into_members(name));
     }
 
-    /// Folds the per-rank files and explains everything, as the command does.
+    /// Folds the per-rank files and explains everything, as the command does
+    /// (the library's [`ScanReport::from_members`]).
     pub fn finish(self) -> Report {
-        let mut analysis = Analysis::new();
-        let mut outcomes = Vec::new();
-        let mut failed = Vec::new();
-        let mut notices = Vec::new();
-        for (name, scanned) in self.members {
-            match scanned {
-                Scanned::Done(outcome) => {
-                    outcomes.push(outcome);
-                    failed.push(false);
-                }
-                Scanned::Failed(outcome, err) => {
-                    notices.push(Notice::Error(err));
-                    outcomes.push(outcome);
-                    failed.push(true);
-                }
-                Scanned::Binary => notices.push(Notice::Binary(name)),
-                // Members are never archives themselves.
-                Scanned::Archive(_) => {}
-            }
-        }
-        input::fold_rank_files(&mut outcomes);
-        for (outcome, failed) in outcomes.into_iter().zip(failed) {
-            if failed {
-                analysis.add_failed(outcome);
-            } else {
-                analysis.add(outcome);
-            }
-        }
-        let (findings, summary) = analysis.finish();
-        Report {
-            findings,
-            summary,
-            notices,
-        }
+        ScanReport::from_members(self.members)
     }
 }
 
@@ -170,6 +125,14 @@ pub fn render_report(report: &Report, lang: Lang, width: usize) -> Value {
             Notice::Binary(name) => json!({
                 "kind": "binary",
                 "text": format!("oomwhy: {}", Msg::BinarySkipped.fill(lang, &[&sanitize(name)])),
+            }),
+            // Only a directory walk meets a symlink loop; the page has none.
+            Notice::Loop { path, ancestor } => json!({
+                "kind": "loop",
+                "text": format!(
+                    "oomwhy: {}",
+                    Msg::SymlinkLoop.fill(lang, &[&sanitize(path), &sanitize(ancestor)])
+                ),
             }),
         })
         .collect();
@@ -353,7 +316,9 @@ fn unwrap_onto(text: &mut String, next: &str) {
 pub fn explain_page(code: &str, lang: Lang) -> Value {
     match docs::lookup(code) {
         Ok((code, english)) => {
-            let chinese = (lang == Lang::Zh).then(|| zh::page(code)).flatten();
+            let chinese = (lang == Lang::Zh)
+                .then(|| docs::chinese_page(code))
+                .flatten();
             let text = chinese.unwrap_or(english);
             let title = match lang {
                 Lang::Zh => zh::kind_title(code)

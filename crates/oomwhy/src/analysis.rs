@@ -1,7 +1,9 @@
 //! Explaining what the front door read: [`Analysis`] for whole inputs (the
 //! command's default mode), [`LiveAnalysis`] for findings handed out one at
 //! a time, and [`scan_paths`], the command's report for the paths a user
-//! names.
+//! names: the one way from inputs to a report, which the command
+//! ([`scan_entries_with`]), the Python module and the browser build
+//! ([`ScanReport::from_members`]) share.
 
 use crate::error::Error;
 use crate::explain;
@@ -55,6 +57,7 @@ impl Analysis {
 
     /// Explains every finding and returns them with the summary.
     pub fn finish(mut self) -> (Vec<Finding>, Summary) {
+        input::link_across_ranks(&mut self.findings);
         snapshot::join(&mut self.findings);
         explain::explain_all(&mut self.findings);
         snapshot::after_explain(&mut self.findings);
@@ -213,29 +216,55 @@ pub fn scan_paths<P: AsRef<Path>>(paths: &[P]) -> ScanReport {
 /// [`scan_paths`] for inputs already listed by [`input::expand`] (renamed,
 /// for instance, to name them in findings as the caller wishes).
 pub fn scan_entries(entries: Vec<Entry>) -> ScanReport {
+    scan_entries_with(entries, scan_listed, |_| {})
+}
+
+/// Scans inputs as [`scan_paths`] does: one named on its own with the
+/// scanner's helper thread too, several side by side, one per core.
+fn scan_listed(inputs: &[Input]) -> Vec<Scanned> {
+    match inputs {
+        [input] if !input.from_directory => vec![input::scan_input_threaded(input)],
+        _ => input::scan_inputs(inputs, input::default_threads()),
+    }
+}
+
+/// [`scan_entries`] with the caller's way of scanning and of telling what
+/// it notices: the command's, which scans one input with a progress bar
+/// and warns as it goes. `scan` reads every input in order (one [`Scanned`]
+/// each); `on_notice` hears each notice as it arises, in input order: an
+/// unreadable entry or a symlink loop before anything is scanned, the rest
+/// before anything is explained. The report keeps the notices too.
+pub fn scan_entries_with(
+    entries: Vec<Entry>,
+    scan: impl FnOnce(&[Input]) -> Vec<Scanned>,
+    mut on_notice: impl FnMut(&Notice),
+) -> ScanReport {
     let mut analysis = Analysis::new();
     let mut notices = Vec::new();
     let mut inputs: Vec<Input> = Vec::new();
     for entry in entries {
-        match entry {
-            Entry::Input(input) => inputs.push(input),
-            Entry::Loop { path, ancestor } => notices.push(Notice::Loop { path, ancestor }),
+        let notice = match entry {
+            Entry::Input(input) => {
+                inputs.push(input);
+                continue;
+            }
+            Entry::Loop { path, ancestor } => Notice::Loop { path, ancestor },
             Entry::Error(err) => {
                 analysis.add_error();
-                notices.push(Notice::Error(err));
+                Notice::Error(err)
             }
-        }
+        };
+        on_notice(&notice);
+        notices.push(notice);
     }
-    let scanned = match inputs.as_slice() {
-        // One input: the scanner's helper thread too.
-        [input] if !input.from_directory => vec![input::scan_input_threaded(input)],
-        _ => input::scan_inputs(&inputs, input::default_threads()),
-    };
+    let scanned = scan(&inputs);
+    // A tar or zip archive's files are inputs of their own (per-rank files
+    // in one archive fold like those in a directory).
     let members = inputs
         .iter()
         .zip(scanned)
         .flat_map(|(input, scanned)| scanned.into_members(&input.name));
-    let mut report = gather(analysis, members);
+    let mut report = gather(analysis, members, on_notice);
     notices.append(&mut report.notices);
     report.notices = notices;
     report
@@ -245,35 +274,49 @@ impl ScanReport {
     /// Explains what the front door read from one input ([`input::scan_reader`],
     /// [`input::scan_file`], [`input::scan_bytes`]) as [`scan_paths`] does.
     pub fn from_scanned(scanned: Scanned, name: &str) -> Self {
-        gather(Analysis::new(), scanned.into_members(name))
+        Self::from_members(scanned.into_members(name))
+    }
+
+    /// Explains inputs already scanned, each with its name (an archive's
+    /// files as [`Scanned::into_members`] lists them), as [`scan_paths`]
+    /// does: for a caller that reads its inputs itself (the browser build
+    /// reads dropped files one at a time).
+    pub fn from_members(members: impl IntoIterator<Item = (String, Scanned)>) -> Self {
+        gather(Analysis::new(), members, |_| {})
     }
 }
 
 /// Adds scanned inputs to `analysis` and explains them as the command does:
 /// what was found before a read error counts, binary files are passed over,
-/// and the per-rank files of one job fold.
+/// and the per-rank files of one job fold. `on_notice` hears each notice
+/// before anything is explained.
 fn gather(
     mut analysis: Analysis,
     members: impl IntoIterator<Item = (String, Scanned)>,
+    mut on_notice: impl FnMut(&Notice),
 ) -> ScanReport {
     let mut notices = Vec::new();
     let mut outcomes = Vec::new();
     let mut failed = Vec::new();
     for (name, scanned) in members {
-        match scanned {
+        let notice = match scanned {
             Scanned::Done(outcome) => {
                 outcomes.push(outcome);
                 failed.push(false);
+                continue;
             }
             Scanned::Failed(outcome, err) => {
-                notices.push(Notice::Error(err));
+                // What was found before the error still counts.
                 outcomes.push(outcome);
                 failed.push(true);
+                Notice::Error(err)
             }
-            Scanned::Binary => notices.push(Notice::Binary(name)),
+            Scanned::Binary => Notice::Binary(name),
             // The members of an archive are never archives themselves.
-            Scanned::Archive(_) => {}
-        }
+            Scanned::Archive(_) => continue,
+        };
+        on_notice(&notice);
+        notices.push(notice);
     }
     input::fold_rank_files(&mut outcomes);
     for (outcome, failed) in outcomes.into_iter().zip(failed) {

@@ -105,27 +105,19 @@ impl TracebackBuilder {
     /// Feeds one normalised line.
     pub fn feed(&mut self, line: &str) -> TracebackEvent {
         let trimmed = line.trim();
-        if trimmed.starts_with("Traceback (most recent call last):") {
-            self.start();
-            self.ipython = false;
-            return TracebackEvent::Consumed;
+        match opening(trimmed) {
+            Some(Opening::Traceback { ipython }) => {
+                self.start();
+                self.ipython = ipython;
+                return TracebackEvent::Consumed;
+            }
+            Some(Opening::Chain(relation)) => {
+                self.pending_relation = Some(relation);
+                return TracebackEvent::Consumed;
+            }
+            None => {}
         }
-        if ipython_header_re().is_match(trimmed) {
-            self.start();
-            self.ipython = true;
-            return TracebackEvent::Consumed;
-        }
-        if trimmed.starts_with("During handling of the above exception, another exception occurred")
-        {
-            self.pending_relation = Some("during_handling");
-            return TracebackEvent::Consumed;
-        }
-        if trimmed
-            .starts_with("The above exception was the direct cause of the following exception")
-        {
-            self.pending_relation = Some("direct_cause");
-            return TracebackEvent::Consumed;
-        }
+        // Any other line outside a traceback changes nothing.
         if self.mode != TracebackMode::Frames {
             return TracebackEvent::Unrelated;
         }
@@ -249,6 +241,35 @@ impl TracebackBuilder {
             self.mode = TracebackMode::Idle;
         }
     }
+}
+
+/// A line that opens a traceback, or says that the next one is chained.
+enum Opening {
+    Traceback { ipython: bool },
+    Chain(&'static str),
+}
+
+fn opening(trimmed: &str) -> Option<Opening> {
+    if trimmed.starts_with("Traceback (most recent call last):") {
+        return Some(Opening::Traceback { ipython: false });
+    }
+    if ipython_header_re().is_match(trimmed) {
+        return Some(Opening::Traceback { ipython: true });
+    }
+    if trimmed.starts_with("During handling of the above exception, another exception occurred") {
+        return Some(Opening::Chain("during_handling"));
+    }
+    if trimmed.starts_with("The above exception was the direct cause of the following exception") {
+        return Some(Opening::Chain("direct_cause"));
+    }
+    None
+}
+
+/// Whether [`TracebackBuilder::feed`] reads `line` whatever state it is in:
+/// a traceback's header or a chaining sentence. Any other line means
+/// nothing to a builder that is not between a header and its exception.
+pub fn opens_or_chains_traceback(line: &str) -> bool {
+    opening(line.trim()).is_some()
 }
 
 struct PhaseRule {
@@ -455,20 +476,53 @@ fn short_path(path: &str) -> String {
     parts.into_iter().rev().collect::<Vec<_>>().join("/")
 }
 
-fn progress_re() -> &'static Regex {
-    static RE: OnceLock<Regex> = OnceLock::new();
+/// The progress counters, as two patterns that never match overlapping
+/// text: a tqdm bar's count (`| 450/1000 [02:13<02:43`), found from its
+/// `|`, and the counters named by a word (`step=1200`, `global_step: 1200`,
+/// `Step 1200/5000`, `iter 500`, `Iteration 500`, `batch 300/1000`), found
+/// from the word. As one pattern, the search had to stop at every letter
+/// any of them starts with.
+struct Progress {
+    bar: regex::bytes::Regex,
+    named: regex::bytes::Regex,
+}
+
+#[allow(clippy::expect_used)] // constant patterns, built by every test
+fn progress() -> &'static Progress {
+    static RE: OnceLock<Progress> = OnceLock::new();
     RE.get_or_init(|| {
-        constant_regex(concat!(
-            // tqdm: "| 450/1000 [02:13<02:43"
-            r"(?:\|\s*(\d+)/\d+\s*\[)",
-            // step=1200, global_step: 1200, Step 1200/5000, iter 500, Iteration 500, it 500
-            // (ASCII word boundaries: Unicode ones stop the fast engine at the
-            // first non-ASCII byte, and progress bars are full of them.)
-            r"|(?:(?-u:\b)(?:global_step|step|Step|STEP|iteration|Iteration|iter|Iter|ITER)\s*[=:]?\s*\[?\s*(\d+)(?-u:\b))",
-            // Lightning/HF: "batch 300/1000"
-            r"|(?:(?-u:\b)(?:batch|Batch)\s+(\d+)\s*/\s*\d+)"
-        ))
+        // Digits as `[0-9]`: ASCII, as the crate's other patterns read them
+        // (see `constant_regex`), on bytes rather than text.
+        let bytes = |pattern: &str| regex::bytes::Regex::new(pattern).expect("a constant pattern");
+        Progress {
+            bar: bytes(r"\|\s*([0-9]+)/[0-9]+\s*\["),
+            // (ASCII word boundaries: Unicode ones stop the fast engine at
+            // the first non-ASCII byte, and progress bars are full of them.)
+            named: bytes(concat!(
+                r"(?-u:\b)(?:global_step|step|Step|STEP|iteration|Iteration|iter|Iter|ITER)\s*[=:]?\s*\[?\s*([0-9]+)(?-u:\b)",
+                r"|(?-u:\b)(?:batch|Batch)\s+([0-9]+)\s*/\s*[0-9]+"
+            )),
+        }
     })
+}
+
+/// Whether a progress counter can start in `line`: it holds a `|` or one of
+/// the words that name a counter (each match of [`last_step_in_bytes`]'s
+/// patterns starts with one). Counters read from a line depend on its
+/// figures, but whether one can start there does not.
+pub fn may_start_progress(line: &[u8]) -> bool {
+    memchr::memchr(b'|', line).is_some()
+        || [
+            "step", "Step", "STEP", "iter", "Iter", "ITER", "batch", "Batch",
+        ]
+        .iter()
+        .any(|word| memchr::memmem::find(line, word.as_bytes()).is_some())
+}
+
+/// [`last_step_in_bytes`] on text.
+#[cfg(test)]
+pub fn last_step(text: &str) -> Option<u64> {
+    last_step_in_bytes(text.as_bytes())
 }
 
 /// The last progress counter in `text` (the bytes before a crash).
@@ -476,13 +530,15 @@ fn progress_re() -> &'static Regex {
 /// The counter nearest the crash is wanted, and it is usually a few lines
 /// before it: the last 4 KiB are searched first, then the last 32 KiB, and
 /// all of `text` only when those hold none (each window starts at a line).
-pub fn last_step(text: &str) -> Option<u64> {
+/// Bytes are searched as they are: a line that is not UTF-8 needs no
+/// decoded copy (its invalid bytes match nothing).
+pub fn last_step_in_bytes(text: &[u8]) -> Option<u64> {
     for window in [4 * 1024, 32 * 1024] {
         let Some(cut) = text.len().checked_sub(window) else {
             break;
         };
-        // After a newline: a character boundary and the start of a line.
-        let Some(nl) = memchr::memchr(b'\n', &text.as_bytes()[cut..]) else {
+        // After a newline: the start of a line.
+        let Some(nl) = memchr::memchr(b'\n', &text[cut..]) else {
             continue;
         };
         if let Some(step) = last_step_in(&text[cut + nl + 1..]) {
@@ -492,20 +548,26 @@ pub fn last_step(text: &str) -> Option<u64> {
     last_step_in(text)
 }
 
-fn last_step_in(text: &str) -> Option<u64> {
+fn last_step_in(text: &[u8]) -> Option<u64> {
     // Finding the matches needs no capture groups, so the fast engine does
-    // it; only the last matches are parsed (profiling a directory of logs
-    // with a crash every MiB found captures_iter over the whole window a
-    // fifth of the time).
-    let re = progress_re();
-    let starts: Vec<usize> = re.find_iter(text).map(|m| m.start()).collect();
-    starts.iter().rev().find_map(|&start| {
+    // it; only the last ones are parsed (profiling a directory of logs with
+    // a crash every MiB found captures_iter over the whole window a fifth of
+    // the time). The counter wanted is nearly always the last match.
+    let p = progress();
+    let mut starts: Vec<(usize, &regex::bytes::Regex)> = p
+        .bar
+        .find_iter(text)
+        .map(|m| (m.start(), &p.bar))
+        .chain(p.named.find_iter(text).map(|m| (m.start(), &p.named)))
+        .collect();
+    starts.sort_unstable_by_key(|&(start, _)| start);
+    starts.iter().rev().find_map(|&(start, re)| {
         re.captures_at(text, start)?
             .iter()
             .skip(1)
             .flatten()
             .next()
-            .and_then(|m| m.as_str().parse().ok())
+            .and_then(|m| std::str::from_utf8(m.as_bytes()).ok()?.parse().ok())
     })
 }
 

@@ -9,6 +9,7 @@
 //! `windows_access_violation`; the crash signals (SIGSEGV, SIGBUS, SIGABRT,
 //! SIGFPE, SIGILL) and the other crash statuses a `fatal_signal` finding.
 
+use crate::codes::{self, Class, Entry};
 use crate::detect::{
     windows::{AccessViolation, FailFast},
     Family, Message,
@@ -41,35 +42,21 @@ pub struct ExitReport {
 /// The input name of findings made from an exit status.
 pub const EXIT_STATUS_INPUT: &str = "<exit status>";
 
-/// Name and usual meaning of the signals a training job dies of.
-fn signal(n: i32) -> Option<(&'static str, &'static str)> {
-    Some(match n {
-        1 => ("SIGHUP", "the terminal or session it ran in closed"),
-        2 => ("SIGINT", "interrupted (Ctrl-C)"),
-        3 => ("SIGQUIT", "quit (Ctrl-\\)"),
-        4 => ("SIGILL", "an illegal CPU instruction: a binary built for another CPU, or memory corruption"),
-        6 => ("SIGABRT", "native code aborted: a failed C++ check or assertion, std::terminate, or a double free; the lines just before usually say which"),
-        7 => ("SIGBUS", "a bad memory access: often shared memory (/dev/shm) too small for DataLoader workers, e.g. in a container"),
-        8 => ("SIGFPE", "an arithmetic fault in native code (integer division by zero)"),
-        9 => ("SIGKILL", "killed without a chance to clean up: most likely by the kernel's out-of-memory killer because host RAM (not GPU memory) ran out — check `dmesg` or `journalctl -k` for \"Out of memory: Killed process\"; a job scheduler or container runtime enforcing a memory or time limit also sends it"),
-        11 => ("SIGSEGV", "a segmentation fault in native code (a driver, a CUDA extension, a library bug or version mismatch)"),
-        13 => ("SIGPIPE", "it wrote to a pipe nobody reads any more"),
-        15 => ("SIGTERM", "asked to stop: by a user, a job scheduler (time or memory limit, preemption) or a container runtime"),
-        _ => return None,
-    })
+/// A row of a process table (`codes/signal.tsv`, `codes/ntstatus.tsv`).
+fn process_code(table: &str, number: i64) -> Option<&'static Entry> {
+    codes::table(table)?.by_number(number)
 }
 
-/// Windows NTSTATUS codes that mean a crash rather than an exit code.
-fn ntstatus(code: u32) -> Option<(&'static str, &'static str)> {
-    Some(match code {
-        0xC000_0005 => ("STATUS_ACCESS_VIOLATION", "native code read or wrote memory it does not own (a driver, an extension, a library mismatch)"),
-        0xC000_0017 => ("STATUS_NO_MEMORY", "the process ran out of host memory (RAM or page file), not GPU memory"),
-        0xC000_001D => ("STATUS_ILLEGAL_INSTRUCTION", "a CPU instruction this processor lacks: a binary built for a newer CPU"),
-        0xC000_00FD => ("STATUS_STACK_OVERFLOW", "the stack overflowed (deep recursion)"),
-        0xC000_013A => ("STATUS_CONTROL_C_EXIT", "interrupted (Ctrl-C)"),
-        0xC000_0409 => ("STATUS_STACK_BUFFER_OVERRUN", "Windows' fail-fast: native code ended the process at once"),
-        _ => return None,
-    })
+/// Name, usual meaning and its Chinese of the signals a training job dies
+/// of (`codes/signal.tsv`).
+fn signal(n: i32) -> Option<(&'static str, &'static str, &'static str)> {
+    process_code("signal", i64::from(n)).map(|e| (e.name, e.meaning, e.zh))
+}
+
+/// Windows NTSTATUS codes that mean a crash rather than an exit code
+/// (`codes/ntstatus.tsv`), with their class.
+fn ntstatus(code: u32) -> Option<(&'static str, &'static str, &'static str, Class)> {
+    process_code("ntstatus", i64::from(code)).map(|e| (e.name, e.meaning, e.zh, e.class))
 }
 
 /// Decodes how a process ended.
@@ -92,19 +79,20 @@ pub fn decode(ending: Ending) -> ExitReport {
             } else {
                 signal(n)
                     .filter(|_| FATAL_SIGNALS.contains(&n))
-                    .map(|(name, _)| fatal_signal_finding(n, name))
+                    .map(|(name, _, _)| fatal_signal_finding(n, name))
             },
         },
         Ending::Code(code) => {
             // An NTSTATUS arrives signed (-1073740791) or unsigned (3221226505).
             let status = crash_status(code);
-            if let Some((name, _)) = status.and_then(ntstatus) {
+            if let Some((name, _, _, class)) = status.and_then(ntstatus) {
                 let status = status.unwrap_or_default();
                 let finding = match status {
                     0xC000_0409 => Some(fail_fast_finding(code)),
                     0xC000_0005 => access_violation_finding(code),
-                    0xC000_0017 | 0xC000_001D | 0xC000_00FD => {
-                        Some(ntstatus_finding(code, status, name))
+                    0xC000_001D | 0xC000_00FD => Some(ntstatus_finding(code, status, name, class)),
+                    _ if class == Class::Memory => {
+                        Some(ntstatus_finding(code, status, name, class))
                     }
                     _ => None,
                 };
@@ -137,23 +125,15 @@ fn crash_status(code: i64) -> Option<u32> {
 /// signal. `None` for an ordinary exit code.
 pub fn note(ending: Ending, lang: Lang) -> Option<String> {
     let zh = lang == Lang::Zh;
-    let meaning = |n: i32, english: &'static str| {
-        if zh {
-            crate::i18n::zh::signal_meaning(n).unwrap_or(english)
-        } else {
-            english
-        }
-    };
     match ending {
         Ending::Signal(n) => {
             let shell = 128 + i64::from(n);
             Some(match (signal(n), zh) {
-                (Some((name, english)), false) => format!(
+                (Some((name, english, _)), false) => format!(
                     "the command was killed by signal {n} ({name}; the shell reports exit code {shell}): {english}"
                 ),
-                (Some((name, english)), true) => format!(
-                    "命令被信号 {n}（{name}；shell 报告退出码 {shell}）杀掉：{}",
-                    meaning(n, english)
+                (Some((name, _, chinese)), true) => format!(
+                    "命令被信号 {n}（{name}；shell 报告退出码 {shell}）杀掉：{chinese}"
                 ),
                 (None, false) => format!(
                     "the command was killed by signal {n} (the shell reports exit code {shell})"
@@ -163,10 +143,9 @@ pub fn note(ending: Ending, lang: Lang) -> Option<String> {
         }
         Ending::Code(code) => {
             if let Some(status) = crash_status(code) {
-                if let Some((name, english)) = ntstatus(status) {
+                if let Some((name, english, chinese, _)) = ntstatus(status) {
                     return Some(if zh {
-                        let meaning = crate::i18n::zh::ntstatus_meaning(status).unwrap_or(english);
-                        format!("命令以状态 0x{status:08X}（{name}）结束：{meaning}")
+                        format!("命令以状态 0x{status:08X}（{name}）结束：{chinese}")
                     } else {
                         format!("the command ended with status 0x{status:08X} ({name}): {english}")
                     });
@@ -176,12 +155,9 @@ pub fn note(ending: Ending, lang: Lang) -> Option<String> {
             let n = i32::try_from(code - 128)
                 .ok()
                 .filter(|_| (129..=159).contains(&code))?;
-            let (name, english) = signal(n)?;
+            let (name, english, chinese) = signal(n)?;
             Some(if zh {
-                format!(
-                    "退出码 {code} 是 shell 报告进程被信号 {n}（{name}）杀掉的方式：{}",
-                    meaning(n, english)
-                )
+                format!("退出码 {code} 是 shell 报告进程被信号 {n}（{name}）杀掉的方式：{chinese}")
             } else {
                 format!(
                     "exit code {code} is how a shell reports a process killed by signal {n} ({name}): {english}"
@@ -221,8 +197,9 @@ fn fatal_signal_finding(n: i32, name: &str) -> Finding {
 }
 
 /// A `fatal_signal` finding for a Windows crash status other than the two
-/// that have kinds of their own; STATUS_NO_MEMORY states a host OOM.
-fn ntstatus_finding(code: i64, status: u32, name: &str) -> Finding {
+/// that have kinds of their own; a status of the memory class
+/// (STATUS_NO_MEMORY, STATUS_COMMITMENT_LIMIT) states a host OOM.
+fn ntstatus_finding(code: i64, status: u32, name: &str, class: Class) -> Finding {
     let mut finding = Finding::new(
         Kind::FatalSignal,
         EXIT_STATUS_INPUT,
@@ -234,7 +211,7 @@ fn ntstatus_finding(code: i64, status: u32, name: &str) -> Finding {
     finding
         .facts
         .insert("exit_code".into(), format!("0x{status:08X}"));
-    if status == 0xC000_0017 {
+    if class == Class::Memory {
         finding.category = crate::record::Category::Oom;
         finding.backend = Some("cpu".into());
     }
@@ -298,10 +275,10 @@ mod tests {
     #[test]
     fn every_named_signal_and_status_has_a_chinese_note() {
         for n in 1..=31 {
-            if let Some((name, _)) = signal(n) {
+            if let Some((name, _, chinese)) = signal(n) {
                 let zh = note(Ending::Signal(n), Lang::Zh).unwrap_or_default();
                 assert!(zh.contains(name) && !zh.contains("the command"), "{zh}");
-                assert!(crate::i18n::zh::signal_meaning(n).is_some(), "signal {n}");
+                assert!(!chinese.is_empty() && zh.contains(chinese), "signal {n}");
             }
         }
         for status in [
@@ -309,14 +286,13 @@ mod tests {
             0xC000_0017,
             0xC000_001D,
             0xC000_00FD,
+            0xC000_012D,
             0xC000_013A,
+            0xC000_0374,
             0xC000_0409,
         ] {
-            assert!(ntstatus(status).is_some());
-            assert!(
-                crate::i18n::zh::ntstatus_meaning(status).is_some(),
-                "{status:X}"
-            );
+            let (_, _, chinese, _) = ntstatus(status).unwrap();
+            assert!(!chinese.is_empty(), "{status:X}");
             let zh = note(Ending::Code(i64::from(status)), Lang::Zh).unwrap_or_default();
             assert!(zh.starts_with("命令以状态 0x"), "{zh}");
         }

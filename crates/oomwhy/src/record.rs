@@ -41,11 +41,6 @@ macro_rules! kinds {
                 }
             }
         }
-
-        /// The long explanation of every kind, in the order of [`Kind::ALL`].
-        pub(crate) const KIND_PAGES: &[(&str, &str)] = &[
-            $(($slug, include_str!(concat!("explanations/", $slug, ".md"))),)*
-        ];
     };
 }
 
@@ -692,10 +687,38 @@ pub struct RequestRange {
     pub max_bytes: u64,
 }
 
-/// Derived quantities, verdicts and fixes. Every derived number is `None`
-/// when the message does not give what it needs.
+/// One row of the "what the numbers mean" table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldRow {
+    /// The field's name as the message (or oomwhy, for derived rows) calls it.
+    pub label: String,
+    /// The value, formatted as the message formats sizes.
+    pub value: String,
+    /// One line saying what the number is here.
+    pub meaning: String,
+    /// True for numbers oomwhy computed rather than read.
+    pub derived: bool,
+    /// The label and meaning in Chinese, written next to the English
+    /// (the JSON carries the language asked for instead).
+    #[serde(skip)]
+    pub zh: Option<Chinese>,
+}
+
+/// The answer: what happened in one line, what each number means, derived
+/// quantities, verdicts and fixes. Every derived number is `None` when the
+/// message does not give what it needs.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Diagnosis {
+    /// What happened, in one line: the report's first line.
+    #[serde(default)]
+    pub headline: String,
+    /// The headline in Chinese, written next to the English (the JSON
+    /// carries the language asked for instead).
+    #[serde(skip)]
+    pub headline_zh: Option<String>,
+    /// Every stated and derived number, with what it means in this message.
+    #[serde(default)]
+    pub fields: Vec<FieldRow>,
     /// Memory held by PyTorch's caching allocator: stated, or allocated + unallocated.
     pub reserved_bytes: Option<u64>,
     /// Reserved but not in live tensors: stated, or reserved − allocated.

@@ -491,6 +491,7 @@ fn group_label(key: &str, what: GroupedBy, lang: Lang) -> String {
             "likely_oom" => Some("很可能是显存不足"),
             "crash" => Some("崩溃"),
             "memory_state" => Some("显存状态"),
+            "warning" => Some("警告"),
             _ => None,
         },
         GroupedBy::Kind => zh::kind_title(key),

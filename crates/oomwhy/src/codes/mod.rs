@@ -65,6 +65,9 @@ pub struct Entry {
     pub meaning: &'static str,
     /// Where the row was read.
     pub source: &'static str,
+    /// The meaning in Chinese, for the tables whose meanings a report
+    /// prints as a sentence (signals, NTSTATUS); empty otherwise.
+    pub zh: &'static str,
 }
 
 /// One table: the codes of one API.
@@ -76,6 +79,13 @@ pub struct Table {
     pub title: &'static str,
     /// The backend a finding from this table ran on (`cuda`, `hip`, ...).
     pub backend: &'static str,
+    /// Whether the status family reads this table's codes by name or number
+    /// in any log line. absl's status codes are read only in their own
+    /// form; the process tables (signals, NTSTATUS) by the families that
+    /// know their forms (`signal.rs`, `windows.rs`, `host.rs`) and by
+    /// `exit.rs`: their names (`SIGKILL`, `STATUS_NO_MEMORY`) are not GPU
+    /// statuses.
+    pub scanned: bool,
     /// The codes, in the file's order.
     pub entries: Vec<Entry>,
 }
@@ -87,7 +97,8 @@ impl Table {
     }
 }
 
-/// (id, title, backend, file text) of every table, most used first.
+/// (id, title, backend, file text) of every table the status family reads,
+/// most used first.
 const SOURCES: &[(&str, &str, &str, &str)] = &[
     (
         "cuda_runtime",
@@ -117,6 +128,38 @@ const SOURCES: &[(&str, &str, &str, &str)] = &[
         include_str!("level_zero.tsv"),
     ),
     ("vulkan", "Vulkan", "vulkan", include_str!("vulkan.tsv")),
+    ("cufft", "cuFFT", "cuda", include_str!("cufft.tsv")),
+    ("cusolver", "cuSOLVER", "cuda", include_str!("cusolver.tsv")),
+    ("cusparse", "cuSPARSE", "cuda", include_str!("cusparse.tsv")),
+    ("curand", "cuRAND", "cuda", include_str!("curand.tsv")),
+    ("npp", "NPP", "cuda", include_str!("npp.tsv")),
+    ("nvjpeg", "nvJPEG", "cuda", include_str!("nvjpeg.tsv")),
+    ("rocblas", "rocBLAS", "hip", include_str!("rocblas.tsv")),
+    ("miopen", "MIOpen", "hip", include_str!("miopen.tsv")),
+    ("tensorrt", "TensorRT", "cuda", include_str!("tensorrt.tsv")),
+];
+
+/// (id, title, backend, file text) of the tables whose names are ordinary
+/// words in logs (`INTERNAL`, `NOT_FOUND`): the status family reads them
+/// only in their own printed form (`detect/status.rs`), never by name alone.
+/// No backend: XLA and TensorFlow run on several.
+const FORM_SOURCES: &[(&str, &str, &str, &str)] = &[(
+    "absl_status",
+    "XLA/TensorFlow status",
+    "",
+    include_str!("absl_status.tsv"),
+)];
+
+/// (id, title, backend, file text) of the process tables: how a process
+/// ended, not a GPU API's status (see [`Table::scanned`]).
+const PROCESS_SOURCES: &[(&str, &str, &str, &str)] = &[
+    ("signal", "POSIX signal", "cpu", include_str!("signal.tsv")),
+    (
+        "ntstatus",
+        "Windows NTSTATUS",
+        "cpu",
+        include_str!("ntstatus.tsv"),
+    ),
 ];
 
 /// A number as a header writes it: decimal (maybe negative) or `0x` hex.
@@ -139,6 +182,7 @@ fn parse_row(line: &'static str) -> Option<Entry> {
         message: columns.next()?.trim(),
         meaning: columns.next()?.trim(),
         source: columns.next()?.trim(),
+        zh: columns.next().unwrap_or_default().trim(),
     };
     (columns.next().is_none() && !entry.name.is_empty()).then_some(entry)
 }
@@ -149,20 +193,29 @@ fn rows(text: &'static str) -> impl Iterator<Item = &'static str> {
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
 }
 
-/// Every table, parsed once.
+/// Every table, parsed once: the GPU APIs' (in [`SOURCES`] order), then the
+/// process tables.
 pub fn tables() -> &'static [Table] {
     static TABLES: OnceLock<Vec<Table>> = OnceLock::new();
     TABLES.get_or_init(|| {
-        SOURCES
-            .iter()
-            .map(|&(id, title, backend, text)| Table {
+        let scanned = SOURCES.iter().map(|source| (source, true));
+        let others = FORM_SOURCES.iter().chain(PROCESS_SOURCES);
+        scanned
+            .chain(others.map(|source| (source, false)))
+            .map(|(&(id, title, backend, text), scanned)| Table {
                 id,
                 title,
                 backend,
+                scanned,
                 entries: rows(text).filter_map(parse_row).collect(),
             })
             .collect()
     })
+}
+
+/// The tables the status family reads (every GPU API's).
+pub fn scanned_tables() -> impl Iterator<Item = &'static Table> {
+    tables().iter().filter(|t| t.scanned)
 }
 
 /// The table with this id.
@@ -170,13 +223,14 @@ pub fn table(id: &str) -> Option<&'static Table> {
     tables().iter().find(|t| t.id == id)
 }
 
-/// The table and entry of a code's name, in any table. Names are unique
-/// across tables (each API prefixes its own); within one, the first row wins.
+/// The table and entry of a code's name, in any table the status family
+/// reads. Names are unique across tables (each API prefixes its own); within
+/// one, the first row wins.
 pub fn by_name(name: &str) -> Option<(&'static Table, &'static Entry)> {
     static INDEX: OnceLock<HashMap<&'static str, (usize, usize)>> = OnceLock::new();
     let index = INDEX.get_or_init(|| {
         let mut index = HashMap::new();
-        for (t, table) in tables().iter().enumerate() {
+        for (t, table) in tables().iter().enumerate().filter(|(_, t)| t.scanned) {
             for (e, entry) in table.entries.iter().enumerate() {
                 index.entry(entry.name).or_insert((t, e));
             }
@@ -194,13 +248,17 @@ mod tests {
 
     #[test]
     fn every_row_parses() {
-        for (&(id, _, _, text), table) in SOURCES.iter().zip(tables()) {
+        let all = SOURCES.iter().chain(FORM_SOURCES).chain(PROCESS_SOURCES);
+        for (&(id, _, _, text), table) in all.zip(tables()) {
             let rows = rows(text).count();
             assert!(rows > 0, "{id} is empty");
             assert_eq!(table.entries.len(), rows, "{id}: a row does not parse");
             for entry in &table.entries {
                 assert!(!entry.meaning.is_empty(), "{id} {}: no meaning", entry.name);
                 assert!(!entry.source.is_empty(), "{id} {}: no source", entry.name);
+                // The process tables' meanings are printed in both languages.
+                let process = PROCESS_SOURCES.iter().any(|source| source.0 == id);
+                assert_eq!(process, !entry.zh.is_empty(), "{id} {}: zh", entry.name);
             }
         }
     }
@@ -227,6 +285,13 @@ mod tests {
         assert_eq!(ze.class, Class::Memory);
         let vk = table_or_panic("vulkan").by_number(-2).unwrap();
         assert_eq!(vk.name, "VK_ERROR_OUT_OF_DEVICE_MEMORY");
+        let npp = table_or_panic("npp").by_number(-9).unwrap();
+        assert_eq!(npp.name, "NPP_MEMORY_ALLOCATION_ERR");
+        assert_eq!(npp.class, Class::Memory);
+        let status = table_or_panic("ntstatus").by_number(0xC000_0409).unwrap();
+        assert_eq!(status.name, "STATUS_STACK_BUFFER_OVERRUN");
+        // The process tables are not read as GPU statuses.
+        assert!(by_name("SIGKILL").is_none() && by_name("STATUS_NO_MEMORY").is_none());
     }
 
     fn table_or_panic(id: &str) -> &'static Table {

@@ -111,6 +111,26 @@ impl Family for RuntimeOom {
         Some(m.start())
     }
 
+    /// The error's number 2 in the forms that print it; elsewhere the
+    /// patterns match digits as a class.
+    fn start_figure_phrases(&self) -> Option<&'static [&'static str]> {
+        Some(&[
+            "error (2)",
+            "error=2",
+            ": 2 (",
+            "rror 2,",
+            "error 2 at",
+            "with error 2",
+            "result=2",
+        ])
+    }
+
+    /// `continues` compares words; `decode` reads from the prefix only an
+    /// exception's name at its end.
+    fn message_figure_blind(&self) -> bool {
+        true
+    }
+
     fn continues(&self, lines: &[String], next: &str) -> bool {
         // ggml prints the failing device on the next line.
         (lines.len() == 1 && next.trim_start().starts_with("current device: "))

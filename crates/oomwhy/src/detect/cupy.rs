@@ -71,6 +71,12 @@ impl Family for CupyOom {
         cupy_like.then_some(m.start())
     }
 
+    /// None: the patterns match digits as a class, and a count is told by
+    /// its commas, not its value.
+    fn start_figure_phrases(&self) -> Option<&'static [&'static str]> {
+        Some(&[])
+    }
+
     fn decode(&self, message: &Message<'_>) -> Option<Finding> {
         let p = patterns();
         let text = message.joined();

@@ -193,6 +193,12 @@ impl Family for GenericOom {
         find(line).map(|(_, start)| start)
     }
 
+    /// TensorRT's error code 2 and Metal's status 8; elsewhere the phrases
+    /// match digits as a class.
+    fn start_figure_phrases(&self) -> Option<&'static [&'static str]> {
+        Some(&["rror Code", "kIOGPU", "IOAF code"])
+    }
+
     fn continues(&self, lines: &[String], next: &str) -> bool {
         if lines.len() >= 500 {
             return false;

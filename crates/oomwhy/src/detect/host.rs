@@ -304,6 +304,13 @@ impl Family for Killed {
             .or_else(|| bare_killed(line))
     }
 
+    /// The exit statuses and signal numbers it starts on (`exitcode: -9`,
+    /// `exit code 137`, `signal 9`, `SIGKILL: 9`), in any case; elsewhere
+    /// the patterns match digits as a class.
+    fn start_figure_phrases(&self) -> Option<&'static [&'static str]> {
+        Some(&["exit", "ignal", "SIGKILL"])
+    }
+
     fn continues(&self, lines: &[String], next: &str) -> bool {
         let p = kill_patterns();
         let first = lines.first().map_or("", String::as_str);

@@ -104,6 +104,12 @@ impl Family for KvCacheOom {
         patterns().anchor.find(line).map(|m| m.start())
     }
 
+    /// vLLM's count of KV-cache blocks, which starts a message when it is
+    /// 0; elsewhere the pattern matches digits as a class.
+    fn start_figure_phrases(&self) -> Option<&'static [&'static str]> {
+        Some(&["blocks: "])
+    }
+
     fn continues(&self, lines: &[String], next: &str) -> bool {
         grows(lines, next, 6, score)
     }

@@ -9,7 +9,7 @@ use crate::record::Finding;
 
 #[cfg(test)]
 pub use text::is_quoted;
-pub use text::{exception_name, find_size, is_mention, join_lines, re, SizeReader};
+pub use text::{exception_name, find_size, in_comment, is_mention, join_lines, re, SizeReader};
 
 pub mod cuda;
 pub mod cudnn;
@@ -57,6 +57,29 @@ pub trait Family: Sync {
     /// Decodes the message (its lines, the first one starting at the offset
     /// [`Family::start`] returned) into a finding.
     fn decode(&self, message: &Message<'_>) -> Option<Finding>;
+
+    /// The phrases in which [`Family::start`] reads a figure's value (a
+    /// digit, or a hex digit of a `0x` number), or `None` when it may read
+    /// one anywhere. On a line where none of the phrases is, in any case,
+    /// `start` reads where the figures are but not their values: two lines
+    /// that differ only in figures of the same length get the same answer.
+    /// The scanner then decides such lines once per shape (a log that
+    /// repeats a warning with a new timestamp and size on each line, or
+    /// source code that quotes a message with a different number in each
+    /// copy). `None` unless `start` was checked.
+    fn start_figure_phrases(&self) -> Option<&'static [&'static str]> {
+        None
+    }
+
+    /// Whether [`Family::continues`] and [`Family::glues`] read no figure's
+    /// value (only where figures are), and [`Family::decode`] reads nothing
+    /// from a timestamp that starts the message's prefix. The scanner then
+    /// decides whether a line continues a one-line message once per pair of
+    /// shapes, and decodes a message repeated under a new timestamp once.
+    /// `false` unless each of those was checked.
+    fn message_figure_blind(&self) -> bool {
+        false
+    }
 }
 
 /// A message as collected by the scanner, ready to decode.

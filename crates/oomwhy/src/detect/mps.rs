@@ -61,6 +61,11 @@ impl Family for MpsOom {
         patterns().anchor.find(line).map(|m| m.start())
     }
 
+    /// None: the start pattern is a phrase without figures.
+    fn start_figure_phrases(&self) -> Option<&'static [&'static str]> {
+        Some(&[])
+    }
+
     fn continues(&self, lines: &[String], next: &str) -> bool {
         grows(lines, next, 4, score)
     }

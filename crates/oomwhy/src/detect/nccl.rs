@@ -335,6 +335,11 @@ impl Family for NcclWarnOom {
         warn_anchor().find(line).map(|m| m.start())
     }
 
+    /// None: the start pattern matches digits as a class.
+    fn start_figure_phrases(&self) -> Option<&'static [&'static str]> {
+        Some(&[])
+    }
+
     fn continues(&self, lines: &[String], next: &str) -> bool {
         lines.len() < 200
             && (next.trim().is_empty()

@@ -52,15 +52,15 @@ fn patterns() -> &'static Patterns {
     })
 }
 
-/// The signal a `strsignal()` name or handler wording stands for.
-fn signal_of(name: &str) -> (&'static str, i32) {
-    match name.to_ascii_lowercase().as_str() {
-        "bus error" => ("SIGBUS", 7),
-        "segmentation fault" => ("SIGSEGV", 11),
-        "aborted" => ("SIGABRT", 6),
-        "floating point exception" | "floating-point exception" => ("SIGFPE", 8),
-        _ => ("SIGILL", 4),
-    }
+/// The signal a `strsignal()` name or handler wording stands for: the
+/// signal table's row whose message (glibc's `strsignal()` text) it is.
+fn signal_of(name: &str) -> Option<(&'static str, i64)> {
+    let wanted = name.replace('-', " ");
+    crate::codes::table("signal")?
+        .entries
+        .iter()
+        .find(|e| e.message.eq_ignore_ascii_case(&wanted))
+        .map(|e| (e.name, e.number))
 }
 
 /// A DataLoader worker that died of SIGBUS, SIGSEGV, SIGABRT, SIGFPE or
@@ -87,10 +87,10 @@ impl Family for WorkerSignal {
         let p = patterns();
         let text = message.joined();
         let (signal, number, pids) = if let Some(c) = p.killed.captures(&text) {
-            let (name, number) = signal_of(&c[2]);
+            let (name, number) = signal_of(&c[2])?;
             (name, number, c[1].trim().to_string())
         } else if let Some(c) = p.handler.captures(&text) {
-            let (name, number) = signal_of(&c[1]);
+            let (name, number) = signal_of(&c[1])?;
             (name, number, String::new())
         } else {
             return None;

@@ -58,6 +58,10 @@ struct Patterns {
     /// A word that names an API, then a word that introduces its status and
     /// the number: `CUDA error 2`, `cudaMalloc returned 2`, `error=2`, `err(2)`.
     number: Regex,
+    /// absl's `NAME: message` after JAX's runtime error class: the only
+    /// form in which an XLA status name is read (the names are ordinary
+    /// words elsewhere).
+    xla_status: Regex,
     /// PyTorch's pointer to the error's documentation.
     search_for: Regex,
     /// Cycles' `MESSAGE in cuCall(` and `CUDA error at cuCall: MESSAGE`.
@@ -68,8 +72,7 @@ struct Patterns {
 fn patterns() -> &'static Patterns {
     static P: OnceLock<Patterns> = OnceLock::new();
     P.get_or_init(|| {
-        let mut names: Vec<&str> = codes::tables()
-            .iter()
+        let mut names: Vec<&str> = codes::scanned_tables()
             .flat_map(|t| t.entries.iter().map(|e| e.name))
             .collect();
         names.sort_by_key(|n| std::cmp::Reverse(n.len()));
@@ -79,14 +82,25 @@ fn patterns() -> &'static Patterns {
             .map(|n| regex::escape(n))
             .collect::<Vec<_>>()
             .join("|");
+        let xla_names = codes::table("absl_status")
+            .map(|t| t.entries.iter().map(|e| e.name).collect::<Vec<_>>().join("|"))
+            .unwrap_or_default();
         Patterns {
             names: re(&format!(r"\b(?:{alternation})\b")),
+            xla_status: re(&format!(
+                r"\b(?:Xla|Jax)RuntimeError: (?P<name>{xla_names}): "
+            )),
             number: re(concat!(
-                r"(?P<api>\bcuda[A-Z]\w*|\bcu[A-Z]\w*|\bCUresult\b|\bCUDA\b|\bCuda\b|\bcuda\b|THCudaCheck",
+                // The libraries' words first: at one start the first
+                // alternative wins, and `cuFFT` is also `cu` + a capital.
+                r"(?P<api>\bTensorRT\b|\bTRT\b|\bcufft\w*|\bcuFFT\b|\bCUFFT\b|\bcusolver\w*|\bcuSOLVER\b|\bCUSOLVER\b",
+                r"|\bcusparse\w*|\bcuSPARSE\b|\bCUSPARSE\b|\bcurand\w*|\bcuRAND\b|\bCURAND\b",
+                r"|\bnpp[a-z]\w*|\bNPP\b|\bnvjpeg\w*|\bnvJPEG\b|\bNVJPEG\b|\brocblas\w*|\brocBLAS\b|\bmiopen\w*|\bMIOpen\b",
+                r"|\bcuda[A-Z]\w*|\bcu[A-Z]\w*|\bCUresult\b|\bCUDA\b|\bCuda\b|\bcuda\b|THCudaCheck",
                 r"|\bhip[A-Z]\w*|\bHIP\b|\bcublas\w*|\bCUBLAS\b|\bcuBLAS\b|\bcudnn\w*|\bcuDNN\b|\bCUDNN\b",
                 r"|\bnccl[A-Z]\w*|\bNCCL\b|\bze[A-Z]\w*|\bLevel[ -]?Zero\b|\bvk[A-Z]\w*|\bVulkan\b|\bVkResult\b)",
                 r"[^\n]{0,100}?\b(?P<word>error|Error|ERROR|failure|Failure|failed|code|err|status|result|returned)",
-                r"\s*(?:[=:]\s*|\(\s*|\s+)(?:code\s+|with\s+error\s+)?(?P<number>-?0x[0-9A-Fa-f]+|-?\d+)\b",
+                r"\s*(?:[=:]\s*|\(\s*|\s+)(?:[Cc]ode\s+|with\s+error\s+)?(?P<number>-?0x[0-9A-Fa-f]+|-?\d+)\b",
             )),
             search_for: re(r"\bSearch for `(\w+)' in \S+ for more information"),
             cycles_call: re(r"^ in (?:cu[A-Z]\w*\(|CUDA queue )"),
@@ -95,8 +109,21 @@ fn patterns() -> &'static Patterns {
     })
 }
 
+/// The libraries whose API word (`cufftExecC2C`, `cuSOLVER`, `nppiResize`,
+/// `MIOpen`) starts, in any case, with the table's id.
+const LIBRARY_TABLES: &[&str] = &[
+    "cufft", "cusolver", "cusparse", "curand", "npp", "nvjpeg", "rocblas", "miopen",
+];
+
 /// Which table a number belongs to, by the word that names the API.
 fn table_for_api(api: &str, matched: &str) -> Option<&'static Table> {
+    let lower = api.to_ascii_lowercase();
+    if api == "TRT" || lower == "tensorrt" {
+        return codes::table("tensorrt");
+    }
+    if let Some(id) = LIBRARY_TABLES.iter().find(|id| lower.starts_with(*id)) {
+        return codes::table(id);
+    }
     let id = if api.starts_with("cublas") || api.eq_ignore_ascii_case("cublas") {
         "cublas"
     } else if api.starts_with("cudnn") || api.eq_ignore_ascii_case("cudnn") {
@@ -186,6 +213,11 @@ fn reported_name(line: &str, start: usize, end: usize) -> bool {
 
 /// The number a match printed, when it is a code of its table.
 fn number_hit(line: &str) -> Option<Hit> {
+    // Most lines that reach here (`error: out of memory` in prose) have no
+    // number: skip the pattern, whose many API words make it the costliest.
+    if !line.bytes().any(|b| b.is_ascii_digit()) {
+        return None;
+    }
     let p = patterns();
     for caps in p.number.captures_iter(line) {
         let (Some(all), Some(api), Some(number)) =
@@ -276,7 +308,7 @@ fn message_index() -> Option<&'static MessageIndex> {
     INDEX
         .get_or_init(|| {
             let mut texts = Vec::new();
-            for table in codes::tables() {
+            for table in codes::scanned_tables() {
                 for entry in &table.entries {
                     if !entry.message.is_empty() {
                         texts.push((entry.message, table, entry));
@@ -464,8 +496,48 @@ fn find(line: &str) -> Option<Hit> {
         })
         .or_else(|| names.first().copied());
     // A name says the most; a number or a message only when there is none.
-    name.or_else(|| number_hit(line))
-        .or_else(|| message_hit(line))
+    let hit = name
+        .or_else(|| xla_status_hit(line))
+        .or_else(|| number_hit(line))
+        .or_else(|| message_hit(line))?;
+    // A wrapper's status (absl's, TensorRT's `Error Code 2: OutOfMemory`)
+    // whose message says memory ran out is left to the out-of-memory
+    // families, which read that message and its sizes; so is absl's
+    // RESOURCE_EXHAUSTED, which the XLA, TensorFlow and grammar families read.
+    let wrapper = matches!(hit.table.id, "absl_status" | "tensorrt");
+    let left_to_oom_families = wrapper
+        && (says_memory_ran_out(line)
+            || (hit.table.id == "absl_status" && hit.entry.class == Class::Memory));
+    (!left_to_oom_families).then_some(hit)
+}
+
+/// JAX's `XlaRuntimeError: INTERNAL: ...` (`JaxRuntimeError` in newer
+/// releases): an absl status code printed by `Status::ToString`.
+fn xla_status_hit(line: &str) -> Option<Hit> {
+    let c = patterns().xla_status.captures(line)?;
+    let name = c.name("name")?;
+    let table = codes::table("absl_status")?;
+    let entry = table.entries.iter().find(|e| e.name == name.as_str())?;
+    Some(Hit {
+        start: clause_start(line, name.start()),
+        table,
+        entry,
+        form: Form::Name,
+    })
+}
+
+/// Whether a line says, in the words the out-of-memory families read, that
+/// memory ran out.
+fn says_memory_ran_out(line: &str) -> bool {
+    const PHRASES: &[&str] = &[
+        "out of memory",
+        "outofmemory",
+        "out of host memory",
+        "failed to allocate",
+        "oom when allocating",
+    ];
+    let lower = line.to_ascii_lowercase();
+    PHRASES.iter().any(|p| lower.contains(p))
 }
 
 /// The kind a code is reported as: the specific kind where oomwhy has one
@@ -477,7 +549,9 @@ fn kind_for(table: &Table, entry: &Entry) -> Kind {
     match entry.class {
         Class::Memory => match table.id {
             "cuda_runtime" | "cuda_driver" => Kind::CudaRuntimeOom,
-            "cublas" | "cudnn" => Kind::LibraryAllocFailed,
+            // The libraries whose allocation failures oomwhy explains as
+            // a workspace that did not fit.
+            "cublas" | "cudnn" | "cusolver" => Kind::LibraryAllocFailed,
             _ => Kind::GenericOom,
         },
         _ if table.id == "nccl" => Kind::NcclError,
@@ -512,6 +586,13 @@ const TRIGGERS: &[&str] = &[
     "STATUS_",
     "_ERROR_",
     "nccl",
+    // The CUDA and ROCm libraries' names whose prefix none of the above
+    // has: one rare literal each (cuSOLVER's, cuSPARSE's, cuRAND's and
+    // nvJPEG's have `STATUS_`).
+    "CUFFT_",
+    "NPP_",
+    "rocblas_status_",
+    "miopenStatus",
     // A number or message after an error word: `CUDA error 35`, `HIP error:`,
     // `RuntimeError: NAME`, `failed with error -2`; the CUDA samples'
     // `cudaGetDeviceCount returned 35`; ONNX Runtime's `CUDA failure 35:`.
@@ -588,7 +669,7 @@ fn decode_status(message: &Message<'_>, memory: bool) -> Option<Finding> {
     let (table, entry) = (hit.table, hit.entry);
     let kind = kind_for(table, entry);
     let mut finding = message.finding(kind, message_text(message.lines));
-    finding.backend = Some(table.backend.into());
+    finding.backend = (!table.backend.is_empty()).then(|| table.backend.into());
     finding
         .facts
         .insert(fact::ERROR_NAME.into(), entry.name.into());
@@ -612,9 +693,9 @@ fn decode_status(message: &Message<'_>, memory: bool) -> Option<Finding> {
             finding.facts.insert(fact::STATUS.into(), entry.name.into());
         }
         Kind::GenericOom => {
-            finding.era = match table.id {
-                "hip_runtime" => Some(Era::Hip),
-                "vulkan" => Some(Era::Vulkan),
+            finding.era = match (table.id, table.backend) {
+                (_, "hip") => Some(Era::Hip),
+                ("vulkan", _) => Some(Era::Vulkan),
                 _ => None,
             };
             finding.facts.insert(
@@ -656,6 +737,7 @@ mod tests {
     /// The forms each table's stack prints its codes in, for one entry.
     fn printed_forms(table: &Table, entry: &Entry) -> Vec<String> {
         let n = entry.written;
+        let d = entry.number;
         let name = entry.name;
         let mut forms = vec![format!("RuntimeError: {name}"), format!("error: {name}")];
         if matches!(table.id, "cuda_runtime" | "hip_runtime") {
@@ -701,6 +783,47 @@ mod tests {
                 format!("vkAllocateMemory failed with error {n}"),
                 format!("Vulkan error: {name}"),
             ]),
+            // The libraries print their numbers in decimal (cuFFT's header
+            // writes them in hex).
+            "cufft" => forms.extend([
+                format!("cuFFT error {d}"),
+                format!("cufftPlanMany returned {d}"),
+                format!("CUFFT error {d}: {name}"),
+            ]),
+            "cusolver" => forms.extend([
+                format!("cuSOLVER error {d}"),
+                format!("cusolverDnCreate returned {d}"),
+            ]),
+            "cusparse" => forms.extend([
+                format!("cuSPARSE error {d}"),
+                format!("cusparseSpMM returned status {d}"),
+            ]),
+            "curand" => forms.extend([
+                format!("cuRAND error {d}"),
+                format!("curandGenerateNormal returned {d}"),
+            ]),
+            "npp" => forms.extend([
+                format!("NPP error {d}"),
+                format!("nppiResize_8u_C3R returned {d}"),
+            ]),
+            "nvjpeg" => forms.extend([
+                format!("nvjpeg error {d}"),
+                format!("nvjpegDecode returned {d}"),
+            ]),
+            "rocblas" => forms.extend([
+                format!("rocBLAS error {d}"),
+                format!("rocblas_gemm_ex returned {d}"),
+                format!("rocBLAS error: {name}"),
+            ]),
+            // TensorRT's log: `[TRT] [E] N: [file.cpp::function::line] Error Code N: ...`.
+            "tensorrt" => forms.push(format!(
+                "[11/10/2023-06:30:40] [TRT] [E] {d}: [builder.cpp::buildEngine::42] Error Code {d}: Internal Error (a check failed)"
+            )),
+            "miopen" => forms.extend([
+                format!("MIOpen error {d}"),
+                format!("miopenConvolutionForward returned {d}"),
+                format!("MIOpen Error: /src/ocl/convolutionocl.cpp:812: {name}"),
+            ]),
             _ => {}
         }
         forms
@@ -711,7 +834,7 @@ mod tests {
     /// number is printed) and as the kind its class gives.
     #[test]
     fn every_entry_in_every_form() {
-        for table in codes::tables() {
+        for table in codes::scanned_tables() {
             for entry in &table.entries {
                 for line in printed_forms(table, entry) {
                     let expected = if line.contains(entry.name) {
@@ -748,7 +871,7 @@ mod tests {
 
     #[test]
     fn every_message_printed_as_an_error() {
-        for table in codes::tables() {
+        for table in codes::scanned_tables() {
             for entry in table.entries.iter().filter(|e| !e.message.is_empty()) {
                 let m = entry.message;
                 let lines = if table.id == "cuda_driver" {
@@ -795,7 +918,7 @@ mod tests {
 
     #[test]
     fn the_triggers_cover_every_form() {
-        for table in codes::tables() {
+        for table in codes::scanned_tables() {
             for entry in &table.entries {
                 for line in printed_forms(table, entry) {
                     assert!(TRIGGERS.iter().any(|t| line.contains(t)), "{line}");
@@ -828,6 +951,50 @@ mod tests {
         ] {
             assert_eq!(name_of(line).as_deref(), Some(name), "{line}");
         }
+    }
+
+    /// absl's codes are read only after JAX's runtime error class; a status
+    /// whose message says memory ran out, and RESOURCE_EXHAUSTED, are left
+    /// to the out-of-memory families, as is TensorRT's `OutOfMemory`.
+    #[test]
+    fn xla_statuses_in_their_own_form() {
+        let table = codes::table("absl_status").unwrap();
+        for entry in &table.entries {
+            let name = entry.name;
+            for line in [
+                format!("jaxlib.xla_extension.XlaRuntimeError: {name}: something went wrong"),
+                format!("jax.errors.JaxRuntimeError: {name}: something went wrong"),
+            ] {
+                assert!(TRIGGERS.iter().any(|t| line.contains(t)), "{line}");
+                let found = decode(&line);
+                match entry.class {
+                    Class::Memory | Class::Usage => assert!(found.is_none(), "{line}"),
+                    _ => {
+                        let f = found.unwrap_or_else(|| panic!("not recognised: {line}"));
+                        assert_eq!(f.facts[fact::ERROR_NAME], name, "{line}");
+                        assert_eq!(f.facts["table"], "absl_status");
+                        assert_eq!(
+                            f.exception.as_deref().map(|e| e.ends_with("RuntimeError")),
+                            Some(true)
+                        );
+                        assert_eq!(f.backend, None);
+                    }
+                }
+            }
+            // Elsewhere the names are ordinary words.
+            for line in [format!("error: {name}"), format!("status: {name}: done")] {
+                assert!(decode(&line).is_none(), "{line}");
+            }
+        }
+        for line in [
+            "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Failed to allocate 98697216 bytes for new constant",
+            "[11/10/2023-06:30:40] [TRT] [E] 2: [virtualMemoryBuffer.cpp::resizePhysical::140] Error Code 2: OutOfMemory (no further information)",
+            "[TRT] [E] 1: [defaultAllocator.cpp::allocate::20] Error Code 1: Cuda Runtime (out of memory)",
+        ] {
+            assert!(decode(line).is_none(), "{line}");
+        }
+        let f = decode("[TRT] [E] 6: [libLoader.cpp::Impl::293] Error Code 6: Internal Error (Unable to load library: libnvinfer_builder_resource.so.10.0.1)").unwrap();
+        assert_eq!(f.facts[fact::ERROR_NAME], "kFAILED_INITIALIZATION");
     }
 
     #[test]

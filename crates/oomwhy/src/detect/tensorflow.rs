@@ -153,6 +153,19 @@ impl Family for TensorFlowOom {
         warning_tail || (appendix && lines.len() < 8) || grows(lines, next, 4, score)
     }
 
+    /// None: its patterns match digits as a class (`\d`, a size's number).
+    fn start_figure_phrases(&self) -> Option<&'static [&'static str]> {
+        Some(&[])
+    }
+
+    /// `continues` compares words and scores of patterns that match digits
+    /// as a class, and `decode` reads from the prefix only an exception's
+    /// name at its end (before `: ` or ` (see above for traceback):`) and
+    /// the `OP_REQUIRES failed at` phrase.
+    fn message_figure_blind(&self) -> bool {
+        true
+    }
+
     fn decode(&self, message: &Message<'_>) -> Option<Finding> {
         let p = patterns();
         let text = message.joined();

@@ -63,13 +63,10 @@ pub fn is_mention(line: &str, start: usize) -> bool {
     let Some(prefix) = line.get(..start) else {
         return false;
     };
-    // Every quotation still open at the match, innermost last.
-    let mut open: Vec<(usize, char)> = QUOTES
-        .iter()
-        .filter(|q| prefix.chars().filter(|c| c == *q).count() % 2 == 1)
-        .filter_map(|q| prefix.rfind(*q).map(|at| (at, *q)))
-        .collect();
-    open.sort_unstable();
+    if in_indented_comment(prefix) {
+        return true;
+    }
+    let open = open_quotes(prefix);
     let Some(&(at, quote)) = open.last() else {
         return unquoted_mention(line, prefix);
     };
@@ -137,6 +134,41 @@ pub fn is_mention(line: &str, start: usize) -> bool {
                 .any(is_status_token));
     heading
         || !(has_number || exception || named_error || introduced || after_reporting_verb(before))
+}
+
+/// Every quotation still open at the end of `prefix` (a quote character
+/// that occurs an odd number of times, at its last occurrence), innermost
+/// last.
+fn open_quotes(prefix: &str) -> Vec<(usize, char)> {
+    let mut open: Vec<(usize, char)> = QUOTES
+        .iter()
+        .filter(|q| prefix.chars().filter(|c| c == *q).count() % 2 == 1)
+        .filter_map(|q| prefix.rfind(*q).map(|at| (at, *q)))
+        .collect();
+    open.sort_unstable();
+    open
+}
+
+/// Whether `prefix` (the text before a message) opens a comment on an
+/// indented line of code: `    # torch.OutOfMemoryError: ...`, `  // ...`.
+/// Indented, because a `#` at the start of a line is as often a heading, or
+/// a comment in which a script's author pasted the error they got.
+fn in_indented_comment(prefix: &str) -> bool {
+    let code = prefix.trim_start_matches([' ', '\t']);
+    code.len() < prefix.len()
+        && ["# ", "// "]
+            .iter()
+            .any(|mark| code.starts_with(mark) || code == mark.trim_end())
+}
+
+/// Whether byte `at` of `line` is in a comment on an indented line of code
+/// (`    # torch.OutOfMemoryError: CUDA out of memory. ...`): source code
+/// quoting a message, not a program reporting it. Where this holds,
+/// [`is_mention`] holds too; the scanner asks it about every trigger phrase
+/// on a line before trying the families' patterns. It reads no figure.
+pub fn in_comment(line: &str, at: usize) -> bool {
+    line.get(..at.min(line.len()))
+        .is_some_and(in_indented_comment)
 }
 
 /// An upper-case status constant such as `CUBLAS_STATUS_ALLOC_FAILED`.

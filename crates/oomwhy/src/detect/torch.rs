@@ -385,6 +385,11 @@ impl Family for TorchAllocator {
         patterns().anchor.find(line).map(|m| m.start())
     }
 
+    /// None: the start pattern matches digits as a class.
+    fn start_figure_phrases(&self) -> Option<&'static [&'static str]> {
+        Some(&[])
+    }
+
     fn continues(&self, lines: &[String], next: &str) -> bool {
         super::text::grows(lines, next, 12, allocator_score)
     }

@@ -24,6 +24,29 @@ fn anchor() -> &'static Regex {
     })
 }
 
+/// The two statuses with families of their own (`codes/ntstatus.tsv`).
+const STATUS_STACK_BUFFER_OVERRUN: i64 = 0xC000_0409;
+const STATUS_ACCESS_VIOLATION: i64 = 0xC000_0005;
+
+/// The `exit_code` (hex), `exit_code_signed` and `ntstatus` facts of a
+/// status, named by the NTSTATUS table.
+fn insert_status_facts(finding: &mut Finding, status: i64) {
+    let Some(entry) = crate::codes::table("ntstatus").and_then(|t| t.by_number(status)) else {
+        return;
+    };
+    // The signed spelling IDEs print: the same 32 bits read as an i32.
+    let signed = u32::try_from(status).map_or(status, |bits| i64::from(bits as i32));
+    finding
+        .facts
+        .insert("exit_code".into(), format!("0x{status:08X}"));
+    finding
+        .facts
+        .insert("exit_code_signed".into(), signed.to_string());
+    finding
+        .facts
+        .insert(fact::NTSTATUS.into(), entry.name.into());
+}
+
 /// A family's triggers after the phrases that come before an unsigned
 /// decimal status (`exit status 3221225477`, `exited with code 3221226505`,
 /// `exitcode: ...`). Each phrase contains a prefilter key already searched
@@ -61,15 +84,7 @@ impl Family for FailFast {
             .to_string();
         let mut finding = message.finding(Kind::WindowsFailFast, text);
         finding.exception = None;
-        finding
-            .facts
-            .insert("exit_code".into(), "0xC0000409".into());
-        finding
-            .facts
-            .insert("exit_code_signed".into(), "-1073740791".into());
-        finding
-            .facts
-            .insert(fact::NTSTATUS.into(), "STATUS_STACK_BUFFER_OVERRUN".into());
+        insert_status_facts(&mut finding, STATUS_STACK_BUFFER_OVERRUN);
         Some(finding)
     }
 }
@@ -113,15 +128,7 @@ impl Family for AccessViolation {
         let text = message.lines.first()?.trim_end().to_string();
         let mut finding = message.finding(Kind::WindowsAccessViolation, text);
         finding.exception = None;
-        finding
-            .facts
-            .insert("exit_code".into(), "0xC0000005".into());
-        finding
-            .facts
-            .insert("exit_code_signed".into(), "-1073741819".into());
-        finding
-            .facts
-            .insert(fact::NTSTATUS.into(), "STATUS_ACCESS_VIOLATION".into());
+        insert_status_facts(&mut finding, STATUS_ACCESS_VIOLATION);
         Some(finding)
     }
 }
@@ -226,6 +233,32 @@ mod tests {
             let found = crate::decode_str(&format!("step 1\n{line}\n"));
             assert_eq!(found.first().map(|f| f.kind), Some(kind), "{line}");
         }
+    }
+
+    #[test]
+    fn facts_come_from_the_ntstatus_table() {
+        let line = vec!["Process finished with exit code -1073740791 (0xC0000409)".to_string()];
+        let m = Message {
+            input: "t",
+            line: 1,
+            prefix: "",
+            lines: &line,
+        };
+        let f = FailFast.decode(&m).unwrap();
+        assert_eq!(f.facts["exit_code"], "0xC0000409");
+        assert_eq!(f.facts["exit_code_signed"], "-1073740791");
+        assert_eq!(f.facts["ntstatus"], "STATUS_STACK_BUFFER_OVERRUN");
+        let line = vec!["Process finished with exit code -1073741819 (0xC0000005)".to_string()];
+        let m = Message {
+            input: "t",
+            line: 1,
+            prefix: "",
+            lines: &line,
+        };
+        let f = AccessViolation.decode(&m).unwrap();
+        assert_eq!(f.facts["exit_code"], "0xC0000005");
+        assert_eq!(f.facts["exit_code_signed"], "-1073741819");
+        assert_eq!(f.facts["ntstatus"], "STATUS_ACCESS_VIOLATION");
     }
 
     #[test]

@@ -91,6 +91,11 @@ impl Family for XlaOom {
         patterns().anchor.find(line).map(|m| m.start())
     }
 
+    /// None: the start pattern matches digits as a class.
+    fn start_figure_phrases(&self) -> Option<&'static [&'static str]> {
+        Some(&[])
+    }
+
     fn continues(&self, lines: &[String], next: &str) -> bool {
         let t = next.trim_start();
         let stats_line = t.starts_with("BufferAssignment") || patterns().stats_line.is_match(t);

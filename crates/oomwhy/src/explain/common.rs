@@ -2,12 +2,14 @@
 //! and field rows, reading facts, rounding tolerance, and the fixes shared
 //! by several families.
 
-use super::catalogue::FixSpec;
+use super::catalogue::{Cost, Engines, FixSpec, Phases};
 use super::docs::Code;
-use super::setting::{available, is_loading, since, Availability, Runtime, Vendor};
+use super::setting::{available, is_loading, since, Availability, Framework, Runtime, Vendor};
 use super::thresholds::{FAILS_AT_START_MAX_STEP, LATE_FAILURE_MIN_STEP};
 use crate::i18n::Said;
+pub use crate::record::FieldRow;
 use crate::record::{Chinese, Diagnosis, Finding, Fix, Kind, Verdict};
+use crate::say;
 use crate::units::format_size as fmt;
 // The explainers take the size units from here with the other shared pieces.
 pub(super) use crate::units::{GIB, MIB, TIB};
@@ -57,27 +59,39 @@ pub(super) fn context_verdicts(f: &Finding, growth: Option<(u64, u64)>, out: &mu
         return;
     }
     if let Some((before, now)) = growth {
-        out.push(verdict_en(
+        out.push(verdict(
             Code::MemoryGrowth,
-            "Memory grew between repeated OOMs: something accumulates",
-            format!(
-                "Allocated memory rose at each of the last three OOMs on this device, from {} to {}. Memory that keeps growing between steps points at tensors kept alive across iterations (a loss summed without .item(), outputs appended to a list, a growing cache or sequence length).",
-                fmt(before),
-                fmt(now)
+            say!(
+                en: "Memory grew between repeated OOMs: something accumulates",
+                zh: "多次 OOM 之间显存在增长：有东西在累积"
+            ),
+            say!(
+                en: "Allocated memory rose at each of the last three OOMs on this device, from {before} to {now}. Memory that keeps growing between steps points at tensors kept alive across iterations (a loss summed without .item(), outputs appended to a list, a growing cache or sequence length).",
+                zh: "这块设备上最近三次 OOM 时已分配的显存一次比一次多，从 {before} 涨到 {now}。显存在步与步之间持续增长，说明有张量跨迭代一直存活：没用 .item() 就累加的 loss、追加到列表里的输出、不断变大的缓存或序列长度。",
+                before = fmt(before),
+                now = fmt(now)
             ),
         ));
     } else if let Some(step) = f.last_step {
         if step <= FAILS_AT_START_MAX_STEP {
-            out.push(verdict_en(
+            out.push(verdict(
                 Code::FailsAtStart,
-                "It failed at the very first step",
-                format!("The last progress counter before the crash reads {step}: this configuration does not fit even once. Change the configuration (batch, sequence length, precision), not a leak."),
+                say!(en: "It failed at the very first step", zh: "第一步就失败了"),
+                say!(
+                    en: "The last progress counter before the crash reads {step}: this configuration does not fit even once. Change the configuration (batch, sequence length, precision), not a leak.",
+                    zh: "崩溃前最后的进度计数是 {step}：这套配置连一次都放不下。要改的是配置（batch、序列长度、精度），而不是去找泄漏。",
+                    step = step
+                ),
             ));
         } else if step >= LATE_FAILURE_MIN_STEP {
-            out.push(verdict_en(
+            out.push(verdict(
                 Code::LateFailure,
-                "It failed after many successful steps",
-                format!("The last progress counter before the crash reads {step}: the same configuration ran many times before. Either one batch was larger than the others (variable sequence lengths, a big last batch, an evaluation pass) or memory grows over time (tensors kept across steps)."),
+                say!(en: "It failed after many successful steps", zh: "成功跑了很多步之后才失败"),
+                say!(
+                    en: "The last progress counter before the crash reads {step}: the same configuration ran many times before. Either one batch was larger than the others (variable sequence lengths, a big last batch, an evaluation pass) or memory grows over time (tensors kept across steps).",
+                    zh: "崩溃前最后的进度计数是 {step}：同样的配置之前已经跑过很多次。要么某个 batch 比其他的大（变长序列、较大的最后一个 batch、评估阶段），要么占用随时间增长（有张量跨步保留）。",
+                    step = step
+                ),
             ));
         }
     }
@@ -89,21 +103,6 @@ pub(super) fn capitalise(text: &str) -> String {
         Some(c) => c.to_uppercase().chain(chars).collect(),
         None => String::new(),
     }
-}
-
-/// One row of the "what the numbers mean" table.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldRow {
-    /// The field's name as the message (or oomwhy, for derived rows) calls it.
-    pub label: String,
-    /// The value, formatted like PyTorch formats sizes.
-    pub value: String,
-    /// One line saying what the number is here.
-    pub meaning: String,
-    /// True for numbers oomwhy computed rather than read.
-    pub derived: bool,
-    /// The label and meaning in Chinese, written next to the English.
-    pub zh: Option<Chinese>,
 }
 
 /// A row, its label and meaning in both languages.
@@ -178,19 +177,55 @@ pub(super) fn on_device(f: &Finding) -> String {
 /// How to confirm that a message under another name was an out-of-memory error.
 pub(super) const CONFIRM: &str = "To confirm: rerun with half the batch size (if the error goes away or comes later, it was memory); watch `nvidia-smi -l 1` while it runs; print torch.cuda.memory_summary() just before the failing step.";
 
+/// The device the finding names (`GPU 0`; torch_npu numbers Ascend NPUs
+/// as `NPU 0`), for text in both languages.
+pub(super) fn device_name(f: &Finding) -> Option<String> {
+    let what = if f.backend.as_deref() == Some("npu") {
+        "NPU"
+    } else {
+        "GPU"
+    };
+    f.device.map(|d| format!("{what} {d}"))
+}
+
+/// Rerunning smaller and watching the card: `nvidia-smi` and PyTorch's
+/// memory summary.
+pub(super) const CONFIRM_MEMORY: FixSpec = FixSpec::new(
+    "confirm-that-it-is-memory",
+    "Confirm that it is memory",
+    "确认是不是显存问题",
+)
+.frameworks(&[Framework::PyTorch])
+.vendors(&[Vendor::Nvidia])
+.cost(Cost::Look);
+
 pub(super) fn confirm_fix() -> Fix {
-    fix_en(
-        "Confirm that it is memory",
-        "Rerun with half the batch size: if the error disappears or comes later, it was memory. Watch `nvidia-smi -l 1` while it runs and print torch.cuda.memory_summary() just before the failing step.",
+    fix(
+        &CONFIRM_MEMORY,
+        say!(
+            en: "Rerun with half the batch size: if the error disappears or comes later, it was memory. Watch `nvidia-smi -l 1` while it runs and print torch.cuda.memory_summary() just before the failing step.",
+            zh: "把 batch size 减半重跑：错误消失或推迟出现，就是显存的问题。运行时用 `nvidia-smi -l 1` 观察，并在出错那一步之前打印 torch.cuda.memory_summary()。"
+        ),
     )
 }
+
+/// Nothing in it is specific to one framework.
+pub(super) const SMALLER_WORKLOAD: FixSpec = FixSpec::new(
+    "make-workload-smaller",
+    "Make the workload smaller",
+    "缩小工作负载",
+)
+.cost(Cost::Quality);
 
 /// The workload fix for messages whose framework is not known: nothing in
 /// it is specific to one framework.
 pub(super) fn workload_fix() -> Fix {
-    fix_en(
-        "Make the workload smaller",
-        "Halve the batch size, shorten sequences or lower the resolution, use lower precision (bfloat16/float16, or a quantised model for inference), or a smaller model.",
+    fix(
+        &SMALLER_WORKLOAD,
+        say!(
+            en: "Halve the batch size, shorten sequences or lower the resolution, use lower precision (bfloat16/float16, or a quantised model for inference), or a smaller model.",
+            zh: "把 batch size 减半，缩短序列或降低分辨率，用更低的精度（bfloat16/float16，推理时可用量化模型），或者换更小的模型。"
+        ),
     )
 }
 
@@ -215,13 +250,106 @@ pub(super) fn torch_in_traceback(f: &Finding) -> bool {
     })
 }
 
+/// Half precision, quantisation and sharding while the parameters load:
+/// PyTorch's and Hugging Face's loading API, not an engine's settings.
+pub(super) const LOAD_IN_LESS_MEMORY: FixSpec = FixSpec::new(
+    "load-model-in-less-memory",
+    "Load the model in less memory",
+    "用更少的显存加载模型",
+)
+.frameworks(&[Framework::PyTorch])
+.engines(Engines::NotServing)
+.phases(Phases::Loading)
+.cost(Cost::Quality)
+.sources(&["Hugging Face Transformers documentation: from_pretrained (torch_dtype, device_map, quantization_config)"]);
+
 /// The fix for an OOM while a model's parameters were loaded, moved or converted.
 pub(super) fn loading_fix() -> Fix {
-    fix_en(
-        "Load the model in less memory",
-        "The parameters themselves do not fit, so smaller batches or recomputing activations cannot help here. Load the weights in half precision (Hugging Face: from_pretrained(..., torch_dtype=torch.bfloat16); plain PyTorch: model.half() or .to(torch.bfloat16) on the CPU before moving it), quantised (BitsAndBytesConfig(load_in_4bit=True)), or spread over devices and the CPU (device_map=\"auto\", FSDP or DeepSpeed ZeRO-3 to shard across GPUs); load checkpoints with torch.load(path, map_location=\"cpu\") before moving them.",
+    fix(
+        &LOAD_IN_LESS_MEMORY,
+        say!(
+            en: "The parameters themselves do not fit, so smaller batches or recomputing activations cannot help here. Load the weights in half precision (Hugging Face: from_pretrained(..., torch_dtype=torch.bfloat16); plain PyTorch: model.half() or .to(torch.bfloat16) on the CPU before moving it), quantised (BitsAndBytesConfig(load_in_4bit=True)), or spread over devices and the CPU (device_map=\"auto\", FSDP or DeepSpeed ZeRO-3 to shard across GPUs); load checkpoints with torch.load(path, map_location=\"cpu\") before moving them.",
+            zh: "放不下的是参数本身，所以减小 batch 或重算激活值都帮不上忙。用半精度加载权重（Hugging Face：from_pretrained(..., torch_dtype=torch.bfloat16)；原生 PyTorch：先在 CPU 上 model.half() 或 .to(torch.bfloat16)，再搬到 GPU），或者量化加载（BitsAndBytesConfig(load_in_4bit=True)），或者分散到多个设备和 CPU 上（device_map=\"auto\"；用 FSDP 或 DeepSpeed ZeRO-3 在多块 GPU 间分片）；加载 checkpoint 时先用 torch.load(path, map_location=\"cpu\")，再搬到 GPU。"
+        ),
     )
 }
+
+/// Gradient accumulation keeps the effective batch at the cost of more steps.
+pub(super) const REDUCE_BATCH_SIZE: FixSpec = FixSpec::new(
+    "reduce-batch-size",
+    "Reduce the batch size",
+    "减小 batch size",
+)
+.frameworks(&[Framework::PyTorch])
+.engines(Engines::NotServing)
+.phases(Phases::NotLoading)
+.cost(Cost::Speed);
+
+/// `torch.autocast(device_type="cuda")`, from PyTorch 1.10 (the text notes
+/// the 1.6–1.9 form where the message allows those releases).
+pub(super) const MIXED_PRECISION: FixSpec = FixSpec::new(
+    "mixed-precision-autocast",
+    "Use mixed precision",
+    "使用混合精度",
+)
+.frameworks(&[Framework::PyTorch])
+.vendors(&[Vendor::Nvidia, Vendor::Amd])
+.torch_since(since::AUTOCAST)
+.engines(Engines::NotServing)
+.phases(Phases::NotLoading)
+.cost(Cost::Quality)
+.sources(&[
+    "PyTorch documentation: Automatic Mixed Precision (torch.autocast, torch.amp.GradScaler)",
+]);
+
+/// `torch.cuda.amp`, the only native mixed precision of PyTorch 1.6–1.9.
+pub(super) const MIXED_PRECISION_CUDA_AMP: FixSpec = FixSpec::new(
+    "mixed-precision-cuda-amp",
+    "Use mixed precision with torch.cuda.amp",
+    "用 torch.cuda.amp 做混合精度",
+)
+.frameworks(&[Framework::PyTorch])
+.vendors(&[Vendor::Nvidia, Vendor::Amd])
+.torch_since(since::CUDA_AMP)
+.torch_until((1, 9))
+.engines(Engines::NotServing)
+.phases(Phases::NotLoading)
+.cost(Cost::Quality)
+.sources(&["PyTorch 1.6 documentation: torch.cuda.amp"]);
+
+/// Releases before 1.6 have no native mixed precision: upgrade, or half
+/// precision by hand.
+pub(super) const HALF_PRECISION_OLD_TORCH: FixSpec = FixSpec::new(
+    "half-precision-before-amp",
+    "Upgrade PyTorch for mixed precision, or use half precision",
+    "升级 PyTorch 以使用混合精度，或者改用半精度",
+)
+.frameworks(&[Framework::PyTorch])
+.vendors(&[Vendor::Nvidia, Vendor::Amd])
+.torch_until((1, 5))
+.engines(Engines::NotServing)
+.phases(Phases::NotLoading)
+.cost(Cost::Quality);
+
+/// `gradient_checkpointing_enable` and `torch.utils.checkpoint`.
+pub(super) const GRADIENT_CHECKPOINTING: FixSpec = FixSpec::new(
+    "gradient-checkpointing",
+    "Trade compute for memory with gradient checkpointing",
+    "用梯度检查点以计算换显存",
+)
+.frameworks(&[Framework::PyTorch])
+.engines(Engines::NotServing)
+.phases(Phases::NotLoading)
+.cost(Cost::Speed)
+.sources(&["PyTorch documentation: torch.utils.checkpoint"]);
+
+pub(super) const SHORTEN_SEQUENCES: FixSpec = FixSpec::new(
+    "shorten-sequences",
+    "Shorten sequences or shrink inputs",
+    "缩短序列或缩小输入",
+)
+.phases(Phases::NotLoading)
+.cost(Cost::Quality);
 
 /// Workload fixes fitted to what the finding ran in: an inference engine's
 /// or front end's own settings, loading fixes while parameters were moved,
@@ -244,76 +372,203 @@ pub(super) fn workload_fixes(f: &Finding, out: &mut Vec<Fix>) {
     if Runtime::of(f).is_some() {
         return;
     }
-    out.push(fix_en(
-        "Reduce the batch size",
-        "Halve the batch size; keep the effective batch with gradient accumulation (accumulate N micro-batches, then optimizer.step()). Activation memory shrinks in proportion.",
+    out.push(fix(
+        &REDUCE_BATCH_SIZE,
+        say!(
+            en: "Halve the batch size; keep the effective batch with gradient accumulation (accumulate N micro-batches, then optimizer.step()). Activation memory shrinks in proportion.",
+            zh: "把 batch size 减半；用梯度累积保持等效 batch（累积 N 个 micro-batch 后再调用 optimizer.step()）。激活值占用的显存随之成比例减少。"
+        ),
     ));
-    out.push(fix_en("Use mixed precision", mixed_precision(f)));
+    out.push(mixed_precision(f));
     if f.phase.name != "backward" {
-        out.push(fix_en(
-            "Trade compute for memory with gradient checkpointing",
-            "model.gradient_checkpointing_enable() (Hugging Face) or torch.utils.checkpoint.checkpoint around blocks: activations are recomputed in the backward pass instead of stored.",
+        out.push(fix(
+            &GRADIENT_CHECKPOINTING,
+            say!(
+                en: "model.gradient_checkpointing_enable() (Hugging Face) or torch.utils.checkpoint.checkpoint around blocks: activations are recomputed in the backward pass instead of stored.",
+                zh: "model.gradient_checkpointing_enable()（Hugging Face），或用 torch.utils.checkpoint.checkpoint 包住各个块：激活值在反向传播时重新计算，而不是一直存着。"
+            ),
         ));
     }
-    out.push(fix_en(
-        "Shorten sequences or shrink inputs",
-        "Memory for attention and activations grows with sequence length (and image resolution); cap max_length or crop inputs.",
+    out.push(fix(
+        &SHORTEN_SEQUENCES,
+        say!(
+            en: "Memory for attention and activations grows with sequence length (and image resolution); cap max_length or crop inputs.",
+            zh: "注意力和激活值占用的显存随序列长度（以及图像分辨率）增长；限制 max_length 或裁剪输入。"
+        ),
     ));
 }
 
+/// `note (scaler).` in both languages: the two pieces differ by language,
+/// so they cannot be one `say!` argument.
+fn with_scaler(note: Said, scaler: Said) -> Said {
+    Said {
+        en: format!("{} ({}).", note.en, scaler.en),
+        zh: format!("{}（{}）。", note.zh, scaler.zh),
+    }
+}
+
 /// Mixed precision in the API of the releases that print this message.
-pub(super) fn mixed_precision(f: &Finding) -> String {
-    let amd = Vendor::of(f) == Vendor::Amd;
-    let dtype_note = if amd {
-        "bfloat16 where the GPU supports it (torch.cuda.is_bf16_supported()), otherwise float16 with a gradient scaler"
+fn mixed_precision(f: &Finding) -> Fix {
+    let dtype_note = if Vendor::of(f) == Vendor::Amd {
+        say!(
+            en: "bfloat16 where the GPU supports it (torch.cuda.is_bf16_supported()), otherwise float16 with a gradient scaler",
+            zh: "GPU 支持时用 bfloat16（torch.cuda.is_bf16_supported()），否则用 float16 配合梯度缩放器"
+        )
     } else {
-        "bfloat16 needs an Ampere or newer NVIDIA GPU (compute capability ≥ 8.0; check torch.cuda.is_bf16_supported()), otherwise use float16 with a gradient scaler"
+        say!(
+            en: "bfloat16 needs an Ampere or newer NVIDIA GPU (compute capability ≥ 8.0; check torch.cuda.is_bf16_supported()), otherwise use float16 with a gradient scaler",
+            zh: "bfloat16 需要 Ampere 或更新的 NVIDIA GPU（计算能力 ≥ 8.0；用 torch.cuda.is_bf16_supported() 检查），否则用 float16 配合梯度缩放器"
+        )
     };
     let scaler = match available(f, since::AMP_GRAD_SCALER) {
-        Availability::Yes => "torch.amp.GradScaler(\"cuda\")",
-        _ => "torch.cuda.amp.GradScaler(); from PyTorch 2.3 also torch.amp.GradScaler(\"cuda\"), the form 2.4 asks for when it deprecates the former",
+        Availability::Yes => say!(
+            en: "torch.amp.GradScaler(\"cuda\")",
+            zh: "torch.amp.GradScaler(\"cuda\")"
+        ),
+        _ => say!(
+            en: "torch.cuda.amp.GradScaler(); from PyTorch 2.3 also torch.amp.GradScaler(\"cuda\"), the form 2.4 asks for when it deprecates the former",
+            zh: "torch.cuda.amp.GradScaler()；从 PyTorch 2.3 起也可以用 torch.amp.GradScaler(\"cuda\")，2.4 弃用前者后要求用这种写法"
+        ),
     };
     match available(f, since::AUTOCAST) {
-        Availability::Yes => format!(
-            "Run the forward pass under torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16): activations take half the memory. {dtype_note} ({scaler})."
+        Availability::Yes => fix(
+            &MIXED_PRECISION,
+            say!(
+                en: "Run the forward pass under torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16): activations take half the memory.",
+                zh: "在 torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16) 下跑前向：激活值只占一半显存。"
+            )
+            .then(with_scaler(dtype_note, scaler)),
         ),
-        Availability::From(_) => format!(
-            "Run the forward pass under torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16) (PyTorch ≥ 1.10; in 1.6–1.9 use torch.cuda.amp.autocast(), which is float16 only; before 1.6 there is no native mixed precision): activations take half the memory. {dtype_note} ({scaler})."
+        Availability::From(_) => fix(
+            &MIXED_PRECISION,
+            say!(
+                en: "Run the forward pass under torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16) (PyTorch ≥ 1.10; in 1.6–1.9 use torch.cuda.amp.autocast(), which is float16 only; before 1.6 there is no native mixed precision): activations take half the memory.",
+                zh: "在 torch.autocast(device_type=\"cuda\", dtype=torch.bfloat16) 下跑前向（PyTorch ≥ 1.10；1.6–1.9 用 torch.cuda.amp.autocast()，只支持 float16；1.6 之前没有原生混合精度）：激活值只占一半显存。"
+            )
+            .then(with_scaler(dtype_note, scaler)),
         ),
         Availability::Upgrade(_) => match available(f, since::CUDA_AMP) {
-            Availability::Upgrade(name) => format!(
-                "This PyTorch has no native mixed precision: upgrade to {name} for torch.cuda.amp.autocast() with torch.cuda.amp.GradScaler() (torch.autocast from 1.10), or cast the model to half precision with model.half() and keep the loss in float32."
+            Availability::Upgrade(name) => fix(
+                &HALF_PRECISION_OLD_TORCH,
+                say!(
+                    en: "This PyTorch has no native mixed precision: upgrade to {name} for torch.cuda.amp.autocast() with torch.cuda.amp.GradScaler() (torch.autocast from 1.10), or cast the model to half precision with model.half() and keep the loss in float32.",
+                    zh: "这个版本的 PyTorch 还没有原生混合精度：升级到 {name}，就能用 torch.cuda.amp.autocast() 配合 torch.cuda.amp.GradScaler()（torch.autocast 从 1.10 起才有）；或者用 model.half() 把模型转成半精度，loss 保持 float32。",
+                    name = name
+                ),
             ),
-            _ => "Run the forward pass under torch.cuda.amp.autocast() with torch.cuda.amp.GradScaler() (float16; PyTorch 1.6–1.9 — torch.autocast and bfloat16 need ≥ 1.10): activations take half the memory.".to_string(),
+            _ => fix(
+                &MIXED_PRECISION_CUDA_AMP,
+                say!(
+                    en: "Run the forward pass under torch.cuda.amp.autocast() with torch.cuda.amp.GradScaler() (float16; PyTorch 1.6–1.9 — torch.autocast and bfloat16 need ≥ 1.10): activations take half the memory.",
+                    zh: "在 torch.cuda.amp.autocast() 下跑前向，配合 torch.cuda.amp.GradScaler()（float16；PyTorch 1.6–1.9——torch.autocast 和 bfloat16 需要 ≥ 1.10）：激活值只占一半显存。"
+                ),
+            ),
         },
     }
 }
 
+pub(super) const VLLM_LESS_TO_FIT: FixSpec = FixSpec::new(
+    "vllm-less-to-fit",
+    "Give vLLM less to fit",
+    "让 vLLM 需要的显存少一些",
+)
+.engines(Engines::Only(&[Runtime::Vllm]))
+.cost(Cost::Quality)
+.sources(&["vLLM documentation: engine arguments"]);
+
+pub(super) const SGLANG_LESS_TO_FIT: FixSpec = FixSpec::new(
+    "sglang-less-to-fit",
+    "Give SGLang less to fit",
+    "让 SGLang 需要的显存少一些",
+)
+.engines(Engines::Only(&[Runtime::Sglang]))
+.cost(Cost::Quality)
+.sources(&["SGLang documentation: server arguments"]);
+
+pub(super) const TGI_LESS_TO_FIT: FixSpec = FixSpec::new(
+    "tgi-less-to-fit",
+    "Give text-generation-inference less to fit",
+    "让 text-generation-inference 需要的显存少一些",
+)
+.engines(Engines::Only(&[Runtime::Tgi]))
+.cost(Cost::Quality)
+.sources(&["text-generation-inference documentation: launcher arguments"]);
+
+/// diffusers' pipeline methods; `torch_dtype` is PyTorch's.
+pub(super) const DIFFUSERS_LOW_MEMORY: FixSpec = FixSpec::new(
+    "diffusers-low-memory",
+    "Use diffusers' low-memory modes",
+    "使用 diffusers 的低显存模式",
+)
+.frameworks(&[Framework::PyTorch])
+.engines(Engines::Only(&[Runtime::Diffusers]))
+.cost(Cost::Speed)
+.sources(&["diffusers documentation: Reduce memory usage"]);
+
+pub(super) const COMFYUI_LOW_VRAM: FixSpec = FixSpec::new(
+    "comfyui-low-vram",
+    "Use ComfyUI's low-VRAM modes",
+    "使用 ComfyUI 的低显存模式",
+)
+.engines(Engines::Only(&[Runtime::ComfyUi]))
+.cost(Cost::Speed)
+.sources(&["ComfyUI command-line options (--lowvram, --novram)"]);
+
 /// The settings that bound an inference engine's or front end's memory.
 pub(super) fn runtime_fix(runtime: Runtime) -> Fix {
     match runtime {
-        Runtime::Vllm => fix_en(
-            "Give vLLM less to fit",
-            "Lower --max-model-len (the context every sequence may reach) and --max-num-seqs (sequences batched at once); lower --gpu-memory-utilization when other processes share the GPU (raise it toward 0.95 only when vLLM is alone); --enforce-eager skips CUDA-graph capture and its memory; --tensor-parallel-size N splits the model over N GPUs; a quantised checkpoint shrinks the weights.",
+        Runtime::Vllm => fix(
+            &VLLM_LESS_TO_FIT,
+            say!(
+                en: "Lower --max-model-len (the context every sequence may reach) and --max-num-seqs (sequences batched at once); lower --gpu-memory-utilization when other processes share the GPU (raise it toward 0.95 only when vLLM is alone); --enforce-eager skips CUDA-graph capture and its memory; --tensor-parallel-size N splits the model over N GPUs; a quantised checkpoint shrinks the weights.",
+                zh: "调低 --max-model-len（每个序列最长能到的上下文）和 --max-num-seqs（一次批处理的序列数）；有其他进程共用 GPU 时调低 --gpu-memory-utilization（只有 vLLM 独占这块卡时才往 0.95 调高）；--enforce-eager 跳过 CUDA graph 捕获，省下它占的显存；--tensor-parallel-size N 把模型分到 N 块 GPU 上；量化的 checkpoint 能缩小权重。"
+            ),
         ),
-        Runtime::Sglang => fix_en(
-            "Give SGLang less to fit",
-            "Lower --mem-fraction-static when other processes share the GPU or the activations do not fit, --context-length and --max-running-requests; --disable-cuda-graph skips graph capture; --tp-size N splits the model over N GPUs; or use a quantised checkpoint.",
+        Runtime::Sglang => fix(
+            &SGLANG_LESS_TO_FIT,
+            say!(
+                en: "Lower --mem-fraction-static when other processes share the GPU or the activations do not fit, --context-length and --max-running-requests; --disable-cuda-graph skips graph capture; --tp-size N splits the model over N GPUs; or use a quantised checkpoint.",
+                zh: "有其他进程共用 GPU 或激活值放不下时调低 --mem-fraction-static，再调低 --context-length 和 --max-running-requests；--disable-cuda-graph 跳过 CUDA graph 捕获；--tp-size N 把模型分到 N 块 GPU 上；或者用量化的 checkpoint。"
+            ),
         ),
-        Runtime::Tgi => fix_en(
-            "Give text-generation-inference less to fit",
-            "Lower --max-total-tokens, --max-input-tokens and --max-batch-prefill-tokens; --cuda-memory-fraction leaves room for other processes; --num-shard N splits the model over N GPUs; --quantize shrinks the weights.",
+        Runtime::Tgi => fix(
+            &TGI_LESS_TO_FIT,
+            say!(
+                en: "Lower --max-total-tokens, --max-input-tokens and --max-batch-prefill-tokens; --cuda-memory-fraction leaves room for other processes; --num-shard N splits the model over N GPUs; --quantize shrinks the weights.",
+                zh: "调低 --max-total-tokens、--max-input-tokens 和 --max-batch-prefill-tokens；用 --cuda-memory-fraction 给其他进程留出空间；--num-shard N 把模型分到 N 块 GPU 上；--quantize 缩小权重。"
+            ),
         ),
-        Runtime::Diffusers => fix_en(
-            "Use diffusers' low-memory modes",
-            "pipe.enable_model_cpu_offload() (or enable_sequential_cpu_offload() for the least memory), pipe.enable_attention_slicing(), pipe.enable_vae_tiling() for large images, torch_dtype=torch.float16 when loading; or a lower resolution and fewer images per prompt.",
+        Runtime::Diffusers => fix(
+            &DIFFUSERS_LOW_MEMORY,
+            say!(
+                en: "pipe.enable_model_cpu_offload() (or enable_sequential_cpu_offload() for the least memory), pipe.enable_attention_slicing(), pipe.enable_vae_tiling() for large images, torch_dtype=torch.float16 when loading; or a lower resolution and fewer images per prompt.",
+                zh: "pipe.enable_model_cpu_offload()（要最省显存就用 enable_sequential_cpu_offload()）、pipe.enable_attention_slicing()、大图用 pipe.enable_vae_tiling()，加载时设 torch_dtype=torch.float16；或者降低分辨率、减少每个 prompt 生成的图片数。"
+            ),
         ),
-        Runtime::ComfyUi => fix_en(
-            "Use ComfyUI's low-VRAM modes",
-            "Start ComfyUI with --lowvram (or --novram), decode with the \"VAE Decode (Tiled)\" node, use fp16/fp8 model weights, a lower resolution or batch size; close other GPU applications.",
+        Runtime::ComfyUi => fix(
+            &COMFYUI_LOW_VRAM,
+            say!(
+                en: "Start ComfyUI with --lowvram (or --novram), decode with the \"VAE Decode (Tiled)\" node, use fp16/fp8 model weights, a lower resolution or batch size; close other GPU applications.",
+                zh: "用 --lowvram（或 --novram）启动 ComfyUI，用 \"VAE Decode (Tiled)\" 节点解码，使用 fp16/fp8 的模型权重，降低分辨率或 batch size；关掉其他占用 GPU 的程序。"
+            ),
         ),
     }
 }
+
+/// Printing shapes: any framework.
+pub(super) const FIND_OVERSIZED_TENSOR: FixSpec = FixSpec::new(
+    "find-oversized-tensor",
+    "Find the tensor that is far too large",
+    "找出那个大得离谱的张量",
+)
+.cost(Cost::Look);
+
+pub(super) const MEMORY_KEPT_ACROSS_STEPS: FixSpec = FixSpec::new(
+    "memory-kept-across-steps",
+    "Look for memory kept across steps",
+    "找出跨步累积的占用",
+)
+.phases(Phases::NotLoading);
 
 /// The fixes of the families whose messages state their own numbers outside
 /// PyTorch's CUDA allocator: a request no device can hold gets only the fix
@@ -326,40 +581,123 @@ pub(super) fn framework_fixes(
 ) {
     let has = |code: Code| d.verdicts.iter().any(|v| v.code == code.as_str());
     if has(Code::RequestExceedsCapacity) {
-        out.push(fix_en(
-            "Find the tensor that is far too large",
-            "Print the shapes at the failing line (the last frame of your own code in the traceback). Look for an overflowed or wrong dimension, a whole dataset materialised at once, or a pairwise/attention matrix over very long inputs. Memory settings cannot help here.",
+        out.push(fix(
+            &FIND_OVERSIZED_TENSOR,
+            say!(
+                en: "Print the shapes at the failing line (the last frame of your own code in the traceback). Look for an overflowed or wrong dimension, a whole dataset materialised at once, or a pairwise/attention matrix over very long inputs. Memory settings cannot help here.",
+                zh: "在出错的那一行（调用栈里你自己代码的最后一帧）打印各个张量的形状。找溢出或算错的维度、一次整个生成出来的数据集，或者对超长输入算的两两/注意力矩阵。这种情况调内存或显存的设置都没用。"
+            ),
         ));
         return;
     }
     specific(&has, out);
     if has(Code::MemoryGrowth) || has(Code::LateFailure) {
-        out.push(fix_en(
-            "Look for memory kept across steps",
-            "If it ran for a while first, something accumulates: losses summed as tensors instead of floats, outputs appended to a list, caches that grow, or sequences that get longer over the run.",
+        out.push(fix(
+            &MEMORY_KEPT_ACROSS_STEPS,
+            say!(
+                en: "If it ran for a while first, something accumulates: losses summed as tensors instead of floats, outputs appended to a list, caches that grow, or sequences that get longer over the run.",
+                zh: "如果先跑了一段时间才出错，说明有东西在累积：loss 作为张量而不是 float 累加、输出被追加到列表里、缓存不断变大，或者序列越跑越长。"
+            ),
         ));
     }
 }
+
+/// Before 1.8 PyTorch cannot cap its cache: emptying it is what is left.
+pub(super) const EMPTY_CACHE_BEFORE_LIBRARY: FixSpec = FixSpec::new(
+    "empty-torch-cache-before-library-call",
+    "Empty PyTorch's cache before the library call",
+    "在调用库之前清空 PyTorch 的缓存",
+)
+.frameworks(&[Framework::PyTorch])
+.vendors(&[Vendor::Nvidia])
+.torch_until((1, 7))
+.cost(Cost::Speed);
+
+/// `torch.cuda.set_per_process_memory_fraction`, from PyTorch 1.8.
+pub(super) const LEAVE_ROOM_OUTSIDE_CACHE: FixSpec = FixSpec::new(
+    "leave-room-outside-torch-cache",
+    "Leave room outside PyTorch's cache",
+    "在 PyTorch 的缓存之外留出空间",
+)
+.frameworks(&[Framework::PyTorch])
+.vendors(&[Vendor::Nvidia])
+.torch_since(since::MEMORY_FRACTION)
+.sources(&["PyTorch documentation: torch.cuda.set_per_process_memory_fraction"]);
 
 /// Room for cuBLAS, cuDNN, cuSOLVER and NCCL, which allocate with cudaMalloc
 /// beside PyTorch's cache: a cap on the cache where this PyTorch has one
 /// (`set_per_process_memory_fraction`, 1.8), else emptying it.
 pub(super) fn library_headroom_fix(f: &Finding) -> Fix {
     match available(f, since::MEMORY_FRACTION) {
-        Availability::Upgrade(_) => fix_en(
-            "Empty PyTorch's cache before the library call",
-            "cuBLAS, cuDNN, cuSOLVER and NCCL allocate with cudaMalloc directly and cannot use memory PyTorch has cached. Call torch.cuda.empty_cache() just before the failing call; stop other processes on the GPU (`nvidia-smi`). Capping PyTorch's cache (torch.cuda.set_per_process_memory_fraction) needs PyTorch ≥ 1.8.",
+        Availability::Upgrade(_) => fix(
+            &EMPTY_CACHE_BEFORE_LIBRARY,
+            say!(
+                en: "cuBLAS, cuDNN, cuSOLVER and NCCL allocate with cudaMalloc directly and cannot use memory PyTorch has cached. Call torch.cuda.empty_cache() just before the failing call; stop other processes on the GPU (`nvidia-smi`). Capping PyTorch's cache (torch.cuda.set_per_process_memory_fraction) needs PyTorch ≥ 1.8.",
+                zh: "cuBLAS、cuDNN、cuSOLVER 和 NCCL 直接用 cudaMalloc 分配，用不上 PyTorch 缓存着的显存。在出错的调用之前调用 torch.cuda.empty_cache()；停掉 GPU 上的其他进程（`nvidia-smi`）。给 PyTorch 的缓存设上限（torch.cuda.set_per_process_memory_fraction）需要 PyTorch ≥ 1.8。"
+            ),
         ),
-        Availability::From(name) => fix_en(
-            "Leave room outside PyTorch's cache",
-            format!("cuBLAS, cuDNN, cuSOLVER and NCCL allocate with cudaMalloc directly and cannot use memory PyTorch has cached. Cap PyTorch with torch.cuda.set_per_process_memory_fraction(0.9) ({name}), or call torch.cuda.empty_cache() before the failing call; stop other processes on the GPU (`nvidia-smi`)."),
+        Availability::From(name) => fix(
+            &LEAVE_ROOM_OUTSIDE_CACHE,
+            say!(
+                en: "cuBLAS, cuDNN, cuSOLVER and NCCL allocate with cudaMalloc directly and cannot use memory PyTorch has cached. Cap PyTorch with torch.cuda.set_per_process_memory_fraction(0.9) ({name}), or call torch.cuda.empty_cache() before the failing call; stop other processes on the GPU (`nvidia-smi`).",
+                zh: "cuBLAS、cuDNN、cuSOLVER 和 NCCL 直接用 cudaMalloc 分配，用不上 PyTorch 缓存着的显存。用 torch.cuda.set_per_process_memory_fraction(0.9) 给 PyTorch 设上限（{name}），或在出错的调用之前调用 torch.cuda.empty_cache()；停掉 GPU 上的其他进程（`nvidia-smi`）。",
+                name = name
+            ),
         ),
-        Availability::Yes => fix_en(
-            "Leave room outside PyTorch's cache",
-            "cuBLAS, cuDNN, cuSOLVER and NCCL allocate with cudaMalloc directly and cannot use memory PyTorch has cached. Cap PyTorch with torch.cuda.set_per_process_memory_fraction(0.9), or call torch.cuda.empty_cache() before the failing call; stop other processes on the GPU (`nvidia-smi`).",
+        Availability::Yes => fix(
+            &LEAVE_ROOM_OUTSIDE_CACHE,
+            say!(
+                en: "cuBLAS, cuDNN, cuSOLVER and NCCL allocate with cudaMalloc directly and cannot use memory PyTorch has cached. Cap PyTorch with torch.cuda.set_per_process_memory_fraction(0.9), or call torch.cuda.empty_cache() before the failing call; stop other processes on the GPU (`nvidia-smi`).",
+                zh: "cuBLAS、cuDNN、cuSOLVER 和 NCCL 直接用 cudaMalloc 分配，用不上 PyTorch 缓存着的显存。用 torch.cuda.set_per_process_memory_fraction(0.9) 给 PyTorch 设上限，或在出错的调用之前调用 torch.cuda.empty_cache()；停掉 GPU 上的其他进程（`nvidia-smi`）。"
+            ),
         ),
     }
 }
 
-/// This family's fixes, for the catalogue (`catalogue::ALL`).
-pub(super) const FIXES: &[super::catalogue::FixSpec] = &[];
+/// The fixes several families share: one entry each, wherever offered.
+pub(super) const FIXES: &[FixSpec] = &[
+    CONFIRM_MEMORY,
+    SMALLER_WORKLOAD,
+    LOAD_IN_LESS_MEMORY,
+    REDUCE_BATCH_SIZE,
+    MIXED_PRECISION,
+    MIXED_PRECISION_CUDA_AMP,
+    HALF_PRECISION_OLD_TORCH,
+    GRADIENT_CHECKPOINTING,
+    SHORTEN_SEQUENCES,
+    VLLM_LESS_TO_FIT,
+    SGLANG_LESS_TO_FIT,
+    TGI_LESS_TO_FIT,
+    DIFFUSERS_LOW_MEMORY,
+    COMFYUI_LOW_VRAM,
+    FIND_OVERSIZED_TENSOR,
+    MEMORY_KEPT_ACROSS_STEPS,
+    EMPTY_CACHE_BEFORE_LIBRARY,
+    LEAVE_ROOM_OUTSIDE_CACHE,
+    NATIVE_STACK_TRACE,
+    MATCH_NATIVE_PIECES,
+    FREE_HOST_MEMORY,
+];
+
+/// Native crashes on Linux and Windows (signal.rs, windows.rs): the stack
+/// trace's tools differ by platform, the advice does not.
+pub(super) const NATIVE_STACK_TRACE: FixSpec = FixSpec::new(
+    "native-stack-trace",
+    "Get a native stack trace",
+    "拿到原生调用栈",
+)
+.cost(Cost::Look)
+.sources(&["Python documentation: faulthandler"]);
+
+/// Reinstalling PyTorch and its CUDA extensions for one CUDA version.
+pub(super) const MATCH_NATIVE_PIECES: FixSpec = FixSpec::new(
+    "match-native-pieces",
+    "Match the native pieces",
+    "让各个原生组件的版本匹配",
+)
+.frameworks(&[Framework::PyTorch])
+.vendors(&[Vendor::Nvidia]);
+
+/// Host RAM, the paging file: nothing about the GPU.
+pub(super) const FREE_HOST_MEMORY: FixSpec =
+    FixSpec::new("free-host-memory", "Free host memory", "释放主机内存");

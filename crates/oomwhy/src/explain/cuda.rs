@@ -1,27 +1,43 @@
 //! CUDA runtime and driver errors: out-of-memory outside PyTorch's allocator
 //! (no sizes) and illegal memory accesses.
 
-use super::common::{fact, fix_en, on_device, torch_in_traceback, verdict_en, workload_fix};
+use super::catalogue::{Cost, FixSpec};
+use super::common::{fact, fix, on_device, torch_in_traceback, verdict, workload_fix};
 use super::common::{library_headroom_fix, runtime_fix};
 use super::docs::Code;
-use super::setting::{Runtime, Vendor};
+use super::setting::{since, Framework, Runtime, Vendor};
 use super::Explain;
+use crate::i18n::Said;
 use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
+use crate::say;
 
 /// Explains `Kind::CudaRuntimeOom` findings.
 pub(super) struct CudaRuntimeOom;
 
 impl Explain for CudaRuntimeOom {
-    fn headline_en(&self, f: &Finding) -> String {
-        // Named like the Chinese headline: whoever printed the error.
-        match fact(f, fact::REPORTED_BY) {
-            Some(tool) => format!(
-                "A CUDA call ran out of GPU memory{} ({tool}; no sizes given)",
-                on_device(f)
+    fn headline(&self, f: &Finding) -> Said {
+        // Named after whoever printed the error.
+        let device = on_device(f);
+        match (fact(f, fact::REPORTED_BY), device.strip_prefix(" on ")) {
+            (Some(tool), Some(device)) => say!(
+                en: "A CUDA call ran out of GPU memory on {device} ({tool}; no sizes given)",
+                zh: "{tool} 的一次 CUDA 调用在 {device} 上显存不足（报错里没有大小）",
+                device = device,
+                tool = tool
             ),
-            None => format!(
-                "A CUDA call ran out of GPU memory{} (outside PyTorch's allocator; no sizes given)",
-                on_device(f)
+            (Some(tool), None) => say!(
+                en: "A CUDA call ran out of GPU memory ({tool}; no sizes given)",
+                zh: "{tool} 的一次 CUDA 调用显存不足（报错里没有大小）",
+                tool = tool
+            ),
+            (None, Some(device)) => say!(
+                en: "A CUDA call ran out of GPU memory on {device} (outside PyTorch's allocator; no sizes given)",
+                zh: "一次 CUDA 调用在 {device} 上显存不足（发生在 PyTorch 分配器之外；报错里没有大小）",
+                device = device
+            ),
+            (None, None) => say!(
+                en: "A CUDA call ran out of GPU memory (outside PyTorch's allocator; no sizes given)",
+                zh: "一次 CUDA 调用显存不足（发生在 PyTorch 分配器之外；报错里没有大小）"
             ),
         }
     }
@@ -37,66 +53,125 @@ impl Explain for CudaRuntimeOom {
 pub(super) struct IllegalMemoryAccess;
 
 impl Explain for IllegalMemoryAccess {
-    fn headline_en(&self, _f: &Finding) -> String {
-        "A GPU kernel accessed memory it should not (illegal memory access) — not an out-of-memory error".into()
+    fn headline(&self, _f: &Finding) -> Said {
+        say!(
+            en: "A GPU kernel accessed memory it should not (illegal memory access) — not an out-of-memory error",
+            zh: "GPU kernel 访问了不该访问的内存（illegal memory access）——不是显存不足"
+        )
     }
     fn verdicts(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
-        out.push(verdict_en(
+        out.push(verdict(
             Code::AsyncErrorLocation,
-            "The traceback probably points at the wrong line",
-            "CUDA reports kernel faults asynchronously: the error surfaces at the next call that synchronises with the GPU, not in the kernel that made the bad access. The Python frames above show where PyTorch noticed the fault, which is usually later than where it happened.".into(),
+            say!(
+                en: "The traceback probably points at the wrong line",
+                zh: "调用栈多半指错了行"
+            ),
+            say!(
+                en: "CUDA reports kernel faults asynchronously: the error surfaces at the next call that synchronises with the GPU, not in the kernel that made the bad access. The Python frames above show where PyTorch noticed the fault, which is usually later than where it happened.",
+                zh: "CUDA 异步报告 kernel 错误：错误在下一次与 GPU 同步的调用处才冒出来，而不是在做了非法访问的那个 kernel 里。上面的 Python 调用栈显示的是 PyTorch 发现错误的位置，通常晚于真正出错的位置。"
+            ),
         ))
     }
-    fn fixes(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
-        illegal_access_fixes(out)
+    fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
+        illegal_access_fixes(f, out)
     }
 }
 
 /// The tool that printed the error, when it is not PyTorch (cuDF, TensorRT,
 /// darknet, ...): PyTorch's allocator and cache are then beside the point.
 fn other_tool(f: &Finding) -> Option<&str> {
+    // llama.cpp's ggml prints CUDA's error without naming itself.
+    if !f.facts.contains_key(fact::REPORTED_BY) && Framework::of(f) == Framework::Ggml {
+        return Some("llama.cpp (ggml)");
+    }
     let tool = f.facts.get(fact::REPORTED_BY)?;
     (tool != "torch_memory_saver" && !torch_in_traceback(f)).then_some(tool.as_str())
 }
 
 fn runtime_oom_verdict(f: &Finding) -> Verdict {
     if let Some(tool) = other_tool(f) {
-        return verdict_en(
+        let error = fact(f, fact::ERROR_NAME).unwrap_or("cudaErrorMemoryAllocation");
+        let device = on_device(f);
+        let detail = match device.strip_prefix(" on ") {
+            Some(device) => say!(
+                en: "{tool} got CUDA's out-of-memory error ({error}) from a CUDA call on {device}. The message carries no sizes, so it does not tell whether the work itself is too large for the card or other processes hold the memory.",
+                zh: "{tool} 在 {device} 上的一次 CUDA 调用得到了 CUDA 的显存不足错误（{error}）。报错里没有大小，所以看不出是任务本身对这块卡来说太大，还是其他进程占着显存。",
+                tool = tool,
+                error = error,
+                device = device
+            ),
+            None => say!(
+                en: "{tool} got CUDA's out-of-memory error ({error}) from a CUDA call. The message carries no sizes, so it does not tell whether the work itself is too large for the card or other processes hold the memory.",
+                zh: "{tool} 的一次 CUDA 调用得到了 CUDA 的显存不足错误（{error}）。报错里没有大小，所以看不出是任务本身对这块卡来说太大，还是其他进程占着显存。",
+                tool = tool,
+                error = error
+            ),
+        };
+        return verdict(
             Code::AllocationFailed,
-            "A GPU allocation failed: out of memory",
-            format!("{tool} got CUDA's out-of-memory error ({}) from a CUDA call{}. The message carries no sizes, so it does not tell whether the work itself is too large for the card or other processes hold the memory.", fact(f, fact::ERROR_NAME).unwrap_or("cudaErrorMemoryAllocation"), on_device(f)),
+            say!(
+                en: "A GPU allocation failed: out of memory",
+                zh: "一次 GPU 显存分配失败：显存不足"
+            ),
+            detail,
         );
     }
     match f.era {
-        Some(Era::Driver) => verdict_en(
+        Some(Era::Driver) => verdict(
             Code::OutsideAllocatorOom,
-            "A CUDA driver call ran out of memory",
-            "`CUDA driver error: out of memory` comes from the CUDA driver API, which PyTorch uses for expandable segments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True) and for some other features. The message carries no sizes. On WSL2 and Jetson this error appears with expandable segments even when memory is free.".into(),
+            say!(
+                en: "A CUDA driver call ran out of memory",
+                zh: "一次 CUDA 驱动调用显存不足"
+            ),
+            say!(
+                en: "`CUDA driver error: out of memory` comes from the CUDA driver API, which PyTorch uses for expandable segments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True) and for some other features. The message carries no sizes. On WSL2 and Jetson this error appears with expandable segments even when memory is free.",
+                zh: "`CUDA driver error: out of memory` 来自 CUDA 驱动 API，PyTorch 的 expandable segments（PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True）和其他一些功能用的就是它。报错里没有大小。在 WSL2 和 Jetson 上，开着 expandable segments 时即使有空闲显存也会出现这个错误。"
+            ),
         ),
-        Some(Era::Thc) => verdict_en(
+        Some(Era::Thc) => verdict(
             Code::OutsideAllocatorOom,
-            "cudaMalloc failed in an old PyTorch (≤0.4)",
-            "`cuda runtime error (2) : out of memory` is how PyTorch 0.4 and older reported any failed CUDA allocation (error 2 is cudaErrorMemoryAllocation). It carries no sizes, so oomwhy cannot say what filled the card.".into(),
+            say!(
+                en: "cudaMalloc failed in an old PyTorch (≤0.4)",
+                zh: "旧版 PyTorch（≤0.4）里 cudaMalloc 失败"
+            ),
+            say!(
+                en: "`cuda runtime error (2) : out of memory` is how PyTorch 0.4 and older reported any failed CUDA allocation (error 2 is cudaErrorMemoryAllocation). It carries no sizes, so oomwhy cannot say what filled the card.",
+                zh: "`cuda runtime error (2) : out of memory` 是 PyTorch 0.4 及更早版本报告任何一次 CUDA 分配失败的方式（错误 2 就是 cudaErrorMemoryAllocation）。报错里没有大小，所以 oomwhy 说不出是什么占满了这块卡。"
+            ),
         ),
-        _ => verdict_en(
+        _ => verdict(
             Code::OutsideAllocatorOom,
-            "A CUDA call outside PyTorch's allocator ran out of memory",
-            "`CUDA error: out of memory` (unlike `CUDA out of memory. Tried to allocate ...`) is raised by a CUDA runtime call that does not go through PyTorch's caching allocator: creating the CUDA context on a GPU that is already full, cuBLAS/cuDNN handles and workspaces, NCCL buffers, or another library in the process. Memory that PyTorch caches is not available to these calls.".into(),
+            say!(
+                en: "A CUDA call outside PyTorch's allocator ran out of memory",
+                zh: "PyTorch 分配器之外的一次 CUDA 调用显存不足"
+            ),
+            say!(
+                en: "`CUDA error: out of memory` (unlike `CUDA out of memory. Tried to allocate ...`) is raised by a CUDA runtime call that does not go through PyTorch's caching allocator: creating the CUDA context on a GPU that is already full, cuBLAS/cuDNN handles and workspaces, NCCL buffers, or another library in the process. Memory that PyTorch caches is not available to these calls.",
+                zh: "`CUDA error: out of memory`（不同于 `CUDA out of memory. Tried to allocate ...`）是由一次不经过 PyTorch 缓存分配器的 CUDA 运行时调用报出的：在已经占满的 GPU 上创建 CUDA 上下文、cuBLAS/cuDNN 的句柄和工作区、NCCL 缓冲区，或进程里的其他库。PyTorch 缓存着的显存这些调用用不上。"
+            ),
         ),
     }
 }
 
 fn runtime_oom_fixes(f: &Finding, out: &mut Vec<Fix>) {
     if f.era == Some(Era::Driver) {
-        out.push(fix_en(
-            "Turn off expandable segments if you set them",
-            "Remove expandable_segments:True from PYTORCH_CUDA_ALLOC_CONF / PYTORCH_ALLOC_CONF: the driver-API mapping it uses fails on WSL2 and Jetson even with free memory.",
+        out.push(fix(
+            &EXPANDABLE_SEGMENTS_OFF_IF_SET,
+            say!(
+                en: "Remove expandable_segments:True from PYTORCH_CUDA_ALLOC_CONF / PYTORCH_ALLOC_CONF: the driver-API mapping it uses fails on WSL2 and Jetson even with free memory.",
+                zh: "从 PYTORCH_CUDA_ALLOC_CONF / PYTORCH_ALLOC_CONF 里去掉 expandable_segments:True：它所用的驱动 API 映射在 WSL2 和 Jetson 上即使有空闲显存也会失败。"
+            ),
         ));
     }
     let vendor = Vendor::of(f);
-    out.push(fix_en(
-        "Check what else holds the GPU",
-        format!("Run {}: if other processes fill the card, even creating the GPU context (a few hundred MiB) fails. Stop them or choose another GPU with {}.", vendor.smi(), vendor.visible_devices()),
+    out.push(fix(
+        &CHECK_GPU_HOLDERS,
+        say!(
+            en: "Run {smi}: if other processes fill the card, even creating the GPU context (a few hundred MiB) fails. Stop them or choose another GPU with {visible}.",
+            zh: "运行 {smi}：如果其他进程占满了这块卡，连创建 GPU 上下文（几百 MiB）都会失败。结束它们，或用 {visible} 换一块 GPU。",
+            smi = vendor.smi(),
+            visible = vendor.visible_devices()
+        ),
     ));
     if other_tool(f).is_some() {
         out.push(workload_fix());
@@ -106,31 +181,117 @@ fn runtime_oom_fixes(f: &Finding, out: &mut Vec<Fix>) {
     match Runtime::of(f) {
         // An engine's own settings bound its memory, not a batch size.
         Some(runtime) => out.push(runtime_fix(runtime)),
-        None => out.push(fix_en(
-            "Reduce the workload",
-            "A smaller batch, sequence length or model leaves more room for these allocations.",
+        None => out.push(fix(
+            &REDUCE_WORKLOAD,
+            say!(
+                en: "A smaller batch, sequence length or model leaves more room for these allocations.",
+                zh: "更小的 batch、序列长度或模型能给这些分配留出更多空间。"
+            ),
         )),
     }
 }
 
-fn illegal_access_fixes(out: &mut Vec<Fix>) {
-    out.push(fix_en(
-        "Find the kernel that really failed",
-        "Re-run with CUDA_LAUNCH_BLOCKING=1 so each kernel is checked as it finishes; the traceback then points at the real call. Slower, so reproduce on a small input.",
+fn illegal_access_fixes(f: &Finding, out: &mut Vec<Fix>) {
+    out.push(fix(
+        &FIND_REAL_KERNEL,
+        say!(
+            en: "Re-run with CUDA_LAUNCH_BLOCKING=1 so each kernel is checked as it finishes; the traceback then points at the real call. Slower, so reproduce on a small input.",
+            zh: "设 CUDA_LAUNCH_BLOCKING=1 重跑，让每个 kernel 在结束时就被检查；这样调用栈会指向真正出错的调用。会变慢，所以用小输入复现。"
+        ),
     ));
-    out.push(fix_en(
-        "Run under compute-sanitizer",
-        "compute-sanitizer --tool memcheck python train.py names the kernel and the out-of-bounds address (very slow: use a tiny batch).",
+    out.push(fix(
+        &COMPUTE_SANITIZER,
+        say!(
+            en: "compute-sanitizer --tool memcheck python train.py names the kernel and the out-of-bounds address (very slow: use a tiny batch).",
+            zh: "compute-sanitizer --tool memcheck python train.py 会指出是哪个 kernel、越界的是哪个地址（非常慢：用很小的 batch）。"
+        ),
     ));
-    out.push(fix_en(
-        "Check the usual causes",
-        "An index out of range (embedding ids ≥ num_embeddings, labels ≥ num_classes, gather/scatter indices): run the same step on the CPU for a clear IndexError. Custom CUDA/Triton kernels and extensions (flash-attn, bitsandbytes, apex) built for another PyTorch/CUDA version. Tensors on the wrong device or non-contiguous inputs passed to custom ops.",
-    ));
-    out.push(fix_en(
-        "Rule out the hardware",
-        "If it happens at random places, check the kernel log (`sudo dmesg | grep -i xid`) for NVIDIA Xid errors and run the GPU alone.",
+    // The usual causes are PyTorch's (embeddings, losses, its extensions):
+    // not for a crash in another framework (ONNX Runtime's CUDA provider).
+    if matches!(Framework::of(f), Framework::PyTorch | Framework::Unknown) {
+        out.push(fix(
+            &USUAL_CAUSES,
+            say!(
+                en: "An index out of range (embedding ids ≥ num_embeddings, labels ≥ num_classes, gather/scatter indices): run the same step on the CPU for a clear IndexError. Custom CUDA/Triton kernels and extensions (flash-attn, bitsandbytes, apex) built for another PyTorch/CUDA version. Tensors on the wrong device or non-contiguous inputs passed to custom ops.",
+                zh: "索引越界（embedding id ≥ num_embeddings、标签 ≥ num_classes、gather/scatter 的索引）：在 CPU 上跑同一步，会得到清楚的 IndexError。为其他 PyTorch/CUDA 版本编译的自定义 CUDA/Triton kernel 和扩展（flash-attn、bitsandbytes、apex）。放错设备的张量，或传给自定义算子的非连续输入。"
+            ),
+        ));
+    }
+    out.push(fix(
+        &RULE_OUT_HARDWARE,
+        say!(
+            en: "If it happens at random places, check the kernel log (`sudo dmesg | grep -i xid`) for NVIDIA Xid errors and run the GPU alone.",
+            zh: "如果出错的位置不固定，查看内核日志（`sudo dmesg | grep -i xid`）里有没有 NVIDIA Xid 错误，并让这块 GPU 单独运行。"
+        ),
     ));
 }
 
+/// expandable_segments exists from PyTorch 2.1.
+const EXPANDABLE_SEGMENTS_OFF_IF_SET: FixSpec = FixSpec::new(
+    "expandable-segments-off-if-set",
+    "Turn off expandable segments if you set them",
+    "如果设置了 expandable segments，先关掉",
+)
+.frameworks(&[Framework::PyTorch])
+.torch_since(since::EXPANDABLE_SEGMENTS)
+.sources(&["PyTorch documentation: CUDA semantics, Memory management (expandable_segments)"]);
+
+/// Names the vendor's own tool and device variable.
+pub(super) const CHECK_GPU_HOLDERS: FixSpec = FixSpec::new(
+    "check-what-holds-gpu",
+    "Check what else holds the GPU",
+    "检查还有什么占着 GPU",
+)
+.cost(Cost::Look);
+
+const REDUCE_WORKLOAD: FixSpec =
+    FixSpec::new("reduce-workload", "Reduce the workload", "减小工作负载").cost(Cost::Quality);
+
+/// CUDA_LAUNCH_BLOCKING is NVIDIA's CUDA runtime variable.
+const FIND_REAL_KERNEL: FixSpec = FixSpec::new(
+    "find-real-failing-kernel",
+    "Find the kernel that really failed",
+    "找出真正出错的 kernel",
+)
+.vendors(&[Vendor::Nvidia])
+.cost(Cost::Look)
+.sources(&["CUDA Programming Guide: CUDA_LAUNCH_BLOCKING"]);
+
+/// compute-sanitizer ships with NVIDIA's CUDA toolkit.
+const COMPUTE_SANITIZER: FixSpec = FixSpec::new(
+    "run-compute-sanitizer",
+    "Run under compute-sanitizer",
+    "用 compute-sanitizer 运行",
+)
+.vendors(&[Vendor::Nvidia])
+.cost(Cost::Look)
+.sources(&["NVIDIA Compute Sanitizer documentation"]);
+
+/// PyTorch's embeddings, losses and extensions.
+const USUAL_CAUSES: FixSpec = FixSpec::new(
+    "check-illegal-access-usual-causes",
+    "Check the usual causes",
+    "排查常见原因",
+)
+.frameworks(&[Framework::PyTorch])
+.cost(Cost::Look);
+
+/// NVIDIA Xid errors in the kernel log.
+const RULE_OUT_HARDWARE: FixSpec = FixSpec::new(
+    "rule-out-gpu-hardware",
+    "Rule out the hardware",
+    "排除硬件问题",
+)
+.vendors(&[Vendor::Nvidia])
+.cost(Cost::Look);
+
 /// This family's fixes, for the catalogue (`catalogue::ALL`).
-pub(super) const FIXES: &[super::catalogue::FixSpec] = &[];
+pub(super) const FIXES: &[FixSpec] = &[
+    EXPANDABLE_SEGMENTS_OFF_IF_SET,
+    CHECK_GPU_HOLDERS,
+    REDUCE_WORKLOAD,
+    FIND_REAL_KERNEL,
+    COMPUTE_SANITIZER,
+    USUAL_CAUSES,
+    RULE_OUT_HARDWARE,
+];

@@ -3,55 +3,116 @@
 //! `device not ready` under memory pressure. Each verdict says the message
 //! is not an OOM message, why it usually means one, and how to confirm.
 
-use super::common::{
-    confirm_fix, fact, fix_en, library_headroom_fix, verdict_en, workload_fixes, CONFIRM,
-};
+use super::catalogue::{Cost, FixSpec};
+use super::common::{confirm_fix, fact, fix, library_headroom_fix, verdict, workload_fixes};
 use super::docs::Code;
+use super::setting::{since, Framework, Vendor};
 use super::Explain;
+use crate::i18n::Said;
 use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
+use crate::say;
+
+/// How to confirm that a message under another name was an out-of-memory
+/// error (`common::CONFIRM` in both languages).
+pub(super) fn confirm() -> Said {
+    say!(
+        en: "To confirm: rerun with half the batch size (if the error goes away or comes later, it was memory); watch `nvidia-smi -l 1` while it runs; print torch.cuda.memory_summary() just before the failing step.",
+        zh: "要确认：把 batch size 减半重跑（错误消失或推迟出现，就是显存的问题）；运行时用 `nvidia-smi -l 1` 观察；在出错那一步之前打印 torch.cuda.memory_summary()。"
+    )
+}
+
+/// Two texts written as one sentence, with nothing between them: a clause
+/// that is there only when the message gives its figures.
+pub(super) fn joined(first: Said, next: Said) -> Said {
+    Said {
+        en: first.en + &next.en,
+        zh: first.zh + &next.zh,
+    }
+}
 
 /// Explains `Kind::LibraryAllocFailed` findings.
 pub(super) struct LibraryAllocFailed;
 
 impl Explain for LibraryAllocFailed {
-    fn headline_en(&self, f: &Finding) -> String {
-        let status = fact(f, fact::STATUS).unwrap_or("an allocation failure");
-        let call = fact(f, fact::CALL)
-            .map(|c| format!(" at {c}"))
-            .unwrap_or_default();
-        if status == "CUDNN_STATUS_NOT_SUPPORTED" {
-            format!("cuDNN has no algorithm for this call ({status}): an unsupported size or configuration, sometimes memory")
-        } else {
-            format!(
-                "{} failed with {status}{call}: probably out of GPU memory under another name",
-                library_name(f)
-            )
+    fn headline(&self, f: &Finding) -> Said {
+        let status = fact(f, fact::STATUS);
+        if status == Some("CUDNN_STATUS_NOT_SUPPORTED") {
+            return say!(
+                en: "cuDNN has no algorithm for this call (CUDNN_STATUS_NOT_SUPPORTED): an unsupported size or configuration, sometimes memory",
+                zh: "cuDNN 没有适用于这个调用的算法（CUDNN_STATUS_NOT_SUPPORTED）：尺寸或配置不受支持，有时是显存不足"
+            );
         }
+        let lib = library_name(f);
+        let failed = match (status, fact(f, fact::CALL)) {
+            (Some(status), Some(call)) => say!(
+                en: "{lib} failed with {status} at {call}",
+                zh: "{lib} 在 {call} 处失败（{status}）",
+                lib = lib,
+                status = status,
+                call = call
+            ),
+            (Some(status), None) => say!(
+                en: "{lib} failed with {status}",
+                zh: "{lib} 调用失败（{status}）",
+                lib = lib,
+                status = status
+            ),
+            (None, Some(call)) => say!(
+                en: "{lib} failed with an allocation failure at {call}",
+                zh: "{lib} 在 {call} 处分配失败",
+                lib = lib,
+                call = call
+            ),
+            (None, None) => say!(
+                en: "{lib} failed with an allocation failure",
+                zh: "{lib} 分配失败",
+                lib = lib
+            ),
+        };
+        joined(
+            failed,
+            say!(
+                en: ": probably out of GPU memory under another name",
+                zh: "：多半是换了个名字的显存不足"
+            ),
+        )
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         out.push(library_verdict(f))
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
         match fact(f, fact::STATUS) {
-                Some("CUDNN_STATUS_NOT_SUPPORTED") => out.push(fix_en(
-                    "Rule out the input itself",
-                    "If a smaller batch does not help, make the input contiguous (x = x.contiguous()) and, to test, run with torch.backends.cudnn.enabled = False: if that works, the input layout or shape is unsupported, not memory.",
-                )),
-                Some("CUBLAS_STATUS_NOT_INITIALIZED") => out.push(fix_en(
-                    "Rule out an out-of-range index",
-                    "Run one step on the CPU: an IndexError there means a token id or label is out of range and corrupted the GPU context. Check that the tokenizer matches the model (len(tokenizer) ≤ the embedding size).",
-                )),
-                _ => {}
-            }
+            Some("CUDNN_STATUS_NOT_SUPPORTED") => out.push(fix(
+                &RULE_OUT_INPUT,
+                say!(
+                    en: "If a smaller batch does not help, make the input contiguous (x = x.contiguous()) and, to test, run with torch.backends.cudnn.enabled = False: if that works, the input layout or shape is unsupported, not memory.",
+                    zh: "如果减小 batch 没用，先把输入变成连续的（x = x.contiguous()），并设 torch.backends.cudnn.enabled = False 试一下：能跑通就说明是输入的布局或形状不受支持，不是显存。"
+                ),
+            )),
+            Some("CUBLAS_STATUS_NOT_INITIALIZED") => out.push(fix(
+                &RULE_OUT_INDEX,
+                say!(
+                    en: "Run one step on the CPU: an IndexError there means a token id or label is out of range and corrupted the GPU context. Check that the tokenizer matches the model (len(tokenizer) ≤ the embedding size).",
+                    zh: "在 CPU 上跑一步：如果那里出现 IndexError，说明有 token id 或标签越界，破坏了 GPU 上下文。检查 tokenizer 和模型是否配套（len(tokenizer) ≤ embedding 大小）。"
+                ),
+            )),
+            _ => {}
+        }
         if is_tensorflow(f) {
             // TensorFlow reserves the GPU up front; cuBLAS/cuDNN then find none.
-            out.push(fix_en(
-                "Let TensorFlow leave room for cuBLAS and cuDNN",
-                "TensorFlow takes nearly all GPU memory at start, so the library's own cudaMalloc finds none: set TF_FORCE_GPU_ALLOW_GROWTH=true, or call tf.config.experimental.set_memory_growth(gpu, True) for each GPU before any op runs (TensorFlow 1 sessions: config.gpu_options.allow_growth = True). Stop other processes on the GPU (`nvidia-smi`).",
+            out.push(fix(
+                &TF_ROOM_FOR_LIBRARIES,
+                say!(
+                    en: "TensorFlow takes nearly all GPU memory at start, so the library's own cudaMalloc finds none: set TF_FORCE_GPU_ALLOW_GROWTH=true, or call tf.config.experimental.set_memory_growth(gpu, True) for each GPU before any op runs (TensorFlow 1 sessions: config.gpu_options.allow_growth = True). Stop other processes on the GPU (`nvidia-smi`).",
+                    zh: "TensorFlow 一启动就占掉几乎全部显存，库自己的 cudaMalloc 就拿不到了：设 TF_FORCE_GPU_ALLOW_GROWTH=true，或在任何操作运行之前对每块 GPU 调用 tf.config.experimental.set_memory_growth(gpu, True)（TensorFlow 1 的 session：config.gpu_options.allow_growth = True）。结束这块 GPU 上的其他进程（`nvidia-smi`）。"
+                ),
             ));
-            out.push(fix_en(
-                "Confirm that it is memory",
-                "Rerun with half the batch size: if the error disappears or comes later, it was memory. Watch `nvidia-smi -l 1` while it runs.",
+            out.push(fix(
+                &CONFIRM_MEMORY,
+                say!(
+                    en: "Rerun with half the batch size: if the error disappears or comes later, it was memory. Watch `nvidia-smi -l 1` while it runs.",
+                    zh: "把 batch size 减半重跑：错误消失或推迟出现，就是显存的问题。运行时用 `nvidia-smi -l 1` 观察。"
+                ),
             ));
             workload_fixes(f, out);
             return;
@@ -82,25 +143,34 @@ fn is_tensorflow(f: &Finding) -> bool {
 pub(super) struct AllocatorAssert;
 
 impl Explain for AllocatorAssert {
-    fn headline_en(&self, _f: &Finding) -> String {
-        "PyTorch's allocator failed an internal assert on its out-of-memory path: probably out of GPU memory".into()
+    fn headline(&self, _f: &Finding) -> Said {
+        say!(
+            en: "PyTorch's allocator failed an internal assert on its out-of-memory path: probably out of GPU memory",
+            zh: "PyTorch 的分配器在处理显存不足时内部断言失败：很可能是显存不足"
+        )
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         out.push(allocator_assert_verdict(f))
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
         if f.era == Some(Era::Handles) {
-            out.push(fix_en(
-                    "Turn off expandable segments",
-                    "Remove expandable_segments:True from PYTORCH_CUDA_ALLOC_CONF / PYTORCH_ALLOC_CONF: the ordinary allocator then reports a normal out-of-memory error with its numbers (on WSL2 expandable segments are a known source of failures).",
-                ));
+            out.push(fix(
+                &EXPANDABLE_SEGMENTS_OFF,
+                say!(
+                    en: "Remove expandable_segments:True from PYTORCH_CUDA_ALLOC_CONF / PYTORCH_ALLOC_CONF: the ordinary allocator then reports a normal out-of-memory error with its numbers (on WSL2 expandable segments are a known source of failures).",
+                    zh: "从 PYTORCH_CUDA_ALLOC_CONF / PYTORCH_ALLOC_CONF 里去掉 expandable_segments:True：普通分配器就会报出带数字的正常显存不足错误（在 WSL2 上 expandable segments 是已知的故障来源）。"
+                ),
+            ));
         }
         out.push(confirm_fix());
         workload_fixes(f, out);
-        out.push(fix_en(
-                "Get the numbers another way",
-                "The assert hides the out-of-memory message's figures: print torch.cuda.mem_get_info() and torch.cuda.memory_summary() before the failing step to see free and reserved memory.",
-            ));
+        out.push(fix(
+            &NUMBERS_ANOTHER_WAY,
+            say!(
+                en: "The assert hides the out-of-memory message's figures: print torch.cuda.mem_get_info() and torch.cuda.memory_summary() before the failing step to see free and reserved memory.",
+                zh: "这个断言把显存不足报错里的数字盖住了：在出错那一步之前打印 torch.cuda.mem_get_info() 和 torch.cuda.memory_summary()，看空闲和已预留的显存。"
+            ),
+        ));
     }
 }
 
@@ -108,21 +178,34 @@ impl Explain for AllocatorAssert {
 pub(super) struct DeviceNotReady;
 
 impl Explain for DeviceNotReady {
-    fn headline_en(&self, _f: &Finding) -> String {
-        "`CUDA driver error: device not ready`: under memory pressure (WSL2) this usually means the GPU ran out of memory".into()
+    fn headline(&self, _f: &Finding) -> Said {
+        say!(
+            en: "`CUDA driver error: device not ready`: under memory pressure (WSL2) this usually means the GPU ran out of memory",
+            zh: "`CUDA driver error: device not ready`：在显存吃紧时（WSL2）这通常意味着 GPU 显存不足"
+        )
     }
     fn verdicts(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
-        out.push(verdict_en(
+        out.push(verdict(
             Code::MaskedOom,
-            "Not an out-of-memory message, but under memory pressure it usually means one",
-            format!("`device not ready` (CUDA_ERROR_NOT_READY) normally means \"not finished yet\" and is not an error at all; PyTorch raises it when a driver call it checks returns it. It has been reported on WSL2 when the driver could not make memory resident (dmesg shows `dxgkio_make_resident ... -12`, i.e. ENOMEM) while nvidia-smi still showed free memory, and disappeared when the job used less GPU memory (microsoft/WSL#41176; mberr/torch-max-mem#45 lists it among OOM-under-pressure messages). {CONFIRM}"),
+            say!(
+                en: "Not an out-of-memory message, but under memory pressure it usually means one",
+                zh: "报错里没说显存不足，但在显存吃紧时它通常就是"
+            ),
+            say!(
+                en: "`device not ready` (CUDA_ERROR_NOT_READY) normally means \"not finished yet\" and is not an error at all; PyTorch raises it when a driver call it checks returns it. It has been reported on WSL2 when the driver could not make memory resident (dmesg shows `dxgkio_make_resident ... -12`, i.e. ENOMEM) while nvidia-smi still showed free memory, and disappeared when the job used less GPU memory (microsoft/WSL#41176; mberr/torch-max-mem#45 lists it among OOM-under-pressure messages).",
+                zh: "`device not ready`（CUDA_ERROR_NOT_READY）本来的意思是“还没完成”，根本不是错误；PyTorch 检查的某个驱动调用返回了它，PyTorch 就把它当错误抛出。有人在 WSL2 上遇到过：驱动没能让显存驻留（dmesg 显示 `dxgkio_make_resident ... -12`，即 ENOMEM），而 nvidia-smi 还显示有空闲显存；任务少用一些显存后它就消失了（microsoft/WSL#41176；mberr/torch-max-mem#45 把它列为显存吃紧时出现的报错之一）。"
+            )
+            .then(confirm()),
         ))
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
-        out.push(fix_en(
-                "Use less of the GPU than nvidia-smi shows free",
-                "On WSL2 the memory that can actually be made resident is below what nvidia-smi reports: lower the share a framework takes (vLLM --gpu-memory-utilization 0.8, smaller KV cache), the batch or the model size. `dmesg | grep -i make_resident` shows the driver's ENOMEM.",
-            ));
+        out.push(fix(
+            &LESS_THAN_SMI_FREE,
+            say!(
+                en: "On WSL2 the memory that can actually be made resident is below what nvidia-smi reports: lower the share a framework takes (vLLM --gpu-memory-utilization 0.8, smaller KV cache), the batch or the model size. `dmesg | grep -i make_resident` shows the driver's ENOMEM.",
+                zh: "在 WSL2 上真正能驻留的显存比 nvidia-smi 报告的少：调低框架占用的比例（vLLM --gpu-memory-utilization 0.8、更小的 KV cache）、batch 或模型大小。`dmesg | grep -i make_resident` 会显示驱动的 ENOMEM。"
+            ),
+        ));
         out.push(confirm_fix());
         workload_fixes(f, out);
     }
@@ -139,46 +222,191 @@ fn library_name(f: &Finding) -> &'static str {
 fn library_verdict(f: &Finding) -> Verdict {
     let lib = library_name(f);
     let status = fact(f, fact::STATUS).unwrap_or("an error");
-    let call = fact(f, fact::CALL)
-        .map(|c| format!(" when calling `{c}`"))
-        .unwrap_or_default();
-    let detail = match status {
-        "CUDNN_STATUS_NOT_SUPPORTED" => format!(
-            "cuDNN returned CUDNN_STATUS_NOT_SUPPORTED: it has no algorithm for this call. Mostly that is the input's size or configuration (batch × spatial sizes beyond cuDNN's 32-bit indexing, an unusual dtype or layout, a non-contiguous input, as PyTorch's note says); only sometimes is it memory, when no algorithm's workspace fits, which is why PyTorch Lightning and Hugging Face accelerate list this exact message among out-of-memory errors (pytorch/pytorch#4107). A smaller batch shrinks both, so test with torch.backends.cudnn.enabled = False as well. {CONFIRM}"
+    // "{lib} returned {status}", with the call when the message names it.
+    let returned = match fact(f, fact::CALL) {
+        Some(call) => say!(
+            en: "{lib} returned {status} when calling `{call}`",
+            zh: "{lib} 在调用 `{call}` 时返回了 {status}",
+            lib = lib,
+            status = status,
+            call = call
         ),
-        "CUBLAS_STATUS_NOT_INITIALIZED" | "CUSOLVER_STATUS_NOT_INITIALIZED" | "CUSOLVER_STATUS_INTERNAL_ERROR" => format!(
-            "{lib} returned {status}{call}: it could not set up its handle. This is not PyTorch's out-of-memory message, but creating the handle allocates a workspace with cudaMalloc, outside PyTorch's cache, and the most common reason it fails is that the GPU is full (maintainers' answers in QwenLM/Qwen#120 and EleutherAI/lm-evaluation-harness#1689). Less often it is a CUDA/driver mismatch, or an earlier out-of-range index (e.g. a token id ≥ the vocabulary size) that corrupted the context. {CONFIRM}"
-        ),
-        _ if is_tensorflow(f) => format!(
-            "{lib} returned {status}{call}. This is not TensorFlow's out-of-memory message, but {lib} allocates its handle and workspace with its own cudaMalloc, outside TensorFlow's allocator, so the status means the GPU had no room left for it: TensorFlow reserves nearly all GPU memory when it starts unless memory growth is on, and another process may hold the rest."
-        ),
-        _ => format!(
-            "{lib} returned {status}{call}. This is not PyTorch's out-of-memory message, but {lib} allocates its handle and workspace with cudaMalloc, outside PyTorch's cache, so the status means the GPU had no room left for it, often because PyTorch's cache held the memory (QwenLM/Qwen3#873 was fixed by freeing GPU memory). {CONFIRM}"
+        None => say!(
+            en: "{lib} returned {status}",
+            zh: "{lib} 返回了 {status}",
+            lib = lib,
+            status = status
         ),
     };
-    verdict_en(
+    let detail = match status {
+        "CUDNN_STATUS_NOT_SUPPORTED" => say!(
+            en: "cuDNN returned CUDNN_STATUS_NOT_SUPPORTED: it has no algorithm for this call. Mostly that is the input's size or configuration (batch × spatial sizes beyond cuDNN's 32-bit indexing, an unusual dtype or layout, a non-contiguous input, as PyTorch's note says); only sometimes is it memory, when no algorithm's workspace fits, which is why PyTorch Lightning and Hugging Face accelerate list this exact message among out-of-memory errors (pytorch/pytorch#4107). A smaller batch shrinks both, so test with torch.backends.cudnn.enabled = False as well.",
+            zh: "cuDNN 返回了 CUDNN_STATUS_NOT_SUPPORTED：它没有适用于这个调用的算法。多数情况是输入的尺寸或配置（batch × 空间尺寸超出 cuDNN 的 32 位索引、不常见的 dtype 或布局、不连续的输入，正如 PyTorch 的提示所说）；只是有时才是显存：没有哪个算法的工作区放得下，所以 PyTorch Lightning 和 Hugging Face accelerate 把这条报错原样列为显存不足错误之一（pytorch/pytorch#4107）。减小 batch 对两者都有效，所以还要设 torch.backends.cudnn.enabled = False 测一下。"
+        )
+        .then(confirm()),
+        "CUBLAS_STATUS_NOT_INITIALIZED" | "CUSOLVER_STATUS_NOT_INITIALIZED" | "CUSOLVER_STATUS_INTERNAL_ERROR" => joined(
+            returned,
+            say!(
+                en: ": it could not set up its handle. This is not PyTorch's out-of-memory message, but creating the handle allocates a workspace with cudaMalloc, outside PyTorch's cache, and the most common reason it fails is that the GPU is full (maintainers' answers in QwenLM/Qwen#120 and EleutherAI/lm-evaluation-harness#1689). Less often it is a CUDA/driver mismatch, or an earlier out-of-range index (e.g. a token id ≥ the vocabulary size) that corrupted the context.",
+                zh: "：它没能建立自己的句柄。这不是 PyTorch 的显存不足报错，但创建句柄时会在 PyTorch 缓存之外用 cudaMalloc 分配工作区，而失败最常见的原因就是 GPU 满了（见维护者在 QwenLM/Qwen#120 和 EleutherAI/lm-evaluation-harness#1689 里的回答）。少数情况下是 CUDA 与驱动版本不匹配，或者更早的一次索引越界（如 token id ≥ 词表大小）破坏了上下文。"
+            ),
+        )
+        .then(confirm()),
+        _ if is_tensorflow(f) => joined(
+            returned,
+            say!(
+                en: ". This is not TensorFlow's out-of-memory message, but {lib} allocates its handle and workspace with its own cudaMalloc, outside TensorFlow's allocator, so the status means the GPU had no room left for it: TensorFlow reserves nearly all GPU memory when it starts unless memory growth is on, and another process may hold the rest.",
+                zh: "。这不是 TensorFlow 的显存不足报错，但 {lib} 在 TensorFlow 的分配器之外用自己的 cudaMalloc 分配句柄和工作区，所以这个状态说明 GPU 上已经没有留给它的空间：除非打开了显存按需增长，TensorFlow 一启动就会预留几乎全部显存，其余的可能被别的进程占着。",
+                lib = lib
+            ),
+        ),
+        _ => joined(
+            returned,
+            say!(
+                en: ". This is not PyTorch's out-of-memory message, but {lib} allocates its handle and workspace with cudaMalloc, outside PyTorch's cache, so the status means the GPU had no room left for it, often because PyTorch's cache held the memory (QwenLM/Qwen3#873 was fixed by freeing GPU memory).",
+                zh: "。这不是 PyTorch 的显存不足报错，但 {lib} 在 PyTorch 的缓存之外用 cudaMalloc 分配句柄和工作区，所以这个状态说明 GPU 上已经没有留给它的空间，常常是因为显存被 PyTorch 的缓存占着（QwenLM/Qwen3#873 就是释放显存后解决的）。",
+                lib = lib
+            ),
+        )
+        .then(confirm()),
+    };
+    verdict(
         Code::MaskedOom,
-        "Not an out-of-memory message, but it usually means one",
+        say!(
+            en: "Not an out-of-memory message, but it usually means one",
+            zh: "报错里没说显存不足，但实际上多半就是"
+        ),
         detail,
     )
 }
 
 fn allocator_assert_verdict(f: &Finding) -> Verdict {
     let at = match (fact(f, fact::FILE), fact(f, fact::LINE)) {
-        (Some(file), Some(line)) => format!(" ({file}:{line})"),
-        _ => String::new(),
+        (Some(file), Some(line)) => say!(
+            en: " ({file}:{line})",
+            zh: "（{file}:{line}）",
+            file = file,
+            line = line
+        ),
+        _ => Said::default(),
     };
     let detail = if f.era == Some(Era::Handles) {
-        format!("`!handles_.at(i)` is an internal assert{at} in the expandable-segments code of PyTorch's caching allocator (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), which maps physical memory into a growing segment. It has been reported under heavy memory pressure (mberr/torch-max-mem#45) and on WSL2 while decoding a large video (pytorch/pytorch#166234), i.e. when mapping more memory failed. It replaces the out-of-memory message rather than being a separate bug in your code. {CONFIRM}")
+        joined(
+            joined(
+                say!(
+                    en: "`!handles_.at(i)` is an internal assert",
+                    zh: "`!handles_.at(i)` 是一个内部断言"
+                ),
+                at,
+            ),
+            say!(
+                en: " in the expandable-segments code of PyTorch's caching allocator (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), which maps physical memory into a growing segment. It has been reported under heavy memory pressure (mberr/torch-max-mem#45) and on WSL2 while decoding a large video (pytorch/pytorch#166234), i.e. when mapping more memory failed. It replaces the out-of-memory message rather than being a separate bug in your code.",
+                zh: "，位于 PyTorch 缓存分配器的 expandable segments 代码里（PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True），这段代码把物理显存映射进一个不断增长的段。有人在显存极度吃紧时（mberr/torch-max-mem#45）和在 WSL2 上解码大视频时（pytorch/pytorch#166234）遇到过它，也就是映射更多显存失败的时候。它取代了显存不足的报错，而不是你代码里另一个单独的 bug。"
+            ),
+        )
     } else {
-        format!("`{}` failed{at} while PyTorch was building its out-of-memory message: since 2.1 the message lists the processes using the GPU, which PyTorch asks NVML for, and that query fails on MIG instances, Jetson and some containers. The allocation had already failed; the assert only hides the usual \"CUDA out of memory\" text and its numbers (pytorch/pytorch#122068, fal-ai/fal#478, pytorch/pytorch#185240). {CONFIRM}", fact(f, fact::ASSERT).unwrap_or("NVML_SUCCESS == r"))
+        let assert = fact(f, fact::ASSERT).unwrap_or("NVML_SUCCESS == r");
+        joined(
+            joined(
+                say!(
+                    en: "`{assert}` failed",
+                    zh: "`{assert}` 失败",
+                    assert = assert
+                ),
+                at,
+            ),
+            say!(
+                en: " while PyTorch was building its out-of-memory message: since 2.1 the message lists the processes using the GPU, which PyTorch asks NVML for, and that query fails on MIG instances, Jetson and some containers. The allocation had already failed; the assert only hides the usual \"CUDA out of memory\" text and its numbers (pytorch/pytorch#122068, fal-ai/fal#478, pytorch/pytorch#185240).",
+                zh: "，发生在 PyTorch 组装显存不足报错的时候：从 2.1 起，这条报错会列出使用这块 GPU 的进程，PyTorch 要向 NVML 查询它们，而这个查询在 MIG 实例、Jetson 和一些容器里会失败。分配在此之前就已经失败了；这个断言只是盖住了平常的 \"CUDA out of memory\" 文字和其中的数字（pytorch/pytorch#122068、fal-ai/fal#478、pytorch/pytorch#185240）。"
+            ),
+        )
     };
-    verdict_en(
+    verdict(
         Code::MaskedOom,
-        "Not an out-of-memory message, but raised on the out-of-memory path",
-        detail,
+        say!(
+            en: "Not an out-of-memory message, but raised on the out-of-memory path",
+            zh: "报错里没说显存不足，但它是在处理显存不足时抛出的"
+        ),
+        detail.then(confirm()),
     )
 }
 
+/// `x.contiguous()` and `torch.backends.cudnn.enabled`; cuDNN is NVIDIA's.
+const RULE_OUT_INPUT: FixSpec = FixSpec::new(
+    "rule-out-unsupported-input",
+    "Rule out the input itself",
+    "排除输入本身的问题",
+)
+.frameworks(&[Framework::PyTorch])
+.vendors(&[Vendor::Nvidia])
+.cost(Cost::Look);
+
+/// Chosen by cuBLAS's status: NVIDIA's library.
+const RULE_OUT_INDEX: FixSpec = FixSpec::new(
+    "rule-out-out-of-range-index",
+    "Rule out an out-of-range index",
+    "排除索引越界",
+)
+.vendors(&[Vendor::Nvidia])
+.cost(Cost::Look);
+
+/// TensorFlow's memory growth; names cuBLAS, cuDNN and nvidia-smi.
+const TF_ROOM_FOR_LIBRARIES: FixSpec = FixSpec::new(
+    "tensorflow-room-for-cublas-cudnn",
+    "Let TensorFlow leave room for cuBLAS and cuDNN",
+    "让 TensorFlow 给 cuBLAS 和 cuDNN 留出空间",
+)
+.frameworks(&[Framework::TensorFlow])
+.vendors(&[Vendor::Nvidia])
+.sources(&["TensorFlow documentation: tf.config.experimental.set_memory_growth"]);
+
+/// Halve the batch and watch nvidia-smi: the same advice as
+/// `common::confirm_fix`, in the words that fit any framework.
+/// The framework-free form of `common::CONFIRM_MEMORY` (which names
+/// PyTorch's memory summary): the same advice, so the same title.
+const CONFIRM_MEMORY: FixSpec = FixSpec::new(
+    "confirm-memory-by-halving-batch",
+    "Confirm that it is memory",
+    "确认是不是显存问题",
+)
+.vendors(&[Vendor::Nvidia])
+.cost(Cost::Look);
+
+/// expandable_segments exists from PyTorch 2.1.
+const EXPANDABLE_SEGMENTS_OFF: FixSpec = FixSpec::new(
+    "expandable-segments-off",
+    "Turn off expandable segments",
+    "关掉 expandable segments",
+)
+.frameworks(&[Framework::PyTorch])
+.torch_since(since::EXPANDABLE_SEGMENTS)
+.sources(&["PyTorch documentation: CUDA semantics, Memory management (expandable_segments)"]);
+
+/// torch.cuda.mem_get_info and memory_summary.
+const NUMBERS_ANOTHER_WAY: FixSpec = FixSpec::new(
+    "get-memory-numbers-another-way",
+    "Get the numbers another way",
+    "换一种方式拿到这些数字",
+)
+.frameworks(&[Framework::PyTorch])
+.cost(Cost::Look);
+
+/// WSL2 with NVIDIA's driver and nvidia-smi.
+const LESS_THAN_SMI_FREE: FixSpec = FixSpec::new(
+    "use-less-than-smi-free",
+    "Use less of the GPU than nvidia-smi shows free",
+    "只用比 nvidia-smi 显示的空闲更少的显存",
+)
+.vendors(&[Vendor::Nvidia])
+.cost(Cost::Quality);
+
 /// This family's fixes, for the catalogue (`catalogue::ALL`).
-pub(super) const FIXES: &[super::catalogue::FixSpec] = &[];
+pub(super) const FIXES: &[FixSpec] = &[
+    RULE_OUT_INPUT,
+    RULE_OUT_INDEX,
+    TF_ROOM_FOR_LIBRARIES,
+    CONFIRM_MEMORY,
+    EXPANDABLE_SEGMENTS_OFF,
+    NUMBERS_ANOTHER_WAY,
+    LESS_THAN_SMI_FREE,
+];

@@ -27,10 +27,6 @@ macro_rules! explanations {
         /// Every verdict code the explainer can emit, as slugs.
         pub const VERDICT_CODES: &[&str] = &[$($slug),*];
 
-        /// The long explanation of every verdict code.
-        const VERDICT_PAGES: &[(&str, &str)] = &[
-            $(($slug, include_str!(concat!("../explanations/", $slug, ".md"))),)*
-        ];
     };
 }
 
@@ -91,15 +87,43 @@ explanations! {
     GpuStatusCode = "gpu_status_code",
 }
 
+// `ENGLISH_PAGES` and `CHINESE_PAGES`: every file in explanations/ and
+// explanations/zh/, written by the crate's build.rs, so a page needs no
+// line of its own (tests/integration/codes.rs and i18n.rs check that every
+// code has both, and that every page has its code).
+include!(concat!(env!("OUT_DIR"), "/pages.rs"));
+
+/// The page of `code` in `pages` (sorted by code).
+fn page_in(pages: &'static [(&'static str, &'static str)], code: &str) -> Option<&'static str> {
+    pages
+        .binary_search_by(|(c, _)| (*c).cmp(code))
+        .ok()
+        .map(|i| pages[i].1)
+}
+
 /// Every code with its Markdown text, in documentation order: the kinds,
-/// then the verdicts.
+/// then the verdicts. A code without a page is left out (and fails
+/// `every_code_has_an_explanation`).
 pub static EXPLANATIONS: std::sync::LazyLock<Vec<(&str, &str)>> = std::sync::LazyLock::new(|| {
-    crate::record::KIND_PAGES
+    crate::record::Kind::ALL
         .iter()
-        .chain(VERDICT_PAGES)
-        .copied()
+        .map(|kind| kind.slug())
+        .chain(VERDICT_CODES.iter().copied())
+        .filter_map(|code| page_in(ENGLISH_PAGES, code).map(|text| (code, text)))
         .collect()
 });
+
+/// The Chinese explanation page of a code, when one is written
+/// (`explanations/zh/<code>.md`); without one, `oomwhy --lang zh explain`
+/// shows the code's Chinese title and summary, then the English page.
+pub fn chinese_page(code: &str) -> Option<&'static str> {
+    page_in(CHINESE_PAGES, code)
+}
+
+/// Every Chinese page, by code.
+pub fn chinese_pages() -> &'static [(&'static str, &'static str)] {
+    CHINESE_PAGES
+}
 
 /// The title of an explanation: its first line without `# code: `.
 pub fn title(text: &str) -> &str {

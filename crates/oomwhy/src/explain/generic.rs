@@ -1,21 +1,25 @@
 //! The fallback: any other message that says a GPU allocation failed
 //! (ONNX Runtime, llama.cpp, CTranslate2, Triton's shared memory, ...).
 
+use super::catalogue::{Cost, FixSpec};
 use super::common::{
-    capitalise, fact, fix_en, framework_fixes, on_device, verdict_en, workload_fix, workload_fixes,
+    capitalise, device_name, fact, fix, framework_fixes, verdict, workload_fix, workload_fixes,
 };
 use super::docs::Code;
-use super::setting::Vendor;
+use super::setting::{Framework, Vendor};
 use super::thresholds::LARGER_THAN_ANY_GPU;
+use super::toolchain::{NON_TRITON_PATH, TRITON_KERNEL_CONFIG};
 use super::Explain;
+use crate::i18n::Said;
 use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
+use crate::say;
 use crate::units::format_size as fmt;
 
 /// Explains `Kind::GenericOom` findings.
 pub(super) struct GenericOom;
 
 impl Explain for GenericOom {
-    fn headline_en(&self, f: &Finding) -> String {
+    fn headline(&self, f: &Finding) -> Said {
         generic_headline(f)
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
@@ -30,28 +34,65 @@ impl Explain for GenericOom {
     }
 }
 
-fn generic_headline(f: &Finding) -> String {
-    let device = on_device(f);
+/// `en` and `zh` put together where pieces of the sentence (the device,
+/// the program, a size that may be missing) differ by language.
+fn both(en: String, zh: String) -> Said {
+    Said { en, zh }
+}
+
+fn generic_headline(f: &Finding) -> Said {
     let size = f.sizes.requested_bytes.map(fmt);
-    match f.era {
-        Some(Era::TritonSharedMemory) => match (
-            size,
-            f.sizes.extra.get("hardware_limit_bytes").copied().flatten(),
-        ) {
-            (Some(req), Some(limit)) => format!(
-                "A Triton kernel needs {req} of shared memory per block; this GPU allows {}",
-                fmt(limit)
+    if f.era == Some(Era::TritonSharedMemory) {
+        return match (size, extra_limit(f)) {
+            (Some(req), Some(limit)) => say!(
+                en: "A Triton kernel needs {req} of shared memory per block; this GPU allows {limit}",
+                zh: "Triton kernel 每个 block 需要 {req} 的 shared memory，这块 GPU 只允许 {limit}",
+                req = req,
+                limit = fmt(limit)
             ),
-            _ => "A Triton kernel needs more shared memory per block than this GPU has".into(),
-        },
-        _ => {
-            let who = fact(f, fact::REPORTED_BY).unwrap_or("A GPU allocation");
-            match size {
-                Some(s) => format!("Out of memory: {who} could not allocate {s}{device}"),
-                None => format!("Out of memory: an allocation failed{device} ({who})"),
-            }
-        }
+            _ => say!(
+                en: "A Triton kernel needs more shared memory per block than this GPU has",
+                zh: "Triton kernel 每个 block 需要的 shared memory 超过了这块 GPU 的上限"
+            ),
+        };
     }
+    let reporter = fact(f, fact::REPORTED_BY);
+    let who_en = reporter.unwrap_or("A GPU allocation");
+    let device = device_name(f);
+    let on_en = device
+        .as_deref()
+        .map(|d| format!(" on {d}"))
+        .unwrap_or_default();
+    let on_zh = device
+        .as_deref()
+        .map(|d| format!("在 {d} 上"))
+        .unwrap_or_default();
+    match (size, reporter) {
+        (Some(s), Some(who)) => both(
+            format!("Out of memory: {who_en} could not allocate {s}{on_en}"),
+            format!("显存不足：{who} 无法{on_zh}分配 {s}"),
+        ),
+        (Some(s), None) => both(
+            format!("Out of memory: {who_en} could not allocate {s}{on_en}"),
+            format!("显存不足：{on_zh}分配 {s} 失败"),
+        ),
+        (None, _) => both(
+            format!("Out of memory: an allocation failed{on_en} ({who_en})"),
+            format!(
+                "显存不足：{}一次分配失败了（{}）",
+                device
+                    .as_deref()
+                    .map(|d| format!("{d} 上的"))
+                    .unwrap_or_default(),
+                reporter.unwrap_or("一次 GPU 分配")
+            ),
+        ),
+    }
+}
+
+/// The GPU's shared memory per block, when the message states it.
+fn extra_limit(f: &Finding) -> Option<u64> {
+    f.sizes.extra.get("hardware_limit_bytes").copied().flatten()
 }
 
 /// A request larger than the whole device, when the message states both;
@@ -60,104 +101,341 @@ fn generic_headline(f: &Finding) -> String {
 fn larger_than_the_gpu(f: &Finding) -> Option<Verdict> {
     let requested = f.sizes.requested_bytes?;
     let who = fact(f, fact::REPORTED_BY);
+    let by_en = who.map(|who| format!(" ({who})")).unwrap_or_default();
+    let by_zh = who.map(|who| format!("（{who}）")).unwrap_or_default();
+    let size = fmt(requested);
     let Some(total) = f.sizes.total_bytes else {
         return (requested >= LARGER_THAN_ANY_GPU).then(|| {
-            verdict_en(
+            verdict(
                 Code::RequestExceedsCapacity,
-                "One allocation is larger than any GPU",
-                format!("An allocation of {} was requested in one piece{}: more than any GPU has, so this is not memory pressure and no setting or freed memory can make room for it. The size itself is wrong: an overflowed or uninitialised dimension, or a negative size read as an unsigned number.", fmt(requested), who.map(|who| format!(" ({who})")).unwrap_or_default()),
+                say!(
+                    en: "One allocation is larger than any GPU",
+                    zh: "单次分配就比任何 GPU 都大"
+                ),
+                both(
+                    format!("An allocation of {size} was requested in one piece{by_en}: more than any GPU has, so this is not memory pressure and no setting or freed memory can make room for it. The size itself is wrong: an overflowed or uninitialised dimension, or a negative size read as an unsigned number."),
+                    format!("一次性申请了 {size}{by_zh}：比任何 GPU 的显存都多，所以这不是显存吃紧，任何设置或释放出来的显存都腾不出这么大的空间。是这个大小本身算错了：维度溢出或未初始化，或者负数被当成了无符号数。"),
+                ),
             )
         });
     };
     (requested > total).then(|| {
-        verdict_en(
+        let total = fmt(total);
+        verdict(
             Code::RequestExceedsCapacity,
-            "One allocation is larger than this GPU",
-            format!("An allocation of {} was requested on a GPU with {} in all{}: no setting and no freed memory can make room for it. An array is far larger than intended: a shape bug, a whole dataset put on the device, or an attention or pairwise matrix over very long inputs.", fmt(requested), fmt(total), fact(f, fact::REPORTED_BY).map(|who| format!(" ({who})")).unwrap_or_default()),
+            say!(
+                en: "One allocation is larger than this GPU",
+                zh: "单次分配就比这块 GPU 还大"
+            ),
+            both(
+                format!("An allocation of {size} was requested on a GPU with {total} in all{by_en}: no setting and no freed memory can make room for it. An array is far larger than intended: a shape bug, a whole dataset put on the device, or an attention or pairwise matrix over very long inputs."),
+                format!("在一块总共只有 {total} 的 GPU 上一次性申请了 {size}{by_zh}：任何设置或释放出来的显存都腾不出这么大的空间。某个数组比预想的大得多：形状写错了、把整个数据集放上了设备，或者对超长输入算注意力矩阵或两两矩阵。"),
+            ),
         )
     })
 }
 
 fn generic_verdict(f: &Finding) -> Verdict {
     let size = f.sizes.requested_bytes.map(fmt);
-    let device = on_device(f);
+    let device = device_name(f);
+    let on_en = device
+        .as_deref()
+        .map(|d| format!(" on {d}"))
+        .unwrap_or_default();
+    let on_zh = device
+        .as_deref()
+        .map(|d| format!("在 {d} 上"))
+        .unwrap_or_default();
     if f.era == Some(Era::TritonSharedMemory) {
-        let limit = f
-            .sizes
-            .extra
-            .get("hardware_limit_bytes")
-            .copied()
-            .flatten()
-            .map(fmt)
-            .unwrap_or_else(|| "its".into());
-        return verdict_en(
+        let limit = extra_limit(f).map(fmt);
+        let first = both(
+            format!(
+                "A Triton kernel was compiled to use {} of shared memory per thread block, more than this GPU's limit of {}.",
+                size.as_deref().unwrap_or("more"),
+                limit.as_deref().unwrap_or("its")
+            ),
+            format!(
+                "Triton kernel 编译出来每个 thread block 要用{} shared memory，超过了这块 GPU 的上限{}。",
+                size.as_deref().map(|s| format!(" {s} 的")).unwrap_or_else(|| "的".into()),
+                limit.as_deref().map(|l| format!(" {l}")).unwrap_or_default()
+            ),
+        );
+        return verdict(
             Code::SharedMemoryLimit,
-            "A kernel's configuration does not fit this GPU's shared memory",
-            format!("A Triton kernel was compiled to use {} of shared memory per thread block, more than this GPU's limit of {limit}. Shared memory is fast on-chip memory of each multiprocessor, not the GPU's main memory: a smaller batch or freeing GPU memory will not help. The kernel's tile sizes and pipeline stages (BLOCK_* and num_stages) were chosen for a GPU with more shared memory, e.g. an A100/H100 configuration running on a consumer card.", size.unwrap_or_else(|| "more".into())),
+            say!(
+                en: "A kernel's configuration does not fit this GPU's shared memory",
+                zh: "kernel 的配置超出了这块 GPU 的 shared memory"
+            ),
+            first.then(say!(
+                en: "Shared memory is fast on-chip memory of each multiprocessor, not the GPU's main memory: a smaller batch or freeing GPU memory will not help. The kernel's tile sizes and pipeline stages (BLOCK_* and num_stages) were chosen for a GPU with more shared memory, e.g. an A100/H100 configuration running on a consumer card.",
+                zh: "shared memory 是每个多处理器（SM）上的高速片上内存，不是 GPU 的主显存：减小 batch 或释放显存都没有用。kernel 的 tile 大小和流水线级数（BLOCK_* 和 num_stages）是按 shared memory 更多的 GPU 选的，比如在消费级显卡上跑 A100/H100 的配置。"
+            )),
         );
     }
     let what = match f.era {
-        Some(Era::LlamaCpp) => format!("llama.cpp asked cudaMalloc for {}{device} and the driver refused: the model weights, the KV cache or a compute buffer do not fit in the free GPU memory.", size.as_deref().unwrap_or("a buffer")),
-        Some(Era::Ctranslate2) => "CTranslate2 (used by faster-whisper, WhisperX and others) failed a CUDA allocation: the model, the beams or the batch do not fit in the free GPU memory.".to_string(),
-        Some(Era::Onnxruntime) => format!("ONNX Runtime's memory arena could not get a buffer of {}. The message does not say whether that arena belongs to the CUDA execution provider or to the CPU; with the CUDA provider it is GPU memory.", size.as_deref().unwrap_or("the requested size")),
-        Some(Era::TorchOomClass) => "PyTorch's OutOfMemoryError was raised, but without its allocator's usual \"Tried to allocate ...\" text: a library raised the class with its own message, or the message was cut off.".to_string(),
-        Some(Era::CupyOomClass) => format!("CuPy's memory pool could not allocate {}.", size.as_deref().unwrap_or("the requested block")),
-        Some(Era::CudaDriver) | Some(Era::CudaRuntime) | Some(Era::Hip) => format!(
-            "A {} allocation failed with {}{}{device}. TensorFlow and JAX print this when their allocator cannot get memory; TensorFlow also reserves most of the GPU when it starts, leaving little for other libraries.",
-            if f.era == Some(Era::Hip) { "HIP" } else { "CUDA" },
-            fact(f, fact::ERROR_NAME).unwrap_or("an out-of-memory error"),
-            size.as_deref().map(|s| format!(" for {s}")).unwrap_or_default()
+        Some(Era::LlamaCpp) => both(
+            format!("llama.cpp asked cudaMalloc for {}{on_en} and the driver refused: the model weights, the KV cache or a compute buffer do not fit in the free GPU memory.", size.as_deref().unwrap_or("a buffer")),
+            format!("llama.cpp {on_zh}向 cudaMalloc 申请{}，被驱动拒绝了：模型权重、KV cache 或某个计算缓冲区放不进空闲的显存。", size.as_deref().map(|s| format!(" {s}")).unwrap_or_else(|| "一个缓冲区".into())),
         ),
-        Some(Era::Paddle) => {
-            let free = f.sizes.free_bytes.map(fmt);
-            // What Paddle's allocator already held on the GPU, when the message says.
-            let used = f.sizes.extra.get("used_bytes").copied().flatten().map(fmt);
-            // The message gives no total: who holds the rest is unknown.
-            let advice = match &used {
-                Some(used) => format!(" The message does not give the GPU's size: if {used} is close to it, Paddle's own work fills the card and a smaller batch is the fix; if not, another process holds the rest (Paddle's own advice: check whether another process is using this GPU)."),
-                None => " Paddle's own advice in the message: check whether another process is using this GPU; if none is, use a smaller batch.".to_string(),
-            };
-            format!(
-                "PaddlePaddle's allocator asked the driver for {}{device} and was refused{}{}.{advice}",
-                size.as_deref().unwrap_or("a new chunk"),
-                free.map(|free| format!(": only {free} was still available")).unwrap_or_default(),
-                used.map(|used| format!(", with {used} already allocated by Paddle")).unwrap_or_default(),
+        Some(Era::Ctranslate2) => say!(
+            en: "CTranslate2 (used by faster-whisper, WhisperX and others) failed a CUDA allocation: the model, the beams or the batch do not fit in the free GPU memory.",
+            zh: "CTranslate2（faster-whisper、WhisperX 等都用它）的一次 CUDA 分配失败了：模型、beam 或 batch 放不进空闲的显存。"
+        ),
+        Some(Era::Onnxruntime) => both(
+            format!("ONNX Runtime's memory arena could not get a buffer of {}. The message does not say whether that arena belongs to the CUDA execution provider or to the CPU; with the CUDA provider it is GPU memory.", size.as_deref().unwrap_or("the requested size")),
+            format!("ONNX Runtime 的内存池（arena）拿不到{}的缓冲区。报错没有说这个 arena 属于 CUDA execution provider 还是 CPU；如果是 CUDA provider，就是显存。", size.as_deref().map(|s| format!("一块 {s} ")).unwrap_or_else(|| "所申请大小".into())),
+        ),
+        Some(Era::TorchOomClass) => say!(
+            en: "PyTorch's OutOfMemoryError was raised, but without its allocator's usual \"Tried to allocate ...\" text: a library raised the class with its own message, or the message was cut off.",
+            zh: "抛出了 PyTorch 的 OutOfMemoryError，但没有它的分配器通常带的 \"Tried to allocate ...\" 文字：要么是某个库用自己的消息抛出了这个异常类，要么是报错被截断了。"
+        ),
+        Some(Era::CupyOomClass) => match size.as_deref() {
+            Some(s) => say!(
+                en: "CuPy's memory pool could not allocate {s}.",
+                zh: "CuPy 的内存池无法分配 {s}。",
+                s = s
+            ),
+            None => say!(
+                en: "CuPy's memory pool could not allocate the requested block.",
+                zh: "CuPy 的内存池无法分配所申请的块。"
+            ),
+        },
+        Some(Era::CudaDriver) | Some(Era::CudaRuntime) | Some(Era::Hip)
+            if Framework::of(f) == Framework::CuPy =>
+        {
+            let error = fact(f, fact::ERROR_NAME);
+            both(
+                format!(
+                    "A CUDA allocation failed with {}{}{on_en}. CuPy raises this from a CUDA runtime call it makes directly (its memory pool reports its own failures as OutOfMemoryError); memory that CuPy's pool keeps cached for reuse is not available to that call.",
+                    error.unwrap_or("an out-of-memory error"),
+                    size.as_deref().map(|s| format!(" for {s}")).unwrap_or_default()
+                ),
+                format!(
+                    "{}CUDA 分配{}失败，错误是 {}。CuPy 直接发起的 CUDA 运行时调用失败时会抛出这个错误（它的内存池自己的失败报的是 OutOfMemoryError）；CuPy 内存池为复用而缓存着的显存，这次调用用不上。",
+                    device.as_deref().map(|d| format!("在 {d} 上，")).unwrap_or_default(),
+                    size.as_deref().map(|s| format!(" {s} ")).unwrap_or_default(),
+                    error.unwrap_or("显存不足")
+                ),
             )
         }
-        Some(Era::Vulkan) => format!(
-            "A Vulkan device-memory allocation{}{device} failed (VK_ERROR_OUT_OF_DEVICE_MEMORY){}: what the program put on the GPU (for a language model: its weights, its context or KV cache, and compute buffers) does not fit in the free memory.",
-            size.as_deref().map(|s| format!(" of {s}")).unwrap_or_default(),
-            fact(f, fact::REPORTED_BY).filter(|r| r.contains("ggml")).map(|r| format!(", in {r}")).unwrap_or_default()
+        Some(Era::CudaDriver) | Some(Era::CudaRuntime) | Some(Era::Hip) => {
+            let api = if f.era == Some(Era::Hip) { "HIP" } else { "CUDA" };
+            let error = fact(f, fact::ERROR_NAME);
+            both(
+                format!(
+                    "A {api} allocation failed with {}{}{on_en}. TensorFlow and JAX print this when their allocator cannot get memory; TensorFlow also reserves most of the GPU when it starts, leaving little for other libraries.",
+                    error.unwrap_or("an out-of-memory error"),
+                    size.as_deref().map(|s| format!(" for {s}")).unwrap_or_default()
+                ),
+                format!(
+                    "{}{api} 分配{}失败，错误是 {}。TensorFlow 和 JAX 的分配器拿不到显存时会打印这个；TensorFlow 启动时还会预留 GPU 的大部分显存，留给其他库的很少。",
+                    device.as_deref().map(|d| format!("在 {d} 上，")).unwrap_or_default(),
+                    size.as_deref().map(|s| format!(" {s} ")).unwrap_or_default(),
+                    error.unwrap_or("显存不足")
+                ),
+            )
+        }
+        Some(Era::Paddle) => paddle_what(f, size.as_deref(), &on_en, &on_zh),
+        Some(Era::Vulkan) => {
+            let ggml = fact(f, fact::REPORTED_BY).filter(|r| r.contains("ggml"));
+            both(
+                format!(
+                    "A Vulkan device-memory allocation{}{on_en} failed (VK_ERROR_OUT_OF_DEVICE_MEMORY){}: what the program put on the GPU (for a language model: its weights, its context or KV cache, and compute buffers) does not fit in the free memory.",
+                    size.as_deref().map(|s| format!(" of {s}")).unwrap_or_default(),
+                    ggml.map(|r| format!(", in {r}")).unwrap_or_default()
+                ),
+                format!(
+                    "{}一次{}Vulkan 设备内存（显存）分配失败（VK_ERROR_OUT_OF_DEVICE_MEMORY）{}：程序放到 GPU 上的东西（对语言模型来说：权重、上下文或 KV cache，以及计算缓冲区）放不进空闲的显存。",
+                    device.as_deref().map(|d| format!("在 {d} 上，")).unwrap_or_default(),
+                    size.as_deref().map(|s| format!(" {s} 的 ")).unwrap_or_else(|| " ".into()),
+                    ggml.map(|r| format!("，发生在 {r} 中")).unwrap_or_default()
+                ),
+            )
+        }
+        Some(Era::Tensorrt) => match size.as_deref() {
+            Some(s) => say!(
+                en: "TensorRT could not get {s} of GPU memory (Error Code 2: OutOfMemory), while building an engine (its tactics and workspace) or running it.",
+                zh: "TensorRT 拿不到 {s} 的显存（Error Code 2: OutOfMemory），发生在构建 engine（它的 tactic 和 workspace）或运行它的时候。",
+                s = s
+            ),
+            None => say!(
+                en: "TensorRT could not get the memory it needed of GPU memory (Error Code 2: OutOfMemory), while building an engine (its tactics and workspace) or running it.",
+                zh: "TensorRT 拿不到它需要的显存（Error Code 2: OutOfMemory），发生在构建 engine（它的 tactic 和 workspace）或运行它的时候。"
+            ),
+        },
+        Some(Era::Metal) => say!(
+            en: "Apple's Metal driver stopped a GPU command buffer with \"Insufficient Memory\": macOS could not give the GPU the memory this work needed. On Apple silicon the GPU shares the machine's RAM (unified memory), so the model, its working buffers and every other app draw on the same memory.",
+            zh: "Apple 的 Metal 驱动以 \"Insufficient Memory\" 中止了一个 GPU 命令缓冲区：macOS 给不了 GPU 这项工作需要的内存。在 Apple 芯片上，GPU 和整台机器共用内存（统一内存），所以模型、它的工作缓冲区和其他所有应用都从同一块内存里取用。"
         ),
-        Some(Era::Tensorrt) => format!("TensorRT could not get {} of GPU memory (Error Code 2: OutOfMemory), while building an engine (its tactics and workspace) or running it.", size.as_deref().unwrap_or("the memory it needed")),
-        Some(Era::Metal) => "Apple's Metal driver stopped a GPU command buffer with \"Insufficient Memory\": macOS could not give the GPU the memory this work needed. On Apple silicon the GPU shares the machine's RAM (unified memory), so the model, its working buffers and every other app draw on the same memory.".to_string(),
-        _ => format!("{} reported that an allocation failed{device}.", fact(f, fact::REPORTED_BY).unwrap_or("The backend")),
+        _ => {
+            let reporter = fact(f, fact::REPORTED_BY);
+            both(
+                format!(
+                    "{} reported that an allocation failed{on_en}.",
+                    reporter.unwrap_or("The backend")
+                ),
+                format!(
+                    "{} 报告{}一次分配失败了。",
+                    reporter.unwrap_or("后端"),
+                    device.as_deref().map(|d| format!("在 {d} 上的")).unwrap_or_default()
+                ),
+            )
+        }
     };
     let repeated = if f.occurrences > 1 {
-        format!(
-            " The same failure was printed {} times in a row (a retry loop).",
-            f.occurrences
+        say!(
+            en: "The same failure was printed {n} times in a row (a retry loop).",
+            zh: "同样的失败连续打印了 {n} 次（一个重试循环）。",
+            n = f.occurrences
         )
     } else {
-        String::new()
+        Said::default()
     };
-    verdict_en(
+    verdict(
         Code::AllocationFailed,
-        "A GPU allocation failed: out of memory",
-        format!("{what}{repeated}"),
+        say!(
+            en: "A GPU allocation failed: out of memory",
+            zh: "一次 GPU 显存分配失败：显存不足"
+        ),
+        what.then(repeated),
     )
 }
+
+/// What PaddlePaddle's allocator was refused, and Paddle's own advice.
+fn paddle_what(f: &Finding, size: Option<&str>, on_en: &str, on_zh: &str) -> Said {
+    let free = f.sizes.free_bytes.map(fmt);
+    // What Paddle's allocator already held on the GPU, when the message says.
+    let used = f.sizes.extra.get("used_bytes").copied().flatten().map(fmt);
+    // The message gives no total: who holds the rest is unknown.
+    let advice = match &used {
+        Some(used) => say!(
+            en: "The message does not give the GPU's size: if {used} is close to it, Paddle's own work fills the card and a smaller batch is the fix; if not, another process holds the rest (Paddle's own advice: check whether another process is using this GPU).",
+            zh: "报错没有给出 GPU 的总容量：如果 {used} 接近它，就是 Paddle 自己的任务占满了卡，减小 batch 就行；否则是另一个进程占着其余的显存（Paddle 自己的建议：检查是否有其他进程在用这块 GPU）。",
+            used = used
+        ),
+        None => say!(
+            en: "Paddle's own advice in the message: check whether another process is using this GPU; if none is, use a smaller batch.",
+            zh: "报错里 Paddle 自己的建议是：检查是否有其他进程在用这块 GPU；如果没有，就减小 batch。"
+        ),
+    };
+    both(
+        format!(
+            "PaddlePaddle's allocator asked the driver for {}{on_en} and was refused{}{}.",
+            size.unwrap_or("a new chunk"),
+            free.as_deref()
+                .map(|free| format!(": only {free} was still available"))
+                .unwrap_or_default(),
+            used.as_deref()
+                .map(|used| format!(", with {used} already allocated by Paddle"))
+                .unwrap_or_default(),
+        ),
+        format!(
+            "PaddlePaddle 的分配器{on_zh}向驱动申请{}，被拒绝了{}{}。",
+            size.map(|s| format!(" {s}"))
+                .unwrap_or_else(|| "一块新的显存块".into()),
+            free.as_deref()
+                .map(|free| format!("：当时只剩 {free} 可用"))
+                .unwrap_or_default(),
+            used.as_deref()
+                .map(|used| format!("，而 Paddle 自己已经分配了 {used}"))
+                .unwrap_or_default(),
+        ),
+    )
+    .then(advice)
+}
+
+/// `-ngl`, `-c`, `--cache-type-k`: llama.cpp's own options.
+const FEWER_LAYERS: FixSpec = FixSpec::new(
+    "llama-cpp-fewer-layers",
+    "Offload fewer layers or shrink the context",
+    "少卸载几层到 GPU，或缩小上下文",
+)
+.frameworks(&[Framework::Ggml])
+.cost(Cost::Speed)
+.sources(&["llama.cpp: tools/main/README.md (-ngl, -c, --cache-type-k)"]);
+
+/// The vendor's own tool and visible-devices variable, picked per finding.
+const FREE_THE_GPU: FixSpec = FixSpec::new("free-the-gpu", "Free the GPU", "腾出这块 GPU");
+
+/// Vulkan runs on any vendor's GPU: the text names each vendor's tool.
+const CLOSE_OTHER_GPU_PROGRAMS: FixSpec = FixSpec::new(
+    "close-other-gpu-programs",
+    "Close other programs that use the GPU",
+    "关掉其他占用 GPU 的程序",
+);
+
+/// TensorRT's optimisation profiles and builder workspace.
+const TENSORRT_SMALLER_LIMITS: FixSpec = FixSpec::new(
+    "tensorrt-smaller-engine-limits",
+    "Build the engine with smaller limits",
+    "用更小的上限构建 engine",
+)
+.cost(Cost::Quality);
+
+/// Apple silicon's unified memory.
+const LEAVE_GPU_MORE_RAM: FixSpec = FixSpec::new(
+    "leave-gpu-more-unified-memory",
+    "Leave the GPU more of the machine's memory",
+    "给 GPU 多留一些机器的内存",
+)
+.vendors(&[Vendor::Apple]);
+
+/// CTranslate2's `compute_type`, `beam_size`, `batch_size`.
+const CTRANSLATE2_LESS_PER_REQUEST: FixSpec = FixSpec::new(
+    "ctranslate2-less-per-request",
+    "Use less memory per request",
+    "让每个请求少用些显存",
+)
+.cost(Cost::Quality)
+.sources(&["CTranslate2 documentation: quantization (compute_type)"]);
+
+/// The CUDA execution provider's options.
+const ONNXRUNTIME_ARENA: FixSpec = FixSpec::new(
+    "onnxruntime-bound-arena",
+    "Bound ONNX Runtime's arena",
+    "给 ONNX Runtime 的 arena 设上限",
+)
+.frameworks(&[Framework::OnnxRuntime])
+.sources(&[
+    "ONNX Runtime documentation: CUDA Execution Provider (gpu_mem_limit, arena_extend_strategy)",
+]);
+
+const CUPY_RELEASE_OR_CAP: FixSpec = FixSpec::new(
+    "cupy-release-or-cap-pool",
+    "Release or cap CuPy's pool",
+    "释放 CuPy 的内存池或给它设上限",
+)
+.frameworks(&[Framework::CuPy])
+.sources(&["CuPy documentation: Memory Management"]);
+
+/// TensorFlow's and JAX's preallocation settings.
+const STOP_PREALLOCATION: FixSpec = FixSpec::new(
+    "stop-framework-preallocation",
+    "Stop frameworks from reserving the whole GPU",
+    "不要让框架预留整块 GPU",
+)
+.frameworks(&[Framework::TensorFlow, Framework::Jax])
+.sources(&[
+    "TensorFlow documentation: Use a GPU (set_memory_growth)",
+    "JAX documentation: GPU memory allocation",
+]);
 
 fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
     match f.era {
         Some(Era::TritonSharedMemory) => {
-            out.push(fix_en(
-                "Use a kernel configuration for this GPU",
-                "Update the library that ships the kernel (vLLM, unsloth, flash-linear-attention, ...): newer releases often carry configurations for more GPUs. If you own the kernel, lower num_stages or the BLOCK_* sizes in its triton.Config / autotune list.",
+            out.push(fix(
+                &TRITON_KERNEL_CONFIG,
+                say!(
+                    en: "Update the library that ships the kernel (vLLM, unsloth, flash-linear-attention, ...): newer releases often carry configurations for more GPUs. If you own the kernel, lower num_stages or the BLOCK_* sizes in its triton.Config / autotune list.",
+                    zh: "升级提供这个 kernel 的库（vLLM、unsloth、flash-linear-attention 等）：新版本通常带有适配更多 GPU 的配置。如果 kernel 是你自己写的，就在它的 triton.Config / autotune 列表里调低 num_stages 或 BLOCK_* 的大小。"
+                ),
             ));
-            out.push(fix_en(
-                "Switch to a non-Triton path",
-                "Disable the Triton kernel (e.g. torch.compile off, a different attention backend) to test; batch size and memory settings do not affect this error.",
+            out.push(fix(
+                &NON_TRITON_PATH,
+                say!(
+                    en: "Disable the Triton kernel (e.g. torch.compile off, a different attention backend) to test; batch size and memory settings do not affect this error.",
+                    zh: "先关掉这个 Triton kernel 试试（比如关闭 torch.compile、换一个注意力后端）；batch size 和显存设置对这个错误没有影响。"
+                ),
             ));
         }
         Some(Era::LlamaCpp) => {
@@ -169,37 +447,59 @@ fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
             let ggml = fact(f, fact::REPORTED_BY).is_some_and(|r| r.contains("ggml"));
             out.push(if ggml { fewer_layers() } else { workload_fix() });
             // Vulkan runs on any vendor's GPU: no one vendor's tools.
-            out.push(fix_en(
-                "Close other programs that use the GPU",
-                "A second model server, a game or a browser's GPU process holds memory too; your GPU vendor's tool (nvidia-smi, rocm-smi, or Task Manager's GPU view on Windows) shows who holds how much.",
+            out.push(fix(
+                &CLOSE_OTHER_GPU_PROGRAMS,
+                say!(
+                    en: "A second model server, a game or a browser's GPU process holds memory too; your GPU vendor's tool (nvidia-smi, rocm-smi, or Task Manager's GPU view on Windows) shows who holds how much.",
+                    zh: "另一个模型服务、游戏或浏览器的 GPU 进程也占着显存；用你的 GPU 厂商的工具（nvidia-smi、rocm-smi，或 Windows 任务管理器的 GPU 视图）查看谁占了多少。"
+                ),
             ));
         }
-        Some(Era::Tensorrt) => out.push(fix_en(
-            "Build the engine with smaller limits",
-            "Lower the engine's maximum batch size and sequence lengths (its optimisation profiles; for TensorRT-LLM max_batch_size, max_input_len, max_seq_len) and the builder's workspace limit, and build on a GPU nothing else uses.",
+        Some(Era::Tensorrt) => out.push(fix(
+            &TENSORRT_SMALLER_LIMITS,
+            say!(
+                en: "Lower the engine's maximum batch size and sequence lengths (its optimisation profiles; for TensorRT-LLM max_batch_size, max_input_len, max_seq_len) and the builder's workspace limit, and build on a GPU nothing else uses.",
+                zh: "调小 engine 的最大 batch size 和序列长度（它的优化 profile；TensorRT-LLM 里是 max_batch_size、max_input_len、max_seq_len）以及 builder 的 workspace 上限，并在没有其他程序使用的 GPU 上构建。"
+            ),
         )),
         Some(Era::Metal) => {
             out.push(workload_fix());
-            out.push(fix_en(
-                "Leave the GPU more of the machine's memory",
-                "Quit other apps that hold much memory (Activity Monitor → Memory): on Apple silicon they take from the same RAM the GPU uses. A Mac with more unified memory is the other way out.",
+            out.push(fix(
+                &LEAVE_GPU_MORE_RAM,
+                say!(
+                    en: "Quit other apps that hold much memory (Activity Monitor → Memory): on Apple silicon they take from the same RAM the GPU uses. A Mac with more unified memory is the other way out.",
+                    zh: "退出占用大量内存的其他应用（活动监视器 → 内存）：在 Apple 芯片上，它们和 GPU 用的是同一块内存。另一条路是换一台统一内存更大的 Mac。"
+                ),
             ));
         }
-        Some(Era::Ctranslate2) => out.push(fix_en(
-            "Use less memory per request",
-            "Load the model with compute_type=\"int8_float16\" (or \"int8\"), lower beam_size and batch_size, use a smaller model, or device=\"cpu\" to test.",
+        Some(Era::Ctranslate2) => out.push(fix(
+            &CTRANSLATE2_LESS_PER_REQUEST,
+            say!(
+                en: "Load the model with compute_type=\"int8_float16\" (or \"int8\"), lower beam_size and batch_size, use a smaller model, or device=\"cpu\" to test.",
+                zh: "用 compute_type=\"int8_float16\"（或 \"int8\"）加载模型，调低 beam_size 和 batch_size，换更小的模型，或者用 device=\"cpu\" 测试。"
+            ),
         )),
-        Some(Era::Onnxruntime) => out.push(fix_en(
-            "Bound ONNX Runtime's arena",
-            "For the CUDA provider set provider options {\"gpu_mem_limit\": N, \"arena_extend_strategy\": \"kSameAsRequested\"}; use smaller inputs or batches; load fewer models per GPU.",
+        Some(Era::Onnxruntime) => out.push(fix(
+            &ONNXRUNTIME_ARENA,
+            say!(
+                en: "For the CUDA provider set provider options {{\"gpu_mem_limit\": N, \"arena_extend_strategy\": \"kSameAsRequested\"}}; use smaller inputs or batches; load fewer models per GPU.",
+                zh: "CUDA provider 设置 provider options {{\"gpu_mem_limit\": N, \"arena_extend_strategy\": \"kSameAsRequested\"}}；用更小的输入或 batch；每块 GPU 上少加载几个模型。"
+            ),
         )),
-        Some(Era::CupyOomClass) => out.push(fix_en(
-            "Release or cap CuPy's pool",
-            "cupy.get_default_memory_pool().free_all_blocks() returns cached blocks; cupy.get_default_memory_pool().set_limit(size=...) keeps CuPy from taking memory other libraries need.",
-        )),
-        Some(Era::CudaDriver) | Some(Era::CudaRuntime) | Some(Era::Hip) => out.push(fix_en(
-            "Stop frameworks from reserving the whole GPU",
-            format!("TensorFlow: TF_FORCE_GPU_ALLOW_GROWTH=true (or tf.config.experimental.set_memory_growth); JAX: XLA_PYTHON_CLIENT_PREALLOCATE=false or XLA_PYTHON_CLIENT_MEM_FRACTION=.5; and stop other processes shown by {}.", Vendor::of(f).smi()),
+        Some(Era::CupyOomClass) => out.push(cupy_release_or_cap()),
+        // CuPy's own runtime error: its pool, not another framework's.
+        Some(Era::CudaDriver) | Some(Era::CudaRuntime) | Some(Era::Hip)
+            if Framework::of(f) == Framework::CuPy =>
+        {
+            out.push(cupy_release_or_cap())
+        }
+        Some(Era::CudaDriver) | Some(Era::CudaRuntime) | Some(Era::Hip) => out.push(fix(
+            &STOP_PREALLOCATION,
+            say!(
+                en: "TensorFlow: TF_FORCE_GPU_ALLOW_GROWTH=true (or tf.config.experimental.set_memory_growth); JAX: XLA_PYTHON_CLIENT_PREALLOCATE=false or XLA_PYTHON_CLIENT_MEM_FRACTION=.5; and stop other processes shown by {smi}.",
+                zh: "TensorFlow：TF_FORCE_GPU_ALLOW_GROWTH=true（或 tf.config.experimental.set_memory_growth）；JAX：XLA_PYTHON_CLIENT_PREALLOCATE=false 或 XLA_PYTHON_CLIENT_MEM_FRACTION=.5；再结束 {smi} 显示的其他进程。",
+                smi = Vendor::of(f).smi()
+            ),
         )),
         _ => {}
     }
@@ -225,19 +525,48 @@ fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
 /// Other processes holding the GPU, and how to see them.
 fn free_the_gpu(f: &Finding) -> Fix {
     let vendor = Vendor::of(f);
-    fix_en(
-        "Free the GPU",
-        format!("{} shows other processes (a second server, a desktop compositor) holding memory; close them or pick another GPU with {}.", capitalise(vendor.smi()), vendor.visible_devices()),
+    fix(
+        &FREE_THE_GPU,
+        say!(
+            en: "{smi} shows other processes (a second server, a desktop compositor) holding memory; close them or pick another GPU with {visible}.",
+            zh: "{smi} 会列出占着显存的其他进程（第二个服务、桌面合成器）；关掉它们，或者用 {visible} 换一块 GPU。",
+            smi = capitalise(vendor.smi()),
+            visible = vendor.visible_devices()
+        ),
+    )
+}
+
+/// CuPy's pool: its cached blocks and its cap.
+fn cupy_release_or_cap() -> Fix {
+    fix(
+        &CUPY_RELEASE_OR_CAP,
+        say!(
+            en: "cupy.get_default_memory_pool().free_all_blocks() returns cached blocks; cupy.get_default_memory_pool().set_limit(size=...) keeps CuPy from taking memory other libraries need.",
+            zh: "cupy.get_default_memory_pool().free_all_blocks() 归还缓存着的块；cupy.get_default_memory_pool().set_limit(size=...) 让 CuPy 不去占用其他库需要的显存。"
+        ),
     )
 }
 
 /// llama.cpp's (and its front ends') own memory knobs.
 fn fewer_layers() -> Fix {
-    fix_en(
-        "Offload fewer layers or shrink the context",
-        "Lower -ngl / --n-gpu-layers, reduce the context (-c), quantise the KV cache (--cache-type-k q8_0 --cache-type-v q8_0), lower -b/-ub, or use a smaller quantisation of the model.",
+    fix(
+        &FEWER_LAYERS,
+        say!(
+            en: "Lower -ngl / --n-gpu-layers, reduce the context (-c), quantise the KV cache (--cache-type-k q8_0 --cache-type-v q8_0), lower -b/-ub, or use a smaller quantisation of the model.",
+            zh: "调低 -ngl / --n-gpu-layers，缩小上下文（-c），量化 KV cache（--cache-type-k q8_0 --cache-type-v q8_0），调低 -b/-ub，或者换模型更小的量化版本。"
+        ),
     )
 }
 
 /// This family's fixes, for the catalogue (`catalogue::ALL`).
-pub(super) const FIXES: &[super::catalogue::FixSpec] = &[];
+pub(super) const FIXES: &[FixSpec] = &[
+    FEWER_LAYERS,
+    FREE_THE_GPU,
+    CLOSE_OTHER_GPU_PROGRAMS,
+    TENSORRT_SMALLER_LIMITS,
+    LEAVE_GPU_MORE_RAM,
+    CTRANSLATE2_LESS_PER_REQUEST,
+    ONNXRUNTIME_ARENA,
+    CUPY_RELEASE_OR_CAP,
+    STOP_PREALLOCATION,
+];

@@ -1,21 +1,31 @@
 //! GPU crashes that are not out-of-memory errors: device-side asserts,
 //! misaligned addresses, launch failures and missing kernel images.
 
-use super::common::{fact, fix_en, verdict_en};
+use super::catalogue::{Cost, FixSpec};
+use super::common::{fact, fix, verdict};
 use super::docs::Code;
+use super::setting::{Framework, Vendor};
 use super::Explain;
+use crate::i18n::Said;
 use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
+use crate::say;
 
 /// Explains `Kind::DeviceSideAssert` findings.
 pub(super) struct DeviceSideAssert;
 
 impl Explain for DeviceSideAssert {
-    fn headline_en(&self, f: &Finding) -> String {
+    fn headline(&self, f: &Finding) -> Said {
         match (fact(f, fact::ASSERTION), fact(f, fact::KERNEL)) {
-            (Some(a), Some(k)) => format!(
-                "A GPU kernel's assertion failed (`{a}` in {k}): a bad index or value, not an out-of-memory error"
+            (Some(a), Some(k)) => say!(
+                en: "A GPU kernel's assertion failed (`{a}` in {k}): a bad index or value, not an out-of-memory error",
+                zh: "GPU kernel 的断言失败（{k} 中的 `{a}`）：索引或取值有误，不是显存不足",
+                a = a,
+                k = k
             ),
-            _ => "A GPU kernel's assertion failed (device-side assert): usually an index out of range, not an out-of-memory error".into(),
+            _ => say!(
+                en: "A GPU kernel's assertion failed (device-side assert): usually an index out of range, not an out-of-memory error",
+                zh: "GPU kernel 的断言失败（device-side assert）：通常是索引越界，不是显存不足"
+            ),
         }
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
@@ -30,30 +40,47 @@ impl Explain for DeviceSideAssert {
 pub(super) struct MisalignedAddress;
 
 impl Explain for MisalignedAddress {
-    fn headline_en(&self, _f: &Finding) -> String {
-        "A GPU kernel made a misaligned memory access: a kernel bug, not an out-of-memory error"
-            .into()
+    fn headline(&self, _f: &Finding) -> Said {
+        say!(
+            en: "A GPU kernel made a misaligned memory access: a kernel bug, not an out-of-memory error",
+            zh: "GPU kernel 做了未对齐的内存访问：是 kernel 的 bug，不是显存不足"
+        )
     }
     fn verdicts(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
-        out.push(verdict_en(
+        out.push(verdict(
             Code::KernelFault,
-            "A kernel bug: a misaligned memory access",
-            "A kernel read or wrote memory at an address not aligned to the size of the access (cudaErrorMisalignedAddress, 716). This is a bug in a kernel, most often a custom CUDA/Triton kernel or an extension (flash-attn, xformers, bitsandbytes, apex) built for another PyTorch/CUDA version, or a tensor with an unusual storage offset or stride passed to one. It is not an out-of-memory error. CUDA reports it asynchronously, so the traceback may point at a later line.".into(),
+            say!(
+                en: "A kernel bug: a misaligned memory access",
+                zh: "kernel 的 bug：未对齐的内存访问"
+            ),
+            say!(
+                en: "A kernel read or wrote memory at an address not aligned to the size of the access (cudaErrorMisalignedAddress, 716). This is a bug in a kernel, most often a custom CUDA/Triton kernel or an extension (flash-attn, xformers, bitsandbytes, apex) built for another PyTorch/CUDA version, or a tensor with an unusual storage offset or stride passed to one. It is not an out-of-memory error. CUDA reports it asynchronously, so the traceback may point at a later line.",
+                zh: "某个 kernel 读写内存时，地址没有按访问的大小对齐（cudaErrorMisalignedAddress，716）。这是 kernel 的 bug，最常见的是自定义的 CUDA/Triton kernel，或为其他 PyTorch/CUDA 版本编译的扩展（flash-attn、xformers、bitsandbytes、apex），也可能是传给它们的张量的 storage offset 或 stride 不寻常。这不是显存不足。CUDA 异步报告这个错误，所以调用栈可能指向更靠后的行。"
+            ),
         ))
     }
     fn fixes(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
-        out.push(fix_en(
-                "Find the kernel that failed",
-                "Rerun with CUDA_LAUNCH_BLOCKING=1 so the traceback points at the real call, or run `compute-sanitizer --tool memcheck python train.py` on a tiny input to name the kernel.",
-            ));
-        out.push(fix_en(
-                "Rebuild or update the extension that owns it",
-                "Reinstall custom kernels (flash-attn, xformers, bitsandbytes, apex) built for your exact PyTorch and CUDA versions; to test, switch to PyTorch's own kernels (e.g. attn_implementation=\"eager\" or \"sdpa\" in Hugging Face models).",
-            ));
-        out.push(fix_en(
-                "Pass contiguous tensors to custom ops",
-                "Call .contiguous() on inputs of custom kernels; views with odd storage offsets (slices, narrow) are a common source of misaligned pointers.",
-            ));
+        out.push(fix(
+            &FIND_FAILED_KERNEL,
+            say!(
+                en: "Rerun with CUDA_LAUNCH_BLOCKING=1 so the traceback points at the real call, or run `compute-sanitizer --tool memcheck python train.py` on a tiny input to name the kernel.",
+                zh: "设 CUDA_LAUNCH_BLOCKING=1 重跑，让调用栈指向真正出错的调用；或者用很小的输入运行 `compute-sanitizer --tool memcheck python train.py`，找出是哪个 kernel。"
+            ),
+        ));
+        out.push(fix(
+            &REBUILD_EXTENSION,
+            say!(
+                en: "Reinstall custom kernels (flash-attn, xformers, bitsandbytes, apex) built for your exact PyTorch and CUDA versions; to test, switch to PyTorch's own kernels (e.g. attn_implementation=\"eager\" or \"sdpa\" in Hugging Face models).",
+                zh: "重装为你所用的 PyTorch 和 CUDA 版本编译的自定义 kernel（flash-attn、xformers、bitsandbytes、apex）；排查时换成 PyTorch 自带的 kernel（如 Hugging Face 模型里设 attn_implementation=\"eager\" 或 \"sdpa\"）。"
+            ),
+        ));
+        out.push(fix(
+            &CONTIGUOUS_CUSTOM_OPS,
+            say!(
+                en: "Call .contiguous() on inputs of custom kernels; views with odd storage offsets (slices, narrow) are a common source of misaligned pointers.",
+                zh: "对传给自定义 kernel 的输入调用 .contiguous()；storage offset 不寻常的视图（切片、narrow）是未对齐指针的常见来源。"
+            ),
+        ));
     }
 }
 
@@ -61,54 +88,91 @@ impl Explain for MisalignedAddress {
 pub(super) struct LaunchFailure;
 
 impl Explain for LaunchFailure {
-    fn headline_en(&self, f: &Finding) -> String {
+    fn headline(&self, f: &Finding) -> Said {
         if f.era == Some(Era::CublasExecution) {
             return match fact(f, "call") {
-                Some(call) => format!("cuBLAS could not run its GPU kernel in {call} (CUBLAS_STATUS_EXECUTION_FAILED): not an out-of-memory error"),
-                None => "cuBLAS could not run its GPU kernel (CUBLAS_STATUS_EXECUTION_FAILED): not an out-of-memory error".into(),
+                Some(call) => say!(
+                    en: "cuBLAS could not run its GPU kernel in {call} (CUBLAS_STATUS_EXECUTION_FAILED): not an out-of-memory error",
+                    zh: "cuBLAS 在 {call} 里没能运行它的 GPU kernel（CUBLAS_STATUS_EXECUTION_FAILED）：不是显存不足",
+                    call = call
+                ),
+                None => say!(
+                    en: "cuBLAS could not run its GPU kernel (CUBLAS_STATUS_EXECUTION_FAILED): not an out-of-memory error",
+                    zh: "cuBLAS 没能运行它的 GPU kernel（CUBLAS_STATUS_EXECUTION_FAILED）：不是显存不足"
+                ),
             };
         }
-        "A GPU kernel crashed while running (unspecified launch failure): not an out-of-memory error".into()
+        say!(
+            en: "A GPU kernel crashed while running (unspecified launch failure): not an out-of-memory error",
+            zh: "GPU kernel 运行中崩溃（unspecified launch failure）：不是显存不足"
+        )
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         if f.era == Some(Era::CublasExecution) {
-            out.push(verdict_en(
+            out.push(verdict(
                 Code::KernelFault,
-                "A cuBLAS kernel failed to launch or run",
-                "CUBLAS_STATUS_EXECUTION_FAILED is cuBLAS's \"the GPU program failed to execute\", most often a kernel that could not be launched. In PyTorch it usually comes from one of three things: an earlier asynchronous CUDA error that cuBLAS is the first to notice (an out-of-range index in an embedding or a loss, which CUDA_LAUNCH_BLOCKING=1 then shows as a device-side assert); a PyTorch/CUDA build that does not support this GPU (a CUDA 10 build on an RTX 30-series card fails like this); or inputs the call cannot take (non-contiguous or enormous matrices). It is not an out-of-memory error.".into(),
+                say!(
+                    en: "A cuBLAS kernel failed to launch or run",
+                    zh: "cuBLAS 的 kernel 没能启动或运行"
+                ),
+                say!(
+                    en: "CUBLAS_STATUS_EXECUTION_FAILED is cuBLAS's \"the GPU program failed to execute\", most often a kernel that could not be launched. In PyTorch it usually comes from one of three things: an earlier asynchronous CUDA error that cuBLAS is the first to notice (an out-of-range index in an embedding or a loss, which CUDA_LAUNCH_BLOCKING=1 then shows as a device-side assert); a PyTorch/CUDA build that does not support this GPU (a CUDA 10 build on an RTX 30-series card fails like this); or inputs the call cannot take (non-contiguous or enormous matrices). It is not an out-of-memory error.",
+                    zh: "CUBLAS_STATUS_EXECUTION_FAILED 是 cuBLAS 的“GPU 程序执行失败”，多数是 kernel 没能启动。在 PyTorch 里它通常有三种来源：cuBLAS 只是第一个发现了之前异步发生的 CUDA 错误（embedding 或 loss 里越界的索引，设 CUDA_LAUNCH_BLOCKING=1 后会显示为 device-side assert）；这个 PyTorch/CUDA 版本不支持这块 GPU（在 RTX 30 系列上用 CUDA 10 的版本就会这样失败）；或者这次调用接受不了输入（不连续或极大的矩阵）。这不是显存不足。"
+                ),
             ));
             return;
         }
-        out.push(verdict_en(
+        out.push(verdict(
             Code::KernelFault,
-            "A kernel crashed while running",
-            "`unspecified launch failure` (cudaErrorLaunchFailure, 719) means a kernel died while executing: an out-of-bounds access in a kernel without bounds checks, a kernel killed by the display watchdog (Windows TDR, or a GPU that also drives a monitor) because it ran too long, or a driver/hardware fault (the kernel log then shows an NVIDIA Xid such as 13, 31 or 43). It is not an out-of-memory error, and the CUDA context is unusable afterwards.".into(),
+            say!(
+                en: "A kernel crashed while running",
+                zh: "kernel 在运行中崩溃了"
+            ),
+            say!(
+                en: "`unspecified launch failure` (cudaErrorLaunchFailure, 719) means a kernel died while executing: an out-of-bounds access in a kernel without bounds checks, a kernel killed by the display watchdog (Windows TDR, or a GPU that also drives a monitor) because it ran too long, or a driver/hardware fault (the kernel log then shows an NVIDIA Xid such as 13, 31 or 43). It is not an out-of-memory error, and the CUDA context is unusable afterwards.",
+                zh: "`unspecified launch failure`（cudaErrorLaunchFailure，719）表示某个 kernel 在执行中死掉了：没有边界检查的 kernel 越界访问；kernel 运行太久，被显示看门狗（Windows TDR，或同时接着显示器的 GPU）杀掉；或者驱动/硬件故障（这时内核日志里会有 NVIDIA Xid，如 13、31 或 43）。这不是显存不足，而且之后 CUDA 上下文就不能用了。"
+            ),
         ))
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
-        out.push(fix_en(
-                "Find the kernel that failed",
-                "Rerun with CUDA_LAUNCH_BLOCKING=1, or under `compute-sanitizer --tool memcheck` on a tiny input.",
-            ));
+        out.push(fix(
+            &FIND_FAILED_KERNEL,
+            say!(
+                en: "Rerun with CUDA_LAUNCH_BLOCKING=1, or under `compute-sanitizer --tool memcheck` on a tiny input.",
+                zh: "设 CUDA_LAUNCH_BLOCKING=1 重跑，或者用很小的输入在 `compute-sanitizer --tool memcheck` 下运行。"
+            ),
+        ));
         if f.era == Some(Era::CublasExecution) {
-            out.push(fix_en(
-                "Check that the build supports this GPU",
-                "Compare torch.version.cuda and torch.cuda.get_arch_list() with torch.cuda.get_device_capability(): a GPU newer than the build's CUDA (e.g. an RTX 30-series card with CUDA 10.x) needs a PyTorch built for a newer CUDA.",
+            out.push(fix(
+                &BUILD_SUPPORTS_GPU,
+                say!(
+                    en: "Compare torch.version.cuda and torch.cuda.get_arch_list() with torch.cuda.get_device_capability(): a GPU newer than the build's CUDA (e.g. an RTX 30-series card with CUDA 10.x) needs a PyTorch built for a newer CUDA.",
+                    zh: "把 torch.version.cuda 和 torch.cuda.get_arch_list() 与 torch.cuda.get_device_capability() 对比：比这个版本所用 CUDA 更新的 GPU（如用 CUDA 10.x 的 RTX 30 系列）需要换成为更新的 CUDA 编译的 PyTorch。"
+                ),
             ));
-            out.push(fix_en(
-                "Check the indices on the CPU",
-                "Run the failing step once on the CPU: an embedding id ≥ num_embeddings or a label ≥ num_classes then raises a clear IndexError instead of a cuBLAS status.",
+            out.push(fix(
+                &INDICES_ON_CPU,
+                say!(
+                    en: "Run the failing step once on the CPU: an embedding id ≥ num_embeddings or a label ≥ num_classes then raises a clear IndexError instead of a cuBLAS status.",
+                    zh: "把出错的那一步在 CPU 上跑一次：embedding 的 id ≥ num_embeddings 或标签 ≥ num_classes 时，会抛出清楚的 IndexError，而不是 cuBLAS 的状态码。"
+                ),
             ));
             return;
         }
-        out.push(fix_en(
-                "Check the driver's kernel log",
-                "`sudo dmesg -T | grep -i xid` shows NVIDIA Xid events at the time of the crash; oomwhy explains them when given that log.",
-            ));
-        out.push(fix_en(
-                "Rule out the display watchdog",
-                "On a GPU that also drives a monitor (and on Windows, WDDM's TDR), kernels running longer than about 2 seconds are killed: use a GPU without a display, smaller batches per kernel, or raise TdrDelay on Windows.",
-            ));
+        out.push(fix(
+            &DRIVER_KERNEL_LOG,
+            say!(
+                en: "`sudo dmesg -T | grep -i xid` shows NVIDIA Xid events at the time of the crash; oomwhy explains them when given that log.",
+                zh: "`sudo dmesg -T | grep -i xid` 会显示崩溃时的 NVIDIA Xid 事件；把这段日志交给 oomwhy，它会解释这些事件。"
+            ),
+        ));
+        out.push(fix(
+            &DISPLAY_WATCHDOG,
+            say!(
+                en: "On a GPU that also drives a monitor (and on Windows, WDDM's TDR), kernels running longer than about 2 seconds are killed: use a GPU without a display, smaller batches per kernel, or raise TdrDelay on Windows.",
+                zh: "在同时接着显示器的 GPU 上（以及 Windows 上 WDDM 的 TDR），运行超过约 2 秒的 kernel 会被杀掉：换一块不接显示器的 GPU、让每个 kernel 处理更小的 batch，或在 Windows 上调大 TdrDelay。"
+            ),
+        ));
     }
 }
 
@@ -116,43 +180,84 @@ impl Explain for LaunchFailure {
 pub(super) struct NoKernelImage;
 
 impl Explain for NoKernelImage {
-    fn headline_en(&self, _f: &Finding) -> String {
-        "The installed build has no GPU code for this GPU's architecture".into()
+    fn headline(&self, _f: &Finding) -> Said {
+        say!(
+            en: "The installed build has no GPU code for this GPU's architecture",
+            zh: "安装的版本里没有这块 GPU 架构的 GPU 代码"
+        )
     }
     fn verdicts(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
-        out.push(verdict_en(
+        out.push(verdict(
             Code::ArchMismatch,
-            "The binaries were not built for this GPU",
-            "CUDA found no machine code (and no PTX it could compile) for this GPU's compute capability in the library that launched the kernel: a new GPU with a build that stops at an older architecture (e.g. an RTX 50-series sm_120 card with a wheel built for up to sm_90), an old GPU that the build dropped, or an extension compiled with a TORCH_CUDA_ARCH_LIST that does not include this GPU. Compare torch.cuda.get_arch_list() with torch.cuda.get_device_capability(); PyTorch usually warns at start-up that the GPU \"is not compatible with the current PyTorch installation\".".into(),
+            say!(
+                en: "The binaries were not built for this GPU",
+                zh: "二进制不是为这块 GPU 编译的"
+            ),
+            say!(
+                en: "CUDA found no machine code (and no PTX it could compile) for this GPU's compute capability in the library that launched the kernel: a new GPU with a build that stops at an older architecture (e.g. an RTX 50-series sm_120 card with a wheel built for up to sm_90), an old GPU that the build dropped, or an extension compiled with a TORCH_CUDA_ARCH_LIST that does not include this GPU. Compare torch.cuda.get_arch_list() with torch.cuda.get_device_capability(); PyTorch usually warns at start-up that the GPU \"is not compatible with the current PyTorch installation\".",
+                zh: "在发起 kernel 的库里，CUDA 找不到这块 GPU 计算能力的机器码（也没有能现场编译的 PTX）：新卡配了只编到旧架构的版本（如 sm_120 的 RTX 50 系列配上最高只到 sm_90 的 wheel）、旧卡已被这个版本放弃，或者扩展编译时的 TORCH_CUDA_ARCH_LIST 没包含这块 GPU。对比 torch.cuda.get_arch_list() 和 torch.cuda.get_device_capability()；PyTorch 通常会在启动时警告这块 GPU \"is not compatible with the current PyTorch installation\"。"
+            ),
         ))
     }
     fn fixes(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
-        out.push(fix_en(
-                "Install a build for your GPU",
-                "Compare `python -c \"import torch; print(torch.cuda.get_arch_list(), torch.cuda.get_device_capability())\"`: your capability (e.g. (12, 0) = sm_120) must be in the list. Install a wheel built with a CUDA version that supports the GPU (Blackwell GPUs such as the RTX 50 series need CUDA 12.8 or newer builds); old GPUs need an older PyTorch that still includes them.",
-            ));
-        out.push(fix_en(
-                "Rebuild extensions for this architecture",
-                "If the failing kernel belongs to an extension, rebuild it with TORCH_CUDA_ARCH_LIST set to your capability (e.g. TORCH_CUDA_ARCH_LIST=\"8.6\" pip install --no-build-isolation --force-reinstall <package>).",
-            ));
+        out.push(fix(
+            &INSTALL_BUILD_FOR_GPU,
+            say!(
+                en: "Compare `python -c \"import torch; print(torch.cuda.get_arch_list(), torch.cuda.get_device_capability())\"`: your capability (e.g. (12, 0) = sm_120) must be in the list. Install a wheel built with a CUDA version that supports the GPU (Blackwell GPUs such as the RTX 50 series need CUDA 12.8 or newer builds); old GPUs need an older PyTorch that still includes them.",
+                zh: "运行 `python -c \"import torch; print(torch.cuda.get_arch_list(), torch.cuda.get_device_capability())\"` 对比：你的计算能力（如 (12, 0) = sm_120）必须在列表里。安装用支持这块 GPU 的 CUDA 版本编译的 wheel（RTX 50 系列等 Blackwell GPU 需要 CUDA 12.8 或更新的版本）；老卡需要仍然包含它的旧版 PyTorch。"
+            ),
+        ));
+        out.push(fix(
+            &REBUILD_EXTENSIONS_FOR_ARCH,
+            say!(
+                en: "If the failing kernel belongs to an extension, rebuild it with TORCH_CUDA_ARCH_LIST set to your capability (e.g. TORCH_CUDA_ARCH_LIST=\"8.6\" pip install --no-build-isolation --force-reinstall <package>).",
+                zh: "如果出错的 kernel 属于某个扩展，把 TORCH_CUDA_ARCH_LIST 设为你的计算能力重新编译它（如 TORCH_CUDA_ARCH_LIST=\"8.6\" pip install --no-build-isolation --force-reinstall <package>）。"
+            ),
+        ));
     }
 }
 
 fn device_assert_verdict(f: &Finding) -> Verdict {
     let Some(condition) = fact(f, fact::ASSERTION) else {
-        return verdict_en(
+        return verdict(
             Code::DeviceAssert,
-            "A GPU kernel's own check failed",
-            "A kernel checked a condition on its input and it failed (cudaErrorAssert, 710). The kernel prints the failed condition itself (`...: block: [..], thread: [..] Assertion `...` failed.`), usually to standard output, before the Python error or in another log file; that line names the problem. By far the most common cause is an index out of range: a token id ≥ the embedding size, a class label < 0 or ≥ the number of classes, a gather/scatter index outside the tensor. It is not an out-of-memory error, and CUDA reports it asynchronously, so the traceback may point at a later line.".into(),
+            say!(
+                en: "A GPU kernel's own check failed",
+                zh: "GPU kernel 自己的检查失败了"
+            ),
+            say!(
+                en: "A kernel checked a condition on its input and it failed (cudaErrorAssert, 710). The kernel prints the failed condition itself (`...: block: [..], thread: [..] Assertion `...` failed.`), usually to standard output, before the Python error or in another log file; that line names the problem. By far the most common cause is an index out of range: a token id ≥ the embedding size, a class label < 0 or ≥ the number of classes, a gather/scatter index outside the tensor. It is not an out-of-memory error, and CUDA reports it asynchronously, so the traceback may point at a later line.",
+                zh: "某个 kernel 检查了输入的一个条件，条件不成立（cudaErrorAssert，710）。kernel 会自己打印出失败的条件（`...: block: [..], thread: [..] Assertion `...` failed.`），通常打印到标准输出，出现在 Python 报错之前，或在另一个日志文件里；那一行说明了问题所在。绝大多数情况下原因是索引越界：token id ≥ embedding 大小、类别标签 < 0 或 ≥ 类别数、gather/scatter 的索引超出张量范围。这不是显存不足；CUDA 异步报告这个错误，所以调用栈可能指向更靠后的行。"
+            ),
         );
     };
-    let kernel = fact(f, fact::KERNEL).unwrap_or("a kernel");
+    // The kernel's name, or the English fallback the message form has
+    // always printed.
+    let checked = match fact(f, fact::KERNEL) {
+        Some(kernel) => say!(
+            en: "The kernel {kernel} checked `{condition}` and it failed:",
+            zh: "kernel {kernel} 检查的条件 `{condition}` 不成立。",
+            kernel = kernel,
+            condition = condition
+        ),
+        None => say!(
+            en: "The kernel a kernel checked `{condition}` and it failed:",
+            zh: "某个 kernel 检查的条件 `{condition}` 不成立。",
+            condition = condition
+        ),
+    };
     let lower = condition.to_ascii_lowercase();
     if condition.contains("input_val >= zero && input_val <= one") {
-        return verdict_en(
+        return verdict(
             Code::DeviceAssert,
-            "BCELoss got an input outside [0, 1]",
-            format!("The kernel {kernel} checked `{condition}` and it failed: binary cross-entropy (torch.nn.BCELoss / F.binary_cross_entropy) received a value below 0 or above 1 (a raw logit, or a NaN). It is not an out-of-memory error."),
+            say!(
+                en: "BCELoss got an input outside [0, 1]",
+                zh: "BCELoss 收到了 [0, 1] 之外的输入"
+            ),
+            checked.then(say!(
+                en: "binary cross-entropy (torch.nn.BCELoss / F.binary_cross_entropy) received a value below 0 or above 1 (a raw logit, or a NaN). It is not an out-of-memory error.",
+                zh: "二元交叉熵（torch.nn.BCELoss / F.binary_cross_entropy）收到了小于 0 或大于 1 的值（未经 sigmoid 的 logit，或 NaN）。这不是显存不足。"
+            )),
         );
     }
     let index = lower.contains("index")
@@ -161,57 +266,240 @@ fn device_assert_verdict(f: &Finding) -> Verdict {
         || lower.contains("idx")
         || condition.contains(" < ");
     if !index {
-        return verdict_en(
+        return verdict(
             Code::DeviceAssert,
-            "A GPU kernel's own check failed",
-            format!("The kernel {kernel} checked `{condition}` and it failed: some input value was outside what the operation accepts. It is not an out-of-memory error; CUDA reports it asynchronously, so the traceback may point at a later line."),
+            say!(
+                en: "A GPU kernel's own check failed",
+                zh: "GPU kernel 自己的检查失败了"
+            ),
+            checked.then(say!(
+                en: "some input value was outside what the operation accepts. It is not an out-of-memory error; CUDA reports it asynchronously, so the traceback may point at a later line.",
+                zh: "某个输入值超出了这个操作能接受的范围。这不是显存不足；CUDA 异步报告这个错误，所以调用栈可能指向更靠后的行。"
+            )),
         );
     }
     let meaning = if condition.contains("srcSelectDimSize") {
-        "an embedding or index_select was given an id ≥ the size of the table: typically a token id ≥ the model's vocabulary size (tokens added to the tokenizer without model.resize_token_embeddings, or the wrong tokenizer for the model)"
+        say!(
+            en: "an embedding or index_select was given an id ≥ the size of the table: typically a token id ≥ the model's vocabulary size (tokens added to the tokenizer without model.resize_token_embeddings, or the wrong tokenizer for the model).",
+            zh: "embedding 或 index_select 收到了 ≥ 表大小的 id：通常是 token id ≥ 模型的词表大小（给 tokenizer 加了 token 却没调用 model.resize_token_embeddings，或者 tokenizer 和模型不配套）。"
+        )
     } else if condition.contains("n_classes") {
-        "a class label given to the loss (cross_entropy / nll_loss) is negative or ≥ the number of classes: labels numbered 1..N instead of 0..N-1, a model head with too few outputs, or a padding label such as -1 without ignore_index"
+        say!(
+            en: "a class label given to the loss (cross_entropy / nll_loss) is negative or ≥ the number of classes: labels numbered 1..N instead of 0..N-1, a model head with too few outputs, or a padding label such as -1 without ignore_index.",
+            zh: "传给 loss（cross_entropy / nll_loss）的类别标签是负数或 ≥ 类别数：标签编号是 1..N 而不是 0..N-1、模型输出头的输出数太少，或者用 -1 这样的填充标签却没设 ignore_index。"
+        )
     } else if lower.contains("index out of bounds") || lower.contains("idx") {
-        "an index used by gather, scatter or advanced indexing points outside the dimension it indexes"
+        say!(
+            en: "an index used by gather, scatter or advanced indexing points outside the dimension it indexes.",
+            zh: "gather、scatter 或高级索引用到的某个索引超出了它所索引的那个维度。"
+        )
     } else {
-        "an index or size given to the operation is outside the valid range"
+        say!(
+            en: "an index or size given to the operation is outside the valid range.",
+            zh: "传给这个操作的某个索引或大小超出了有效范围。"
+        )
     };
-    verdict_en(
+    verdict(
         Code::IndexOutOfRange,
-        "An index was out of range on the GPU",
-        format!("The kernel {kernel} checked `{condition}` and it failed: {meaning}. It is not an out-of-memory error. CUDA reports it asynchronously, so the Python traceback may point at a later line; the condition above is the reliable clue."),
+        say!(
+            en: "An index was out of range on the GPU",
+            zh: "GPU 上有索引越界"
+        ),
+        checked.then(meaning).then(say!(
+            en: "It is not an out-of-memory error. CUDA reports it asynchronously, so the Python traceback may point at a later line; the condition above is the reliable clue.",
+            zh: "这不是显存不足。CUDA 异步报告这个错误，所以 Python 调用栈可能指向更靠后的行；上面的条件才是可靠的线索。"
+        )),
     )
 }
 
 fn device_assert_fixes(f: &Finding, out: &mut Vec<Fix>) {
-    out.push(fix_en(
-        "See the failing index clearly",
-        "Run one failing step on the CPU (model.cpu(), or CUDA_VISIBLE_DEVICES=\"\" python train.py): the same bug raises a readable IndexError there. Or rerun with CUDA_LAUNCH_BLOCKING=1 so the traceback points at the real operation.",
+    out.push(fix(
+        &SEE_FAILING_INDEX,
+        say!(
+            en: "Run one failing step on the CPU (model.cpu(), or CUDA_VISIBLE_DEVICES=\"\" python train.py): the same bug raises a readable IndexError there. Or rerun with CUDA_LAUNCH_BLOCKING=1 so the traceback points at the real operation.",
+            zh: "在 CPU 上跑一次出错的那一步（model.cpu()，或 CUDA_VISIBLE_DEVICES=\"\" python train.py）：同一个 bug 在那里会抛出看得懂的 IndexError。或者设 CUDA_LAUNCH_BLOCKING=1 重跑，让调用栈指向真正出错的操作。"
+        ),
     ));
     let condition = fact(f, fact::ASSERTION).unwrap_or("");
     if condition.contains("srcSelectDimSize") || condition.is_empty() {
-        out.push(fix_en(
-            "Check token ids against the embedding size",
-            "assert input_ids.max() < model.get_input_embeddings().num_embeddings; after adding tokens call model.resize_token_embeddings(len(tokenizer)); make sure the tokenizer belongs to the model.",
+        out.push(fix(
+            &CHECK_TOKEN_IDS,
+            say!(
+                en: "assert input_ids.max() < model.get_input_embeddings().num_embeddings; after adding tokens call model.resize_token_embeddings(len(tokenizer)); make sure the tokenizer belongs to the model.",
+                zh: "assert input_ids.max() < model.get_input_embeddings().num_embeddings；加了 token 之后调用 model.resize_token_embeddings(len(tokenizer))；确认 tokenizer 和模型是配套的。"
+            ),
         ));
     }
     if condition.contains("n_classes") || condition.is_empty() {
-        out.push(fix_en(
-            "Check labels against the number of classes",
-            "assert labels.min() >= 0 and labels.max() < num_classes; number classes from 0; mark padding with ignore_index (-100 by default in cross_entropy).",
+        out.push(fix(
+            &CHECK_LABELS,
+            say!(
+                en: "assert labels.min() >= 0 and labels.max() < num_classes; number classes from 0; mark padding with ignore_index (-100 by default in cross_entropy).",
+                zh: "assert labels.min() >= 0 and labels.max() < num_classes；类别从 0 开始编号；填充位置用 ignore_index 标记（cross_entropy 默认是 -100）。"
+            ),
         ));
     }
     if condition.contains("input_val >= zero") {
-        out.push(fix_en(
-            "Give BCE probabilities, or use the logits version",
-            "Use torch.nn.BCEWithLogitsLoss on raw logits (numerically safer), or apply torch.sigmoid before BCELoss; check for NaNs in the model output.",
+        out.push(fix(
+            &BCE_WITH_LOGITS,
+            say!(
+                en: "Use torch.nn.BCEWithLogitsLoss on raw logits (numerically safer), or apply torch.sigmoid before BCELoss; check for NaNs in the model output.",
+                zh: "对未经 sigmoid 的 logit 用 torch.nn.BCEWithLogitsLoss（数值上更稳），或者在 BCELoss 之前先做 torch.sigmoid；检查模型输出里有没有 NaN。"
+            ),
         ));
     }
-    out.push(fix_en(
-        "Restart the process after fixing it",
-        "After a device-side assert the CUDA context is unusable and every later CUDA call fails; in notebooks restart the kernel. Source builds with TORCH_USE_CUDA_DSA=1 report the failing assertion in the Python error.",
+    out.push(fix(
+        &RESTART_AFTER_FIX,
+        say!(
+            en: "After a device-side assert the CUDA context is unusable and every later CUDA call fails; in notebooks restart the kernel. Source builds with TORCH_USE_CUDA_DSA=1 report the failing assertion in the Python error.",
+            zh: "device-side assert 之后 CUDA 上下文就不能用了，之后的每个 CUDA 调用都会失败；在 notebook 里要重启内核。用 TORCH_USE_CUDA_DSA=1 从源码编译的版本会在 Python 报错里给出失败的断言。"
+        ),
     ));
 }
 
+/// CUDA_LAUNCH_BLOCKING and compute-sanitizer are NVIDIA's; the same
+/// advice wherever a kernel fault is recognised.
+pub(super) const FIND_FAILED_KERNEL: FixSpec = FixSpec::new(
+    "find-failed-kernel",
+    "Find the kernel that failed",
+    "找出出错的 kernel",
+)
+.vendors(&[Vendor::Nvidia])
+.cost(Cost::Look)
+.sources(&[
+    "CUDA Programming Guide: CUDA_LAUNCH_BLOCKING",
+    "NVIDIA Compute Sanitizer documentation",
+]);
+
+/// Names PyTorch builds and Hugging Face's attn_implementation.
+const REBUILD_EXTENSION: FixSpec = FixSpec::new(
+    "rebuild-kernel-extension",
+    "Rebuild or update the extension that owns it",
+    "重新编译或升级出问题的扩展",
+)
+.frameworks(&[Framework::PyTorch]);
+
+/// `Tensor.contiguous()`.
+const CONTIGUOUS_CUSTOM_OPS: FixSpec = FixSpec::new(
+    "contiguous-inputs-to-custom-ops",
+    "Pass contiguous tensors to custom ops",
+    "给自定义算子传连续的张量",
+)
+.frameworks(&[Framework::PyTorch]);
+
+/// torch.version.cuda and the CUDA architecture list.
+const BUILD_SUPPORTS_GPU: FixSpec = FixSpec::new(
+    "check-build-supports-gpu",
+    "Check that the build supports this GPU",
+    "确认这个版本支持这块 GPU",
+)
+.frameworks(&[Framework::PyTorch])
+.vendors(&[Vendor::Nvidia])
+.cost(Cost::Look);
+
+/// PyTorch's embedding and loss arguments; the status is cuBLAS's.
+const INDICES_ON_CPU: FixSpec = FixSpec::new(
+    "check-indices-on-cpu",
+    "Check the indices on the CPU",
+    "在 CPU 上检查索引",
+)
+.frameworks(&[Framework::PyTorch])
+.vendors(&[Vendor::Nvidia])
+.cost(Cost::Look);
+
+/// NVIDIA Xid events in the kernel log.
+const DRIVER_KERNEL_LOG: FixSpec = FixSpec::new(
+    "check-driver-kernel-log",
+    "Check the driver's kernel log",
+    "查看驱动的内核日志",
+)
+.vendors(&[Vendor::Nvidia])
+.cost(Cost::Look)
+.sources(&["NVIDIA Xid catalog"]);
+
+/// A display watchdog kills long kernels on any vendor's GPU.
+const DISPLAY_WATCHDOG: FixSpec = FixSpec::new(
+    "rule-out-display-watchdog",
+    "Rule out the display watchdog",
+    "排除显示看门狗",
+)
+.sources(&["Microsoft documentation: Timeout Detection and Recovery (TdrDelay)"]);
+
+/// PyTorch's CUDA wheels and their architecture list.
+const INSTALL_BUILD_FOR_GPU: FixSpec = FixSpec::new(
+    "install-build-for-gpu",
+    "Install a build for your GPU",
+    "安装支持你这块 GPU 的版本",
+)
+.frameworks(&[Framework::PyTorch])
+.vendors(&[Vendor::Nvidia]);
+
+/// TORCH_CUDA_ARCH_LIST: PyTorch's extension builder, CUDA architectures.
+const REBUILD_EXTENSIONS_FOR_ARCH: FixSpec = FixSpec::new(
+    "rebuild-extensions-for-arch",
+    "Rebuild extensions for this architecture",
+    "为这个架构重新编译扩展",
+)
+.frameworks(&[Framework::PyTorch])
+.vendors(&[Vendor::Nvidia])
+.sources(&["PyTorch documentation: torch.utils.cpp_extension (TORCH_CUDA_ARCH_LIST)"]);
+
+/// model.cpu(), CUDA_VISIBLE_DEVICES and CUDA_LAUNCH_BLOCKING.
+const SEE_FAILING_INDEX: FixSpec = FixSpec::new(
+    "see-failing-index",
+    "See the failing index clearly",
+    "看清楚是哪个索引出错",
+)
+.frameworks(&[Framework::PyTorch])
+.vendors(&[Vendor::Nvidia])
+.cost(Cost::Look);
+
+/// Hugging Face's embedding API on a PyTorch model.
+const CHECK_TOKEN_IDS: FixSpec = FixSpec::new(
+    "check-token-ids-against-embeddings",
+    "Check token ids against the embedding size",
+    "检查 token id 是否小于 embedding 大小",
+)
+.frameworks(&[Framework::PyTorch]);
+
+/// cross_entropy's ignore_index.
+const CHECK_LABELS: FixSpec = FixSpec::new(
+    "check-labels-against-classes",
+    "Check labels against the number of classes",
+    "检查标签是否小于类别数",
+)
+.frameworks(&[Framework::PyTorch]);
+
+const BCE_WITH_LOGITS: FixSpec = FixSpec::new(
+    "bce-with-logits",
+    "Give BCE probabilities, or use the logits version",
+    "给 BCE 传概率，或改用 logits 版本",
+)
+.frameworks(&[Framework::PyTorch]);
+
+/// The CUDA context and PyTorch's TORCH_USE_CUDA_DSA build option.
+const RESTART_AFTER_FIX: FixSpec = FixSpec::new(
+    "restart-after-device-assert",
+    "Restart the process after fixing it",
+    "改完后重启进程",
+)
+.frameworks(&[Framework::PyTorch])
+.vendors(&[Vendor::Nvidia]);
+
 /// This family's fixes, for the catalogue (`catalogue::ALL`).
-pub(super) const FIXES: &[super::catalogue::FixSpec] = &[];
+pub(super) const FIXES: &[FixSpec] = &[
+    FIND_FAILED_KERNEL,
+    REBUILD_EXTENSION,
+    CONTIGUOUS_CUSTOM_OPS,
+    BUILD_SUPPORTS_GPU,
+    INDICES_ON_CPU,
+    DRIVER_KERNEL_LOG,
+    DISPLAY_WATCHDOG,
+    INSTALL_BUILD_FOR_GPU,
+    REBUILD_EXTENSIONS_FOR_ARCH,
+    SEE_FAILING_INDEX,
+    CHECK_TOKEN_IDS,
+    CHECK_LABELS,
+    BCE_WITH_LOGITS,
+    RESTART_AFTER_FIX,
+];

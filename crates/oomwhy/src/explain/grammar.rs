@@ -4,8 +4,10 @@
 //! stack (a data pipeline's pinned buffer, Python's `MemoryError`).
 //! Everything else about them is the kind's own explanation.
 
-use super::common::{row_en, FieldRow};
+use super::common::{row, FieldRow};
+use crate::i18n::Said;
 use crate::record::{fact, Finding, Kind};
+use crate::say;
 use crate::units::format_size as fmt;
 
 /// The program the grammar named, for a finding it made.
@@ -16,14 +18,19 @@ fn reporter(f: &Finding) -> Option<&str> {
 }
 
 /// The headline of a host-memory finding the grammar made.
-pub(super) fn headline(f: &Finding) -> Option<String> {
+pub(super) fn headline(f: &Finding) -> Option<Said> {
     let reporter = reporter(f)?;
     Some(match f.sizes.requested_bytes.map(fmt) {
-        Some(size) => format!(
-            "{reporter} could not allocate {size} of host memory (CPU RAM or pinned memory, not GPU memory)"
+        Some(size) => say!(
+            en: "{reporter} could not allocate {size} of host memory (CPU RAM or pinned memory, not GPU memory)",
+            zh: "{reporter} 无法分配 {size} 的主机内存（CPU 内存或锁页内存，不是显存）",
+            reporter = reporter,
+            size = size
         ),
-        None => format!(
-            "{reporter} could not allocate host memory (CPU RAM or pinned memory, not GPU memory)"
+        None => say!(
+            en: "{reporter} could not allocate host memory (CPU RAM or pinned memory, not GPU memory)",
+            zh: "{reporter} 无法分配主机内存（CPU 内存或锁页内存，不是显存）",
+            reporter = reporter
         ),
     })
 }
@@ -35,10 +42,13 @@ pub(super) fn field_rows(f: &Finding) -> Option<Vec<FieldRow>> {
         f.sizes
             .requested_bytes
             .map(|n| {
-                row_en(
-                    "Requested",
+                row(
+                    say!(en: "Requested", zh: "申请量"),
                     format!("{} ({n} bytes)", fmt(n)),
-                    "the allocation that failed, as the message states it",
+                    say!(
+                        en: "the allocation that failed, as the message states it",
+                        zh: "失败的那次分配，按报错里写的大小"
+                    ),
                     false,
                 )
             })

@@ -1,36 +1,44 @@
 //! Host RAM: PyTorch's CPU allocator failing, and processes killed for
 //! memory by the kernel, a cgroup, Slurm, Kubernetes or a launcher.
 
-use super::common::{
-    capitalise, extra, fact, fix_en, framework_fixes, row_en, verdict_en, FieldRow, TIB,
-};
+use super::catalogue::{Cost, FixSpec};
+use super::common::{extra, fact, fix, framework_fixes, row, verdict, FieldRow, TIB};
 use super::docs::Code;
+use super::setting::Framework;
 use super::thresholds::SMALL_VICTIM_MAX;
 use super::Explain;
+use crate::i18n::Said;
 use crate::record::{fact, Diagnosis, Era, Finding, Fix, Kind, Verdict};
+use crate::say;
 use crate::units::format_size as fmt;
 
 /// Explains `Kind::HostOom` findings.
 pub(super) struct HostOom;
 
 impl Explain for HostOom {
-    fn headline_en(&self, f: &Finding) -> String {
-        let a = f.sizes.requested_bytes.map(fmt);
-        match a {
-            Some(a) => {
-                format!("PyTorch could not allocate {a} of host RAM (CPU memory, not GPU memory)")
-            }
-            None => "PyTorch could not allocate host RAM (CPU memory, not GPU memory)".into(),
+    fn headline(&self, f: &Finding) -> Said {
+        match f.sizes.requested_bytes.map(fmt) {
+            Some(size) => say!(
+                en: "PyTorch could not allocate {size} of host RAM (CPU memory, not GPU memory)",
+                zh: "PyTorch 无法分配 {size} 的主机内存（CPU 内存，不是显存）",
+                size = size
+            ),
+            None => say!(
+                en: "PyTorch could not allocate host RAM (CPU memory, not GPU memory)",
+                zh: "PyTorch 无法分配主机内存（CPU 内存，不是显存）"
+            ),
         }
     }
     fn field_rows(&self, f: &Finding) -> Vec<FieldRow> {
         let mut rows = Vec::new();
-        let s = &f.sizes;
-        if let Some(n) = s.requested_bytes {
-            rows.push(row_en(
-                "You tried to allocate",
+        if let Some(n) = f.sizes.requested_bytes {
+            rows.push(row(
+                say!(en: "You tried to allocate", zh: "尝试分配"),
                 format!("{} ({n} bytes)", fmt(n)),
-                "one tensor PyTorch tried to create in host RAM (exact size)",
+                say!(
+                    en: "one tensor PyTorch tried to create in host RAM (exact size)",
+                    zh: "PyTorch 想在主机内存里创建的一个张量（精确大小）"
+                ),
                 false,
             ));
         }
@@ -48,29 +56,61 @@ impl Explain for HostOom {
 pub(super) struct HostOomKilled;
 
 impl Explain for HostOomKilled {
-    fn headline_en(&self, f: &Finding) -> String {
+    fn headline(&self, f: &Finding) -> Said {
         killed_headline(f)
     }
     fn field_rows(&self, f: &Finding) -> Vec<FieldRow> {
         let mut rows = Vec::new();
         if let (Some(pid), Some(name)) = (fact(f, fact::PID), fact(f, fact::PROCESS)) {
-            rows.push(row_en(
-                "Killed process",
+            rows.push(row(
+                say!(en: "Killed process", zh: "被杀的进程"),
                 format!("{pid} ({name})"),
-                "the process the kernel chose to kill",
+                say!(
+                    en: "the process the kernel chose to kill",
+                    zh: "内核选中杀掉的进程"
+                ),
                 false,
             ));
         }
-        for (key, label, meaning) in [
-                ("anon_rss_bytes", "anon-rss", "RAM the process held in its own pages when killed: the best measure of its memory use"),
-                ("file_rss_bytes", "file-rss", "file-backed pages in RAM (mapped files, libraries); reclaimable"),
-                ("shmem_rss_bytes", "shmem-rss", "shared-memory pages (e.g. /dev/shm, used by DataLoader workers)"),
-                ("total_vm_bytes", "total-vm", "virtual address space reserved, not RAM used (CUDA reserves a lot of it)"),
-            ] {
-                if let Some(v) = extra(f, key) {
-                    rows.push(row_en(label, fmt(v), meaning, false));
-                }
+        let sizes = [
+            (
+                "anon_rss_bytes",
+                say!(en: "anon-rss", zh: "anon-rss"),
+                say!(
+                    en: "RAM the process held in its own pages when killed: the best measure of its memory use",
+                    zh: "进程被杀时它自己的页面占用的内存：衡量它内存用量的最好指标"
+                ),
+            ),
+            (
+                "file_rss_bytes",
+                say!(en: "file-rss", zh: "file-rss"),
+                say!(
+                    en: "file-backed pages in RAM (mapped files, libraries); reclaimable",
+                    zh: "内存里以文件为后端的页面（映射的文件、库）；可以回收"
+                ),
+            ),
+            (
+                "shmem_rss_bytes",
+                say!(en: "shmem-rss", zh: "shmem-rss"),
+                say!(
+                    en: "shared-memory pages (e.g. /dev/shm, used by DataLoader workers)",
+                    zh: "共享内存页面（如 DataLoader worker 用的 /dev/shm）"
+                ),
+            ),
+            (
+                "total_vm_bytes",
+                say!(en: "total-vm", zh: "total-vm"),
+                say!(
+                    en: "virtual address space reserved, not RAM used (CUDA reserves a lot of it)",
+                    zh: "预留的虚拟地址空间，不是实际用掉的内存（CUDA 会预留很多）"
+                ),
+            ),
+        ];
+        for (key, label, meaning) in sizes {
+            if let Some(v) = extra(f, key) {
+                rows.push(row(label, fmt(v), meaning, false));
             }
+        }
         rows
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
@@ -81,90 +121,163 @@ impl Explain for HostOomKilled {
     }
 }
 
-fn killed_headline(f: &Finding) -> String {
-    let who = match (fact(f, fact::PID), fact(f, fact::PROCESS)) {
-        (Some(pid), Some(name)) => format!("process {pid} ({name})"),
-        (Some(pid), None) => format!("process {pid}"),
-        _ => "a process".into(),
-    };
-    match f.era {
-        Some(Era::Kernel) => {
-            format!("The Linux out-of-memory killer killed {who}: the machine ran out of RAM")
-        }
-        Some(Era::Cgroup) => format!("A memory cgroup limit (container or job) killed {who}"),
-        Some(Era::Slurm) => {
-            "Slurm's memory limit killed part of the job (cgroup out-of-memory)".into()
-        }
-        Some(Era::Kubernetes) => {
-            "Kubernetes killed the container for exceeding its memory limit (OOMKilled)".into()
-        }
-        Some(Era::Systemd) => format!(
-            "systemd reports that the out-of-memory killer ended {}",
-            fact(f, "unit").unwrap_or("a service")
+/// The killed process as the message names it.
+fn who(f: &Finding) -> Said {
+    match (fact(f, fact::PID), fact(f, fact::PROCESS)) {
+        (Some(pid), Some(name)) => say!(
+            en: "process {pid} ({name})",
+            zh: "进程 {pid}（{name}）",
+            pid = pid,
+            name = name
         ),
+        (Some(pid), None) => say!(en: "process {pid}", zh: "进程 {pid}", pid = pid),
+        _ => say!(en: "a process", zh: "一个进程"),
+    }
+}
+
+fn killed_headline(f: &Finding) -> Said {
+    let who = who(f);
+    // `who` differs by language, so these sentences are put together here
+    // rather than by `say!`.
+    match f.era {
+        Some(Era::Kernel) => Said {
+            en: format!(
+                "The Linux out-of-memory killer killed {}: the machine ran out of RAM",
+                who.en
+            ),
+            zh: format!("Linux 的 OOM killer 杀掉了{}：整台机器的内存用完了", who.zh),
+        },
+        Some(Era::Cgroup) => Said {
+            en: format!("A memory cgroup limit (container or job) killed {}", who.en),
+            zh: format!("内存 cgroup 的上限（容器或作业）杀掉了{}", who.zh),
+        },
+        Some(Era::Slurm) => say!(
+            en: "Slurm's memory limit killed part of the job (cgroup out-of-memory)",
+            zh: "Slurm 的内存上限杀掉了作业的一部分（cgroup 内存不足）"
+        ),
+        Some(Era::Kubernetes) => say!(
+            en: "Kubernetes killed the container for exceeding its memory limit (OOMKilled)",
+            zh: "容器超出了内存上限，被 Kubernetes 杀掉（OOMKilled）"
+        ),
+        Some(Era::Systemd) => match fact(f, "unit") {
+            Some(unit) => say!(
+                en: "systemd reports that the out-of-memory killer ended {unit}",
+                zh: "systemd 报告 OOM killer 结束了 {unit}",
+                unit = unit
+            ),
+            None => say!(
+                en: "systemd reports that the out-of-memory killer ended a service",
+                zh: "systemd 报告 OOM killer 结束了一个服务"
+            ),
+        },
         Some(Era::Torchelastic) => {
             let n: usize = fact(f, fact::KILLED_PROCESSES)
                 .and_then(|n| n.parse().ok())
                 .unwrap_or(1);
-            format!(
-                "{n} training process{} killed with SIGKILL — probably out of host RAM",
-                if n == 1 { " was" } else { "es were" }
-            )
+            if n == 1 {
+                say!(
+                    en: "{n} training process was killed with SIGKILL — probably out of host RAM",
+                    zh: "{n} 个训练进程被 SIGKILL 杀掉——很可能是主机内存用完了",
+                    n = n
+                )
+            } else {
+                say!(
+                    en: "{n} training processes were killed with SIGKILL — probably out of host RAM",
+                    zh: "{n} 个训练进程被 SIGKILL 杀掉——很可能是主机内存用完了",
+                    n = n
+                )
+            }
         }
-        Some(Era::Dataloader) => {
-            "A DataLoader worker was killed with SIGKILL — probably out of host RAM".into()
-        }
-        Some(Era::Exit137) => format!(
-            "{} was killed with SIGKILL (exit status 137) — often the out-of-memory killer",
-            capitalise_first(&who)
+        Some(Era::Dataloader) => say!(
+            en: "A DataLoader worker was killed with SIGKILL — probably out of host RAM",
+            zh: "一个 DataLoader worker 被 SIGKILL 杀掉——很可能是主机内存用完了"
         ),
-        _ => format!(
-            "{} was killed with SIGKILL — often the out-of-memory killer",
-            capitalise_first(&who)
-        ),
+        Some(Era::Exit137) => Said {
+            en: format!(
+                "{} was killed with SIGKILL (exit status 137) — often the out-of-memory killer",
+                capitalise_first(&who.en)
+            ),
+            zh: format!(
+                "{}被 SIGKILL 杀掉（退出状态 137）——常常是 OOM killer 干的",
+                who.zh
+            ),
+        },
+        _ => Said {
+            en: format!(
+                "{} was killed with SIGKILL — often the out-of-memory killer",
+                capitalise_first(&who.en)
+            ),
+            zh: format!("{}被 SIGKILL 杀掉——常常是 OOM killer 干的", who.zh),
+        },
     }
 }
 
 fn capitalise_first(text: &str) -> String {
-    capitalise(text)
+    super::common::capitalise(text)
+}
+
+fn ram_exhausted_title() -> Said {
+    say!(
+        en: "The machine's RAM ran out (host memory, not GPU memory)",
+        zh: "机器的内存（RAM）用完了（是主机内存，不是显存）"
+    )
 }
 
 fn host_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     let Some(n) = f.sizes.requested_bytes else {
-        out.push(verdict_en(
+        out.push(verdict(
             Code::HostRamExhausted,
-            "The machine's RAM ran out (host memory, not GPU memory)",
-            "PyTorch's CPU allocator could not get memory from the operating system. This is host RAM, not GPU memory.".into(),
+            ram_exhausted_title(),
+            say!(
+                en: "PyTorch's CPU allocator could not get memory from the operating system. This is host RAM, not GPU memory.",
+                zh: "PyTorch 的 CPU 分配器没能从操作系统拿到内存。这是主机内存，不是显存。"
+            ),
         ));
         return;
     };
     if n >= 4 * TIB {
-        out.push(verdict_en(
+        out.push(verdict(
             Code::RequestExceedsCapacity,
-            "One CPU tensor asked for more RAM than any machine has",
-            format!(
-                "PyTorch tried to create one tensor of {n} bytes ({}) in host RAM. No amount of memory tuning helps: a shape is wrong (an overflowed or uninitialised dimension, an outer product or distance matrix over a whole dataset, a dense matrix that should be sparse).",
-                fmt(n)
+            say!(
+                en: "One CPU tensor asked for more RAM than any machine has",
+                zh: "一个 CPU 张量要的内存比任何机器都多"
+            ),
+            say!(
+                en: "PyTorch tried to create one tensor of {n} bytes ({size}) in host RAM. No amount of memory tuning helps: a shape is wrong (an overflowed or uninitialised dimension, an outer product or distance matrix over a whole dataset, a dense matrix that should be sparse).",
+                zh: "PyTorch 想在主机内存里创建一个 {n} 字节（{size}）的张量。怎么调内存都没用：是某个形状错了（溢出或未初始化的维度、对整个数据集算的外积或距离矩阵、本该稀疏却做成稠密的矩阵）。",
+                n = n,
+                size = fmt(n)
             ),
         ));
         return;
     }
     let detail = match f.era {
-        Some(Era::Posix) => format!(
-            "The operating system refused PyTorch's CPU allocator {} ({n} bytes) for one tensor{}. This is host RAM, not GPU memory. On Linux with the default overcommit setting the kernel refuses an allocation up front only when it is larger than all RAM plus swap (or when a ulimit -v or vm.overcommit_memory=2 limit applies); smaller requests succeed and the out-of-memory killer ends the process later instead.",
-            fmt(n),
-            fact(f, fact::ERRNO)
-                .map(|e| format!(" (error {e}, {})", fact(f, fact::STRERROR).unwrap_or("ENOMEM")))
-                .unwrap_or_default()
-        ),
-        _ => format!(
-            "PyTorch's CPU allocator got no memory for one tensor of {} ({n} bytes). This is host RAM, not GPU memory. This form is printed by Windows builds: Windows refuses allocations beyond its commit limit — RAM plus the page file — so a small or fixed-size page file makes this error come early.",
-            fmt(n)
+        Some(Era::Posix) => match fact(f, fact::ERRNO) {
+            Some(errno) => say!(
+                en: "The operating system refused PyTorch's CPU allocator {size} ({n} bytes) for one tensor (error {errno}, {strerror}). This is host RAM, not GPU memory. On Linux with the default overcommit setting the kernel refuses an allocation up front only when it is larger than all RAM plus swap (or when a ulimit -v or vm.overcommit_memory=2 limit applies); smaller requests succeed and the out-of-memory killer ends the process later instead.",
+                zh: "操作系统拒绝给 PyTorch 的 CPU 分配器一个张量所需的 {size}（{n} 字节）（错误 {errno}，{strerror}）。这是主机内存，不是显存。在 Linux 上，用默认的 overcommit 设置时，内核只在申请量大于全部内存加 swap 时（或者有 ulimit -v 或 vm.overcommit_memory=2 的限制时）才当场拒绝；更小的申请会成功，之后改由 OOM killer 结束进程。",
+                size = fmt(n),
+                n = n,
+                errno = errno,
+                strerror = fact(f, fact::STRERROR).unwrap_or("ENOMEM")
+            ),
+            None => say!(
+                en: "The operating system refused PyTorch's CPU allocator {size} ({n} bytes) for one tensor. This is host RAM, not GPU memory. On Linux with the default overcommit setting the kernel refuses an allocation up front only when it is larger than all RAM plus swap (or when a ulimit -v or vm.overcommit_memory=2 limit applies); smaller requests succeed and the out-of-memory killer ends the process later instead.",
+                zh: "操作系统拒绝给 PyTorch 的 CPU 分配器一个张量所需的 {size}（{n} 字节）。这是主机内存，不是显存。在 Linux 上，用默认的 overcommit 设置时，内核只在申请量大于全部内存加 swap 时（或者有 ulimit -v 或 vm.overcommit_memory=2 的限制时）才当场拒绝；更小的申请会成功，之后改由 OOM killer 结束进程。",
+                size = fmt(n),
+                n = n
+            ),
+        },
+        _ => say!(
+            en: "PyTorch's CPU allocator got no memory for one tensor of {size} ({n} bytes). This is host RAM, not GPU memory. This form is printed by Windows builds: Windows refuses allocations beyond its commit limit — RAM plus the page file — so a small or fixed-size page file makes this error come early.",
+            zh: "PyTorch 的 CPU 分配器没能为一个 {size}（{n} 字节）的张量拿到内存。这是主机内存，不是显存。这种形式由 Windows 版打印：Windows 会拒绝超过提交上限（内存加页面文件）的分配，所以页面文件太小或大小固定时，这个错误会来得更早。",
+            size = fmt(n),
+            n = n
         ),
     };
-    out.push(verdict_en(
+    out.push(verdict(
         Code::HostRamExhausted,
-        "The machine's RAM ran out (host memory, not GPU memory)",
+        ram_exhausted_title(),
         detail,
     ));
 }
@@ -183,132 +296,324 @@ pub(crate) fn small_victim_bytes(f: &Finding) -> Option<u64> {
 }
 
 fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
-    let who = match (fact(f, fact::PID), fact(f, fact::PROCESS)) {
-        (Some(pid), Some(name)) => format!("process {pid} ({name})"),
-        (Some(pid), None) => format!("process {pid}"),
-        _ => "a process".into(),
+    let who = who(f);
+    let rss = match extra(f, "anon_rss_bytes") {
+        Some(r) => say!(
+            en: ", which held {rss} of RAM in its own pages (anon-rss)",
+            zh: "，它自己的页面占了 {rss} 内存（anon-rss）",
+            rss = fmt(r)
+        ),
+        None => Said::default(),
     };
-    let rss = extra(f, "anon_rss_bytes")
-        .map(|r| format!(", which held {} of RAM in its own pages (anon-rss)", fmt(r)))
-        .unwrap_or_default();
+    // `who` and `rss` differ by language, so the sentences that name them
+    // are put together here rather than by `say!`.
     match f.era {
-        Some(Era::Kernel) => out.push(verdict_en(
+        Some(Era::Kernel) => out.push(verdict(
             Code::HostRamExhausted,
-            "The machine's RAM ran out (host memory, not GPU memory)",
-            format!(
-                "The Linux kernel ran out of RAM and swap for the whole machine and its out-of-memory killer ended {who}{rss}. This is host memory, not GPU memory: a GPU out-of-memory error is reported by the framework, not by the kernel. {}",
-                small_victim_note(f)
-            ),
-        )),
-        Some(Era::Cgroup) => out.push(verdict_en(
-            Code::HostMemoryLimit,
-            "A memory limit on the container or job killed it, not the machine",
-            format!(
-                "The kernel killed {who}{rss} because its memory cgroup reached its limit: a container's or job's memory limit, not the machine's RAM. Host memory, not GPU memory.{}",
-                if small_victim_bytes(f).is_some() { format!(" {}", small_victim_note(f)) } else { String::new() }
-            ),
-        )),
-        Some(Era::Slurm) => {
-            let events = fact(f, fact::OOM_KILL_EVENTS)
-                .map(|n| format!(" counted {n} out-of-memory kill event{} in", if n == "1" { "" } else { "s" }))
-                .unwrap_or_else(|| " reports an out-of-memory kill in".into());
-            let step = fact(f, fact::STEP).map(|s| format!(" step {s}")).unwrap_or_else(|| " this job".into());
-            let usage = match (fact(f, fact::USAGE), fact(f, fact::LIMIT)) {
-                (Some(u), Some(l)) => format!(" It measured {u} against a limit of {l} (Slurm's units, usually KiB or bytes depending on version)."),
-                _ => String::new(),
-            };
-            out.push(verdict_en(
-                Code::HostMemoryLimit,
-                "The job exceeded the memory it requested from Slurm",
-                format!(
-                    "Slurm{events}{step}: processes in the job's memory cgroup used more host RAM than the job requested (--mem, --mem-per-cpu or --mem-per-gpu, or the partition's default), and the kernel killed them.{usage} This is host RAM, not GPU memory."
+            ram_exhausted_title(),
+            Said {
+                en: format!(
+                    "The Linux kernel ran out of RAM and swap for the whole machine and its out-of-memory killer ended {}{}. This is host memory, not GPU memory: a GPU out-of-memory error is reported by the framework, not by the kernel.",
+                    who.en, rss.en
                 ),
-            ));
-        }
-        Some(Era::Systemd) => out.push(verdict_en(
-            Code::HostRamExhausted,
-            "Host memory ran out (not GPU memory)",
-            format!(
-                "systemd reports that {} ended with result 'oom-kill': an out-of-memory killer ended its process — the kernel's, because the machine or the unit's own limit (MemoryMax=) ran out of memory, or systemd-oomd, which acts on memory pressure. Host RAM, not GPU memory. `journalctl -k` and `journalctl -u UNIT` around that time show which.",
-                fact(f, "unit").unwrap_or("the service")
-            ),
+                zh: format!(
+                    "Linux 内核用完了整台机器的内存和 swap，它的 OOM killer 结束了{}{}。这是主机内存，不是显存：显存不足由框架报告，而不是由内核报告。",
+                    who.zh, rss.zh
+                ),
+            }
+            .then(small_victim_note(f)),
         )),
-        Some(Era::Kubernetes) => out.push(verdict_en(
+        Some(Era::Cgroup) => out.push(verdict(
             Code::HostMemoryLimit,
-            "The container exceeded its Kubernetes memory limit",
-            "Kubernetes reports OOMKilled: the container used more host RAM than its resources.limits.memory, and the kernel killed it (exit code 137). This is host RAM, not GPU memory.".into(),
+            say!(
+                en: "A memory limit on the container or job killed it, not the machine",
+                zh: "是容器或作业的内存上限杀掉了它，不是整台机器的内存用完了"
+            ),
+            Said {
+                en: format!(
+                    "The kernel killed {}{} because its memory cgroup reached its limit: a container's or job's memory limit, not the machine's RAM. Host memory, not GPU memory.",
+                    who.en, rss.en
+                ),
+                zh: format!(
+                    "内核杀掉了{}{}，因为它所在的内存 cgroup 到了上限：这是容器或作业的内存上限，不是机器的内存用完了。是主机内存，不是显存。",
+                    who.zh, rss.zh
+                ),
+            }
+            .then(if small_victim_bytes(f).is_some() {
+                small_victim_note(f)
+            } else {
+                Said::default()
+            }),
+        )),
+        Some(Era::Slurm) => out.push(verdict(
+            Code::HostMemoryLimit,
+            say!(
+                en: "The job exceeded the memory it requested from Slurm",
+                zh: "作业用的内存超过了它向 Slurm 申请的量"
+            ),
+            slurm_detail(f),
+        )),
+        Some(Era::Systemd) => out.push(verdict(
+            Code::HostRamExhausted,
+            say!(
+                en: "Host memory ran out (not GPU memory)",
+                zh: "主机内存用完了（不是显存）"
+            ),
+            match fact(f, "unit") {
+                Some(unit) => say!(
+                    en: "systemd reports that {unit} ended with result 'oom-kill': an out-of-memory killer ended its process — the kernel's, because the machine or the unit's own limit (MemoryMax=) ran out of memory, or systemd-oomd, which acts on memory pressure. Host RAM, not GPU memory. `journalctl -k` and `journalctl -u UNIT` around that time show which.",
+                    zh: "systemd 报告 {unit} 以结果 'oom-kill' 结束：一个 OOM killer 结束了它的进程——要么是内核的（整台机器或这个 unit 自己的上限 MemoryMax= 的内存用完了），要么是按内存压力动手的 systemd-oomd。是主机内存，不是显存。查看当时的 `journalctl -k` 和 `journalctl -u UNIT` 就知道是哪一个。",
+                    unit = unit
+                ),
+                None => say!(
+                    en: "systemd reports that the service ended with result 'oom-kill': an out-of-memory killer ended its process — the kernel's, because the machine or the unit's own limit (MemoryMax=) ran out of memory, or systemd-oomd, which acts on memory pressure. Host RAM, not GPU memory. `journalctl -k` and `journalctl -u UNIT` around that time show which.",
+                    zh: "systemd 报告该服务以结果 'oom-kill' 结束：一个 OOM killer 结束了它的进程——要么是内核的（整台机器或这个 unit 自己的上限 MemoryMax= 的内存用完了），要么是按内存压力动手的 systemd-oomd。是主机内存，不是显存。查看当时的 `journalctl -k` 和 `journalctl -u UNIT` 就知道是哪一个。"
+                ),
+            },
+        )),
+        Some(Era::Kubernetes) => out.push(verdict(
+            Code::HostMemoryLimit,
+            say!(
+                en: "The container exceeded its Kubernetes memory limit",
+                zh: "容器超出了它在 Kubernetes 里的内存上限"
+            ),
+            say!(
+                en: "Kubernetes reports OOMKilled: the container used more host RAM than its resources.limits.memory, and the kernel killed it (exit code 137). This is host RAM, not GPU memory.",
+                zh: "Kubernetes 报告 OOMKilled：容器用掉的主机内存超过了它的 resources.limits.memory，内核把它杀掉了（退出码 137）。这是主机内存，不是显存。"
+            ),
         )),
         era => {
             let what = match era {
-                Some(Era::Torchelastic) => format!(
-                    "torchelastic reports {} worker process{} ended by signal 9 (SIGKILL, exit code -9){}.",
-                    fact(f, fact::KILLED_PROCESSES).unwrap_or("1"),
-                    if fact(f, fact::KILLED_PROCESSES).unwrap_or("1") == "1" { "" } else { "es" },
-                    fact(f, fact::PIDS).map(|p| format!(", PID {p}")).unwrap_or_default()
+                Some(Era::Torchelastic) => torchelastic_what(f),
+                Some(Era::Dataloader) => say!(
+                    en: "A DataLoader worker process was ended by signal 9 (SIGKILL). Each worker is a separate process with its own copy of whatever the Dataset holds, so workers are often what the OOM killer picks.",
+                    zh: "一个 DataLoader worker 进程被信号 9（SIGKILL）结束。每个 worker 都是单独的进程，各有一份 Dataset 持有的全部数据，所以 OOM killer 常常挑中 worker。"
                 ),
-                Some(Era::Dataloader) => "A DataLoader worker process was ended by signal 9 (SIGKILL). Each worker is a separate process with its own copy of whatever the Dataset holds, so workers are often what the OOM killer picks.".into(),
-                Some(Era::Exit137) => "A process exited with status 137 = 128 + 9: it was ended by signal 9 (SIGKILL).".into(),
-                _ => "A process was ended by signal 9 (SIGKILL).".into(),
+                Some(Era::Exit137) => say!(
+                    en: "A process exited with status 137 = 128 + 9: it was ended by signal 9 (SIGKILL).",
+                    zh: "一个进程以状态 137 = 128 + 9 退出：它被信号 9（SIGKILL）结束了。"
+                ),
+                _ => say!(
+                    en: "A process was ended by signal 9 (SIGKILL).",
+                    zh: "一个进程被信号 9（SIGKILL）结束了。"
+                ),
             };
-            out.push(verdict_en(
+            out.push(verdict(
                 Code::KilledBySigkill,
-                "Killed by SIGKILL: probably out of host memory, but the log does not prove it",
-                format!(
-                    "{what} SIGKILL cannot be caught, so Python prints no error of its own. The usual sender is the kernel's out-of-memory killer (host RAM, not GPU memory), but a scheduler enforcing a time or memory limit, a watchdog, or someone running kill -9 sends the same signal: this evidence is circumstantial. `dmesg -T | grep -i -E 'killed process|oom'` (or journalctl -k) on the node shows whether the OOM killer acted; on Slurm, sacct -j JOBID -o JobID,State,MaxRSS,ReqMem; on Kubernetes, kubectl describe pod (Reason: OOMKilled)."
+                say!(
+                    en: "Killed by SIGKILL: probably out of host memory, but the log does not prove it",
+                    zh: "被 SIGKILL 杀掉：很可能是主机内存不足，但日志证明不了"
                 ),
+                what.then(say!(
+                    en: "SIGKILL cannot be caught, so Python prints no error of its own. The usual sender is the kernel's out-of-memory killer (host RAM, not GPU memory), but a scheduler enforcing a time or memory limit, a watchdog, or someone running kill -9 sends the same signal: this evidence is circumstantial. `dmesg -T | grep -i -E 'killed process|oom'` (or journalctl -k) on the node shows whether the OOM killer acted; on Slurm, sacct -j JOBID -o JobID,State,MaxRSS,ReqMem; on Kubernetes, kubectl describe pod (Reason: OOMKilled).",
+                    zh: "SIGKILL 无法被捕获，所以 Python 不会打印自己的报错。通常发出它的是内核的 OOM killer（主机内存，不是显存），但执行时间或内存上限的调度器、看门狗，或者有人运行 kill -9，发出的也是同一个信号：这个证据只是间接的。在节点上运行 `dmesg -T | grep -i -E 'killed process|oom'`（或 journalctl -k）能看出 OOM killer 有没有动手；Slurm 上用 sacct -j JOBID -o JobID,State,MaxRSS,ReqMem；Kubernetes 上用 kubectl describe pod（Reason: OOMKilled）。"
+                )),
             ));
         }
+    }
+}
+
+/// What Slurm counted, in which step, and what it measured.
+fn slurm_detail(f: &Finding) -> Said {
+    let step = match fact(f, fact::STEP) {
+        Some(s) => say!(en: " step {s}", zh: "作业步 {s} ", s = s),
+        None => say!(en: " this job", zh: "这个作业"),
+    };
+    let events = match fact(f, fact::OOM_KILL_EVENTS) {
+        Some("1") => Said {
+            en: format!("Slurm counted 1 out-of-memory kill event in{}", step.en),
+            zh: format!("Slurm 在{}中记录到 1 次 OOM kill 事件", step.zh),
+        },
+        Some(n) => Said {
+            en: format!("Slurm counted {n} out-of-memory kill events in{}", step.en),
+            zh: format!("Slurm 在{}中记录到 {n} 次 OOM kill 事件", step.zh),
+        },
+        None => Said {
+            en: format!("Slurm reports an out-of-memory kill in{}", step.en),
+            zh: format!("Slurm 报告{}中发生了 OOM kill", step.zh),
+        },
+    };
+    let usage = match (fact(f, fact::USAGE), fact(f, fact::LIMIT)) {
+        (Some(usage), Some(limit)) => say!(
+            en: " It measured {usage} against a limit of {limit} (Slurm's units, usually KiB or bytes depending on version).",
+            zh: "它测得的用量是 {usage}，上限是 {limit}（Slurm 的单位，随版本不同通常是 KiB 或字节）。",
+            usage = usage,
+            limit = limit
+        ),
+        _ => Said::default(),
+    };
+    Said {
+        en: format!(
+            "{}: processes in the job's memory cgroup used more host RAM than the job requested (--mem, --mem-per-cpu or --mem-per-gpu, or the partition's default), and the kernel killed them.{} This is host RAM, not GPU memory.",
+            events.en, usage.en
+        ),
+        zh: format!(
+            "{}：作业内存 cgroup 里的进程用掉的主机内存超过了作业申请的量（--mem、--mem-per-cpu 或 --mem-per-gpu，或者分区的默认值），内核杀掉了它们。{}这是主机内存，不是显存。",
+            events.zh, usage.zh
+        ),
+    }
+}
+
+/// How many workers torchelastic saw killed, and their PIDs.
+fn torchelastic_what(f: &Finding) -> Said {
+    let n = fact(f, fact::KILLED_PROCESSES).unwrap_or("1");
+    let pids = match fact(f, fact::PIDS) {
+        Some(p) => say!(en: ", PID {p}", zh: "，PID {p}", p = p),
+        None => Said::default(),
+    };
+    let plural = if n == "1" { "" } else { "es" };
+    Said {
+        en: format!(
+            "torchelastic reports {n} worker process{plural} ended by signal 9 (SIGKILL, exit code -9){}.",
+            pids.en
+        ),
+        zh: format!(
+            "torchelastic 报告 {n} 个 worker 进程被信号 9（SIGKILL，退出码 -9）结束{}。",
+            pids.zh
+        ),
     }
 }
 
 /// Whom the killer's choice points at: the victim, or, when it held little,
 /// whatever it could not kill.
-fn small_victim_note(f: &Finding) -> String {
+fn small_victim_note(f: &Finding) -> Said {
     match small_victim_bytes(f) {
-        Some(held) => format!("The victim held only {}, and the killer picks the largest process it may kill: most of the memory was held where it could not or would not kill — files in /dev/shm or another tmpfs, a process protected by oom_score_adj, or the kernel itself. The task table the kernel prints just before \"Killed process\" (dmesg -T) shows who held it.", fmt(held)),
-        None => "The killer picks the process using the most memory, which is usually — but not always — the training process.".into(),
+        Some(held) => say!(
+            en: "The victim held only {held}, and the killer picks the largest process it may kill: most of the memory was held where it could not or would not kill — files in /dev/shm or another tmpfs, a process protected by oom_score_adj, or the kernel itself. The task table the kernel prints just before \"Killed process\" (dmesg -T) shows who held it.",
+            zh: "被杀的进程只占了 {held}，而 OOM killer 挑的是它能杀的最大进程：大部分内存被它杀不了或不愿杀的东西占着——/dev/shm 或其他 tmpfs 里的文件、用 oom_score_adj 保护起来的进程，或者内核自己。dmesg -T 里内核在 “Killed process” 之前打印的进程表能看出是谁占的。",
+            held = fmt(held)
+        ),
+        None => say!(
+            en: "The killer picks the process using the most memory, which is usually — but not always — the training process.",
+            zh: "OOM killer 挑的是占内存最多的进程，通常——但不一定——是训练进程。"
+        ),
     }
 }
+
+/// A scheduler's or container's memory request: where the text names
+/// Slurm's or Kubernetes' option, it is offered only for those.
+const ASK_FOR_MORE_MEMORY: FixSpec =
+    FixSpec::new("ask-for-more-memory", "Ask for more memory", "申请更多内存");
+
+const CONFIRM_OOM_KILLER: FixSpec = FixSpec::new(
+    "confirm-oom-killer",
+    "Confirm it was the out-of-memory killer",
+    "确认是不是 OOM killer",
+)
+.cost(Cost::Look);
+
+/// `num_workers`, `prefetch_factor`, `__getitem__`: PyTorch's DataLoader.
+const LIGHTER_WORKERS: FixSpec = FixSpec::new(
+    "lighter-dataloader-workers",
+    "Use fewer or lighter DataLoader workers",
+    "减少 DataLoader worker，或让它们更轻",
+)
+.frameworks(&[Framework::PyTorch])
+.cost(Cost::Speed);
+
+/// `torch.load(mmap=True)` (2.1; the text says so), `assign=True`,
+/// `low_cpu_mem_usage`.
+const CHECKPOINTS_WITHOUT_COPY: FixSpec = FixSpec::new(
+    "load-checkpoints-without-ram-copy",
+    "Load checkpoints without a full copy in RAM",
+    "加载 checkpoint 时不要在内存里整份复制",
+)
+.frameworks(&[Framework::PyTorch])
+.sources(&["PyTorch documentation: torch.load (mmap)"]);
+
+const PINNED_MEMORY_OFF: FixSpec = FixSpec::new(
+    "pinned-memory-off",
+    "Turn off pinned memory if RAM is tight",
+    "内存紧张时关掉锁页内存",
+)
+.frameworks(&[Framework::PyTorch])
+.cost(Cost::Speed);
+
+const ALLOCATE_LESS_AT_ONCE: FixSpec = FixSpec::new(
+    "allocate-less-at-once",
+    "Allocate less at once",
+    "一次少分配一些",
+);
+
+const FIND_RAM_HOLDER: FixSpec = FixSpec::new(
+    "find-ram-holder",
+    "Find what holds the RAM",
+    "找出是谁占着内存",
+)
+.cost(Cost::Look);
+
+const ENLARGE_PAGE_FILE: FixSpec = FixSpec::new(
+    "enlarge-windows-page-file",
+    "Enlarge the Windows page file",
+    "扩大 Windows 页面文件",
+);
 
 fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
     if has(Code::HostMemoryLimit) {
         let how = match f.era {
-            Some(Era::Slurm) => "Request more memory for the job (#SBATCH --mem=128G, or --mem-per-cpu / --mem-per-gpu); `sacct -j JOBID -o JobID,MaxRSS,ReqMem,State` shows what it used against what it asked for.",
-            Some(Era::Kubernetes) => "Raise the container's resources.limits.memory (and requests.memory) in the pod spec, or lower what the process holds (below).",
-            _ => "Raise the container's or job's memory limit (docker run --memory, the cgroup's memory.max, your scheduler's memory request), or lower what the process holds (below).",
+            Some(Era::Slurm) => say!(
+                en: "Request more memory for the job (#SBATCH --mem=128G, or --mem-per-cpu / --mem-per-gpu); `sacct -j JOBID -o JobID,MaxRSS,ReqMem,State` shows what it used against what it asked for.",
+                zh: "给作业申请更多内存（#SBATCH --mem=128G，或 --mem-per-cpu / --mem-per-gpu）；`sacct -j JOBID -o JobID,MaxRSS,ReqMem,State` 能看到它用了多少、申请了多少。"
+            ),
+            Some(Era::Kubernetes) => say!(
+                en: "Raise the container's resources.limits.memory (and requests.memory) in the pod spec, or lower what the process holds (below).",
+                zh: "在 pod spec 里调大容器的 resources.limits.memory（以及 requests.memory），或者减少进程占用的内存（见下）。"
+            ),
+            _ => say!(
+                en: "Raise the container's or job's memory limit (docker run --memory, the cgroup's memory.max, your scheduler's memory request), or lower what the process holds (below).",
+                zh: "调大容器或作业的内存上限（docker run --memory、cgroup 的 memory.max、调度器里的内存申请），或者减少进程占用的内存（见下）。"
+            ),
         };
-        out.push(fix_en("Ask for more memory", how));
+        out.push(fix(&ASK_FOR_MORE_MEMORY, how));
     }
     if has(Code::KilledBySigkill) {
-        out.push(fix_en(
-            "Confirm it was the out-of-memory killer",
-            "On the node: dmesg -T | grep -i -E 'killed process|out of memory' (or journalctl -k). On Slurm: sacct -j JOBID -o JobID,State,MaxRSS,ReqMem. On Kubernetes: kubectl describe pod (Last State: Reason: OOMKilled). If none shows an OOM kill, look for a time limit or a watchdog instead.",
+        out.push(fix(
+            &CONFIRM_OOM_KILLER,
+            say!(
+                en: "On the node: dmesg -T | grep -i -E 'killed process|out of memory' (or journalctl -k). On Slurm: sacct -j JOBID -o JobID,State,MaxRSS,ReqMem. On Kubernetes: kubectl describe pod (Last State: Reason: OOMKilled). If none shows an OOM kill, look for a time limit or a watchdog instead.",
+                zh: "在节点上：dmesg -T | grep -i -E 'killed process|out of memory'（或 journalctl -k）。Slurm 上：sacct -j JOBID -o JobID,State,MaxRSS,ReqMem。Kubernetes 上：kubectl describe pod（Last State: Reason: OOMKilled）。如果都没有显示 OOM kill，就去找时间上限或看门狗。"
+            ),
         ));
     }
-    let dataloader = fix_en(
-        "Use fewer or lighter DataLoader workers",
-        "Each DataLoader worker is a separate process; a Dataset that holds Python lists or dicts of samples gets copied into every worker as reference counts touch its pages. Lower num_workers (and prefetch_factor), keep samples in NumPy arrays or memory-mapped files instead of Python objects, and read them lazily in __getitem__.",
+    let dataloader = fix(
+        &LIGHTER_WORKERS,
+        say!(
+            en: "Each DataLoader worker is a separate process; a Dataset that holds Python lists or dicts of samples gets copied into every worker as reference counts touch its pages. Lower num_workers (and prefetch_factor), keep samples in NumPy arrays or memory-mapped files instead of Python objects, and read them lazily in __getitem__.",
+            zh: "每个 DataLoader worker 都是单独的进程；Dataset 里用 Python 列表或字典存的样本，会因为引用计数触碰到它们的页面而被复制到每个 worker 里。调低 num_workers（以及 prefetch_factor），把样本放在 NumPy 数组或内存映射文件里而不是 Python 对象里，并在 __getitem__ 里按需读取。"
+        ),
     );
-    let checkpoint = fix_en(
-        "Load checkpoints without a full copy in RAM",
-        "torch.load(path, map_location=\"cpu\", mmap=True, weights_only=True) (PyTorch ≥ 2.1) maps the file instead of reading it; model.load_state_dict(state, assign=True) avoids a second copy; Hugging Face: from_pretrained(..., low_cpu_mem_usage=True, torch_dtype=torch.bfloat16) or device_map=\"auto\". With several ranks per node, every rank loads its own copy: load on one rank, or shard.",
+    let checkpoint = fix(
+        &CHECKPOINTS_WITHOUT_COPY,
+        say!(
+            en: "torch.load(path, map_location=\"cpu\", mmap=True, weights_only=True) (PyTorch ≥ 2.1) maps the file instead of reading it; model.load_state_dict(state, assign=True) avoids a second copy; Hugging Face: from_pretrained(..., low_cpu_mem_usage=True, torch_dtype=torch.bfloat16) or device_map=\"auto\". With several ranks per node, every rank loads its own copy: load on one rank, or shard.",
+            zh: "torch.load(path, map_location=\"cpu\", mmap=True, weights_only=True)（PyTorch ≥ 2.1）把文件映射进来，而不是整个读进内存；model.load_state_dict(state, assign=True) 避免再复制一份；Hugging Face：from_pretrained(..., low_cpu_mem_usage=True, torch_dtype=torch.bfloat16) 或 device_map=\"auto\"。一个节点上有多个 rank 时，每个 rank 都会加载自己的一份：只在一个 rank 上加载，或者分片。"
+        ),
     );
-    let pinned = fix_en(
-        "Turn off pinned memory if RAM is tight",
-        "DataLoader(pin_memory=True) and pinned buffers are page-locked RAM the system cannot swap out; set pin_memory=False or reduce prefetching.",
+    let pinned = fix(
+        &PINNED_MEMORY_OFF,
+        say!(
+            en: "DataLoader(pin_memory=True) and pinned buffers are page-locked RAM the system cannot swap out; set pin_memory=False or reduce prefetching.",
+            zh: "DataLoader(pin_memory=True) 和锁页缓冲区用的是系统不能换出的锁页内存；设 pin_memory=False，或者减少预取。"
+        ),
     );
     if f.kind == Kind::HostOom {
-        out.push(fix_en(
-            "Allocate less at once",
-            "Build large arrays in chunks, or keep them on disk and map them (numpy.memmap, torch.from_file, safetensors) instead of creating them whole in RAM.",
+        out.push(fix(
+            &ALLOCATE_LESS_AT_ONCE,
+            say!(
+                en: "Build large arrays in chunks, or keep them on disk and map them (numpy.memmap, torch.from_file, safetensors) instead of creating them whole in RAM.",
+                zh: "分块构建大数组，或者把它们留在磁盘上再映射进来（numpy.memmap、torch.from_file、safetensors），而不是在内存里整个创建出来。"
+            ),
         ));
     }
     if small_victim_bytes(f).is_some() {
         // The victim is not what filled the machine: its own fixes would
         // shrink the wrong process.
-        out.push(fix_en(
-            "Find what holds the RAM",
-            "dmesg -T shows the kernel's task table just before \"Killed process\": its largest rss rows hold the memory. Check tmpfs files (df -h /dev/shm /tmp /run; stale DataLoader or NCCL segments in /dev/shm), processes started with a negative oom_score_adj (cat /proc/PID/oom_score_adj), and the kernel's own use (grep -E 'Slab|Shmem|Unevict' /proc/meminfo).",
+        out.push(fix(
+            &FIND_RAM_HOLDER,
+            say!(
+                en: "dmesg -T shows the kernel's task table just before \"Killed process\": its largest rss rows hold the memory. Check tmpfs files (df -h /dev/shm /tmp /run; stale DataLoader or NCCL segments in /dev/shm), processes started with a negative oom_score_adj (cat /proc/PID/oom_score_adj), and the kernel's own use (grep -E 'Slab|Shmem|Unevict' /proc/meminfo).",
+                zh: "dmesg -T 里 “Killed process” 前面有内核打印的进程表：rss 最大的几行就是占内存的。检查 tmpfs 里的文件（df -h /dev/shm /tmp /run；/dev/shm 里残留的 DataLoader 或 NCCL 段）、用负的 oom_score_adj 启动的进程（cat /proc/PID/oom_score_adj），以及内核自己的占用（grep -E 'Slab|Shmem|Unevict' /proc/meminfo）。"
+            ),
         ));
         return;
     }
@@ -322,12 +627,24 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
         out.extend([dataloader, checkpoint, pinned]);
     }
     if f.kind == Kind::HostOom && f.era != Some(Era::Posix) {
-        out.push(fix_en(
-            "Enlarge the Windows page file",
-            "Windows fails allocations at its commit limit (RAM + page file): set the page file to system-managed or larger (System Properties → Advanced → Performance → Virtual memory).",
+        out.push(fix(
+            &ENLARGE_PAGE_FILE,
+            say!(
+                en: "Windows fails allocations at its commit limit (RAM + page file): set the page file to system-managed or larger (System Properties → Advanced → Performance → Virtual memory).",
+                zh: "Windows 在到达提交上限（内存 + 页面文件）时让分配失败：把页面文件设为系统管理的大小或调大（系统属性 → 高级 → 性能 → 虚拟内存）。"
+            ),
         ));
     }
 }
 
 /// This family's fixes, for the catalogue (`catalogue::ALL`).
-pub(super) const FIXES: &[super::catalogue::FixSpec] = &[];
+pub(super) const FIXES: &[FixSpec] = &[
+    ASK_FOR_MORE_MEMORY,
+    CONFIRM_OOM_KILLER,
+    LIGHTER_WORKERS,
+    CHECKPOINTS_WITHOUT_COPY,
+    PINNED_MEMORY_OFF,
+    ALLOCATE_LESS_AT_ONCE,
+    FIND_RAM_HOLDER,
+    ENLARGE_PAGE_FILE,
+];

@@ -135,10 +135,7 @@ pub fn headline(f: &Finding) -> String {
 /// has not written it next to its English yet.
 pub fn headline_said(f: &Finding) -> Said {
     if let Some(headline) = grammar::headline(f) {
-        return Said {
-            en: headline,
-            zh: String::new(),
-        };
+        return headline;
     }
     explainer(f.kind).headline(f)
 }
@@ -159,7 +156,18 @@ pub fn explain_all(findings: &mut [Finding]) {
         let finding = &mut findings[i];
         finding.diagnosis = diagnose(finding, growth);
         finding.explain = explain_codes(finding);
+        answer(finding);
     }
+}
+
+/// Writes the headline and the meaning of every number into the record,
+/// so that JSON and Python carry what the text shows. Needs the derived
+/// numbers of the diagnosis.
+pub(crate) fn answer(finding: &mut Finding) {
+    let headline = headline_said(finding);
+    finding.diagnosis.headline = headline.en;
+    finding.diagnosis.headline_zh = (!headline.zh.is_empty()).then_some(headline.zh);
+    finding.diagnosis.fields = field_rows(finding);
 }
 
 /// Explains `finding` as [`explain_all`] would if `earlier` were the findings
@@ -169,6 +177,7 @@ pub fn explain_after(earlier: &[Finding], finding: &mut Finding) {
     let growth = memory_growth(earlier, finding);
     finding.diagnosis = diagnose(finding, growth);
     finding.explain = explain_codes(finding);
+    answer(finding);
 }
 
 /// Explains one finding on its own.

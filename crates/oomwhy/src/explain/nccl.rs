@@ -2,43 +2,97 @@
 //! timeouts, aborts and launcher reports that follow a failure elsewhere
 //! (each says so when the scanner linked it to an earlier finding).
 
-use super::common::{confirm_fix, fact, fix_en, on_device, verdict_en, workload_fix, CONFIRM};
+use super::catalogue::{Cost, FixSpec};
+use super::common::{confirm_fix, fact, fix, on_device, verdict, workload_fix};
+use super::disguised::confirm;
 use super::docs::Code;
+use super::setting::{Framework, Vendor};
 use super::Explain;
-use crate::record::{fact, Diagnosis, Finding, Fix, Kind, Verdict};
+use crate::i18n::Said;
+use crate::record::{fact, Chinese, Diagnosis, Finding, Fix, Kind, Verdict};
+use crate::say;
 use crate::units::format_size as fmt;
+
+/// NVIDIA's NCCL and AMD's RCCL, which PyTorch's `nccl` backend uses on
+/// ROCm and which reads the same NCCL_* variables.
+const NCCL_VENDORS: &[Vendor] = &[Vendor::Nvidia, Vendor::Amd];
+
+/// Texts written as one sentence, with nothing between them: clauses that
+/// are there only when the message gives their figures.
+fn concat(parts: impl IntoIterator<Item = Said>) -> Said {
+    parts.into_iter().fold(Said::default(), |mut all, part| {
+        all.en.push_str(&part.en);
+        all.zh.push_str(&part.zh);
+        all
+    })
+}
 
 /// Explains `Kind::NcclOom` findings.
 pub(super) struct NcclOom;
 
 impl Explain for NcclOom {
-    fn headline_en(&self, f: &Finding) -> String {
+    fn headline(&self, f: &Finding) -> Said {
         let device = on_device(f);
-        let size = f
-            .sizes
-            .requested_bytes
-            .map(|b| format!(" {}", fmt(b)))
-            .unwrap_or_default();
-        format!("NCCL could not allocate{size} of GPU memory{device}: an out-of-memory error under another name")
+        let device = device.strip_prefix(" on ");
+        let tail = say!(
+            en: ": an out-of-memory error under another name",
+            zh: "：换了个名字的显存不足"
+        );
+        let failed = match (f.sizes.requested_bytes.map(fmt), device) {
+            (Some(size), Some(device)) => say!(
+                en: "NCCL could not allocate {size} of GPU memory on {device}",
+                zh: "NCCL 在 {device} 上申请 {size} 显存失败",
+                size = size,
+                device = device
+            ),
+            (Some(size), None) => say!(
+                en: "NCCL could not allocate {size} of GPU memory",
+                zh: "NCCL 申请 {size} 显存失败",
+                size = size
+            ),
+            (None, Some(device)) => say!(
+                en: "NCCL could not allocate of GPU memory on {device}",
+                zh: "NCCL 在 {device} 上申请显存失败",
+                device = device
+            ),
+            (None, None) => say!(
+                en: "NCCL could not allocate of GPU memory",
+                zh: "NCCL 申请显存失败"
+            ),
+        };
+        concat([failed, tail])
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
-        out.push(verdict_en(
-            Code::MaskedOom,
-            "Not a PyTorch out-of-memory message, but an out-of-memory error",
-            format!(
-                "NCCL could not get GPU memory{}. NCCL allocates its communication buffers with cudaMalloc, outside PyTorch's cache, when a communicator is set up and when peers and channels connect, so it fails when PyTorch's cache has already filled the GPU. The `NCCL error ... unhandled cuda error` that PyTorch raises afterwards is the same failure. {CONFIRM}",
-                f.sizes
-                    .requested_bytes
-                    .map(|b| format!(" ({} requested)", fmt(b)))
-                    .unwrap_or_default()
+        let could_not = match f.sizes.requested_bytes {
+            Some(b) => say!(
+                en: "NCCL could not get GPU memory ({size} requested).",
+                zh: "NCCL 没能拿到显存（申请了 {size}）。",
+                size = fmt(b)
             ),
+            None => say!(en: "NCCL could not get GPU memory.", zh: "NCCL 没能拿到显存。"),
+        };
+        out.push(verdict(
+            Code::MaskedOom,
+            say!(
+                en: "Not a PyTorch out-of-memory message, but an out-of-memory error",
+                zh: "不是 PyTorch 的显存不足报错，但确实是显存不足"
+            ),
+            could_not
+                .then(say!(
+                    en: "NCCL allocates its communication buffers with cudaMalloc, outside PyTorch's cache, when a communicator is set up and when peers and channels connect, so it fails when PyTorch's cache has already filled the GPU. The `NCCL error ... unhandled cuda error` that PyTorch raises afterwards is the same failure.",
+                    zh: "NCCL 在建立通信器、以及与对端和通道建立连接时，在 PyTorch 的缓存之外用 cudaMalloc 分配自己的通信缓冲区，所以当 PyTorch 的缓存已经占满 GPU 时它就会失败。PyTorch 随后抛出的 `NCCL error ... unhandled cuda error` 是同一个失败。"
+                ))
+                .then(confirm()),
         ))
     }
     fn fixes(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
-        out.push(fix_en(
-                "Let NCCL allocate before the model fills the GPU",
-                "Initialise the process group and run one collective (e.g. dist.barrier(device_ids=[local_rank])) before building the model and optimizer, so NCCL's buffers exist before PyTorch's cache grows; leave headroom with torch.cuda.set_per_process_memory_fraction(0.9). NCCL_BUFFSIZE (default 4 MiB per channel) and NCCL_MAX_NCHANNELS shrink NCCL's own buffers.",
-            ));
+        out.push(fix(
+            &NCCL_ALLOCATE_FIRST,
+            say!(
+                en: "Initialise the process group and run one collective (e.g. dist.barrier(device_ids=[local_rank])) before building the model and optimizer, so NCCL's buffers exist before PyTorch's cache grows; leave headroom with torch.cuda.set_per_process_memory_fraction(0.9). NCCL_BUFFSIZE (default 4 MiB per channel) and NCCL_MAX_NCHANNELS shrink NCCL's own buffers.",
+                zh: "在构建模型和优化器之前，先初始化进程组并做一次集合通信（如 dist.barrier(device_ids=[local_rank])），让 NCCL 的缓冲区在 PyTorch 的缓存变大之前就分配好；用 torch.cuda.set_per_process_memory_fraction(0.9) 留出余量。NCCL_BUFFSIZE（默认每个通道 4 MiB）和 NCCL_MAX_NCHANNELS 可以缩小 NCCL 自己的缓冲区。"
+            ),
+        ));
         out.push(confirm_fix());
         out.push(workload_fix());
     }
@@ -48,17 +102,22 @@ impl Explain for NcclOom {
 pub(super) struct NcclError;
 
 impl Explain for NcclError {
-    fn headline_en(&self, f: &Finding) -> String {
-        format!(
-            "NCCL reported an error{}{}",
-            fact(f, fact::NCCL_ERROR)
-                .map(|e| format!(" ({e})"))
-                .unwrap_or_default(),
-            consequence_suffix(f)
-        )
+    fn headline(&self, f: &Finding) -> Said {
+        let reported = match fact(f, fact::NCCL_ERROR) {
+            Some(e) => say!(
+                en: "NCCL reported an error ({e})",
+                zh: "NCCL 报错（{e}）",
+                e = e
+            ),
+            None => say!(en: "NCCL reported an error", zh: "NCCL 报错"),
+        };
+        concat([reported, consequence_suffix(f)])
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
-        out.push(collateral(f, "This NCCL error").unwrap_or_else(|| nccl_error_verdict(f)))
+        out.push(
+            collateral(f, say!(en: "This NCCL error", zh: "这条 NCCL 报错"))
+                .unwrap_or_else(|| nccl_error_verdict(f)),
+        )
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
         collateral_nccl_fixes(f, out)
@@ -69,15 +128,31 @@ impl Explain for NcclError {
 pub(super) struct NcclTimeout;
 
 impl Explain for NcclTimeout {
-    fn headline_en(&self, f: &Finding) -> String {
-        let op = fact(f, fact::OP_TYPE).unwrap_or("collective");
-        let ran = fact(f, fact::RAN_FOR_MS)
-            .map(|ms| format!(" after {ms} ms"))
-            .unwrap_or_default();
-        let rank = fact(f, fact::RANK)
-            .map(|r| format!(" on rank {r}"))
-            .unwrap_or_default();
-        format!("An NCCL {op} timed out{ran}{rank}{}", consequence_suffix(f))
+    fn headline(&self, f: &Finding) -> Said {
+        let op = match fact(f, fact::OP_TYPE) {
+            Some(op) => say!(en: "An NCCL {op}", zh: "NCCL {op} ", op = op),
+            None => say!(en: "An NCCL collective", zh: "NCCL 集合通信"),
+        };
+        let timed_out = match (fact(f, fact::RAN_FOR_MS), fact(f, fact::RANK)) {
+            (Some(ms), Some(rank)) => say!(
+                en: " timed out after {ms} ms on rank {rank}",
+                zh: "在 rank {rank} 上运行 {ms} ms 后超时",
+                ms = ms,
+                rank = rank
+            ),
+            (Some(ms), None) => say!(
+                en: " timed out after {ms} ms",
+                zh: "运行 {ms} ms 后超时",
+                ms = ms
+            ),
+            (None, Some(rank)) => say!(
+                en: " timed out on rank {rank}",
+                zh: "在 rank {rank} 上超时",
+                rank = rank
+            ),
+            (None, None) => say!(en: " timed out", zh: "超时"),
+        };
+        concat([op, timed_out, consequence_suffix(f)])
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         out.push(timeout_verdict(f))
@@ -85,18 +160,27 @@ impl Explain for NcclTimeout {
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
         consequence_fix(f, out);
         out.push(find_first_error_fix());
-        out.push(fix_en(
-                "Record what each rank was doing",
-                "Set TORCH_NCCL_TRACE_BUFFER_SIZE=2000 and TORCH_NCCL_DUMP_ON_TIMEOUT=1 (PyTorch 2.3 or newer) to dump the flight recorder on timeout: it shows which rank missed which collective.",
-            ));
-        out.push(fix_en(
-                "Make every rank run the same collectives",
-                "Evaluation, logging or checkpointing under `if rank == 0:` that calls a collective (or takes longer than the timeout) leaves the others waiting; uneven data (DistributedSampler without drop_last=True) makes one rank run an extra step.",
-            ));
-        out.push(fix_en(
-                "Raise the timeout only for slow but healthy steps",
-                "dist.init_process_group(backend=\"nccl\", timeout=datetime.timedelta(minutes=30)) helps when a step is legitimately slow (first-step compilation, saving a large checkpoint), not when a rank has crashed.",
-            ));
+        out.push(fix(
+            &FLIGHT_RECORDER,
+            say!(
+                en: "Set TORCH_NCCL_TRACE_BUFFER_SIZE=2000 and TORCH_NCCL_DUMP_ON_TIMEOUT=1 (PyTorch 2.3 or newer) to dump the flight recorder on timeout: it shows which rank missed which collective.",
+                zh: "设 TORCH_NCCL_TRACE_BUFFER_SIZE=2000 和 TORCH_NCCL_DUMP_ON_TIMEOUT=1（PyTorch 2.3 或更新），超时时转储 flight recorder 的记录：它会显示哪个 rank 漏掉了哪次集合通信。"
+            ),
+        ));
+        out.push(fix(
+            &SAME_COLLECTIVES,
+            say!(
+                en: "Evaluation, logging or checkpointing under `if rank == 0:` that calls a collective (or takes longer than the timeout) leaves the others waiting; uneven data (DistributedSampler without drop_last=True) makes one rank run an extra step.",
+                zh: "放在 `if rank == 0:` 里的评估、日志或保存 checkpoint，如果调用了集合通信（或耗时超过超时时间），其他 rank 就会一直等；数据不均（DistributedSampler 没设 drop_last=True）会让某个 rank 多跑一步。"
+            ),
+        ));
+        out.push(fix(
+            &RAISE_TIMEOUT,
+            say!(
+                en: "dist.init_process_group(backend=\"nccl\", timeout=datetime.timedelta(minutes=30)) helps when a step is legitimately slow (first-step compilation, saving a large checkpoint), not when a rank has crashed.",
+                zh: "dist.init_process_group(backend=\"nccl\", timeout=datetime.timedelta(minutes=30)) 只在某一步本来就慢的时候有用（第一步的编译、保存很大的 checkpoint），某个 rank 已经崩溃时没用。"
+            ),
+        ));
     }
 }
 
@@ -104,28 +188,51 @@ impl Explain for NcclTimeout {
 pub(super) struct ProcessGroupAborted;
 
 impl Explain for ProcessGroupAborted {
-    fn headline_en(&self, f: &Finding) -> String {
-        format!(
-            "The NCCL process group was aborted{}{}",
-            fact(f, fact::RANK)
-                .map(|r| format!(" on rank {r}"))
-                .unwrap_or_default(),
-            consequence_suffix(f)
-        )
+    fn headline(&self, f: &Finding) -> Said {
+        let aborted = match fact(f, fact::RANK) {
+            Some(rank) => say!(
+                en: "The NCCL process group was aborted on rank {rank}",
+                zh: "rank {rank} 上的 NCCL 进程组被中止",
+                rank = rank
+            ),
+            None => say!(
+                en: "The NCCL process group was aborted",
+                zh: "NCCL 进程组被中止"
+            ),
+        };
+        concat([aborted, consequence_suffix(f)])
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
-        out.push(collateral(f, "This abort").unwrap_or_else(|| {
-            verdict_en(
-                Code::NcclFailure,
-                "The communicator was shut down after an earlier error",
-                format!(
-                    "Aborting the communicator is how PyTorch's c10d stops a process group after an error or a timeout; it is a consequence, not a cause.{} Find the first error in any rank's log: that is the cause.",
-                    fact(f, fact::REASON)
-                        .map(|r| format!(" The reason it gives: {r}."))
-                        .unwrap_or_default()
-                ),
-            )
-        }))
+        out.push(
+            collateral(f, say!(en: "This abort", zh: "这次中止")).unwrap_or_else(|| {
+                let reason = match fact(f, fact::REASON) {
+                    Some(r) => say!(
+                        en: " The reason it gives: {r}.",
+                        zh: "它给出的原因：{r}。",
+                        r = r
+                    ),
+                    None => Said::default(),
+                };
+                verdict(
+                    Code::NcclFailure,
+                    say!(
+                        en: "The communicator was shut down after an earlier error",
+                        zh: "通信器是在更早的一个错误之后被关闭的"
+                    ),
+                    concat([
+                        say!(
+                            en: "Aborting the communicator is how PyTorch's c10d stops a process group after an error or a timeout; it is a consequence, not a cause.",
+                            zh: "中止通信器是 PyTorch 的 c10d 在出错或超时后停掉进程组的方式；它是后果，不是原因。"
+                        ),
+                        reason,
+                        say!(
+                            en: " Find the first error in any rank's log: that is the cause.",
+                            zh: "在所有 rank 的日志里找到最早的那个错误：那才是原因。"
+                        ),
+                    ]),
+                )
+            }),
+        )
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
         collateral_nccl_fixes(f, out)
@@ -136,161 +243,358 @@ impl Explain for ProcessGroupAborted {
 pub(super) struct ChildFailed;
 
 impl Explain for ChildFailed {
-    fn headline_en(&self, f: &Finding) -> String {
-        let script = fact(f, fact::SCRIPT).unwrap_or("the training script");
+    fn headline(&self, f: &Finding) -> Said {
+        let script = match fact(f, fact::SCRIPT) {
+            Some(script) => say!(en: "{script}", zh: " {script} ", script = script),
+            None => say!(en: "the training script", zh: "训练脚本"),
+        };
         let root = match (
             fact(f, fact::ROOT_CAUSE_RANK),
             fact(f, fact::ROOT_CAUSE_EXITCODE),
         ) {
-            (Some(r), Some(e)) => format!(": root cause rank {r}, exit code {e}"),
-            _ => String::new(),
+            (Some(r), Some(e)) => say!(
+                en: ": root cause rank {r}, exit code {e}",
+                zh: "：根因在 rank {r}，退出码 {e}",
+                r = r,
+                e = e
+            ),
+            _ => Said::default(),
         };
-        format!(
-            "torchrun reports that {script} failed{root}{}",
-            consequence_suffix(f)
-        )
+        concat([
+            say!(en: "torchrun reports that ", zh: "torchrun 报告"),
+            script,
+            say!(en: " failed", zh: "失败"),
+            root,
+            consequence_suffix(f),
+        ])
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
-        out.push(collateral(f, "This launcher report").unwrap_or_else(|| launcher_verdict(f)))
+        out.push(
+            collateral(f, say!(en: "This launcher report", zh: "启动器的这份报告"))
+                .unwrap_or_else(|| launcher_verdict(f)),
+        )
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
         consequence_fix(f, out);
-        out.push(fix_en(
-                "Read the root-cause rank's own output",
-                format!(
-                    "The real error is in rank {}'s log. torchrun --log-dir logs --redirects 3 --tee 3 keeps one file per rank.",
-                    fact(f, fact::ROOT_CAUSE_RANK).unwrap_or("N")
-                ),
-            ));
+        out.push(fix(
+            &READ_ROOT_CAUSE_RANK,
+            say!(
+                en: "The real error is in rank {rank}'s log. torchrun --log-dir logs --redirects 3 --tee 3 keeps one file per rank.",
+                zh: "真正的错误在 rank {rank} 的日志里。torchrun --log-dir logs --redirects 3 --tee 3 会给每个 rank 保留一个文件。",
+                rank = fact(f, fact::ROOT_CAUSE_RANK).unwrap_or("N")
+            ),
+        ));
         if fact(f, fact::ROOT_CAUSE_EXITCODE) == Some("-9")
             || fact(f, fact::ROOT_CAUSE_SIGNAL) == Some("SIGKILL")
         {
-            out.push(fix_en(
-                    "Check the host's out-of-memory killer",
-                    "`dmesg -T | grep -i -E 'killed process|out of memory'` (or the scheduler's accounting, e.g. sacct) tells whether host RAM ran out; fewer DataLoader workers, smaller prefetch, or loading checkpoints with mmap=True lower host memory.",
-                ));
-        }
-        out.push(fix_en(
-                "Put the traceback into the report",
-                "Decorate the entry point with @torch.distributed.elastic.multiprocessing.errors.record (from torch.distributed.elastic.multiprocessing.errors import record).",
+            out.push(fix(
+                &HOST_OOM_KILLER,
+                say!(
+                    en: "`dmesg -T | grep -i -E 'killed process|out of memory'` (or the scheduler's accounting, e.g. sacct) tells whether host RAM ran out; fewer DataLoader workers, smaller prefetch, or loading checkpoints with mmap=True lower host memory.",
+                    zh: "`dmesg -T | grep -i -E 'killed process|out of memory'`（或调度器的记账，如 sacct）能看出是不是主机内存用完了；减少 DataLoader worker、调小预取，或用 mmap=True 加载 checkpoint，都能降低主机内存占用。"
+                ),
             ));
+        }
+        out.push(fix(
+            &PUT_TRACEBACK_IN_REPORT,
+            say!(
+                en: "Decorate the entry point with @torch.distributed.elastic.multiprocessing.errors.record (from torch.distributed.elastic.multiprocessing.errors import record).",
+                zh: "用 @torch.distributed.elastic.multiprocessing.errors.record 装饰入口函数（from torch.distributed.elastic.multiprocessing.errors import record）。"
+            ),
+        ));
     }
 }
 
-fn consequence_suffix(f: &Finding) -> String {
-    f.consequence_of
-        .map(|id| format!(" (a consequence of finding [{id}])"))
-        .unwrap_or_default()
+fn consequence_suffix(f: &Finding) -> Said {
+    match f.consequence_of {
+        Some(id) => say!(
+            en: " (a consequence of finding [{id}])",
+            zh: "：这是发现 [{id}] 的后果",
+            id = id
+        ),
+        None => Said::default(),
+    }
 }
 
 /// The verdict of a consequence kind that follows an earlier OOM.
-fn collateral(f: &Finding, what: &str) -> Option<Verdict> {
+fn collateral(f: &Finding, what: Said) -> Option<Verdict> {
     let id = f.consequence_of?;
     let root = match f.kind {
-        Kind::ChildFailed => match (fact(f, fact::ROOT_CAUSE_RANK), fact(f, fact::ROOT_CAUSE_EXITCODE)) {
-            (Some(r), Some(e)) => format!(" Its \"root cause\" (rank {r}, exit code {e}) is only the first exit the launcher observed, not necessarily the rank that ran out of memory."),
-            _ => String::new(),
+        Kind::ChildFailed => match (
+            fact(f, fact::ROOT_CAUSE_RANK),
+            fact(f, fact::ROOT_CAUSE_EXITCODE),
+        ) {
+            (Some(r), Some(e)) => say!(
+                en: " Its \"root cause\" (rank {r}, exit code {e}) is only the first exit the launcher observed, not necessarily the rank that ran out of memory.",
+                zh: "它的“根因”（rank {r}，退出码 {e}）只是启动器最先看到的退出，不一定就是显存不足的那个 rank。",
+                r = r,
+                e = e
+            ),
+            _ => Said::default(),
         },
-        _ => String::new(),
+        _ => Said::default(),
     };
-    Some(verdict_en(
+    Some(verdict(
         Code::CollateralFailure,
-        &format!("A consequence of finding [{id}], not a separate cause"),
-        format!("{what} follows finding [{id}], an earlier (probable) out-of-memory error. When one rank dies, its peers lose their connection to it or wait for it at the next collective, and fail in turn; the launcher then reports every exit.{root} Fix finding [{id}] first: this error will go away with it."),
+        say!(
+            en: "A consequence of finding [{id}], not a separate cause",
+            zh: "是发现 [{id}] 的后果，不是另一个原因",
+            id = id
+        ),
+        concat([
+            what,
+            say!(
+                en: " follows finding [{id}], an earlier (probable) out-of-memory error. When one rank dies, its peers lose their connection to it or wait for it at the next collective, and fail in turn; the launcher then reports every exit.",
+                zh: "出现在发现 [{id}] 之后，那是更早的一个（很可能的）显存不足错误。一个 rank 死掉后，其他 rank 会与它断开连接，或在下一次集合通信时等它，于是也接连失败；启动器随后会报告每一次退出。",
+                id = id
+            ),
+            root,
+            say!(
+                en: " Fix finding [{id}] first: this error will go away with it.",
+                zh: "先解决发现 [{id}]：这个错误会随之消失。",
+                id = id
+            ),
+        ]),
     ))
 }
 
 fn timeout_verdict(f: &Finding) -> Verdict {
-    let rank = fact(f, fact::RANK)
-        .map(|r| format!("Rank {r}"))
-        .unwrap_or_else(|| "A rank".into());
-    let op = fact(f, fact::OP_TYPE).unwrap_or("a collective");
-    let seq = fact(f, fact::SEQ_NUM)
-        .map(|s| format!(" (SeqNum {s})"))
-        .unwrap_or_default();
-    let ran = fact(f, fact::RAN_FOR_MS)
-        .map(|ms| format!(" for {ms} ms"))
-        .unwrap_or_default();
-    let limit = fact(f, fact::TIMEOUT_MS)
-        .map(|ms| format!(" the timeout of {ms} ms"))
-        .unwrap_or_else(|| " its timeout".into());
+    // "{rank} waited{ran} in {op}{seq}", the same in both verdicts.
+    let rank = match fact(f, fact::RANK) {
+        Some(r) => say!(en: "Rank {r}", zh: "rank {r} ", r = r),
+        None => say!(en: "A rank", zh: "有一个 rank "),
+    };
+    let waited = match fact(f, fact::RAN_FOR_MS) {
+        Some(ms) => say!(
+            en: " waited for {ms} ms in ",
+            zh: "等了 {ms} ms，一直在 ",
+            ms = ms
+        ),
+        None => say!(en: " waited in ", zh: "一直在 "),
+    };
+    let op = match fact(f, fact::OP_TYPE) {
+        Some(op) => say!(en: "{op}", zh: "{op}", op = op),
+        None => say!(en: "a collective", zh: "某次集合通信"),
+    };
+    let seq = match (fact(f, fact::SEQ_NUM), fact(f, fact::OP_TYPE)) {
+        (Some(s), _) => say!(en: " (SeqNum {s})", zh: "（SeqNum {s}）", s = s),
+        // A space between the collective's Latin name and the Chinese.
+        (None, Some(_)) => say!(en: "", zh: " "),
+        (None, None) => Said::default(),
+    };
+    let limit = match fact(f, fact::TIMEOUT_MS) {
+        Some(ms) => say!(
+            en: " the timeout of {ms} ms",
+            zh: " {ms} ms 的超时时间",
+            ms = ms
+        ),
+        None => say!(en: " its timeout", zh: "超时时间"),
+    };
+    let waiting = concat([rank, waited, op, seq]);
     if let Some(id) = f.consequence_of {
-        return verdict_en(
+        return verdict(
             Code::CollateralTimeout,
-            &format!("A consequence of finding [{id}], not a separate cause"),
-            format!("{rank} waited{ran} in {op}{seq} for ranks that never joined. Finding [{id}] is an earlier (probable) out-of-memory error: once a rank dies, the others block at the next collective until the NCCL watchdog gives up after{limit}. Fix finding [{id}]; this timeout will go away with it."),
+            say!(
+                en: "A consequence of finding [{id}], not a separate cause",
+                zh: "是发现 [{id}] 的后果，不是另一个原因",
+                id = id
+            ),
+            concat([
+                waiting,
+                say!(
+                    en: " for ranks that never joined. Finding [{id}] is an earlier (probable) out-of-memory error: once a rank dies, the others block at the next collective until the NCCL watchdog gives up after",
+                    zh: "里等待始终没有加入的 rank。发现 [{id}] 是更早的一个（很可能的）显存不足错误：一旦有 rank 死掉，其他 rank 就会卡在下一次集合通信上，直到 NCCL watchdog 等满",
+                    id = id
+                ),
+                limit,
+                say!(
+                    en: ". Fix finding [{id}]; this timeout will go away with it.",
+                    zh: "后放弃。先解决发现 [{id}]；这次超时会随之消失。",
+                    id = id
+                ),
+            ]),
         );
     }
-    verdict_en(
+    verdict(
         Code::CollectiveTimeout,
-        "A collective waited for a rank that never arrived",
-        format!("{rank} waited{ran} in {op}{seq} and the NCCL watchdog gave up after{limit}. Some other rank did not reach this collective: it crashed (its log shows the first error), hangs, or is far slower (evaluation, logging or checkpointing on rank 0 only, a data loader stall, uneven numbers of batches). The rank that timed out is usually the victim, not the culprit."),
+        say!(
+            en: "A collective waited for a rank that never arrived",
+            zh: "一次集合通信一直在等一个始终没到的 rank"
+        ),
+        concat([
+            waiting,
+            say!(
+                en: " and the NCCL watchdog gave up after",
+                zh: "里等待，NCCL watchdog 等满"
+            ),
+            limit,
+            say!(
+                en: ". Some other rank did not reach this collective: it crashed (its log shows the first error), hangs, or is far slower (evaluation, logging or checkpointing on rank 0 only, a data loader stall, uneven numbers of batches). The rank that timed out is usually the victim, not the culprit.",
+                zh: "后放弃了。有别的 rank 没有到达这次集合通信：它崩溃了（它的日志里有最早的那个错误）、卡住了，或者慢得多（只在 rank 0 上做评估、日志或保存 checkpoint，数据加载卡住，各 rank 的 batch 数不一样）。超时的那个 rank 通常是受害者，不是元凶。"
+            ),
+        ]),
     )
 }
 
 fn nccl_error_verdict(f: &Finding) -> Verdict {
     let meaning = match fact(f, fact::NCCL_ERROR) {
-        Some("ncclUnhandledCudaError") => format!(
-            "a CUDA call inside NCCL failed{}",
-            fact(f, fact::LAST_ERROR)
-                .map(|e| format!("; NCCL's last error was `{e}`"))
-                .unwrap_or_default()
+        Some("ncclUnhandledCudaError") => match fact(f, fact::LAST_ERROR) {
+            Some(e) => say!(
+                en: "a CUDA call inside NCCL failed; NCCL's last error was `{e}`",
+                zh: "NCCL 内部的一次 CUDA 调用失败了；NCCL 记录的最后一个错误是 `{e}`",
+                e = e
+            ),
+            None => say!(
+                en: "a CUDA call inside NCCL failed",
+                zh: "NCCL 内部的一次 CUDA 调用失败了"
+            ),
+        },
+        Some("ncclSystemError") => say!(
+            en: "a system call or external library failed (socket, shared memory, malloc): in containers often a /dev/shm that is too small, otherwise the network interface NCCL picked, or a peer process that exited",
+            zh: "一次系统调用或外部库调用失败了（socket、共享内存、malloc）：在容器里常常是 /dev/shm 太小，否则是 NCCL 选中的网卡，或者某个对端进程已经退出"
         ),
-        Some("ncclSystemError") => "a system call or external library failed (socket, shared memory, malloc): in containers often a /dev/shm that is too small, otherwise the network interface NCCL picked, or a peer process that exited".into(),
-        Some("ncclRemoteError") => "a peer closed the connection: a remote process exited (crashed) or the network failed".into(),
-        Some("ncclInternalError") | Some("ncclInvalidUsage") | Some("ncclInvalidArgument") => "NCCL's own consistency check failed: ranks calling different collectives or tensors of different sizes, mismatched NCCL versions, or a bug".into(),
-        _ => fact(f, fact::REASON).map_or_else(
-            || "the process group's backend reported an error".to_string(),
-            |r| format!("it reports: {r}"),
+        Some("ncclRemoteError") => say!(
+            en: "a peer closed the connection: a remote process exited (crashed) or the network failed",
+            zh: "对端关闭了连接：远端进程退出（崩溃）了，或者网络出了故障"
         ),
+        Some("ncclInternalError") | Some("ncclInvalidUsage") | Some("ncclInvalidArgument") => say!(
+            en: "NCCL's own consistency check failed: ranks calling different collectives or tensors of different sizes, mismatched NCCL versions, or a bug",
+            zh: "NCCL 自己的一致性检查失败了：各 rank 调用了不同的集合通信或大小不同的张量、NCCL 版本不一致，或者是 bug"
+        ),
+        _ => match fact(f, fact::REASON) {
+            Some(r) => say!(en: "it reports: {r}", zh: "它报告：{r}", r = r),
+            None => say!(
+                en: "the process group's backend reported an error",
+                zh: "进程组的后端报告了一个错误"
+            ),
+        },
     };
-    verdict_en(
+    verdict(
         Code::NcclFailure,
-        "Collective communication failed",
-        format!("NCCL or PyTorch's c10d failed: {meaning}. When one rank crashes first (an OOM, an assert), the others fail like this at their next collective, so look for the earliest error in every rank's log before debugging NCCL itself."),
+        say!(en: "Collective communication failed", zh: "集合通信失败"),
+        concat([
+            say!(
+                en: "NCCL or PyTorch's c10d failed: ",
+                zh: "NCCL 或 PyTorch 的 c10d 失败了："
+            ),
+            meaning,
+            say!(
+                en: ". When one rank crashes first (an OOM, an assert), the others fail like this at their next collective, so look for the earliest error in every rank's log before debugging NCCL itself.",
+                zh: "。当某个 rank 先崩溃（显存不足、断言失败）时，其他 rank 会在下一次集合通信时这样失败，所以在调试 NCCL 本身之前，先在每个 rank 的日志里找最早的那个错误。"
+            ),
+        ]),
     )
 }
 
 fn launcher_verdict(f: &Finding) -> Verdict {
-    let rank = fact(f, fact::ROOT_CAUSE_RANK)
-        .map(|r| format!("rank {r}"))
-        .or_else(|| fact(f, "root_cause_local_rank").map(|r| format!("local rank {r}")))
-        .unwrap_or_else(|| "a rank the report does not name".into());
+    let rank = match (
+        fact(f, fact::ROOT_CAUSE_RANK),
+        fact(f, "root_cause_local_rank"),
+    ) {
+        (Some(r), _) => say!(en: "rank {r}", zh: "rank {r}", r = r),
+        (None, Some(r)) => say!(en: "local rank {r}", zh: "local rank {r}", r = r),
+        (None, None) => say!(
+            en: "a rank the report does not name",
+            zh: "报告里没有写明的某个 rank"
+        ),
+    };
     let code = fact(f, fact::ROOT_CAUSE_EXITCODE).unwrap_or("?");
     let signal = fact(f, fact::ROOT_CAUSE_SIGNAL);
     let exit_meaning = match (code, signal) {
-        (_, Some("SIGKILL")) | ("-9", _) => "killed with SIGKILL: most often the Linux out-of-memory killer (host RAM, not GPU memory) or the job scheduler; check `dmesg -T | grep -i -E 'killed process|out of memory'`".to_string(),
-        (_, Some("SIGABRT")) | ("-6", _) => "aborted by native code: typically c10d's watchdog taking the process down after an NCCL error or timeout, or an uncaught C++ exception".into(),
-        (_, Some("SIGSEGV")) | ("-11", _) => "a segmentation fault in native code".into(),
-        (_, Some("SIGTERM")) | ("-15", _) => "terminated from outside (the launcher or scheduler), often because another rank failed first".into(),
-        ("1", _) => "a Python exception: its traceback is in that rank's own output".into(),
-        _ => format!("exit code {code}"),
+        (_, Some("SIGKILL")) | ("-9", _) => say!(
+            en: "killed with SIGKILL: most often the Linux out-of-memory killer (host RAM, not GPU memory) or the job scheduler; check `dmesg -T | grep -i -E 'killed process|out of memory'`",
+            zh: "进程被 SIGKILL 杀掉：最常见的是 Linux 的 OOM killer（主机内存不够，不是显存），或者作业调度器；用 `dmesg -T | grep -i -E 'killed process|out of memory'` 查看"
+        ),
+        (_, Some("SIGABRT")) | ("-6", _) => say!(
+            en: "aborted by native code: typically c10d's watchdog taking the process down after an NCCL error or timeout, or an uncaught C++ exception",
+            zh: "被原生代码 abort：通常是 c10d 的 watchdog 在 NCCL 出错或超时后结束了进程，或者是没有捕获的 C++ 异常"
+        ),
+        (_, Some("SIGSEGV")) | ("-11", _) => say!(
+            en: "a segmentation fault in native code",
+            zh: "原生代码里的段错误"
+        ),
+        (_, Some("SIGTERM")) | ("-15", _) => say!(
+            en: "terminated from outside (the launcher or scheduler), often because another rank failed first",
+            zh: "被外部（启动器或调度器）终止，常常是因为另一个 rank 先失败了"
+        ),
+        ("1", _) => say!(
+            en: "a Python exception: its traceback is in that rank's own output",
+            zh: "一个 Python 异常：它的调用栈在那个 rank 自己的输出里"
+        ),
+        _ => say!(en: "exit code {code}", zh: "退出码 {code}", code = code),
     };
     let record = if fact(f, fact::ROOT_CAUSE_ERROR_FILE).is_some_and(|e| e.contains("N/A")) {
-        " The report has no traceback because the entry point is not decorated with @record (torch.distributed.elastic.multiprocessing.errors.record)."
+        say!(
+            en: " The report has no traceback because the entry point is not decorated with @record (torch.distributed.elastic.multiprocessing.errors.record).",
+            zh: "报告里没有调用栈，因为入口函数没有用 @record（torch.distributed.elastic.multiprocessing.errors.record）装饰。"
+        )
     } else {
-        ""
+        Said::default()
     };
-    verdict_en(
+    verdict(
         Code::LauncherReport,
-        "The launcher only reports that workers exited",
-        format!("torchrun (torchelastic) does not know why workers failed. Its \"root cause\" is the first failure it observed: {rank}, exit code {code}, i.e. {exit_meaning}. The first observed failure can be a victim that timed out rather than the culprit.{record} Read that rank's own output for the real error."),
+        say!(
+            en: "The launcher only reports that workers exited",
+            zh: "启动器只报告了有 worker 退出"
+        ),
+        concat([
+            say!(
+                en: "torchrun (torchelastic) does not know why workers failed. Its \"root cause\" is the first failure it observed: ",
+                zh: "torchrun（torchelastic）并不知道 worker 为什么失败。它的“根因”是它最先看到的失败："
+            ),
+            rank,
+            say!(
+                en: ", exit code {code}, i.e. ",
+                zh: "，退出码 {code}，即",
+                code = code
+            ),
+            exit_meaning,
+            say!(
+                en: ". The first observed failure can be a victim that timed out rather than the culprit.",
+                zh: "。最先看到的失败也可能只是等超时的受害者，而不是元凶。"
+            ),
+            record,
+            say!(
+                en: " Read that rank's own output for the real error.",
+                zh: "真正的错误要看那个 rank 自己的输出。"
+            ),
+        ]),
     )
 }
 
 fn consequence_fix(f: &Finding, out: &mut Vec<Fix>) {
     if let Some(id) = f.consequence_of {
-        out.push(fix_en(
-            &format!("Fix finding [{id}] first"),
-            format!("This error is collateral damage of finding [{id}]. Apply that finding's fixes; once no rank runs out of memory, this one disappears."),
-        ));
+        // The title names the finding, so it is written here rather than
+        // taken from the catalogue, whose title stands for any finding.
+        let title = say!(
+            en: "Fix finding [{id}] first",
+            zh: "先解决发现 [{id}]",
+            id = id
+        );
+        let how = say!(
+            en: "This error is collateral damage of finding [{id}]. Apply that finding's fixes; once no rank runs out of memory, this one disappears.",
+            zh: "这个错误是发现 [{id}] 的连带后果。按那个发现的建议去改；只要没有 rank 再显存不足，这个错误就会消失。",
+            id = id
+        );
+        out.push(Fix {
+            id: FIX_EARLIER_FINDING.id.to_string(),
+            title: title.en,
+            how: how.en,
+            zh: Some(Chinese {
+                title: title.zh,
+                text: how.zh,
+            }),
+        });
     }
 }
 
 fn find_first_error_fix() -> Fix {
-    fix_en(
-        "Find the first error across all ranks",
-        "Give every rank its own log (torchrun --log-dir logs --redirects 3 --tee 3, or prefix lines with the rank) and look for the earliest error; decorate the entry point with @torch.distributed.elastic.multiprocessing.errors.record so tracebacks reach the launcher's report.",
+    fix(
+        &FIND_FIRST_ERROR,
+        say!(
+            en: "Give every rank its own log (torchrun --log-dir logs --redirects 3 --tee 3, or prefix lines with the rank) and look for the earliest error; decorate the entry point with @torch.distributed.elastic.multiprocessing.errors.record so tracebacks reach the launcher's report.",
+            zh: "给每个 rank 单独的日志（torchrun --log-dir logs --redirects 3 --tee 3，或在每行前加上 rank），找出最早的那个错误；用 @torch.distributed.elastic.multiprocessing.errors.record 装饰入口函数，让调用栈进入启动器的报告。"
+        ),
     )
 }
 
@@ -299,17 +603,143 @@ fn find_first_error_fix() -> Fix {
 fn collateral_nccl_fixes(f: &Finding, out: &mut Vec<Fix>) {
     consequence_fix(f, out);
     out.push(find_first_error_fix());
-    out.push(fix_en(
-                "Let NCCL say what failed",
-                "Rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET for setup problems): the WARN lines name the failing call.",
-            ));
+    out.push(fix(
+        &NCCL_DEBUG_INFO,
+        say!(
+            en: "Rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET for setup problems): the WARN lines name the failing call.",
+            zh: "设 NCCL_DEBUG=INFO 重跑（建立连接的问题再加 NCCL_DEBUG_SUBSYS=INIT,NET）：WARN 行会指出失败的调用。"
+        ),
+    ));
     if fact(f, fact::NCCL_ERROR) == Some("ncclSystemError") {
-        out.push(fix_en(
-                    "Check shared memory and the network interface",
-                    "In Docker give NCCL shared memory (--ipc=host or --shm-size=16g); choose the interface with NCCL_SOCKET_IFNAME=eth0 (your interface); to test, NCCL_P2P_DISABLE=1 or NCCL_IB_DISABLE=1.",
-                ));
+        out.push(fix(
+            &SHM_AND_INTERFACE,
+            say!(
+                en: "In Docker give NCCL shared memory (--ipc=host or --shm-size=16g); choose the interface with NCCL_SOCKET_IFNAME=eth0 (your interface); to test, NCCL_P2P_DISABLE=1 or NCCL_IB_DISABLE=1.",
+                zh: "在 Docker 里给 NCCL 共享内存（--ipc=host 或 --shm-size=16g）；用 NCCL_SOCKET_IFNAME=eth0（换成你的网卡）指定网卡；排查时可以试 NCCL_P2P_DISABLE=1 或 NCCL_IB_DISABLE=1。"
+            ),
+        ));
     }
 }
 
+/// dist.barrier and set_per_process_memory_fraction; NCCL_BUFFSIZE and
+/// NCCL_MAX_NCHANNELS.
+const NCCL_ALLOCATE_FIRST: FixSpec = FixSpec::new(
+    "nccl-allocate-before-model",
+    "Let NCCL allocate before the model fills the GPU",
+    "在模型占满 GPU 之前让 NCCL 先分配",
+)
+.frameworks(&[Framework::PyTorch])
+.vendors(NCCL_VENDORS)
+.sources(&["NCCL documentation: Environment Variables (NCCL_BUFFSIZE, NCCL_MAX_NCHANNELS)"]);
+
+/// Any consequence of an earlier finding; the title names its id.
+const FIX_EARLIER_FINDING: FixSpec = FixSpec::new(
+    "fix-earlier-finding-first",
+    "Fix finding [N] first",
+    "先解决发现 [N]",
+);
+
+/// torchrun's log options and torchelastic's @record.
+const FIND_FIRST_ERROR: FixSpec = FixSpec::new(
+    "find-first-error-across-ranks",
+    "Find the first error across all ranks",
+    "在所有 rank 里找到最早的错误",
+)
+.frameworks(&[Framework::PyTorch])
+.cost(Cost::Look)
+.sources(&["PyTorch documentation: torchrun (--log-dir, --redirects, --tee), torch.distributed.elastic errors (record)"]);
+
+/// ProcessGroupNCCL's flight recorder; TORCH_NCCL_DUMP_ON_TIMEOUT from
+/// PyTorch 2.3.
+const FLIGHT_RECORDER: FixSpec = FixSpec::new(
+    "nccl-flight-recorder",
+    "Record what each rank was doing",
+    "记录每个 rank 在做什么",
+)
+.frameworks(&[Framework::PyTorch])
+.vendors(NCCL_VENDORS)
+.torch_since((2, 3))
+.cost(Cost::Look)
+.sources(&["PyTorch documentation: Flight Recorder (TORCH_NCCL_TRACE_BUFFER_SIZE, TORCH_NCCL_DUMP_ON_TIMEOUT)"]);
+
+/// DistributedSampler's drop_last.
+const SAME_COLLECTIVES: FixSpec = FixSpec::new(
+    "same-collectives-on-every-rank",
+    "Make every rank run the same collectives",
+    "让每个 rank 执行同样的集合通信",
+)
+.frameworks(&[Framework::PyTorch]);
+
+/// init_process_group's timeout (the NCCL backend's default is 10 minutes
+/// from PyTorch 2.2).
+const RAISE_TIMEOUT: FixSpec = FixSpec::new(
+    "raise-collective-timeout",
+    "Raise the timeout only for slow but healthy steps",
+    "只有在某一步确实慢但正常时才调大超时",
+)
+.frameworks(&[Framework::PyTorch])
+.sources(&["PyTorch documentation: torch.distributed.init_process_group (timeout)"]);
+
+/// NCCL_DEBUG; RCCL reads the same variables.
+const NCCL_DEBUG_INFO: FixSpec = FixSpec::new(
+    "nccl-debug-info",
+    "Let NCCL say what failed",
+    "让 NCCL 说出哪里出了错",
+)
+.vendors(NCCL_VENDORS)
+.cost(Cost::Look)
+.sources(&[
+    "NCCL documentation: Environment Variables (NCCL_DEBUG, NCCL_DEBUG_SUBSYS)",
+    "RCCL documentation: environment variables",
+]);
+
+/// Docker's shared memory and NCCL's network variables.
+const SHM_AND_INTERFACE: FixSpec = FixSpec::new(
+    "nccl-shm-and-interface",
+    "Check shared memory and the network interface",
+    "检查共享内存和网卡",
+)
+.vendors(NCCL_VENDORS)
+.sources(&["NCCL documentation: Environment Variables (NCCL_SOCKET_IFNAME, NCCL_P2P_DISABLE, NCCL_IB_DISABLE)"]);
+
+/// torchrun's per-rank logs.
+const READ_ROOT_CAUSE_RANK: FixSpec = FixSpec::new(
+    "read-root-cause-rank-output",
+    "Read the root-cause rank's own output",
+    "看根因 rank 自己的输出",
+)
+.frameworks(&[Framework::PyTorch])
+.cost(Cost::Look);
+
+/// Linux's kernel log and DataLoader settings.
+const HOST_OOM_KILLER: FixSpec = FixSpec::new(
+    "check-host-oom-killer",
+    "Check the host's out-of-memory killer",
+    "检查主机的 OOM killer",
+)
+.frameworks(&[Framework::PyTorch])
+.cost(Cost::Look);
+
+/// torchelastic's @record.
+const PUT_TRACEBACK_IN_REPORT: FixSpec = FixSpec::new(
+    "torchelastic-record-traceback",
+    "Put the traceback into the report",
+    "把调用栈也放进报告",
+)
+.frameworks(&[Framework::PyTorch])
+.sources(&["PyTorch documentation: torch.distributed.elastic, Error Propagation (record)"]);
+
 /// This family's fixes, for the catalogue (`catalogue::ALL`).
-pub(super) const FIXES: &[super::catalogue::FixSpec] = &[];
+pub(super) const FIXES: &[FixSpec] = &[
+    NCCL_ALLOCATE_FIRST,
+    FIX_EARLIER_FINDING,
+    FIND_FIRST_ERROR,
+    FLIGHT_RECORDER,
+    SAME_COLLECTIVES,
+    RAISE_TIMEOUT,
+    NCCL_DEBUG_INFO,
+    SHM_AND_INTERFACE,
+    READ_ROOT_CAUSE_RANK,
+    HOST_OOM_KILLER,
+    PUT_TRACEBACK_IN_REPORT,
+];

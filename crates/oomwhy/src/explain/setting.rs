@@ -73,8 +73,22 @@ pub(crate) enum Runtime {
 
 impl Runtime {
     /// Recognised from the traceback's file paths, the message text, and the
-    /// process a line prefix names.
+    /// process a line prefix names; a KV-cache error is always an engine's
+    /// own, named by its message form where nothing else names it.
     pub(crate) fn of(f: &Finding) -> Option<Runtime> {
+        let seen = Runtime::seen(f);
+        if f.kind != Kind::KvCacheOom {
+            return seen;
+        }
+        Some(match f.era {
+            Some(Era::TgiWarmup) => Runtime::Tgi,
+            Some(Era::Sglang) => Runtime::Sglang,
+            // vLLM's forms, also printed by engines built on its code.
+            _ => seen.filter(|r| r.is_engine()).unwrap_or(Runtime::Vllm),
+        })
+    }
+
+    fn seen(f: &Finding) -> Option<Runtime> {
         let mut places: Vec<String> = f
             .traceback
             .iter()

@@ -1,8 +1,12 @@
 //! TensorFlow's BFC retry warning: not an error.
 
-use super::common::{fix_en, on_device};
+use super::catalogue::{Cost, FixSpec};
+use super::common::fix;
+use super::setting::Framework;
 use super::Explain;
+use crate::i18n::Said;
 use crate::record::{Diagnosis, Finding, Fix, Verdict};
+use crate::say;
 use crate::units::format_size as fmt;
 
 /// Explains `Kind::TfAllocatorWarning` findings: no verdicts, a warning
@@ -10,31 +14,66 @@ use crate::units::format_size as fmt;
 pub(super) struct TfAllocatorWarning;
 
 impl Explain for TfAllocatorWarning {
-    fn headline_en(&self, f: &Finding) -> String {
-        let size = f
-            .sizes
-            .requested_bytes
-            .map(|b| format!(" {}", fmt(b)))
-            .unwrap_or_default();
-        format!(
-            "Warning, not an error: TensorFlow could not allocate{size}{} at once and retried",
-            on_device(f)
-        )
+    fn headline(&self, f: &Finding) -> Said {
+        // `on_device` says NPU for torch_npu only; TensorFlow's devices are GPUs.
+        match (f.sizes.requested_bytes.map(fmt), f.device) {
+            (Some(size), Some(d)) => say!(
+                en: "Warning, not an error: TensorFlow could not allocate {size} on GPU {d} at once and retried",
+                zh: "只是警告，不是报错：TensorFlow 没能在 GPU {d} 上一次分配到 {size}，已经重试",
+                size = size,
+                d = d
+            ),
+            (Some(size), None) => say!(
+                en: "Warning, not an error: TensorFlow could not allocate {size} at once and retried",
+                zh: "只是警告，不是报错：TensorFlow 没能一次分配到 {size}，已经重试",
+                size = size
+            ),
+            (None, Some(d)) => say!(
+                en: "Warning, not an error: TensorFlow could not allocate on GPU {d} at once and retried",
+                zh: "只是警告，不是报错：TensorFlow 没能在 GPU {d} 上一次完成分配，已经重试",
+                d = d
+            ),
+            (None, None) => say!(
+                en: "Warning, not an error: TensorFlow could not allocate at once and retried",
+                zh: "只是警告，不是报错：TensorFlow 没能一次完成分配，已经重试"
+            ),
+        }
     }
 
     fn verdicts(&self, _f: &Finding, _d: &Diagnosis, _out: &mut Vec<Verdict>) {}
 
     fn fixes(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
-        out.push(fix_en(
-            "Nothing to fix unless the job fails",
-            "TensorFlow says the caller handles the failed allocation (it falls back to an algorithm that needs less memory). Look for an `OOM when allocating tensor` or `ResourceExhaustedError` later in the log: only that is an out-of-memory error.",
+        out.push(fix(
+            &NOTHING_TO_FIX,
+            say!(
+                en: "TensorFlow says the caller handles the failed allocation (it falls back to an algorithm that needs less memory). Look for an `OOM when allocating tensor` or `ResourceExhaustedError` later in the log: only that is an out-of-memory error.",
+                zh: "TensorFlow 说明这次失败的分配由调用方处理（它会退回到一个需要显存更少的算法）。在日志后面找 `OOM when allocating tensor` 或 `ResourceExhaustedError`：只有那才是显存不足错误。"
+            ),
         ));
-        out.push(fix_en(
-            "Give TensorFlow more room if it is slow",
-            "The fallback can be slower: a smaller batch, mixed precision, or stopping other processes on the GPU leaves room for the faster algorithm.",
+        out.push(fix(
+            &MORE_ROOM,
+            say!(
+                en: "The fallback can be slower: a smaller batch, mixed precision, or stopping other processes on the GPU leaves room for the faster algorithm.",
+                zh: "退回去的算法可能更慢：更小的 batch、混合精度，或者结束这块 GPU 上的其他进程，都能给更快的算法留出空间。"
+            ),
         ));
     }
 }
 
+const NOTHING_TO_FIX: FixSpec = FixSpec::new(
+    "tf-warning-nothing-to-fix",
+    "Nothing to fix unless the job fails",
+    "任务没失败就不用处理",
+)
+.frameworks(&[Framework::TensorFlow])
+.cost(Cost::Look);
+
+const MORE_ROOM: FixSpec = FixSpec::new(
+    "tf-warning-more-room",
+    "Give TensorFlow more room if it is slow",
+    "如果变慢了，给 TensorFlow 多留些显存",
+)
+.frameworks(&[Framework::TensorFlow]);
+
 /// This family's fixes, for the catalogue (`catalogue::ALL`).
-pub(super) const FIXES: &[super::catalogue::FixSpec] = &[];
+pub(super) const FIXES: &[FixSpec] = &[NOTHING_TO_FIX, MORE_ROOM];

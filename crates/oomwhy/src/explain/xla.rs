@@ -1,24 +1,40 @@
 //! XLA out-of-memory as JAX and TensorFlow-with-XLA report it: the
 //! preallocated device pool and the pinned host-memory limit.
 
-use super::common::{extra, fix_en, framework_fixes, on_device, row_en, verdict_en, FieldRow, TIB};
+use super::catalogue::{Cost, FixSpec};
+use super::common::{extra, fix, framework_fixes, row, verdict, FieldRow, TIB};
 use super::docs::Code;
+use super::setting::{Framework, Vendor};
 use super::Explain;
+use crate::i18n::Said;
 use crate::record::{Diagnosis, Era, Finding, Fix, Verdict};
+use crate::say;
 use crate::units::format_size as fmt;
 
 /// Explains `Kind::XlaOom` findings.
 pub(super) struct XlaOom;
 
 impl Explain for XlaOom {
-    fn headline_en(&self, f: &Finding) -> String {
+    fn headline(&self, f: &Finding) -> Said {
         let a = f.sizes.requested_bytes.map(fmt);
-        match (f.era, a) {
-            (Some(Era::Host), Some(a)) => {
-                format!("XLA could not allocate {a} of pinned host memory")
-            }
-            (_, Some(a)) => format!("XLA (JAX) could not allocate {a}{}", on_device(f)),
-            _ => "XLA (JAX) ran out of memory".into(),
+        match (f.era, a, f.device) {
+            (Some(Era::Host), Some(a), _) => say!(
+                en: "XLA could not allocate {a} of pinned host memory",
+                zh: "XLA 无法分配 {a} 锁页主机内存",
+                a = a
+            ),
+            (_, Some(a), Some(d)) => say!(
+                en: "XLA (JAX) could not allocate {a} on GPU {d}",
+                zh: "XLA（JAX）无法在 GPU {d} 上分配 {a}",
+                a = a,
+                d = d
+            ),
+            (_, Some(a), None) => say!(
+                en: "XLA (JAX) could not allocate {a}",
+                zh: "XLA（JAX）无法分配 {a}",
+                a = a
+            ),
+            _ => say!(en: "XLA (JAX) ran out of memory", zh: "XLA（JAX）内存不足"),
         }
     }
     fn field_rows(&self, f: &Finding) -> Vec<FieldRow> {
@@ -26,43 +42,65 @@ impl Explain for XlaOom {
         let s = &f.sizes;
         if let Some(a) = s.requested_bytes {
             let meaning = if f.era == Some(Era::Host) {
-                "pinned host memory XLA needed in one piece (exact)"
+                say!(
+                    en: "pinned host memory XLA needed in one piece (exact)",
+                    zh: "XLA 需要一次拿到的锁页主机内存（精确值）"
+                )
             } else if f.era == Some(Era::HumanReadable) {
-                "one buffer XLA needed, as printed (rounded; approximate)"
+                say!(
+                    en: "one buffer XLA needed, as printed (rounded; approximate)",
+                    zh: "XLA 需要的一个缓冲区，按报错打印的值（四舍五入，近似值）"
+                )
             } else {
-                "one buffer XLA needed in one piece (exact)"
+                say!(
+                    en: "one buffer XLA needed in one piece (exact)",
+                    zh: "XLA 需要一次拿到的一个缓冲区（精确值）"
+                )
             };
-            rows.push(row_en(
-                "Trying to allocate",
+            rows.push(row(
+                say!(en: "Trying to allocate", zh: "试图分配"),
                 format!("{} ({a} bytes)", fmt(a)),
                 meaning,
                 false,
             ));
         }
-        for (key, label, meaning) in [
+        let program = [
             (
                 "program_parameter_bytes",
-                "Parameters",
-                "the compiled program's input buffers",
+                say!(en: "Parameters", zh: "参数"),
+                say!(
+                    en: "the compiled program's input buffers",
+                    zh: "编译后程序的输入缓冲区"
+                ),
             ),
             (
                 "program_output_bytes",
-                "Outputs",
-                "buffers that may live on after the program (maybe_live_out)",
+                say!(en: "Outputs", zh: "输出"),
+                say!(
+                    en: "buffers that may live on after the program (maybe_live_out)",
+                    zh: "程序结束后可能还要保留的缓冲区（maybe_live_out）"
+                ),
             ),
             (
                 "program_temp_bytes",
-                "Temporaries",
-                "scratch buffers the program needs while it runs",
+                say!(en: "Temporaries", zh: "临时缓冲区"),
+                say!(
+                    en: "scratch buffers the program needs while it runs",
+                    zh: "程序运行期间需要的临时缓冲区"
+                ),
             ),
             (
                 "program_total_bytes",
-                "Program total",
-                "all of the program's buffers, per XLA's BufferAssignment stats",
+                say!(en: "Program total", zh: "程序合计"),
+                say!(
+                    en: "all of the program's buffers, per XLA's BufferAssignment stats",
+                    zh: "程序的全部缓冲区，按 XLA 的 BufferAssignment 统计"
+                ),
             ),
-        ] {
+        ];
+        for (key, label, meaning) in program {
             if let Some(v) = extra(f, key) {
-                rows.push(row_en(label, fmt(v), meaning, false));
+                rows.push(row(label, fmt(v), meaning, false));
             }
         }
         rows
@@ -77,94 +115,253 @@ impl Explain for XlaOom {
 
 fn xla_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     let a = f.sizes.requested_bytes;
-    let program = match (extra(f, "program_total_bytes"), extra(f, "program_temp_bytes")) {
-        (Some(total), Some(temp)) => format!(
-            " The compiled program's buffers total {} ({} of them temporaries), per XLA's BufferAssignment stats.",
-            fmt(total),
-            fmt(temp)
+    let program = match (
+        extra(f, "program_total_bytes"),
+        extra(f, "program_temp_bytes"),
+    ) {
+        (Some(total), Some(temp)) => say!(
+            en: "The compiled program's buffers total {total} ({temp} of them temporaries), per XLA's BufferAssignment stats.",
+            zh: "按 XLA 的 BufferAssignment 统计，编译后程序的缓冲区共 {total}（其中临时缓冲区 {temp}）。",
+            total = fmt(total),
+            temp = fmt(temp)
         ),
-        (Some(total), None) => format!(" The compiled program's buffers total {}.", fmt(total)),
-        _ => String::new(),
+        (Some(total), None) => say!(
+            en: "The compiled program's buffers total {total}.",
+            zh: "编译后程序的缓冲区共 {total}。",
+            total = fmt(total)
+        ),
+        _ => Said::default(),
     };
     if f.era == Some(Era::Host) {
-        out.push(verdict_en(
-            Code::XlaHostMemoryLimit,
-            "XLA's pinned host-memory limit is reached (64 GB by default)",
-            format!(
-                "XLA needed {} of pinned (page-locked) host memory — used for host offloading and transfers — and its limit for such memory, 64 GB unless XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB says otherwise, was reached. This is host RAM reserved for the GPU, not GPU memory.{program}",
-                a.map_or("more".into(), fmt)
+        let detail = match a {
+            Some(a) => say!(
+                en: "XLA needed {size} of pinned (page-locked) host memory — used for host offloading and transfers — and its limit for such memory, 64 GB unless XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB says otherwise, was reached. This is host RAM reserved for the GPU, not GPU memory.",
+                zh: "XLA 需要 {size} 锁页（page-locked）主机内存——用于卸载到主机和数据传输——而它给这种内存设的上限（除非 XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB 另有设置，是 64 GB）已经用到头了。这是为 GPU 预留的主机内存（RAM），不是显存。",
+                size = fmt(a)
             ),
+            None => say!(
+                en: "XLA needed more of pinned (page-locked) host memory — used for host offloading and transfers — and its limit for such memory, 64 GB unless XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB says otherwise, was reached. This is host RAM reserved for the GPU, not GPU memory.",
+                zh: "XLA 还需要更多锁页（page-locked）主机内存——用于卸载到主机和数据传输——而它给这种内存设的上限（除非 XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB 另有设置，是 64 GB）已经用到头了。这是为 GPU 预留的主机内存（RAM），不是显存。"
+            ),
+        };
+        out.push(verdict(
+            Code::XlaHostMemoryLimit,
+            say!(
+                en: "XLA's pinned host-memory limit is reached (64 GB by default)",
+                zh: "XLA 的锁页主机内存达到上限（默认 64 GB）"
+            ),
+            detail.then(program),
         ));
         return;
     }
     if let Some(a) = a.filter(|&a| a >= TIB) {
-        out.push(verdict_en(
+        out.push(verdict(
             Code::RequestExceedsCapacity,
-            "One buffer is larger than any GPU",
-            format!("XLA needed one buffer of {} ({a} bytes): more than any single GPU has. An array is far larger than intended (a shape bug, a whole dataset put on the device, an attention matrix over a very long sequence).{program}", fmt(a)),
+            say!(en: "One buffer is larger than any GPU", zh: "一个缓冲区就比任何 GPU 都大"),
+            say!(
+                en: "XLA needed one buffer of {size} ({a} bytes): more than any single GPU has. An array is far larger than intended (a shape bug, a whole dataset put on the device, an attention matrix over a very long sequence).",
+                zh: "XLA 需要一个 {size}（{a} 字节）的缓冲区：比任何单块 GPU 的显存都多。某个数组比预想的大得多（形状写错、把整个数据集放上了设备、对超长序列算的注意力矩阵）。",
+                size = fmt(a),
+                a = a
+            )
+            .then(program),
         ));
         return;
     }
-    let size = a.map_or("a buffer".into(), |a| format!("{} ({a} bytes)", fmt(a)));
     if f.era == Some(Era::DeviceAllocator) {
-        out.push(verdict_en(
+        // "a buffer" or "1.00 GiB (1073741824 bytes)", then " on GPU N".
+        let detail = match (a, f.device) {
+            (Some(a), Some(d)) => say!(
+                en: "XLA asked the device driver directly for {size} ({a} bytes) on GPU {d} and was refused.",
+                zh: "XLA 直接向设备驱动申请 GPU {d} 上的 {size}（{a} 字节），被拒绝了。",
+                size = fmt(a),
+                a = a,
+                d = d
+            ),
+            (Some(a), None) => say!(
+                en: "XLA asked the device driver directly for {size} ({a} bytes) and was refused.",
+                zh: "XLA 直接向设备驱动申请 {size}（{a} 字节），被拒绝了。",
+                size = fmt(a),
+                a = a
+            ),
+            (None, Some(d)) => say!(
+                en: "XLA asked the device driver directly for a buffer on GPU {d} and was refused.",
+                zh: "XLA 直接向设备驱动申请 GPU {d} 上的一个缓冲区，被拒绝了。",
+                d = d
+            ),
+            (None, None) => say!(
+                en: "XLA asked the device driver directly for a buffer and was refused.",
+                zh: "XLA 直接向设备驱动申请一个缓冲区，被拒绝了。"
+            ),
+        };
+        out.push(verdict(
             Code::CapacityExhausted,
-            "The GPU itself had no room for the buffer",
-            format!(
-                "XLA asked the device driver directly for {size}{} and was refused. This allocator is used when preallocation is off or XLA_PYTHON_CLIENT_ALLOCATOR=platform is set, so no JAX pool stood in the way: the GPU was full — with this program's arrays, or with another process's memory.{program}",
-                on_device(f)
+            say!(
+                en: "The GPU itself had no room for the buffer",
+                zh: "GPU 本身已经没有空间放这个缓冲区"
+            ),
+            detail
+                .then(say!(
+                    en: "This allocator is used when preallocation is off or XLA_PYTHON_CLIENT_ALLOCATOR=platform is set, so no JAX pool stood in the way: the GPU was full — with this program's arrays, or with another process's memory.",
+                    zh: "只有关掉预分配或设了 XLA_PYTHON_CLIENT_ALLOCATOR=platform 时才用这个分配器，所以中间没有 JAX 的内存池：是 GPU 满了——被这个程序的数组占满，或者被别的进程的显存占满。"
+                ))
+                .then(program),
+        ));
+        return;
+    }
+    let detail = match a {
+        Some(a) => say!(
+            en: "XLA could not get {size} ({a} bytes) in one piece.",
+            zh: "XLA 没能一次拿到 {size}（{a} 字节）。",
+            size = fmt(a),
+            a = a
+        ),
+        None => say!(
+            en: "XLA could not get a buffer in one piece.",
+            zh: "XLA 没能一次拿到一个缓冲区。"
+        ),
+    };
+    out.push(verdict(
+        Code::XlaPreallocation,
+        say!(
+            en: "XLA's preallocated GPU pool had no room for the buffer",
+            zh: "XLA 预分配的显存池没有空间放这个缓冲区"
+        ),
+        detail
+            .then(say!(
+                en: "On GPUs JAX serves every buffer from a pool it reserves when the first JAX operation runs — 75% of the GPU's memory by default (older releases: 90% of the memory free at that moment) — so the limit hit is that pool, not necessarily the card: up to a quarter of the GPU can lie outside it, and a second JAX or TensorFlow process on the same GPU preallocates too and fails at once.",
+                zh: "在 GPU 上，JAX 的每个缓冲区都从一个内存池里分配，这个池在第一个 JAX 操作运行时预留——默认是 GPU 显存的 75%（旧版本：当时空闲显存的 90%）——所以碰到的上限是这个池，不一定是整块卡：GPU 最多有四分之一可能在池外；同一块 GPU 上的第二个 JAX 或 TensorFlow 进程也会预分配，并马上失败。"
+            ))
+            .then(program),
+    ));
+}
+
+/// `XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB`: read by XLA's GPU client, which
+/// JAX and TensorFlow embed.
+const RAISE_HOST_LIMIT: FixSpec = FixSpec::new(
+    "xla-raise-host-memory-limit",
+    "Raise XLA's pinned host-memory limit",
+    "调高 XLA 的锁页主机内存上限",
+)
+.frameworks(&[Framework::Jax, Framework::TensorFlow])
+.sources(&["XLA's GPU client (XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB), named by the message"]);
+
+const OFFLOAD_LESS: FixSpec = FixSpec::new(
+    "xla-offload-less",
+    "Offload less to the host",
+    "少往主机卸载一些",
+)
+.cost(Cost::Speed);
+
+const MEM_FRACTION: FixSpec = FixSpec::new(
+    "jax-mem-fraction",
+    "Give XLA's pool more of the GPU",
+    "让 XLA 的内存池占 GPU 更大的比例",
+)
+.frameworks(&[Framework::Jax])
+.sources(&["JAX documentation: GPU memory allocation (XLA_PYTHON_CLIENT_MEM_FRACTION)"]);
+
+const NO_PREALLOCATE: FixSpec = FixSpec::new(
+    "jax-no-preallocate",
+    "Allocate on demand when processes share the GPU",
+    "多个进程共用 GPU 时按需分配",
+)
+.frameworks(&[Framework::Jax])
+.sources(&["JAX documentation: GPU memory allocation (XLA_PYTHON_CLIENT_PREALLOCATE, XLA_PYTHON_CLIENT_ALLOCATOR)"]);
+
+const LESS_MEMORY: FixSpec = FixSpec::new(
+    "jax-computation-less-memory",
+    "Make the computation need less memory",
+    "让计算需要更少的显存",
+)
+.frameworks(&[Framework::Jax])
+.cost(Cost::Speed)
+.sources(&["JAX documentation: jax.checkpoint, buffer donation (donate_argnums)"]);
+
+/// Same title as the CUDA runtime family's; here it names nvidia-smi.
+const WHAT_ELSE_HOLDS_GPU: FixSpec = FixSpec::new(
+    "xla-check-what-else-holds-gpu",
+    "Check what else holds the GPU",
+    "检查还有什么占着 GPU",
+)
+.vendors(&[Vendor::Nvidia])
+.cost(Cost::Look);
+
+const BUFFER_REPORT: FixSpec = FixSpec::new(
+    "xla-read-buffer-report",
+    "Read XLA's buffer report",
+    "看 XLA 的缓冲区报告",
+)
+.cost(Cost::Look);
+
+fn xla_fixes(f: &Finding, out: &mut Vec<Fix>) {
+    if f.era == Some(Era::Host) {
+        out.push(fix(
+            &RAISE_HOST_LIMIT,
+            say!(
+                en: "export XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB=128 (or what the machine can spare) before starting, as the message says; the default is 64 GB.",
+                zh: "照报错说的，在启动前 export XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB=128（或机器腾得出的大小）；默认是 64 GB。"
+            ),
+        ));
+        out.push(fix(
+            &OFFLOAD_LESS,
+            say!(
+                en: "Reduce what is offloaded to host memory (host-offloaded activations or optimizer state, large device-to-host transfers held at once).",
+                zh: "减少卸载到主机内存的东西（卸载到主机的激活值或优化器状态、同时保留的大块设备到主机传输）。"
             ),
         ));
         return;
     }
-    out.push(verdict_en(
-        Code::XlaPreallocation,
-        "XLA's preallocated GPU pool had no room for the buffer",
-        format!(
-            "XLA could not get {size} in one piece. On GPUs JAX serves every buffer from a pool it reserves when the first JAX operation runs — 75% of the GPU's memory by default (older releases: 90% of the memory free at that moment) — so the limit hit is that pool, not necessarily the card: up to a quarter of the GPU can lie outside it, and a second JAX or TensorFlow process on the same GPU preallocates too and fails at once.{program}"
+    if f.era != Some(Era::DeviceAllocator) {
+        out.push(fix(
+            &MEM_FRACTION,
+            say!(
+                en: "export XLA_PYTHON_CLIENT_MEM_FRACTION=.90 (before JAX starts) makes the preallocated pool 90% of the GPU instead of 75%; leave some room for the CUDA context and libraries.",
+                zh: "（在 JAX 启动前）export XLA_PYTHON_CLIENT_MEM_FRACTION=.90，预分配的池就占 GPU 的 90% 而不是 75%；给 CUDA 上下文和各种库留一些空间。"
+            ),
+        ));
+        out.push(fix(
+            &NO_PREALLOCATE,
+            say!(
+                en: "export XLA_PYTHON_CLIENT_PREALLOCATE=false: JAX then allocates as needed instead of reserving a pool at start, so several processes (or JAX beside PyTorch/TensorFlow) can share a GPU; it is more prone to fragmentation. XLA_PYTHON_CLIENT_ALLOCATOR=platform allocates and frees exactly — very slow, for debugging OOMs only.",
+                zh: "export XLA_PYTHON_CLIENT_PREALLOCATE=false：JAX 就会按需分配，而不是一启动就预留一个池，这样多个进程（或 JAX 和 PyTorch/TensorFlow）可以共用一块 GPU；但更容易产生碎片。XLA_PYTHON_CLIENT_ALLOCATOR=platform 会按需精确地分配和释放——非常慢，只用于排查 OOM。"
+            ),
+        ));
+    }
+    out.push(fix(
+        &LESS_MEMORY,
+        say!(
+            en: "Reduce the batch size; rematerialise activations with jax.checkpoint (jax.remat) around blocks; donate input buffers with jax.jit(..., donate_argnums=...) so outputs reuse them; keep parameters and activations in bfloat16.",
+            zh: "减小 batch size；用 jax.checkpoint（jax.remat）包住各个块，重算激活值；用 jax.jit(..., donate_argnums=...) 捐出输入缓冲区，让输出复用它们；参数和激活值用 bfloat16。"
         ),
     ));
-}
-
-fn xla_fixes(f: &Finding, out: &mut Vec<Fix>) {
-    if f.era == Some(Era::Host) {
-        out.push(fix_en(
-            "Raise XLA's pinned host-memory limit",
-            "export XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB=128 (or what the machine can spare) before starting, as the message says; the default is 64 GB.",
-        ));
-        out.push(fix_en(
-            "Offload less to the host",
-            "Reduce what is offloaded to host memory (host-offloaded activations or optimizer state, large device-to-host transfers held at once).",
-        ));
-        return;
-    }
-    if f.era != Some(Era::DeviceAllocator) {
-        out.push(fix_en(
-            "Give XLA's pool more of the GPU",
-            "export XLA_PYTHON_CLIENT_MEM_FRACTION=.90 (before JAX starts) makes the preallocated pool 90% of the GPU instead of 75%; leave some room for the CUDA context and libraries.",
-        ));
-        out.push(fix_en(
-            "Allocate on demand when processes share the GPU",
-            "export XLA_PYTHON_CLIENT_PREALLOCATE=false: JAX then allocates as needed instead of reserving a pool at start, so several processes (or JAX beside PyTorch/TensorFlow) can share a GPU; it is more prone to fragmentation. XLA_PYTHON_CLIENT_ALLOCATOR=platform allocates and frees exactly — very slow, for debugging OOMs only.",
-        ));
-    }
-    out.push(fix_en(
-        "Make the computation need less memory",
-        "Reduce the batch size; rematerialise activations with jax.checkpoint (jax.remat) around blocks; donate input buffers with jax.jit(..., donate_argnums=...) so outputs reuse them; keep parameters and activations in bfloat16.",
-    ));
     if f.era == Some(Era::DeviceAllocator) {
-        out.push(fix_en(
-            "Check what else holds the GPU",
-            "Run nvidia-smi: another process, or another framework in this process (PyTorch's or TensorFlow's cache), may hold the memory XLA asked for.",
+        out.push(fix(
+            &WHAT_ELSE_HOLDS_GPU,
+            say!(
+                en: "Run nvidia-smi: another process, or another framework in this process (PyTorch's or TensorFlow's cache), may hold the memory XLA asked for.",
+                zh: "运行 nvidia-smi：可能是别的进程，或者这个进程里的另一个框架（PyTorch 或 TensorFlow 的缓存）占着 XLA 要的显存。"
+            ),
         ));
     }
     if f.text.contains("BufferAssignment") {
-        out.push(fix_en(
-            "Read XLA's buffer report",
-            "The lines after `BufferAssignment OOM Debugging.` list the program's largest buffers (Peak buffers) with shapes and the operations that create them: that is where the memory goes.",
+        out.push(fix(
+            &BUFFER_REPORT,
+            say!(
+                en: "The lines after `BufferAssignment OOM Debugging.` list the program's largest buffers (Peak buffers) with shapes and the operations that create them: that is where the memory goes.",
+                zh: "`BufferAssignment OOM Debugging.` 之后的几行列出了程序里最大的缓冲区（Peak buffers）、它们的形状和产生它们的操作：显存就花在这些地方。"
+            ),
         ));
     }
 }
 
 /// This family's fixes, for the catalogue (`catalogue::ALL`).
-pub(super) const FIXES: &[super::catalogue::FixSpec] = &[];
+pub(super) const FIXES: &[FixSpec] = &[
+    RAISE_HOST_LIMIT,
+    OFFLOAD_LESS,
+    MEM_FRACTION,
+    NO_PREALLOCATE,
+    LESS_MEMORY,
+    WHAT_ELSE_HOLDS_GPU,
+    BUFFER_REPORT,
+];

@@ -130,6 +130,9 @@ messages! {
     EarlierFrame { en: "… 1 earlier frame", zh: "… 省略了更早的 1 层", }
     EarlierFrames { en: "… {0} earlier frames", zh: "… 省略了更早的 {0} 层", }
     More { en: "More:", zh: "详见：", }
+    AnnotationWhy { en: "Why: {0}. {1}", zh: "原因：{0}。{1}", }
+    AnnotationFix { en: "Fix: {0}: {1}", zh: "修复：{0}：{1}", }
+    AnnotationMessage { en: "Message ({0} line {1}): {2}", zh: "报错（{0} 第 {1} 行）：{2}", }
     FindingOne { en: "1 finding", zh: "1 个发现", }
     FindingMany { en: "{0} findings", zh: "{0} 个发现", }
     CountOom { en: "{0} out-of-memory", zh: "{0} 个内存不足错误", }

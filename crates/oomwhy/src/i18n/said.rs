@@ -68,7 +68,8 @@ macro_rules! say {
             $crate::i18n::said::same_placeholders($en, $zh),
             "the English and the Chinese name different placeholders"
         );
-        $(let $name = $value;)+
+        // `x = x` (a value already named like its placeholder) is fine.
+        $(#[allow(clippy::redundant_locals)] let $name = $value;)+
         $crate::i18n::Said {
             en: format!($en, $($name = &$name),+),
             zh: format!($zh, $($name = &$name),+),

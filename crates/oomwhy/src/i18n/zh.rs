@@ -1450,109 +1450,6 @@ const ROWS: &[(&str, &str, &str)] = &[
     ),
 ];
 
-macro_rules! pages {
-    ($($code:literal,)*) => {
-        /// The explanation pages written in Chinese (`src/explanations/zh/`).
-        const PAGES: &[(&str, &str)] = &[
-            $(($code, include_str!(concat!("../explanations/zh/", $code, ".md"))),)*
-        ];
-    };
-}
-
-// Every code's page (tests/i18n.rs checks that none is missing); a code
-// added without one is shown as its Chinese title and summary, then the
-// English page.
-pages! {
-    "fatal_signal",
-    "dev_shm_full",
-    "native_crash",
-    "memory_outside_process",
-    "numbers_inconclusive",
-    "figures_missing",
-    "memory_snapshot",
-    "snapshot_fragmentation",
-    "snapshot_shortage",
-    "snapshot_other_stream",
-    "snapshot_private_pool",
-    "snapshot_pending_free",
-    "snapshot_oversize_rule",
-    "snapshot_no_oom_event",
-    "torch_allocator_oom",
-    "inconsistent_numbers",
-    "fragmentation",
-    "capacity_exhausted",
-    "other_processes",
-    "device_side_assert",
-    "memory_outside_pytorch",
-    "cuda_runtime_oom",
-    "host_oom_killed",
-    "illegal_memory_access",
-    "host_ram_exhausted",
-    "masked_oom",
-    "memory_limit",
-    "request_exceeds_capacity",
-    "non_pytorch_memory",
-    "memory_growth",
-    "fails_at_start",
-    "late_failure",
-    "cuda_graph_pools",
-    "outside_allocator_oom",
-    "free_exceeds_request",
-    "async_error_location",
-    "paging_file_too_small",
-    "native_access_violation",
-    "allocation_failed",
-    "arch_mismatch",
-    "collateral_timeout",
-    "kernel_fault",
-    "launch_failure",
-    "collateral_failure",
-    "shared_memory_limit",
-    "windows_access_violation",
-    "xid_error",
-    "device_assert",
-    "hardware_fault",
-    "xla_host_memory_limit",
-    "launcher_report",
-    "collective_timeout",
-    "device_not_ready",
-    "nccl_failure",
-    "process_group_aborted",
-    "windows_paging_file",
-    "misaligned_address",
-    "index_out_of_range",
-    "no_kernel_image",
-    "xla_preallocation",
-    "nccl_error",
-    "unified_memory_exhausted",
-    "kv_cache_too_small",
-    "killed_by_sigkill",
-    "host_memory_limit",
-    "nccl_oom",
-    "cupy_oom",
-    "allocator_assert",
-    "child_failed",
-    "xid",
-    "nccl_timeout",
-    "kv_cache_oom",
-    "native_fail_fast",
-    "mps_high_watermark",
-    "xla_oom",
-    "host_oom",
-    "generic_oom",
-    "windows_fail_fast",
-    "library_alloc_failed",
-    "tf_oom",
-    "mps_oom",
-    "tf_allocator_warning",
-    "triton_out_of_resources",
-    "cudnn_not_supported",
-    "gpu_fallen_off_bus",
-    "ptxas_alloc_failure",
-    "gpu_runtime_error",
-    "gpu_status_code",
-}
-
 /// The era evidence `crate::snapshot` writes, in Chinese (key names kept).
 const SNAPSHOT_EVIDENCE: &[(&str, &str)] = &[
     (
@@ -1776,19 +1673,6 @@ pub fn snapshot_sections(r: &SnapshotReport) -> Vec<(String, Vec<String>)> {
     out
 }
 
-/// The Chinese explanation page of a code, when one is written.
-pub fn page(code: &str) -> Option<&'static str> {
-    PAGES
-        .iter()
-        .find(|(c, _)| *c == code)
-        .map(|(_, text)| *text)
-}
-
-/// Every Chinese page, for tests.
-pub fn pages() -> &'static [(&'static str, &'static str)] {
-    PAGES
-}
-
 /// A verdict's Chinese summary for its `explain` page: its detail without
 /// the figures of one finding.
 pub fn verdict_summary(code: &str) -> Option<&'static str> {
@@ -1816,7 +1700,7 @@ mod tests {
                 })
                 .collect()
         };
-        for (code, text) in PAGES {
+        for (code, text) in crate::explain::docs::chinese_pages() {
             let original = english
                 .get(code)
                 .unwrap_or_else(|| panic!("{code}: no such code"));

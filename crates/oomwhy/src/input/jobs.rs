@@ -261,9 +261,113 @@ fn remove(outcome: &mut ScanOutcome, removed: &[bool]) {
         .collect();
 }
 
+/// Points a consequence (an NCCL abort or timeout, a launcher's report)
+/// that found no cause in its own file at the out-of-memory finding of
+/// another rank file of the same job that caused it: the latest one before
+/// it when both lines carry a timestamp, else the job's only one. Within one
+/// file the scanner links them by line order already.
+///
+/// `findings` are numbered (`id` = position + 1) and `consequence_of` holds
+/// ids, as [`crate::Analysis`] keeps them.
+pub(crate) fn link_across_ranks(findings: &mut [Finding]) {
+    let jobs: Vec<Option<String>> = findings
+        .iter()
+        .map(|f| job_key(&f.source.input).map(|(key, _)| key))
+        .collect();
+    for i in 0..findings.len() {
+        let f = &findings[i];
+        if !f.kind.is_consequence() || f.consequence_of.is_some() {
+            continue;
+        }
+        let Some(job) = &jobs[i] else {
+            continue;
+        };
+        let causes: Vec<usize> = (0..findings.len())
+            .filter(|&j| j != i && jobs[j].as_ref() == Some(job))
+            .filter(|&j| findings[j].category.is_oom())
+            .collect();
+        let before = |j: usize| match (&findings[j].time, &f.time) {
+            (Some(cause), Some(this)) => Some(cause <= this),
+            _ => None,
+        };
+        let timed = causes
+            .iter()
+            .copied()
+            .filter(|&j| before(j) == Some(true))
+            .max_by(|&a, &b| findings[a].time.cmp(&findings[b].time));
+        let only_other_file = match causes.as_slice() {
+            [j] if before(*j).is_none() && findings[*j].source.input != f.source.input => Some(*j),
+            _ => None,
+        };
+        if let Some(cause) = timed.or(only_other_file) {
+            findings[i].consequence_of = Some(findings[cause].id);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn finding(kind: crate::record::Kind, input: &str, id: usize, time: Option<&str>) -> Finding {
+        let mut f = Finding::new(kind, input, 1, String::new());
+        f.id = id;
+        f.time = time.map(str::to_string);
+        f
+    }
+
+    #[test]
+    fn a_timeout_in_one_rank_file_follows_the_oom_in_another() {
+        use crate::record::Kind;
+        let mut findings = vec![
+            finding(
+                Kind::NcclTimeout,
+                "job/rank1.log",
+                1,
+                Some("2024-05-01T10:20:00"),
+            ),
+            finding(
+                Kind::TorchAllocatorOom,
+                "job/rank0.log",
+                2,
+                Some("2024-05-01T10:10:00"),
+            ),
+            finding(
+                Kind::TorchAllocatorOom,
+                "other/rank0.log",
+                3,
+                Some("2024-05-01T10:15:00"),
+            ),
+        ];
+        link_across_ranks(&mut findings);
+        assert_eq!(findings[0].consequence_of, Some(2));
+
+        // An OOM that came after the timeout did not cause it.
+        let mut later = vec![
+            finding(
+                Kind::NcclTimeout,
+                "job/rank1.log",
+                1,
+                Some("2024-05-01T10:20:00"),
+            ),
+            finding(
+                Kind::TorchAllocatorOom,
+                "job/rank0.log",
+                2,
+                Some("2024-05-01T10:30:00"),
+            ),
+        ];
+        link_across_ranks(&mut later);
+        assert_eq!(later[0].consequence_of, None);
+
+        // Without timestamps, the job's only OOM in another file.
+        let mut untimed = vec![
+            finding(Kind::ProcessGroupAborted, "run/worker-1.txt", 1, None),
+            finding(Kind::TorchAllocatorOom, "run/worker-0.txt", 2, None),
+        ];
+        link_across_ranks(&mut untimed);
+        assert_eq!(untimed[0].consequence_of, Some(2));
+    }
 
     #[test]
     fn ranks_in_names_and_components() {

@@ -33,6 +33,7 @@ mod stdin;
 
 pub use archive::{scan_archive, scan_zip, scan_zip_from};
 pub use decode::{open_reader, Archive, Opened};
+pub(crate) use jobs::link_across_ranks;
 pub use jobs::{fold_rank_files, rank_of_path};
 pub use route::{scan_opened, scan_opened_serial, scan_opened_streaming};
 pub use sniff::{sniff, Content, HEAD};

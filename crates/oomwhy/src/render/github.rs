@@ -8,8 +8,8 @@
 //! oomwhy can diagnose from the numbers. Inputs that are not files
 //! (`<stdin>`, `<stdout>`, ...) get no `file=`/`line=` properties.
 
-use super::localize::headline;
-use crate::i18n::Lang;
+use super::localize::{headline, localize};
+use crate::i18n::{Lang, Msg};
 use crate::record::{Category, Finding};
 use std::io::{self, Write};
 
@@ -43,12 +43,13 @@ pub(super) fn finding(f: &Finding, lang: Lang, out: &mut dyn Write) -> io::Resul
     properties.push(format!("title={}", escape_property(&title)));
 
     let mut lines = Vec::new();
-    let d = &f.diagnosis;
+    let localized = localize(f, lang);
+    let d = &localized.diagnosis;
     for v in &d.verdicts {
-        lines.push(format!("Why: {}. {}", v.title, v.detail));
+        lines.push(Msg::AnnotationWhy.fill(lang, &[&v.title, &v.detail]));
     }
     if let Some(fix) = d.fixes.first() {
-        lines.push(format!("Fix: {}: {}", fix.title, fix.how));
+        lines.push(Msg::AnnotationFix.fill(lang, &[&fix.title, &fix.how]));
     }
     let text: String = f.text.chars().take(QUOTE_CHARS).collect();
     let cut = if f.text.chars().count() > QUOTE_CHARS {
@@ -56,9 +57,9 @@ pub(super) fn finding(f: &Finding, lang: Lang, out: &mut dyn Write) -> io::Resul
     } else {
         ""
     };
-    lines.push(format!(
-        "Message ({} line {}): {text}{cut}",
-        f.source.input, f.source.line
+    lines.push(Msg::AnnotationMessage.fill(
+        lang,
+        &[&f.source.input, &f.source.line, &format!("{text}{cut}")],
     ));
     if !f.explain.is_empty() {
         let codes: Vec<String> = f
@@ -66,7 +67,7 @@ pub(super) fn finding(f: &Finding, lang: Lang, out: &mut dyn Write) -> io::Resul
             .iter()
             .map(|c| format!("oomwhy explain {c}"))
             .collect();
-        lines.push(format!("More: {}", codes.join(" · ")));
+        lines.push(format!("{} {}", Msg::More.text(lang), codes.join(" · ")));
     }
     let message = super::sanitize(&lines.join("\n")).into_owned();
     writeln!(

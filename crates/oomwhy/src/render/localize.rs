@@ -21,6 +21,16 @@ pub fn localize(f: &Finding, lang: Lang) -> std::borrow::Cow<'_, Finding> {
             v.detail = detail;
         }
     }
+    // Kept (not taken): the renderers ask `headline` of the localized
+    // finding again, which must not fall back to the catalogue's template.
+    if let Some(chinese) = out.diagnosis.headline_zh.clone() {
+        out.diagnosis.headline = chinese;
+    } else if let Some(chinese) = zh::headline(f) {
+        out.diagnosis.headline = chinese;
+    }
+    for row in &mut out.diagnosis.fields {
+        translate_row(row);
+    }
     for note in &mut out.notes {
         if let Some(chinese) = zh::note(note) {
             *note = chinese;
@@ -38,36 +48,56 @@ pub fn localize(f: &Finding, lang: Lang) -> std::borrow::Cow<'_, Finding> {
     std::borrow::Cow::Owned(out)
 }
 
-/// The one-line headline in `lang`.
+/// The one-line headline in `lang`: the record's, or computed for a
+/// finding that was not explained.
 pub fn headline(f: &Finding, lang: Lang) -> String {
+    let d = &f.diagnosis;
+    if d.headline.is_empty() {
+        let said = crate::explain::headline_said(f);
+        return match lang {
+            Lang::Zh if said.zh.is_empty() => zh::headline(f).unwrap_or(said.en),
+            Lang::Zh => said.zh,
+            Lang::En => said.en,
+        };
+    }
     match lang {
-        Lang::Zh => {
-            let said = crate::explain::headline_said(f);
-            if said.zh.is_empty() {
-                zh::headline(f).unwrap_or(said.en)
-            } else {
-                said.zh
-            }
-        }
-        Lang::En => crate::explain::headline(f),
+        Lang::En => d.headline.clone(),
+        Lang::Zh => d
+            .headline_zh
+            .clone()
+            .or_else(|| zh::headline(f))
+            .unwrap_or_else(|| d.headline.clone()),
     }
 }
 
-/// The field rows in `lang`.
+/// The field rows in `lang`: the record's, or computed for a finding that
+/// was not explained.
 pub fn field_rows(f: &Finding, lang: Lang) -> Vec<FieldRow> {
-    let mut rows = crate::explain::field_rows(f);
+    let mut rows = if f.diagnosis.headline.is_empty() {
+        crate::explain::field_rows(f)
+    } else {
+        f.diagnosis.fields.clone()
+    };
     if lang == Lang::Zh {
         for r in &mut rows {
-            if let Some(chinese) = r.zh.take() {
-                r.label = chinese.title;
-                r.meaning = chinese.text;
-            } else if let Some((label, meaning)) = zh::row(&r.label, &r.meaning) {
-                r.label = label;
-                r.meaning = meaning.to_string();
-            }
+            translate_row(r);
         }
     }
     rows
+}
+
+/// Idempotent: the renderers translate the rows of a localized finding
+/// again, and a row written in both languages keeps its own Chinese (a
+/// label such as `anon-rss` reads the same in both and would otherwise be
+/// looked up in the catalogue).
+fn translate_row(r: &mut FieldRow) {
+    if let Some(chinese) = r.zh.clone() {
+        r.label = chinese.title;
+        r.meaning = chinese.text;
+    } else if let Some((label, meaning)) = zh::row(&r.label, &r.meaning) {
+        r.label = label;
+        r.meaning = meaning.to_string();
+    }
 }
 
 /// The reserved-versus-allocated paragraph in `lang`.

@@ -230,7 +230,7 @@ pub(super) fn finding(f: &Finding, lang: Lang, out: &mut dyn Write) -> io::Resul
             .iter()
             .map(|c| format!("`oomwhy explain {c}`"))
             .collect();
-        writeln!(out, "More: {}", codes.join(" · "))?;
+        writeln!(out, "{} {}", Msg::More.text(lang), codes.join(" · "))?;
     }
     writeln!(out)
 }

@@ -1,18 +1,106 @@
 //! Turning finished messages into findings: progress look-back, decoding,
 //! diagnostics, and handing findings out.
 
-use super::collect::link_consequences;
+use super::collect::{link_consequences, FoldKey};
 use super::lines::{Pending, Scanner};
-use super::{ScanOutcome, FOLD_WINDOW_LINES, LOOKBACK, MAX_RECENT_DIAGNOSTICS};
+use super::{ScanOutcome, FOLD_WINDOW_LINES, LOOKBACK, MAX_RECENT_DIAGNOSTICS, MAX_TEXT};
 use crate::context;
 use crate::detect::Message;
 use crate::diagnostics;
 use crate::record::{fact, Finding};
 
+/// Decoded messages remembered at most (then all are forgotten at once).
+const MAX_DECODED: usize = 64;
+/// Messages longer than this (with their prefix) are decoded each time.
+const MAX_DECODED_KEY: usize = 4096;
+
+/// A message decoded before: what decoding it gave, and the key under
+/// which that finding folds into an earlier copy of it.
+pub(super) struct Decoded {
+    /// The family, rank, prefix and lines, to rule out a hash collision.
+    key: Box<[u8]>,
+    finding: Option<Finding>,
+    fold: Option<FoldKey>,
+    /// Where the finding it folds into was last time.
+    folded_at: Option<usize>,
+}
+
+/// Writes into `key` what decoding `pending` depends on: its family, rank,
+/// prefix and lines. For a family whose decoder reads nothing from a
+/// timestamp that starts the prefix (see
+/// [`crate::detect::Family::message_figure_blind`]) its digits are masked.
+/// False when the message is too long to remember.
+fn decode_key(pending: &Pending, rank: Option<u32>, key: &mut Vec<u8>) -> bool {
+    key.clear();
+    // Fewer than 64 families (they are bits of a u64 elsewhere).
+    key.push(pending.family_index as u8);
+    match rank {
+        None => key.push(0),
+        Some(rank) => {
+            key.push(1);
+            key.extend_from_slice(&rank.to_le_bytes());
+        }
+    }
+    let prefix = pending.prefix.as_bytes();
+    let time = if pending.family.message_figure_blind() {
+        leading_time_len(prefix)
+    } else {
+        0
+    };
+    key.extend(
+        prefix[..time]
+            .iter()
+            .map(|&b| if b.is_ascii_digit() { b'0' } else { b }),
+    );
+    key.extend_from_slice(&prefix[time..]);
+    // Bytes that UTF-8 never holds separate the parts.
+    key.push(0xFF);
+    for line in &pending.lines {
+        key.extend_from_slice(line.as_bytes());
+        key.push(0xFE);
+    }
+    key.len() <= MAX_DECODED_KEY
+}
+
+/// Length of the date and time that start `text` (`2023-10-02
+/// 16:36:14.402881`, `[2023-10-02T16:36:14`), when what follows it is not
+/// a letter, digit or `_` (so no name read from the text reaches into it);
+/// else 0.
+fn leading_time_len(text: &[u8]) -> usize {
+    let start = usize::from(text.first() == Some(&b'['));
+    let shape = b"dddd-dd-dd?dd:dd:dd";
+    let Some(head) = text.get(start..start + shape.len()) else {
+        return 0;
+    };
+    let fits = head.iter().zip(shape).all(|(&b, &s)| match s {
+        b'd' => b.is_ascii_digit(),
+        b'?' => b == b'T' || b == b' ',
+        _ => b == s,
+    });
+    if !fits {
+        return 0;
+    }
+    let mut end = start + shape.len();
+    if matches!(text.get(end), Some(b'.' | b','))
+        && text.get(end + 1).is_some_and(u8::is_ascii_digit)
+    {
+        end += 1;
+        while text.get(end).is_some_and(u8::is_ascii_digit) {
+            end += 1;
+        }
+    }
+    match text.get(end) {
+        Some(&b) if b.is_ascii_alphanumeric() || b == b'_' => 0,
+        _ => end,
+    }
+}
+
 impl Scanner {
     /// The last progress counter in the LOOKBACK bytes before the current
     /// line (`before`, starting at absolute `offset`, preceded by the retired
-    /// blocks). Each byte is searched at most once over the whole input.
+    /// blocks). Each byte is searched at most once over the whole input,
+    /// where it lies (the bytes are copied only when the window spans
+    /// blocks).
     pub(super) fn progress_before(&mut self, before: &[u8], offset: u64) -> Option<u64> {
         let line_start = offset + before.len() as u64;
         let window_start = line_start.saturating_sub(LOOKBACK as u64);
@@ -21,47 +109,62 @@ impl Scanner {
             // A gap since the last search: the old counter may be stale.
             self.last_step = None;
         }
-        if from < line_start {
-            // Assemble [from, line_start) from the retired blocks and the
-            // current data, each byte once, in order.
-            let mut bytes = Vec::new();
-            let mut next = from;
-            let pieces = self
-                .recent
-                .iter()
-                .map(|b| (b.offset, b.bytes()))
-                .chain(std::iter::once((offset, before)));
-            for (start, data) in pieces {
-                let end = (start + data.len() as u64).min(line_start);
-                if next >= start && next < end {
-                    bytes.extend_from_slice(&data[(next - start) as usize..(end - start) as usize]);
-                    next = end;
+        // A run of remembered lines known to hold no counter: nothing to
+        // search.
+        let (free_from, free_to) = self.counter_free;
+        let counter_free = free_from <= from && line_start <= free_to;
+        if from < line_start && !counter_free {
+            let step = if from >= offset {
+                context::last_step_in_bytes(&before[(from - offset) as usize..])
+            } else {
+                // Assemble [from, line_start) from the retired blocks and
+                // the current data, each byte once, in order.
+                let mut bytes = Vec::new();
+                let mut next = from;
+                let pieces = self
+                    .recent
+                    .iter()
+                    .map(|b| (b.offset, b.bytes()))
+                    .chain(std::iter::once((offset, before)));
+                for (start, data) in pieces {
+                    let end = (start + data.len() as u64).min(line_start);
+                    if next >= start && next < end {
+                        bytes.extend_from_slice(
+                            &data[(next - start) as usize..(end - start) as usize],
+                        );
+                        next = end;
+                    }
                 }
-            }
-            if let Some(step) = context::last_step(&String::from_utf8_lossy(&bytes)) {
+                context::last_step_in_bytes(&bytes)
+            };
+            if let Some(step) = step {
                 self.last_step = Some(step);
             }
-            self.progress_until = line_start;
         }
+        self.progress_until = self.progress_until.max(line_start);
         self.last_step
     }
 
+    /// Decodes a finished message and collects the finding.
+    ///
+    /// A message decoded before (same family, rank, prefix and lines; for a
+    /// figure-blind family, the prefix's leading timestamp aside) is not
+    /// decoded again: the earlier finding is copied, or, when it folds into
+    /// a finding already collected, only counted there. A log that repeats a
+    /// warning on every other line decodes it once.
     pub(super) fn finish_pending(&mut self, pending: Pending, rank: Option<u32>) {
-        let message = Message {
-            input: &self.input,
-            line: pending.line,
-            prefix: &pending.prefix,
-            lines: &pending.lines,
-        };
-        let Some(mut finding) = pending.family.decode(&message) else {
+        let Some(finding) = self.decode_once(&pending, rank) else {
             return;
         };
         // A family that consumed the traceback itself may have rebuilt it.
+        let mut finding = finding;
         let traceback = pending.traceback.or(finding.traceback.take());
         finding.phase = context::infer_phase(traceback.as_ref());
         finding.traceback = traceback;
         finding.last_step = pending.last_step;
-        finding.time = pending.time;
+        finding.time = pending
+            .time
+            .map(|time| time.iter().map(|&b| char::from(b)).collect());
         if let Some(engine) = pending.engine {
             finding
                 .facts
@@ -69,11 +172,81 @@ impl Scanner {
                 .or_insert_with(|| engine.to_string());
         }
         self.collector.push(finding, rank);
+        self.offer_recent_diagnostics();
+    }
+
+    /// Offers the diagnostics no finding has claimed yet to the findings.
+    fn offer_recent_diagnostics(&mut self) {
         for (parsed, claimed) in &mut self.recent_diagnostics {
             if !*claimed {
                 *claimed = self.collector.offer(parsed);
             }
         }
+    }
+
+    /// The finding `pending` decodes to, decoding it only if it was not
+    /// decoded before; `None` also when it was only counted on an earlier
+    /// copy (see [`Scanner::finish_pending`]).
+    fn decode_once(&mut self, pending: &Pending, rank: Option<u32>) -> Option<Finding> {
+        let message = Message {
+            input: &self.input,
+            line: pending.line,
+            prefix: &pending.prefix,
+            lines: &pending.lines,
+        };
+        // A traceback of the message's own makes each copy differ.
+        if pending.traceback.is_some() || !self.remember {
+            return pending.family.decode(&message);
+        }
+        let mut key = std::mem::take(&mut self.decode_key);
+        if !decode_key(pending, rank, &mut key) {
+            self.decode_key = key;
+            return pending.family.decode(&message);
+        }
+        let hash = super::shape::hash(&key);
+        let decoded = match self.decoded.get_mut(&hash).filter(|d| *d.key == *key) {
+            Some(decoded) => decoded,
+            None => {
+                let finding = pending.family.decode(&message);
+                // Folds as `Collector::push` files it: only a finding with
+                // no traceback or diagnostics of its own folds without a copy.
+                let fold = finding
+                    .as_ref()
+                    .filter(|f| {
+                        f.traceback.is_none() && f.diagnostics.is_none() && f.text.len() <= MAX_TEXT
+                    })
+                    .map(|f| (f.kind, rank, f.text.clone()));
+                if self.decoded.len() >= MAX_DECODED {
+                    self.decoded.clear();
+                }
+                self.decoded.insert(
+                    hash,
+                    Decoded {
+                        key: key.as_slice().into(),
+                        finding: finding.clone(),
+                        fold,
+                        folded_at: None,
+                    },
+                );
+                self.decode_key = key;
+                return finding;
+            }
+        };
+        self.decode_key = key;
+        let template = decoded.finding.as_ref()?;
+        if let Some(fold) = &decoded.fold {
+            let at = &mut decoded.folded_at;
+            if self
+                .collector
+                .fold_repeat(fold, at, template.exception.as_ref())
+            {
+                self.offer_recent_diagnostics();
+                return None;
+            }
+        }
+        let mut finding = template.clone();
+        finding.source.line = pending.line;
+        Some(finding)
     }
 
     /// Parses a finished diagnostic block and gives it to the nearest OOM
@@ -162,5 +335,21 @@ impl Scanner {
         link_consequences(&mut findings);
         outcome.findings = findings;
         outcome
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::leading_time_len;
+
+    #[test]
+    fn finds_the_leading_time_of_a_prefix() {
+        assert_eq!(leading_time_len(b"2023-10-02 16:36:14.402881: W x"), 26);
+        assert_eq!(leading_time_len(b"[2023-10-02T16:36:14] x"), 20);
+        assert_eq!(leading_time_len(b"2023-10-02 16:36:14"), 19);
+        // A word goes on after it: a name could reach into it.
+        assert_eq!(leading_time_len(b"2023-10-02 16:36:14.40Error: "), 0);
+        assert_eq!(leading_time_len(b"W tensorflow/bfc_allocator.cc:296] "), 0);
+        assert_eq!(leading_time_len(b"2023-10-02"), 0);
     }
 }

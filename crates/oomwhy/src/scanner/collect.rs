@@ -42,6 +42,9 @@ pub(super) fn cap_text(finding: &mut Finding) {
     ));
 }
 
+/// What identifies a repeat of a message: same kind, rank and text.
+pub(super) type FoldKey = (crate::record::Kind, Option<u32>, String);
+
 /// Folds copies of a crash and keeps memory bounded.
 #[derive(Default)]
 pub(super) struct Collector {
@@ -50,7 +53,7 @@ pub(super) struct Collector {
     pub(super) findings: Vec<Finding>,
     /// Same kind, rank and text: a repeat of the same message (value: the
     /// finding's 0-based position in the input).
-    pub(super) by_text: HashMap<(crate::record::Kind, Option<u32>, String), usize>,
+    pub(super) by_text: HashMap<FoldKey, usize>,
     pub(super) dropped: u64,
     /// Streaming: findings are numbered and handed out when complete.
     pub(super) streaming: bool,
@@ -122,6 +125,43 @@ impl Collector {
         }
         self.by_text.insert(key, position);
         self.findings.push(finding);
+    }
+
+    /// Counts one more copy of the finding collected under `key`, as
+    /// [`Collector::push`] does with a finding of that kind, rank and text
+    /// that has no traceback or diagnostics of its own and names
+    /// `exception`. False, changing nothing, when none is collected under it.
+    /// `at` remembers where the finding was last time: checked against
+    /// the finding there, it spares hashing the text again.
+    pub(super) fn fold_repeat(
+        &mut self,
+        key: &FoldKey,
+        at: &mut Option<usize>,
+        exception: Option<&String>,
+    ) -> bool {
+        let found = at
+            .filter(|&i| self.holds(i, key))
+            .or_else(|| self.by_text.get(key).copied());
+        let Some(i) = found else {
+            return false;
+        };
+        *at = Some(i);
+        let first = &mut self.findings[i - self.handed_out];
+        first.occurrences = first.occurrences.saturating_add(1);
+        if first.exception.is_none() {
+            first.exception = exception.cloned();
+        }
+        true
+    }
+
+    /// Whether the finding at position `i` is the one collected under
+    /// `key`: only the finding pushed under a key has its kind, first rank
+    /// and text, and it leaves `by_text` only when it is handed out or
+    /// dropped.
+    fn holds(&self, i: usize, key: &FoldKey) -> bool {
+        i.checked_sub(self.handed_out)
+            .and_then(|i| self.findings.get(i))
+            .is_some_and(|f| f.kind == key.0 && f.first_rank == key.1 && f.text == key.2)
     }
 
     /// Gives a parsed diagnostic to the nearest finding not handed out yet

@@ -1,16 +1,31 @@
 //! Lines: the fast path between prefilter hits and the per-rank state
 //! machine that starts and continues messages.
 
+use super::assemble::Decoded;
 use super::block::{Block, HitLine};
 use super::collect::Collector;
-use super::prefilter::{count_newlines, families_in, prefilter};
+use super::known::Known;
+use super::prefilter::{count_newlines, prefilter, triggers_in};
+use super::shape::{EntryId, FastMap, ShapeTable};
 use super::{ScanOutcome, LOOKBACK, MAX_LINE, MAX_RANK_STATES};
 use crate::context::{TracebackBuilder, TracebackEvent};
 use crate::detect::{self, Family, FAMILIES};
 use crate::diagnostics::{self, Parsed};
 use crate::normalize::{normalize, Normalized};
 use crate::record::Traceback;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+/// A message starting on a line: for [`Scanner::start_pending`].
+pub(super) struct Start<'a> {
+    pub(super) rank: Option<u32>,
+    pub(super) family_index: usize,
+    /// The normalised line.
+    pub(super) text: &'a str,
+    /// Where in `text` the message starts.
+    pub(super) start: usize,
+    pub(super) engine: Option<&'static str>,
+    pub(super) shape: Option<EntryId>,
+}
 
 /// How [`Scanner::process_region`] finds the lines of a region worth a look.
 #[derive(Clone, Copy)]
@@ -28,6 +43,10 @@ pub(super) enum Lines<'a> {
 
 pub(super) struct Pending {
     pub(super) family: &'static dyn Family,
+    /// The family's place in [`FAMILIES`].
+    pub(super) family_index: usize,
+    /// The remembered line the message started on, if it was one.
+    pub(super) shape: Option<EntryId>,
     pub(super) lines: Vec<String>,
     /// Bytes in `lines`; a message takes no more lines past MAX_LINE.
     pub(super) bytes: usize,
@@ -38,7 +57,7 @@ pub(super) struct Pending {
     pub(super) traceback: Option<Traceback>,
     pub(super) last_step: Option<u64>,
     /// The timestamp of the line it started on.
-    pub(super) time: Option<String>,
+    pub(super) time: Option<LineTime>,
     /// The serving engine a line prefix of the message named.
     pub(super) engine: Option<&'static str>,
 }
@@ -65,7 +84,9 @@ pub(super) struct Scanner {
     pub(super) in_cut_line: bool,
     /// True when the last processed byte was not a newline.
     pub(super) mid_line: bool,
-    pub(super) ranks: HashMap<Option<u32>, RankState>,
+    /// By rank. Nothing depends on the map's order (what is finished or
+    /// evicted is sorted first), so a fast hash serves.
+    pub(super) ranks: FastMap<Option<u32>, RankState>,
     pub(super) collector: Collector,
     /// Blocks already processed, kept for the progress look-back.
     pub(super) recent: VecDeque<Block>,
@@ -80,7 +101,24 @@ pub(super) struct Scanner {
     /// Pending messages started so far (for [`Pending::seq`]).
     pub(super) started: u64,
     /// The timestamp that starts the line being processed, if any.
-    pub(super) line_time: Option<String>,
+    pub(super) line_time: Option<LineTime>,
+    /// Lines decided before, by text or shape (see [`super::known`]).
+    pub(super) shapes: ShapeTable<Option<Known>>,
+    /// Whether a line continues a one-line message, by (family, the
+    /// remembered line the message is, the remembered line): (glues, continues).
+    pub(super) continuations: FastMap<(usize, EntryId, EntryId), (bool, bool)>,
+    /// Messages decoded before (see [`Scanner::finish_pending`]), by the
+    /// hash of what decoding depends on.
+    pub(super) decoded: FastMap<u64, Decoded>,
+    /// A buffer for that key, kept between messages.
+    pub(super) decode_key: Vec<u8>,
+    /// The absolute offsets (from, to) of the last run of lines, one after
+    /// another, that were handled as remembered and hold no progress
+    /// counter.
+    pub(super) counter_free: (u64, u64),
+    /// Whether lines and messages decided before are remembered (tests
+    /// compare with a scanner that decides everything afresh).
+    pub(super) remember: bool,
 }
 
 impl Scanner {
@@ -90,7 +128,7 @@ impl Scanner {
             line_no: 1,
             in_cut_line: false,
             mid_line: false,
-            ranks: HashMap::new(),
+            ranks: FastMap::default(),
             collector: Collector::default(),
             recent: VecDeque::new(),
             progress_until: 0,
@@ -100,6 +138,12 @@ impl Scanner {
             recent_diagnostics: VecDeque::new(),
             started: 0,
             line_time: None,
+            shapes: ShapeTable::default(),
+            continuations: FastMap::default(),
+            decoded: FastMap::default(),
+            decode_key: Vec::new(),
+            counter_free: (0, 0),
+            remember: true,
         }
     }
 
@@ -208,7 +252,13 @@ impl Scanner {
     pub(super) fn process_line(&mut self, data: &[u8], offset: u64, from: usize, to: usize) {
         let raw = &data[from..to];
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        self.line_time = leading_time(raw);
+        // The next line starts after the newline (a cut line has none: its
+        // span then ends one byte late, which only breaks a run).
+        let span = (offset + from as u64, offset + to as u64 + 1);
+        if self.handle_known(raw, span, &data[..from], offset) {
+            return;
+        }
+        self.line_time = leading_time_bytes(raw);
         // A carriage return inside a line is a progress-bar redraw: each part is a line.
         for piece in raw.split(|&b| b == b'\r') {
             let text = String::from_utf8_lossy(piece);
@@ -239,6 +289,7 @@ impl Scanner {
             let fits = pending.bytes + line.text.len() <= MAX_LINE;
             if fits && pending.family.glues(&pending.lines, &line.text) {
                 pending.bytes += line.text.len();
+                pending.shape = None;
                 if let Some(last) = pending.lines.last_mut() {
                     last.push_str(&line.text);
                 }
@@ -248,6 +299,7 @@ impl Scanner {
             // could otherwise pile up in one message (a hostile or runaway log).
             if fits && pending.family.continues(&pending.lines, &line.text) {
                 pending.bytes += line.text.len();
+                pending.shape = None;
                 pending.engine = pending.engine.or(line.engine);
                 pending.lines.push(line.text);
                 return;
@@ -263,9 +315,9 @@ impl Scanner {
         if event == TracebackEvent::Consumed {
             return;
         }
-        let detected = detect_start(&line.text);
+        let detected = detect_start(&line.text).start;
         let state = self.ranks.entry(line.rank).or_default();
-        let Some((family, start)) = detected else {
+        let Some((family_index, start)) = detected else {
             state.traceback.settle();
             if let Some(kind) = diagnostics::start(&line.text) {
                 self.diagnostic = Some(diagnostics::Block::new(kind, self.line_no, line.text));
@@ -277,21 +329,57 @@ impl Scanner {
         } else {
             None
         };
+        let time = self.line_time;
+        self.start_pending(
+            Start {
+                rank: line.rank,
+                family_index,
+                text: &line.text,
+                start,
+                engine: line.engine,
+                shape: None,
+            },
+            traceback,
+            time,
+            before,
+            offset,
+        );
+    }
+
+    /// Starts the message that `start` describes, for its rank.
+    pub(super) fn start_pending(
+        &mut self,
+        start: Start<'_>,
+        traceback: Option<Traceback>,
+        time: Option<LineTime>,
+        before: &[u8],
+        offset: u64,
+    ) {
+        let Start {
+            rank,
+            family_index,
+            text,
+            start,
+            engine,
+            shape,
+        } = start;
         let last_step = self.progress_before(before, offset);
         self.started += 1;
         let pending = Pending {
-            family,
-            bytes: line.text.len() - start,
+            family: FAMILIES[family_index],
+            family_index,
+            shape,
+            bytes: text.len() - start,
             seq: self.started,
-            lines: vec![line.text[start..].to_string()],
-            prefix: line.text[..start].to_string(),
+            lines: vec![text[start..].to_string()],
+            prefix: text[..start].to_string(),
             line: self.line_no,
             traceback,
             last_step,
-            time: self.line_time.clone(),
-            engine: line.engine,
+            time,
+            engine,
         };
-        self.ranks.entry(line.rank).or_default().pending = Some(pending);
+        self.ranks.entry(rank).or_default().pending = Some(pending);
     }
 
     /// Keeps the rank states bounded (a log may name any number of ranks). Idle states go first. If at
@@ -322,48 +410,89 @@ impl Scanner {
     }
 }
 
-/// The first family whose message starts on this line, unless the line only quotes it.
-pub(super) fn detect_start(text: &str) -> Option<(&'static dyn Family, usize)> {
+/// What [`detect_start`] found on a line.
+pub(super) struct Detection {
+    /// The family whose message starts on the line (its place in
+    /// [`FAMILIES`]) and where in the line it starts.
+    pub(super) start: Option<(usize, usize)>,
+    /// The families whose patterns were tried, as bits by their place in
+    /// [`FAMILIES`]; none when the line's trigger phrases were all in a
+    /// comment (decided without a pattern).
+    pub(super) tried: u64,
+}
+
+/// The first family whose message starts on this line, unless the line
+/// only quotes it.
+pub(super) fn detect_start(text: &str) -> Detection {
     // No family starts on a line without one of its trigger phrases; trying
     // only the families whose phrases occur keeps lines that only look like
     // a message, and lines read while some rank's message is open (the slow
     // path), cheap.
-    let candidates = families_in(text.as_bytes());
-    if candidates == 0 {
-        return None;
+    let mut candidates = 0u64;
+    let mut all_in_comment = true;
+    triggers_in(text.as_bytes(), |at, families| {
+        candidates |= families;
+        all_in_comment = all_in_comment && detect::in_comment(text, at);
+    });
+    // Source code quoting messages in comments: a mention wherever a family
+    // would start, decided before any family's pattern runs.
+    if candidates == 0 || all_in_comment {
+        return Detection {
+            start: None,
+            tried: 0,
+        };
     }
+    let mut tried = 0;
     let candidates = FAMILIES
         .iter()
         .enumerate()
-        .filter(|(index, _)| candidates & (1 << index) != 0)
-        .map(|(_, family)| family);
-    candidates.into_iter().find_map(|family| {
-        // A quoted mention can be followed on the same line by the printed
-        // message (`raise ValueError("...") ValueError: ...`): look again
-        // after each mention, a few times at most.
-        let mut from = 0;
-        for _ in 0..4 {
-            let rest = text.get(from..)?;
-            let start = from + family.start(rest)?;
-            // A family's offset must be a character boundary; skip it
-            // otherwise rather than panic on a hostile line.
-            if !text.is_char_boundary(start) {
-                return None;
-            }
-            if !detect::is_mention(text, start) {
-                return Some((*family, start));
-            }
-            from = start + text[start..].chars().next().map_or(1, char::len_utf8);
+        .filter(|(index, _)| candidates & (1 << index) != 0);
+    for (index, family) in candidates {
+        tried |= 1 << index;
+        if let Some(start) = start_of(*family, text) {
+            return Detection {
+                start: Some((index, start)),
+                tried,
+            };
         }
-        None
-    })
+    }
+    Detection { start: None, tried }
+}
+
+/// Where `family`'s message starts on `text`, unless it is only quoted there.
+fn start_of(family: &dyn Family, text: &str) -> Option<usize> {
+    // A quoted mention can be followed on the same line by the printed
+    // message (`raise ValueError("...") ValueError: ...`): look again after
+    // each mention, a few times at most.
+    let mut from = 0;
+    for _ in 0..4 {
+        let rest = text.get(from..)?;
+        let start = from + family.start(rest)?;
+        // A family's offset must be a character boundary; skip it
+        // otherwise rather than panic on a hostile line.
+        if !text.is_char_boundary(start) {
+            return None;
+        }
+        if !detect::is_mention(text, start) {
+            return Some(start);
+        }
+        from = start + text[start..].chars().next().map_or(1, char::len_utf8);
+    }
+    None
 }
 
 /// The ISO 8601 date and time that starts a raw line (`2025-03-01T12:00:00.123Z`,
 /// `[2025-03-01 12:00:00,123]`), as `2025-03-01 12:00:00.123000000`: the
 /// fraction padded to nanoseconds so that two times compare as text. The
 /// time zone is ignored: the files of one job share their logger's.
+#[cfg(test)]
 pub(super) fn leading_time(raw: &[u8]) -> Option<String> {
+    leading_time_bytes(raw).map(|time| time.iter().map(|&b| char::from(b)).collect())
+}
+
+/// [`leading_time`], as its 29 ASCII bytes: kept so until a finding needs
+/// it as text.
+pub(super) fn leading_time_bytes(raw: &[u8]) -> Option<LineTime> {
     let raw = raw.strip_prefix(b"[").unwrap_or(raw);
     let digits = |range: std::ops::Range<usize>| {
         raw.get(range)
@@ -383,19 +512,20 @@ pub(super) fn leading_time(raw: &[u8]) -> Option<String> {
     if !shape {
         return None;
     }
-    let mut time = String::with_capacity(29);
-    time.push_str(std::str::from_utf8(&raw[..10]).ok()?);
-    time.push(' ');
-    time.push_str(std::str::from_utf8(&raw[11..19]).ok()?);
-    time.push('.');
-    let fraction = match raw.get(19) {
-        Some(b'.' | b',') => {
-            let digits = raw[20..].iter().take(9).take_while(|b| b.is_ascii_digit());
-            digits.map(|&b| char::from(b)).collect::<String>()
+    // The fraction padded with zeros to nanoseconds.
+    let mut time = [b'0'; 29];
+    time[..10].copy_from_slice(&raw[..10]);
+    time[10] = b' ';
+    time[11..19].copy_from_slice(&raw[11..19]);
+    time[19] = b'.';
+    if matches!(raw.get(19), Some(b'.' | b',')) {
+        let fraction = raw[20..].iter().take(9).take_while(|b| b.is_ascii_digit());
+        for (at, &digit) in fraction.enumerate() {
+            time[20 + at] = digit;
         }
-        _ => String::new(),
-    };
-    time.push_str(&fraction);
-    time.extend(std::iter::repeat_n('0', 9 - fraction.len()));
+    }
     Some(time)
 }
+
+/// A line's leading time as [`leading_time`] writes it (ASCII).
+pub(super) type LineTime = [u8; 29];

@@ -10,8 +10,10 @@ mod assemble;
 mod block;
 mod blocks;
 mod collect;
+mod known;
 mod lines;
 mod prefilter;
+mod shape;
 
 use self::block::Block;
 use self::blocks::{help, read_block, Carry, Shared};

@@ -302,15 +302,36 @@ struct FamilyGate {
     families: Vec<u64>,
 }
 
-/// The families, as bits by their place in [`FAMILIES`], whose literals
-/// occur in `text`. A family can start a message only on such a line: each
+/// Calls `each` with the start of every occurrence in `text` of a family's
+/// literal and the families (as bits by their place in [`FAMILIES`]) that
+/// have it. A family can start a message only on a line with one: each
 /// family's triggers occur on its first line, and each literal is part of
 /// the trigger it stands for.
-pub(super) fn families_in(text: &[u8]) -> u64 {
+pub(super) fn triggers_in(text: &[u8], mut each: impl FnMut(usize, u64)) {
     let gate = family_gate();
-    gate.automaton
-        .find_overlapping_iter(text)
-        .fold(0, |bits, m| bits | gate.families[m.pattern().as_usize()])
+    for m in gate.automaton.find_overlapping_iter(text) {
+        each(m.start(), gate.families[m.pattern().as_usize()]);
+    }
+}
+
+/// The triggers and literals that hold a digit: a line with one in it may
+/// be decided differently from a line of the same shape with other figures
+/// there.
+pub(super) fn literals_with_figures() -> &'static [&'static str] {
+    static LITERALS: OnceLock<Vec<&'static str>> = OnceLock::new();
+    LITERALS.get_or_init(|| {
+        let mut all = prefilter_literals();
+        all.extend_from_slice(TRACEBACK_TRIGGERS);
+        all.extend_from_slice(diagnostics::TRIGGERS);
+        for family in FAMILIES {
+            all.extend_from_slice(family.triggers());
+            all.extend(family.triggers().iter().map(|t| literal_for(t)));
+        }
+        all.retain(|l| l.bytes().any(|b| b.is_ascii_digit()));
+        all.sort_unstable();
+        all.dedup();
+        all
+    })
 }
 
 #[allow(clippy::expect_used)] // literals always build an automaton; tested on every run

@@ -439,6 +439,26 @@ fn missing_oom(s: &Snapshot) -> String {
     }
 }
 
+/// The Chinese of a reason [`missing_oom`] wrote (the report keeps the
+/// English); the English itself for a text it did not write.
+pub(super) fn missing_oom_zh(en: &str) -> String {
+    if en.starts_with("This is the bare segment list") {
+        "这是 torch.cuda.memory_snapshot() 返回的单纯段列表：它没有 trace，所以不可能包含 `oom` 事件。".into()
+    } else if en.starts_with("The trace holds only the `snapshot` marker") {
+        "trace 里只有 `snapshot` 标记：记录历史时用的是只有一个条目的环形缓冲区（`trace_alloc_max_entries=1`，旧 API 的默认值），所以即使有过 `oom` 事件，也已经被覆盖了。".into()
+    } else if en.starts_with("The trace is empty") {
+        "trace 是空的：历史记录没有打开，或者是用 enabled='state' 记录的（只记状态，不记事件），或者记录期间什么都没有分配。".into()
+    } else if let Some(events) = en
+        .strip_prefix("The trace holds ")
+        .filter(|_| en.contains(" events but no `oom`"))
+        .and_then(|rest| rest.split(' ').next())
+    {
+        format!("trace 里有 {events} 个事件，但没有 `oom`：记录历史期间没有分配失败，或者 `oom` 事件被排除了（skip_actions=['oom']），或者被挤出了环形缓冲区（max_entries）。")
+    } else {
+        en.to_string()
+    }
+}
+
 /// The request's view of every hole on its device.
 fn analyze_oom(
     s: &Snapshot,

@@ -1,21 +1,37 @@
 //! From an analysed snapshot to a finding: verdicts, fixes, the join with
 //! the log's OOM message, and the text sections the renderers print.
 
-use super::analyze::Outcome;
-use crate::record::{Category, Diagnosis, Finding, Fix, Kind, SnapshotReport, Verdict};
+use super::analyze::{missing_oom_zh, Outcome};
+use crate::i18n::Said;
+use crate::record::{Category, Chinese, Diagnosis, Finding, Fix, Kind, SnapshotReport, Verdict};
+use crate::say;
 use crate::units::format_size as fmt;
 
-fn verdict(code: &str, title: &str, detail: String) -> Verdict {
+/// A verdict, its title and detail in both languages.
+fn verdict(code: &str, title: Said, detail: Said) -> Verdict {
     Verdict {
         code: code.into(),
-        title: title.into(),
-        detail,
-        zh: None,
+        title: title.en,
+        detail: detail.en,
+        zh: Some(Chinese {
+            title: title.zh,
+            text: detail.zh,
+        }),
     }
 }
 
-fn fix(title: &str, how: &str) -> Fix {
-    Fix::english(title, how)
+/// A fix with its stable id (the one it had when ids were made from the
+/// English title), its title and how to apply it, in both languages.
+fn fix(id: &str, title: Said, how: Said) -> Fix {
+    Fix {
+        id: id.into(),
+        title: title.en,
+        how: how.en,
+        zh: Some(Chinese {
+            title: title.zh,
+            text: how.zh,
+        }),
+    }
 }
 
 /// The snapshot's finding: an OOM finding per `oom` event, or a memory-state finding.
@@ -103,7 +119,16 @@ fn codes(f: &Finding) -> Vec<String> {
 }
 
 /// How to get a snapshot that holds the OOM.
-const RECORD_HOW: &str = "Before training: torch.cuda.memory._record_memory_history(max_entries=100000). Then dump at the failure with an OOM observer: torch._C._cuda_attach_out_of_memory_observer(lambda device, alloc, device_alloc, device_free: torch.cuda.memory._dump_snapshot(\"oom_snapshot.pickle\")), or in an `except torch.OutOfMemoryError:` block.";
+fn record_fix() -> Fix {
+    fix(
+        "record-a-snapshot-at-the-oom",
+        say!(en: "Record a snapshot at the OOM", zh: "在 OOM 时记录快照"),
+        say!(
+            en: "Before training: torch.cuda.memory._record_memory_history(max_entries=100000). Then dump at the failure with an OOM observer: torch._C._cuda_attach_out_of_memory_observer(lambda device, alloc, device_alloc, device_free: torch.cuda.memory._dump_snapshot(\"oom_snapshot.pickle\")), or in an `except torch.OutOfMemoryError:` block.",
+            zh: "训练开始前调用 torch.cuda.memory._record_memory_history(max_entries=100000)。然后用 OOM 观察者在失败时保存快照：torch._C._cuda_attach_out_of_memory_observer(lambda device, alloc, device_alloc, device_free: torch.cuda.memory._dump_snapshot(\"oom_snapshot.pickle\"))，或者在 `except torch.OutOfMemoryError:` 块里保存。"
+        ),
+    )
+}
 
 /// Verdicts and fixes of a snapshot finding (from its report alone).
 fn conclusions(f: &Finding) -> (Vec<Verdict>, Vec<Fix>) {
@@ -114,28 +139,52 @@ fn conclusions(f: &Finding) -> (Vec<Verdict>, Vec<Fix>) {
     };
     let Some(o) = &r.oom else {
         let why = r.missing_oom.clone().unwrap_or_default();
+        let why = Said {
+            zh: missing_oom_zh(&why),
+            en: why,
+        };
         verdicts.push(verdict(
             "snapshot_no_oom_event",
-            "This snapshot holds no OOM event",
-            format!("{why} The summary below is the memory state when the snapshot was taken, not at a failure."),
+            say!(en: "This snapshot holds no OOM event", zh: "这个快照里没有 OOM 事件"),
+            why.then(say!(
+                en: "The summary below is the memory state when the snapshot was taken, not at a failure.",
+                zh: "下面的汇总是拍快照时的显存状态，不是失败那一刻的。"
+            )),
         ));
-        fixes.push(fix("Record a snapshot at the OOM", RECORD_HOW));
-        if let Some(top) = r
+        fixes.push(record_fix());
+        if let Some((device, top)) = r
             .devices
             .iter()
             .flat_map(|d| d.top_sites.first().map(|s| (d.device, s)))
             .filter(|(_, s)| !s.location.starts_with('('))
             .max_by_key(|(_, s)| s.bytes)
         {
+            let how = if top.blocks == 1 {
+                say!(
+                    en: "{size} of live tensors on device {device} were allocated at {location} ({n} block).",
+                    zh: "设备 {device} 上有 {size} 的活张量是在 {location} 分配的（{n} 个块）。",
+                    size = fmt(top.bytes),
+                    device = device,
+                    location = &top.location,
+                    n = top.blocks
+                )
+            } else {
+                say!(
+                    en: "{size} of live tensors on device {device} were allocated at {location} ({n} blocks).",
+                    zh: "设备 {device} 上有 {size} 的活张量是在 {location} 分配的（{n} 个块）。",
+                    size = fmt(top.bytes),
+                    device = device,
+                    location = &top.location,
+                    n = top.blocks
+                )
+            };
             fixes.push(fix(
-                "Look first at the largest holder of live memory",
-                &format!(
-                    "{} of live tensors on device {} were allocated at {} ({}).",
-                    fmt(top.1.bytes),
-                    top.0,
-                    top.1.location,
-                    count(top.1.blocks, "block")
+                "look-first-at-the-largest-holder-of-live-memory",
+                say!(
+                    en: "Look first at the largest holder of live memory",
+                    zh: "先看占着最多活显存的地方"
                 ),
+                how,
             ));
         }
         return (verdicts, fixes);
@@ -149,61 +198,111 @@ fn conclusions(f: &Finding) -> (Vec<Verdict>, Vec<Fix>) {
         explained = true;
         verdicts.push(verdict(
             "snapshot_other_stream",
-            "A big enough free block exists, but on another stream",
-            format!(
-                "The request of {} came from stream {}; a free block of {} of the same pool type belongs to another stream. The caching allocator only reuses a block on the stream it was allocated on.",
-                fmt(size), o.stream, fmt(o.largest_other_stream_hole_bytes)
+            say!(
+                en: "A big enough free block exists, but on another stream",
+                zh: "有足够大的空闲块，但属于另一个 stream"
+            ),
+            say!(
+                en: "The request of {size} came from stream {stream}; a free block of {hole} of the same pool type belongs to another stream. The caching allocator only reuses a block on the stream it was allocated on.",
+                zh: "这次 {size} 的申请来自 stream {stream}；同一池类型里有一块 {hole} 的空闲块，但属于另一个 stream。缓存分配器只在分配某个块的那个 stream 上复用它。",
+                size = fmt(size),
+                stream = o.stream,
+                hole = fmt(o.largest_other_stream_hole_bytes)
             ),
         ));
         fixes.push(fix(
-            "Allocate on one stream, or hand memory over explicitly",
-            "Create tensors used on a side stream on that stream (with torch.cuda.stream(s):), free side-stream tensors earlier, or call torch.cuda.empty_cache() after a side-stream phase so its cached segments return to CUDA.",
+            "allocate-on-one-stream-or-hand-memory-over-explicitly",
+            say!(
+                en: "Allocate on one stream, or hand memory over explicitly",
+                zh: "在同一个 stream 上分配，或显式交接显存"
+            ),
+            say!(
+                en: "Create tensors used on a side stream on that stream (with torch.cuda.stream(s):), free side-stream tensors earlier, or call torch.cuda.empty_cache() after a side-stream phase so its cached segments return to CUDA.",
+                zh: "在侧 stream 上用的张量就在那个 stream 上创建（with torch.cuda.stream(s):），更早释放侧 stream 上的张量，或者在侧 stream 阶段结束后调用 torch.cuda.empty_cache()，让它缓存的段还给 CUDA。"
+            ),
         ));
     }
     if stated(o.largest_private_pool_hole_bytes) {
         explained = true;
         verdicts.push(verdict(
             "snapshot_private_pool",
-            "Free memory is held by a private pool (CUDA graphs)",
-            format!(
-                "A free block of {} sits in a private memory pool (a CUDA graph's or a torch.cuda.MemPool's). Ordinary allocations cannot use it; private pools keep their memory until the graph or pool is released.",
-                fmt(o.largest_private_pool_hole_bytes)
+            say!(
+                en: "Free memory is held by a private pool (CUDA graphs)",
+                zh: "空闲显存在私有池（CUDA graph）里"
+            ),
+            say!(
+                en: "A free block of {hole} sits in a private memory pool (a CUDA graph's or a torch.cuda.MemPool's). Ordinary allocations cannot use it; private pools keep their memory until the graph or pool is released.",
+                zh: "一块 {hole} 的空闲块在私有内存池里（CUDA graph 的池或 torch.cuda.MemPool）。普通分配用不上它；私有池会一直留着自己的显存，直到 graph 或池被释放。",
+                hole = fmt(o.largest_private_pool_hole_bytes)
             ),
         ));
         fixes.push(fix(
-            "Share or release CUDA-graph pools",
-            "Capture graphs into one shared pool (torch.cuda.graph(g, pool=first_graph.pool())), delete graphs you no longer replay, or capture fewer shapes (torch.compile mode=\"reduce-overhead\" captures one graph per shape).",
+            "share-or-release-cuda-graph-pools",
+            say!(en: "Share or release CUDA-graph pools", zh: "共享或释放 CUDA graph 的池"),
+            say!(
+                en: "Capture graphs into one shared pool (torch.cuda.graph(g, pool=first_graph.pool())), delete graphs you no longer replay, or capture fewer shapes (torch.compile mode=\"reduce-overhead\" captures one graph per shape).",
+                zh: "把多个 graph 捕获到同一个共享池里（torch.cuda.graph(g, pool=first_graph.pool())），删掉不再重放的 graph，或者少捕获几种形状（torch.compile 的 mode=\"reduce-overhead\" 每种形状捕获一个 graph）。"
+            ),
         ));
     }
     if stated(o.largest_oversize_hole_bytes) {
         explained = true;
-        let limit = r.max_split_size_bytes.map_or("max_split_size".into(), fmt);
+        let detail = match r.max_split_size_bytes {
+            Some(limit) => say!(
+                en: "A free block of {hole} on the right stream could hold the request of {size}, but with max_split_size {limit} the allocator does not split blocks at or above that size for smaller requests, and does not hand a larger request a block 20 MiB or more bigger than it.",
+                zh: "stream 对得上的一块 {hole} 空闲块本可以放下这次 {size} 的申请，但 max_split_size 设为 {limit} 时，分配器不会为更小的申请拆分达到这个大小的块，也不会把比申请大 20 MiB 以上的块交给更大的申请。",
+                hole = fmt(o.largest_oversize_hole_bytes),
+                size = fmt(size),
+                limit = fmt(limit)
+            ),
+            None => say!(
+                en: "A free block of {hole} on the right stream could hold the request of {size}, but with max_split_size max_split_size the allocator does not split blocks at or above that size for smaller requests, and does not hand a larger request a block 20 MiB or more bigger than it.",
+                zh: "stream 对得上的一块 {hole} 空闲块本可以放下这次 {size} 的申请，但设了 max_split_size 后，分配器不会为更小的申请拆分达到这个大小的块，也不会把比申请大 20 MiB 以上的块交给更大的申请。",
+                hole = fmt(o.largest_oversize_hole_bytes),
+                size = fmt(size)
+            ),
+        };
         verdicts.push(verdict(
             "snapshot_oversize_rule",
-            "A big enough free block exists, but the max_split_size rule refuses it",
-            format!(
-                "A free block of {} on the right stream could hold the request of {}, but with max_split_size {limit} the allocator does not split blocks at or above that size for smaller requests, and does not hand a larger request a block 20 MiB or more bigger than it.",
-                fmt(o.largest_oversize_hole_bytes), fmt(size)
+            say!(
+                en: "A big enough free block exists, but the max_split_size rule refuses it",
+                zh: "有足够大的空闲块，但 max_split_size 规则不让用"
             ),
+            detail,
         ));
         fixes.push(fix(
-            "Revisit max_split_size_mb",
-            "Raise max_split_size_mb in PYTORCH_CUDA_ALLOC_CONF above the blocks your big tensors need, or drop it and use expandable_segments:True instead.",
+            "revisit-max-split-size-mb",
+            say!(en: "Revisit max_split_size_mb", zh: "重新考虑 max_split_size_mb"),
+            say!(
+                en: "Raise max_split_size_mb in PYTORCH_CUDA_ALLOC_CONF above the blocks your big tensors need, or drop it and use expandable_segments:True instead.",
+                zh: "把 PYTORCH_CUDA_ALLOC_CONF 里的 max_split_size_mb 调到大于大张量需要的块，或者去掉它，改用 expandable_segments:True。"
+            ),
         ));
     }
     if stated(o.pending_free_bytes) {
         explained = true;
         verdicts.push(verdict(
             "snapshot_pending_free",
-            "Freed memory was still waiting for other streams",
-            format!(
-                "{} of blocks of this pool type were freed by their tensors but are not reusable yet: they were used on other streams (record_stream) and the allocator waits for those streams' events before reusing them.",
-                fmt(o.pending_free_bytes)
+            say!(
+                en: "Freed memory was still waiting for other streams",
+                zh: "释放的显存还在等其他 stream"
+            ),
+            say!(
+                en: "{pending} of blocks of this pool type were freed by their tensors but are not reusable yet: they were used on other streams (record_stream) and the allocator waits for those streams' events before reusing them.",
+                zh: "这个池类型里有 {pending} 的块已被张量释放，但还不能复用：它们在其他 stream 上用过（record_stream），分配器要等那些 stream 上的事件完成才会复用。",
+                pending = fmt(o.pending_free_bytes)
             ),
         ));
         fixes.push(fix(
-            "Synchronise side streams before the big allocation",
-            "Make the current stream wait for the side streams (torch.cuda.current_stream().wait_stream(s)) or synchronise before the allocation; avoid tensor.record_stream on large tensors.",
+            "synchronise-side-streams-before-the-big-allocation",
+            say!(
+                en: "Synchronise side streams before the big allocation",
+                zh: "大分配之前先同步侧 stream"
+            ),
+            say!(
+                en: "Make the current stream wait for the side streams (torch.cuda.current_stream().wait_stream(s)) or synchronise before the allocation; avoid tensor.record_stream on large tensors.",
+                zh: "让当前 stream 等待侧 stream（torch.cuda.current_stream().wait_stream(s)），或在分配前同步；不要对大张量用 tensor.record_stream。"
+            ),
         ));
     }
     let class_free = o.usable_class_free_bytes;
@@ -211,19 +310,37 @@ fn conclusions(f: &Finding) -> (Vec<Verdict>, Vec<Fix>) {
         explained = true;
         verdicts.push(verdict(
             "snapshot_fragmentation",
-            "Fragmentation: enough free memory, but no hole big enough",
-            format!(
-                "The request needed {} in one piece. Free holes the allocator could use held {} together, and CUDA had {} free, yet the largest usable hole was only {}: the free space is scattered between live blocks in partly used segments, which the allocator cannot release or merge.",
-                fmt(size), fmt(class_free), fmt(free), fmt(o.largest_usable_hole_bytes)
+            say!(
+                en: "Fragmentation: enough free memory, but no hole big enough",
+                zh: "碎片化：空闲显存够，却没有一个足够大的空洞"
+            ),
+            say!(
+                en: "The request needed {size} in one piece. Free holes the allocator could use held {class_free} together, and CUDA had {free} free, yet the largest usable hole was only {largest}: the free space is scattered between live blocks in partly used segments, which the allocator cannot release or merge.",
+                zh: "这次申请需要一整块 {size}。分配器能用的空闲空洞加起来有 {class_free}，CUDA 还空闲 {free}，但最大的可用空洞只有 {largest}：空闲空间夹在部分占用的段里的活块之间，分配器既不能归还，也不能合并。",
+                size = fmt(size),
+                class_free = fmt(class_free),
+                free = fmt(free),
+                largest = fmt(o.largest_usable_hole_bytes)
             ),
         ));
         fixes.push(fix(
-            "Use expandable segments",
-            "Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (PyTorch ≥ 2.1): segments grow in place instead of leaving holes between them.",
+            "use-expandable-segments",
+            say!(en: "Use expandable segments", zh: "使用 expandable segments"),
+            say!(
+                en: "Set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (PyTorch ≥ 2.1): segments grow in place instead of leaving holes between them.",
+                zh: "设 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True（PyTorch ≥ 2.1）：段可以原地变大，不会在段之间留下空洞。"
+            ),
         ));
         fixes.push(fix(
-            "Allocate long-lived and large tensors first",
-            "Create buffers that live the whole run (weights, optimizer state, KV caches) before the first step, and reuse preallocated buffers for large temporary tensors, so short-lived tensors do not split the big segments.",
+            "allocate-long-lived-and-large-tensors-first",
+            say!(
+                en: "Allocate long-lived and large tensors first",
+                zh: "先分配长期存在的大张量"
+            ),
+            say!(
+                en: "Create buffers that live the whole run (weights, optimizer state, KV caches) before the first step, and reuse preallocated buffers for large temporary tensors, so short-lived tensors do not split the big segments.",
+                zh: "在第一步之前就创建整个运行期间都要用的缓冲区（权重、优化器状态、KV cache），大的临时张量复用预先分配好的缓冲区，这样短命的张量就不会把大段切碎。"
+            ),
         ));
     }
     if !explained {
@@ -231,43 +348,78 @@ fn conclusions(f: &Finding) -> (Vec<Verdict>, Vec<Fix>) {
         let reserved = dev.map_or(0, |d| d.reserved_bytes);
         verdicts.push(verdict(
             "snapshot_shortage",
-            "Not enough memory: live tensors fill the GPU",
-            format!(
-                "Live tensors hold {} of the {} PyTorch reserved; free holes of the right kind held {} and CUDA had {} free, less than the request of {} even if every hole were merged. Less memory must be in use when this allocation happens.",
-                fmt(allocated), fmt(reserved), fmt(class_free), fmt(free), fmt(size)
+            say!(
+                en: "Not enough memory: live tensors fill the GPU",
+                zh: "显存不够：活着的张量占满了 GPU"
+            ),
+            say!(
+                en: "Live tensors hold {allocated} of the {reserved} PyTorch reserved; free holes of the right kind held {class_free} and CUDA had {free} free, less than the request of {size} even if every hole were merged. Less memory must be in use when this allocation happens.",
+                zh: "PyTorch 预留的 {reserved} 里，活着的张量占了 {allocated}；类型合适的空闲空洞共 {class_free}，CUDA 空闲 {free}，就算把所有空洞合起来，也不到这次申请的 {size}。这次分配发生时，必须有更少的显存在用。",
+                allocated = fmt(allocated),
+                reserved = fmt(reserved),
+                class_free = fmt(class_free),
+                free = fmt(free),
+                size = fmt(size)
             ),
         ));
         if let Some(top) = dev
             .and_then(|d| d.top_sites.first())
             .filter(|s| !s.location.starts_with('('))
         {
+            let how = if top.blocks == 1 {
+                say!(
+                    en: "{size} of live tensors ({n} block) were allocated at {location}: free them earlier, keep them on the CPU, or make them smaller.",
+                    zh: "{size} 的活张量（{n} 个块）是在 {location} 分配的：更早释放它们、把它们留在 CPU 上，或者把它们变小。",
+                    size = fmt(top.bytes),
+                    n = top.blocks,
+                    location = &top.location
+                )
+            } else {
+                say!(
+                    en: "{size} of live tensors ({n} blocks) were allocated at {location}: free them earlier, keep them on the CPU, or make them smaller.",
+                    zh: "{size} 的活张量（{n} 个块）是在 {location} 分配的：更早释放它们、把它们留在 CPU 上，或者把它们变小。",
+                    size = fmt(top.bytes),
+                    n = top.blocks,
+                    location = &top.location
+                )
+            };
             fixes.push(fix(
-                "Shrink the largest holder of live memory",
-                &format!(
-                    "{} of live tensors ({}) were allocated at {}: free them earlier, keep them on the CPU, or make them smaller.",
-                    fmt(top.bytes),
-                    count(top.blocks, "block"),
-                    top.location
+                "shrink-the-largest-holder-of-live-memory",
+                say!(
+                    en: "Shrink the largest holder of live memory",
+                    zh: "缩小占着最多活显存的地方"
                 ),
+                how,
             ));
         }
         fixes.push(fix(
-            "Reduce the batch size or the activations kept",
-            "Halve the batch (keep the effective batch with gradient accumulation), enable gradient checkpointing, or run under torch.autocast with bfloat16.",
+            "reduce-the-batch-size-or-the-activations-kept",
+            say!(
+                en: "Reduce the batch size or the activations kept",
+                zh: "减小 batch size 或保留的激活值"
+            ),
+            say!(
+                en: "Halve the batch (keep the effective batch with gradient accumulation), enable gradient checkpointing, or run under torch.autocast with bfloat16.",
+                zh: "把 batch 减半（用梯度累积保持等效 batch），打开梯度检查点，或在 torch.autocast 下用 bfloat16 运行。"
+            ),
         ));
     }
     (verdicts, fixes)
 }
 
-/// The headline of a snapshot finding.
-pub(crate) fn headline(f: &Finding) -> String {
+/// The headline of a snapshot finding, in both languages.
+pub(crate) fn headline(f: &Finding) -> crate::i18n::Said {
     match f.snapshot.as_deref().and_then(|r| r.oom.as_ref()) {
-        Some(o) => format!(
-            "PyTorch could not allocate {} on GPU {} (from a memory snapshot)",
-            fmt(o.allocation_bytes),
-            o.device
+        Some(o) => crate::say!(
+            en: "PyTorch could not allocate {size} on GPU {device} (from a memory snapshot)",
+            zh: "PyTorch 无法在 GPU {device} 上分配 {size}（来自显存快照）",
+            size = fmt(o.allocation_bytes),
+            device = o.device
         ),
-        None => "PyTorch memory snapshot: the memory state, no OOM recorded".into(),
+        None => crate::say!(
+            en: "PyTorch memory snapshot: the memory state, no OOM recorded",
+            zh: "PyTorch 显存快照：拍下时的显存状态，没有记录 OOM"
+        ),
     }
 }
 
@@ -280,7 +432,12 @@ pub fn after_explain(findings: &mut [Finding]) {
         }
         let (mut verdicts, mut fixes) = conclusions(f);
         if f.kind == Kind::MemorySnapshot {
+            // The answer the explainer wrote (headline, fields) stays.
+            let answer = std::mem::take(&mut f.diagnosis);
             f.diagnosis = Diagnosis {
+                headline: answer.headline,
+                headline_zh: answer.headline_zh,
+                fields: answer.fields,
                 verdicts,
                 fixes,
                 ..Diagnosis::default()
