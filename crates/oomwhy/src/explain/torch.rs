@@ -4,7 +4,8 @@
 
 use super::catalogue::{Cost, Engines, FixSpec, Phases};
 use super::common::{
-    capitalise, fix, loading_fix, row, tolerance, verdict, workload_fixes, FieldRow, GIB, MIB,
+    capitalise, fix, loading_fix, row, tolerance, verdict, workload_fixes, FieldRow,
+    FIND_OVERSIZED_TENSOR, GIB, GRADIENT_CHECKPOINTING, MIB, REDUCE_BATCH_SIZE,
 };
 use super::docs::Code;
 use super::pasted;
@@ -1863,7 +1864,7 @@ fn npu_fixes(d: &Diagnosis, out: &mut Vec<Fix>) {
         ),
     ));
     out.push(fix(
-        &MIXED_PRECISION,
+        &MIXED_PRECISION_NPU,
         say!(
             en: "Run the forward pass under torch.autocast(device_type=\"npu\", dtype=torch.bfloat16) (float16 on NPUs without bfloat16): activations take half the memory.",
             zh: "在 torch.autocast(device_type=\"npu\", dtype=torch.bfloat16) 下跑前向（不支持 bfloat16 的 NPU 用 float16）：激活值只占一半显存。"
@@ -1928,7 +1929,7 @@ fn xpu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
         ),
     ));
     out.push(fix(
-        &MIXED_PRECISION,
+        &MIXED_PRECISION_XPU,
         say!(
             en: "Run the forward pass under torch.autocast(device_type=\"xpu\", dtype=torch.bfloat16): activations take half the memory.",
             zh: "在 torch.autocast(device_type=\"xpu\", dtype=torch.bfloat16) 下跑前向：激活值只占一半显存。"
@@ -1951,55 +1952,23 @@ fn xpu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
     ));
 }
 
-// The fixes below with titles that common.rs's workload fixes and
-// tensorflow.rs also give ("Find the tensor that is far too large",
-// "Reduce the batch size", "Use mixed precision", "Trade compute for memory
-// with gradient checkpointing") are one entry each: one title, one id.
-// Where common.rs declares them, these four go and its entries are used.
+/// Autocast on Ascend NPUs (torch_npu): the device-generic API with torch_npu's device type.
+const MIXED_PRECISION_NPU: FixSpec =
+    FixSpec::new("mixed-precision-npu", "Use mixed precision", "使用混合精度")
+        .frameworks(&[Framework::PyTorch])
+        .vendors(&[Vendor::Ascend])
+        .engines(Engines::NotServing)
+        .phases(Phases::NotLoading)
+        .cost(Cost::Quality);
 
-/// A shape far too large: no allocator setting helps.
-pub(super) const FIND_OVERSIZED_TENSOR: FixSpec = FixSpec::new(
-    "find-oversized-tensor",
-    "Find the tensor that is far too large",
-    "找出那个大得离谱的张量",
-)
-.cost(Cost::Look);
-
-/// Halving the batch: PyTorch's and TensorFlow's advice alike; gradient
-/// accumulation keeps the effective batch at the cost of more steps.
-pub(super) const REDUCE_BATCH_SIZE: FixSpec = FixSpec::new(
-    "reduce-batch-size",
-    "Reduce the batch size",
-    "减小 batch size",
-)
-.frameworks(&[Framework::PyTorch, Framework::TensorFlow])
-.engines(Engines::NotServing)
-.phases(Phases::NotLoading)
-.cost(Cost::Speed);
-
-/// Autocast or a mixed-precision policy, in the framework's own API.
-pub(super) const MIXED_PRECISION: FixSpec = FixSpec::new(
-    "mixed-precision-autocast",
-    "Use mixed precision",
-    "使用混合精度",
-)
-.frameworks(&[Framework::PyTorch, Framework::TensorFlow])
-.engines(Engines::NotServing)
-.phases(Phases::NotLoading)
-.cost(Cost::Quality)
-.sources(&["PyTorch documentation: Automatic Mixed Precision (torch.autocast)"]);
-
-/// `torch.utils.checkpoint` or Hugging Face's switch for it.
-pub(super) const GRADIENT_CHECKPOINTING: FixSpec = FixSpec::new(
-    "gradient-checkpointing",
-    "Trade compute for memory with gradient checkpointing",
-    "用梯度检查点以计算换显存",
-)
-.frameworks(&[Framework::PyTorch])
-.engines(Engines::NotServing)
-.phases(Phases::NotLoading)
-.cost(Cost::Speed)
-.sources(&["PyTorch documentation: torch.utils.checkpoint"]);
+/// Autocast on Intel GPUs (`device_type="xpu"`).
+const MIXED_PRECISION_XPU: FixSpec =
+    FixSpec::new("mixed-precision-xpu", "Use mixed precision", "使用混合精度")
+        .frameworks(&[Framework::PyTorch])
+        .vendors(&[Vendor::Intel])
+        .engines(Engines::NotServing)
+        .phases(Phases::NotLoading)
+        .cost(Cost::Quality);
 
 /// `set_per_process_memory_fraction` (CUDA from 1.8; XPU's with Intel's GPU support).
 const RAISE_MEMORY_FRACTION: FixSpec = FixSpec::new(
@@ -2206,10 +2175,8 @@ const MEMORY_SNAPSHOT: Release = (2, 1);
 
 /// This family's fixes, for the catalogue (`catalogue::ALL`).
 pub(super) const FIXES: &[FixSpec] = &[
-    FIND_OVERSIZED_TENSOR,
-    REDUCE_BATCH_SIZE,
-    MIXED_PRECISION,
-    GRADIENT_CHECKPOINTING,
+    MIXED_PRECISION_NPU,
+    MIXED_PRECISION_XPU,
     RAISE_MEMORY_FRACTION,
     WATCH_GPU_AROUND_CRASH,
     FIND_OTHER_GPU_HOLDERS,
