@@ -274,7 +274,18 @@ fn verdicts(f: &Finding, d: &Diagnosis, growth: Option<(u64, u64)>) -> Vec<Verdi
             .find_map(|code| out.iter().position(|v| v.code == code.as_str()))
             .or((!out.is_empty()).then_some(0));
         if let Some(i) = main {
-            out[i].detail = format!("{} {note}", out[i].detail);
+            let v = &mut out[i];
+            v.detail = format!("{} {}", v.detail, note.en);
+            // A verdict not yet written in both languages keeps its
+            // catalogue Chinese, which has no room for the note.
+            if let Some(zh) = &mut v.zh {
+                zh.text = Said {
+                    en: String::new(),
+                    zh: std::mem::take(&mut zh.text),
+                }
+                .then(note)
+                .zh;
+            }
         }
     }
     context_verdicts(f, growth, &mut out);

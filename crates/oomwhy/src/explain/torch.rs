@@ -2,35 +2,95 @@
 //! every era and backend): the numbers' meaning, the memory verdicts, and
 //! fixes fitted to the allocator options of the message's PyTorch version.
 
+use super::catalogue::{Cost, Engines, FixSpec, Phases};
 use super::common::{
-    capitalise, fix_en, loading_fix, on_device, row_en, tolerance, verdict_en, workload_fixes,
-    FieldRow, GIB, MIB,
+    capitalise, fix, loading_fix, row, tolerance, verdict, workload_fixes, FieldRow,
+    FIND_OVERSIZED_TENSOR, GIB, GRADIENT_CHECKPOINTING, MIB, REDUCE_BATCH_SIZE,
 };
 use super::docs::Code;
 use super::pasted;
-use super::setting::{available, since, Availability, Vendor};
+use super::setting::{available, since, Availability, Framework, Release, Vendor};
 use super::thresholds::*;
 use super::Explain;
+use crate::i18n::Said;
 use crate::record::{fact, Diagnosis, Era, Finding, Fix, Kind, RequestRange, Verdict};
+use crate::say;
 use crate::units::{format_signed, format_size as fmt};
+
+/// A text put together from pieces each already said in both languages
+/// (`say!` cannot take a piece whose words differ by language).
+fn said(en: String, zh: String) -> Said {
+    Said { en, zh }
+}
+
+/// Items of a list joined in each language (`, ` and `、`).
+fn listed(items: &[Said]) -> Said {
+    said(
+        items
+            .iter()
+            .map(|s| s.en.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        items
+            .iter()
+            .map(|s| s.zh.as_str())
+            .collect::<Vec<_>>()
+            .join("、"),
+    )
+}
+
+/// ` on GPU N` (`NPU N` for torch_npu, which numbers Ascend NPUs so), or
+/// nothing when the message names no device.
+fn device_place(f: &Finding) -> Said {
+    let kind = if f.backend.as_deref() == Some("npu") {
+        "NPU"
+    } else {
+        "GPU"
+    };
+    match f.device {
+        Some(index) => say!(en: " on {what} {d}", zh: "在 {what} {d} 上", what = kind, d = index),
+        None => Said::default(),
+    }
+}
 
 /// Explains `Kind::TorchAllocatorOom` findings.
 pub(super) struct TorchAllocatorOom;
 
 impl Explain for TorchAllocatorOom {
-    fn headline_en(&self, f: &Finding) -> String {
-        let device = on_device(f);
+    fn headline(&self, f: &Finding) -> Said {
+        let place = device_place(f);
         let backend = match f.backend.as_deref() {
-            Some("hip") => " (ROCm/HIP)",
-            Some("xpu") => " (Intel XPU)",
-            _ => "",
+            Some("hip") => say!(en: " (ROCm/HIP)", zh: "（ROCm/HIP）"),
+            Some("xpu") => say!(en: " (Intel XPU)", zh: "（Intel XPU）"),
+            _ => Said::default(),
         };
         match (f.era, f.sizes.requested_bytes) {
-            (Some(Era::SizeGuard), _) => {
-                format!("PyTorch refused an allocation of more than 1 EB{device}: a tensor shape is wrong")
-            }
-            (_, Some(a)) => format!("PyTorch could not allocate {}{device}{backend}", fmt(a)),
-            _ => format!("PyTorch's allocator ran out of memory{device}{backend}"),
+            (Some(Era::SizeGuard), _) => said(
+                format!(
+                    "PyTorch refused an allocation of more than 1 EB{}: a tensor shape is wrong",
+                    place.en
+                ),
+                format!(
+                    "PyTorch {}拒绝了一次超过 1 EB 的分配：某个张量的形状不对",
+                    place.zh
+                ),
+            ),
+            (_, Some(a)) => said(
+                format!(
+                    "PyTorch could not allocate {}{}{}",
+                    fmt(a),
+                    place.en,
+                    backend.en
+                ),
+                format!("PyTorch {}分配 {} 失败{}", place.zh, fmt(a), backend.zh),
+            ),
+            _ => said(
+                format!(
+                    "PyTorch's allocator ran out of memory{}{}",
+                    place.en, backend.en
+                ),
+                format!("PyTorch 的分配器{}显存不足{}", place.zh, backend.zh),
+            ),
         }
     }
     fn field_rows(&self, f: &Finding) -> Vec<FieldRow> {
@@ -38,151 +98,236 @@ impl Explain for TorchAllocatorOom {
         let d = &f.diagnosis;
         let era = f.era;
         let malloc_async = era == Some(Era::MallocAsync);
-        let gpu = f
-            .device
-            .map_or("the GPU".to_string(), |d| format!("GPU {d}"));
         let mut rows = Vec::new();
 
         if let Some(a) = s.requested_bytes {
             let meaning = if malloc_async {
-                "the exact size of the tensor being created".to_string()
+                say!(
+                    en: "the exact size of the tensor being created",
+                    zh: "正在创建的张量的确切大小"
+                )
             } else if let Some(range) = &d.request_range {
                 if range.max_bytes == 1 << 20 {
-                    "the block the allocator asked CUDA for; the tensor itself was at most 1 MiB (small tensors share 2 MiB blocks)".into()
+                    say!(
+                        en: "the block the allocator asked CUDA for; the tensor itself was at most 1 MiB (small tensors share 2 MiB blocks)",
+                        zh: "分配器向 CUDA 申请的块；张量本身不超过 1 MiB（小张量共用 2 MiB 的块）"
+                    )
                 } else if range.max_bytes == 20 << 20 {
-                    "the block the allocator asked CUDA for; the tensor itself was between 1 and 10 MiB (these share 20 MiB blocks), or 18–20 MiB".into()
+                    say!(
+                        en: "the block the allocator asked CUDA for; the tensor itself was between 1 and 10 MiB (these share 20 MiB blocks), or 18–20 MiB",
+                        zh: "分配器向 CUDA 申请的块；张量本身在 1 到 10 MiB 之间（这类张量共用 20 MiB 的块），或在 18–20 MiB 之间"
+                    )
                 } else {
-                    "the block the allocator asked CUDA for: the tensor's size rounded up to a multiple of 2 MiB".into()
+                    say!(
+                        en: "the block the allocator asked CUDA for: the tensor's size rounded up to a multiple of 2 MiB",
+                        zh: "分配器向 CUDA 申请的块：张量的大小向上取整到 2 MiB 的倍数"
+                    )
                 }
             } else {
-                "the size of the allocation that failed".into()
+                say!(
+                    en: "the size of the allocation that failed",
+                    zh: "失败的那次分配的大小"
+                )
             };
-            rows.push(row_en("Tried to allocate", fmt(a), meaning, false));
+            rows.push(row(
+                say!(en: "Tried to allocate", zh: "尝试分配"),
+                fmt(a),
+                meaning,
+                false,
+            ));
         }
         if let Some(t) = s.total_bytes {
             let label = if malloc_async {
-                "Device limit"
+                say!(en: "Device limit", zh: "设备上限")
             } else {
-                "Total capacity"
+                say!(en: "Total capacity", zh: "总容量")
             };
-            rows.push(row_en(
+            let gpu = match f.device {
+                Some(index) => say!(en: "GPU {d}", zh: "GPU {d}", d = index),
+                None => say!(en: "the GPU", zh: "这块 GPU"),
+            };
+            let reporter = if f.backend.as_deref() == Some("cuda") {
+                say!(en: "CUDA", zh: "CUDA 报告的值")
+            } else {
+                say!(en: "the driver", zh: "驱动报告的值")
+            };
+            rows.push(row(
                 label,
                 fmt(t),
-                format!(
-                    "all memory of {gpu}, as {} reports it",
-                    if f.backend.as_deref() == Some("cuda") {
-                        "CUDA"
-                    } else {
-                        "the driver"
-                    }
+                said(
+                    format!("all memory of {}, as {} reports it", gpu.en, reporter.en),
+                    format!("{} 的全部显存（{}）", gpu.zh, reporter.zh),
                 ),
                 false,
             ));
         }
         if let Some(l) = s.allowed_bytes {
-            rows.push(row_en(
-            "Allowed",
-            fmt(l),
-            "the most PyTorch may use in this process (torch.cuda.set_per_process_memory_fraction)",
-            false,
-        ));
+            rows.push(row(
+                say!(en: "Allowed", zh: "允许上限"),
+                fmt(l),
+                say!(
+                    en: "the most PyTorch may use in this process (torch.cuda.set_per_process_memory_fraction)",
+                    zh: "本进程里 PyTorch 最多可以使用的量（torch.cuda.set_per_process_memory_fraction）"
+                ),
+                false,
+            ));
         }
         if let Some(free) = s.free_bytes {
             let meaning = if malloc_async {
-                "free on the whole device according to CUDA when the allocation failed"
+                say!(
+                    en: "free on the whole device according to CUDA when the allocation failed",
+                    zh: "分配失败时 CUDA 报告的整块设备上的空闲显存"
+                )
             } else {
-                "free on the whole device when the error was raised, after PyTorch had already returned its unused cache"
+                say!(
+                    en: "free on the whole device when the error was raised, after PyTorch had already returned its unused cache",
+                    zh: "报错时整块设备上的空闲显存，此时 PyTorch 已经归还了没在用的缓存"
+                )
             };
-            rows.push(row_en("Free", fmt(free), meaning, false));
+            rows.push(row(say!(en: "Free", zh: "空闲"), fmt(free), meaning, false));
         }
         for p in &f.processes {
             let meaning = if d.probable_self_pid == Some(p.pid) {
-                "probably this process itself (listed under its host PID, as in a container)"
+                say!(
+                    en: "probably this process itself (listed under its host PID, as in a container)",
+                    zh: "多半就是本进程自己（以宿主机上的 PID 列出，在容器里就是这样）"
+                )
             } else {
-                "another process on this GPU, as NVML sees it"
+                say!(
+                    en: "another process on this GPU, as NVML sees it",
+                    zh: "这块 GPU 上的另一个进程（NVML 看到的）"
+                )
             };
-            rows.push(row_en(
-                &format!("Process {}", p.pid),
+            rows.push(row(
+                say!(en: "Process {pid}", zh: "进程 {pid}", pid = p.pid),
                 fmt(p.in_use_bytes),
                 meaning,
                 false,
             ));
         }
         if let Some(sp) = s.process_in_use_bytes {
-            rows.push(row_en(
-            "This process",
-            fmt(sp),
-            "everything this process holds on the GPU: PyTorch's cache plus the CUDA context and other libraries",
-            false,
-        ));
+            rows.push(row(
+                say!(en: "This process", zh: "本进程"),
+                fmt(sp),
+                say!(
+                    en: "everything this process holds on the GPU: PyTorch's cache plus the CUDA context and other libraries",
+                    zh: "本进程在这块 GPU 上占用的全部显存：PyTorch 的缓存加上 CUDA 上下文和其他库"
+                ),
+                false,
+            ));
         }
         if let Some(x) = s.allocated_bytes {
+            let in_live_tensors = || {
+                say!(
+                    en: "memory in live tensors of this process (block sizes, so a bit more than the tensors' bytes)",
+                    zh: "本进程存活张量占用的显存（按块大小计，所以比张量本身的字节数略多）"
+                )
+            };
             let (label, meaning) = match era {
-            Some(Era::Cached | Era::Reserved | Era::Paren) => ("Already allocated", "memory in live tensors of this process (block sizes, so a bit more than the tensors' bytes)".to_string()),
-            Some(Era::MallocAsync) => ("Currently allocated", "memory in live tensors allocated through this backend".to_string()),
-            _ if s.private_pools_bytes.is_some() => (
-                "Allocated by PyTorch",
-                "memory in live tensors, plus the free space in CUDA-graph private pools below".to_string(),
-            ),
-            _ => ("Allocated by PyTorch", "memory in live tensors of this process (block sizes, so a bit more than the tensors' bytes)".to_string()),
-        };
-            rows.push(row_en(label, fmt(x), meaning, false));
+                Some(Era::Cached | Era::Reserved | Era::Paren) => (
+                    say!(en: "Already allocated", zh: "已分配"),
+                    in_live_tensors(),
+                ),
+                Some(Era::MallocAsync) => (
+                    say!(en: "Currently allocated", zh: "当前已分配"),
+                    say!(
+                        en: "memory in live tensors allocated through this backend",
+                        zh: "通过这个后端分配、仍然存活的张量占用的显存"
+                    ),
+                ),
+                _ if s.private_pools_bytes.is_some() => (
+                    say!(en: "Allocated by PyTorch", zh: "PyTorch 已分配"),
+                    say!(
+                        en: "memory in live tensors, plus the free space in CUDA-graph private pools below",
+                        zh: "存活张量占用的显存，加上下面 CUDA graph 私有池里的空闲空间"
+                    ),
+                ),
+                _ => (
+                    say!(en: "Allocated by PyTorch", zh: "PyTorch 已分配"),
+                    in_live_tensors(),
+                ),
+            };
+            rows.push(row(label, fmt(x), meaning, false));
         }
         if let Some(p) = s.private_pools_bytes {
-            rows.push(row_en(
-            "Private pools",
-            fmt(p),
-            "free blocks kept by CUDA graphs' private pools: counted as allocated, usable only by those graphs",
-            false,
-        ));
+            rows.push(row(
+                say!(en: "Private pools", zh: "私有池"),
+                fmt(p),
+                say!(
+                    en: "free blocks kept by CUDA graphs' private pools: counted as allocated, usable only by those graphs",
+                    zh: "CUDA graph 私有池留着的空闲块：算作已分配，只有那些 graph 能用"
+                ),
+                false,
+            ));
         }
         if let Some(c) = s.cached_bytes {
-            rows.push(row_en(
-            "Cached",
-            fmt(c),
-            "held by PyTorch but in no tensor (PyTorch ≤1.3's word for reserved-but-unallocated)",
-            false,
-        ));
+            rows.push(row(
+                say!(en: "Cached", zh: "缓存"),
+                fmt(c),
+                say!(
+                    en: "held by PyTorch but in no tensor (PyTorch ≤1.3's word for reserved-but-unallocated)",
+                    zh: "PyTorch 持有、但不在任何张量里的显存（PyTorch ≤1.3 对“已预留未分配”的叫法）"
+                ),
+                false,
+            ));
         }
         if let Some(u) = s.reserved_unallocated_bytes {
-            rows.push(row_en(
-                "Reserved but unallocated",
+            rows.push(row(
+                say!(en: "Reserved but unallocated", zh: "已预留未分配"),
                 fmt(u),
-                "held by PyTorch but in no tensor: free space inside partly used segments",
+                say!(
+                    en: "held by PyTorch but in no tensor: free space inside partly used segments",
+                    zh: "PyTorch 持有、但不在任何张量里的显存：部分占用的段里的空闲空间"
+                ),
                 false,
             ));
         }
         if let Some(r) = s.reserved_bytes {
-            rows.push(row_en(
-                "Reserved in total",
+            rows.push(row(
+                say!(en: "Reserved in total", zh: "总共已预留"),
                 fmt(r),
-                "everything PyTorch's caching allocator holds from CUDA: allocated plus cached",
+                say!(
+                    en: "everything PyTorch's caching allocator holds from CUDA: allocated plus cached",
+                    zh: "PyTorch 缓存分配器从 CUDA 拿到的全部显存：已分配加缓存"
+                ),
                 false,
             ));
         } else if let Some(r) = d.reserved_bytes {
-            rows.push(row_en(
-                "Reserved (derived)",
+            rows.push(row(
+                say!(en: "Reserved (derived)", zh: "已预留（推算）"),
                 fmt(r),
-                "everything PyTorch's caching allocator holds: allocated + unallocated",
+                say!(
+                    en: "everything PyTorch's caching allocator holds: allocated + unallocated",
+                    zh: "PyTorch 缓存分配器持有的全部显存：已分配 + 未分配"
+                ),
                 true,
             ));
         }
         if let Some(n) = d.non_pytorch_bytes {
-            rows.push(row_en(
-            "Non-PyTorch (derived)",
-            fmt(n),
-            "this process's memory outside PyTorch's allocator: CUDA context, cuBLAS/cuDNN, NCCL, other libraries",
-            true,
-        ));
+            rows.push(row(
+                say!(en: "Non-PyTorch (derived)", zh: "非 PyTorch（推算）"),
+                fmt(n),
+                say!(
+                    en: "this process's memory outside PyTorch's allocator: CUDA context, cuBLAS/cuDNN, NCCL, other libraries",
+                    zh: "本进程在 PyTorch 分配器之外的显存：CUDA 上下文、cuBLAS/cuDNN、NCCL、其他库"
+                ),
+                true,
+            ));
         }
         if let Some(outside) = outside_process(f, d) {
-            rows.push(row_en(
-                "Outside this process (derived)",
+            rows.push(row(
+                say!(en: "Outside this process (derived)", zh: "本进程之外（推算）"),
                 format_signed(outside.into()),
                 if f.processes.is_empty() {
-                    "total − free − this process: held by other processes, a desktop session or another container"
+                    say!(
+                        en: "total − free − this process: held by other processes, a desktop session or another container",
+                        zh: "总容量 − 空闲 − 本进程：被其他进程、桌面会话或另一个容器占着"
+                    )
                 } else {
-                    "total − free − this process − the listed processes: held by something the message does not list"
+                    say!(
+                        en: "total − free − this process − the listed processes: held by something the message does not list",
+                        zh: "总容量 − 空闲 − 本进程 − 列出的进程：被报错里没有列出的东西占着"
+                    )
                 },
                 true,
             ));
@@ -196,12 +341,13 @@ impl Explain for TorchAllocatorOom {
                 d.reserved_bytes
             },
         ) {
-            rows.push(row_en(
-                "Held + request (derived)",
+            rows.push(row(
+                say!(en: "Held + request (derived)", zh: "已持有 + 申请（推算）"),
                 fmt(held.saturating_add(a)),
-                format!(
-                    "what PyTorch holds plus the request, against the {} allowed",
-                    fmt(l)
+                say!(
+                    en: "what PyTorch holds plus the request, against the {limit} allowed",
+                    zh: "PyTorch 持有的加上这次申请，对比允许的 {limit}",
+                    limit = fmt(l)
                 ),
                 true,
             ));
@@ -209,36 +355,51 @@ impl Explain for TorchAllocatorOom {
         // Not when the only listed process is this one (a container's own PID).
         let only_self = f.processes.len() == 1 && d.probable_self_pid.is_some();
         if let (Some(o), false) = (d.other_processes_bytes, f.processes.is_empty() || only_self) {
-            rows.push(row_en(
-                "Other processes (derived)",
+            rows.push(row(
+                say!(en: "Other processes (derived)", zh: "其他进程（推算）"),
                 fmt(o),
-                "sum of the other processes' memory",
+                say!(
+                    en: "sum of the other processes' memory",
+                    zh: "其他进程占用的显存之和"
+                ),
                 true,
             ));
         }
         if let Some(outside) = d.outside_allocator_bytes {
             if s.process_in_use_bytes.is_none() && f.processes.is_empty() {
-                rows.push(row_en(
-                "Outside PyTorch (derived)",
-                format_signed(outside.into()),
-                if outside < 0 {
-                    "total − free − reserved: negative, so these figures contradict each other (see Why)"
-                } else {
-                    "total − free − reserved: CUDA context, other libraries and other processes together"
-                },
-                true,
-            ));
+                rows.push(row(
+                    say!(en: "Outside PyTorch (derived)", zh: "PyTorch 之外（推算）"),
+                    format_signed(outside.into()),
+                    if outside < 0 {
+                        say!(
+                            en: "total − free − reserved: negative, so these figures contradict each other (see Why)",
+                            zh: "总容量 − 空闲 − 已预留：是负数，所以这些数字互相矛盾（见“原因”）"
+                        )
+                    } else {
+                        say!(
+                            en: "total − free − reserved: CUDA context, other libraries and other processes together",
+                            zh: "总容量 − 空闲 − 已预留：CUDA 上下文、其他库和其他进程加在一起"
+                        )
+                    },
+                    true,
+                ));
             }
         }
         // Figures that contradict each other give no shortfall to reason on.
         if let Some(short) = d.shortfall_bytes.filter(|_| !numbers_contradict(f)) {
             let meaning = if short > 0 {
-                "requested − free: how much was missing on the device"
+                say!(
+                    en: "requested − free: how much was missing on the device",
+                    zh: "申请量 − 空闲：设备上差了多少"
+                )
             } else {
-                "requested − free: negative, the device had more free than requested"
+                say!(
+                    en: "requested − free: negative, the device had more free than requested",
+                    zh: "申请量 − 空闲：是负数，设备上的空闲比申请的还多"
+                )
             };
-            rows.push(row_en(
-                "Shortfall (derived)",
+            rows.push(row(
+                say!(en: "Shortfall (derived)", zh: "缺口（推算）"),
                 format_signed(short.into()),
                 meaning,
                 true,
@@ -303,40 +464,63 @@ pub(super) fn request_range(f: &Finding) -> Option<RequestRange> {
 }
 
 /// Checks that the figures can all be true at once.
-fn inconsistencies(f: &Finding, d: &Diagnosis) -> Vec<String> {
+fn inconsistencies(f: &Finding, d: &Diagnosis) -> Vec<Said> {
     let s = &f.sizes;
     let mut problems = Vec::new();
     if f.facts.get(fact::OVERFLOW).is_some_and(|v| v == "true") {
-        problems.push("a figure is larger than any real byte count".to_string());
+        problems.push(say!(
+            en: "a figure is larger than any real byte count",
+            zh: "有个数字比任何真实的字节数都大"
+        ));
     }
     // NVML's "not available" value (2^64 − 1 bytes) printed as a size, and
     // sizes no device has, are quirks or overflows, not measurements.
     let named = [
-        ("total", s.total_bytes),
-        ("free", s.free_bytes),
-        ("allocated", s.allocated_bytes),
-        ("reserved", s.reserved_bytes),
-        ("this process", s.process_in_use_bytes),
+        (say!(en: "total", zh: "总容量"), s.total_bytes),
+        (say!(en: "free", zh: "空闲"), s.free_bytes),
+        (say!(en: "allocated", zh: "已分配"), s.allocated_bytes),
+        (say!(en: "reserved", zh: "已预留"), s.reserved_bytes),
+        (
+            say!(en: "this process", zh: "本进程"),
+            s.process_in_use_bytes,
+        ),
     ];
     for (name, value) in named {
         match value {
-            Some(v) if v >= u64::MAX - (u64::MAX >> 12) => problems.push(format!(
-                "{name} reads {} = 2⁶⁴ − 1 bytes, the driver's (NVML's) \"not available\" value printed as a size: the driver could not report it",
-                fmt(v)
+            Some(v) if v >= u64::MAX - (u64::MAX >> 12) => problems.push(said(
+                format!(
+                    "{} reads {} = 2⁶⁴ − 1 bytes, the driver's (NVML's) \"not available\" value printed as a size: the driver could not report it",
+                    name.en,
+                    fmt(v)
+                ),
+                format!(
+                    "{}的读数是 {} = 2⁶⁴ − 1 字节，这是驱动（NVML）的“不可用”值被当成大小打印了出来：驱动没能报告它",
+                    name.zh,
+                    fmt(v)
+                ),
             )),
-            Some(v) if v >= LARGER_THAN_ANY_GPU * 64 => problems.push(format!(
-                "{name} reads {}, more than any GPU has by orders of magnitude: an overflowed value",
-                fmt(v)
+            Some(v) if v >= LARGER_THAN_ANY_GPU * 64 => problems.push(said(
+                format!(
+                    "{} reads {}, more than any GPU has by orders of magnitude: an overflowed value",
+                    name.en,
+                    fmt(v)
+                ),
+                format!(
+                    "{}的读数是 {}，比任何 GPU 的显存都多出几个数量级：是溢出的值",
+                    name.zh,
+                    fmt(v)
+                ),
             )),
             _ => {}
         }
     }
     if let (Some(total), Some(allocated)) = (s.total_bytes, s.allocated_bytes) {
         if allocated > total.saturating_add(tolerance(total) + tolerance(allocated)) {
-            problems.push(format!(
-                "allocated {} is more than the whole card ({})",
-                fmt(allocated),
-                fmt(total)
+            problems.push(say!(
+                en: "allocated {allocated} is more than the whole card ({total})",
+                zh: "已分配 {allocated} 比整块卡（{total}）还多",
+                allocated = fmt(allocated),
+                total = fmt(total)
             ));
         }
     }
@@ -345,50 +529,55 @@ fn inconsistencies(f: &Finding, d: &Diagnosis) -> Vec<String> {
     {
         let tol = tolerance(total) + tolerance(free) + tolerance(reserved) * 2;
         if reserved.saturating_add(free) > total.saturating_add(tol) {
-            problems.push(format!(
-                "reserved {} + free {} = {} is more than the total capacity {}",
-                fmt(reserved),
-                fmt(free),
-                fmt(reserved.saturating_add(free)),
-                fmt(total)
+            problems.push(say!(
+                en: "reserved {reserved} + free {free} = {sum} is more than the total capacity {total}",
+                zh: "已预留 {reserved} + 空闲 {free} = {sum}，超过了总容量 {total}",
+                sum = fmt(reserved.saturating_add(free)),
+                reserved = fmt(reserved),
+                free = fmt(free),
+                total = fmt(total)
             ));
         }
     }
     if let (Some(total), Some(free)) = (s.total_bytes, s.free_bytes) {
         if free > total.saturating_add(tolerance(total)) {
-            problems.push(format!(
-                "free {} is more than the total {}",
-                fmt(free),
-                fmt(total)
+            problems.push(say!(
+                en: "free {free} is more than the total {total}",
+                zh: "空闲 {free} 比总容量 {total} 还多",
+                free = fmt(free),
+                total = fmt(total)
             ));
         }
     }
     if let (Some(allocated), Some(reserved)) = (s.allocated_bytes, s.reserved_bytes) {
         if allocated > reserved.saturating_add(tolerance(reserved) + tolerance(allocated)) {
-            problems.push(format!(
-                "allocated {} is more than reserved {} (allocated memory is part of reserved memory)",
-                fmt(allocated),
-                fmt(reserved)
+            problems.push(say!(
+                en: "allocated {allocated} is more than reserved {reserved} (allocated memory is part of reserved memory)",
+                zh: "已分配 {allocated} 比已预留 {reserved} 还多（已分配的显存是已预留显存的一部分）",
+                allocated = fmt(allocated),
+                reserved = fmt(reserved)
             ));
         }
     }
     if let (Some(process), Some(reserved)) = (s.process_in_use_bytes, d.reserved_bytes) {
         if process.saturating_add(tolerance(process) + 2 * tolerance(reserved)) < reserved {
-            problems.push(format!(
-                "this process is said to use {} in all, less than the {} PyTorch alone reserved",
-                fmt(process),
-                fmt(reserved)
+            problems.push(say!(
+                en: "this process is said to use {process} in all, less than the {reserved} PyTorch alone reserved",
+                zh: "报错说本进程一共只用了 {process}，比 PyTorch 单独预留的 {reserved} 还少",
+                process = fmt(process),
+                reserved = fmt(reserved)
             ));
         }
     }
     if let Some(total) = s.total_bytes {
         for p in &f.processes {
             if p.in_use_bytes > total.saturating_add(tolerance(total)) {
-                problems.push(format!(
-                    "process {} is said to hold {}, more than the whole card ({}); NVML reports bogus per-process numbers on some systems (e.g. WSL)",
-                    p.pid,
-                    fmt(p.in_use_bytes),
-                    fmt(total)
+                problems.push(say!(
+                    en: "process {pid} is said to hold {held}, more than the whole card ({total}); NVML reports bogus per-process numbers on some systems (e.g. WSL)",
+                    zh: "报错说进程 {pid} 占用 {held}，比整块卡（{total}）还多；在某些系统上（如 WSL）NVML 报告的单个进程的数字是错的",
+                    pid = p.pid,
+                    held = fmt(p.in_use_bytes),
+                    total = fmt(total)
                 ));
                 break;
             }
@@ -397,26 +586,64 @@ fn inconsistencies(f: &Finding, d: &Diagnosis) -> Vec<String> {
     problems
 }
 
+/// " That is more than the {shortfall} that was missing."
+fn covers_shortfall(shortfall: u64) -> Said {
+    say!(
+        en: " That is more than the {shortfall} that was missing.",
+        zh: "这比缺少的 {shortfall} 还多。",
+        shortfall = fmt(shortfall)
+    )
+}
+
 fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     let s = &f.sizes;
     let problems = inconsistencies(f, d);
     let consistent = problems.is_empty();
     if !consistent {
-        out.push(verdict_en(
+        let joined = said(
+            capitalise(
+                &problems
+                    .iter()
+                    .map(|p| p.en.as_str())
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ),
+            problems
+                .iter()
+                .map(|p| p.zh.as_str())
+                .collect::<Vec<_>>()
+                .join("；"),
+        );
+        out.push(verdict(
             Code::InconsistentNumbers,
-            "The numbers in this message cannot all be true",
-            format!(
-                "{}. The figures were not sampled at one instant (free memory is read after the failure and can change), or the driver virtualises memory (Windows WDDM's shared-memory fallback, WSL, vGPU, MIG). oomwhy does not reason on them further.",
-                capitalise(&problems.join("; "))
+            say!(
+                en: "The numbers in this message cannot all be true",
+                zh: "这条报错里的数字不可能同时成立"
+            ),
+            said(
+                format!(
+                    "{}. The figures were not sampled at one instant (free memory is read after the failure and can change), or the driver virtualises memory (Windows WDDM's shared-memory fallback, WSL, vGPU, MIG). oomwhy does not reason on them further.",
+                    joined.en
+                ),
+                format!(
+                    "{}。这些数字不是在同一时刻采样的（空闲显存是在失败之后读取的，可能已经变了），或者驱动对显存做了虚拟化（Windows WDDM 的共享内存回退、WSL、vGPU、MIG）。oomwhy 不再基于它们往下推理。",
+                    joined.zh
+                ),
             ),
         ));
     }
 
     if f.era == Some(Era::SizeGuard) {
-        out.push(verdict_en(
+        out.push(verdict(
             Code::RequestExceedsCapacity,
-            "One allocation asked for more than an exabyte",
-            "PyTorch refuses any single allocation over 1 EB before trying it: no GPU has that much memory. A tensor shape is wrong (an overflowed or uninitialised dimension), not the memory pressure.".into(),
+            say!(
+                en: "One allocation asked for more than an exabyte",
+                zh: "一次分配就要了超过 1 EB"
+            ),
+            say!(
+                en: "PyTorch refuses any single allocation over 1 EB before trying it: no GPU has that much memory. A tensor shape is wrong (an overflowed or uninitialised dimension), not the memory pressure.",
+                zh: "PyTorch 对任何超过 1 EB 的单次分配都会直接拒绝，不会去尝试：没有哪块 GPU 有这么多显存。是某个张量的形状错了（维度溢出或未初始化），而不是显存紧张。"
+            ),
         ));
         return;
     }
@@ -449,24 +676,46 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                 && s.free_bytes.is_some_and(|free| free_exceeds(free, a));
             if over || at_limit {
                 limit_binds = true;
-                out.push(verdict_en(
+                let how = if over {
+                    say!(
+                        en: "over the limit by {excess}",
+                        zh: "超出上限 {excess}",
+                        excess = fmt(need - l)
+                    )
+                } else {
+                    say!(
+                        en: "at the limit within the rounding of the printed figures",
+                        zh: "在打印数字的取整误差之内正好到了上限"
+                    )
+                };
+                let room = s
+                    .free_bytes
+                    .filter(|&free| free_exceeds(free, a))
+                    .map(|free| {
+                        say!(
+                            en: ", while the device still had {free} free",
+                            zh: "，而设备上还有 {free} 空闲",
+                            free = fmt(free)
+                        )
+                    })
+                    .unwrap_or_default();
+                let figures = say!(
+                    en: "PyTorch may use at most {limit} (set with torch.cuda.set_per_process_memory_fraction). It already holds {held} and asked for {request} more, {need} in all: ",
+                    zh: "PyTorch 最多可以使用 {limit}（由 torch.cuda.set_per_process_memory_fraction 设置）。它已经持有 {held}，又申请 {request}，合计 {need}：",
+                    limit = fmt(l),
+                    held = fmt(held),
+                    request = fmt(a),
+                    need = fmt(need)
+                );
+                out.push(verdict(
                     Code::MemoryLimit,
-                    "A memory limit set for this process refused it, not the hardware",
-                    format!(
-                        "PyTorch may use at most {} (set with torch.cuda.set_per_process_memory_fraction). It already holds {} and asked for {} more, {} in all: {}{}.",
-                        fmt(l),
-                        fmt(held),
-                        fmt(a),
-                        fmt(need),
-                        if over {
-                            format!("over the limit by {}", fmt(need - l))
-                        } else {
-                            "at the limit within the rounding of the printed figures".to_string()
-                        },
-                        s.free_bytes
-                            .filter(|&free| free_exceeds(free, a))
-                            .map(|free| format!(", while the device still had {} free", fmt(free)))
-                            .unwrap_or_default()
+                    say!(
+                        en: "A memory limit set for this process refused it, not the hardware",
+                        zh: "是为这个进程设的显存上限拒绝了分配，不是硬件不够"
+                    ),
+                    said(
+                        format!("{}{}{}.", figures.en, how.en, room.en),
+                        format!("{}{}{}。", figures.zh, how.zh, room.zh),
                     ),
                 ));
             }
@@ -477,14 +726,18 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                 || f.version_hint.as_deref() == Some("PyTorch 2.2–2.3");
             if invisible_limit {
                 limit_binds = true;
-                out.push(verdict_en(
+                out.push(verdict(
                     Code::MemoryLimit,
-                    "Probably a memory limit, not the hardware: free memory exceeds the request",
-                    format!(
-                        "The device reported {} free, {} more than the {} requested. In PyTorch 2.1–2.3 a limit set with torch.cuda.set_per_process_memory_fraction is not printed in this message, so such a limit is the most likely cause; otherwise memory was freed between the failed allocation and the measurement.",
-                        fmt(free),
-                        fmt(free - a),
-                        fmt(a)
+                    say!(
+                        en: "Probably a memory limit, not the hardware: free memory exceeds the request",
+                        zh: "多半是显存上限，不是硬件不够：空闲显存比申请的多"
+                    ),
+                    say!(
+                        en: "The device reported {free} free, {excess} more than the {request} requested. In PyTorch 2.1–2.3 a limit set with torch.cuda.set_per_process_memory_fraction is not printed in this message, so such a limit is the most likely cause; otherwise memory was freed between the failed allocation and the measurement.",
+                        zh: "设备报告空闲 {free}，比申请的 {request} 多 {excess}。PyTorch 2.1–2.3 不会在这条报错里打印用 torch.cuda.set_per_process_memory_fraction 设的上限，所以最可能的原因就是这样一个上限；否则就是在分配失败和读数之间有显存被释放了。",
+                        excess = fmt(free - a),
+                        free = fmt(free),
+                        request = fmt(a)
                     ),
                 ));
             }
@@ -498,22 +751,40 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     let mut causes: Vec<(u64, Verdict)> = Vec::new();
     if let (Some(a), Some(free), false) = (requested, s.free_bytes, limit_binds) {
         if free_exceeds(free, a) {
+            let limits = match Vendor::of(f) {
+                Vendor::Nvidia => say!(
+                    en: "MIG, vGPU, a container's GPU memory limit",
+                    zh: "MIG、vGPU、容器的 GPU 显存上限"
+                ),
+                _ => say!(
+                    en: "a container's or virtual machine's GPU memory limit",
+                    zh: "容器或虚拟机的 GPU 显存上限"
+                ),
+            };
+            let pool = if malloc_async {
+                say!(en: ", the cudaMallocAsync pool", zh: "、cudaMallocAsync 的内存池")
+            } else {
+                Said::default()
+            };
+            let figures = say!(
+                en: "The device had {free} free, {excess} more than the {request} requested, yet the allocation failed. Free memory is measured after the failure, so memory may have been released in between (another process, or PyTorch returning its cache just before measuring), or a limit outside this message applies (",
+                zh: "设备上有 {free} 空闲，比申请的 {request} 多 {excess}，分配却失败了。空闲显存是在失败之后测的，所以中间可能有显存被释放了（另一个进程，或者 PyTorch 在测量前刚归还了缓存），或者有这条报错之外的上限在起作用（",
+                excess = fmt(free - a),
+                free = fmt(free),
+                request = fmt(a)
+            );
             // It explains none of the shortfall: ranked after every cause.
             causes.push((
                 0,
-                verdict_en(
+                verdict(
                     Code::FreeExceedsRequest,
-                    "The device reported more free memory than was requested",
-                    format!(
-                        "The device had {} free, {} more than the {} requested, yet the allocation failed. Free memory is measured after the failure, so memory may have been released in between (another process, or PyTorch returning its cache just before measuring), or a limit outside this message applies ({}{}).",
-                        fmt(free),
-                        fmt(free - a),
-                        fmt(a),
-                        match super::setting::Vendor::of(f) {
-                            super::setting::Vendor::Nvidia => "MIG, vGPU, a container's GPU memory limit",
-                            _ => "a container's or virtual machine's GPU memory limit",
-                        },
-                        if malloc_async { ", the cudaMallocAsync pool" } else { "" }
+                    say!(
+                        en: "The device reported more free memory than was requested",
+                        zh: "设备报告的空闲显存比申请的还多"
+                    ),
+                    said(
+                        format!("{}{}{}).", figures.en, limits.en, pool.en),
+                        format!("{}{}{}）。", figures.zh, limits.zh, pool.zh),
                     ),
                 ),
             ));
@@ -522,42 +793,52 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     if let Some(others) = d.other_processes_bytes {
         let (big, decisive) = others_matter(others, total, shortfall);
         if big || decisive {
-            let names: Vec<String> = f
+            let names: Vec<Said> = f
                 .processes
                 .iter()
                 .filter(|p| Some(p.pid) != d.probable_self_pid)
                 .take(5)
                 .map(|p| {
-                    format!(
-                        "PID {} ({}{})",
-                        p.pid,
-                        fmt(p.in_use_bytes),
-                        pasted::smi_label(f, p.pid)
+                    let label = pasted::smi_label(f, p.pid);
+                    said(
+                        format!("PID {} ({}{})", p.pid, fmt(p.in_use_bytes), label.en),
+                        format!("PID {}（{}{}）", p.pid, fmt(p.in_use_bytes), label.zh),
                     )
                 })
                 .collect();
+            let names = listed(&names);
             let self_note = d
                 .probable_self_pid
-                .map(|pid| format!(" PID {pid} is probably this process itself (inside a container PyTorch cannot tell its own host PID), so it is not counted."))
+                .map(|own_pid| {
+                    say!(
+                        en: " PID {pid} is probably this process itself (inside a container PyTorch cannot tell its own host PID), so it is not counted.",
+                        zh: "PID {pid} 多半就是本进程自己（在容器里 PyTorch 不知道自己在宿主机上的 PID），所以没有计入。",
+                        pid = own_pid
+                    )
+                })
                 .unwrap_or_default();
+            let more = if decisive {
+                covers_shortfall(shortfall)
+            } else {
+                Said::default()
+            };
+            let figures = say!(
+                en: "Other processes hold {others} of the {total} card: ",
+                zh: "这块 {total} 的卡上，其他进程占用了 {others}：",
+                others = fmt(others),
+                total = fmt(total)
+            );
             causes.push((
                 others,
-                verdict_en(
+                verdict(
                     Code::OtherProcesses,
-                    "Other processes hold a large part of this GPU",
-                    format!(
-                        "Other processes hold {} of the {} card: {}.{self_note}{}",
-                        fmt(others),
-                        fmt(total),
-                        names.join(", "),
-                        if decisive {
-                            format!(
-                                " That is more than the {} that was missing.",
-                                fmt(shortfall)
-                            )
-                        } else {
-                            String::new()
-                        }
+                    say!(
+                        en: "Other processes hold a large part of this GPU",
+                        zh: "其他进程占用了这块 GPU 的很大一部分"
+                    ),
+                    said(
+                        format!("{}{}.{}{}", figures.en, names.en, self_note.en, more.en),
+                        format!("{}{}。{}{}", figures.zh, names.zh, self_note.zh, more.zh),
                     ),
                 ),
             ));
@@ -571,22 +852,51 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         })
     {
         let others: u64 = rows.iter().filter_map(|p| p.used_bytes).sum();
-        causes.push((others, verdict_en(
-            Code::OtherProcesses,
-            "Other processes hold a large part of this GPU (per the pasted nvidia-smi output)",
-            format!(
-                "This message does not list processes, but the nvidia-smi output pasted with it shows other processes holding {} on GPU {}: {}.{} nvidia-smi was sampled at another moment than the error, so these figures show who used the GPU then, not exactly at the failure.{}",
-                fmt(others),
-                rows[0].gpu,
-                pasted::smi_names(&rows),
-                own.map(|pid| format!(" PID {pid} holds at least what PyTorch reserved and is taken to be this process, so it is not counted.")).unwrap_or_default(),
-                if shortfall > 0 && others >= shortfall {
-                    format!(" That is more than the {} that was missing.", fmt(shortfall))
-                } else {
-                    String::new()
-                }
+        let names = pasted::smi_names(&rows);
+        let own = own
+            .map(|own_pid| {
+                say!(
+                    en: " PID {pid} holds at least what PyTorch reserved and is taken to be this process, so it is not counted.",
+                    zh: "PID {pid} 占用的至少有 PyTorch 预留的那么多，被当作本进程，所以没有计入。",
+                    pid = own_pid
+                )
+            })
+            .unwrap_or_default();
+        let more = if shortfall > 0 && others >= shortfall {
+            covers_shortfall(shortfall)
+        } else {
+            Said::default()
+        };
+        let figures = say!(
+            en: "This message does not list processes, but the nvidia-smi output pasted with it shows other processes holding {others} on GPU {gpu}: ",
+            zh: "这条报错没有列出进程，但一同贴出的 nvidia-smi 输出显示，其他进程在 GPU {gpu} 上占用了 {others}：",
+            others = fmt(others),
+            gpu = rows[0].gpu
+        );
+        let sampled = say!(
+            en: " nvidia-smi was sampled at another moment than the error, so these figures show who used the GPU then, not exactly at the failure.",
+            zh: "nvidia-smi 的采样时刻和报错不同，这些数字反映的是那时谁在用 GPU，并不正好是失败那一刻。"
+        );
+        causes.push((
+            others,
+            verdict(
+                Code::OtherProcesses,
+                say!(
+                    en: "Other processes hold a large part of this GPU (per the pasted nvidia-smi output)",
+                    zh: "其他进程占用了这块 GPU 的很大一部分（据一同贴出的 nvidia-smi 输出）"
+                ),
+                said(
+                    format!(
+                        "{}{}.{}{}{}",
+                        figures.en, names.en, own.en, sampled.en, more.en
+                    ),
+                    format!(
+                        "{}{}。{}{}{}",
+                        figures.zh, names.zh, own.zh, sampled.zh, more.zh
+                    ),
+                ),
             ),
-        )));
+        ));
     } else if s.process_in_use_bytes.is_none() {
         // No per-process figures: only total − free − reserved is known.
         if let Some(outside) = d
@@ -595,25 +905,54 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             .map(|o| o as u64)
         {
             if outside_matters(outside, total, shortfall) {
-                causes.push((outside, verdict_en(
-                    Code::MemoryOutsidePytorch,
-                    "Most of the missing memory is held outside PyTorch's allocator",
-                    format!(
-                        "Of the {} card, {} is free and PyTorch holds {}; the other {} is held outside PyTorch's allocator: other processes, or other libraries and the CUDA context in this process. {}",
-                        fmt(total),
-                        s.free_bytes.map(fmt).unwrap_or_default(),
-                        d.reserved_bytes.map(fmt).unwrap_or_default(),
-                        fmt(outside),
-                        match pasted::smi_others(f, d.reserved_bytes) {
-                            Some((rows, _)) => format!(
-                                "The nvidia-smi output pasted with it (sampled at another moment) shows other processes on this GPU holding only {}{}, so most of it is probably inside this process.",
-                                fmt(rows.iter().filter_map(|p| p.used_bytes).sum()),
-                                if rows.is_empty() { String::new() } else { format!(" ({})", pasted::smi_names(&rows)) }
+                let which = match pasted::smi_others(f, d.reserved_bytes) {
+                    Some((rows, _)) => {
+                        let names = if rows.is_empty() {
+                            Said::default()
+                        } else {
+                            let names = pasted::smi_names(&rows);
+                            said(format!(" ({})", names.en), format!("（{}）", names.zh))
+                        };
+                        let sum = say!(
+                            en: "The nvidia-smi output pasted with it (sampled at another moment) shows other processes on this GPU holding only {sum}",
+                            zh: "一同贴出的 nvidia-smi 输出（在另一时刻采样）显示，这块 GPU 上的其他进程只占了 {sum}",
+                            sum = fmt(rows.iter().filter_map(|p| p.used_bytes).sum())
+                        );
+                        said(
+                            format!(
+                                "{}{}, so most of it is probably inside this process.",
+                                sum.en, names.en
                             ),
-                            None => "This message does not list processes, so oomwhy cannot tell which.".into(),
-                        }
+                            format!("{}{}，所以大部分多半在本进程里面。", sum.zh, names.zh),
+                        )
+                    }
+                    None => say!(
+                        en: "This message does not list processes, so oomwhy cannot tell which.",
+                        zh: "这条报错没有列出进程，所以 oomwhy 分不清是哪一种。"
                     ),
-                )));
+                };
+                let figures = say!(
+                    en: "Of the {total} card, {free} is free and PyTorch holds {reserved}; the other {outside} is held outside PyTorch's allocator: other processes, or other libraries and the CUDA context in this process. ",
+                    zh: "这块 {total} 的卡上，空闲 {free}，PyTorch 持有 {reserved}；其余 {outside} 被 PyTorch 分配器之外的东西占着：其他进程，或者本进程里的其他库和 CUDA 上下文。",
+                    total = fmt(total),
+                    free = s.free_bytes.map(fmt).unwrap_or_default(),
+                    reserved = d.reserved_bytes.map(fmt).unwrap_or_default(),
+                    outside = fmt(outside)
+                );
+                causes.push((
+                    outside,
+                    verdict(
+                        Code::MemoryOutsidePytorch,
+                        say!(
+                            en: "Most of the missing memory is held outside PyTorch's allocator",
+                            zh: "缺的显存大部分被 PyTorch 分配器之外的东西占着"
+                        ),
+                        said(
+                            format!("{}{}", figures.en, which.en),
+                            format!("{}{}", figures.zh, which.zh),
+                        ),
+                    ),
+                ));
             }
         }
     }
@@ -622,24 +961,50 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     if let Some(outside) = outside_process(f, d).filter(|&o| o > 0).map(|o| o as u64) {
         if outside_matters(outside, total, shortfall) {
             let listed = d.other_processes_bytes.filter(|&o| o > 0);
-            causes.push((outside, verdict_en(
-                Code::MemoryOutsideProcess,
-                "Memory is held outside this process",
-                format!(
-                    "Of the {} card, {} is free and this process holds {}{}; the other {} is held outside this process{}: another process this container cannot see, a desktop session, or a second container or virtual machine on the same GPU.{}",
-                    fmt(total),
-                    s.free_bytes.map(fmt).unwrap_or_default(),
-                    s.process_in_use_bytes.map(fmt).unwrap_or_default(),
-                    listed.map(|o| format!(" and the listed processes {}", fmt(o))).unwrap_or_default(),
-                    fmt(outside),
-                    if listed.is_some() { " and the listed processes" } else { "" },
-                    if shortfall > 0 && outside >= shortfall {
-                        format!(" That is more than the {} that was missing.", fmt(shortfall))
-                    } else {
-                        String::new()
-                    }
+            let (listed_held, and_listed) = match listed {
+                Some(o) => (
+                    say!(
+                        en: " and the listed processes {held}",
+                        zh: "，列出的进程占用 {held}",
+                        held = fmt(o)
+                    ),
+                    say!(en: " and the listed processes", zh: "和列出的进程"),
                 ),
-            )));
+                None => (Said::default(), Said::default()),
+            };
+            let more = if shortfall > 0 && outside >= shortfall {
+                covers_shortfall(shortfall)
+            } else {
+                Said::default()
+            };
+            let figures = say!(
+                en: "Of the {total} card, {free} is free and this process holds {in_use}",
+                zh: "这块 {total} 的卡上，空闲 {free}，本进程占用 {in_use}",
+                total = fmt(total),
+                free = s.free_bytes.map(fmt).unwrap_or_default(),
+                in_use = s.process_in_use_bytes.map(fmt).unwrap_or_default()
+            );
+            let outside_text = fmt(outside);
+            causes.push((
+                outside,
+                verdict(
+                    Code::MemoryOutsideProcess,
+                    say!(
+                        en: "Memory is held outside this process",
+                        zh: "显存被这个进程之外的东西占着"
+                    ),
+                    said(
+                        format!(
+                            "{}{}; the other {outside_text} is held outside this process{}: another process this container cannot see, a desktop session, or a second container or virtual machine on the same GPU.{}",
+                            figures.en, listed_held.en, and_listed.en, more.en
+                        ),
+                        format!(
+                            "{}{}；其余 {outside_text} 被本进程{}之外的东西占着：这个容器里看不到的另一个进程、桌面会话，或者同一块 GPU 上的另一个容器或虚拟机。{}",
+                            figures.zh, listed_held.zh, and_listed.zh, more.zh
+                        ),
+                    ),
+                ),
+            ));
         }
     }
 
@@ -647,11 +1012,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         // The message alone does not show it; the pasted summary may.
         let evidence = pasted::non_releasable_evidence(f)?;
         Some((
-            verdict_en(
-                Code::Fragmentation,
-                "Memory is fragmented: PyTorch holds free space it cannot use for this request",
-                evidence,
-            ),
+            verdict(Code::Fragmentation, fragmentation_title(), evidence),
             false,
         ))
     });
@@ -668,29 +1029,43 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         if p >= GRAPH_POOLS_MIN
             || (requested.is_some_and(|a| p >= a) && p >= GRAPH_POOLS_REQUEST_MIN)
         {
-            causes.push((p, verdict_en(
-                Code::CudaGraphPools,
-                "CUDA graphs keep free memory parked in private pools",
-                format!(
-                    "{} of the memory PyTorch counts as allocated is free space in CUDA-graph private pools: it stays reserved for the captured graphs and cannot serve other tensors.",
-                    fmt(p)
+            causes.push((
+                p,
+                verdict(
+                    Code::CudaGraphPools,
+                    say!(
+                        en: "CUDA graphs keep free memory parked in private pools",
+                        zh: "CUDA graph 把空闲显存留在了私有池里"
+                    ),
+                    say!(
+                        en: "{pools} of the memory PyTorch counts as allocated is free space in CUDA-graph private pools: it stays reserved for the captured graphs and cannot serve other tensors.",
+                        zh: "PyTorch 算作已分配的显存里，有 {pools} 是 CUDA graph 私有池中的空闲空间：它一直为捕获的 graph 保留着，不能给别的张量用。",
+                        pools = fmt(p)
+                    ),
                 ),
-            )));
+            ));
         }
     }
 
     if let Some(n) = d.non_pytorch_bytes {
         if n >= NON_PYTORCH_MIN {
-            causes.push((n, verdict_en(
-                Code::NonPytorchMemory,
-                "This process holds a lot of GPU memory outside PyTorch",
-                format!(
-                    "This process uses {} in all, of which PyTorch's allocator holds {}; the other {} is the CUDA context (typically 0.3–1 GiB), cuBLAS/cuDNN workspaces, NCCL buffers, or another library in the same process (TensorFlow, JAX, CuPy, a custom extension).",
-                    s.process_in_use_bytes.map(fmt).unwrap_or_default(),
-                    d.reserved_bytes.map(fmt).unwrap_or_default(),
-                    fmt(n)
+            causes.push((
+                n,
+                verdict(
+                    Code::NonPytorchMemory,
+                    say!(
+                        en: "This process holds a lot of GPU memory outside PyTorch",
+                        zh: "这个进程在 PyTorch 之外占用了大量显存"
+                    ),
+                    say!(
+                        en: "This process uses {in_use} in all, of which PyTorch's allocator holds {reserved}; the other {non_pytorch} is the CUDA context (typically 0.3–1 GiB), cuBLAS/cuDNN workspaces, NCCL buffers, or another library in the same process (TensorFlow, JAX, CuPy, a custom extension).",
+                        zh: "这个进程一共占用 {in_use}，其中 PyTorch 的分配器持有 {reserved}；其余 {non_pytorch} 是 CUDA 上下文（通常 0.3–1 GiB）、cuBLAS/cuDNN 的工作区、NCCL 缓冲区，或者同一进程里的另一个库（TensorFlow、JAX、CuPy、自定义扩展）。",
+                        in_use = s.process_in_use_bytes.map(fmt).unwrap_or_default(),
+                        reserved = d.reserved_bytes.map(fmt).unwrap_or_default(),
+                        non_pytorch = fmt(n)
+                    ),
                 ),
-            )));
+            ));
         }
     }
 
@@ -729,21 +1104,34 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         || s.allocated_bytes.is_some()
         || d.reserved_bytes.is_some();
     if !figures_known && !specific && !primary_fragmentation {
+        let left = match requested {
+            Some(a) => {
+                let place = match f.device {
+                    Some(index) => say!(en: " on GPU {g}", zh: "在 GPU {g} 上", g = index),
+                    None => Said::default(),
+                };
+                said(
+                    format!("{} requested{} is all that is left:", fmt(a), place.en),
+                    format!("只剩下{}申请的 {}：", place.zh, fmt(a)),
+                )
+            }
+            None => say!(en: "No figure is left:", zh: "一个数字都没剩下："),
+        };
+        let rest = say!(
+            en: " the capacity, free memory and what PyTorch holds, which tell whether the workload does not fit, another process holds the GPU or memory is fragmented, were cut off. The likely cause cannot be read from what is left.",
+            zh: "容量、空闲显存和 PyTorch 持有的量都被截掉了，而正是它们能说明是工作负载放不下、另一个进程占着 GPU，还是显存碎片化。从剩下的内容看不出可能的原因。"
+        );
         causes.push((
             0,
-            verdict_en(
+            verdict(
                 Code::FiguresMissing,
-                "The message was cut before its figures",
-                format!(
-                    "{} the capacity, free memory and what PyTorch holds, which tell whether the workload does not fit, another process holds the GPU or memory is fragmented, were cut off. The likely cause cannot be read from what is left.",
-                    match requested {
-                        Some(a) => format!(
-                            "{} requested{} is all that is left:",
-                            fmt(a),
-                            f.device.map(|g| format!(" on GPU {g}")).unwrap_or_default()
-                        ),
-                        None => "No figure is left:".to_string(),
-                    }
+                say!(
+                    en: "The message was cut before its figures",
+                    zh: "报错在数字之前就被截断了"
+                ),
+                said(
+                    format!("{}{}", left.en, rest.en),
+                    format!("{}{}", left.zh, rest.zh),
                 ),
             ),
         ));
@@ -751,36 +1139,67 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         && !contradicted
     {
         let detail = match (s.allocated_bytes, s.total_bytes, requested) {
-            (Some(x), Some(t), Some(a)) => format!(
-                "Live tensors take {} of the {} card and the next allocation needed {} more. The workload needs more memory than this GPU has at this point.",
-                fmt(x),
-                fmt(t),
-                fmt(a)
+            (Some(x), Some(t), Some(a)) => say!(
+                en: "Live tensors take {allocated} of the {total} card and the next allocation needed {request} more. The workload needs more memory than this GPU has at this point.",
+                zh: "存活张量占了这块 {total} 的卡上的 {allocated}，下一次分配还要 {request}。此时工作负载需要的显存比这块 GPU 有的多。",
+                allocated = fmt(x),
+                total = fmt(t),
+                request = fmt(a)
             ),
-            _ => "No other cause is visible in the numbers: the workload needs more memory than this GPU has at this point.".into(),
+            _ => say!(
+                en: "No other cause is visible in the numbers: the workload needs more memory than this GPU has at this point.",
+                zh: "数字里看不出别的原因：此时工作负载需要的显存比这块 GPU 有的多。"
+            ),
         };
         causes.push((
             s.allocated_bytes.unwrap_or(0),
-            verdict_en(
+            verdict(
                 Code::CapacityExhausted,
-                "The workload does not fit in GPU memory",
+                say!(
+                    en: "The workload does not fit in GPU memory",
+                    zh: "工作负载放不进显存"
+                ),
                 detail,
             ),
         ));
     } else if !specific && !primary_fragmentation && small {
         let (own, a, t) = (own.unwrap_or(0), requested.unwrap_or(0), total);
-        causes.push((0, verdict_en(
-            Code::NumbersInconclusive,
-            "The numbers do not show why it failed",
-            format!(
-                "PyTorch holds {} and asked for {} more, together {} of the {} card, less than half of it; {}the message shows nothing else large enough to fill the rest. So it is not that the workload cannot fit: the memory was probably held by something the message does not show (another process, a desktop session, another container) or released between the failure and the measurement.",
-                fmt(own),
-                fmt(a),
-                fmt(own.saturating_add(a)),
-                fmt(t),
-                s.free_bytes.map(|free| format!("{} was free and ", fmt(free))).unwrap_or_default()
+        let free = s
+            .free_bytes
+            .map(|free| {
+                say!(
+                    en: "{free} was free and ",
+                    zh: "空闲 {free}，而且",
+                    free = fmt(free)
+                )
+            })
+            .unwrap_or_default();
+        let figures = say!(
+            en: "PyTorch holds {own} and asked for {request} more, together {sum} of the {total} card, less than half of it; ",
+            zh: "PyTorch 持有 {own}，又申请 {request}，合计 {sum}，还不到这块 {total} 的卡的一半；",
+            sum = fmt(own.saturating_add(a)),
+            own = fmt(own),
+            request = fmt(a),
+            total = fmt(t)
+        );
+        let rest = say!(
+            en: "the message shows nothing else large enough to fill the rest. So it is not that the workload cannot fit: the memory was probably held by something the message does not show (another process, a desktop session, another container) or released between the failure and the measurement.",
+            zh: "报错里也看不到别的大到能占满其余空间的东西。所以不是工作负载放不下：显存多半被报错没显示的东西占着（另一个进程、桌面会话、另一个容器），或者在失败和读数之间被释放了。"
+        );
+        causes.push((
+            0,
+            verdict(
+                Code::NumbersInconclusive,
+                say!(
+                    en: "The numbers do not show why it failed",
+                    zh: "从这些数字看不出为什么失败"
+                ),
+                said(
+                    format!("{}{}{}", figures.en, free.en, rest.en),
+                    format!("{}{}{}", figures.zh, free.zh, rest.zh),
+                ),
             ),
-        )));
+        ));
     }
     if let Some((v, false)) = fragmentation {
         causes.push((0, v));
@@ -869,24 +1288,50 @@ fn request_too_large(s: &crate::record::Sizes) -> Option<Verdict> {
         (t, l) => t.or(l),
     };
     let what = match (cap, limit) {
-        (Some(cap), Some(l)) if l == cap => format!("the {} this process is allowed", fmt(cap)),
-        (Some(cap), _) => format!("the whole card ({})", fmt(cap)),
-        (None, _) => "any GPU has".to_string(),
+        (Some(cap), Some(l)) if l == cap => say!(
+            en: "the {cap} this process is allowed",
+            zh: "这个进程允许使用的 {cap}",
+            cap = fmt(cap)
+        ),
+        (Some(cap), _) => say!(
+            en: "the whole card ({cap})",
+            zh: "整块卡（{cap}）",
+            cap = fmt(cap)
+        ),
+        (None, _) => say!(en: "any GPU has", zh: "任何 GPU 的显存"),
     };
     let too_large = match cap {
         Some(cap) => a > cap,
         None => a >= LARGER_THAN_ANY_GPU,
     };
     too_large.then(|| {
-        verdict_en(
+        let request = fmt(a);
+        verdict(
             Code::RequestExceedsCapacity,
-            "One allocation is larger than the GPU can ever provide",
-            format!(
-                "PyTorch tried to allocate {} in one piece, more than {what}. No setting or cache clean-up can satisfy this: a tensor is far larger than intended (a shape bug, an attention matrix over a very long sequence, a whole dataset moved to the GPU).",
-                fmt(a)
+            say!(
+                en: "One allocation is larger than the GPU can ever provide",
+                zh: "单次分配就超过了这块 GPU 最多能提供的显存"
+            ),
+            said(
+                format!(
+                    "PyTorch tried to allocate {request} in one piece, more than {}. No setting or cache clean-up can satisfy this: a tensor is far larger than intended (a shape bug, an attention matrix over a very long sequence, a whole dataset moved to the GPU).",
+                    what.en
+                ),
+                format!(
+                    "PyTorch 试图一次分配 {request}，比{}还多。任何设置或缓存清理都满足不了它：某个张量比预想的大得多（形状有 bug、对很长的序列算注意力矩阵、把整个数据集搬到了 GPU 上）。",
+                    what.zh
+                ),
             ),
         )
     })
+}
+
+/// The fragmentation verdict's title.
+fn fragmentation_title() -> Said {
+    say!(
+        en: "Memory is fragmented: PyTorch holds free space it cannot use for this request",
+        zh: "显存碎片化：PyTorch 手里的空闲空间用不上这次申请"
+    )
 }
 
 /// The fragmentation verdict, and whether it is the main explanation
@@ -914,53 +1359,59 @@ fn fragmentation_verdict(f: &Finding, d: &Diagnosis, limit_binds: bool) -> Optio
     }
     let (detail, primary) = match s.requested_bytes {
         Some(a) if u >= FRAGMENTATION_MIN && u >= a.saturating_add(NOISE_MIN) => (
-            format!(
-                "PyTorch holds {} that no tensor uses (reserved {reserved_text}, allocated {}), more than the {} it needed, yet it could not use it: before raising, PyTorch already returned every cached segment it could release, so what remains is free space inside partly used segments, in pieces too small for one {} block. That is fragmentation.",
-                fmt(u),
-                s.allocated_bytes.map(fmt).unwrap_or_else(|| "?".into()),
-                fmt(a),
-                fmt(a)
+            say!(
+                en: "PyTorch holds {unused} that no tensor uses (reserved {reserved}, allocated {allocated}), more than the {request} it needed, yet it could not use it: before raising, PyTorch already returned every cached segment it could release, so what remains is free space inside partly used segments, in pieces too small for one {request} block. That is fragmentation.",
+                zh: "PyTorch 持有 {unused} 没有任何张量在用（已预留 {reserved}，已分配 {allocated}），比它需要的 {request} 还多，却用不上：报错之前，PyTorch 已经归还了所有能释放的缓存段，剩下的是部分占用的段里的空闲空间，切成的小块都放不下一整块 {request}。这就是碎片化。",
+                unused = fmt(u),
+                reserved = &reserved_text,
+                allocated = s.allocated_bytes.map(fmt).unwrap_or_else(|| "?".into()),
+                request = fmt(a)
             ),
             true,
         ),
-        Some(a) if u >= FRAGMENTATION_MIN && u.saturating_add(free) >= a.saturating_add(NOISE_MIN) => (
-            format!(
-                "PyTorch holds {} that no tensor uses (free space inside partly used segments) and the device has {} free: together {}, enough for the {} request, but neither piece alone is. The memory exists, just not in one block.",
-                fmt(u),
-                fmt(free),
-                fmt(u.saturating_add(free)),
-                fmt(a)
-            ),
-            true,
-        ),
+        Some(a)
+            if u >= FRAGMENTATION_MIN && u.saturating_add(free) >= a.saturating_add(NOISE_MIN) =>
+        {
+            (
+                say!(
+                    en: "PyTorch holds {unused} that no tensor uses (free space inside partly used segments) and the device has {free} free: together {sum}, enough for the {request} request, but neither piece alone is. The memory exists, just not in one block.",
+                    zh: "PyTorch 持有 {unused} 没有任何张量在用（部分占用的段里的空闲空间），设备上还空闲 {free}：加起来 {sum}，够这次 {request} 的申请，但单独哪一部分都不够。显存是有的，只是不在一整块里。",
+                    sum = fmt(u.saturating_add(free)),
+                    unused = fmt(u),
+                    free = fmt(free),
+                    request = fmt(a)
+                ),
+                true,
+            )
+        }
         None if u >= FRAGMENTATION_NO_REQUEST_MIN
             && reserved.is_some_and(|r| u >= r / FRAGMENTATION_NO_REQUEST_DIVISOR) =>
-        (
-            format!(
-                "PyTorch holds {} that no tensor uses, {}% of the {reserved_text} it reserved: free space inside partly used segments that larger requests cannot use.",
-                fmt(u),
-                reserved.map_or(0, |r| u.saturating_mul(100) / r.max(1))
-            ),
-            true,
-        ),
+        {
+            (
+                say!(
+                    en: "PyTorch holds {unused} that no tensor uses, {share}% of the {reserved} it reserved: free space inside partly used segments that larger requests cannot use.",
+                    zh: "PyTorch 持有 {unused} 没有任何张量在用，占它预留的 {reserved} 的 {share}%：是部分占用的段里的空闲空间，更大的申请用不上。",
+                    unused = fmt(u),
+                    share = reserved.map_or(0, |r| u.saturating_mul(100) / r.max(1)),
+                    reserved = &reserved_text
+                ),
+                true,
+            )
+        }
         _ => return None,
     };
     let detail = match pasted::non_releasable_evidence(f) {
-        Some(evidence) => format!("{detail} {evidence}"),
+        Some(evidence) => detail.then(evidence),
         None => detail,
     };
     Some((
-        verdict_en(
-            Code::Fragmentation,
-            "Memory is fragmented: PyTorch holds free space it cannot use for this request",
-            detail,
-        ),
+        verdict(Code::Fragmentation, fragmentation_title(), detail),
         primary,
     ))
 }
 
 /// The reserved-vs-allocated gap spelled out with its numbers.
-pub fn reserved_gap(f: &Finding) -> Option<String> {
+pub fn reserved_gap(f: &Finding) -> Option<Said> {
     // The verdict says oomwhy reasons no further on figures that contradict
     // each other: the gap between two of them is such reasoning.
     if numbers_contradict(f) {
@@ -974,18 +1425,28 @@ pub fn reserved_gap(f: &Finding) -> Option<String> {
     let pools = s
         .private_pools_bytes
         .map(|p| {
-            format!(
-                " ({} of \"allocated\" is free space in CUDA-graph pools)",
-                fmt(p)
+            say!(
+                en: " ({pools} of \"allocated\" is free space in CUDA-graph pools)",
+                zh: "（“已分配”里有 {pools} 是 CUDA graph 池中的空闲空间）",
+                pools = fmt(p)
             )
         })
         .unwrap_or_default();
-    let share = gap.saturating_mul(100).checked_div(reserved).unwrap_or(0);
-    Some(format!(
-        "{} reserved − {} allocated = {} ({share}% of reserved) is held by PyTorch but not used by any tensor{pools}. PyTorch keeps freed blocks cached for reuse; before raising this error it already released every cached segment it could, so this remainder sits in partly used segments and only fits requests that are small enough.",
-        fmt(reserved),
-        fmt(allocated),
-        fmt(gap)
+    let figures = say!(
+        en: "{reserved} reserved − {allocated} allocated = {gap} ({share}% of reserved) is held by PyTorch but not used by any tensor",
+        zh: "已预留 {reserved} − 已分配 {allocated} = {gap}（占已预留的 {share}%）由 PyTorch 持有，但没有任何张量在用",
+        share = gap.saturating_mul(100).checked_div(reserved).unwrap_or(0),
+        reserved = fmt(reserved),
+        allocated = fmt(allocated),
+        gap = fmt(gap)
+    );
+    let why = say!(
+        en: ". PyTorch keeps freed blocks cached for reuse; before raising this error it already released every cached segment it could, so this remainder sits in partly used segments and only fits requests that are small enough.",
+        zh: "。PyTorch 会把释放的块缓存起来复用；报这个错之前，它已经归还了所有能归还的缓存段，剩下的这部分散落在部分占用的段里，只放得下足够小的申请。"
+    );
+    Some(said(
+        format!("{}{}{}", figures.en, pools.en, why.en),
+        format!("{}{}{}", figures.zh, pools.zh, why.zh),
     ))
 }
 
@@ -993,10 +1454,10 @@ pub fn reserved_gap(f: &Finding) -> Option<String> {
 struct AllocConf {
     env_var: String,
     /// `Some(caveat)` when expandable_segments exists (caveat may be empty).
-    expandable_segments: Option<String>,
+    expandable_segments: Option<Said>,
     /// `Some(caveat)` when max_split_size_mb exists (caveat may be empty).
-    max_split: Option<String>,
-    note: Option<String>,
+    max_split: Option<Said>,
+    note: Option<Said>,
 }
 
 fn alloc_conf(f: &Finding) -> AllocConf {
@@ -1008,7 +1469,10 @@ fn alloc_conf(f: &Finding) -> AllocConf {
         // 2.9–2.10 print the generic name, but 2.9.1 ignored expandable_segments
         // set through it for CUDA (pytorch/pytorch#183387); the CUDA name still works.
         (Some("PYTORCH_ALLOC_CONF"), "cuda") => {
-            note = Some("PyTorch 2.9–2.10 print PYTORCH_ALLOC_CONF, but 2.9.1 ignores expandable_segments set that way for CUDA (pytorch/pytorch#183387); PYTORCH_CUDA_ALLOC_CONF still works there (with a deprecation warning).".to_string());
+            note = Some(say!(
+                en: "PyTorch 2.9–2.10 print PYTORCH_ALLOC_CONF, but 2.9.1 ignores expandable_segments set that way for CUDA (pytorch/pytorch#183387); PYTORCH_CUDA_ALLOC_CONF still works there (with a deprecation warning).",
+                zh: "PyTorch 2.9–2.10 打印的是 PYTORCH_ALLOC_CONF，但 2.9.1 对 CUDA 会忽略这样设置的 expandable_segments（pytorch/pytorch#183387）；PYTORCH_CUDA_ALLOC_CONF 在那里仍然有效（会给出弃用警告）。"
+            ));
             "PYTORCH_CUDA_ALLOC_CONF".to_string()
         }
         (Some(var), _) => var.to_string(),
@@ -1018,8 +1482,10 @@ fn alloc_conf(f: &Finding) -> AllocConf {
     // An option newer than every release printing this form is dropped;
     // one newer than some of them says from which release.
     let gate = |since| match available(f, since) {
-        Availability::Yes => Some(String::new()),
-        Availability::From(name) => Some(format!(" ({name})")),
+        Availability::Yes => Some(Said::default()),
+        Availability::From(release) => {
+            Some(say!(en: " ({name})", zh: "（{name}）", name = release))
+        }
         Availability::Upgrade(_) => None,
     };
     let expandable_segments = gate(since::EXPANDABLE_SEGMENTS);
@@ -1034,9 +1500,12 @@ fn alloc_conf(f: &Finding) -> AllocConf {
 
 fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
     if has(Code::RequestExceedsCapacity) {
-        out.push(fix_en(
-            "Find the tensor that is far too large",
-            "Print the shapes at the failing line (the last frame of your own code in the traceback). Look for a wrong reshape/broadcast, an attention matrix over a very long sequence (use torch.nn.functional.scaled_dot_product_attention or chunk the sequence), or a whole dataset moved to the GPU at once. Allocator settings cannot help here.",
+        out.push(fix(
+            &FIND_OVERSIZED_TENSOR,
+            say!(
+                en: "Print the shapes at the failing line (the last frame of your own code in the traceback). Look for a wrong reshape/broadcast, an attention matrix over a very long sequence (use torch.nn.functional.scaled_dot_product_attention or chunk the sequence), or a whole dataset moved to the GPU at once. Allocator settings cannot help here.",
+                zh: "在出错的那一行（调用栈里你自己代码的最后一帧）打印各个张量的形状。找错误的 reshape/广播、对很长的序列算的注意力矩阵（改用 torch.nn.functional.scaled_dot_product_attention，或把序列分块），或者一次搬到 GPU 上的整个数据集。分配器的设置帮不了这种情况。"
+            ),
         ));
         return;
     }
@@ -1044,40 +1513,71 @@ fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(Code) -> bool, out: 
     // Fixes follow the verdicts' order of importance.
     for v in &d.verdicts {
         match v.code.as_str() {
-            "memory_limit" => out.push(fix_en(
-                "Raise or remove the per-process memory limit",
-                format!(
-                    "Search your code and framework config for torch.cuda.set_per_process_memory_fraction(...) (some launchers and notebooks set it) and raise the fraction; check {} if none is set.",
-                    match vendor {
-                        Vendor::Nvidia | Vendor::Unknown => "MIG/vGPU/container GPU limits",
-                        _ => "the container's or scheduler's GPU limits",
-                    }
-                ),
-            )),
+            "memory_limit" => {
+                let limits = match vendor {
+                    Vendor::Nvidia | Vendor::Unknown => say!(
+                        en: "MIG/vGPU/container GPU limits",
+                        zh: "MIG/vGPU/容器的 GPU 上限"
+                    ),
+                    _ => say!(
+                        en: "the container's or scheduler's GPU limits",
+                        zh: "容器或调度器的 GPU 上限"
+                    ),
+                };
+                out.push(fix(
+                    &RAISE_MEMORY_FRACTION,
+                    said(
+                        format!(
+                            "Search your code and framework config for torch.cuda.set_per_process_memory_fraction(...) (some launchers and notebooks set it) and raise the fraction; check {} if none is set.",
+                            limits.en
+                        ),
+                        format!(
+                            "在你的代码和框架配置里找 torch.cuda.set_per_process_memory_fraction(...)（有些启动器和 notebook 会设它），把比例调高；如果没有设，检查这些限制：{}。",
+                            limits.zh
+                        ),
+                    ),
+                ))
+            }
             "free_exceeds_request" => {
                 if f.era == Some(Era::MallocAsync) {
                     // The cudaMallocAsync pool can refuse with free memory left.
                     fragmentation_fixes(f, out);
                 }
-                out.push(fix_en(
-                "Check what changes on the GPU around the crash",
-                match vendor {
-                    Vendor::Nvidia | Vendor::Unknown => "Watch `nvidia-smi -l 1` while it runs: other jobs starting and stopping, or a MIG/vGPU/container limit below the card's size, explain a failure with memory apparently free. Re-run on an idle GPU (CUDA_VISIBLE_DEVICES=N) to compare.".to_string(),
-                    _ => format!("Watch {} while it runs: other jobs starting and stopping, or a container or virtual machine limit below the card's size, explain a failure with memory apparently free. Re-run on an idle GPU ({}) to compare.", vendor.smi(), vendor.visible_devices()),
-                },
-            ));
+                let how = match vendor {
+                    Vendor::Nvidia | Vendor::Unknown => say!(
+                        en: "Watch `nvidia-smi -l 1` while it runs: other jobs starting and stopping, or a MIG/vGPU/container limit below the card's size, explain a failure with memory apparently free. Re-run on an idle GPU (CUDA_VISIBLE_DEVICES=N) to compare.",
+                        zh: "运行时用 `nvidia-smi -l 1` 观察：其他任务的启停，或者低于整卡容量的 MIG/vGPU/容器上限，都能解释“看起来有空闲显存却失败”。在一块空闲的 GPU 上（CUDA_VISIBLE_DEVICES=N）重跑对比。"
+                    ),
+                    _ => say!(
+                        en: "Watch {smi} while it runs: other jobs starting and stopping, or a container or virtual machine limit below the card's size, explain a failure with memory apparently free. Re-run on an idle GPU ({visible}) to compare.",
+                        zh: "运行时用 {smi} 观察：其他任务的启停，或者低于整卡容量的容器或虚拟机上限，都能解释“看起来有空闲显存却失败”。在一块空闲的 GPU 上（{visible}）重跑对比。",
+                        smi = vendor.smi(),
+                        visible = vendor.visible_devices()
+                    ),
+                };
+                out.push(fix(&WATCH_GPU_AROUND_CRASH, how));
             }
             "other_processes" => other_process_fix(f, d, out),
             "memory_outside_pytorch" => {
-                out.push(fix_en(
-                    "Find who else holds the GPU",
-                    format!("Run {} to see other processes and their memory; stop stale jobs and old notebook kernels, or pick an idle GPU with {}.", vendor.smi(), vendor.visible_devices()),
+                out.push(fix(
+                    &FIND_OTHER_GPU_HOLDERS,
+                    say!(
+                        en: "Run {smi} to see other processes and their memory; stop stale jobs and old notebook kernels, or pick an idle GPU with {visible}.",
+                        zh: "运行 {smi} 查看其他进程和它们占用的显存；结束残留的任务和旧的 notebook 内核，或用 {visible} 选一块空闲的 GPU。",
+                        smi = vendor.smi(),
+                        visible = vendor.visible_devices()
+                    ),
                 ));
                 out.push(non_pytorch_fix());
             }
-            "memory_outside_process" => out.push(fix_en(
-                "Find what holds the rest of the GPU",
-                format!("Run {} on the host, not inside the container: the memory this process does not hold belongs to another process, a desktop session (a display attached to this GPU), or another container or virtual machine sharing the GPU. Stop it, move the display to another GPU, or pick an idle GPU with {}.", vendor.smi(), vendor.visible_devices()),
+            "memory_outside_process" => out.push(fix(
+                &FIND_MEMORY_OUTSIDE_PROCESS,
+                say!(
+                    en: "Run {smi} on the host, not inside the container: the memory this process does not hold belongs to another process, a desktop session (a display attached to this GPU), or another container or virtual machine sharing the GPU. Stop it, move the display to another GPU, or pick an idle GPU with {visible}.",
+                    zh: "在宿主机上（不是在容器里）运行 {smi}：本进程没占的那部分显存属于另一个进程、桌面会话（这块 GPU 接着显示器），或者共用这块 GPU 的另一个容器或虚拟机。结束它、把显示器换到另一块 GPU 上，或者用 {visible} 选一块空闲的 GPU。",
+                    smi = vendor.smi(),
+                    visible = vendor.visible_devices()
+                ),
             )),
             "fragmentation" => {
                 fragmentation_fixes(f, out);
@@ -1089,9 +1589,12 @@ fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(Code) -> bool, out: 
                     workload_fixes(f, out);
                 }
             }
-            "cuda_graph_pools" => out.push(fix_en(
-                "Capture fewer or smaller CUDA graphs",
-                "Each captured graph keeps its pool. torch.compile(mode=\"reduce-overhead\") captures graphs per input shape: use mode=\"default\" or fewer distinct shapes; in vLLM lower the captured batch sizes or set enforce_eager=True.",
+            "cuda_graph_pools" => out.push(fix(
+                &FEWER_CUDA_GRAPHS,
+                say!(
+                    en: "Each captured graph keeps its pool. torch.compile(mode=\"reduce-overhead\") captures graphs per input shape: use mode=\"default\" or fewer distinct shapes; in vLLM lower the captured batch sizes or set enforce_eager=True.",
+                    zh: "每个捕获的 graph 都留着自己的池。torch.compile(mode=\"reduce-overhead\") 会按输入形状分别捕获 graph：改用 mode=\"default\" 或减少不同形状的数量；vLLM 里调小捕获的 batch size，或设 enforce_eager=True。"
+                ),
             )),
             "non_pytorch_memory" => out.push(non_pytorch_fix()),
             "numbers_inconclusive" if f.era == Some(Era::MallocAsync) => {
@@ -1100,9 +1603,12 @@ fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(Code) -> bool, out: 
                 workload_fixes(f, out);
             }
             "figures_missing" => {
-                out.push(fix_en(
-                    "Find the whole message",
-                    "Read the full line in the log file or the terminal's scrollback, not a notification or a shortened copy, and run oomwhy on that: its figures (capacity, free, allocated, reserved) decide which fix applies.",
+                out.push(fix(
+                    &FIND_WHOLE_MESSAGE,
+                    say!(
+                        en: "Read the full line in the log file or the terminal's scrollback, not a notification or a shortened copy, and run oomwhy on that: its figures (capacity, free, allocated, reserved) decide which fix applies.",
+                        zh: "在日志文件或终端的回滚记录里读完整的那一行，不要用通知或被截短的副本，再用 oomwhy 看它：其中的数字（容量、空闲、已分配、已预留）决定该用哪种办法。"
+                    ),
                 ));
                 phase_fixes(f, has, out);
                 workload_fixes(f, out);
@@ -1121,72 +1627,121 @@ fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(Code) -> bool, out: 
 }
 
 fn other_process_fix(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
-    let pids: Vec<String> = f
+    let pids: Vec<Said> = f
         .processes
         .iter()
         .filter(|p| Some(p.pid) != d.probable_self_pid)
         .map(|p| match super::pasted::smi_process(f, p.pid) {
-            Some(row) => format!("{} = {} on GPU {}", p.pid, row.name, row.gpu),
-            None => p.pid.to_string(),
+            Some(row) => say!(
+                en: "{pid} = {name} on GPU {gpu}",
+                zh: "{pid} = GPU {gpu} 上的 {name}",
+                pid = p.pid,
+                name = &row.name,
+                gpu = row.gpu
+            ),
+            None => say!(en: "{pid}", zh: "{pid}", pid = p.pid),
         })
         .take(5)
         .collect();
+    let pids = if pids.is_empty() {
+        Said::default()
+    } else {
+        let pids = listed(&pids);
+        said(
+            format!(" (PIDs {})", pids.en),
+            format!("（PID {}）", pids.zh),
+        )
+    };
     let vendor = Vendor::of(f);
-    out.push(fix_en(
-        "Free the GPU from other processes",
-        format!(
-            "Run {} to see who holds GPU {}{}; stop stale jobs, old notebook kernels and zombie DataLoader workers, or pick an idle GPU with {}.",
-            vendor.smi(),
-            f.device.map_or("memory".to_string(), |d| d.to_string()),
-            if pids.is_empty() {
-                String::new()
-            } else {
-                format!(" (PIDs {})", pids.join(", "))
-            },
-            vendor.visible_devices()
+    let held = match f.device {
+        Some(index) => say!(en: "GPU {d}", zh: "GPU {d}", d = index),
+        None => say!(en: "GPU memory", zh: "GPU 显存"),
+    };
+    let run = say!(en: "Run {smi} to see who holds ", zh: "运行 {smi}，看看是谁占着 ", smi = vendor.smi());
+    let rest = say!(
+        en: "; stop stale jobs, old notebook kernels and zombie DataLoader workers, or pick an idle GPU with {visible}.",
+        zh: "；结束残留的任务、旧的 notebook 内核和僵尸 DataLoader worker，或用 {visible} 选一块空闲的 GPU。",
+        visible = vendor.visible_devices()
+    );
+    out.push(fix(
+        &FREE_GPU_FROM_OTHER_PROCESSES,
+        said(
+            format!("{}{}{}{}", run.en, held.en, pids.en, rest.en),
+            format!("{}{}{}{}", run.zh, held.zh, pids.zh, rest.zh),
         ),
     ));
 }
 
 fn non_pytorch_fix() -> Fix {
-    fix_en(
-        "Stop other GPU libraries in this process from holding memory",
-        "TensorFlow and JAX preallocate most of the GPU: TF_FORCE_GPU_ALLOW_GROWTH=true, XLA_PYTHON_CLIENT_PREALLOCATE=false. Release CuPy's pool with cupy.get_default_memory_pool().free_all_blocks(). NCCL buffers grow with NCCL_BUFFSIZE and the number of communicators.",
+    fix(
+        &STOP_OTHER_LIBRARIES,
+        say!(
+            en: "TensorFlow and JAX preallocate most of the GPU: TF_FORCE_GPU_ALLOW_GROWTH=true, XLA_PYTHON_CLIENT_PREALLOCATE=false. Release CuPy's pool with cupy.get_default_memory_pool().free_all_blocks(). NCCL buffers grow with NCCL_BUFFSIZE and the number of communicators.",
+            zh: "TensorFlow 和 JAX 会预先占用大部分显存：设 TF_FORCE_GPU_ALLOW_GROWTH=true、XLA_PYTHON_CLIENT_PREALLOCATE=false。用 cupy.get_default_memory_pool().free_all_blocks() 释放 CuPy 的内存池。NCCL 的缓冲区随 NCCL_BUFFSIZE 和通信器的数量增长。"
+        ),
     )
 }
 
 fn fragmentation_fixes(f: &Finding, out: &mut Vec<Fix>) {
     let conf = alloc_conf(f);
     if f.era == Some(Era::MallocAsync) {
-        out.push(fix_en(
-            "Try the native allocator",
-            "This message comes from the cudaMallocAsync backend (PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync; ComfyUI enables it by default), which ignores expandable_segments and max_split_size_mb. Remove backend:cudaMallocAsync (ComfyUI: --disable-cuda-malloc) and compare.",
+        out.push(fix(
+            &NATIVE_ALLOCATOR,
+            say!(
+                en: "This message comes from the cudaMallocAsync backend (PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync; ComfyUI enables it by default), which ignores expandable_segments and max_split_size_mb. Remove backend:cudaMallocAsync (ComfyUI: --disable-cuda-malloc) and compare.",
+                zh: "这条报错来自 cudaMallocAsync 后端（PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync；ComfyUI 默认开启它），它不理会 expandable_segments 和 max_split_size_mb。去掉 backend:cudaMallocAsync（ComfyUI：--disable-cuda-malloc）再对比。"
+            ),
         ));
         return;
     }
     if f.backend.as_deref() == Some("xpu") {
-        out.push(fix_en(
-            "Release cached memory",
-            "Call torch.xpu.empty_cache() between phases (e.g. after evaluation) so that cached blocks can be reused for differently sized tensors.",
+        out.push(fix(
+            &XPU_EMPTY_CACHE,
+            say!(
+                en: "Call torch.xpu.empty_cache() between phases (e.g. after evaluation) so that cached blocks can be reused for differently sized tensors.",
+                zh: "在阶段之间（如评估之后）调用 torch.xpu.empty_cache()，让缓存的块能给大小不同的张量复用。"
+            ),
         ));
         return;
     }
     if let Some(caveat) = &conf.expandable_segments {
-        out.push(fix_en(
-            "Let the allocator grow segments instead of fragmenting them",
-            format!(
-                "export {}=expandable_segments:True{caveat} (set it before Python starts, or in os.environ before the first CUDA call). Not supported on Windows; on WSL2 and Jetson it can itself fail with `CUDA driver error: out of memory`.{}",
-                conf.env_var,
-                conf.note.as_deref().map(|n| format!(" {n}")).unwrap_or_default()
+        let note = conf
+            .note
+            .as_ref()
+            .map(|n| said(format!(" {}", n.en), n.zh.clone()))
+            .unwrap_or_default();
+        let set = say!(
+            en: "export {var}=expandable_segments:True",
+            zh: "export {var}=expandable_segments:True",
+            var = &conf.env_var
+        );
+        let when = say!(
+            en: " (set it before Python starts, or in os.environ before the first CUDA call). Not supported on Windows; on WSL2 and Jetson it can itself fail with `CUDA driver error: out of memory`.",
+            zh: "（在 Python 启动之前设置，或在第一次 CUDA 调用之前写进 os.environ）。Windows 不支持；在 WSL2 和 Jetson 上它本身可能报 `CUDA driver error: out of memory`。"
+        );
+        out.push(fix(
+            &EXPANDABLE_SEGMENTS,
+            said(
+                format!("{}{}{}{}", set.en, caveat.en, when.en, note.en),
+                format!("{}{}{}{}", set.zh, caveat.zh, when.zh, note.zh),
             ),
         ));
     }
     if let Some(caveat) = &conf.max_split {
-        out.push(fix_en(
-            "Stop the allocator from splitting large blocks",
-            format!(
-                "export {}=max_split_size_mb:128{caveat}. Blocks larger than 128 MB are then never split, which leaves fewer unusable slivers; try 128–512, smaller values can cost speed.",
-                conf.env_var
+        let set = say!(
+            en: "export {var}=max_split_size_mb:128",
+            zh: "export {var}=max_split_size_mb:128",
+            var = &conf.env_var
+        );
+        let what = say!(
+            en: ". Blocks larger than 128 MB are then never split, which leaves fewer unusable slivers; try 128–512, smaller values can cost speed.",
+            zh: "。这样大于 128 MB 的块就不会再被拆分，用不上的碎片会少一些；可以在 128–512 之间试，值越小越可能拖慢速度。"
+        );
+        out.push(fix(
+            &MAX_SPLIT_SIZE,
+            said(
+                format!("{}{}{}", set.en, caveat.en, what.en),
+                format!("{}{}{}", set.zh, caveat.zh, what.zh),
             ),
         ));
     }
@@ -1194,36 +1749,74 @@ fn fragmentation_fixes(f: &Finding, out: &mut Vec<Fix>) {
 
 fn phase_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
     if has(Code::MemoryGrowth) || has(Code::LateFailure) {
-        out.push(fix_en(
-            "Look for tensors kept across steps",
-            "Accumulate metrics with loss.item() (not `total += loss`), .detach().cpu() outputs you keep, clear lists of tensors each epoch, and check for sequence lengths that grow over the run (sort or cap them). torch.cuda.memory._record_memory_history() plus _dump_snapshot() shows which allocations grow.",
+        let habits = say!(
+            en: "Accumulate metrics with loss.item() (not `total += loss`), .detach().cpu() outputs you keep, clear lists of tensors each epoch, and check for sequence lengths that grow over the run (sort or cap them).",
+            zh: "用 loss.item() 累加指标（不要 `total += loss`），要保留的输出先 .detach().cpu()，每个 epoch 清空存张量的列表，并检查序列长度是否在运行中越来越长（排序或设上限）。"
+        );
+        // The snapshot API is named only where this message's PyTorch has it.
+        let snapshot = match available(f, MEMORY_SNAPSHOT) {
+            Availability::Yes => say!(
+                en: " torch.cuda.memory._record_memory_history() plus _dump_snapshot() shows which allocations grow.",
+                zh: "torch.cuda.memory._record_memory_history() 加上 _dump_snapshot() 能看出是哪些分配在增长。"
+            ),
+            Availability::From(release) => say!(
+                en: " torch.cuda.memory._record_memory_history() plus _dump_snapshot() ({name}) shows which allocations grow.",
+                zh: "torch.cuda.memory._record_memory_history() 加上 _dump_snapshot()（{name}）能看出是哪些分配在增长。",
+                name = release
+            ),
+            Availability::Upgrade(_) => Said::default(),
+        };
+        out.push(fix(
+            &TENSORS_KEPT_ACROSS_STEPS,
+            said(
+                format!("{}{}", habits.en, snapshot.en),
+                format!("{}{}", habits.zh, snapshot.zh),
+            ),
         ));
     }
     match f.phase.name.as_str() {
-        "evaluation" => out.push(fix_en(
-            "Run evaluation without autograd",
-            "Wrap evaluation/generation in `with torch.no_grad():` (or torch.inference_mode()) and call model.eval(); without it every activation is kept for a backward pass that never comes. Use a smaller eval batch and move collected outputs to the CPU.",
+        "evaluation" => out.push(fix(
+            &EVAL_WITHOUT_AUTOGRAD,
+            say!(
+                en: "Wrap evaluation/generation in `with torch.no_grad():` (or torch.inference_mode()) and call model.eval(); without it every activation is kept for a backward pass that never comes. Use a smaller eval batch and move collected outputs to the CPU.",
+                zh: "把评估/生成包在 `with torch.no_grad():`（或 torch.inference_mode()）里，并调用 model.eval()；不这样做，每个激活值都会为一个永远不会到来的反向传播留着。评估用更小的 batch，收集的输出搬到 CPU 上。"
+            ),
         )),
-        "optimizer_step" => out.push(fix_en(
-            "Make the optimizer state smaller",
-            "The first optimizer.step() allocates Adam's two moment buffers (2 × the trainable parameters in fp32). Use an 8-bit optimizer (bitsandbytes.optim.AdamW8bit), torch.optim.AdamW(..., foreach=False) to avoid temporary copies, fewer trainable parameters (LoRA), or shard the state (FSDP, DeepSpeed ZeRO).",
+        "optimizer_step" => out.push(fix(
+            &SMALLER_OPTIMIZER_STATE,
+            say!(
+                en: "The first optimizer.step() allocates Adam's two moment buffers (2 × the trainable parameters in fp32). Use an 8-bit optimizer (bitsandbytes.optim.AdamW8bit), torch.optim.AdamW(..., foreach=False) to avoid temporary copies, fewer trainable parameters (LoRA), or shard the state (FSDP, DeepSpeed ZeRO).",
+                zh: "第一次 optimizer.step() 会分配 Adam 的两份矩估计缓冲区（fp32 下是可训练参数的 2 倍）。用 8 位优化器（bitsandbytes.optim.AdamW8bit），用 torch.optim.AdamW(..., foreach=False) 避免临时副本，减少可训练参数（LoRA），或者把优化器状态分片（FSDP、DeepSpeed ZeRO）。"
+            ),
         )),
-        "backward" => out.push(fix_en(
-            "Keep fewer activations for the backward pass",
-            "Enable gradient checkpointing (Hugging Face: model.gradient_checkpointing_enable(); plain PyTorch: torch.utils.checkpoint.checkpoint), and reduce the batch or sequence length, which activation memory grows with.",
+        "backward" => out.push(fix(
+            &FEWER_ACTIVATIONS_FOR_BACKWARD,
+            say!(
+                en: "Enable gradient checkpointing (Hugging Face: model.gradient_checkpointing_enable(); plain PyTorch: torch.utils.checkpoint.checkpoint), and reduce the batch or sequence length, which activation memory grows with.",
+                zh: "打开梯度检查点（Hugging Face：model.gradient_checkpointing_enable()；原生 PyTorch：torch.utils.checkpoint.checkpoint），并减小 batch 或序列长度——激活值占用的显存随它们增长。"
+            ),
         )),
         "model_load" => out.push(loading_fix()),
-        "checkpoint" => out.push(fix_en(
-            "Load checkpoints onto the CPU first",
-            "torch.load(path, map_location=\"cpu\") keeps a checkpoint from being materialised on the GPU next to the live model; free the old state (del state_dict) before loading a new one.",
+        "checkpoint" => out.push(fix(
+            &LOAD_CHECKPOINT_ON_CPU,
+            say!(
+                en: "torch.load(path, map_location=\"cpu\") keeps a checkpoint from being materialised on the GPU next to the live model; free the old state (del state_dict) before loading a new one.",
+                zh: "torch.load(path, map_location=\"cpu\") 能避免 checkpoint 在 GPU 上、挨着正在用的模型再实体化一份；加载新的之前先释放旧的状态（del state_dict）。"
+            ),
         )),
-        "data_loading" => out.push(fix_en(
-            "Move data to the GPU one batch at a time",
-            "Keep datasets on the CPU and call .to(device, non_blocking=True) per batch inside the loop; do not create CUDA tensors in Dataset.__getitem__ or collate_fn.",
+        "data_loading" => out.push(fix(
+            &MOVE_DATA_PER_BATCH,
+            say!(
+                en: "Keep datasets on the CPU and call .to(device, non_blocking=True) per batch inside the loop; do not create CUDA tensors in Dataset.__getitem__ or collate_fn.",
+                zh: "数据集留在 CPU 上，在循环里逐个 batch 调用 .to(device, non_blocking=True)；不要在 Dataset.__getitem__ 或 collate_fn 里创建 CUDA 张量。"
+            ),
         )),
-        "compile" => out.push(fix_en(
-            "Give compilation less to autotune",
-            "torch.compile(mode=\"max-autotune\") benchmarks many kernels and can need extra memory: use the default mode, or disable compilation once to see whether the model fits without it.",
+        "compile" => out.push(fix(
+            &COMPILE_LESS_AUTOTUNE,
+            say!(
+                en: "torch.compile(mode=\"max-autotune\") benchmarks many kernels and can need extra memory: use the default mode, or disable compilation once to see whether the model fits without it.",
+                zh: "torch.compile(mode=\"max-autotune\") 会对许多 kernel 做基准测试，可能需要额外的显存：改用默认模式，或者先关掉编译跑一次，看不编译时模型放不放得下。"
+            ),
         )),
         _ => {}
     }
@@ -1237,9 +1830,12 @@ fn is_intel_xpu(f: &Finding) -> bool {
 /// The one fix for a request no device of this kind can hold (the Intel and
 /// Ascend fix lists; CUDA's names its own attention remedy).
 fn tensor_far_too_large() -> Fix {
-    fix_en(
-        "Find the tensor that is far too large",
-        "Print the shapes at the failing line (the last frame of your own code in the traceback): a wrong reshape or broadcast, an attention matrix over a very long sequence, or a whole dataset moved to the device. Allocator settings cannot help here.",
+    fix(
+        &FIND_OVERSIZED_TENSOR,
+        say!(
+            en: "Print the shapes at the failing line (the last frame of your own code in the traceback): a wrong reshape or broadcast, an attention matrix over a very long sequence, or a whole dataset moved to the device. Allocator settings cannot help here.",
+            zh: "在出错的那一行（调用栈里你自己代码的最后一帧）打印各个张量的形状：错误的 reshape 或广播、对很长的序列算的注意力矩阵，或者整个数据集被搬到了设备上。分配器的设置帮不了这种情况。"
+        ),
     )
 }
 
@@ -1252,26 +1848,41 @@ fn npu_fixes(d: &Diagnosis, out: &mut Vec<Fix>) {
         return;
     }
     if has(Code::Fragmentation) {
-        out.push(fix_en(
-            "Stop the allocator from splitting large blocks",
-            "export PYTORCH_NPU_ALLOC_CONF=max_split_size_mb:128 (torch_npu's allocator settings; the message itself suggests max_split_size_mb). Blocks larger than 128 MB are then never split; try 128–512.",
+        out.push(fix(
+            &MAX_SPLIT_SIZE,
+            say!(
+                en: "export PYTORCH_NPU_ALLOC_CONF=max_split_size_mb:128 (torch_npu's allocator settings; the message itself suggests max_split_size_mb). Blocks larger than 128 MB are then never split; try 128–512.",
+                zh: "export PYTORCH_NPU_ALLOC_CONF=max_split_size_mb:128（torch_npu 分配器的设置；报错本身就建议了 max_split_size_mb）。这样大于 128 MB 的块就不会再被拆分；可以在 128–512 之间试。"
+            ),
         ));
     }
-    out.push(fix_en(
-        "Reduce the batch size",
-        "Halve the batch size; keep the effective batch with gradient accumulation (accumulate N micro-batches, then optimizer.step()). Activation memory shrinks in proportion.",
+    out.push(fix(
+        &REDUCE_BATCH_SIZE,
+        say!(
+            en: "Halve the batch size; keep the effective batch with gradient accumulation (accumulate N micro-batches, then optimizer.step()). Activation memory shrinks in proportion.",
+            zh: "把 batch size 减半；用梯度累积保持等效 batch（累积 N 个 micro-batch 后再 optimizer.step()）。激活值占用的显存随之成比例减少。"
+        ),
     ));
-    out.push(fix_en(
-        "Use mixed precision",
-        "Run the forward pass under torch.autocast(device_type=\"npu\", dtype=torch.bfloat16) (float16 on NPUs without bfloat16): activations take half the memory.",
+    out.push(fix(
+        &MIXED_PRECISION_NPU,
+        say!(
+            en: "Run the forward pass under torch.autocast(device_type=\"npu\", dtype=torch.bfloat16) (float16 on NPUs without bfloat16): activations take half the memory.",
+            zh: "在 torch.autocast(device_type=\"npu\", dtype=torch.bfloat16) 下跑前向（不支持 bfloat16 的 NPU 用 float16）：激活值只占一半显存。"
+        ),
     ));
-    out.push(fix_en(
-        "Trade compute for memory with gradient checkpointing",
-        "model.gradient_checkpointing_enable() (Hugging Face) or torch.utils.checkpoint.checkpoint around blocks: activations are recomputed in the backward pass instead of stored.",
+    out.push(fix(
+        &GRADIENT_CHECKPOINTING,
+        say!(
+            en: "model.gradient_checkpointing_enable() (Hugging Face) or torch.utils.checkpoint.checkpoint around blocks: activations are recomputed in the backward pass instead of stored.",
+            zh: "model.gradient_checkpointing_enable()（Hugging Face），或用 torch.utils.checkpoint.checkpoint 包住各个块：激活值在反向传播时重新计算，而不是存下来。"
+        ),
     ));
-    out.push(fix_en(
-        "Check what else uses the NPU",
-        "`npu-smi info` shows each NPU's memory in use and its processes; stop other processes on the same NPU or select another with ASCEND_RT_VISIBLE_DEVICES=N.",
+    out.push(fix(
+        &NPU_SMI_CHECK,
+        say!(
+            en: "`npu-smi info` shows each NPU's memory in use and its processes; stop other processes on the same NPU or select another with ASCEND_RT_VISIBLE_DEVICES=N.",
+            zh: "`npu-smi info` 会显示每块 NPU 的显存占用和上面的进程；结束同一块 NPU 上的其他进程，或用 ASCEND_RT_VISIBLE_DEVICES=N 换一块。"
+        ),
     ));
 }
 
@@ -1284,43 +1895,309 @@ fn xpu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
         return;
     }
     if f.sizes.requested_bytes.is_some_and(|a| a > 4 * GIB) {
-        out.push(fix_en(
-            "Allow single allocations over 4 GiB",
-            "Intel's Level Zero runtime refuses one allocation larger than about 4 GiB unless relaxed: export UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1 before Python starts (oneapi-src/unified-runtime#1245), or split the tensor (smaller batch or chunks).",
+        out.push(fix(
+            &XPU_RELAXED_ALLOCATION_LIMITS,
+            say!(
+                en: "Intel's Level Zero runtime refuses one allocation larger than about 4 GiB unless relaxed: export UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1 before Python starts (oneapi-src/unified-runtime#1245), or split the tensor (smaller batch or chunks).",
+                zh: "Intel 的 Level Zero 运行时默认拒绝大于约 4 GiB 的单次分配，除非放宽限制：在 Python 启动前 export UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1（oneapi-src/unified-runtime#1245），或者把张量拆开（更小的 batch 或分块）。"
+            ),
         ));
     }
     if has(Code::MemoryLimit) {
-        out.push(fix_en(
-            "Raise or remove the per-process memory limit",
-            "Look for torch.xpu.set_per_process_memory_fraction(...) in your code or framework config and raise the fraction.",
+        out.push(fix(
+            &RAISE_MEMORY_FRACTION,
+            say!(
+                en: "Look for torch.xpu.set_per_process_memory_fraction(...) in your code or framework config and raise the fraction.",
+                zh: "在你的代码或框架配置里找 torch.xpu.set_per_process_memory_fraction(...)，把比例调高。"
+            ),
         ));
     }
     if has(Code::Fragmentation) {
-        out.push(fix_en(
-            "Release cached blocks between phases",
-            "torch.xpu.empty_cache() — the message's own hint — hands back memory PyTorch caches but no tensor uses, e.g. between training and evaluation. PyTorch already released what it could before raising, and the CUDA allocator's options (expandable_segments, max_split_size_mb) do not apply to Intel GPUs; allocating large, long-lived tensors first reduces fragmentation.",
+        out.push(fix(
+            &XPU_RELEASE_CACHED_BLOCKS,
+            say!(
+                en: "torch.xpu.empty_cache() — the message's own hint — hands back memory PyTorch caches but no tensor uses, e.g. between training and evaluation. PyTorch already released what it could before raising, and the CUDA allocator's options (expandable_segments, max_split_size_mb) do not apply to Intel GPUs; allocating large, long-lived tensors first reduces fragmentation.",
+                zh: "torch.xpu.empty_cache()（报错本身给的提示）会交还 PyTorch 缓存着、但没有张量在用的显存，例如在训练和评估之间调用。报错之前 PyTorch 已经释放了能释放的部分，而 CUDA 分配器的选项（expandable_segments、max_split_size_mb）对 Intel GPU 不适用；先分配大的、长期存在的张量可以减少碎片。"
+            ),
         ));
     }
-    out.push(fix_en(
-        "Reduce the batch size",
-        "Halve the batch size; keep the effective batch with gradient accumulation (accumulate N micro-batches, then optimizer.step()).",
+    out.push(fix(
+        &REDUCE_BATCH_SIZE,
+        say!(
+            en: "Halve the batch size; keep the effective batch with gradient accumulation (accumulate N micro-batches, then optimizer.step()).",
+            zh: "把 batch size 减半；用梯度累积保持等效 batch（累积 N 个 micro-batch 后再 optimizer.step()）。"
+        ),
     ));
-    out.push(fix_en(
-        "Use mixed precision",
-        "Run the forward pass under torch.autocast(device_type=\"xpu\", dtype=torch.bfloat16): activations take half the memory.",
+    out.push(fix(
+        &MIXED_PRECISION_XPU,
+        say!(
+            en: "Run the forward pass under torch.autocast(device_type=\"xpu\", dtype=torch.bfloat16): activations take half the memory.",
+            zh: "在 torch.autocast(device_type=\"xpu\", dtype=torch.bfloat16) 下跑前向：激活值只占一半显存。"
+        ),
     ));
-    out.push(fix_en(
-        "Trade compute for memory with gradient checkpointing",
-        "model.gradient_checkpointing_enable() (Hugging Face) or torch.utils.checkpoint.checkpoint around blocks; use torch.no_grad() for evaluation.",
+    out.push(fix(
+        &GRADIENT_CHECKPOINTING,
+        say!(
+            en: "model.gradient_checkpointing_enable() (Hugging Face) or torch.utils.checkpoint.checkpoint around blocks; use torch.no_grad() for evaluation.",
+            zh: "model.gradient_checkpointing_enable()（Hugging Face），或用 torch.utils.checkpoint.checkpoint 包住各个块；评估时用 torch.no_grad()。"
+        ),
     ));
-    out.push(fix_en(
-        "Check what else uses the GPU",
-        format!(
-            "Intel's xpu-smi (e.g. `xpu-smi stats -d {}`) shows device memory in use; stop other processes on the same GPU or select another with ZE_AFFINITY_MASK.",
-            f.device.unwrap_or(0)
+    out.push(fix(
+        &XPU_SMI_CHECK,
+        say!(
+            en: "Intel's xpu-smi (e.g. `xpu-smi stats -d {device}`) shows device memory in use; stop other processes on the same GPU or select another with ZE_AFFINITY_MASK.",
+            zh: "Intel 的 xpu-smi（如 `xpu-smi stats -d {device}`）会显示设备显存的占用；结束同一块 GPU 上的其他进程，或用 ZE_AFFINITY_MASK 换一块。",
+            device = f.device.unwrap_or(0)
         ),
     ));
 }
 
+/// Autocast on Ascend NPUs (torch_npu): the device-generic API with torch_npu's device type.
+const MIXED_PRECISION_NPU: FixSpec =
+    FixSpec::new("mixed-precision-npu", "Use mixed precision", "使用混合精度")
+        .frameworks(&[Framework::PyTorch])
+        .vendors(&[Vendor::Ascend])
+        .engines(Engines::NotServing)
+        .phases(Phases::NotLoading)
+        .cost(Cost::Quality);
+
+/// Autocast on Intel GPUs (`device_type="xpu"`).
+const MIXED_PRECISION_XPU: FixSpec =
+    FixSpec::new("mixed-precision-xpu", "Use mixed precision", "使用混合精度")
+        .frameworks(&[Framework::PyTorch])
+        .vendors(&[Vendor::Intel])
+        .engines(Engines::NotServing)
+        .phases(Phases::NotLoading)
+        .cost(Cost::Quality);
+
+/// `set_per_process_memory_fraction` (CUDA from 1.8; XPU's with Intel's GPU support).
+const RAISE_MEMORY_FRACTION: FixSpec = FixSpec::new(
+    "raise-memory-fraction",
+    "Raise or remove the per-process memory limit",
+    "调高或去掉进程级的显存上限",
+)
+.frameworks(&[Framework::PyTorch])
+.torch_since(since::MEMORY_FRACTION)
+.sources(&["PyTorch documentation: torch.cuda.set_per_process_memory_fraction"]);
+
+const WATCH_GPU_AROUND_CRASH: FixSpec = FixSpec::new(
+    "watch-gpu-around-crash",
+    "Check what changes on the GPU around the crash",
+    "检查崩溃前后 GPU 上发生了什么变化",
+)
+.cost(Cost::Look);
+
+const FIND_OTHER_GPU_HOLDERS: FixSpec = FixSpec::new(
+    "find-other-gpu-holders",
+    "Find who else holds the GPU",
+    "找出还有谁占着 GPU",
+)
+.cost(Cost::Look);
+
+const FIND_MEMORY_OUTSIDE_PROCESS: FixSpec = FixSpec::new(
+    "find-memory-outside-process",
+    "Find what holds the rest of the GPU",
+    "找出是什么占着这块 GPU 的其余显存",
+)
+.cost(Cost::Look);
+
+const FREE_GPU_FROM_OTHER_PROCESSES: FixSpec = FixSpec::new(
+    "free-gpu-from-other-processes",
+    "Free the GPU from other processes",
+    "让其他进程让出 GPU",
+);
+
+/// torch.compile's CUDA graphs (PyTorch ≥ 2.0) and vLLM's.
+const FEWER_CUDA_GRAPHS: FixSpec = FixSpec::new(
+    "fewer-cuda-graphs",
+    "Capture fewer or smaller CUDA graphs",
+    "少捕获一些 CUDA graph，或捕获小一些的",
+)
+.frameworks(&[Framework::PyTorch])
+.torch_since(TORCH_COMPILE)
+.cost(Cost::Speed)
+.sources(&["PyTorch documentation: torch.compile (mode=\"reduce-overhead\")"]);
+
+const STOP_OTHER_LIBRARIES: FixSpec = FixSpec::new(
+    "stop-other-libraries-holding-memory",
+    "Stop other GPU libraries in this process from holding memory",
+    "不要让同进程里的其他 GPU 库占着显存",
+)
+.frameworks(&[Framework::PyTorch])
+.sources(&[
+    "TensorFlow GPU guide: Limiting GPU memory growth",
+    "JAX documentation: GPU memory allocation",
+    "CuPy documentation: Memory Management",
+]);
+
+/// Leaving the `backend:cudaMallocAsync` allocator, a CUDA backend.
+const NATIVE_ALLOCATOR: FixSpec = FixSpec::new(
+    "native-allocator",
+    "Try the native allocator",
+    "试试原生分配器",
+)
+.frameworks(&[Framework::PyTorch])
+.vendors(&[Vendor::Nvidia])
+.sources(&["PyTorch documentation: CUDA semantics, Using custom memory allocators for CUDA"]);
+
+const XPU_EMPTY_CACHE: FixSpec =
+    FixSpec::new("xpu-empty-cache", "Release cached memory", "释放缓存的显存")
+        .frameworks(&[Framework::PyTorch])
+        .vendors(&[Vendor::Intel]);
+
+/// `expandable_segments` (PyTorch ≥ 2.1) under the CUDA or HIP variable.
+const EXPANDABLE_SEGMENTS: FixSpec = FixSpec::new(
+    "expandable-segments",
+    "Let the allocator grow segments instead of fragmenting them",
+    "让分配器扩展段，而不是切出碎片",
+)
+.frameworks(&[Framework::PyTorch])
+.vendors(&[Vendor::Nvidia, Vendor::Amd])
+.torch_since(since::EXPANDABLE_SEGMENTS)
+.sources(&[
+    "PyTorch documentation: CUDA semantics, Optimizing memory usage with PYTORCH_CUDA_ALLOC_CONF",
+]);
+
+/// `max_split_size_mb` (PyTorch ≈1.10) under the CUDA, HIP or NPU variable.
+const MAX_SPLIT_SIZE: FixSpec = FixSpec::new(
+    "max-split-size",
+    "Stop the allocator from splitting large blocks",
+    "不要让分配器拆分大块",
+)
+.frameworks(&[Framework::PyTorch])
+.vendors(&[Vendor::Nvidia, Vendor::Amd, Vendor::Ascend])
+.torch_since(since::MAX_SPLIT)
+.cost(Cost::Speed)
+.sources(&[
+    "PyTorch documentation: CUDA semantics, Optimizing memory usage with PYTORCH_CUDA_ALLOC_CONF",
+]);
+
+const TENSORS_KEPT_ACROSS_STEPS: FixSpec = FixSpec::new(
+    "tensors-kept-across-steps",
+    "Look for tensors kept across steps",
+    "找出跨步保留的张量",
+)
+.frameworks(&[Framework::PyTorch])
+.sources(&["PyTorch documentation: Understanding CUDA Memory Usage (_record_memory_history)"]);
+
+const EVAL_WITHOUT_AUTOGRAD: FixSpec = FixSpec::new(
+    "eval-without-autograd",
+    "Run evaluation without autograd",
+    "评估时关闭 autograd",
+)
+.frameworks(&[Framework::PyTorch]);
+
+const SMALLER_OPTIMIZER_STATE: FixSpec = FixSpec::new(
+    "smaller-optimizer-state",
+    "Make the optimizer state smaller",
+    "减小优化器状态",
+)
+.frameworks(&[Framework::PyTorch])
+.cost(Cost::Quality);
+
+const FEWER_ACTIVATIONS_FOR_BACKWARD: FixSpec = FixSpec::new(
+    "fewer-activations-for-backward",
+    "Keep fewer activations for the backward pass",
+    "为反向传播少保留一些激活值",
+)
+.frameworks(&[Framework::PyTorch])
+.cost(Cost::Speed);
+
+const LOAD_CHECKPOINT_ON_CPU: FixSpec = FixSpec::new(
+    "load-checkpoint-on-cpu",
+    "Load checkpoints onto the CPU first",
+    "先把 checkpoint 加载到 CPU 上",
+)
+.frameworks(&[Framework::PyTorch])
+.phases(Phases::Loading);
+
+const MOVE_DATA_PER_BATCH: FixSpec = FixSpec::new(
+    "move-data-per-batch",
+    "Move data to the GPU one batch at a time",
+    "每次只把一个 batch 搬到 GPU 上",
+)
+.frameworks(&[Framework::PyTorch]);
+
+/// `torch.compile` is in PyTorch from 2.0.
+const COMPILE_LESS_AUTOTUNE: FixSpec = FixSpec::new(
+    "compile-less-autotune",
+    "Give compilation less to autotune",
+    "让编译少做些自动调优",
+)
+.frameworks(&[Framework::PyTorch])
+.torch_since(TORCH_COMPILE)
+.cost(Cost::Speed);
+
+const FIND_WHOLE_MESSAGE: FixSpec = FixSpec::new(
+    "find-whole-message",
+    "Find the whole message",
+    "找到完整的报错",
+)
+.cost(Cost::Look);
+
+const NPU_SMI_CHECK: FixSpec = FixSpec::new(
+    "npu-smi-check",
+    "Check what else uses the NPU",
+    "检查还有什么在用 NPU",
+)
+.vendors(&[Vendor::Ascend])
+.cost(Cost::Look);
+
+const XPU_RELAXED_ALLOCATION_LIMITS: FixSpec = FixSpec::new(
+    "xpu-relaxed-allocation-limits",
+    "Allow single allocations over 4 GiB",
+    "允许超过 4 GiB 的单次分配",
+)
+.vendors(&[Vendor::Intel])
+.sources(&["oneapi-src/unified-runtime#1245 (UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS)"]);
+
+const XPU_RELEASE_CACHED_BLOCKS: FixSpec = FixSpec::new(
+    "xpu-release-cached-blocks",
+    "Release cached blocks between phases",
+    "在阶段之间释放缓存块",
+)
+.frameworks(&[Framework::PyTorch])
+.vendors(&[Vendor::Intel]);
+
+const XPU_SMI_CHECK: FixSpec = FixSpec::new(
+    "xpu-smi-check",
+    "Check what else uses the GPU",
+    "检查还有什么在用 GPU",
+)
+.vendors(&[Vendor::Intel])
+.cost(Cost::Look);
+
+/// `torch.compile` (and its CUDA-graph modes): PyTorch 2.0.
+const TORCH_COMPILE: Release = (2, 0);
+/// `torch.cuda.memory._dump_snapshot` with `_record_memory_history`, as
+/// "Understanding CUDA Memory Usage" documents them: PyTorch 2.1.
+const MEMORY_SNAPSHOT: Release = (2, 1);
+
 /// This family's fixes, for the catalogue (`catalogue::ALL`).
-pub(super) const FIXES: &[super::catalogue::FixSpec] = &[];
+pub(super) const FIXES: &[FixSpec] = &[
+    MIXED_PRECISION_NPU,
+    MIXED_PRECISION_XPU,
+    RAISE_MEMORY_FRACTION,
+    WATCH_GPU_AROUND_CRASH,
+    FIND_OTHER_GPU_HOLDERS,
+    FIND_MEMORY_OUTSIDE_PROCESS,
+    FREE_GPU_FROM_OTHER_PROCESSES,
+    FEWER_CUDA_GRAPHS,
+    STOP_OTHER_LIBRARIES,
+    NATIVE_ALLOCATOR,
+    XPU_EMPTY_CACHE,
+    EXPANDABLE_SEGMENTS,
+    MAX_SPLIT_SIZE,
+    TENSORS_KEPT_ACROSS_STEPS,
+    EVAL_WITHOUT_AUTOGRAD,
+    SMALLER_OPTIMIZER_STATE,
+    FEWER_ACTIVATIONS_FOR_BACKWARD,
+    LOAD_CHECKPOINT_ON_CPU,
+    MOVE_DATA_PER_BATCH,
+    COMPILE_LESS_AUTOTUNE,
+    FIND_WHOLE_MESSAGE,
+    NPU_SMI_CHECK,
+    XPU_RELAXED_ALLOCATION_LIMITS,
+    XPU_RELEASE_CACHED_BLOCKS,
+    XPU_SMI_CHECK,
+];

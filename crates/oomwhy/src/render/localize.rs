@@ -102,10 +102,9 @@ fn translate_row(r: &mut FieldRow) {
 
 /// The reserved-versus-allocated paragraph in `lang`.
 pub fn reserved_gap(f: &Finding, lang: Lang) -> Option<String> {
-    let english = crate::explain::reserved_gap(f)?;
-    Some(match lang {
-        Lang::Zh => zh::reserved_gap(f).unwrap_or(english),
-        Lang::En => english,
+    crate::explain::reserved_gap(f).map(|gap| match lang {
+        Lang::Zh => gap.zh,
+        Lang::En => gap.en,
     })
 }
 
