@@ -18,7 +18,8 @@ impl Explain for CudaRuntimeOom {
     fn headline(&self, f: &Finding) -> Said {
         // Named after whoever printed the error.
         let device = on_device(f);
-        match (fact(f, fact::REPORTED_BY), device.strip_prefix(" on ")) {
+        let reporter = fact(f, fact::REPORTED_BY).or_else(|| other_tool(f));
+        match (reporter, device.strip_prefix(" on ")) {
             (Some(tool), Some(device)) => say!(
                 en: "A CUDA call ran out of GPU memory on {device} ({tool}; no sizes given)",
                 zh: "{tool} 的一次 CUDA 调用在 {device} 上显存不足（报错里没有大小）",
@@ -80,9 +81,17 @@ impl Explain for IllegalMemoryAccess {
 /// The tool that printed the error, when it is not PyTorch (cuDF, TensorRT,
 /// darknet, ...): PyTorch's allocator and cache are then beside the point.
 fn other_tool(f: &Finding) -> Option<&str> {
-    // llama.cpp's ggml prints CUDA's error without naming itself.
-    if !f.facts.contains_key(fact::REPORTED_BY) && Framework::of(f) == Framework::Ggml {
-        return Some("llama.cpp (ggml)");
+    // llama.cpp's ggml, ONNX Runtime and the others print CUDA's error
+    // without a reporter fact; the framework the finding shows names them.
+    if !f.facts.contains_key(fact::REPORTED_BY) {
+        match Framework::of(f) {
+            Framework::Ggml => return Some("llama.cpp (ggml)"),
+            Framework::OnnxRuntime => return Some("ONNX Runtime"),
+            Framework::TensorFlow => return Some("TensorFlow"),
+            Framework::Jax => return Some("JAX"),
+            Framework::CuPy => return Some("CuPy"),
+            Framework::PyTorch | Framework::Unknown => {}
+        }
     }
     let tool = f.facts.get(fact::REPORTED_BY)?;
     (tool != "torch_memory_saver" && !torch_in_traceback(f)).then_some(tool.as_str())
