@@ -106,7 +106,6 @@ fn everything_the_fixtures_say_has_chinese() {
 /// JSON keys and codes stay as they are; titles and details follow --lang.
 #[test]
 fn json_keeps_codes_and_translates_text() {
-    use oomwhy::i18n::Lang;
     use oomwhy::render::{render, Format, RenderOptions};
     let log = "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 8.00 GiB total capacity; 6.32 GiB already allocated; 1.56 GiB free; 7.88 GiB reserved in total by PyTorch)\n";
     let mut analysis = Analysis::new();
@@ -142,7 +141,6 @@ fn json_keeps_codes_and_translates_text() {
 /// sections (the snapshot scenarios of tests/snapshots).
 #[test]
 fn snapshot_findings_have_chinese() {
-    use oomwhy::i18n::Lang;
     use oomwhy::render::{render, Format, RenderOptions};
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots");
     let mut pickles: Vec<_> = fs::read_dir(&dir)
@@ -159,16 +157,17 @@ fn snapshot_findings_have_chinese() {
         analysis.add(oomwhy::scan(fs::File::open(pickle).unwrap(), &name).unwrap());
         let (findings, summary) = analysis.finish();
         for f in &findings {
-            if !zh::headline(f).is_some_and(|h| has_chinese(&h)) {
+            if !has_chinese(&localize::headline(f, Lang::Zh)) {
                 missing.insert(format!("{name}: headline"));
             }
-            for fix in &f.diagnosis.fixes {
-                if zh::fix(&fix.title, &fix.how).is_none() {
+            let chinese = localize::localize(f, Lang::Zh);
+            for fix in &chinese.diagnosis.fixes {
+                if !has_chinese(&fix.title) || !has_chinese(&fix.how) {
                     missing.insert(format!("{name}: fix {:?}", fix.title));
                 }
             }
-            for v in &f.diagnosis.verdicts {
-                if zh::verdict(&v.code, f).is_none() {
+            for v in &chinese.diagnosis.verdicts {
+                if !has_chinese(&v.title) || !has_chinese(&v.detail) {
                     missing.insert(format!("{name}: verdict {}", v.code));
                 }
             }

@@ -658,25 +658,6 @@ pub struct Fix {
     pub zh: Option<Chinese>,
 }
 
-impl Fix {
-    /// A fix written in English only, its id made from its title
-    /// (`Reduce the batch size` → `reduce-the-batch-size`).
-    pub fn english(title: &str, how: impl Into<String>) -> Fix {
-        let id = title
-            .split(|c: char| !c.is_ascii_alphanumeric())
-            .filter(|w| !w.is_empty())
-            .map(str::to_ascii_lowercase)
-            .collect::<Vec<_>>()
-            .join("-");
-        Fix {
-            id,
-            title: title.to_string(),
-            how: how.into(),
-            zh: None,
-        }
-    }
-}
-
 /// Range of tensor sizes that PyTorch's allocator rounds to the printed
 /// "Tried to allocate" figure.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

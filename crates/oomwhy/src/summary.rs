@@ -498,7 +498,6 @@ fn group_label(key: &str, what: GroupedBy, lang: Lang) -> String {
         GroupedBy::Verdict => zh::verdict_title(key),
         GroupedBy::Fix => {
             return crate::explain::fix_title_zh(key)
-                .or_else(|| zh::fix_title(key))
                 .map_or_else(|| key.to_string(), str::to_string)
         }
     };

@@ -309,7 +309,8 @@ mod over_the_fixtures {
         for (path, text) in &texts {
             for f in crate::decode_str(text) {
                 let setting = Setting::of(&f);
-                for fix in &f.diagnosis.fixes {
+                // What the family offers, before the explainer's own check.
+                for fix in &crate::explain::offered_fixes(&f, &f.diagnosis) {
                     if let Some(why) = spec(&fix.id).and_then(|s| s.contradiction(&setting)) {
                         wrong.push(format!("{path}: {} ({why})", fix.id));
                     }

@@ -43,17 +43,6 @@ pub(super) fn verdict(code: Code, title: Said, detail: Said) -> Verdict {
     }
 }
 
-/// A verdict in English only; its Chinese is looked up by its code in
-/// `i18n/zh.rs`. Being replaced by [`verdict`].
-pub(super) fn verdict_en(code: Code, title: &str, detail: String) -> Verdict {
-    Verdict {
-        code: code.as_str().to_string(),
-        title: title.to_string(),
-        detail,
-        zh: None,
-    }
-}
-
 pub(super) fn context_verdicts(f: &Finding, growth: Option<(u64, u64)>, out: &mut Vec<Verdict>) {
     if !f.category.is_oom() {
         return;
@@ -119,21 +108,6 @@ pub(super) fn row(label: Said, value: String, meaning: Said, derived: bool) -> F
     }
 }
 
-pub(super) fn row_en(
-    label: &str,
-    value: String,
-    meaning: impl Into<String>,
-    derived: bool,
-) -> FieldRow {
-    FieldRow {
-        label: label.to_string(),
-        value,
-        meaning: meaning.into(),
-        derived,
-        zh: None,
-    }
-}
-
 /// The fix `spec` of the catalogue with how to apply it here, in both
 /// languages.
 pub(super) fn fix(spec: &FixSpec, how: Said) -> Fix {
@@ -146,12 +120,6 @@ pub(super) fn fix(spec: &FixSpec, how: Said) -> Fix {
             text: how.zh,
         }),
     }
-}
-
-/// A fix in English only, with an id made from its title; its Chinese is
-/// looked up by the title in `i18n/zh.rs`. Being replaced by [`fix`].
-pub(super) fn fix_en(title: &str, how: impl Into<String>) -> Fix {
-    Fix::english(title, how)
 }
 
 pub(super) fn extra(f: &Finding, key: &str) -> Option<u64> {
@@ -173,9 +141,6 @@ pub(super) fn on_device(f: &Finding) -> String {
         .map(|d| format!(" on {what} {d}"))
         .unwrap_or_default()
 }
-
-/// How to confirm that a message under another name was an out-of-memory error.
-pub(super) const CONFIRM: &str = "To confirm: rerun with half the batch size (if the error goes away or comes later, it was memory); watch `nvidia-smi -l 1` while it runs; print torch.cuda.memory_summary() just before the failing step.";
 
 /// The device the finding names (`GPU 0`; torch_npu numbers Ascend NPUs
 /// as `NPU 0`), for text in both languages.

@@ -13,7 +13,7 @@ use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
 use crate::say;
 
 /// How to confirm that a message under another name was an out-of-memory
-/// error (`common::CONFIRM` in both languages).
+/// error, in both languages.
 pub(super) fn confirm() -> Said {
     say!(
         en: "To confirm: rerun with half the batch size (if the error goes away or comes later, it was memory); watch `nvidia-smi -l 1` while it runs; print torch.cuda.memory_summary() just before the failing step.",

@@ -47,9 +47,7 @@ use thresholds::{GROWTH_MIN, GROWTH_STEP_DIVISOR};
 
 pub(crate) use catalogue::title_zh as fix_title_zh;
 pub use common::FieldRow;
-pub(crate) use host::small_victim_bytes;
 pub use torch::reserved_gap;
-pub(crate) use xid::caused_by as xid_caused_by;
 
 /// Every verdict code the explainer can give (see [`docs`]); a code is never
 /// removed or renamed, only retired with a note in its explanation.
@@ -59,18 +57,7 @@ pub use docs::{Code, VERDICT_CODES};
 /// in the module named like its detector (`detect/nccl.rs` → `explain/nccl.rs`).
 trait Explain: Sync {
     /// A one-line statement of what happened, in both languages.
-    fn headline(&self, f: &Finding) -> Said {
-        Said {
-            en: self.headline_en(f),
-            zh: String::new(),
-        }
-    }
-
-    /// The headline in English only; its Chinese is looked up by the kind
-    /// in `i18n/zh.rs`. Being replaced by [`Explain::headline`].
-    fn headline_en(&self, _f: &Finding) -> String {
-        String::new()
-    }
+    fn headline(&self, f: &Finding) -> Said;
 
     /// The stated and derived numbers, each with what it means here.
     fn field_rows(&self, _f: &Finding) -> Vec<FieldRow> {
@@ -293,7 +280,21 @@ fn verdicts(f: &Finding, d: &Diagnosis, growth: Option<(u64, u64)>) -> Vec<Verdi
 }
 
 /// Builds the fix list for a finding whose verdicts are already in `d`.
+///
+/// A fix whose catalogue entry says it cannot apply to what the finding
+/// ran in is withheld: the catalogue's predicates hold whatever a family
+/// offers. (A test checks that no family relies on this.)
 fn fixes(f: &Finding, d: &Diagnosis) -> Vec<Fix> {
+    let setting = setting::Setting::of(f);
+    let mut out = offered_fixes(f, d);
+    out.retain(|fix| {
+        catalogue::spec(&fix.id).is_none_or(|spec| spec.contradiction(&setting).is_none())
+    });
+    out
+}
+
+/// The fixes the finding's family offers, before the catalogue's check.
+pub(crate) fn offered_fixes(f: &Finding, d: &Diagnosis) -> Vec<Fix> {
     let mut out: Vec<Fix> = Vec::new();
     explainer(f.kind).fixes(f, d, &mut out);
     let mut seen = std::collections::HashSet::new();

@@ -724,7 +724,14 @@ mod fit {
         assert!(known.diagnosis.fixes[0]
             .how
             .starts_with("Xid 79 (GPU has fallen off the bus)"));
-        let (_, zh) = crate::i18n::zh::verdict("xid_error", &unknown).expect("Chinese");
+        let zh = unknown
+            .diagnosis
+            .verdicts
+            .iter()
+            .find(|v| v.code == "xid_error")
+            .and_then(|v| v.zh.as_ref())
+            .map(|zh| zh.text.clone())
+            .expect("Chinese");
         assert!(zh.contains("Xid 149"), "{zh}");
     }
 

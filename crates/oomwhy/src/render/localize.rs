@@ -1,48 +1,41 @@
-//! What the explainer says, in the language the user reads: the Chinese
-//! catalogue's text where it has an entry, the explainer's English otherwise.
+//! What the explainer says, in the language the user reads. The explainer
+//! writes every sentence in both languages and the record carries the
+//! Chinese next to the English; this picks one. Codes never change.
 
 use crate::explain::FieldRow;
 use crate::i18n::{zh, Lang};
 use crate::record::Finding;
 
-/// The finding with its verdict titles and details, fixes and notes in `lang`
-/// (codes unchanged), for every format, JSON included.
+/// The finding with its headline, field rows, verdicts, fixes and notes in
+/// `lang` (codes unchanged), for every format, JSON included. Localizing a
+/// localized finding again changes nothing.
 pub fn localize(f: &Finding, lang: Lang) -> std::borrow::Cow<'_, Finding> {
     if lang == Lang::En {
         return std::borrow::Cow::Borrowed(f);
     }
     let mut out = f.clone();
-    for v in &mut out.diagnosis.verdicts {
-        if let Some(chinese) = v.zh.take() {
+    let d = &mut out.diagnosis;
+    if let Some(chinese) = d.headline_zh.clone() {
+        d.headline = chinese;
+    }
+    for row in &mut d.fields {
+        translate_row(row);
+    }
+    for v in &mut d.verdicts {
+        if let Some(chinese) = v.zh.clone() {
             v.title = chinese.title;
             v.detail = chinese.text;
-        } else if let Some((title, detail)) = zh::verdict(&v.code, f) {
-            v.title = title;
-            v.detail = detail;
         }
     }
-    // Kept (not taken): the renderers ask `headline` of the localized
-    // finding again, which must not fall back to the catalogue's template.
-    if let Some(chinese) = out.diagnosis.headline_zh.clone() {
-        out.diagnosis.headline = chinese;
-    } else if let Some(chinese) = zh::headline(f) {
-        out.diagnosis.headline = chinese;
-    }
-    for row in &mut out.diagnosis.fields {
-        translate_row(row);
+    for fix in &mut d.fixes {
+        if let Some(chinese) = fix.zh.clone() {
+            fix.title = chinese.title;
+            fix.how = chinese.text;
+        }
     }
     for note in &mut out.notes {
         if let Some(chinese) = zh::note(note) {
             *note = chinese;
-        }
-    }
-    for fix in &mut out.diagnosis.fixes {
-        if let Some(chinese) = fix.zh.take() {
-            fix.title = chinese.title;
-            fix.how = chinese.text;
-        } else if let Some((title, how)) = zh::fix(&fix.title, &fix.how) {
-            fix.title = title;
-            fix.how = how;
         }
     }
     std::borrow::Cow::Owned(out)
@@ -54,19 +47,11 @@ pub fn headline(f: &Finding, lang: Lang) -> String {
     let d = &f.diagnosis;
     if d.headline.is_empty() {
         let said = crate::explain::headline_said(f);
-        return match lang {
-            Lang::Zh if said.zh.is_empty() => zh::headline(f).unwrap_or(said.en),
-            Lang::Zh => said.zh,
-            Lang::En => said.en,
-        };
+        return said.get(lang).to_string();
     }
     match lang {
         Lang::En => d.headline.clone(),
-        Lang::Zh => d
-            .headline_zh
-            .clone()
-            .or_else(|| zh::headline(f))
-            .unwrap_or_else(|| d.headline.clone()),
+        Lang::Zh => d.headline_zh.clone().unwrap_or_else(|| d.headline.clone()),
     }
 }
 
@@ -86,17 +71,10 @@ pub fn field_rows(f: &Finding, lang: Lang) -> Vec<FieldRow> {
     rows
 }
 
-/// Idempotent: the renderers translate the rows of a localized finding
-/// again, and a row written in both languages keeps its own Chinese (a
-/// label such as `anon-rss` reads the same in both and would otherwise be
-/// looked up in the catalogue).
 fn translate_row(r: &mut FieldRow) {
-    if let Some(chinese) = r.zh.clone() {
-        r.label = chinese.title;
-        r.meaning = chinese.text;
-    } else if let Some((label, meaning)) = zh::row(&r.label, &r.meaning) {
-        r.label = label;
-        r.meaning = meaning.to_string();
+    if let Some(chinese) = &r.zh {
+        r.label = chinese.title.clone();
+        r.meaning = chinese.text.clone();
     }
 }
 

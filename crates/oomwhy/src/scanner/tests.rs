@@ -157,9 +157,10 @@ fn ordinary_log_lines_miss_the_prefilter() {
 #[test]
 fn prefilter_stays_small() {
     let literals = prefilter_literals();
-    // 75: one rare prefix each for cuFFT, NPP, rocBLAS and MIOpen names.
+    // 78: one rare prefix each for cuFFT, NPP, rocBLAS and MIOpen names, and
+    // one rare anchor each for Ollama's, Ray's and Kubernetes' statements.
     assert!(
-        literals.len() <= 75,
+        literals.len() <= 78,
         "{} literals: {literals:?}",
         literals.len()
     );
