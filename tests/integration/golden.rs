@@ -1,7 +1,7 @@
 //! Golden tests: every `fixtures/*.log` is scanned and explained, and the
 //! JSON output must equal the `fixtures/*.json` beside it, the uncoloured text
-//! the `fixtures/*.txt` beside it, and for the fixtures in [`CHINESE`] the
-//! Chinese text (`--lang zh`) the `fixtures/*.zh.txt`. build.rs writes one test per
+//! the `fixtures/*.txt` beside it, and the Chinese text (`--lang zh`) the
+//! `fixtures/*.zh.txt`. build.rs writes one test per
 //! fixture, named after it, so one fixture or one family runs by name:
 //! `cargo test --test integration golden::torch_`. `UPDATE_GOLDEN=1` before
 //! the command re-blesses the goldens of the tests it runs (then review the
@@ -66,30 +66,17 @@ fn run_in(log: &Path, format: Format, lang: Lang) -> String {
     String::from_utf8(out).unwrap()
 }
 
-/// Fixtures whose Chinese text is kept as a golden: the seed example, the
-/// README's example (an allocator OOM in a container), a masked OOM, a crash
-/// and a host kill.
-const CHINESE: &[&str] = &[
-    "torch_reserved_era_seed",
-    "torch_capacity_2_2_kaggle_container",
-    "library_alloc_failed_cublas_create",
-    "device_side_assert_labels",
-    "host_oom_killed_kernel",
-];
-
 /// Checks every golden of the fixture `name`: its JSON, its English text
-/// and, when it is in [`CHINESE`], its Chinese text. All mismatches are
+/// and its Chinese text. All mismatches are
 /// reported at once. Under `UPDATE_GOLDEN` it writes them instead.
 fn check_fixture(name: &str) {
     let log = fixtures_dir().join(format!("{name}.log"));
     assert!(log.exists(), "{} is missing", log.display());
-    let mut goldens = vec![
+    let goldens = vec![
         (Format::Json, Lang::En, "json"),
         (Format::Text, Lang::En, "txt"),
+        (Format::Text, Lang::Zh, "zh.txt"),
     ];
-    if CHINESE.contains(&name) {
-        goldens.push((Format::Text, Lang::Zh, "zh.txt"));
-    }
     let failures: Vec<String> = goldens
         .into_iter()
         .filter_map(|(format, lang, ext)| check_golden(&log, format, lang, ext))
@@ -145,8 +132,7 @@ fn check_golden(log: &Path, format: Format, lang: Lang, ext: &str) -> Option<Str
 include!(concat!(env!("OUT_DIR"), "/golden_tests.rs"));
 
 /// The tests build.rs wrote are exactly the fixtures on disk (a stale
-/// build would miss a new fixture); every golden file belongs to a fixture,
-/// and every Chinese golden to a fixture in [`CHINESE`].
+/// build would miss a new fixture); every golden file belongs to a fixture.
 #[test]
 fn every_fixture_has_a_golden_test() {
     let on_disk: BTreeSet<String> = fixtures().iter().map(|p| fixture_name(p)).collect();
@@ -162,9 +148,6 @@ fn every_fixture_has_a_golden_test() {
         gone.is_empty(),
         "golden tests for fixtures that are not in fixtures/: {gone:?}"
     );
-    for name in CHINESE {
-        assert!(listed.contains(*name), "CHINESE lists {name}, no fixture");
-    }
     for entry in fs::read_dir(fixtures_dir()).unwrap() {
         let path = entry.unwrap().path();
         let file = path.file_name().unwrap().to_string_lossy().to_string();
@@ -176,12 +159,6 @@ fn every_fixture_has_a_golden_test() {
             on_disk.contains(&name),
             "{file}: a golden without its fixture {name}.log"
         );
-        if file.ends_with(".zh.txt") {
-            assert!(
-                CHINESE.contains(&name.as_str()),
-                "{file}: a Chinese golden not listed in CHINESE, so never checked"
-            );
-        }
     }
 }
 
@@ -194,7 +171,6 @@ const README_EXAMPLE: &str = "torch_capacity_2_2_kaggle_container";
 /// drift from what oomwhy prints.
 #[test]
 fn readme_examples_are_the_goldens() {
-    assert!(CHINESE.contains(&README_EXAMPLE));
     for (page, ext, command) in [
         ("README.md", "txt", format!("oomwhy {README_EXAMPLE}.log")),
         (
