@@ -26,7 +26,7 @@ fn normalize(code: &str) -> String {
 /// The title of a code in `lang` (the page's own title in English).
 fn title_in(code: &str, english: &'static str, lang: Lang) -> &'static str {
     match lang {
-        Lang::Zh => zh::kind_title(code)
+        Lang::Zh => oomwhy::explain::docs::chinese_title(code)
             .or_else(|| zh::verdict_title(code))
             .unwrap_or(english),
         Lang::En => english,

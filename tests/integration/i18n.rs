@@ -36,7 +36,7 @@ fn has_chinese(text: &str) -> bool {
 fn every_code_has_chinese_titles() {
     let mut missing = Vec::new();
     for kind in Kind::ALL {
-        if !zh::kind_title(kind.slug()).is_some_and(has_chinese) {
+        if !oomwhy::explain::docs::chinese_title(kind.slug()).is_some_and(has_chinese) {
             missing.push(kind.slug());
         }
     }

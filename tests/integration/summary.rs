@@ -173,7 +173,7 @@ fn text_summary_and_exit_statuses() {
     );
     assert!(stdout.contains("\n按类型\n"), "{stdout}");
     assert!(
-        stdout.contains("torch_allocator_oom（PyTorch 缓存分配器报显存不足"),
+        stdout.contains("torch_allocator_oom（PyTorch 缓存分配器申请不到显存块"),
         "{stdout}"
     );
     assert!(stdout.contains("\n无法读取的输入\n"), "{stdout}");

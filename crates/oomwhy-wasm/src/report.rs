@@ -321,7 +321,7 @@ pub fn explain_page(code: &str, lang: Lang) -> Value {
                 .flatten();
             let text = chinese.unwrap_or(english);
             let title = match lang {
-                Lang::Zh => zh::kind_title(code)
+                Lang::Zh => oomwhy::explain::docs::chinese_title(code)
                     .or_else(|| zh::verdict_title(code))
                     .unwrap_or(docs::title(english)),
                 Lang::En => docs::title(english),

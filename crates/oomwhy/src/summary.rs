@@ -494,7 +494,7 @@ fn group_label(key: &str, what: GroupedBy, lang: Lang) -> String {
             "warning" => Some("警告"),
             _ => None,
         },
-        GroupedBy::Kind => zh::kind_title(key),
+        GroupedBy::Kind => crate::explain::docs::chinese_title(key),
         GroupedBy::Verdict => zh::verdict_title(key),
         GroupedBy::Fix => {
             return crate::explain::fix_title_zh(key)

@@ -120,6 +120,12 @@ pub fn chinese_page(code: &str) -> Option<&'static str> {
     page_in(CHINESE_PAGES, code)
 }
 
+/// The title of a code's Chinese page (`explain --list`, `--summary`), as
+/// the English title is its English page's.
+pub fn chinese_title(code: &str) -> Option<&'static str> {
+    chinese_page(code).map(title)
+}
+
 /// Every Chinese page, by code.
 pub fn chinese_pages() -> &'static [(&'static str, &'static str)] {
     CHINESE_PAGES

@@ -5,7 +5,7 @@
 //! explainer says about one finding is written in both languages where it
 //! is said (`say!` in `explain/<family>.rs`) and travels with the record.
 
-use crate::record::{Kind, SnapshotReport};
+use crate::record::SnapshotReport;
 use crate::units::format_size;
 
 /// The Chinese title of a verdict code, for `explain --list`.
@@ -186,58 +186,6 @@ pub fn confidence(level: &str) -> Option<&'static str> {
         "high" => "高",
         "medium" => "中",
         "low" => "低",
-        _ => return None,
-    })
-}
-
-/// The Chinese title of a kind, for `explain --list` and page headers.
-pub fn kind_title(slug: &str) -> Option<&'static str> {
-    Kind::ALL
-        .iter()
-        .find(|k| k.slug() == slug)
-        .and_then(|k| kind_title_of(*k))
-}
-
-// A new kind compiles without its Chinese (so that branches merge); the
-// tests in tests/i18n.rs and below name what is missing.
-fn kind_title_of(kind: Kind) -> Option<&'static str> {
-    Some(match kind {
-        Kind::TorchAllocatorOom => "PyTorch 缓存分配器报显存不足（CUDA out of memory）",
-        Kind::CudaRuntimeOom => "CUDA 运行时/驱动调用报显存不足",
-        Kind::IllegalMemoryAccess => "非法内存访问（illegal memory access）",
-        Kind::WindowsFailFast => "Windows 快速失败退出（0xC0000409）",
-        Kind::MpsOom => "Apple MPS 显存不足",
-        Kind::HostOom => "PyTorch 申请主机内存失败",
-        Kind::HostOomKilled => "进程因主机内存不足被杀",
-        Kind::TfOom => "TensorFlow 显存不足",
-        Kind::XlaOom => "XLA（JAX、TensorFlow）显存不足",
-        Kind::CupyOom => "CuPy 内存池显存不足",
-        Kind::KvCacheOom => "推理引擎放不下 KV cache",
-        Kind::LibraryAllocFailed => "CUDA 库（cuBLAS、cuDNN 等）分配失败",
-        Kind::NcclOom => "NCCL 申请显存失败",
-        Kind::AllocatorAssert => "PyTorch 分配器在显存不足路径上断言失败",
-        Kind::DeviceNotReady => "CUDA 驱动报 device not ready（显存吃紧时出现）",
-        Kind::DeviceSideAssert => "GPU kernel 内的断言失败（device-side assert）",
-        Kind::MisalignedAddress => "未对齐的内存访问（misaligned address）",
-        Kind::LaunchFailure => "kernel 运行中崩溃（unspecified launch failure）",
-        Kind::NoKernelImage => "没有适用于这块 GPU 的 kernel 代码",
-        Kind::NcclError => "NCCL 报错",
-        Kind::NcclTimeout => "NCCL 集合通信超时",
-        Kind::ProcessGroupAborted => "NCCL 进程组被中止",
-        Kind::ChildFailed => "torchrun 报告子进程失败",
-        Kind::Xid => "NVIDIA 驱动 Xid 事件",
-        Kind::WindowsAccessViolation => "Windows 访问冲突（0xC0000005）",
-        Kind::WindowsPagingFile => "Windows 页面文件太小（WinError 1455）",
-        Kind::GenericOom => "其他框架或库报告显存分配失败",
-        Kind::FatalSignal => "进程被致命信号终止（SIGSEGV、SIGBUS、SIGABRT 等）",
-        Kind::MemorySnapshot => "PyTorch 显存快照",
-        Kind::TfAllocatorWarning => "TensorFlow 分配器重试了一次分配（警告，不是报错）",
-        Kind::TritonOutOfResources => "Triton kernel 超出了 GPU 的片上资源",
-        Kind::CudnnNotSupported => "cuDNN 不支持这个调用（CUDNN_STATUS_NOT_SUPPORTED）",
-        Kind::GpuFallenOffBus => "GPU 掉卡（fallen off the bus）",
-        Kind::PtxasAllocFailure => "ptxas 编译 kernel 时内存不足",
-        Kind::GpuRuntimeError => "GPU 运行时、驱动或库的调用失败（不是显存不足）",
-        #[allow(unreachable_patterns)]
         _ => return None,
     })
 }
