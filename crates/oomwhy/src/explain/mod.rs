@@ -18,6 +18,7 @@ mod cudnn;
 mod cupy;
 mod disguised;
 pub mod docs;
+mod fixes;
 mod generic;
 mod gpu_crash;
 mod gpu_lost;
@@ -45,8 +46,8 @@ use crate::record::{Diagnosis, Finding, Fix, Kind, Verdict};
 use common::{context_verdicts, tolerance};
 use thresholds::{GROWTH_MIN, GROWTH_STEP_DIVISOR};
 
-pub(crate) use catalogue::title_zh as fix_title_zh;
 pub use common::FieldRow;
+pub(crate) use fixes::title_zh as fix_title_zh;
 pub use torch::reserved_gap;
 
 /// Every verdict code the explainer can give (see [`docs`]); a code is never
@@ -288,7 +289,7 @@ fn fixes(f: &Finding, d: &Diagnosis) -> Vec<Fix> {
     let setting = setting::Setting::of(f);
     let mut out = offered_fixes(f, d);
     out.retain(|fix| {
-        catalogue::spec(&fix.id).is_none_or(|spec| spec.contradiction(&setting).is_none())
+        fixes::spec(&fix.id).is_none_or(|spec| spec.contradiction(&setting).is_none())
     });
     out
 }

@@ -1,8 +1,9 @@
 //! Turning finished messages into findings: progress look-back, decoding,
 //! diagnostics, and handing findings out.
 
-use super::collect::{link_consequences, FoldKey};
+use super::collect::link_consequences;
 use super::lines::{Pending, Scanner};
+use super::memo::Decoded;
 use super::{ScanOutcome, FOLD_WINDOW_LINES, LOOKBACK, MAX_RECENT_DIAGNOSTICS, MAX_TEXT};
 use crate::context;
 use crate::detect::Message;
@@ -13,17 +14,6 @@ use crate::record::{fact, Finding};
 const MAX_DECODED: usize = 64;
 /// Messages longer than this (with their prefix) are decoded each time.
 const MAX_DECODED_KEY: usize = 4096;
-
-/// A message decoded before: what decoding it gave, and the key under
-/// which that finding folds into an earlier copy of it.
-pub(super) struct Decoded {
-    /// The family, rank, prefix and lines, to rule out a hash collision.
-    key: Box<[u8]>,
-    finding: Option<Finding>,
-    fold: Option<FoldKey>,
-    /// Where the finding it folds into was last time.
-    folded_at: Option<usize>,
-}
 
 /// Writes into `key` what decoding `pending` depends on: its family, rank,
 /// prefix and lines. For a family whose decoder reads nothing from a

@@ -7,6 +7,7 @@
 //! diagnostic table is read, is handled in full.
 
 use super::lines::{detect_start, leading_time_bytes, Pending, Scanner, Start};
+use super::memo::{Known, RankAt};
 use super::prefilter::literals_with_figures;
 use super::shape::FastMap;
 use super::shape::{digit_runs, EntryId, KeyKind, Keys};
@@ -18,47 +19,6 @@ use crate::normalize::normalize;
 
 /// Continuation decisions kept at most (then all are forgotten at once).
 const MAX_CONTINUATIONS: usize = 1024;
-
-/// What handling a line amounts to when its rank has no traceback open and
-/// no diagnostic table is being read.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Known {
-    /// Where the normalised text starts in the line (after its log prefixes).
-    text_at: usize,
-    /// The rank its prefixes name.
-    rank: RankAt,
-    engine: Option<&'static str>,
-    /// The message that starts on the line: the family's place in
-    /// [`crate::detect::FAMILIES`] and where in the normalised text it
-    /// starts. `None`: no message starts, and the line only touches its
-    /// rank's state.
-    start: Option<(usize, usize)>,
-    /// No progress counter can start on the line (see
-    /// [`context::may_start_progress`]).
-    counter_free: bool,
-}
-
-#[derive(Clone, Copy, Debug)]
-enum RankAt {
-    None,
-    /// The digits at this span of the line: the lines of a shape differ there.
-    Digits(usize, usize),
-    /// This rank, for a line remembered by its exact text.
-    Value(u32),
-}
-
-impl Known {
-    fn rank(&self, line: &[u8]) -> Option<u32> {
-        match self.rank {
-            RankAt::None => None,
-            RankAt::Digits(start, end) => std::str::from_utf8(line.get(start..end)?)
-                .ok()?
-                .parse()
-                .ok(),
-            RankAt::Value(rank) => Some(rank),
-        }
-    }
-}
 
 /// Whether `raw`, whose key is `keys`, can be remembered: short, and free
 /// of what normalising rewrites rather than cuts off (escape sequences,

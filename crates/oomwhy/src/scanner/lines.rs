@@ -1,10 +1,9 @@
 //! Lines: the fast path between prefilter hits and the per-rank state
 //! machine that starts and continues messages.
 
-use super::assemble::Decoded;
 use super::block::{Block, HitLine};
 use super::collect::Collector;
-use super::known::Known;
+use super::memo::{Decoded, Known};
 use super::prefilter::{count_newlines, prefilter, triggers_in};
 use super::shape::{EntryId, FastMap, ShapeTable};
 use super::{ScanOutcome, LOOKBACK, MAX_LINE, MAX_RANK_STATES};

@@ -12,6 +12,7 @@ mod blocks;
 mod collect;
 mod known;
 mod lines;
+mod memo;
 mod prefilter;
 mod shape;
 

@@ -1,0 +1,140 @@
+//! The fix catalogue's registry: every family's `FIXES` (each a
+//! [`FixSpec`], see `catalogue.rs`) gathered in one list, and looked up by
+//! id or title. The families depend on the catalogue's types; only this
+//! file depends on the families.
+
+use super::catalogue::FixSpec;
+
+/// Every family's fixes.
+pub(crate) const ALL: &[&[FixSpec]] = &[
+    super::common::FIXES,
+    super::cuda::FIXES,
+    super::cudnn::FIXES,
+    super::cupy::FIXES,
+    super::disguised::FIXES,
+    super::generic::FIXES,
+    super::gpu_crash::FIXES,
+    super::gpu_lost::FIXES,
+    super::host::FIXES,
+    super::inference::FIXES,
+    super::mps::FIXES,
+    super::nccl::FIXES,
+    super::signal::FIXES,
+    super::status::FIXES,
+    super::tensorflow::FIXES,
+    super::tf_warning::FIXES,
+    super::toolchain::FIXES,
+    super::torch::FIXES,
+    super::windows::FIXES,
+    super::xid::FIXES,
+    super::xla::FIXES,
+];
+
+/// The catalogue entry of a fix id.
+pub(crate) fn spec(id: &str) -> Option<&'static FixSpec> {
+    ALL.iter()
+        .flat_map(|fixes| fixes.iter())
+        .find(|s| s.id == id)
+}
+
+/// The Chinese title of a fix, by its English title (`--summary` groups
+/// fixes by title).
+pub(crate) fn title_zh(title: &str) -> Option<&'static str> {
+    ALL.iter()
+        .flat_map(|fixes| fixes.iter())
+        .find(|s| s.title == title)
+        .map(|s| s.title_zh)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_kebab_case() {
+        let mut seen = std::collections::HashSet::new();
+        let mut titles = std::collections::HashMap::new();
+        for spec in ALL.iter().flat_map(|fixes| fixes.iter()) {
+            assert!(seen.insert(spec.id), "{} twice in the catalogue", spec.id);
+            // One advice can have several entries (its API differs by
+            // framework or release), but one title has one Chinese title.
+            if let Some(zh) = titles.insert(spec.title, spec.title_zh) {
+                assert_eq!(zh, spec.title_zh, "{:?} has two Chinese titles", spec.title);
+            }
+            assert!(
+                spec.title_zh
+                    .chars()
+                    .any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+                "{}: the Chinese title has no Chinese",
+                spec.id
+            );
+            assert!(
+                !spec.id.is_empty()
+                    && spec
+                        .id
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+                "{} is not kebab-case",
+                spec.id
+            );
+        }
+    }
+}
+
+/// The catalogue checked against what oomwhy really says: over every
+/// fixture and every real paste in `fixtures/wild`, no fix is offered where
+/// its own entry says it cannot apply.
+#[cfg(test)]
+mod over_the_fixtures {
+    use super::*;
+    use crate::explain::setting::Setting;
+    use std::path::Path;
+
+    fn texts() -> Vec<(String, String)> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+        let mut out = Vec::new();
+        for dir in [root.clone(), root.join("wild")] {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                let wanted = matches!(
+                    path.extension().and_then(|e| e.to_str()),
+                    Some("log" | "txt")
+                ) && !path.to_string_lossy().ends_with(".zh.txt");
+                // The goldens beside each fixture are oomwhy's own output.
+                let golden = dir == root && path.extension().is_some_and(|e| e == "txt");
+                if !wanted || golden {
+                    continue;
+                }
+                if let Ok(bytes) = std::fs::read(&path) {
+                    out.push((
+                        path.display().to_string(),
+                        String::from_utf8_lossy(&bytes).into_owned(),
+                    ));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn no_fix_is_offered_where_its_entry_says_it_cannot_apply() {
+        let texts = texts();
+        assert!(texts.len() > 500, "fixtures not found: {}", texts.len());
+        let mut wrong = Vec::new();
+        for (path, text) in &texts {
+            for f in crate::decode_str(text) {
+                let setting = Setting::of(&f);
+                // What the family offers, before the explainer's own check.
+                for fix in &crate::explain::offered_fixes(&f, &f.diagnosis) {
+                    if let Some(why) = spec(&fix.id).and_then(|s| s.contradiction(&setting)) {
+                        wrong.push(format!("{path}: {} ({why})", fix.id));
+                    }
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+}
