@@ -294,7 +294,7 @@ const RULE_OUT_HARDWARE: FixSpec = FixSpec::new(
 .vendors(&[Vendor::Nvidia])
 .cost(Cost::Look);
 
-/// This family's fixes, for the catalogue (`fixes::ALL`).
+/// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
     EXPANDABLE_SEGMENTS_OFF_IF_SET,
     CHECK_GPU_HOLDERS,

@@ -91,7 +91,7 @@ const MATCH_CUDNN: FixSpec = FixSpec::new(
 )
 .vendors(&[Vendor::Nvidia]);
 
-/// This family's fixes, for the catalogue (`fixes::ALL`).
+/// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
     MAKE_INPUT_CONTIGUOUS,
     SMALLER_BATCH_THEN_WITHOUT_CUDNN,

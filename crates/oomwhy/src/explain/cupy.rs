@@ -190,5 +190,5 @@ fn cupy_fixes(has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
     ));
 }
 
-/// This family's fixes, for the catalogue (`fixes::ALL`).
+/// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[RAISE_POOL_LIMIT, RELEASE_POOL_CACHE, SMALLER_PIECES];

@@ -400,7 +400,7 @@ const LESS_THAN_SMI_FREE: FixSpec = FixSpec::new(
 .vendors(&[Vendor::Nvidia])
 .cost(Cost::Quality);
 
-/// This family's fixes, for the catalogue (`fixes::ALL`).
+/// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
     RULE_OUT_INPUT,
     RULE_OUT_INDEX,

@@ -1,34 +1,9 @@
-//! The fix catalogue's registry: every family's `FIXES` (each a
-//! [`FixSpec`], see `catalogue.rs`) gathered in one list, and looked up by
-//! id or title. The families depend on the catalogue's types; only this
-//! file depends on the families.
+//! The fix catalogue looked up: every family's `FIXES` (each a
+//! [`FixSpec`], see `catalogue.rs`, gathered in `explain::ALL_FIXES` next to
+//! the list of explainers) by id or title, and the tests over all of them.
 
 use super::catalogue::FixSpec;
-
-/// Every family's fixes.
-pub(crate) const ALL: &[&[FixSpec]] = &[
-    super::common::FIXES,
-    super::cuda::FIXES,
-    super::cudnn::FIXES,
-    super::cupy::FIXES,
-    super::disguised::FIXES,
-    super::generic::FIXES,
-    super::gpu_crash::FIXES,
-    super::gpu_lost::FIXES,
-    super::host::FIXES,
-    super::inference::FIXES,
-    super::mps::FIXES,
-    super::nccl::FIXES,
-    super::signal::FIXES,
-    super::status::FIXES,
-    super::tensorflow::FIXES,
-    super::tf_warning::FIXES,
-    super::toolchain::FIXES,
-    super::torch::FIXES,
-    super::windows::FIXES,
-    super::xid::FIXES,
-    super::xla::FIXES,
-];
+use super::ALL_FIXES as ALL;
 
 /// The catalogue entry of a fix id.
 pub(crate) fn spec(id: &str) -> Option<&'static FixSpec> {

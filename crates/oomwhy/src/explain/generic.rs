@@ -558,7 +558,7 @@ fn fewer_layers() -> Fix {
     )
 }
 
-/// This family's fixes, for the catalogue (`fixes::ALL`).
+/// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
     FEWER_LAYERS,
     FREE_THE_GPU,

@@ -486,7 +486,7 @@ const RESTART_AFTER_FIX: FixSpec = FixSpec::new(
 .frameworks(&[Framework::PyTorch])
 .vendors(&[Vendor::Nvidia]);
 
-/// This family's fixes, for the catalogue (`fixes::ALL`).
+/// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
     FIND_FAILED_KERNEL,
     REBUILD_EXTENSION,

@@ -97,5 +97,5 @@ const DRIVER_XID_LINE: FixSpec = FixSpec::new(
 .cost(Cost::Look)
 .sources(&["NVIDIA Xid catalog"]);
 
-/// This family's fixes, for the catalogue (`fixes::ALL`).
+/// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[REBOOT_AND_CHECK_HARDWARE, DRIVER_XID_LINE];

@@ -389,7 +389,7 @@ fn sglang_fixes(f: &Finding, out: &mut Vec<Fix>) {
     ));
 }
 
-/// This family's fixes, for the catalogue (`fixes::ALL`).
+/// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
     LOWER_MAX_MODEL_LEN,
     GPU_MEMORY_UTILIZATION,

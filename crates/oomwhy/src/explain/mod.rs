@@ -114,6 +114,32 @@ fn explainer(kind: Kind) -> &'static dyn Explain {
     }
 }
 
+/// Every family's fixes (the catalogue, see `catalogue.rs`): a new family's
+/// `FIXES` goes here with its arm in [`explainer`].
+pub(crate) const ALL_FIXES: &[&[catalogue::FixSpec]] = &[
+    common::FIXES,
+    cuda::FIXES,
+    cudnn::FIXES,
+    cupy::FIXES,
+    disguised::FIXES,
+    generic::FIXES,
+    gpu_crash::FIXES,
+    gpu_lost::FIXES,
+    host::FIXES,
+    inference::FIXES,
+    mps::FIXES,
+    nccl::FIXES,
+    signal::FIXES,
+    status::FIXES,
+    tensorflow::FIXES,
+    tf_warning::FIXES,
+    toolchain::FIXES,
+    torch::FIXES,
+    windows::FIXES,
+    xid::FIXES,
+    xla::FIXES,
+];
+
 /// A one-line statement of what happened.
 pub fn headline(f: &Finding) -> String {
     headline_said(f).en

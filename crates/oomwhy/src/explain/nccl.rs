@@ -729,7 +729,7 @@ const PUT_TRACEBACK_IN_REPORT: FixSpec = FixSpec::new(
 .frameworks(&[Framework::PyTorch])
 .sources(&["PyTorch documentation: torch.distributed.elastic, Error Propagation (record)"]);
 
-/// This family's fixes, for the catalogue (`fixes::ALL`).
+/// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
     NCCL_ALLOCATE_FIRST,
     FIX_EARLIER_FINDING,

@@ -226,7 +226,7 @@ const THREADS_IN_FORKED_WORKERS: FixSpec = FixSpec::new(
 )
 .frameworks(&[Framework::PyTorch]);
 
-/// This family's fixes, for the catalogue (`fixes::ALL`).
+/// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
     CONTAINER_SHARED_MEMORY,
     LESS_IN_FLIGHT,

@@ -252,7 +252,7 @@ const LOOK_UP_CODE: FixSpec = FixSpec::new(
 )
 .cost(Cost::Look);
 
-/// This family's fixes, for the catalogue (`fixes::ALL`).
+/// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
     UPDATE_DRIVER,
     GPU_VISIBLE,

@@ -443,7 +443,7 @@ fn uses_sessions(f: &Finding) -> bool {
     })
 }
 
-/// This family's fixes, for the catalogue (`fixes::ALL`).
+/// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
     REDUCE_HOST_RAM,
     REDUCE_BATCH_SIZE,

@@ -75,5 +75,5 @@ const MORE_ROOM: FixSpec = FixSpec::new(
 )
 .frameworks(&[Framework::TensorFlow]);
 
-/// This family's fixes, for the catalogue (`fixes::ALL`).
+/// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[NOTHING_TO_FIX, MORE_ROOM];

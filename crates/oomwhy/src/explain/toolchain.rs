@@ -180,7 +180,7 @@ const CURRENT_TOOLKIT: FixSpec = FixSpec::new(
 )
 .vendors(&[Vendor::Nvidia]);
 
-/// This family's fixes, for the catalogue (`fixes::ALL`).
+/// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
     TRITON_KERNEL_CONFIG,
     NON_TRITON_PATH,

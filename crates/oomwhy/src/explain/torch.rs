@@ -2173,7 +2173,7 @@ const TORCH_COMPILE: Release = (2, 0);
 /// "Understanding CUDA Memory Usage" documents them: PyTorch 2.1.
 const MEMORY_SNAPSHOT: Release = (2, 1);
 
-/// This family's fixes, for the catalogue (`fixes::ALL`).
+/// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
     MIXED_PRECISION_NPU,
     MIXED_PRECISION_XPU,

@@ -219,7 +219,7 @@ impl Explain for WindowsPagingFile {
     }
 }
 
-/// This family's fixes, for the catalogue (`fixes::ALL`).
+/// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
     MATCH_CUDA_TO_BUILD,
     RULE_OUT_NATIVE_EXHAUSTION,

@@ -332,7 +332,7 @@ const KEEP_KERNEL_LOG: FixSpec = FixSpec::new(
 .vendors(&[Vendor::Nvidia])
 .cost(Cost::Look);
 
-/// This family's fixes, for the catalogue (`fixes::ALL`).
+/// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
     ACT_ON_CAUSING_XID,
     LOOK_UP_CAUSING_XID,

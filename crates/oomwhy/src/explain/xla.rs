@@ -355,7 +355,7 @@ fn xla_fixes(f: &Finding, out: &mut Vec<Fix>) {
     }
 }
 
-/// This family's fixes, for the catalogue (`fixes::ALL`).
+/// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
     RAISE_HOST_LIMIT,
     OFFLOAD_LESS,
