@@ -194,10 +194,16 @@ pub fn summary_line_in(s: &Summary, lang: Lang) -> String {
 pub(super) fn category_label(f: &Finding) -> Msg {
     // A paging file and /dev/shm (a bus error in a DataLoader worker) are
     // host memory.
+    // So is any finding whose top verdict says the machine's RAM ran out
+    // (ptxas, a grammar finding about host memory).
     let host = matches!(
         f.kind,
         Kind::HostOom | Kind::HostOomKilled | Kind::WindowsPagingFile | Kind::FatalSignal
-    );
+    ) || f
+        .diagnosis
+        .verdicts
+        .first()
+        .is_some_and(|v| v.code == "host_ram_exhausted");
     let gpu_fault = f.kind.is_gpu_fault();
     match (f.category, host) {
         (Category::Oom, false) => Msg::Oom,
