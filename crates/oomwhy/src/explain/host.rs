@@ -542,6 +542,36 @@ const FIND_RAM_HOLDER: FixSpec = FixSpec::new(
 )
 .cost(Cost::Look);
 
+/// For a victim that is not a Python process: nothing framework-specific.
+const SHRINK_OTHER_PROCESS: FixSpec = FixSpec::new(
+    "shrink-the-killed-process",
+    "Make the killed program use less memory",
+    "让被杀的程序少用内存",
+)
+.cost(Cost::Quality);
+
+/// Process names of Python programs as the kernel prints them (the first
+/// 15 bytes of the executable's or thread's name): the interpreter,
+/// PyTorch's main thread, Ray's workers and the launchers.
+fn runs_python(name: &str) -> bool {
+    const PYTHON: &[&str] = &[
+        "python",
+        "pt_",
+        "ray::",
+        "torchrun",
+        "accelerate",
+        "deepspeed",
+        "ipykernel",
+        "jupyter",
+        "uvicorn",
+        "gunicorn",
+        "vllm",
+        "celery",
+    ];
+    let name = name.to_ascii_lowercase();
+    PYTHON.iter().any(|p| name.starts_with(p))
+}
+
 const ENLARGE_PAGE_FILE: FixSpec = FixSpec::new(
     "enlarge-windows-page-file",
     "Enlarge the Windows page file",
@@ -617,6 +647,20 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
         ));
         return;
     }
+    if let Some(name) = fact(f, fact::PROCESS).filter(|name| !runs_python(name)) {
+        // The killer named a process that is not Python (a compiler, a
+        // shell tool, a server): DataLoader and checkpoint advice would be
+        // for a program that was not running.
+        out.push(fix(
+            &SHRINK_OTHER_PROCESS,
+            say!(
+                en: "The killed process is {name}, not a Python training process: make it use less memory (its own options for threads, buffers or input size), run fewer copies of it at once, or give the machine or container more memory.",
+                zh: "被杀的进程是 {name}，不是 Python 训练进程：让它少用内存（它自己的线程数、缓冲区或输入大小选项），同时少跑几个它的副本，或者给机器或容器更多内存。",
+                name = name
+            ),
+        ));
+        return;
+    }
     let loading = matches!(f.phase.name.as_str(), "model_load" | "checkpoint");
     let data = f.era == Some(Era::Dataloader) || f.phase.name == "data_loading";
     if loading {
@@ -639,6 +683,7 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
 
 /// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
+    SHRINK_OTHER_PROCESS,
     ASK_FOR_MORE_MEMORY,
     CONFIRM_OOM_KILLER,
     LIGHTER_WORKERS,
