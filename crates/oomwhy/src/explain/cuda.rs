@@ -163,7 +163,9 @@ fn runtime_oom_verdict(f: &Finding) -> Verdict {
 }
 
 fn runtime_oom_fixes(f: &Finding, out: &mut Vec<Fix>) {
-    if f.era == Some(Era::Driver) {
+    // Expandable segments are PyTorch's: offered only where PyTorch shows
+    // (FFmpeg, Blender and other driver-API users print the same error).
+    if f.era == Some(Era::Driver) && Framework::of(f) == Framework::PyTorch {
         out.push(fix(
             &EXPANDABLE_SEGMENTS_OFF_IF_SET,
             say!(
