@@ -60,17 +60,25 @@ impl Explain for IllegalMemoryAccess {
             zh: "GPU kernel 访问了不该访问的内存（illegal memory access）——不是显存不足"
         )
     }
-    fn verdicts(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
+    fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
+        let detail = if shows_python(f) {
+            say!(
+                en: "CUDA reports kernel faults asynchronously: the error surfaces at the next call that synchronises with the GPU, not in the kernel that made the bad access. The Python frames above show where PyTorch noticed the fault, which is usually later than where it happened.",
+                zh: "CUDA 异步报告 kernel 错误：错误在下一次与 GPU 同步的调用处才冒出来，而不是在做了非法访问的那个 kernel 里。上面的 Python 调用栈显示的是 PyTorch 发现错误的位置，通常晚于真正出错的位置。"
+            )
+        } else {
+            say!(
+                en: "CUDA reports kernel faults asynchronously: the error surfaces at the next call that synchronises with the GPU, not in the kernel that made the bad access. The call the message names is where the program noticed the fault, which is usually later than where it happened.",
+                zh: "CUDA 异步报告 kernel 错误：错误在下一次与 GPU 同步的调用处才冒出来，而不是在做了非法访问的那个 kernel 里。报错里提到的调用是程序发现错误的位置，通常晚于真正出错的位置。"
+            )
+        };
         out.push(verdict(
             Code::AsyncErrorLocation,
             say!(
                 en: "The traceback probably points at the wrong line",
                 zh: "调用栈多半指错了行"
             ),
-            say!(
-                en: "CUDA reports kernel faults asynchronously: the error surfaces at the next call that synchronises with the GPU, not in the kernel that made the bad access. The Python frames above show where PyTorch noticed the fault, which is usually later than where it happened.",
-                zh: "CUDA 异步报告 kernel 错误：错误在下一次与 GPU 同步的调用处才冒出来，而不是在做了非法访问的那个 kernel 里。上面的 Python 调用栈显示的是 PyTorch 发现错误的位置，通常晚于真正出错的位置。"
-            ),
+            detail,
         ))
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
@@ -202,6 +210,15 @@ fn runtime_oom_fixes(f: &Finding, out: &mut Vec<Fix>) {
     }
 }
 
+/// The message came through Python: a traceback, an exception class, or
+/// PyTorch's own wording.
+fn shows_python(f: &Finding) -> bool {
+    f.traceback.is_some()
+        || f.exception.is_some()
+        || Framework::of(f) == Framework::PyTorch
+        || f.text.contains("CUDA_LAUNCH_BLOCKING")
+}
+
 fn illegal_access_fixes(f: &Finding, out: &mut Vec<Fix>) {
     out.push(fix(
         &FIND_REAL_KERNEL,
@@ -218,8 +235,11 @@ fn illegal_access_fixes(f: &Finding, out: &mut Vec<Fix>) {
         ),
     ));
     // The usual causes are PyTorch's (embeddings, losses, its extensions):
-    // not for a crash in another framework (ONNX Runtime's CUDA provider).
-    if matches!(Framework::of(f), Framework::PyTorch | Framework::Unknown) {
+    // not for a crash in another framework (ONNX Runtime's CUDA provider)
+    // or a program with no Python in sight (a renderer, a C++ tool).
+    if Framework::of(f) == Framework::PyTorch
+        || (Framework::of(f) == Framework::Unknown && shows_python(f))
+    {
         out.push(fix(
             &USUAL_CAUSES,
             say!(
