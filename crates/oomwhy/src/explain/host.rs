@@ -225,13 +225,24 @@ fn ram_exhausted_title() -> Said {
 
 fn host_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     let Some(n) = f.sizes.requested_bytes else {
-        out.push(verdict(
-            Code::HostRamExhausted,
-            ram_exhausted_title(),
-            say!(
+        // A statement found by the general grammar names its reporter (Ray's
+        // memory monitor, a runtime); PyTorch's CPU allocator is the family's
+        // own reporter.
+        let detail = match fact(f, fact::REPORTED_BY) {
+            Some(reporter) => say!(
+                en: "{reporter} reported that the machine's RAM ran out. This is host RAM, not GPU memory: the processes on the machine (or in its container or cgroup) together need more than it has.",
+                zh: "{reporter} 报告机器的内存用完了。这是主机内存，不是显存：这台机器（或它的容器、cgroup）上的进程加起来需要的比它有的多。",
+                reporter = reporter
+            ),
+            None => say!(
                 en: "PyTorch's CPU allocator could not get memory from the operating system. This is host RAM, not GPU memory.",
                 zh: "PyTorch 的 CPU 分配器没能从操作系统拿到内存。这是主机内存，不是显存。"
             ),
+        };
+        out.push(verdict(
+            Code::HostRamExhausted,
+            ram_exhausted_title(),
+            detail,
         ));
         return;
     };
@@ -670,7 +681,16 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
     } else {
         out.extend([dataloader, checkpoint, pinned]);
     }
-    if f.kind == Kind::HostOom && f.era != Some(Era::Posix) {
+    // Only where Windows shows: a grammar finding on a Linux node has no era.
+    let windows = f.text.contains("WinError")
+        || f.text.contains("paging file")
+        || f.text.contains(":\\")
+        || f.traceback.as_ref().is_some_and(|tb| {
+            tb.frames
+                .iter()
+                .any(|fr| fr.file.len() > 2 && fr.file.as_bytes()[1] == b':')
+        });
+    if f.kind == Kind::HostOom && f.era != Some(Era::Posix) && (f.era.is_some() || windows) {
         out.push(fix(
             &ENLARGE_PAGE_FILE,
             say!(
