@@ -72,14 +72,18 @@ impl Explain for IllegalMemoryAccess {
                 zh: "CUDA 异步报告 kernel 错误：错误在下一次与 GPU 同步的调用处才冒出来，而不是在做了非法访问的那个 kernel 里。报错里提到的调用是程序发现错误的位置，通常晚于真正出错的位置。"
             )
         };
-        out.push(verdict(
-            Code::AsyncErrorLocation,
+        let title = if shows_python(f) {
             say!(
                 en: "The traceback probably points at the wrong line",
                 zh: "调用栈多半指错了行"
-            ),
-            detail,
-        ))
+            )
+        } else {
+            say!(
+                en: "The fault probably happened before the call that reports it",
+                zh: "出错的位置多半在报告它的那个调用之前"
+            )
+        };
+        out.push(verdict(Code::AsyncErrorLocation, title, detail))
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
         illegal_access_fixes(f, out)
