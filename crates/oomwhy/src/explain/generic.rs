@@ -13,6 +13,7 @@ use super::Explain;
 use crate::i18n::Said;
 use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
 use crate::say;
+use crate::say_parts;
 use crate::units::format_size as fmt;
 
 /// Explains `Kind::GenericOom` findings.
@@ -67,25 +68,43 @@ fn generic_headline(f: &Finding) -> Said {
         .as_deref()
         .map(|d| format!("在 {d} 上"))
         .unwrap_or_default();
+    let on = Said {
+        en: on_en,
+        zh: on_zh,
+    };
     match (size, reporter) {
-        (Some(s), Some(who)) => both(
-            format!("Out of memory: {who_en} could not allocate {s}{on_en}"),
-            format!("显存不足：{who} 无法{on_zh}分配 {s}"),
+        (Some(s), Some(who)) => say_parts!(
+            en: "Out of memory: {who} could not allocate {s}{on}",
+            zh: "显存不足：{who} 无法{on}分配 {s}",
+            who = Said::same(who),
+            s = Said::same(s),
+            on = on
         ),
-        (Some(s), None) => both(
-            format!("Out of memory: {who_en} could not allocate {s}{on_en}"),
-            format!("显存不足：{on_zh}分配 {s} 失败"),
+        (Some(s), None) => say_parts!(
+            en: "Out of memory: {who} could not allocate {s}{on}",
+            zh: "显存不足：{on}分配 {s} 失败{who}",
+            // The Chinese sentence has no subject: it says what failed.
+            who = Said {
+                en: who_en.to_string(),
+                zh: String::new(),
+            },
+            s = Said::same(s),
+            on = on
         ),
-        (None, _) => both(
-            format!("Out of memory: an allocation failed{on_en} ({who_en})"),
-            format!(
-                "显存不足：{}一次分配失败了（{}）",
-                device
+        (None, _) => say_parts!(
+            en: "Out of memory: an allocation failed{at} ({who})",
+            zh: "显存不足：{at}一次分配失败了（{who}）",
+            at = Said {
+                en: on.en,
+                zh: device
                     .as_deref()
                     .map(|d| format!("{d} 上的"))
                     .unwrap_or_default(),
-                reporter.unwrap_or("一次 GPU 分配")
-            ),
+            },
+            who = Said {
+                en: who_en.to_string(),
+                zh: reporter.unwrap_or("一次 GPU 分配").to_string(),
+            }
         ),
     }
 }
@@ -200,40 +219,40 @@ fn generic_verdict(f: &Finding) -> Verdict {
                 zh: "CuPy 的内存池无法分配所申请的块。"
             ),
         },
-        Some(Era::CudaDriver) | Some(Era::CudaRuntime) | Some(Era::Hip)
-            if Framework::of(f) == Framework::CuPy =>
-        {
-            let error = fact(f, fact::ERROR_NAME);
-            both(
-                format!(
-                    "A CUDA allocation failed with {}{}{on_en}. CuPy raises this from a CUDA runtime call it makes directly (its memory pool reports its own failures as OutOfMemoryError); memory that CuPy's pool keeps cached for reuse is not available to that call.",
-                    error.unwrap_or("an out-of-memory error"),
-                    size.as_deref().map(|s| format!(" for {s}")).unwrap_or_default()
-                ),
-                format!(
-                    "{}CUDA 分配{}失败，错误是 {}。CuPy 直接发起的 CUDA 运行时调用失败时会抛出这个错误（它的内存池自己的失败报的是 OutOfMemoryError）；CuPy 内存池为复用而缓存着的显存，这次调用用不上。",
-                    device.as_deref().map(|d| format!("在 {d} 上，")).unwrap_or_default(),
-                    size.as_deref().map(|s| format!(" {s} ")).unwrap_or_default(),
-                    error.unwrap_or("显存不足")
-                ),
-            )
-        }
         Some(Era::CudaDriver) | Some(Era::CudaRuntime) | Some(Era::Hip) => {
-            let api = if f.era == Some(Era::Hip) { "HIP" } else { "CUDA" };
+            let api = Said::same(if f.era == Some(Era::Hip) { "HIP" } else { "CUDA" });
             let error = fact(f, fact::ERROR_NAME);
-            both(
-                format!(
-                    "A {api} allocation failed with {}{}{on_en}. TensorFlow and JAX print this when their allocator cannot get memory; TensorFlow also reserves most of the GPU when it starts, leaving little for other libraries.",
-                    error.unwrap_or("an out-of-memory error"),
-                    size.as_deref().map(|s| format!(" for {s}")).unwrap_or_default()
-                ),
-                format!(
-                    "{}{api} 分配{}失败，错误是 {}。TensorFlow 和 JAX 的分配器拿不到显存时会打印这个；TensorFlow 启动时还会预留 GPU 的大部分显存，留给其他库的很少。",
-                    device.as_deref().map(|d| format!("在 {d} 上，")).unwrap_or_default(),
-                    size.as_deref().map(|s| format!(" {s} ")).unwrap_or_default(),
-                    error.unwrap_or("显存不足")
-                ),
-            )
+            let error = Said {
+                en: error.unwrap_or("an out-of-memory error").to_string(),
+                zh: error.unwrap_or("显存不足").to_string(),
+            };
+            let amount = Said {
+                en: size.as_deref().map(|s| format!(" for {s}")).unwrap_or_default(),
+                zh: size.as_deref().map(|s| format!(" {s} ")).unwrap_or_default(),
+            };
+            let place = Said {
+                en: on_en.clone(),
+                zh: device.as_deref().map(|d| format!("在 {d} 上，")).unwrap_or_default(),
+            };
+            if Framework::of(f) == Framework::CuPy {
+                say_parts!(
+                    en: "A {api} allocation failed with {error}{amount}{place}. CuPy raises this from a CUDA runtime call it makes directly (its memory pool reports its own failures as OutOfMemoryError); memory that CuPy's pool keeps cached for reuse is not available to that call.",
+                    zh: "{place}{api} 分配{amount}失败，错误是 {error}。CuPy 直接发起的 CUDA 运行时调用失败时会抛出这个错误（它的内存池自己的失败报的是 OutOfMemoryError）；CuPy 内存池为复用而缓存着的显存，这次调用用不上。",
+                    api = api,
+                    error = error,
+                    amount = amount,
+                    place = place
+                )
+            } else {
+                say_parts!(
+                    en: "A {api} allocation failed with {error}{amount}{place}. TensorFlow and JAX print this when their allocator cannot get memory; TensorFlow also reserves most of the GPU when it starts, leaving little for other libraries.",
+                    zh: "{place}{api} 分配{amount}失败，错误是 {error}。TensorFlow 和 JAX 的分配器拿不到显存时会打印这个；TensorFlow 启动时还会预留 GPU 的大部分显存，留给其他库的很少。",
+                    api = api,
+                    error = error,
+                    amount = amount,
+                    place = place
+                )
+            }
         }
         Some(Era::Paddle) => paddle_what(f, size.as_deref(), &on_en, &on_zh),
         Some(Era::Vulkan) => {

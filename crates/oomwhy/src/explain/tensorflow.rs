@@ -8,6 +8,7 @@ use super::Explain;
 use crate::i18n::Said;
 use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
 use crate::say;
+use crate::say_parts;
 use crate::units::format_size as fmt;
 
 /// Explains `Kind::TfOom` findings.
@@ -47,33 +48,6 @@ impl Place {
     }
 }
 
-/// A sentence that puts in, at each `{name}` of both templates, a
-/// fragment already written in both languages (a place, a noun phrase):
-/// what `say!` does for one value, for a value that is itself said
-/// differently in each language. The same placeholder check as `say!`.
-macro_rules! with_fragments {
-    (en: $en:literal, zh: $zh:literal, $($name:ident = $value:expr),+ $(,)?) => {{
-        const _: () = assert!(
-            $crate::i18n::said::same_placeholders($en, $zh),
-            "the English and the Chinese name different placeholders"
-        );
-        $(let $name: Said = $value;)+
-        Said {
-            en: format!($en, $($name = $name.en),+),
-            zh: format!($zh, $($name = $name.zh),+),
-        }
-    }};
-}
-
-/// A name or figure that reads the same in both languages.
-fn verbatim(text: impl ToString) -> Said {
-    let text = text.to_string();
-    Said {
-        en: text.clone(),
-        zh: text,
-    }
-}
-
 impl Explain for TfOom {
     fn headline(&self, f: &Finding) -> Said {
         let place = Place::of(f);
@@ -103,11 +77,11 @@ impl Explain for TfOom {
                     ),
                 }
             }
-            (_, Some(a), Some(shape)) => with_fragments!(
+            (_, Some(a), Some(shape)) => say_parts!(
                 en: "TensorFlow could not allocate {a} for a tensor of shape {shape}{place}",
                 zh: "TensorFlow 无法{place}为形状 {shape} 的张量分配 {a}",
-                a = verbatim(a),
-                shape = verbatim(shape),
+                a = Said::same(a),
+                shape = Said::same(shape),
                 place = place.said()
             ),
             (_, None, Some(shape)) => match place {
@@ -261,11 +235,11 @@ fn tf_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                 en: "The machine's RAM ran out (host memory, not GPU memory)",
                 zh: "机器的内存（RAM）用完了：是主机内存，不是显存"
             ),
-            with_fragments!(
+            say_parts!(
                 en: "TensorFlow could not allocate {what} in host RAM (allocator {allocator}). This is CPU memory, not GPU memory.",
                 zh: "TensorFlow 无法在主机内存中分配{what}（分配器 {allocator}）。这是 CPU 内存，不是显存。",
                 what = what,
-                allocator = verbatim(fact(f, fact::ALLOCATOR).unwrap_or("cpu"))
+                allocator = Said::same(fact(f, fact::ALLOCATOR).unwrap_or("cpu"))
             ),
         ));
         return;
@@ -274,10 +248,10 @@ fn tf_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         out.push(verdict(
             Code::RequestExceedsCapacity,
             say!(en: "One tensor is larger than any GPU", zh: "一个张量就比任何 GPU 都大"),
-            with_fragments!(
+            say_parts!(
                 en: "TensorFlow tried to allocate {size} ({what}) in one piece: more than any single GPU has. A dimension is far larger than intended (an unbatched dataset, a wrong reshape, an attention matrix over a very long sequence).",
                 zh: "TensorFlow 要一次分配 {size}（{what}）：比任何单块 GPU 的显存都多。某个维度比预想的大得多（没有分 batch 的数据集、写错的 reshape、对超长序列算的注意力矩阵）。",
-                size = verbatim(fmt(a)),
+                size = Said::same(fmt(a)),
                 what = Said {
                     zh: what.zh.trim_start().to_string(),
                     en: what.en,
@@ -295,7 +269,7 @@ fn tf_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         let op = fact(f, fact::OP)
             .map(|op| say!(en: ", requested by op {op}", zh: "（由 op {op} 申请）", op = op))
             .unwrap_or_default();
-        with_fragments!(
+        say_parts!(
             en: "TensorFlow's BFC allocator {allocator} found no free block for {what}{op}{place}. By default TensorFlow reserves nearly all of the GPU's free memory for this allocator when it starts, so the pool is effectively the card: the tensors TensorFlow keeps alive filled it (or left it too fragmented). The allocation summary TensorFlow prints next lists the chunks in use; the `OOM when allocating tensor` error that usually follows is reported as its own finding.",
             zh: "TensorFlow 的 BFC 分配器 {allocator} {place}找不到能放下{what} 的空闲块{op}。TensorFlow 默认在启动时就把 GPU 上几乎全部空闲显存预留给这个分配器，所以这个池实际上就是整块卡：TensorFlow 还留着的张量把它占满了（或者切得太碎）。TensorFlow 接下来打印的分配汇总列出了在用的块；通常随后出现的 `OOM when allocating tensor` 报错会作为单独的一条发现报告。",
             allocator = allocator,
@@ -307,7 +281,7 @@ fn tf_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         let node = fact(f, fact::NODE)
             .map(|n| say!(en: " The failing op is node {n}.", zh: "出错的 op 是节点 {n}。", n = n))
             .unwrap_or_default();
-        with_fragments!(
+        say_parts!(
             en: "TensorFlow needed {what}{place} and its allocator {allocator} had no free block that large. By default TensorFlow reserves nearly all of the GPU's free memory for this allocator when it starts, so the limit is the card itself (less what other processes held at start-up): the tensors TensorFlow keeps alive — weights, optimizer slots, activations saved for the backward pass — fill it.{node}",
             zh: "TensorFlow {place}需要{what}，而它的分配器 {allocator} 没有这么大的空闲块。TensorFlow 默认在启动时就把 GPU 上几乎全部空闲显存预留给这个分配器，所以上限就是整块卡本身（减去启动时其他进程占用的）：TensorFlow 还留着的张量——权重、优化器的 slot 变量、为反向传播保存的激活值——把它占满了。{node}",
             what = what,

@@ -23,6 +23,15 @@ impl Said {
         }
     }
 
+    /// A name or figure that reads the same in both languages.
+    pub fn same(text: impl ToString) -> Said {
+        let text = text.to_string();
+        Said {
+            en: text.clone(),
+            zh: text,
+        }
+    }
+
     /// Both texts joined with a space (a detail followed by a note).
     pub fn then(mut self, next: Said) -> Said {
         for (text, more) in [(&mut self.en, next.en), (&mut self.zh, next.zh)] {
@@ -73,6 +82,32 @@ macro_rules! say {
         $crate::i18n::Said {
             en: format!($en, $($name = &$name),+),
             zh: format!($zh, $($name = &$name),+),
+        }
+    }};
+}
+
+/// A sentence that puts in, at each `{name}` of both templates, a fragment
+/// already written in both languages (a place, a noun phrase, a size that
+/// may be missing): what [`say!`] does for one value, for a value that is
+/// itself said differently in each language. The same placeholder check.
+///
+/// ```ignore
+/// say_parts!(en: "{who} could not allocate {size}{on}",
+///            zh: "{who}{on}分配 {size} 失败",
+///            who = Said::same(reporter), size = Said::same(fmt(n)), on = place)
+/// ```
+#[macro_export]
+#[doc(hidden)]
+macro_rules! say_parts {
+    (en: $en:literal, zh: $zh:literal, $($name:ident = $value:expr),+ $(,)?) => {{
+        const _: () = assert!(
+            $crate::i18n::said::same_placeholders($en, $zh),
+            "the English and the Chinese name different placeholders"
+        );
+        $(let $name: $crate::i18n::Said = $value;)+
+        $crate::i18n::Said {
+            en: format!($en, $($name = $name.en),+),
+            zh: format!($zh, $($name = $name.zh),+),
         }
     }};
 }
