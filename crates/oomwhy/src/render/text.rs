@@ -220,12 +220,13 @@ pub(super) fn category_label(f: &Finding) -> Msg {
 /// The first sentence of a verdict's detail, when it carries a figure: the
 /// reason in one line.
 fn first_sentence(detail: &str) -> Option<&str> {
-    let end = [". ", "。", ": "]
+    // The full-width colon ends a Chinese clause as ": " ends an English one.
+    let end = [". ", "。", ": ", "："]
         .iter()
         .filter_map(|stop| detail.find(stop).map(|i| i + stop.len()))
         .min()
         .unwrap_or(detail.len());
-    let sentence = detail[..end].trim_end_matches([' ', ':']).trim();
+    let sentence = detail[..end].trim_end_matches([' ', ':', '：']).trim();
     let sentence = sentence.strip_suffix('.').unwrap_or(sentence);
     let sentence = sentence.strip_suffix('。').unwrap_or(sentence);
     (sentence.chars().any(|c| c.is_ascii_digit()) && sentence.chars().count() <= 160)
