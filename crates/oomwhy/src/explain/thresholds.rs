@@ -22,6 +22,15 @@ pub(super) const OUTSIDE_MIN: u64 = GIB;
 /// ...and from a tenth of the card.
 pub(super) const OUTSIDE_CARD_DIVISOR: u64 = 10;
 
+/// A card of at most this much is taken for a desktop card (laptop and
+/// desktop GeForce/Radeon cards; data-centre cards have 16 GiB or more)...
+pub(super) const SMALL_CARD_MAX: u64 = 8 * GIB;
+/// ...whose CUDA context (0.3–1 GiB with cuDNN and cuBLAS loaded) and
+/// display (the desktop compositor, Windows WDDM, browsers: up to about
+/// 1 GiB) together take up to this much outside PyTorch's allocator. Up to
+/// it, no other process is blamed: the card is small for the workload.
+pub(super) const DESKTOP_OVERHEAD_MAX: u64 = 2 * GIB;
+
 /// The smallest difference between two printed sizes that counts as
 /// evidence. A size printed in GiB with two decimals is off by up to
 /// 5.12 MiB, so a difference of two such figures by up to 10.24 MiB; CUDA
@@ -118,6 +127,8 @@ mod tests {
         phrase("or ≥ 256 MiB and at least the shortfall");
         assert_eq!((OUTSIDE_MIN, OUTSIDE_CARD_DIVISOR), (GIB, 10));
         phrase("≥ 1 GiB, ≥ 10 % of the card");
+        assert_eq!((SMALL_CARD_MAX, DESKTOP_OVERHEAD_MAX), (8 * GIB, 2 * GIB));
+        phrase("a card of ≤ 8 GiB with ≤ 2 GiB outside PyTorch");
         assert_eq!(
             (FRAGMENTATION_MIN, FRAGMENTATION_MAIN_DIVISOR),
             (64 * MIB, 20)
