@@ -85,7 +85,7 @@ impl Explain for NcclOom {
                 .then(confirm()),
         ))
     }
-    fn fixes(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
+    fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
         out.push(fix(
             &NCCL_ALLOCATE_FIRST,
             say!(
@@ -93,7 +93,7 @@ impl Explain for NcclOom {
                 zh: "在构建模型和优化器之前，先初始化进程组并做一次集合通信（如 dist.barrier(device_ids=[local_rank])），让 NCCL 的缓冲区在 PyTorch 的缓存变大之前就分配好；用 torch.cuda.set_per_process_memory_fraction(0.9) 留出余量。NCCL_BUFFSIZE（默认每个通道 4 MiB）和 NCCL_MAX_NCHANNELS 可以缩小 NCCL 自己的缓冲区。"
             ),
         ));
-        out.push(confirm_fix());
+        out.push(confirm_fix(f));
         out.push(workload_fix());
     }
 }

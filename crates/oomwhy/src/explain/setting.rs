@@ -194,6 +194,9 @@ pub(crate) struct Setting {
     pub runtime: Option<Runtime>,
     /// Parameters were being loaded, moved or converted.
     pub loading: bool,
+    /// The failing work is inference: generation, a pipeline, evaluation,
+    /// an inference engine or front end. No gradients, no optimizer.
+    pub inference: bool,
     /// The PyTorch releases the message form allows (first, last).
     pub torch: (Release, Option<Release>),
 }
@@ -205,6 +208,7 @@ impl Setting {
             vendor: Vendor::of(f),
             runtime: Runtime::of(f),
             loading: is_loading(f),
+            inference: is_inference(f),
             torch: torch_releases(f),
         }
     }
@@ -235,6 +239,29 @@ pub(crate) fn is_loading(f: &Finding) -> bool {
             .rev()
             .take(4)
             .any(|fr| LOADING_FUNCTIONS.contains(&fr.function.as_str()))
+    })
+}
+
+/// Library code that only runs inference: Hugging Face and diffusers
+/// pipelines, and generation.
+const INFERENCE_FILES: &[&str] = &["/pipelines/", "transformers/generation/"];
+
+/// True when the failing work is inference (`generate()`, a pipeline,
+/// evaluation or prediction, a serving engine or diffusion front end):
+/// training remedies (gradient accumulation, gradient checkpointing, the
+/// optimizer's state) cannot apply there.
+pub(crate) fn is_inference(f: &Finding) -> bool {
+    if Runtime::of(f).is_some() || f.phase.name == "evaluation" {
+        return true;
+    }
+    f.traceback.as_ref().is_some_and(|tb| {
+        tb.frames
+            .iter()
+            .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
+            .any(|fr| {
+                let file = fr.file.replace('\\', "/");
+                INFERENCE_FILES.iter().any(|p| file.contains(p))
+            })
     })
 }
 
@@ -390,6 +417,38 @@ mod tests {
         let hinted = reserved("RuntimeError: CUDA out of memory. Tried to allocate 128.00 MiB (GPU 0; 4.00 GiB total capacity; 2.57 GiB already allocated; 74.77 MiB free; 2.85 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF");
         assert_eq!(hinted.version_hint.as_deref(), Some("PyTorch ≈1.10–1.12"));
         assert_eq!(available(&hinted, since::MAX_SPLIT), Availability::Yes);
+    }
+
+    fn fix_ids(text: &str) -> Vec<String> {
+        crate::decode_str(text)[0]
+            .diagnosis
+            .fixes
+            .iter()
+            .map(|x| x.id.clone())
+            .collect()
+    }
+
+    /// `generate()` (a Qwen quickstart paste, fixtures/library_alloc_failed_cublas_create.log) is
+    /// inference: no training remedies. The same failure under a training
+    /// step's frames gets them.
+    #[test]
+    fn generation_gets_no_training_remedies() {
+        let generate = include_str!("../../../../fixtures/library_alloc_failed_cublas_create.log");
+        let f = &crate::decode_str(generate)[0];
+        assert!(Setting::of(f).inference);
+        let ids = fix_ids(generate);
+        for training in ["reduce-batch-size", "gradient-checkpointing", "mixed-precision-autocast"] {
+            assert!(!ids.iter().any(|x| x == training), "{training} in {ids:?}");
+        }
+        assert!(ids.iter().any(|x| x == "inference-in-less-memory"), "{ids:?}");
+        let training = generate
+            .replace("generated_ids = model.generate(**model_inputs, max_new_tokens=512)", "loss = model(**model_inputs).loss")
+            .replace("transformers/generation/utils.py\", line 2024, in generate", "transformers/trainer.py\", line 2024, in training_step")
+            .replace("result = self._sample(", "outputs = model(**inputs)");
+        let f = &crate::decode_str(&training)[0];
+        assert!(!Setting::of(f).inference, "{}", f.phase.name);
+        let ids = fix_ids(&training);
+        assert!(ids.iter().any(|x| x == "reduce-batch-size"), "{ids:?}");
     }
 
     /// `torch.cuda.OutOfMemoryError` exists from 1.13; a notebook prints its

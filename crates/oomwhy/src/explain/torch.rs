@@ -4,12 +4,12 @@
 
 use super::catalogue::{Cost, Engines, FixSpec, Phases};
 use super::common::{
-    capitalise, fix, loading_fix, row, tolerance, verdict, workload_fixes, FieldRow,
+    capitalise, fix, inference_fixes, loading_fix, row, tolerance, verdict, workload_fixes, FieldRow,
     FIND_OVERSIZED_TENSOR, GIB, GRADIENT_CHECKPOINTING, MIB, REDUCE_BATCH_SIZE,
 };
 use super::docs::Code;
 use super::pasted;
-use super::setting::{available, since, Availability, Framework, Release, Vendor};
+use super::setting::{available, is_inference, since, Availability, Framework, Release, Vendor};
 use super::thresholds::*;
 use super::Explain;
 use crate::i18n::Said;
@@ -414,7 +414,7 @@ impl Explain for TorchAllocatorOom {
         if is_intel_xpu(f) {
             xpu_fixes(f, d, out)
         } else if f.backend.as_deref() == Some("npu") {
-            npu_fixes(d, out)
+            npu_fixes(f, d, out)
         } else {
             let has = |code: Code| d.verdicts.iter().any(|v| v.code == code.as_str());
             allocator_fixes(f, d, &has, out)
@@ -1625,7 +1625,7 @@ fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(Code) -> bool, out: 
                         visible = vendor.visible_devices()
                     ),
                 ));
-                out.push(non_pytorch_fix());
+                out.push(non_pytorch_fix(f));
             }
             "memory_outside_process" => out.push(fix(
                 &FIND_MEMORY_OUTSIDE_PROCESS,
@@ -1654,7 +1654,7 @@ fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(Code) -> bool, out: 
                     zh: "每个捕获的 graph 都留着自己的池。torch.compile(mode=\"reduce-overhead\") 会按输入形状分别捕获 graph：改用 mode=\"default\" 或减少不同形状的数量；vLLM 里调小捕获的 batch size，或设 enforce_eager=True。"
                 ),
             )),
-            "non_pytorch_memory" => out.push(non_pytorch_fix()),
+            "non_pytorch_memory" => out.push(non_pytorch_fix(f)),
             "numbers_inconclusive" if f.era == Some(Era::MallocAsync) => {
                 // The cudaMallocAsync pool is what the numbers cannot see into.
                 fragmentation_fixes(f, out);
@@ -1730,7 +1730,33 @@ fn other_process_fix(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
     ));
 }
 
-fn non_pytorch_fix() -> Fix {
+/// GPU libraries besides PyTorch that the message or its traceback shows.
+fn other_gpu_libraries(f: &Finding) -> bool {
+    let files = f.traceback.iter().flat_map(|tb| {
+        tb.frames
+            .iter()
+            .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
+    });
+    let mut places = files.map(|fr| fr.file.replace('\\', "/").to_ascii_lowercase());
+    let text = f.text.to_ascii_lowercase();
+    let named = |s: &str| ["tensorflow", "keras", "jax", "cupy"].iter().any(|l| s.contains(l));
+    named(&text) || places.any(|p| named(&p))
+}
+
+/// Memory this process holds outside PyTorch's allocator: the libraries
+/// that preallocate are named only where the message or traceback shows
+/// one of them; otherwise how to find what holds it.
+fn non_pytorch_fix(f: &Finding) -> Fix {
+    if !other_gpu_libraries(f) {
+        return fix(
+            &FIND_NON_PYTORCH_MEMORY,
+            say!(
+                en: "Nothing in this message shows another GPU library. Compare this process's memory in {smi} with torch.cuda.memory_reserved(): the difference is the GPU runtime's context (0.3–1 GiB), the BLAS and convolution libraries' workspaces, collective-communication buffers (NCCL_BUFFSIZE, one set per communicator) and every extension or library that allocates device memory itself (custom kernels, offloading or compilation libraries). Print both after each setup step to see which one grows.",
+                zh: "这条报错里看不出有别的 GPU 库。把 {smi} 里这个进程的显存和 torch.cuda.memory_reserved() 对比：差值是 GPU 运行时的上下文（0.3–1 GiB）、BLAS 和卷积库的工作区、集合通信的缓冲区（NCCL_BUFFSIZE，每个通信器一份），以及所有自己分配显存的扩展或库（自定义 kernel、卸载或编译相关的库）。在每个初始化步骤之后都打印这两个数，看是哪一部分在增长。",
+                smi = Vendor::of(f).smi()
+            ),
+        );
+    }
     fix(
         &STOP_OTHER_LIBRARIES,
         say!(
@@ -1910,7 +1936,7 @@ fn tensor_far_too_large() -> Fix {
 
 /// Fixes for torch_npu's allocator messages (Huawei Ascend): its own
 /// allocator variable, device type and tools, not CUDA's.
-fn npu_fixes(d: &Diagnosis, out: &mut Vec<Fix>) {
+fn npu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
     let has = |code: Code| d.verdicts.iter().any(|v| v.code == code.as_str());
     if has(Code::RequestExceedsCapacity) {
         out.push(tensor_far_too_large());
@@ -1925,13 +1951,15 @@ fn npu_fixes(d: &Diagnosis, out: &mut Vec<Fix>) {
             ),
         ));
     }
-    out.push(fix(
-        &REDUCE_BATCH_SIZE,
-        say!(
-            en: "Halve the batch size; keep the effective batch with gradient accumulation (accumulate N micro-batches, then optimizer.step()). Activation memory shrinks in proportion.",
-            zh: "把 batch size 减半；用梯度累积保持等效 batch（累积 N 个 micro-batch 后再 optimizer.step()）。激活值占用的显存随之成比例减少。"
-        ),
-    ));
+    if !is_inference(f) {
+        out.push(fix(
+            &REDUCE_BATCH_SIZE,
+            say!(
+                en: "Halve the batch size; keep the effective batch with gradient accumulation (accumulate N micro-batches, then optimizer.step()). Activation memory shrinks in proportion.",
+                zh: "把 batch size 减半；用梯度累积保持等效 batch（累积 N 个 micro-batch 后再 optimizer.step()）。激活值占用的显存随之成比例减少。"
+            ),
+        ));
+    }
     out.push(fix(
         &MIXED_PRECISION_NPU,
         say!(
@@ -1939,13 +1967,18 @@ fn npu_fixes(d: &Diagnosis, out: &mut Vec<Fix>) {
             zh: "在 torch.autocast(device_type=\"npu\", dtype=torch.bfloat16) 下跑前向（不支持 bfloat16 的 NPU 用 float16）：激活值只占一半显存。"
         ),
     ));
-    out.push(fix(
-        &GRADIENT_CHECKPOINTING,
-        say!(
-            en: "model.gradient_checkpointing_enable() (Hugging Face) or torch.utils.checkpoint.checkpoint around blocks: activations are recomputed in the backward pass instead of stored.",
-            zh: "model.gradient_checkpointing_enable()（Hugging Face），或用 torch.utils.checkpoint.checkpoint 包住各个块：激活值在反向传播时重新计算，而不是存下来。"
-        ),
-    ));
+    if !is_inference(f) {
+        out.push(fix(
+            &GRADIENT_CHECKPOINTING,
+            say!(
+                en: "model.gradient_checkpointing_enable() (Hugging Face) or torch.utils.checkpoint.checkpoint around blocks: activations are recomputed in the backward pass instead of stored.",
+                zh: "model.gradient_checkpointing_enable()（Hugging Face），或用 torch.utils.checkpoint.checkpoint 包住各个块：激活值在反向传播时重新计算，而不是存下来。"
+            ),
+        ));
+    }
+    if is_inference(f) {
+        inference_fixes(f, out);
+    }
     out.push(fix(
         &NPU_SMI_CHECK,
         say!(
@@ -1990,13 +2023,15 @@ fn xpu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
             ),
         ));
     }
-    out.push(fix(
-        &REDUCE_BATCH_SIZE,
-        say!(
-            en: "Halve the batch size; keep the effective batch with gradient accumulation (accumulate N micro-batches, then optimizer.step()).",
-            zh: "把 batch size 减半；用梯度累积保持等效 batch（累积 N 个 micro-batch 后再 optimizer.step()）。"
-        ),
-    ));
+    if !is_inference(f) {
+        out.push(fix(
+            &REDUCE_BATCH_SIZE,
+            say!(
+                en: "Halve the batch size; keep the effective batch with gradient accumulation (accumulate N micro-batches, then optimizer.step()).",
+                zh: "把 batch size 减半；用梯度累积保持等效 batch（累积 N 个 micro-batch 后再 optimizer.step()）。"
+            ),
+        ));
+    }
     out.push(fix(
         &MIXED_PRECISION_XPU,
         say!(
@@ -2004,13 +2039,18 @@ fn xpu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
             zh: "在 torch.autocast(device_type=\"xpu\", dtype=torch.bfloat16) 下跑前向：激活值只占一半显存。"
         ),
     ));
-    out.push(fix(
-        &GRADIENT_CHECKPOINTING,
-        say!(
-            en: "model.gradient_checkpointing_enable() (Hugging Face) or torch.utils.checkpoint.checkpoint around blocks; use torch.no_grad() for evaluation.",
-            zh: "model.gradient_checkpointing_enable()（Hugging Face），或用 torch.utils.checkpoint.checkpoint 包住各个块；评估时用 torch.no_grad()。"
-        ),
-    ));
+    if !is_inference(f) {
+        out.push(fix(
+            &GRADIENT_CHECKPOINTING,
+            say!(
+                en: "model.gradient_checkpointing_enable() (Hugging Face) or torch.utils.checkpoint.checkpoint around blocks; use torch.no_grad() for evaluation.",
+                zh: "model.gradient_checkpointing_enable()（Hugging Face），或用 torch.utils.checkpoint.checkpoint 包住各个块；评估时用 torch.no_grad()。"
+            ),
+        ));
+    }
+    if is_inference(f) {
+        inference_fixes(f, out);
+    }
     out.push(fix(
         &XPU_SMI_CHECK,
         say!(
@@ -2098,6 +2138,16 @@ const STOP_OTHER_LIBRARIES: FixSpec = FixSpec::new(
     "JAX documentation: GPU memory allocation",
     "CuPy documentation: Memory Management",
 ]);
+
+/// Memory outside PyTorch with no other GPU library in sight.
+const FIND_NON_PYTORCH_MEMORY: FixSpec = FixSpec::new(
+    "find-non-pytorch-memory",
+    "Find what in this process holds memory outside PyTorch",
+    "找出这个进程里是什么在 PyTorch 之外占着显存",
+)
+.frameworks(&[Framework::PyTorch])
+.cost(Cost::Look)
+.sources(&["PyTorch documentation: torch.cuda.memory_reserved"]);
 
 /// Leaving the `backend:cudaMallocAsync` allocator, a CUDA backend.
 const NATIVE_ALLOCATOR: FixSpec = FixSpec::new(
@@ -2266,6 +2316,7 @@ pub(super) const FIXES: &[FixSpec] = &[
     FREE_GPU_FROM_OTHER_PROCESSES,
     FEWER_CUDA_GRAPHS,
     STOP_OTHER_LIBRARIES,
+    FIND_NON_PYTORCH_MEMORY,
     NATIVE_ALLOCATOR,
     XPU_EMPTY_CACHE,
     EXPANDABLE_SEGMENTS,
