@@ -31,6 +31,11 @@ pub(super) const SMALL_CARD_MAX: u64 = 8 * GIB;
 /// it, no other process is blamed: the card is small for the workload.
 pub(super) const DESKTOP_OVERHEAD_MAX: u64 = 2 * GIB;
 
+/// An inference engine's static memory fraction (SGLang's
+/// --mem-fraction-static) from this percentage is already high: raising it
+/// further is not offered, and the activations need the rest.
+pub(super) const MEM_FRACTION_HIGH_PERCENT: u64 = 90;
+
 /// The smallest difference between two printed sizes that counts as
 /// evidence. A size printed in GiB with two decimals is off by up to
 /// 5.12 MiB, so a difference of two such figures by up to 10.24 MiB; CUDA
@@ -129,6 +134,8 @@ mod tests {
         phrase("≥ 1 GiB, ≥ 10 % of the card");
         assert_eq!((SMALL_CARD_MAX, DESKTOP_OVERHEAD_MAX), (8 * GIB, 2 * GIB));
         phrase("a card of ≤ 8 GiB with ≤ 2 GiB outside PyTorch");
+        assert_eq!(MEM_FRACTION_HIGH_PERCENT, 90);
+        phrase("--mem-fraction-static of 0.9 or more");
         assert_eq!(
             (FRAGMENTATION_MIN, FRAGMENTATION_MAIN_DIVISOR),
             (64 * MIB, 20)
