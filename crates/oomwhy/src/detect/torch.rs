@@ -336,9 +336,7 @@ fn decode_allocator(message: &Message<'_>) -> Option<Decoded> {
     let ended_without_hint = finding.era == Some(Era::Reserved)
         && finding.hint.is_none()
         && closed
-        && (raised_at_follows
-            || tail.is_empty()
-            || tail.starts_with(['"', '\'', '`', '*', '|']));
+        && (raised_at_follows || tail.is_empty() || tail.starts_with(['"', '\'', '`', '*', '|']));
     let message_end = after_start + after_requested + end;
     finding.text = text[whole.start()..message_end.max(after_start)]
         .trim_end()

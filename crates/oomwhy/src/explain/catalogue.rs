@@ -187,9 +187,7 @@ impl FixSpec {
             Phases::NotLoading if s.loading => {
                 Some("not for loading, the finding was loading".into())
             }
-            Phases::Training if s.loading => {
-                Some("for training, the finding was loading".into())
-            }
+            Phases::Training if s.loading => Some("for training, the finding was loading".into()),
             Phases::Training if s.inference => {
                 Some("for training, the finding was inference".into())
             }

@@ -452,7 +452,12 @@ mod sglang_tests {
     fn ids(text: &str) -> Vec<String> {
         let findings = decode_str(text);
         assert_eq!(findings.len(), 1, "{text}");
-        findings[0].diagnosis.fixes.iter().map(|x| x.id.clone()).collect()
+        findings[0]
+            .diagnosis
+            .fixes
+            .iter()
+            .map(|x| x.id.clone())
+            .collect()
     }
 
     /// SGLang's scheduler log (a DeepSeek-V3 paste, fixtures/wild): its own
@@ -463,7 +468,10 @@ mod sglang_tests {
         let f = &decode_str(line)[0];
         assert_eq!(f.version_hint.as_deref(), Some("SGLang"));
         let headline = crate::explain::headline(f);
-        assert!(headline.contains("-561981") && headline.contains("131072"), "{headline}");
+        assert!(
+            headline.contains("-561981") && headline.contains("131072"),
+            "{headline}"
+        );
         assert!(!headline.contains('?'), "{headline}");
         let ids = ids(line);
         assert_eq!(ids[0], "sglang-tp-or-quantize", "{ids:?}");
@@ -473,9 +481,14 @@ mod sglang_tests {
     /// from 0.9 raising it is not offered, below it is.
     #[test]
     fn a_high_mem_fraction_is_not_raised() {
-        let at = |v: &str| format!("RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. Current value: self.server_args.mem_fraction_static={v}");
+        let at = |v: &str| {
+            format!("RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. Current value: self.server_args.mem_fraction_static={v}")
+        };
         let high = ids(&at("0.9"));
-        assert!(!high.iter().any(|x| x == "sglang-raise-mem-fraction-static"), "{high:?}");
+        assert!(
+            !high.iter().any(|x| x == "sglang-raise-mem-fraction-static"),
+            "{high:?}"
+        );
         assert_eq!(high[0], "sglang-tp-or-quantize", "{high:?}");
         let below = ids(&at("0.89"));
         assert_eq!(below[0], "sglang-raise-mem-fraction-static", "{below:?}");

@@ -404,7 +404,9 @@ mod tests {
         ));
         let quoted = reserved("\" CUDA out of memory. Tried to allocate 264.00 MiB (GPU 0; 2.00 GiB total capacity; 788.51 MiB already allocated; 145.93 MiB free; 1.02 GiB reserved in total by PyTorch)\"");
         assert_eq!(torch_releases(&quoted).1, Some((1, 9)));
-        let native = reserved(r"RuntimeError: CUDA out of memory. Tried to allocate 128.00 MiB (GPU 0; 4.00 GiB total capacity; 2.57 GiB already allocated; 74.77 MiB free; 2.85 GiB reserved in total by PyTorch) (malloc at ..\c10\cuda\CUDACachingAllocator.cpp:289)");
+        let native = reserved(
+            r"RuntimeError: CUDA out of memory. Tried to allocate 128.00 MiB (GPU 0; 4.00 GiB total capacity; 2.57 GiB already allocated; 74.77 MiB free; 2.85 GiB reserved in total by PyTorch) (malloc at ..\c10\cuda\CUDACachingAllocator.cpp:289)",
+        );
         assert_eq!(torch_releases(&native).1, Some((1, 9)));
         // Cut inside the hint, or before the closing parenthesis: not dated.
         let cut_hint = reserved("RuntimeError: CUDA out of memory. Tried to allocate 128.00 MiB (GPU 0; 4.00 GiB total capacity; 2.57 GiB already allocated; 74.77 MiB free; 2.85 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory");
@@ -412,7 +414,10 @@ mod tests {
         assert_eq!(cut_hint.version_hint.as_deref(), Some("PyTorch ≈1.4–1.12"));
         let cut_paren = reserved("RuntimeError: CUDA out of memory. Tried to allocate 128.00 MiB (GPU 0; 4.00 GiB total capacity; 2.57 GiB already allocated; 74.77 MiB free; 2.85 GiB reserved in total by PyTorch");
         assert_eq!(torch_releases(&cut_paren).1, Some((1, 12)));
-        assert_eq!(available(&cut_paren, since::MAX_SPLIT), Availability::From("PyTorch ≥ 1.10".into()));
+        assert_eq!(
+            available(&cut_paren, since::MAX_SPLIT),
+            Availability::From("PyTorch ≥ 1.10".into())
+        );
         // With the hint: from 1.10, and the option exists.
         let hinted = reserved("RuntimeError: CUDA out of memory. Tried to allocate 128.00 MiB (GPU 0; 4.00 GiB total capacity; 2.57 GiB already allocated; 74.77 MiB free; 2.85 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF");
         assert_eq!(hinted.version_hint.as_deref(), Some("PyTorch ≈1.10–1.12"));
@@ -437,13 +442,26 @@ mod tests {
         let f = &crate::decode_str(generate)[0];
         assert!(Setting::of(f).inference);
         let ids = fix_ids(generate);
-        for training in ["reduce-batch-size", "gradient-checkpointing", "mixed-precision-autocast"] {
+        for training in [
+            "reduce-batch-size",
+            "gradient-checkpointing",
+            "mixed-precision-autocast",
+        ] {
             assert!(!ids.iter().any(|x| x == training), "{training} in {ids:?}");
         }
-        assert!(ids.iter().any(|x| x == "inference-in-less-memory"), "{ids:?}");
+        assert!(
+            ids.iter().any(|x| x == "inference-in-less-memory"),
+            "{ids:?}"
+        );
         let training = generate
-            .replace("generated_ids = model.generate(**model_inputs, max_new_tokens=512)", "loss = model(**model_inputs).loss")
-            .replace("transformers/generation/utils.py\", line 2024, in generate", "transformers/trainer.py\", line 2024, in training_step")
+            .replace(
+                "generated_ids = model.generate(**model_inputs, max_new_tokens=512)",
+                "loss = model(**model_inputs).loss",
+            )
+            .replace(
+                "transformers/generation/utils.py\", line 2024, in generate",
+                "transformers/trainer.py\", line 2024, in training_step",
+            )
             .replace("result = self._sample(", "outputs = model(**inputs)");
         let f = &crate::decode_str(&training)[0];
         assert!(!Setting::of(f).inference, "{}", f.phase.name);
@@ -458,7 +476,11 @@ mod tests {
         let tail = ": CUDA out of memory. Tried to allocate 384.00 MiB (GPU 0; 14.75 GiB total capacity; 13.52 GiB already allocated; 124.81 MiB free; 13.81 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF";
         for class in ["OutOfMemoryError", "torch.cuda.OutOfMemoryError"] {
             let f = reserved(&format!("{class}{tail}"));
-            assert_eq!(f.version_hint.as_deref(), Some("PyTorch 1.13–2.0"), "{class}");
+            assert_eq!(
+                f.version_hint.as_deref(),
+                Some("PyTorch 1.13–2.0"),
+                "{class}"
+            );
         }
         let runtime = reserved(&format!("RuntimeError{tail}"));
         assert_eq!(runtime.version_hint.as_deref(), Some("PyTorch ≈1.10–1.12"));

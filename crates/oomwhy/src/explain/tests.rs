@@ -890,7 +890,10 @@ mod fit {
                         || all.contains("Upgrading to PyTorch ≥ 1.10 adds"),
                     "{era}: {all}"
                 );
-                assert!(!all.contains("export PYTORCH_CUDA_ALLOC_CONF=max_split"), "{era}: {all}");
+                assert!(
+                    !all.contains("export PYTORCH_CUDA_ALLOC_CONF=max_split"),
+                    "{era}: {all}"
+                );
             } else if first < (1, 10) {
                 assert!(
                     all.contains("max_split_size_mb:128 (PyTorch ≥ 1.10)"),

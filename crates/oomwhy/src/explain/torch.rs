@@ -4,8 +4,8 @@
 
 use super::catalogue::{Cost, Engines, FixSpec, Phases};
 use super::common::{
-    capitalise, fix, inference_fixes, loading_fix, row, tolerance, verdict, workload_fixes, FieldRow,
-    FIND_OVERSIZED_TENSOR, GIB, GRADIENT_CHECKPOINTING, MIB, REDUCE_BATCH_SIZE,
+    capitalise, fix, inference_fixes, loading_fix, row, tolerance, verdict, workload_fixes,
+    FieldRow, FIND_OVERSIZED_TENSOR, GIB, GRADIENT_CHECKPOINTING, MIB, REDUCE_BATCH_SIZE,
 };
 use super::docs::Code;
 use super::pasted;
@@ -1739,7 +1739,11 @@ fn other_gpu_libraries(f: &Finding) -> bool {
     });
     let mut places = files.map(|fr| fr.file.replace('\\', "/").to_ascii_lowercase());
     let text = f.text.to_ascii_lowercase();
-    let named = |s: &str| ["tensorflow", "keras", "jax", "cupy"].iter().any(|l| s.contains(l));
+    let named = |s: &str| {
+        ["tensorflow", "keras", "jax", "cupy"]
+            .iter()
+            .any(|l| s.contains(l))
+    };
     named(&text) || places.any(|p| named(&p))
 }
 
@@ -2406,7 +2410,9 @@ mod tests {
     /// main cause.
     #[test]
     fn fragmentation_leads_only_when_the_reserve_alone_could_hold_the_request() {
-        let text = |allocated: &str| format!("RuntimeError: CUDA out of memory. Tried to allocate 264.00 MiB (GPU 0; 2.00 GiB total capacity; {allocated} already allocated; 145.93 MiB free; 1.02 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF");
+        let text = |allocated: &str| {
+            format!("RuntimeError: CUDA out of memory. Tried to allocate 264.00 MiB (GPU 0; 2.00 GiB total capacity; {allocated} already allocated; 145.93 MiB free; 1.02 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF")
+        };
         // The desktop margin aside: 857.59 MiB outside on a 2 GiB card.
         let below = verdicts(&text("788.51 MiB"));
         assert_eq!(below[0], "capacity_exhausted", "{below:?}");
@@ -2420,14 +2426,19 @@ mod tests {
     /// The same margin on a data-centre card (fixtures: a 15.90 GiB card).
     #[test]
     fn fragmentation_margin_on_a_large_card() {
-        let text = |reserved: &str| format!("RuntimeError: CUDA out of memory. Tried to allocate 1.00 GiB (GPU 0; 15.90 GiB total capacity; 13.00 GiB already allocated; 500.00 MiB free; {reserved} reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF");
+        let text = |reserved: &str| {
+            format!("RuntimeError: CUDA out of memory. Tried to allocate 1.00 GiB (GPU 0; 15.90 GiB total capacity; 13.00 GiB already allocated; 500.00 MiB free; {reserved} reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF")
+        };
         // 1.04 GiB unused ≥ 1 GiB + 32 MiB: the reserve alone could hold it.
         let primary = verdicts(&text("14.04 GiB"));
         assert_eq!(primary[0], "fragmentation", "{primary:?}");
         // 1.00 GiB unused: only with free memory does it cover the request.
         let secondary = verdicts(&text("14.00 GiB"));
         assert_ne!(secondary[0], "fragmentation", "{secondary:?}");
-        assert!(secondary.contains(&"fragmentation".to_string()), "{secondary:?}");
+        assert!(
+            secondary.contains(&"fragmentation".to_string()),
+            "{secondary:?}"
+        );
     }
 
     /// A complete message without the hint (before 1.10) is never told to
@@ -2440,6 +2451,9 @@ mod tests {
         // Cut inside the hint: the option may exist.
         let fixes = fix_ids("RuntimeError: CUDA out of memory. Tried to allocate 1.00 GiB (GPU 0; 15.90 GiB total capacity; 10.00 GiB already allocated; 500.00 MiB free; 14.50 GiB reserved in total by PyTorch) If reserved memory is");
         assert!(fixes.iter().any(|x| x == "max-split-size"), "{fixes:?}");
-        assert!(!fixes.iter().any(|x| x == "fewer-tensor-sizes"), "{fixes:?}");
+        assert!(
+            !fixes.iter().any(|x| x == "fewer-tensor-sizes"),
+            "{fixes:?}"
+        );
     }
 }
