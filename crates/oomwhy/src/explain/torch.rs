@@ -1153,8 +1153,8 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     {
         let detail = match (s.allocated_bytes, s.total_bytes, requested) {
             (Some(x), Some(t), Some(a)) if desktop.is_some() => say!(
-                en: "Live tensors take {allocated} of the {total} card and the next allocation needed {request} more; the other {outside} outside PyTorch is about what the CUDA context and the display take on a desktop card of this size, not another job. The card is too small for this workload as it is set up.",
-                zh: "存活张量占了这块 {total} 的卡上的 {allocated}，下一次分配还要 {request}；PyTorch 之外的其余 {outside}，在这么大的桌面显卡上大约就是 CUDA 上下文和显示占用的量，不是别的任务。按现在的设置，这块卡放不下这个工作负载。",
+                en: "Live tensors take {allocated} of the {total} card and the next allocation needed {request} more. The other {outside} outside PyTorch is about what the CUDA context and the display take on a desktop card of this size, not another job: the card is too small for this workload as it is set up.",
+                zh: "存活张量占了这块 {total} 的卡上的 {allocated}，下一次分配还要 {request}。PyTorch 之外的其余 {outside}，在这么大的桌面显卡上大约就是 CUDA 上下文和显示占用的量，不是别的任务：按现在的设置，这块卡放不下这个工作负载。",
                 allocated = fmt(x),
                 total = fmt(t),
                 request = fmt(a),
