@@ -79,7 +79,12 @@ fn no_wild_paste_gets_a_fix_that_cannot_apply() {
             {
                 bad("expandable_segments before 2.1");
             }
-            if f.era == Some(Era::Cached) && fixes.contains("max_split_size_mb") {
+            // (Named as the release to upgrade to, it is not offered.)
+            let dated_before_1_10 =
+                f.era == Some(Era::Cached) || f.version_hint.as_deref() == Some("PyTorch ≈1.4–1.9");
+            if dated_before_1_10
+                && fixes.contains("export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb")
+            {
                 bad("max_split_size_mb before 1.10");
             }
             // Intel's XPU allocator prints the reserved form in every release

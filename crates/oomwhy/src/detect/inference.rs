@@ -55,7 +55,9 @@ fn patterns() -> &'static Patterns {
             // releases: `# GPU blocks`, then `# cuda blocks`), and SGLang's
             // negative profiled token budget.
             r"|# (?:GPU|cuda|CUDA) blocks: (?:0|-\d+)\b",
-            r"|is larger than the profiled value -\d+"
+            // (Its line names the budget asked for first: the message
+            // starts there.)
+            r"|(?:max_total_tokens=\d+ )?is larger than the profiled value -\d+"
         )),
         blocks: re(r"# (?:GPU|cuda|CUDA) blocks: (-?\d+), # CPU blocks: (\d+)"),
         profiled: re(r"max_total_tokens=(\d+) is larger than the profiled value (-\d+)"),
@@ -139,6 +141,11 @@ impl Family for KvCacheOom {
             finding
                 .facts
                 .insert("profiled_tokens".into(), c[2].to_string());
+            if let Some(c) = p.sglang_fraction.captures(&text) {
+                finding
+                    .facts
+                    .insert("mem_fraction_static".into(), c[1].to_string());
+            }
         } else if p.no_blocks.is_match(&text) {
             finding.era = Some(Era::NoCacheBlocks);
         } else if let Some(c) = p.tgi.captures(&text) {

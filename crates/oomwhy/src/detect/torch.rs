@@ -324,6 +324,19 @@ fn decode_allocator(message: &Message<'_>) -> Option<Decoded> {
             end += offset + 1;
         }
     }
+    // The `reserved` form printed its max_split_size_mb hint on the same
+    // line, after the closing parenthesis, from ≈1.10 on. Without the hint,
+    // the message is known to have ended (not been cut before the hint) when
+    // a quote or markdown mark closes it there, the line ends there, or the
+    // native `(malloc at file:line)` suffix, printed after the whole
+    // message, follows.
+    let closed = rest[..end].trim_end().ends_with(')');
+    let tail = rest[end..].trim_start();
+    let raised_at_follows = p.raised_at.find(rest).is_some_and(|m| m.end() <= end);
+    let ended_without_hint = finding.era == Some(Era::Reserved)
+        && finding.hint.is_none()
+        && closed
+        && (raised_at_follows || tail.is_empty() || tail.starts_with(['"', '\'', '`', '*', '|']));
     let message_end = after_start + after_requested + end;
     finding.text = text[whole.start()..message_end.max(after_start)]
         .trim_end()
@@ -340,12 +353,14 @@ fn decode_allocator(message: &Message<'_>) -> Option<Decoded> {
         finding.facts.insert(fact::OVERFLOW.into(), "true".into());
     }
     finding.notes = notes;
-    finding.version_hint = version_hint(&finding);
+    finding.version_hint = version_hint(&finding, ended_without_hint);
     Some(Decoded { finding, score })
 }
 
 /// Which PyTorch releases print this exact form (docs/formats.md §2.3).
-fn version_hint(f: &Finding) -> Option<String> {
+/// `ended_without_hint`: a `reserved` message seen to its end without the
+/// max_split_size_mb hint, which releases from ≈1.10 print.
+fn version_hint(f: &Finding, ended_without_hint: bool) -> Option<String> {
     let exception = f.exception.as_deref().unwrap_or("");
     let hint = f.hint.as_ref();
     let env_var = hint.and_then(|h| h.env_var.as_deref());
@@ -356,9 +371,15 @@ fn version_hint(f: &Finding) -> Option<String> {
     }
     let v = match f.era? {
         Era::Cached => "PyTorch ≈0.4.1–1.3",
-        Era::Reserved if exception.ends_with("cuda.OutOfMemoryError") => "PyTorch 1.13–2.0",
-        Era::Reserved if hint.is_some() => "PyTorch ≈1.10–1.12",
-        Era::Reserved => "PyTorch ≈1.4–1.12",
+        // `torch.cuda.OutOfMemoryError` came with 1.13 (pytorch/pytorch#83146);
+        // IPython and some loggers print its bare class name.
+        Era::Reserved if is_oom_class(exception) => "PyTorch 1.13–2.0",
+        // Before 1.13 the same message was a plain RuntimeError.
+        Era::Reserved if hint.is_some() && exception == "RuntimeError" => "PyTorch ≈1.10–1.12",
+        Era::Reserved if hint.is_some() => "PyTorch ≈1.10–2.0",
+        Era::Reserved if ended_without_hint => "PyTorch ≈1.4–1.9",
+        Era::Reserved if exception == "RuntimeError" => "PyTorch ≈1.4–1.12",
+        Era::Reserved => "PyTorch ≈1.4–2.0",
         Era::Capacty => "PyTorch 2.1",
         Era::Capacity if url.contains("docs.pytorch.org") => "PyTorch ≈2.11 or later",
         Era::Capacity if env_var == Some("PYTORCH_ALLOC_CONF") => "PyTorch ≈2.9–2.10",
@@ -374,6 +395,11 @@ fn version_hint(f: &Finding) -> Option<String> {
         _ => return None,
     };
     Some(v.to_string())
+}
+
+/// `torch.cuda.OutOfMemoryError` as a traceback or a notebook prints it.
+fn is_oom_class(exception: &str) -> bool {
+    exception == "OutOfMemoryError" || exception.ends_with("cuda.OutOfMemoryError")
 }
 
 impl Family for TorchAllocator {

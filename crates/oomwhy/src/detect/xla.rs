@@ -75,6 +75,9 @@ fn score(text: &str) -> usize {
 }
 
 /// XLA's `Out of memory while trying to allocate ...`.
+/// The version hint of a message from a jaxlib that preallocates 90%.
+pub const OLD_JAXLIB: &str = "jaxlib before 2023 (90% preallocated)";
+
 pub struct XlaOom;
 
 impl Family for XlaOom {
@@ -106,6 +109,16 @@ impl Family for XlaOom {
         let p = patterns();
         let text = message.joined();
         let mut finding = message.finding(Kind::XlaOom, message.lines.join("\n"));
+        // jaxlib built inside TensorFlow's tree names its sources
+        // `external/org_tensorflow/` and spells the status `Resource
+        // exhausted:`; both are from before 2023, when JAX's default pool
+        // was still 90% of free memory (75% since, JAX documentation: GPU
+        // memory allocation).
+        if message.prefix.contains("external/org_tensorflow/")
+            || message.prefix.ends_with("Resource exhausted: ")
+        {
+            finding.version_hint = Some(OLD_JAXLIB.into());
+        }
         let mut notes = Vec::new();
         let mut sizes = SizeReader::new(&mut notes);
         let host;

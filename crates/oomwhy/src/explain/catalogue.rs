@@ -45,6 +45,10 @@ pub(crate) enum Phases {
     Loading,
     /// During the work itself (steps, batches, requests).
     NotLoading,
+    /// During training steps: not while loading, and not in inference
+    /// (generation, pipelines, evaluation, serving), which has no
+    /// gradients or optimizer.
+    Training,
 }
 
 /// One fix of the catalogue.
@@ -182,6 +186,10 @@ impl FixSpec {
             }
             Phases::NotLoading if s.loading => {
                 Some("not for loading, the finding was loading".into())
+            }
+            Phases::Training if s.loading => Some("for training, the finding was loading".into()),
+            Phases::Training if s.inference => {
+                Some("for training, the finding was inference".into())
             }
             _ => None,
         }

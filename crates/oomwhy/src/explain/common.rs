@@ -4,7 +4,9 @@
 
 use super::catalogue::{Cost, Engines, FixSpec, Phases};
 use super::docs::Code;
-use super::setting::{available, is_loading, since, Availability, Framework, Runtime, Vendor};
+use super::setting::{
+    available, is_inference, is_loading, since, Availability, Framework, Runtime, Vendor,
+};
 use super::thresholds::{FAILS_AT_START_MAX_STEP, LATE_FAILURE_MIN_STEP};
 use crate::i18n::Said;
 pub use crate::record::FieldRow;
@@ -164,12 +166,62 @@ pub(super) const CONFIRM_MEMORY: FixSpec = FixSpec::new(
 .vendors(&[Vendor::Nvidia])
 .cost(Cost::Look);
 
-pub(super) fn confirm_fix() -> Fix {
+pub(super) fn confirm_fix(f: &Finding) -> Fix {
+    // Inference has no training batch to halve: a shorter input is the
+    // smaller run.
+    let smaller = if is_inference(f) {
+        say!(
+            en: "Rerun with a shorter input (a shorter prompt, fewer new tokens, a lower resolution, one request at a time)",
+            zh: "用更短的输入重跑（更短的 prompt、更少的新 token、更低的分辨率、一次只处理一个请求）"
+        )
+    } else {
+        say!(en: "Rerun with half the batch size", zh: "把 batch size 减半重跑")
+    };
+    let rest = say!(
+        en: ": if the error disappears or comes later, it was memory. Watch `nvidia-smi -l 1` while it runs and print torch.cuda.memory_summary() just before the failing step.",
+        zh: "：错误消失或推迟出现，就是显存的问题。运行时用 `nvidia-smi -l 1` 观察，并在出错那一步之前打印 torch.cuda.memory_summary()。"
+    );
     fix(
         &CONFIRM_MEMORY,
+        Said {
+            en: format!("{}{}", smaller.en, rest.en),
+            zh: format!("{}{}", smaller.zh, rest.zh),
+        },
+    )
+}
+
+/// Inference in less memory: the weights' precision and placement, and
+/// how much is generated at once.
+pub(super) const INFERENCE_IN_LESS_MEMORY: FixSpec = FixSpec::new(
+    "inference-in-less-memory",
+    "Run inference in less memory",
+    "用更少的显存做推理",
+)
+.frameworks(&[Framework::PyTorch])
+.engines(Engines::NotServing)
+.phases(Phases::NotLoading)
+.cost(Cost::Quality)
+.sources(&[
+    "Hugging Face Transformers documentation: from_pretrained (torch_dtype, device_map, quantization_config)",
+    "Hugging Face Accelerate documentation: big model inference (device_map, offloading)",
+]);
+
+/// Inference's own fixes: the engine's or front end's settings where one
+/// is named, otherwise the weights' precision and placement.
+pub(super) fn inference_fixes(f: &Finding, out: &mut Vec<Fix>) {
+    match Runtime::of(f) {
+        Some(runtime) => out.push(runtime_fix(runtime)),
+        None => out.push(inference_fix(f)),
+    }
+}
+
+fn inference_fix(f: &Finding) -> Fix {
+    fix(
+        &INFERENCE_IN_LESS_MEMORY,
         say!(
-            en: "Rerun with half the batch size: if the error disappears or comes later, it was memory. Watch `nvidia-smi -l 1` while it runs and print torch.cuda.memory_summary() just before the failing step.",
-            zh: "把 batch size 减半重跑：错误消失或推迟出现，就是显存的问题。运行时用 `nvidia-smi -l 1` 观察，并在出错那一步之前打印 torch.cuda.memory_summary()。"
+            en: "Inference keeps no gradients, so its memory is the weights plus what one call computes. Give it less at once (fewer prompts or images per call, fewer new tokens, a lower resolution); keep the weights in half precision (model.half(), or from_pretrained(..., torch_dtype=torch.float16)) or quantised; place what does not fit on the CPU (Hugging Face: device_map=\"auto\"). Check that nothing else holds the GPU ({smi}).",
+            zh: "推理不保留梯度，所以显存就是权重加上一次调用算出来的东西。一次少给它一些（每次调用少几个 prompt 或图片、少生成一些 token、降低分辨率）；权重用半精度（model.half()，或 from_pretrained(..., torch_dtype=torch.float16)）或者量化；放不下的部分放到 CPU 上（Hugging Face：device_map=\"auto\"）。并确认没有别的进程占着 GPU（{smi}）。",
+            smi = Vendor::of(f).smi()
         ),
     )
 }
@@ -247,7 +299,7 @@ pub(super) const REDUCE_BATCH_SIZE: FixSpec = FixSpec::new(
 )
 .frameworks(&[Framework::PyTorch])
 .engines(Engines::NotServing)
-.phases(Phases::NotLoading)
+.phases(Phases::Training)
 .cost(Cost::Speed);
 
 /// `torch.autocast(device_type="cuda")`, from PyTorch 1.10 (the text notes
@@ -261,7 +313,7 @@ pub(super) const MIXED_PRECISION: FixSpec = FixSpec::new(
 .vendors(&[Vendor::Nvidia, Vendor::Amd])
 .torch_since(since::AUTOCAST)
 .engines(Engines::NotServing)
-.phases(Phases::NotLoading)
+.phases(Phases::Training)
 .cost(Cost::Quality)
 .sources(&[
     "PyTorch documentation: Automatic Mixed Precision (torch.autocast, torch.amp.GradScaler)",
@@ -278,7 +330,7 @@ pub(super) const MIXED_PRECISION_CUDA_AMP: FixSpec = FixSpec::new(
 .torch_since(since::CUDA_AMP)
 .torch_until((1, 9))
 .engines(Engines::NotServing)
-.phases(Phases::NotLoading)
+.phases(Phases::Training)
 .cost(Cost::Quality)
 .sources(&["PyTorch 1.6 documentation: torch.cuda.amp"]);
 
@@ -293,7 +345,7 @@ pub(super) const HALF_PRECISION_OLD_TORCH: FixSpec = FixSpec::new(
 .vendors(&[Vendor::Nvidia, Vendor::Amd])
 .torch_until((1, 5))
 .engines(Engines::NotServing)
-.phases(Phases::NotLoading)
+.phases(Phases::Training)
 .cost(Cost::Quality);
 
 /// `gradient_checkpointing_enable` and `torch.utils.checkpoint`.
@@ -304,7 +356,7 @@ pub(super) const GRADIENT_CHECKPOINTING: FixSpec = FixSpec::new(
 )
 .frameworks(&[Framework::PyTorch])
 .engines(Engines::NotServing)
-.phases(Phases::NotLoading)
+.phases(Phases::Training)
 .cost(Cost::Speed)
 .sources(&["PyTorch documentation: torch.utils.checkpoint"]);
 
@@ -337,6 +389,13 @@ pub(super) fn workload_fixes(f: &Finding, out: &mut Vec<Fix>) {
     if Runtime::of(f).is_some() {
         return;
     }
+    // generate(), pipelines, evaluation: no gradients, no optimizer, so
+    // no training remedies.
+    if is_inference(f) {
+        out.push(inference_fix(f));
+        out.push(shorten_sequences());
+        return;
+    }
     out.push(fix(
         &REDUCE_BATCH_SIZE,
         say!(
@@ -354,13 +413,17 @@ pub(super) fn workload_fixes(f: &Finding, out: &mut Vec<Fix>) {
             ),
         ));
     }
-    out.push(fix(
+    out.push(shorten_sequences());
+}
+
+fn shorten_sequences() -> Fix {
+    fix(
         &SHORTEN_SEQUENCES,
         say!(
             en: "Memory for attention and activations grows with sequence length (and image resolution); cap max_length or crop inputs.",
             zh: "注意力和激活值占用的显存随序列长度（以及图像分辨率）增长；限制 max_length 或裁剪输入。"
         ),
-    ));
+    )
 }
 
 /// `note (scaler).` in both languages: the two pieces differ by language,
@@ -625,6 +688,7 @@ pub(super) const FIXES: &[FixSpec] = &[
     SMALLER_WORKLOAD,
     LOAD_IN_LESS_MEMORY,
     REDUCE_BATCH_SIZE,
+    INFERENCE_IN_LESS_MEMORY,
     MIXED_PRECISION,
     MIXED_PRECISION_CUDA_AMP,
     HALF_PRECISION_OLD_TORCH,

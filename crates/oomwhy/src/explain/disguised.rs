@@ -117,7 +117,7 @@ impl Explain for LibraryAllocFailed {
             workload_fixes(f, out);
             return;
         }
-        out.push(confirm_fix());
+        out.push(confirm_fix(f));
         out.push(library_headroom_fix(f));
         workload_fixes(f, out);
     }
@@ -162,7 +162,7 @@ impl Explain for AllocatorAssert {
                 ),
             ));
         }
-        out.push(confirm_fix());
+        out.push(confirm_fix(f));
         workload_fixes(f, out);
         out.push(fix(
             &NUMBERS_ANOTHER_WAY,
@@ -206,7 +206,7 @@ impl Explain for DeviceNotReady {
                 zh: "在 WSL2 上真正能驻留的显存比 nvidia-smi 报告的少：调低框架占用的比例（vLLM --gpu-memory-utilization 0.8、更小的 KV cache）、batch 或模型大小。`dmesg | grep -i make_resident` 会显示驱动的 ENOMEM。"
             ),
         ));
-        out.push(confirm_fix());
+        out.push(confirm_fix(f));
         workload_fixes(f, out);
     }
 }

@@ -6,6 +6,7 @@ use super::catalogue::{Cost, Engines, FixSpec};
 use super::common::{extra, fact, fix, framework_fixes, row, verdict, FieldRow};
 use super::docs::Code;
 use super::setting::{Runtime, Vendor};
+use super::thresholds::MEM_FRACTION_HIGH_PERCENT;
 use super::Explain;
 use crate::i18n::Said;
 use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
@@ -30,6 +31,16 @@ impl Explain for KvCacheOom {
                 x = extra(f, "kv_cache_needed_bytes").map_or("?".into(), fmt),
                 n = fact(f, fact::MAX_SEQ_LEN).unwrap_or("?"),
                 y = extra(f, "kv_cache_available_bytes").map_or("?".into(), fmt)
+            ),
+            Some(Era::Sglang) if fact(f, "profiled_tokens").is_some() => say!(
+                en: "SGLang's weights leave no memory for its KV cache: {tokens} tokens profiled, {asked} asked for",
+                zh: "SGLang 的权重没给 KV cache 留下显存：剖析出 {tokens} 个 token，要求的是 {asked} 个",
+                tokens = fact(f, "profiled_tokens").unwrap_or("?"),
+                asked = fact(f, "max_total_tokens").unwrap_or("?")
+            ),
+            Some(Era::Sglang) => say!(
+                en: "SGLang has too little GPU memory left for its memory pools",
+                zh: "SGLang 没有足够的显存留给它的内存池"
             ),
             _ => say!(
                 en: "The inference engine has no GPU memory left for its KV cache",
@@ -192,14 +203,20 @@ fn kv_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
             zh: "加载权重并剖析一次前向传播之后，引擎可用的显存（gpu_memory_utilization × GPU 显存，vLLM 默认 0.9）已经没有剩余留给 KV cache：权重、激活值和 CUDA graph 已经占满了全部额度。常见原因：模型在这块 GPU 上勉强放得下、别的进程占着显存，或者 gpu_memory_utilization 设得太低。"
         ),
     };
-    out.push(verdict(
-        Code::KvCacheTooSmall,
+    // SGLang's pools are sized by --mem-fraction-static, not by a context
+    // length the message names.
+    let title = if f.era == Some(Era::Sglang) {
+        say!(
+            en: "The weights leave too little of SGLang's static share for its KV cache",
+            zh: "权重占掉之后，SGLang 的静态份额里留给 KV cache 的太少了"
+        )
+    } else {
         say!(
             en: "The KV cache is too small for the configured context length",
             zh: "KV cache 放不下配置的上下文长度"
-        ),
-        detail,
-    ));
+        )
+    };
+    out.push(verdict(Code::KvCacheTooSmall, title, detail));
 }
 
 const VLLM: Engines = Engines::Only(&[Runtime::Vllm]);
@@ -371,20 +388,45 @@ fn sglang_fixes(f: &Finding, out: &mut Vec<Fix>) {
                 zh: "照报错说的，把 --max-running-requests 设小一些：每个正在运行的请求都占请求池里的一个槽位。"
             ),
         ));
-    } else {
-        out.push(fix(
-            &SGLANG_MEM_FRACTION,
-            say!(
-                en: "Raise --mem-fraction-static (e.g. 0.85–0.9) when nothing else uses the GPU: the weights and the KV cache pool share that fraction. If a higher value then fails with CUDA out of memory while serving, the activations no longer fit beside it: the model needs more GPUs or smaller weights at this context length.",
-                zh: "如果这块 GPU 上没有别的任务，调高 --mem-fraction-static（如 0.85–0.9）：权重和 KV cache 池共用这一份显存。如果调高之后在服务时报 CUDA 显存不足，说明旁边已经放不下激活值：在这个上下文长度下，模型需要更多 GPU 或更小的权重。"
-            ),
-        ));
+        return spread_or_shrink_sglang(out);
     }
+    // A fraction already at the high mark leaves nothing to raise; a
+    // negative profiled budget means the weights alone overflow the
+    // share, which a few more percent rarely cover: the model needs more
+    // GPUs or smaller weights first.
+    let fraction_high = fact(f, "mem_fraction_static")
+        .and_then(|v| v.parse::<f64>().ok())
+        .is_some_and(|v| v * 100.0 >= MEM_FRACTION_HIGH_PERCENT as f64);
+    let overflowed = fact(f, "profiled_tokens").is_some_and(|v| v.starts_with('-'));
+    if fraction_high || overflowed {
+        spread_or_shrink_sglang(out);
+    }
+    if fraction_high {
+        return;
+    }
+    let raise = if overflowed {
+        say!(
+            en: "Only if --mem-fraction-static is below 0.9 and nothing else uses the GPU, raise it (e.g. to 0.9): the weights and the KV cache pool share that fraction. A negative profiled budget means the weights alone take more than the share, so a few more percent rarely suffice; at 0.9 or above, more GPUs or smaller weights are the way.",
+            zh: "只有在 --mem-fraction-static 低于 0.9 并且这块 GPU 上没有别的任务时，才调高它（如调到 0.9）：权重和 KV cache 池共用这一份显存。剖析出的预算为负，说明光是权重就超过了这一份，多几个百分点通常不够；已经是 0.9 或更高时，只能用更多 GPU 或更小的权重。"
+        )
+    } else {
+        say!(
+            en: "Raise --mem-fraction-static (e.g. 0.85–0.9) when nothing else uses the GPU: the weights and the KV cache pool share that fraction. If a higher value then fails with CUDA out of memory while serving, the activations no longer fit beside it: the model needs more GPUs or smaller weights at this context length.",
+            zh: "如果这块 GPU 上没有别的任务，调高 --mem-fraction-static（如 0.85–0.9）：权重和 KV cache 池共用这一份显存。如果调高之后在服务时报 CUDA 显存不足，说明旁边已经放不下激活值：在这个上下文长度下，模型需要更多 GPU 或更小的权重。"
+        )
+    };
+    out.push(fix(&SGLANG_MEM_FRACTION, raise));
+    if !overflowed {
+        spread_or_shrink_sglang(out);
+    }
+}
+
+fn spread_or_shrink_sglang(out: &mut Vec<Fix>) {
     out.push(fix(
         &SGLANG_SHRINK_OR_SPREAD,
         say!(
-            en: "--tp-size N splits weights and KV cache over N GPUs; a quantised checkpoint (AWQ, GPTQ, or --quantization fp8) frees memory for the cache; --context-length caps the longest request.",
-            zh: "--tp-size N 把权重和 KV cache 分到 N 块 GPU 上；量化的 checkpoint（AWQ、GPTQ，或 --quantization fp8）能给 cache 腾出显存；--context-length 限定最长的请求。"
+            en: "--tp-size N splits weights and KV cache over N GPUs (more GPUs, or more nodes with --nnodes); a quantised or smaller checkpoint (AWQ, GPTQ, or --quantization fp8) frees memory for the cache; --context-length caps the longest request.",
+            zh: "--tp-size N 把权重和 KV cache 分到 N 块 GPU 上（更多 GPU，或用 --nnodes 跨更多节点）；量化的或更小的 checkpoint（AWQ、GPTQ，或 --quantization fp8）能给 cache 腾出显存；--context-length 限定最长的请求。"
         ),
     ));
 }
@@ -402,3 +444,53 @@ pub(super) const FIXES: &[FixSpec] = &[
     SGLANG_MEM_FRACTION,
     SGLANG_SHRINK_OR_SPREAD,
 ];
+
+#[cfg(test)]
+mod sglang_tests {
+    use crate::decode_str;
+
+    fn ids(text: &str) -> Vec<String> {
+        let findings = decode_str(text);
+        assert_eq!(findings.len(), 1, "{text}");
+        findings[0]
+            .diagnosis
+            .fixes
+            .iter()
+            .map(|x| x.id.clone())
+            .collect()
+    }
+
+    /// SGLang's scheduler log (a DeepSeek-V3 paste, fixtures/wild): its own
+    /// form and figures, not vLLM's, and the weights overflow the share.
+    #[test]
+    fn a_negative_profiled_budget_is_read_as_sglang() {
+        let line = "[2025-07-02 07:41:59 DP0 TP0] max_total_tokens=131072 is larger than the profiled value -561981. Use the profiled value instead.";
+        let f = &decode_str(line)[0];
+        assert_eq!(f.version_hint.as_deref(), Some("SGLang"));
+        let headline = crate::explain::headline(f);
+        assert!(
+            headline.contains("-561981") && headline.contains("131072"),
+            "{headline}"
+        );
+        assert!(!headline.contains('?'), "{headline}");
+        let ids = ids(line);
+        assert_eq!(ids[0], "sglang-tp-or-quantize", "{ids:?}");
+    }
+
+    /// SGLang's start-up message (its model runner) states the fraction:
+    /// from 0.9 raising it is not offered, below it is.
+    #[test]
+    fn a_high_mem_fraction_is_not_raised() {
+        let at = |v: &str| {
+            format!("RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. Current value: self.server_args.mem_fraction_static={v}")
+        };
+        let high = ids(&at("0.9"));
+        assert!(
+            !high.iter().any(|x| x == "sglang-raise-mem-fraction-static"),
+            "{high:?}"
+        );
+        assert_eq!(high[0], "sglang-tp-or-quantize", "{high:?}");
+        let below = ids(&at("0.89"));
+        assert_eq!(below[0], "sglang-raise-mem-fraction-static", "{below:?}");
+    }
+}

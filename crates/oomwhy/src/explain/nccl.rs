@@ -85,7 +85,7 @@ impl Explain for NcclOom {
                 .then(confirm()),
         ))
     }
-    fn fixes(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
+    fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
         out.push(fix(
             &NCCL_ALLOCATE_FIRST,
             say!(
@@ -93,7 +93,7 @@ impl Explain for NcclOom {
                 zh: "在构建模型和优化器之前，先初始化进程组并做一次集合通信（如 dist.barrier(device_ids=[local_rank])），让 NCCL 的缓冲区在 PyTorch 的缓存变大之前就分配好；用 torch.cuda.set_per_process_memory_fraction(0.9) 留出余量。NCCL_BUFFSIZE（默认每个通道 4 MiB）和 NCCL_MAX_NCHANNELS 可以缩小 NCCL 自己的缓冲区。"
             ),
         ));
-        out.push(confirm_fix());
+        out.push(confirm_fix(f));
         out.push(workload_fix());
     }
 }
@@ -276,17 +276,11 @@ impl Explain for ChildFailed {
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
         consequence_fix(f, out);
-        out.push(fix(
-            &READ_ROOT_CAUSE_RANK,
-            say!(
-                en: "The real error is in rank {rank}'s log. torchrun --log-dir logs --redirects 3 --tee 3 keeps one file per rank.",
-                zh: "真正的错误在 rank {rank} 的日志里。torchrun --log-dir logs --redirects 3 --tee 3 会给每个 rank 保留一个文件。",
-                rank = fact(f, fact::ROOT_CAUSE_RANK).unwrap_or("N")
-            ),
-        ));
-        if fact(f, fact::ROOT_CAUSE_EXITCODE) == Some("-9")
-            || fact(f, fact::ROOT_CAUSE_SIGNAL) == Some("SIGKILL")
-        {
+        // A rank killed with SIGKILL wrote no error of its own: the
+        // kernel's log is where its cause is, so it is read first.
+        let killed = fact(f, fact::ROOT_CAUSE_EXITCODE) == Some("-9")
+            || fact(f, fact::ROOT_CAUSE_SIGNAL) == Some("SIGKILL");
+        if killed {
             out.push(fix(
                 &HOST_OOM_KILLER,
                 say!(
@@ -295,6 +289,14 @@ impl Explain for ChildFailed {
                 ),
             ));
         }
+        out.push(fix(
+            &READ_ROOT_CAUSE_RANK,
+            say!(
+                en: "The real error is in rank {rank}'s log. torchrun --log-dir logs --redirects 3 --tee 3 keeps one file per rank.",
+                zh: "真正的错误在 rank {rank} 的日志里。torchrun --log-dir logs --redirects 3 --tee 3 会给每个 rank 保留一个文件。",
+                rank = fact(f, fact::ROOT_CAUSE_RANK).unwrap_or("N")
+            ),
+        ));
         out.push(fix(
             &PUT_TRACEBACK_IN_REPORT,
             say!(
@@ -602,6 +604,19 @@ fn find_first_error_fix() -> Fix {
 /// that happened elsewhere.
 fn collateral_nccl_fixes(f: &Finding, out: &mut Vec<Fix>) {
     consequence_fix(f, out);
+    // NCCL's `Last error:` line can name the cause itself: then its fix
+    // comes before any search for one.
+    let shm = fact(f, fact::LAST_ERROR).filter(|e| names_shared_memory(e));
+    if let Some(last) = shm {
+        out.push(fix(
+            &SHM_FOR_NCCL,
+            say!(
+                en: "NCCL's last error says it could not create its shared-memory segment (`{last}`): /dev/shm is too small or full, the usual state in a container (Docker's default is 64 MB). Start the container with --ipc=host or --shm-size=16g (Kubernetes: mount an emptyDir with medium: Memory at /dev/shm), and check `df -h /dev/shm` on every node. NCCL_SHM_DISABLE=1 avoids it at some speed.",
+                zh: "NCCL 的最后一条错误说它建不了共享内存段（`{last}`）：/dev/shm 太小或已满，容器里常常如此（Docker 默认只有 64 MB）。用 --ipc=host 或 --shm-size=16g 启动容器（Kubernetes：在 /dev/shm 挂一个 medium: Memory 的 emptyDir），并在每个节点上用 `df -h /dev/shm` 检查。NCCL_SHM_DISABLE=1 可以绕开它，但会慢一些。",
+                last = last
+            ),
+        ));
+    }
     out.push(find_first_error_fix());
     out.push(fix(
         &NCCL_DEBUG_INFO,
@@ -610,7 +625,7 @@ fn collateral_nccl_fixes(f: &Finding, out: &mut Vec<Fix>) {
             zh: "设 NCCL_DEBUG=INFO 重跑（建立连接的问题再加 NCCL_DEBUG_SUBSYS=INIT,NET）：WARN 行会指出失败的调用。"
         ),
     ));
-    if fact(f, fact::NCCL_ERROR) == Some("ncclSystemError") {
+    if fact(f, fact::NCCL_ERROR) == Some("ncclSystemError") && shm.is_none() {
         out.push(fix(
             &SHM_AND_INTERFACE,
             say!(
@@ -620,6 +635,21 @@ fn collateral_nccl_fixes(f: &Finding, out: &mut Vec<Fix>) {
         ));
     }
 }
+
+/// Whether NCCL's last error is about its shared-memory segment
+/// (`Error while creating shared memory segment /dev/shm/nccl-...`, NCCL's
+/// shmutils).
+fn names_shared_memory(last_error: &str) -> bool {
+    last_error.contains("shared memory segment") || last_error.contains("/dev/shm")
+}
+
+/// /dev/shm for NCCL, when its last error names it.
+const SHM_FOR_NCCL: FixSpec = FixSpec::new(
+    "nccl-enlarge-dev-shm",
+    "Give NCCL a larger /dev/shm",
+    "给 NCCL 更大的 /dev/shm",
+)
+.sources(&["NCCL documentation: Troubleshooting, Docker (shared memory)"]);
 
 /// dist.barrier and set_per_process_memory_fraction; NCCL_BUFFSIZE and
 /// NCCL_MAX_NCHANNELS.
@@ -739,7 +769,50 @@ pub(super) const FIXES: &[FixSpec] = &[
     RAISE_TIMEOUT,
     NCCL_DEBUG_INFO,
     SHM_AND_INTERFACE,
+    SHM_FOR_NCCL,
     READ_ROOT_CAUSE_RANK,
     HOST_OOM_KILLER,
     PUT_TRACEBACK_IN_REPORT,
 ];
+
+#[cfg(test)]
+mod tests {
+    fn first_fix(text: &str, kind: &str) -> String {
+        crate::decode_str(text)
+            .into_iter()
+            .find(|f| f.kind.slug() == kind)
+            .and_then(|f| f.diagnosis.fixes.first().map(|x| x.id.clone()))
+            .unwrap_or_default()
+    }
+
+    /// torchrun's report of a rank killed with SIGKILL (fixtures): the
+    /// host's OOM killer first; with exit code 1 (a Python exception) the
+    /// rank's own output first.
+    #[test]
+    fn a_killed_rank_sends_to_the_oom_killer_first() {
+        let killed = include_str!("../../../../fixtures/host_oom_killed_torchelastic.log");
+        assert_eq!(first_fix(killed, "child_failed"), "check-host-oom-killer");
+        let raised = killed
+            .replace("(exitcode: -9)", "(exitcode: 1)")
+            .replace("exitcode  : -9", "exitcode  : 1")
+            .replace("Signal 9 (SIGKILL) received by PID 1798", "");
+        assert_eq!(
+            first_fix(&raised, "child_failed"),
+            "read-root-cause-rank-output"
+        );
+    }
+
+    /// NCCL's `Last error:` naming its shared-memory segment (a multi-node
+    /// paste, fixtures/nccl_error_system_error.log) puts /dev/shm first; another last
+    /// error leaves the search for the first error first.
+    #[test]
+    fn a_shared_memory_last_error_puts_dev_shm_first() {
+        let shm = include_str!("../../../../fixtures/nccl_error_system_error.log");
+        assert_eq!(first_fix(shm, "nccl_error"), "nccl-enlarge-dev-shm");
+        let other = shm.replace(
+            "Error while creating shared memory segment /dev/shm/nccl-KWfVyt (size 5967872)",
+            "Call to ibv_reg_mr failed with error Cannot allocate memory",
+        );
+        assert_ne!(first_fix(&other, "nccl_error"), "nccl-enlarge-dev-shm");
+    }
+}

@@ -194,6 +194,9 @@ pub(crate) struct Setting {
     pub runtime: Option<Runtime>,
     /// Parameters were being loaded, moved or converted.
     pub loading: bool,
+    /// The failing work is inference: generation, a pipeline, evaluation,
+    /// an inference engine or front end. No gradients, no optimizer.
+    pub inference: bool,
     /// The PyTorch releases the message form allows (first, last).
     pub torch: (Release, Option<Release>),
 }
@@ -205,6 +208,7 @@ impl Setting {
             vendor: Vendor::of(f),
             runtime: Runtime::of(f),
             loading: is_loading(f),
+            inference: is_inference(f),
             torch: torch_releases(f),
         }
     }
@@ -235,6 +239,29 @@ pub(crate) fn is_loading(f: &Finding) -> bool {
             .rev()
             .take(4)
             .any(|fr| LOADING_FUNCTIONS.contains(&fr.function.as_str()))
+    })
+}
+
+/// Library code that only runs inference: Hugging Face and diffusers
+/// pipelines, and generation.
+const INFERENCE_FILES: &[&str] = &["/pipelines/", "transformers/generation/"];
+
+/// True when the failing work is inference (`generate()`, a pipeline,
+/// evaluation or prediction, a serving engine or diffusion front end):
+/// training remedies (gradient accumulation, gradient checkpointing, the
+/// optimizer's state) cannot apply there.
+pub(crate) fn is_inference(f: &Finding) -> bool {
+    if Runtime::of(f).is_some() || f.phase.name == "evaluation" {
+        return true;
+    }
+    f.traceback.as_ref().is_some_and(|tb| {
+        tb.frames
+            .iter()
+            .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
+            .any(|fr| {
+                let file = fr.file.replace('\\', "/");
+                INFERENCE_FILES.iter().any(|p| file.contains(p))
+            })
     })
 }
 
@@ -269,16 +296,26 @@ pub(crate) fn torch_releases(f: &Finding) -> (Release, Option<Release>) {
     } else {
         first
     };
-    // The version hint ("PyTorch 2.2–2.3", "PyTorch 2.4+") narrows the start.
-    let hinted = f
+    // The version hint ("PyTorch 2.2–2.3", "PyTorch 2.4+") narrows the
+    // start, and its end ("≈1.4–1.9": a message seen to its end without the
+    // hint ≈1.10 added) the end.
+    let hint = f
         .version_hint
         .as_deref()
-        .and_then(|h| h.strip_prefix("PyTorch "))
-        .and_then(parse_release);
-    match hinted {
-        Some(h) if h > first => (h, last),
-        _ => (first, last),
-    }
+        .and_then(|h| h.strip_prefix("PyTorch "));
+    let hinted = hint.and_then(parse_release);
+    let hinted_last = hint
+        .and_then(|h| h.split_once('–'))
+        .and_then(|(_, end)| parse_release(end));
+    let first = match hinted {
+        Some(h) if h > first => h,
+        _ => first,
+    };
+    let last = match (last, hinted_last) {
+        (Some(l), Some(h)) => Some(l.min(h)),
+        (l, h) => l.or(h),
+    };
+    (first, last)
 }
 
 fn parse_release(text: &str) -> Option<Release> {
@@ -343,5 +380,111 @@ mod tests {
         assert_eq!(parse_release("≈1.10+"), Some((1, 10)));
         assert_eq!(parse_release("2.4+"), Some((2, 4)));
         assert_eq!(parse_release("new"), None);
+    }
+
+    fn reserved(line: &str) -> Finding {
+        crate::decode_str(line)
+            .into_iter()
+            .next()
+            .expect("the reserved form decodes")
+    }
+
+    /// A `reserved` message seen to its end without the max_split_size_mb
+    /// hint is from before 1.10, where the option does not exist; one cut
+    /// before where the hint would stand dates nothing beyond its form.
+    /// (Real messages: PyTorch forum and issue pastes, fixtures/wild.)
+    #[test]
+    fn a_complete_message_without_the_hint_predates_max_split() {
+        let complete = reserved("RuntimeError: CUDA out of memory. Tried to allocate 128.00 MiB (GPU 0; 4.00 GiB total capacity; 2.57 GiB already allocated; 74.77 MiB free; 2.85 GiB reserved in total by PyTorch)");
+        assert_eq!(complete.version_hint.as_deref(), Some("PyTorch ≈1.4–1.9"));
+        assert_eq!(torch_releases(&complete), ((1, 4), Some((1, 9))));
+        assert!(matches!(
+            available(&complete, since::MAX_SPLIT),
+            Availability::Upgrade(_)
+        ));
+        let quoted = reserved("\" CUDA out of memory. Tried to allocate 264.00 MiB (GPU 0; 2.00 GiB total capacity; 788.51 MiB already allocated; 145.93 MiB free; 1.02 GiB reserved in total by PyTorch)\"");
+        assert_eq!(torch_releases(&quoted).1, Some((1, 9)));
+        let native = reserved(
+            r"RuntimeError: CUDA out of memory. Tried to allocate 128.00 MiB (GPU 0; 4.00 GiB total capacity; 2.57 GiB already allocated; 74.77 MiB free; 2.85 GiB reserved in total by PyTorch) (malloc at ..\c10\cuda\CUDACachingAllocator.cpp:289)",
+        );
+        assert_eq!(torch_releases(&native).1, Some((1, 9)));
+        // Cut inside the hint, or before the closing parenthesis: not dated.
+        let cut_hint = reserved("RuntimeError: CUDA out of memory. Tried to allocate 128.00 MiB (GPU 0; 4.00 GiB total capacity; 2.57 GiB already allocated; 74.77 MiB free; 2.85 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory");
+        assert_eq!(torch_releases(&cut_hint).1, Some((1, 12)));
+        assert_eq!(cut_hint.version_hint.as_deref(), Some("PyTorch ≈1.4–1.12"));
+        let cut_paren = reserved("RuntimeError: CUDA out of memory. Tried to allocate 128.00 MiB (GPU 0; 4.00 GiB total capacity; 2.57 GiB already allocated; 74.77 MiB free; 2.85 GiB reserved in total by PyTorch");
+        assert_eq!(torch_releases(&cut_paren).1, Some((1, 12)));
+        assert_eq!(
+            available(&cut_paren, since::MAX_SPLIT),
+            Availability::From("PyTorch ≥ 1.10".into())
+        );
+        // With the hint: from 1.10, and the option exists.
+        let hinted = reserved("RuntimeError: CUDA out of memory. Tried to allocate 128.00 MiB (GPU 0; 4.00 GiB total capacity; 2.57 GiB already allocated; 74.77 MiB free; 2.85 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF");
+        assert_eq!(hinted.version_hint.as_deref(), Some("PyTorch ≈1.10–1.12"));
+        assert_eq!(available(&hinted, since::MAX_SPLIT), Availability::Yes);
+    }
+
+    fn fix_ids(text: &str) -> Vec<String> {
+        crate::decode_str(text)[0]
+            .diagnosis
+            .fixes
+            .iter()
+            .map(|x| x.id.clone())
+            .collect()
+    }
+
+    /// `generate()` (a Qwen quickstart paste, fixtures/library_alloc_failed_cublas_create.log) is
+    /// inference: no training remedies. The same failure under a training
+    /// step's frames gets them.
+    #[test]
+    fn generation_gets_no_training_remedies() {
+        let generate = include_str!("../../../../fixtures/library_alloc_failed_cublas_create.log");
+        let f = &crate::decode_str(generate)[0];
+        assert!(Setting::of(f).inference);
+        let ids = fix_ids(generate);
+        for training in [
+            "reduce-batch-size",
+            "gradient-checkpointing",
+            "mixed-precision-autocast",
+        ] {
+            assert!(!ids.iter().any(|x| x == training), "{training} in {ids:?}");
+        }
+        assert!(
+            ids.iter().any(|x| x == "inference-in-less-memory"),
+            "{ids:?}"
+        );
+        let training = generate
+            .replace(
+                "generated_ids = model.generate(**model_inputs, max_new_tokens=512)",
+                "loss = model(**model_inputs).loss",
+            )
+            .replace(
+                "transformers/generation/utils.py\", line 2024, in generate",
+                "transformers/trainer.py\", line 2024, in training_step",
+            )
+            .replace("result = self._sample(", "outputs = model(**inputs)");
+        let f = &crate::decode_str(&training)[0];
+        assert!(!Setting::of(f).inference, "{}", f.phase.name);
+        let ids = fix_ids(&training);
+        assert!(ids.iter().any(|x| x == "reduce-batch-size"), "{ids:?}");
+    }
+
+    /// `torch.cuda.OutOfMemoryError` exists from 1.13; a notebook prints its
+    /// bare class name (a Colab paste, fixtures/wild).
+    #[test]
+    fn the_oom_class_dates_the_reserved_form_from_1_13() {
+        let tail = ": CUDA out of memory. Tried to allocate 384.00 MiB (GPU 0; 14.75 GiB total capacity; 13.52 GiB already allocated; 124.81 MiB free; 13.81 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF";
+        for class in ["OutOfMemoryError", "torch.cuda.OutOfMemoryError"] {
+            let f = reserved(&format!("{class}{tail}"));
+            assert_eq!(
+                f.version_hint.as_deref(),
+                Some("PyTorch 1.13–2.0"),
+                "{class}"
+            );
+        }
+        let runtime = reserved(&format!("RuntimeError{tail}"));
+        assert_eq!(runtime.version_hint.as_deref(), Some("PyTorch ≈1.10–1.12"));
+        let unnamed = reserved(tail.trim_start_matches(": "));
+        assert_eq!(unnamed.version_hint.as_deref(), Some("PyTorch ≈1.10–2.0"));
     }
 }

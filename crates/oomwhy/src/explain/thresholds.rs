@@ -22,6 +22,20 @@ pub(super) const OUTSIDE_MIN: u64 = GIB;
 /// ...and from a tenth of the card.
 pub(super) const OUTSIDE_CARD_DIVISOR: u64 = 10;
 
+/// A card of at most this much is taken for a desktop card (laptop and
+/// desktop GeForce/Radeon cards; data-centre cards have 16 GiB or more)...
+pub(super) const SMALL_CARD_MAX: u64 = 8 * GIB;
+/// ...whose CUDA context (0.3–1 GiB with cuDNN and cuBLAS loaded) and
+/// display (the desktop compositor, Windows WDDM, browsers: up to about
+/// 1 GiB) together take up to this much outside PyTorch's allocator. Up to
+/// it, no other process is blamed: the card is small for the workload.
+pub(super) const DESKTOP_OVERHEAD_MAX: u64 = 2 * GIB;
+
+/// An inference engine's static memory fraction (SGLang's
+/// --mem-fraction-static) from this percentage is already high: raising it
+/// further is not offered, and the activations need the rest.
+pub(super) const MEM_FRACTION_HIGH_PERCENT: u64 = 90;
+
 /// The smallest difference between two printed sizes that counts as
 /// evidence. A size printed in GiB with two decimals is off by up to
 /// 5.12 MiB, so a difference of two such figures by up to 10.24 MiB; CUDA
@@ -118,6 +132,10 @@ mod tests {
         phrase("or ≥ 256 MiB and at least the shortfall");
         assert_eq!((OUTSIDE_MIN, OUTSIDE_CARD_DIVISOR), (GIB, 10));
         phrase("≥ 1 GiB, ≥ 10 % of the card");
+        assert_eq!((SMALL_CARD_MAX, DESKTOP_OVERHEAD_MAX), (8 * GIB, 2 * GIB));
+        phrase("a card of ≤ 8 GiB with ≤ 2 GiB outside PyTorch");
+        assert_eq!(MEM_FRACTION_HIGH_PERCENT, 90);
+        phrase("--mem-fraction-static of 0.9 or more");
         assert_eq!(
             (FRAGMENTATION_MIN, FRAGMENTATION_MAIN_DIVISOR),
             (64 * MIB, 20)

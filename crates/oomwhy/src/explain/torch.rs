@@ -4,12 +4,12 @@
 
 use super::catalogue::{Cost, Engines, FixSpec, Phases};
 use super::common::{
-    capitalise, fix, loading_fix, row, tolerance, verdict, workload_fixes, FieldRow,
-    FIND_OVERSIZED_TENSOR, GIB, GRADIENT_CHECKPOINTING, MIB, REDUCE_BATCH_SIZE,
+    capitalise, fix, inference_fixes, loading_fix, row, tolerance, verdict, workload_fixes,
+    FieldRow, FIND_OVERSIZED_TENSOR, GIB, GRADIENT_CHECKPOINTING, MIB, REDUCE_BATCH_SIZE,
 };
 use super::docs::Code;
 use super::pasted;
-use super::setting::{available, since, Availability, Framework, Release, Vendor};
+use super::setting::{available, is_inference, since, Availability, Framework, Release, Vendor};
 use super::thresholds::*;
 use super::Explain;
 use crate::i18n::Said;
@@ -414,7 +414,7 @@ impl Explain for TorchAllocatorOom {
         if is_intel_xpu(f) {
             xpu_fixes(f, d, out)
         } else if f.backend.as_deref() == Some("npu") {
-            npu_fixes(d, out)
+            npu_fixes(f, d, out)
         } else {
             let has = |code: Code| d.verdicts.iter().any(|v| v.code == code.as_str());
             allocator_fixes(f, d, &has, out)
@@ -746,6 +746,13 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
 
     let total = s.total_bytes.unwrap_or(0);
     let shortfall = d.shortfall_bytes.unwrap_or(0).max(0) as u64;
+    // On a small desktop card the memory outside PyTorch is what the CUDA
+    // context and the display take: nobody else to find, the card is small.
+    let desktop = if limit_binds {
+        None
+    } else {
+        desktop_overhead(f, d)
+    };
     // Causes with the bytes each accounts for; ranked by how much of the
     // shortfall they explain once all are known.
     let mut causes: Vec<(u64, Verdict)> = Vec::new();
@@ -904,7 +911,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             .filter(|&o| o > 0)
             .map(|o| o as u64)
         {
-            if outside_matters(outside, total, shortfall) {
+            if outside_matters(outside, total, shortfall) && desktop.is_none() {
                 let which = match pasted::smi_others(f, d.reserved_bytes) {
                     Some((rows, _)) => {
                         let names = if rows.is_empty() {
@@ -1018,6 +1025,9 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     });
     let tensors_dominate = tensors_dominate(s);
     let unused = d.reserved_unallocated_bytes.unwrap_or(0);
+    // On a small desktop card the workload's size comes first: the
+    // allocator's fixes cannot make room the context and display take.
+    let fragmentation = fragmentation.map(|(v, primary)| (v, primary && desktop.is_none()));
     let primary_fragmentation = fragmentation.as_ref().is_some_and(|(_, primary)| *primary);
     if let Some((v, true)) = &fragmentation {
         causes.push((unused, v.clone()));
@@ -1085,8 +1095,11 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     // a large part of the card; little allocated and a small request
     // contradict it.
     let own = d.reserved_bytes.or(s.allocated_bytes);
+    // (On a small desktop card the context and display count as used.)
     let small = match (own, requested, s.total_bytes) {
-        (Some(own), Some(a), Some(t)) => own.saturating_add(a) < t / FITS_CARD_DIVISOR,
+        (Some(own), Some(a), Some(t)) => {
+            own.saturating_add(a).saturating_add(desktop.unwrap_or(0)) < t / FITS_CARD_DIVISOR
+        }
         _ => false,
     };
     // Free memory well beyond the request contradicts it too: by the
@@ -1139,6 +1152,14 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         && !contradicted
     {
         let detail = match (s.allocated_bytes, s.total_bytes, requested) {
+            (Some(x), Some(t), Some(a)) if desktop.is_some() => say!(
+                en: "Live tensors take {allocated} of the {total} card and the next allocation needed {request} more. The other {outside} outside PyTorch is about what the CUDA context and the display take on a desktop card of this size, not another job: the card is too small for this workload as it is set up.",
+                zh: "存活张量占了这块 {total} 的卡上的 {allocated}，下一次分配还要 {request}。PyTorch 之外的其余 {outside}，在这么大的桌面显卡上大约就是 CUDA 上下文和显示占用的量，不是别的任务：按现在的设置，这块卡放不下这个工作负载。",
+                allocated = fmt(x),
+                total = fmt(t),
+                request = fmt(a),
+                outside = fmt(desktop.unwrap_or(0))
+            ),
             (Some(x), Some(t), Some(a)) => say!(
                 en: "Live tensors take {allocated} of the {total} card and the next allocation needed {request} more. The workload needs more memory than this GPU has at this point.",
                 zh: "存活张量占了这块 {total} 的卡上的 {allocated}，下一次分配还要 {request}。此时工作负载需要的显存比这块 GPU 有的多。",
@@ -1155,10 +1176,17 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             s.allocated_bytes.unwrap_or(0),
             verdict(
                 Code::CapacityExhausted,
-                say!(
-                    en: "The workload does not fit in GPU memory",
-                    zh: "工作负载放不进显存"
-                ),
+                if desktop.is_some() {
+                    say!(
+                        en: "The card is too small for this workload",
+                        zh: "这块卡对这个工作负载来说太小了"
+                    )
+                } else {
+                    say!(
+                        en: "The workload does not fit in GPU memory",
+                        zh: "工作负载放不进显存"
+                    )
+                },
                 detail,
             ),
         ));
@@ -1245,6 +1273,24 @@ fn tensors_dominate(s: &crate::record::Sizes) -> bool {
 /// printed figures and the slack one near-full allocation needs.
 fn free_exceeds(free: u64, requested: u64) -> bool {
     free >= requested.saturating_add(NOISE_MIN.max(requested / FREE_EXCESS_DIVISOR))
+}
+
+/// The memory outside PyTorch's allocator when it is no more than the CUDA
+/// context and the display take on a small desktop card: the message names
+/// no other process (no per-process figures, no pasted nvidia-smi), the
+/// card has at most [`SMALL_CARD_MAX`] and the rest is at most
+/// [`DESKTOP_OVERHEAD_MAX`].
+fn desktop_overhead(f: &Finding, d: &Diagnosis) -> Option<u64> {
+    let s = &f.sizes;
+    if s.process_in_use_bytes.is_some()
+        || !f.processes.is_empty()
+        || pasted::smi_others(f, d.reserved_bytes).is_some()
+    {
+        return None;
+    }
+    let outside = u64::try_from(d.outside_allocator_bytes?).ok()?;
+    let total = s.total_bytes?;
+    (total <= SMALL_CARD_MAX && outside > 0 && outside <= DESKTOP_OVERHEAD_MAX).then_some(outside)
 }
 
 /// Whether memory outside PyTorch or this process is large enough to blame.
@@ -1381,7 +1427,10 @@ fn fragmentation_verdict(f: &Finding, d: &Diagnosis, limit_binds: bool) -> Optio
                     free = fmt(free),
                     request = fmt(a)
                 ),
-                true,
+                // The unused reserve could not have held the request even
+                // in one block: what the workload needs is what is short,
+                // fragmentation only adds to it.
+                false,
             )
         }
         None if u >= FRAGMENTATION_NO_REQUEST_MIN
@@ -1457,6 +1506,9 @@ struct AllocConf {
     expandable_segments: Option<Said>,
     /// `Some(caveat)` when max_split_size_mb exists (caveat may be empty).
     max_split: Option<Said>,
+    /// The release to upgrade to when no release printing this form has
+    /// max_split_size_mb.
+    max_split_upgrade: Option<String>,
     note: Option<Said>,
 }
 
@@ -1490,10 +1542,15 @@ fn alloc_conf(f: &Finding) -> AllocConf {
     };
     let expandable_segments = gate(since::EXPANDABLE_SEGMENTS);
     let max_split = gate(since::MAX_SPLIT);
+    let max_split_upgrade = match available(f, since::MAX_SPLIT) {
+        Availability::Upgrade(release) => Some(release),
+        _ => None,
+    };
     AllocConf {
         env_var,
         expandable_segments,
         max_split,
+        max_split_upgrade,
         note,
     }
 }
@@ -1568,7 +1625,7 @@ fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(Code) -> bool, out: 
                         visible = vendor.visible_devices()
                     ),
                 ));
-                out.push(non_pytorch_fix());
+                out.push(non_pytorch_fix(f));
             }
             "memory_outside_process" => out.push(fix(
                 &FIND_MEMORY_OUTSIDE_PROCESS,
@@ -1583,8 +1640,9 @@ fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(Code) -> bool, out: 
                 fragmentation_fixes(f, out);
                 // Fragmentation is what failed, but with live tensors filling
                 // most of the card the workload is tight too: its fixes come
-                // next, in case the allocator's cannot make room.
-                if tensors_dominate(&f.sizes) {
+                // next, in case the allocator's cannot make room. So they do
+                // where this release has no allocator setting against it.
+                if tensors_dominate(&f.sizes) || alloc_conf(f).max_split_upgrade.is_some() {
                     phase_fixes(f, has, out);
                     workload_fixes(f, out);
                 }
@@ -1596,7 +1654,7 @@ fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(Code) -> bool, out: 
                     zh: "每个捕获的 graph 都留着自己的池。torch.compile(mode=\"reduce-overhead\") 会按输入形状分别捕获 graph：改用 mode=\"default\" 或减少不同形状的数量；vLLM 里调小捕获的 batch size，或设 enforce_eager=True。"
                 ),
             )),
-            "non_pytorch_memory" => out.push(non_pytorch_fix()),
+            "non_pytorch_memory" => out.push(non_pytorch_fix(f)),
             "numbers_inconclusive" if f.era == Some(Era::MallocAsync) => {
                 // The cudaMallocAsync pool is what the numbers cannot see into.
                 fragmentation_fixes(f, out);
@@ -1672,7 +1730,37 @@ fn other_process_fix(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
     ));
 }
 
-fn non_pytorch_fix() -> Fix {
+/// GPU libraries besides PyTorch that the message or its traceback shows.
+fn other_gpu_libraries(f: &Finding) -> bool {
+    let files = f.traceback.iter().flat_map(|tb| {
+        tb.frames
+            .iter()
+            .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
+    });
+    let mut places = files.map(|fr| fr.file.replace('\\', "/").to_ascii_lowercase());
+    let text = f.text.to_ascii_lowercase();
+    let named = |s: &str| {
+        ["tensorflow", "keras", "jax", "cupy"]
+            .iter()
+            .any(|l| s.contains(l))
+    };
+    named(&text) || places.any(|p| named(&p))
+}
+
+/// Memory this process holds outside PyTorch's allocator: the libraries
+/// that preallocate are named only where the message or traceback shows
+/// one of them; otherwise how to find what holds it.
+fn non_pytorch_fix(f: &Finding) -> Fix {
+    if !other_gpu_libraries(f) {
+        return fix(
+            &FIND_NON_PYTORCH_MEMORY,
+            say!(
+                en: "Nothing in this message shows another GPU library. Compare this process's memory in {smi} with torch.cuda.memory_reserved(): the difference is the GPU runtime's context (0.3–1 GiB), the BLAS and convolution libraries' workspaces, collective-communication buffers (NCCL_BUFFSIZE, one set per communicator) and every extension or library that allocates device memory itself (custom kernels, offloading or compilation libraries). Print both after each setup step to see which one grows.",
+                zh: "这条报错里看不出有别的 GPU 库。把 {smi} 里这个进程的显存和 torch.cuda.memory_reserved() 对比：差值是 GPU 运行时的上下文（0.3–1 GiB）、BLAS 和卷积库的工作区、集合通信的缓冲区（NCCL_BUFFSIZE，每个通信器一份），以及所有自己分配显存的扩展或库（自定义 kernel、卸载或编译相关的库）。在每个初始化步骤之后都打印这两个数，看是哪一部分在增长。",
+                smi = Vendor::of(f).smi()
+            ),
+        );
+    }
     fix(
         &STOP_OTHER_LIBRARIES,
         say!(
@@ -1724,6 +1812,17 @@ fn fragmentation_fixes(f: &Finding, out: &mut Vec<Fix>) {
             said(
                 format!("{}{}{}{}", set.en, caveat.en, when.en, note.en),
                 format!("{}{}{}{}", set.zh, caveat.zh, when.zh, note.zh),
+            ),
+        ));
+    }
+    if let Some(release) = &conf.max_split_upgrade {
+        out.push(fix(
+            &FEWER_TENSOR_SIZES,
+            say!(
+                en: "This message's form dates it before PyTorch 1.10 (from 1.10 it ends with a max_split_size_mb hint), and those releases have no allocator setting against fragmentation. Give tensors fewer distinct sizes: resize or pad inputs to a few fixed shapes, sort or bucket them by length. Upgrading to {release} adds {var}=max_split_size_mb:128.",
+                zh: "从这条报错的格式看，它来自 1.10 之前的 PyTorch（从 1.10 起报错结尾带有 max_split_size_mb 提示），那些版本没有对付碎片的分配器设置。让张量的尺寸种类少一些：把输入缩放或填充到几种固定形状，按长度排序或分桶。升级到 {release} 后可以用 {var}=max_split_size_mb:128。",
+                release = release,
+                var = &conf.env_var
             ),
         ));
     }
@@ -1841,7 +1940,7 @@ fn tensor_far_too_large() -> Fix {
 
 /// Fixes for torch_npu's allocator messages (Huawei Ascend): its own
 /// allocator variable, device type and tools, not CUDA's.
-fn npu_fixes(d: &Diagnosis, out: &mut Vec<Fix>) {
+fn npu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
     let has = |code: Code| d.verdicts.iter().any(|v| v.code == code.as_str());
     if has(Code::RequestExceedsCapacity) {
         out.push(tensor_far_too_large());
@@ -1856,13 +1955,15 @@ fn npu_fixes(d: &Diagnosis, out: &mut Vec<Fix>) {
             ),
         ));
     }
-    out.push(fix(
-        &REDUCE_BATCH_SIZE,
-        say!(
-            en: "Halve the batch size; keep the effective batch with gradient accumulation (accumulate N micro-batches, then optimizer.step()). Activation memory shrinks in proportion.",
-            zh: "把 batch size 减半；用梯度累积保持等效 batch（累积 N 个 micro-batch 后再 optimizer.step()）。激活值占用的显存随之成比例减少。"
-        ),
-    ));
+    if !is_inference(f) {
+        out.push(fix(
+            &REDUCE_BATCH_SIZE,
+            say!(
+                en: "Halve the batch size; keep the effective batch with gradient accumulation (accumulate N micro-batches, then optimizer.step()). Activation memory shrinks in proportion.",
+                zh: "把 batch size 减半；用梯度累积保持等效 batch（累积 N 个 micro-batch 后再 optimizer.step()）。激活值占用的显存随之成比例减少。"
+            ),
+        ));
+    }
     out.push(fix(
         &MIXED_PRECISION_NPU,
         say!(
@@ -1870,13 +1971,18 @@ fn npu_fixes(d: &Diagnosis, out: &mut Vec<Fix>) {
             zh: "在 torch.autocast(device_type=\"npu\", dtype=torch.bfloat16) 下跑前向（不支持 bfloat16 的 NPU 用 float16）：激活值只占一半显存。"
         ),
     ));
-    out.push(fix(
-        &GRADIENT_CHECKPOINTING,
-        say!(
-            en: "model.gradient_checkpointing_enable() (Hugging Face) or torch.utils.checkpoint.checkpoint around blocks: activations are recomputed in the backward pass instead of stored.",
-            zh: "model.gradient_checkpointing_enable()（Hugging Face），或用 torch.utils.checkpoint.checkpoint 包住各个块：激活值在反向传播时重新计算，而不是存下来。"
-        ),
-    ));
+    if !is_inference(f) {
+        out.push(fix(
+            &GRADIENT_CHECKPOINTING,
+            say!(
+                en: "model.gradient_checkpointing_enable() (Hugging Face) or torch.utils.checkpoint.checkpoint around blocks: activations are recomputed in the backward pass instead of stored.",
+                zh: "model.gradient_checkpointing_enable()（Hugging Face），或用 torch.utils.checkpoint.checkpoint 包住各个块：激活值在反向传播时重新计算，而不是存下来。"
+            ),
+        ));
+    }
+    if is_inference(f) {
+        inference_fixes(f, out);
+    }
     out.push(fix(
         &NPU_SMI_CHECK,
         say!(
@@ -1921,13 +2027,15 @@ fn xpu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
             ),
         ));
     }
-    out.push(fix(
-        &REDUCE_BATCH_SIZE,
-        say!(
-            en: "Halve the batch size; keep the effective batch with gradient accumulation (accumulate N micro-batches, then optimizer.step()).",
-            zh: "把 batch size 减半；用梯度累积保持等效 batch（累积 N 个 micro-batch 后再 optimizer.step()）。"
-        ),
-    ));
+    if !is_inference(f) {
+        out.push(fix(
+            &REDUCE_BATCH_SIZE,
+            say!(
+                en: "Halve the batch size; keep the effective batch with gradient accumulation (accumulate N micro-batches, then optimizer.step()).",
+                zh: "把 batch size 减半；用梯度累积保持等效 batch（累积 N 个 micro-batch 后再 optimizer.step()）。"
+            ),
+        ));
+    }
     out.push(fix(
         &MIXED_PRECISION_XPU,
         say!(
@@ -1935,13 +2043,18 @@ fn xpu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
             zh: "在 torch.autocast(device_type=\"xpu\", dtype=torch.bfloat16) 下跑前向：激活值只占一半显存。"
         ),
     ));
-    out.push(fix(
-        &GRADIENT_CHECKPOINTING,
-        say!(
-            en: "model.gradient_checkpointing_enable() (Hugging Face) or torch.utils.checkpoint.checkpoint around blocks; use torch.no_grad() for evaluation.",
-            zh: "model.gradient_checkpointing_enable()（Hugging Face），或用 torch.utils.checkpoint.checkpoint 包住各个块；评估时用 torch.no_grad()。"
-        ),
-    ));
+    if !is_inference(f) {
+        out.push(fix(
+            &GRADIENT_CHECKPOINTING,
+            say!(
+                en: "model.gradient_checkpointing_enable() (Hugging Face) or torch.utils.checkpoint.checkpoint around blocks; use torch.no_grad() for evaluation.",
+                zh: "model.gradient_checkpointing_enable()（Hugging Face），或用 torch.utils.checkpoint.checkpoint 包住各个块；评估时用 torch.no_grad()。"
+            ),
+        ));
+    }
+    if is_inference(f) {
+        inference_fixes(f, out);
+    }
     out.push(fix(
         &XPU_SMI_CHECK,
         say!(
@@ -2030,6 +2143,16 @@ const STOP_OTHER_LIBRARIES: FixSpec = FixSpec::new(
     "CuPy documentation: Memory Management",
 ]);
 
+/// Memory outside PyTorch with no other GPU library in sight.
+const FIND_NON_PYTORCH_MEMORY: FixSpec = FixSpec::new(
+    "find-non-pytorch-memory",
+    "Find what in this process holds memory outside PyTorch",
+    "找出这个进程里是什么在 PyTorch 之外占着显存",
+)
+.frameworks(&[Framework::PyTorch])
+.cost(Cost::Look)
+.sources(&["PyTorch documentation: torch.cuda.memory_reserved"]);
+
 /// Leaving the `backend:cudaMallocAsync` allocator, a CUDA backend.
 const NATIVE_ALLOCATOR: FixSpec = FixSpec::new(
     "native-allocator",
@@ -2071,6 +2194,19 @@ const MAX_SPLIT_SIZE: FixSpec = FixSpec::new(
 .sources(&[
     "PyTorch documentation: CUDA semantics, Optimizing memory usage with PYTORCH_CUDA_ALLOC_CONF",
 ]);
+
+/// Fragmentation before `max_split_size_mb` (PyTorch < 1.10): uniform
+/// tensor sizes, and the release that has the option.
+const FEWER_TENSOR_SIZES: FixSpec = FixSpec::new(
+    "fewer-tensor-sizes",
+    "Give tensors fewer distinct sizes",
+    "让张量的尺寸种类少一些",
+)
+.frameworks(&[Framework::PyTorch])
+.vendors(&[Vendor::Nvidia, Vendor::Amd])
+.torch_until((1, 9))
+.cost(Cost::Quality)
+.sources(&["PyTorch documentation: CUDA semantics, Memory management"]);
 
 const TENSORS_KEPT_ACROSS_STEPS: FixSpec = FixSpec::new(
     "tensors-kept-across-steps",
@@ -2184,10 +2320,12 @@ pub(super) const FIXES: &[FixSpec] = &[
     FREE_GPU_FROM_OTHER_PROCESSES,
     FEWER_CUDA_GRAPHS,
     STOP_OTHER_LIBRARIES,
+    FIND_NON_PYTORCH_MEMORY,
     NATIVE_ALLOCATOR,
     XPU_EMPTY_CACHE,
     EXPANDABLE_SEGMENTS,
     MAX_SPLIT_SIZE,
+    FEWER_TENSOR_SIZES,
     TENSORS_KEPT_ACROSS_STEPS,
     EVAL_WITHOUT_AUTOGRAD,
     SMALLER_OPTIMIZER_STATE,
@@ -2201,3 +2339,121 @@ pub(super) const FIXES: &[FixSpec] = &[
     XPU_RELEASE_CACHED_BLOCKS,
     XPU_SMI_CHECK,
 ];
+
+#[cfg(test)]
+mod tests {
+    use crate::decode_str;
+
+    fn verdicts(text: &str) -> Vec<String> {
+        let findings = decode_str(text);
+        assert_eq!(findings.len(), 1, "{text}");
+        findings[0]
+            .diagnosis
+            .verdicts
+            .iter()
+            .map(|v| v.code.clone())
+            .collect()
+    }
+
+    fn fix_ids(text: &str) -> Vec<String> {
+        decode_str(text)[0]
+            .diagnosis
+            .fixes
+            .iter()
+            .map(|x| x.id.clone())
+            .collect()
+    }
+
+    /// The `reserved` form from a Windows paste (fixtures/wild), its
+    /// figures varied around the small-card margins.
+    fn reserved(total: &str, reserved: &str) -> String {
+        format!("RuntimeError: CUDA out of memory. Tried to allocate 200.00 MiB (GPU 0; {total} total capacity; 5.96 GiB already allocated; 0 bytes free; {reserved} reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF")
+    }
+
+    #[test]
+    fn a_small_card_is_too_small_rather_than_shared() {
+        // 8.00 GiB card, 1.82 GiB outside PyTorch: context and display.
+        let v = verdicts(&reserved("8.00 GiB", "6.18 GiB"));
+        assert_eq!(v[0], "capacity_exhausted", "{v:?}");
+        assert!(!v.iter().any(|c| c == "memory_outside_pytorch"), "{v:?}");
+        let fixes = fix_ids(&reserved("8.00 GiB", "6.18 GiB"));
+        assert_eq!(fixes[0], "reduce-batch-size", "{fixes:?}");
+        assert!(!fixes.iter().any(|x| x == "find-other-gpu-holders"));
+        // The same outside a card just over the margin: someone else may hold it.
+        let v = verdicts(&reserved("8.01 GiB", "6.19 GiB"));
+        assert_eq!(v[0], "memory_outside_pytorch", "{v:?}");
+    }
+
+    #[test]
+    fn more_than_context_and_display_is_blamed_even_on_a_small_card() {
+        // Exactly the allowance (2.00 GiB outside) is context and display.
+        let v = verdicts(&reserved("8.00 GiB", "6.00 GiB"));
+        assert_eq!(v[0], "capacity_exhausted", "{v:?}");
+        // 2.01 GiB is more than they take.
+        let v = verdicts(&reserved("8.00 GiB", "5.99 GiB"));
+        assert_eq!(v[0], "memory_outside_pytorch", "{v:?}");
+    }
+
+    /// A 1 GB card (a PyTorch ≤ 1.3 paste, fixtures/wild): what PyTorch
+    /// holds plus the request is under half the card, but with the context
+    /// and display counted it is not, so "does not fit" is not contradicted.
+    #[test]
+    fn context_and_display_count_as_used_on_a_small_card() {
+        let v = verdicts("RuntimeError: CUDA out of memory. Tried to allocate 128.00 MiB (GPU 0; 983.69 MiB total capacity; 209.53 MiB already allocated; 69.56 MiB free; 6.47 MiB cached)");
+        assert_eq!(v[0], "capacity_exhausted", "{v:?}");
+    }
+
+    /// A real 2 GB-card paste (fixtures/wild): 256 MiB unused in the
+    /// reserve could not hold the 264 MiB request even as one block, so the
+    /// workload's size leads and fragmentation follows; one block of the
+    /// request plus the noise margin in the reserve makes fragmentation the
+    /// main cause.
+    #[test]
+    fn fragmentation_leads_only_when_the_reserve_alone_could_hold_the_request() {
+        let text = |allocated: &str| {
+            format!("RuntimeError: CUDA out of memory. Tried to allocate 264.00 MiB (GPU 0; 2.00 GiB total capacity; {allocated} already allocated; 145.93 MiB free; 1.02 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF")
+        };
+        // The desktop margin aside: 857.59 MiB outside on a 2 GiB card.
+        let below = verdicts(&text("788.51 MiB"));
+        assert_eq!(below[0], "capacity_exhausted", "{below:?}");
+        assert!(below.contains(&"fragmentation".to_string()), "{below:?}");
+        // 1.02 GiB − 740.00 MiB = 304.48 MiB ≥ 264 MiB + 32 MiB, but on a
+        // small desktop card the workload still comes first.
+        let above = verdicts(&text("740.00 MiB"));
+        assert_eq!(above[0], "capacity_exhausted", "{above:?}");
+    }
+
+    /// The same margin on a data-centre card (fixtures: a 15.90 GiB card).
+    #[test]
+    fn fragmentation_margin_on_a_large_card() {
+        let text = |reserved: &str| {
+            format!("RuntimeError: CUDA out of memory. Tried to allocate 1.00 GiB (GPU 0; 15.90 GiB total capacity; 13.00 GiB already allocated; 500.00 MiB free; {reserved} reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF")
+        };
+        // 1.04 GiB unused ≥ 1 GiB + 32 MiB: the reserve alone could hold it.
+        let primary = verdicts(&text("14.04 GiB"));
+        assert_eq!(primary[0], "fragmentation", "{primary:?}");
+        // 1.00 GiB unused: only with free memory does it cover the request.
+        let secondary = verdicts(&text("14.00 GiB"));
+        assert_ne!(secondary[0], "fragmentation", "{secondary:?}");
+        assert!(
+            secondary.contains(&"fragmentation".to_string()),
+            "{secondary:?}"
+        );
+    }
+
+    /// A complete message without the hint (before 1.10) is never told to
+    /// set max_split_size_mb, only to upgrade for it.
+    #[test]
+    fn no_max_split_before_1_10() {
+        let fixes = fix_ids("RuntimeError: CUDA out of memory. Tried to allocate 548.00 MiB (GPU 0; 6.00 GiB total capacity; 2.85 GiB already allocated; 312.62 MiB free; 4.17 GiB reserved in total by PyTorch)");
+        assert!(!fixes.iter().any(|x| x == "max-split-size"), "{fixes:?}");
+        assert!(fixes.iter().any(|x| x == "fewer-tensor-sizes"), "{fixes:?}");
+        // Cut inside the hint: the option may exist.
+        let fixes = fix_ids("RuntimeError: CUDA out of memory. Tried to allocate 1.00 GiB (GPU 0; 15.90 GiB total capacity; 10.00 GiB already allocated; 500.00 MiB free; 14.50 GiB reserved in total by PyTorch) If reserved memory is");
+        assert!(fixes.iter().any(|x| x == "max-split-size"), "{fixes:?}");
+        assert!(
+            !fixes.iter().any(|x| x == "fewer-tensor-sizes"),
+            "{fixes:?}"
+        );
+    }
+}
