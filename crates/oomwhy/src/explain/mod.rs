@@ -48,7 +48,6 @@ use thresholds::{GROWTH_MIN, GROWTH_STEP_DIVISOR};
 
 pub use common::FieldRow;
 pub(crate) use fixes::title_zh as fix_title_zh;
-pub use torch::reserved_gap;
 
 /// Every verdict code the explainer can give (see [`docs`]); a code is never
 /// removed or renamed, only retired with a note in its explanation.
@@ -130,6 +129,7 @@ pub(crate) const ALL_FIXES: &[&[catalogue::FixSpec]] = &[
     mps::FIXES,
     nccl::FIXES,
     signal::FIXES,
+    snapshot::FIXES,
     status::FIXES,
     tensorflow::FIXES,
     tf_warning::FIXES,
@@ -139,6 +139,16 @@ pub(crate) const ALL_FIXES: &[&[catalogue::FixSpec]] = &[
     xid::FIXES,
     xla::FIXES,
 ];
+
+/// What PyTorch reserved but no tensor used, and what that means at the
+/// failure; `None` for a memory snapshot, whose own sections state the
+/// holes block by block (and one without an OOM has no failure to speak of).
+pub fn reserved_gap(f: &Finding) -> Option<Said> {
+    if f.kind == Kind::MemorySnapshot {
+        return None;
+    }
+    torch::reserved_gap(f)
+}
 
 /// A one-line statement of what happened.
 pub fn headline(f: &Finding) -> String {
@@ -303,6 +313,10 @@ fn verdicts(f: &Finding, d: &Diagnosis, growth: Option<(u64, u64)>) -> Vec<Verdi
         }
     }
     context_verdicts(f, growth, &mut out);
+    if f.kind != Kind::MemorySnapshot {
+        // A joined snapshot's evidence first: it sees the blocks, the message only totals.
+        out.splice(0..0, snapshot::joined_verdicts(f));
+    }
     out
 }
 
@@ -324,6 +338,9 @@ fn fixes(f: &Finding, d: &Diagnosis) -> Vec<Fix> {
 pub(crate) fn offered_fixes(f: &Finding, d: &Diagnosis) -> Vec<Fix> {
     let mut out: Vec<Fix> = Vec::new();
     explainer(f.kind).fixes(f, d, &mut out);
+    if f.kind != Kind::MemorySnapshot {
+        out = snapshot::joined_fixes(f, d, out);
+    }
     let mut seen = std::collections::HashSet::new();
     out.retain(|fix| seen.insert(fix.title.clone()));
     out
