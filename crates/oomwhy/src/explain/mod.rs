@@ -44,7 +44,7 @@ mod xla;
 use crate::i18n::Said;
 use crate::record::{Diagnosis, Finding, Fix, Kind, Verdict};
 use common::{context_verdicts, tolerance};
-use thresholds::{GROWTH_MIN, GROWTH_STEP_DIVISOR};
+use thresholds::{GROWTH_MIN, GROWTH_STEP_DIVISOR, OUTSIDE_CARD_DIVISOR, OUTSIDE_MIN};
 
 pub use common::FieldRow;
 pub(crate) use fixes::title_zh as fix_title_zh;
@@ -232,6 +232,33 @@ fn memory_growth(earlier: &[Finding], current: &Finding) -> Option<(u64, u64)> {
         .then_some((before_last, now))
 }
 
+/// True when a message that lists processes is cut before the parts that
+/// tell which of them is this process: its own line (`Including non-PyTorch
+/// memory, this process has ...`) and PyTorch's figures. Whether a listed
+/// process is this one is then a guess, said with "probably".
+pub(super) fn cut_in_process_list(f: &Finding) -> bool {
+    f.truncated
+        && !f.processes.is_empty()
+        && f.sizes.process_in_use_bytes.is_none()
+        && f.sizes.allocated_bytes.is_none()
+        && f.sizes.reserved_bytes.is_none()
+}
+
+/// The only process a cut message lists, when it holds all the memory in
+/// use on the device but what is blamed as outside (`OUTSIDE_MIN` and a
+/// tenth of the card): this process, which had just asked for more, then
+/// holds next to nothing unless it is that process (listed under its host
+/// PID in a container). Said with "probably": the part that would tell is cut.
+fn only_process_is_probably_this_one(f: &Finding) -> Option<u32> {
+    let [only] = f.processes.as_slice() else {
+        return None;
+    };
+    let (total, free) = (f.sizes.total_bytes?, f.sizes.free_bytes?);
+    let unlisted = total.checked_sub(free)?.saturating_sub(only.in_use_bytes);
+    let accounted = unlisted < OUTSIDE_MIN || unlisted < total / OUTSIDE_CARD_DIVISOR;
+    (cut_in_process_list(f) && accounted).then_some(only.pid)
+}
+
 fn diagnose(f: &Finding, growth: Option<(u64, u64)>) -> Diagnosis {
     let s = &f.sizes;
     let mut d = Diagnosis::default();
@@ -248,15 +275,17 @@ fn diagnose(f: &Finding, growth: Option<(u64, u64)>) -> Diagnosis {
         if s.process_in_use_bytes.is_none() {
             // In a container the own process is listed under its host PID:
             // the item that is at least what PyTorch reserved, and closest to it.
-            d.probable_self_pid = d.reserved_bytes.and_then(|reserved| {
-                f.processes
+            d.probable_self_pid = match d.reserved_bytes {
+                Some(reserved) => f
+                    .processes
                     .iter()
                     .filter(|p| {
                         p.in_use_bytes.saturating_add(tolerance(p.in_use_bytes)) >= reserved
                     })
                     .min_by_key(|p| p.in_use_bytes)
-                    .map(|p| p.pid)
-            });
+                    .map(|p| p.pid),
+                None => only_process_is_probably_this_one(f),
+            };
         }
         let others: u64 = f
             .processes
