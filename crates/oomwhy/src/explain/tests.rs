@@ -1129,6 +1129,22 @@ mod cut_process_list {
         );
     }
 
+    /// The second message of fixtures/wild/1212.txt, cut by the paste in
+    /// its third process line (`Process 22053 has 246.00 MiB mem`).
+    #[test]
+    fn a_real_paste_cut_inside_its_process_list() {
+        let text = wild("1212.txt");
+        let f = decode_str(&text)
+            .into_iter()
+            .find(|f| f.sizes.requested_bytes == Some(216 * MIB))
+            .unwrap();
+        assert!(f.truncated);
+        assert_eq!(f.diagnosis.probable_self_pid, None);
+        let v = &f.diagnosis.verdicts[0];
+        assert_eq!(v.code, "other_processes");
+        assert!(v.title.contains("probably"), "{}", v.title);
+    }
+
     /// Cut after the first of them: PID 22056 holds 3.56 GiB of the
     /// 14.04 GiB in use, so 10.48 GiB is held by what the cut part lists;
     /// it is not taken to be this process.
