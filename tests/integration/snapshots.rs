@@ -86,6 +86,30 @@ fn scenarios_match_their_goldens() {
     );
 }
 
+/// A snapshot explained one finding at a time (NDJSON, `--follow`) gets
+/// the same answer as in a whole report: the verdicts and fixes are the
+/// explainer's, not written afterwards by one path only.
+#[test]
+fn streamed_snapshots_are_explained_as_in_a_report() {
+    for path in scenarios() {
+        let n = name(&path);
+        let (whole, _) = analyse(&[(&path, &n)]);
+        let outcome = oomwhy::scan(fs::File::open(&path).unwrap(), &n).unwrap();
+        let mut live = oomwhy::LiveAnalysis::new();
+        let streamed: Vec<Finding> = outcome
+            .findings
+            .into_iter()
+            .map(|f| live.explain(f))
+            .collect();
+        assert_eq!(streamed.len(), whole.len(), "{n}");
+        for (a, b) in streamed.iter().zip(&whole) {
+            assert!(!a.diagnosis.verdicts.is_empty(), "{n}: no verdict");
+            assert_eq!(a.diagnosis, b.diagnosis, "{n}");
+            assert_eq!(a.explain, b.explain, "{n}");
+        }
+    }
+}
+
 /// The verdict each scenario was built to show (see make_fixtures.py).
 #[test]
 fn each_scenario_gets_its_verdict() {

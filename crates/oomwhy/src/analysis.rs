@@ -60,7 +60,6 @@ impl Analysis {
         input::link_across_ranks(&mut self.findings);
         snapshot::join(&mut self.findings);
         explain::explain_all(&mut self.findings);
-        snapshot::after_explain(&mut self.findings);
         let s = &mut self.summary;
         s.findings = self.findings.len();
         for f in &self.findings {
@@ -130,7 +129,6 @@ impl LiveAnalysis {
             .copied();
         finding.id = id;
         explain::explain_after(&self.history, &mut finding);
-        snapshot::after_explain(std::slice::from_mut(&mut finding));
 
         let key = |f: &Finding| (f.kind, f.device, f.first_rank);
         let same = self.history.iter().filter(|h| key(h) == key(&finding));

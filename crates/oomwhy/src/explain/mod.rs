@@ -44,11 +44,10 @@ mod xla;
 use crate::i18n::Said;
 use crate::record::{Diagnosis, Finding, Fix, Kind, Verdict};
 use common::{context_verdicts, tolerance};
-use thresholds::{GROWTH_MIN, GROWTH_STEP_DIVISOR};
+use thresholds::{GROWTH_MIN, GROWTH_STEP_DIVISOR, OUTSIDE_CARD_DIVISOR, OUTSIDE_MIN};
 
 pub use common::FieldRow;
 pub(crate) use fixes::title_zh as fix_title_zh;
-pub use torch::reserved_gap;
 
 /// Every verdict code the explainer can give (see [`docs`]); a code is never
 /// removed or renamed, only retired with a note in its explanation.
@@ -130,6 +129,7 @@ pub(crate) const ALL_FIXES: &[&[catalogue::FixSpec]] = &[
     mps::FIXES,
     nccl::FIXES,
     signal::FIXES,
+    snapshot::FIXES,
     status::FIXES,
     tensorflow::FIXES,
     tf_warning::FIXES,
@@ -139,6 +139,16 @@ pub(crate) const ALL_FIXES: &[&[catalogue::FixSpec]] = &[
     xid::FIXES,
     xla::FIXES,
 ];
+
+/// What PyTorch reserved but no tensor used, and what that means at the
+/// failure; `None` for a memory snapshot, whose own sections state the
+/// holes block by block (and one without an OOM has no failure to speak of).
+pub fn reserved_gap(f: &Finding) -> Option<Said> {
+    if f.kind == Kind::MemorySnapshot {
+        return None;
+    }
+    torch::reserved_gap(f)
+}
 
 /// A one-line statement of what happened.
 pub fn headline(f: &Finding) -> String {
@@ -222,6 +232,33 @@ fn memory_growth(earlier: &[Finding], current: &Finding) -> Option<(u64, u64)> {
         .then_some((before_last, now))
 }
 
+/// True when a message that lists processes is cut before the parts that
+/// tell which of them is this process: its own line (`Including non-PyTorch
+/// memory, this process has ...`) and PyTorch's figures. Whether a listed
+/// process is this one is then a guess, said with "probably".
+pub(super) fn cut_in_process_list(f: &Finding) -> bool {
+    f.truncated
+        && !f.processes.is_empty()
+        && f.sizes.process_in_use_bytes.is_none()
+        && f.sizes.allocated_bytes.is_none()
+        && f.sizes.reserved_bytes.is_none()
+}
+
+/// The only process a cut message lists, when it holds all the memory in
+/// use on the device but what is blamed as outside (`OUTSIDE_MIN` and a
+/// tenth of the card): this process, which had just asked for more, then
+/// holds next to nothing unless it is that process (listed under its host
+/// PID in a container). Said with "probably": the part that would tell is cut.
+fn only_process_is_probably_this_one(f: &Finding) -> Option<u32> {
+    let [only] = f.processes.as_slice() else {
+        return None;
+    };
+    let (total, free) = (f.sizes.total_bytes?, f.sizes.free_bytes?);
+    let unlisted = total.checked_sub(free)?.saturating_sub(only.in_use_bytes);
+    let accounted = unlisted < OUTSIDE_MIN || unlisted < total / OUTSIDE_CARD_DIVISOR;
+    (cut_in_process_list(f) && accounted).then_some(only.pid)
+}
+
 fn diagnose(f: &Finding, growth: Option<(u64, u64)>) -> Diagnosis {
     let s = &f.sizes;
     let mut d = Diagnosis::default();
@@ -238,15 +275,17 @@ fn diagnose(f: &Finding, growth: Option<(u64, u64)>) -> Diagnosis {
         if s.process_in_use_bytes.is_none() {
             // In a container the own process is listed under its host PID:
             // the item that is at least what PyTorch reserved, and closest to it.
-            d.probable_self_pid = d.reserved_bytes.and_then(|reserved| {
-                f.processes
+            d.probable_self_pid = match d.reserved_bytes {
+                Some(reserved) => f
+                    .processes
                     .iter()
                     .filter(|p| {
                         p.in_use_bytes.saturating_add(tolerance(p.in_use_bytes)) >= reserved
                     })
                     .min_by_key(|p| p.in_use_bytes)
-                    .map(|p| p.pid)
-            });
+                    .map(|p| p.pid),
+                None => only_process_is_probably_this_one(f),
+            };
         }
         let others: u64 = f
             .processes
@@ -303,6 +342,10 @@ fn verdicts(f: &Finding, d: &Diagnosis, growth: Option<(u64, u64)>) -> Vec<Verdi
         }
     }
     context_verdicts(f, growth, &mut out);
+    if f.kind != Kind::MemorySnapshot {
+        // A joined snapshot's evidence first: it sees the blocks, the message only totals.
+        out.splice(0..0, snapshot::joined_verdicts(f));
+    }
     out
 }
 
@@ -324,6 +367,9 @@ fn fixes(f: &Finding, d: &Diagnosis) -> Vec<Fix> {
 pub(crate) fn offered_fixes(f: &Finding, d: &Diagnosis) -> Vec<Fix> {
     let mut out: Vec<Fix> = Vec::new();
     explainer(f.kind).fixes(f, d, &mut out);
+    if f.kind != Kind::MemorySnapshot {
+        out = snapshot::joined_fixes(f, d, out);
+    }
     let mut seen = std::collections::HashSet::new();
     out.retain(|fix| seen.insert(fix.title.clone()));
     out

@@ -1050,3 +1050,150 @@ mod fit {
         assert!(tf.contains("set_global_policy('mixed_float16') at the start (TensorFlow ≥ 2.4; in 1.15–2.3 it is tf.keras.mixed_precision.experimental.set_policy)"), "{tf}");
     }
 }
+
+/// Messages cut inside or after their process list: whether a listed
+/// process is this one is decided by the part that is missing (this
+/// process's own line, PyTorch's figures), so the verdict says "probably".
+mod cut_process_list {
+    use super::*;
+
+    fn wild(name: &str) -> String {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/wild")
+            .join(name);
+        std::fs::read_to_string(path).unwrap()
+    }
+
+    /// The complete message of fixtures/wild/1212.txt (a CI run in a
+    /// container: four processes listed, no line of its own), cut right
+    /// after the process line that ends with `end`.
+    fn ci_message_cut_after(end: &str) -> String {
+        let text = wild("1212.txt");
+        let start = text
+            .find("torch.OutOfMemoryError: CUDA out of memory.")
+            .unwrap();
+        let message = text[start..].lines().next().unwrap();
+        let cut = message.find(end).map(|i| i + end.len());
+        message[..cut.unwrap_or(message.len())].to_string()
+    }
+
+    fn explained(text: &str) -> Finding {
+        let mut findings = decode_str(text);
+        assert_eq!(findings.len(), 1, "{text}");
+        findings.remove(0)
+    }
+
+    /// fixtures/wild/706.txt, a real paste cut after its only process line,
+    /// which holds all the memory in use on the card.
+    #[test]
+    fn the_only_process_of_a_cut_message_is_probably_this_one() {
+        let f = explained(&wild("706.txt"));
+        assert!(f.truncated);
+        assert_eq!(f.diagnosis.probable_self_pid, Some(7529));
+        let v = &f.diagnosis.verdicts[0];
+        assert_eq!(v.code, "capacity_exhausted");
+        assert!(v.title.contains("probably"), "{}", v.title);
+        assert!(
+            v.detail.starts_with("PID 7529, the only process listed"),
+            "{}",
+            v.detail
+        );
+        assert!(!f.explain.iter().any(|c| c == "other_processes"));
+    }
+
+    /// Complete, the same CI message decides by PyTorch's reserved figure,
+    /// with no hedge.
+    #[test]
+    fn a_complete_message_decides_without_a_hedge() {
+        let f = explained(&ci_message_cut_after("no cut"));
+        assert!(!f.truncated);
+        assert_eq!(f.diagnosis.probable_self_pid, Some(22056));
+        assert!(f
+            .diagnosis
+            .verdicts
+            .iter()
+            .all(|v| !v.title.contains("probably")));
+    }
+
+    /// Cut after its four process lines: which is this process is unknown;
+    /// the other processes probably hold the card.
+    #[test]
+    fn several_processes_cut_hedge_other_processes() {
+        let f = explained(&ci_message_cut_after(
+            "Process 22050 has 1.00 GiB memory in use.",
+        ));
+        assert!(f.truncated);
+        assert_eq!(f.diagnosis.probable_self_pid, None);
+        let v = &f.diagnosis.verdicts[0];
+        assert_eq!(v.code, "other_processes");
+        assert!(v.title.contains("probably"), "{}", v.title);
+        assert!(
+            v.detail.starts_with("Other processes probably hold"),
+            "{}",
+            v.detail
+        );
+        assert!(
+            v.detail.contains("may be this process itself"),
+            "{}",
+            v.detail
+        );
+    }
+
+    /// The second message of fixtures/wild/1212.txt, cut by the paste in
+    /// its third process line (`Process 22053 has 246.00 MiB mem`).
+    #[test]
+    fn a_real_paste_cut_inside_its_process_list() {
+        let text = wild("1212.txt");
+        let f = decode_str(&text)
+            .into_iter()
+            .find(|f| f.sizes.requested_bytes == Some(216 * MIB))
+            .unwrap();
+        assert!(f.truncated);
+        assert_eq!(f.diagnosis.probable_self_pid, None);
+        let v = &f.diagnosis.verdicts[0];
+        assert_eq!(v.code, "other_processes");
+        assert!(v.title.contains("probably"), "{}", v.title);
+    }
+
+    /// Cut after the first of them: PID 22056 holds 3.56 GiB of the
+    /// 14.04 GiB in use, so 10.48 GiB is held by what the cut part lists;
+    /// it is not taken to be this process.
+    #[test]
+    fn a_single_process_that_leaves_memory_unlisted_is_not_guessed() {
+        let f = explained(&ci_message_cut_after(
+            "Process 22056 has 3.56 GiB memory in use.",
+        ));
+        assert!(f.truncated);
+        assert_eq!(f.diagnosis.probable_self_pid, None);
+        assert!(f.diagnosis.verdicts[0].title.contains("probably"));
+    }
+
+    /// Cut one sentence later, after PyTorch's figures: the reserved figure
+    /// decides, as in a complete message.
+    #[test]
+    fn a_cut_after_the_figures_decides_by_them() {
+        let f = explained(&ci_message_cut_after(
+            "and 70.13 MiB is reserved by PyTorch but unallocated.",
+        ));
+        assert_eq!(f.diagnosis.probable_self_pid, Some(22056));
+        assert!(f
+            .diagnosis
+            .verdicts
+            .iter()
+            .all(|v| !v.title.contains("probably")));
+    }
+
+    /// The 706 message with the process's figure lowered around the margin:
+    /// what is unlisted counts as outside from `OUTSIDE_MIN` (and a tenth of
+    /// the card, 3.94 GiB here, so the larger margin binds).
+    #[test]
+    fn the_guess_stops_where_unlisted_memory_would_count_as_outside() {
+        let with_process = |held: &str| {
+            let text = wild("706.txt").replace("39.23 GiB memory in use", held);
+            explained(&text).diagnosis.probable_self_pid
+        };
+        // 39.39 GiB − 31.94 MiB in use; a tenth of the card is 3.94 GiB.
+        assert_eq!(with_process("35.44 GiB memory in use"), Some(7529));
+        assert_eq!(with_process("35.40 GiB memory in use"), None);
+    }
+}

@@ -187,16 +187,28 @@ impl Explain for TorchAllocatorOom {
             rows.push(row(say!(en: "Free", zh: "空闲"), fmt(free), meaning, false));
         }
         for p in &f.processes {
-            let meaning = if d.probable_self_pid == Some(p.pid) {
+            let meaning = if d.probable_self_pid == Some(p.pid) && super::cut_in_process_list(f) {
+                say!(
+                    en: "probably this process itself: the only process listed, and the message is cut before the part that says",
+                    zh: "多半就是本进程自己：它是唯一列出的进程，而报错在说明这一点的部分之前就被截断了"
+                )
+            } else if d.probable_self_pid == Some(p.pid) {
                 say!(
                     en: "probably this process itself (listed under its host PID, as in a container)",
                     zh: "多半就是本进程自己（以宿主机上的 PID 列出，在容器里就是这样）"
                 )
             } else {
-                say!(
-                    en: "another process on this GPU, as NVML sees it",
-                    zh: "这块 GPU 上的另一个进程（NVML 看到的）"
-                )
+                if super::cut_in_process_list(f) {
+                    say!(
+                        en: "a process on this GPU, as NVML sees it; the message is cut before the part that says whether it is this one",
+                        zh: "这块 GPU 上的一个进程（NVML 看到的）；报错在说明它是不是本进程的部分之前就被截断了"
+                    )
+                } else {
+                    say!(
+                        en: "another process on this GPU, as NVML sees it",
+                        zh: "这块 GPU 上的另一个进程（NVML 看到的）"
+                    )
+                }
             };
             rows.push(row(
                 say!(en: "Process {pid}", zh: "进程 {pid}", pid = p.pid),
@@ -829,23 +841,56 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             } else {
                 Said::default()
             };
-            let figures = say!(
-                en: "Other processes hold {others} of the {total} card: ",
-                zh: "这块 {total} 的卡上，其他进程占用了 {others}：",
-                others = fmt(others),
-                total = fmt(total)
-            );
-            causes.push((
-                others,
-                verdict(
-                    Code::OtherProcesses,
+            let figures = if super::cut_in_process_list(f) {
+                say!(
+                    en: "Other processes probably hold {others} of the {total} card: ",
+                    zh: "这块 {total} 的卡上，多半是其他进程占用了 {others}：",
+                    others = fmt(others),
+                    total = fmt(total)
+                )
+            } else {
+                say!(
+                    en: "Other processes hold {others} of the {total} card: ",
+                    zh: "这块 {total} 的卡上，其他进程占用了 {others}：",
+                    others = fmt(others),
+                    total = fmt(total)
+                )
+            };
+            // Cut before this process's own line: one of those listed may be it.
+            let (title, cut) = if super::cut_in_process_list(f) {
+                (
+                    say!(
+                        en: "Other processes probably hold a large part of this GPU",
+                        zh: "多半是其他进程占用了这块 GPU 的很大一部分"
+                    ),
+                    say!(
+                        en: " The message is cut before the part that says which listed process is this one (its own line and PyTorch's figures), so one of them may be this process itself: `nvidia-smi` tells.",
+                        zh: "报错在说明哪个列出的进程是本进程的部分（本进程那一行和 PyTorch 的数字）之前就被截断了，所以其中一个可能就是本进程自己：用 `nvidia-smi` 可以确认。"
+                    ),
+                )
+            } else {
+                (
                     say!(
                         en: "Other processes hold a large part of this GPU",
                         zh: "其他进程占用了这块 GPU 的很大一部分"
                     ),
+                    Said::default(),
+                )
+            };
+            causes.push((
+                others,
+                verdict(
+                    Code::OtherProcesses,
+                    title,
                     said(
-                        format!("{}{}.{}{}", figures.en, names.en, self_note.en, more.en),
-                        format!("{}{}。{}{}", figures.zh, names.zh, self_note.zh, more.zh),
+                        format!(
+                            "{}{}.{}{}{}",
+                            figures.en, names.en, self_note.en, more.en, cut.en
+                        ),
+                        format!(
+                            "{}{}。{}{}{}",
+                            figures.zh, names.zh, self_note.zh, more.zh, cut.zh
+                        ),
                     ),
                 ),
             ));
@@ -1151,7 +1196,26 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     } else if ((!specific && !primary_fragmentation) || (tensors_dominate && !limit_binds))
         && !contradicted
     {
+        // Cut after the only process line, taken to be this process: the
+        // verdict rests on that guess.
+        let guessed = d
+            .probable_self_pid
+            .filter(|_| super::cut_in_process_list(f))
+            .and_then(|pid| f.processes.iter().find(|p| p.pid == pid));
         let detail = match (s.allocated_bytes, s.total_bytes, requested) {
+            _ if guessed.is_some() => {
+                let p = guessed.map_or((0, 0), |p| (p.pid, p.in_use_bytes));
+                say!(
+                    en: "PID {pid}, the only process listed, holds {held}, and the message is cut before the part that says whether it is this process. It probably is (in a container PyTorch lists its own process under its host PID): then the workload needs more memory than this GPU has at this point. If PID {pid} is another program, that program holds the GPU: `nvidia-smi` tells.",
+                    zh: "唯一列出的进程 PID {pid} 占用了 {held}，而报错在说明它是不是本进程的部分之前就被截断了。多半是本进程（在容器里 PyTorch 以宿主机上的 PID 列出自己的进程）：那样的话，此时工作负载需要的显存比这块 GPU 有的多。如果 PID {pid} 是别的程序，就是它占着 GPU：用 `nvidia-smi` 可以确认。",
+                    pid = p.0,
+                    held = fmt(p.1)
+                )
+            }
+            _ if super::cut_in_process_list(f) => say!(
+                en: "The message is cut after its process lines, before this process's own line and PyTorch's figures, which say what this process holds: the workload probably needs more memory than this GPU has at this point, but the missing part decides. `nvidia-smi` shows who holds the rest.",
+                zh: "报错在进程行之后、本进程那一行和 PyTorch 的数字之前就被截断了，而正是它们说明本进程占用了多少：此时工作负载多半需要比这块 GPU 更多的显存，但要由缺失的部分来定。用 `nvidia-smi` 可以看到其余显存被谁占着。"
+            ),
             (Some(x), Some(t), Some(a)) if desktop.is_some() => say!(
                 en: "Live tensors take {allocated} of the {total} card and the next allocation needed {request} more. The other {outside} outside PyTorch is about what the CUDA context and the display take on a desktop card of this size, not another job: the card is too small for this workload as it is set up.",
                 zh: "存活张量占了这块 {total} 的卡上的 {allocated}，下一次分配还要 {request}。PyTorch 之外的其余 {outside}，在这么大的桌面显卡上大约就是 CUDA 上下文和显示占用的量，不是别的任务：按现在的设置，这块卡放不下这个工作负载。",
@@ -1176,7 +1240,12 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             s.allocated_bytes.unwrap_or(0),
             verdict(
                 Code::CapacityExhausted,
-                if desktop.is_some() {
+                if super::cut_in_process_list(f) {
+                    say!(
+                        en: "The workload probably does not fit in GPU memory",
+                        zh: "工作负载多半放不进显存"
+                    )
+                } else if desktop.is_some() {
                     say!(
                         en: "The card is too small for this workload",
                         zh: "这块卡对这个工作负载来说太小了"

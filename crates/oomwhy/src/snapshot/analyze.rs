@@ -441,7 +441,7 @@ fn missing_oom(s: &Snapshot) -> String {
 
 /// The Chinese of a reason [`missing_oom`] wrote (the report keeps the
 /// English); the English itself for a text it did not write.
-pub(super) fn missing_oom_zh(en: &str) -> String {
+pub(crate) fn missing_oom_zh(en: &str) -> String {
     if en.starts_with("This is the bare segment list") {
         "这是 torch.cuda.memory_snapshot() 返回的单纯段列表：它没有 trace，所以不可能包含 `oom` 事件。".into()
     } else if en.starts_with("The trace holds only the `snapshot` marker") {

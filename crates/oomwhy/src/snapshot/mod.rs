@@ -10,8 +10,7 @@ mod answer;
 pub mod model;
 pub mod pickle;
 
-pub(crate) use answer::headline;
-pub use answer::{after_explain, join, text_sections};
+pub use answer::{join, text_sections};
 pub use pickle::PickleError;
 
 use crate::record::Finding;
