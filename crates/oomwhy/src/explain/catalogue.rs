@@ -6,7 +6,7 @@
 //! gathers them, and its test checks over every fixture that no fix is
 //! offered where its own entry says it cannot apply.
 
-use super::setting::{Framework, Release, Runtime, Setting, Vendor};
+use super::setting::{Framework, Program, Release, Runtime, Setting, Vendor};
 
 /// What applying a fix costs. Fixes that follow the same verdict are
 /// offered cheapest first.
@@ -67,6 +67,9 @@ pub(crate) struct FixSpec {
     pub engines: Engines,
     pub phases: Phases,
     pub cost: Cost,
+    /// The fix changes a model's workload (batch size, precision, a smaller
+    /// or quantised model): not for a program that runs no model.
+    pub models_only: bool,
     /// Where the option or API is documented.
     pub sources: &'static [&'static str],
 }
@@ -89,6 +92,7 @@ impl FixSpec {
             engines: Engines::Any,
             phases: Phases::Any,
             cost: Cost::Free,
+            models_only: false,
             sources: &[],
         }
     }
@@ -120,6 +124,10 @@ impl FixSpec {
         self.cost = cost;
         self
     }
+    pub(crate) const fn models_only(mut self) -> FixSpec {
+        self.models_only = true;
+        self
+    }
     pub(crate) const fn sources(mut self, sources: &'static [&'static str]) -> FixSpec {
         self.sources = sources;
         self
@@ -137,6 +145,20 @@ impl FixSpec {
                 "for {:?}, the finding is {:?}",
                 self.frameworks, s.framework
             ));
+        }
+        // A native program that names itself runs no Python framework: a
+        // framework's API is not for it, though its framework is unknown.
+        if !self.frameworks.is_empty()
+            && s.program.is_native()
+            && !self.frameworks.contains(&s.framework)
+        {
+            return Some(format!(
+                "for {:?}, the finding is {:?}",
+                self.frameworks, s.program
+            ));
+        }
+        if self.models_only && s.program == Program::NoModel {
+            return Some("for a model's workload, the program runs no model".into());
         }
         if !self.vendors.is_empty()
             && s.vendor != Vendor::Unknown

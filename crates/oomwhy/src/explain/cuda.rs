@@ -175,6 +175,13 @@ fn runtime_oom_verdict(f: &Finding) -> Verdict {
 }
 
 fn runtime_oom_fixes(f: &Finding, out: &mut Vec<Fix>) {
+    // A program that names itself (FFmpeg's NVENC, darknet) is fixed
+    // through its own settings.
+    let own = super::generic::program_fixes(f);
+    if !own.is_empty() {
+        out.extend(own);
+        return;
+    }
     // Expandable segments are PyTorch's: offered only where PyTorch shows
     // (FFmpeg, Blender and other driver-API users print the same error).
     if f.era == Some(Era::Driver) && Framework::of(f) == Framework::PyTorch {
@@ -280,7 +287,9 @@ pub(super) const CHECK_GPU_HOLDERS: FixSpec = FixSpec::new(
 .cost(Cost::Look);
 
 const REDUCE_WORKLOAD: FixSpec =
-    FixSpec::new("reduce-workload", "Reduce the workload", "减小工作负载").cost(Cost::Quality);
+    FixSpec::new("reduce-workload", "Reduce the workload", "减小工作负载")
+        .models_only()
+        .cost(Cost::Quality);
 
 /// CUDA_LAUNCH_BLOCKING is NVIDIA's CUDA runtime variable.
 const FIND_REAL_KERNEL: FixSpec = FixSpec::new(

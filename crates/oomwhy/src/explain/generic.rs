@@ -440,6 +440,12 @@ const STOP_PREALLOCATION: FixSpec = FixSpec::new(
 ]);
 
 fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
+    // A program that names itself is fixed through its own settings.
+    let own = program_fixes(f);
+    if !own.is_empty() {
+        out.extend(own);
+        return;
+    }
     match f.era {
         Some(Era::TritonSharedMemory) => {
             out.push(fix(
@@ -577,8 +583,97 @@ fn fewer_layers() -> Fix {
     )
 }
 
+/// NVENC's own status text and calls, and FFmpeg's NVENC encoders: what
+/// shows a hardware video encoder failed to open.
+const NVENC_WORDS: &[&str] = &["_nvenc", "nvenc", "NVENC", "OpenEncodeSessionEx"];
+
+/// The fixes of a program that names itself and whose memory is not a
+/// model's workload (NVENC) or is set in its own files (darknet's .cfg);
+/// empty for every other finding.
+pub(super) fn program_fixes(f: &Finding) -> Vec<Fix> {
+    let reporter = fact(f, fact::REPORTED_BY).unwrap_or("");
+    let nvenc = NVENC_WORDS
+        .iter()
+        .any(|w| f.text.contains(w) || reporter.contains(w));
+    if nvenc {
+        return vec![
+            fix(
+                &NVENC_FEWER_SESSIONS,
+                say!(
+                    en: "NVENC reports out of memory when it cannot open another encode session, whatever the free memory: GeForce cards allow only a few sessions at once per system (the driver's limit has been 3, then 5 from 2023 and 8 from drivers of 2024; NVIDIA's Video Encode and Decode GPU Support Matrix lists it). Count the encoders running at once (ffmpeg processes, OBS, Plex, a game recorder: `nvidia-smi --query-gpu=encoder.stats.sessionCount --format=csv`) and run fewer in parallel.",
+                    zh: "NVENC 无法再打开一个编码会话时就会报显存不足，不管还剩多少显存：GeForce 卡整个系统同时只允许几个会话（驱动的上限先是 3 个，2023 年起是 5 个，2024 年起的驱动是 8 个；NVIDIA 的 Video Encode and Decode GPU Support Matrix 列出了这个数）。数一数同时在跑的编码器（ffmpeg 进程、OBS、Plex、录屏软件：`nvidia-smi --query-gpu=encoder.stats.sessionCount --format=csv`），少并行几个。"
+                ),
+            ),
+            fix(
+                &NVENC_DRIVER_FOR_FFMPEG,
+                say!(
+                    en: "Each FFmpeg build needs at least the NVIDIA driver its NVENC API headers (nv-codec-headers) were made for; with an older driver the encoder fails to open. Install a current driver, or use an FFmpeg build made for the driver you have.",
+                    zh: "每个 FFmpeg 版本都要求不低于它的 NVENC API 头文件（nv-codec-headers）所对应的 NVIDIA 驱动；驱动更旧时编码器会打不开。装一个新的驱动，或者换一个针对你现有驱动编译的 FFmpeg。"
+                ),
+            ),
+            fix(
+                &super::cuda::CHECK_GPU_HOLDERS,
+                say!(
+                    en: "Run `nvidia-smi`: another encoder or a program that fills the GPU's memory keeps NVENC from creating its CUDA context. Stop it, or choose another GPU (FFmpeg: -gpu N for the nvenc encoders).",
+                    zh: "运行 `nvidia-smi`：另一个编码器，或占满显存的程序，会让 NVENC 建不了它的 CUDA 上下文。结束它，或换一块 GPU（FFmpeg 的 nvenc 编码器用 -gpu N）。"
+                ),
+            ),
+        ];
+    }
+    if reporter == "darknet" {
+        return vec![
+            fix(
+                &DARKNET_SMALLER_PASSES,
+                say!(
+                    en: "In the model's .cfg, keep batch and raise subdivisions (16, 32 or 64) so each pass on the GPU holds batch/subdivisions images, or lower width and height (multiples of 32); random=1 in the detection layers resizes the network while training and needs more memory, random=0 does not.",
+                    zh: "在模型的 .cfg 里保持 batch 不变、调大 subdivisions（16、32 或 64），让每次上 GPU 的只有 batch/subdivisions 张图；或者调小 width 和 height（32 的倍数）；检测层里的 random=1 会在训练中放大网络，需要更多显存，random=0 则不会。"
+                ),
+            ),
+            fix(
+                &super::cuda::CHECK_GPU_HOLDERS,
+                say!(
+                    en: "Run `nvidia-smi`: if other processes fill the card, even creating the GPU context (a few hundred MiB) fails. Stop them or choose another GPU (darknet: -gpus N, or CUDA_VISIBLE_DEVICES=N).",
+                    zh: "运行 `nvidia-smi`：如果其他进程占满了这块卡，连创建 GPU 上下文（几百 MiB）都会失败。结束它们，或换一块 GPU（darknet 用 -gpus N，或 CUDA_VISIBLE_DEVICES=N）。"
+                ),
+            ),
+        ];
+    }
+    Vec::new()
+}
+
+/// NVENC's concurrent-session limit on consumer cards.
+const NVENC_FEWER_SESSIONS: FixSpec = FixSpec::new(
+    "nvenc-fewer-sessions",
+    "Run fewer encoding sessions at once",
+    "同时少开几个编码会话",
+)
+.vendors(&[Vendor::Nvidia])
+.cost(Cost::Speed)
+.sources(&["NVIDIA: Video Encode and Decode GPU Support Matrix (concurrent sessions)"]);
+
+/// FFmpeg's nv-codec-headers and the driver they need.
+const NVENC_DRIVER_FOR_FFMPEG: FixSpec = FixSpec::new(
+    "nvenc-driver-for-ffmpeg",
+    "Use a driver recent enough for FFmpeg's NVENC",
+    "用足够新的驱动来跑 FFmpeg 的 NVENC",
+)
+.vendors(&[Vendor::Nvidia])
+.sources(&["FFmpeg: nv-codec-headers README (minimum driver versions)"]);
+
+/// darknet's .cfg: batch, subdivisions, width, height, random.
+const DARKNET_SMALLER_PASSES: FixSpec = FixSpec::new(
+    "darknet-smaller-passes",
+    "Put fewer images on the GPU per pass",
+    "让每次上 GPU 的图片少一些",
+)
+.cost(Cost::Speed)
+.sources(&["darknet (AlexeyAB) README: How to train (subdivisions, width, height, random)"]);
+
 /// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
+    NVENC_FEWER_SESSIONS,
+    NVENC_DRIVER_FOR_FFMPEG,
+    DARKNET_SMALLER_PASSES,
     FEWER_LAYERS,
     FREE_THE_GPU,
     CLOSE_OTHER_GPU_PROGRAMS,

@@ -185,6 +185,77 @@ impl Framework {
     }
 }
 
+/// What kind of program reported the finding, where it names itself: the
+/// program decides the advice. Advice about a model's workload (batch
+/// size, precision, a smaller or quantised model) is for programs that run
+/// a model; a Python framework's API is for programs that run in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Program {
+    /// Python code, a framework, or nothing the finding names.
+    Unknown,
+    /// A native program that runs a model through its own options
+    /// (llama.cpp's ggml, darknet, TensorRT): workload fixes apply through
+    /// that program, no Python framework's API does.
+    NativeModel,
+    /// A program that runs no model: a video encoder (FFmpeg's NVENC), a
+    /// renderer (Blender's Cycles), a miner, a CUDA sample, a script in
+    /// another language. Neither workload fixes nor framework APIs apply.
+    NoModel,
+}
+
+/// Reporters (the `reported_by` fact, or the program a line names) that
+/// run a model natively.
+const NATIVE_MODEL_REPORTERS: &[&str] = &["darknet", "TensorRT", "ggml", "llama.cpp"];
+
+/// Reporters that run no model.
+const NO_MODEL_REPORTERS: &[&str] = &["FFmpeg", "Blender", "Cycles", "ccminer", "deviceQuery"];
+
+/// Words of a finding's text that only a program running no model prints:
+/// NVENC's session call, Blender Cycles' device allocation, the CUDA
+/// samples' device query.
+const NO_MODEL_TEXT: &[&str] = &[
+    "OpenEncodeSessionEx",
+    "nvEncOpenEncodeSessionEx",
+    "_nvenc",
+    "cuMemAlloc(&device_pointer",
+    "cudaGetDeviceCount returned",
+];
+
+/// Processes the kernel's OOM killer names that are no Python interpreter
+/// (`perl`, `java`, a shell): their memory is not a model's.
+const NOT_PYTHON_PROCESSES: &[&str] = &["perl", "java", "node", "bash", "sh", "ruby", "Rscript"];
+
+impl Program {
+    pub(crate) fn of(f: &Finding) -> Program {
+        if Framework::of(f) == Framework::Ggml {
+            return Program::NativeModel;
+        }
+        // A traceback or an exception class is Python's: what the message
+        // names inside it is a library the script called.
+        if f.traceback.is_some() || f.exception.is_some() {
+            return Program::Unknown;
+        }
+        let reporter = f.facts.get(fact::REPORTED_BY).map_or("", String::as_str);
+        let named = |names: &[&str]| names.iter().any(|n| reporter.starts_with(n));
+        if named(NO_MODEL_REPORTERS) || NO_MODEL_TEXT.iter().any(|w| f.text.contains(w)) {
+            return Program::NoModel;
+        }
+        if named(NATIVE_MODEL_REPORTERS) {
+            return Program::NativeModel;
+        }
+        let process = f.facts.get(fact::PROCESS).map_or("", String::as_str);
+        if NOT_PYTHON_PROCESSES.contains(&process) {
+            return Program::NoModel;
+        }
+        Program::Unknown
+    }
+
+    /// A native program named itself: no Python framework's API applies.
+    pub(crate) fn is_native(self) -> bool {
+        self != Program::Unknown
+    }
+}
+
 /// What a finding ran in, read once: the facts every fix's applicability
 /// is checked against.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -196,6 +267,8 @@ pub(crate) struct Setting {
     pub loading: bool,
     /// The PyTorch releases the message form allows (first, last).
     pub torch: (Release, Option<Release>),
+    /// The kind of program that reported the finding.
+    pub program: Program,
 }
 
 impl Setting {
@@ -206,6 +279,7 @@ impl Setting {
             runtime: Runtime::of(f),
             loading: is_loading(f),
             torch: torch_releases(f),
+            program: Program::of(f),
         }
     }
 }
