@@ -306,6 +306,14 @@ impl Family for GenericOom {
                 "ggml's Vulkan backend (llama.cpp)".into(),
             );
         }
+        // TensorRT's source location before the code names where the
+        // memory ran out (`[virtualMemoryBuffer.cpp::resizePhysical::144]`:
+        // the builder's buffer for a tactic).
+        if phrase.id == Era::Tensorrt {
+            if let Some(at) = tensorrt_location(message.prefix) {
+                finding.facts.insert(fact::LOCATION.into(), at.to_string());
+            }
+        }
         if phrase.id == Era::CudaDriver && size_patterns().async_request.is_match(&joined) {
             finding.facts.insert(
                 fact::REPORTED_BY.into(),
@@ -315,6 +323,16 @@ impl Family for GenericOom {
         read_sizes(&mut finding, &joined, phrase.id);
         Some(finding)
     }
+}
+
+/// The last `[FILE::FUNC::LINE]` before TensorRT's error code.
+fn tensorrt_location(prefix: &str) -> Option<&str> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| constant_regex(r"\[(\w+\.(?:cpp|cu|h)::\w+::\d+)\]"))
+        .captures_iter(prefix)
+        .last()
+        .and_then(|c| c.get(1))
+        .map(|m| m.as_str())
 }
 
 /// Fills in the sizes a phrase states; states nothing it does not say.

@@ -485,6 +485,9 @@ fn reporter(line: &str, exception: Option<&str>, statement: Statement) -> String
     if let Some(c) = p.ffmpeg_context.captures(line) {
         return format!("FFmpeg ({})", &c[1]);
     }
+    if super::status::shows_tensorrt(line) {
+        return "TensorRT".into();
+    }
     if line.contains("(raylet)") {
         return "Ray's raylet (its memory monitor)".into();
     }

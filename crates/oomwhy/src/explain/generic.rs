@@ -278,7 +278,7 @@ fn generic_verdict(f: &Finding) -> Verdict {
                 s = s
             ),
             None => say!(
-                en: "TensorRT could not get the memory it needed of GPU memory (Error Code 2: OutOfMemory), while building an engine (its tactics and workspace) or running it.",
+                en: "TensorRT could not get the GPU memory it needed (Error Code 2: OutOfMemory), while building an engine (its tactics and workspace) or running it.",
                 zh: "TensorRT 拿不到它需要的显存（Error Code 2: OutOfMemory），发生在构建 engine（它的 tactic 和 workspace）或运行它的时候。"
             ),
         },
@@ -301,6 +301,7 @@ fn generic_verdict(f: &Finding) -> Verdict {
             )
         }
     };
+    let what = what.then(skipped_tactic_note(f));
     let repeated = if f.occurrences > 1 {
         say!(
             en: "The same failure was printed {n} times in a row (a retry loop).",
@@ -317,6 +318,29 @@ fn generic_verdict(f: &Finding) -> Verdict {
             zh: "一次 GPU 显存分配失败：显存不足"
         ),
         what.then(repeated),
+    )
+}
+
+/// TensorRT's builder reports the memory a tactic could not get (its
+/// virtual memory buffer's `resizePhysical`, `skipping tactic ... due to
+/// exception`, autotuning's buffer) and goes on with the next tactic.
+fn is_skipped_tactic(f: &Finding) -> bool {
+    let tensorrt = f.era == Some(Era::Tensorrt) || fact(f, fact::REPORTED_BY) == Some("TensorRT");
+    const MARKS: &[&str] = &["resizePhysical", "skipping tactic", "autotuning"];
+    let location = fact(f, fact::LOCATION).unwrap_or("");
+    tensorrt
+        && MARKS
+            .iter()
+            .any(|m| f.text.contains(m) || location.contains(m))
+}
+
+fn skipped_tactic_note(f: &Finding) -> Said {
+    if !is_skipped_tactic(f) {
+        return Said::default();
+    }
+    say!(
+        en: "TensorRT prints this while building an engine when one tactic's memory does not fit, then tries the next tactic: by itself it is not fatal. If the build went on and wrote the engine, the engine is valid (a tactic that needed more memory was skipped, which can make it slower); only a build that stops here failed for lack of memory.",
+        zh: "TensorRT 在构建 engine 时，如果某个 tactic 需要的显存放不下，就会打印这条错误，然后尝试下一个 tactic：它本身并不致命。如果构建继续下去并写出了 engine，这个 engine 是有效的（只是跳过了一个需要更多显存的 tactic，可能会慢一些）；只有在这里停下的构建才是因为显存不足而失败。"
     )
 }
 
@@ -480,13 +504,6 @@ fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
                 ),
             ));
         }
-        Some(Era::Tensorrt) => out.push(fix(
-            &TENSORRT_SMALLER_LIMITS,
-            say!(
-                en: "Lower the engine's maximum batch size and sequence lengths (its optimisation profiles; for TensorRT-LLM max_batch_size, max_input_len, max_seq_len) and the builder's workspace limit, and build on a GPU nothing else uses.",
-                zh: "调小 engine 的最大 batch size 和序列长度（它的优化 profile；TensorRT-LLM 里是 max_batch_size、max_input_len、max_seq_len）以及 builder 的 workspace 上限，并在没有其他程序使用的 GPU 上构建。"
-            ),
-        )),
         Some(Era::Metal) => {
             out.push(workload_fix());
             out.push(fix(
@@ -620,6 +637,26 @@ pub(super) fn program_fixes(f: &Finding) -> Vec<Fix> {
             ),
         ];
     }
+    if f.era == Some(Era::Tensorrt) || reporter == "TensorRT" {
+        let mut fixes = Vec::new();
+        if is_skipped_tactic(f) {
+            fixes.push(fix(
+                &TENSORRT_CHECK_BUILD_FINISHED,
+                say!(
+                    en: "Look at the end of the build log: if TensorRT went on and wrote the engine (trtexec prints that the engine was built and saved), this error only skipped a tactic and can be ignored. Build on a GPU nothing else uses to let TensorRT try the tactics that need more memory.",
+                    zh: "看构建日志的结尾：如果 TensorRT 继续下去并写出了 engine（trtexec 会打印 engine 已构建并保存），这个错误只是跳过了一个 tactic，可以忽略。在没有其他程序使用的 GPU 上构建，TensorRT 才能尝试那些需要更多显存的 tactic。"
+                ),
+            ));
+        }
+        fixes.push(fix(
+            &TENSORRT_SMALLER_LIMITS,
+            say!(
+                en: "Lower the engine's maximum batch size and sequence lengths (its optimisation profiles; for TensorRT-LLM max_batch_size, max_input_len, max_seq_len) and the builder's workspace limit, and build on a GPU nothing else uses.",
+                zh: "调小 engine 的最大 batch size 和序列长度（它的优化 profile；TensorRT-LLM 里是 max_batch_size、max_input_len、max_seq_len）以及 builder 的 workspace 上限，并在没有其他程序使用的 GPU 上构建。"
+            ),
+        ));
+        return fixes;
+    }
     if reporter == "darknet" {
         return vec![
             fix(
@@ -660,6 +697,15 @@ const NVENC_DRIVER_FOR_FFMPEG: FixSpec = FixSpec::new(
 .vendors(&[Vendor::Nvidia])
 .sources(&["FFmpeg: nv-codec-headers README (minimum driver versions)"]);
 
+/// TensorRT's builder skips a tactic whose memory does not fit.
+const TENSORRT_CHECK_BUILD_FINISHED: FixSpec = FixSpec::new(
+    "tensorrt-check-build-finished",
+    "Check whether the engine was built",
+    "先看 engine 是否已经构建出来",
+)
+.cost(Cost::Look)
+.sources(&["TensorRT Developer Guide: tactic selection and memory (builder workspace)"]);
+
 /// darknet's .cfg: batch, subdivisions, width, height, random.
 const DARKNET_SMALLER_PASSES: FixSpec = FixSpec::new(
     "darknet-smaller-passes",
@@ -673,6 +719,7 @@ const DARKNET_SMALLER_PASSES: FixSpec = FixSpec::new(
 pub(super) const FIXES: &[FixSpec] = &[
     NVENC_FEWER_SESSIONS,
     NVENC_DRIVER_FOR_FFMPEG,
+    TENSORRT_CHECK_BUILD_FINISHED,
     DARKNET_SMALLER_PASSES,
     FEWER_LAYERS,
     FREE_THE_GPU,
