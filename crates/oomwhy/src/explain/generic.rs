@@ -255,6 +255,12 @@ fn generic_verdict(f: &Finding) -> Verdict {
             }
         }
         Some(Era::Paddle) => paddle_what(f, size.as_deref(), &on_en, &on_zh),
+        // Without ggml's buffers or a stated size nothing shows what the
+        // program put on the GPU: the verdict does not guess its size.
+        Some(Era::Vulkan) if !vulkan_shows_workload(f) => say!(
+            en: "A Vulkan device-memory allocation failed (VK_ERROR_OUT_OF_DEVICE_MEMORY). The message states no sizes, so it does not show that the program's data is too large for the GPU: this error can also come from the driver or from the library's choice of memory heap, not only from a full GPU.",
+            zh: "一次 Vulkan 设备内存（显存）分配失败（VK_ERROR_OUT_OF_DEVICE_MEMORY）。报错里没有任何大小，所以看不出是程序的数据对这块 GPU 来说太大：这个错误也可能来自驱动，或来自库对内存堆（heap）的选择，不一定是 GPU 被占满了。"
+        ),
         Some(Era::Vulkan) => {
             let ggml = fact(f, fact::REPORTED_BY).filter(|r| r.contains("ggml"));
             both(
@@ -319,6 +325,13 @@ fn generic_verdict(f: &Finding) -> Verdict {
         ),
         what.then(repeated),
     )
+}
+
+/// A Vulkan failure whose message shows what was on the GPU: ggml's
+/// buffers, or a stated size.
+fn vulkan_shows_workload(f: &Finding) -> bool {
+    fact(f, fact::REPORTED_BY).is_some_and(|r| r.contains("ggml"))
+        || f.sizes.requested_bytes.is_some()
 }
 
 /// TensorRT's builder reports the memory a tactic could not get (its
@@ -494,7 +507,11 @@ fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
         Some(Era::Paddle) => out.push(free_the_gpu(f)),
         Some(Era::Vulkan) => {
             let ggml = fact(f, fact::REPORTED_BY).is_some_and(|r| r.contains("ggml"));
-            out.push(if ggml { fewer_layers() } else { workload_fix() });
+            if ggml {
+                out.push(fewer_layers());
+            } else if vulkan_shows_workload(f) {
+                out.push(workload_fix());
+            }
             // Vulkan runs on any vendor's GPU: no one vendor's tools.
             out.push(fix(
                 &CLOSE_OTHER_GPU_PROGRAMS,
@@ -503,6 +520,15 @@ fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
                     zh: "另一个模型服务、游戏或浏览器的 GPU 进程也占着显存；用你的 GPU 厂商的工具（nvidia-smi、rocm-smi，或 Windows 任务管理器的 GPU 视图）查看谁占了多少。"
                 ),
             ));
+            if !vulkan_shows_workload(f) {
+                out.push(fix(
+                    &UPDATE_VULKAN_DRIVER_AND_LIBRARY,
+                    say!(
+                        en: "If the GPU is not full, the size of the work is not the cause: update the GPU driver and the Vulkan library the program uses, and report the failure to that library with the driver version and `vulkaninfo`'s memory heaps.",
+                        zh: "如果 GPU 并没有被占满，原因就不在工作量的大小：更新 GPU 驱动和程序所用的 Vulkan 库，并把驱动版本和 `vulkaninfo` 列出的内存堆一起报告给这个库。"
+                    ),
+                ));
+            }
         }
         Some(Era::Metal) => {
             out.push(workload_fix());
@@ -697,6 +723,14 @@ const NVENC_DRIVER_FOR_FFMPEG: FixSpec = FixSpec::new(
 .vendors(&[Vendor::Nvidia])
 .sources(&["FFmpeg: nv-codec-headers README (minimum driver versions)"]);
 
+/// The driver and the Vulkan library, for a failure no size explains.
+const UPDATE_VULKAN_DRIVER_AND_LIBRARY: FixSpec = FixSpec::new(
+    "update-vulkan-driver-and-library",
+    "Update the driver and the Vulkan library",
+    "更新驱动和 Vulkan 库",
+)
+.cost(Cost::Look);
+
 /// TensorRT's builder skips a tactic whose memory does not fit.
 const TENSORRT_CHECK_BUILD_FINISHED: FixSpec = FixSpec::new(
     "tensorrt-check-build-finished",
@@ -720,6 +754,7 @@ pub(super) const FIXES: &[FixSpec] = &[
     NVENC_FEWER_SESSIONS,
     NVENC_DRIVER_FOR_FFMPEG,
     TENSORRT_CHECK_BUILD_FINISHED,
+    UPDATE_VULKAN_DRIVER_AND_LIBRARY,
     DARKNET_SMALLER_PASSES,
     FEWER_LAYERS,
     FREE_THE_GPU,
