@@ -209,3 +209,83 @@ impl FixSpec {
         }
     }
 }
+
+/// The program decides the advice, checked over every fixture and every
+/// real paste in `fixtures/wild`: a finding whose program names itself as
+/// native gets no Python framework's API, and one whose program runs no
+/// model gets no model-workload advice, in any fix it is given.
+#[cfg(test)]
+mod program_fixes_over_the_fixtures {
+    use crate::explain::setting::{Program, Setting};
+    use std::path::Path;
+
+    /// Words that only a Python framework's advice uses.
+    const FRAMEWORK_WORDS: &[&str] = &[
+        "torch",
+        "PYTORCH_",
+        "TORCH_CUDA_ARCH_LIST",
+        "python ",
+        "DataLoader",
+        "XLA_PYTHON",
+        "tf.config",
+    ];
+
+    /// Words of advice about a model's workload.
+    const MODEL_WORDS: &[&str] = &["batch size", "quantised model", "gradient", "bfloat16"];
+
+    fn pastes() -> Vec<(String, String)> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+        let mut out = Vec::new();
+        for dir in [root.clone(), root.join("wild")] {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for path in entries.flatten().map(|e| e.path()) {
+                let name = path.to_string_lossy().into_owned();
+                let input = match path.extension().and_then(|e| e.to_str()) {
+                    Some("log") => true,
+                    // Beside the fixtures, .txt files are oomwhy's goldens.
+                    Some("txt") => dir != root,
+                    _ => false,
+                };
+                if input && !name.ends_with(".zh.txt") {
+                    if let Ok(bytes) = std::fs::read(&path) {
+                        out.push((name, String::from_utf8_lossy(&bytes).into_owned()));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_native_program_gets_its_own_fixes() {
+        let pastes = pastes();
+        assert!(pastes.len() > 500, "fixtures not found: {}", pastes.len());
+        let mut wrong = Vec::new();
+        let mut native = 0;
+        for (path, text) in &pastes {
+            for f in crate::decode_str(text) {
+                let program = Setting::of(&f).program;
+                if !program.is_native() {
+                    continue;
+                }
+                native += 1;
+                for fix in &f.diagnosis.fixes {
+                    let said = format!("{} {}", fix.title, fix.how);
+                    let mut words: Vec<&str> = FRAMEWORK_WORDS.to_vec();
+                    if program == Program::NoModel {
+                        words.extend(MODEL_WORDS);
+                    }
+                    for word in words.iter().filter(|w| said.contains(*w)) {
+                        wrong.push(format!("{path}: {} says {word:?} ({program:?})", fix.id));
+                    }
+                }
+            }
+        }
+        // FFmpeg's NVENC, darknet, llama.cpp, TensorRT, Blender's Cycles,
+        // deviceQuery and the OOM killer's perl are all among the pastes.
+        assert!(native >= 20, "only {native} native findings");
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+}
