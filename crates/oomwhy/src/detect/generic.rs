@@ -220,12 +220,14 @@ impl Family for GenericOom {
         }
         match first.id {
             Era::LlamaCpp | Era::Vulkan => size_patterns().buffer_of_size.is_match(next),
-            // TensorRT repeats the error and states the request on a warning line.
+            // TensorRT repeats the error and states the request on a warning
+            // line; TensorRT-LLM's builder then says whether the build failed.
             Era::Tensorrt => {
                 lines.len() < 12
                     && (next.contains("Requested amount of GPU memory")
                         || next.contains("Error Code 2:")
-                        || next.trim_end().ends_with("[E] 2:"))
+                        || next.trim_end().ends_with("[E] 2:")
+                        || next.contains(TENSORRT_BUILD_FAILED))
             }
             // RELION prints the request and the allocator's state after it.
             Era::Relion => lines.len() < 4 && next.contains("requestedSpace:"),
@@ -324,6 +326,10 @@ impl Family for GenericOom {
         Some(finding)
     }
 }
+
+/// TensorRT-LLM's builder after a failed build (`[TRT-LLM] [E] Engine
+/// building failed, please check the error log.`).
+pub(crate) const TENSORRT_BUILD_FAILED: &str = "Engine building failed";
 
 /// The last `[FILE::FUNC::LINE]` before TensorRT's error code.
 fn tensorrt_location(prefix: &str) -> Option<&str> {

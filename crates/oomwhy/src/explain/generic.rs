@@ -297,7 +297,7 @@ fn generic_verdict(f: &Finding) -> Verdict {
             both(
                 format!(
                     "{} reported that an allocation failed{on_en}.",
-                    reporter.unwrap_or("The backend")
+                    capitalise(reporter.unwrap_or("The backend"))
                 ),
                 format!(
                     "{} 报告{}一次分配失败了。",
@@ -347,9 +347,21 @@ fn is_skipped_tactic(f: &Finding) -> bool {
             .any(|m| f.text.contains(m) || location.contains(m))
 }
 
+/// The log shows the engine build failed right after the error.
+fn build_failed(f: &Finding) -> bool {
+    f.text
+        .contains(crate::detect::generic::TENSORRT_BUILD_FAILED)
+}
+
 fn skipped_tactic_note(f: &Finding) -> Said {
     if !is_skipped_tactic(f) {
         return Said::default();
+    }
+    if build_failed(f) {
+        return say!(
+            en: "The builder went on after the first failures, but the log shows the engine build failed: the engine needs more memory than this GPU had free.",
+            zh: "builder 在最初几次失败后还继续了，但日志显示 engine 构建失败了：这个 engine 需要的显存比这块 GPU 当时空闲的多。"
+        );
     }
     say!(
         en: "TensorRT prints this while building an engine when one tactic's memory does not fit, then tries the next tactic: by itself it is not fatal. If the build went on and wrote the engine, the engine is valid (a tactic that needed more memory was skipped, which can make it slower); only a build that stops here failed for lack of memory.",
@@ -648,10 +660,10 @@ pub(super) fn program_fixes(f: &Finding) -> Vec<Fix> {
                 ),
             ),
             fix(
-                &NVENC_DRIVER_FOR_FFMPEG,
+                &NVENC_DRIVER_FOR_ENCODER,
                 say!(
-                    en: "Each FFmpeg build needs at least the NVIDIA driver its NVENC API headers (nv-codec-headers) were made for; with an older driver the encoder fails to open. Install a current driver, or use an FFmpeg build made for the driver you have.",
-                    zh: "每个 FFmpeg 版本都要求不低于它的 NVENC API 头文件（nv-codec-headers）所对应的 NVIDIA 驱动；驱动更旧时编码器会打不开。装一个新的驱动，或者换一个针对你现有驱动编译的 FFmpeg。"
+                    en: "A program built with a newer NVENC API than the driver supports cannot open the encoder (FFmpeg: each release's nv-codec-headers name the minimum driver). Install a current driver, or use a build of the program made for the driver you have.",
+                    zh: "程序编译时用的 NVENC API 比驱动支持的新，就打不开编码器（FFmpeg：每个版本的 nv-codec-headers 都写明了最低驱动版本）。装一个新的驱动，或者换一个针对你现有驱动编译的程序版本。"
                 ),
             ),
             fix(
@@ -665,7 +677,7 @@ pub(super) fn program_fixes(f: &Finding) -> Vec<Fix> {
     }
     if f.era == Some(Era::Tensorrt) || reporter == "TensorRT" {
         let mut fixes = Vec::new();
-        if is_skipped_tactic(f) {
+        if is_skipped_tactic(f) && !build_failed(f) {
             fixes.push(fix(
                 &TENSORRT_CHECK_BUILD_FINISHED,
                 say!(
@@ -714,11 +726,12 @@ const NVENC_FEWER_SESSIONS: FixSpec = FixSpec::new(
 .cost(Cost::Speed)
 .sources(&["NVIDIA: Video Encode and Decode GPU Support Matrix (concurrent sessions)"]);
 
-/// FFmpeg's nv-codec-headers and the driver they need.
-const NVENC_DRIVER_FOR_FFMPEG: FixSpec = FixSpec::new(
-    "nvenc-driver-for-ffmpeg",
-    "Use a driver recent enough for FFmpeg's NVENC",
-    "用足够新的驱动来跑 FFmpeg 的 NVENC",
+/// The NVENC API a program was built with and the driver it needs
+/// (FFmpeg's nv-codec-headers).
+const NVENC_DRIVER_FOR_ENCODER: FixSpec = FixSpec::new(
+    "nvenc-driver-for-encoder",
+    "Use a driver recent enough for the encoder's NVENC API",
+    "用足够新、能支持编码器所用 NVENC API 的驱动",
 )
 .vendors(&[Vendor::Nvidia])
 .sources(&["FFmpeg: nv-codec-headers README (minimum driver versions)"]);
@@ -752,7 +765,7 @@ const DARKNET_SMALLER_PASSES: FixSpec = FixSpec::new(
 /// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
     NVENC_FEWER_SESSIONS,
-    NVENC_DRIVER_FOR_FFMPEG,
+    NVENC_DRIVER_FOR_ENCODER,
     TENSORRT_CHECK_BUILD_FINISHED,
     UPDATE_VULKAN_DRIVER_AND_LIBRARY,
     DARKNET_SMALLER_PASSES,
