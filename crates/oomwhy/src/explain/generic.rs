@@ -35,10 +35,15 @@ impl Explain for GenericOom {
     }
 }
 
-/// `en` and `zh` put together where pieces of the sentence (the device,
-/// the program, a size that may be missing) differ by language.
-fn both(en: String, zh: String) -> Said {
-    Said { en, zh }
+/// A fragment that is empty in both languages when `value` is `None`.
+fn maybe(value: Option<&str>, en: impl Fn(&str) -> String, zh: impl Fn(&str) -> String) -> Said {
+    match value {
+        Some(v) => Said {
+            en: en(v),
+            zh: zh(v),
+        },
+        None => Said::default(),
+    }
 }
 
 fn generic_headline(f: &Finding) -> Said {
@@ -119,9 +124,11 @@ fn extra_limit(f: &Finding) -> Option<u64> {
 /// was computed wrong, and no memory setting bears on it.
 fn larger_than_the_gpu(f: &Finding) -> Option<Verdict> {
     let requested = f.sizes.requested_bytes?;
-    let who = fact(f, fact::REPORTED_BY);
-    let by_en = who.map(|who| format!(" ({who})")).unwrap_or_default();
-    let by_zh = who.map(|who| format!("（{who}）")).unwrap_or_default();
+    let by = maybe(
+        fact(f, fact::REPORTED_BY),
+        |who| format!(" ({who})"),
+        |who| format!("（{who}）"),
+    );
     let size = fmt(requested);
     let Some(total) = f.sizes.total_bytes else {
         return (requested >= LARGER_THAN_ANY_GPU).then(|| {
@@ -131,9 +138,11 @@ fn larger_than_the_gpu(f: &Finding) -> Option<Verdict> {
                     en: "One allocation is larger than any GPU",
                     zh: "单次分配就比任何 GPU 都大"
                 ),
-                both(
-                    format!("An allocation of {size} was requested in one piece{by_en}: more than any GPU has, so this is not memory pressure and no setting or freed memory can make room for it. The size itself is wrong: an overflowed or uninitialised dimension, or a negative size read as an unsigned number."),
-                    format!("一次性申请了 {size}{by_zh}：比任何 GPU 的显存都多，所以这不是显存吃紧，任何设置或释放出来的显存都腾不出这么大的空间。是这个大小本身算错了：维度溢出或未初始化，或者负数被当成了无符号数。"),
+                say_parts!(
+                    en: "An allocation of {size} was requested in one piece{by}: more than any GPU has, so this is not memory pressure and no setting or freed memory can make room for it. The size itself is wrong: an overflowed or uninitialised dimension, or a negative size read as an unsigned number.",
+                    zh: "一次性申请了 {size}{by}：比任何 GPU 的显存都多，所以这不是显存吃紧，任何设置或释放出来的显存都腾不出这么大的空间。是这个大小本身算错了：维度溢出或未初始化，或者负数被当成了无符号数。",
+                    size = Said::same(&size),
+                    by = by.clone()
                 ),
             )
         });
@@ -146,9 +155,12 @@ fn larger_than_the_gpu(f: &Finding) -> Option<Verdict> {
                 en: "One allocation is larger than this GPU",
                 zh: "单次分配就比这块 GPU 还大"
             ),
-            both(
-                format!("An allocation of {size} was requested on a GPU with {total} in all{by_en}: no setting and no freed memory can make room for it. An array is far larger than intended: a shape bug, a whole dataset put on the device, or an attention or pairwise matrix over very long inputs."),
-                format!("在一块总共只有 {total} 的 GPU 上一次性申请了 {size}{by_zh}：任何设置或释放出来的显存都腾不出这么大的空间。某个数组比预想的大得多：形状写错了、把整个数据集放上了设备，或者对超长输入算注意力矩阵或两两矩阵。"),
+            say_parts!(
+                en: "An allocation of {size} was requested on a GPU with {total} in all{by}: no setting and no freed memory can make room for it. An array is far larger than intended: a shape bug, a whole dataset put on the device, or an attention or pairwise matrix over very long inputs.",
+                zh: "在一块总共只有 {total} 的 GPU 上一次性申请了 {size}{by}：任何设置或释放出来的显存都腾不出这么大的空间。某个数组比预想的大得多：形状写错了、把整个数据集放上了设备，或者对超长输入算注意力矩阵或两两矩阵。",
+                size = Said::same(&size),
+                total = Said::same(total),
+                by = by
             ),
         )
     })
@@ -157,27 +169,26 @@ fn larger_than_the_gpu(f: &Finding) -> Option<Verdict> {
 fn generic_verdict(f: &Finding) -> Verdict {
     let size = f.sizes.requested_bytes.map(fmt);
     let device = device_name(f);
-    let on_en = device
-        .as_deref()
-        .map(|d| format!(" on {d}"))
-        .unwrap_or_default();
-    let on_zh = device
-        .as_deref()
-        .map(|d| format!("在 {d} 上"))
-        .unwrap_or_default();
+    // " on GPU 0" / "在 GPU 0 上": where the device is named.
+    let on = maybe(
+        device.as_deref(),
+        |d| format!(" on {d}"),
+        |d| format!("在 {d} 上"),
+    );
+    let on_en = on.en.clone();
     if f.era == Some(Era::TritonSharedMemory) {
         let limit = extra_limit(f).map(fmt);
-        let first = both(
-            format!(
-                "A Triton kernel was compiled to use {} of shared memory per thread block, more than this GPU's limit of {}.",
-                size.as_deref().unwrap_or("more"),
-                limit.as_deref().unwrap_or("its")
-            ),
-            format!(
-                "Triton kernel 编译出来每个 thread block 要用{} shared memory，超过了这块 GPU 的上限{}。",
-                size.as_deref().map(|s| format!(" {s} 的")).unwrap_or_else(|| "的".into()),
-                limit.as_deref().map(|l| format!(" {l}")).unwrap_or_default()
-            ),
+        let first = say_parts!(
+            en: "A Triton kernel was compiled to use {amount} of shared memory per thread block, more than this GPU's limit of {limit}.",
+            zh: "Triton kernel 编译出来每个 thread block 要用{amount} shared memory，超过了这块 GPU 的上限{limit}。",
+            amount = Said {
+                en: size.clone().unwrap_or_else(|| "more".into()),
+                zh: size.as_deref().map(|s| format!(" {s} 的")).unwrap_or_else(|| "的".into()),
+            },
+            limit = Said {
+                en: limit.clone().unwrap_or_else(|| "its".into()),
+                zh: limit.as_deref().map(|l| format!(" {l}")).unwrap_or_default(),
+            }
         );
         return verdict(
             Code::SharedMemoryLimit,
@@ -192,17 +203,26 @@ fn generic_verdict(f: &Finding) -> Verdict {
         );
     }
     let what = match f.era {
-        Some(Era::LlamaCpp) => both(
-            format!("llama.cpp asked cudaMalloc for {}{on_en} and the driver refused: the model weights, the KV cache or a compute buffer do not fit in the free GPU memory.", size.as_deref().unwrap_or("a buffer")),
-            format!("llama.cpp {on_zh}向 cudaMalloc 申请{}，被驱动拒绝了：模型权重、KV cache 或某个计算缓冲区放不进空闲的显存。", size.as_deref().map(|s| format!(" {s}")).unwrap_or_else(|| "一个缓冲区".into())),
+        Some(Era::LlamaCpp) => say_parts!(
+            en: "llama.cpp asked cudaMalloc for {amount}{on} and the driver refused: the model weights, the KV cache or a compute buffer do not fit in the free GPU memory.",
+            zh: "llama.cpp {on}向 cudaMalloc 申请{amount}，被驱动拒绝了：模型权重、KV cache 或某个计算缓冲区放不进空闲的显存。",
+            amount = Said {
+                en: size.clone().unwrap_or_else(|| "a buffer".into()),
+                zh: size.as_deref().map(|s| format!(" {s}")).unwrap_or_else(|| "一个缓冲区".into()),
+            },
+            on = on.clone()
         ),
         Some(Era::Ctranslate2) => say!(
             en: "CTranslate2 (used by faster-whisper, WhisperX and others) failed a CUDA allocation: the model, the beams or the batch do not fit in the free GPU memory.",
             zh: "CTranslate2（faster-whisper、WhisperX 等都用它）的一次 CUDA 分配失败了：模型、beam 或 batch 放不进空闲的显存。"
         ),
-        Some(Era::Onnxruntime) => both(
-            format!("ONNX Runtime's memory arena could not get a buffer of {}. The message does not say whether that arena belongs to the CUDA execution provider or to the CPU; with the CUDA provider it is GPU memory.", size.as_deref().unwrap_or("the requested size")),
-            format!("ONNX Runtime 的内存池（arena）拿不到{}的缓冲区。报错没有说这个 arena 属于 CUDA execution provider 还是 CPU；如果是 CUDA provider，就是显存。", size.as_deref().map(|s| format!("一块 {s} ")).unwrap_or_else(|| "所申请大小".into())),
+        Some(Era::Onnxruntime) => say_parts!(
+            en: "ONNX Runtime's memory arena could not get a buffer of {amount}. The message does not say whether that arena belongs to the CUDA execution provider or to the CPU; with the CUDA provider it is GPU memory.",
+            zh: "ONNX Runtime 的内存池（arena）拿不到{amount}的缓冲区。报错没有说这个 arena 属于 CUDA execution provider 还是 CPU；如果是 CUDA provider，就是显存。",
+            amount = Said {
+                en: size.clone().unwrap_or_else(|| "the requested size".into()),
+                zh: size.as_deref().map(|s| format!("一块 {s} ")).unwrap_or_else(|| "所申请大小".into()),
+            }
         ),
         Some(Era::TorchOomClass) => say!(
             en: "PyTorch's OutOfMemoryError was raised, but without its allocator's usual \"Tried to allocate ...\" text: a library raised the class with its own message, or the message was cut off.",
@@ -220,19 +240,32 @@ fn generic_verdict(f: &Finding) -> Verdict {
             ),
         },
         Some(Era::CudaDriver) | Some(Era::CudaRuntime) | Some(Era::Hip) => {
-            let api = Said::same(if f.era == Some(Era::Hip) { "HIP" } else { "CUDA" });
+            let api = Said::same(if f.era == Some(Era::Hip) {
+                "HIP"
+            } else {
+                "CUDA"
+            });
             let error = fact(f, fact::ERROR_NAME);
             let error = Said {
                 en: error.unwrap_or("an out-of-memory error").to_string(),
                 zh: error.unwrap_or("显存不足").to_string(),
             };
             let amount = Said {
-                en: size.as_deref().map(|s| format!(" for {s}")).unwrap_or_default(),
-                zh: size.as_deref().map(|s| format!(" {s} ")).unwrap_or_default(),
+                en: size
+                    .as_deref()
+                    .map(|s| format!(" for {s}"))
+                    .unwrap_or_default(),
+                zh: size
+                    .as_deref()
+                    .map(|s| format!(" {s} "))
+                    .unwrap_or_default(),
             };
             let place = Said {
                 en: on_en.clone(),
-                zh: device.as_deref().map(|d| format!("在 {d} 上，")).unwrap_or_default(),
+                zh: device
+                    .as_deref()
+                    .map(|d| format!("在 {d} 上，"))
+                    .unwrap_or_default(),
             };
             if Framework::of(f) == Framework::CuPy {
                 say_parts!(
@@ -254,7 +287,7 @@ fn generic_verdict(f: &Finding) -> Verdict {
                 )
             }
         }
-        Some(Era::Paddle) => paddle_what(f, size.as_deref(), &on_en, &on_zh),
+        Some(Era::Paddle) => paddle_what(f, size.as_deref(), on.clone()),
         // Without ggml's buffers or a stated size nothing shows what the
         // program put on the GPU: the verdict does not guess its size.
         Some(Era::Vulkan) if !vulkan_shows_workload(f) => say!(
@@ -263,18 +296,15 @@ fn generic_verdict(f: &Finding) -> Verdict {
         ),
         Some(Era::Vulkan) => {
             let ggml = fact(f, fact::REPORTED_BY).filter(|r| r.contains("ggml"));
-            both(
-                format!(
-                    "A Vulkan device-memory allocation{}{on_en} failed (VK_ERROR_OUT_OF_DEVICE_MEMORY){}: what the program put on the GPU (for a language model: its weights, its context or KV cache, and compute buffers) does not fit in the free memory.",
-                    size.as_deref().map(|s| format!(" of {s}")).unwrap_or_default(),
-                    ggml.map(|r| format!(", in {r}")).unwrap_or_default()
-                ),
-                format!(
-                    "{}一次{}Vulkan 设备内存（显存）分配失败（VK_ERROR_OUT_OF_DEVICE_MEMORY）{}：程序放到 GPU 上的东西（对语言模型来说：权重、上下文或 KV cache，以及计算缓冲区）放不进空闲的显存。",
-                    device.as_deref().map(|d| format!("在 {d} 上，")).unwrap_or_default(),
-                    size.as_deref().map(|s| format!(" {s} 的 ")).unwrap_or_else(|| " ".into()),
-                    ggml.map(|r| format!("，发生在 {r} 中")).unwrap_or_default()
-                ),
+            say_parts!(
+                en: "A Vulkan device-memory allocation{amount}{place} failed (VK_ERROR_OUT_OF_DEVICE_MEMORY){inside}: what the program put on the GPU (for a language model: its weights, its context or KV cache, and compute buffers) does not fit in the free memory.",
+                zh: "{place}一次{amount}Vulkan 设备内存（显存）分配失败（VK_ERROR_OUT_OF_DEVICE_MEMORY）{inside}：程序放到 GPU 上的东西（对语言模型来说：权重、上下文或 KV cache，以及计算缓冲区）放不进空闲的显存。",
+                amount = Said {
+                    en: size.as_deref().map(|s| format!(" of {s}")).unwrap_or_default(),
+                    zh: size.as_deref().map(|s| format!(" {s} 的 ")).unwrap_or_else(|| " ".into()),
+                },
+                place = maybe(device.as_deref(), |d| format!(" on {d}"), |d| format!("在 {d} 上，")),
+                inside = maybe(ggml, |r| format!(", in {r}"), |r| format!("，发生在 {r} 中"))
             )
         }
         Some(Era::Tensorrt) => match size.as_deref() {
@@ -294,16 +324,14 @@ fn generic_verdict(f: &Finding) -> Verdict {
         ),
         _ => {
             let reporter = fact(f, fact::REPORTED_BY);
-            both(
-                format!(
-                    "{} reported that an allocation failed{on_en}.",
-                    capitalise(reporter.unwrap_or("The backend"))
-                ),
-                format!(
-                    "{} 报告{}一次分配失败了。",
-                    reporter.unwrap_or("后端"),
-                    device.as_deref().map(|d| format!("在 {d} 上的")).unwrap_or_default()
-                ),
+            say_parts!(
+                en: "{who} reported that an allocation failed{place}.",
+                zh: "{who} 报告{place}一次分配失败了。",
+                who = Said {
+                    en: capitalise(reporter.unwrap_or("The backend")),
+                    zh: reporter.unwrap_or("后端").to_string(),
+                },
+                place = maybe(device.as_deref(), |d| format!(" on {d}"), |d| format!("在 {d} 上的"))
             )
         }
     };
@@ -370,7 +398,7 @@ fn skipped_tactic_note(f: &Finding) -> Said {
 }
 
 /// What PaddlePaddle's allocator was refused, and Paddle's own advice.
-fn paddle_what(f: &Finding, size: Option<&str>, on_en: &str, on_zh: &str) -> Said {
+fn paddle_what(f: &Finding, size: Option<&str>, on: Said) -> Said {
     let free = f.sizes.free_bytes.map(fmt);
     // What Paddle's allocator already held on the GPU, when the message says.
     let used = f.sizes.extra.get("used_bytes").copied().flatten().map(fmt);
@@ -386,28 +414,24 @@ fn paddle_what(f: &Finding, size: Option<&str>, on_en: &str, on_zh: &str) -> Sai
             zh: "报错里 Paddle 自己的建议是：检查是否有其他进程在用这块 GPU；如果没有，就减小 batch。"
         ),
     };
-    both(
-        format!(
-            "PaddlePaddle's allocator asked the driver for {}{on_en} and was refused{}{}.",
-            size.unwrap_or("a new chunk"),
-            free.as_deref()
-                .map(|free| format!(": only {free} was still available"))
-                .unwrap_or_default(),
-            used.as_deref()
-                .map(|used| format!(", with {used} already allocated by Paddle"))
-                .unwrap_or_default(),
+    say_parts!(
+        en: "PaddlePaddle's allocator asked the driver for {amount}{on} and was refused{left}{held}.",
+        zh: "PaddlePaddle 的分配器{on}向驱动申请{amount}，被拒绝了{left}{held}。",
+        amount = Said {
+            en: size.unwrap_or("a new chunk").to_string(),
+            zh: size.map(|s| format!(" {s}")).unwrap_or_else(|| "一块新的显存块".into()),
+        },
+        on = on,
+        left = maybe(
+            free.as_deref(),
+            |free| format!(": only {free} was still available"),
+            |free| format!("：当时只剩 {free} 可用")
         ),
-        format!(
-            "PaddlePaddle 的分配器{on_zh}向驱动申请{}，被拒绝了{}{}。",
-            size.map(|s| format!(" {s}"))
-                .unwrap_or_else(|| "一块新的显存块".into()),
-            free.as_deref()
-                .map(|free| format!("：当时只剩 {free} 可用"))
-                .unwrap_or_default(),
-            used.as_deref()
-                .map(|used| format!("，而 Paddle 自己已经分配了 {used}"))
-                .unwrap_or_default(),
-        ),
+        held = maybe(
+            used.as_deref(),
+            |used| format!(", with {used} already allocated by Paddle"),
+            |used| format!("，而 Paddle 自己已经分配了 {used}")
+        )
     )
     .then(advice)
 }

@@ -8,6 +8,7 @@ use super::Explain;
 use crate::i18n::Said;
 use crate::record::{fact, Diagnosis, Finding, Fix, Verdict};
 use crate::say;
+use crate::say_parts;
 
 /// Explains `Kind::Xid` findings.
 pub(super) struct Xid;
@@ -16,9 +17,11 @@ impl Explain for Xid {
     fn headline(&self, f: &Finding) -> Said {
         let code = fact(f, fact::XID).unwrap_or("?");
         match xid_info(code) {
-            Some(info) => table_said(
-                format!("NVIDIA driver Xid {code}: {}", info.title.en),
-                format!("NVIDIA 驱动报告 Xid {code}：{}", info.title.zh),
+            Some(info) => say_parts!(
+                en: "NVIDIA driver Xid {code}: {title}",
+                zh: "NVIDIA 驱动报告 Xid {code}：{title}",
+                code = Said::same(code),
+                title = info.title.said()
             ),
             None => match recovery_action(f) {
                 Some(action) => say!(
@@ -45,9 +48,12 @@ impl Explain for Xid {
             match xid_info(earlier) {
                 Some(info) => out.push(fix(
                     &ACT_ON_CAUSING_XID,
-                    table_said(
-                        format!("Xid {earlier} ({}) came first: {}", info.title.en, info.action.en),
-                        format!("先出现的 Xid {earlier}（{}）才是原因：{}", info.title.zh, info.action.zh),
+                    say_parts!(
+                        en: "Xid {earlier} ({title}) came first: {action}",
+                        zh: "先出现的 Xid {earlier}（{title}）才是原因：{action}",
+                        earlier = Said::same(earlier),
+                        title = info.title.said(),
+                        action = info.action.said()
                     ),
                 )),
                 None => out.push(fix(
@@ -62,10 +68,7 @@ impl Explain for Xid {
         } else if let Some(action) = recovery_action(f) {
             out.push(recovery_fix(action));
         } else if let Some(info) = xid_info(code) {
-            out.push(fix(
-                &FOLLOW_NVIDIA_XID_ACTION,
-                table_said(info.action.en.to_string(), info.action.zh.to_string()),
-            ));
+            out.push(fix(&FOLLOW_NVIDIA_XID_ACTION, info.action.said()));
         }
         out.push(fix(
             &CHECK_GPU_HEALTH,
@@ -191,10 +194,14 @@ pub(super) fn xid_info(code: &str) -> Option<XidInfo> {
     })
 }
 
-/// A sentence built around texts of the Xid table: `say!` takes one value
-/// for both languages, and the table holds each text in both.
-fn table_said(en: String, zh: String) -> Said {
-    Said { en, zh }
+impl Text {
+    /// The text in both languages, for `say_parts!`.
+    fn said(self) -> Said {
+        Said {
+            en: self.en.to_string(),
+            zh: self.zh.to_string(),
+        }
+    }
 }
 
 /// The earlier Xid a follow-up event names (`... caused by previous Xid 149`).
@@ -300,15 +307,14 @@ fn xid_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     };
     let what = match caused_by(f) {
         Some(earlier) => match xid_info(earlier) {
-            Some(earlier_info) => table_said(
-                format!(
-                    "The driver names the error it followed: Xid {earlier}, {}.",
-                    earlier_info.title.en.to_lowercase()
-                ),
-                format!(
-                    "驱动写明了它跟在哪个错误之后：Xid {earlier}，{}。",
-                    earlier_info.title.zh
-                ),
+            Some(earlier_info) => say_parts!(
+                en: "The driver names the error it followed: Xid {earlier}, {title}.",
+                zh: "驱动写明了它跟在哪个错误之后：Xid {earlier}，{title}。",
+                earlier = Said::same(earlier),
+                title = Said {
+                    en: earlier_info.title.en.to_lowercase(),
+                    zh: earlier_info.title.zh.to_string(),
+                }
             ),
             None => say!(
                 en: "The driver names the error it followed: Xid {earlier}, which oomwhy does not describe; NVIDIA's Xid catalog (https://docs.nvidia.com/deploy/xid-errors/) does.",
@@ -316,20 +322,21 @@ fn xid_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                 earlier = earlier
             ),
         },
-        None => table_said(
-            format!("What to do: {}", info.action.en),
-            format!("处理办法：{}", info.action.zh),
+        None => say_parts!(
+            en: "What to do: {action}",
+            zh: "处理办法：{action}",
+            action = info.action.said()
         ),
     };
     out.push(verdict(
         Code::XidError,
-        table_said(
-            format!("Xid {code}: {}", info.title.en),
-            format!("Xid {code}：{}", info.title.zh),
+        say_parts!(
+            en: "Xid {code}: {title}",
+            zh: "Xid {code}：{title}",
+            code = Said::same(code),
+            title = info.title.said()
         ),
-        table_said(info.meaning.en.to_string(), info.meaning.zh.to_string())
-            .then(process)
-            .then(what),
+        info.meaning.said().then(process).then(what),
     ));
     if info.hardware {
         out.push(verdict(
