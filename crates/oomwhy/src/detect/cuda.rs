@@ -132,8 +132,10 @@ impl Family for RuntimeOom {
     }
 
     fn continues(&self, lines: &[String], next: &str) -> bool {
-        // ggml prints the failing device on the next line.
+        // ggml prints the failing device on the next line; darknet its
+        // `check_error` assertion, which names it.
         (lines.len() == 1 && next.trim_start().starts_with("current device: "))
+            || (lines.len() == 1 && is_darknet_assert(next))
             || continues_with_boilerplate(lines, next)
     }
 
@@ -201,8 +203,33 @@ impl Family for RuntimeOom {
                 .into(),
             );
         }
+        // The program that printed the error, where its own marks show:
+        // FFmpeg's log context before the message (`[h264_nvenc @ 0x55d0...]
+        // ...cuCtxCreate(...) failed -> CUDA_ERROR_OUT_OF_MEMORY`), darknet's
+        // `check_error` assertion after it.
+        if let Some(c) = ffmpeg_context().captures(message.prefix.trim_start()) {
+            finding
+                .facts
+                .insert(fact::REPORTED_BY.into(), format!("FFmpeg ({})", &c[1]));
+        } else if message.lines.iter().skip(1).any(|l| is_darknet_assert(l)) {
+            finding
+                .facts
+                .insert(fact::REPORTED_BY.into(), "darknet".into());
+        }
         Some(finding)
     }
+}
+
+/// FFmpeg's log context: `[h264_nvenc @ 0x55d020323ac0] `.
+fn ffmpeg_context() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| constant_regex(r"^\[(\w+) @ (?:0x)?[0-9a-fA-F]+\] "))
+}
+
+/// darknet's `check_error` assertion after a CUDA error:
+/// `darknet: ./src/cuda.c:36: check_error: Assertion `0' failed.`
+fn is_darknet_assert(line: &str) -> bool {
+    line.contains(": check_error: Assertion")
 }
 
 fn illegal_anchor() -> &'static Regex {

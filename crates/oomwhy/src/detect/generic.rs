@@ -220,12 +220,14 @@ impl Family for GenericOom {
         }
         match first.id {
             Era::LlamaCpp | Era::Vulkan => size_patterns().buffer_of_size.is_match(next),
-            // TensorRT repeats the error and states the request on a warning line.
+            // TensorRT repeats the error and states the request on a warning
+            // line; TensorRT-LLM's builder then says whether the build failed.
             Era::Tensorrt => {
                 lines.len() < 12
                     && (next.contains("Requested amount of GPU memory")
                         || next.contains("Error Code 2:")
-                        || next.trim_end().ends_with("[E] 2:"))
+                        || next.trim_end().ends_with("[E] 2:")
+                        || next.contains(TENSORRT_BUILD_FAILED))
             }
             // RELION prints the request and the allocator's state after it.
             Era::Relion => lines.len() < 4 && next.contains("requestedSpace:"),
@@ -306,6 +308,14 @@ impl Family for GenericOom {
                 "ggml's Vulkan backend (llama.cpp)".into(),
             );
         }
+        // TensorRT's source location before the code names where the
+        // memory ran out (`[virtualMemoryBuffer.cpp::resizePhysical::144]`:
+        // the builder's buffer for a tactic).
+        if phrase.id == Era::Tensorrt {
+            if let Some(at) = tensorrt_location(message.prefix) {
+                finding.facts.insert(fact::LOCATION.into(), at.to_string());
+            }
+        }
         if phrase.id == Era::CudaDriver && size_patterns().async_request.is_match(&joined) {
             finding.facts.insert(
                 fact::REPORTED_BY.into(),
@@ -315,6 +325,20 @@ impl Family for GenericOom {
         read_sizes(&mut finding, &joined, phrase.id);
         Some(finding)
     }
+}
+
+/// TensorRT-LLM's builder after a failed build (`[TRT-LLM] [E] Engine
+/// building failed, please check the error log.`).
+pub(crate) const TENSORRT_BUILD_FAILED: &str = "Engine building failed";
+
+/// The last `[FILE::FUNC::LINE]` before TensorRT's error code.
+fn tensorrt_location(prefix: &str) -> Option<&str> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| constant_regex(r"\[(\w+\.(?:cpp|cu|h)::\w+::\d+)\]"))
+        .captures_iter(prefix)
+        .last()
+        .and_then(|c| c.get(1))
+        .map(|m| m.as_str())
 }
 
 /// Fills in the sizes a phrase states; states nothing it does not say.

@@ -485,6 +485,13 @@ fn reporter(line: &str, exception: Option<&str>, statement: Statement) -> String
     if let Some(c) = p.ffmpeg_context.captures(line) {
         return format!("FFmpeg ({})", &c[1]);
     }
+    // An NVENC encoder's own log (`nvenc : Error on nvEncOpenEncodeSessionEx: 10 ...`).
+    if line.trim_start().starts_with("nvenc : ") {
+        return "the NVENC video encoder".into();
+    }
+    if super::status::shows_tensorrt(line) {
+        return "TensorRT".into();
+    }
     if line.contains("(raylet)") {
         return "Ray's raylet (its memory monitor)".into();
     }

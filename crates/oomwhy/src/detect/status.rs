@@ -212,6 +212,19 @@ fn reported_name(line: &str, start: usize, end: usize) -> bool {
 }
 
 /// The number a match printed, when it is a code of its table.
+/// TensorRT's logger marks a line as its own: `[TRT]`, or its internal
+/// error's source location before the code (`[defaultAllocator.cpp::
+/// allocate::19] Error code 1: ...`). A number such a line prints after
+/// `Error Code` is TensorRT's (nvinfer1::ErrorCode), whatever API word
+/// comes before it (`cuda Runtime (...)`).
+pub(super) fn shows_tensorrt(line: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    line.contains("[TRT]")
+        || RE
+            .get_or_init(|| re(r"\[\w+\.(?:cpp|cu|h)::\w+::\d+\] Error [Cc]ode \d+:"))
+            .is_match(line)
+}
+
 fn number_hit(line: &str) -> Option<Hit> {
     // Most lines that reach here (`error: out of memory` in prose) have no
     // number: skip the pattern, whose many API words make it the costliest.
@@ -239,7 +252,12 @@ fn number_hit(line: &str) -> Option<Hit> {
         if value == 0 {
             continue;
         }
-        let Some(table) = table_for_api(api.as_str(), all.as_str()) else {
+        let table = if shows_tensorrt(line) {
+            codes::table("tensorrt")
+        } else {
+            table_for_api(api.as_str(), all.as_str())
+        };
+        let Some(table) = table else {
             continue;
         };
         let Some(entry) = table.by_number(value) else {

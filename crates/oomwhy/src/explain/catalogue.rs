@@ -6,7 +6,7 @@
 //! gathers them, and its test checks over every fixture that no fix is
 //! offered where its own entry says it cannot apply.
 
-use super::setting::{Framework, Release, Runtime, Setting, Vendor};
+use super::setting::{Framework, Program, Release, Runtime, Setting, Vendor};
 
 /// What applying a fix costs. Fixes that follow the same verdict are
 /// offered cheapest first.
@@ -71,6 +71,9 @@ pub(crate) struct FixSpec {
     pub engines: Engines,
     pub phases: Phases,
     pub cost: Cost,
+    /// The fix changes a model's workload (batch size, precision, a smaller
+    /// or quantised model): not for a program that runs no model.
+    pub models_only: bool,
     /// Where the option or API is documented.
     pub sources: &'static [&'static str],
 }
@@ -93,6 +96,7 @@ impl FixSpec {
             engines: Engines::Any,
             phases: Phases::Any,
             cost: Cost::Free,
+            models_only: false,
             sources: &[],
         }
     }
@@ -124,6 +128,10 @@ impl FixSpec {
         self.cost = cost;
         self
     }
+    pub(crate) const fn models_only(mut self) -> FixSpec {
+        self.models_only = true;
+        self
+    }
     pub(crate) const fn sources(mut self, sources: &'static [&'static str]) -> FixSpec {
         self.sources = sources;
         self
@@ -141,6 +149,20 @@ impl FixSpec {
                 "for {:?}, the finding is {:?}",
                 self.frameworks, s.framework
             ));
+        }
+        // A native program that names itself runs no Python framework: a
+        // framework's API is not for it, though its framework is unknown.
+        if !self.frameworks.is_empty()
+            && s.program.is_native()
+            && !self.frameworks.contains(&s.framework)
+        {
+            return Some(format!(
+                "for {:?}, the finding is {:?}",
+                self.frameworks, s.program
+            ));
+        }
+        if self.models_only && s.program == Program::NoModel {
+            return Some("for a model's workload, the program runs no model".into());
         }
         if !self.vendors.is_empty()
             && s.vendor != Vendor::Unknown
@@ -193,5 +215,85 @@ impl FixSpec {
             }
             _ => None,
         }
+    }
+}
+
+/// The program decides the advice, checked over every fixture and every
+/// real paste in `fixtures/wild`: a finding whose program names itself as
+/// native gets no Python framework's API, and one whose program runs no
+/// model gets no model-workload advice, in any fix it is given.
+#[cfg(test)]
+mod program_fixes_over_the_fixtures {
+    use crate::explain::setting::{Program, Setting};
+    use std::path::Path;
+
+    /// Words that only a Python framework's advice uses.
+    const FRAMEWORK_WORDS: &[&str] = &[
+        "torch",
+        "PYTORCH_",
+        "TORCH_CUDA_ARCH_LIST",
+        "python ",
+        "DataLoader",
+        "XLA_PYTHON",
+        "tf.config",
+    ];
+
+    /// Words of advice about a model's workload.
+    const MODEL_WORDS: &[&str] = &["batch size", "quantised model", "gradient", "bfloat16"];
+
+    fn pastes() -> Vec<(String, String)> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+        let mut out = Vec::new();
+        for dir in [root.clone(), root.join("wild")] {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for path in entries.flatten().map(|e| e.path()) {
+                let name = path.to_string_lossy().into_owned();
+                let input = match path.extension().and_then(|e| e.to_str()) {
+                    Some("log") => true,
+                    // Beside the fixtures, .txt files are oomwhy's goldens.
+                    Some("txt") => dir != root,
+                    _ => false,
+                };
+                if input && !name.ends_with(".zh.txt") {
+                    if let Ok(bytes) = std::fs::read(&path) {
+                        out.push((name, String::from_utf8_lossy(&bytes).into_owned()));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_native_program_gets_its_own_fixes() {
+        let pastes = pastes();
+        assert!(pastes.len() > 500, "fixtures not found: {}", pastes.len());
+        let mut wrong = Vec::new();
+        let mut native = 0;
+        for (path, text) in &pastes {
+            for f in crate::decode_str(text) {
+                let program = Setting::of(&f).program;
+                if !program.is_native() {
+                    continue;
+                }
+                native += 1;
+                for fix in &f.diagnosis.fixes {
+                    let said = format!("{} {}", fix.title, fix.how);
+                    let mut words: Vec<&str> = FRAMEWORK_WORDS.to_vec();
+                    if program == Program::NoModel {
+                        words.extend(MODEL_WORDS);
+                    }
+                    for word in words.iter().filter(|w| said.contains(*w)) {
+                        wrong.push(format!("{path}: {} says {word:?} ({program:?})", fix.id));
+                    }
+                }
+            }
+        }
+        // FFmpeg's NVENC, darknet, llama.cpp, TensorRT, Blender's Cycles,
+        // deviceQuery and the OOM killer's perl are all among the pastes.
+        assert!(native >= 20, "only {native} native findings");
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     }
 }

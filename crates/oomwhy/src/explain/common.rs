@@ -232,6 +232,7 @@ pub(super) const SMALLER_WORKLOAD: FixSpec = FixSpec::new(
     "Make the workload smaller",
     "缩小工作负载",
 )
+.models_only()
 .cost(Cost::Quality);
 
 /// The workload fix for messages whose framework is not known: nothing in
@@ -365,6 +366,7 @@ pub(super) const SHORTEN_SEQUENCES: FixSpec = FixSpec::new(
     "Shorten sequences or shrink inputs",
     "缩短序列或缩小输入",
 )
+.models_only()
 .phases(Phases::NotLoading)
 .cost(Cost::Quality);
 

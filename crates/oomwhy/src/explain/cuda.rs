@@ -175,6 +175,13 @@ fn runtime_oom_verdict(f: &Finding) -> Verdict {
 }
 
 fn runtime_oom_fixes(f: &Finding, out: &mut Vec<Fix>) {
+    // A program that names itself (FFmpeg's NVENC, darknet) is fixed
+    // through its own settings.
+    let own = super::generic::program_fixes(f);
+    if !own.is_empty() {
+        out.extend(own);
+        return;
+    }
     // Expandable segments are PyTorch's: offered only where PyTorch shows
     // (FFmpeg, Blender and other driver-API users print the same error).
     if f.era == Some(Era::Driver) && Framework::of(f) == Framework::PyTorch {
@@ -224,19 +231,35 @@ fn shows_python(f: &Finding) -> bool {
 }
 
 fn illegal_access_fixes(f: &Finding, out: &mut Vec<Fix>) {
+    // A program with no Python in sight has no traceback and no train.py.
+    let python = shows_python(f);
     out.push(fix(
         &FIND_REAL_KERNEL,
-        say!(
-            en: "Re-run with CUDA_LAUNCH_BLOCKING=1 so each kernel is checked as it finishes; the traceback then points at the real call. Slower, so reproduce on a small input.",
-            zh: "设 CUDA_LAUNCH_BLOCKING=1 重跑，让每个 kernel 在结束时就被检查；这样调用栈会指向真正出错的调用。会变慢，所以用小输入复现。"
-        ),
+        if python {
+            say!(
+                en: "Re-run with CUDA_LAUNCH_BLOCKING=1 so each kernel is checked as it finishes; the traceback then points at the real call. Slower, so reproduce on a small input.",
+                zh: "设 CUDA_LAUNCH_BLOCKING=1 重跑，让每个 kernel 在结束时就被检查；这样调用栈会指向真正出错的调用。会变慢，所以用小输入复现。"
+            )
+        } else {
+            say!(
+                en: "Re-run with CUDA_LAUNCH_BLOCKING=1 so each kernel is checked as it finishes; the error is then reported by the launch that failed. Slower, so reproduce on a small input.",
+                zh: "设 CUDA_LAUNCH_BLOCKING=1 重跑，让每个 kernel 在结束时就被检查；这样报错的就是真正出错的那次 kernel 启动。会变慢，所以用小输入复现。"
+            )
+        },
     ));
     out.push(fix(
         &COMPUTE_SANITIZER,
-        say!(
-            en: "compute-sanitizer --tool memcheck python train.py names the kernel and the out-of-bounds address (very slow: use a tiny batch).",
-            zh: "compute-sanitizer --tool memcheck python train.py 会指出是哪个 kernel、越界的是哪个地址（非常慢：用很小的 batch）。"
-        ),
+        if python {
+            say!(
+                en: "compute-sanitizer --tool memcheck python train.py names the kernel and the out-of-bounds address (very slow: use a tiny batch).",
+                zh: "compute-sanitizer --tool memcheck python train.py 会指出是哪个 kernel、越界的是哪个地址（非常慢：用很小的 batch）。"
+            )
+        } else {
+            say!(
+                en: "compute-sanitizer --tool memcheck <program> <arguments> names the kernel and the out-of-bounds address (very slow: use a small input).",
+                zh: "compute-sanitizer --tool memcheck <程序> <参数> 会指出是哪个 kernel、越界的是哪个地址（非常慢：用很小的输入）。"
+            )
+        },
     ));
     // The usual causes are PyTorch's (embeddings, losses, its extensions):
     // not for a crash in another framework (ONNX Runtime's CUDA provider)
@@ -280,7 +303,9 @@ pub(super) const CHECK_GPU_HOLDERS: FixSpec = FixSpec::new(
 .cost(Cost::Look);
 
 const REDUCE_WORKLOAD: FixSpec =
-    FixSpec::new("reduce-workload", "Reduce the workload", "减小工作负载").cost(Cost::Quality);
+    FixSpec::new("reduce-workload", "Reduce the workload", "减小工作负载")
+        .models_only()
+        .cost(Cost::Quality);
 
 /// CUDA_LAUNCH_BLOCKING is NVIDIA's CUDA runtime variable.
 const FIND_REAL_KERNEL: FixSpec = FixSpec::new(

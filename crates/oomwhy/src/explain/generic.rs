@@ -35,10 +35,15 @@ impl Explain for GenericOom {
     }
 }
 
-/// `en` and `zh` put together where pieces of the sentence (the device,
-/// the program, a size that may be missing) differ by language.
-fn both(en: String, zh: String) -> Said {
-    Said { en, zh }
+/// A fragment that is empty in both languages when `value` is `None`.
+fn maybe(value: Option<&str>, en: impl Fn(&str) -> String, zh: impl Fn(&str) -> String) -> Said {
+    match value {
+        Some(v) => Said {
+            en: en(v),
+            zh: zh(v),
+        },
+        None => Said::default(),
+    }
 }
 
 fn generic_headline(f: &Finding) -> Said {
@@ -119,9 +124,11 @@ fn extra_limit(f: &Finding) -> Option<u64> {
 /// was computed wrong, and no memory setting bears on it.
 fn larger_than_the_gpu(f: &Finding) -> Option<Verdict> {
     let requested = f.sizes.requested_bytes?;
-    let who = fact(f, fact::REPORTED_BY);
-    let by_en = who.map(|who| format!(" ({who})")).unwrap_or_default();
-    let by_zh = who.map(|who| format!("（{who}）")).unwrap_or_default();
+    let by = maybe(
+        fact(f, fact::REPORTED_BY),
+        |who| format!(" ({who})"),
+        |who| format!("（{who}）"),
+    );
     let size = fmt(requested);
     let Some(total) = f.sizes.total_bytes else {
         return (requested >= LARGER_THAN_ANY_GPU).then(|| {
@@ -131,9 +138,11 @@ fn larger_than_the_gpu(f: &Finding) -> Option<Verdict> {
                     en: "One allocation is larger than any GPU",
                     zh: "单次分配就比任何 GPU 都大"
                 ),
-                both(
-                    format!("An allocation of {size} was requested in one piece{by_en}: more than any GPU has, so this is not memory pressure and no setting or freed memory can make room for it. The size itself is wrong: an overflowed or uninitialised dimension, or a negative size read as an unsigned number."),
-                    format!("一次性申请了 {size}{by_zh}：比任何 GPU 的显存都多，所以这不是显存吃紧，任何设置或释放出来的显存都腾不出这么大的空间。是这个大小本身算错了：维度溢出或未初始化，或者负数被当成了无符号数。"),
+                say_parts!(
+                    en: "An allocation of {size} was requested in one piece{by}: more than any GPU has, so this is not memory pressure and no setting or freed memory can make room for it. The size itself is wrong: an overflowed or uninitialised dimension, or a negative size read as an unsigned number.",
+                    zh: "一次性申请了 {size}{by}：比任何 GPU 的显存都多，所以这不是显存吃紧，任何设置或释放出来的显存都腾不出这么大的空间。是这个大小本身算错了：维度溢出或未初始化，或者负数被当成了无符号数。",
+                    size = Said::same(&size),
+                    by = by.clone()
                 ),
             )
         });
@@ -146,9 +155,12 @@ fn larger_than_the_gpu(f: &Finding) -> Option<Verdict> {
                 en: "One allocation is larger than this GPU",
                 zh: "单次分配就比这块 GPU 还大"
             ),
-            both(
-                format!("An allocation of {size} was requested on a GPU with {total} in all{by_en}: no setting and no freed memory can make room for it. An array is far larger than intended: a shape bug, a whole dataset put on the device, or an attention or pairwise matrix over very long inputs."),
-                format!("在一块总共只有 {total} 的 GPU 上一次性申请了 {size}{by_zh}：任何设置或释放出来的显存都腾不出这么大的空间。某个数组比预想的大得多：形状写错了、把整个数据集放上了设备，或者对超长输入算注意力矩阵或两两矩阵。"),
+            say_parts!(
+                en: "An allocation of {size} was requested on a GPU with {total} in all{by}: no setting and no freed memory can make room for it. An array is far larger than intended: a shape bug, a whole dataset put on the device, or an attention or pairwise matrix over very long inputs.",
+                zh: "在一块总共只有 {total} 的 GPU 上一次性申请了 {size}{by}：任何设置或释放出来的显存都腾不出这么大的空间。某个数组比预想的大得多：形状写错了、把整个数据集放上了设备，或者对超长输入算注意力矩阵或两两矩阵。",
+                size = Said::same(&size),
+                total = Said::same(total),
+                by = by
             ),
         )
     })
@@ -157,27 +169,26 @@ fn larger_than_the_gpu(f: &Finding) -> Option<Verdict> {
 fn generic_verdict(f: &Finding) -> Verdict {
     let size = f.sizes.requested_bytes.map(fmt);
     let device = device_name(f);
-    let on_en = device
-        .as_deref()
-        .map(|d| format!(" on {d}"))
-        .unwrap_or_default();
-    let on_zh = device
-        .as_deref()
-        .map(|d| format!("在 {d} 上"))
-        .unwrap_or_default();
+    // " on GPU 0" / "在 GPU 0 上": where the device is named.
+    let on = maybe(
+        device.as_deref(),
+        |d| format!(" on {d}"),
+        |d| format!("在 {d} 上"),
+    );
+    let on_en = on.en.clone();
     if f.era == Some(Era::TritonSharedMemory) {
         let limit = extra_limit(f).map(fmt);
-        let first = both(
-            format!(
-                "A Triton kernel was compiled to use {} of shared memory per thread block, more than this GPU's limit of {}.",
-                size.as_deref().unwrap_or("more"),
-                limit.as_deref().unwrap_or("its")
-            ),
-            format!(
-                "Triton kernel 编译出来每个 thread block 要用{} shared memory，超过了这块 GPU 的上限{}。",
-                size.as_deref().map(|s| format!(" {s} 的")).unwrap_or_else(|| "的".into()),
-                limit.as_deref().map(|l| format!(" {l}")).unwrap_or_default()
-            ),
+        let first = say_parts!(
+            en: "A Triton kernel was compiled to use {amount} of shared memory per thread block, more than this GPU's limit of {limit}.",
+            zh: "Triton kernel 编译出来每个 thread block 要用{amount} shared memory，超过了这块 GPU 的上限{limit}。",
+            amount = Said {
+                en: size.clone().unwrap_or_else(|| "more".into()),
+                zh: size.as_deref().map(|s| format!(" {s} 的")).unwrap_or_else(|| "的".into()),
+            },
+            limit = Said {
+                en: limit.clone().unwrap_or_else(|| "its".into()),
+                zh: limit.as_deref().map(|l| format!(" {l}")).unwrap_or_default(),
+            }
         );
         return verdict(
             Code::SharedMemoryLimit,
@@ -192,17 +203,26 @@ fn generic_verdict(f: &Finding) -> Verdict {
         );
     }
     let what = match f.era {
-        Some(Era::LlamaCpp) => both(
-            format!("llama.cpp asked cudaMalloc for {}{on_en} and the driver refused: the model weights, the KV cache or a compute buffer do not fit in the free GPU memory.", size.as_deref().unwrap_or("a buffer")),
-            format!("llama.cpp {on_zh}向 cudaMalloc 申请{}，被驱动拒绝了：模型权重、KV cache 或某个计算缓冲区放不进空闲的显存。", size.as_deref().map(|s| format!(" {s}")).unwrap_or_else(|| "一个缓冲区".into())),
+        Some(Era::LlamaCpp) => say_parts!(
+            en: "llama.cpp asked cudaMalloc for {amount}{on} and the driver refused: the model weights, the KV cache or a compute buffer do not fit in the free GPU memory.",
+            zh: "llama.cpp {on}向 cudaMalloc 申请{amount}，被驱动拒绝了：模型权重、KV cache 或某个计算缓冲区放不进空闲的显存。",
+            amount = Said {
+                en: size.clone().unwrap_or_else(|| "a buffer".into()),
+                zh: size.as_deref().map(|s| format!(" {s}")).unwrap_or_else(|| "一个缓冲区".into()),
+            },
+            on = on.clone()
         ),
         Some(Era::Ctranslate2) => say!(
             en: "CTranslate2 (used by faster-whisper, WhisperX and others) failed a CUDA allocation: the model, the beams or the batch do not fit in the free GPU memory.",
             zh: "CTranslate2（faster-whisper、WhisperX 等都用它）的一次 CUDA 分配失败了：模型、beam 或 batch 放不进空闲的显存。"
         ),
-        Some(Era::Onnxruntime) => both(
-            format!("ONNX Runtime's memory arena could not get a buffer of {}. The message does not say whether that arena belongs to the CUDA execution provider or to the CPU; with the CUDA provider it is GPU memory.", size.as_deref().unwrap_or("the requested size")),
-            format!("ONNX Runtime 的内存池（arena）拿不到{}的缓冲区。报错没有说这个 arena 属于 CUDA execution provider 还是 CPU；如果是 CUDA provider，就是显存。", size.as_deref().map(|s| format!("一块 {s} ")).unwrap_or_else(|| "所申请大小".into())),
+        Some(Era::Onnxruntime) => say_parts!(
+            en: "ONNX Runtime's memory arena could not get a buffer of {amount}. The message does not say whether that arena belongs to the CUDA execution provider or to the CPU; with the CUDA provider it is GPU memory.",
+            zh: "ONNX Runtime 的内存池（arena）拿不到{amount}的缓冲区。报错没有说这个 arena 属于 CUDA execution provider 还是 CPU；如果是 CUDA provider，就是显存。",
+            amount = Said {
+                en: size.clone().unwrap_or_else(|| "the requested size".into()),
+                zh: size.as_deref().map(|s| format!("一块 {s} ")).unwrap_or_else(|| "所申请大小".into()),
+            }
         ),
         Some(Era::TorchOomClass) => say!(
             en: "PyTorch's OutOfMemoryError was raised, but without its allocator's usual \"Tried to allocate ...\" text: a library raised the class with its own message, or the message was cut off.",
@@ -220,19 +240,32 @@ fn generic_verdict(f: &Finding) -> Verdict {
             ),
         },
         Some(Era::CudaDriver) | Some(Era::CudaRuntime) | Some(Era::Hip) => {
-            let api = Said::same(if f.era == Some(Era::Hip) { "HIP" } else { "CUDA" });
+            let api = Said::same(if f.era == Some(Era::Hip) {
+                "HIP"
+            } else {
+                "CUDA"
+            });
             let error = fact(f, fact::ERROR_NAME);
             let error = Said {
                 en: error.unwrap_or("an out-of-memory error").to_string(),
                 zh: error.unwrap_or("显存不足").to_string(),
             };
             let amount = Said {
-                en: size.as_deref().map(|s| format!(" for {s}")).unwrap_or_default(),
-                zh: size.as_deref().map(|s| format!(" {s} ")).unwrap_or_default(),
+                en: size
+                    .as_deref()
+                    .map(|s| format!(" for {s}"))
+                    .unwrap_or_default(),
+                zh: size
+                    .as_deref()
+                    .map(|s| format!(" {s} "))
+                    .unwrap_or_default(),
             };
             let place = Said {
                 en: on_en.clone(),
-                zh: device.as_deref().map(|d| format!("在 {d} 上，")).unwrap_or_default(),
+                zh: device
+                    .as_deref()
+                    .map(|d| format!("在 {d} 上，"))
+                    .unwrap_or_default(),
             };
             if Framework::of(f) == Framework::CuPy {
                 say_parts!(
@@ -254,21 +287,24 @@ fn generic_verdict(f: &Finding) -> Verdict {
                 )
             }
         }
-        Some(Era::Paddle) => paddle_what(f, size.as_deref(), &on_en, &on_zh),
+        Some(Era::Paddle) => paddle_what(f, size.as_deref(), on.clone()),
+        // Without ggml's buffers or a stated size nothing shows what the
+        // program put on the GPU: the verdict does not guess its size.
+        Some(Era::Vulkan) if !vulkan_shows_workload(f) => say!(
+            en: "A Vulkan device-memory allocation failed (VK_ERROR_OUT_OF_DEVICE_MEMORY). The message states no sizes, so it does not show that the program's data is too large for the GPU: this error can also come from the driver or from the library's choice of memory heap, not only from a full GPU.",
+            zh: "一次 Vulkan 设备内存（显存）分配失败（VK_ERROR_OUT_OF_DEVICE_MEMORY）。报错里没有任何大小，所以看不出是程序的数据对这块 GPU 来说太大：这个错误也可能来自驱动，或来自库对内存堆（heap）的选择，不一定是 GPU 被占满了。"
+        ),
         Some(Era::Vulkan) => {
             let ggml = fact(f, fact::REPORTED_BY).filter(|r| r.contains("ggml"));
-            both(
-                format!(
-                    "A Vulkan device-memory allocation{}{on_en} failed (VK_ERROR_OUT_OF_DEVICE_MEMORY){}: what the program put on the GPU (for a language model: its weights, its context or KV cache, and compute buffers) does not fit in the free memory.",
-                    size.as_deref().map(|s| format!(" of {s}")).unwrap_or_default(),
-                    ggml.map(|r| format!(", in {r}")).unwrap_or_default()
-                ),
-                format!(
-                    "{}一次{}Vulkan 设备内存（显存）分配失败（VK_ERROR_OUT_OF_DEVICE_MEMORY）{}：程序放到 GPU 上的东西（对语言模型来说：权重、上下文或 KV cache，以及计算缓冲区）放不进空闲的显存。",
-                    device.as_deref().map(|d| format!("在 {d} 上，")).unwrap_or_default(),
-                    size.as_deref().map(|s| format!(" {s} 的 ")).unwrap_or_else(|| " ".into()),
-                    ggml.map(|r| format!("，发生在 {r} 中")).unwrap_or_default()
-                ),
+            say_parts!(
+                en: "A Vulkan device-memory allocation{amount}{place} failed (VK_ERROR_OUT_OF_DEVICE_MEMORY){inside}: what the program put on the GPU (for a language model: its weights, its context or KV cache, and compute buffers) does not fit in the free memory.",
+                zh: "{place}一次{amount}Vulkan 设备内存（显存）分配失败（VK_ERROR_OUT_OF_DEVICE_MEMORY）{inside}：程序放到 GPU 上的东西（对语言模型来说：权重、上下文或 KV cache，以及计算缓冲区）放不进空闲的显存。",
+                amount = Said {
+                    en: size.as_deref().map(|s| format!(" of {s}")).unwrap_or_default(),
+                    zh: size.as_deref().map(|s| format!(" {s} 的 ")).unwrap_or_else(|| " ".into()),
+                },
+                place = maybe(device.as_deref(), |d| format!(" on {d}"), |d| format!("在 {d} 上，")),
+                inside = maybe(ggml, |r| format!(", in {r}"), |r| format!("，发生在 {r} 中"))
             )
         }
         Some(Era::Tensorrt) => match size.as_deref() {
@@ -278,7 +314,7 @@ fn generic_verdict(f: &Finding) -> Verdict {
                 s = s
             ),
             None => say!(
-                en: "TensorRT could not get the memory it needed of GPU memory (Error Code 2: OutOfMemory), while building an engine (its tactics and workspace) or running it.",
+                en: "TensorRT could not get the GPU memory it needed (Error Code 2: OutOfMemory), while building an engine (its tactics and workspace) or running it.",
                 zh: "TensorRT 拿不到它需要的显存（Error Code 2: OutOfMemory），发生在构建 engine（它的 tactic 和 workspace）或运行它的时候。"
             ),
         },
@@ -288,19 +324,18 @@ fn generic_verdict(f: &Finding) -> Verdict {
         ),
         _ => {
             let reporter = fact(f, fact::REPORTED_BY);
-            both(
-                format!(
-                    "{} reported that an allocation failed{on_en}.",
-                    reporter.unwrap_or("The backend")
-                ),
-                format!(
-                    "{} 报告{}一次分配失败了。",
-                    reporter.unwrap_or("后端"),
-                    device.as_deref().map(|d| format!("在 {d} 上的")).unwrap_or_default()
-                ),
+            say_parts!(
+                en: "{who} reported that an allocation failed{place}.",
+                zh: "{who} 报告{place}一次分配失败了。",
+                who = Said {
+                    en: capitalise(reporter.unwrap_or("The backend")),
+                    zh: reporter.unwrap_or("后端").to_string(),
+                },
+                place = maybe(device.as_deref(), |d| format!(" on {d}"), |d| format!("在 {d} 上的"))
             )
         }
     };
+    let what = what.then(skipped_tactic_note(f));
     let repeated = if f.occurrences > 1 {
         say!(
             en: "The same failure was printed {n} times in a row (a retry loop).",
@@ -320,8 +355,50 @@ fn generic_verdict(f: &Finding) -> Verdict {
     )
 }
 
+/// A Vulkan failure whose message shows what was on the GPU: ggml's
+/// buffers, or a stated size.
+fn vulkan_shows_workload(f: &Finding) -> bool {
+    fact(f, fact::REPORTED_BY).is_some_and(|r| r.contains("ggml"))
+        || f.sizes.requested_bytes.is_some()
+}
+
+/// TensorRT's builder reports the memory a tactic could not get (its
+/// virtual memory buffer's `resizePhysical`, `skipping tactic ... due to
+/// exception`, autotuning's buffer) and goes on with the next tactic.
+fn is_skipped_tactic(f: &Finding) -> bool {
+    let tensorrt = f.era == Some(Era::Tensorrt) || fact(f, fact::REPORTED_BY) == Some("TensorRT");
+    const MARKS: &[&str] = &["resizePhysical", "skipping tactic", "autotuning"];
+    let location = fact(f, fact::LOCATION).unwrap_or("");
+    tensorrt
+        && MARKS
+            .iter()
+            .any(|m| f.text.contains(m) || location.contains(m))
+}
+
+/// The log shows the engine build failed right after the error.
+fn build_failed(f: &Finding) -> bool {
+    f.text
+        .contains(crate::detect::generic::TENSORRT_BUILD_FAILED)
+}
+
+fn skipped_tactic_note(f: &Finding) -> Said {
+    if !is_skipped_tactic(f) {
+        return Said::default();
+    }
+    if build_failed(f) {
+        return say!(
+            en: "The builder went on after the first failures, but the log shows the engine build failed: the engine needs more memory than this GPU had free.",
+            zh: "builder 在最初几次失败后还继续了，但日志显示 engine 构建失败了：这个 engine 需要的显存比这块 GPU 当时空闲的多。"
+        );
+    }
+    say!(
+        en: "TensorRT prints this while building an engine when one tactic's memory does not fit, then tries the next tactic: by itself it is not fatal. If the build went on and wrote the engine, the engine is valid (a tactic that needed more memory was skipped, which can make it slower); only a build that stops here failed for lack of memory.",
+        zh: "TensorRT 在构建 engine 时，如果某个 tactic 需要的显存放不下，就会打印这条错误，然后尝试下一个 tactic：它本身并不致命。如果构建继续下去并写出了 engine，这个 engine 是有效的（只是跳过了一个需要更多显存的 tactic，可能会慢一些）；只有在这里停下的构建才是因为显存不足而失败。"
+    )
+}
+
 /// What PaddlePaddle's allocator was refused, and Paddle's own advice.
-fn paddle_what(f: &Finding, size: Option<&str>, on_en: &str, on_zh: &str) -> Said {
+fn paddle_what(f: &Finding, size: Option<&str>, on: Said) -> Said {
     let free = f.sizes.free_bytes.map(fmt);
     // What Paddle's allocator already held on the GPU, when the message says.
     let used = f.sizes.extra.get("used_bytes").copied().flatten().map(fmt);
@@ -337,28 +414,24 @@ fn paddle_what(f: &Finding, size: Option<&str>, on_en: &str, on_zh: &str) -> Sai
             zh: "报错里 Paddle 自己的建议是：检查是否有其他进程在用这块 GPU；如果没有，就减小 batch。"
         ),
     };
-    both(
-        format!(
-            "PaddlePaddle's allocator asked the driver for {}{on_en} and was refused{}{}.",
-            size.unwrap_or("a new chunk"),
-            free.as_deref()
-                .map(|free| format!(": only {free} was still available"))
-                .unwrap_or_default(),
-            used.as_deref()
-                .map(|used| format!(", with {used} already allocated by Paddle"))
-                .unwrap_or_default(),
+    say_parts!(
+        en: "PaddlePaddle's allocator asked the driver for {amount}{on} and was refused{left}{held}.",
+        zh: "PaddlePaddle 的分配器{on}向驱动申请{amount}，被拒绝了{left}{held}。",
+        amount = Said {
+            en: size.unwrap_or("a new chunk").to_string(),
+            zh: size.map(|s| format!(" {s}")).unwrap_or_else(|| "一块新的显存块".into()),
+        },
+        on = on,
+        left = maybe(
+            free.as_deref(),
+            |free| format!(": only {free} was still available"),
+            |free| format!("：当时只剩 {free} 可用")
         ),
-        format!(
-            "PaddlePaddle 的分配器{on_zh}向驱动申请{}，被拒绝了{}{}。",
-            size.map(|s| format!(" {s}"))
-                .unwrap_or_else(|| "一块新的显存块".into()),
-            free.as_deref()
-                .map(|free| format!("：当时只剩 {free} 可用"))
-                .unwrap_or_default(),
-            used.as_deref()
-                .map(|used| format!("，而 Paddle 自己已经分配了 {used}"))
-                .unwrap_or_default(),
-        ),
+        held = maybe(
+            used.as_deref(),
+            |used| format!(", with {used} already allocated by Paddle"),
+            |used| format!("，而 Paddle 自己已经分配了 {used}")
+        )
     )
     .then(advice)
 }
@@ -440,6 +513,12 @@ const STOP_PREALLOCATION: FixSpec = FixSpec::new(
 ]);
 
 fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
+    // A program that names itself is fixed through its own settings.
+    let own = program_fixes(f);
+    if !own.is_empty() {
+        out.extend(own);
+        return;
+    }
     match f.era {
         Some(Era::TritonSharedMemory) => {
             out.push(fix(
@@ -464,7 +543,11 @@ fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
         Some(Era::Paddle) => out.push(free_the_gpu(f)),
         Some(Era::Vulkan) => {
             let ggml = fact(f, fact::REPORTED_BY).is_some_and(|r| r.contains("ggml"));
-            out.push(if ggml { fewer_layers() } else { workload_fix() });
+            if ggml {
+                out.push(fewer_layers());
+            } else if vulkan_shows_workload(f) {
+                out.push(workload_fix());
+            }
             // Vulkan runs on any vendor's GPU: no one vendor's tools.
             out.push(fix(
                 &CLOSE_OTHER_GPU_PROGRAMS,
@@ -473,14 +556,16 @@ fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
                     zh: "另一个模型服务、游戏或浏览器的 GPU 进程也占着显存；用你的 GPU 厂商的工具（nvidia-smi、rocm-smi，或 Windows 任务管理器的 GPU 视图）查看谁占了多少。"
                 ),
             ));
+            if !vulkan_shows_workload(f) {
+                out.push(fix(
+                    &UPDATE_VULKAN_DRIVER_AND_LIBRARY,
+                    say!(
+                        en: "If the GPU is not full, the size of the work is not the cause: update the GPU driver and the Vulkan library the program uses, and report the failure to that library with the driver version and `vulkaninfo`'s memory heaps.",
+                        zh: "如果 GPU 并没有被占满，原因就不在工作量的大小：更新 GPU 驱动和程序所用的 Vulkan 库，并把驱动版本和 `vulkaninfo` 列出的内存堆一起报告给这个库。"
+                    ),
+                ));
+            }
         }
-        Some(Era::Tensorrt) => out.push(fix(
-            &TENSORRT_SMALLER_LIMITS,
-            say!(
-                en: "Lower the engine's maximum batch size and sequence lengths (its optimisation profiles; for TensorRT-LLM max_batch_size, max_input_len, max_seq_len) and the builder's workspace limit, and build on a GPU nothing else uses.",
-                zh: "调小 engine 的最大 batch size 和序列长度（它的优化 profile；TensorRT-LLM 里是 max_batch_size、max_input_len、max_seq_len）以及 builder 的 workspace 上限，并在没有其他程序使用的 GPU 上构建。"
-            ),
-        )),
         Some(Era::Metal) => {
             out.push(workload_fix());
             out.push(fix(
@@ -577,8 +662,137 @@ fn fewer_layers() -> Fix {
     )
 }
 
+/// NVENC's own status text and calls, and FFmpeg's NVENC encoders: what
+/// shows a hardware video encoder failed to open.
+const NVENC_WORDS: &[&str] = &["_nvenc", "nvenc", "NVENC", "OpenEncodeSessionEx"];
+
+/// The fixes of a program that names itself and whose memory is not a
+/// model's workload (NVENC) or is set in its own files (darknet's .cfg);
+/// empty for every other finding.
+pub(super) fn program_fixes(f: &Finding) -> Vec<Fix> {
+    let reporter = fact(f, fact::REPORTED_BY).unwrap_or("");
+    let nvenc = NVENC_WORDS
+        .iter()
+        .any(|w| f.text.contains(w) || reporter.contains(w));
+    if nvenc {
+        return vec![
+            fix(
+                &NVENC_FEWER_SESSIONS,
+                say!(
+                    en: "NVENC reports out of memory when it cannot open another encode session, whatever the free memory: GeForce cards allow only a few sessions at once per system (the driver's limit has been 3, then 5 from 2023 and 8 from drivers of 2024; NVIDIA's Video Encode and Decode GPU Support Matrix lists it). Count the encoders running at once (ffmpeg processes, OBS, Plex, a game recorder: `nvidia-smi --query-gpu=encoder.stats.sessionCount --format=csv`) and run fewer in parallel.",
+                    zh: "NVENC 无法再打开一个编码会话时就会报显存不足，不管还剩多少显存：GeForce 卡整个系统同时只允许几个会话（驱动的上限先是 3 个，2023 年起是 5 个，2024 年起的驱动是 8 个；NVIDIA 的 Video Encode and Decode GPU Support Matrix 列出了这个数）。数一数同时在跑的编码器（ffmpeg 进程、OBS、Plex、录屏软件：`nvidia-smi --query-gpu=encoder.stats.sessionCount --format=csv`），少并行几个。"
+                ),
+            ),
+            fix(
+                &NVENC_DRIVER_FOR_ENCODER,
+                say!(
+                    en: "A program built with a newer NVENC API than the driver supports cannot open the encoder (FFmpeg: each release's nv-codec-headers name the minimum driver). Install a current driver, or use a build of the program made for the driver you have.",
+                    zh: "程序编译时用的 NVENC API 比驱动支持的新，就打不开编码器（FFmpeg：每个版本的 nv-codec-headers 都写明了最低驱动版本）。装一个新的驱动，或者换一个针对你现有驱动编译的程序版本。"
+                ),
+            ),
+            fix(
+                &super::cuda::CHECK_GPU_HOLDERS,
+                say!(
+                    en: "Run `nvidia-smi`: another encoder or a program that fills the GPU's memory keeps NVENC from creating its CUDA context. Stop it, or choose another GPU (FFmpeg: -gpu N for the nvenc encoders).",
+                    zh: "运行 `nvidia-smi`：另一个编码器，或占满显存的程序，会让 NVENC 建不了它的 CUDA 上下文。结束它，或换一块 GPU（FFmpeg 的 nvenc 编码器用 -gpu N）。"
+                ),
+            ),
+        ];
+    }
+    if f.era == Some(Era::Tensorrt) || reporter == "TensorRT" {
+        let mut fixes = Vec::new();
+        if is_skipped_tactic(f) && !build_failed(f) {
+            fixes.push(fix(
+                &TENSORRT_CHECK_BUILD_FINISHED,
+                say!(
+                    en: "Look at the end of the build log: if TensorRT went on and wrote the engine (trtexec prints that the engine was built and saved), this error only skipped a tactic and can be ignored. Build on a GPU nothing else uses to let TensorRT try the tactics that need more memory.",
+                    zh: "看构建日志的结尾：如果 TensorRT 继续下去并写出了 engine（trtexec 会打印 engine 已构建并保存），这个错误只是跳过了一个 tactic，可以忽略。在没有其他程序使用的 GPU 上构建，TensorRT 才能尝试那些需要更多显存的 tactic。"
+                ),
+            ));
+        }
+        fixes.push(fix(
+            &TENSORRT_SMALLER_LIMITS,
+            say!(
+                en: "Lower the engine's maximum batch size and sequence lengths (its optimisation profiles; for TensorRT-LLM max_batch_size, max_input_len, max_seq_len) and the builder's workspace limit, and build on a GPU nothing else uses.",
+                zh: "调小 engine 的最大 batch size 和序列长度（它的优化 profile；TensorRT-LLM 里是 max_batch_size、max_input_len、max_seq_len）以及 builder 的 workspace 上限，并在没有其他程序使用的 GPU 上构建。"
+            ),
+        ));
+        return fixes;
+    }
+    if reporter == "darknet" {
+        return vec![
+            fix(
+                &DARKNET_SMALLER_PASSES,
+                say!(
+                    en: "In the model's .cfg, keep batch and raise subdivisions (16, 32 or 64) so each pass on the GPU holds batch/subdivisions images, or lower width and height (multiples of 32); random=1 in the detection layers resizes the network while training and needs more memory, random=0 does not.",
+                    zh: "在模型的 .cfg 里保持 batch 不变、调大 subdivisions（16、32 或 64），让每次上 GPU 的只有 batch/subdivisions 张图；或者调小 width 和 height（32 的倍数）；检测层里的 random=1 会在训练中放大网络，需要更多显存，random=0 则不会。"
+                ),
+            ),
+            fix(
+                &super::cuda::CHECK_GPU_HOLDERS,
+                say!(
+                    en: "Run `nvidia-smi`: if other processes fill the card, even creating the GPU context (a few hundred MiB) fails. Stop them or choose another GPU (darknet: -gpus N, or CUDA_VISIBLE_DEVICES=N).",
+                    zh: "运行 `nvidia-smi`：如果其他进程占满了这块卡，连创建 GPU 上下文（几百 MiB）都会失败。结束它们，或换一块 GPU（darknet 用 -gpus N，或 CUDA_VISIBLE_DEVICES=N）。"
+                ),
+            ),
+        ];
+    }
+    Vec::new()
+}
+
+/// NVENC's concurrent-session limit on consumer cards.
+const NVENC_FEWER_SESSIONS: FixSpec = FixSpec::new(
+    "nvenc-fewer-sessions",
+    "Run fewer encoding sessions at once",
+    "同时少开几个编码会话",
+)
+.vendors(&[Vendor::Nvidia])
+.cost(Cost::Speed)
+.sources(&["NVIDIA: Video Encode and Decode GPU Support Matrix (concurrent sessions)"]);
+
+/// The NVENC API a program was built with and the driver it needs
+/// (FFmpeg's nv-codec-headers).
+const NVENC_DRIVER_FOR_ENCODER: FixSpec = FixSpec::new(
+    "nvenc-driver-for-encoder",
+    "Use a driver recent enough for the encoder's NVENC API",
+    "用足够新、能支持编码器所用 NVENC API 的驱动",
+)
+.vendors(&[Vendor::Nvidia])
+.sources(&["FFmpeg: nv-codec-headers README (minimum driver versions)"]);
+
+/// The driver and the Vulkan library, for a failure no size explains.
+const UPDATE_VULKAN_DRIVER_AND_LIBRARY: FixSpec = FixSpec::new(
+    "update-vulkan-driver-and-library",
+    "Update the driver and the Vulkan library",
+    "更新驱动和 Vulkan 库",
+)
+.cost(Cost::Look);
+
+/// TensorRT's builder skips a tactic whose memory does not fit.
+const TENSORRT_CHECK_BUILD_FINISHED: FixSpec = FixSpec::new(
+    "tensorrt-check-build-finished",
+    "Check whether the engine was built",
+    "先看 engine 是否已经构建出来",
+)
+.cost(Cost::Look)
+.sources(&["TensorRT Developer Guide: tactic selection and memory (builder workspace)"]);
+
+/// darknet's .cfg: batch, subdivisions, width, height, random.
+const DARKNET_SMALLER_PASSES: FixSpec = FixSpec::new(
+    "darknet-smaller-passes",
+    "Put fewer images on the GPU per pass",
+    "让每次上 GPU 的图片少一些",
+)
+.cost(Cost::Speed)
+.sources(&["darknet (AlexeyAB) README: How to train (subdivisions, width, height, random)"]);
+
 /// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
+    NVENC_FEWER_SESSIONS,
+    NVENC_DRIVER_FOR_ENCODER,
+    TENSORRT_CHECK_BUILD_FINISHED,
+    UPDATE_VULKAN_DRIVER_AND_LIBRARY,
+    DARKNET_SMALLER_PASSES,
     FEWER_LAYERS,
     FREE_THE_GPU,
     CLOSE_OTHER_GPU_PROGRAMS,

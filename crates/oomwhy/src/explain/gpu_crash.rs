@@ -4,11 +4,12 @@
 use super::catalogue::{Cost, FixSpec};
 use super::common::{fact, fix, verdict};
 use super::docs::Code;
-use super::setting::{Framework, Vendor};
+use super::setting::{Framework, Setting, Vendor};
 use super::Explain;
 use crate::i18n::Said;
 use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
 use crate::say;
+use crate::say_parts;
 
 /// Explains `Kind::DeviceSideAssert` findings.
 pub(super) struct DeviceSideAssert;
@@ -186,20 +187,63 @@ impl Explain for NoKernelImage {
             zh: "安装的版本里没有这块 GPU 架构的 GPU 代码"
         )
     }
-    fn verdicts(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
+    fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
+        let title = say!(
+            en: "The binaries were not built for this GPU",
+            zh: "二进制不是为这块 GPU 编译的"
+        );
+        // A native program (llama.cpp's ggml, a CUDA application) is
+        // rebuilt with its own build's architecture list, not PyTorch's.
+        if native_build(f) {
+            let program = if Framework::of(f) == Framework::Ggml {
+                Said {
+                    en: "llama.cpp (ggml)".into(),
+                    zh: "llama.cpp（ggml）".into(),
+                }
+            } else {
+                say!(en: "the program", zh: "这个程序")
+            };
+            out.push(verdict(
+                Code::ArchMismatch,
+                title,
+                say_parts!(
+                    en: "CUDA found no machine code (and no PTX it could compile) for this GPU's compute capability in the build of {program} that launched the kernel: the build was compiled for other architectures (a new GPU with a build that stops at an older one, or an old GPU the build left out).",
+                    zh: "在发起 kernel 的 {program} 的这个版本里，CUDA 找不到这块 GPU 计算能力的机器码（也没有能现场编译的 PTX）：这个版本是为其他架构编译的（新卡配了只编到旧架构的版本，或者旧卡没被编进去）。",
+                    program = program
+                ),
+            ));
+            return;
+        }
         out.push(verdict(
             Code::ArchMismatch,
-            say!(
-                en: "The binaries were not built for this GPU",
-                zh: "二进制不是为这块 GPU 编译的"
-            ),
+            title,
             say!(
                 en: "CUDA found no machine code (and no PTX it could compile) for this GPU's compute capability in the library that launched the kernel: a new GPU with a build that stops at an older architecture (e.g. an RTX 50-series sm_120 card with a wheel built for up to sm_90), an old GPU that the build dropped, or an extension compiled with a TORCH_CUDA_ARCH_LIST that does not include this GPU. Compare torch.cuda.get_arch_list() with torch.cuda.get_device_capability(); PyTorch usually warns at start-up that the GPU \"is not compatible with the current PyTorch installation\".",
                 zh: "在发起 kernel 的库里，CUDA 找不到这块 GPU 计算能力的机器码（也没有能现场编译的 PTX）：新卡配了只编到旧架构的版本（如 sm_120 的 RTX 50 系列配上最高只到 sm_90 的 wheel）、旧卡已被这个版本放弃，或者扩展编译时的 TORCH_CUDA_ARCH_LIST 没包含这块 GPU。对比 torch.cuda.get_arch_list() 和 torch.cuda.get_device_capability()；PyTorch 通常会在启动时警告这块 GPU \"is not compatible with the current PyTorch installation\"。"
             ),
         ))
     }
-    fn fixes(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
+    fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
+        if native_build(f) {
+            out.push(if Framework::of(f) == Framework::Ggml {
+                fix(
+                    &LLAMA_CPP_BUILD_FOR_ARCH,
+                    say!(
+                        en: "Configure with cmake -B build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=86 (your compute capability without the dot; `nvidia-smi --query-gpu=compute_cap --format=csv` shows it), then cmake --build build; or use a release build, or an Ollama / LM Studio version, whose CUDA build includes this GPU.",
+                        zh: "用 cmake -B build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=86（你的计算能力去掉小数点；`nvidia-smi --query-gpu=compute_cap --format=csv` 可以查看）配置，再 cmake --build build；或者用 CUDA 版本包含这块 GPU 的发布版（或 Ollama / LM Studio 版本）。"
+                    ),
+                )
+            } else {
+                fix(
+                    &NATIVE_BUILD_FOR_ARCH,
+                    say!(
+                        en: "Rebuild the program for your GPU's compute capability (`nvidia-smi --query-gpu=compute_cap --format=csv`): nvcc -gencode arch=compute_86,code=sm_86, or CMAKE_CUDA_ARCHITECTURES=86 in a CMake build; or install a release built for this GPU.",
+                        zh: "按你的 GPU 的计算能力（`nvidia-smi --query-gpu=compute_cap --format=csv`）重新编译这个程序：nvcc -gencode arch=compute_86,code=sm_86，或 CMake 构建里的 CMAKE_CUDA_ARCHITECTURES=86；或者安装为这块 GPU 编译的发布版。"
+                    ),
+                )
+            });
+            return;
+        }
         out.push(fix(
             &INSTALL_BUILD_FOR_GPU,
             say!(
@@ -215,6 +259,12 @@ impl Explain for NoKernelImage {
             ),
         ));
     }
+}
+
+/// A program that is neither PyTorch nor Python: llama.cpp's ggml, or a
+/// native program that names itself.
+fn native_build(f: &Finding) -> bool {
+    Framework::of(f) == Framework::Ggml || Setting::of(f).program.is_native()
 }
 
 fn device_assert_verdict(f: &Finding) -> Verdict {
@@ -444,6 +494,25 @@ const REBUILD_EXTENSIONS_FOR_ARCH: FixSpec = FixSpec::new(
 .vendors(&[Vendor::Nvidia])
 .sources(&["PyTorch documentation: torch.utils.cpp_extension (TORCH_CUDA_ARCH_LIST)"]);
 
+/// llama.cpp's CMake build: GGML_CUDA and CMAKE_CUDA_ARCHITECTURES.
+const LLAMA_CPP_BUILD_FOR_ARCH: FixSpec = FixSpec::new(
+    "llama-cpp-build-for-arch",
+    "Build llama.cpp for your GPU",
+    "为你的 GPU 编译 llama.cpp",
+)
+.frameworks(&[Framework::Ggml])
+.vendors(&[Vendor::Nvidia])
+.sources(&["llama.cpp: docs/build.md (CUDA, CMAKE_CUDA_ARCHITECTURES)"]);
+
+/// nvcc's -gencode and CMake's CUDA architectures.
+const NATIVE_BUILD_FOR_ARCH: FixSpec = FixSpec::new(
+    "native-build-for-arch",
+    "Rebuild the program for your GPU",
+    "为你的 GPU 重新编译这个程序",
+)
+.vendors(&[Vendor::Nvidia])
+.sources(&["CUDA Compiler Driver NVCC documentation: -gencode"]);
+
 /// model.cpu(), CUDA_VISIBLE_DEVICES and CUDA_LAUNCH_BLOCKING.
 const SEE_FAILING_INDEX: FixSpec = FixSpec::new(
     "see-failing-index",
@@ -497,6 +566,8 @@ pub(super) const FIXES: &[FixSpec] = &[
     DISPLAY_WATCHDOG,
     INSTALL_BUILD_FOR_GPU,
     REBUILD_EXTENSIONS_FOR_ARCH,
+    LLAMA_CPP_BUILD_FOR_ARCH,
+    NATIVE_BUILD_FOR_ARCH,
     SEE_FAILING_INDEX,
     CHECK_TOKEN_IDS,
     CHECK_LABELS,

@@ -185,6 +185,77 @@ impl Framework {
     }
 }
 
+/// What kind of program reported the finding, where it names itself: the
+/// program decides the advice. Advice about a model's workload (batch
+/// size, precision, a smaller or quantised model) is for programs that run
+/// a model; a Python framework's API is for programs that run in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Program {
+    /// Python code, a framework, or nothing the finding names.
+    Unknown,
+    /// A native program that runs a model through its own options
+    /// (llama.cpp's ggml, darknet, TensorRT): workload fixes apply through
+    /// that program, no Python framework's API does.
+    NativeModel,
+    /// A program that runs no model: a video encoder (FFmpeg's NVENC), a
+    /// renderer (Blender's Cycles), a miner, a CUDA sample, a script in
+    /// another language. Neither workload fixes nor framework APIs apply.
+    NoModel,
+}
+
+/// Reporters (the `reported_by` fact, or the program a line names) that
+/// run a model natively.
+const NATIVE_MODEL_REPORTERS: &[&str] = &["darknet", "TensorRT", "ggml", "llama.cpp"];
+
+/// Reporters that run no model.
+const NO_MODEL_REPORTERS: &[&str] = &["FFmpeg", "Blender", "Cycles", "ccminer", "deviceQuery"];
+
+/// Words of a finding's text that only a program running no model prints:
+/// NVENC's session call, Blender Cycles' device allocation, the CUDA
+/// samples' device query.
+const NO_MODEL_TEXT: &[&str] = &[
+    "OpenEncodeSessionEx",
+    "nvEncOpenEncodeSessionEx",
+    "_nvenc",
+    "cuMemAlloc(&device_pointer",
+    "cudaGetDeviceCount returned",
+];
+
+/// Processes the kernel's OOM killer names that are no Python interpreter
+/// (`perl`, `java`, a shell): their memory is not a model's.
+const NOT_PYTHON_PROCESSES: &[&str] = &["perl", "java", "node", "bash", "sh", "ruby", "Rscript"];
+
+impl Program {
+    pub(crate) fn of(f: &Finding) -> Program {
+        if Framework::of(f) == Framework::Ggml {
+            return Program::NativeModel;
+        }
+        // A traceback or an exception class is Python's: what the message
+        // names inside it is a library the script called.
+        if f.traceback.is_some() || f.exception.is_some() {
+            return Program::Unknown;
+        }
+        let reporter = f.facts.get(fact::REPORTED_BY).map_or("", String::as_str);
+        let named = |names: &[&str]| names.iter().any(|n| reporter.starts_with(n));
+        if named(NO_MODEL_REPORTERS) || NO_MODEL_TEXT.iter().any(|w| f.text.contains(w)) {
+            return Program::NoModel;
+        }
+        if named(NATIVE_MODEL_REPORTERS) {
+            return Program::NativeModel;
+        }
+        let process = f.facts.get(fact::PROCESS).map_or("", String::as_str);
+        if NOT_PYTHON_PROCESSES.contains(&process) {
+            return Program::NoModel;
+        }
+        Program::Unknown
+    }
+
+    /// A native program named itself: no Python framework's API applies.
+    pub(crate) fn is_native(self) -> bool {
+        self != Program::Unknown
+    }
+}
+
 /// What a finding ran in, read once: the facts every fix's applicability
 /// is checked against.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -199,6 +270,8 @@ pub(crate) struct Setting {
     pub inference: bool,
     /// The PyTorch releases the message form allows (first, last).
     pub torch: (Release, Option<Release>),
+    /// The kind of program that reported the finding.
+    pub program: Program,
 }
 
 impl Setting {
@@ -210,6 +283,7 @@ impl Setting {
             loading: is_loading(f),
             inference: is_inference(f),
             torch: torch_releases(f),
+            program: Program::of(f),
         }
     }
 }
@@ -486,5 +560,210 @@ mod tests {
         assert_eq!(runtime.version_hint.as_deref(), Some("PyTorch ≈1.10–1.12"));
         let unnamed = reserved(tail.trim_start_matches(": "));
         assert_eq!(unnamed.version_hint.as_deref(), Some("PyTorch ≈1.10–2.0"));
+    }
+}
+
+/// The program that reported a finding decides its advice: real messages
+/// of programs that are not PyTorch, each with its source paste.
+#[cfg(test)]
+mod program_fixes {
+    use super::{Program, Setting};
+    use crate::explain::catalogue::FixSpec;
+    use crate::explain::setting::Framework;
+    use crate::record::Finding;
+
+    fn only(text: &str) -> Finding {
+        let mut findings = crate::decode_str(text);
+        assert_eq!(findings.len(), 1, "{text}");
+        findings.remove(0)
+    }
+
+    fn fix_ids(f: &Finding) -> Vec<&str> {
+        f.diagnosis.fixes.iter().map(|x| x.id.as_str()).collect()
+    }
+
+    // fixtures/wild/1274.txt (FFmpeg's h264_nvenc opening its CUDA context).
+    const FFMPEG_CUCTX: &str = "    [h264_nvenc @ 0x55d020323ac0] dl_fn->cuda_dl->cuCtxCreate(&ctx->cu_context_internal, 0, cu_device) failed -> CUDA_ERROR_OUT_OF_MEMORY: out of memory\n    [h264_nvenc @ 0x55d020323ac0] No capable devices found\n";
+    // fixtures/wild/1273.txt (FFmpeg's hevc_nvenc opening its session).
+    const FFMPEG_SESSION: &str = "[hevc_nvenc @ 0x55f45f5f5cc0] OpenEncodeSessionEx failed: out of memory (10): (no details)\n[hevc_nvenc @ 0x55f45f5f5cc0] No capable devices found\n";
+
+    #[test]
+    fn nvenc_is_fixed_through_its_sessions_and_driver() {
+        for text in [FFMPEG_CUCTX, FFMPEG_SESSION] {
+            let f = only(text);
+            assert_eq!(Setting::of(&f).program, Program::NoModel, "{text}");
+            assert_eq!(
+                fix_ids(&f),
+                [
+                    "nvenc-fewer-sessions",
+                    "nvenc-driver-for-encoder",
+                    "check-what-holds-gpu"
+                ],
+                "{text}"
+            );
+        }
+        let f = only(FFMPEG_CUCTX);
+        assert_eq!(f.facts["reported_by"], "FFmpeg (h264_nvenc)");
+    }
+
+    // fixtures/wild/272.txt (darknet's check_error after CUDA's error).
+    const DARKNET: &str = "CUDA Error: out of memory\ndarknet: ./src/cuda.c:36: check_error: Assertion `0' failed.\nAborted (core dumped)\n";
+
+    #[test]
+    fn darknet_is_fixed_in_its_cfg_not_with_torch() {
+        let f = only(DARKNET);
+        assert_eq!(f.facts["reported_by"], "darknet");
+        assert_eq!(Setting::of(&f).program, Program::NativeModel);
+        assert_eq!(
+            fix_ids(&f),
+            ["darknet-smaller-passes", "check-what-holds-gpu"]
+        );
+        // Without darknet's line, the same CUDA error stays PyTorch's reading.
+        let bare = only("CUDA Error: out of memory\n");
+        assert_eq!(Setting::of(&bare).program, Program::Unknown);
+        assert!(fix_ids(&bare).contains(&"leave-room-outside-torch-cache"));
+    }
+
+    // fixtures/wild/1283.txt (llama.cpp's ggml-cuda on a GPU its build left out).
+    const GGML_NO_KERNEL: &str = "opt/llama.cpp/ggml/src/ggml-cuda/ggml-cuda.cu:97: CUDA error\nggml_cuda_compute_forward: SCALE failed\nCUDA error: no kernel image is available for execution on the device\ncurrent device: 0, in function ggml_cuda_compute_forward at /opt/llama.cpp/ggml/src/ggml-cuda/ggml-cuda.cu:2761 err\n";
+
+    #[test]
+    fn llama_cpp_is_rebuilt_for_the_architecture() {
+        let f = crate::decode_str(GGML_NO_KERNEL)
+            .into_iter()
+            .find(|f| f.kind == crate::record::Kind::NoKernelImage)
+            .expect("the no-kernel-image finding");
+        assert_eq!(Framework::of(&f), Framework::Ggml);
+        assert_eq!(fix_ids(&f), ["llama-cpp-build-for-arch"]);
+        let said = &f.diagnosis.verdicts[0].detail;
+        assert!(!said.contains("torch"), "{said}");
+        // PyTorch's own message keeps PyTorch's fixes.
+        let torch = only(
+            "RuntimeError: CUDA error: no kernel image is available for execution on the device\n",
+        );
+        assert_eq!(
+            fix_ids(&torch),
+            ["install-build-for-gpu", "rebuild-extensions-for-arch"]
+        );
+    }
+
+    // fixtures/wild/1237.txt (TensorRT's builder skipping a tactic).
+    const TENSORRT_TACTIC: &str = "[E] [defaultAllocator.cpp::allocate::19] Error code 1: cuda Runtime (out of memory)TE] Error code: 9: skipping tactic 0x0000000000000000 due to exception [tunablegraph.cpp:create:116] autotuning: user allocator error allocating 86114305024-byte buffer\n";
+    // fixtures/wild/1242.txt (the user's engine was generated).
+    const TENSORRT_RESIZE: &str = ".engine have generated, but throw follow OutOfMemory error, ask if this error affect the result? thanks.\n[virtualMemoryBuffer.cpp::resizePhysical::144] Error Code 2: OutOfMemory (no further information)\n";
+
+    #[test]
+    fn tensorrt_codes_are_tensorrt_s_and_a_skipped_tactic_is_not_fatal() {
+        for text in [TENSORRT_TACTIC, TENSORRT_RESIZE] {
+            let findings = crate::decode_str(text);
+            // Never a CUDA runtime status: 9 is TensorRT's kINVALID_STATE.
+            assert!(
+                findings
+                    .iter()
+                    .all(|f| f.facts.get("error_name").map(String::as_str)
+                        != Some("cudaErrorInvalidConfiguration")),
+                "{text}"
+            );
+            let f = &findings[0];
+            assert_eq!(f.facts["reported_by"], "TensorRT", "{text}");
+            assert_eq!(
+                fix_ids(f),
+                [
+                    "tensorrt-check-build-finished",
+                    "tensorrt-smaller-engine-limits"
+                ],
+                "{text}"
+            );
+            let said = &f.diagnosis.verdicts[0].detail;
+            assert!(said.contains("not fatal"), "{said}");
+        }
+        // fixtures/wild/733.txt: the same buffer's failures, then
+        // TensorRT-LLM's builder says the build failed: the memory is the cause.
+        let failed = only("[11/10/2023-06:30:40] [TRT] [E] 2: [virtualMemoryBuffer.cpp::resizePhysical::140] Error Code 2: OutOfMemory (no further information)\n[11/10/2023-06:30:40] [TRT] [W] Requested amount of GPU memory (24793579520 bytes) could not be allocated. There may not be enough free memory for allocation to succeed.\n[11/10/2023-06:30:40] [TRT-LLM] [E] Engine building failed, please check the error log.\n");
+        assert_eq!(fix_ids(&failed), ["tensorrt-smaller-engine-limits"]);
+        let said = &failed.diagnosis.verdicts[0].detail;
+        assert!(said.contains("build failed"), "{said}");
+    }
+
+    // fixtures/status_unknown_error_devicequery.log (the CUDA samples' deviceQuery).
+    const DEVICE_QUERY: &str = "$ ./deviceQuery \n./deviceQuery Starting...\n\n CUDA Device Query (Runtime API) version (CUDART static linking)\n\ncudaGetDeviceCount returned 999\n-> unknown error\nResult = FAIL\n";
+
+    #[test]
+    fn an_unknown_error_at_start_up_is_the_driver_s_state() {
+        let f = only(DEVICE_QUERY);
+        assert_eq!(Setting::of(&f).program, Program::NoModel);
+        assert_eq!(
+            fix_ids(&f),
+            ["check-gpu-driver-state", "status-look-up-code"]
+        );
+        // fixtures/wild/307.txt: the same code from NCCL's later call is
+        // not about the runtime's start-up.
+        let later = crate::decode_str("[rank0]: Cuda failure 999 'unknown error'\n");
+        assert!(later
+            .iter()
+            .all(|f| !fix_ids(f).contains(&"check-gpu-driver-state")));
+    }
+
+    // fixtures/wild/1286.txt (Xid 154 on three GPUs).
+    const XID_154: &str = "NVRM: Xid (PCI:0000:01:00): 154, GPU recovery action changed from 0x0 (None) to 0x2 (OS Reboot)\n";
+
+    #[test]
+    fn an_xid_line_that_states_its_recovery_action_is_acted_on() {
+        let f = only(XID_154);
+        assert_eq!(fix_ids(&f)[0], "follow-xid-recovery-action");
+        assert!(f.diagnosis.fixes[0].how.contains("reboot"));
+        let said = &f.diagnosis.verdicts[0].detail;
+        assert!(!said.contains("does not describe"), "{said}");
+        assert!(said.contains("\"OS Reboot\""), "{said}");
+        // The Xid 31 line of the same paste states no recovery action: NVIDIA's
+        // catalogue's action for Xid 31 comes first.
+        let xid_31 = only("Aug 19 11:36:35  NVRM: Xid (PCI:0000:02:00): 31, pid=56543, name=python3.12,\n  channel 0x01000005. MMU Fault: ENGINE CE2 HUBCLIENT_HSCE2 faulted @ 0x100_07600000.\n  Fault is of type FAULT_INFO_TYPE_REGION_VIOLATION ACCESS_TYPE_VIRT_WRITE\n");
+        assert_eq!(fix_ids(&xid_31)[0], "follow-nvidia-xid-action");
+    }
+
+    // fixtures/wild/1268.txt (vulkano's examples on a 2 GB card).
+    const VULKANO: &str = "thread '<main>' panicked at 'called `Result::unwrap()` on an `Err` value: OomError(OutOfDeviceMemory)', ../src/libcore\\result.rs:746\n";
+
+    #[test]
+    fn a_vulkan_failure_without_sizes_does_not_blame_the_workload() {
+        let f = only(VULKANO);
+        assert_eq!(
+            fix_ids(&f),
+            [
+                "close-other-gpu-programs",
+                "update-vulkan-driver-and-library"
+            ]
+        );
+        let said = &f.diagnosis.verdicts[0].detail;
+        assert!(!said.contains("does not fit"), "{said}");
+    }
+
+    /// The catalogue's two program predicates, on both sides.
+    #[test]
+    fn the_catalogue_withholds_by_program() {
+        const WORKLOAD: FixSpec = FixSpec::new("w", "w", "工作").models_only();
+        const TORCH_API: FixSpec = FixSpec::new("t", "t", "框架").frameworks(&[Framework::PyTorch]);
+        let setting = |program| Setting {
+            framework: Framework::Unknown,
+            vendor: super::Vendor::Nvidia,
+            runtime: None,
+            loading: false,
+            torch: ((0, 0), None),
+            program,
+        };
+        assert!(WORKLOAD.contradiction(&setting(Program::NoModel)).is_some());
+        assert!(WORKLOAD
+            .contradiction(&setting(Program::NativeModel))
+            .is_none());
+        assert!(WORKLOAD.contradiction(&setting(Program::Unknown)).is_none());
+        assert!(TORCH_API
+            .contradiction(&setting(Program::NoModel))
+            .is_some());
+        assert!(TORCH_API
+            .contradiction(&setting(Program::NativeModel))
+            .is_some());
+        assert!(TORCH_API
+            .contradiction(&setting(Program::Unknown))
+            .is_none());
     }
 }

@@ -26,6 +26,21 @@ const DRIVER_TOO_OLD: &[&str] = &[
     "VK_ERROR_INCOMPATIBLE_DRIVER",
 ];
 
+/// The unknown error, which the runtime's first calls return when the
+/// driver is in a bad state (updated without a reboot, nvidia_uvm not
+/// loaded after suspend and resume).
+const DRIVER_STATE: &[&str] = &["cudaErrorUnknown", "CUDA_ERROR_UNKNOWN"];
+
+/// The calls that find and open the GPU: the first the runtime makes.
+const INIT_CALLS: &[&str] = &[
+    "cudaGetDeviceCount",
+    "cuInit",
+    "cudaSetDevice",
+    "cuDeviceGet",
+    "cudaGetDevice",
+    "CUDA initialization",
+];
+
 /// Codes that say no usable GPU was found.
 const NO_DEVICE: &[&str] = &[
     "cudaErrorNoDevice",
@@ -178,6 +193,14 @@ impl Explain for GpuRuntimeError {
                     zh: "驱动比程序编译时用的 CUDA（或 ROCm）旧。装一个更新的驱动（`nvidia-smi` 会显示驱动支持的最高 CUDA 版本），或者换成针对更旧 CUDA 编译的程序或框架版本。"
                 ),
             ));
+        } else if DRIVER_STATE.contains(&name) && INIT_CALLS.iter().any(|c| f.text.contains(c)) {
+            out.push(fix(
+                &CHECK_DRIVER_STATE,
+                say!(
+                    en: "An unknown error from the runtime's first calls is usually the driver's state, not the program. Run `nvidia-smi`: \"Driver/library version mismatch\" means the driver was updated without a reboot, so reboot (or reload the nvidia kernel modules). Check that the nvidia_uvm module is loaded (`lsmod | grep nvidia_uvm`, `sudo modprobe nvidia-uvm`; it is often missing after suspend and resume), and look for Xid errors in `sudo dmesg | grep -i -e xid -e nvrm`.",
+                    zh: "运行时最初几个调用返回未知错误，通常是驱动的状态出了问题，不是程序的问题。运行 `nvidia-smi`：如果提示 \"Driver/library version mismatch\"，说明驱动更新后没有重启，重启即可（或重新加载 nvidia 内核模块）。确认 nvidia_uvm 模块已加载（`lsmod | grep nvidia_uvm`，`sudo modprobe nvidia-uvm`；休眠唤醒后常常丢失），并在 `sudo dmesg | grep -i -e xid -e nvrm` 里找 Xid 错误。"
+                ),
+            ));
         } else if NO_DEVICE.contains(&name) {
             out.push(fix(
                 &GPU_VISIBLE,
@@ -222,6 +245,15 @@ const UPDATE_DRIVER: FixSpec = FixSpec::new(
 )
 .vendors(&[Vendor::Nvidia, Vendor::Amd]);
 
+/// The NVIDIA kernel modules, `nvidia-smi` and the kernel log.
+const CHECK_DRIVER_STATE: FixSpec = FixSpec::new(
+    "check-gpu-driver-state",
+    "Check the driver's state",
+    "检查驱动的状态",
+)
+.vendors(&[Vendor::Nvidia])
+.cost(Cost::Look);
+
 const GPU_VISIBLE: FixSpec = FixSpec::new(
     "check-gpu-visible",
     "Check that the GPU is visible to the process",
@@ -255,6 +287,7 @@ const LOOK_UP_CODE: FixSpec = FixSpec::new(
 /// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
     UPDATE_DRIVER,
+    CHECK_DRIVER_STATE,
     GPU_VISIBLE,
     FIND_KERNEL,
     LIBRARY_HEADROOM,

@@ -2,7 +2,7 @@
 //! running out of host memory.
 
 use super::catalogue::{Cost, FixSpec};
-use super::common::{extra, fact, fix, verdict};
+use super::common::{extra, fact, fix, is_pytorch, verdict};
 use super::docs::Code;
 use super::setting::Vendor;
 use super::Explain;
@@ -129,21 +129,42 @@ impl Explain for PtxasAllocFailure {
         ));
     }
 
-    fn fixes(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
-        out.push(fix(
-            &COMPILER_MEMORY,
-            say!(
-                en: "Build with fewer parallel jobs (make -j1, MAX_JOBS=1), close other programs or add swap, and compile only for the GPUs you use (-gencode / TORCH_CUDA_ARCH_LIST for one architecture).",
-                zh: "减少并行编译任务（make -j1、MAX_JOBS=1），关掉其他程序或加 swap，并且只为你用的 GPU 编译（-gencode / TORCH_CUDA_ARCH_LIST 只写一个架构）。"
-            ),
-        ));
-        out.push(fix(
+    fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
+        let toolkit = fix(
             &CURRENT_TOOLKIT,
             say!(
                 en: "Old or 32-bit ptxas builds have a small address space; a current 64-bit toolkit avoids the limit.",
                 zh: "旧的或 32 位的 ptxas 地址空间很小；较新的 64 位工具包没有这个限制。"
             ),
-        ));
+        );
+        // A build that says it is 32-bit has found its cause.
+        let says_32_bit = ["32-bit", "32 bit", "32bit"]
+            .iter()
+            .any(|w| f.text.to_ascii_lowercase().contains(w));
+        if says_32_bit {
+            out.push(toolkit.clone());
+        }
+        // PyTorch's extension builder's variables only where PyTorch shows.
+        out.push(if is_pytorch(f) || f.text.contains("torch") {
+            fix(
+                &COMPILER_MEMORY,
+                say!(
+                    en: "Build with fewer parallel jobs (make -j1, MAX_JOBS=1), close other programs or add swap, and compile only for the GPUs you use (-gencode / TORCH_CUDA_ARCH_LIST for one architecture).",
+                    zh: "减少并行编译任务（make -j1、MAX_JOBS=1），关掉其他程序或加 swap，并且只为你用的 GPU 编译（-gencode / TORCH_CUDA_ARCH_LIST 只写一个架构）。"
+                ),
+            )
+        } else {
+            fix(
+                &COMPILER_MEMORY,
+                say!(
+                    en: "Build with fewer parallel jobs (make -j1), close other programs or add swap, and compile only for the GPUs you use (one -gencode architecture, or CMAKE_CUDA_ARCHITECTURES).",
+                    zh: "减少并行编译任务（make -j1），关掉其他程序或加 swap，并且只为你用的 GPU 编译（只写一个 -gencode 架构，或 CMAKE_CUDA_ARCHITECTURES）。"
+                ),
+            )
+        });
+        if !says_32_bit {
+            out.push(toolkit);
+        }
     }
 }
 

@@ -8,6 +8,7 @@ use super::Explain;
 use crate::i18n::Said;
 use crate::record::{fact, Diagnosis, Finding, Fix, Verdict};
 use crate::say;
+use crate::say_parts;
 
 /// Explains `Kind::Xid` findings.
 pub(super) struct Xid;
@@ -16,15 +17,25 @@ impl Explain for Xid {
     fn headline(&self, f: &Finding) -> Said {
         let code = fact(f, fact::XID).unwrap_or("?");
         match xid_info(code) {
-            Some(info) => table_said(
-                format!("NVIDIA driver Xid {code}: {}", info.title.en),
-                format!("NVIDIA 驱动报告 Xid {code}：{}", info.title.zh),
+            Some(info) => say_parts!(
+                en: "NVIDIA driver Xid {code}: {title}",
+                zh: "NVIDIA 驱动报告 Xid {code}：{title}",
+                code = Said::same(code),
+                title = info.title.said()
             ),
-            None => say!(
-                en: "NVIDIA driver Xid {code} event",
-                zh: "NVIDIA 驱动报告了 Xid {code} 事件",
-                code = code
-            ),
+            None => match recovery_action(f) {
+                Some(action) => say!(
+                    en: "NVIDIA driver Xid {code}: the GPU's recovery action is now \"{action}\"",
+                    zh: "NVIDIA 驱动报告 Xid {code}：这块 GPU 的恢复操作变成了 \"{action}\"",
+                    code = code,
+                    action = action
+                ),
+                None => say!(
+                    en: "NVIDIA driver Xid {code} event",
+                    zh: "NVIDIA 驱动报告了 Xid {code} 事件",
+                    code = code
+                ),
+            },
         }
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
@@ -37,9 +48,12 @@ impl Explain for Xid {
             match xid_info(earlier) {
                 Some(info) => out.push(fix(
                     &ACT_ON_CAUSING_XID,
-                    table_said(
-                        format!("Xid {earlier} ({}) came first: {}", info.title.en, info.action.en),
-                        format!("先出现的 Xid {earlier}（{}）才是原因：{}", info.title.zh, info.action.zh),
+                    say_parts!(
+                        en: "Xid {earlier} ({title}) came first: {action}",
+                        zh: "先出现的 Xid {earlier}（{title}）才是原因：{action}",
+                        earlier = Said::same(earlier),
+                        title = info.title.said(),
+                        action = info.action.said()
                     ),
                 )),
                 None => out.push(fix(
@@ -51,11 +65,10 @@ impl Explain for Xid {
                     ),
                 )),
             }
+        } else if let Some(action) = recovery_action(f) {
+            out.push(recovery_fix(action));
         } else if let Some(info) = xid_info(code) {
-            out.push(fix(
-                &FOLLOW_NVIDIA_XID_ACTION,
-                table_said(info.action.en.to_string(), info.action.zh.to_string()),
-            ));
+            out.push(fix(&FOLLOW_NVIDIA_XID_ACTION, info.action.said()));
         }
         out.push(fix(
             &CHECK_GPU_HEALTH,
@@ -181,10 +194,14 @@ pub(super) fn xid_info(code: &str) -> Option<XidInfo> {
     })
 }
 
-/// A sentence built around texts of the Xid table: `say!` takes one value
-/// for both languages, and the table holds each text in both.
-fn table_said(en: String, zh: String) -> Said {
-    Said { en, zh }
+impl Text {
+    /// The text in both languages, for `say_parts!`.
+    fn said(self) -> Said {
+        Said {
+            en: self.en.to_string(),
+            zh: self.zh.to_string(),
+        }
+    }
 }
 
 /// The earlier Xid a follow-up event names (`... caused by previous Xid 149`).
@@ -196,6 +213,44 @@ pub(crate) fn caused_by(f: &Finding) -> Option<&str> {
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(rest.len());
     (digits > 0).then(|| &rest[..digits])
+}
+
+/// The recovery action a line states (Xid 154: `GPU recovery action
+/// changed from 0x0 (None) to 0x2 (OS Reboot)`): what the driver says the
+/// GPU needs before it can be used again.
+pub(crate) fn recovery_action(f: &Finding) -> Option<&str> {
+    let message = fact(f, "driver_message")?;
+    let rest = &message[message.find("recovery action changed from ")?..];
+    let to = &rest[rest.find(" to ")? + " to ".len()..];
+    let action = &to[to.find('(')? + 1..];
+    let action = action[..action.find(')')?].trim();
+    (!action.is_empty() && action != "None").then_some(action)
+}
+
+/// The fix for the action the driver states: a reboot, a GPU reset, or
+/// the action's own words.
+fn recovery_fix(action: &str) -> Fix {
+    let lower = action.to_ascii_lowercase();
+    let how = if lower.contains("reboot") {
+        say!(
+            en: "The driver states the recovery action \"{action}\": this GPU cannot be used again until the machine reboots. Drain the node of jobs and reboot it; if it recurs, run NVIDIA's diagnostics (`dcgmi diag -r 2`) and check the GPU's health.",
+            zh: "驱动写明了恢复操作 \"{action}\"：重启机器之前这块 GPU 都不能再用。先把节点上的任务撤走，再重启；如果反复出现，运行 NVIDIA 的诊断（`dcgmi diag -r 2`）并检查 GPU 的健康状况。",
+            action = action
+        )
+    } else if lower.contains("reset") {
+        say!(
+            en: "The driver states the recovery action \"{action}\": stop the processes on this GPU and reset it (`sudo nvidia-smi -r -i <gpu>`), or reboot the node.",
+            zh: "驱动写明了恢复操作 \"{action}\"：停掉这块 GPU 上的进程，然后重置它（`sudo nvidia-smi -r -i <gpu>`），或者重启节点。",
+            action = action
+        )
+    } else {
+        say!(
+            en: "The driver states the recovery action \"{action}\": carry it out before using this GPU again; NVIDIA's Xid catalog (https://docs.nvidia.com/deploy/xid-errors/) describes each action.",
+            zh: "驱动写明了恢复操作 \"{action}\"：再用这块 GPU 之前先照做；NVIDIA 的 Xid 目录（https://docs.nvidia.com/deploy/xid-errors/）介绍了每种操作。",
+            action = action
+        )
+    };
+    fix(&FOLLOW_RECOVERY_ACTION, how)
 }
 
 fn xid_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
@@ -215,38 +270,51 @@ fn xid_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         _ => Said::default(),
     };
     let Some(info) = xid_info(code) else {
+        // A line that states its recovery action says what the GPU needs.
+        let unknown = match recovery_action(f) {
+            Some(action) => say!(
+                en: "The driver states what this GPU needs before it can be used again: the recovery action \"{action}\".",
+                zh: "驱动写明了这块 GPU 再次可用之前需要做什么：恢复操作 \"{action}\"。",
+                action = action
+            ),
+            None => say!(
+                en: "oomwhy does not describe this code; look it up in NVIDIA's Xid catalog (https://docs.nvidia.com/deploy/xid-errors/) before acting on it.",
+                zh: "oomwhy 没有收录这个代码；处理之前先在 NVIDIA 的 Xid 目录（https://docs.nvidia.com/deploy/xid-errors/）里查一查。"
+            ),
+        };
         let detail = say!(
             en: "The NVIDIA kernel driver logged Xid {code}.",
             zh: "NVIDIA 内核驱动记录了 Xid {code}。",
             code = code
         )
         .then(process)
-        .then(say!(
-            en: "oomwhy does not describe this code; look it up in NVIDIA's Xid catalog (https://docs.nvidia.com/deploy/xid-errors/) before acting on it.",
-            zh: "oomwhy 没有收录这个代码；处理之前先在 NVIDIA 的 Xid 目录（https://docs.nvidia.com/deploy/xid-errors/）里查一查。"
-        ));
-        out.push(verdict(
-            Code::XidError,
-            say!(
+        .then(unknown);
+        let title = match recovery_action(f) {
+            Some(action) => say!(
+                en: "Xid {code}: the driver asks for \"{action}\"",
+                zh: "Xid {code}：驱动要求 \"{action}\"",
+                code = code,
+                action = action
+            ),
+            None => say!(
                 en: "NVIDIA driver Xid {code}",
                 zh: "NVIDIA 驱动报告 Xid {code}",
                 code = code
             ),
-            detail,
-        ));
+        };
+        out.push(verdict(Code::XidError, title, detail));
         return;
     };
     let what = match caused_by(f) {
         Some(earlier) => match xid_info(earlier) {
-            Some(earlier_info) => table_said(
-                format!(
-                    "The driver names the error it followed: Xid {earlier}, {}.",
-                    earlier_info.title.en.to_lowercase()
-                ),
-                format!(
-                    "驱动写明了它跟在哪个错误之后：Xid {earlier}，{}。",
-                    earlier_info.title.zh
-                ),
+            Some(earlier_info) => say_parts!(
+                en: "The driver names the error it followed: Xid {earlier}, {title}.",
+                zh: "驱动写明了它跟在哪个错误之后：Xid {earlier}，{title}。",
+                earlier = Said::same(earlier),
+                title = Said {
+                    en: earlier_info.title.en.to_lowercase(),
+                    zh: earlier_info.title.zh.to_string(),
+                }
             ),
             None => say!(
                 en: "The driver names the error it followed: Xid {earlier}, which oomwhy does not describe; NVIDIA's Xid catalog (https://docs.nvidia.com/deploy/xid-errors/) does.",
@@ -254,20 +322,21 @@ fn xid_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                 earlier = earlier
             ),
         },
-        None => table_said(
-            format!("What to do: {}", info.action.en),
-            format!("处理办法：{}", info.action.zh),
+        None => say_parts!(
+            en: "What to do: {action}",
+            zh: "处理办法：{action}",
+            action = info.action.said()
         ),
     };
     out.push(verdict(
         Code::XidError,
-        table_said(
-            format!("Xid {code}: {}", info.title.en),
-            format!("Xid {code}：{}", info.title.zh),
+        say_parts!(
+            en: "Xid {code}: {title}",
+            zh: "Xid {code}：{title}",
+            code = Said::same(code),
+            title = info.title.said()
         ),
-        table_said(info.meaning.en.to_string(), info.meaning.zh.to_string())
-            .then(process)
-            .then(what),
+        info.meaning.said().then(process).then(what),
     ));
     if info.hardware {
         out.push(verdict(
@@ -312,6 +381,15 @@ const FOLLOW_NVIDIA_XID_ACTION: FixSpec = FixSpec::new(
 .vendors(&[Vendor::Nvidia])
 .sources(&["NVIDIA Xid catalog (docs.nvidia.com/deploy/xid-errors)"]);
 
+/// The recovery action an Xid 154 line states.
+const FOLLOW_RECOVERY_ACTION: FixSpec = FixSpec::new(
+    "follow-xid-recovery-action",
+    "Carry out the recovery action the driver states",
+    "执行驱动写明的恢复操作",
+)
+.vendors(&[Vendor::Nvidia])
+.sources(&["NVIDIA Xid catalog (docs.nvidia.com/deploy/xid-errors): Xid 154"]);
+
 const CHECK_GPU_HEALTH: FixSpec = FixSpec::new(
     "check-gpu-health",
     "Check the GPU's health",
@@ -337,6 +415,7 @@ pub(super) const FIXES: &[FixSpec] = &[
     ACT_ON_CAUSING_XID,
     LOOK_UP_CAUSING_XID,
     FOLLOW_NVIDIA_XID_ACTION,
+    FOLLOW_RECOVERY_ACTION,
     CHECK_GPU_HEALTH,
     KEEP_KERNEL_LOG,
 ];
