@@ -297,6 +297,9 @@ impl Family for Grammar {
             "ut of ",
             "Out Of Memory",
             "nough memory",
+            // torch-directml's `Could not allocate tensor with N bytes. There
+            // is not enough GPU video memory available!`.
+            "GPU video memory",
             // MLX's `[METAL] Command buffer execution failed: Insufficient
             // Memory` (also the Metal family's literal), RMM's `MemoryError:
             // std::bad_alloc: out_of_memory` (under the `rror` literal another

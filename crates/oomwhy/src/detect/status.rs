@@ -62,6 +62,14 @@ struct Patterns {
     /// form in which an XLA status name is read (the names are ordinary
     /// words elsewhere).
     xla_status: Regex,
+    /// ONNX Runtime's status: `[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION :
+    /// ...` (`Status::ToString`), the Java binding's `Error code -
+    /// ORT_RUNTIME_EXCEPTION`, Triton's `onnx runtime error 6:`.
+    ort_status: Regex,
+    /// An HRESULT in hex: WIL's `Exception(3) tid(5a68) 887A0005 message`
+    /// (DirectML, as ONNX Runtime's DirectML provider prints it), SharpDX's
+    /// and Vortice's `HRESULT: [0x887A0005]`, `hr = 0x887A0005`.
+    hresult: Regex,
     /// PyTorch's pointer to the error's documentation.
     search_for: Regex,
     /// Cycles' `MESSAGE in cuCall(` and `CUDA error at cuCall: MESSAGE`.
@@ -93,7 +101,7 @@ fn patterns() -> &'static Patterns {
             number: re(concat!(
                 // The libraries' words first: at one start the first
                 // alternative wins, and `cuFFT` is also `cu` + a capital.
-                r"(?P<api>\bTensorRT\b|\bTRT\b|\bcufft\w*|\bcuFFT\b|\bCUFFT\b|\bcusolver\w*|\bcuSOLVER\b|\bCUSOLVER\b",
+                r"(?P<api>\bTensorRT\b|\bTRT\b|\bhipblas\w*|\bhipBLAS\b|\bHIPBLAS\b|\bhipsolver\w*|\bhipSOLVER\b|\bHIPSOLVER\b|\bhipfft\w*|\bhipFFT\b|\bHIPFFT\b|\bcufft\w*|\bcuFFT\b|\bCUFFT\b|\bcusolver\w*|\bcuSOLVER\b|\bCUSOLVER\b",
                 r"|\bcusparse\w*|\bcuSPARSE\b|\bCUSPARSE\b|\bcurand\w*|\bcuRAND\b|\bCURAND\b",
                 r"|\bnpp[a-z]\w*|\bNPP\b|\bnvjpeg\w*|\bnvJPEG\b|\bNVJPEG\b|\brocblas\w*|\brocBLAS\b|\bmiopen\w*|\bMIOpen\b",
                 r"|\bcuda[A-Z]\w*|\bcu[A-Z]\w*|\bCUresult\b|\bCUDA\b|\bCuda\b|\bcuda\b|THCudaCheck",
@@ -101,6 +109,15 @@ fn patterns() -> &'static Patterns {
                 r"|\bnccl[A-Z]\w*|\bNCCL\b|\bze[A-Z]\w*|\bLevel[ -]?Zero\b|\bvk[A-Z]\w*|\bVulkan\b|\bVkResult\b)",
                 r"[^\n]{0,100}?\b(?P<word>error|Error|ERROR|failure|Failure|failed|code|err|status|result|returned)",
                 r"\s*(?:[=:]\s*|\(\s*|\s+)(?:[Cc]ode\s+|with\s+error\s+)?(?P<number>-?0x[0-9A-Fa-f]+|-?\d+)\b",
+            )),
+            ort_status: re(concat!(
+                r"\[ONNXRuntimeError\] : (?P<number>\d+) : (?P<name>[A-Z_]+) :",
+                r"|\bError code - ORT_(?P<java>[A-Z_]+)\b",
+                r"|\bonnx runtime error (?P<triton>\d+):",
+            )),
+            hresult: re(concat!(
+                r"\bException\(\d+\) tid\([0-9a-fA-F]+\) (?P<wil>[0-9A-Fa-f]{8})\b",
+                r"|\b(?:HRESULT|hr)\s*(?:[:=]\s*)?\[?0x(?P<hex>[0-9A-Fa-f]{8})\b",
             )),
             search_for: re(r"\bSearch for `(\w+)' in \S+ for more information"),
             cycles_call: re(r"^ in (?:cu[A-Z]\w*\(|CUDA queue )"),
@@ -112,7 +129,17 @@ fn patterns() -> &'static Patterns {
 /// The libraries whose API word (`cufftExecC2C`, `cuSOLVER`, `nppiResize`,
 /// `MIOpen`) starts, in any case, with the table's id.
 const LIBRARY_TABLES: &[&str] = &[
-    "cufft", "cusolver", "cusparse", "curand", "npp", "nvjpeg", "rocblas", "miopen",
+    "cufft",
+    "cusolver",
+    "cusparse",
+    "curand",
+    "npp",
+    "nvjpeg",
+    "rocblas",
+    "miopen",
+    "hipblas",
+    "hipsolver",
+    "hipfft",
 ];
 
 /// Which table a number belongs to, by the word that names the API.
@@ -496,15 +523,19 @@ fn find(line: &str) -> Option<Hit> {
         })
         .or_else(|| names.first().copied());
     // A name says the most; a number or a message only when there is none.
+    // ONNX Runtime's status is a wrapper: the execution provider's code in
+    // its message (`CUDA failure 35:`, an HRESULT) says more, so it comes last.
     let hit = name
         .or_else(|| xla_status_hit(line))
+        .or_else(|| hresult_hit(line))
         .or_else(|| number_hit(line))
-        .or_else(|| message_hit(line))?;
+        .or_else(|| message_hit(line))
+        .or_else(|| ort_status_hit(line))?;
     // A wrapper's status (absl's, TensorRT's `Error Code 2: OutOfMemory`)
     // whose message says memory ran out is left to the out-of-memory
     // families, which read that message and its sizes; so is absl's
     // RESOURCE_EXHAUSTED, which the XLA, TensorFlow and grammar families read.
-    let wrapper = matches!(hit.table.id, "absl_status" | "tensorrt");
+    let wrapper = matches!(hit.table.id, "absl_status" | "tensorrt" | "onnxruntime");
     let left_to_oom_families = wrapper
         && (says_memory_ran_out(line)
             || (hit.table.id == "absl_status" && hit.entry.class == Class::Memory));
@@ -526,6 +557,59 @@ fn xla_status_hit(line: &str) -> Option<Hit> {
     })
 }
 
+/// ONNX Runtime's status in its printed forms (`Patterns::ort_status`): the
+/// printed name is the C API's without its `ORT_` prefix.
+fn ort_status_hit(line: &str) -> Option<Hit> {
+    // `... Status Message: ` at the end: the message, on the next line,
+    // says what failed and is read there.
+    if line.trim_end().ends_with("Status Message:") {
+        return None;
+    }
+    let c = patterns().ort_status.captures(line)?;
+    let table = codes::table("onnxruntime")?;
+    let entry = if let Some(name) = c.name("name").or_else(|| c.name("java")) {
+        let found = table
+            .entries
+            .iter()
+            .find(|e| e.name.strip_prefix("ORT_") == Some(name.as_str()));
+        // `[ONNXRuntimeError] : N : NAME :` with a name of a later release:
+        // its number still says which code.
+        match (found, c.name("number")) {
+            (Some(entry), _) => entry,
+            (None, Some(n)) => table.by_number(n.as_str().parse().ok()?)?,
+            (None, None) => return None,
+        }
+    } else {
+        table.by_number(c.name("triton")?.as_str().parse().ok()?)?
+    };
+    let at = c.get(0)?.start();
+    Some(Hit {
+        start: clause_start(line, at),
+        table,
+        entry,
+        form: Form::Name,
+    })
+}
+
+/// A Windows HRESULT in hex (`Patterns::hresult`), with or without `0x`.
+fn hresult_hit(line: &str) -> Option<Hit> {
+    let c = patterns().hresult.captures(line)?;
+    let hex = c.name("wil").or_else(|| c.name("hex"))?;
+    let value = i64::from_str_radix(hex.as_str(), 16).ok()?;
+    let table = codes::table("hresult")?;
+    let entry = table.by_number(value)?;
+    let at = c.get(0)?.start();
+    if is_mention(line, at) {
+        return None;
+    }
+    Some(Hit {
+        start: clause_start(line, at),
+        table,
+        entry,
+        form: Form::Number,
+    })
+}
+
 /// Whether a line says, in the words the out-of-memory families read, that
 /// memory ran out.
 fn says_memory_ran_out(line: &str) -> bool {
@@ -535,6 +619,10 @@ fn says_memory_ran_out(line: &str) -> bool {
         "out of host memory",
         "failed to allocate",
         "oom when allocating",
+        // ONNX Runtime's arena when its limit is reached; DirectML's
+        // E_OUTOFMEMORY text inside ONNX Runtime's status.
+        "is smaller than requested bytes",
+        "not enough memory resources",
     ];
     let lower = line.to_ascii_lowercase();
     PHRASES.iter().any(|p| lower.contains(p))
@@ -593,6 +681,17 @@ const TRIGGERS: &[&str] = &[
     "NPP_",
     "rocblas_status_",
     "miopenStatus",
+    // hipFFT's names (hipBLAS's and hipSOLVER's have `STATUS_`), DirectX's
+    // out-of-memory HRESULT (its `DXGI_ERROR_` and `D3D12_ERROR_` names have
+    // `_ERROR_`).
+    "HIPFFT_",
+    "E_OUTOFMEMORY",
+    // An HRESULT's number: WIL's `Exception(3) tid(5a68) 887A0005`,
+    // `HRESULT: [0x887A0005]`, `hr = 0x887A0005`. ONNX Runtime's forms
+    // (`[ONNXRuntimeError]`, `Error code - ORT_`) have `rror`.
+    ") tid(",
+    "HRESULT",
+    "hr = 0x",
     // A number or message after an error word: `CUDA error 35`, `HIP error:`,
     // `RuntimeError: NAME`, `failed with error -2`; the CUDA samples'
     // `cudaGetDeviceCount returned 35`; ONNX Runtime's `CUDA failure 35:`.
