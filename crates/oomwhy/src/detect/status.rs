@@ -681,16 +681,15 @@ const TRIGGERS: &[&str] = &[
     "NPP_",
     "rocblas_status_",
     "miopenStatus",
-    // hipFFT's names (hipBLAS's and hipSOLVER's have `STATUS_`), DirectX's
-    // out-of-memory HRESULT (its `DXGI_ERROR_` and `D3D12_ERROR_` names have
-    // `_ERROR_`).
+    // hipFFT's names (hipBLAS's and hipSOLVER's have `STATUS_`; DirectX's
+    // `DXGI_ERROR_` and `D3D12_ERROR_` have `_ERROR_`).
     "HIPFFT_",
-    "E_OUTOFMEMORY",
-    // An HRESULT's number: WIL's `Exception(3) tid(5a68) 887A0005`,
-    // `HRESULT: [0x887A0005]`, `hr = 0x887A0005`. ONNX Runtime's forms
-    // (`[ONNXRuntimeError]`, `Error code - ORT_`) have `rror`.
+    // An HRESULT's number: WIL's `Exception(3) tid(5a68) 887A0005` (ONNX
+    // Runtime's DirectML provider, also in an initialisation log line with
+    // no other literal), `--> hr = 0x887A0005` alone on its line. SharpDX's
+    // `HRESULT: [0x887A0005]` comes beside its name (`_ERROR_`), ONNX
+    // Runtime's forms have `rror`.
     ") tid(",
-    "HRESULT",
     "hr = 0x",
     // A number or message after an error word: `CUDA error 35`, `HIP error:`,
     // `RuntimeError: NAME`, `failed with error -2`; the CUDA samples'
@@ -923,6 +922,34 @@ mod tests {
                 format!("miopenConvolutionForward returned {d}"),
                 format!("MIOpen Error: /src/ocl/convolutionocl.cpp:812: {name}"),
             ]),
+            "hipblas" => forms.extend([
+                format!("hipBLAS error {d}"),
+                format!("hipblasSgemm returned {d}"),
+                format!("HIPBLAS ERROR: hipblasCreate(&handle) failed with error {name}"),
+            ]),
+            "hipsolver" => forms.extend([
+                format!("hipSOLVER error {d}"),
+                format!("hipsolverDnSgetrf returned {d}"),
+            ]),
+            "hipfft" => forms.extend([
+                format!("hipFFT error {d}"),
+                format!("hipfftExecC2C returned {d}"),
+                format!("hipFFT error during hipfftPlanMany: {name}"),
+            ]),
+            // WIL's form inside ONNX Runtime's status (its DirectML provider),
+            // SharpDX's exception, `hr = ` after a failed check.
+            "hresult" => {
+                let hex = format!("{d:08X}");
+                forms.extend([
+                    format!("[ONNXRuntimeError] : 1 : FAIL : D:\\a\\_work\\1\\s\\onnxruntime\\core\\providers\\dml\\DmlExecutionProvider\\src\\ExecutionProvider.cpp(962)\\onnxruntime_pybind11_state.pyd!00007FFABA30B0B1: (caller: 00007FFABA30B740) Exception(3) tid(5a68) {hex} The call failed."),
+                    format!("--> hr = 0x{hex}"),
+                ]);
+                // SharpDX names the code beside it; the prefilter finds the
+                // line by the name's `_ERROR_`.
+                if name.contains("_ERROR_") {
+                    forms.push(format!("Message: HRESULT: [0x{hex}], Module: [SharpDX.DXGI], ApiCode: [{name}/Name], Message: Unknown"));
+                }
+            }
             _ => {}
         }
         forms
@@ -1094,6 +1121,80 @@ mod tests {
         }
         let f = decode("[TRT] [E] 6: [libLoader.cpp::Impl::293] Error Code 6: Internal Error (Unable to load library: libnvinfer_builder_resource.so.10.0.1)").unwrap();
         assert_eq!(f.facts[fact::ERROR_NAME], "kFAILED_INITIALIZATION");
+    }
+
+    /// ONNX Runtime's codes in its printed forms: `Status::ToString` (the
+    /// name without `ORT_`), the Java binding, Triton's backend. A wrapper:
+    /// an execution provider's code in the message decides, a message that
+    /// says memory ran out is left to the out-of-memory families.
+    #[test]
+    fn onnxruntime_statuses_in_their_forms() {
+        let table = codes::table("onnxruntime").unwrap();
+        for entry in &table.entries {
+            let (n, name) = (entry.number, entry.name);
+            let short = name.trim_start_matches("ORT_");
+            for line in [
+                format!("onnxruntime.capi.onnxruntime_pybind11_state.Fail: [ONNXRuntimeError] : {n} : {short} : the call failed"),
+                format!("ai.onnxruntime.OrtException: Error code - {name} - message: the call failed"),
+                format!("tritonclient.utils.InferenceServerException: [StatusCode.INTERNAL] onnx runtime error {n}: the call failed"),
+            ] {
+                assert!(TRIGGERS.iter().any(|t| line.contains(t)), "{line}");
+                let found = decode(&line);
+                if entry.class == Class::Usage {
+                    assert!(found.is_none(), "{line}");
+                    continue;
+                }
+                let f = found.unwrap_or_else(|| panic!("not recognised: {line}"));
+                assert_eq!(f.facts[fact::ERROR_NAME], name, "{line}");
+                assert_eq!(f.facts["table"], "onnxruntime");
+                assert_eq!(f.backend, None);
+            }
+            // Elsewhere the printed names are ordinary words.
+            assert!(decode(&format!("error: {short}: done")).is_none(), "{short}");
+        }
+        // Real pastes: the provider's code inside the status decides.
+        for (line, name) in [
+            // ONNX Runtime's DirectML provider (a microsoft/onnxruntime issue).
+            ("[ONNXRuntimeError] : 1 : FAIL : D:\\a\\_work\\1\\s\\onnxruntime\\core\\providers\\dml\\DmlExecutionProvider\\src\\ExecutionProvider.cpp(962)\\onnxruntime_pybind11_state.pyd!00007FFABA30B0B1: (caller: 00007FFABA30B740) Exception(3) tid(5a68) 887A0005 The GPU device instance has been suspended. Use GetDeviceRemovedReason to determine the appropriate action.", "DXGI_ERROR_DEVICE_REMOVED"),
+            // The C# binding (BetterGI).
+            ("Microsoft.ML.OnnxRuntime.OnnxRuntimeException: [ErrorCode:Fail] D:\\a\\_work\\1\\s\\onnxruntime\\core\\providers\\dml\\DmlExecutionProvider\\src\\CommandQueue.cpp(16)\\onnxruntime.dll!00007FF869EDCFB6: (caller: 00007FF869E4EE3E) Exception(1) tid(28e8) 887A0005 The GPU device instance has been suspended. Use GetDeviceRemovedReason to determine the appropriate action.", "DXGI_ERROR_DEVICE_REMOVED"),
+            ("onnxruntime::CudaCall CUDA failure 35: CUDA driver version is insufficient for CUDA runtime version ; GPU=0 ; expr=cudaSetDevice(info_.device_id); ", "cudaErrorInsufficientDriver"),
+        ] {
+            assert_eq!(name_of(line).as_deref(), Some(name), "{line}");
+        }
+        for line in [
+            // The arena's messages: the out-of-memory families read them.
+            "onnxruntime.capi.onnxruntime_pybind11_state.RuntimeException: [ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code returned while running Softmax node. Name:'/model.23/dfl/Softmax' Status Message: /onnxruntime_src/onnxruntime/core/framework/bfc_arena.cc:376 void* onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, onnxruntime::Stream*, bool, onnxruntime::WaitNotificationFn) Available memory of 0 is smaller than requested bytes of 5505024",
+            "onnx runtime error 6: Non-zero status code returned while running Mul node. Name:'Mul_8702' Status Message: /workspace/onnxruntime/onnxruntime/core/framework/bfc_arena.cc:368 void* onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, onnxruntime::Stream*, bool, onnxruntime::WaitNotificationFn) Failed to allocate memory for requested buffer of size 2830172160",
+            // The message is on the next line.
+            "onnxruntime.capi.onnxruntime_pybind11_state.RuntimeException: [ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code returned while running Conv node. Name:'/patch_embed/Conv' Status Message: ",
+            // A bad input is the caller's bug (Triton's onnxruntime backend).
+            "tritonclient.utils.InferenceServerException: [StatusCode.INTERNAL] onnx runtime error 2: not enough space: expected 270080, got 261760",
+        ] {
+            assert!(decode(line).is_none(), "{line}");
+        }
+    }
+
+    /// DirectX 12's HRESULTs as DirectML programs print them (real pastes:
+    /// torch-directml, SharpDX, DirectX-Graphics-Samples' MiniEngine,
+    /// onnxruntime-directml's E_OUTOFMEMORY).
+    #[test]
+    fn hresults_in_their_forms() {
+        for (line, name) in [
+            ("RuntimeError: The GPU device instance has been suspended. Use GetDeviceRemovedReason to determine the appropriate action.", "DXGI_ERROR_DEVICE_REMOVED"),
+            ("Message: HRESULT: [0x887A0005], Module: [SharpDX.DXGI], ApiCode: [DXGI_ERROR_DEVICE_REMOVED/DeviceRemoved], Message: Unknown", "DXGI_ERROR_DEVICE_REMOVED"),
+            ("--> hr = 0x887A0005", "DXGI_ERROR_DEVICE_REMOVED"),
+            ("2022-10-10 10:05:28.0893026 [E:onnxruntime:, inference_session.cc:1484 onnxruntime::InferenceSession::Initialize::<lambda_70debc81dc7538bfc077b449cf61fe32>::operator()] Exception during initialization: D:\\a\\_work\\1\\s\\onnxruntime\\core\\providers\\dml\\DmlExecutionProvider\\src\\BucketizedBufferAllocator.cpp(122)\\onnxruntime_pybind11_state.pyd!00007FFA82D145C8: (caller: 00007FFA8336D326) Exception(1) tid(4790) 8007000E Not enough memory resources are available to complete this operation.", "E_OUTOFMEMORY"),
+        ] {
+            assert_eq!(name_of(line).as_deref(), Some(name), "{line}");
+        }
+        let f = decode("Exception(1) tid(4790) 8007000E Not enough memory resources are available to complete this operation.").unwrap();
+        assert_eq!(f.kind, Kind::GenericOom);
+        assert_eq!(f.backend.as_deref(), Some("directml"));
+        // Eight hex digits only after WIL's thread id or an HRESULT word.
+        for line in ["commit 887a0005 fixed the build", "hr = 0x00000000", "tid(5a68) 887A0005"] {
+            assert!(decode(line).is_none(), "{line}");
+        }
     }
 
     #[test]
