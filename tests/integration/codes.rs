@@ -336,8 +336,8 @@ fn onnxruntime_and_directml_statuses() {
     assert_eq!(name(removed), "DXGI_ERROR_DEVICE_REMOVED");
     assert!(find(removed).iter().all(|f| !f.category.is_oom()));
     for oom in [
-        // amd stable-diffusion on onnxruntime-directml.
-        "Exception during initialization: D:\\a\\_work\\1\\s\\onnxruntime\\core\\providers\\dml\\DmlExecutionProvider\\src\\BucketizedBufferAllocator.cpp(122)\\onnxruntime_pybind11_state.pyd!00007FFA82D145C8: (caller: 00007FFA8336D326) Exception(1) tid(4790) 8007000E Not enough memory resources are available to complete this operation.",
+        // diffusers' ONNX pipeline on onnxruntime-directml.
+        "2022-10-18 13:56:21.2822368 [E:onnxruntime:, sequential_executor.cc:369 onnxruntime::SequentialExecutor::Execute] Non-zero status code returned while running MemcpyToHost node. Name:'Memcpy_token_29' Status Message: D:\\a\\_work\\1\\s\\onnxruntime\\core\\providers\\dml\\DmlExecutionProvider\\src\\MLOperatorAuthorImpl.cpp(1978)\\onnxruntime_pybind11_state.pyd!00007FFBDC8EBB9F: (caller: 00007FFBDCFFDEFF) Exception(3) tid(4304) 8007000E Not enough memory resources are available to complete this operation.",
         // ragflow on onnxruntime-gpu: the CUDA arena at its limit.
         "[ERROR][Exception]: [ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code returned while running Softmax node. Name:'/model.23/dfl/Softmax' Status Message: /onnxruntime_src/onnxruntime/core/framework/bfc_arena.cc:376 void* onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, onnxruntime::Stream*, bool, onnxruntime::WaitNotificationFn) Available memory of 0 is smaller than requested bytes of 5505024",
         // torch-directml (ComfyUI, stable-diffusion-webui-amdgpu).

@@ -138,11 +138,16 @@ const SOURCES: &[(&str, &str, &str, &str)] = &[
     ("miopen", "MIOpen", "hip", include_str!("miopen.tsv")),
     ("tensorrt", "TensorRT", "cuda", include_str!("tensorrt.tsv")),
     ("hipblas", "hipBLAS", "hip", include_str!("hipblas.tsv")),
-    ("hipsolver", "hipSOLVER", "hip", include_str!("hipsolver.tsv")),
+    (
+        "hipsolver",
+        "hipSOLVER",
+        "hip",
+        include_str!("hipsolver.tsv"),
+    ),
     ("hipfft", "hipFFT", "hip", include_str!("hipfft.tsv")),
     (
         "hresult",
-        "Windows HRESULT (DirectX 12)",
+        "DirectX 12",
         "directml",
         include_str!("hresult.tsv"),
     ),

@@ -200,7 +200,8 @@ fn patterns() -> &'static Patterns {
             // `[bmlib_memory][error]`, `[metal::malloc]`, `MD(...)`.
             reporter_tag: re(r"\[([A-Za-z_][\w:]*)\]\s*(?:\[(?:error|ERROR|E)\])?"),
             bytes_pairs: vec![
-                ("requested", re(r"(?i)(?:alloc(?:ate)? size|allocating|attempting to allocate|request(?:ed)? size(?: was)?|size)\s*[:=]?\s*(\d{3,})\b(?:\s*bytes)?")),
+                // torch-directml: `Could not allocate tensor with N bytes`.
+                ("requested", re(r"(?i)(?:alloc(?:ate)? size|allocate tensor with|allocating|attempting to allocate|request(?:ed)? size(?: was)?|size)\s*[:=]?\s*(\d{3,})\b(?:\s*bytes)?")),
                 ("total", re(r"(?i)total mem(?:ory)? size\s*:?\s*(\d{3,})\b")),
                 ("used", re(r"(?i)TotalUsedMemStatistics\s*:\s*(\d{3,})\b")),
                 ("limit", re(r"(?i)maximum allowed buffer size of (\d{3,})\b")),

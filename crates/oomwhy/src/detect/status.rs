@@ -1150,7 +1150,10 @@ mod tests {
                 assert_eq!(f.backend, None);
             }
             // Elsewhere the printed names are ordinary words.
-            assert!(decode(&format!("error: {short}: done")).is_none(), "{short}");
+            assert!(
+                decode(&format!("error: {short}: done")).is_none(),
+                "{short}"
+            );
         }
         // Real pastes: the provider's code inside the status decides.
         for (line, name) in [
@@ -1184,15 +1187,19 @@ mod tests {
             ("RuntimeError: The GPU device instance has been suspended. Use GetDeviceRemovedReason to determine the appropriate action.", "DXGI_ERROR_DEVICE_REMOVED"),
             ("Message: HRESULT: [0x887A0005], Module: [SharpDX.DXGI], ApiCode: [DXGI_ERROR_DEVICE_REMOVED/DeviceRemoved], Message: Unknown", "DXGI_ERROR_DEVICE_REMOVED"),
             ("--> hr = 0x887A0005", "DXGI_ERROR_DEVICE_REMOVED"),
-            ("2022-10-10 10:05:28.0893026 [E:onnxruntime:, inference_session.cc:1484 onnxruntime::InferenceSession::Initialize::<lambda_70debc81dc7538bfc077b449cf61fe32>::operator()] Exception during initialization: D:\\a\\_work\\1\\s\\onnxruntime\\core\\providers\\dml\\DmlExecutionProvider\\src\\BucketizedBufferAllocator.cpp(122)\\onnxruntime_pybind11_state.pyd!00007FFA82D145C8: (caller: 00007FFA8336D326) Exception(1) tid(4790) 8007000E Not enough memory resources are available to complete this operation.", "E_OUTOFMEMORY"),
+            ("2022-10-18 13:56:21.2822368 [E:onnxruntime:, sequential_executor.cc:369 onnxruntime::SequentialExecutor::Execute] Non-zero status code returned while running MemcpyToHost node. Name:'Memcpy_token_29' Status Message: D:\\a\\_work\\1\\s\\onnxruntime\\core\\providers\\dml\\DmlExecutionProvider\\src\\MLOperatorAuthorImpl.cpp(1978)\\onnxruntime_pybind11_state.pyd!00007FFBDC8EBB9F: (caller: 00007FFBDCFFDEFF) Exception(3) tid(4304) 8007000E Not enough memory resources are available to complete this operation.", "E_OUTOFMEMORY"),
         ] {
             assert_eq!(name_of(line).as_deref(), Some(name), "{line}");
         }
-        let f = decode("Exception(1) tid(4790) 8007000E Not enough memory resources are available to complete this operation.").unwrap();
+        let f = decode("(caller: 00007FFBDCFFDEFF) Exception(3) tid(4304) 8007000E Not enough memory resources are available to complete this operation.").unwrap();
         assert_eq!(f.kind, Kind::GenericOom);
         assert_eq!(f.backend.as_deref(), Some("directml"));
         // Eight hex digits only after WIL's thread id or an HRESULT word.
-        for line in ["commit 887a0005 fixed the build", "hr = 0x00000000", "tid(5a68) 887A0005"] {
+        for line in [
+            "commit 887a0005 fixed the build",
+            "hr = 0x00000000",
+            "tid(5a68) 887A0005",
+        ] {
             assert!(decode(line).is_none(), "{line}");
         }
     }
