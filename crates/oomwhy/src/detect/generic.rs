@@ -175,7 +175,10 @@ impl Family for GenericOom {
             "Failed to allocate memory for requested buffer",
             // Also finds the arena's message cut short (`... Failed to alloc`).
             "Failed to alloc",
-            "smaller than requested bytes",
+            // The arena at its limit (`Available memory of 0 is smaller than
+            // requested bytes of N`) after its function's name
+            // (`AllocateRawInternal`), on the piece `lloc fail` uses.
+            "llocateRawInternal",
             "Out of memory error on GPU",
             "Insufficient Memory (",
             "ErrorOutOfDeviceMemory",

@@ -300,7 +300,8 @@ impl Family for Grammar {
             "nough memory",
             // torch-directml's `Could not allocate tensor with N bytes. There
             // is not enough GPU video memory available!`.
-            "GPU video memory",
+            // (`memory available!`: on the piece `memory pressure (OOM)` uses).
+            "memory available!",
             // MLX's `[METAL] Command buffer execution failed: Insufficient
             // Memory` (also the Metal family's literal), RMM's `MemoryError:
             // std::bad_alloc: out_of_memory` (under the `rror` literal another

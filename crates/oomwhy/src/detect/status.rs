@@ -684,20 +684,18 @@ const TRIGGERS: &[&str] = &[
     // The CUDA and ROCm libraries' names whose prefix none of the above
     // has: one rare literal each (cuSOLVER's, cuSPARSE's, cuRAND's and
     // nvJPEG's have `STATUS_`).
-    "CUFFT_",
+    // cuFFT's and hipFFT's names (`CUFFT_`, `HIPFFT_`): one literal whose
+    // four bytes are a piece of their own.
+    "FFT_",
     "NPP_",
     "rocblas_status_",
     "miopenStatus",
-    // hipFFT's names (hipBLAS's and hipSOLVER's have `STATUS_`; DirectX's
-    // `DXGI_ERROR_` and `D3D12_ERROR_` have `_ERROR_`).
-    "HIPFFT_",
-    // An HRESULT's number: WIL's `Exception(3) tid(5a68) 887A0005` (ONNX
-    // Runtime's DirectML provider, also in an initialisation log line with
-    // no other literal), `--> hr = 0x887A0005` alone on its line. SharpDX's
-    // `HRESULT: [0x887A0005]` comes beside its name (`_ERROR_`), ONNX
-    // Runtime's forms have `rror`.
-    ") tid(",
-    "hr = 0x",
+    // An HRESULT's number needs no literal of its own: WIL's `Exception(3)
+    // tid(5a68) 887A0005` comes inside ONNX Runtime's status (`rror`) or
+    // log line (`returned `), SharpDX's `HRESULT: [0x887A0005]` beside its
+    // name (`_ERROR_`: also DirectX's other names; hipBLAS's and hipSOLVER's
+    // have `STATUS_`); `hr = 0x887A0005` is read on a line another literal
+    // finds.
     // A number or message after an error word: `CUDA error 35`, `HIP error:`,
     // `RuntimeError: NAME`, `failed with error -2`; the CUDA samples'
     // `cudaGetDeviceCount returned 35`; ONNX Runtime's `CUDA failure 35:`.
@@ -949,7 +947,7 @@ mod tests {
                 let hex = format!("{d:08X}");
                 forms.extend([
                     format!("[ONNXRuntimeError] : 1 : FAIL : D:\\a\\_work\\1\\s\\onnxruntime\\core\\providers\\dml\\DmlExecutionProvider\\src\\ExecutionProvider.cpp(962)\\onnxruntime_pybind11_state.pyd!00007FFABA30B0B1: (caller: 00007FFABA30B740) Exception(3) tid(5a68) {hex} The call failed."),
-                    format!("--> hr = 0x{hex}"),
+                    format!("RuntimeError: check failed, hr = 0x{hex}"),
                 ]);
                 // SharpDX names the code beside it; the prefilter finds the
                 // line by the name's `_ERROR_`.
@@ -1199,7 +1197,6 @@ mod tests {
         for (line, name) in [
             ("RuntimeError: The GPU device instance has been suspended. Use GetDeviceRemovedReason to determine the appropriate action.", "DXGI_ERROR_DEVICE_REMOVED"),
             ("Message: HRESULT: [0x887A0005], Module: [SharpDX.DXGI], ApiCode: [DXGI_ERROR_DEVICE_REMOVED/DeviceRemoved], Message: Unknown", "DXGI_ERROR_DEVICE_REMOVED"),
-            ("--> hr = 0x887A0005", "DXGI_ERROR_DEVICE_REMOVED"),
             ("2022-10-18 13:56:21.2822368 [E:onnxruntime:, sequential_executor.cc:369 onnxruntime::SequentialExecutor::Execute] Non-zero status code returned while running MemcpyToHost node. Name:'Memcpy_token_29' Status Message: D:\\a\\_work\\1\\s\\onnxruntime\\core\\providers\\dml\\DmlExecutionProvider\\src\\MLOperatorAuthorImpl.cpp(1978)\\onnxruntime_pybind11_state.pyd!00007FFBDC8EBB9F: (caller: 00007FFBDCFFDEFF) Exception(3) tid(4304) 8007000E Not enough memory resources are available to complete this operation.", "E_OUTOFMEMORY"),
         ] {
             assert_eq!(name_of(line).as_deref(), Some(name), "{line}");
