@@ -151,6 +151,9 @@ fn library_words(table: &str) -> Option<(&'static str, &'static str)> {
         "nvjpeg" => ("nvJPEG", "nvjpegDecode"),
         "rocblas" => ("rocBLAS", "rocblas_gemm_ex"),
         "miopen" => ("MIOpen", "miopenConvolutionForward"),
+        "hipblas" => ("hipBLAS", "hipblasSgemm"),
+        "hipsolver" => ("hipSOLVER", "hipsolverDnSgetrf"),
+        "hipfft" => ("hipFFT", "hipfftExecC2C"),
         _ => return None,
     })
 }
@@ -220,8 +223,8 @@ fn every_library_status_is_recognised_in_every_printed_form() {
             }
         }
     }
-    // Eight tables, every row, eight forms each.
-    assert!(checked > 8 * 8 * 8, "{checked}");
+    // Eleven tables, every row, eight forms each.
+    assert!(checked > 11 * 8 * 8, "{checked}");
 }
 
 /// The process tables (signals, NTSTATUS) name how `oomwhy run`'s command
@@ -312,4 +315,42 @@ fn wrapper_statuses_are_recognised_in_their_forms() {
         let findings = oomwhy::decode_str(&format!("{line}\n"));
         assert!(findings.iter().any(|f| f.category.is_oom()), "{line}: {findings:?}");
     }
+}
+
+/// ONNX Runtime's status and DirectX 12's HRESULTs through the whole
+/// decoder, in lines quoted from real pastes: a device removed under
+/// ONNX Runtime's DirectML provider is a crash named by its HRESULT, the
+/// provider's E_OUTOFMEMORY and the CUDA arena's refusal are out of memory,
+/// and ONNX Runtime's own code stands only where its message names no cause.
+#[test]
+fn onnxruntime_and_directml_statuses() {
+    let find = |line: &str| oomwhy::decode_str(&format!("{line}\n"));
+    let name = |line: &str| {
+        find(line)
+            .iter()
+            .find_map(|f| f.facts.get("error_name").cloned())
+            .unwrap_or_default()
+    };
+    // onnxruntime-directml (microsoft/onnxruntime, DirectML provider).
+    let removed = "[ONNXRuntimeError] : 1 : FAIL : D:\\a\\_work\\1\\s\\onnxruntime\\core\\providers\\dml\\DmlExecutionProvider\\src\\ExecutionProvider.cpp(962)\\onnxruntime_pybind11_state.pyd!00007FFABA30B0B1: (caller: 00007FFABA30B740) Exception(3) tid(5a68) 887A0005 The GPU device instance has been suspended. Use GetDeviceRemovedReason to determine the appropriate action.";
+    assert_eq!(name(removed), "DXGI_ERROR_DEVICE_REMOVED");
+    assert!(find(removed).iter().all(|f| !f.category.is_oom()));
+    for oom in [
+        // diffusers' ONNX pipeline on onnxruntime-directml.
+        "2022-10-18 13:56:21.2822368 [E:onnxruntime:, sequential_executor.cc:369 onnxruntime::SequentialExecutor::Execute] Non-zero status code returned while running MemcpyToHost node. Name:'Memcpy_token_29' Status Message: D:\\a\\_work\\1\\s\\onnxruntime\\core\\providers\\dml\\DmlExecutionProvider\\src\\MLOperatorAuthorImpl.cpp(1978)\\onnxruntime_pybind11_state.pyd!00007FFBDC8EBB9F: (caller: 00007FFBDCFFDEFF) Exception(3) tid(4304) 8007000E Not enough memory resources are available to complete this operation.",
+        // ragflow on onnxruntime-gpu: the CUDA arena at its limit.
+        "[ERROR][Exception]: [ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code returned while running Softmax node. Name:'/model.23/dfl/Softmax' Status Message: /onnxruntime_src/onnxruntime/core/framework/bfc_arena.cc:376 void* onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, onnxruntime::Stream*, bool, onnxruntime::WaitNotificationFn) Available memory of 0 is smaller than requested bytes of 5505024",
+        // torch-directml (ComfyUI, stable-diffusion-webui-amdgpu).
+        "RuntimeError: Could not allocate tensor with 530841600 bytes. There is not enough GPU video memory available!",
+    ] {
+        let findings = find(oom);
+        assert!(findings.iter().any(|f| f.category.is_oom()), "{oom}: {findings:?}");
+        assert!(
+            findings.iter().all(|f| f.facts.get("table").map(String::as_str) != Some("onnxruntime")),
+            "{oom}"
+        );
+    }
+    // ONNX Runtime's own code where the message names no other cause.
+    let own = "onnxruntime.capi.onnxruntime_pybind11_state.EPFail: [ONNXRuntimeError] : 11 : EP_FAIL : Non-zero status code returned while running MatMul node.";
+    assert_eq!(name(own), "ORT_EP_FAIL");
 }

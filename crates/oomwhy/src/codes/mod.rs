@@ -137,18 +137,44 @@ const SOURCES: &[(&str, &str, &str, &str)] = &[
     ("rocblas", "rocBLAS", "hip", include_str!("rocblas.tsv")),
     ("miopen", "MIOpen", "hip", include_str!("miopen.tsv")),
     ("tensorrt", "TensorRT", "cuda", include_str!("tensorrt.tsv")),
+    ("hipblas", "hipBLAS", "hip", include_str!("hipblas.tsv")),
+    (
+        "hipsolver",
+        "hipSOLVER",
+        "hip",
+        include_str!("hipsolver.tsv"),
+    ),
+    ("hipfft", "hipFFT", "hip", include_str!("hipfft.tsv")),
+    (
+        "hresult",
+        "DirectX 12",
+        "directml",
+        include_str!("hresult.tsv"),
+    ),
 ];
 
 /// (id, title, backend, file text) of the tables whose names are ordinary
 /// words in logs (`INTERNAL`, `NOT_FOUND`): the status family reads them
 /// only in their own printed form (`detect/status.rs`), never by name alone.
 /// No backend: XLA and TensorFlow run on several.
-const FORM_SOURCES: &[(&str, &str, &str, &str)] = &[(
-    "absl_status",
-    "XLA/TensorFlow status",
-    "",
-    include_str!("absl_status.tsv"),
-)];
+const FORM_SOURCES: &[(&str, &str, &str, &str)] = &[
+    (
+        "absl_status",
+        "XLA/TensorFlow status",
+        "",
+        include_str!("absl_status.tsv"),
+    ),
+    // Read in `[ONNXRuntimeError] : N : NAME :` and the Java binding's
+    // `Error code - ORT_NAME`; the execution provider's error in the
+    // message says more and is read first. No backend: ONNX Runtime runs
+    // on several.
+    (
+        "onnxruntime",
+        "ONNX Runtime",
+        "",
+        include_str!("onnxruntime.tsv"),
+    ),
+];
 
 /// (id, title, backend, file text) of the process tables: how a process
 /// ended, not a GPU API's status (see [`Table::scanned`]).
@@ -288,6 +314,12 @@ mod tests {
         let npp = table_or_panic("npp").by_number(-9).unwrap();
         assert_eq!(npp.name, "NPP_MEMORY_ALLOCATION_ERR");
         assert_eq!(npp.class, Class::Memory);
+        let dxgi = table_or_panic("hresult").by_number(0x887A_0005).unwrap();
+        assert_eq!(dxgi.name, "DXGI_ERROR_DEVICE_REMOVED");
+        let ort = table_or_panic("onnxruntime").by_number(6).unwrap();
+        assert_eq!(ort.name, "ORT_RUNTIME_EXCEPTION");
+        // ONNX Runtime's names are read only in its own forms.
+        assert!(by_name("ORT_FAIL").is_none());
         let status = table_or_panic("ntstatus").by_number(0xC000_0409).unwrap();
         assert_eq!(status.name, "STATUS_STACK_BUFFER_OVERRUN");
         // The process tables are not read as GPU statuses.

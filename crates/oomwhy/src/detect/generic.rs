@@ -64,8 +64,9 @@ fn phrases() -> &'static [Phrase] {
             // MTLCommandBufferError 8 (kIOGPUCommandBufferCallbackErrorOutOfMemory),
             // as MLX, ggml's Metal backend and Swift programs print it.
             p(Era::Metal, r"\bInsufficient Memory \((?:0*8:kIOGPUCommandBufferCallbackErrorOutOfMemory|IOAF code 8)\)", false, false, "metal", "Apple's Metal driver"),
-            // The second form is the same message cut short after the arena's function.
-            p(Era::Onnxruntime, r"\bFailed to allocate memory for requested buffer of size \d+|\bBFCArena::AllocateRawInternal\([^)]{0,200}\) Failed to alloc", false, false, "", "ONNX Runtime's BFC arena"),
+            // The second form is the same message cut short after the arena's function;
+            // the third, the arena at its configured limit (`gpu_mem_limit`).
+            p(Era::Onnxruntime, r"\bFailed to allocate memory for requested buffer of size \d+|\bBFCArena::AllocateRawInternal\([^)]{0,200}\) Failed to alloc|\bAvailable memory of \d+ is smaller than requested bytes of \d+", false, false, "", "ONNX Runtime's BFC arena"),
             p(Era::TorchOomClass, r"\btorch\.(?:cuda\.)?OutOfMemoryError: \S", false, true, "", "PyTorch (OutOfMemoryError)"),
             p(Era::CupyOomClass, r"\bcupy\.cuda\.memory\.OutOfMemoryError: \S", false, true, "cuda", "CuPy (OutOfMemoryError)"),
             p(Era::CudaDriver, r"\bCUDA_ERROR_OUT_OF_MEMORY\b", true, false, "cuda", "the CUDA driver API (CUDA_ERROR_OUT_OF_MEMORY)"),
@@ -138,7 +139,7 @@ fn size_patterns() -> &'static SizePatterns {
             // TensorFlow/XLA stream executor: `failed to allocate 2.96G (3179741184 bytes) from device`.
             bytes_in_parens: re(r"failed to allocate [\d.]+\s*\w* \((\d+) ?(?:bytes|B)\)"),
             // ONNX Runtime, and ggml's follow-up line `failed to allocate CUDA0 buffer of size N`.
-            buffer_of_size: re(r"buffer of size (\d+)\b"),
+            buffer_of_size: re(r"(?:buffer of size|smaller than requested bytes of) (\d+)\b"),
             ggml_mib: re(r"allocating ([\d.]+) (MiB) on device (\d+)"),
             cupy_bytes: re(r"allocating ([\d,]+) bytes"),
             relion_request: re(r"requestedSpace:\s*(\d+) B\b"),
@@ -174,6 +175,10 @@ impl Family for GenericOom {
             "Failed to allocate memory for requested buffer",
             // Also finds the arena's message cut short (`... Failed to alloc`).
             "Failed to alloc",
+            // The arena at its limit (`Available memory of 0 is smaller than
+            // requested bytes of N`) after its function's name
+            // (`AllocateRawInternal`), on the piece `lloc fail` uses.
+            "llocateRawInternal",
             "Out of memory error on GPU",
             "Insufficient Memory (",
             "ErrorOutOfDeviceMemory",

@@ -200,7 +200,8 @@ fn patterns() -> &'static Patterns {
             // `[bmlib_memory][error]`, `[metal::malloc]`, `MD(...)`.
             reporter_tag: re(r"\[([A-Za-z_][\w:]*)\]\s*(?:\[(?:error|ERROR|E)\])?"),
             bytes_pairs: vec![
-                ("requested", re(r"(?i)(?:alloc(?:ate)? size|allocating|attempting to allocate|request(?:ed)? size(?: was)?|size)\s*[:=]?\s*(\d{3,})\b(?:\s*bytes)?")),
+                // torch-directml: `Could not allocate tensor with N bytes`.
+                ("requested", re(r"(?i)(?:alloc(?:ate)? size|allocate tensor with|allocating|attempting to allocate|request(?:ed)? size(?: was)?|size)\s*[:=]?\s*(\d{3,})\b(?:\s*bytes)?")),
                 ("total", re(r"(?i)total mem(?:ory)? size\s*:?\s*(\d{3,})\b")),
                 ("used", re(r"(?i)TotalUsedMemStatistics\s*:\s*(\d{3,})\b")),
                 ("limit", re(r"(?i)maximum allowed buffer size of (\d{3,})\b")),
@@ -297,6 +298,10 @@ impl Family for Grammar {
             "ut of ",
             "Out Of Memory",
             "nough memory",
+            // torch-directml's `Could not allocate tensor with N bytes. There
+            // is not enough GPU video memory available!`.
+            // (`memory available!`: on the piece `memory pressure (OOM)` uses).
+            "memory available!",
             // MLX's `[METAL] Command buffer execution failed: Insufficient
             // Memory` (also the Metal family's literal), RMM's `MemoryError:
             // std::bad_alloc: out_of_memory` (under the `rror` literal another

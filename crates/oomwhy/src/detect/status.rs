@@ -62,6 +62,14 @@ struct Patterns {
     /// form in which an XLA status name is read (the names are ordinary
     /// words elsewhere).
     xla_status: Regex,
+    /// ONNX Runtime's status: `[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION :
+    /// ...` (`Status::ToString`), the Java binding's `Error code -
+    /// ORT_RUNTIME_EXCEPTION`, Triton's `onnx runtime error 6:`.
+    ort_status: Regex,
+    /// An HRESULT in hex: WIL's `Exception(3) tid(5a68) 887A0005 message`
+    /// (DirectML, as ONNX Runtime's DirectML provider prints it), SharpDX's
+    /// and Vortice's `HRESULT: [0x887A0005]`, `hr = 0x887A0005`.
+    hresult: Regex,
     /// PyTorch's pointer to the error's documentation.
     search_for: Regex,
     /// Cycles' `MESSAGE in cuCall(` and `CUDA error at cuCall: MESSAGE`.
@@ -93,7 +101,7 @@ fn patterns() -> &'static Patterns {
             number: re(concat!(
                 // The libraries' words first: at one start the first
                 // alternative wins, and `cuFFT` is also `cu` + a capital.
-                r"(?P<api>\bTensorRT\b|\bTRT\b|\bcufft\w*|\bcuFFT\b|\bCUFFT\b|\bcusolver\w*|\bcuSOLVER\b|\bCUSOLVER\b",
+                r"(?P<api>\bTensorRT\b|\bTRT\b|\bhipblas\w*|\bhipBLAS\b|\bHIPBLAS\b|\bhipsolver\w*|\bhipSOLVER\b|\bHIPSOLVER\b|\bhipfft\w*|\bhipFFT\b|\bHIPFFT\b|\bcufft\w*|\bcuFFT\b|\bCUFFT\b|\bcusolver\w*|\bcuSOLVER\b|\bCUSOLVER\b",
                 r"|\bcusparse\w*|\bcuSPARSE\b|\bCUSPARSE\b|\bcurand\w*|\bcuRAND\b|\bCURAND\b",
                 r"|\bnpp[a-z]\w*|\bNPP\b|\bnvjpeg\w*|\bnvJPEG\b|\bNVJPEG\b|\brocblas\w*|\brocBLAS\b|\bmiopen\w*|\bMIOpen\b",
                 r"|\bcuda[A-Z]\w*|\bcu[A-Z]\w*|\bCUresult\b|\bCUDA\b|\bCuda\b|\bcuda\b|THCudaCheck",
@@ -101,6 +109,15 @@ fn patterns() -> &'static Patterns {
                 r"|\bnccl[A-Z]\w*|\bNCCL\b|\bze[A-Z]\w*|\bLevel[ -]?Zero\b|\bvk[A-Z]\w*|\bVulkan\b|\bVkResult\b)",
                 r"[^\n]{0,100}?\b(?P<word>error|Error|ERROR|failure|Failure|failed|code|err|status|result|returned)",
                 r"\s*(?:[=:]\s*|\(\s*|\s+)(?:[Cc]ode\s+|with\s+error\s+)?(?P<number>-?0x[0-9A-Fa-f]+|-?\d+)\b",
+            )),
+            ort_status: re(concat!(
+                r"\[ONNXRuntimeError\] : (?P<number>\d+) : (?P<name>[A-Z_]+) :",
+                r"|\bError code - ORT_(?P<java>[A-Z_]+)\b",
+                r"|\bonnx runtime error (?P<triton>\d+):",
+            )),
+            hresult: re(concat!(
+                r"\bException\(\d+\) tid\([0-9a-fA-F]+\) (?P<wil>[0-9A-Fa-f]{8})\b",
+                r"|\b(?:HRESULT|hr)\s*(?:[:=]\s*)?\[?0x(?P<hex>[0-9A-Fa-f]{8})\b",
             )),
             search_for: re(r"\bSearch for `(\w+)' in \S+ for more information"),
             cycles_call: re(r"^ in (?:cu[A-Z]\w*\(|CUDA queue )"),
@@ -112,7 +129,17 @@ fn patterns() -> &'static Patterns {
 /// The libraries whose API word (`cufftExecC2C`, `cuSOLVER`, `nppiResize`,
 /// `MIOpen`) starts, in any case, with the table's id.
 const LIBRARY_TABLES: &[&str] = &[
-    "cufft", "cusolver", "cusparse", "curand", "npp", "nvjpeg", "rocblas", "miopen",
+    "cufft",
+    "cusolver",
+    "cusparse",
+    "curand",
+    "npp",
+    "nvjpeg",
+    "rocblas",
+    "miopen",
+    "hipblas",
+    "hipsolver",
+    "hipfft",
 ];
 
 /// Which table a number belongs to, by the word that names the API.
@@ -514,15 +541,26 @@ fn find(line: &str) -> Option<Hit> {
         })
         .or_else(|| names.first().copied());
     // A name says the most; a number or a message only when there is none.
+    // ONNX Runtime's status is a wrapper: the execution provider's code in
+    // its message (`CUDA failure 35:`, an HRESULT) says more, so it comes last.
     let hit = name
         .or_else(|| xla_status_hit(line))
+        .or_else(|| hresult_hit(line))
         .or_else(|| number_hit(line))
-        .or_else(|| message_hit(line))?;
+        .or_else(|| message_hit(line))
+        .or_else(|| ort_status_hit(line))?;
     // A wrapper's status (absl's, TensorRT's `Error Code 2: OutOfMemory`)
     // whose message says memory ran out is left to the out-of-memory
     // families, which read that message and its sizes; so is absl's
     // RESOURCE_EXHAUSTED, which the XLA, TensorFlow and grammar families read.
-    let wrapper = matches!(hit.table.id, "absl_status" | "tensorrt");
+    // ONNX Runtime's own code stands alone only when it says an execution
+    // provider (CUDA, TensorRT, DirectML, ROCm) failed: `FAIL` or
+    // `RUNTIME_EXCEPTION` with no provider's code in the message is as often
+    // a shape error on the CPU, or a message cut short after the status.
+    if hit.table.id == "onnxruntime" && hit.entry.name != "ORT_EP_FAIL" {
+        return None;
+    }
+    let wrapper = matches!(hit.table.id, "absl_status" | "tensorrt" | "onnxruntime");
     let left_to_oom_families = wrapper
         && (says_memory_ran_out(line)
             || (hit.table.id == "absl_status" && hit.entry.class == Class::Memory));
@@ -544,6 +582,59 @@ fn xla_status_hit(line: &str) -> Option<Hit> {
     })
 }
 
+/// ONNX Runtime's status in its printed forms (`Patterns::ort_status`): the
+/// printed name is the C API's without its `ORT_` prefix.
+fn ort_status_hit(line: &str) -> Option<Hit> {
+    // `... Status Message: ` at the end: the message, on the next line,
+    // says what failed and is read there.
+    if line.trim_end().ends_with("Status Message:") {
+        return None;
+    }
+    let c = patterns().ort_status.captures(line)?;
+    let table = codes::table("onnxruntime")?;
+    let entry = if let Some(name) = c.name("name").or_else(|| c.name("java")) {
+        let found = table
+            .entries
+            .iter()
+            .find(|e| e.name.strip_prefix("ORT_") == Some(name.as_str()));
+        // `[ONNXRuntimeError] : N : NAME :` with a name of a later release:
+        // its number still says which code.
+        match (found, c.name("number")) {
+            (Some(entry), _) => entry,
+            (None, Some(n)) => table.by_number(n.as_str().parse().ok()?)?,
+            (None, None) => return None,
+        }
+    } else {
+        table.by_number(c.name("triton")?.as_str().parse().ok()?)?
+    };
+    let at = c.get(0)?.start();
+    Some(Hit {
+        start: clause_start(line, at),
+        table,
+        entry,
+        form: Form::Name,
+    })
+}
+
+/// A Windows HRESULT in hex (`Patterns::hresult`), with or without `0x`.
+fn hresult_hit(line: &str) -> Option<Hit> {
+    let c = patterns().hresult.captures(line)?;
+    let hex = c.name("wil").or_else(|| c.name("hex"))?;
+    let value = i64::from_str_radix(hex.as_str(), 16).ok()?;
+    let table = codes::table("hresult")?;
+    let entry = table.by_number(value)?;
+    let at = c.get(0)?.start();
+    if is_mention(line, at) {
+        return None;
+    }
+    Some(Hit {
+        start: clause_start(line, at),
+        table,
+        entry,
+        form: Form::Number,
+    })
+}
+
 /// Whether a line says, in the words the out-of-memory families read, that
 /// memory ran out.
 fn says_memory_ran_out(line: &str) -> bool {
@@ -553,6 +644,10 @@ fn says_memory_ran_out(line: &str) -> bool {
         "out of host memory",
         "failed to allocate",
         "oom when allocating",
+        // ONNX Runtime's arena when its limit is reached; DirectML's
+        // E_OUTOFMEMORY text inside ONNX Runtime's status.
+        "is smaller than requested bytes",
+        "not enough memory resources",
     ];
     let lower = line.to_ascii_lowercase();
     PHRASES.iter().any(|p| lower.contains(p))
@@ -607,10 +702,18 @@ const TRIGGERS: &[&str] = &[
     // The CUDA and ROCm libraries' names whose prefix none of the above
     // has: one rare literal each (cuSOLVER's, cuSPARSE's, cuRAND's and
     // nvJPEG's have `STATUS_`).
-    "CUFFT_",
+    // cuFFT's and hipFFT's names (`CUFFT_`, `HIPFFT_`): one literal whose
+    // four bytes are a piece of their own.
+    "FFT_",
     "NPP_",
     "rocblas_status_",
     "miopenStatus",
+    // An HRESULT's number needs no literal of its own: WIL's `Exception(3)
+    // tid(5a68) 887A0005` comes inside ONNX Runtime's status (`rror`) or
+    // log line (`returned `), SharpDX's `HRESULT: [0x887A0005]` beside its
+    // name (`_ERROR_`: also DirectX's other names; hipBLAS's and hipSOLVER's
+    // have `STATUS_`); `hr = 0x887A0005` is read on a line another literal
+    // finds.
     // A number or message after an error word: `CUDA error 35`, `HIP error:`,
     // `RuntimeError: NAME`, `failed with error -2`; the CUDA samples'
     // `cudaGetDeviceCount returned 35`; ONNX Runtime's `CUDA failure 35:`.
@@ -842,6 +945,34 @@ mod tests {
                 format!("miopenConvolutionForward returned {d}"),
                 format!("MIOpen Error: /src/ocl/convolutionocl.cpp:812: {name}"),
             ]),
+            "hipblas" => forms.extend([
+                format!("hipBLAS error {d}"),
+                format!("hipblasSgemm returned {d}"),
+                format!("HIPBLAS ERROR: hipblasCreate(&handle) failed with error {name}"),
+            ]),
+            "hipsolver" => forms.extend([
+                format!("hipSOLVER error {d}"),
+                format!("hipsolverDnSgetrf returned {d}"),
+            ]),
+            "hipfft" => forms.extend([
+                format!("hipFFT error {d}"),
+                format!("hipfftExecC2C returned {d}"),
+                format!("hipFFT error during hipfftPlanMany: {name}"),
+            ]),
+            // WIL's form inside ONNX Runtime's status (its DirectML provider),
+            // SharpDX's exception, `hr = ` after a failed check.
+            "hresult" => {
+                let hex = format!("{d:08X}");
+                forms.extend([
+                    format!("[ONNXRuntimeError] : 1 : FAIL : D:\\a\\_work\\1\\s\\onnxruntime\\core\\providers\\dml\\DmlExecutionProvider\\src\\ExecutionProvider.cpp(962)\\onnxruntime_pybind11_state.pyd!00007FFABA30B0B1: (caller: 00007FFABA30B740) Exception(3) tid(5a68) {hex} The call failed."),
+                    format!("RuntimeError: check failed, hr = 0x{hex}"),
+                ]);
+                // SharpDX names the code beside it; the prefilter finds the
+                // line by the name's `_ERROR_`.
+                if name.contains("_ERROR_") {
+                    forms.push(format!("Message: HRESULT: [0x{hex}], Module: [SharpDX.DXGI], ApiCode: [{name}/Name], Message: Unknown"));
+                }
+            }
             _ => {}
         }
         forms
@@ -1013,6 +1144,92 @@ mod tests {
         }
         let f = decode("[TRT] [E] 6: [libLoader.cpp::Impl::293] Error Code 6: Internal Error (Unable to load library: libnvinfer_builder_resource.so.10.0.1)").unwrap();
         assert_eq!(f.facts[fact::ERROR_NAME], "kFAILED_INITIALIZATION");
+    }
+
+    /// ONNX Runtime's codes in its printed forms: `Status::ToString` (the
+    /// name without `ORT_`), the Java binding, Triton's backend. A wrapper:
+    /// an execution provider's code in the message decides, a message that
+    /// says memory ran out is left to the out-of-memory families.
+    #[test]
+    fn onnxruntime_statuses_in_their_forms() {
+        let table = codes::table("onnxruntime").unwrap();
+        for entry in &table.entries {
+            let (n, name) = (entry.number, entry.name);
+            let short = name.trim_start_matches("ORT_");
+            for line in [
+                format!("onnxruntime.capi.onnxruntime_pybind11_state.Fail: [ONNXRuntimeError] : {n} : {short} : the call failed"),
+                format!("ai.onnxruntime.OrtException: Error code - {name} - message: the call failed"),
+                format!("tritonclient.utils.InferenceServerException: [StatusCode.INTERNAL] onnx runtime error {n}: the call failed"),
+            ] {
+                assert!(TRIGGERS.iter().any(|t| line.contains(t)), "{line}");
+                let found = decode(&line);
+                // Only a failed execution provider stands alone.
+                if entry.name != "ORT_EP_FAIL" {
+                    assert!(found.is_none(), "{line}");
+                    continue;
+                }
+                let f = found.unwrap_or_else(|| panic!("not recognised: {line}"));
+                assert_eq!(f.facts[fact::ERROR_NAME], name, "{line}");
+                assert_eq!(f.facts["table"], "onnxruntime");
+                assert_eq!(f.backend, None);
+            }
+            // Elsewhere the printed names are ordinary words.
+            assert!(
+                decode(&format!("error: {short}: done")).is_none(),
+                "{short}"
+            );
+        }
+        // Real pastes: the provider's code inside the status decides.
+        for (line, name) in [
+            // ONNX Runtime's DirectML provider (a microsoft/onnxruntime issue).
+            ("[ONNXRuntimeError] : 1 : FAIL : D:\\a\\_work\\1\\s\\onnxruntime\\core\\providers\\dml\\DmlExecutionProvider\\src\\ExecutionProvider.cpp(962)\\onnxruntime_pybind11_state.pyd!00007FFABA30B0B1: (caller: 00007FFABA30B740) Exception(3) tid(5a68) 887A0005 The GPU device instance has been suspended. Use GetDeviceRemovedReason to determine the appropriate action.", "DXGI_ERROR_DEVICE_REMOVED"),
+            // The C# binding (BetterGI).
+            ("Microsoft.ML.OnnxRuntime.OnnxRuntimeException: [ErrorCode:Fail] D:\\a\\_work\\1\\s\\onnxruntime\\core\\providers\\dml\\DmlExecutionProvider\\src\\CommandQueue.cpp(16)\\onnxruntime.dll!00007FF869EDCFB6: (caller: 00007FF869E4EE3E) Exception(1) tid(28e8) 887A0005 The GPU device instance has been suspended. Use GetDeviceRemovedReason to determine the appropriate action.", "DXGI_ERROR_DEVICE_REMOVED"),
+            ("onnxruntime::CudaCall CUDA failure 35: CUDA driver version is insufficient for CUDA runtime version ; GPU=0 ; expr=cudaSetDevice(info_.device_id); ", "cudaErrorInsufficientDriver"),
+        ] {
+            assert_eq!(name_of(line).as_deref(), Some(name), "{line}");
+        }
+        for line in [
+            // The arena's messages: the out-of-memory families read them.
+            "onnxruntime.capi.onnxruntime_pybind11_state.RuntimeException: [ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code returned while running Softmax node. Name:'/model.23/dfl/Softmax' Status Message: /onnxruntime_src/onnxruntime/core/framework/bfc_arena.cc:376 void* onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, onnxruntime::Stream*, bool, onnxruntime::WaitNotificationFn) Available memory of 0 is smaller than requested bytes of 5505024",
+            "onnx runtime error 6: Non-zero status code returned while running Mul node. Name:'Mul_8702' Status Message: /workspace/onnxruntime/onnxruntime/core/framework/bfc_arena.cc:368 void* onnxruntime::BFCArena::AllocateRawInternal(size_t, bool, onnxruntime::Stream*, bool, onnxruntime::WaitNotificationFn) Failed to allocate memory for requested buffer of size 2830172160",
+            // The message is on the next line.
+            "onnxruntime.capi.onnxruntime_pybind11_state.RuntimeException: [ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code returned while running Conv node. Name:'/patch_embed/Conv' Status Message: ",
+            // A bad input is the caller's bug (Triton's onnxruntime backend).
+            "tritonclient.utils.InferenceServerException: [StatusCode.INTERNAL] onnx runtime error 2: not enough space: expected 270080, got 261760",
+            // A message cut short after the provider's call (Deep-Live-Cam).
+            "Processing:  99%|▉| 1734/1744 [08:44<00:03,  3.13frame/s, execution_providers=['CUDAExecutionProvider'], execution_thre[ONNXRuntimeError] : 1 : FAIL : D:\\a\\_work\\1\\s\\onnxruntime\\core\\providers\\cuda\\cuda_call.cc:121 onnxruntime::CudaCall D:\\a\\_work\\1\\s\\onnxruntime\\core\\providers\\cuda\\cuda_call.cc:114 o",
+            // A shape error on the CPU (anuragxel/salt; the Java binding, microsoft/onnxruntime).
+            "onnxruntime.capi.onnxruntime_pybind11_state.RuntimeException: [ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code returned while running Reshape node. Name:'Reshape_149' Status Message: /onnxruntime_src/onnxruntime/core/providers/cpu/tensor/reshape_helper.h:41 onnxruntime::ReshapeHelper::ReshapeHelper(const onnxruntime::TensorShape&, onnxruntime::TensorShapeVector&, bool) gsl::narrow_cast<int64_t>(input_shape.Size()) == size was false. The input tensor cannot be reshaped to the requested shape. Input shape:{1,7,256}, requested shape:{1,10,8,32}",
+            "Caused by: ai.onnxruntime.OrtException: Error code - ORT_RUNTIME_EXCEPTION - message: Non-zero status code returned while running Reshape node. Name:‘model/flatten_22_tab/Reshape’ Status Message: /onnxruntime_src/onnxruntime/core/providers/cpu/tensor/reshape_helper.h:40 onnxruntime::ReshapeHelper::ReshapeHelper(const onnxruntime::TensorShape&, onnxruntime::TensorShapeVector&, bool) gsl::narrow_cast<int64_t>(input_shape.Size()) == size was false. The input tensor cannot be reshaped to the requested shape. Input shape:{1,128,1}, requested shape:{3828399574983193889,3828399574983193889}",
+        ] {
+            assert!(decode(line).is_none(), "{line}");
+        }
+    }
+
+    /// DirectX 12's HRESULTs as DirectML programs print them (real pastes:
+    /// torch-directml, SharpDX, DirectX-Graphics-Samples' MiniEngine,
+    /// onnxruntime-directml's E_OUTOFMEMORY).
+    #[test]
+    fn hresults_in_their_forms() {
+        for (line, name) in [
+            ("RuntimeError: The GPU device instance has been suspended. Use GetDeviceRemovedReason to determine the appropriate action.", "DXGI_ERROR_DEVICE_REMOVED"),
+            ("Message: HRESULT: [0x887A0005], Module: [SharpDX.DXGI], ApiCode: [DXGI_ERROR_DEVICE_REMOVED/DeviceRemoved], Message: Unknown", "DXGI_ERROR_DEVICE_REMOVED"),
+            ("2022-10-18 13:56:21.2822368 [E:onnxruntime:, sequential_executor.cc:369 onnxruntime::SequentialExecutor::Execute] Non-zero status code returned while running MemcpyToHost node. Name:'Memcpy_token_29' Status Message: D:\\a\\_work\\1\\s\\onnxruntime\\core\\providers\\dml\\DmlExecutionProvider\\src\\MLOperatorAuthorImpl.cpp(1978)\\onnxruntime_pybind11_state.pyd!00007FFBDC8EBB9F: (caller: 00007FFBDCFFDEFF) Exception(3) tid(4304) 8007000E Not enough memory resources are available to complete this operation.", "E_OUTOFMEMORY"),
+        ] {
+            assert_eq!(name_of(line).as_deref(), Some(name), "{line}");
+        }
+        let f = decode("(caller: 00007FFBDCFFDEFF) Exception(3) tid(4304) 8007000E Not enough memory resources are available to complete this operation.").unwrap();
+        assert_eq!(f.kind, Kind::GenericOom);
+        assert_eq!(f.backend.as_deref(), Some("directml"));
+        // Eight hex digits only after WIL's thread id or an HRESULT word.
+        for line in [
+            "commit 887a0005 fixed the build",
+            "hr = 0x00000000",
+            "tid(5a68) 887A0005",
+        ] {
+            assert!(decode(line).is_none(), "{line}");
+        }
     }
 
     #[test]

@@ -157,10 +157,12 @@ fn ordinary_log_lines_miss_the_prefilter() {
 #[test]
 fn prefilter_stays_small() {
     let literals = prefilter_literals();
-    // 78: one rare prefix each for cuFFT, NPP, rocBLAS and MIOpen names, and
-    // one rare anchor each for Ollama's, Ray's and Kubernetes' statements.
+    // 80: one rare prefix each for cuFFT and hipFFT (one), NPP, rocBLAS and
+    // MIOpen names, and one rare anchor each for Ollama's, Ray's and
+    // Kubernetes' statements, torch-directml's out of memory and ONNX
+    // Runtime's arena at its limit (both on pieces other literals use).
     assert!(
-        literals.len() <= 78,
+        literals.len() <= 80,
         "{} literals: {literals:?}",
         literals.len()
     );
