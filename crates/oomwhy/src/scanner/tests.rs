@@ -515,6 +515,11 @@ fn remembered_lines_decide_as_fresh_ones_do() {
         "[rank{r}]: RuntimeError: CUDA error: out of memory",
         "[rank{r}]: CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.",
         "CUDA error {c} at /src/ggml-cuda.cu:{f}: out of memory",
+        // Numbers after a status word, and figures elsewhere on such lines.
+        "cudaGetDeviceCount returned {c}",
+        "CUDA error = ({c}) in step {n}",
+        "    logger.warning(\"CUDA error: %d\", {c})",
+        "2023-10-02 16:{m}:{s}.{f}: I tensorflow/core/common_runtime/executor.cc:1197] Executor start aborting (this does not indicate an error and you can ignore this message): INVALID_ARGUMENT: placeholder tensor 'Placeholder/_{n}' with dtype int32",
         "Killed",
         "[{f}.{f}] Out of memory: Killed process {f} (python) total-vm:{f}kB, anon-rss:{f}kB, file-rss:0kB, shmem-rss:0kB",
         "NVRM: Xid (PCI:0000:{n}:00): {c}, pid={f}, name=python",
