@@ -324,6 +324,12 @@ impl Family for Grammar {
         ]
     }
 
+    /// The launcher's `return code = -9`; elsewhere its patterns match
+    /// digits and hex digits as a class.
+    fn start_figure_phrases(&self) -> Option<&'static [&'static str]> {
+        Some(&["return code"])
+    }
+
     fn start(&self, line: &str) -> Option<usize> {
         let (statement, start) = find(line)?;
         // The message is the whole line: evidence often comes first.

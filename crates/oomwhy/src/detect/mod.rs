@@ -71,6 +71,18 @@ pub trait Family: Sync {
         None
     }
 
+    /// Words after which [`Family::start`] also reads a number's value,
+    /// besides in [`Family::start_figure_phrases`] (`CUDA error 2`,
+    /// `cudaMalloc returned 35`, `err(2)`, `status=-3`): the number follows
+    /// the word, in any case, past spaces, `=`, `:`, `(` and a sign. A
+    /// phrase could not say this: any number of spaces may come between. A
+    /// line where no figure follows one of them is decided once per shape
+    /// as [`Family::start_figure_phrases`] says. Empty unless `start` was
+    /// checked.
+    fn start_figure_words(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// Whether [`Family::continues`] and [`Family::glues`] read no figure's
     /// value (only where figures are), and [`Family::decode`] reads nothing
     /// from a timestamp that starts the message's prefix. The scanner then

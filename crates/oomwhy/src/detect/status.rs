@@ -741,6 +741,14 @@ fn find_class(line: &str, memory: bool) -> Option<Hit> {
 
 /// The CUDA samples print the code's string on the next line
 /// (`cudaGetDeviceCount returned 35` / `-> CUDA driver version ...`).
+/// Where `find` reads a figure's value: the codes' names and messages that
+/// hold a digit (a test checks the tables), and the numbers `number_hit`
+/// reads after its status words. Elsewhere it matches digits as a class.
+const FIGURE_PHRASES: &[&str] = &["NPP_MOMENT_00"];
+const FIGURE_WORDS: &[&str] = &[
+    "error", "err", "failure", "failed", "code", "status", "result", "returned",
+];
+
 fn continues_status(lines: &[String], next: &str) -> bool {
     (lines.len() == 1 && next.trim_start().starts_with("-> "))
         || continues_with_boilerplate(lines, next)
@@ -749,6 +757,14 @@ fn continues_status(lines: &[String], next: &str) -> bool {
 impl Family for StatusCode {
     fn triggers(&self) -> &'static [&'static str] {
         TRIGGERS
+    }
+
+    fn start_figure_phrases(&self) -> Option<&'static [&'static str]> {
+        Some(FIGURE_PHRASES)
+    }
+
+    fn start_figure_words(&self) -> &'static [&'static str] {
+        FIGURE_WORDS
     }
 
     fn start(&self, line: &str) -> Option<usize> {
@@ -767,6 +783,14 @@ impl Family for StatusCode {
 impl Family for StatusOom {
     fn triggers(&self) -> &'static [&'static str] {
         TRIGGERS
+    }
+
+    fn start_figure_phrases(&self) -> Option<&'static [&'static str]> {
+        Some(FIGURE_PHRASES)
+    }
+
+    fn start_figure_words(&self) -> &'static [&'static str] {
+        FIGURE_WORDS
     }
 
     fn start(&self, line: &str) -> Option<usize> {

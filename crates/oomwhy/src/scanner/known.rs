@@ -92,7 +92,7 @@ impl Scanner {
     /// `None`: it cannot be decided ahead (it opens or chains a traceback,
     /// starts a diagnostic table, or normalising does more than cut off
     /// prefixes).
-    fn decide(&mut self, line: &str) -> (KeyKind, Option<Known>) {
+    pub(super) fn decide(&mut self, line: &str) -> (KeyKind, Option<Known>) {
         let normalized = normalize(line);
         let [normalized] = normalized.as_slice() else {
             return (KeyKind::Exact, None);
@@ -167,13 +167,16 @@ impl Scanner {
     /// Whether every family in `families` (bits by place in [`FAMILIES`])
     /// answers the same for every line of the shape of the line last given
     /// to the table: none of the phrases in which it reads figures can be
-    /// on such a line.
+    /// on such a line, and no figure follows a word after which it reads one.
     fn figure_blind(&self, families: u64) -> bool {
         FAMILIES
             .iter()
             .enumerate()
             .filter(|(index, _)| families & (1 << index) != 0)
-            .all(|(_, family)| self.shapes.blind_to(family.start_figure_phrases()))
+            .all(|(_, family)| {
+                self.shapes.blind_to(family.start_figure_phrases())
+                    && !self.shapes.figure_after_word(family.start_figure_words())
+            })
     }
 
     /// Does what [`Scanner::handle`] does with the line, as `known` says.

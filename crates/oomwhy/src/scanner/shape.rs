@@ -202,6 +202,42 @@ impl<V> ShapeTable<V> {
         })
     }
 
+    /// Whether a figure of the line last given to
+    /// [`ShapeTable::find_figures`] follows one of `words` (see
+    /// [`crate::detect::Family::start_figure_words`]): before the figure, an
+    /// optional sign, then spaces, `=`, `:` or `(` (and any non-ASCII byte:
+    /// the families' `\s` is Unicode), then the word's letters in any case.
+    pub(super) fn figure_after_word(&self, words: &[&str]) -> bool {
+        if words.is_empty() {
+            return false;
+        }
+        let starts = (0..self.figures.len())
+            .filter(|&at| self.figures[at] != FIXED && (at == 0 || self.figures[at - 1] == FIXED));
+        for start in starts {
+            let mut at = start;
+            if at > 0 && self.masked[at - 1] == b'-' {
+                at -= 1;
+            }
+            while at > 0 {
+                let b = self.masked[at - 1];
+                if b.is_ascii_whitespace() || b"=:(".contains(&b) || b >= 0x80 {
+                    at -= 1;
+                } else {
+                    break;
+                }
+            }
+            let before = &self.masked[..at];
+            let follows = words.iter().any(|word| {
+                before.len() >= word.len()
+                    && before[before.len() - word.len()..].eq_ignore_ascii_case(word.as_bytes())
+            });
+            if follows {
+                return true;
+            }
+        }
+        false
+    }
+
     /// Whether some line of the shape holds `needle` somewhere, comparing
     /// the bytes that are not figures exactly or, with `any_case`, in any
     /// ASCII case. Asked for dozens of phrases each time a line is decided:
@@ -448,6 +484,31 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn finds_figures_after_words() {
+        let words = &["error", "returned", "code"];
+        let after = |line: &[u8]| {
+            let mut table: ShapeTable<()> = ShapeTable::default();
+            table.keys(line);
+            table.find_figures(line);
+            table.figure_after_word(words)
+        };
+        assert!(after(b"CUDA error 35 at x"));
+        assert!(after(b"CUDA Error=-2"));
+        assert!(after(b"cudaMalloc returned  (  35"));
+        assert!(after(b"failed with error code 2"));
+        assert!(after(b"CUDA error:\xc2\xa02"));
+        assert!(!after(
+            b"logger.warning(\"CUDA error: out of memory %d\", 12)"
+        ));
+        assert!(!after(b"executor.cc:1197] [/device:CPU:0] errors 5"));
+        assert!(!after(b"no figures after error: here"));
+        let mut table: ShapeTable<()> = ShapeTable::default();
+        table.keys(b"error 1");
+        table.find_figures(b"error 1");
+        assert!(!table.figure_after_word(&[]));
     }
 
     #[test]

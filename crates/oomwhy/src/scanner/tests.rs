@@ -517,6 +517,11 @@ fn remembered_lines_decide_as_fresh_ones_do() {
         "[rank{r}]: RuntimeError: CUDA error: out of memory",
         "[rank{r}]: CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.",
         "CUDA error {c} at /src/ggml-cuda.cu:{f}: out of memory",
+        // Numbers after a status word, and figures elsewhere on such lines.
+        "cudaGetDeviceCount returned {c}",
+        "CUDA error = ({c}) in step {n}",
+        "    logger.warning(\"CUDA error: %d\", {c})",
+        "2023-10-02 16:{m}:{s}.{f}: I tensorflow/core/common_runtime/executor.cc:1197] Executor start aborting (this does not indicate an error and you can ignore this message): INVALID_ARGUMENT: placeholder tensor 'Placeholder/_{n}' with dtype int32",
         "Killed",
         "[{f}.{f}] Out of memory: Killed process {f} (python) total-vm:{f}kB, anon-rss:{f}kB, file-rss:0kB, shmem-rss:0kB",
         "NVRM: Xid (PCI:0000:{n}:00): {c}, pid={f}, name=python",
@@ -588,4 +593,68 @@ fn mixed_log(templates: &[&str], seed: u64) -> String {
         log.push('\n');
     }
     log
+}
+
+/// Python source quoting messages, each line twice with other figures (the
+/// benchmark's near-miss source): every line is decided once per shape, so
+/// a log of such source costs little more than clean source.
+#[test]
+fn quoting_source_is_decided_once_per_shape() {
+    use super::shape::KeyKind;
+    for (one, other) in [
+        (
+            "    logger.warning(\"CUDA error: out of memory while logging step %d\", 123)",
+            "    logger.warning(\"CUDA error: out of memory while logging step %d\", 456)",
+        ),
+        (
+            "        # torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 12.00 MiB. GPU 0 has a total capacity of 79.15 GiB",
+            "        # torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 34.00 MiB. GPU 0 has a total capacity of 79.15 GiB",
+        ),
+        // TensorFlow's executor note: `an error`, an ordinary log line.
+        (
+            "2023-10-02 00:00:01.123456: I tensorflow/core/common_runtime/executor.cc:1197] [/device:CPU:0] (DEBUG INFO) Executor start aborting (this does not indicate an error and you can ignore this message): INVALID_ARGUMENT: You must feed a value for placeholder tensor 'Placeholder/_12' with dtype int32",
+            "2023-10-02 00:00:02.654321: I tensorflow/core/common_runtime/executor.cc:1197] [/device:CPU:0] (DEBUG INFO) Executor start aborting (this does not indicate an error and you can ignore this message): INVALID_ARGUMENT: You must feed a value for placeholder tensor 'Placeholder/_98' with dtype int32",
+        ),
+    ] {
+        for line in [one, other] {
+            let mut scanner = lines::Scanner::new("<test>");
+            let keys = scanner.shapes.keys(line.as_bytes());
+            assert!(!keys.unusual);
+            let (kind, known) = scanner.decide(line);
+            assert_eq!(kind, KeyKind::Shape, "{line}");
+            assert!(known.is_some_and(|k| k.start.is_none()), "{line}");
+        }
+    }
+    // A status number after its word is read by its value: by the text.
+    let mut scanner = lines::Scanner::new("<test>");
+    let line = "CUDA error 2 at train.cu:12";
+    scanner.shapes.keys(line.as_bytes());
+    let (kind, known) = scanner.decide(line);
+    assert_eq!(kind, KeyKind::Exact);
+    assert!(known.is_some_and(|k| k.start.is_some()));
+}
+
+/// The status families read figures' values only in their figure phrases
+/// and after their words: every name and message they look for that holds
+/// a digit is under one of the phrases.
+#[test]
+fn status_figure_phrases_cover_the_tables() {
+    use crate::detect::Family;
+    let phrases = crate::detect::status::StatusCode
+        .start_figure_phrases()
+        .unwrap_or_default();
+    for table in crate::codes::scanned_tables() {
+        for entry in &table.entries {
+            for text in [entry.name, entry.message] {
+                if text.bytes().any(|b| b.is_ascii_digit()) {
+                    assert!(
+                        phrases
+                            .iter()
+                            .any(|p| text.to_ascii_lowercase().contains(&p.to_ascii_lowercase())),
+                        "{text} is not under a figure phrase"
+                    );
+                }
+            }
+        }
+    }
 }
