@@ -744,7 +744,7 @@ fn find_class(line: &str, memory: bool) -> Option<Hit> {
 /// Where `find` reads a figure's value: the codes' names and messages that
 /// hold a digit (a test checks the tables), and the numbers `number_hit`
 /// reads after its status words. Elsewhere it matches digits as a class.
-const FIGURE_PHRASES: &[&str] = &["NPP_MOMENT_00"];
+const FIGURE_PHRASES: &[&str] = &["NPP_MOMENT_00", "D3D12_ERROR_"];
 const FIGURE_WORDS: &[&str] = &[
     "error", "err", "failure", "failed", "code", "status", "result", "returned",
 ];

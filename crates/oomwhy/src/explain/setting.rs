@@ -749,6 +749,7 @@ mod program_fixes {
             runtime: None,
             loading: false,
             torch: ((0, 0), None),
+            inference: false,
             program,
         };
         assert!(WORKLOAD.contradiction(&setting(Program::NoModel)).is_some());
