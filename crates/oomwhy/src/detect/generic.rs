@@ -49,7 +49,7 @@ fn phrases() -> &'static [Phrase] {
             // source location; it starts earlier on the line, so it wins.
             p(Era::Mxnet, r"\bpooled_storage_manager\.h:\d+: cudaMalloc failed: out of memory", false, false, "cuda", "MXNet's pooled storage manager"),
             p(Era::LlamaCpp, r"(?:\w+: )?(?:allocating [\d.]+ MiB on device \d+: )?cudaMalloc failed: out of memory", false, false, "cuda", "llama.cpp / ggml (cudaMalloc)"),
-            p(Era::Ctranslate2, r"\bCUDA failed with error out of memory", false, false, "cuda", "CTranslate2"),
+            p(Era::Ctranslate2, r"\b(?i:cuda) failed with error out of memory", false, false, "cuda", "CTranslate2"),
             p(Era::Relion, r"\bCudaCustomAllocator out of memory", false, false, "cuda", "RELION (CudaCustomAllocator)"),
             // CUDAAllocator::AllocateImpl: `Out of memory error on GPU %d. Cannot
             // allocate %s memory on GPU %d, [%s memory has been allocated and
@@ -349,7 +349,10 @@ fn read_sizes(finding: &mut Finding, text: &str, id: Era) {
             finding.sizes.requested_bytes = sized(&p.paddle_request);
             finding.sizes.free_bytes = sized(&p.paddle_available);
             if let Some(used) = sized(&p.paddle_allocated) {
-                // What Paddle's allocator already holds on this GPU.
+                // What Paddle's allocator already holds on this GPU: its
+                // `Allocated` statistic, live allocations (kept as
+                // `used_bytes` too, the name earlier records gave it).
+                finding.sizes.allocated_bytes = Some(used);
                 finding.sizes.extra.insert("used_bytes".into(), Some(used));
             }
             finding.device = raw(&p.paddle_request, 3).and_then(|d| u32::try_from(d).ok());
