@@ -384,7 +384,9 @@ fn reported_class(before: &str) -> Option<usize> {
             r"(?i:\b(?:seeing|getting|get|got|see|receiving|received|encountered|encountering|hit|threw|throws)\s+)((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception): )",
         )
     });
-    re.captures(before).and_then(|c| c.get(1)).map(|m| m.start())
+    re.captures(before)
+        .and_then(|c| c.get(1))
+        .map(|m| m.start())
 }
 
 /// A dotted name and a colon before the statement (`torch.cuda.X: `): an
@@ -671,7 +673,9 @@ fn fault_reporter(text: &str) -> &'static str {
 fn runtime_fault(finding: &mut Finding, text: &str) {
     static HSA: OnceLock<Regex> = OnceLock::new();
     let hsa = HSA.get_or_init(|| {
-        constant_regex(r"\b(HSA_STATUS_ERROR_[A-Z_]+):?\s*([^\n]*?)\s*(?:code: (0x[0-9a-fA-F]+))?\s*$")
+        constant_regex(
+            r"\b(HSA_STATUS_ERROR_[A-Z_]+):?\s*([^\n]*?)\s*(?:code: (0x[0-9a-fA-F]+))?\s*$",
+        )
     });
     let (title, name, meaning) = if let Some(c) = hsa.captures(text) {
         if let Some(code) = c.get(3) {
@@ -700,7 +704,9 @@ fn runtime_fault(finding: &mut Finding, text: &str) {
     finding.facts.insert("table_title".into(), title.into());
     finding.facts.insert(fact::ERROR_NAME.into(), name);
     finding.facts.insert("meaning".into(), meaning);
-    finding.facts.insert("code_class".into(), "not_memory".into());
+    finding
+        .facts
+        .insert("code_class".into(), "not_memory".into());
 }
 
 /// Every size and device the message states.
@@ -870,7 +876,10 @@ mod tests {
         let f = collect(&["cu 16:40:30 cuda-0   Unexpected error CUDA error in func dev::eth::CUDAMiner::initEpoch_internal at line 123 out of memory on CUDA device 01:00.0"]).unwrap();
         assert_eq!(f.device, None, "a PCI address is not a device index");
         let f = collect(&[":0:rocdevice.cpp            :2652: 4238358292712 us: 48946: [tid:0x7fffd023f700] Device::callbackQueue aborting with error : HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to allocate the necessary resources. code: 0x1008"]).unwrap();
-        assert_eq!(f.facts[fact::ERROR_NAME], "HSA_STATUS_ERROR_OUT_OF_RESOURCES");
+        assert_eq!(
+            f.facts[fact::ERROR_NAME],
+            "HSA_STATUS_ERROR_OUT_OF_RESOURCES"
+        );
         assert_eq!(f.facts["error_code"], "0x1008");
     }
 
