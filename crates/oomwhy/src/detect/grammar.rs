@@ -157,7 +157,8 @@ fn patterns() -> &'static Patterns {
                     Statement::RuntimeFault,
                     re(concat!(
                         r"\bHSA_STATUS_ERROR_[A-Z_]+\b",
-                        r"|\[MMU FAULT\]|\bgenerated a mmu fault\b",
+                        // nvgpu's channel error notifier 31 is its MMU fault.
+                        r"|\[MMU FAULT\]|\bgenerated a mmu fault\b|\berror notifier set to 31\b",
                         r"|\bDisplay driver (?:\w+ )?stopped responding and has (?:successfully )?recovered\b",
                     )),
                 ),
@@ -423,15 +424,17 @@ impl Family for Grammar {
             "Error: std::bad_alloc",
             "requires more system memory",
             "memory pressure (OOM)",
-            // Ray's worker exit detail, Kubernetes' eviction, MindSpore's
-            // size check, ROCr's and nvgpu's faults, Windows' TDR, WSL2's
-            // dxgkrnl, OpenVINO's CL_OUT_OF_RESOURCES.
-            "running low on memory",
-            "low on resource: memory",
-            "total mem size",
+            // Ray's worker exit detail, ROCr's and nvgpu's faults, Windows'
+            // TDR, WSL2's dxgkrnl, OpenVINO's CL_OUT_OF_RESOURCES: each
+            // holds a piece the prefilter already searches for (` to `,
+            // `_ERROR_`, `ered`, `iled`, `UT_O`), so none adds to its
+            // search. Kubernetes' eviction, MindSpore's size check and
+            // `cannot allocate` would each need a piece of their own.
+            "killed due to the node running low on memory",
             "HSA_STATUS_ERROR_",
-            "MMU FAULT",
-            "stopped responding and has",
+            "error notifier set to 31",
+            "responding and has recovered",
+            "responding and has successfully recovered",
             "Ioctl failed: -12",
             "CL_OUT_OF_RESOURCES",
             // Under the `_ERROR_` literal the status tables need (`_ERR_OUT_OF_MEMORY`
@@ -439,7 +442,6 @@ impl Family for Grammar {
             "_ERROR_OUT_OF_",
             "Failed to allocate",
             "to allocate",
-            "annot allocate",
             "lloc fail",
             "atchdog ",
             "Unable to determine the device handle",

@@ -158,9 +158,12 @@ fn ordinary_log_lines_miss_the_prefilter() {
 fn prefilter_stays_small() {
     let literals = prefilter_literals();
     // 78: one rare prefix each for cuFFT, NPP, rocBLAS and MIOpen names, and
-    // one rare anchor each for Ollama's, Ray's and Kubernetes' statements.
+    // one rare anchor each for Ollama's, Ray's and Kubernetes' statements;
+    // 84: anchors for Ray's worker exit detail, nvgpu's MMU fault, Windows'
+    // TDR (two spellings), WSL2's dxgkrnl, ggml's Vulkan size line, each
+    // holding a piece already searched for.
     assert!(
-        literals.len() <= 78,
+        literals.len() <= 84,
         "{} literals: {literals:?}",
         literals.len()
     );
