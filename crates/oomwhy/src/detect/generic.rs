@@ -49,7 +49,7 @@ fn phrases() -> &'static [Phrase] {
             // source location; it starts earlier on the line, so it wins.
             p(Era::Mxnet, r"\bpooled_storage_manager\.h:\d+: cudaMalloc failed: out of memory", false, false, "cuda", "MXNet's pooled storage manager"),
             p(Era::LlamaCpp, r"(?:\w+: )?(?:allocating [\d.]+ MiB on device \d+: )?cudaMalloc failed: out of memory", false, false, "cuda", "llama.cpp / ggml (cudaMalloc)"),
-            p(Era::Ctranslate2, r"\bCUDA failed with error out of memory", false, false, "cuda", "CTranslate2"),
+            p(Era::Ctranslate2, r"\b(?i:cuda) failed with error out of memory", false, false, "cuda", "CTranslate2"),
             p(Era::Relion, r"\bCudaCustomAllocator out of memory", false, false, "cuda", "RELION (CudaCustomAllocator)"),
             // CUDAAllocator::AllocateImpl: `Out of memory error on GPU %d. Cannot
             // allocate %s memory on GPU %d, [%s memory has been allocated and
@@ -58,7 +58,10 @@ fn phrases() -> &'static [Phrase] {
             // Vulkan-Hpp's exception for VK_ERROR_OUT_OF_DEVICE_MEMORY
             // (`vk::Device::allocateMemory: ErrorOutOfDeviceMemory`).
             // vulkano's `OomError(OutOfDeviceMemory)` (Rust's Debug form).
-            p(Era::Vulkan, r"\bErrorOutOfDeviceMemory\b|\bOomError\(OutOfDeviceMemory\)", false, false, "vulkan", "the Vulkan driver"),
+            // ggml's Vulkan backend states the size on the line before the
+            // exception (`ggml_vulkan: Device memory allocation of size N
+            // failed.`), which it prints only when the allocation threw.
+            p(Era::Vulkan, r"\bErrorOutOfDeviceMemory\b|\bOomError\(OutOfDeviceMemory\)|\bggml_vulkan: Device memory allocation of size \d+ failed", false, false, "vulkan", "the Vulkan driver"),
             // TensorRT's logger: `[TRT] [E] 2: [FILE::FUNC::LINE] Error Code 2: OutOfMemory (...)`.
             p(Era::Tensorrt, r"\bError Code 2: OutOfMemory\b", false, false, "cuda", "TensorRT"),
             // MTLCommandBufferError 8 (kIOGPUCommandBufferCallbackErrorOutOfMemory),
@@ -139,7 +142,7 @@ fn size_patterns() -> &'static SizePatterns {
             // TensorFlow/XLA stream executor: `failed to allocate 2.96G (3179741184 bytes) from device`.
             bytes_in_parens: re(r"failed to allocate [\d.]+\s*\w* \((\d+) ?(?:bytes|B)\)"),
             // ONNX Runtime, and ggml's follow-up line `failed to allocate CUDA0 buffer of size N`.
-            buffer_of_size: re(r"(?:buffer of size|smaller than requested bytes of) (\d+)\b"),
+            buffer_of_size: re(r"(?:buffer of size|memory allocation of size|smaller than requested bytes of) (\d+)\b"),
             ggml_mib: re(r"allocating ([\d.]+) (MiB) on device (\d+)"),
             cupy_bytes: re(r"allocating ([\d,]+) bytes"),
             relion_request: re(r"requestedSpace:\s*(\d+) B\b"),
@@ -183,6 +186,7 @@ impl Family for GenericOom {
             "Insufficient Memory (",
             "ErrorOutOfDeviceMemory",
             "OomError(OutOfDeviceMemory)",
+            "Device memory allocation of size",
             "Error Code 2: OutOfMemory",
             "OutOfMemoryError: ",
             "CUDA_ERROR_OUT_OF_MEMORY",
@@ -271,8 +275,11 @@ impl Family for GenericOom {
                 return Some(finding);
             }
         }
+        // ggml's size line and the exception after it are one failure, not
+        // a repeat.
+        let size_line = |l: &str| l.contains("Device memory allocation of size");
         let (text, repeats) = collapse_repeats(message.lines, |l| {
-            find(l).is_some_and(|(p, _)| p.id == phrase.id)
+            find(l).is_some_and(|(p, _)| p.id == phrase.id) && size_line(l) == size_line(first)
         });
         let mut finding = message.finding(Kind::GenericOom, text);
         if phrase.whole_line {
@@ -378,7 +385,10 @@ fn read_sizes(finding: &mut Finding, text: &str, id: Era) {
             finding.sizes.requested_bytes = sized(&p.paddle_request);
             finding.sizes.free_bytes = sized(&p.paddle_available);
             if let Some(used) = sized(&p.paddle_allocated) {
-                // What Paddle's allocator already holds on this GPU.
+                // What Paddle's allocator already holds on this GPU: its
+                // `Allocated` statistic, live allocations (kept as
+                // `used_bytes` too, the name earlier records gave it).
+                finding.sizes.allocated_bytes = Some(used);
                 finding.sizes.extra.insert("used_bytes".into(), Some(used));
             }
             finding.device = raw(&p.paddle_request, 3).and_then(|d| u32::try_from(d).ok());
@@ -478,6 +488,15 @@ mod tests {
         assert_eq!(f.era, Some(Era::Vulkan));
         assert_eq!(f.sizes.requested_bytes, Some(1_059_303_232));
         assert_eq!(f.device, Some(0));
+        // The size on the line before the exception (fixtures/wild/1506.txt).
+        let f = collect(&[
+            "ggml_vulkan: Device memory allocation of size 1610612736 failed.",
+            "ggml_vulkan: vk::Device::allocateMemory: ErrorOutOfDeviceMemory",
+        ])
+        .unwrap();
+        assert_eq!(f.era, Some(Era::Vulkan));
+        assert_eq!(f.sizes.requested_bytes, Some(1_610_612_736));
+        assert!(f.text.contains("ErrorOutOfDeviceMemory"), "{}", f.text);
         let f = collect(&[
             "[11/10/2023-06:30:40] [TRT] [E] 2: [virtualMemoryBuffer.cpp::resizePhysical::140] Error Code 2: OutOfMemory (no further information)",
             "[11/10/2023-06:30:40] [TRT] [W] Requested amount of GPU memory (24793579520 bytes) could not be allocated. There may not be enough free memory for allocation to succeed.",

@@ -68,6 +68,17 @@ impl Family for CpuAllocator {
         cpu_patterns().anchor.find(line).map(|m| m.start())
     }
 
+    /// A terminal wrapped the sentence before its figure (`... you tried` /
+    /// `to allocate 16777216000 bytes. Buy new RAM!`): the next line that
+    /// completes `you tried to allocate N bytes` belongs to it.
+    fn continues(&self, lines: &[String], next: &str) -> bool {
+        let request = &cpu_patterns().request;
+        let so_far = super::text::join_lines(lines);
+        lines.len() < 3
+            && !request.is_match(&so_far)
+            && request.is_match(&format!("{so_far} {}", next.trim()))
+    }
+
     fn decode(&self, message: &Message<'_>) -> Option<Finding> {
         let p = cpu_patterns();
         let text = message.joined();
@@ -517,6 +528,26 @@ mod tests {
 
     fn decode_with(family: &dyn Family, lines: &[&str]) -> Option<Finding> {
         crate::detect::decode_lines(family, lines)
+    }
+
+    /// Hard-wrapped before its figure (fixtures/wild/1447.txt); a line that
+    /// does not complete the sentence is not taken.
+    #[test]
+    fn cpu_allocator_wrapped_before_its_figure() {
+        let first = r"RuntimeError: [enforce fail at ..\c10\core\CPUAllocator.cpp:72] data. DefaultCPUAllocator: not enough memory: you tried";
+        let f = decode_with(
+            &CpuAllocator,
+            &[first, "to allocate 16777216000 bytes. Buy new RAM!"],
+        )
+        .unwrap();
+        assert_eq!(f.sizes.requested_bytes, Some(16_777_216_000));
+        let f = decode_with(
+            &CpuAllocator,
+            &[first, "Traceback (most recent call last):"],
+        )
+        .unwrap();
+        assert_eq!(f.sizes.requested_bytes, None);
+        assert!(!f.text.contains("Traceback"));
     }
 
     #[test]

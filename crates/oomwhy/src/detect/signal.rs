@@ -40,11 +40,13 @@ fn patterns() -> &'static Patterns {
     static P: OnceLock<Patterns> = OnceLock::new();
     P.get_or_init(|| Patterns {
         anchor: constant_regex(concat!(
-            r"ERROR: Unexpected (?:bus error|segmentation fault|floating-point exception) encountered in worker",
+            // Retyped as well as printed: the label may be lost and the case
+            // changed (`Unexpected bus ERROR encountered in worker`).
+            r"(?:ERROR: )?Unexpected (?i:bus error|segmentation fault|floating-point exception) encountered in worker",
             r"|DataLoader worker \(pid\(?s?\)?\s*[\d, ]+\) is killed by signal: (?:Bus error|Segmentation fault|Aborted|Floating point exception|Illegal instruction)",
         )),
         handler: constant_regex(
-            r"ERROR: Unexpected (bus error|segmentation fault|floating-point exception) encountered in worker",
+            r"(?:ERROR: )?Unexpected ((?i:bus error|segmentation fault|floating-point exception)) encountered in worker",
         ),
         killed: constant_regex(
             r"DataLoader worker \(pid\(?s?\)?\s*([\d, ]+)\) is killed by signal: (Bus error|Segmentation fault|Aborted|Floating point exception|Illegal instruction)",

@@ -139,13 +139,14 @@ pub fn is_mention(line: &str, start: usize) -> bool {
     let tail_word = tail
         .trim_start_matches(|c: char| c.is_whitespace() || ".,;:!?*_)".contains(c))
         .to_ascii_lowercase();
-    let named_error = ["error", "exception", "message"]
+    let named_error = ["error", "exception", "message", "错误", "报错", "异常"]
         .iter()
         .any(|w| tail_word.starts_with(w));
     // Prose that introduces the quotation as the error (`Getting the error
     // "..."`, `... your code: "...: CUBLAS_STATUS_ALLOC_FAILED". I've ...`).
     let lead = before.to_ascii_lowercase();
     let introduced = lead.ends_with("error")
+        || lead.ends_with("error message")
         || (before.ends_with(':')
             && literal
                 .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))

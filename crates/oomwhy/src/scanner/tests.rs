@@ -157,12 +157,14 @@ fn ordinary_log_lines_miss_the_prefilter() {
 #[test]
 fn prefilter_stays_small() {
     let literals = prefilter_literals();
-    // 80: one rare prefix each for cuFFT and hipFFT (one), NPP, rocBLAS and
-    // MIOpen names, and one rare anchor each for Ollama's, Ray's and
-    // Kubernetes' statements, torch-directml's out of memory and ONNX
-    // Runtime's arena at its limit (both on pieces other literals use).
+    // 78: one rare prefix each for cuFFT, NPP, rocBLAS and MIOpen names, and
+    // one rare anchor each for Ollama's, Ray's and Kubernetes' statements;
+    // 86: one prefix shared by cuFFT and hipFFT, torch-directml's out of
+    // memory, ONNX Runtime's arena at its limit, Ray's worker exit detail,
+    // nvgpu's MMU fault, Windows' TDR (two spellings), WSL2's dxgkrnl, ggml's
+    // Vulkan size line, each holding a piece already searched for.
     assert!(
-        literals.len() <= 80,
+        literals.len() <= 86,
         "{} literals: {literals:?}",
         literals.len()
     );
