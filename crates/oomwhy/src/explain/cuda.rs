@@ -5,7 +5,7 @@ use super::catalogue::{Cost, FixSpec};
 use super::common::{fact, fix, on_device, torch_in_traceback, verdict, workload_fix};
 use super::common::{library_headroom_fix, runtime_fix};
 use super::docs::Code;
-use super::setting::{since, Framework, Runtime, Vendor};
+use super::setting::{since, Framework, Program, Runtime, Setting, Vendor};
 use super::Explain;
 use crate::i18n::Said;
 use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
@@ -31,14 +31,25 @@ impl Explain for CudaRuntimeOom {
                 zh: "{tool} 的一次 CUDA 调用显存不足（报错里没有大小）",
                 tool = tool
             ),
-            (None, Some(device)) => say!(
+            // Outside PyTorch's allocator only where PyTorch shows: a
+            // renderer or an encoder prints the same error.
+            (None, Some(device)) if shows_python(f) => say!(
                 en: "A CUDA call ran out of GPU memory on {device} (outside PyTorch's allocator; no sizes given)",
                 zh: "一次 CUDA 调用在 {device} 上显存不足（发生在 PyTorch 分配器之外；报错里没有大小）",
                 device = device
             ),
-            (None, None) => say!(
+            (None, None) if shows_python(f) => say!(
                 en: "A CUDA call ran out of GPU memory (outside PyTorch's allocator; no sizes given)",
                 zh: "一次 CUDA 调用显存不足（发生在 PyTorch 分配器之外；报错里没有大小）"
+            ),
+            (None, Some(device)) => say!(
+                en: "A CUDA call ran out of GPU memory on {device} (no sizes given)",
+                zh: "一次 CUDA 调用在 {device} 上显存不足（报错里没有大小）",
+                device = device
+            ),
+            (None, None) => say!(
+                en: "A CUDA call ran out of GPU memory (no sizes given)",
+                zh: "一次 CUDA 调用显存不足（报错里没有大小）"
             ),
         }
     }
@@ -138,6 +149,17 @@ fn runtime_oom_verdict(f: &Finding) -> Verdict {
         );
     }
     match f.era {
+        Some(Era::Driver) if Setting::of(f).program.is_native() => verdict(
+            Code::OutsideAllocatorOom,
+            say!(
+                en: "A CUDA driver call ran out of memory",
+                zh: "一次 CUDA 驱动调用显存不足"
+            ),
+            say!(
+                en: "The program asked the CUDA driver for GPU memory (an allocation, or the context every program on a GPU needs) and the card had no room left for it, counting what other programs hold. The message carries no sizes.",
+                zh: "程序向 CUDA 驱动申请显存（一次分配，或每个用 GPU 的程序都需要的上下文），而算上其他程序占用的部分，这块卡已经没有空间了。报错里没有大小。"
+            ),
+        ),
         Some(Era::Driver) => verdict(
             Code::OutsideAllocatorOom,
             say!(
@@ -203,6 +225,25 @@ fn runtime_oom_fixes(f: &Finding, out: &mut Vec<Fix>) {
             visible = vendor.visible_devices()
         ),
     ));
+    // A native program (a renderer, a miner, a model runner in C++) has no
+    // PyTorch cache to make room from: its own job is what to shrink.
+    match Setting::of(f).program {
+        Program::NoModel => {
+            out.push(fix(
+                &SMALLER_JOB,
+                say!(
+                    en: "Give the program less to hold on the GPU at once: in a renderer a simpler scene, lower resolution or fewer and smaller textures; in an encoder fewer streams in parallel. Or run it on a GPU with more memory.",
+                    zh: "让程序一次在 GPU 上放的东西少一些：渲染器里简化场景、降低分辨率、减少或缩小贴图；编码器里少并行几路。或者换一块显存更大的 GPU。"
+                ),
+            ));
+            return;
+        }
+        Program::NativeModel => {
+            out.push(workload_fix());
+            return;
+        }
+        Program::Unknown => {}
+    }
     if other_tool(f).is_some() {
         out.push(workload_fix());
         return;
@@ -302,6 +343,14 @@ pub(super) const CHECK_GPU_HOLDERS: FixSpec = FixSpec::new(
 )
 .cost(Cost::Look);
 
+/// For a program that runs no model: its own job, not a batch size.
+const SMALLER_JOB: FixSpec = FixSpec::new(
+    "smaller-gpu-job",
+    "Give the program less to hold on the GPU",
+    "让程序少占一些显存",
+)
+.cost(Cost::Quality);
+
 const REDUCE_WORKLOAD: FixSpec =
     FixSpec::new("reduce-workload", "Reduce the workload", "减小工作负载")
         .models_only()
@@ -350,6 +399,7 @@ pub(super) const FIXES: &[FixSpec] = &[
     EXPANDABLE_SEGMENTS_OFF_IF_SET,
     CHECK_GPU_HOLDERS,
     REDUCE_WORKLOAD,
+    SMALLER_JOB,
     FIND_REAL_KERNEL,
     COMPUTE_SANITIZER,
     USUAL_CAUSES,
