@@ -63,7 +63,7 @@ pub fn is_mention(line: &str, start: usize) -> bool {
     let Some(prefix) = line.get(..start) else {
         return false;
     };
-    if in_indented_comment(prefix) {
+    if in_indented_comment(prefix) || changelog_entry(prefix) {
         return true;
     }
     let open = open_quotes(prefix);
@@ -94,7 +94,8 @@ pub fn is_mention(line: &str, start: usize) -> bool {
     let tail = rest.get(literal.len() + 1..).unwrap_or("").trim();
     let argument = matches!(tail, "," | ");" | ")" | ";" | "+" | "<<" | "),")
         || tail.starts_with("<<")
-        || tail.starts_with("+ ");
+        || tail.starts_with("+ ")
+        || commented_argument(tail);
     if before.trim().is_empty() && argument && !literal.ends_with("\\n") {
         return true;
     }
@@ -160,6 +161,40 @@ pub fn is_mention(line: &str, start: usize) -> bool {
             || introduced
             || rust_panic
             || after_reporting_verb(before))
+}
+
+/// Whether what follows a string literal ends an argument on its line of
+/// source code and comments on it (`"CUDA out of memory.",  # CUDA OOM`).
+fn commented_argument(tail: &str) -> bool {
+    let Some(after) = tail.strip_prefix(',').or_else(|| tail.strip_prefix("),")) else {
+        return false;
+    };
+    let after = after.trim_start();
+    after.starts_with('#') || after.starts_with("//")
+}
+
+/// Whether `prefix` (the text before a message) is an entry of a changelog
+/// or a pull request's list of changes: a list item whose first word says
+/// what a change does (`- update the lib to catch RuntimeError: ...`,
+/// `* Fixed ...`). A user's list of what they tried reads differently
+/// (`- Tried a smaller batch: ...`).
+fn changelog_entry(prefix: &str) -> bool {
+    let item = prefix.trim_start();
+    let Some(item) = ["- ", "* ", "• "].iter().find_map(|m| item.strip_prefix(m)) else {
+        return false;
+    };
+    let verb = item
+        .split(|c: char| !c.is_alphabetic())
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    matches!(
+        verb.as_str(),
+        "fix" | "fixes" | "fixed" | "add" | "adds" | "added" | "update" | "updates"
+            | "updated" | "catch" | "catches" | "handle" | "handles" | "improve"
+            | "improves" | "improved" | "support" | "supports" | "avoid" | "avoids"
+            | "prevent" | "prevents" | "document" | "documents" | "bump" | "bumps"
+    )
 }
 
 /// Every quotation still open at the end of `prefix` (a quote character
