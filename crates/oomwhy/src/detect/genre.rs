@@ -30,6 +30,11 @@
 //! 5. a record of `KEY=VALUE` lines (five or more): 3;
 //! 6. the reader addressed (`you`, `your`, `你`): 1 a line, 2 at most.
 //!
+//! An input is also a document when it is source code that quotes the
+//! messages: every message line is code-shaped (a comment, a string literal
+//! that starts the line, a list element ending in `,`, a name alone before
+//! `)`), and of the other lines at least three and three in five are code.
+//!
 //! An input is a document when it has 3 points or more and no report
 //! evidence: first person (`I`, `my`, `me`, `我`, a salutation such as
 //! `Dear`), an issue template's heading (`Describe the bug`, `To
@@ -70,6 +75,7 @@ struct Patterns {
     key_value: Regex,
     reader: Regex,
     log: Regex,
+    code: Regex,
 }
 
 fn patterns() -> &'static Patterns {
@@ -120,11 +126,16 @@ fn patterns() -> &'static Patterns {
                 r"|bug description|current behaviou?r|additional context|environment|复现步骤|运行环境)\b"
             )),
             key_value: constant_regex(r"^[A-Z][A-Z_]{2,}=\S"),
+            code: constant_regex(concat!(
+                r"^(?:import |from \S+ import |def |class |return\b|if\b.*:$|elif\b|else\b",
+                r"|for\b.*:$|while\b|try:|except\b|with\b.*:$|@\w|#|//|const |function |end$",
+                r"|let |var |fn |pub |use |\}|\{|\x22\x22\x22)|[(){},;\[\]]$| = "
+            )),
             reader: constant_regex(r"(?i)\byou\b|\byour\b|你"),
             log: constant_regex(concat!(
                 r"^\s*(?:\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d|\[rank\d+\]|[IWEF]\d{4} \d\d:",
                 r"|\d\d:\d\d:\d\d|Traceback \(most recent call last\)|File \x22)",
-                r"|\d+%\|.*it/s|\bit/s\]"
+                r"|\d+%\|.*it/s|\bit/s\]|^\s*@\s+0x[0-9a-f]+ |^\*\*\* Check failure stack trace"
             )),
         }
     })
@@ -142,6 +153,11 @@ struct Features {
     first_person: u32,
     issue_headings: u32,
     log_lines: u32,
+    /// Lines outside the messages, and how many of them are code.
+    other_lines: u32,
+    code_lines: u32,
+    /// Whether every message line is shaped as code quoting it.
+    messages_in_code: bool,
 }
 
 impl Features {
@@ -155,6 +171,11 @@ impl Features {
             + second(self.intros)
             + if self.key_values >= 5 { 3 } else { 0 }
             + self.reader.min(2)
+    }
+
+    /// Source code that quotes messages, not a report of them.
+    fn source_code(&self) -> bool {
+        self.messages_in_code && self.code_lines >= 3 && self.code_lines * 5 >= self.other_lines * 3
     }
 
     fn report_evidence(&self) -> bool {
@@ -178,18 +199,24 @@ fn first_person(p: &Patterns, line: &str) -> bool {
 
 fn features(text: &str, messages: &[MessageSpan<'_>]) -> Features {
     let p = patterns();
-    let mut f = Features::default();
+    let mut f = Features {
+        messages_in_code: true,
+        ..Features::default()
+    };
     for (index, raw) in text.lines().enumerate() {
         let number = index as u64 + 1;
+        let message = messages
+            .iter()
+            .find(|m| number >= m.line && number < m.line + m.lines.max(1));
+        if message.is_some_and(|m| m.line == number) {
+            f.messages_in_code &= code_shaped(raw);
+        }
         if p.log.is_match(raw) {
             f.log_lines += 1;
             continue;
         }
         // A message line's prose is what comes before the message.
-        let line = match messages
-            .iter()
-            .find(|m| number >= m.line && number < m.line + m.lines.max(1))
-        {
+        let line = match message {
             Some(m) if m.line == number => {
                 let first = m.first.trim();
                 let head: String = first.chars().take(15).collect();
@@ -204,6 +231,10 @@ fn features(text: &str, messages: &[MessageSpan<'_>]) -> Features {
         let line = line.trim();
         if line.is_empty() {
             continue;
+        }
+        if line.len() == raw.trim().len() {
+            f.other_lines += 1;
+            f.code_lines += u32::from(p.code.is_match(line));
         }
         if line.chars().count() < 60 && (p.heading.is_match(line) || p.permalink.is_match(line)) {
             f.headings += 1;
@@ -221,6 +252,20 @@ fn features(text: &str, messages: &[MessageSpan<'_>]) -> Features {
     f
 }
 
+/// Whether a message's first line is shaped as source code that quotes it:
+/// a comment, a string literal that starts the line, an element of a list
+/// (`    CUDNN_STATUS_ALLOC_FAILED,`), a name alone before `)`.
+/// A field of data (`"exitCode": 137,`, as JSON prints a status) is a
+/// program's output, not code.
+fn code_shaped(line: &str) -> bool {
+    let t = line.trim();
+    let field = t.contains("\": ") || t.contains("': ");
+    t.starts_with('#')
+        || t.starts_with("//")
+        || (!field && (t.starts_with(['"', '\'']) || t.ends_with([',', '('])))
+        || (t.ends_with(')') && !t.contains(' ') && !t.contains('('))
+}
+
 /// Whether `text`, a whole input holding the messages at `messages`, is a
 /// document that shows them rather than a report of them (the rules are in
 /// the module's documentation). Inputs over [`MAX_BYTES`] are never
@@ -230,7 +275,7 @@ pub fn is_document(text: &str, messages: &[MessageSpan<'_>]) -> bool {
         return false;
     }
     let f = features(text, messages);
-    f.points() >= DOCUMENT_POINTS && !f.report_evidence()
+    (f.points() >= DOCUMENT_POINTS || f.source_code()) && !f.report_evidence()
 }
 
 #[cfg(test)]
@@ -296,6 +341,38 @@ mod tests {
         assert!(!is_document(&titled, &span(&titled, oom)));
         let page = format!("How to fix CUDA out of memory errors\n{oom}\nCause\n");
         assert!(is_document(&page, &span(&page, oom)));
+    }
+
+    #[test]
+    fn source_code_quoting_a_message_is_a_document() {
+        // A unit test that builds a fake error (real source of a public
+        // project's test suite).
+        let code = "    def test_is_out_of_cuda_memory(self) -> None:\n        \"\"\"Test cuda OOM error detection.\"\"\"\n        cuda_oom_error_2 = RuntimeError(\n            \"RuntimeError: cuda runtime error (2) : out of memory\"\n        )\n        self.assertTrue(is_out_of_cuda_memory(cuda_oom_error_2))\n";
+        let message = "RuntimeError: cuda runtime error (2) : out of memory";
+        assert!(is_document(code, &span(code, message)));
+        // The same code followed by the error it printed is a report.
+        let printed = format!(
+            "{}{message}\n",
+            code.replace(&format!("\"{message}\""), "\"x\"")
+        );
+        let spans = vec![MessageSpan {
+            line: 7,
+            lines: 1,
+            first: message,
+        }];
+        assert!(!is_document(&printed, &spans));
+    }
+
+    #[test]
+    fn data_and_logs_are_not_source_code() {
+        // A container's status as JSON (real `kubectl get pod -o json`
+        // shape): the program's output.
+        let json = "{\n    \"state\": {\n        \"termination\": {\n            \"exitCode\": 137,\n            \"reason\": \"OOMKilled\",\n        }\n    }\n}\n";
+        assert!(!is_document(json, &span(json, "\"exitCode\": 137,")));
+        // A glog fatal check and its stack (Caffe): the message line is a
+        // log line, however code-like the frames end.
+        let glog = "F1126 12:19:18.211333 23387 cudnn_conv_layer.cu:28] Check failed: status == CUDNN_STATUS_SUCCESS (8 vs. 0)  CUDNN_STATUS_EXECUTION_FAILED\n*** Check failure stack trace: ***\n    @     0x7fa7b34190cd  google::LogMessage::Fail()\n    @     0x7fa7b341af33  google::LogMessage::SendToLog()\n    @     0x560bd9a22bc5  main\nAborted (core dumped)\n";
+        assert!(!is_document(glog, &span(glog, "Check failed")));
     }
 
     #[test]

@@ -190,10 +190,32 @@ fn changelog_entry(prefix: &str) -> bool {
         .to_ascii_lowercase();
     matches!(
         verb.as_str(),
-        "fix" | "fixes" | "fixed" | "add" | "adds" | "added" | "update" | "updates"
-            | "updated" | "catch" | "catches" | "handle" | "handles" | "improve"
-            | "improves" | "improved" | "support" | "supports" | "avoid" | "avoids"
-            | "prevent" | "prevents" | "document" | "documents" | "bump" | "bumps"
+        "fix"
+            | "fixes"
+            | "fixed"
+            | "add"
+            | "adds"
+            | "added"
+            | "update"
+            | "updates"
+            | "updated"
+            | "catch"
+            | "catches"
+            | "handle"
+            | "handles"
+            | "improve"
+            | "improves"
+            | "improved"
+            | "support"
+            | "supports"
+            | "avoid"
+            | "avoids"
+            | "prevent"
+            | "prevents"
+            | "document"
+            | "documents"
+            | "bump"
+            | "bumps"
     )
 }
 
@@ -566,6 +588,30 @@ mod tests {
         assert!(!is_mention(log, log.find("signal: killed").unwrap()));
         let code = r#"    err = "llama runner process has terminated: signal: killed""#;
         assert!(is_mention(code, code.find("signal: killed").unwrap()));
+    }
+
+    #[test]
+    fn changelog_entries_mention_and_tried_fixes_report() {
+        // A pull request's list of changes (real description).
+        let entry =
+            "- update stable-diffusion-task lib to catch RuntimeError: CUDA error: out of memory";
+        assert!(is_mention(entry, entry.find("RuntimeError").unwrap()));
+        // A user's list of what they tried is a report.
+        let tried = "- Tried a smaller batch: RuntimeError: CUDA error: out of memory";
+        assert!(!is_mention(tried, tried.find("RuntimeError").unwrap()));
+        // Without a list marker the verb alone decides nothing.
+        let plain = "Fixed seed, then RuntimeError: CUDA error: out of memory";
+        assert!(!is_mention(plain, plain.find("RuntimeError").unwrap()));
+    }
+
+    #[test]
+    fn a_commented_literal_argument_is_code() {
+        // Accelerate's list of messages that mean "reduce the batch size".
+        let code = r#"        "CUDA out of memory.",  # CUDA OOM"#;
+        assert!(is_mention(code, code.find("CUDA").unwrap()));
+        // A quoted paste followed by prose after a comma is still a paste.
+        let paste = r#""CUDA out of memory. Tried to allocate 2.00 GiB", which I get"#;
+        assert!(!is_mention(paste, paste.find("CUDA").unwrap()));
     }
 
     #[test]
