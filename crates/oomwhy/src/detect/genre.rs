@@ -27,7 +27,9 @@
 //!    see`, `if you get`, `you must be familiar with`, `as follows`, `类似于以下`,
 //!    `如下所示`, `会遇到`, `示例输出`), without first person on that line: 2, and
 //!    1 more for a second;
-//! 5. a record of `KEY=VALUE` lines (five or more): 3;
+//! 5. a record of `KEY=VALUE` lines (five or more) in which a message is a
+//!    value (`SIGNATURE=torch.cuda.OutOfMemoryError: ...`, an error
+//!    catalogue's entry; settings before a log are not one): 3;
 //! 6. the reader addressed (`you`, `your`, `你`): 1 a line, 2 at most.
 //!
 //! An input is also a document when it is source code that quotes the
@@ -134,7 +136,7 @@ fn patterns() -> &'static Patterns {
             reader: constant_regex(r"(?i)\byou\b|\byour\b|你"),
             log: constant_regex(concat!(
                 r"^\s*(?:\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d|\[rank\d+\]|[IWEF]\d{4} \d\d:",
-                r"|\d\d:\d\d:\d\d|Traceback \(most recent call last\)|File \x22)",
+                r"|\d\d:\d\d:\d\d|(?:INFO|WARNING|ERROR|DEBUG) \d\d-\d\d \d\d:|Traceback \(most recent call last\)|File \x22)",
                 r"|\d+%\|.*it/s|\bit/s\]|^\s*@\s+0x[0-9a-f]+ |^\*\*\* Check failure stack trace"
             )),
         }
@@ -158,6 +160,8 @@ struct Features {
     code_lines: u32,
     /// Whether every message line is shaped as code quoting it.
     messages_in_code: bool,
+    /// Whether a message is the value of a `KEY=VALUE` line.
+    message_is_value: bool,
 }
 
 impl Features {
@@ -169,7 +173,11 @@ impl Features {
             + second(self.chrome)
             + 2 * self.intros.min(1)
             + second(self.intros)
-            + if self.key_values >= 5 { 3 } else { 0 }
+            + if self.key_values >= 5 && self.message_is_value {
+                3
+            } else {
+                0
+            }
             + self.reader.min(2)
     }
 
@@ -210,6 +218,7 @@ fn features(text: &str, messages: &[MessageSpan<'_>]) -> Features {
             .find(|m| number >= m.line && number < m.line + m.lines.max(1));
         if message.is_some_and(|m| m.line == number) {
             f.messages_in_code &= code_shaped(raw);
+            f.message_is_value |= p.key_value.is_match(raw.trim());
         }
         if p.log.is_match(raw) {
             f.log_lines += 1;
