@@ -16,6 +16,7 @@ pub mod cudnn;
 pub mod cupy;
 pub mod disguised;
 pub mod generic;
+pub mod genre;
 pub mod gpu_crash;
 pub mod gpu_lost;
 pub mod grammar;

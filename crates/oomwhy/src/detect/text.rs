@@ -63,7 +63,7 @@ pub fn is_mention(line: &str, start: usize) -> bool {
     let Some(prefix) = line.get(..start) else {
         return false;
     };
-    if in_indented_comment(prefix) {
+    if in_indented_comment(prefix) || changelog_entry(prefix) {
         return true;
     }
     let open = open_quotes(prefix);
@@ -94,7 +94,8 @@ pub fn is_mention(line: &str, start: usize) -> bool {
     let tail = rest.get(literal.len() + 1..).unwrap_or("").trim();
     let argument = matches!(tail, "," | ");" | ")" | ";" | "+" | "<<" | "),")
         || tail.starts_with("<<")
-        || tail.starts_with("+ ");
+        || tail.starts_with("+ ")
+        || commented_argument(tail);
     if before.trim().is_empty() && argument && !literal.ends_with("\\n") {
         return true;
     }
@@ -161,6 +162,62 @@ pub fn is_mention(line: &str, start: usize) -> bool {
             || introduced
             || rust_panic
             || after_reporting_verb(before))
+}
+
+/// Whether what follows a string literal ends an argument on its line of
+/// source code and comments on it (`"CUDA out of memory.",  # CUDA OOM`).
+fn commented_argument(tail: &str) -> bool {
+    let Some(after) = tail.strip_prefix(',').or_else(|| tail.strip_prefix("),")) else {
+        return false;
+    };
+    let after = after.trim_start();
+    after.starts_with('#') || after.starts_with("//")
+}
+
+/// Whether `prefix` (the text before a message) is an entry of a changelog
+/// or a pull request's list of changes: a list item whose first word says
+/// what a change does (`- update the lib to catch RuntimeError: ...`,
+/// `* Fixed ...`). A user's list of what they tried reads differently
+/// (`- Tried a smaller batch: ...`).
+fn changelog_entry(prefix: &str) -> bool {
+    let item = prefix.trim_start();
+    let Some(item) = ["- ", "* ", "• "].iter().find_map(|m| item.strip_prefix(m)) else {
+        return false;
+    };
+    let verb = item
+        .split(|c: char| !c.is_alphabetic())
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    matches!(
+        verb.as_str(),
+        "fix"
+            | "fixes"
+            | "fixed"
+            | "add"
+            | "adds"
+            | "added"
+            | "update"
+            | "updates"
+            | "updated"
+            | "catch"
+            | "catches"
+            | "handle"
+            | "handles"
+            | "improve"
+            | "improves"
+            | "improved"
+            | "support"
+            | "supports"
+            | "avoid"
+            | "avoids"
+            | "prevent"
+            | "prevents"
+            | "document"
+            | "documents"
+            | "bump"
+            | "bumps"
+    )
 }
 
 /// Every quotation still open at the end of `prefix` (a quote character
@@ -532,6 +589,30 @@ mod tests {
         assert!(!is_mention(log, log.find("signal: killed").unwrap()));
         let code = r#"    err = "llama runner process has terminated: signal: killed""#;
         assert!(is_mention(code, code.find("signal: killed").unwrap()));
+    }
+
+    #[test]
+    fn changelog_entries_mention_and_tried_fixes_report() {
+        // A pull request's list of changes (real description).
+        let entry =
+            "- update stable-diffusion-task lib to catch RuntimeError: CUDA error: out of memory";
+        assert!(is_mention(entry, entry.find("RuntimeError").unwrap()));
+        // A user's list of what they tried is a report.
+        let tried = "- Tried a smaller batch: RuntimeError: CUDA error: out of memory";
+        assert!(!is_mention(tried, tried.find("RuntimeError").unwrap()));
+        // Without a list marker the verb alone decides nothing.
+        let plain = "Fixed seed, then RuntimeError: CUDA error: out of memory";
+        assert!(!is_mention(plain, plain.find("RuntimeError").unwrap()));
+    }
+
+    #[test]
+    fn a_commented_literal_argument_is_code() {
+        // Accelerate's list of messages that mean "reduce the batch size".
+        let code = r#"        "CUDA out of memory.",  # CUDA OOM"#;
+        assert!(is_mention(code, code.find("CUDA").unwrap()));
+        // A quoted paste followed by prose after a comma is still a paste.
+        let paste = r#""CUDA out of memory. Tried to allocate 2.00 GiB", which I get"#;
+        assert!(!is_mention(paste, paste.find("CUDA").unwrap()));
     }
 
     #[test]

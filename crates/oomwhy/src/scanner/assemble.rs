@@ -6,6 +6,7 @@ use super::lines::{Pending, Scanner};
 use super::memo::Decoded;
 use super::{ScanOutcome, FOLD_WINDOW_LINES, LOOKBACK, MAX_RECENT_DIAGNOSTICS, MAX_TEXT};
 use crate::context;
+use crate::detect::genre::{self, MessageSpan};
 use crate::detect::Message;
 use crate::diagnostics;
 use crate::record::{fact, Finding};
@@ -309,6 +310,43 @@ impl Scanner {
     }
 
     /// Streaming: hands out every finding collected, in line order.
+    /// Drops every finding of a small input that reads as a document
+    /// showing messages rather than a report of them ([`genre`]). The
+    /// look-back blocks still hold a small input whole, so a big log pays
+    /// one comparison.
+    pub(super) fn drop_if_document(&mut self) {
+        let whole = self.recent.front().is_some_and(|b| b.offset == 0);
+        if self.outcome.bytes > genre::MAX_BYTES
+            || !whole
+            || self.collector.findings.is_empty()
+            || self.collector.handed_out > 0
+        {
+            return;
+        }
+        let mut bytes = Vec::with_capacity(self.outcome.bytes as usize);
+        for block in &self.recent {
+            bytes.extend_from_slice(block.bytes());
+        }
+        if bytes.len() as u64 != self.outcome.bytes {
+            return;
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        let spans: Vec<MessageSpan<'_>> = self
+            .collector
+            .findings
+            .iter()
+            .map(|f| MessageSpan {
+                line: f.source.line,
+                lines: f.text.lines().count() as u64,
+                first: f.text.lines().next().unwrap_or(""),
+            })
+            .collect();
+        if genre::is_document(&text, &spans) {
+            self.collector.findings.clear();
+            self.collector.by_text.clear();
+        }
+    }
+
     pub(super) fn emit_all(&mut self, on_finding: &mut dyn FnMut(Finding)) {
         self.collector.findings.sort_by_key(|f| f.source.line);
         let all = self.collector.findings.len();
@@ -317,6 +355,7 @@ impl Scanner {
 
     pub(super) fn finish(mut self) -> ScanOutcome {
         self.finish_pendings();
+        self.drop_if_document();
         let mut outcome = self.outcome;
         outcome.dropped_findings = self.collector.dropped;
         let mut findings = self.collector.findings;

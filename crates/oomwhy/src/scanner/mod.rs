@@ -240,6 +240,7 @@ impl Stream {
         self.consume_partial();
         self.carry.finish(&mut self.scanner);
         self.scanner.finish_pendings();
+        self.scanner.drop_if_document();
         self.scanner.emit_all(on_finding);
         let mut outcome = self.scanner.outcome;
         outcome.dropped_findings = self.scanner.collector.dropped;

@@ -1,0 +1,392 @@
+//! Whether a small input is a document that shows messages (a tutorial, an
+//! error-reference page, release notes, an API page) rather than a report
+//! of a failure (a log, a paste in an issue).
+//!
+//! A tutorial shows a message exactly the way a paste does, so no rule on
+//! the message's own line can tell them apart: only the prose around it
+//! can. The decision reads the whole input, so it is made only for inputs of
+//! at most [`MAX_BYTES`] (pastes and pages; a multi-megabyte log is never a
+//! tutorial), once, after the scan, from the bytes the scanner still holds.
+//!
+//! Every line is one of three things: a message line (a finding's lines;
+//! the text before the message on its first line is prose), a log line (a
+//! timestamp, a glog or rank prefix, a traceback, a progress bar), or prose.
+//! Features are computed on prose only, so a message's own sentences (`If
+//! you see this message frequently, ...`) never count.
+//!
+//! The rules, each a point count on prose lines:
+//! 1. an explanatory heading alone on its line (`Cause`, `Solution`, `Why it
+//!    happens`, `原因`, `解决方法`, a Sphinx permalink `name#`): 1 each, 3 at most;
+//! 2. a tutorial's title (`How to fix ... error`, `Dealing with ... errors`,
+//!    `Fix: ...`, `TL;DR`, `Frequently Asked Questions`, `...报错...解决`): 2;
+//! 3. what a web page or generated docs wrap around text (`Copy to
+//!    Clipboard`, `Enter fullscreen mode`, `Expand description`, `Project
+//!    description`, `Added in version N`, `What's Changed`, `Full
+//!    Changelog`): 2, and 1 more for a second such line;
+//! 4. prose that introduces an example rather than reports one (`you may
+//!    see`, `if you get`, `you must be familiar with`, `as follows`, `类似于以下`,
+//!    `如下所示`, `会遇到`, `示例输出`), without first person on that line: 2, and
+//!    1 more for a second;
+//! 5. a record of `KEY=VALUE` lines (five or more) in which a message is a
+//!    value (`SIGNATURE=torch.cuda.OutOfMemoryError: ...`, an error
+//!    catalogue's entry; settings before a log are not one): 3;
+//! 6. the reader addressed (`you`, `your`, `你`): 1 a line, 2 at most.
+//!
+//! An input is also a document when it is source code that quotes the
+//! messages: every message line is code-shaped (a comment, a string literal
+//! that starts the line, a list element ending in `,`, a name alone before
+//! `)`), and of the other lines at least three and three in five are code.
+//!
+//! An input is a document when it has 3 points or more and no report
+//! evidence: first person (`I`, `my`, `me`, `我`, a salutation such as
+//! `Dear`), an issue template's heading (`Describe the bug`, `To
+//! Reproduce`, `Environment`), or two log lines or more. Silence on a real
+//! crash is the worst answer this tool can give, so any of these keeps
+//! every finding.
+
+use crate::constant_regex;
+use regex::Regex;
+use std::sync::OnceLock;
+
+/// Inputs larger than this are never read as documents.
+pub const MAX_BYTES: u64 = 64 * 1024;
+
+/// Points at which an input without report evidence is a document.
+const DOCUMENT_POINTS: u32 = 3;
+
+/// Where a finding's message sits in the input.
+#[derive(Debug, Clone, Copy)]
+pub struct MessageSpan<'a> {
+    /// 1-based number of its first line.
+    pub line: u64,
+    /// Lines it spans.
+    pub lines: u64,
+    /// Its text's first line, to find where the message starts on its line.
+    pub first: &'a str,
+}
+
+struct Patterns {
+    heading: Regex,
+    title: Regex,
+    own: Regex,
+    chrome: Regex,
+    permalink: Regex,
+    intro: Regex,
+    first_person: Regex,
+    issue: Regex,
+    key_value: Regex,
+    reader: Regex,
+    log: Regex,
+    code: Regex,
+}
+
+fn patterns() -> &'static Patterns {
+    static P: OnceLock<Patterns> = OnceLock::new();
+    P.get_or_init(|| {
+        let heading_en = concat!(
+            r"causes?|root causes?|common causes?|causes? (?:&|and) fix(?:es)?|solutions?",
+            r"|the solution|resolution|quick fix|why (?:it|this) happens",
+            r"|what (?:this|the) error means|what it means|symptoms?|troubleshooting",
+            r"|related errors|see also|further reading|the exact string",
+            r"|error messages? to look for|detection|prevention|the problem|issue",
+            r"|explanation|stack trace|source"
+        );
+        let heading_zh = concat!(
+            r"原因|原因分析|根本原因|根因分析|问题原因|错误原因|解决方法|解决方案|解决办法",
+            r"|解决思路|修复方法|处理方法|错误信息|错误的表现|问题背景|问题背景与原因分析",
+            r"|常见原因|官方文档|版本兼容性|相关错误|参考资料",
+            r"|[一二三四五六七八九十]+、.{0,12}(?:原因|方案|方法|分析).{0,6}"
+        );
+        Patterns {
+            heading: constant_regex(&format!(
+                r"(?i)^(?:#{{1,6}}\s*|\*\*|\d+[.)、]\s*)?(?:{heading_en}|{heading_zh})\s*(?:\*\*)?\s*[:：]?$"
+            )),
+            title: constant_regex(concat!(
+                r"(?i)^(?:#+\s*)?(?:(?:how to (?:fix|solve|resolve)|dealing with)\b[^?]*\berrors?\b[^?]*$",
+                r"|fix(?:ing)?: |修复[:：]|tl;dr|frequently asked questions)",
+                r"|(?:报错|错误).{0,40}(?:解决|优化)|(?:解决|修复).{0,20}(?:报错|错误|问题)"
+            )),
+            own: constant_regex(r"(?i)\b(?:this|it|my)\b"),
+            chrome: constant_regex(concat!(
+                r"(?i)copy to clipboard|toggle word wrap|enter fullscreen mode|exit fullscreen mode",
+                r"|expand description|project description|^copy code$",
+                r"|(?:added|new|changed) in version \d|deprecated since version \d",
+                r"|what's changed|full changelog|was this page helpful|edit this page"
+            )),
+            permalink: constant_regex(r"^(?:\w+ )?[A-Za-z_][\w.]*\w#$"),
+            intro: constant_regex(concat!(
+                r"(?i)\byou(?:'ll| will| may| might| can| could| would| must)?(?: also)? ",
+                r"(?:see|get|got|encounter|hit|run into|receive|notice|be familiar)\b",
+                r"|\bif you (?:get|got|see|saw|encounter|hit)\b|\bnew (?:error )?message\b",
+                r"|\bas follows\b|类似于?以下|如下所示|如下的?(?:错误|报错|信息)|状态如下|会遇到",
+                r"|经常遇到|容易遇到|这样的报错|类似这样|为例|示例输出"
+            )),
+            first_person: constant_regex(r"\b(?:I|I'm|I've|I'd|my|me|My|Dear)\b"),
+            issue: constant_regex(concat!(
+                r"(?i)^(?:#+\s*)?(?:\*\*)?(?:describe the bug|to reproduce|steps to reproduce",
+                r"|expected behaviou?r|actual behaviou?r|system info|reproduction|who can help",
+                r"|bug description|current behaviou?r|additional context|environment|复现步骤|运行环境)\b"
+            )),
+            key_value: constant_regex(r"^[A-Z][A-Z_]{2,}=\S"),
+            code: constant_regex(concat!(
+                r"^(?:import |from \S+ import |def |class |return\b|if\b.*:$|elif\b|else\b",
+                r"|for\b.*:$|while\b|try:|except\b|with\b.*:$|@\w|#|//|const |function |end$",
+                r"|let |var |fn |pub |use |\}|\{|\x22\x22\x22)|[(){},;\[\]]$| = "
+            )),
+            reader: constant_regex(r"(?i)\byou\b|\byour\b|你"),
+            log: constant_regex(concat!(
+                r"^\s*(?:\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d|\[rank\d+\]|[IWEF]\d{4} \d\d:",
+                r"|\d\d:\d\d:\d\d|(?:INFO|WARNING|ERROR|DEBUG) \d\d-\d\d \d\d:|Traceback \(most recent call last\)|File \x22)",
+                r"|\d+%\|.*it/s|\bit/s\]|^\s*@\s+0x[0-9a-f]+ |^\*\*\* Check failure stack trace"
+            )),
+        }
+    })
+}
+
+/// What the prose of an input shows.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Features {
+    headings: u32,
+    titles: u32,
+    chrome: u32,
+    intros: u32,
+    key_values: u32,
+    reader: u32,
+    first_person: u32,
+    issue_headings: u32,
+    log_lines: u32,
+    /// Lines outside the messages, and how many of them are code.
+    other_lines: u32,
+    code_lines: u32,
+    /// Whether every message line is shaped as code quoting it.
+    messages_in_code: bool,
+    /// Whether a message is the value of a `KEY=VALUE` line.
+    message_is_value: bool,
+}
+
+impl Features {
+    fn points(&self) -> u32 {
+        let second = |n: u32| u32::from(n >= 2);
+        self.headings.min(3)
+            + 2 * self.titles.min(1)
+            + 2 * self.chrome.min(1)
+            + second(self.chrome)
+            + 2 * self.intros.min(1)
+            + second(self.intros)
+            + if self.key_values >= 5 && self.message_is_value {
+                3
+            } else {
+                0
+            }
+            + self.reader.min(2)
+    }
+
+    /// Source code that quotes messages, not a report of them.
+    fn source_code(&self) -> bool {
+        self.messages_in_code && self.code_lines >= 3 && self.code_lines * 5 >= self.other_lines * 3
+    }
+
+    fn report_evidence(&self) -> bool {
+        self.first_person > 0 || self.issue_headings > 0 || self.log_lines >= 2
+    }
+}
+
+/// First person on a line: `I`, `my`, `me`, `Dear`, or `我` that is not
+/// the plural `我们` (Chinese tutorials say "we" as English ones say "you").
+fn first_person(p: &Patterns, line: &str) -> bool {
+    if line.contains('我') {
+        let singular = line
+            .match_indices('我')
+            .any(|(at, c)| !line[at + c.len()..].starts_with('们'));
+        if singular {
+            return true;
+        }
+    }
+    p.first_person.is_match(line)
+}
+
+fn features(text: &str, messages: &[MessageSpan<'_>]) -> Features {
+    let p = patterns();
+    let mut f = Features {
+        messages_in_code: true,
+        ..Features::default()
+    };
+    for (index, raw) in text.lines().enumerate() {
+        let number = index as u64 + 1;
+        let message = messages
+            .iter()
+            .find(|m| number >= m.line && number < m.line + m.lines.max(1));
+        if message.is_some_and(|m| m.line == number) {
+            f.messages_in_code &= code_shaped(raw);
+            f.message_is_value |= p.key_value.is_match(raw.trim());
+        }
+        if p.log.is_match(raw) {
+            f.log_lines += 1;
+            continue;
+        }
+        // A message line's prose is what comes before the message.
+        let line = match message {
+            Some(m) if m.line == number => {
+                let first = m.first.trim();
+                let head: String = first.chars().take(15).collect();
+                match raw.find(head.as_str()) {
+                    Some(at) if !head.is_empty() => &raw[..at],
+                    _ => "",
+                }
+            }
+            Some(_) => "",
+            None => raw,
+        };
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        if line.len() == raw.trim().len() {
+            f.other_lines += 1;
+            f.code_lines += u32::from(p.code.is_match(line));
+        }
+        if line.chars().count() < 60 && (p.heading.is_match(line) || p.permalink.is_match(line)) {
+            f.headings += 1;
+        }
+        // `How to fix this error` asks about the asker's own error.
+        f.titles += u32::from(p.title.is_match(line) && !p.own.is_match(line));
+        f.chrome += u32::from(p.chrome.is_match(line));
+        let first = first_person(p, line);
+        f.intros += u32::from(p.intro.is_match(line) && !first);
+        f.key_values += u32::from(p.key_value.is_match(line));
+        f.issue_headings += u32::from(line.chars().count() < 40 && p.issue.is_match(line));
+        f.first_person += u32::from(first);
+        f.reader += u32::from(p.reader.is_match(line));
+    }
+    f
+}
+
+/// Whether a message's first line is shaped as source code that quotes it:
+/// a comment, a string literal that starts the line, an element of a list
+/// (`    CUDNN_STATUS_ALLOC_FAILED,`), a name alone before `)`.
+/// A field of data (`"exitCode": 137,`, as JSON prints a status) is a
+/// program's output, not code.
+fn code_shaped(line: &str) -> bool {
+    let t = line.trim();
+    let field = t.contains("\": ") || t.contains("': ");
+    t.starts_with('#')
+        || t.starts_with("//")
+        || (!field && (t.starts_with(['"', '\'']) || t.ends_with([',', '('])))
+        || (t.ends_with(')') && !t.contains(' ') && !t.contains('('))
+}
+
+/// Whether `text`, a whole input holding the messages at `messages`, is a
+/// document that shows them rather than a report of them (the rules are in
+/// the module's documentation). Inputs over [`MAX_BYTES`] are never
+/// documents.
+pub fn is_document(text: &str, messages: &[MessageSpan<'_>]) -> bool {
+    if text.len() as u64 > MAX_BYTES || messages.is_empty() {
+        return false;
+    }
+    let f = features(text, messages);
+    (f.points() >= DOCUMENT_POINTS || f.source_code()) && !f.report_evidence()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{is_document, MessageSpan};
+
+    fn span(text: &str, message: &str) -> Vec<MessageSpan<'static>> {
+        let line = text
+            .lines()
+            .position(|l| l.contains(message))
+            .map_or(1, |i| i as u64 + 1);
+        vec![MessageSpan {
+            line,
+            lines: 1,
+            first: Box::leak(message.to_string().into_boxed_str()),
+        }]
+    }
+
+    // A tutorial page (real text of a public troubleshooting page).
+    const TUTORIAL: &str = "Dealing with out-of-memory (OOM) errors\n\nIf you got this error while running a script\n\nOutOfMemoryError: CUDA out of memory. Tried to allocate 2.22 GiB.\n\nit means that your GPU memory size wasn't big enough for the model and script configuration.\n";
+    const MESSAGE: &str = "OutOfMemoryError: CUDA out of memory. Tried to allocate 2.22 GiB.";
+
+    #[test]
+    fn a_tutorial_is_a_document() {
+        assert!(is_document(TUTORIAL, &span(TUTORIAL, MESSAGE)));
+    }
+
+    #[test]
+    fn first_person_keeps_a_report() {
+        let report = TUTORIAL.replace("If you got", "I got");
+        assert!(!is_document(&report, &span(&report, MESSAGE)));
+        // The Chinese "we" of a tutorial is not a report; "I" is.
+        let zh = format!("{TUTORIAL}我们可以减小批量大小。\n");
+        assert!(is_document(&zh, &span(&zh, MESSAGE)));
+        let zh = format!("{TUTORIAL}我运行时报错。\n");
+        assert!(!is_document(&zh, &span(&zh, MESSAGE)));
+    }
+
+    #[test]
+    fn log_lines_keep_a_report() {
+        let one = format!("{TUTORIAL}2024-01-02 10:00:00 INFO start\n");
+        assert!(is_document(&one, &span(&one, MESSAGE)));
+        let two = format!("{one}2024-01-02 10:00:01 INFO load\n");
+        assert!(!is_document(&two, &span(&two, MESSAGE)));
+    }
+
+    #[test]
+    fn a_message_own_prose_does_not_count() {
+        // TensorFlow's own sentence addresses the reader; it is the message.
+        let log = "W bfc_allocator.cc:343] Garbage collection: If you see this message frequently, you are running near the threshold. You may try smaller batch sizes.\n";
+        let message = "Garbage collection: If you see this message frequently";
+        assert!(!is_document(log, &span(log, message)));
+    }
+
+    #[test]
+    fn two_points_are_not_enough() {
+        let oom = "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB";
+        // A question about one's own error is not a tutorial's title.
+        let asked = format!("How to fix this error\nThe exact string\n{oom}\n");
+        assert!(!is_document(&asked, &span(&asked, oom)));
+        // A title alone is two points; a heading makes three.
+        let titled = format!("How to fix CUDA out of memory errors\n{oom}\n");
+        assert!(!is_document(&titled, &span(&titled, oom)));
+        let page = format!("How to fix CUDA out of memory errors\n{oom}\nCause\n");
+        assert!(is_document(&page, &span(&page, oom)));
+    }
+
+    #[test]
+    fn source_code_quoting_a_message_is_a_document() {
+        // A unit test that builds a fake error (real source of a public
+        // project's test suite).
+        let code = "    def test_is_out_of_cuda_memory(self) -> None:\n        \"\"\"Test cuda OOM error detection.\"\"\"\n        cuda_oom_error_2 = RuntimeError(\n            \"RuntimeError: cuda runtime error (2) : out of memory\"\n        )\n        self.assertTrue(is_out_of_cuda_memory(cuda_oom_error_2))\n";
+        let message = "RuntimeError: cuda runtime error (2) : out of memory";
+        assert!(is_document(code, &span(code, message)));
+        // The same code followed by the error it printed is a report.
+        let printed = format!(
+            "{}{message}\n",
+            code.replace(&format!("\"{message}\""), "\"x\"")
+        );
+        let spans = vec![MessageSpan {
+            line: 7,
+            lines: 1,
+            first: message,
+        }];
+        assert!(!is_document(&printed, &spans));
+    }
+
+    #[test]
+    fn data_and_logs_are_not_source_code() {
+        // A container's status as JSON (real `kubectl get pod -o json`
+        // shape): the program's output.
+        let json = "{\n    \"state\": {\n        \"termination\": {\n            \"exitCode\": 137,\n            \"reason\": \"OOMKilled\",\n        }\n    }\n}\n";
+        assert!(!is_document(json, &span(json, "\"exitCode\": 137,")));
+        // A glog fatal check and its stack (Caffe): the message line is a
+        // log line, however code-like the frames end.
+        let glog = "F1126 12:19:18.211333 23387 cudnn_conv_layer.cu:28] Check failed: status == CUDNN_STATUS_SUCCESS (8 vs. 0)  CUDNN_STATUS_EXECUTION_FAILED\n*** Check failure stack trace: ***\n    @     0x7fa7b34190cd  google::LogMessage::Fail()\n    @     0x7fa7b341af33  google::LogMessage::SendToLog()\n    @     0x560bd9a22bc5  main\nAborted (core dumped)\n";
+        assert!(!is_document(glog, &span(glog, "Check failed")));
+    }
+
+    #[test]
+    fn large_inputs_are_never_documents() {
+        let big = format!("{TUTORIAL}{}", "x\n".repeat(40_000));
+        assert!(!is_document(&big, &span(&big, MESSAGE)));
+    }
+}
