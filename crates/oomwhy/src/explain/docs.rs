@@ -87,10 +87,10 @@ explanations! {
     GpuStatusCode = "gpu_status_code",
 }
 
-// `ENGLISH_PAGES` and `CHINESE_PAGES`: every file in explanations/ and
-// explanations/zh/, written by the crate's build.rs, so a page needs no
-// line of its own (tests/integration/codes.rs and i18n.rs check that every
-// code has both, and that every page has its code).
+// `ENGLISH_PAGES` and `CHINESE_PAGES`: every file in explanations/, split
+// into its two languages by the crate's build.rs (`page_halves.rs`), so a
+// page needs no line of its own (tests/integration/codes.rs and i18n.rs
+// check that every code has a page, and that every page has its code).
 include!(concat!(env!("OUT_DIR"), "/pages.rs"));
 
 /// The page of `code` in `pages` (sorted by code).
@@ -113,9 +113,9 @@ pub static EXPLANATIONS: std::sync::LazyLock<Vec<(&str, &str)>> = std::sync::Laz
         .collect()
 });
 
-/// The Chinese explanation page of a code, when one is written
-/// (`explanations/zh/<code>.md`); without one, `oomwhy --lang zh explain`
-/// shows the code's Chinese title and summary, then the English page.
+/// The Chinese explanation page of a code: the part of
+/// `explanations/<code>.md` after its `<!-- zh -->` line. Every page has
+/// one (the build refuses a page without it); `None` for an unknown code.
 pub fn chinese_page(code: &str) -> Option<&'static str> {
     page_in(CHINESE_PAGES, code)
 }
@@ -175,6 +175,10 @@ pub fn lookup(code: &str) -> Result<(&'static str, &'static str), Error> {
 }
 
 #[cfg(test)]
+#[path = "page_halves.rs"]
+mod page_halves;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -231,6 +235,65 @@ mod tests {
         codes.sort_unstable();
         codes.dedup();
         assert_eq!(codes.len(), EXPLANATIONS.len());
+    }
+
+    #[test]
+    fn a_page_splits_into_its_english_and_its_chinese() {
+        use super::page_halves::halves;
+        let page = "# x: Title\n\nWhy.\n\n<!-- zh -->\n\n# x: 标题\n\n为什么。\n";
+        assert_eq!(
+            halves(page).unwrap(),
+            (
+                "# x: Title\n\nWhy.\n".to_string(),
+                "# x: 标题\n\n为什么。\n".to_string()
+            )
+        );
+    }
+
+    /// The build splits every page with `halves`, so a page it refuses
+    /// fails the build.
+    #[test]
+    fn a_page_without_both_languages_is_refused() {
+        use super::page_halves::halves;
+        for page in [
+            "# x: Title\n\nWhy.\n",
+            "# x: Title\n\nWhy.\n\n<!-- zh -->\n",
+            "# x: Title\n\nWhy.\n\n<!-- zh -->\n\n\n",
+            "<!-- zh -->\n\n# x: 标题\n",
+            "# x: Title\n<!-- zh -->\n# x: 标题\n<!-- zh -->\n# x: 标题\n",
+        ] {
+            assert!(halves(page).is_err(), "{page:?}");
+        }
+    }
+
+    /// Every file in explanations/ is laid out one way (the English page,
+    /// a blank line, `<!-- zh -->`, a blank line, the Chinese page), and
+    /// the tables the build wrote are its two halves.
+    #[test]
+    fn every_page_file_holds_both_languages_in_one_layout() {
+        use super::page_halves::{halves, CHINESE_FOLLOWS};
+        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/explanations");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            let code = path.file_stem().unwrap().to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let (english, chinese) = halves(&text).unwrap();
+            assert_eq!(
+                text,
+                format!("{english}\n{CHINESE_FOLLOWS}\n\n{chinese}"),
+                "{code}: not laid out as the English, a blank line, {CHINESE_FOLLOWS}, a blank line, the Chinese"
+            );
+            assert_eq!(
+                page_in(ENGLISH_PAGES, &code),
+                Some(english.as_str()),
+                "{code}"
+            );
+            assert_eq!(chinese_page(&code), Some(chinese.as_str()), "{code}");
+            seen += 1;
+        }
+        assert_eq!(seen, ENGLISH_PAGES.len());
+        assert_eq!(seen, CHINESE_PAGES.len());
     }
 }
 

@@ -393,9 +393,12 @@ mod likely_oom_kinds {
         let slugs = Kind::ALL.iter().map(|k| k.slug());
         for code in slugs.chain(crate::explain::VERDICT_CODES.iter().copied()) {
             let path = dir.join(format!("{code}.md"));
-            let text = std::fs::read_to_string(&path)
-                .unwrap_or_else(|_| panic!("missing {}", path.display()));
+            assert!(path.is_file(), "missing {}", path.display());
+            // The English page: the file up to its `<!-- zh -->` line.
+            let (found, text) = crate::explain::docs::lookup(code).unwrap();
+            assert_eq!(found, code);
             assert!(text.starts_with(&format!("# {code}: ")), "{code}");
+            assert!(!text.contains("<!-- zh -->"), "{code}");
             for section in [
                 "## Example",
                 "## Why it happens",
