@@ -685,7 +685,16 @@ pub(super) fn library_headroom_fix(f: &Finding) -> Fix {
 }
 
 /// The fixes several families share: one entry each, wherever offered.
+/// Several families' first look for a CUDA error with no sizes.
+pub(super) const CHECK_GPU_HOLDERS: FixSpec = FixSpec::new(
+    "check-what-holds-gpu",
+    "Check what else holds the GPU",
+    "检查还有什么占着 GPU",
+)
+.cost(Cost::Look);
+
 pub(super) const FIXES: &[FixSpec] = &[
+    CHECK_GPU_HOLDERS,
     CONFIRM_MEMORY,
     SMALLER_WORKLOAD,
     LOAD_IN_LESS_MEMORY,

@@ -2,6 +2,7 @@
 //! (no sizes) and illegal memory accesses.
 
 use super::catalogue::{Cost, FixSpec};
+use super::common::CHECK_GPU_HOLDERS;
 use super::common::{fact, fix, on_device, torch_in_traceback, verdict, workload_fix};
 use super::common::{library_headroom_fix, runtime_fix};
 use super::docs::Code;
@@ -336,13 +337,6 @@ const EXPANDABLE_SEGMENTS_OFF_IF_SET: FixSpec = FixSpec::new(
 .sources(&["PyTorch documentation: CUDA semantics, Memory management (expandable_segments)"]);
 
 /// Names the vendor's own tool and device variable.
-pub(super) const CHECK_GPU_HOLDERS: FixSpec = FixSpec::new(
-    "check-what-holds-gpu",
-    "Check what else holds the GPU",
-    "检查还有什么占着 GPU",
-)
-.cost(Cost::Look);
-
 /// For a program that runs no model: its own job, not a batch size.
 const SMALLER_JOB: FixSpec = FixSpec::new(
     "smaller-gpu-job",
@@ -397,7 +391,6 @@ const RULE_OUT_HARDWARE: FixSpec = FixSpec::new(
 /// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
     EXPANDABLE_SEGMENTS_OFF_IF_SET,
-    CHECK_GPU_HOLDERS,
     REDUCE_WORKLOAD,
     SMALLER_JOB,
     FIND_REAL_KERNEL,

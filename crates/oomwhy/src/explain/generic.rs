@@ -691,7 +691,7 @@ pub(super) fn program_fixes(f: &Finding) -> Vec<Fix> {
                 ),
             ),
             fix(
-                &super::cuda::CHECK_GPU_HOLDERS,
+                &super::common::CHECK_GPU_HOLDERS,
                 say!(
                     en: "Run `nvidia-smi`: another encoder or a program that fills the GPU's memory keeps NVENC from creating its CUDA context. Stop it, or choose another GPU (FFmpeg: -gpu N for the nvenc encoders).",
                     zh: "运行 `nvidia-smi`：另一个编码器，或占满显存的程序，会让 NVENC 建不了它的 CUDA 上下文。结束它，或换一块 GPU（FFmpeg 的 nvenc 编码器用 -gpu N）。"
@@ -729,7 +729,7 @@ pub(super) fn program_fixes(f: &Finding) -> Vec<Fix> {
                 ),
             ),
             fix(
-                &super::cuda::CHECK_GPU_HOLDERS,
+                &super::common::CHECK_GPU_HOLDERS,
                 say!(
                     en: "Run `nvidia-smi`: if other processes fill the card, even creating the GPU context (a few hundred MiB) fails. Stop them or choose another GPU (darknet: -gpus N, or CUDA_VISIBLE_DEVICES=N).",
                     zh: "运行 `nvidia-smi`：如果其他进程占满了这块卡，连创建 GPU 上下文（几百 MiB）都会失败。结束它们，或换一块 GPU（darknet 用 -gpus N，或 CUDA_VISIBLE_DEVICES=N）。"
