@@ -644,6 +644,10 @@ fn reporter(line: &str, exception: Option<&str>, statement: Statement) -> String
     if super::status::shows_tensorrt(line) {
         return "TensorRT".into();
     }
+    // Ollama's check before it loads a model (its llm server's wording).
+    if line.contains("requires more system memory") {
+        return "Ollama (its check before loading a model)".into();
+    }
     if line.contains("(raylet)") || line.contains("running low on memory") {
         return "Ray's raylet (its memory monitor)".into();
     }

@@ -5,6 +5,7 @@
 
 use super::catalogue::{Cost, FixSpec};
 use super::common::{confirm_fix, fact, fix, library_headroom_fix, verdict, workload_fixes};
+use super::common::{workload_fix, CHECK_GPU_HOLDERS};
 use super::docs::Code;
 use super::setting::{since, Framework, Vendor};
 use super::Explain;
@@ -40,6 +41,13 @@ impl Explain for LibraryAllocFailed {
             return say!(
                 en: "cuDNN has no algorithm for this call (CUDNN_STATUS_NOT_SUPPORTED): an unsupported size or configuration, sometimes memory",
                 zh: "cuDNN 没有适用于这个调用的算法（CUDNN_STATUS_NOT_SUPPORTED）：尺寸或配置不受支持，有时是显存不足"
+            );
+        }
+        if let Some(reporter) = other_reporter(f) {
+            return say!(
+                en: "{reporter} ran out of resources on the GPU: probably out of GPU memory under another name",
+                zh: "{reporter} 在 GPU 上资源不足：多半是换了个名字的显存不足",
+                reporter = reporter
             );
         }
         let lib = library_name(f);
@@ -81,6 +89,18 @@ impl Explain for LibraryAllocFailed {
         out.push(library_verdict(f))
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
+        if other_reporter(f).is_some() {
+            // Not cuBLAS, not PyTorch: the program's own GPU memory.
+            out.push(fix(
+                &CHECK_GPU_HOLDERS,
+                say!(
+                    en: "Check what else holds the GPU (the vendor's tool: nvidia-smi, rocm-smi, xpu-smi or intel_gpu_top) and stop it, or use another device.",
+                    zh: "检查还有什么占着 GPU（用厂商的工具：nvidia-smi、rocm-smi、xpu-smi 或 intel_gpu_top），结束它，或者换一个设备。"
+                ),
+            ));
+            out.push(workload_fix());
+            return;
+        }
         match fact(f, fact::STATUS) {
             Some("CUDNN_STATUS_NOT_SUPPORTED") => out.push(fix(
                 &RULE_OUT_INPUT,
@@ -219,7 +239,31 @@ fn library_name(f: &Finding) -> &'static str {
     }
 }
 
+/// A program the general grammar found reported the failure (OpenVINO's GPU
+/// plugin, an OpenCL runtime), not one of the CUDA libraries this family
+/// reads by name.
+fn other_reporter(f: &Finding) -> Option<&str> {
+    fact(f, fact::LIBRARY)
+        .is_none()
+        .then(|| fact(f, fact::REPORTED_BY))
+        .flatten()
+}
+
 fn library_verdict(f: &Finding) -> Verdict {
+    if let Some(reporter) = other_reporter(f) {
+        return verdict(
+            Code::MaskedOom,
+            say!(
+                en: "Not an out-of-memory message, but it usually means one",
+                zh: "报错里没说显存不足，但实际上多半就是"
+            ),
+            say!(
+                en: "{reporter} reported that it ran out of resources on the GPU. It does not say memory, but on a GPU such a status most often means the device's memory (or another per-device limit) was exhausted. It carries no sizes.",
+                zh: "{reporter} 报告它在 GPU 上资源不足。报错没说是显存，但在 GPU 上这种状态最常见的意思是设备的显存（或别的按设备的上限）用完了。报错里没有大小。",
+                reporter = reporter
+            ),
+        );
+    }
     let lib = library_name(f);
     let status = fact(f, fact::STATUS).unwrap_or("an error");
     // "{lib} returned {status}", with the call when the message names it.
@@ -263,8 +307,8 @@ fn library_verdict(f: &Finding) -> Verdict {
         _ => joined(
             returned,
             say!(
-                en: ". This is not PyTorch's out-of-memory message, but {lib} allocates its handle and workspace with cudaMalloc, outside PyTorch's cache, so the status means the GPU had no room left for it, often because PyTorch's cache held the memory (QwenLM/Qwen3#873 was fixed by freeing GPU memory).",
-                zh: "。这不是 PyTorch 的显存不足报错，但 {lib} 在 PyTorch 的缓存之外用 cudaMalloc 分配句柄和工作区，所以这个状态说明 GPU 上已经没有留给它的空间，常常是因为显存被 PyTorch 的缓存占着（QwenLM/Qwen3#873 就是释放显存后解决的）。",
+                en: ". This is not PyTorch's out-of-memory message, but {lib} allocates its handle and workspace with cudaMalloc, outside PyTorch's cache, so the status means the GPU had no room left for it, often because PyTorch's cache or another process held the memory.",
+                zh: "。这不是 PyTorch 的显存不足报错，但 {lib} 在 PyTorch 的缓存之外用 cudaMalloc 分配句柄和工作区，所以这个状态说明 GPU 上已经没有留给它的空间，常常是因为显存被 PyTorch 的缓存或别的进程占着。",
                 lib = lib
             ),
         )

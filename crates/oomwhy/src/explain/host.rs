@@ -224,6 +224,31 @@ fn ram_exhausted_title() -> Said {
 }
 
 fn host_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
+    // A program the general grammar found states what it needed and what
+    // was free; PyTorch's CPU allocator is not involved.
+    if let (Some(reporter), Some(n)) = (fact(f, fact::REPORTED_BY), f.sizes.requested_bytes) {
+        let detail = match f.sizes.free_bytes {
+            Some(free) => say!(
+                en: "{reporter} needed {size} of host RAM and only {free} was available, so it stopped. This is host RAM, not GPU memory: what runs on the machine (or in its container) leaves too little for this job.",
+                zh: "{reporter} 需要 {size} 主机内存，而可用的只有 {free}，所以停下了。这是主机内存，不是显存：机器（或它的容器）上正在运行的东西给这个任务留下的太少了。",
+                reporter = reporter,
+                size = fmt(n),
+                free = fmt(free)
+            ),
+            None => say!(
+                en: "{reporter} could not get {size} of host RAM. This is host RAM, not GPU memory.",
+                zh: "{reporter} 没能拿到 {size} 主机内存。这是主机内存，不是显存。",
+                reporter = reporter,
+                size = fmt(n)
+            ),
+        };
+        out.push(verdict(
+            Code::HostRamExhausted,
+            ram_exhausted_title(),
+            detail,
+        ));
+        return;
+    }
     let Some(n) = f.sizes.requested_bytes else {
         // A statement found by the general grammar names its reporter (Ray's
         // memory monitor, a runtime); PyTorch's CPU allocator is the family's
@@ -561,6 +586,25 @@ const SHRINK_OTHER_PROCESS: FixSpec = FixSpec::new(
 )
 .cost(Cost::Quality);
 
+/// Python shows in the finding: a traceback, an exception class, a
+/// DataLoader or a launcher's report, a Python process, or PyTorch named.
+fn shows_python(f: &Finding) -> bool {
+    f.traceback.is_some()
+        || f.exception.is_some()
+        || matches!(f.era, Some(Era::Dataloader) | Some(Era::Torchelastic))
+        || fact(f, fact::PROCESS).is_some_and(runs_python)
+        || ["torch", "python", "DataLoader", "Traceback"]
+            .iter()
+            .any(|w| f.text.contains(w))
+}
+
+const LOWER_JOB_MEMORY: FixSpec = FixSpec::new(
+    "lower-job-memory",
+    "Find what holds the RAM and make it use less",
+    "找出谁占着内存，让它少用",
+)
+.cost(Cost::Quality);
+
 /// Process names of Python programs as the kernel prints them (the first
 /// 15 bytes of the executable's or thread's name): the interpreter,
 /// PyTorch's main thread, Ray's workers and the launchers.
@@ -637,7 +681,7 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
             zh: "DataLoader(pin_memory=True) 和锁页缓冲区用的是系统不能换出的锁页内存；设 pin_memory=False，或者减少预取。"
         ),
     );
-    if f.kind == Kind::HostOom {
+    if f.kind == Kind::HostOom && (fact(f, fact::REPORTED_BY).is_none() || shows_python(f)) {
         out.push(fix(
             &ALLOCATE_LESS_AT_ONCE,
             say!(
@@ -668,6 +712,20 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
                 en: "The killed process is {name}, not a Python training process: make it use less memory (its own options for threads, buffers or input size), run fewer copies of it at once, or give the machine or container more memory.",
                 zh: "被杀的进程是 {name}，不是 Python 训练进程：让它少用内存（它自己的线程数、缓冲区或输入大小选项），同时少跑几个它的副本，或者给机器或容器更多内存。",
                 name = name
+            ),
+        ));
+        return;
+    }
+    if fact(f, fact::REPORTED_BY).is_some() && !shows_python(f) {
+        // A program named itself and nothing shows Python (Ollama, a
+        // runtime found by the general grammar):
+        // DataLoader and checkpoint advice would be for a program that may
+        // not be running.
+        out.push(fix(
+            &LOWER_JOB_MEMORY,
+            say!(
+                en: "Find what holds the RAM (ps or top sorted by RSS on the node; sacct's MaxRSS on Slurm; kubectl top pod), then make it use less: a smaller model or input, fewer threads, workers or copies running at once. Or give the machine or container more memory.",
+                zh: "先找出谁占着内存（在节点上用 ps 或 top 按 RSS 排序；Slurm 上看 sacct 的 MaxRSS；kubectl top pod），再让它少用：更小的模型或输入，更少的线程、worker 或同时运行的副本。或者给机器或容器更多内存。"
             ),
         ));
         return;
@@ -704,6 +762,7 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
 /// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
     SHRINK_OTHER_PROCESS,
+    LOWER_JOB_MEMORY,
     ASK_FOR_MORE_MEMORY,
     CONFIRM_OOM_KILLER,
     LIGHTER_WORKERS,

@@ -1200,3 +1200,70 @@ mod cut_process_list {
         assert_eq!(with_process("35.40 GiB memory in use"), None);
     }
 }
+
+/// A program's own host-memory check (Ollama's, from a real paste in the
+/// fifth holdout) is explained as that program's, with its figures, and
+/// gets no PyTorch or NumPy advice; the same words inside a Python
+/// traceback keep the Python fixes.
+mod host_reporter {
+    use crate::decode_str;
+
+    const OLLAMA: &str =
+        "\"model requires more system memory (5.3 GiB) than is available (3.3 GiB)\"";
+
+    #[test]
+    fn ollama_check_is_its_own() {
+        let f = &decode_str(OLLAMA)[0];
+        let v = &f.diagnosis.verdicts[0];
+        assert!(v.detail.starts_with("Ollama"), "{}", v.detail);
+        assert!(
+            v.detail.contains("only 3.30 GiB was available"),
+            "{}",
+            v.detail
+        );
+        assert!(!v.detail.contains("PyTorch"), "{}", v.detail);
+        let ids: Vec<&str> = f.diagnosis.fixes.iter().map(|x| x.id.as_str()).collect();
+        assert_eq!(ids.first(), Some(&"lower-job-memory"), "{ids:?}");
+        assert!(!ids.contains(&"allocate-less-at-once"), "{ids:?}");
+        assert!(!ids.contains(&"lighter-dataloader-workers"), "{ids:?}");
+    }
+
+    #[test]
+    fn the_same_words_under_python_keep_python_fixes() {
+        let text = format!(
+            "Traceback (most recent call last):\n  File \"run.py\", line 3, in <module>\n    client.generate(model)\nollama._types.ResponseError: {}",
+            OLLAMA.trim_matches('"')
+        );
+        let findings = decode_str(&text);
+        let f = findings.first().expect("found");
+        let ids: Vec<&str> = f.diagnosis.fixes.iter().map(|x| x.id.as_str()).collect();
+        assert!(!ids.contains(&"lower-job-memory"), "{ids:?}");
+    }
+}
+
+/// OpenVINO's GPU plugin running out of OpenCL resources (a real paste of
+/// the fifth holdout) is explained as OpenVINO's, not as cuBLAS's under
+/// PyTorch; a cuBLAS status keeps its own explanation.
+mod other_reporter_resources {
+    use crate::decode_str;
+
+    #[test]
+    fn openvino_is_not_cublas() {
+        let text = "\"Due to the driver bug any subsequent OpenCL API call will cause application hang, so GPU plugin can't finish correctly. Please try to update the driver or reduce memory consumption (use smaller batch size, less streams, lower precision, etc)to avoid CL_OUT_OF_RESOURCES exception\"";
+        let f = &decode_str(text)[0];
+        let v = &f.diagnosis.verdicts[0];
+        assert!(v.detail.starts_with("OpenVINO"), "{}", v.detail);
+        assert!(
+            !v.detail.contains("cuBLAS") && !v.detail.contains("PyTorch"),
+            "{}",
+            v.detail
+        );
+        assert!(f.diagnosis.fixes.iter().all(|x| !x.how.contains("torch")));
+    }
+
+    #[test]
+    fn cublas_status_keeps_its_library() {
+        let f = &decode_str("RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`")[0];
+        assert!(f.diagnosis.verdicts[0].detail.starts_with("cuBLAS"));
+    }
+}
