@@ -203,7 +203,11 @@ pub(super) fn category_label(f: &Finding) -> Msg {
         .diagnosis
         .verdicts
         .first()
-        .is_some_and(|v| v.code == "host_ram_exhausted");
+        .is_some_and(|v| v.code == "host_ram_exhausted")
+        // A detector that names host memory, or a worker ended by SIGKILL
+        // (the kernel's out-of-memory killer, which frees host RAM).
+        || f.facts.get("memory").is_some_and(|m| m == "host")
+        || f.facts.get("root_cause_signal").is_some_and(|s| s == "SIGKILL");
     let gpu_fault = f.kind.is_gpu_fault();
     match (f.category, host) {
         (Category::Oom, false) => Msg::Oom,
@@ -701,6 +705,22 @@ mod tests {
         );
         assert_eq!(label(Kind::WindowsPagingFile, Category::Oom), Msg::HostOom);
         assert_eq!(label(Kind::TorchAllocatorOom, Category::Oom), Msg::Oom);
+    }
+
+    /// torchrun's report of a worker ended by SIGKILL (exit code -9) is
+    /// probably the host's out-of-memory killer: 内存, not 显存; the same
+    /// report with another signal keeps the neutral label.
+    #[test]
+    fn a_worker_killed_by_sigkill_is_host_memory() {
+        let with_signal = |signal: &str| {
+            let mut f = Finding::new(Kind::ChildFailed, "t", 1, String::new());
+            f.category = Category::LikelyOom;
+            f.facts
+                .insert("root_cause_signal".into(), signal.to_string());
+            category_label(&f)
+        };
+        assert_eq!(with_signal("SIGKILL"), Msg::HostLikelyOom);
+        assert_eq!(with_signal("SIGSEGV"), Msg::LikelyOom);
     }
 
     #[test]
