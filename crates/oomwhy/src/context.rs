@@ -285,6 +285,12 @@ struct PhaseRule {
 /// In priority order: a backward pass that recomputes a forward (activation
 /// checkpointing) is still the backward pass, and an evaluation loop's
 /// forward is evaluation.
+/// The phases the rules below can name, for the translations' test.
+#[cfg(test)]
+pub(crate) fn phase_names() -> impl Iterator<Item = &'static str> {
+    PHASE_RULES.iter().map(|rule| rule.name)
+}
+
 const PHASE_RULES: &[PhaseRule] = &[
     PhaseRule {
         name: "compile",
@@ -350,6 +356,9 @@ const PHASE_RULES: &[PhaseRule] = &[
         ],
         functions: &[
             "from_pretrained",
+            "from_preset",
+            "load_model",
+            "load_pretrained",
             "load_state_dict",
             "_load_state_dict_into_meta_model",
             "_apply",
@@ -358,6 +367,9 @@ const PHASE_RULES: &[PhaseRule] = &[
         ],
         code: &[
             "from_pretrained(",
+            "from_preset(",
+            "load_model(",
+            "load_pretrained(",
             "load_state_dict(",
             ".to(device",
             ".to('cuda",

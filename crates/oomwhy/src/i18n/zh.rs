@@ -166,7 +166,9 @@ pub fn phase(name: &str) -> Option<&'static str> {
         "optimizer_step" => "优化器更新",
         "optimizer" => "优化器更新",
         "data_loading" => "数据加载",
-        "model_loading" => "模型加载",
+        "model_load" | "model_loading" => "模型加载",
+        "checkpoint" => "读写 checkpoint",
+        "compile" => "编译",
         "checkpoint_loading" => "加载 checkpoint",
         "checkpoint_saving" => "保存 checkpoint",
         "evaluation" => "评估",
@@ -488,6 +490,15 @@ mod tests {
     use super::*;
     use crate::record::Finding;
     use std::collections::HashMap;
+
+    /// Every phase the context reads has a Chinese name (a missing one
+    /// printed `阶段：model load`).
+    #[test]
+    fn every_phase_has_a_chinese_name() {
+        for name in crate::context::phase_names() {
+            assert!(phase(name).is_some(), "{name}");
+        }
+    }
 
     /// A Chinese page has the English page's sections and cites only what
     /// the English page cites.
