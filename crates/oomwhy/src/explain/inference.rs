@@ -450,14 +450,8 @@ mod sglang_tests {
     use crate::decode_str;
 
     fn ids(text: &str) -> Vec<String> {
-        let findings = decode_str(text);
-        assert_eq!(findings.len(), 1, "{text}");
-        findings[0]
-            .diagnosis
-            .fixes
-            .iter()
-            .map(|x| x.id.clone())
-            .collect()
+        assert_eq!(decode_str(text).len(), 1, "{text}");
+        crate::explain::test_support::fix_ids(text)
     }
 
     /// SGLang's scheduler log (a DeepSeek-V3 paste, fixtures/wild): its own

@@ -388,3 +388,17 @@ fn explain_codes(f: &Finding) -> Vec<String> {
 
 #[cfg(test)]
 mod tests;
+
+/// Helpers the explainers' tests share.
+#[cfg(test)]
+pub(crate) mod test_support {
+    /// The fix ids of the first finding in `text`, in order.
+    pub(crate) fn fix_ids(text: &str) -> Vec<String> {
+        crate::decode_str(text)[0]
+            .diagnosis
+            .fixes
+            .iter()
+            .map(|x| x.id.clone())
+            .collect()
+    }
+}

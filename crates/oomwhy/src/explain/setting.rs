@@ -498,14 +498,7 @@ mod tests {
         assert_eq!(available(&hinted, since::MAX_SPLIT), Availability::Yes);
     }
 
-    fn fix_ids(text: &str) -> Vec<String> {
-        crate::decode_str(text)[0]
-            .diagnosis
-            .fixes
-            .iter()
-            .map(|x| x.id.clone())
-            .collect()
-    }
+    use crate::explain::test_support::fix_ids;
 
     /// `generate()` (a Qwen quickstart paste, fixtures/library_alloc_failed_cublas_create.log) is
     /// inference: no training remedies. The same failure under a training

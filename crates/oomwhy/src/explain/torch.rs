@@ -2424,14 +2424,7 @@ mod tests {
             .collect()
     }
 
-    fn fix_ids(text: &str) -> Vec<String> {
-        decode_str(text)[0]
-            .diagnosis
-            .fixes
-            .iter()
-            .map(|x| x.id.clone())
-            .collect()
-    }
+    use crate::explain::test_support::fix_ids;
 
     /// The `reserved` form from a Windows paste (fixtures/wild), its
     /// figures varied around the small-card margins.

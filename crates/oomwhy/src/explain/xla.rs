@@ -394,14 +394,7 @@ pub(super) const FIXES: &[FixSpec] = &[
 
 #[cfg(test)]
 mod tests {
-    fn ids(text: &str) -> Vec<String> {
-        crate::decode_str(text)[0]
-            .diagnosis
-            .fixes
-            .iter()
-            .map(|x| x.id.clone())
-            .collect()
-    }
+    use crate::explain::test_support::fix_ids as ids;
 
     /// A 2019 jaxlib's log line (a JAX issue paste, fixtures/wild): its
     /// pool is already 90%, so ".90" is not offered; a current jaxlib's
