@@ -1216,13 +1216,29 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                 en: "The message is cut after its process lines, before this process's own line and PyTorch's figures, which say what this process holds: the workload probably needs more memory than this GPU has at this point, but the missing part decides. `nvidia-smi` shows who holds the rest.",
                 zh: "报错在进程行之后、本进程那一行和 PyTorch 的数字之前就被截断了，而正是它们说明本进程占用了多少：此时工作负载多半需要比这块 GPU 更多的显存，但要由缺失的部分来定。用 `nvidia-smi` 可以看到其余显存被谁占着。"
             ),
+            (Some(x), Some(t), Some(a))
+                if desktop.is_some_and(|o| o <= CONTEXT_TYPICAL_MAX) =>
+            {
+                say!(
+                    en: "Live tensors take {allocated} of the {total} card and the next allocation needed {request} more. The other {outside} outside PyTorch is about what a CUDA context (typically 0.3–0.6 GiB) and the display take, probably not another job: the card is too small for this workload as it is set up.",
+                    zh: "存活张量占了这块 {total} 的卡上的 {allocated}，下一次分配还要 {request}。PyTorch 之外的其余 {outside} 大约就是 CUDA 上下文（通常 0.3–0.6 GiB）和显示占用的量，多半不是别的任务：按现在的设置，这块卡放不下这个工作负载。",
+                    allocated = fmt(x),
+                    total = fmt(t),
+                    request = fmt(a),
+                    outside = fmt(desktop.unwrap_or(0))
+                )
+            }
+            // More than a context takes: on a card this small the display
+            // may explain the rest, but another program may too.
             (Some(x), Some(t), Some(a)) if desktop.is_some() => say!(
-                en: "Live tensors take {allocated} of the {total} card and the next allocation needed {request} more. The other {outside} outside PyTorch is about what the CUDA context and the display take on a desktop card of this size, not another job: the card is too small for this workload as it is set up.",
-                zh: "存活张量占了这块 {total} 的卡上的 {allocated}，下一次分配还要 {request}。PyTorch 之外的其余 {outside}，在这么大的桌面显卡上大约就是 CUDA 上下文和显示占用的量，不是别的任务：按现在的设置，这块卡放不下这个工作负载。",
+                en: "Live tensors take {allocated} of the {total} card and the next allocation needed {request} more. The other {outside} outside PyTorch ({share}% of the card) is more than a CUDA context alone takes (typically 0.3–0.6 GiB): the display, a browser or another program may hold part of it ({smi} shows who). Even without them, the card is small for this workload as it is set up.",
+                zh: "存活张量占了这块 {total} 的卡上的 {allocated}，下一次分配还要 {request}。PyTorch 之外的其余 {outside}（占整卡的 {share}%）比单个 CUDA 上下文（通常 0.3–0.6 GiB）多：其中一部分可能被显示、浏览器或别的程序占着（用 {smi} 可以看到是谁）。即便没有它们，按现在的设置，这块卡对这个工作负载来说也偏小。",
                 allocated = fmt(x),
                 total = fmt(t),
                 request = fmt(a),
-                outside = fmt(desktop.unwrap_or(0))
+                outside = fmt(desktop.unwrap_or(0)),
+                share = desktop.unwrap_or(0).saturating_mul(100) / t.max(1),
+                smi = Vendor::of(f).smi()
             ),
             (Some(x), Some(t), Some(a)) => say!(
                 en: "Live tensors take {allocated} of the {total} card and the next allocation needed {request} more. The workload needs more memory than this GPU has at this point.",
@@ -2483,6 +2499,25 @@ mod tests {
         // small desktop card the workload still comes first.
         let above = verdicts(&text("740.00 MiB"));
         assert_eq!(above[0], "capacity_exhausted", "{above:?}");
+    }
+
+    /// Memory outside PyTorch on a small card is called the CUDA context
+    /// and display only up to a typical context (640 MiB); above it another
+    /// program is not ruled out. The 4 GiB card's paste (fixtures/wild/1539.txt)
+    /// with free memory set on both sides of the margin.
+    #[test]
+    fn only_a_context_sized_rest_is_called_the_context() {
+        let text = |free: &str| {
+            format!("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 960.00 MiB (GPU 0; 4.00 GiB total capacity; 2.30 GiB already allocated; {free} free; 2.50 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF")
+        };
+        let detail = |free: &str| decode_str(&text(free))[0].diagnosis.verdicts[0].detail.clone();
+        // 4096 − 896 − 2560 = 640 MiB: a context's size.
+        let context = detail("896.00 MiB");
+        assert!(context.contains("probably not another job"), "{context}");
+        // 641 MiB: more than a context, others are possible.
+        let more = detail("895.00 MiB");
+        assert!(more.contains("another program may hold"), "{more}");
+        assert!(!more.contains("not another job"), "{more}");
     }
 
     /// The same margin on a data-centre card (fixtures: a 15.90 GiB card).
