@@ -64,15 +64,29 @@ pub(super) fn context_verdicts(f: &Finding, growth: Option<(u64, u64)>, out: &mu
             ),
         ));
     } else if let Some(step) = f.last_step {
-        if step <= FAILS_AT_START_MAX_STEP {
+        // The same OOM printed again means the program went on after it (a
+        // loop that catches OOM and logs it): the counter then says nothing
+        // about whether the configuration fits.
+        if step <= FAILS_AT_START_MAX_STEP && f.occurrences <= 1 {
+            // A counter may count completed steps (tqdm's 1/100) or name the
+            // step it starts (`step 0 | loss ...` printed after step 0):
+            // at 1, one or two steps ran; at 0, at most one.
+            let detail = if step == 0 {
+                say!(
+                    en: "The last progress counter before the crash reads 0: at most one step completed, so this configuration does not fit, or fits only once. Change the configuration (batch, sequence length, precision), not a leak.",
+                    zh: "崩溃前最后的进度计数是 0：最多只跑完了一步，所以这套配置放不下，或者只能跑一次。要改的是配置（batch、序列长度、精度），而不是去找泄漏。"
+                )
+            } else {
+                say!(
+                    en: "The last progress counter before the crash reads {step}: one or two steps completed (depending on whether the counter starts at 0), then the next ran out. The configuration fits barely, not steadily: the first optimizer.step() creates the optimizer's state, and a later batch can be larger than the first. Change the configuration (batch, sequence length, precision), not a leak.",
+                    zh: "崩溃前最后的进度计数是 {step}：跑完了一到两步（取决于计数从 0 还是 1 开始），下一步就不够了。这套配置只是勉强放得下，撑不住：第一次 optimizer.step() 才创建优化器状态，后面的 batch 也可能比最初的大。要改的是配置（batch、序列长度、精度），而不是去找泄漏。",
+                    step = step
+                )
+            };
             out.push(verdict(
                 Code::FailsAtStart,
-                say!(en: "It failed at the very first step", zh: "第一步就失败了"),
-                say!(
-                    en: "The last progress counter before the crash reads {step}: this configuration does not fit even once. Change the configuration (batch, sequence length, precision), not a leak.",
-                    zh: "崩溃前最后的进度计数是 {step}：这套配置连一次都放不下。要改的是配置（batch、序列长度、精度），而不是去找泄漏。",
-                    step = step
-                ),
+                say!(en: "It failed within its first steps", zh: "在最初几步之内就失败了"),
+                detail,
             ));
         } else if step >= LATE_FAILURE_MIN_STEP {
             out.push(verdict(
@@ -741,3 +755,62 @@ pub(super) const MATCH_NATIVE_PIECES: FixSpec = FixSpec::new(
 /// Host RAM, the paging file: nothing about the GPU.
 pub(super) const FREE_HOST_MEMORY: FixSpec =
     FixSpec::new("free-host-memory", "Free host memory", "释放主机内存");
+
+#[cfg(test)]
+mod first_steps_tests {
+    /// The first finding's verdict codes and their details.
+    fn verdicts(text: &str) -> Vec<(String, String)> {
+        crate::decode_str(text)[0]
+            .diagnosis
+            .verdicts
+            .iter()
+            .map(|v| (v.code.clone(), v.detail.clone()))
+            .collect()
+    }
+
+    /// nanoGPT on an Intel GPU (fixtures/xpu_capacity_early.log): steps 0
+    /// and 1 ran, so "does not fit even once" is never said; counter 0 says
+    /// at most one step ran; from 2 the counter claims nothing.
+    #[test]
+    fn a_counter_of_one_means_steps_ran() {
+        let log = include_str!("../../../../fixtures/xpu_capacity_early.log");
+        let at = |step: &str| {
+            verdicts(&log.replace("step 1 | loss", &format!("step {step} | loss")))
+                .into_iter()
+                .find(|(code, _)| code == "fails_at_start")
+                .map(|(_, detail)| detail)
+        };
+        let one = at("1").expect("fails_at_start at step 1");
+        assert!(one.contains("one or two steps completed"), "{one}");
+        assert!(!one.contains("even once"), "{one}");
+        let zero = verdicts(&log.replace("step 1 | loss", "step 0 | loss"))
+            .into_iter()
+            .find(|(code, _)| code == "fails_at_start");
+        let zero = zero.expect("fails_at_start at step 0").1;
+        assert!(zero.contains("at most one step completed"), "{zero}");
+        assert!(at("2").is_none());
+    }
+
+    /// A loop that catches OOM and logs it (fixtures/torch_cached_era_warning_retries.log):
+    /// the same OOM printed twice means the program went on, so the counter
+    /// before it claims nothing; printed once, it does.
+    #[test]
+    fn a_repeated_oom_is_not_a_first_step_failure() {
+        let log = include_str!("../../../../fixtures/torch_cached_era_warning_retries.log");
+        let findings = crate::decode_str(log);
+        assert!(findings[0].occurrences > 1);
+        assert!(findings[0]
+            .diagnosis
+            .verdicts
+            .iter()
+            .all(|v| v.code != "fails_at_start"));
+        let first_two: String = log.lines().take(2).map(|l| format!("{l}\n")).collect();
+        let once = crate::decode_str(&first_two);
+        assert_eq!(once[0].occurrences, 1);
+        assert!(once[0]
+            .diagnosis
+            .verdicts
+            .iter()
+            .any(|v| v.code == "fails_at_start"));
+    }
+}

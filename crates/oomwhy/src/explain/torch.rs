@@ -1216,9 +1216,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                 en: "The message is cut after its process lines, before this process's own line and PyTorch's figures, which say what this process holds: the workload probably needs more memory than this GPU has at this point, but the missing part decides. `nvidia-smi` shows who holds the rest.",
                 zh: "报错在进程行之后、本进程那一行和 PyTorch 的数字之前就被截断了，而正是它们说明本进程占用了多少：此时工作负载多半需要比这块 GPU 更多的显存，但要由缺失的部分来定。用 `nvidia-smi` 可以看到其余显存被谁占着。"
             ),
-            (Some(x), Some(t), Some(a))
-                if desktop.is_some_and(|o| o <= CONTEXT_TYPICAL_MAX) =>
-            {
+            (Some(x), Some(t), Some(a)) if desktop.is_some_and(|o| o <= CONTEXT_TYPICAL_MAX) => {
                 say!(
                     en: "Live tensors take {allocated} of the {total} card and the next allocation needed {request} more. The other {outside} outside PyTorch is about what a CUDA context (typically 0.3–0.6 GiB) and the display take, probably not another job: the card is too small for this workload as it is set up.",
                     zh: "存活张量占了这块 {total} 的卡上的 {allocated}，下一次分配还要 {request}。PyTorch 之外的其余 {outside} 大约就是 CUDA 上下文（通常 0.3–0.6 GiB）和显示占用的量，多半不是别的任务：按现在的设置，这块卡放不下这个工作负载。",
@@ -2510,7 +2508,11 @@ mod tests {
         let text = |free: &str| {
             format!("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 960.00 MiB (GPU 0; 4.00 GiB total capacity; 2.30 GiB already allocated; {free} free; 2.50 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF")
         };
-        let detail = |free: &str| decode_str(&text(free))[0].diagnosis.verdicts[0].detail.clone();
+        let detail = |free: &str| {
+            decode_str(&text(free))[0].diagnosis.verdicts[0]
+                .detail
+                .clone()
+        };
         // 4096 − 896 − 2560 = 640 MiB: a context's size.
         let context = detail("896.00 MiB");
         assert!(context.contains("probably not another job"), "{context}");
