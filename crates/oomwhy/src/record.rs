@@ -377,6 +377,8 @@ eras! {
     DeviceAllocator = "device_allocator";
     /// XLA OOM: TPU compilation ran out of memory.
     TpuCompile = "tpu_compile";
+    /// XLA OOM: the TPU runtime could not allocate a device buffer in HBM.
+    TpuBuffer = "tpu_buffer";
     /// Process group aborted (`process_group_aborted`): `NCCL communicator was aborted`.
     CommunicatorAborted = "communicator_aborted";
     /// Process group aborted: `watchdog thread terminated with exception`.
