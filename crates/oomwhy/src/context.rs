@@ -233,6 +233,16 @@ impl TracebackBuilder {
         })
     }
 
+    /// The frames of a traceback still open (its exception line not yet
+    /// seen, e.g. cut off by the end of the input), if any.
+    pub fn open_traceback(&self) -> Option<Traceback> {
+        (self.mode == TracebackMode::Frames && !self.frames.is_empty()).then(|| Traceback {
+            frames: self.frames.clone(),
+            omitted_frames: self.omitted,
+            chained: Vec::new(),
+        })
+    }
+
     /// Called after a line that was not part of a traceback and not a
     /// finding: a completed traceback is no longer takeable, but stays
     /// available as the start of a chain.

@@ -306,6 +306,26 @@ pub(super) fn loading_fix() -> Fix {
     )
 }
 
+/// [`loading_fix`], for a finding of one of several ranks: each rank loads
+/// a whole copy unless the weights are sharded, and a rank that loads onto
+/// another rank's GPU doubles that GPU's share.
+pub(super) fn loading_fix_for(f: &Finding) -> Fix {
+    let mut out = loading_fix();
+    let rank = f.first_rank.or_else(|| f.ranks.first().copied());
+    if let Some(rank) = rank {
+        let more = say!(
+            en: " With several ranks (this is rank {rank}), each loads a whole copy of the weights unless FSDP or DeepSpeed ZeRO-3 shards them; check that each rank loads onto its own GPU (torch.cuda.set_device(LOCAL_RANK) before loading), not all onto one.",
+            zh: " 有多个 rank 时（这是 rank {rank}），除非用 FSDP 或 DeepSpeed ZeRO-3 分片，每个 rank 都会加载一整份权重；并确认每个 rank 加载到自己的 GPU 上（加载前调用 torch.cuda.set_device(LOCAL_RANK)），而不是全都挤到同一块上。",
+            rank = rank
+        );
+        out.how.push_str(&more.en);
+        if let Some(zh) = out.zh.as_mut() {
+            zh.text.push_str(&more.zh);
+        }
+    }
+    out
+}
+
 /// Gradient accumulation keeps the effective batch at the cost of more steps.
 pub(super) const REDUCE_BATCH_SIZE: FixSpec = FixSpec::new(
     "reduce-batch-size",
@@ -395,7 +415,7 @@ pub(super) fn workload_fixes(f: &Finding, out: &mut Vec<Fix>) {
         }
     }
     if is_loading(f) {
-        out.push(loading_fix());
+        out.push(loading_fix_for(f));
         return;
     }
     if !is_pytorch(f) {

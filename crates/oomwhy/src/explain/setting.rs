@@ -536,6 +536,29 @@ mod tests {
         assert!(ids.iter().any(|x| x == "reduce-batch-size"), "{ids:?}");
     }
 
+    /// LLaMA-Factory on eight ranks (fixtures/wild/1443.txt): rank 5's OOM
+    /// has no traceback, rank 6's traceback, cut by the end of the paste,
+    /// is inside load_model. The job was loading the model: loading fixes,
+    /// with the ranks' own advice, not the batch size. Without rank 6's
+    /// traceback, or with it under the same rank, nothing is borrowed.
+    #[test]
+    fn another_rank_s_open_traceback_gives_the_phase() {
+        let paste = include_str!("../../../../fixtures/wild/1443.txt");
+        let f = &crate::decode_str(paste)[0];
+        assert_eq!(f.phase.name, "model_load");
+        assert_eq!(f.phase.confidence, "medium");
+        assert!(Setting::of(f).loading);
+        let ids = fix_ids(paste);
+        assert_eq!(ids[0], "load-model-in-less-memory", "{ids:?}");
+        assert!(!ids.iter().any(|x| x == "reduce-batch-size"), "{ids:?}");
+        assert!(f.diagnosis.fixes[0].how.contains("rank 5"));
+        let alone: String = paste.lines().take(1).map(|l| format!("{l}\n")).collect();
+        assert_eq!(crate::decode_str(&alone)[0].phase.name, "unknown");
+        assert!(fix_ids(&alone).iter().any(|x| x == "reduce-batch-size"));
+        let same_rank = paste.replace("[rank6]", "[rank5]");
+        assert_eq!(crate::decode_str(&same_rank)[0].phase.name, "unknown");
+    }
+
     /// `torch.cuda.OutOfMemoryError` exists from 1.13; a notebook prints its
     /// bare class name (a Colab paste, fixtures/wild).
     #[test]

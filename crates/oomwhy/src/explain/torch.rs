@@ -4,7 +4,7 @@
 
 use super::catalogue::{Cost, Engines, FixSpec, Phases};
 use super::common::{
-    capitalise, fix, inference_fixes, loading_fix, row, tolerance, verdict, workload_fixes,
+    capitalise, fix, inference_fixes, loading_fix_for, row, tolerance, verdict, workload_fixes,
     FieldRow, FIND_OVERSIZED_TENSOR, GIB, GRADIENT_CHECKPOINTING, MIB, REDUCE_BATCH_SIZE,
 };
 use super::docs::Code;
@@ -1250,6 +1250,16 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                 zh: "数字里看不出别的原因：此时工作负载需要的显存比这块 GPU 有的多。"
             ),
         };
+        // While the model loads no batch exists yet: what fills the card
+        // is the weights themselves.
+        let detail = if super::setting::is_loading(f) {
+            detail.then(say!(
+                en: "It failed while the model was being loaded (phase: model load), before any batch: the weights alone fill the card.",
+                zh: "它是在加载模型时失败的（阶段：模型加载），还没有任何 batch：光是权重就占满了这块卡。"
+            ))
+        } else {
+            detail
+        };
         causes.push((
             s.allocated_bytes.unwrap_or(0),
             verdict(
@@ -1978,7 +1988,7 @@ fn phase_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
                 zh: "打开梯度检查点（Hugging Face：model.gradient_checkpointing_enable()；原生 PyTorch：torch.utils.checkpoint.checkpoint），并减小 batch 或序列长度——激活值占用的显存随它们增长。"
             ),
         )),
-        "model_load" => out.push(loading_fix()),
+        "model_load" => out.push(loading_fix_for(f)),
         "checkpoint" => out.push(fix(
             &LOAD_CHECKPOINT_ON_CPU,
             say!(

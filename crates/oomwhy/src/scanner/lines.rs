@@ -54,6 +54,9 @@ pub(super) struct Pending {
     pub(super) prefix: String,
     pub(super) line: u64,
     pub(super) traceback: Option<Traceback>,
+    /// Another rank's traceback left open at the end of the input, for the
+    /// phase of a message that has none of its own.
+    pub(super) nearby_traceback: Option<Traceback>,
     pub(super) last_step: Option<u64>,
     /// The timestamp of the line it started on.
     pub(super) time: Option<LineTime>,
@@ -374,6 +377,7 @@ impl Scanner {
             prefix: text[..start].to_string(),
             line: self.line_no,
             traceback,
+            nearby_traceback: None,
             last_step,
             time,
             engine,
