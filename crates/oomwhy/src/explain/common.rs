@@ -255,10 +255,32 @@ pub(super) fn workload_fix() -> Fix {
     fix(
         &SMALLER_WORKLOAD,
         say!(
-            en: "Halve the batch size, shorten sequences or lower the resolution, use lower precision (bfloat16/float16, or a quantised model for inference), or a smaller model.",
-            zh: "把 batch size 减半，缩短序列或降低分辨率，用更低的精度（bfloat16/float16，推理时可用量化模型），或者换更小的模型。"
+            en: "Halve the batch size, shorten sequences or lower the resolution, use lower precision (float16, or bfloat16 on an Ampere or newer GPU; a quantised model for inference), or a smaller model.",
+            zh: "把 batch size 减半，缩短序列或降低分辨率，用更低的精度（float16，Ampere 及更新的 GPU 上也可以用 bfloat16；推理时可用量化模型），或者换更小的模型。"
         ),
     )
+}
+
+/// [`workload_fix`] for a finding whose text names its GPU: bfloat16 only
+/// where that GPU has it.
+pub(super) fn workload_fix_for(f: &Finding) -> Fix {
+    match super::setting::named_gpu_has_bf16(&f.text) {
+        Some(true) => fix(
+            &SMALLER_WORKLOAD,
+            say!(
+                en: "Halve the batch size, shorten sequences or lower the resolution, use lower precision (bfloat16 or float16, or a quantised model for inference), or a smaller model.",
+                zh: "把 batch size 减半，缩短序列或降低分辨率，用更低的精度（bfloat16 或 float16，推理时可用量化模型），或者换更小的模型。"
+            ),
+        ),
+        Some(false) => fix(
+            &SMALLER_WORKLOAD,
+            say!(
+                en: "Halve the batch size, shorten sequences or lower the resolution, use float16 (this GPU predates Ampere and has no bfloat16; a quantised model for inference), or a smaller model.",
+                zh: "把 batch size 减半，缩短序列或降低分辨率，用 float16（这块 GPU 早于 Ampere，不支持 bfloat16；推理时可用量化模型），或者换更小的模型。"
+            ),
+        ),
+        None => workload_fix(),
+    }
 }
 
 /// True when the message or its traceback shows PyTorch.
@@ -419,7 +441,7 @@ pub(super) fn workload_fixes(f: &Finding, out: &mut Vec<Fix>) {
         return;
     }
     if !is_pytorch(f) {
-        out.push(workload_fix());
+        out.push(workload_fix_for(f));
         return;
     }
     if Runtime::of(f).is_some() {
