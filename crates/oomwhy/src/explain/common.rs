@@ -240,6 +240,34 @@ fn inference_fix(f: &Finding) -> Fix {
     )
 }
 
+/// The title of a verdict that can only say an allocation failed: when the
+/// message gives no size at all, the title says that what filled the GPU
+/// does not show, instead of repeating the headline.
+pub(super) fn allocation_failed_title(f: &Finding) -> Said {
+    let s = &f.sizes;
+    let no_sizes = [
+        s.requested_bytes,
+        s.total_bytes,
+        s.free_bytes,
+        s.allocated_bytes,
+        s.reserved_bytes,
+    ]
+    .iter()
+    .all(Option::is_none)
+        && s.extra.values().all(Option::is_none);
+    if no_sizes {
+        say!(
+            en: "The message gives no sizes, so what filled the GPU does not show",
+            zh: "报错没有给出任何大小，所以看不出是什么占满了显存"
+        )
+    } else {
+        say!(
+            en: "A GPU allocation failed: out of memory",
+            zh: "一次 GPU 显存分配失败：显存不足"
+        )
+    }
+}
+
 /// Nothing in it is specific to one framework.
 pub(super) const SMALLER_WORKLOAD: FixSpec = FixSpec::new(
     "make-workload-smaller",
@@ -854,5 +882,29 @@ mod first_steps_tests {
             .verdicts
             .iter()
             .any(|v| v.code == "fails_at_start"));
+    }
+}
+
+#[cfg(test)]
+mod allocation_failed_title_tests {
+    fn title(text: &str) -> String {
+        crate::decode_str(text)[0].diagnosis.verdicts[0]
+            .title
+            .clone()
+    }
+
+    /// darknet's bare CUDA error (fixtures/wild/272.txt) gives no size: the
+    /// title says so. TensorRT-LLM's failed build (fixtures/wild/733.txt)
+    /// states 24793579520 bytes: the title stays the failure, and the Why
+    /// line carries the figure. TensorRT's skipped tactic (fixtures/wild/1237.txt)
+    /// says what it means.
+    #[test]
+    fn the_title_says_what_can_be_concluded() {
+        let darknet = title("CUDA Error: out of memory\ndarknet: ./src/cuda.c:36: check_error: Assertion `0' failed.\nAborted (core dumped)\n");
+        assert!(darknet.contains("gives no sizes"), "{darknet}");
+        let sized = title("[11/10/2023-06:30:40] [TRT] [E] 2: [virtualMemoryBuffer.cpp::resizePhysical::140] Error Code 2: OutOfMemory (no further information)\n[11/10/2023-06:30:40] [TRT] [W] Requested amount of GPU memory (24793579520 bytes) could not be allocated. There may not be enough free memory for allocation to succeed.\n[11/10/2023-06:30:40] [TRT-LLM] [E] Engine building failed, please check the error log.\n");
+        assert_eq!(sized, "A GPU allocation failed: out of memory");
+        let tactic = title("[E] [defaultAllocator.cpp::allocate::19] Error code 1: cuda Runtime (out of memory)TE] Error code: 9: skipping tactic 0x0000000000000000 due to exception [tunablegraph.cpp:create:116] autotuning: user allocator error allocating 86114305024-byte buffer\n");
+        assert!(tactic.contains("not fatal"), "{tactic}");
     }
 }

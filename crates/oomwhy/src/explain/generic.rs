@@ -345,14 +345,16 @@ fn generic_verdict(f: &Finding) -> Verdict {
     } else {
         Said::default()
     };
-    verdict(
-        Code::AllocationFailed,
+    // What can be concluded, not the headline again.
+    let title = if is_skipped_tactic(f) && !build_failed(f) {
         say!(
-            en: "A GPU allocation failed: out of memory",
-            zh: "一次 GPU 显存分配失败：显存不足"
-        ),
-        what.then(repeated),
-    )
+            en: "TensorRT skipped a tactic that did not fit, which by itself is not fatal",
+            zh: "TensorRT 跳过了一个放不下的 tactic，这本身并不致命"
+        )
+    } else {
+        super::common::allocation_failed_title(f)
+    };
+    verdict(Code::AllocationFailed, title, what.then(repeated))
 }
 
 /// A Vulkan failure whose message shows what was on the GPU: ggml's

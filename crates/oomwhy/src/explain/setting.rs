@@ -615,9 +615,15 @@ mod tests {
         let ampere = how(&paste.replace("GeForce GTX 750 Ti", "GeForce RTX 3090"));
         assert!(ampere.contains("bfloat16 or float16"), "{ampere}");
         let unnamed = how(&paste.replace("GeForce GTX 750 Ti", "显卡"));
-        assert!(unnamed.contains("bfloat16 on an Ampere or newer GPU"), "{unnamed}");
+        assert!(
+            unnamed.contains("bfloat16 on an Ampere or newer GPU"),
+            "{unnamed}"
+        );
         assert_eq!(super::named_gpu_has_bf16("Tesla T4 "), Some(false));
-        assert_eq!(super::named_gpu_has_bf16("NVIDIA A100-SXM4-80GB"), Some(true));
+        assert_eq!(
+            super::named_gpu_has_bf16("NVIDIA A100-SXM4-80GB"),
+            Some(true)
+        );
     }
 
     /// `torch.cuda.OutOfMemoryError` exists from 1.13; a notebook prints its
