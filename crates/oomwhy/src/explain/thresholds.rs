@@ -109,6 +109,11 @@ pub(super) const FAILS_AT_START_MAX_STEP: u64 = 1;
 /// A last progress counter from this: it failed after many good steps.
 pub(super) const LATE_FAILURE_MIN_STEP: u64 = 100;
 
+/// PaddlePaddle's own allocation at least this many times the memory left
+/// free: its own work fills what it could see, so less work is advised
+/// before looking for other processes.
+pub(super) const PADDLE_OWN_WORK_RATIO: u64 = 4;
+
 /// `cudaMalloc retries` from which the allocator is said to have been
 /// flushing its cache repeatedly.
 pub(super) const MANY_RETRIES: u64 = 10;
@@ -175,5 +180,7 @@ mod tests {
         assert_eq!((FAILS_AT_START_MAX_STEP, LATE_FAILURE_MIN_STEP), (1, 100));
         phrase("progress counter before the crash is 0 or 1");
         phrase("it is ≥ 100");
+        assert_eq!(PADDLE_OWN_WORK_RATIO, 4);
+        phrase("at least 4 times the free memory");
     }
 }
