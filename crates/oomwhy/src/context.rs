@@ -541,6 +541,60 @@ pub fn may_start_progress(line: &[u8]) -> bool {
         .any(|word| memchr::memmem::find(line, word.as_bytes()).is_some())
 }
 
+/// What the lines just before a message state about its job: the serving
+/// engine a pasted command line launched, and the card size the writer
+/// gives ("RX6800 with 16gb", "显存是2G").
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Stated {
+    pub engine: Option<&'static str>,
+    pub card_bytes: Option<u64>,
+}
+
+/// Bytes before a message that [`stated_before`] reads: a few lines.
+pub const STATED_LOOKBACK: usize = 1024;
+
+fn stated_patterns() -> &'static (Regex, Regex) {
+    static RE: OnceLock<(Regex, Regex)> = OnceLock::new();
+    RE.get_or_init(|| {
+        (
+            // `$ sglang serve`, `python -m sglang.launch_server`, `vllm serve`,
+            // `python -m vllm.entrypoints...`.
+            constant_regex(
+                r"(?m)^\s*(?:\$\s*)?(?:python3?\s+-m\s+)?(vllm|sglang)(?:\s+serve\b|\.launch_server\b|\.entrypoints\.)",
+            ),
+            // A GPU's name or the word for its memory, then its size in GB:
+            // `RX6800 with 16gb`, `RTX 3060 12GB`, `显存是2G`, `16 GB VRAM`.
+            constant_regex(
+                r"(?i)(?:\b(?:RX|RTX|GTX|Radeon|GeForce|Tesla|Quadro)\s?[\w -]{0,20}?(?:with\s+)?|显存(?:是|为|只有|有)?\s*)(\d{1,3})\s?(?:GB|GiB|G)\b",
+            ),
+        )
+    })
+}
+
+/// [`Stated`] from the text before a message (its last
+/// [`STATED_LOOKBACK`] bytes are read).
+pub fn stated_before(before: &[u8]) -> Stated {
+    let start = before.len().saturating_sub(STATED_LOOKBACK);
+    let text = String::from_utf8_lossy(&before[start..]);
+    let (engine, card) = stated_patterns();
+    Stated {
+        engine: engine
+            .captures_iter(&text)
+            .last()
+            .and_then(|c| match &c[1] {
+                "vllm" => Some("vllm"),
+                "sglang" => Some("sglang"),
+                _ => None,
+            }),
+        card_bytes: card
+            .captures_iter(&text)
+            .last()
+            .and_then(|c| c[1].parse::<u64>().ok())
+            .filter(|gb| (1..=512).contains(gb))
+            .map(|gb| gb << 30),
+    }
+}
+
 /// [`last_step_in_bytes`] on text.
 #[cfg(test)]
 pub fn last_step(text: &str) -> Option<u64> {
@@ -776,6 +830,25 @@ mod tests {
             ("forward", "low")
         );
         assert_eq!(infer_phase(None).name, "unknown");
+    }
+
+    /// The engine a pasted command line launched (an SGLang paste,
+    /// fixtures/wild) and the card size a writer states (fixtures/wild/1546.txt,
+    /// a Chinese paste); prose that names neither states nothing.
+    #[test]
+    fn reads_what_the_lines_before_state() {
+        let sglang = stated_before(b"$ sglang serve --model-path black-forest-labs/FLUX.1-dev --port 30010 --num-gpus 1\n\n");
+        assert_eq!(sglang.engine, Some("sglang"));
+        let vllm = stated_before(b"python -m vllm.entrypoints.openai.api_server --model x\n");
+        assert_eq!(vllm.engine, Some("vllm"));
+        let mention = stated_before(b"I read the sglang docs and tried vllm too\n");
+        assert_eq!(mention.engine, None);
+        let card = stated_before(b"12gb branch not worked on RX6800 with 16gb too.\n");
+        assert_eq!(card.card_bytes, Some(16 << 30));
+        let zh = stated_before("显存是2G，在训练时报错\n".as_bytes());
+        assert_eq!(zh.card_bytes, Some(2 << 30));
+        let none = stated_before(b"the batch has 16 images and 12 layers\n");
+        assert_eq!(none.card_bytes, None);
     }
 
     #[test]

@@ -278,6 +278,9 @@ pub mod fact {
     pub const STRERROR: &str = "strerror";
     /// `timeout_ms`: the watchdog timeout of an NCCL work item (`Timeout(ms)`).
     pub const TIMEOUT_MS: &str = "timeout_ms";
+    /// `stated_card_bytes`: the card size the text just before the message
+    /// states ("RX6800 with 16gb"), in bytes.
+    pub const STATED_CARD_BYTES: &str = "stated_card_bytes";
     /// `usage`: a job's memory usage as Slurm printed it.
     pub const USAGE: &str = "usage";
     /// `xid`: the NVIDIA Xid number.

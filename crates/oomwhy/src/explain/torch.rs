@@ -661,7 +661,11 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     }
 
     let requested = s.requested_bytes;
-    if let Some(v) = request_too_large(s) {
+    let stated_card = f
+        .facts
+        .get(fact::STATED_CARD_BYTES)
+        .and_then(|v| v.parse::<u64>().ok());
+    if let Some(v) = request_too_large(s, stated_card) {
         out.push(v);
         return;
     }
@@ -1416,13 +1420,15 @@ fn others_matter(others: u64, total: u64, shortfall: u64) -> (bool, bool) {
     (big, decisive)
 }
 
-/// One allocation larger than the card, the limit, or any GPU made.
-fn request_too_large(s: &crate::record::Sizes) -> Option<Verdict> {
+/// One allocation larger than the card, the limit, or any GPU made. When
+/// the message does not give the card's size, the size the text around it
+/// states (`stated_card`, "RX6800 with 16gb") stands in.
+fn request_too_large(s: &crate::record::Sizes, stated_card: Option<u64>) -> Option<Verdict> {
     let a = s.requested_bytes?;
-    let limit = s
-        .allowed_bytes
-        .filter(|&l| s.total_bytes.is_none_or(|t| l < t));
-    let cap = match (s.total_bytes, limit) {
+    let stated = stated_card.filter(|_| s.total_bytes.is_none());
+    let total = s.total_bytes.or(stated);
+    let limit = s.allowed_bytes.filter(|&l| total.is_none_or(|t| l < t));
+    let cap = match (total, limit) {
         (Some(t), Some(l)) => Some(l.min(t)),
         (t, l) => t.or(l),
     };
@@ -1430,6 +1436,11 @@ fn request_too_large(s: &crate::record::Sizes) -> Option<Verdict> {
         (Some(cap), Some(l)) if l == cap => say!(
             en: "the {cap} this process is allowed",
             zh: "这个进程允许使用的 {cap}",
+            cap = fmt(cap)
+        ),
+        (Some(cap), _) if stated == Some(cap) => say!(
+            en: "the whole {cap} card the text states",
+            zh: "文字里说的整块 {cap} 的卡",
             cap = fmt(cap)
         ),
         (Some(cap), _) => say!(
@@ -1443,6 +1454,20 @@ fn request_too_large(s: &crate::record::Sizes) -> Option<Verdict> {
         Some(cap) => a > cap,
         None => a >= LARGER_THAN_ANY_GPU,
     };
+    // A stated card that one tensor overflows: at image or sequence sizes
+    // near the card, that tensor (attention over a large image) is often
+    // as intended, and must get smaller.
+    let cause = if stated.is_some() {
+        say!(
+            en: "the one tensor must get smaller (a lower resolution or batch, attention computed in slices or tiles, memory-efficient attention), unless a shape is wrong.",
+            zh: "只能让这一个张量变小（降低分辨率或 batch、分片或分块计算注意力、用省显存的注意力实现），除非是某个形状写错了。"
+        )
+    } else {
+        say!(
+            en: "a tensor is far larger than intended (a shape bug, an attention matrix over a very long sequence, a whole dataset moved to the GPU).",
+            zh: "某个张量比预想的大得多（形状有 bug、对很长的序列算注意力矩阵、把整个数据集搬到了 GPU 上）。"
+        )
+    };
     too_large.then(|| {
         let request = fmt(a);
         verdict(
@@ -1453,12 +1478,12 @@ fn request_too_large(s: &crate::record::Sizes) -> Option<Verdict> {
             ),
             said(
                 format!(
-                    "PyTorch tried to allocate {request} in one piece, more than {}. No setting or cache clean-up can satisfy this: a tensor is far larger than intended (a shape bug, an attention matrix over a very long sequence, a whole dataset moved to the GPU).",
-                    what.en
+                    "PyTorch tried to allocate {request} in one piece, more than {}. No setting or cache clean-up can satisfy this: {}",
+                    what.en, cause.en
                 ),
                 format!(
-                    "PyTorch 试图一次分配 {request}，比{}还多。任何设置或缓存清理都满足不了它：某个张量比预想的大得多（形状有 bug、对很长的序列算注意力矩阵、把整个数据集搬到了 GPU 上）。",
-                    what.zh
+                    "PyTorch 试图一次分配 {request}，比{}还多。任何设置或缓存清理都满足不了它：{}",
+                    what.zh, cause.zh
                 ),
             ),
         )
@@ -2530,6 +2555,20 @@ mod tests {
         let more = detail("895.00 MiB");
         assert!(more.contains("another program may hold"), "{more}");
         assert!(!more.contains("not another job"), "{more}");
+    }
+
+    /// A request over the card the writer states (an RX 6800 "with 16gb",
+    /// fixtures/wild/1546.txt, whose HIP message is cut before its figures)
+    /// is one allocation no setting can satisfy; a request under the
+    /// stated card leaves the cut message's reading.
+    #[test]
+    fn a_request_over_the_stated_card_is_too_large() {
+        let paste = include_str!("../../../../fixtures/wild/1546.txt");
+        assert_eq!(verdicts(paste)[0], "request_exceeds_capacity");
+        let fits = paste.replace("16gb", "24gb");
+        assert_eq!(verdicts(&fits)[0], "figures_missing");
+        let equal = paste.replace("16gb", "18gb");
+        assert_eq!(verdicts(&equal)[0], "figures_missing");
     }
 
     /// The same margin on a data-centre card (fixtures: a 15.90 GiB card).

@@ -172,6 +172,12 @@ impl Scanner {
         finding.time = pending
             .time
             .map(|time| time.iter().map(|&b| char::from(b)).collect());
+        if let Some(card) = pending.stated_card_bytes {
+            finding
+                .facts
+                .entry(fact::STATED_CARD_BYTES.to_string())
+                .or_insert_with(|| card.to_string());
+        }
         if let Some(engine) = pending.engine {
             finding
                 .facts

@@ -60,8 +60,11 @@ pub(super) struct Pending {
     pub(super) last_step: Option<u64>,
     /// The timestamp of the line it started on.
     pub(super) time: Option<LineTime>,
-    /// The serving engine a line prefix of the message named.
+    /// The serving engine a line prefix of the message named, or a
+    /// command line just before it launched.
     pub(super) engine: Option<&'static str>,
+    /// The card size the text just before the message states.
+    pub(super) stated_card_bytes: Option<u64>,
 }
 
 #[derive(Default)]
@@ -366,6 +369,8 @@ impl Scanner {
             shape,
         } = start;
         let last_step = self.progress_before(before, offset);
+        let stated = crate::context::stated_before(before);
+        let engine = engine.or(stated.engine);
         self.started += 1;
         let pending = Pending {
             family: FAMILIES[family_index],
@@ -381,6 +386,7 @@ impl Scanner {
             last_step,
             time,
             engine,
+            stated_card_bytes: stated.card_bytes,
         };
         self.ranks.entry(rank).or_default().pending = Some(pending);
     }
