@@ -637,14 +637,27 @@ fn last_step_in(text: &[u8]) -> Option<u64> {
         .chain(p.named.find_iter(text).map(|m| (m.start(), &p.named)))
         .collect();
     starts.sort_unstable_by_key(|&(start, _)| start);
-    starts.iter().rev().find_map(|&(start, re)| {
-        re.captures_at(text, start)?
+    // A bar that counts files being loaded or fetched (`Loading checkpoint
+    // shards: 100%|...| 4/4 [`) counts no steps of the job.
+    let loading_bar = |start: usize| {
+        let line_start = memchr::memrchr(b'\n', &text[..start]).map_or(0, |i| i + 1);
+        let head = &text[line_start..start];
+        [&b"Loading"[..], b"Downloading", b"Fetching"]
             .iter()
-            .skip(1)
-            .flatten()
-            .next()
-            .and_then(|m| std::str::from_utf8(m.as_bytes()).ok()?.parse().ok())
-    })
+            .any(|word| memchr::memmem::find(head, word).is_some())
+    };
+    starts
+        .iter()
+        .rev()
+        .filter(|&&(start, re)| !(std::ptr::eq(re, &p.bar) && loading_bar(start)))
+        .find_map(|&(start, re)| {
+            re.captures_at(text, start)?
+                .iter()
+                .skip(1)
+                .flatten()
+                .next()
+                .and_then(|m| std::str::from_utf8(m.as_bytes()).ok()?.parse().ok())
+        })
 }
 
 #[cfg(test)]
@@ -849,6 +862,17 @@ mod tests {
         assert_eq!(zh.card_bytes, Some(2 << 30));
         let none = stated_before(b"the batch has 16 images and 12 layers\n");
         assert_eq!(none.card_bytes, None);
+    }
+
+    /// Hugging Face's shard-loading bar (a Qwen2 generate paste,
+    /// fixtures/wild) counts files, not steps; a training bar is read.
+    #[test]
+    fn a_loading_bar_is_no_step_counter() {
+        let loading = "Loading checkpoint shards: 100%|██████████| 4/4 [00:07<00:00,  1.81s/it]\n";
+        assert_eq!(last_step(loading), None);
+        let training = "Training:  40%|████      | 4/10 [00:07<00:10,  1.81s/it]\n";
+        assert_eq!(last_step(training), Some(4));
+        assert_eq!(last_step(&format!("{training}{loading}")), Some(4));
     }
 
     #[test]
