@@ -233,6 +233,16 @@ impl TracebackBuilder {
         })
     }
 
+    /// The frames of a traceback still open (its exception line not yet
+    /// seen, e.g. cut off by the end of the input), if any.
+    pub fn open_traceback(&self) -> Option<Traceback> {
+        (self.mode == TracebackMode::Frames && !self.frames.is_empty()).then(|| Traceback {
+            frames: self.frames.clone(),
+            omitted_frames: self.omitted,
+            chained: Vec::new(),
+        })
+    }
+
     /// Called after a line that was not part of a traceback and not a
     /// finding: a completed traceback is no longer takeable, but stays
     /// available as the start of a chain.
@@ -531,6 +541,60 @@ pub fn may_start_progress(line: &[u8]) -> bool {
         .any(|word| memchr::memmem::find(line, word.as_bytes()).is_some())
 }
 
+/// What the lines just before a message state about its job: the serving
+/// engine a pasted command line launched, and the card size the writer
+/// gives ("RX6800 with 16gb", "显存是2G").
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Stated {
+    pub engine: Option<&'static str>,
+    pub card_bytes: Option<u64>,
+}
+
+/// Bytes before a message that [`stated_before`] reads: a few lines.
+pub const STATED_LOOKBACK: usize = 1024;
+
+fn stated_patterns() -> &'static (Regex, Regex) {
+    static RE: OnceLock<(Regex, Regex)> = OnceLock::new();
+    RE.get_or_init(|| {
+        (
+            // `$ sglang serve`, `python -m sglang.launch_server`, `vllm serve`,
+            // `python -m vllm.entrypoints...`.
+            constant_regex(
+                r"(?m)^\s*(?:\$\s*)?(?:python3?\s+-m\s+)?(vllm|sglang)(?:\s+serve\b|\.launch_server\b|\.entrypoints\.)",
+            ),
+            // A GPU's name or the word for its memory, then its size in GB:
+            // `RX6800 with 16gb`, `RTX 3060 12GB`, `显存是2G`, `16 GB VRAM`.
+            constant_regex(
+                r"(?i)(?:\b(?:RX|RTX|GTX|Radeon|GeForce|Tesla|Quadro)\s?[\w -]{0,20}?(?:with\s+)?|显存(?:是|为|只有|有)?\s*)(\d{1,3})\s?(?:GB|GiB|G)\b",
+            ),
+        )
+    })
+}
+
+/// [`Stated`] from the text before a message (its last
+/// [`STATED_LOOKBACK`] bytes are read).
+pub fn stated_before(before: &[u8]) -> Stated {
+    let start = before.len().saturating_sub(STATED_LOOKBACK);
+    let text = String::from_utf8_lossy(&before[start..]);
+    let (engine, card) = stated_patterns();
+    Stated {
+        engine: engine
+            .captures_iter(&text)
+            .last()
+            .and_then(|c| match &c[1] {
+                "vllm" => Some("vllm"),
+                "sglang" => Some("sglang"),
+                _ => None,
+            }),
+        card_bytes: card
+            .captures_iter(&text)
+            .last()
+            .and_then(|c| c[1].parse::<u64>().ok())
+            .filter(|gb| (1..=512).contains(gb))
+            .map(|gb| gb << 30),
+    }
+}
+
 /// [`last_step_in_bytes`] on text.
 #[cfg(test)]
 pub fn last_step(text: &str) -> Option<u64> {
@@ -573,14 +637,27 @@ fn last_step_in(text: &[u8]) -> Option<u64> {
         .chain(p.named.find_iter(text).map(|m| (m.start(), &p.named)))
         .collect();
     starts.sort_unstable_by_key(|&(start, _)| start);
-    starts.iter().rev().find_map(|&(start, re)| {
-        re.captures_at(text, start)?
+    // A bar that counts files being loaded or fetched (`Loading checkpoint
+    // shards: 100%|...| 4/4 [`) counts no steps of the job.
+    let loading_bar = |start: usize| {
+        let line_start = memchr::memrchr(b'\n', &text[..start]).map_or(0, |i| i + 1);
+        let head = &text[line_start..start];
+        [&b"Loading"[..], b"Downloading", b"Fetching"]
             .iter()
-            .skip(1)
-            .flatten()
-            .next()
-            .and_then(|m| std::str::from_utf8(m.as_bytes()).ok()?.parse().ok())
-    })
+            .any(|word| memchr::memmem::find(head, word).is_some())
+    };
+    starts
+        .iter()
+        .rev()
+        .filter(|&&(start, re)| !(std::ptr::eq(re, &p.bar) && loading_bar(start)))
+        .find_map(|&(start, re)| {
+            re.captures_at(text, start)?
+                .iter()
+                .skip(1)
+                .flatten()
+                .next()
+                .and_then(|m| std::str::from_utf8(m.as_bytes()).ok()?.parse().ok())
+        })
 }
 
 #[cfg(test)]
@@ -766,6 +843,36 @@ mod tests {
             ("forward", "low")
         );
         assert_eq!(infer_phase(None).name, "unknown");
+    }
+
+    /// The engine a pasted command line launched (an SGLang paste,
+    /// fixtures/wild) and the card size a writer states (fixtures/wild/1546.txt,
+    /// a Chinese paste); prose that names neither states nothing.
+    #[test]
+    fn reads_what_the_lines_before_state() {
+        let sglang = stated_before(b"$ sglang serve --model-path black-forest-labs/FLUX.1-dev --port 30010 --num-gpus 1\n\n");
+        assert_eq!(sglang.engine, Some("sglang"));
+        let vllm = stated_before(b"python -m vllm.entrypoints.openai.api_server --model x\n");
+        assert_eq!(vllm.engine, Some("vllm"));
+        let mention = stated_before(b"I read the sglang docs and tried vllm too\n");
+        assert_eq!(mention.engine, None);
+        let card = stated_before(b"12gb branch not worked on RX6800 with 16gb too.\n");
+        assert_eq!(card.card_bytes, Some(16 << 30));
+        let zh = stated_before("显存是2G，在训练时报错\n".as_bytes());
+        assert_eq!(zh.card_bytes, Some(2 << 30));
+        let none = stated_before(b"the batch has 16 images and 12 layers\n");
+        assert_eq!(none.card_bytes, None);
+    }
+
+    /// Hugging Face's shard-loading bar (a Qwen2 generate paste,
+    /// fixtures/wild) counts files, not steps; a training bar is read.
+    #[test]
+    fn a_loading_bar_is_no_step_counter() {
+        let loading = "Loading checkpoint shards: 100%|██████████| 4/4 [00:07<00:00,  1.81s/it]\n";
+        assert_eq!(last_step(loading), None);
+        let training = "Training:  40%|████      | 4/10 [00:07<00:10,  1.81s/it]\n";
+        assert_eq!(last_step(training), Some(4));
+        assert_eq!(last_step(&format!("{training}{loading}")), Some(4));
     }
 
     #[test]

@@ -278,6 +278,9 @@ pub mod fact {
     pub const STRERROR: &str = "strerror";
     /// `timeout_ms`: the watchdog timeout of an NCCL work item (`Timeout(ms)`).
     pub const TIMEOUT_MS: &str = "timeout_ms";
+    /// `stated_card_bytes`: the card size the text just before the message
+    /// states ("RX6800 with 16gb"), in bytes.
+    pub const STATED_CARD_BYTES: &str = "stated_card_bytes";
     /// `usage`: a job's memory usage as Slurm printed it.
     pub const USAGE: &str = "usage";
     /// `xid`: the NVIDIA Xid number.
@@ -377,6 +380,8 @@ eras! {
     DeviceAllocator = "device_allocator";
     /// XLA OOM: TPU compilation ran out of memory.
     TpuCompile = "tpu_compile";
+    /// XLA OOM: the TPU runtime could not allocate a device buffer in HBM.
+    TpuBuffer = "tpu_buffer";
     /// Process group aborted (`process_group_aborted`): `NCCL communicator was aborted`.
     CommunicatorAborted = "communicator_aborted";
     /// Process group aborted: `watchdog thread terminated with exception`.

@@ -32,6 +32,10 @@ struct Patterns {
     /// TPU compile-time failure: `Ran out of memory in memory space hbm.
     /// Used 12.34G of 8.00G hbm. Exceeded hbm capacity by 4.34G.`
     hbm: Regex,
+    /// TPU runtime: `Error allocating device buffer: Attempting to allocate
+    /// 4.39G. That was not possible. There are 2.30G free.; (0x0x0_HBM0)`
+    /// (JAX, Keras and PyTorch/XLA on TPUs print it).
+    tpu_buffer: Regex,
     stats_line: Regex,
     stats: [(Regex, &'static str, &'static str); 4],
 }
@@ -46,8 +50,10 @@ fn patterns() -> &'static Patterns {
             r"|\bFailed to allocate \d+ bytes for new constant",
             r"|RESOURCE_EXHAUSTED:\s*Out of memory allocating \d+ bytes",
             r"|(?:(?:RESOURCE_EXHAUSTED|Resource exhausted):\s*)?Failed to allocate request for \d[^()]*\(\d+B\) on device ordinal",
-            r"|Ran out of memory in memory space hbm\. Used \d"
+            r"|Ran out of memory in memory space hbm\. Used \d",
+            r"|Error allocating device buffer: Attempting to allocate \d"
         )),
+        tpu_buffer: re(r"Attempting to allocate (\d+(?:\.\d+)?)([KMGT]?)\. That was not possible\.(?: There are (\d+(?:\.\d+)?)([KMGT]?) free\.)?"),
         hbm: re(r"Ran out of memory in memory space hbm\. Used (\d+(?:\.\d+)?)([KMGT]?) of (\d+(?:\.\d+)?)([KMGT]?) hbm\.(?: Exceeded hbm capacity by (\d+(?:\.\d+)?)([KMGT]?)\.)?"),
         raw: re(r"(?:^|Out )of (host )?memory (?:while trying to allocate|allocating) (\d+) (bytes)"),
         constant: re(r"Failed to allocate (\d+) bytes for new constant"),
@@ -87,6 +93,7 @@ impl Family for XlaOom {
             "Out of memory allocating",
             "Failed to allocate request for",
             "out of memory in memory space hbm",
+            "Error allocating device buffer",
         ]
     }
 
@@ -167,6 +174,23 @@ impl Family for XlaOom {
                 .sizes
                 .extra
                 .insert("exceeded_bytes".into(), exceeded);
+            finding.notes.push(
+                "sizes are printed rounded (XLA's G/M units); byte counts are approximate".into(),
+            );
+        } else if let Some(c) = p.tpu_buffer.captures(&text) {
+            host = false;
+            finding.era = Some(Era::TpuBuffer);
+            let mut read = |at: usize, what: &str| {
+                let unit = match &c[at + 1] {
+                    "" => "B",
+                    u => u,
+                };
+                sizes.read_parts(&c[at], unit, what)
+            };
+            finding.sizes.requested_bytes = read(1, "attempting to allocate");
+            if c.get(3).is_some() {
+                finding.sizes.free_bytes = read(3, "free");
+            }
             finding.notes.push(
                 "sizes are printed rounded (XLA's G/M units); byte counts are approximate".into(),
             );

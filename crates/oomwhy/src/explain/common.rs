@@ -64,15 +64,29 @@ pub(super) fn context_verdicts(f: &Finding, growth: Option<(u64, u64)>, out: &mu
             ),
         ));
     } else if let Some(step) = f.last_step {
-        if step <= FAILS_AT_START_MAX_STEP {
+        // The same OOM printed again means the program went on after it (a
+        // loop that catches OOM and logs it): the counter then says nothing
+        // about whether the configuration fits.
+        if step <= FAILS_AT_START_MAX_STEP && f.occurrences <= 1 {
+            // A counter may count completed steps (tqdm's 1/100) or name the
+            // step it starts (`step 0 | loss ...` printed after step 0):
+            // at 1, one or two steps ran; at 0, at most one.
+            let detail = if step == 0 {
+                say!(
+                    en: "The last progress counter before the crash reads 0: at most one step completed, so this configuration does not fit, or fits only once. Change the configuration (batch, sequence length, precision), not a leak.",
+                    zh: "崩溃前最后的进度计数是 0：最多只跑完了一步，所以这套配置放不下，或者只能跑一次。要改的是配置（batch、序列长度、精度），而不是去找泄漏。"
+                )
+            } else {
+                say!(
+                    en: "The last progress counter before the crash reads {step}: one or two steps completed (depending on whether the counter starts at 0), then the next ran out. The configuration fits barely, not steadily: the first optimizer.step() creates the optimizer's state, and a later batch can be larger than the first. Change the configuration (batch, sequence length, precision), not a leak.",
+                    zh: "崩溃前最后的进度计数是 {step}：跑完了一到两步（取决于计数从 0 还是 1 开始），下一步就不够了。这套配置只是勉强放得下，撑不住：第一次 optimizer.step() 才创建优化器状态，后面的 batch 也可能比最初的大。要改的是配置（batch、序列长度、精度），而不是去找泄漏。",
+                    step = step
+                )
+            };
             out.push(verdict(
                 Code::FailsAtStart,
-                say!(en: "It failed at the very first step", zh: "第一步就失败了"),
-                say!(
-                    en: "The last progress counter before the crash reads {step}: this configuration does not fit even once. Change the configuration (batch, sequence length, precision), not a leak.",
-                    zh: "崩溃前最后的进度计数是 {step}：这套配置连一次都放不下。要改的是配置（batch、序列长度、精度），而不是去找泄漏。",
-                    step = step
-                ),
+                say!(en: "It failed within its first steps", zh: "在最初几步之内就失败了"),
+                detail,
             ));
         } else if step >= LATE_FAILURE_MIN_STEP {
             out.push(verdict(
@@ -226,6 +240,34 @@ fn inference_fix(f: &Finding) -> Fix {
     )
 }
 
+/// The title of a verdict that can only say an allocation failed: when the
+/// message gives no size at all, the title says that what filled the GPU
+/// does not show, instead of repeating the headline.
+pub(super) fn allocation_failed_title(f: &Finding) -> Said {
+    let s = &f.sizes;
+    let no_sizes = [
+        s.requested_bytes,
+        s.total_bytes,
+        s.free_bytes,
+        s.allocated_bytes,
+        s.reserved_bytes,
+    ]
+    .iter()
+    .all(Option::is_none)
+        && s.extra.values().all(Option::is_none);
+    if no_sizes {
+        say!(
+            en: "The message gives no sizes, so what filled the GPU does not show",
+            zh: "报错没有给出任何大小，所以看不出是什么占满了显存"
+        )
+    } else {
+        say!(
+            en: "A GPU allocation failed: out of memory",
+            zh: "一次 GPU 显存分配失败：显存不足"
+        )
+    }
+}
+
 /// Nothing in it is specific to one framework.
 pub(super) const SMALLER_WORKLOAD: FixSpec = FixSpec::new(
     "make-workload-smaller",
@@ -241,10 +283,32 @@ pub(super) fn workload_fix() -> Fix {
     fix(
         &SMALLER_WORKLOAD,
         say!(
-            en: "Halve the batch size, shorten sequences or lower the resolution, use lower precision (bfloat16/float16, or a quantised model for inference), or a smaller model.",
-            zh: "把 batch size 减半，缩短序列或降低分辨率，用更低的精度（bfloat16/float16，推理时可用量化模型），或者换更小的模型。"
+            en: "Halve the batch size, shorten sequences or lower the resolution, use lower precision (float16, or bfloat16 on an Ampere or newer GPU; a quantised model for inference), or a smaller model.",
+            zh: "把 batch size 减半，缩短序列或降低分辨率，用更低的精度（float16，Ampere 及更新的 GPU 上也可以用 bfloat16；推理时可用量化模型），或者换更小的模型。"
         ),
     )
+}
+
+/// [`workload_fix`] for a finding whose text names its GPU: bfloat16 only
+/// where that GPU has it.
+pub(super) fn workload_fix_for(f: &Finding) -> Fix {
+    match super::setting::named_gpu_has_bf16(&f.text) {
+        Some(true) => fix(
+            &SMALLER_WORKLOAD,
+            say!(
+                en: "Halve the batch size, shorten sequences or lower the resolution, use lower precision (bfloat16 or float16, or a quantised model for inference), or a smaller model.",
+                zh: "把 batch size 减半，缩短序列或降低分辨率，用更低的精度（bfloat16 或 float16，推理时可用量化模型），或者换更小的模型。"
+            ),
+        ),
+        Some(false) => fix(
+            &SMALLER_WORKLOAD,
+            say!(
+                en: "Halve the batch size, shorten sequences or lower the resolution, use float16 (this GPU predates Ampere and has no bfloat16; a quantised model for inference), or a smaller model.",
+                zh: "把 batch size 减半，缩短序列或降低分辨率，用 float16（这块 GPU 早于 Ampere，不支持 bfloat16；推理时可用量化模型），或者换更小的模型。"
+            ),
+        ),
+        None => workload_fix(),
+    }
 }
 
 /// True when the message or its traceback shows PyTorch.
@@ -290,6 +354,26 @@ pub(super) fn loading_fix() -> Fix {
             zh: "放不下的是参数本身，所以减小 batch 或重算激活值都帮不上忙。用半精度加载权重（Hugging Face：from_pretrained(..., torch_dtype=torch.bfloat16)；原生 PyTorch：先在 CPU 上 model.half() 或 .to(torch.bfloat16)，再搬到 GPU），或者量化加载（BitsAndBytesConfig(load_in_4bit=True)），或者分散到多个设备和 CPU 上（device_map=\"auto\"；用 FSDP 或 DeepSpeed ZeRO-3 在多块 GPU 间分片）；加载 checkpoint 时先用 torch.load(path, map_location=\"cpu\")，再搬到 GPU。"
         ),
     )
+}
+
+/// [`loading_fix`], for a finding of one of several ranks: each rank loads
+/// a whole copy unless the weights are sharded, and a rank that loads onto
+/// another rank's GPU doubles that GPU's share.
+pub(super) fn loading_fix_for(f: &Finding) -> Fix {
+    let mut out = loading_fix();
+    let rank = f.first_rank.or_else(|| f.ranks.first().copied());
+    if let Some(rank) = rank {
+        let more = say!(
+            en: " With several ranks (this is rank {rank}), each loads a whole copy of the weights unless FSDP or DeepSpeed ZeRO-3 shards them; check that each rank loads onto its own GPU (torch.cuda.set_device(LOCAL_RANK) before loading), not all onto one.",
+            zh: " 有多个 rank 时（这是 rank {rank}），除非用 FSDP 或 DeepSpeed ZeRO-3 分片，每个 rank 都会加载一整份权重；并确认每个 rank 加载到自己的 GPU 上（加载前调用 torch.cuda.set_device(LOCAL_RANK)），而不是全都挤到同一块上。",
+            rank = rank
+        );
+        out.how.push_str(&more.en);
+        if let Some(zh) = out.zh.as_mut() {
+            zh.text.push_str(&more.zh);
+        }
+    }
+    out
 }
 
 /// Gradient accumulation keeps the effective batch at the cost of more steps.
@@ -381,11 +465,11 @@ pub(super) fn workload_fixes(f: &Finding, out: &mut Vec<Fix>) {
         }
     }
     if is_loading(f) {
-        out.push(loading_fix());
+        out.push(loading_fix_for(f));
         return;
     }
     if !is_pytorch(f) {
-        out.push(workload_fix());
+        out.push(workload_fix_for(f));
         return;
     }
     if Runtime::of(f).is_some() {
@@ -741,3 +825,86 @@ pub(super) const MATCH_NATIVE_PIECES: FixSpec = FixSpec::new(
 /// Host RAM, the paging file: nothing about the GPU.
 pub(super) const FREE_HOST_MEMORY: FixSpec =
     FixSpec::new("free-host-memory", "Free host memory", "释放主机内存");
+
+#[cfg(test)]
+mod first_steps_tests {
+    /// The first finding's verdict codes and their details.
+    fn verdicts(text: &str) -> Vec<(String, String)> {
+        crate::decode_str(text)[0]
+            .diagnosis
+            .verdicts
+            .iter()
+            .map(|v| (v.code.clone(), v.detail.clone()))
+            .collect()
+    }
+
+    /// nanoGPT on an Intel GPU (fixtures/xpu_capacity_early.log): steps 0
+    /// and 1 ran, so "does not fit even once" is never said; counter 0 says
+    /// at most one step ran; from 2 the counter claims nothing.
+    #[test]
+    fn a_counter_of_one_means_steps_ran() {
+        let log = include_str!("../../../../fixtures/xpu_capacity_early.log");
+        let at = |step: &str| {
+            verdicts(&log.replace("step 1 | loss", &format!("step {step} | loss")))
+                .into_iter()
+                .find(|(code, _)| code == "fails_at_start")
+                .map(|(_, detail)| detail)
+        };
+        let one = at("1").expect("fails_at_start at step 1");
+        assert!(one.contains("one or two steps completed"), "{one}");
+        assert!(!one.contains("even once"), "{one}");
+        let zero = verdicts(&log.replace("step 1 | loss", "step 0 | loss"))
+            .into_iter()
+            .find(|(code, _)| code == "fails_at_start");
+        let zero = zero.expect("fails_at_start at step 0").1;
+        assert!(zero.contains("at most one step completed"), "{zero}");
+        assert!(at("2").is_none());
+    }
+
+    /// A loop that catches OOM and logs it (fixtures/torch_cached_era_warning_retries.log):
+    /// the same OOM printed twice means the program went on, so the counter
+    /// before it claims nothing; printed once, it does.
+    #[test]
+    fn a_repeated_oom_is_not_a_first_step_failure() {
+        let log = include_str!("../../../../fixtures/torch_cached_era_warning_retries.log");
+        let findings = crate::decode_str(log);
+        assert!(findings[0].occurrences > 1);
+        assert!(findings[0]
+            .diagnosis
+            .verdicts
+            .iter()
+            .all(|v| v.code != "fails_at_start"));
+        let first_two: String = log.lines().take(2).map(|l| format!("{l}\n")).collect();
+        let once = crate::decode_str(&first_two);
+        assert_eq!(once[0].occurrences, 1);
+        assert!(once[0]
+            .diagnosis
+            .verdicts
+            .iter()
+            .any(|v| v.code == "fails_at_start"));
+    }
+}
+
+#[cfg(test)]
+mod allocation_failed_title_tests {
+    fn title(text: &str) -> String {
+        crate::decode_str(text)[0].diagnosis.verdicts[0]
+            .title
+            .clone()
+    }
+
+    /// darknet's bare CUDA error (fixtures/wild/272.txt) gives no size: the
+    /// title says so. TensorRT-LLM's failed build (fixtures/wild/733.txt)
+    /// states 24793579520 bytes: the title stays the failure, and the Why
+    /// line carries the figure. TensorRT's skipped tactic (fixtures/wild/1237.txt)
+    /// says what it means.
+    #[test]
+    fn the_title_says_what_can_be_concluded() {
+        let darknet = title("CUDA Error: out of memory\ndarknet: ./src/cuda.c:36: check_error: Assertion `0' failed.\nAborted (core dumped)\n");
+        assert!(darknet.contains("gives no sizes"), "{darknet}");
+        let sized = title("[11/10/2023-06:30:40] [TRT] [E] 2: [virtualMemoryBuffer.cpp::resizePhysical::140] Error Code 2: OutOfMemory (no further information)\n[11/10/2023-06:30:40] [TRT] [W] Requested amount of GPU memory (24793579520 bytes) could not be allocated. There may not be enough free memory for allocation to succeed.\n[11/10/2023-06:30:40] [TRT-LLM] [E] Engine building failed, please check the error log.\n");
+        assert_eq!(sized, "A GPU allocation failed: out of memory");
+        let tactic = title("[E] [defaultAllocator.cpp::allocate::19] Error code 1: cuda Runtime (out of memory)TE] Error code: 9: skipping tactic 0x0000000000000000 due to exception [tunablegraph.cpp:create:116] autotuning: user allocator error allocating 86114305024-byte buffer\n");
+        assert!(tactic.contains("not fatal"), "{tactic}");
+    }
+}

@@ -142,10 +142,7 @@ fn runtime_oom_verdict(f: &Finding) -> Verdict {
         };
         return verdict(
             Code::AllocationFailed,
-            say!(
-                en: "A GPU allocation failed: out of memory",
-                zh: "一次 GPU 显存分配失败：显存不足"
-            ),
+            super::common::allocation_failed_title(f),
             detail,
         );
     }

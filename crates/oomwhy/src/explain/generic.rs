@@ -345,14 +345,16 @@ fn generic_verdict(f: &Finding) -> Verdict {
     } else {
         Said::default()
     };
-    verdict(
-        Code::AllocationFailed,
+    // What can be concluded, not the headline again.
+    let title = if is_skipped_tactic(f) && !build_failed(f) {
         say!(
-            en: "A GPU allocation failed: out of memory",
-            zh: "一次 GPU 显存分配失败：显存不足"
-        ),
-        what.then(repeated),
-    )
+            en: "TensorRT skipped a tactic that did not fit, which by itself is not fatal",
+            zh: "TensorRT 跳过了一个放不下的 tactic，这本身并不致命"
+        )
+    } else {
+        super::common::allocation_failed_title(f)
+    };
+    verdict(Code::AllocationFailed, title, what.then(repeated))
 }
 
 /// A Vulkan failure whose message shows what was on the GPU: ggml's
@@ -540,7 +542,21 @@ fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
             out.push(fewer_layers());
             out.push(free_the_gpu(f));
         }
-        Some(Era::Paddle) => out.push(free_the_gpu(f)),
+        Some(Era::Paddle) => {
+            // Paddle's own allocation far above what was left free: its own
+            // work fills what it could see, so less work comes first.
+            let used = f.sizes.extra.get("used_bytes").copied().flatten();
+            let own_work_fills = match (used, f.sizes.free_bytes) {
+                (Some(used), Some(free)) => used >= free.saturating_mul(super::thresholds::PADDLE_OWN_WORK_RATIO),
+                _ => false,
+            };
+            if own_work_fills {
+                out.push(super::common::workload_fix_for(f));
+                out.push(free_the_gpu(f));
+            } else {
+                out.push(free_the_gpu(f));
+            }
+        }
         Some(Era::Vulkan) => {
             let ggml = fact(f, fact::REPORTED_BY).is_some_and(|r| r.contains("ggml"));
             if ggml {
@@ -803,3 +819,26 @@ pub(super) const FIXES: &[FixSpec] = &[
     CUPY_RELEASE_OR_CAP,
     STOP_PREALLOCATION,
 ];
+
+#[cfg(test)]
+mod paddle_order_tests {
+    use crate::explain::test_support::fix_ids;
+
+    /// PaddlePaddle on an 8 GB card (fixtures/wild/1468.txt): 7.29 GiB its
+    /// own and 155 MiB free, so its own work fills what it saw and less
+    /// work comes first. At exactly 4 times the free memory still; just
+    /// under it, another process may hold the rest and freeing the GPU
+    /// leads.
+    #[test]
+    fn paddle_s_own_work_leads_when_it_fills_the_card() {
+        let paste = include_str!("../../../../fixtures/wild/1468.txt");
+        assert_eq!(fix_ids(paste)[0], "make-workload-smaller");
+        let with_free = |free: &str| paste.replace("155.187500MB", free);
+        // 7.288696 GB / 4 = 1.822174 GB.
+        assert_eq!(
+            fix_ids(&with_free("1.822174GB"))[0],
+            "make-workload-smaller"
+        );
+        assert_eq!(fix_ids(&with_free("1.822175GB"))[0], "free-the-gpu");
+    }
+}

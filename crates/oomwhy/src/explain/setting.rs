@@ -339,6 +339,49 @@ pub(crate) fn is_inference(f: &Finding) -> bool {
     })
 }
 
+/// NVIDIA GPU names a message or its paste may give, and whether the GPU
+/// has bfloat16 (compute capability 8.0, Ampere, or newer). Longer names
+/// first where one contains another.
+const NAMED_GPUS: &[(&str, bool)] = &[
+    ("RTX 50", true),
+    ("RTX 40", true),
+    ("RTX 30", true),
+    ("RTX A", true),
+    ("A100", true),
+    ("A800", true),
+    ("H100", true),
+    ("H800", true),
+    ("H200", true),
+    ("B200", true),
+    ("L40", true),
+    ("A6000", true),
+    ("A40", true),
+    ("A10", true),
+    ("L4", true),
+    ("RTX 20", false),
+    ("GTX", false),
+    ("TITAN", false),
+    ("Titan", false),
+    ("V100", false),
+    ("P100", false),
+    ("P40", false),
+    ("K80", false),
+    ("Tesla T4", false),
+    ("T4 ", false),
+    ("Quadro", false),
+];
+
+/// Whether the GPU a finding's text names has bfloat16: `None` when it
+/// names none this table knows.
+pub(crate) fn named_gpu_has_bf16(text: &str) -> Option<bool> {
+    NAMED_GPUS
+        .iter()
+        .filter_map(|(name, bf16)| text.find(name).map(|at| (at, name.len(), *bf16)))
+        // The earliest name in the text; at one place, the longest.
+        .min_by_key(|&(at, len, _)| (at, std::cmp::Reverse(len)))
+        .map(|(_, _, bf16)| bf16)
+}
+
 /// A PyTorch release as (major, minor).
 pub(crate) type Release = (u32, u32);
 
@@ -534,6 +577,53 @@ mod tests {
         assert!(!Setting::of(f).inference, "{}", f.phase.name);
         let ids = fix_ids(&training);
         assert!(ids.iter().any(|x| x == "reduce-batch-size"), "{ids:?}");
+    }
+
+    /// LLaMA-Factory on eight ranks (fixtures/wild/1443.txt): rank 5's OOM
+    /// has no traceback, rank 6's traceback, cut by the end of the paste,
+    /// is inside load_model. The job was loading the model: loading fixes,
+    /// with the ranks' own advice, not the batch size. Without rank 6's
+    /// traceback, or with it under the same rank, nothing is borrowed.
+    #[test]
+    fn another_rank_s_open_traceback_gives_the_phase() {
+        let paste = include_str!("../../../../fixtures/wild/1443.txt");
+        let f = &crate::decode_str(paste)[0];
+        assert_eq!(f.phase.name, "model_load");
+        assert_eq!(f.phase.confidence, "medium");
+        assert!(Setting::of(f).loading);
+        let ids = fix_ids(paste);
+        assert_eq!(ids[0], "load-model-in-less-memory", "{ids:?}");
+        assert!(!ids.iter().any(|x| x == "reduce-batch-size"), "{ids:?}");
+        assert!(f.diagnosis.fixes[0].how.contains("rank 5"));
+        let alone: String = paste.lines().take(1).map(|l| format!("{l}\n")).collect();
+        assert_eq!(crate::decode_str(&alone)[0].phase.name, "unknown");
+        assert!(fix_ids(&alone).iter().any(|x| x == "reduce-batch-size"));
+        let same_rank = paste.replace("[rank6]", "[rank5]");
+        assert_eq!(crate::decode_str(&same_rank)[0].phase.name, "unknown");
+    }
+
+    /// bfloat16 is advised only where the named GPU has it: MXNet on a
+    /// GTX 750 Ti (fixtures/wild/1436.txt) is told float16; the same
+    /// sentence naming an RTX 3090 gets bfloat16; naming no GPU, bfloat16
+    /// comes with its condition.
+    #[test]
+    fn bfloat16_follows_the_named_gpu() {
+        let paste = include_str!("../../../../fixtures/wild/1436.txt");
+        let how = |text: &str| crate::decode_str(text)[0].diagnosis.fixes[0].how.clone();
+        let maxwell = how(paste);
+        assert!(maxwell.contains("no bfloat16"), "{maxwell}");
+        let ampere = how(&paste.replace("GeForce GTX 750 Ti", "GeForce RTX 3090"));
+        assert!(ampere.contains("bfloat16 or float16"), "{ampere}");
+        let unnamed = how(&paste.replace("GeForce GTX 750 Ti", "显卡"));
+        assert!(
+            unnamed.contains("bfloat16 on an Ampere or newer GPU"),
+            "{unnamed}"
+        );
+        assert_eq!(super::named_gpu_has_bf16("Tesla T4 "), Some(false));
+        assert_eq!(
+            super::named_gpu_has_bf16("NVIDIA A100-SXM4-80GB"),
+            Some(true)
+        );
     }
 
     /// `torch.cuda.OutOfMemoryError` exists from 1.13; a notebook prints its

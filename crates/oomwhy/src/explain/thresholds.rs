@@ -30,6 +30,11 @@ pub(super) const SMALL_CARD_MAX: u64 = 8 * GIB;
 /// 1 GiB) together take up to this much outside PyTorch's allocator. Up to
 /// it, no other process is blamed: the card is small for the workload.
 pub(super) const DESKTOP_OVERHEAD_MAX: u64 = 2 * GIB;
+/// A CUDA context with cuBLAS and cuDNN loaded typically takes 0.3–0.6 GiB:
+/// up to this much outside PyTorch is said to be the context (and the
+/// display); above it, part may be another program's, so the verdict says
+/// so instead of ruling it out.
+pub(super) const CONTEXT_TYPICAL_MAX: u64 = 640 * MIB;
 
 /// An inference engine's static memory fraction (SGLang's
 /// --mem-fraction-static) from this percentage is already high: raising it
@@ -104,6 +109,11 @@ pub(super) const FAILS_AT_START_MAX_STEP: u64 = 1;
 /// A last progress counter from this: it failed after many good steps.
 pub(super) const LATE_FAILURE_MIN_STEP: u64 = 100;
 
+/// PaddlePaddle's own allocation at least this many times the memory left
+/// free: its own work fills what it could see, so less work is advised
+/// before looking for other processes.
+pub(super) const PADDLE_OWN_WORK_RATIO: u64 = 4;
+
 /// `cudaMalloc retries` from which the allocator is said to have been
 /// flushing its cache repeatedly.
 pub(super) const MANY_RETRIES: u64 = 10;
@@ -134,6 +144,8 @@ mod tests {
         phrase("≥ 1 GiB, ≥ 10 % of the card");
         assert_eq!((SMALL_CARD_MAX, DESKTOP_OVERHEAD_MAX), (8 * GIB, 2 * GIB));
         phrase("a card of ≤ 8 GiB with ≤ 2 GiB outside PyTorch");
+        assert_eq!(CONTEXT_TYPICAL_MAX, 640 * MIB);
+        phrase("above 640 MiB");
         assert_eq!(MEM_FRACTION_HIGH_PERCENT, 90);
         phrase("--mem-fraction-static of 0.9 or more");
         assert_eq!(
@@ -168,5 +180,7 @@ mod tests {
         assert_eq!((FAILS_AT_START_MAX_STEP, LATE_FAILURE_MIN_STEP), (1, 100));
         phrase("progress counter before the crash is 0 or 1");
         phrase("it is ≥ 100");
+        assert_eq!(PADDLE_OWN_WORK_RATIO, 4);
+        phrase("at least 4 times the free memory");
     }
 }

@@ -4,7 +4,7 @@
 
 use super::catalogue::{Cost, Engines, FixSpec, Phases};
 use super::common::{
-    capitalise, fix, inference_fixes, loading_fix, row, tolerance, verdict, workload_fixes,
+    capitalise, fix, inference_fixes, loading_fix_for, row, tolerance, verdict, workload_fixes,
     FieldRow, FIND_OVERSIZED_TENSOR, GIB, GRADIENT_CHECKPOINTING, MIB, REDUCE_BATCH_SIZE,
 };
 use super::docs::Code;
@@ -661,7 +661,11 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     }
 
     let requested = s.requested_bytes;
-    if let Some(v) = request_too_large(s) {
+    let stated_card = f
+        .facts
+        .get(fact::STATED_CARD_BYTES)
+        .and_then(|v| v.parse::<u64>().ok());
+    if let Some(v) = request_too_large(s, stated_card) {
         out.push(v);
         return;
     }
@@ -1216,13 +1220,27 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                 en: "The message is cut after its process lines, before this process's own line and PyTorch's figures, which say what this process holds: the workload probably needs more memory than this GPU has at this point, but the missing part decides. `nvidia-smi` shows who holds the rest.",
                 zh: "报错在进程行之后、本进程那一行和 PyTorch 的数字之前就被截断了，而正是它们说明本进程占用了多少：此时工作负载多半需要比这块 GPU 更多的显存，但要由缺失的部分来定。用 `nvidia-smi` 可以看到其余显存被谁占着。"
             ),
+            (Some(x), Some(t), Some(a)) if desktop.is_some_and(|o| o <= CONTEXT_TYPICAL_MAX) => {
+                say!(
+                    en: "Live tensors take {allocated} of the {total} card and the next allocation needed {request} more. The other {outside} outside PyTorch is about what a CUDA context (typically 0.3–0.6 GiB) and the display take, probably not another job: the card is too small for this workload as it is set up.",
+                    zh: "存活张量占了这块 {total} 的卡上的 {allocated}，下一次分配还要 {request}。PyTorch 之外的其余 {outside} 大约就是 CUDA 上下文（通常 0.3–0.6 GiB）和显示占用的量，多半不是别的任务：按现在的设置，这块卡放不下这个工作负载。",
+                    allocated = fmt(x),
+                    total = fmt(t),
+                    request = fmt(a),
+                    outside = fmt(desktop.unwrap_or(0))
+                )
+            }
+            // More than a context takes: on a card this small the display
+            // may explain the rest, but another program may too.
             (Some(x), Some(t), Some(a)) if desktop.is_some() => say!(
-                en: "Live tensors take {allocated} of the {total} card and the next allocation needed {request} more. The other {outside} outside PyTorch is about what the CUDA context and the display take on a desktop card of this size, not another job: the card is too small for this workload as it is set up.",
-                zh: "存活张量占了这块 {total} 的卡上的 {allocated}，下一次分配还要 {request}。PyTorch 之外的其余 {outside}，在这么大的桌面显卡上大约就是 CUDA 上下文和显示占用的量，不是别的任务：按现在的设置，这块卡放不下这个工作负载。",
+                en: "Live tensors take {allocated} of the {total} card and the next allocation needed {request} more. The other {outside} outside PyTorch ({share}% of the card) is more than a CUDA context alone takes (typically 0.3–0.6 GiB): the display, a browser or another program may hold part of it ({smi} shows who). Even without them, the card is small for this workload as it is set up.",
+                zh: "存活张量占了这块 {total} 的卡上的 {allocated}，下一次分配还要 {request}。PyTorch 之外的其余 {outside}（占整卡的 {share}%）比单个 CUDA 上下文（通常 0.3–0.6 GiB）多：其中一部分可能被显示、浏览器或别的程序占着（用 {smi} 可以看到是谁）。即便没有它们，按现在的设置，这块卡对这个工作负载来说也偏小。",
                 allocated = fmt(x),
                 total = fmt(t),
                 request = fmt(a),
-                outside = fmt(desktop.unwrap_or(0))
+                outside = fmt(desktop.unwrap_or(0)),
+                share = desktop.unwrap_or(0).saturating_mul(100) / t.max(1),
+                smi = Vendor::of(f).smi()
             ),
             (Some(x), Some(t), Some(a)) => say!(
                 en: "Live tensors take {allocated} of the {total} card and the next allocation needed {request} more. The workload needs more memory than this GPU has at this point.",
@@ -1235,6 +1253,16 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                 en: "No other cause is visible in the numbers: the workload needs more memory than this GPU has at this point.",
                 zh: "数字里看不出别的原因：此时工作负载需要的显存比这块 GPU 有的多。"
             ),
+        };
+        // While the model loads no batch exists yet: what fills the card
+        // is the weights themselves.
+        let detail = if super::setting::is_loading(f) {
+            detail.then(say!(
+                en: "It failed while the model was being loaded (phase: model load), before any batch: the weights alone fill the card.",
+                zh: "它是在加载模型时失败的（阶段：模型加载），还没有任何 batch：光是权重就占满了这块卡。"
+            ))
+        } else {
+            detail
         };
         causes.push((
             s.allocated_bytes.unwrap_or(0),
@@ -1392,13 +1420,15 @@ fn others_matter(others: u64, total: u64, shortfall: u64) -> (bool, bool) {
     (big, decisive)
 }
 
-/// One allocation larger than the card, the limit, or any GPU made.
-fn request_too_large(s: &crate::record::Sizes) -> Option<Verdict> {
+/// One allocation larger than the card, the limit, or any GPU made. When
+/// the message does not give the card's size, the size the text around it
+/// states (`stated_card`, "RX6800 with 16gb") stands in.
+fn request_too_large(s: &crate::record::Sizes, stated_card: Option<u64>) -> Option<Verdict> {
     let a = s.requested_bytes?;
-    let limit = s
-        .allowed_bytes
-        .filter(|&l| s.total_bytes.is_none_or(|t| l < t));
-    let cap = match (s.total_bytes, limit) {
+    let stated = stated_card.filter(|_| s.total_bytes.is_none());
+    let total = s.total_bytes.or(stated);
+    let limit = s.allowed_bytes.filter(|&l| total.is_none_or(|t| l < t));
+    let cap = match (total, limit) {
         (Some(t), Some(l)) => Some(l.min(t)),
         (t, l) => t.or(l),
     };
@@ -1406,6 +1436,11 @@ fn request_too_large(s: &crate::record::Sizes) -> Option<Verdict> {
         (Some(cap), Some(l)) if l == cap => say!(
             en: "the {cap} this process is allowed",
             zh: "这个进程允许使用的 {cap}",
+            cap = fmt(cap)
+        ),
+        (Some(cap), _) if stated == Some(cap) => say!(
+            en: "the whole {cap} card the text states",
+            zh: "文字里说的整块 {cap} 的卡",
             cap = fmt(cap)
         ),
         (Some(cap), _) => say!(
@@ -1419,6 +1454,20 @@ fn request_too_large(s: &crate::record::Sizes) -> Option<Verdict> {
         Some(cap) => a > cap,
         None => a >= LARGER_THAN_ANY_GPU,
     };
+    // A stated card that one tensor overflows: at image or sequence sizes
+    // near the card, that tensor (attention over a large image) is often
+    // as intended, and must get smaller.
+    let cause = if stated.is_some() {
+        say!(
+            en: "the one tensor must get smaller (a lower resolution or batch, attention computed in slices or tiles, memory-efficient attention), unless a shape is wrong.",
+            zh: "只能让这一个张量变小（降低分辨率或 batch、分片或分块计算注意力、用省显存的注意力实现），除非是某个形状写错了。"
+        )
+    } else {
+        say!(
+            en: "a tensor is far larger than intended (a shape bug, an attention matrix over a very long sequence, a whole dataset moved to the GPU).",
+            zh: "某个张量比预想的大得多（形状有 bug、对很长的序列算注意力矩阵、把整个数据集搬到了 GPU 上）。"
+        )
+    };
     too_large.then(|| {
         let request = fmt(a);
         verdict(
@@ -1429,12 +1478,12 @@ fn request_too_large(s: &crate::record::Sizes) -> Option<Verdict> {
             ),
             said(
                 format!(
-                    "PyTorch tried to allocate {request} in one piece, more than {}. No setting or cache clean-up can satisfy this: a tensor is far larger than intended (a shape bug, an attention matrix over a very long sequence, a whole dataset moved to the GPU).",
-                    what.en
+                    "PyTorch tried to allocate {request} in one piece, more than {}. No setting or cache clean-up can satisfy this: {}",
+                    what.en, cause.en
                 ),
                 format!(
-                    "PyTorch 试图一次分配 {request}，比{}还多。任何设置或缓存清理都满足不了它：某个张量比预想的大得多（形状有 bug、对很长的序列算注意力矩阵、把整个数据集搬到了 GPU 上）。",
-                    what.zh
+                    "PyTorch 试图一次分配 {request}，比{}还多。任何设置或缓存清理都满足不了它：{}",
+                    what.zh, cause.zh
                 ),
             ),
         )
@@ -1964,7 +2013,7 @@ fn phase_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
                 zh: "打开梯度检查点（Hugging Face：model.gradient_checkpointing_enable()；原生 PyTorch：torch.utils.checkpoint.checkpoint），并减小 batch 或序列长度——激活值占用的显存随它们增长。"
             ),
         )),
-        "model_load" => out.push(loading_fix()),
+        "model_load" => out.push(loading_fix_for(f)),
         "checkpoint" => out.push(fix(
             &LOAD_CHECKPOINT_ON_CPU,
             say!(
@@ -2483,6 +2532,43 @@ mod tests {
         // small desktop card the workload still comes first.
         let above = verdicts(&text("740.00 MiB"));
         assert_eq!(above[0], "capacity_exhausted", "{above:?}");
+    }
+
+    /// Memory outside PyTorch on a small card is called the CUDA context
+    /// and display only up to a typical context (640 MiB); above it another
+    /// program is not ruled out. The 4 GiB card's paste (fixtures/wild/1539.txt)
+    /// with free memory set on both sides of the margin.
+    #[test]
+    fn only_a_context_sized_rest_is_called_the_context() {
+        let text = |free: &str| {
+            format!("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 960.00 MiB (GPU 0; 4.00 GiB total capacity; 2.30 GiB already allocated; {free} free; 2.50 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF")
+        };
+        let detail = |free: &str| {
+            decode_str(&text(free))[0].diagnosis.verdicts[0]
+                .detail
+                .clone()
+        };
+        // 4096 − 896 − 2560 = 640 MiB: a context's size.
+        let context = detail("896.00 MiB");
+        assert!(context.contains("probably not another job"), "{context}");
+        // 641 MiB: more than a context, others are possible.
+        let more = detail("895.00 MiB");
+        assert!(more.contains("another program may hold"), "{more}");
+        assert!(!more.contains("not another job"), "{more}");
+    }
+
+    /// A request over the card the writer states (an RX 6800 "with 16gb",
+    /// fixtures/wild/1546.txt, whose HIP message is cut before its figures)
+    /// is one allocation no setting can satisfy; a request under the
+    /// stated card leaves the cut message's reading.
+    #[test]
+    fn a_request_over_the_stated_card_is_too_large() {
+        let paste = include_str!("../../../../fixtures/wild/1546.txt");
+        assert_eq!(verdicts(paste)[0], "request_exceeds_capacity");
+        let fits = paste.replace("16gb", "24gb");
+        assert_eq!(verdicts(&fits)[0], "figures_missing");
+        let equal = paste.replace("16gb", "18gb");
+        assert_eq!(verdicts(&equal)[0], "figures_missing");
     }
 
     /// The same margin on a data-centre card (fixtures: a 15.90 GiB card).

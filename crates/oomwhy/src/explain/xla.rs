@@ -17,6 +17,19 @@ pub(super) struct XlaOom;
 impl Explain for XlaOom {
     fn headline(&self, f: &Finding) -> Said {
         let a = f.sizes.requested_bytes.map(fmt);
+        if is_tpu(f) {
+            return match a {
+                Some(a) => say!(
+                    en: "XLA could not allocate {a} of TPU memory (HBM)",
+                    zh: "XLA 无法分配 {a} TPU 内存（HBM）",
+                    a = a
+                ),
+                None => say!(
+                    en: "XLA's program needs more TPU memory (HBM) than the core has",
+                    zh: "XLA 的程序需要的 TPU 内存（HBM）比这个核心的多"
+                ),
+            };
+        }
         match (f.era, a, f.device) {
             (Some(Era::Host), Some(a), _) => say!(
                 en: "XLA could not allocate {a} of pinned host memory",
@@ -46,7 +59,7 @@ impl Explain for XlaOom {
                     en: "pinned host memory XLA needed in one piece (exact)",
                     zh: "XLA 需要一次拿到的锁页主机内存（精确值）"
                 )
-            } else if f.era == Some(Era::HumanReadable) {
+            } else if f.era == Some(Era::HumanReadable) || f.era == Some(Era::TpuBuffer) {
                 say!(
                     en: "one buffer XLA needed, as printed (rounded; approximate)",
                     zh: "XLA 需要的一个缓冲区，按报错打印的值（四舍五入，近似值）"
@@ -106,10 +119,18 @@ impl Explain for XlaOom {
         rows
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
-        xla_verdicts(f, out)
+        if is_tpu(f) {
+            tpu_verdicts(f, out)
+        } else {
+            xla_verdicts(f, out)
+        }
     }
     fn fixes(&self, f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
-        framework_fixes(d, out, |_, out| xla_fixes(f, out))
+        if is_tpu(f) {
+            framework_fixes(d, out, |_, out| tpu_fixes(f, out))
+        } else {
+            framework_fixes(d, out, |_, out| xla_fixes(f, out))
+        }
     }
 }
 
@@ -236,6 +257,108 @@ fn xla_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     ));
 }
 
+/// A TPU's memory: the TPU runtime's buffer form, the TPU compiler's
+/// `memory space hbm`, or a memory space the message names `..._HBM0`.
+/// None of the GPU pool's settings (XLA_PYTHON_CLIENT_*) or nvidia-smi
+/// apply to it.
+fn is_tpu(f: &Finding) -> bool {
+    matches!(f.era, Some(Era::TpuBuffer | Era::TpuCompile))
+        || f.text.contains("_HBM")
+        || f.text.contains("memory space hbm")
+}
+
+fn tpu_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
+    let s = &f.sizes;
+    let what = match (f.era, s.requested_bytes, s.free_bytes) {
+        (Some(Era::TpuCompile), _, _) => match (extra(f, "used_bytes"), s.total_bytes) {
+            (Some(used), Some(total)) => say!(
+                en: "XLA's TPU compiler found that the program needs {used} of HBM while one TPU core has {total}: it cannot run on one core as it is written; nothing ran yet.",
+                zh: "XLA 的 TPU 编译器发现这个程序需要 {used} HBM，而一个 TPU 核心只有 {total}：按现在的写法它在一个核心上跑不了；还什么都没运行。",
+                used = fmt(used),
+                total = fmt(total)
+            ),
+            _ => say!(
+                en: "XLA's TPU compiler found that the program needs more HBM than one TPU core has; nothing ran yet.",
+                zh: "XLA 的 TPU 编译器发现这个程序需要的 HBM 比一个 TPU 核心的多；还什么都没运行。"
+            ),
+        },
+        (_, Some(a), Some(free)) => say!(
+            en: "XLA's TPU runtime asked for a buffer of {a} in a TPU core's high-bandwidth memory (HBM) and only {free} was free: the arrays already on that core (weights, optimizer state, activations) fill it.",
+            zh: "XLA 的 TPU 运行时要在一个 TPU 核心的高带宽内存（HBM）里分配 {a} 的缓冲区，而只剩 {free} 空闲：这个核心上已有的数组（权重、优化器状态、激活值）把它占满了。",
+            a = fmt(a),
+            free = fmt(free)
+        ),
+        (_, Some(a), None) => say!(
+            en: "XLA's TPU runtime could not allocate a buffer of {a} in a TPU core's high-bandwidth memory (HBM): the arrays already on that core fill it.",
+            zh: "XLA 的 TPU 运行时没能在一个 TPU 核心的高带宽内存（HBM）里分配 {a} 的缓冲区：这个核心上已有的数组把它占满了。",
+            a = fmt(a)
+        ),
+        _ => say!(
+            en: "XLA's TPU runtime could not allocate a buffer in a TPU core's high-bandwidth memory (HBM).",
+            zh: "XLA 的 TPU 运行时没能在一个 TPU 核心的高带宽内存（HBM）里分配缓冲区。"
+        ),
+    };
+    out.push(verdict(
+        Code::CapacityExhausted,
+        say!(
+            en: "One TPU core's memory (HBM) is too small for what was put on it",
+            zh: "一个 TPU 核心的内存（HBM）放不下放到它上面的东西"
+        ),
+        what.then(say!(
+            en: "Each TPU core has its own HBM (8 GiB on a v2 core, 16 GiB or more on later ones) and the host's RAM does not count. Arrays that are not sharded, a model's weights included, are placed whole on one core.",
+            zh: "每个 TPU 核心都有自己的 HBM（v2 每核 8 GiB，后来的型号 16 GiB 或更多），主机内存不算在内。没有分片的数组（包括模型权重）会整个放到一个核心上。"
+        )),
+    ));
+}
+
+/// Keras's distribution API, JAX's shardings and PyTorch/XLA's SPMD all
+/// spread arrays over a TPU's cores.
+const TPU_SHARD: FixSpec = FixSpec::new(
+    "tpu-shard-across-cores",
+    "Shard the model across the TPU cores",
+    "把模型分片到各个 TPU 核心上",
+)
+.cost(Cost::Free)
+.sources(&[
+    "Keras documentation: keras.distribution (ModelParallel, DeviceMesh, LayoutMap)",
+    "JAX documentation: Distributed arrays and automatic parallelization (jax.sharding)",
+]);
+
+const TPU_SMALLER: FixSpec = FixSpec::new(
+    "tpu-smaller-model-or-work",
+    "Use a smaller or quantised model, or less work per step",
+    "换更小或量化的模型，或者每步少做一些",
+)
+.cost(Cost::Quality)
+.sources(&["Keras documentation: Model.quantize (int8)"]);
+
+fn tpu_fixes(f: &Finding, out: &mut Vec<Fix>) {
+    let shard = fix(
+        &TPU_SHARD,
+        say!(
+            en: "A TPU host has several cores (8 on a v2-8 or v3-8), each with its own HBM. Keras (JAX backend): set keras.distribution.ModelParallel with a DeviceMesh and a LayoutMap (KerasHub backbones provide get_layout_map) before from_preset, so the weights are split over the cores; JAX: place the parameters with jax.sharding.NamedSharding over a Mesh; PyTorch/XLA: its SPMD sharding or FSDP.",
+            zh: "一台 TPU 主机有多个核心（v2-8 或 v3-8 上是 8 个），每个都有自己的 HBM。Keras（JAX 后端）：在 from_preset 之前设置 keras.distribution.ModelParallel，配上 DeviceMesh 和 LayoutMap（KerasHub 的 backbone 提供 get_layout_map），权重就会分到各个核心上；JAX：用 Mesh 上的 jax.sharding.NamedSharding 放置参数；PyTorch/XLA：用它的 SPMD 分片或 FSDP。"
+        ),
+    );
+    let smaller = fix(
+        &TPU_SMALLER,
+        say!(
+            en: "A smaller model or preset, weights in bfloat16 or quantised to int8 (Keras 3: model.quantize(\"int8\")); for the activations, a smaller batch, shorter sequences and jax.checkpoint (remat) around blocks.",
+            zh: "换更小的模型或预设，权重用 bfloat16 或量化成 int8（Keras 3：model.quantize(\"int8\")）；对激活值，减小 batch、缩短序列，并用 jax.checkpoint（remat）包住各个块。"
+        ),
+    );
+    // A runtime buffer is an array being placed on the core, most often a
+    // model's weights: spreading them comes first. The compiler's estimate
+    // is a step's program: less work per step comes first.
+    if f.era == Some(Era::TpuCompile) && !super::setting::is_loading(f) {
+        out.push(smaller);
+        out.push(shard);
+    } else {
+        out.push(shard);
+        out.push(smaller);
+    }
+}
+
 /// `XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB`: read by XLA's GPU client, which
 /// JAX and TensorFlow embed.
 const RAISE_HOST_LIMIT: FixSpec = FixSpec::new(
@@ -312,27 +435,21 @@ fn xla_fixes(f: &Finding, out: &mut Vec<Fix>) {
         ));
         return;
     }
-    // A jaxlib that already preallocates 90% gains nothing from ".90":
-    // the computation must need less, and that comes first.
-    let ninety = preallocates_ninety_percent(f);
-    if ninety {
-        out.push(less_memory());
-    }
-    if f.era != Some(Era::DeviceAllocator) && !ninety {
-        out.push(fix(
-            &MEM_FRACTION,
-            say!(
-                en: "export XLA_PYTHON_CLIENT_MEM_FRACTION=.90 (before JAX starts) makes the preallocated pool 90% of the GPU instead of 75%; leave some room for the CUDA context and libraries.",
-                zh: "（在 JAX 启动前）export XLA_PYTHON_CLIENT_MEM_FRACTION=.90，预分配的池就占 GPU 的 90% 而不是 75%；给 CUDA 上下文和各种库留一些空间。"
-            ),
-        ));
+    // The computation needing less helps on every JAX and comes first: a
+    // JAX that already preallocates 90% gains nothing from ".90", and no
+    // message dates a 75% pool, so ".90" is offered with its condition.
+    out.push(less_memory());
+    if f.era != Some(Era::DeviceAllocator) {
+        if pool_default(f) == PoolDefault::Undated {
+            out.push(fix(
+                &MEM_FRACTION,
+                say!(
+                    en: "On a JAX from mid-2023 on, whose pool is 75% of the GPU by default, export XLA_PYTHON_CLIENT_MEM_FRACTION=.90 before JAX starts makes it 90%; leave some room for the CUDA context and libraries. The message does not date its JAX: an older one already preallocates 90%, and then this changes nothing.",
+                    zh: "如果是 2023 年年中以后的 JAX（池默认是 GPU 的 75%），在 JAX 启动前 export XLA_PYTHON_CLIENT_MEM_FRACTION=.90 就能把它调到 90%；给 CUDA 上下文和各种库留一些空间。报错看不出 JAX 的版本：更早的版本本来就预分配 90%，那样这一步没有用。"
+                ),
+            ));
+        }
         out.push(no_preallocate());
-    }
-    if f.era != Some(Era::DeviceAllocator) && ninety {
-        out.push(no_preallocate());
-    }
-    if !ninety {
-        out.push(less_memory());
     }
     if f.era == Some(Era::DeviceAllocator) {
         out.push(fix(
@@ -354,11 +471,25 @@ fn xla_fixes(f: &Finding, out: &mut Vec<Fix>) {
     }
 }
 
-/// A jaxlib from before 2023 (detect/xla.rs reads it from the message's
-/// line) preallocates 90% of the free memory by default; the default became
-/// 75% only later (JAX documentation: GPU memory allocation).
-fn preallocates_ninety_percent(f: &Finding) -> bool {
-    f.version_hint.as_deref() == Some(crate::detect::xla::OLD_JAXLIB)
+/// What the message tells of the jaxlib's preallocated pool. JAX's default
+/// was 90% (of the free memory, from jaxlib 0.4.1 of the total) until
+/// mid-2023, 75% since (JAX documentation: GPU memory allocation; its
+/// changelog): no message form dates a 75% pool, an old log line dates a
+/// 90% one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PoolDefault {
+    /// An old jaxlib (detect/xla.rs reads it from the message's line).
+    Ninety,
+    /// Nothing dates it.
+    Undated,
+}
+
+fn pool_default(f: &Finding) -> PoolDefault {
+    if f.version_hint.as_deref() == Some(crate::detect::xla::OLD_JAXLIB) {
+        PoolDefault::Ninety
+    } else {
+        PoolDefault::Undated
+    }
 }
 
 fn no_preallocate() -> Fix {
@@ -390,6 +521,8 @@ pub(super) const FIXES: &[FixSpec] = &[
     LESS_MEMORY,
     WHAT_ELSE_HOLDS_GPU,
     BUFFER_REPORT,
+    TPU_SHARD,
+    TPU_SMALLER,
 ];
 
 #[cfg(test)]
@@ -405,6 +538,49 @@ mod tests {
         assert!(!ids_have(&old, "jax-mem-fraction"), "{old:?}");
         let new = ids("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 4770354232 bytes.");
         assert!(ids_have(&new, "jax-mem-fraction"), "{new:?}");
+    }
+
+    /// The TPU runtime's buffer form (KerasNLP loading Gemma on a TPU VM,
+    /// fixtures/wild/1423.txt) and the TPU compiler's (fixtures/wild/214.txt)
+    /// are TPU memory: no GPU pool setting, no nvidia-smi. A buffer being
+    /// placed is spread over the cores first; a step's program is made
+    /// smaller first. A GPU's XLA message keeps the GPU's fixes.
+    #[test]
+    fn tpu_memory_gets_tpu_fixes() {
+        let buffer = include_str!("../../../../fixtures/wild/1423.txt");
+        let f = &crate::decode_str(buffer)[0];
+        assert_eq!(f.kind, crate::record::Kind::XlaOom);
+        assert_eq!(f.sizes.free_bytes, Some(2_469_606_195));
+        assert!(
+            f.diagnosis.headline.contains("TPU"),
+            "{}",
+            f.diagnosis.headline
+        );
+        assert_eq!(
+            ids(buffer),
+            ["tpu-shard-across-cores", "tpu-smaller-model-or-work"]
+        );
+        let compile = include_str!("../../../../fixtures/wild/214.txt");
+        assert_eq!(
+            ids(compile),
+            ["tpu-smaller-model-or-work", "tpu-shard-across-cores"]
+        );
+        let gpu = ids("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 4770354232 bytes.");
+        assert!(!gpu.iter().any(|x| x.starts_with("tpu-")), "{gpu:?}");
+        assert!(ids_have(&gpu, "jax-no-preallocate"), "{gpu:?}");
+    }
+
+    /// No message dates a 75% pool: making the computation smaller leads
+    /// whatever the jaxlib; ".90" follows with its condition, and not at
+    /// all for an old jaxlib's line.
+    #[test]
+    fn the_computation_leads_whatever_the_jaxlib() {
+        for text in [
+            "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 4770354232 bytes.",
+            "2019-06-13 01:17:08.886805: E external/org_tensorflow/tensorflow/compiler/xla/python/local_client.cc:672] Execution of replica 0 failed: Resource exhausted: Out of memory while trying to allocate 5520758552 bytes.",
+        ] {
+            assert_eq!(ids(text)[0], "jax-computation-less-memory", "{text}");
+        }
     }
 
     fn ids_have(ids: &[String], id: &str) -> bool {

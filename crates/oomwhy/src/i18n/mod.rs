@@ -135,8 +135,8 @@ messages! {
     AnnotationMessage { en: "Message ({0} line {1}): {2}", zh: "报错（{0} 第 {1} 行）：{2}", }
     FindingOne { en: "1 finding", zh: "1 个发现", }
     FindingMany { en: "{0} findings", zh: "{0} 个发现", }
-    CountOom { en: "{0} out-of-memory", zh: "{0} 个内存不足错误", }
-    CountLikelyOom { en: "{0} likely out-of-memory", zh: "{0} 个很可能的内存不足", }
+    CountOom { en: "{0} out-of-memory", zh: "{0} 个 OOM 错误", }
+    CountLikelyOom { en: "{0} likely out-of-memory", zh: "{0} 个很可能的 OOM", }
     CountCrashOne { en: "1 other crash", zh: "1 个其他崩溃", }
     CountCrashMany { en: "{0} other crashes", zh: "{0} 个其他崩溃", }
     CountWarningOne { en: "1 warning", zh: "1 个警告", }

@@ -760,7 +760,7 @@ mod tests {
         );
         assert_eq!(
             summary_line_in(&s, Lang::Zh),
-            "1 个发现：1 个内存不足错误（1 行，共 1 个输入）"
+            "1 个发现：1 个 OOM 错误（1 行，共 1 个输入）"
         );
     }
 

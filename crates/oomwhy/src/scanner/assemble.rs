@@ -151,11 +151,33 @@ impl Scanner {
         let mut finding = finding;
         let traceback = pending.traceback.or(finding.traceback.take());
         finding.phase = context::infer_phase(traceback.as_ref());
+        if traceback.is_none() && finding.phase.name == "unknown" {
+            // The same job's other rank was in this phase when the input
+            // ended: likely this rank's too, said with medium confidence.
+            let nearby = context::infer_phase(pending.nearby_traceback.as_ref());
+            if nearby.name != "unknown" {
+                finding.phase = crate::record::Phase {
+                    confidence: "medium".into(),
+                    evidence: nearby
+                        .evidence
+                        .into_iter()
+                        .map(|e| format!("another rank's traceback: {e}"))
+                        .collect(),
+                    ..nearby
+                };
+            }
+        }
         finding.traceback = traceback;
         finding.last_step = pending.last_step;
         finding.time = pending
             .time
             .map(|time| time.iter().map(|&b| char::from(b)).collect());
+        if let Some(card) = pending.stated_card_bytes {
+            finding
+                .facts
+                .entry(fact::STATED_CARD_BYTES.to_string())
+                .or_insert_with(|| card.to_string());
+        }
         if let Some(engine) = pending.engine {
             finding
                 .facts
@@ -269,7 +291,22 @@ impl Scanner {
         // In the order the messages started: two can start on one line (a
         // `\r` redraw for another rank), and the map's order is random.
         pendings.sort_by_key(|(_, pending)| pending.seq);
-        for (rank, pending) in pendings {
+        // A rank's traceback cut off by the end of the input (its rank
+        // crashed with the others; the paste ends inside it) tells the
+        // phase of the other ranks' messages that have no traceback.
+        let open: Vec<(Option<u32>, crate::record::Traceback)> = self
+            .ranks
+            .iter()
+            .filter_map(|(rank, state)| state.traceback.open_traceback().map(|tb| (*rank, tb)))
+            .collect();
+        for (rank, mut pending) in pendings {
+            if pending.traceback.is_none() {
+                if let [(other, tb)] = open.as_slice() {
+                    if *other != rank && other.is_some() && rank.is_some() {
+                        pending.nearby_traceback = Some(tb.clone());
+                    }
+                }
+            }
             self.finish_pending(pending, rank);
         }
     }
@@ -284,7 +321,22 @@ impl Scanner {
             .filter_map(|(rank, state)| state.pending.take().map(|p| (*rank, p)))
             .collect();
         pendings.sort_by_key(|(_, pending)| pending.seq);
-        for (rank, pending) in pendings {
+        // A rank's traceback cut off by the end of the input (its rank
+        // crashed with the others; the paste ends inside it) tells the
+        // phase of the other ranks' messages that have no traceback.
+        let open: Vec<(Option<u32>, crate::record::Traceback)> = self
+            .ranks
+            .iter()
+            .filter_map(|(rank, state)| state.traceback.open_traceback().map(|tb| (*rank, tb)))
+            .collect();
+        for (rank, mut pending) in pendings {
+            if pending.traceback.is_none() {
+                if let [(other, tb)] = open.as_slice() {
+                    if *other != rank && other.is_some() && rank.is_some() {
+                        pending.nearby_traceback = Some(tb.clone());
+                    }
+                }
+            }
             self.finish_pending(pending, rank);
         }
     }

@@ -54,11 +54,17 @@ pub(super) struct Pending {
     pub(super) prefix: String,
     pub(super) line: u64,
     pub(super) traceback: Option<Traceback>,
+    /// Another rank's traceback left open at the end of the input, for the
+    /// phase of a message that has none of its own.
+    pub(super) nearby_traceback: Option<Traceback>,
     pub(super) last_step: Option<u64>,
     /// The timestamp of the line it started on.
     pub(super) time: Option<LineTime>,
-    /// The serving engine a line prefix of the message named.
+    /// The serving engine a line prefix of the message named, or a
+    /// command line just before it launched.
     pub(super) engine: Option<&'static str>,
+    /// The card size the text just before the message states.
+    pub(super) stated_card_bytes: Option<u64>,
 }
 
 #[derive(Default)]
@@ -363,6 +369,8 @@ impl Scanner {
             shape,
         } = start;
         let last_step = self.progress_before(before, offset);
+        let stated = crate::context::stated_before(before);
+        let engine = engine.or(stated.engine);
         self.started += 1;
         let pending = Pending {
             family: FAMILIES[family_index],
@@ -374,9 +382,11 @@ impl Scanner {
             prefix: text[..start].to_string(),
             line: self.line_no,
             traceback,
+            nearby_traceback: None,
             last_step,
             time,
             engine,
+            stated_card_bytes: stated.card_bytes,
         };
         self.ranks.entry(rank).or_default().pending = Some(pending);
     }
