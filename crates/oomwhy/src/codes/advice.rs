@@ -121,7 +121,11 @@ mod tests {
 
     #[test]
     fn every_row_is_complete_in_both_languages() {
-        assert_eq!(all().len(), rows().count(), "a row lacks a column or a half");
+        assert_eq!(
+            all().len(),
+            rows().count(),
+            "a row lacks a column or a half"
+        );
         let mut ids = std::collections::HashSet::new();
         for advice in all() {
             assert!(ids.insert(advice.id), "{} twice", advice.id);
@@ -160,7 +164,10 @@ mod tests {
 
     #[test]
     fn every_memory_code_has_advice() {
-        for table in tables().iter().filter(|t| t.scanned || t.id == "absl_status") {
+        for table in tables()
+            .iter()
+            .filter(|t| t.scanned || t.id == "absl_status")
+        {
             for entry in table.entries.iter().filter(|e| e.class == Class::Memory) {
                 assert!(
                     lookup(entry.name, |_| false).is_some(),
@@ -181,7 +188,8 @@ mod tests {
         let in_trt = lookup(name, |w| trt.contains(w)).map(|a| a.id);
         assert_eq!(in_trt, Some("cudnn-execution-tensorrt"));
         // Caffe's check of the same status names no TensorRT.
-        let caffe = "Check failed: status == CUDNN_STATUS_SUCCESS (8 vs. 0)  CUDNN_STATUS_EXECUTION_FAILED";
+        let caffe =
+            "Check failed: status == CUDNN_STATUS_SUCCESS (8 vs. 0)  CUDNN_STATUS_EXECUTION_FAILED";
         let in_caffe = lookup(name, |w| caffe.contains(w)).map(|a| a.id);
         assert_eq!(in_caffe, Some("cudnn-execution"));
     }

@@ -7,6 +7,7 @@
 //! skipped (a test checks that none is), so a bad edit cannot panic a scan.
 
 pub mod advice;
+pub mod xid;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;

@@ -246,7 +246,10 @@ const FIND_KERNEL: FixSpec = FixSpec::new(
 )
 .vendors(&[Vendor::Nvidia, Vendor::Amd])
 .cost(Cost::Look)
-.sources(&["CUDA Programming Guide: CUDA_LAUNCH_BLOCKING", "compute-sanitizer documentation"]);
+.sources(&[
+    "CUDA Programming Guide: CUDA_LAUNCH_BLOCKING",
+    "compute-sanitizer documentation",
+]);
 
 const LIBRARY_HEADROOM: FixSpec = FixSpec::new(
     "status-leave-memory-for-library",
@@ -386,7 +389,12 @@ mod tests {
     #[test]
     fn every_advice_row_names_a_fix_of_this_family() {
         for row in advice::all() {
-            assert!(fix_spec(row.fix).is_some(), "{}: no fix {}", row.id, row.fix);
+            assert!(
+                fix_spec(row.fix).is_some(),
+                "{}: no fix {}",
+                row.id,
+                row.fix
+            );
         }
     }
 }
