@@ -385,6 +385,154 @@ pub(super) const FIXES: &[FixSpec] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::Kind;
+
+    /// The status finding of a real paste, with its Why (title and detail)
+    /// and its first fix, in English and Chinese.
+    struct Screen {
+        why: (String, String),
+        why_zh: (String, String),
+        fix: (String, String, String),
+        fix_zh: (String, String),
+    }
+
+    fn screen(paste: &str) -> Screen {
+        let findings = crate::decode_str(paste);
+        let f = findings
+            .iter()
+            .find(|f| f.kind == Kind::GpuRuntimeError)
+            .unwrap_or_else(|| panic!("no status finding: {findings:#?}"));
+        let v = &f.diagnosis.verdicts[0];
+        let v_zh = v.zh.clone().unwrap();
+        let x = &f.diagnosis.fixes[0];
+        let x_zh = x.zh.clone().unwrap();
+        Screen {
+            why: (v.title.clone(), v.detail.clone()),
+            why_zh: (v_zh.title, v_zh.text),
+            fix: (x.id.clone(), x.title.clone(), x.how.clone()),
+            fix_zh: (x_zh.title, x_zh.text),
+        }
+    }
+
+    /// No English sentence stands in for the Chinese.
+    fn chinese(text: &str) -> bool {
+        advice::has_chinese(text) && !text.contains("状态码表原文")
+    }
+
+    #[test]
+    fn cudnn_execution_failed_in_caffe_checks_the_build_first() {
+        // fixtures/wild/1427.txt: Caffe's CHECK on a cuDNN status.
+        let s = screen(include_str!("../../../../fixtures/wild/1427.txt"));
+        assert_eq!(s.why.0, "cuDNN could not run its GPU kernel");
+        assert!(
+            s.why.1.contains("does not support this GPU's architecture"),
+            "{}",
+            s.why.1
+        );
+        assert_eq!(s.fix.0, "status-build-for-this-gpu");
+        assert!(s.fix.2.contains("compute_cap"), "{}", s.fix.2);
+        assert!(chinese(&s.why_zh.0) && chinese(&s.why_zh.1) && chinese(&s.fix_zh.1));
+        assert!(s.why_zh.1.contains("架构"), "{}", s.why_zh.1);
+    }
+
+    #[test]
+    fn cudnn_execution_failed_inside_tensorrt_names_its_tactics() {
+        // fixtures/wild/1429.txt: TensorRT's convolution runner during an engine build.
+        let s = screen(include_str!("../../../../fixtures/wild/1429.txt"));
+        assert_eq!(s.why.0, "A cuDNN tactic failed inside TensorRT");
+        assert_eq!(s.fix.0, "status-match-library-versions");
+        assert!(s.fix.2.contains("--tacticSources=-CUDNN"), "{}", s.fix.2);
+        assert!(
+            s.fix_zh.1.contains("--tacticSources=-CUDNN"),
+            "{}",
+            s.fix_zh.1
+        );
+        assert!(chinese(&s.why_zh.0) && chinese(&s.why_zh.1));
+    }
+
+    #[test]
+    fn stream_capture_in_sglang_turns_cuda_graphs_off() {
+        // fixtures/wild/1570.txt: SGLang's MoE gate during CUDA-graph capture.
+        let s = screen(include_str!("../../../../fixtures/wild/1570.txt"));
+        assert_eq!(
+            s.why.0,
+            "Something ran that CUDA graph capture does not allow"
+        );
+        assert_eq!(s.fix.0, "status-run-without-cuda-graphs");
+        assert!(s.fix.2.contains("--disable-cuda-graph") && s.fix.2.contains("sgl-kernel"));
+        assert_eq!(s.fix_zh.0, "关掉 CUDA graph 跑一次");
+        assert!(chinese(&s.why_zh.1) && s.why_zh.0.contains("CUDA graph"));
+    }
+
+    #[test]
+    fn device_hung_is_a_tdr_with_its_registry_key() {
+        // fixtures/wild/1518.txt (Dawn on Direct3D 11) and 1519.txt (the
+        // Direct3D 12 debug layer's TDR message).
+        for paste in [
+            include_str!("../../../../fixtures/wild/1518.txt"),
+            include_str!("../../../../fixtures/wild/1519.txt"),
+        ] {
+            let s = screen(paste);
+            assert_eq!(s.why.0, "The GPU hung and Windows reset it (a TDR)");
+            assert_eq!(s.fix.0, "status-check-gpu-reset");
+            assert!(s.fix.2.contains("TdrDelay") && s.fix.2.contains("Event Viewer"));
+            assert!(s.fix_zh.1.contains("TdrDelay") && s.fix_zh.1.contains("事件查看器"));
+            assert!(chinese(&s.why_zh.0) && chinese(&s.why_zh.1));
+        }
+    }
+
+    #[test]
+    fn an_hresult_names_the_api_the_text_names() {
+        let d3d11 = crate::decode_str(include_str!("../../../../fixtures/wild/1518.txt"));
+        assert!(d3d11
+            .iter()
+            .any(|f| f.diagnosis.headline.contains("A Direct3D 11 call")));
+        // fixtures/wild/1563.txt: ONNX Runtime's DirectML execution provider.
+        let dml = crate::decode_str(include_str!("../../../../fixtures/wild/1563.txt"));
+        let f = dml
+            .iter()
+            .find(|f| f.kind == Kind::GpuRuntimeError)
+            .unwrap();
+        assert!(
+            f.diagnosis.headline.contains("DirectML"),
+            "{}",
+            f.diagnosis.headline
+        );
+        assert!(!f.diagnosis.headline.contains("DirectX 12"));
+    }
+
+    #[test]
+    fn device_removed_under_directml_suggests_the_cpu_provider() {
+        let s = screen(include_str!("../../../../fixtures/wild/1563.txt"));
+        assert_eq!(s.fix.0, "status-check-gpu-reset");
+        assert!(s.fix.2.contains("CPU execution provider"), "{}", s.fix.2);
+        assert!(s.why.1.contains("driver was reset"), "{}", s.why.1);
+        assert!(chinese(&s.why_zh.0) && chinese(&s.fix_zh.1));
+    }
+
+    #[test]
+    fn an_nvgpu_mmu_fault_points_at_the_fault_lines() {
+        // fixtures/wild/1439.txt: a Jetson camera pipeline's copy-engine fault.
+        let s = screen(include_str!("../../../../fixtures/wild/1439.txt"));
+        assert_eq!(s.why.0, "The Jetson GPU faulted on an unmapped address");
+        assert_eq!(s.fix.0, "status-read-fault-lines");
+        assert!(s.fix.2.contains("[MMU FAULT]") && s.fix.2.contains("0x0"));
+        assert!(chinese(&s.why_zh.1) && chinese(&s.fix_zh.1));
+    }
+
+    #[test]
+    fn a_code_without_advice_keeps_english_out_of_the_chinese_title() {
+        // cudaErrorInvalidSource (300) has no advice row: its Chinese title
+        // says what it is rather than print the table's English.
+        assert!(advice::lookup("cudaErrorInvalidSource", |_| false).is_none());
+        let findings = crate::decode_str(
+            "CUDA error: device kernel image is invalid (cudaErrorInvalidSource)\n",
+        );
+        if let Some(f) = findings.iter().find(|f| f.kind == Kind::GpuRuntimeError) {
+            let zh = f.diagnosis.verdicts[0].zh.clone().unwrap();
+            assert!(!zh.title.contains("The "), "{}", zh.title);
+        }
+    }
 
     #[test]
     fn every_advice_row_names_a_fix_of_this_family() {

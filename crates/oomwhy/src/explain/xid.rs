@@ -462,6 +462,60 @@ pub(super) const FIXES: &[FixSpec] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::Kind;
+
+    fn xids(paste: &str) -> Vec<Finding> {
+        crate::decode_str(paste)
+            .into_iter()
+            .filter(|f| f.kind == Kind::Xid)
+            .collect()
+    }
+
+    #[test]
+    fn xid_32_says_what_it_is_and_what_to_do_first() {
+        // fixtures/wild/1558.txt: Xid 32 twice, then Xid 31.
+        let found = xids(include_str!("../../../../fixtures/wild/1558.txt"));
+        let f = &found[0];
+        assert!(f
+            .diagnosis
+            .headline
+            .contains("Invalid or corrupted push buffer stream"));
+        let zh = f.diagnosis.headline_zh.clone().unwrap();
+        assert!(zh.contains("命令流"), "{zh}");
+        let v = &f.diagnosis.verdicts[0];
+        assert!(v.detail.contains("PCIe"), "{}", v.detail);
+        assert!(!v.detail.contains("does not describe"));
+        let fix = &f.diagnosis.fixes[0];
+        assert_eq!(fix.id, "xid-check-driver-and-pcie");
+        assert_eq!(fix.zh.as_ref().unwrap().title, "更新驱动并检查 PCIe 链路");
+    }
+
+    #[test]
+    fn a_fault_in_modprobe_is_not_an_application_to_restart() {
+        // fixtures/wild/1286.txt: Xid 31 in python3.12, then in modprobe,
+        // then Xid 154 "OS Reboot" on three GPUs.
+        let found = xids(include_str!("../../../../fixtures/wild/1286.txt"));
+        let app = &found[0];
+        assert_eq!(app.diagnosis.fixes[0].id, "xid-restart-application");
+        let tool = found
+            .iter()
+            .find(|f| f.facts.get("process").is_some_and(|p| p == "modprobe"))
+            .unwrap();
+        let first = &tool.diagnosis.fixes[0];
+        assert_eq!(first.id, "xid-reset-gpu");
+        assert!(!first.how.contains("debug it like"), "{}", first.how);
+        assert!(first.zh.as_ref().unwrap().text.contains("modprobe"));
+        assert!(!tool.diagnosis.verdicts[0]
+            .detail
+            .contains("Restart the application"));
+        // Xid 154 keeps the recovery action the line states.
+        let reboot = found
+            .iter()
+            .find(|f| f.facts.get("xid").is_some_and(|x| x == "154"))
+            .unwrap();
+        assert_eq!(reboot.diagnosis.fixes[0].id, "follow-xid-recovery-action");
+        assert!(reboot.diagnosis.headline.contains("OS Reboot"));
+    }
 
     #[test]
     fn every_xid_row_names_a_fix_of_this_family() {
