@@ -522,16 +522,15 @@ mod tests {
 
     #[test]
     fn a_code_without_advice_keeps_english_out_of_the_chinese_title() {
-        // cudaErrorInvalidSource (300) has no advice row: its Chinese title
-        // says what it is rather than print the table's English.
-        assert!(advice::lookup("cudaErrorInvalidSource", |_| false).is_none());
-        let findings = crate::decode_str(
-            "CUDA error: device kernel image is invalid (cudaErrorInvalidSource)\n",
-        );
-        if let Some(f) = findings.iter().find(|f| f.kind == Kind::GpuRuntimeError) {
-            let zh = f.diagnosis.verdicts[0].zh.clone().unwrap();
-            assert!(!zh.title.contains("The "), "{}", zh.title);
-        }
+        // fixtures/wild/1509.txt: RMM's free failing with cudaErrorMissingConfiguration,
+        // a code with no advice row.
+        assert!(advice::lookup("cudaErrorMissingConfiguration", |_| false).is_none());
+        let s = screen(include_str!("../../../../fixtures/wild/1509.txt"));
+        assert!(!s.why_zh.0.contains("The "), "{}", s.why_zh.0);
+        assert!(advice::has_chinese(&s.why_zh.0), "{}", s.why_zh.0);
+        // Its English title is still the table's meaning.
+        assert!(s.why.0.contains("not previously configured"), "{}", s.why.0);
+        assert_eq!(s.fix.0, "status-look-up-code");
     }
 
     #[test]
