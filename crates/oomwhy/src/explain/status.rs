@@ -343,6 +343,15 @@ const NCCL_DEBUG_LOG: FixSpec = FixSpec::new(
 .cost(Cost::Look)
 .sources(&["NCCL documentation: Environment Variables (NCCL_DEBUG)"]);
 
+/// Driver API calls (`cuCtxPushCurrent`) and CUDA's first error.
+const FIRST_CUDA_ERROR: FixSpec = FixSpec::new(
+    "status-find-first-cuda-error",
+    "Find the first CUDA error before it",
+    "找到它之前的第一个 CUDA 错误",
+)
+.vendors(&[Vendor::Nvidia])
+.cost(Cost::Look);
+
 /// nvgpu's `[MMU FAULT]` lines.
 const READ_FAULT_LINES: FixSpec = FixSpec::new(
     "status-read-fault-lines",
@@ -378,6 +387,7 @@ pub(super) const FIXES: &[FixSpec] = &[
     UNSUPPORTED_FEATURE,
     OTHER_CUDNN_PATH,
     NCCL_DEBUG_LOG,
+    FIRST_CUDA_ERROR,
     READ_FAULT_LINES,
     LOOK_UP_CODE,
 ];
