@@ -6,6 +6,9 @@
 //! The files are compiled in and parsed once. A row that does not parse is
 //! skipped (a test checks that none is), so a bad edit cannot panic a scan.
 
+pub mod advice;
+pub mod xid;
+
 use std::collections::HashMap;
 use std::sync::OnceLock;
 

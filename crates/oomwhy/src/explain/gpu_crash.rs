@@ -276,8 +276,8 @@ fn device_assert_verdict(f: &Finding) -> Verdict {
                 zh: "GPU kernel 自己的检查失败了"
             ),
             say!(
-                en: "A kernel checked a condition on its input and it failed (cudaErrorAssert, 710). The kernel prints the failed condition itself (`...: block: [..], thread: [..] Assertion `...` failed.`), usually to standard output, before the Python error or in another log file; that line names the problem. By far the most common cause is an index out of range: a token id ≥ the embedding size, a class label < 0 or ≥ the number of classes, a gather/scatter index outside the tensor. It is not an out-of-memory error, and CUDA reports it asynchronously, so the traceback may point at a later line.",
-                zh: "某个 kernel 检查了输入的一个条件，条件不成立（cudaErrorAssert，710）。kernel 会自己打印出失败的条件（`...: block: [..], thread: [..] Assertion `...` failed.`），通常打印到标准输出，出现在 Python 报错之前，或在另一个日志文件里；那一行说明了问题所在。绝大多数情况下原因是索引越界：token id ≥ embedding 大小、类别标签 < 0 或 ≥ 类别数、gather/scatter 的索引超出张量范围。这不是显存不足；CUDA 异步报告这个错误，所以调用栈可能指向更靠后的行。"
+                en: "A kernel checked a condition on its input and it failed (cudaErrorAssert, 710; 59 before CUDA 10.1). The kernel prints the failed condition itself (`...: block: [..], thread: [..] Assertion `...` failed.`), usually to standard output, before the Python error or in another log file; that line names the problem. By far the most common cause is an index out of range: a token id ≥ the embedding size, a class label < 0 or ≥ the number of classes, a gather/scatter index outside the tensor. It is not an out-of-memory error, and CUDA reports it asynchronously, so the traceback may point at a later line.",
+                zh: "某个 kernel 检查了输入的一个条件，条件不成立（cudaErrorAssert，710；CUDA 10.1 之前是 59）。kernel 会自己打印出失败的条件（`...: block: [..], thread: [..] Assertion `...` failed.`），通常打印到标准输出，出现在 Python 报错之前，或在另一个日志文件里；那一行说明了问题所在。绝大多数情况下原因是索引越界：token id ≥ embedding 大小、类别标签 < 0 或 ≥ 类别数、gather/scatter 的索引超出张量范围。这不是显存不足；CUDA 异步报告这个错误，所以调用栈可能指向更靠后的行。"
             ),
         );
     };

@@ -6,75 +6,10 @@ use super::common::{fact, fix, verdict};
 use super::docs::Code;
 use super::setting::Vendor;
 use super::Explain;
+use crate::codes::advice::{self, Advice};
 use crate::i18n::Said;
 use crate::record::{fact as key, Diagnosis, Finding, Fix, Verdict};
 use crate::say;
-
-/// Codes that say the driver is older than, or does not match, what the
-/// program was built for.
-const DRIVER_TOO_OLD: &[&str] = &[
-    "cudaErrorInsufficientDriver",
-    "cudaErrorCallRequiresNewerDriver",
-    "cudaErrorSystemDriverMismatch",
-    "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
-    "cudaErrorCompatNotSupportedOnDevice",
-    "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
-    "cudaErrorUnsupportedPtxVersion",
-    "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
-    "hipErrorInsufficientDriver",
-    "CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDA_DRIVER",
-    "VK_ERROR_INCOMPATIBLE_DRIVER",
-];
-
-/// The unknown error, which the runtime's first calls return when the
-/// driver is in a bad state (updated without a reboot, nvidia_uvm not
-/// loaded after suspend and resume).
-const DRIVER_STATE: &[&str] = &["cudaErrorUnknown", "CUDA_ERROR_UNKNOWN"];
-
-/// The calls that find and open the GPU: the first the runtime makes.
-const INIT_CALLS: &[&str] = &[
-    "cudaGetDeviceCount",
-    "cuInit",
-    "cudaSetDevice",
-    "cuDeviceGet",
-    "cudaGetDevice",
-    "CUDA initialization",
-];
-
-/// Codes that say no usable GPU was found.
-const NO_DEVICE: &[&str] = &[
-    "cudaErrorNoDevice",
-    "CUDA_ERROR_NO_DEVICE",
-    "hipErrorNoDevice",
-    "cudaErrorInvalidDevice",
-    "CUDA_ERROR_INVALID_DEVICE",
-    "hipErrorInvalidDevice",
-    "cudaErrorStubLibrary",
-    "CUDA_ERROR_STUB_LIBRARY",
-    "cudaErrorDevicesUnavailable",
-];
-
-/// Codes after which the process's GPU context is unusable: the fault is in
-/// a kernel that ran earlier, reported by whichever call came next.
-const STICKY_FAULT: &[&str] = &[
-    "cudaErrorLaunchTimeout",
-    "CUDA_ERROR_LAUNCH_TIMEOUT",
-    "cudaErrorHardwareStackError",
-    "CUDA_ERROR_HARDWARE_STACK_ERROR",
-    "cudaErrorIllegalInstruction",
-    "CUDA_ERROR_ILLEGAL_INSTRUCTION",
-    "cudaErrorInvalidAddressSpace",
-    "CUDA_ERROR_INVALID_ADDRESS_SPACE",
-    "cudaErrorInvalidPc",
-    "CUDA_ERROR_INVALID_PC",
-    "cudaErrorECCUncorrectable",
-    "CUDA_ERROR_ECC_UNCORRECTABLE",
-    "hipErrorLaunchTimeOut",
-    "CUBLAS_STATUS_EXECUTION_FAILED",
-    "CUDNN_STATUS_EXECUTION_FAILED",
-    "VK_ERROR_DEVICE_LOST",
-    "ZE_RESULT_ERROR_DEVICE_LOST",
-];
 
 /// Explains `Kind::GpuRuntimeError` findings.
 pub(super) struct GpuRuntimeError;
@@ -89,9 +24,47 @@ fn code_of(f: &Finding) -> Option<String> {
     }
 }
 
+/// The advice for the finding's code (`codes/advice.tsv`), a row whose
+/// context the finding shows first.
+fn advice_of(f: &Finding) -> Option<&'static Advice> {
+    let name = fact(f, key::ERROR_NAME)?;
+    advice::lookup(name, |word| shows(f, word))
+}
+
+/// Whether the finding's text, traceback or reporter holds `word`.
+fn shows(f: &Finding, word: &str) -> bool {
+    f.text.contains(word)
+        || fact(f, "reported_by").is_some_and(|r| r.contains(word))
+        || f.traceback.iter().any(|tb| {
+            tb.frames
+                .iter()
+                .any(|frame| frame.file.contains(word) || frame.function.contains(word))
+        })
+}
+
+/// Who returned the code. An HRESULT names no API by itself: the text says
+/// which one (Dawn's `ID3D11Device::...`, the debug layer's `D3D12 ERROR`,
+/// DirectML's execution provider); the table's title otherwise.
+fn who_of(f: &Finding) -> Option<String> {
+    let title = fact(f, "table_title")?;
+    if fact(f, "table") != Some("hresult") {
+        return Some(title.to_string());
+    }
+    let api = if f.text.contains("D3D11") {
+        "Direct3D 11"
+    } else if f.text.contains("DirectML") || f.text.contains("Dml") || f.text.contains("\\dml\\") {
+        "DirectML (Direct3D 12)"
+    } else if f.text.contains("D3D12") {
+        "Direct3D 12"
+    } else {
+        "DirectX"
+    };
+    Some(api.to_string())
+}
+
 impl Explain for GpuRuntimeError {
     fn headline(&self, f: &Finding) -> Said {
-        match (fact(f, "table_title"), code_of(f)) {
+        match (who_of(f), code_of(f)) {
             (Some(who), Some(code)) => say!(
                 en: "A {who} call returned {code}",
                 zh: "{who} 调用返回了 {code}",
@@ -116,29 +89,52 @@ impl Explain for GpuRuntimeError {
     }
 
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
-        let status = match (fact(f, "table_title"), code_of(f)) {
+        let status = match (who_of(f), code_of(f)) {
             (Some(who), Some(code)) => say!(
-                en: "{code} is a {who} status:",
+                en: "{code} is a {who} status.",
                 zh: "{code} 是 {who} 的状态码。",
                 code = code,
                 who = who
             ),
             (Some(who), None) => say!(
-                en: "an error status is a {who} status:",
+                en: "The error status is a {who} status.",
                 zh: "这是 {who} 的一个错误状态。",
                 who = who
             ),
             (None, Some(code)) => say!(
-                en: "{code} is a GPU runtime status:",
+                en: "{code} is a GPU runtime status.",
                 zh: "{code} 是 GPU 运行时的状态码。",
                 code = code
             ),
-            (None, None) => say!(
-                en: "an error status is a GPU runtime status:",
-                zh: "这是 GPU 运行时的一个错误状态。"
-            ),
+            (None, None) => Said::default(),
         };
-        // The table's meaning is English; the Chinese quotes it as such.
+        let maybe = fact(f, "code_class") == Some("maybe");
+        let not_oom = if maybe {
+            say!(
+                en: "It is not an out-of-memory status, but memory pressure is a common cause: the library could not allocate a handle or workspace and reported it this way.",
+                zh: "它本身不是显存不足的状态码，但显存吃紧是常见原因：库没能分配到句柄或工作区，就这样报了出来。"
+            )
+        } else {
+            say!(
+                en: "It is not an out-of-memory error.",
+                zh: "它不是显存不足错误。"
+            )
+        };
+        // The advice says what the code means in practice, in both
+        // languages; the code's place in its table follows.
+        if let Some(advice) = advice_of(f) {
+            let why = said(advice.why);
+            // A row for a code that may mean memory says so itself.
+            let tail = if maybe { status } else { status.then(not_oom) };
+            out.push(verdict(
+                Code::GpuStatusCode,
+                said(advice.title),
+                why.then(tail),
+            ));
+            return;
+        }
+        // A code without advice: the table's meaning, which is English;
+        // the Chinese quotes it as such.
         let meaning = match fact(f, "meaning") {
             Some(meaning) => say!(
                 en: "{meaning}",
@@ -150,30 +146,21 @@ impl Explain for GpuRuntimeError {
                 zh: "状态码表里没有它的说明。"
             ),
         };
-        let not_oom = if fact(f, "code_class") == Some("maybe") {
-            say!(
-                en: "It is not an out-of-memory status, but memory pressure is a common cause: the library could not allocate a handle or workspace and reported it this way.",
-                zh: "它本身不是显存不足的状态码，但显存吃紧是常见原因：库没能分配到句柄或工作区，就这样报了出来。"
-            )
-        } else {
-            say!(
-                en: "It is not an out-of-memory error.",
-                zh: "它不是显存不足错误。"
-            )
-        };
         // The meaning's first clause is the answer to "why" when it is short
-        // enough to be a title ("The installed NVIDIA CUDA driver is older
-        // than the CUDA runtime library").
+        // enough to be a title; the Chinese title says what kind of code it
+        // is rather than print English.
         let title = match fact(f, "meaning")
             .and_then(|m| m.split(['.', ';']).next())
             .map(str::trim)
             .filter(|clause| (12..=100).contains(&clause.len()))
         {
-            Some(clause) => say!(
-                en: "{clause}",
-                zh: "{clause}（状态码表原文）",
-                clause = clause
-            ),
+            Some(clause) => Said {
+                en: clause.to_string(),
+                zh: match code_of(f) {
+                    Some(code) => format!("{code} 的含义（见下方状态码表原文）"),
+                    None => "状态码的含义".to_string(),
+                },
+            },
             None => say!(en: "What the status code means", zh: "状态码的含义"),
         };
         out.push(verdict(
@@ -184,41 +171,13 @@ impl Explain for GpuRuntimeError {
     }
 
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
-        let name = fact(f, key::ERROR_NAME).unwrap_or("");
-        if DRIVER_TOO_OLD.contains(&name) {
-            out.push(fix(
-                &UPDATE_DRIVER,
-                say!(
-                    en: "The driver is older than the CUDA (or ROCm) the program was built with. Install a newer driver (`nvidia-smi` shows the highest CUDA version the driver supports), or install a build of the program or framework for an older CUDA.",
-                    zh: "驱动比程序编译时用的 CUDA（或 ROCm）旧。装一个更新的驱动（`nvidia-smi` 会显示驱动支持的最高 CUDA 版本），或者换成针对更旧 CUDA 编译的程序或框架版本。"
-                ),
-            ));
-        } else if DRIVER_STATE.contains(&name) && INIT_CALLS.iter().any(|c| f.text.contains(c)) {
-            out.push(fix(
-                &CHECK_DRIVER_STATE,
-                say!(
-                    en: "An unknown error from the runtime's first calls is usually the driver's state, not the program. Run `nvidia-smi`: \"Driver/library version mismatch\" means the driver was updated without a reboot, so reboot (or reload the nvidia kernel modules). Check that the nvidia_uvm module is loaded (`lsmod | grep nvidia_uvm`, `sudo modprobe nvidia-uvm`; it is often missing after suspend and resume), and look for Xid errors in `sudo dmesg | grep -i -e xid -e nvrm`.",
-                    zh: "运行时最初几个调用返回未知错误，通常是驱动的状态出了问题，不是程序的问题。运行 `nvidia-smi`：如果提示 \"Driver/library version mismatch\"，说明驱动更新后没有重启，重启即可（或重新加载 nvidia 内核模块）。确认 nvidia_uvm 模块已加载（`lsmod | grep nvidia_uvm`，`sudo modprobe nvidia-uvm`；休眠唤醒后常常丢失），并在 `sudo dmesg | grep -i -e xid -e nvrm` 里找 Xid 错误。"
-                ),
-            ));
-        } else if NO_DEVICE.contains(&name) {
-            out.push(fix(
-                &GPU_VISIBLE,
-                say!(
-                    en: "Run `nvidia-smi` (or `rocm-smi`) in the same environment; check `CUDA_VISIBLE_DEVICES`, and in a container that it was started with the GPU (`--gpus all`). A stub driver library on the library path also hides the GPU.",
-                    zh: "在同一环境里运行 `nvidia-smi`（或 `rocm-smi`）；检查 `CUDA_VISIBLE_DEVICES`；在容器里，检查它启动时带上了 GPU（`--gpus all`）。库路径上的驱动桩库（stub）也会让 GPU 不可见。"
-                ),
-            ));
-        } else if STICKY_FAULT.contains(&name) {
-            out.push(fix(
-                &FIND_KERNEL,
-                say!(
-                    en: "The error is reported by a call after the kernel that failed. Run again with `CUDA_LAUNCH_BLOCKING=1` so the failing call is reported where it happens, or under `compute-sanitizer`; a restart is needed to use the GPU again.",
-                    zh: "这个错误是由出错 kernel 之后的某个调用报告的。用 `CUDA_LAUNCH_BLOCKING=1` 重跑，让出错的调用在发生的地方报出来，或者在 `compute-sanitizer` 下运行；要重启进程才能再用 GPU。"
-                ),
-            ));
+        let advice = advice_of(f);
+        let first = advice.and_then(|a| Some((fix_spec(a.fix)?, a)));
+        if let Some((spec, advice)) = first {
+            out.push(fix(spec, said(advice.how)));
         }
-        if fact(f, "code_class") == Some("maybe") {
+        let first_id = first.map(|(spec, _)| spec.id);
+        if fact(f, "code_class") == Some("maybe") && first_id != Some(LIBRARY_HEADROOM.id) {
             out.push(fix(
                 &LIBRARY_HEADROOM,
                 say!(
@@ -227,14 +186,30 @@ impl Explain for GpuRuntimeError {
                 ),
             ));
         }
-        out.push(fix(
-            &LOOK_UP_CODE,
-            say!(
-                en: "The finding names the table, the code and where its meaning comes from (`oomwhy explain gpu_runtime_error` describes the tables). The call that returned it is usually on the same line or in the traceback.",
-                zh: "这条发现写明了状态码表、状态码以及含义的出处（`oomwhy explain gpu_runtime_error` 介绍这些表）。返回它的调用通常就在同一行或 traceback 里。"
-            ),
-        ));
+        // Pointing back to the tables helps only where no advice does.
+        if first.is_none() {
+            out.push(fix(
+                &LOOK_UP_CODE,
+                say!(
+                    en: "The finding names the table, the code and where its meaning comes from (`oomwhy explain gpu_runtime_error` describes the tables). The call that returned it is usually on the same line or in the traceback.",
+                    zh: "这条发现写明了状态码表、状态码以及含义的出处（`oomwhy explain gpu_runtime_error` 介绍这些表）。返回它的调用通常就在同一行或 traceback 里。"
+                ),
+            ));
+        }
     }
+}
+
+/// A text of the advice table, as a sentence in both languages.
+fn said(text: advice::Both) -> Said {
+    Said {
+        en: text.en.to_string(),
+        zh: text.zh.to_string(),
+    }
+}
+
+/// The fix an advice row names, by id.
+fn fix_spec(id: &str) -> Option<&'static FixSpec> {
+    FIXES.iter().find(|spec| spec.id == id)
 }
 
 /// Names CUDA's and ROCm's drivers and `nvidia-smi`.
@@ -245,13 +220,13 @@ const UPDATE_DRIVER: FixSpec = FixSpec::new(
 )
 .vendors(&[Vendor::Nvidia, Vendor::Amd]);
 
-/// The NVIDIA kernel modules, `nvidia-smi` and the kernel log.
+/// The kernel modules, `nvidia-smi` (or `rocm-smi`) and the kernel log.
 const CHECK_DRIVER_STATE: FixSpec = FixSpec::new(
     "check-gpu-driver-state",
     "Check the driver's state",
     "检查驱动的状态",
 )
-.vendors(&[Vendor::Nvidia])
+.vendors(&[Vendor::Nvidia, Vendor::Amd])
 .cost(Cost::Look);
 
 const GPU_VISIBLE: FixSpec = FixSpec::new(
@@ -262,20 +237,129 @@ const GPU_VISIBLE: FixSpec = FixSpec::new(
 .vendors(&[Vendor::Nvidia, Vendor::Amd])
 .cost(Cost::Look);
 
-/// Same title as the GPU-crash family's; CUDA's tools.
+/// Same title as the GPU-crash family's; CUDA's tools and HIP's
+/// serialisation switch.
 const FIND_KERNEL: FixSpec = FixSpec::new(
     "status-find-failing-kernel",
     "Find the kernel that failed",
     "找出出错的 kernel",
 )
-.vendors(&[Vendor::Nvidia])
-.cost(Cost::Look);
+.vendors(&[Vendor::Nvidia, Vendor::Amd])
+.cost(Cost::Look)
+.sources(&[
+    "CUDA Programming Guide: CUDA_LAUNCH_BLOCKING",
+    "compute-sanitizer documentation",
+]);
 
 const LIBRARY_HEADROOM: FixSpec = FixSpec::new(
     "status-leave-memory-for-library",
     "Leave GPU memory for the library",
     "给库留出显存",
 );
+
+const FREE_MEMORY: FixSpec = FixSpec::new(
+    "status-free-gpu-memory",
+    "Free memory or ask for less",
+    "释放内存或少申请一些",
+);
+
+/// Compute capabilities and architecture lists: NVIDIA's and AMD's.
+const BUILD_FOR_GPU: FixSpec = FixSpec::new(
+    "status-build-for-this-gpu",
+    "Check that the build supports this GPU",
+    "确认这个版本支持这块 GPU",
+)
+.vendors(&[Vendor::Nvidia, Vendor::Amd]);
+
+const AVOID_WATCHDOG: FixSpec = FixSpec::new(
+    "status-avoid-display-watchdog",
+    "Keep each kernel under the display watchdog's limit",
+    "让每个 kernel 不超过显示看门狗的时限",
+)
+.sources(&["Microsoft Learn: TDR registry keys (TdrDelay)"]);
+
+/// Engines' switches that turn CUDA graphs off.
+const NO_CUDA_GRAPHS: FixSpec = FixSpec::new(
+    "status-run-without-cuda-graphs",
+    "Run once without CUDA graphs",
+    "关掉 CUDA graph 跑一次",
+)
+.vendors(&[Vendor::Nvidia, Vendor::Amd])
+.cost(Cost::Look)
+.sources(&[
+    "SGLang server arguments: --disable-cuda-graph",
+    "vLLM engine arguments: --enforce-eager",
+]);
+
+const MATCH_VERSIONS: FixSpec = FixSpec::new(
+    "status-match-library-versions",
+    "Match the library versions",
+    "让库的版本互相匹配",
+)
+.vendors(&[Vendor::Nvidia]);
+
+const GPU_RESET: FixSpec = FixSpec::new(
+    "status-check-gpu-reset",
+    "Find why the GPU was reset, and update its driver",
+    "查明 GPU 为什么被重置，并更新驱动",
+)
+.sources(&["Microsoft Learn: Timeout Detection and Recovery (TDR)"]);
+
+const CHECK_ECC: FixSpec = FixSpec::new(
+    "status-check-ecc",
+    "Check the GPU memory's ECC errors",
+    "检查显存的 ECC 错误",
+)
+.cost(Cost::Look);
+
+/// `nvidia-smi` compute modes and NVIDIA's MPS.
+const GPU_MODE: FixSpec = FixSpec::new(
+    "status-check-gpu-mode",
+    "Check the GPU's compute mode and MPS",
+    "检查 GPU 的计算模式和 MPS",
+)
+.vendors(&[Vendor::Nvidia])
+.cost(Cost::Look);
+
+const UNSUPPORTED_FEATURE: FixSpec = FixSpec::new(
+    "status-avoid-unsupported-feature",
+    "Turn off the feature the platform lacks",
+    "关掉平台不支持的功能",
+);
+
+const OTHER_CUDNN_PATH: FixSpec = FixSpec::new(
+    "status-other-cudnn-path",
+    "Try another cuDNN path for these inputs",
+    "为这些输入换一条 cuDNN 路径",
+)
+.vendors(&[Vendor::Nvidia]);
+
+/// NCCL's (and RCCL's) debug switch.
+const NCCL_DEBUG_LOG: FixSpec = FixSpec::new(
+    "status-nccl-debug-log",
+    "Rerun with NCCL's debug log",
+    "打开 NCCL 的调试日志重跑",
+)
+.cost(Cost::Look)
+.sources(&["NCCL documentation: Environment Variables (NCCL_DEBUG)"]);
+
+/// Driver API calls (`cuCtxPushCurrent`) and CUDA's first error.
+const FIRST_CUDA_ERROR: FixSpec = FixSpec::new(
+    "status-find-first-cuda-error",
+    "Find the first CUDA error before it",
+    "找到它之前的第一个 CUDA 错误",
+)
+.vendors(&[Vendor::Nvidia])
+.cost(Cost::Look);
+
+/// nvgpu's `[MMU FAULT]` lines.
+const READ_FAULT_LINES: FixSpec = FixSpec::new(
+    "status-read-fault-lines",
+    "Read the driver's fault lines",
+    "读驱动记下的出错信息",
+)
+.vendors(&[Vendor::Nvidia])
+.cost(Cost::Look);
 
 const LOOK_UP_CODE: FixSpec = FixSpec::new(
     "status-look-up-code",
@@ -284,12 +368,190 @@ const LOOK_UP_CODE: FixSpec = FixSpec::new(
 )
 .cost(Cost::Look);
 
-/// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
+/// This family's fixes, for the catalogue (`explain::ALL_FIXES`); the
+/// advice rows name them by id.
 pub(super) const FIXES: &[FixSpec] = &[
     UPDATE_DRIVER,
     CHECK_DRIVER_STATE,
     GPU_VISIBLE,
     FIND_KERNEL,
     LIBRARY_HEADROOM,
+    FREE_MEMORY,
+    BUILD_FOR_GPU,
+    AVOID_WATCHDOG,
+    NO_CUDA_GRAPHS,
+    MATCH_VERSIONS,
+    GPU_RESET,
+    CHECK_ECC,
+    GPU_MODE,
+    UNSUPPORTED_FEATURE,
+    OTHER_CUDNN_PATH,
+    NCCL_DEBUG_LOG,
+    FIRST_CUDA_ERROR,
+    READ_FAULT_LINES,
     LOOK_UP_CODE,
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Kind;
+
+    /// The status finding of a real paste, with its Why (title and detail)
+    /// and its first fix, in English and Chinese.
+    struct Screen {
+        why: (String, String),
+        why_zh: (String, String),
+        fix: (String, String, String),
+        fix_zh: (String, String),
+    }
+
+    fn screen(paste: &str) -> Screen {
+        let findings = crate::decode_str(paste);
+        let f = findings
+            .iter()
+            .find(|f| f.kind == Kind::GpuRuntimeError)
+            .unwrap_or_else(|| panic!("no status finding: {findings:#?}"));
+        let v = &f.diagnosis.verdicts[0];
+        let v_zh = v.zh.clone().unwrap();
+        let x = &f.diagnosis.fixes[0];
+        let x_zh = x.zh.clone().unwrap();
+        Screen {
+            why: (v.title.clone(), v.detail.clone()),
+            why_zh: (v_zh.title, v_zh.text),
+            fix: (x.id.clone(), x.title.clone(), x.how.clone()),
+            fix_zh: (x_zh.title, x_zh.text),
+        }
+    }
+
+    /// No English sentence stands in for the Chinese.
+    fn chinese(text: &str) -> bool {
+        advice::has_chinese(text) && !text.contains("状态码表原文")
+    }
+
+    #[test]
+    fn cudnn_execution_failed_in_caffe_checks_the_build_first() {
+        // fixtures/wild/1427.txt: Caffe's CHECK on a cuDNN status.
+        let s = screen(include_str!("../../../../fixtures/wild/1427.txt"));
+        assert_eq!(s.why.0, "cuDNN could not run its GPU kernel");
+        assert!(
+            s.why.1.contains("does not support this GPU's architecture"),
+            "{}",
+            s.why.1
+        );
+        assert_eq!(s.fix.0, "status-build-for-this-gpu");
+        assert!(s.fix.2.contains("compute_cap"), "{}", s.fix.2);
+        assert!(chinese(&s.why_zh.0) && chinese(&s.why_zh.1) && chinese(&s.fix_zh.1));
+        assert!(s.why_zh.1.contains("架构"), "{}", s.why_zh.1);
+    }
+
+    #[test]
+    fn cudnn_execution_failed_inside_tensorrt_names_its_tactics() {
+        // fixtures/wild/1429.txt: TensorRT's convolution runner during an engine build.
+        let s = screen(include_str!("../../../../fixtures/wild/1429.txt"));
+        assert_eq!(s.why.0, "A cuDNN tactic failed inside TensorRT");
+        assert_eq!(s.fix.0, "status-match-library-versions");
+        assert!(s.fix.2.contains("--tacticSources=-CUDNN"), "{}", s.fix.2);
+        assert!(
+            s.fix_zh.1.contains("--tacticSources=-CUDNN"),
+            "{}",
+            s.fix_zh.1
+        );
+        assert!(chinese(&s.why_zh.0) && chinese(&s.why_zh.1));
+    }
+
+    #[test]
+    fn stream_capture_in_sglang_turns_cuda_graphs_off() {
+        // fixtures/wild/1570.txt: SGLang's MoE gate during CUDA-graph capture.
+        let s = screen(include_str!("../../../../fixtures/wild/1570.txt"));
+        assert_eq!(
+            s.why.0,
+            "Something ran that CUDA graph capture does not allow"
+        );
+        assert_eq!(s.fix.0, "status-run-without-cuda-graphs");
+        assert!(s.fix.2.contains("--disable-cuda-graph") && s.fix.2.contains("sgl-kernel"));
+        assert_eq!(s.fix_zh.0, "关掉 CUDA graph 跑一次");
+        assert!(chinese(&s.why_zh.1) && s.why_zh.0.contains("CUDA graph"));
+    }
+
+    #[test]
+    fn device_hung_is_a_tdr_with_its_registry_key() {
+        // fixtures/wild/1518.txt (Dawn on Direct3D 11) and 1519.txt (the
+        // Direct3D 12 debug layer's TDR message).
+        for paste in [
+            include_str!("../../../../fixtures/wild/1518.txt"),
+            include_str!("../../../../fixtures/wild/1519.txt"),
+        ] {
+            let s = screen(paste);
+            assert_eq!(s.why.0, "The GPU hung and Windows reset it (a TDR)");
+            assert_eq!(s.fix.0, "status-check-gpu-reset");
+            assert!(s.fix.2.contains("TdrDelay") && s.fix.2.contains("Event Viewer"));
+            assert!(s.fix_zh.1.contains("TdrDelay") && s.fix_zh.1.contains("事件查看器"));
+            assert!(chinese(&s.why_zh.0) && chinese(&s.why_zh.1));
+        }
+    }
+
+    #[test]
+    fn an_hresult_names_the_api_the_text_names() {
+        let d3d11 = crate::decode_str(include_str!("../../../../fixtures/wild/1518.txt"));
+        assert!(d3d11
+            .iter()
+            .any(|f| f.diagnosis.headline.contains("A Direct3D 11 call")));
+        // fixtures/wild/1563.txt: ONNX Runtime's DirectML execution provider.
+        let dml = crate::decode_str(include_str!("../../../../fixtures/wild/1563.txt"));
+        let f = dml
+            .iter()
+            .find(|f| f.kind == Kind::GpuRuntimeError)
+            .unwrap();
+        assert!(
+            f.diagnosis.headline.contains("DirectML"),
+            "{}",
+            f.diagnosis.headline
+        );
+        assert!(!f.diagnosis.headline.contains("DirectX 12"));
+    }
+
+    #[test]
+    fn device_removed_under_directml_suggests_the_cpu_provider() {
+        let s = screen(include_str!("../../../../fixtures/wild/1563.txt"));
+        assert_eq!(s.fix.0, "status-check-gpu-reset");
+        assert!(s.fix.2.contains("CPU execution provider"), "{}", s.fix.2);
+        assert!(s.why.1.contains("driver was reset"), "{}", s.why.1);
+        assert!(chinese(&s.why_zh.0) && chinese(&s.fix_zh.1));
+    }
+
+    #[test]
+    fn an_nvgpu_mmu_fault_points_at_the_fault_lines() {
+        // fixtures/wild/1439.txt: a Jetson camera pipeline's copy-engine fault.
+        let s = screen(include_str!("../../../../fixtures/wild/1439.txt"));
+        assert_eq!(s.why.0, "The Jetson GPU faulted on an unmapped address");
+        assert_eq!(s.fix.0, "status-read-fault-lines");
+        assert!(s.fix.2.contains("[MMU FAULT]") && s.fix.2.contains("0x0"));
+        assert!(chinese(&s.why_zh.1) && chinese(&s.fix_zh.1));
+    }
+
+    #[test]
+    fn a_code_without_advice_keeps_english_out_of_the_chinese_title() {
+        // fixtures/wild/1509.txt: RMM's free failing with cudaErrorMissingConfiguration,
+        // a code with no advice row.
+        assert!(advice::lookup("cudaErrorMissingConfiguration", |_| false).is_none());
+        let s = screen(include_str!("../../../../fixtures/wild/1509.txt"));
+        assert!(!s.why_zh.0.contains("The "), "{}", s.why_zh.0);
+        assert!(advice::has_chinese(&s.why_zh.0), "{}", s.why_zh.0);
+        // Its English title is still the table's meaning.
+        assert!(s.why.0.contains("not previously configured"), "{}", s.why.0);
+        assert_eq!(s.fix.0, "status-look-up-code");
+    }
+
+    #[test]
+    fn every_advice_row_names_a_fix_of_this_family() {
+        for row in advice::all() {
+            assert!(
+                fix_spec(row.fix).is_some(),
+                "{}: no fix {}",
+                row.id,
+                row.fix
+            );
+        }
+    }
+}

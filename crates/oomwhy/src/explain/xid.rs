@@ -16,7 +16,7 @@ pub(super) struct Xid;
 impl Explain for Xid {
     fn headline(&self, f: &Finding) -> Said {
         let code = fact(f, fact::XID).unwrap_or("?");
-        match xid_info(code) {
+        match described(f) {
             Some(info) => say_parts!(
                 en: "NVIDIA driver Xid {code}: {title}",
                 zh: "NVIDIA 驱动报告 Xid {code}：{title}",
@@ -68,7 +68,15 @@ impl Explain for Xid {
         } else if let Some(action) = recovery_action(f) {
             out.push(recovery_fix(action));
         } else if let Some(info) = xid_info(code) {
-            out.push(fix(&FOLLOW_NVIDIA_XID_ACTION, info.action.said()));
+            match system_process(f) {
+                Some(process) if !info.hardware => {
+                    out.push(fix(&RESET_GPU, system_fault_action(process)))
+                }
+                _ => {
+                    let spec = xid_fix(info.fix).unwrap_or(&FOLLOW_RECOVERY_ACTION);
+                    out.push(fix(spec, info.action.said()))
+                }
+            }
         }
         out.push(fix(
             &CHECK_GPU_HEALTH,
@@ -94,103 +102,30 @@ pub(super) struct Text {
     pub zh: &'static str,
 }
 
-/// What NVIDIA's Xid documentation says about the codes ML jobs meet.
+/// What NVIDIA's Xid documentation says about a code.
 pub(super) struct XidInfo {
     pub title: Text,
     pub meaning: Text,
     pub action: Text,
     /// The GPU or its connection, not the program.
     pub hardware: bool,
+    /// The fix that carries out `action`, by id.
+    pub fix: &'static str,
 }
 
+/// What NVIDIA's Xid catalog says about a code (`codes/xid.tsv`).
 pub(super) fn xid_info(code: &str) -> Option<XidInfo> {
-    let text = |en, zh| Text { en, zh };
-    let info = |title, meaning, action, hardware| XidInfo {
-        title,
-        meaning,
-        action,
-        hardware,
+    let entry = crate::codes::xid::get(code)?;
+    let text = |both: crate::codes::advice::Both| Text {
+        en: both.en,
+        zh: both.zh,
     };
-    Some(match code {
-        "13" => info(
-            text("Graphics engine exception", "图形引擎异常"),
-            text("The GPU's compute engine raised an exception while running a kernel. NVIDIA lists application errors (such as an out-of-range access in a kernel) as well as driver and hardware faults as causes; its catalog's immediate action is to restart the application.", "GPU 的计算引擎在运行 kernel 时抛出了异常。NVIDIA 列出的原因既有应用自身的错误（如 kernel 里的越界访问），也有驱动和硬件故障；它的目录给出的第一步处理是重启应用。"),
-            text("Restart the application. If it recurs in the same program, debug it like an illegal memory access (CUDA_LAUNCH_BLOCKING=1, compute-sanitizer); if it recurs across programs, run DCGM diagnostics (dcgmi diag -r 2).", "重启应用。如果同一个程序里反复出现，就按非法内存访问来排查（CUDA_LAUNCH_BLOCKING=1、compute-sanitizer）；如果不同程序都出现，运行 DCGM 诊断（dcgmi diag -r 2）。"),
-            false,
-        ),
-        "31" => info(
-            text("GPU memory page fault", "GPU 显存页错误"),
-            text("A kernel accessed a GPU virtual address that is not mapped (an MMU fault): usually an application bug (an illegal memory access) or a driver bug, rarely hardware.", "某个 kernel 访问了一个没有映射的 GPU 虚拟地址（MMU 错误）：通常是应用的 bug（非法内存访问）或驱动的 bug，很少是硬件问题。"),
-            text("Restart the application and debug it like an illegal memory access (compute-sanitizer --tool memcheck).", "重启应用，并按非法内存访问来排查（compute-sanitizer --tool memcheck）。"),
-            false,
-        ),
-        "43" => info(
-            text("GPU stopped processing", "GPU 停止处理"),
-            text("The driver stopped the faulting application's work on the GPU after an error in that application (NVIDIA lists user-application and driver errors as causes). The GPU normally stays usable for other work.", "应用出错后，驱动停止了这个出错应用在 GPU 上的工作（NVIDIA 列出的原因是用户应用错误和驱动错误）。这块 GPU 通常还能继续用于其他工作。"),
-            text("Restart the application; look for the application's own CUDA error in its log.", "重启应用；在应用自己的日志里找它的 CUDA 错误。"),
-            false,
-        ),
-        "45" => info(
-            text("Preemptive cleanup, due to previous errors", "之前出错后的抢占式清理"),
-            text("The driver cleaned up an application's GPU work because of an earlier error, or because the process was killed while work was pending. It is a follow-up, not a cause.", "因为更早的一个错误，或者因为进程在还有工作未完成时被杀掉，驱动清理了这个应用在 GPU 上的工作。它是后续事件，不是原因。"),
-            text("Look at the Xid or application error just before it.", "看它之前紧挨着的那个 Xid 或应用错误。"),
-            false,
-        ),
-        "48" => info(
-            text("Double-bit ECC error", "双比特 ECC 错误"),
-            text("An uncorrectable (double-bit) ECC error in GPU memory: a hardware memory error. Applications using that memory are affected.", "显存里出现了无法纠正的（双比特）ECC 错误：这是硬件的显存错误。用到这块显存的应用都会受影响。"),
-            text("Reset the GPU (nvidia-smi -r) or reboot so the bad memory is retired or remapped; if it recurs, have the GPU serviced.", "重置 GPU（nvidia-smi -r）或重启，让坏掉的显存被退役或重映射；如果反复出现，就把 GPU 送修。"),
-            true,
-        ),
-        "63" => info(
-            text("ECC page retirement or row-remapping event", "ECC 页退役或行重映射事件"),
-            text("After ECC errors the driver recorded a memory page to retire (older GPUs) or a row to remap (A100 and newer); it takes effect after the GPU is reset.", "出现 ECC 错误后，驱动记录了一个要退役的显存页（较老的 GPU）或一行要重映射的显存（A100 及更新的 GPU）；GPU 重置后才生效。"),
-            text("Reset the GPU or reboot at a convenient time; check `nvidia-smi -q -d ROW_REMAPPER` (or PAGE_RETIREMENT on older GPUs).", "在方便的时候重置 GPU 或重启；检查 `nvidia-smi -q -d ROW_REMAPPER`（较老的 GPU 看 PAGE_RETIREMENT）。"),
-            true,
-        ),
-        "64" => info(
-            text("ECC page retirement or row-remapping failure", "ECC 页退役或行重映射失败"),
-            text("The driver failed to record a page retirement or row remapping after ECC errors.", "出现 ECC 错误后，驱动没能记录页退役或行重映射。"),
-            text("Reset the GPU; if it recurs, the GPU needs service (RMA).", "重置 GPU；如果反复出现，GPU 需要送修（RMA）。"),
-            true,
-        ),
-        "74" => info(
-            text("NVLink error", "NVLink 错误"),
-            text("An error on an NVLink connection between GPUs (or between a GPU and an NVSwitch).", "GPU 之间（或 GPU 与 NVSwitch 之间）的 NVLink 连接出错。"),
-            text("Check `nvidia-smi nvlink -e`; reset the GPUs or the node; recurring errors need hardware service.", "检查 `nvidia-smi nvlink -e`；重置这些 GPU 或整个节点；反复出错就需要硬件维修。"),
-            true,
-        ),
-        "79" => info(
-            text("GPU has fallen off the bus", "GPU 从总线上掉线"),
-            text("The driver lost contact with the GPU over PCIe; the GPU is unusable until the node is rebooted. The causes are in the hardware or platform: power delivery, overheating, a PCIe slot or riser fault.", "驱动通过 PCIe 联系不上这块 GPU 了；重启节点之前它都不能用。原因在硬件或平台：供电、过热、PCIe 插槽或转接卡故障。"),
-            text("Reboot (power-cycle) the node; check power and temperatures; if it recurs on the same GPU, have it serviced.", "重启节点（断电重启）；检查供电和温度；同一块 GPU 反复出现就送修。"),
-            true,
-        ),
-        "92" => info(
-            text("High single-bit ECC error rate", "单比特 ECC 错误率过高"),
-            text("Correctable (single-bit) ECC errors occur at a high rate. Data is still corrected; the rate is an early warning of failing memory.", "可纠正的（单比特）ECC 错误出现得很频繁。数据仍会被纠正；这个错误率是显存快要坏掉的早期预警。"),
-            text("Watch `nvidia-smi -q -d ECC`; plan maintenance if the rate keeps rising.", "留意 `nvidia-smi -q -d ECC`；如果错误率持续上升，就安排维护。"),
-            true,
-        ),
-        "94" => info(
-            text("Contained ECC error", "已隔离的 ECC 错误"),
-            text("An uncorrectable ECC error that the GPU contained: only the application(s) using the affected memory are hit and must restart; other applications keep running.", "一个无法纠正、但被 GPU 隔离住的 ECC 错误：只有用到受影响显存的应用会受影响，必须重启；其他应用照常运行。"),
-            text("Restart the affected application; reset the GPU at a convenient time so the row remapping takes effect.", "重启受影响的应用；在方便的时候重置 GPU，让行重映射生效。"),
-            true,
-        ),
-        "95" => info(
-            text("Uncontained ECC error", "未隔离的 ECC 错误"),
-            text("An uncorrectable ECC error that could not be contained: every application on this GPU is affected.", "一个无法纠正、也没能隔离的 ECC 错误：这块 GPU 上的所有应用都受影响。"),
-            text("Stop the work on this GPU and reset it (nvidia-smi -r) or reboot; recurring errors need hardware service.", "停掉这块 GPU 上的工作，然后重置它（nvidia-smi -r）或重启；反复出错就需要硬件维修。"),
-            true,
-        ),
-        "119" => info(
-            text("GSP RPC timeout", "GSP RPC 超时"),
-            text("The GPU System Processor (GSP, firmware that runs part of the driver on the GPU) did not answer the driver in time.", "GPU 系统处理器（GSP，在 GPU 上运行部分驱动功能的固件）没有及时回应驱动。"),
-            text("Reset the GPU or reboot the node and update the driver; contact your provider or NVIDIA support if it recurs.", "重置 GPU 或重启节点，并更新驱动；如果反复出现，联系你的云服务商或 NVIDIA 支持。"),
-            true,
-        ),
-        _ => return None,
+    Some(XidInfo {
+        title: text(entry.title),
+        meaning: text(entry.meaning),
+        action: text(entry.action),
+        hardware: entry.hardware,
+        fix: entry.fix,
     })
 }
 
@@ -202,6 +137,43 @@ impl Text {
             zh: self.zh.to_string(),
         }
     }
+}
+
+/// The table's entry for the finding's Xid, unless the line states the
+/// GPU's recovery action (Xid 154): the stated action says more.
+fn described(f: &Finding) -> Option<XidInfo> {
+    if recovery_action(f).is_some() {
+        return None;
+    }
+    xid_info(fact(f, fact::XID)?)
+}
+
+/// Processes of the driver's own tooling: a fault the driver attributes to
+/// one of them (`name=modprobe` while the module loads) came from the
+/// driver or the system, not from an application to restart and debug.
+const SYSTEM_PROCESSES: &[&str] = &[
+    "modprobe",
+    "nvidia-modprobe",
+    "insmod",
+    "rmmod",
+    "nvidia-smi",
+    "nvidia-persistenced",
+    "nv-fabricmanager",
+    "nvidia-fabricmanager",
+];
+
+/// The process the line names, when it is one of [`SYSTEM_PROCESSES`].
+fn system_process(f: &Finding) -> Option<&str> {
+    fact(f, fact::PROCESS).filter(|name| SYSTEM_PROCESSES.contains(name))
+}
+
+/// What to do about a fault in the driver's own tooling.
+fn system_fault_action(process: &str) -> Said {
+    say!(
+        en: "The fault belongs to {process}, part of the driver's own tooling, not to an application: restarting or debugging a program will not help. Stop the work on this GPU and reset it (`sudo nvidia-smi -r -i <gpu>`) or reboot the node, update the driver, and run NVIDIA's diagnostics (`dcgmi diag -r 2`) if it recurs.",
+        zh: "出错的是 {process}，属于驱动自身的工具，不是某个应用：重启或调试程序都没有用。停掉这块 GPU 上的工作，然后重置它（`sudo nvidia-smi -r -i <gpu>`）或重启节点，更新驱动；如果反复出现，运行 NVIDIA 的诊断（`dcgmi diag -r 2`）。",
+        process = process
+    )
 }
 
 /// The earlier Xid a follow-up event names (`... caused by previous Xid 149`).
@@ -269,7 +241,7 @@ fn xid_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         ),
         _ => Said::default(),
     };
-    let Some(info) = xid_info(code) else {
+    let Some(info) = described(f) else {
         // A line that states its recovery action says what the GPU needs.
         let unknown = match recovery_action(f) {
             Some(action) => say!(
@@ -325,7 +297,10 @@ fn xid_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         None => say_parts!(
             en: "What to do: {action}",
             zh: "处理办法：{action}",
-            action = info.action.said()
+            action = match system_process(f) {
+                Some(process) if !info.hardware => system_fault_action(process),
+                _ => info.action.said(),
+            }
         ),
     };
     out.push(verdict(
@@ -373,13 +348,71 @@ const LOOK_UP_CAUSING_XID: FixSpec = FixSpec::new(
 .cost(Cost::Look)
 .sources(&["NVIDIA Xid catalog (docs.nvidia.com/deploy/xid-errors)"]);
 
-const FOLLOW_NVIDIA_XID_ACTION: FixSpec = FixSpec::new(
-    "follow-nvidia-xid-action",
-    "Do what NVIDIA recommends for this Xid",
-    "按 NVIDIA 对这个 Xid 的建议处理",
+/// The fixes that carry out NVIDIA's action for an Xid, named by
+/// `codes/xid.tsv`: each title says the action itself.
+const RESTART_APPLICATION: FixSpec = FixSpec::new(
+    "xid-restart-application",
+    "Restart the application",
+    "重启应用",
 )
 .vendors(&[Vendor::Nvidia])
 .sources(&["NVIDIA Xid catalog (docs.nvidia.com/deploy/xid-errors)"]);
+
+const RESET_GPU: FixSpec = FixSpec::new(
+    "xid-reset-gpu",
+    "Reset the GPU or reboot",
+    "重置 GPU 或重启",
+)
+.vendors(&[Vendor::Nvidia])
+.sources(&["NVIDIA Xid catalog (docs.nvidia.com/deploy/xid-errors)"]);
+
+const REBOOT_NODE: FixSpec = FixSpec::new(
+    "xid-reboot-node",
+    "Reboot the node and check its hardware",
+    "重启节点并检查硬件",
+)
+.vendors(&[Vendor::Nvidia])
+.sources(&["NVIDIA Xid catalog (docs.nvidia.com/deploy/xid-errors)"]);
+
+const CHECK_DRIVER_AND_PCIE: FixSpec = FixSpec::new(
+    "xid-check-driver-and-pcie",
+    "Update the driver and check the PCIe link",
+    "更新驱动并检查 PCIe 链路",
+)
+.vendors(&[Vendor::Nvidia])
+.sources(&["NVIDIA Xid catalog (docs.nvidia.com/deploy/xid-errors)"]);
+
+const CHECK_NVLINK: FixSpec = FixSpec::new(
+    "xid-check-nvlink",
+    "Check the NVLink links",
+    "检查 NVLink 链路",
+)
+.vendors(&[Vendor::Nvidia])
+.cost(Cost::Look)
+.sources(&["NVIDIA Xid catalog (docs.nvidia.com/deploy/xid-errors)"]);
+
+const WATCH_ECC_RATE: FixSpec = FixSpec::new(
+    "xid-watch-ecc-rate",
+    "Watch the ECC error rate",
+    "留意 ECC 错误率",
+)
+.vendors(&[Vendor::Nvidia])
+.cost(Cost::Look)
+.sources(&["NVIDIA Xid catalog (docs.nvidia.com/deploy/xid-errors)"]);
+
+const LOOK_AT_EARLIER_ERROR: FixSpec = FixSpec::new(
+    "xid-look-at-earlier-error",
+    "Look at the error just before it",
+    "看它之前紧挨着的那个错误",
+)
+.vendors(&[Vendor::Nvidia])
+.cost(Cost::Look)
+.sources(&["NVIDIA Xid catalog (docs.nvidia.com/deploy/xid-errors)"]);
+
+/// The fix an Xid's row names, by id.
+fn xid_fix(id: &str) -> Option<&'static FixSpec> {
+    FIXES.iter().find(|spec| spec.id == id)
+}
 
 /// The recovery action an Xid 154 line states.
 const FOLLOW_RECOVERY_ACTION: FixSpec = FixSpec::new(
@@ -414,8 +447,85 @@ const KEEP_KERNEL_LOG: FixSpec = FixSpec::new(
 pub(super) const FIXES: &[FixSpec] = &[
     ACT_ON_CAUSING_XID,
     LOOK_UP_CAUSING_XID,
-    FOLLOW_NVIDIA_XID_ACTION,
+    RESTART_APPLICATION,
+    RESET_GPU,
+    REBOOT_NODE,
+    CHECK_DRIVER_AND_PCIE,
+    CHECK_NVLINK,
+    WATCH_ECC_RATE,
+    LOOK_AT_EARLIER_ERROR,
     FOLLOW_RECOVERY_ACTION,
     CHECK_GPU_HEALTH,
     KEEP_KERNEL_LOG,
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Kind;
+
+    fn xids(paste: &str) -> Vec<Finding> {
+        crate::decode_str(paste)
+            .into_iter()
+            .filter(|f| f.kind == Kind::Xid)
+            .collect()
+    }
+
+    #[test]
+    fn xid_32_says_what_it_is_and_what_to_do_first() {
+        // fixtures/wild/1558.txt: Xid 32 twice, then Xid 31.
+        let found = xids(include_str!("../../../../fixtures/wild/1558.txt"));
+        let f = &found[0];
+        assert!(f
+            .diagnosis
+            .headline
+            .contains("Invalid or corrupted push buffer stream"));
+        let zh = f.diagnosis.headline_zh.clone().unwrap();
+        assert!(zh.contains("命令流"), "{zh}");
+        let v = &f.diagnosis.verdicts[0];
+        assert!(v.detail.contains("PCIe"), "{}", v.detail);
+        assert!(!v.detail.contains("does not describe"));
+        let fix = &f.diagnosis.fixes[0];
+        assert_eq!(fix.id, "xid-check-driver-and-pcie");
+        assert_eq!(fix.zh.as_ref().unwrap().title, "更新驱动并检查 PCIe 链路");
+    }
+
+    #[test]
+    fn a_fault_in_modprobe_is_not_an_application_to_restart() {
+        // fixtures/wild/1286.txt: Xid 31 in python3.12, then in modprobe,
+        // then Xid 154 "OS Reboot" on three GPUs.
+        let found = xids(include_str!("../../../../fixtures/wild/1286.txt"));
+        let app = &found[0];
+        assert_eq!(app.diagnosis.fixes[0].id, "xid-restart-application");
+        let tool = found
+            .iter()
+            .find(|f| f.facts.get("process").is_some_and(|p| p == "modprobe"))
+            .unwrap();
+        let first = &tool.diagnosis.fixes[0];
+        assert_eq!(first.id, "xid-reset-gpu");
+        assert!(!first.how.contains("debug it like"), "{}", first.how);
+        assert!(first.zh.as_ref().unwrap().text.contains("modprobe"));
+        assert!(!tool.diagnosis.verdicts[0]
+            .detail
+            .contains("Restart the application"));
+        // Xid 154 keeps the recovery action the line states.
+        let reboot = found
+            .iter()
+            .find(|f| f.facts.get("xid").is_some_and(|x| x == "154"))
+            .unwrap();
+        assert_eq!(reboot.diagnosis.fixes[0].id, "follow-xid-recovery-action");
+        assert!(reboot.diagnosis.headline.contains("OS Reboot"));
+    }
+
+    #[test]
+    fn every_xid_row_names_a_fix_of_this_family() {
+        for entry in crate::codes::xid::all() {
+            assert!(
+                xid_fix(entry.fix).is_some(),
+                "Xid {}: no fix {}",
+                entry.xid,
+                entry.fix
+            );
+        }
+    }
+}
