@@ -93,6 +93,12 @@ struct Patterns {
     device_id: Regex,
     enforce: Regex,
     watchdog_seconds: Regex,
+    bad_alloc: Regex,
+    ggml_buffer: Regex,
+    numpy_size: Regex,
+    xla_reserved: Regex,
+    xla_reservable: Regex,
+    hsa_node: Regex,
 }
 
 fn patterns() -> &'static Patterns {
@@ -109,7 +115,21 @@ fn patterns() -> &'static Patterns {
                         // A status, not a class name: `ResourceExhaustedError:`
                         // heads a message whose statement comes after it.
                         r"|\bRESOURCE_EXHAUSTED\b",
-                        r"|\bMemoryError\b|\bstd::bad_alloc\b",
+                        // Python's `MemoryError` and the classes derived
+                        // from it (NumPy's `_ArrayMemoryError: Unable to
+                        // allocate 3.2 GiB for an array ...`).
+                        r"|\bMemoryError\b|\b_ArrayMemoryError\b",
+                        // TensorFlow's status text before the codes were
+                        // written in capitals (`Resource exhausted: `).
+                        r"|\bResource exhausted: ",
+                        // An exception whose class says memory ran out
+                        // (spark-rapids' `SplitAndRetryOOM: `, `GpuRetryOOM`,
+                        // `CpuRetryOOM`; `...OutOfMemoryError: `, .NET's
+                        // `System.OutOfMemoryException: `).
+                        r"|\b[A-Z]\w*OOM(?::\s|\s*$)|\b\w*OutOf\w*Memory\w*: \S",
+                        // OpenCL's status names that state memory ran out
+                        // (oneDNN's `errcode -6,CL_OUT_OF_HOST_MEMORY,`).
+                        r"|\bCL_OUT_OF_HOST_MEMORY\b",
                         r"|\bis more than total mem size\b",
                         // RMM's exception (`std::bad_alloc: out_of_memory: RMM
                         // failure at: ...`), NVENC's status text (`unable to
@@ -140,6 +160,14 @@ fn patterns() -> &'static Patterns {
                         r"|\b\w*(?i:alloc)\w* (?i:fail(?:ed|ure)?)\b",
                         r"|\bAllocation failed\b|\ballocation failed\b|\bMemory_Allocation_Failure\b",
                         r"|\bAlloc Device Memory Failed\b",
+                        // A C++ `operator new` that threw: the allocation
+                        // failed, whether for want of memory (host or a
+                        // device allocator's) or for an impossible size.
+                        r"|\bstd::bad_alloc\b",
+                        // ggml's backend buffer for a model's weights or
+                        // context (`unable to allocate CUDA0 buffer`,
+                        // `Vulkan0`, `ROCm0`, `Metal`, `SYCL0`).
+                        r"|\bunable to allocate [A-Za-z]+\d* buffer\b",
                         r"|\b\w+ <= available\w* failed\b",
                         // WSL2's GPU paravirtualisation driver: an ioctl that
                         // failed with -ENOMEM (`dxgk: dxgkio_make_resident:
@@ -160,6 +188,12 @@ fn patterns() -> &'static Patterns {
                         // nvgpu's channel error notifier 31 is its MMU fault.
                         r"|\[MMU FAULT\]|\bgenerated a mmu fault\b|\berror notifier set to 31\b",
                         r"|\bDisplay driver (?:\w+ )?stopped responding and has (?:successfully )?recovered\b",
+                        // ROCr's fault handler: the AMD counterpart of
+                        // CUDA's illegal address (a bad GPU pointer).
+                        r"|\bMemory access fault by GPU node-\d+\b",
+                        // The NVIDIA kernel driver could not bring up the
+                        // GPU (dmesg's `NVRM: ... RmInitAdapter failed!`).
+                        r"|\bRmInitAdapter failed\b|\brm_init_adapter failed\b|\bCannot attach gpu\b",
                     )),
                 ),
                 (
@@ -187,7 +221,15 @@ fn patterns() -> &'static Patterns {
                 // An exception class, an error code in a class's place, `Error:`.
                 // Bold, a backtick, a quote or a comment mark glued to the
                 // class may open the pasted line.
-                r#"(?:^|[\s\[("`*#])(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Failure|NotMet|Exhausted|Fault)(?:\(\w+\))?:\s"#,
+                r#"(?:^|[\s\[("`*#])(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Failure|NotMet|Exhausted|Fault|OOM)(?:\(\w+\))?:\s"#,
+                // The last line of a Python traceback whose exception has no
+                // message: the class alone (`MemoryError`).
+                r"|^\s*(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)\s*$",
+                // TensorFlow's status text, ROCr's fault handler, the
+                // NVIDIA kernel driver's log prefix.
+                r"|\bResource exhausted: |^\s*Memory access fault by GPU node-|\bNVRM: ",
+                // oneDNN's verbose log (`onednn_verbose,...,error,ocl,errcode -6,`).
+                r"|,error,(?:\w+,)?errcode -?\d+,",
                 r"|(?:^|\s)(?i:error|fatal|fatal error):\s",
                 r"|\bwhat\(\):",
                 // A log level.
@@ -225,7 +267,9 @@ fn patterns() -> &'static Patterns {
                 r"|requires more system memory \(\d+(?:\.\d+)? ?[KMGT]i?B\) than is available \(",
                 r"|GPU plugin can't finish correctly",
                 r"|dxgk: \w+: Ioctl failed",
-                r"|Display driver (?:\w+ )?stopped responding)",
+                r"|Display driver (?:\w+ )?stopped responding",
+                r"|Memory access fault by GPU node-\d+ \(Agent handle",
+                r"|unable to allocate [A-Za-z]+\d* buffer\b)",
             )),
             // Words in the clause before a quotation that make the quoted
             // message a sentence about one (a condition, an instruction).
@@ -246,7 +290,8 @@ fn patterns() -> &'static Patterns {
             comment: re(r"(?:^|\s)(?:#|//|--)\s"),
             host: re(concat!(
                 r"(?i:\bhost memory\b|\bpinned\b|\bsystem memory\b|\bRAM\b|\bswap\b|\bmemory pressure\b)",
-                r"|cudaHostAlloc|hipHostMalloc|\bMemoryError\b|\bstd::bad_alloc\b|内存",
+                r"|cudaHostAlloc|hipHostMalloc|\bMemoryError\b|\b_ArrayMemoryError\b|内存",
+                r"|\bCL_OUT_OF_HOST_MEMORY\b|\bCpu\w*OOM\b|\bJava heap space\b",
                 r"|\bnode running low on memory\b|\bnode was low on resource: memory\b",
             )),
             device_words: re(concat!(
@@ -282,6 +327,15 @@ fn patterns() -> &'static Patterns {
             device_id: re(r"(?i)\b(?:device_id|dev_id|device id|GPU|device|NPU)\s*[:=]?\s*(\d+)\b"),
             enforce: re(r"\b(\w+) <= (available\w*) failed, (\d+) > (\d+)"),
             watchdog_seconds: re(r"watchdog got stuck for (\d+) seconds"),
+            bad_alloc: re(r"\bstd::bad_alloc\b"),
+            // ggml names a backend's buffer type by the backend and device
+            // index (`CUDA0`, `Vulkan0`, `ROCm1`, `SYCL0`; Metal's has none).
+            ggml_buffer: re(r"\bunable to allocate ([A-Za-z]+?)(\d*) buffer\b"),
+            // NumPy: `Unable to allocate 3.2 GiB for an array with shape ...`.
+            numpy_size: re(r"\bUnable to allocate (\d+(?:\.\d+)?) ?([KMGTP]i?B) for an array\b"),
+            xla_reserved: re(r"\bfree, (\d+(?:\.\d+)?) ?([KMGT]i?B|[KMGT]|B) reserved\b"),
+            xla_reservable: re(r"\band (\d+(?:\.\d+)?) ?([KMGT])(?:i?B)? reservable\b"),
+            hsa_node: re(r"\bby GPU (node-\d+)\b"),
         }
     })
 }
@@ -453,6 +507,22 @@ impl Family for Grammar {
             "Segmentation fault",
             "return code = -9",
             "Traceback (most recent call last)",
+            // Each of these holds a piece the prefilter already searches
+            // for (`rror`, `what`, ` to `, `ailu`, `UT_O`, `iled`, `NVRM`):
+            // a traceback's last line (`MemoryError`, NumPy's
+            // `_ArrayMemoryError`), a C++ exception's `what():` (a bare
+            // `std::bad_alloc`, boost.compute's OpenCL status text), the TPU
+            // runtime's reservation, Spark's task failure line (an
+            // exception whose class says OOM), oneDNN's OpenCL status, the
+            // NVIDIA kernel driver's failed bring-up.
+            "MemoryError",
+            "what():",
+            "Attempting to reserve",
+            "failure: Lost task",
+            "CL_OUT_OF_HOST_MEMORY",
+            "RmInitAdapter failed",
+            "rm_init_adapter failed",
+            "NVRM: ",
         ]
     }
 
@@ -517,7 +587,12 @@ impl Family for Grammar {
         let exhausted = statement == Statement::Exhausted
             || p.statements
                 .first()
-                .is_some_and(|(_, re)| re.is_match(&joined));
+                .is_some_and(|(_, re)| re.is_match(&joined))
+            // TensorFlow raises `ResourceExhaustedError` when memory ran
+            // out: with a failed allocation, the class states it.
+            || (statement == Statement::AllocFailed
+                && leading_exception(&whole_first)
+                    .is_some_and(|class| class.ends_with("ResourceExhaustedError")));
         // RMM's exception is a `std::bad_alloc` about device memory.
         let host = p.host.is_match(&joined)
             && !starts_with_device(&joined)
@@ -547,10 +622,24 @@ impl Family for Grammar {
         }
         let reporter = reporter(&whole_first, finding.exception.as_deref(), statement);
         finding.facts.insert(fact::REPORTED_BY.into(), reporter);
+        // A C++ `std::bad_alloc` alone names no memory: `operator new`
+        // failed, on the host or in a device allocator that throws it.
+        let unknown = !exhausted
+            && !host
+            && p.bad_alloc.is_match(&joined)
+            && !p.device_words.is_match(&joined);
         finding.facts.insert(
             fact::MEMORY.into(),
-            if host { "host" } else { "device" }.into(),
+            if unknown {
+                "unknown"
+            } else if host {
+                "host"
+            } else {
+                "device"
+            }
+            .into(),
         );
+
         match statement {
             Statement::Segfault => {
                 finding.facts.insert(fact::SIGNAL.into(), "SIGSEGV".into());
@@ -572,6 +661,9 @@ impl Family for Grammar {
                 }
             }
             _ => read_sizes(&mut finding, &joined),
+        }
+        if let Some(c) = p.ggml_buffer.captures(&joined) {
+            ggml_buffer(&mut finding, &c[1], c.get(2).map(|m| m.as_str()));
         }
         Some(finding)
     }
@@ -603,7 +695,7 @@ fn starts_with_device(text: &str) -> bool {
 fn leading_exception(line: &str) -> Option<String> {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        constant_regex(r"(?:^|[\s\]])((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Failure|NotMet)(?:\(\w+\))?):\s")
+        constant_regex(r"(?:^|[\s\]])((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Failure|NotMet|OOM)(?:\(\w+\))?)(?::\s|\s*$)")
     })
     .captures(line)
     .map(|c| c[1].to_string())
@@ -660,6 +752,13 @@ fn reporter(line: &str, exception: Option<&str>, statement: Statement) -> String
     if line.contains("GPU plugin") && line.contains("CL_OUT_OF_RESOURCES") {
         return "OpenVINO's GPU plugin (OpenCL)".into();
     }
+    if line.contains("onednn_verbose") {
+        return "oneDNN (OpenCL)".into();
+    }
+    // boost.compute's text for OpenCL's CL_MEM_OBJECT_ALLOCATION_FAILURE.
+    if line.contains("Memory Object Allocation Failure") {
+        return "an OpenCL call (CL_MEM_OBJECT_ALLOCATION_FAILURE)".into();
+    }
     if let Some(tag) = p
         .reporter_tag
         .captures_iter(line)
@@ -677,13 +776,18 @@ fn reporter(line: &str, exception: Option<&str>, statement: Statement) -> String
     if let Some(class) = exception {
         return class.to_string();
     }
+    if patterns().bad_alloc.is_match(line) {
+        return "a C++ program (std::bad_alloc)".into();
+    }
     "an unrecognised program".into()
 }
 
 /// Who reports a fault that is not memory exhaustion.
 fn fault_reporter(text: &str) -> &'static str {
-    if text.contains("HSA_STATUS_ERROR_") {
+    if text.contains("HSA_STATUS_ERROR_") || text.contains("Memory access fault by GPU") {
         "ROCm's runtime (HSA)"
+    } else if text.contains("NVRM") || text.contains("RmInitAdapter") || text.contains("rm_init_adapter") {
+        "the NVIDIA kernel driver (NVRM)"
     } else if text.contains("Display driver") {
         "Windows (the display driver's timeout detection and recovery)"
     } else {
@@ -712,6 +816,22 @@ fn runtime_fault(finding: &mut Finding, text: &str) {
             c[1].to_string(),
             c[2].trim_end_matches('.').to_string() + ".",
         )
+    } else if text.contains("Memory access fault by GPU") {
+        if let Some(c) = patterns().hsa_node.captures(text) {
+            // ROCr's agent number, not a device index: node 0 is the CPU.
+            finding.facts.insert("hsa_node".into(), c[1].to_string());
+        }
+        (
+            "ROCm runtime (HSA)",
+            "Memory access fault".to_string(),
+            "A kernel on the AMD GPU touched an unmapped address. It read or wrote an address no page maps (`Page not present or supervisor privilege`): ROCm's counterpart of CUDA's illegal memory access, a bad GPU pointer or an index out of range, not memory exhaustion.".to_string(),
+        )
+    } else if text.contains("RmInitAdapter") || text.contains("rm_init_adapter") || text.contains("Cannot attach gpu") {
+        (
+            "NVIDIA kernel driver (NVRM)",
+            "RmInitAdapter failed".to_string(),
+            "The NVIDIA kernel driver could not initialise the GPU. RmInitAdapter failed: the card did not come up, through a driver that does not match it, a GPU that fell off the PCIe bus or failed, or power or firmware trouble; not memory exhaustion.".to_string(),
+        )
     } else if text.contains("Display driver") {
         (
             "Windows display driver",
@@ -731,6 +851,18 @@ fn runtime_fault(finding: &mut Finding, text: &str) {
     finding
         .facts
         .insert("code_class".into(), "not_memory".into());
+}
+
+/// ggml's backend buffer that could not be allocated: the backend and its
+/// device index, as ggml names the buffer type.
+fn ggml_buffer(finding: &mut Finding, backend: &str, index: Option<&str>) {
+    finding.backend = Some(backend.to_ascii_lowercase());
+    finding
+        .facts
+        .insert(fact::REPORTED_BY.into(), format!("ggml ({backend}{} buffer)", index.unwrap_or("")));
+    if backend != "CPU" {
+        finding.device = index.and_then(|i| i.parse().ok());
+    }
 }
 
 /// Every size and device the message states.
@@ -779,6 +911,20 @@ fn read_sizes(finding: &mut Finding, text: &str) {
     if let Some(requested) = sized(&p.xla_sized) {
         finding.sizes.requested_bytes = Some(requested);
         finding.sizes.free_bytes = sized(&p.xla_free).or(finding.sizes.free_bytes);
+        // The TPU runtime's reservation at the bottom of memory: `There are
+        // 14.74G free, 0B reserved, and 4.62G reservable.`
+        if let Some(reserved) = sized(&p.xla_reserved) {
+            finding.sizes.reserved_bytes = Some(reserved);
+        }
+        if let Some(reservable) = sized(&p.xla_reservable) {
+            finding
+                .sizes
+                .extra
+                .insert("reservable_bytes".into(), Some(reservable));
+        }
+    }
+    if let Some(requested) = sized(&p.numpy_size) {
+        finding.sizes.requested_bytes = Some(requested);
     }
     if let Some(requested) = sized(&p.sized) {
         finding.sizes.requested_bytes = Some(requested);
