@@ -212,7 +212,9 @@ fn allocator_assert_anchor() -> &'static Regex {
 fn allocator_assert_wrapped() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        constant_regex(r#"(NVML_SUCCESS == [^"]{1,160}?|!handles_\.at\(i\)) ?INTERNAL ASSERT FAILED at\s*$"#)
+        constant_regex(
+            r#"(NVML_SUCCESS == [^"]{1,160}?|!handles_\.at\(i\)) ?INTERNAL ASSERT FAILED at\s*$"#,
+        )
     })
 }
 

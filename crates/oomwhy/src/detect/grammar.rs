@@ -663,6 +663,15 @@ impl Family for Grammar {
         if let Some(c) = p.ggml_buffer.captures(&joined) {
             ggml_buffer(&mut finding, &c[1], c.get(2).map(|m| m.as_str()));
         }
+        if let Some(entry) = opencl_status(&joined) {
+            finding
+                .facts
+                .insert(fact::ERROR_NAME.into(), entry.name.into());
+            finding
+                .facts
+                .insert("error_code".into(), entry.written.into());
+            finding.facts.insert("table".into(), "opencl".into());
+        }
         Some(finding)
     }
 }
@@ -753,9 +762,9 @@ fn reporter(line: &str, exception: Option<&str>, statement: Statement) -> String
     if line.contains("onednn_verbose") {
         return "oneDNN (OpenCL)".into();
     }
-    // boost.compute's text for OpenCL's CL_MEM_OBJECT_ALLOCATION_FAILURE.
-    if line.contains("Memory Object Allocation Failure") {
-        return "an OpenCL call (CL_MEM_OBJECT_ALLOCATION_FAILURE)".into();
+    // The text OpenCL wrappers (boost.compute, ...) print for its status.
+    if let Some(entry) = opencl_status(line) {
+        return format!("an OpenCL call ({})", entry.name);
     }
     if let Some(tag) = p
         .reporter_tag
@@ -784,7 +793,10 @@ fn reporter(line: &str, exception: Option<&str>, statement: Statement) -> String
 fn fault_reporter(text: &str) -> &'static str {
     if text.contains("HSA_STATUS_ERROR_") || text.contains("Memory access fault by GPU") {
         "ROCm's runtime (HSA)"
-    } else if text.contains("NVRM") || text.contains("RmInitAdapter") || text.contains("rm_init_adapter") {
+    } else if text.contains("NVRM")
+        || text.contains("RmInitAdapter")
+        || text.contains("rm_init_adapter")
+    {
         "the NVIDIA kernel driver (NVRM)"
     } else if text.contains("Display driver") {
         "Windows (the display driver's timeout detection and recovery)"
@@ -824,7 +836,10 @@ fn runtime_fault(finding: &mut Finding, text: &str) {
             "Memory access fault".to_string(),
             "A kernel on the AMD GPU touched an unmapped address. It read or wrote an address no page maps (`Page not present or supervisor privilege`): ROCm's counterpart of CUDA's illegal memory access, a bad GPU pointer or an index out of range, not memory exhaustion.".to_string(),
         )
-    } else if text.contains("RmInitAdapter") || text.contains("rm_init_adapter") || text.contains("Cannot attach gpu") {
+    } else if text.contains("RmInitAdapter")
+        || text.contains("rm_init_adapter")
+        || text.contains("Cannot attach gpu")
+    {
         (
             "NVIDIA kernel driver (NVRM)",
             "RmInitAdapter failed".to_string(),
@@ -851,13 +866,40 @@ fn runtime_fault(finding: &mut Finding, text: &str) {
         .insert("code_class".into(), "not_memory".into());
 }
 
+/// The OpenCL status a message prints: oneDNN's verbose `errcode -6,NAME,`,
+/// OpenVINO's and others' bare name, or the text wrappers print for it
+/// (boost.compute's `Memory Object Allocation Failure`, most others'
+/// `Memory object allocation failure`, `Out of host memory`).
+fn opencl_status(text: &str) -> Option<&'static crate::codes::Entry> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        constant_regex(
+            r"\b(CL_[A-Z_]+)\b|(?i:\b(memory object allocation failure|out of host memory)\b)",
+        )
+    });
+    let table = crate::codes::table("opencl")?;
+    re.captures_iter(text).find_map(|c| {
+        if let Some(name) = c.get(1) {
+            return table.entries.iter().find(|e| e.name == name.as_str());
+        }
+        let text = c.get(2)?.as_str().to_ascii_lowercase();
+        let name = if text.starts_with("memory") {
+            "CL_MEM_OBJECT_ALLOCATION_FAILURE"
+        } else {
+            "CL_OUT_OF_HOST_MEMORY"
+        };
+        table.entries.iter().find(|e| e.name == name)
+    })
+}
+
 /// ggml's backend buffer that could not be allocated: the backend and its
 /// device index, as ggml names the buffer type.
 fn ggml_buffer(finding: &mut Finding, backend: &str, index: Option<&str>) {
     finding.backend = Some(backend.to_ascii_lowercase());
-    finding
-        .facts
-        .insert(fact::REPORTED_BY.into(), format!("ggml ({backend}{} buffer)", index.unwrap_or("")));
+    finding.facts.insert(
+        fact::REPORTED_BY.into(),
+        format!("ggml ({backend}{} buffer)", index.unwrap_or("")),
+    );
     if backend != "CPU" {
         finding.device = index.and_then(|i| i.parse().ok());
     }
@@ -1089,7 +1131,9 @@ mod tests {
         let f = collect(&["Resource exhausted: Attempting to reserve 5.88G at the bottom of memory. That was not possible. There are 14.74G free, 0B reserved, and 4.62G reservable."]).unwrap();
         assert_eq!(f.sizes.reserved_bytes, Some(0));
         assert_eq!(f.sizes.free_bytes, Some(15_826_954_486));
-        let f = collect(&["llama_model_load: error loading model: unable to allocate CUDA0 buffer"]).unwrap();
+        let f =
+            collect(&["llama_model_load: error loading model: unable to allocate CUDA0 buffer"])
+                .unwrap();
         assert_eq!((f.backend.as_deref(), f.device), (Some("cuda"), Some(0)));
         let f = collect(&["Memory access fault by GPU node-4 (Agent handle: 0x152e220) on address (nil). Reason: Page not present or supervisor privilege."]).unwrap();
         assert_eq!((f.facts["hsa_node"].as_str(), f.device), ("node-4", None));
@@ -1104,6 +1148,49 @@ mod tests {
         ] {
             assert!(collect(&[line]).is_none(), "{line}");
         }
+    }
+
+    /// OpenCL's statuses in the forms programs print them: the number oneDNN
+    /// prints with the name is the table's, and the text wrappers print is
+    /// read as its status (`fixtures/wild/1736.txt`, `1718.txt`).
+    #[test]
+    fn opencl_printed_forms() {
+        let table = crate::codes::table("opencl").unwrap();
+        for entry in &table.entries {
+            let onednn = format!("onednn_verbose,v1,primitive,error,ocl,errcode {},{},src/gpu/intel/ocl/ocl_gpu_engine.cpp:261", entry.written, entry.name);
+            assert_eq!(opencl_status(&onednn).map(|e| e.name), Some(entry.name));
+            let number = regex::Regex::new(r"errcode (-?\d+),").unwrap();
+            let printed = &number.captures(&onednn).unwrap()[1];
+            assert_eq!(crate::codes::parse_number(printed), Some(entry.number));
+        }
+        for (text, name) in [
+            (
+                "  what():  Memory Object Allocation Failure",
+                "CL_MEM_OBJECT_ALLOCATION_FAILURE",
+            ),
+            (
+                "clCreateBuffer: Memory object allocation failure",
+                "CL_MEM_OBJECT_ALLOCATION_FAILURE",
+            ),
+            ("  what():  Out of Host Memory", "CL_OUT_OF_HOST_MEMORY"),
+        ] {
+            assert_eq!(opencl_status(text).map(|e| e.name), Some(name), "{text}");
+        }
+        let f = collect(&["onednn_verbose,v1,primitive,error,ocl,errcode -6,CL_OUT_OF_HOST_MEMORY,src/gpu/intel/ocl/ocl_gpu_engine.cpp:261"]).unwrap();
+        assert_eq!(
+            (
+                f.facts[fact::ERROR_NAME].as_str(),
+                f.facts["error_code"].as_str()
+            ),
+            ("CL_OUT_OF_HOST_MEMORY", "-6")
+        );
+        let f = collect(&["  what():  Memory Object Allocation Failure"]).unwrap();
+        assert_eq!(
+            f.facts[fact::ERROR_NAME],
+            "CL_MEM_OBJECT_ALLOCATION_FAILURE"
+        );
+        // A CL_ word no table holds is not a status.
+        assert!(opencl_status("CL_DEVICE_TYPE_GPU").is_none());
     }
 
     /// The other side of each new rule: the same words as a condition, an
