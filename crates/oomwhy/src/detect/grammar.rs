@@ -521,6 +521,9 @@ impl Family for Grammar {
             "failure: Lost task",
             "CL_OUT_OF_HOST_MEMORY",
             "NVRM: ",
+            // ROCr's fault handler: on the piece ` fau` it shares with
+            // `Segmentation fault`.
+            "Memory access fault by GPU node-",
         ]
     }
 
