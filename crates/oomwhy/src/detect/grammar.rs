@@ -1159,10 +1159,10 @@ mod tests {
     #[test]
     fn opencl_printed_forms() {
         let table = crate::codes::table("opencl").unwrap();
+        let number = regex::Regex::new(r"errcode (-?\d+),").unwrap();
         for entry in &table.entries {
             let onednn = format!("onednn_verbose,v1,primitive,error,ocl,errcode {},{},src/gpu/intel/ocl/ocl_gpu_engine.cpp:261", entry.written, entry.name);
             assert_eq!(opencl_status(&onednn).map(|e| e.name), Some(entry.name));
-            let number = regex::Regex::new(r"errcode (-?\d+),").unwrap();
             let printed = &number.captures(&onednn).unwrap()[1];
             assert_eq!(crate::codes::parse_number(printed), Some(entry.number));
         }
