@@ -228,7 +228,13 @@ impl Family for GenericOom {
             return true;
         }
         match first.id {
-            Era::LlamaCpp | Era::Vulkan => size_patterns().buffer_of_size.is_match(next),
+            // ggml's size line, then the model loader giving up on the same
+            // buffer (`error loading model: unable to allocate CUDA0 buffer`),
+            // which the general grammar would report again on its own.
+            Era::LlamaCpp | Era::Vulkan => {
+                size_patterns().buffer_of_size.is_match(next)
+                    || (lines.len() <= 3 && ggml_loader_gave_up(next))
+            }
             // TensorRT repeats the error and states the request on a warning
             // line; TensorRT-LLM's builder then says whether the build failed.
             Era::Tensorrt => {
@@ -400,6 +406,13 @@ fn read_sizes(finding: &mut Finding, text: &str, id: Era) {
     finding.device = raw(&p.device, 1)
         .or_else(|| ggml.then(|| raw(&p.ggml_device, 1)).flatten())
         .and_then(|d| u32::try_from(d).ok());
+}
+
+/// llama.cpp's model loader after a backend buffer failed.
+fn ggml_loader_gave_up(line: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| constant_regex(r"\bunable to allocate [A-Za-z]+\d* buffer\b"))
+        .is_match(line)
 }
 
 #[cfg(test)]
