@@ -177,6 +177,11 @@ const FORM_SOURCES: &[(&str, &str, &str, &str)] = &[
         "",
         include_str!("onnxruntime.tsv"),
     ),
+    // Read in the forms libraries print (oneDNN's verbose `errcode -6,NAME,`,
+    // the texts wrappers such as boost.compute print): OpenCL's names fill
+    // the source code of every OpenCL program. No backend: OpenCL runs on
+    // every vendor's GPUs and on CPUs.
+    ("opencl", "OpenCL", "", include_str!("opencl.tsv")),
 ];
 
 /// (id, title, backend, file text) of the process tables: how a process
@@ -319,6 +324,16 @@ mod tests {
         assert_eq!(npp.class, Class::Memory);
         let dxgi = table_or_panic("hresult").by_number(0x887A_0005).unwrap();
         assert_eq!(dxgi.name, "DXGI_ERROR_DEVICE_REMOVED");
+        let cl = table_or_panic("opencl");
+        assert_eq!(cl.by_number(-6).unwrap().name, "CL_OUT_OF_HOST_MEMORY");
+        assert_eq!(cl.by_number(-6).unwrap().class, Class::Memory);
+        assert_eq!(cl.by_number(-5).unwrap().class, Class::Maybe);
+        assert_eq!(
+            cl.by_number(-72).unwrap().name,
+            "CL_MAX_SIZE_RESTRICTION_EXCEEDED"
+        );
+        // OpenCL's names are read only in the forms programs print.
+        assert!(by_name("CL_OUT_OF_HOST_MEMORY").is_none());
         let ort = table_or_panic("onnxruntime").by_number(6).unwrap();
         assert_eq!(ort.name, "ORT_RUNTIME_EXCEPTION");
         // ONNX Runtime's names are read only in its own forms.

@@ -41,8 +41,11 @@ fn library_patterns() -> &'static LibraryPatterns {
             torch_cudnn: re(r"\bcuDNN error: (CUDNN_STATUS_ALLOC_FAILED)\b"),
             // TORCH_CUSOLVER_CHECK: "cusolver error: " status ", when calling `" #EXPR "`".
             torch_cusolver: re(r"\bcusolver error: (CUSOLVER_STATUS_[A-Z_]+|\d+), when calling `([^`]*)`"),
-            // TensorFlow's stream executor.
-            tf_handle: re(r"\b(?:failed to create (cublas) handle: (CUBLAS_STATUS_ALLOC_FAILED|CUBLAS_STATUS_NOT_INITIALIZED)|[Cc]ould not create (cudnn) handle: (CUDNN_STATUS_ALLOC_FAILED))\b"),
+            // TensorFlow's stream executor. Its NOT_INITIALIZED states no
+            // failed allocation (cuBLAS: cublasCreate failed or the library
+            // was not initialised): the status table reads it, as it reads
+            // cuDNN's, with the table's note that memory is a common cause.
+            tf_handle: re(r"\b(?:failed to create (cublas) handle: (CUBLAS_STATUS_ALLOC_FAILED)|[Cc]ould not create (cudnn) handle: (CUDNN_STATUS_ALLOC_FAILED))\b"),
             // The status alone, as MXNet, CNTK, Lua Torch or CuPy print it.
             bare: re(r"\b(CUBLAS|CUDNN|CUSOLVER)_STATUS_ALLOC_FAILED\b"),
         }
@@ -205,6 +208,16 @@ fn allocator_assert_anchor() -> &'static Regex {
     })
 }
 
+/// The assert's first line when a terminal wrapped it before the path.
+fn allocator_assert_wrapped() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        constant_regex(
+            r#"(NVML_SUCCESS == [^"]{1,160}?|!handles_\.at\(i\)) ?INTERNAL ASSERT FAILED at\s*$"#,
+        )
+    })
+}
+
 /// PyTorch caching-allocator asserts raised on the OOM path instead of the
 /// OOM message: the three NVML spellings (§2.6) and `!handles_.at(i)`.
 pub struct AllocatorAssert;
@@ -215,15 +228,30 @@ impl Family for AllocatorAssert {
     }
 
     fn start(&self, line: &str) -> Option<usize> {
-        allocator_assert_anchor().find(line).map(|m| m.start())
+        allocator_assert_anchor()
+            .find(line)
+            .or_else(|| allocator_assert_wrapped().find(line))
+            .map(|m| m.start())
     }
 
+    /// A terminal hard-wrapped the assert after `FAILED at`: the quoted
+    /// path and line come on the next line.
     fn continues(&self, lines: &[String], next: &str) -> bool {
+        if lines.len() == 1 && allocator_assert_wrapped().is_match(&lines[0]) {
+            return allocator_assert_anchor().is_match(&format!("{} {}", lines[0], next.trim()));
+        }
         continues_with_boilerplate(lines, next)
     }
 
     fn decode(&self, message: &Message<'_>) -> Option<Finding> {
-        let caps = allocator_assert_anchor().captures(message.lines.first()?)?;
+        let first = match message.lines {
+            [head, path, ..] if allocator_assert_wrapped().is_match(head) => {
+                format!("{head} {}", path.trim())
+            }
+            [head, ..] => head.clone(),
+            [] => return None,
+        };
+        let caps = allocator_assert_anchor().captures(&first)?;
         let condition = caps[1].trim().to_string();
         let mut finding = message.finding(Kind::AllocatorAssert, message_text(message.lines));
         finding.backend = Some("cuda".into());

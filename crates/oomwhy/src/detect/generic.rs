@@ -228,7 +228,13 @@ impl Family for GenericOom {
             return true;
         }
         match first.id {
-            Era::LlamaCpp | Era::Vulkan => size_patterns().buffer_of_size.is_match(next),
+            // ggml's size line, then the model loader giving up on the same
+            // buffer (`error loading model: unable to allocate CUDA0 buffer`),
+            // which the general grammar would report again on its own.
+            Era::LlamaCpp | Era::Vulkan => {
+                size_patterns().buffer_of_size.is_match(next)
+                    || (lines.len() <= 3 && ggml_loader_gave_up(next))
+            }
             // TensorRT repeats the error and states the request on a warning
             // line; TensorRT-LLM's builder then says whether the build failed.
             Era::Tensorrt => {
@@ -402,6 +408,13 @@ fn read_sizes(finding: &mut Finding, text: &str, id: Era) {
         .and_then(|d| u32::try_from(d).ok());
 }
 
+/// llama.cpp's model loader after a backend buffer failed.
+fn ggml_loader_gave_up(line: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| constant_regex(r"\bunable to allocate [A-Za-z]+\d* buffer\b"))
+        .is_match(line)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -452,7 +465,17 @@ mod tests {
         .unwrap();
         assert_eq!(f.sizes.requested_bytes, Some(151_851_674_624));
         assert_eq!(f.device, Some(0));
-        assert_eq!(f.text.lines().count(), 2);
+        // The loader giving up on the same buffer belongs to the message
+        // (else the general grammar reports it again); the next line not.
+        assert_eq!(f.text.lines().count(), 3);
+        let f = collect(&[
+            "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 144817.04 MiB on device 0: cudaMalloc failed: out of memory",
+            "alloc_tensor_range: failed to allocate CUDA0 buffer of size 151851674624",
+            "llama_model_load: error loading model: unable to allocate CUDA0 buffer",
+            "llama_load_model_from_file: failed to load model",
+        ])
+        .unwrap();
+        assert_eq!(f.text.lines().count(), 3);
     }
 
     #[test]

@@ -93,6 +93,12 @@ struct Patterns {
     device_id: Regex,
     enforce: Regex,
     watchdog_seconds: Regex,
+    bad_alloc: Regex,
+    ggml_buffer: Regex,
+    numpy_size: Regex,
+    xla_reserved: Regex,
+    xla_reservable: Regex,
+    hsa_node: Regex,
 }
 
 fn patterns() -> &'static Patterns {
@@ -109,7 +115,21 @@ fn patterns() -> &'static Patterns {
                         // A status, not a class name: `ResourceExhaustedError:`
                         // heads a message whose statement comes after it.
                         r"|\bRESOURCE_EXHAUSTED\b",
-                        r"|\bMemoryError\b|\bstd::bad_alloc\b",
+                        // Python's `MemoryError` and the classes derived
+                        // from it (NumPy's `_ArrayMemoryError: Unable to
+                        // allocate 3.2 GiB for an array ...`).
+                        r"|\bMemoryError\b|\b_ArrayMemoryError\b",
+                        // TensorFlow's status text before the codes were
+                        // written in capitals (`Resource exhausted: `).
+                        r"|\bResource exhausted: ",
+                        // An exception whose class says memory ran out
+                        // (spark-rapids' `SplitAndRetryOOM: `, `GpuRetryOOM`,
+                        // `CpuRetryOOM`; `...OutOfMemoryError: `, .NET's
+                        // `System.OutOfMemoryException: `).
+                        r"|\b[A-Z]\w*OOM(?::\s|\s*$)|\b\w*OutOf\w*Memory\w*: \S",
+                        // OpenCL's status names that state memory ran out
+                        // (oneDNN's `errcode -6,CL_OUT_OF_HOST_MEMORY,`).
+                        r"|\bCL_OUT_OF_HOST_MEMORY\b",
                         r"|\bis more than total mem size\b",
                         // RMM's exception (`std::bad_alloc: out_of_memory: RMM
                         // failure at: ...`), NVENC's status text (`unable to
@@ -140,6 +160,14 @@ fn patterns() -> &'static Patterns {
                         r"|\b\w*(?i:alloc)\w* (?i:fail(?:ed|ure)?)\b",
                         r"|\bAllocation failed\b|\ballocation failed\b|\bMemory_Allocation_Failure\b",
                         r"|\bAlloc Device Memory Failed\b",
+                        // A C++ `operator new` that threw: the allocation
+                        // failed, whether for want of memory (host or a
+                        // device allocator's) or for an impossible size.
+                        r"|\bstd::bad_alloc\b",
+                        // ggml's backend buffer for a model's weights or
+                        // context (`unable to allocate CUDA0 buffer`,
+                        // `Vulkan0`, `ROCm0`, `Metal`, `SYCL0`).
+                        r"|\bunable to allocate [A-Za-z]+\d* buffer\b",
                         r"|\b\w+ <= available\w* failed\b",
                         // WSL2's GPU paravirtualisation driver: an ioctl that
                         // failed with -ENOMEM (`dxgk: dxgkio_make_resident:
@@ -160,6 +188,12 @@ fn patterns() -> &'static Patterns {
                         // nvgpu's channel error notifier 31 is its MMU fault.
                         r"|\[MMU FAULT\]|\bgenerated a mmu fault\b|\berror notifier set to 31\b",
                         r"|\bDisplay driver (?:\w+ )?stopped responding and has (?:successfully )?recovered\b",
+                        // ROCr's fault handler: the AMD counterpart of
+                        // CUDA's illegal address (a bad GPU pointer).
+                        r"|\bMemory access fault by GPU node-\d+\b",
+                        // The NVIDIA kernel driver could not bring up the
+                        // GPU (dmesg's `NVRM: ... RmInitAdapter failed!`).
+                        r"|\bRmInitAdapter failed\b|\brm_init_adapter failed\b|\bCannot attach gpu\b",
                     )),
                 ),
                 (
@@ -187,7 +221,15 @@ fn patterns() -> &'static Patterns {
                 // An exception class, an error code in a class's place, `Error:`.
                 // Bold, a backtick, a quote or a comment mark glued to the
                 // class may open the pasted line.
-                r#"(?:^|[\s\[("`*#])(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Failure|NotMet|Exhausted|Fault)(?:\(\w+\))?:\s"#,
+                r#"(?:^|[\s\[("`*#])(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Failure|NotMet|Exhausted|Fault|OOM)(?:\(\w+\))?:\s"#,
+                // The last line of a Python traceback whose exception has no
+                // message: the class alone (`MemoryError`).
+                r"|^\s*(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception)\s*$",
+                // TensorFlow's status text, ROCr's fault handler, the
+                // NVIDIA kernel driver's log prefix.
+                r"|\bResource exhausted: |^\s*Memory access fault by GPU node-|\bNVRM: ",
+                // oneDNN's verbose log (`onednn_verbose,...,error,ocl,errcode -6,`).
+                r"|,error,(?:\w+,)?errcode -?\d+,",
                 r"|(?:^|\s)(?i:error|fatal|fatal error):\s",
                 r"|\bwhat\(\):",
                 // A log level.
@@ -225,7 +267,9 @@ fn patterns() -> &'static Patterns {
                 r"|requires more system memory \(\d+(?:\.\d+)? ?[KMGT]i?B\) than is available \(",
                 r"|GPU plugin can't finish correctly",
                 r"|dxgk: \w+: Ioctl failed",
-                r"|Display driver (?:\w+ )?stopped responding)",
+                r"|Display driver (?:\w+ )?stopped responding",
+                r"|Memory access fault by GPU node-\d+ \(Agent handle",
+                r"|unable to allocate [A-Za-z]+\d* buffer\b)",
             )),
             // Words in the clause before a quotation that make the quoted
             // message a sentence about one (a condition, an instruction).
@@ -246,7 +290,8 @@ fn patterns() -> &'static Patterns {
             comment: re(r"(?:^|\s)(?:#|//|--)\s"),
             host: re(concat!(
                 r"(?i:\bhost memory\b|\bpinned\b|\bsystem memory\b|\bRAM\b|\bswap\b|\bmemory pressure\b)",
-                r"|cudaHostAlloc|hipHostMalloc|\bMemoryError\b|\bstd::bad_alloc\b|内存",
+                r"|cudaHostAlloc|hipHostMalloc|\bMemoryError\b|\b_ArrayMemoryError\b|内存",
+                r"|\bCL_OUT_OF_HOST_MEMORY\b|\bCpu\w*OOM\b|\bJava heap space\b",
                 r"|\bnode running low on memory\b|\bnode was low on resource: memory\b",
             )),
             device_words: re(concat!(
@@ -282,6 +327,15 @@ fn patterns() -> &'static Patterns {
             device_id: re(r"(?i)\b(?:device_id|dev_id|device id|GPU|device|NPU)\s*[:=]?\s*(\d+)\b"),
             enforce: re(r"\b(\w+) <= (available\w*) failed, (\d+) > (\d+)"),
             watchdog_seconds: re(r"watchdog got stuck for (\d+) seconds"),
+            bad_alloc: re(r"\bstd::bad_alloc\b"),
+            // ggml names a backend's buffer type by the backend and device
+            // index (`CUDA0`, `Vulkan0`, `ROCm1`, `SYCL0`; Metal's has none).
+            ggml_buffer: re(r"\bunable to allocate ([A-Za-z]+?)(\d*) buffer\b"),
+            // NumPy: `Unable to allocate 3.2 GiB for an array with shape ...`.
+            numpy_size: re(r"\bUnable to allocate (\d+(?:\.\d+)?) ?([KMGTP]i?B) for an array\b"),
+            xla_reserved: re(r"\bfree, (\d+(?:\.\d+)?) ?([KMGT]i?B|[KMGT]|B) reserved\b"),
+            xla_reservable: re(r"\band (\d+(?:\.\d+)?) ?([KMGT])(?:i?B)? reservable\b"),
+            hsa_node: re(r"\bby GPU (node-\d+)\b"),
         }
     })
 }
@@ -453,6 +507,23 @@ impl Family for Grammar {
             "Segmentation fault",
             "return code = -9",
             "Traceback (most recent call last)",
+            // Each of these holds a piece the prefilter already searches
+            // for (`rror`, `what`, ` to `, `ailu`, `UT_O`, `NVRM`):
+            // a traceback's last line (`MemoryError`, NumPy's
+            // `_ArrayMemoryError`), a C++ exception's `what():` (a bare
+            // `std::bad_alloc`, boost.compute's OpenCL status text), the TPU
+            // runtime's reservation, Spark's task failure line (an
+            // exception whose class says OOM), oneDNN's OpenCL status, the
+            // NVIDIA kernel driver's failed bring-up.
+            "MemoryError",
+            "what():",
+            "Attempting to reserve",
+            "failure: Lost task",
+            "CL_OUT_OF_HOST_MEMORY",
+            "NVRM: ",
+            // ROCr's fault handler: on the piece ` fau` it shares with
+            // `Segmentation fault`.
+            "Memory access fault by GPU node-",
         ]
     }
 
@@ -517,7 +588,12 @@ impl Family for Grammar {
         let exhausted = statement == Statement::Exhausted
             || p.statements
                 .first()
-                .is_some_and(|(_, re)| re.is_match(&joined));
+                .is_some_and(|(_, re)| re.is_match(&joined))
+            // TensorFlow raises `ResourceExhaustedError` when memory ran
+            // out: with a failed allocation, the class states it.
+            || (statement == Statement::AllocFailed
+                && leading_exception(&whole_first)
+                    .is_some_and(|class| class.ends_with("ResourceExhaustedError")));
         // RMM's exception is a `std::bad_alloc` about device memory.
         let host = p.host.is_match(&joined)
             && !starts_with_device(&joined)
@@ -547,10 +623,24 @@ impl Family for Grammar {
         }
         let reporter = reporter(&whole_first, finding.exception.as_deref(), statement);
         finding.facts.insert(fact::REPORTED_BY.into(), reporter);
+        // A C++ `std::bad_alloc` alone names no memory: `operator new`
+        // failed, on the host or in a device allocator that throws it.
+        let unknown = !exhausted
+            && !host
+            && p.bad_alloc.is_match(&joined)
+            && !p.device_words.is_match(&joined);
         finding.facts.insert(
             fact::MEMORY.into(),
-            if host { "host" } else { "device" }.into(),
+            if unknown {
+                "unknown"
+            } else if host {
+                "host"
+            } else {
+                "device"
+            }
+            .into(),
         );
+
         match statement {
             Statement::Segfault => {
                 finding.facts.insert(fact::SIGNAL.into(), "SIGSEGV".into());
@@ -572,6 +662,18 @@ impl Family for Grammar {
                 }
             }
             _ => read_sizes(&mut finding, &joined),
+        }
+        if let Some(c) = p.ggml_buffer.captures(&joined) {
+            ggml_buffer(&mut finding, &c[1], c.get(2).map(|m| m.as_str()));
+        }
+        if let Some(entry) = opencl_status(&joined) {
+            finding
+                .facts
+                .insert(fact::ERROR_NAME.into(), entry.name.into());
+            finding
+                .facts
+                .insert("error_code".into(), entry.written.into());
+            finding.facts.insert("table".into(), "opencl".into());
         }
         Some(finding)
     }
@@ -603,7 +705,7 @@ fn starts_with_device(text: &str) -> bool {
 fn leading_exception(line: &str) -> Option<String> {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        constant_regex(r"(?:^|[\s\]])((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Failure|NotMet)(?:\(\w+\))?):\s")
+        constant_regex(r"(?:^|[\s\]])((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Failure|NotMet|OOM)(?:\(\w+\))?)(?::\s|\s*$)")
     })
     .captures(line)
     .map(|c| c[1].to_string())
@@ -660,6 +762,13 @@ fn reporter(line: &str, exception: Option<&str>, statement: Statement) -> String
     if line.contains("GPU plugin") && line.contains("CL_OUT_OF_RESOURCES") {
         return "OpenVINO's GPU plugin (OpenCL)".into();
     }
+    if line.contains("onednn_verbose") {
+        return "oneDNN (OpenCL)".into();
+    }
+    // The text OpenCL wrappers (boost.compute, ...) print for its status.
+    if let Some(entry) = opencl_status(line) {
+        return format!("an OpenCL call ({})", entry.name);
+    }
     if let Some(tag) = p
         .reporter_tag
         .captures_iter(line)
@@ -677,13 +786,21 @@ fn reporter(line: &str, exception: Option<&str>, statement: Statement) -> String
     if let Some(class) = exception {
         return class.to_string();
     }
+    if patterns().bad_alloc.is_match(line) {
+        return "a C++ program (std::bad_alloc)".into();
+    }
     "an unrecognised program".into()
 }
 
 /// Who reports a fault that is not memory exhaustion.
 fn fault_reporter(text: &str) -> &'static str {
-    if text.contains("HSA_STATUS_ERROR_") {
+    if text.contains("HSA_STATUS_ERROR_") || text.contains("Memory access fault by GPU") {
         "ROCm's runtime (HSA)"
+    } else if text.contains("NVRM")
+        || text.contains("RmInitAdapter")
+        || text.contains("rm_init_adapter")
+    {
+        "the NVIDIA kernel driver (NVRM)"
     } else if text.contains("Display driver") {
         "Windows (the display driver's timeout detection and recovery)"
     } else {
@@ -712,6 +829,25 @@ fn runtime_fault(finding: &mut Finding, text: &str) {
             c[1].to_string(),
             c[2].trim_end_matches('.').to_string() + ".",
         )
+    } else if text.contains("Memory access fault by GPU") {
+        if let Some(c) = patterns().hsa_node.captures(text) {
+            // ROCr's agent number, not a device index: node 0 is the CPU.
+            finding.facts.insert("hsa_node".into(), c[1].to_string());
+        }
+        (
+            "ROCm runtime (HSA)",
+            "Memory access fault".to_string(),
+            "A kernel on the AMD GPU touched an unmapped address. It read or wrote an address no page maps (`Page not present or supervisor privilege`): ROCm's counterpart of CUDA's illegal memory access, a bad GPU pointer or an index out of range, not memory exhaustion.".to_string(),
+        )
+    } else if text.contains("RmInitAdapter")
+        || text.contains("rm_init_adapter")
+        || text.contains("Cannot attach gpu")
+    {
+        (
+            "NVIDIA kernel driver (NVRM)",
+            "RmInitAdapter failed".to_string(),
+            "The NVIDIA kernel driver could not initialise the GPU. RmInitAdapter failed: the card did not come up, through a driver that does not match it, a GPU that fell off the PCIe bus or failed, or power or firmware trouble; not memory exhaustion.".to_string(),
+        )
     } else if text.contains("Display driver") {
         (
             "Windows display driver",
@@ -731,6 +867,45 @@ fn runtime_fault(finding: &mut Finding, text: &str) {
     finding
         .facts
         .insert("code_class".into(), "not_memory".into());
+}
+
+/// The OpenCL status a message prints: oneDNN's verbose `errcode -6,NAME,`,
+/// OpenVINO's and others' bare name, or the text wrappers print for it
+/// (boost.compute's `Memory Object Allocation Failure`, most others'
+/// `Memory object allocation failure`, `Out of host memory`).
+fn opencl_status(text: &str) -> Option<&'static crate::codes::Entry> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        constant_regex(
+            r"\b(CL_[A-Z_]+)\b|(?i:\b(memory object allocation failure|out of host memory)\b)",
+        )
+    });
+    let table = crate::codes::table("opencl")?;
+    re.captures_iter(text).find_map(|c| {
+        if let Some(name) = c.get(1) {
+            return table.entries.iter().find(|e| e.name == name.as_str());
+        }
+        let text = c.get(2)?.as_str().to_ascii_lowercase();
+        let name = if text.starts_with("memory") {
+            "CL_MEM_OBJECT_ALLOCATION_FAILURE"
+        } else {
+            "CL_OUT_OF_HOST_MEMORY"
+        };
+        table.entries.iter().find(|e| e.name == name)
+    })
+}
+
+/// ggml's backend buffer that could not be allocated: the backend and its
+/// device index, as ggml names the buffer type.
+fn ggml_buffer(finding: &mut Finding, backend: &str, index: Option<&str>) {
+    finding.backend = Some(backend.to_ascii_lowercase());
+    finding.facts.insert(
+        fact::REPORTED_BY.into(),
+        format!("ggml ({backend}{} buffer)", index.unwrap_or("")),
+    );
+    if backend != "CPU" {
+        finding.device = index.and_then(|i| i.parse().ok());
+    }
 }
 
 /// Every size and device the message states.
@@ -779,6 +954,20 @@ fn read_sizes(finding: &mut Finding, text: &str) {
     if let Some(requested) = sized(&p.xla_sized) {
         finding.sizes.requested_bytes = Some(requested);
         finding.sizes.free_bytes = sized(&p.xla_free).or(finding.sizes.free_bytes);
+        // The TPU runtime's reservation at the bottom of memory: `There are
+        // 14.74G free, 0B reserved, and 4.62G reservable.`
+        if let Some(reserved) = sized(&p.xla_reserved) {
+            finding.sizes.reserved_bytes = Some(reserved);
+        }
+        if let Some(reservable) = sized(&p.xla_reservable) {
+            finding
+                .sizes
+                .extra
+                .insert("reservable_bytes".into(), Some(reservable));
+        }
+    }
+    if let Some(requested) = sized(&p.numpy_size) {
+        finding.sizes.requested_bytes = Some(requested);
     }
     if let Some(requested) = sized(&p.sized) {
         finding.sizes.requested_bytes = Some(requested);
@@ -827,12 +1016,13 @@ mod tests {
             ][..], Kind::LibraryAllocFailed, Some(0x639c00), Some(0)),
             // The system as the subject.
             (&["System is out of GPU and shared host memory"][..], Kind::GenericOom, None, None),
-            (&["  what():  std::bad_alloc"][..], Kind::HostOom, None, None),
+            // A bare `std::bad_alloc` names no memory: an allocation failed.
+            (&["  what():  std::bad_alloc"][..], Kind::LibraryAllocFailed, None, None),
             // A source location in parentheses after the statement.
             (&["Out of memory in cuStreamCreate(&cuda_stream_, CU_STREAM_NON_BLOCKING) (C:\\Users\\b\\intern\\cycles\\device\\cuda\\queue.cpp:21)"][..], Kind::GenericOom, None, None),
             (&["E0101 12:00:00.000000 1 allocator.cc:12] RESOURCE_EXHAUSTED: failed to allocate memory"][..], Kind::GenericOom, None, None),
             (&["[ERROR] 显存不足，请减小 batch size"][..], Kind::GenericOom, None, None),
-            (&["MemoryError: Unable to allocate 3.2 GiB for an array"][..], Kind::HostOom, None, None),
+            (&["MemoryError: Unable to allocate 3.2 GiB for an array"][..], Kind::HostOom, Some(3_435_973_837), None),
             // An API's out-of-memory constant no status table holds.
             (&["level_zero backend failed with error: 39 [UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY]"][..], Kind::GenericOom, None, None),
             // RMM's exception: a bad_alloc about device memory.
@@ -905,6 +1095,105 @@ mod tests {
             "HSA_STATUS_ERROR_OUT_OF_RESOURCES"
         );
         assert_eq!(f.facts["error_code"], "0x1008");
+    }
+
+    /// Real messages of the sixth holdout (`fixtures/wild/NNN.txt`), one per
+    /// class: the kind, the category and what is read.
+    #[test]
+    fn sixth_holdout_classes() {
+        for (line, kind, category) in [
+            // A traceback's bare last line (1753); NumPy's subclass.
+            ("MemoryError", Kind::HostOom, Category::Oom),
+            ("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.2 GiB for an array with shape (100000, 4300) and data type float64", Kind::HostOom, Category::Oom),
+            // An uncaught std::bad_alloc (1641), boost.compute's OpenCL text (1718).
+            ("  what():  std::bad_alloc", Kind::LibraryAllocFailed, Category::LikelyOom),
+            ("  what():  Memory Object Allocation Failure", Kind::LibraryAllocFailed, Category::LikelyOom),
+            // oneDNN's OpenCL status (1736).
+            ("onednn_verbose,v1,primitive,error,ocl,errcode -6,CL_OUT_OF_HOST_MEMORY,src/gpu/intel/ocl/ocl_gpu_engine.cpp:261", Kind::HostOom, Category::Oom),
+            // TensorFlow's capitalised status text (1709) and class (1602).
+            ("2021-11-10 17:01:24.065497: W tensorflow/core/framework/op_kernel.cc:1692] OP_REQUIRES failed at tpu_execute_op.cc:266 : Resource exhausted: Attempting to reserve 5.88G at the bottom of memory. That was not possible. There are 14.74G free, 0B reserved, and 4.62G reservable.", Kind::GenericOom, Category::Oom),
+            ("ResourceExhaustedError: failed to allocate memory [Op:AddV2]", Kind::GenericOom, Category::Oom),
+            // An exception class named for out of memory (1719).
+            ("Job aborted due to stage failure: Task 33 in stage 1303.0 failed 4 times, most recent failure: Lost task 33.3 in stage 1303.0 (TID 37289) (10.59.128.149 executor 2): com.nvidia.spark.rapids.jni.SplitAndRetryOOM: Attempted to handle a split, but was not initialized with a splitPolicy.", Kind::GenericOom, Category::Oom),
+            ("com.nvidia.spark.rapids.jni.CpuRetryOOM: CPU OutOfMemory", Kind::HostOom, Category::Oom),
+            // ggml's backend buffer (1738).
+            ("Failed to send message Failed to load model error loading model: unable to allocate Vulkan0 buffer", Kind::LibraryAllocFailed, Category::LikelyOom),
+            // ROCr's fault (1726, 1640) and the NVIDIA driver's bring-up (1645).
+            ("[Issue]: Memory access fault by GPU node-1 (Agent handle: 0x1f829860) on address 0x7a8a4be00000. Reason: Page not present or supervisor privilege. Aborted (core dumped)", Kind::GpuRuntimeError, Category::Crash),
+            ("My program submit an error which just like \"Memory access fault by GPU node-4 (Agent handle: 0x152e220) on address (nil). Reason: Page not present or supervisor privilege.\". ", Kind::GpuRuntimeError, Category::Crash),
+            ("[   21.091872] NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x22:0x56:894)", Kind::GpuRuntimeError, Category::Crash),
+            ("[   21.238204] NVRM: osInitNvMapping: *** Cannot attach gpu", Kind::GpuRuntimeError, Category::Crash),
+        ] {
+            let f = collect(&[line]).unwrap_or_else(|| panic!("{line}"));
+            assert_eq!((f.kind, f.category), (kind, category), "{line}");
+        }
+        let f = collect(&["  what():  std::bad_alloc"]).unwrap();
+        assert_eq!(f.facts[fact::MEMORY], "unknown");
+        let f = collect(&["numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.2 GiB for an array with shape (100000, 4300) and data type float64"]).unwrap();
+        assert_eq!(f.sizes.requested_bytes, Some(3_435_973_837));
+        let f = collect(&["Resource exhausted: Attempting to reserve 5.88G at the bottom of memory. That was not possible. There are 14.74G free, 0B reserved, and 4.62G reservable."]).unwrap();
+        assert_eq!(f.sizes.reserved_bytes, Some(0));
+        assert_eq!(f.sizes.free_bytes, Some(15_826_954_486));
+        let f =
+            collect(&["llama_model_load: error loading model: unable to allocate CUDA0 buffer"])
+                .unwrap();
+        assert_eq!((f.backend.as_deref(), f.device), (Some("cuda"), Some(0)));
+        let f = collect(&["Memory access fault by GPU node-4 (Agent handle: 0x152e220) on address (nil). Reason: Page not present or supervisor privilege."]).unwrap();
+        assert_eq!((f.facts["hsa_node"].as_str(), f.device), ("node-4", None));
+        // The other side: mentions, templates and conditions stay silent.
+        for line in [
+            "If you see MemoryError, use a smaller array.",
+            "    except MemoryError:",
+            "LLAMA_LOG_ERROR(\"%s: unable to allocate %s buffer\", __func__, name);",
+            "When you get \"Memory access fault by GPU node-1\", check the kernel.",
+            "SplitAndRetryOOM is thrown when a split is needed",
+            "a std::bad_alloc is thrown when operator new fails",
+        ] {
+            assert!(collect(&[line]).is_none(), "{line}");
+        }
+    }
+
+    /// OpenCL's statuses in the forms programs print them: the number oneDNN
+    /// prints with the name is the table's, and the text wrappers print is
+    /// read as its status (`fixtures/wild/1736.txt`, `1718.txt`).
+    #[test]
+    fn opencl_printed_forms() {
+        let table = crate::codes::table("opencl").unwrap();
+        let number = regex::Regex::new(r"errcode (-?\d+),").unwrap();
+        for entry in &table.entries {
+            let onednn = format!("onednn_verbose,v1,primitive,error,ocl,errcode {},{},src/gpu/intel/ocl/ocl_gpu_engine.cpp:261", entry.written, entry.name);
+            assert_eq!(opencl_status(&onednn).map(|e| e.name), Some(entry.name));
+            let printed = &number.captures(&onednn).unwrap()[1];
+            assert_eq!(crate::codes::parse_number(printed), Some(entry.number));
+        }
+        for (text, name) in [
+            (
+                "  what():  Memory Object Allocation Failure",
+                "CL_MEM_OBJECT_ALLOCATION_FAILURE",
+            ),
+            (
+                "clCreateBuffer: Memory object allocation failure",
+                "CL_MEM_OBJECT_ALLOCATION_FAILURE",
+            ),
+            ("  what():  Out of Host Memory", "CL_OUT_OF_HOST_MEMORY"),
+        ] {
+            assert_eq!(opencl_status(text).map(|e| e.name), Some(name), "{text}");
+        }
+        let f = collect(&["onednn_verbose,v1,primitive,error,ocl,errcode -6,CL_OUT_OF_HOST_MEMORY,src/gpu/intel/ocl/ocl_gpu_engine.cpp:261"]).unwrap();
+        assert_eq!(
+            (
+                f.facts[fact::ERROR_NAME].as_str(),
+                f.facts["error_code"].as_str()
+            ),
+            ("CL_OUT_OF_HOST_MEMORY", "-6")
+        );
+        let f = collect(&["  what():  Memory Object Allocation Failure"]).unwrap();
+        assert_eq!(
+            f.facts[fact::ERROR_NAME],
+            "CL_MEM_OBJECT_ALLOCATION_FAILURE"
+        );
+        // A CL_ word no table holds is not a status.
+        assert!(opencl_status("CL_DEVICE_TYPE_GPU").is_none());
     }
 
     /// The other side of each new rule: the same words as a condition, an

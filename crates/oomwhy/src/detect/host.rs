@@ -185,7 +185,9 @@ fn kill_patterns() -> &'static KillPatterns {
         let dataloader = r"\bDataLoader worker (?:\(pids?\(?s?\)?\s*([\d, ]+)\) )?is killed by signal: Killed\b";
         let sigkill = r"died with <Signals\.SIGKILL: 9>";
         // Also Kubernetes' container status (`exitCode: 137`, YAML or JSON).
-        let exit_137 = r"(?i)\b(?:exit(?:ed)?\s+with\s+(?:exit\s+)?(?:code|status)|exit\s+(?:code|status)|exitCode\x22?|returned\s+non-zero\s+exit\s+status|error\s+exit\s+status)\s*[:=]?\s*\(?137\b";
+        // Docker's build step: `The command '/bin/sh -c ...' returned a
+        // non-zero code: 137`.
+        let exit_137 = r"(?i)\b(?:exit(?:ed)?\s+with\s+(?:exit\s+)?(?:code|status)|exit\s+(?:code|status)|exitCode\x22?|returned\s+non-zero\s+exit\s+status|returned\s+a\s+non-zero\s+code|error\s+exit\s+status)\s*[:=]?\s*\(?137\b";
         let shell = r"\bline \d+:\s+(\d+) Killed\b";
         // The kernel's first line of an OOM kill, before its call trace.
         let invoked = r"\binvoked oom-killer: gfp_mask=";
@@ -303,6 +305,8 @@ impl Family for Killed {
             "xited with",
             "xit with",
             "xitCode",
+            // Docker's build step (under the `returned ` literal).
+            "returned a non-zero code",
             // Also the kernel's `Killed process N` line once its timestamp is cut.
             "Killed",
             "已杀死",
@@ -321,7 +325,7 @@ impl Family for Killed {
     /// `exit code 137`, `signal 9`, `SIGKILL: 9`), in any case; elsewhere
     /// the patterns match digits as a class.
     fn start_figure_phrases(&self) -> Option<&'static [&'static str]> {
-        Some(&["exit", "ignal", "SIGKILL"])
+        Some(&["exit", "ignal", "SIGKILL", "non-zero code"])
     }
 
     fn continues(&self, lines: &[String], next: &str) -> bool {

@@ -43,6 +43,13 @@ impl Explain for LibraryAllocFailed {
                 zh: "cuDNN 没有适用于这个调用的算法（CUDNN_STATUS_NOT_SUPPORTED）：尺寸或配置不受支持，有时是显存不足"
             );
         }
+        if let Some(reporter) = other_reporter(f).filter(|_| memory_unknown(f)) {
+            return say!(
+                en: "{reporter} could not allocate memory (an uncaught std::bad_alloc): probably out of memory, host RAM or a GPU allocator's",
+                zh: "{reporter} 分配内存失败（未捕获的 std::bad_alloc）：多半是内存不足，可能是主机内存，也可能是 GPU 分配器的显存",
+                reporter = reporter
+            );
+        }
         if let Some(reporter) = other_reporter(f) {
             return say!(
                 en: "{reporter} ran out of resources on the GPU: probably out of GPU memory under another name",
@@ -89,6 +96,16 @@ impl Explain for LibraryAllocFailed {
         out.push(library_verdict(f))
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
+        if other_reporter(f).is_some() && memory_unknown(f) {
+            out.push(fix(
+                &CHECK_BOTH_MEMORIES,
+                say!(
+                    en: "Watch both memories while it runs (`free -h` or `top` for RAM, nvidia-smi or rocm-smi for the GPU) to see which one fills; then give the job less data at once (a smaller problem size or batch) or run it where that memory is larger. A size computed wrong (negative or huge) throws the same exception: check the size of the allocation that failed.",
+                    zh: "运行时同时观察两种内存（`free -h` 或 `top` 看主机内存，nvidia-smi 或 rocm-smi 看显存），看是哪一个被占满；然后让任务一次处理更少的数据（更小的问题规模或 batch），或者换到那种内存更大的机器上运行。算错的大小（负数或极大的数）也会抛出同样的异常：检查失败的那次分配要的大小。"
+                ),
+            ));
+            return;
+        }
         if other_reporter(f).is_some() {
             // Not cuBLAS, not PyTorch: the program's own GPU memory.
             out.push(fix(
@@ -249,7 +266,35 @@ fn other_reporter(f: &Finding) -> Option<&str> {
         .flatten()
 }
 
+/// A C++ `std::bad_alloc` that names no memory (the general grammar's
+/// `memory: unknown`): host RAM or a device allocator's.
+fn memory_unknown(f: &Finding) -> bool {
+    fact(f, fact::MEMORY) == Some("unknown")
+}
+
+/// Finds which memory filled before shrinking the job.
+const CHECK_BOTH_MEMORIES: FixSpec = FixSpec::new(
+    "check-which-memory-filled",
+    "Find which memory filled",
+    "找出是哪种内存满了",
+)
+.cost(Cost::Look);
+
 fn library_verdict(f: &Finding) -> Verdict {
+    if let Some(reporter) = other_reporter(f).filter(|_| memory_unknown(f)) {
+        return verdict(
+            Code::MaskedOom,
+            say!(
+                en: "An allocation failed; the message does not say which memory",
+                zh: "一次分配失败了；报错没说是哪种内存"
+            ),
+            say!(
+                en: "{reporter} ended with an uncaught std::bad_alloc: C++'s operator new (or an allocator that throws the same exception) could not get the memory it asked for. Most often the machine's RAM or the GPU allocator's memory ran out; a size computed wrong (negative or huge) throws it too. The message carries no sizes and does not name the memory.",
+                zh: "{reporter} 因未捕获的 std::bad_alloc 而终止：C++ 的 operator new（或抛出同一种异常的分配器）没能拿到它要的内存。最常见的是主机内存或 GPU 分配器的显存用完了；算错的大小（负数或极大的数）也会抛出它。报错里没有大小，也没说是哪种内存。",
+                reporter = reporter
+            ),
+        );
+    }
     if let Some(reporter) = other_reporter(f) {
         return verdict(
             Code::MaskedOom,
@@ -453,4 +498,5 @@ pub(super) const FIXES: &[FixSpec] = &[
     EXPANDABLE_SEGMENTS_OFF,
     NUMBERS_ANOTHER_WAY,
     LESS_THAN_SMI_FREE,
+    CHECK_BOTH_MEMORIES,
 ];

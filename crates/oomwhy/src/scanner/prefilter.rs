@@ -170,6 +170,9 @@ const PIECES: &[&[u8; PIECE_LEN]] = &[
     b"CL E",
     b"XIT ",
     b"ailu",
+    // `Segmentation fault` and ROCr's `Memory access fault by GPU node-`
+    // share it (it took the place of `Segm`, so the count stays).
+    b" fau",
 ];
 
 /// The literal search: aho-corasick's packed (Teddy) searcher, called
