@@ -246,7 +246,7 @@ fn runtime_oom_fixes(f: &Finding, out: &mut Vec<Fix>) {
         Program::Unknown => {}
     }
     if other_tool(f).is_some() {
-        out.push(workload_fix());
+        out.push(super::common::workload_fix_for(f));
         return;
     }
     out.push(library_headroom_fix(f));

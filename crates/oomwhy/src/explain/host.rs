@@ -250,6 +250,20 @@ fn host_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         return;
     }
     let Some(n) = f.sizes.requested_bytes else {
+        if is_ray_monitor(f) {
+            out.push(verdict(
+                Code::HostRamExhausted,
+                say!(
+                    en: "Ray's memory monitor killed workers before the node's RAM ran out (host memory, not GPU memory)",
+                    zh: "Ray 的内存监控在节点内存耗尽之前杀掉了 worker（是主机内存，不是显存）"
+                ),
+                say!(
+                    en: "Nothing failed to allocate: the raylet's memory monitor checks the node's memory use and, when it crosses RAY_memory_usage_threshold (0.95 of the node's memory by default), kills workers itself (retriable tasks first) before the kernel's out-of-memory killer would. The tasks and actors on the node together used nearly all of its RAM.",
+                    zh: "并没有哪次分配失败：raylet 的内存监控会检查节点的内存使用，一旦超过 RAY_memory_usage_threshold（默认是节点内存的 0.95），它就抢在内核的 OOM killer 之前自己杀掉 worker（先杀可重试的任务）。节点上的任务和 actor 加起来用掉了几乎全部内存。"
+                ),
+            ));
+            return;
+        }
         // A statement found by the general grammar names its reporter (Ray's
         // memory monitor, a runtime); PyTorch's CPU allocator is the family's
         // own reporter.
@@ -716,9 +730,19 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
         ));
         return;
     }
-    if fact(f, fact::REPORTED_BY).is_some() && !shows_python(f) {
-        // A program named itself and nothing shows Python (Ollama, a
-        // runtime found by the general grammar):
+    if is_ray_monitor(f) {
+        out.push(fix(
+            &RAY_FEWER_AT_ONCE,
+            say!(
+                en: "Run fewer tasks or actors side by side on a node: give them a memory request (@ray.remote(memory=...) in bytes, or more num_cpus each) so Ray schedules fewer at once; see what each holds with `ray memory`, the dashboard, or the raylet log the message names; or use nodes with more RAM. Raising RAY_memory_usage_threshold or turning the monitor off (RAY_memory_monitor_refresh_ms=0) only leaves the kill to the kernel.",
+                zh: "让一个节点上同时运行的任务或 actor 少一些：给它们设内存需求（@ray.remote(memory=...)，单位是字节，或给每个多分几个 num_cpus），Ray 就会少并排调度几个；用 `ray memory`、dashboard 或报错里提到的 raylet 日志看每个占了多少；或者换内存更大的节点。调高 RAY_memory_usage_threshold 或关掉监控（RAY_memory_monitor_refresh_ms=0）只会把杀进程的事交给内核。"
+            ),
+        ));
+        return;
+    }
+    if (fact(f, fact::REPORTED_BY).is_some() || has(Code::HostMemoryLimit)) && !shows_python(f) {
+        // A program named itself, or a scheduler's limit killed a job, and
+        // nothing shows Python (Ollama, an MPI or Snakemake job):
         // DataLoader and checkpoint advice would be for a program that may
         // not be running.
         out.push(fix(
@@ -759,8 +783,25 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
     }
 }
 
+/// Ray's raylet reports the workers its memory monitor killed.
+fn is_ray_monitor(f: &Finding) -> bool {
+    fact(f, fact::REPORTED_BY).is_some_and(|r| r.starts_with("Ray's raylet"))
+}
+
+/// Ray's own levers: memory requests, concurrency, node size.
+const RAY_FEWER_AT_ONCE: FixSpec = FixSpec::new(
+    "ray-fewer-tasks-per-node",
+    "Run fewer Ray tasks or actors per node",
+    "让每个节点上同时运行的 Ray 任务或 actor 少一些",
+)
+.cost(Cost::Speed)
+.sources(&[
+    "Ray documentation: Out-Of-Memory Prevention (memory monitor, RAY_memory_usage_threshold)",
+]);
+
 /// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
+    RAY_FEWER_AT_ONCE,
     SHRINK_OTHER_PROCESS,
     LOWER_JOB_MEMORY,
     ASK_FOR_MORE_MEMORY,
