@@ -813,3 +813,91 @@ pub(super) const FIXES: &[FixSpec] = &[
     FIND_RAM_HOLDER,
     ENLARGE_PAGE_FILE,
 ];
+
+/// Host kills read in the terms of what killed them, from real pastes of
+/// `fixtures/wild`, in both languages.
+#[cfg(test)]
+mod killers {
+    use crate::record::Finding;
+
+    fn first(number: &str) -> Finding {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/wild")
+            .join(format!("{number}.txt"));
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        crate::decode_str(&text).remove(0)
+    }
+
+    fn ids(f: &Finding) -> Vec<&str> {
+        f.diagnosis.fixes.iter().map(|x| x.id.as_str()).collect()
+    }
+
+    fn zh(f: &Finding) -> (&str, &str) {
+        let v = f.diagnosis.verdicts[0]
+            .zh
+            .as_ref()
+            .map_or("", |z| z.title.as_str());
+        (f.diagnosis.headline_zh.as_deref().unwrap_or(""), v)
+    }
+
+    /// Ray's memory monitor (1406, and the raylet's lines in 1249 and 1250) kills
+    /// workers above its threshold: nothing failed to allocate.
+    #[test]
+    fn ray_s_monitor_killed_workers_and_ray_s_levers_come_first() {
+        for number in ["1406", "1249", "1250"] {
+            let f = first(number);
+            let headline = &f.diagnosis.headline;
+            assert!(
+                headline.contains("memory monitor killed workers"),
+                "{headline}"
+            );
+            assert!(!headline.contains("could not allocate"), "{headline}");
+            let (headline_zh, title_zh) = zh(&f);
+            assert!(
+                headline_zh.contains("内存监控杀掉了 worker"),
+                "{headline_zh}"
+            );
+            assert!(title_zh.contains("主机内存"), "{title_zh}");
+            let detail = &f.diagnosis.verdicts[0].detail;
+            assert!(detail.contains("RAY_memory_usage_threshold"), "{detail}");
+            assert_eq!(ids(&f), ["ray-fewer-tasks-per-node"]);
+        }
+    }
+
+    /// A kernel report whose call trace shows mem_cgroup_out_of_memory
+    /// (1449) is a container's limit; without that frame it is the
+    /// machine's RAM.
+    #[test]
+    fn a_memcg_call_trace_is_a_container_limit() {
+        let f = first("1449");
+        assert_eq!(f.era, Some(crate::record::Era::Cgroup));
+        assert_eq!(ids(&f)[0], "ask-for-more-memory");
+        let (headline_zh, _) = zh(&f);
+        assert!(headline_zh.contains("cgroup"), "{headline_zh}");
+        let machine = crate::decode_str(
+            "[ 1234.000001] python invoked oom-killer: gfp_mask=0x14000c0(GFP_KERNEL), nodemask=(null), order=0, oom_score_adj=0\n[ 1234.000002] Call Trace:\n[ 1234.000003]  dump_stack+0x63/0x88\n[ 1234.000004]  out_of_memory+0x114/0x4a0\n[ 1234.000005]  __alloc_pages_slowpath+0x9d4/0xd20\n",
+        )
+        .remove(0);
+        assert_eq!(machine.era, Some(crate::record::Era::Kernel));
+    }
+
+    /// A Slurm limit on a job that shows no Python (an MPI job 1246, a
+    /// Snakemake shell rule 1253) gets no PyTorch data-loading advice.
+    #[test]
+    fn a_job_without_python_gets_no_dataloader_advice() {
+        for number in ["1246", "1253"] {
+            let f = first(number);
+            assert_eq!(
+                ids(&f),
+                ["ask-for-more-memory", "lower-job-memory"],
+                "{number}"
+            );
+        }
+        // A container's limit that killed a Python process keeps them (the
+        // kernel's memcg line, as in the detector's own test).
+        let python = crate::decode_str("Memory cgroup out of memory: Killed process 7781 (python3) total-vm:40000000kB, anon-rss:31000000kB, file-rss:0kB, shmem-rss:0kB\n").remove(0);
+        assert_eq!(ids(&python)[0], "ask-for-more-memory");
+        assert!(ids(&python).contains(&"lighter-dataloader-workers"));
+    }
+}
