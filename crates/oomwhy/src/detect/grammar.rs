@@ -702,7 +702,8 @@ pub mod program_names {
 
 /// Marks (lowercase) that name a program: project names in source paths,
 /// and messages only one program prints (Cycles' "System is out of GPU
-/// memory" and its `cuMemAlloc(&device_pointer, size)`, Enoki's
+/// memory", its `cuMemAlloc(&device_pointer, size)` and its error names
+/// before the call, Enoki's
 /// `cuda_malloc()`, OpenCV's `-217` Gpu API call error, ncnn's
 /// `vkAllocateMemory failed -2`, DirectML's "not enough GPU video memory").
 const PROGRAM_MARKS: &[(&str, &str)] = {
@@ -711,6 +712,10 @@ const PROGRAM_MARKS: &[(&str, &str)] = {
         ("blender", n::BLENDER),
         ("system is out of gpu memory", n::BLENDER),
         ("cumemalloc(&device_pointer", n::BLENDER),
+        // Cycles' own form of a driver error: the name without CUDA_ERROR_,
+        // then the call (`CUDA error: ILLEGAL_ADDRESS in cuCtxSynchronize()`).
+        ("illegal_address in cu", n::BLENDER),
+        ("launch_failed in cu", n::BLENDER),
         ("luxcore", n::LUXCORE),
         ("luxrays", n::LUXCORE),
         ("luisarender", n::LUISA),

@@ -829,6 +829,7 @@ pub(super) const FIXES: &[FixSpec] = &[
     CUPY_RELEASE_OR_CAP,
     STOP_PREALLOCATION,
     RENDERER_SMALLER_SCENE,
+    RENDERER_DRIVER_AND_CLOCKS,
     RECONSTRUCTION_SMALLER_VOLUME,
     NCNN_SMALLER_TILES,
     MXNET_LESS_AT_ONCE,
@@ -1014,21 +1015,49 @@ fn named_program_fixes(f: &Finding, named: NamedProgram) -> Vec<Fix> {
     }
 }
 
+/// A renderer's GPU crash (Cycles' `ILLEGAL_ADDRESS in cuCtxSynchronize()`),
+/// for the person rendering: the scene's memory, the driver, the card's
+/// stability; empty for any other program.
+pub(super) fn renderer_crash_fixes(f: &Finding) -> Vec<Fix> {
+    let Some(named) = NamedProgram::of(f).filter(|p| p.class == ProgramClass::Renderer) else {
+        return Vec::new();
+    };
+    vec![
+        renderer_fix(named.name),
+        fix(
+            &RENDERER_DRIVER_AND_CLOCKS,
+            say!(
+                en: "In a renderer an illegal address often follows a scene that barely fits, and otherwise a driver or an unstable card: install the current driver and the current release of {name}, put an overclocked or undervolted card back to stock clocks, watch its temperature, and see whether the same scene renders on the CPU.",
+                zh: "在渲染器里，非法地址错误常常出现在场景勉强放得下显存的时候，其次是驱动问题或显卡不稳定：装上最新的驱动和最新版本的 {name}，把超频或降压的显卡恢复到默认频率，留意温度，再看同一个场景用 CPU 能否渲染。",
+                name = named.name
+            ),
+        ),
+    ]
+}
+
+/// The driver and the card's clocks, for a renderer's GPU crash.
+const RENDERER_DRIVER_AND_CLOCKS: FixSpec = FixSpec::new(
+    "renderer-driver-and-clocks",
+    "Rule out the driver and the card's clocks",
+    "排除驱动和显卡频率的问题",
+)
+.cost(Cost::Look);
+
 /// A renderer's own lever, its scene, in its own terms where it is known.
 fn renderer_fix(name: &str) -> Fix {
     use crate::detect::grammar::program_names as n;
     let how = match name {
         n::BLENDER => say!(
-            en: "Make the scene smaller on the GPU: Render Properties → Simplify (lower Max Subdivision, and a Texture Limit for Cycles), smaller or fewer image textures, fewer particles, hair and high-poly objects. If it still does not fit, render with the CPU, or GPU + CPU (Preferences → System), which keeps the scene in RAM.",
-            zh: "减小场景在 GPU 上占的显存：渲染属性 → 简化（Simplify）里调低最大细分（Max Subdivision），给 Cycles 设贴图上限（Texture Limit）；用更小或更少的图像贴图，减少粒子、毛发和高面数物体。还是放不下，就用 CPU 渲染，或 GPU + CPU（偏好设置 → 系统），场景就放在内存里。"
+            en: "Render Properties → Simplify (lower Max Subdivision, and a Texture Limit for Cycles), smaller or fewer image textures, fewer particles, hair and high-poly objects. If it still does not fit, render with the CPU, or GPU + CPU (Preferences → System), which keeps the scene in RAM.",
+            zh: "渲染属性 → 简化（Simplify）里调低最大细分（Max Subdivision），给 Cycles 设贴图上限（Texture Limit）；用更小或更少的图像贴图，减少粒子、毛发和高面数物体。还是放不下，就用 CPU 渲染，或 GPU + CPU（偏好设置 → 系统），场景就放在内存里。"
         ),
         n::MITSUBA => say!(
             en: "Render less at once: Mitsuba's GPU variants trace all samples of the image together, so memory grows with resolution × samples per pixel; render fewer samples per pass (samples_per_pass in Mitsuba 2's integrators, or several renders with different seeds averaged), a smaller film, or a scene with smaller textures. A CPU variant (scalar_* or llvm_*) keeps everything in RAM.",
             zh: "一次少渲染一些：Mitsuba 的 GPU 变体把整幅图像的所有采样一起追踪，所以显存随分辨率 × 每像素采样数增长；每一遍少渲染一些采样（Mitsuba 2 积分器的 samples_per_pass，或用不同种子渲染几次再取平均），用更小的 film，或更小的场景贴图。CPU 变体（scalar_* 或 llvm_*）把一切放在内存里。"
         ),
         _ => say!(
-            en: "Make the scene smaller on the GPU: smaller or fewer textures, less geometry (lower subdivision, instances instead of copies), a lower output resolution. If it still does not fit, render with the CPU or a hybrid CPU + GPU mode where {name} has one, which keeps the scene in RAM.",
-            zh: "减小场景在 GPU 上占的显存：用更小或更少的贴图，减少几何体（降低细分，用实例代替复制），降低输出分辨率。还是放不下，就用 CPU 渲染，或用 {name} 提供的 CPU + GPU 混合模式，场景就放在内存里。",
+            en: "Smaller or fewer textures, less geometry (lower subdivision, instances instead of copies), a lower output resolution. If it still does not fit, render with the CPU or a hybrid CPU + GPU mode where {name} has one, which keeps the scene in RAM.",
+            zh: "用更小或更少的贴图，减少几何体（降低细分，用实例代替复制），降低输出分辨率。还是放不下，就用 CPU 渲染，或用 {name} 提供的 CPU + GPU 混合模式，场景就放在内存里。",
             name = name
         ),
     };

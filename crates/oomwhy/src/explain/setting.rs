@@ -889,6 +889,33 @@ mod program_fixes {
         assert!(en.contains("Simplify") && zh.contains("Simplify"), "{en}");
     }
 
+    /// Cycles' illegal address (fixtures/status_cycles_illegal_address.log)
+    /// is an end user's crash: the scene, the driver and the card, not
+    /// CUDA_LAUNCH_BLOCKING or compute-sanitizer; other programs keep those.
+    #[test]
+    fn a_renderer_s_gpu_crash_gets_end_user_steps() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/status_cycles_illegal_address.log");
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let findings = crate::decode_str(&text);
+        assert_eq!(findings.len(), 2);
+        for f in &findings {
+            assert_eq!(
+                fix_ids(f),
+                ["renderer-smaller-scene", "renderer-driver-and-clocks"]
+            );
+            let second = &f.diagnosis.fixes[1];
+            let zh = second.zh.as_ref().map_or("", |z| z.text.as_str());
+            assert!(second.how.contains("stock clocks") && zh.contains("默认频率"));
+        }
+        let other = only("CUDA error: an illegal memory access was encountered\n");
+        assert!(
+            fix_ids(&other).contains(&"run-compute-sanitizer"),
+            "{:?}",
+            fix_ids(&other)
+        );
+    }
+
     /// A source path names its program (InfiniTAM 1549, OpenCV 1527); a
     /// path that names none is native code, never the path itself.
     #[test]
