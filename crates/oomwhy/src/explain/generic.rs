@@ -82,7 +82,10 @@ fn generic_headline(f: &Finding) -> Said {
         (Some(s), Some(who)) => say_parts!(
             en: "Out of memory: {who} could not allocate {s}{on}",
             zh: "显存不足：{who} 无法{on}分配 {s}",
-            who = Said::same(who),
+            who = Said {
+                en: who.to_string(),
+                zh: reporter_zh(who),
+            },
             s = Said::same(s),
             on = on
         ),
@@ -109,7 +112,7 @@ fn generic_headline(f: &Finding) -> Said {
             },
             who = Said {
                 en: who_en.to_string(),
-                zh: reporter.unwrap_or("一次 GPU 分配").to_string(),
+                zh: reporter.map_or_else(|| "一次 GPU 分配".to_string(), reporter_zh),
             }
         ),
     }
@@ -336,7 +339,7 @@ fn generic_verdict(f: &Finding) -> Verdict {
                 zh: "{who} 报告{place}一次分配失败了。",
                 who = Said {
                     en: sentence_start(reporter.unwrap_or("The backend")),
-                    zh: reporter.unwrap_or("后端").to_string(),
+                    zh: reporter.map_or_else(|| "后端".to_string(), reporter_zh),
                 },
                 place = maybe(device.as_deref(), |d| format!(" on {d}"), |d| format!("在 {d} 上的"))
             )
@@ -355,14 +358,19 @@ fn generic_verdict(f: &Finding) -> Verdict {
     } else {
         Said::default()
     };
-    verdict(
-        Code::AllocationFailed,
+    // A context that does not fit says more than "an allocation failed".
+    let title = if creates_a_context(f) {
+        say!(
+            en: "Creating the CUDA context failed: the GPU is full or unusable",
+            zh: "创建 CUDA 上下文失败：GPU 已被占满或无法使用"
+        )
+    } else {
         say!(
             en: "A GPU allocation failed: out of memory",
             zh: "一次 GPU 显存分配失败：显存不足"
-        ),
-        what.then(repeated),
-    )
+        )
+    };
+    verdict(Code::AllocationFailed, title, what.then(repeated))
 }
 
 /// A Vulkan failure whose message shows what was on the GPU: ggml's
@@ -861,6 +869,24 @@ fn opencv_host_memory(f: &Finding) -> bool {
     f.text.contains("cuda_host_mem")
 }
 
+/// A reporter in Chinese: the phrases `detect::grammar` writes in English
+/// for a program it cannot name; a program's own name stays as it is.
+fn reporter_zh(reporter: &str) -> String {
+    if reporter == "an unrecognised program" {
+        return "一个未识别的程序".into();
+    }
+    if reporter == crate::detect::grammar::program_names::NCNN_VULKAN {
+        return "某个 ncnn-vulkan 工具".into();
+    }
+    match reporter
+        .strip_prefix("native code (")
+        .and_then(|r| r.strip_suffix(')'))
+    {
+        Some(file) => format!("原生代码（{file}）"),
+        None => reporter.to_string(),
+    }
+}
+
 /// A reporter at the start of a sentence: a phrase ("an unrecognised
 /// program") is capitalised, a program's own name (torch-directml) is not.
 fn sentence_start(reporter: &str) -> String {
@@ -890,8 +916,8 @@ fn program_note(f: &Finding) -> Said {
         ProgramClass::VisionLibrary if creates_a_context(f) => {
             let host = if opencv_host_memory(f) {
                 say!(
-                    en: " The failure in cuda_host_mem.cpp's allocate that follows is cv::cuda::HostMem: page-locked host memory (RAM), not GPU memory; it needs the same CUDA context, so it fails after setDevice did.",
-                    zh: "后面 cuda_host_mem.cpp 的 allocate 失败来自 cv::cuda::HostMem：那是锁页的主机内存（内存条），不是显存；它也需要同一个 CUDA 上下文，所以 setDevice 失败后它也跟着失败。"
+                    en: " The failure in cuda_host_mem.cpp's allocate that follows is cv::cuda::HostMem: page-locked host memory, not GPU memory; it needs the same CUDA context, so it fails after setDevice did.",
+                    zh: "后面 cuda_host_mem.cpp 的 allocate 失败来自 cv::cuda::HostMem：那是锁页的主机内存，不是显存；它也需要同一个 CUDA 上下文，所以 setDevice 失败后它也跟着失败。"
                 )
             } else {
                 Said::default()
@@ -998,8 +1024,8 @@ fn named_program_fixes(f: &Finding, named: NamedProgram) -> Vec<Fix> {
             vec![fix(
                 &MXNET_LESS_AT_ONCE,
                 say!(
-                    en: "Give MXNet less at once: a smaller batch size or input size (the data shape the network is bound with); MXNET_CUDNN_AUTOTUNE_DEFAULT=0 stops cuDNN's autotuning from trying large workspaces; MXNET_GPU_MEM_POOL_RESERVE (a percentage, 5 by default) leaves more of the card outside MXNet's pool for other libraries. Check that nothing else holds the GPU ({smi}).",
-                    zh: "一次少给 MXNet 一些：更小的 batch size 或输入尺寸（网络绑定的 data shape）；MXNET_CUDNN_AUTOTUNE_DEFAULT=0 让 cuDNN 的自动调优不去尝试大的工作区；MXNET_GPU_MEM_POOL_RESERVE（百分比，默认 5）给 MXNet 内存池之外的其他库多留一些显存。并确认没有别的进程占着 GPU（{smi}）。",
+                    en: "A smaller batch size or input size (the data shape the network is bound with); MXNET_CUDNN_AUTOTUNE_DEFAULT=0 stops cuDNN's autotuning from trying large workspaces; MXNET_GPU_MEM_POOL_RESERVE (a percentage, 5 by default) leaves more of the card outside MXNet's pool for other libraries. Check that nothing else holds the GPU ({smi}).",
+                    zh: "更小的 batch size 或输入尺寸（网络绑定的 data shape）；MXNET_CUDNN_AUTOTUNE_DEFAULT=0 让 cuDNN 的自动调优不去尝试大的工作区；MXNET_GPU_MEM_POOL_RESERVE（百分比，默认 5）给 MXNet 内存池之外的其他库多留一些显存。并确认没有别的进程占着 GPU（{smi}）。",
                     smi = vendor.smi()
                 ),
             )]

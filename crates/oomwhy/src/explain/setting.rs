@@ -942,6 +942,11 @@ mod program_fixes {
         )
         .remove(0);
         assert_eq!(f.facts["reported_by"], "native code (MemoryBlock.h)");
+        let headline_zh = f.diagnosis.headline_zh.as_deref().unwrap_or("");
+        assert!(
+            headline_zh.contains("原生代码（MemoryBlock.h）"),
+            "{headline_zh}"
+        );
     }
 
     /// OpenCV's setDevice creates the CUDA context (1527): the GPU is held
@@ -958,6 +963,13 @@ mod program_fixes {
             v.detail
         );
         assert!(v.detail.contains("page-locked host memory") && zh.contains("锁页的主机内存"));
+        let title_zh = v.zh.as_ref().map_or("", |z| z.title.as_str());
+        assert!(
+            v.title.starts_with("Creating the CUDA context failed"),
+            "{}",
+            v.title
+        );
+        assert!(title_zh.starts_with("创建 CUDA 上下文失败"), "{title_zh}");
         // The same library's allocation after the context exists is its images'.
         let later = crate::decode_str("opencv/modules/core/src/cuda/gpu_mat.cu:116: error: (-217:Gpu API call) out of memory in function 'allocate'\n").remove(0);
         assert_eq!(
