@@ -271,6 +271,9 @@ const MODEL_WORDS: &[&str] = &[
     "mindspore",
     "caffe",
     "mxnet",
+    "xla",
+    "jax",
+    "keras",
 ];
 
 /// The finding shows a model's work: a kind only frameworks report, a

@@ -1040,6 +1040,13 @@ mod program_fixes {
         let model =
             only("src/model/layers.h(217) : cudaSafeCall() Runtime API error : out of memory.\n");
         assert_eq!(fix_ids(&model), ["make-workload-smaller"]);
+        // fixtures/wild/1423.txt: XLA's words show a model's compiler.
+        let xla = crate::decode_str(&wild("1423")).remove(0);
+        assert!(
+            !fix_ids(&xla).contains(&"make-work-smaller"),
+            "{:?}",
+            fix_ids(&xla)
+        );
     }
 
     /// The catalogue's two program predicates, on both sides.
