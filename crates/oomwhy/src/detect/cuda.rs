@@ -211,6 +211,12 @@ impl Family for RuntimeOom {
             finding
                 .facts
                 .insert(fact::REPORTED_BY.into(), format!("FFmpeg ({})", &c[1]));
+            // Creating the encoder's CUDA context is not opening a session.
+            if message.prefix.contains("cuCtxCreate") {
+                finding
+                    .facts
+                    .insert(fact::LOCATION.into(), "cuCtxCreate".into());
+            }
         } else if message.lines.iter().skip(1).any(|l| is_darknet_assert(l)) {
             finding
                 .facts

@@ -769,6 +769,9 @@ fn reporter(line: &str, exception: Option<&str>, statement: Statement) -> String
     if let Some(entry) = opencl_status(line) {
         return format!("an OpenCL call ({})", entry.name);
     }
+    if let Some(name) = program_named_in(line) {
+        return name.into();
+    }
     if let Some(tag) = p
         .reporter_tag
         .captures_iter(line)
@@ -781,7 +784,8 @@ fn reporter(line: &str, exception: Option<&str>, statement: Statement) -> String
         return tag;
     }
     if let Some(c) = p.reporter_path.captures(line) {
-        return c[1].trim_start_matches('/').to_string();
+        let absolute = line[..c.get(1).map_or(0, |m| m.start())].ends_with(['/', '\\', ':']);
+        return program_of_path(&c[1], absolute);
     }
     if let Some(class) = exception {
         return class.to_string();
@@ -790,6 +794,147 @@ fn reporter(line: &str, exception: Option<&str>, statement: Statement) -> String
         return "a C++ program (std::bad_alloc)".into();
     }
     "an unrecognised program".into()
+}
+
+/// The names `program_named_in` gives, for the explainer to sort by kind.
+pub mod program_names {
+    pub const BLENDER: &str = "Blender Cycles";
+    pub const LUXCORE: &str = "LuxCore";
+    pub const LUISA: &str = "LuisaRender";
+    pub const MITSUBA: &str = "Mitsuba";
+    pub const FFMPEG: &str = "FFmpeg";
+    pub const OPENCV: &str = "OpenCV";
+    pub const INFINITAM: &str = "InfiniTAM";
+    pub const ELASTICFUSION: &str = "ElasticFusion";
+    pub const BUNDLEFUSION: &str = "BundleFusion";
+    pub const NCNN_VULKAN: &str = "an ncnn-vulkan tool";
+    pub const MXNET: &str = "MXNet";
+    pub const DIRECTML: &str = "torch-directml";
+}
+
+/// Marks (lowercase) that name a program: project names in source paths,
+/// and messages only one program prints (Cycles' "System is out of GPU
+/// memory", its `cuMemAlloc(&device_pointer, size)` and its error names
+/// before the call, Enoki's
+/// `cuda_malloc()`, OpenCV's `-217` Gpu API call error, ncnn's
+/// `vkAllocateMemory failed -2`, DirectML's "not enough GPU video memory").
+const PROGRAM_MARKS: &[(&str, &str)] = {
+    use program_names as n;
+    &[
+        ("blender", n::BLENDER),
+        ("system is out of gpu memory", n::BLENDER),
+        ("cumemalloc(&device_pointer", n::BLENDER),
+        // Cycles' own form of a driver error: the name without CUDA_ERROR_,
+        // then the call (`CUDA error: ILLEGAL_ADDRESS in cuCtxSynchronize()`).
+        ("illegal_address in cu", n::BLENDER),
+        ("launch_failed in cu", n::BLENDER),
+        ("luxcore", n::LUXCORE),
+        ("luxrays", n::LUXCORE),
+        ("luisarender", n::LUISA),
+        ("mitsuba", n::MITSUBA),
+        ("drjit", n::MITSUBA),
+        ("cuda_malloc(): out of memory", n::MITSUBA),
+        ("ffmpeg", n::FFMPEG),
+        ("_nvenc", n::FFMPEG),
+        ("opencv", n::OPENCV),
+        ("cv::cuda", n::OPENCV),
+        ("(-217:gpu api call)", n::OPENCV),
+        ("infinitam", n::INFINITAM),
+        ("itmlib", n::INFINITAM),
+        ("elasticfusion", n::ELASTICFUSION),
+        ("bundlefusion", n::BUNDLEFUSION),
+        ("-ncnn-vulkan", n::NCNN_VULKAN),
+        ("vkallocatememory failed -", n::NCNN_VULKAN),
+        ("mxnet", n::MXNET),
+        ("not enough gpu video memory available", n::DIRECTML),
+        ("directml", n::DIRECTML),
+    ]
+};
+
+/// The program a text names, by its marks.
+pub fn program_named_in(text: &str) -> Option<&'static str> {
+    let text = text.to_ascii_lowercase();
+    PROGRAM_MARKS
+        .iter()
+        .find(|(mark, _)| text.contains(mark))
+        .map(|&(_, name)| name)
+}
+
+/// Projects whose source directory names them, for a reporter read from
+/// a source path (`mindspore/ccsrc/...`, `c10/cuda/...`).
+const PROJECT_DIRECTORIES: &[(&str, &str)] = &[
+    ("mindspore", "MindSpore"),
+    ("tensorflow", "TensorFlow"),
+    ("paddle", "PaddlePaddle"),
+    ("caffe", "Caffe"),
+    ("caffe2", "Caffe2"),
+    ("c10", "PyTorch"),
+    ("aten", "PyTorch"),
+    ("torch", "PyTorch"),
+    ("onnxruntime", "ONNX Runtime"),
+    ("ncnn", "ncnn"),
+    ("xgboost", "XGBoost"),
+    ("faiss", "Faiss"),
+    ("darknet", "darknet"),
+];
+
+/// Directories that name no program: where sources, builds and homes live.
+const PLAIN_DIRECTORIES: &[&str] = &[
+    "src",
+    "source",
+    "include",
+    "lib",
+    "libs",
+    "modules",
+    "core",
+    "home",
+    "usr",
+    "opt",
+    "media",
+    "mnt",
+    "build",
+    "third_party",
+    "thirdparty",
+    "external",
+    "deps",
+    "vendor",
+    "tmp",
+    "var",
+    "root",
+    "users",
+    "workspace",
+    "code",
+    "projects",
+    "project",
+    ".",
+    "..",
+];
+
+/// Who a source path says reported the message: the project a directory
+/// names, the first directory of a relative path when it is a project's
+/// (`InfiniTAM/ITMLib/...`), otherwise the file, said as native code.
+fn program_of_path(path: &str, absolute: bool) -> String {
+    let path = path.trim_start_matches('/');
+    let parts: Vec<&str> = path.split('/').collect();
+    let (file, directories) = parts.split_last().unwrap_or((&path, &[]));
+    if let Some(name) = directories.iter().find_map(|d| {
+        PROJECT_DIRECTORIES
+            .iter()
+            .find(|(dir, _)| d.eq_ignore_ascii_case(dir))
+            .map(|&(_, name)| name)
+    }) {
+        return name.into();
+    }
+    match directories.first() {
+        Some(first)
+            if !absolute
+                && first.chars().any(|c| c.is_ascii_alphabetic())
+                && !PLAIN_DIRECTORIES.contains(&first.to_ascii_lowercase().as_str()) =>
+        {
+            (*first).to_string()
+        }
+        _ => format!("native code ({file})"),
+    }
 }
 
 /// Who reports a fault that is not memory exhaustion.
@@ -1216,10 +1361,7 @@ mod tests {
     #[test]
     fn reporters() {
         let f = collect(&["[ERROR] X [mindspore/ccsrc/minddata/dataset/util/arena.cc:250] Init] cudaHostAlloc failed, ret[2], out of memory"]).unwrap();
-        assert_eq!(
-            f.facts[fact::REPORTED_BY],
-            "mindspore/ccsrc/minddata/dataset/util/arena.cc"
-        );
+        assert_eq!(f.facts[fact::REPORTED_BY], "MindSpore");
         let f =
             collect(&["[bmlib_memory][error] bm_alloc_gmem failed, dev_id = 0, size = 0x639c00"])
                 .unwrap();

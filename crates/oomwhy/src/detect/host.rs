@@ -255,6 +255,16 @@ fn kill_patterns() -> &'static KillPatterns {
 
 /// `Killed` alone on a line, or right after a progress bar (`1.28it/s]Killed`),
 /// as a shell prints when its child died of SIGKILL: the offset of the word.
+/// A line of the kernel's report between `invoked oom-killer` and its
+/// memory tables: the task's cpuset, CPU and hardware, the call trace.
+fn is_oom_report_line(line: &str) -> bool {
+    let line = line.trim_start();
+    line.starts_with("CPU: ")
+        || ["cpuset=", "Hardware name:", "Call Trace:", "+0x", "RIP: "]
+            .iter()
+            .any(|w| line.contains(w))
+}
+
 fn bare_killed(line: &str) -> Option<usize> {
     // A paste may set the word alone in bold or code (`**Killed**`); the
     // message is then the whole line.
@@ -343,6 +353,12 @@ impl Family for Killed {
             // The rest of torchelastic's failure table.
             return lines.len() < 200 && p.elastic_block.is_match(next);
         }
+        // The kernel's report after `invoked oom-killer`: its cpuset, CPU
+        // and hardware lines and the call trace, which shows a memory
+        // cgroup's limit (mem_cgroup_out_of_memory) rather than the machine's.
+        if p.invoked.is_match(first) && lines.len() < 64 && is_oom_report_line(next) {
+            return true;
+        }
         if lines.len() >= 4 {
             return false;
         }
@@ -397,6 +413,9 @@ impl Family for Killed {
             }
             finding.facts.insert(fact::PID.into(), c[1].to_string());
             finding.facts.insert(fact::PROCESS.into(), c[2].to_string());
+        }
+        if finding.era == Some(Era::Kernel) && joined.contains("mem_cgroup_out_of_memory") {
+            explicit(&mut finding, Era::Cgroup);
         }
         if let Some(c) = p.kernel_rss.captures(&joined) {
             let mut put = |key: &str, at: usize, what: &str| {

@@ -5,7 +5,8 @@
 use super::catalogue::{Cost, Engines, FixSpec, Phases};
 use super::docs::Code;
 use super::setting::{
-    available, is_inference, is_loading, since, Availability, Framework, Runtime, Vendor,
+    available, is_inference, is_loading, since, Availability, Framework, Program, Runtime, Setting,
+    Vendor,
 };
 use super::thresholds::{FAILS_AT_START_MAX_STEP, LATE_FAILURE_MIN_STEP};
 use crate::i18n::Said;
@@ -291,7 +292,7 @@ pub(super) fn workload_fix() -> Fix {
 
 /// [`workload_fix`] for a finding whose text names its GPU: bfloat16 only
 /// where that GPU has it.
-pub(super) fn workload_fix_for(f: &Finding) -> Fix {
+fn model_workload_fix_for(f: &Finding) -> Fix {
     match super::setting::named_gpu_has_bf16(&f.text) {
         Some(true) => fix(
             &SMALLER_WORKLOAD,
@@ -310,6 +311,85 @@ pub(super) fn workload_fix_for(f: &Finding) -> Fix {
         None => workload_fix(),
     }
 }
+
+/// Words that show the failing work was a model's, in the message, its
+/// reporter or its backend: only then is the workload advice about
+/// batches, sequences and precision.
+const MODEL_WORDS: &[&str] = &[
+    "model",
+    "tensor",
+    "batch",
+    "train",
+    "layer",
+    "infer",
+    "weights",
+    "token",
+    "epoch",
+    "torch",
+    "cudnn",
+    "cublas",
+    "directml",
+    "onnx",
+    "tensorflow",
+    "paddle",
+    "mindspore",
+    "caffe",
+    "mxnet",
+    "xla",
+    "jax",
+    "keras",
+];
+
+/// The finding shows a model's work: a kind only frameworks report, a
+/// framework, Python's traceback or exception class, or a model's words.
+pub(super) fn shows_a_model(f: &Finding) -> bool {
+    if !matches!(f.kind, Kind::GenericOom | Kind::CudaRuntimeOom)
+        || Framework::of(f) != Framework::Unknown
+        || f.traceback.is_some()
+        || f.exception.is_some()
+    {
+        return true;
+    }
+    let said = [
+        Some(f.text.as_str()),
+        fact(f, crate::record::fact::REPORTED_BY),
+        f.backend.as_deref(),
+    ];
+    said.into_iter()
+        .flatten()
+        .map(str::to_ascii_lowercase)
+        .any(|s| MODEL_WORDS.iter().any(|w| s.contains(w)))
+}
+
+/// The workload fix for a program that is not known to run a model: its
+/// own inputs, in no model's terms.
+pub(super) fn smaller_work_fix() -> Fix {
+    fix(
+        &SMALLER_WORK,
+        say!(
+            en: "Give the program fewer or smaller inputs at once (smaller images or data, a lower resolution, fewer items processed together), or run it on a GPU with more memory.",
+            zh: "一次给程序少一些、小一些的输入（更小的图像或数据、更低的分辨率、同时处理的项目更少），或者换一块显存更大的 GPU。"
+        ),
+    )
+}
+
+/// The workload fix fitted to the program: a model's advice only where the
+/// finding shows a model.
+pub(super) fn workload_fix_for(f: &Finding) -> Fix {
+    if shows_a_model(f) || Setting::of(f).program == Program::NativeModel {
+        model_workload_fix_for(f)
+    } else {
+        smaller_work_fix()
+    }
+}
+
+/// Any program's workload, in no model's terms.
+const SMALLER_WORK: FixSpec = FixSpec::new(
+    "make-work-smaller",
+    "Make the work smaller",
+    "缩小这次的工作量",
+)
+.cost(Cost::Quality);
 
 /// True when the message or its traceback shows PyTorch.
 pub(super) fn is_pytorch(f: &Finding) -> bool {
@@ -781,6 +861,7 @@ pub(super) const FIXES: &[FixSpec] = &[
     CHECK_GPU_HOLDERS,
     CONFIRM_MEMORY,
     SMALLER_WORKLOAD,
+    SMALLER_WORK,
     LOAD_IN_LESS_MEMORY,
     REDUCE_BATCH_SIZE,
     INFERENCE_IN_LESS_MEMORY,

@@ -243,7 +243,7 @@ fn runtime_oom_fixes(f: &Finding, out: &mut Vec<Fix>) {
         Program::Unknown => {}
     }
     if other_tool(f).is_some() {
-        out.push(workload_fix());
+        out.push(super::common::workload_fix_for(f));
         return;
     }
     out.push(library_headroom_fix(f));
@@ -270,6 +270,12 @@ fn shows_python(f: &Finding) -> bool {
 }
 
 fn illegal_access_fixes(f: &Finding, out: &mut Vec<Fix>) {
+    // An end user's renderer: its scene, driver and card, not CUDA tools.
+    let renderer = super::generic::renderer_crash_fixes(f);
+    if !renderer.is_empty() {
+        out.extend(renderer);
+        return;
+    }
     // A program with no Python in sight has no traceback and no train.py.
     let python = shows_python(f);
     out.push(fix(

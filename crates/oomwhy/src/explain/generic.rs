@@ -3,10 +3,11 @@
 
 use super::catalogue::{Cost, FixSpec};
 use super::common::{
-    capitalise, device_name, fact, fix, framework_fixes, verdict, workload_fix, workload_fixes,
+    capitalise, device_name, fact, fix, framework_fixes, smaller_work_fix, verdict, workload_fix,
+    workload_fix_for, workload_fixes,
 };
 use super::docs::Code;
-use super::setting::{Framework, Vendor};
+use super::setting::{Framework, NamedProgram, ProgramClass, Vendor};
 use super::thresholds::LARGER_THAN_ANY_GPU;
 use super::toolchain::{NON_TRITON_PATH, TRITON_KERNEL_CONFIG};
 use super::Explain;
@@ -81,7 +82,10 @@ fn generic_headline(f: &Finding) -> Said {
         (Some(s), Some(who)) => say_parts!(
             en: "Out of memory: {who} could not allocate {s}{on}",
             zh: "显存不足：{who} 无法{on}分配 {s}",
-            who = Said::same(who),
+            who = Said {
+                en: who.to_string(),
+                zh: reporter_zh(who),
+            },
             s = Said::same(s),
             on = on
         ),
@@ -108,7 +112,7 @@ fn generic_headline(f: &Finding) -> Said {
             },
             who = Said {
                 en: who_en.to_string(),
-                zh: reporter.unwrap_or("一次 GPU 分配").to_string(),
+                zh: reporter.map_or_else(|| "一次 GPU 分配".to_string(), reporter_zh),
             }
         ),
     }
@@ -290,6 +294,12 @@ fn generic_verdict(f: &Finding) -> Verdict {
         Some(Era::Paddle) => paddle_what(f, size.as_deref(), on.clone()),
         // Without ggml's buffers or a stated size nothing shows what the
         // program put on the GPU: the verdict does not guess its size.
+        // ncnn's tools name their own tiles.
+        Some(Era::Vulkan)
+            if NamedProgram::of(f).is_some_and(|p| p.class == ProgramClass::TiledUpscaler) =>
+        {
+            program_note(f)
+        }
         Some(Era::Vulkan) if !vulkan_shows_workload(f) => say!(
             en: "A Vulkan device-memory allocation failed (VK_ERROR_OUT_OF_DEVICE_MEMORY). The message states no sizes, so it does not show that the program's data is too large for the GPU: this error can also come from the driver or from the library's choice of memory heap, not only from a full GPU.",
             zh: "一次 Vulkan 设备内存（显存）分配失败（VK_ERROR_OUT_OF_DEVICE_MEMORY）。报错里没有任何大小，所以看不出是程序的数据对这块 GPU 来说太大：这个错误也可能来自驱动，或来自库对内存堆（heap）的选择，不一定是 GPU 被占满了。"
@@ -328,25 +338,34 @@ fn generic_verdict(f: &Finding) -> Verdict {
                 en: "{who} reported that an allocation failed{place}.",
                 zh: "{who} 报告{place}一次分配失败了。",
                 who = Said {
-                    en: capitalise(reporter.unwrap_or("The backend")),
-                    zh: reporter.unwrap_or("后端").to_string(),
+                    en: sentence_start(reporter.unwrap_or("The backend")),
+                    zh: reporter.map_or_else(|| "后端".to_string(), reporter_zh),
                 },
                 place = maybe(device.as_deref(), |d| format!(" on {d}"), |d| format!("在 {d} 上的"))
             )
+            .then(program_note(f))
         }
     };
     let what = what.then(skipped_tactic_note(f));
-    let repeated = if f.occurrences > 1 {
+    // Printed again is not retried: TensorRT's builder moves on to the
+    // next tactic, and a paste can hold two programs' runs.
+    let repeated = if f.occurrences > 1 && !is_skipped_tactic(f) {
         say!(
-            en: "The same failure was printed {n} times in a row (a retry loop).",
-            zh: "同样的失败连续打印了 {n} 次（一个重试循环）。",
+            en: "The same failure was printed {n} times.",
+            zh: "同样的失败打印了 {n} 次。",
             n = f.occurrences
         )
     } else {
         Said::default()
     };
-    // What can be concluded, not the headline again.
-    let title = if is_skipped_tactic(f) && !build_failed(f) {
+    // What can be concluded, not the headline again; a context that does
+    // not fit says more than "an allocation failed".
+    let title = if creates_a_context(f) {
+        say!(
+            en: "Creating the CUDA context failed: the GPU is full or unusable",
+            zh: "创建 CUDA 上下文失败：GPU 已被占满或无法使用"
+        )
+    } else if is_skipped_tactic(f) && !build_failed(f) {
         say!(
             en: "TensorRT skipped a tactic that did not fit, which by itself is not fatal",
             zh: "TensorRT 跳过了一个放不下的 tactic，这本身并不致命"
@@ -562,7 +581,7 @@ fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
             if ggml {
                 out.push(fewer_layers());
             } else if vulkan_shows_workload(f) {
-                out.push(workload_fix());
+                out.push(workload_fix_for(f));
             }
             // Vulkan runs on any vendor's GPU: no one vendor's tools.
             out.push(fix(
@@ -690,6 +709,28 @@ pub(super) fn program_fixes(f: &Finding) -> Vec<Fix> {
     let nvenc = NVENC_WORDS
         .iter()
         .any(|w| f.text.contains(w) || reporter.contains(w));
+    // Creating the encoder's CUDA context is not opening a session: a
+    // context that does not fit means the card's memory is really taken.
+    if nvenc && creates_a_context(f) && !f.text.contains("OpenEncodeSession") {
+        return vec![
+            fix(
+                &super::common::CHECK_GPU_HOLDERS,
+                say!(
+                    en: "The encoder could not even create its CUDA context (cuCtxCreate), which needs a few hundred MiB before any frame is encoded: the GPU's memory is really taken, or the GPU is unusable. Run `nvidia-smi` to see what holds it (another program, a stuck process, or a desktop on a small card); stop it, or choose another GPU (FFmpeg: -gpu N for the nvenc encoders).",
+                    zh: "编码器连自己的 CUDA 上下文都建不了（cuCtxCreate），而这在编码任何一帧之前就要几百 MiB：GPU 的显存确实被占满了，或者这块 GPU 用不了。运行 `nvidia-smi` 看是谁占着（别的程序、卡住的进程，或小显存卡上的桌面）；结束它，或换一块 GPU（FFmpeg 的 nvenc 编码器用 -gpu N）。"
+                ),
+            ),
+            nvenc_driver_fix(),
+        ];
+    }
+    if !nvenc {
+        if let Some(named) = NamedProgram::of(f) {
+            let own = named_program_fixes(f, named);
+            if !own.is_empty() {
+                return own;
+            }
+        }
+    }
     if nvenc {
         return vec![
             fix(
@@ -699,13 +740,7 @@ pub(super) fn program_fixes(f: &Finding) -> Vec<Fix> {
                     zh: "NVENC 无法再打开一个编码会话时就会报显存不足，不管还剩多少显存：GeForce 卡整个系统同时只允许几个会话（驱动的上限先是 3 个，2023 年起是 5 个，2024 年起的驱动是 8 个；NVIDIA 的 Video Encode and Decode GPU Support Matrix 列出了这个数）。数一数同时在跑的编码器（ffmpeg 进程、OBS、Plex、录屏软件：`nvidia-smi --query-gpu=encoder.stats.sessionCount --format=csv`），少并行几个。"
                 ),
             ),
-            fix(
-                &NVENC_DRIVER_FOR_ENCODER,
-                say!(
-                    en: "A program built with a newer NVENC API than the driver supports cannot open the encoder (FFmpeg: each release's nv-codec-headers name the minimum driver). Install a current driver, or use a build of the program made for the driver you have.",
-                    zh: "程序编译时用的 NVENC API 比驱动支持的新，就打不开编码器（FFmpeg：每个版本的 nv-codec-headers 都写明了最低驱动版本）。装一个新的驱动，或者换一个针对你现有驱动编译的程序版本。"
-                ),
-            ),
+            nvenc_driver_fix(),
             fix(
                 &super::common::CHECK_GPU_HOLDERS,
                 say!(
@@ -818,7 +853,302 @@ pub(super) const FIXES: &[FixSpec] = &[
     ONNXRUNTIME_ARENA,
     CUPY_RELEASE_OR_CAP,
     STOP_PREALLOCATION,
+    RENDERER_SMALLER_SCENE,
+    RENDERER_DRIVER_AND_CLOCKS,
+    RECONSTRUCTION_SMALLER_VOLUME,
+    NCNN_SMALLER_TILES,
+    MXNET_LESS_AT_ONCE,
+    DIRECTML_LESS_AT_ONCE,
 ];
+
+fn nvenc_driver_fix() -> Fix {
+    fix(
+        &NVENC_DRIVER_FOR_ENCODER,
+        say!(
+            en: "A program built with a newer NVENC API than the driver supports cannot open the encoder (FFmpeg: each release's nv-codec-headers name the minimum driver). Install a current driver, or use a build of the program made for the driver you have.",
+            zh: "程序编译时用的 NVENC API 比驱动支持的新，就打不开编码器（FFmpeg：每个版本的 nv-codec-headers 都写明了最低驱动版本）。装一个新的驱动，或者换一个针对你现有驱动编译的程序版本。"
+        ),
+    )
+}
+
+/// The failing call creates the program's CUDA context: the driver's
+/// `cuCtxCreate`, or OpenCV's `cv::cuda::setDevice` (cudaSetDevice and a
+/// first runtime call). Nothing of the work is on the GPU yet.
+fn creates_a_context(f: &Finding) -> bool {
+    fact(f, fact::LOCATION) == Some("cuCtxCreate")
+        || f.text.contains("cuCtxCreate")
+        || f.text.contains("in function 'setDevice'")
+}
+
+/// OpenCV's `cv::cuda::HostMem` (cuda_host_mem.cpp): page-locked host
+/// memory, not GPU memory.
+fn opencv_host_memory(f: &Finding) -> bool {
+    f.text.contains("cuda_host_mem")
+}
+
+/// A reporter in Chinese: the phrases `detect::grammar` writes in English
+/// for a program it cannot name; a program's own name stays as it is.
+fn reporter_zh(reporter: &str) -> String {
+    if reporter == "an unrecognised program" {
+        return "一个未识别的程序".into();
+    }
+    if reporter == crate::detect::grammar::program_names::NCNN_VULKAN {
+        return "某个 ncnn-vulkan 工具".into();
+    }
+    match reporter
+        .strip_prefix("native code (")
+        .and_then(|r| r.strip_suffix(')'))
+    {
+        Some(file) => format!("原生代码（{file}）"),
+        None => reporter.to_string(),
+    }
+}
+
+/// A reporter at the start of a sentence: a phrase ("an unrecognised
+/// program") is capitalised, a program's own name (torch-directml) is not.
+fn sentence_start(reporter: &str) -> String {
+    if ["a ", "an ", "the "]
+        .iter()
+        .any(|a| reporter.starts_with(a))
+    {
+        capitalise(reporter)
+    } else {
+        reporter.to_string()
+    }
+}
+
+/// What the named program keeps on the GPU, after the sentence that says
+/// who reported the failure; empty for a program no class describes.
+fn program_note(f: &Finding) -> Said {
+    let Some(named) = NamedProgram::of(f) else {
+        return Said::default();
+    };
+    let name = named.name;
+    match named.class {
+        ProgramClass::Renderer => say!(
+            en: "{name} is a renderer: it keeps the scene on the GPU while it renders (geometry and its acceleration structure, textures, and the image buffers), so the scene as it is set up does not fit in the GPU memory left free.",
+            zh: "{name} 是渲染器：渲染时它把场景放在 GPU 上（几何体及其加速结构、贴图，以及图像缓冲区），所以按现在的设置，这个场景放不进剩下的空闲显存。",
+            name = name
+        ),
+        ProgramClass::VisionLibrary if creates_a_context(f) => {
+            let host = if opencv_host_memory(f) {
+                say!(
+                    en: " The failure in cuda_host_mem.cpp's allocate that follows is cv::cuda::HostMem: page-locked host memory, not GPU memory; it needs the same CUDA context, so it fails after setDevice did.",
+                    zh: "后面 cuda_host_mem.cpp 的 allocate 失败来自 cv::cuda::HostMem：那是锁页的主机内存，不是显存；它也需要同一个 CUDA 上下文，所以 setDevice 失败后它也跟着失败。"
+                )
+            } else {
+                Said::default()
+            };
+            say!(
+                en: "OpenCV's cv::cuda::setDevice selects the GPU and creates its CUDA context (cudaSetDevice, then a first CUDA call) before any image is on the GPU. Out of memory there means the card had no room even for the context: other processes hold its memory, or the GPU is unusable (exclusive-process mode held by another process, a wedged driver).",
+                zh: "OpenCV 的 cv::cuda::setDevice 选中 GPU 并创建它的 CUDA 上下文（cudaSetDevice，再加第一次 CUDA 调用），这时还没有任何图像放上 GPU。在这里显存不足，说明这块卡连上下文都放不下：其他进程占着它的显存，或者这块 GPU 用不了（被另一个进程以独占模式占用，或驱动卡死）。"
+            )
+            .then(host)
+        }
+        ProgramClass::VisionLibrary if opencv_host_memory(f) => say!(
+            en: "The failing call is cv::cuda::HostMem's allocate: page-locked host memory (RAM the GPU can copy from directly), not GPU memory. The machine could not pin that much RAM.",
+            zh: "失败的是 cv::cuda::HostMem 的 allocate：那是锁页的主机内存（GPU 能直接拷贝的内存），不是显存。这台机器锁不住这么多内存。"
+        ),
+        ProgramClass::VisionLibrary => say!(
+            en: "OpenCV's CUDA module allocates each GpuMat and each algorithm's buffers with cudaMalloc: the images and buffers on the GPU at once do not fit in its free memory.",
+            zh: "OpenCV 的 CUDA 模块用 cudaMalloc 分配每个 GpuMat 和各个算法的缓冲区：同时放在 GPU 上的图像和缓冲区放不进空闲的显存。"
+        ),
+        ProgramClass::Reconstruction => say!(
+            en: "{name} reconstructs a 3D volume: it reserves its voxel storage (the hash table and the voxel blocks) on the GPU, sized by its scene settings rather than by the input, usually all at once when it starts.",
+            zh: "{name} 做三维重建：它在 GPU 上预留体素存储（哈希表和体素块），大小由它的场景设置决定，而不是由输入决定，通常在启动时一次性分配。",
+            name = name
+        ),
+        ProgramClass::TiledUpscaler => say!(
+            en: "ncnn's Vulkan tools (Real-ESRGAN, waifu2x, Real-CUGAN and others) run the model over the image tile by tile; this is ncnn's message that one Vulkan allocation (vkAllocateMemory) did not fit. If the output image still came out, the failure did not stop the work.",
+            zh: "ncnn 的 Vulkan 工具（Real-ESRGAN、waifu2x、Real-CUGAN 等）把图像切成小块（tile）逐块跑模型；这是 ncnn 报告某一次 Vulkan 分配（vkAllocateMemory）放不下的消息。如果输出图像还是生成了，这次失败并没有中断工作。"
+        ),
+        ProgramClass::MlFramework if name == crate::detect::grammar::program_names::MXNET => say!(
+            en: "`cudaMalloc retry failed` is MXNet's pooled allocator: when cudaMalloc fails it releases every buffer its pool keeps for reuse and tries again; the retry failed too, so the memory is really not there.",
+            zh: "`cudaMalloc retry failed` 来自 MXNet 的池化分配器：cudaMalloc 失败时，它会释放内存池里缓存待复用的所有缓冲区，然后再试一次；重试也失败了，说明显存确实不够。"
+        ),
+        ProgramClass::MlFramework => say!(
+            en: "This is DirectML's message (torch-directml, the PyTorch backend for any DirectX 12 GPU on Windows, used by the DirectML builds of Stable Diffusion web UI): the GPU's dedicated memory could not hold the tensor.",
+            zh: "这是 DirectML 的消息（torch-directml：Windows 上面向任何 DirectX 12 GPU 的 PyTorch 后端，Stable Diffusion web UI 的 DirectML 版本用的就是它）：GPU 的专用显存放不下这个张量。"
+        ),
+        ProgramClass::MediaEncoder => Said::default(),
+    }
+}
+
+/// The named program's own fixes; empty where its class has none.
+fn named_program_fixes(f: &Finding, named: NamedProgram) -> Vec<Fix> {
+    let vendor = Vendor::of(f);
+    let holders = |how: Said| fix(&super::common::CHECK_GPU_HOLDERS, how);
+    match named.class {
+        ProgramClass::Renderer => vec![
+            renderer_fix(named.name),
+            holders(say!(
+                en: "Other programs on the same GPU take from the scene's room: {smi} lists them (a second Blender, a game, a browser). A viewport in Rendered view keeps its own copy of the scene while a final render runs.",
+                zh: "同一块 GPU 上的其他程序会挤占场景的空间：{smi} 会列出它们（另一个 Blender、游戏、浏览器）。视口处于渲染预览（Rendered）模式时，最终渲染期间它还会另存一份场景。",
+                smi = vendor.smi()
+            )),
+        ],
+        ProgramClass::VisionLibrary if creates_a_context(f) => vec![holders(say!(
+            en: "Run {smi} before the program starts: if other processes fill the card, stop them or pick another GPU with {visible}; `nvidia-smi -q -d COMPUTE` shows an Exclusive_Process mode that lets only one process use the GPU. If the GPU is empty and the call still fails, the driver is in a bad state: reboot or reload it.",
+            zh: "在程序启动前运行 {smi}：如果其他进程占满了这块卡，结束它们，或用 {visible} 换一块 GPU；`nvidia-smi -q -d COMPUTE` 能看出是否处于只允许一个进程使用 GPU 的 Exclusive_Process 模式。如果 GPU 是空的、调用仍然失败，说明驱动状态异常：重启机器或重新加载驱动。",
+            smi = vendor.smi(),
+            visible = vendor.visible_devices()
+        ))],
+        ProgramClass::VisionLibrary if opencv_host_memory(f) => vec![fix(
+            &super::common::FREE_HOST_MEMORY,
+            say!(
+                en: "Allocate fewer or smaller cv::cuda::HostMem buffers (page-locked RAM cannot be swapped out, so the system limits it); use ordinary memory where copies need not be asynchronous, and free RAM for the rest.",
+                zh: "少分配或分配小一些的 cv::cuda::HostMem 缓冲区（锁页内存不能换出，系统会限制它的总量）；不需要异步拷贝的地方用普通内存，并给其余部分腾出内存。"
+            ),
+        )],
+        ProgramClass::VisionLibrary => vec![
+            smaller_work_fix(),
+            holders(say!(
+                en: "Run {smi}: other processes on the card take from the room OpenCV's buffers need. Stop them or pick another GPU with {visible}.",
+                zh: "运行 {smi}：卡上的其他进程会挤占 OpenCV 缓冲区需要的空间。结束它们，或用 {visible} 换一块 GPU。",
+                smi = vendor.smi(),
+                visible = vendor.visible_devices()
+            )),
+        ],
+        ProgramClass::Reconstruction => vec![
+            fix(
+                &RECONSTRUCTION_SMALLER_VOLUME,
+                if named.name == crate::detect::grammar::program_names::INFINITAM {
+                    say!(
+                        en: "Reserve fewer voxel blocks and hash entries: in InfiniTAM they are set at build time (SDF_LOCAL_BLOCK_NUM and SDF_BUCKET_NUM in ITMLib's defines), with the voxel size and the volume's range in its scene parameters; rebuild with smaller values for a card with little memory, or a coarser voxel size.",
+                        zh: "少预留一些体素块和哈希表项：InfiniTAM 里它们在编译时确定（ITMLib 定义里的 SDF_LOCAL_BLOCK_NUM 和 SDF_BUCKET_NUM），体素大小和体积范围在它的场景参数里；显存小的卡就用更小的值重新编译，或者用更粗的体素。"
+                    )
+                } else {
+                    say!(
+                        en: "Reserve a smaller volume: fewer voxel blocks or hash entries, a coarser voxel size, or a smaller range of the scene, in the program's settings.",
+                        zh: "预留更小的体积：在程序的设置里减少体素块或哈希表项，用更粗的体素，或缩小场景范围。"
+                    )
+                },
+            ),
+            holders(say!(
+                en: "Run {smi}: a desktop and other programs hold part of a small card before the program starts.",
+                zh: "运行 {smi}：在程序启动之前，桌面和其他程序就已经占了小显存卡的一部分。",
+                smi = vendor.smi()
+            )),
+        ],
+        ProgramClass::TiledUpscaler => vec![fix(
+            &NCNN_SMALLER_TILES,
+            say!(
+                en: "Pass -t 200, 100 or 32 (0, the default, lets the tool choose from the GPU's memory); a smaller scale factor (-s) or a smaller input image also needs less. Run one instance at a time per GPU.",
+                zh: "用 -t 200、100 或 32（默认的 0 让工具按显存自己选）；更小的放大倍数（-s）或更小的输入图像也更省显存。每块 GPU 同时只跑一个实例。"
+            ),
+        )],
+        ProgramClass::MlFramework if named.name == crate::detect::grammar::program_names::MXNET => {
+            vec![fix(
+                &MXNET_LESS_AT_ONCE,
+                say!(
+                    en: "A smaller batch size or input size (the data shape the network is bound with); MXNET_CUDNN_AUTOTUNE_DEFAULT=0 stops cuDNN's autotuning from trying large workspaces; MXNET_GPU_MEM_POOL_RESERVE (a percentage, 5 by default) leaves more of the card outside MXNet's pool for other libraries. Check that nothing else holds the GPU ({smi}).",
+                    zh: "更小的 batch size 或输入尺寸（网络绑定的 data shape）；MXNET_CUDNN_AUTOTUNE_DEFAULT=0 让 cuDNN 的自动调优不去尝试大的工作区；MXNET_GPU_MEM_POOL_RESERVE（百分比，默认 5）给 MXNet 内存池之外的其他库多留一些显存。并确认没有别的进程占着 GPU（{smi}）。",
+                    smi = vendor.smi()
+                ),
+            )]
+        }
+        ProgramClass::MlFramework => vec![fix(
+            &DIRECTML_LESS_AT_ONCE,
+            say!(
+                en: "A smaller image size or batch, and for a Stable Diffusion web UI a smaller Hires. fix upscale and the --medvram (or --lowvram) start option. Task Manager → Performance → GPU shows how much dedicated GPU memory other programs hold.",
+                zh: "更小的图像尺寸或 batch；如果是 Stable Diffusion web UI，调小 Hires. fix 的放大倍数，并用 --medvram（或 --lowvram）启动。任务管理器 → 性能 → GPU 能看到其他程序占了多少专用显存。"
+            ),
+        )],
+        ProgramClass::MediaEncoder => Vec::new(),
+    }
+}
+
+/// A renderer's GPU crash (Cycles' `ILLEGAL_ADDRESS in cuCtxSynchronize()`),
+/// for the person rendering: the scene's memory, the driver, the card's
+/// stability; empty for any other program.
+pub(super) fn renderer_crash_fixes(f: &Finding) -> Vec<Fix> {
+    let Some(named) = NamedProgram::of(f).filter(|p| p.class == ProgramClass::Renderer) else {
+        return Vec::new();
+    };
+    vec![
+        renderer_fix(named.name),
+        fix(
+            &RENDERER_DRIVER_AND_CLOCKS,
+            say!(
+                en: "In a renderer an illegal address often follows a scene that barely fits, and otherwise a driver or an unstable card: install the current driver and the current release of {name}, put an overclocked or undervolted card back to stock clocks, watch its temperature, and see whether the same scene renders on the CPU.",
+                zh: "在渲染器里，非法地址错误常常出现在场景勉强放得下显存的时候，其次是驱动问题或显卡不稳定：装上最新的驱动和最新版本的 {name}，把超频或降压的显卡恢复到默认频率，留意温度，再看同一个场景用 CPU 能否渲染。",
+                name = named.name
+            ),
+        ),
+    ]
+}
+
+/// The driver and the card's clocks, for a renderer's GPU crash.
+const RENDERER_DRIVER_AND_CLOCKS: FixSpec = FixSpec::new(
+    "renderer-driver-and-clocks",
+    "Rule out the driver and the card's clocks",
+    "排除驱动和显卡频率的问题",
+)
+.cost(Cost::Look);
+
+/// A renderer's own lever, its scene, in its own terms where it is known.
+fn renderer_fix(name: &str) -> Fix {
+    use crate::detect::grammar::program_names as n;
+    let how = match name {
+        n::BLENDER => say!(
+            en: "Render Properties → Simplify (lower Max Subdivision, and a Texture Limit for Cycles), smaller or fewer image textures, fewer particles, hair and high-poly objects. If it still does not fit, render with the CPU, or GPU + CPU (Preferences → System), which keeps the scene in RAM.",
+            zh: "渲染属性 → 简化（Simplify）里调低最大细分（Max Subdivision），给 Cycles 设贴图上限（Texture Limit）；用更小或更少的图像贴图，减少粒子、毛发和高面数物体。还是放不下，就用 CPU 渲染，或 GPU + CPU（偏好设置 → 系统），场景就放在内存里。"
+        ),
+        n::MITSUBA => say!(
+            en: "Render less at once: Mitsuba's GPU variants trace all samples of the image together, so memory grows with resolution × samples per pixel; render fewer samples per pass (samples_per_pass in Mitsuba 2's integrators, or several renders with different seeds averaged), a smaller film, or a scene with smaller textures. A CPU variant (scalar_* or llvm_*) keeps everything in RAM.",
+            zh: "一次少渲染一些：Mitsuba 的 GPU 变体把整幅图像的所有采样一起追踪，所以显存随分辨率 × 每像素采样数增长；每一遍少渲染一些采样（Mitsuba 2 积分器的 samples_per_pass，或用不同种子渲染几次再取平均），用更小的 film，或更小的场景贴图。CPU 变体（scalar_* 或 llvm_*）把一切放在内存里。"
+        ),
+        _ => say!(
+            en: "Smaller or fewer textures, less geometry (lower subdivision, instances instead of copies), a lower output resolution. If it still does not fit, render with the CPU or a hybrid CPU + GPU mode where {name} has one, which keeps the scene in RAM.",
+            zh: "用更小或更少的贴图，减少几何体（降低细分，用实例代替复制），降低输出分辨率。还是放不下，就用 CPU 渲染，或用 {name} 提供的 CPU + GPU 混合模式，场景就放在内存里。",
+            name = name
+        ),
+    };
+    fix(&RENDERER_SMALLER_SCENE, how)
+}
+
+/// A renderer's scene: geometry, textures, resolution; or the CPU.
+const RENDERER_SMALLER_SCENE: FixSpec = FixSpec::new(
+    "renderer-smaller-scene",
+    "Make the scene smaller on the GPU",
+    "减小场景在 GPU 上占的显存",
+)
+.cost(Cost::Quality)
+.sources(&["Blender Manual: Cycles GPU rendering, Render Properties → Simplify"]);
+
+/// A reconstruction's voxel volume.
+const RECONSTRUCTION_SMALLER_VOLUME: FixSpec = FixSpec::new(
+    "reconstruction-smaller-volume",
+    "Reserve a smaller voxel volume",
+    "预留更小的体素空间",
+)
+.cost(Cost::Quality);
+
+/// The ncnn-vulkan tools' `-t` tile size.
+const NCNN_SMALLER_TILES: FixSpec = FixSpec::new(
+    "ncnn-smaller-tiles",
+    "Lower the tile size",
+    "调小 tile 大小",
+)
+.cost(Cost::Speed)
+.sources(&["Real-ESRGAN-ncnn-vulkan and waifu2x-ncnn-vulkan README (-t tile-size)"]);
+
+/// MXNet's batch, cuDNN autotuning and pool reserve.
+const MXNET_LESS_AT_ONCE: FixSpec = FixSpec::new(
+    "mxnet-less-at-once",
+    "Give MXNet less at once",
+    "一次少给 MXNet 一些",
+)
+.cost(Cost::Quality)
+.sources(&["MXNet documentation: environment variables (MXNET_GPU_MEM_POOL_RESERVE, MXNET_CUDNN_AUTOTUNE_DEFAULT)"]);
+
+/// DirectML's tensors: image size, batch, the web UI's low-memory options.
+const DIRECTML_LESS_AT_ONCE: FixSpec = FixSpec::new(
+    "directml-less-at-once",
+    "Give the GPU less at once",
+    "一次少给 GPU 一些",
+)
+.cost(Cost::Quality);
 
 #[cfg(test)]
 mod paddle_order_tests {

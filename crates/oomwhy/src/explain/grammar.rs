@@ -20,6 +20,13 @@ fn reporter(f: &Finding) -> Option<&str> {
 /// The headline of a host-memory finding the grammar made.
 pub(super) fn headline(f: &Finding) -> Option<Said> {
     let reporter = reporter(f)?;
+    // Ray's memory monitor kills workers; nothing failed to allocate.
+    if reporter.starts_with("Ray's raylet") {
+        return Some(say!(
+            en: "Ray's memory monitor killed workers: the node's RAM use crossed its threshold (host memory, not GPU memory)",
+            zh: "Ray 的内存监控杀掉了 worker：节点的内存使用超过了它的阈值（是主机内存，不是显存）"
+        ));
+    }
     Some(match f.sizes.requested_bytes.map(fmt) {
         Some(size) => say!(
             en: "{reporter} could not allocate {size} of host memory (CPU RAM or pinned memory, not GPU memory)",

@@ -250,6 +250,20 @@ fn host_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         return;
     }
     let Some(n) = f.sizes.requested_bytes else {
+        if is_ray_monitor(f) {
+            out.push(verdict(
+                Code::HostRamExhausted,
+                say!(
+                    en: "Ray's memory monitor killed workers before the node's RAM ran out (host memory, not GPU memory)",
+                    zh: "Ray 的内存监控在节点内存耗尽之前杀掉了 worker（是主机内存，不是显存）"
+                ),
+                say!(
+                    en: "Nothing failed to allocate: the raylet's memory monitor checks the node's memory use and, when it crosses RAY_memory_usage_threshold (0.95 of the node's memory by default), kills workers itself (retriable tasks first) before the kernel's out-of-memory killer would. The tasks and actors on the node together used nearly all of its RAM.",
+                    zh: "并没有哪次分配失败：raylet 的内存监控会检查节点的内存使用，一旦超过 RAY_memory_usage_threshold（默认是节点内存的 0.95），它就抢在内核的 OOM killer 之前自己杀掉 worker（先杀可重试的任务）。节点上的任务和 actor 加起来用掉了几乎全部内存。"
+                ),
+            ));
+            return;
+        }
         // A statement found by the general grammar names its reporter (Ray's
         // memory monitor, a runtime); PyTorch's CPU allocator is the family's
         // own reporter.
@@ -716,9 +730,19 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
         ));
         return;
     }
-    if fact(f, fact::REPORTED_BY).is_some() && !shows_python(f) {
-        // A program named itself and nothing shows Python (Ollama, a
-        // runtime found by the general grammar):
+    if is_ray_monitor(f) {
+        out.push(fix(
+            &RAY_FEWER_AT_ONCE,
+            say!(
+                en: "Run fewer tasks or actors side by side on a node: give them a memory request (@ray.remote(memory=...) in bytes, or more num_cpus each) so Ray schedules fewer at once; see what each holds with `ray memory`, the dashboard, or the raylet log the message names; or use nodes with more RAM. Raising RAY_memory_usage_threshold or turning the monitor off (RAY_memory_monitor_refresh_ms=0) only leaves the kill to the kernel.",
+                zh: "让一个节点上同时运行的任务或 actor 少一些：给它们设内存需求（@ray.remote(memory=...)，单位是字节，或给每个多分几个 num_cpus），Ray 就会少并排调度几个；用 `ray memory`、dashboard 或报错里提到的 raylet 日志看每个占了多少；或者换内存更大的节点。调高 RAY_memory_usage_threshold 或关掉监控（RAY_memory_monitor_refresh_ms=0）只会把杀进程的事交给内核。"
+            ),
+        ));
+        return;
+    }
+    if (fact(f, fact::REPORTED_BY).is_some() || has(Code::HostMemoryLimit)) && !shows_python(f) {
+        // A program named itself, or a scheduler's limit killed a job, and
+        // nothing shows Python (Ollama, an MPI or Snakemake job):
         // DataLoader and checkpoint advice would be for a program that may
         // not be running.
         out.push(fix(
@@ -759,8 +783,25 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
     }
 }
 
+/// Ray's raylet reports the workers its memory monitor killed.
+fn is_ray_monitor(f: &Finding) -> bool {
+    fact(f, fact::REPORTED_BY).is_some_and(|r| r.starts_with("Ray's raylet"))
+}
+
+/// Ray's own levers: memory requests, concurrency, node size.
+const RAY_FEWER_AT_ONCE: FixSpec = FixSpec::new(
+    "ray-fewer-tasks-per-node",
+    "Run fewer Ray tasks or actors per node",
+    "让每个节点上同时运行的 Ray 任务或 actor 少一些",
+)
+.cost(Cost::Speed)
+.sources(&[
+    "Ray documentation: Out-Of-Memory Prevention (memory monitor, RAY_memory_usage_threshold)",
+]);
+
 /// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
+    RAY_FEWER_AT_ONCE,
     SHRINK_OTHER_PROCESS,
     LOWER_JOB_MEMORY,
     ASK_FOR_MORE_MEMORY,
@@ -772,3 +813,91 @@ pub(super) const FIXES: &[FixSpec] = &[
     FIND_RAM_HOLDER,
     ENLARGE_PAGE_FILE,
 ];
+
+/// Host kills read in the terms of what killed them, from real pastes of
+/// `fixtures/wild`, in both languages.
+#[cfg(test)]
+mod killers {
+    use crate::record::Finding;
+
+    fn first(number: &str) -> Finding {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/wild")
+            .join(format!("{number}.txt"));
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        crate::decode_str(&text).remove(0)
+    }
+
+    fn ids(f: &Finding) -> Vec<&str> {
+        f.diagnosis.fixes.iter().map(|x| x.id.as_str()).collect()
+    }
+
+    fn zh(f: &Finding) -> (&str, &str) {
+        let v = f.diagnosis.verdicts[0]
+            .zh
+            .as_ref()
+            .map_or("", |z| z.title.as_str());
+        (f.diagnosis.headline_zh.as_deref().unwrap_or(""), v)
+    }
+
+    /// Ray's memory monitor (1406, and the raylet's lines in 1249 and 1250) kills
+    /// workers above its threshold: nothing failed to allocate.
+    #[test]
+    fn ray_s_monitor_killed_workers_and_ray_s_levers_come_first() {
+        for number in ["1406", "1249", "1250"] {
+            let f = first(number);
+            let headline = &f.diagnosis.headline;
+            assert!(
+                headline.contains("memory monitor killed workers"),
+                "{headline}"
+            );
+            assert!(!headline.contains("could not allocate"), "{headline}");
+            let (headline_zh, title_zh) = zh(&f);
+            assert!(
+                headline_zh.contains("内存监控杀掉了 worker"),
+                "{headline_zh}"
+            );
+            assert!(title_zh.contains("主机内存"), "{title_zh}");
+            let detail = &f.diagnosis.verdicts[0].detail;
+            assert!(detail.contains("RAY_memory_usage_threshold"), "{detail}");
+            assert_eq!(ids(&f), ["ray-fewer-tasks-per-node"]);
+        }
+    }
+
+    /// A kernel report whose call trace shows mem_cgroup_out_of_memory
+    /// (1449) is a container's limit; without that frame it is the
+    /// machine's RAM.
+    #[test]
+    fn a_memcg_call_trace_is_a_container_limit() {
+        let f = first("1449");
+        assert_eq!(f.era, Some(crate::record::Era::Cgroup));
+        assert_eq!(ids(&f)[0], "ask-for-more-memory");
+        let (headline_zh, _) = zh(&f);
+        assert!(headline_zh.contains("cgroup"), "{headline_zh}");
+        let machine = crate::decode_str(
+            "[ 1234.000001] python invoked oom-killer: gfp_mask=0x14000c0(GFP_KERNEL), nodemask=(null), order=0, oom_score_adj=0\n[ 1234.000002] Call Trace:\n[ 1234.000003]  dump_stack+0x63/0x88\n[ 1234.000004]  out_of_memory+0x114/0x4a0\n[ 1234.000005]  __alloc_pages_slowpath+0x9d4/0xd20\n",
+        )
+        .remove(0);
+        assert_eq!(machine.era, Some(crate::record::Era::Kernel));
+    }
+
+    /// A Slurm limit on a job that shows no Python (an MPI job 1246, a
+    /// Snakemake shell rule 1253) gets no PyTorch data-loading advice.
+    #[test]
+    fn a_job_without_python_gets_no_dataloader_advice() {
+        for number in ["1246", "1253"] {
+            let f = first(number);
+            assert_eq!(
+                ids(&f),
+                ["ask-for-more-memory", "lower-job-memory"],
+                "{number}"
+            );
+        }
+        // A container's limit that killed a Python process keeps them (the
+        // kernel's memcg line, as in the detector's own test).
+        let python = crate::decode_str("Memory cgroup out of memory: Killed process 7781 (python3) total-vm:40000000kB, anon-rss:31000000kB, file-rss:0kB, shmem-rss:0kB\n").remove(0);
+        assert_eq!(ids(&python)[0], "ask-for-more-memory");
+        assert!(ids(&python).contains(&"lighter-dataloader-workers"));
+    }
+}

@@ -4,6 +4,7 @@
 //! message form allows. Fixes are chosen from it so that none is given that
 //! cannot apply (docs/fix-versions.md lists the versions and their sources).
 
+use crate::detect::grammar::program_named_in;
 use crate::record::{fact, Era, Finding, Kind};
 
 /// The GPU's vendor, from the backend the message names.
@@ -227,8 +228,20 @@ const NOT_PYTHON_PROCESSES: &[&str] = &["perl", "java", "node", "bash", "sh", "r
 
 impl Program {
     pub(crate) fn of(f: &Finding) -> Program {
-        if Framework::of(f) == Framework::Ggml {
+        let framework = Framework::of(f);
+        if framework == Framework::Ggml {
             return Program::NativeModel;
+        }
+        // A program the text names decides, even behind an exception class
+        // (LuxCore's Python binding raises RuntimeError), unless a Python
+        // framework's own frames show the work was a model's.
+        if let Some(named) = NamedProgram::of(f) {
+            match named.class {
+                ProgramClass::TiledUpscaler => return Program::NativeModel,
+                ProgramClass::MlFramework => {}
+                _ if framework == Framework::Unknown => return Program::NoModel,
+                _ => {}
+            }
         }
         // A traceback or an exception class is Python's: what the message
         // names inside it is a library the script called.
@@ -254,6 +267,72 @@ impl Program {
     pub(crate) fn is_native(self) -> bool {
         self != Program::Unknown
     }
+}
+
+/// The kind of program a finding's text names: its advice is given in that
+/// program's own terms, not a model's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ProgramClass {
+    /// A 3D renderer: its memory is the scene (geometry, textures) and the
+    /// image buffers.
+    Renderer,
+    /// A video encoder (FFmpeg's NVENC encoders).
+    MediaEncoder,
+    /// A computer-vision library's GPU module (OpenCV's CUDA module).
+    VisionLibrary,
+    /// A 3D reconstruction or SLAM system: its memory is the voxel volume.
+    Reconstruction,
+    /// An image upscaler on ncnn's Vulkan backend (Real-ESRGAN, waifu2x,
+    /// Real-CUGAN): it runs a model over the image tile by tile.
+    TiledUpscaler,
+    /// A machine-learning framework that the rest of the tool does not
+    /// read (MXNet, DirectML): a model's workload, in its own settings.
+    MlFramework,
+}
+
+/// A program the finding names, with its kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NamedProgram {
+    /// Its name, as its makers write it.
+    pub name: &'static str,
+    pub class: ProgramClass,
+}
+
+impl NamedProgram {
+    /// The first program the finding names (`detect::grammar::program_named_in`),
+    /// read from its text, reporter and traceback files.
+    pub(crate) fn of(f: &Finding) -> Option<NamedProgram> {
+        let mut places = vec![f.text.as_str()];
+        if let Some(reporter) = f.facts.get(fact::REPORTED_BY) {
+            places.push(reporter);
+        }
+        let files: Vec<&str> = f
+            .traceback
+            .iter()
+            .flat_map(|tb| tb.frames.iter().map(|fr| fr.file.as_str()))
+            .collect();
+        places.extend(files);
+        let name = places.into_iter().find_map(program_named_in)?;
+        Some(NamedProgram {
+            name,
+            class: class_of(name)?,
+        })
+    }
+}
+
+/// The kind of each program `program_named_in` names; `None` for the
+/// frameworks the rest of the explainer reads by their own messages.
+fn class_of(name: &str) -> Option<ProgramClass> {
+    use crate::detect::grammar::program_names as n;
+    Some(match name {
+        n::BLENDER | n::LUXCORE | n::LUISA | n::MITSUBA => ProgramClass::Renderer,
+        n::FFMPEG => ProgramClass::MediaEncoder,
+        n::OPENCV => ProgramClass::VisionLibrary,
+        n::INFINITAM | n::ELASTICFUSION | n::BUNDLEFUSION => ProgramClass::Reconstruction,
+        n::NCNN_VULKAN => ProgramClass::TiledUpscaler,
+        n::MXNET | n::DIRECTML => ProgramClass::MlFramework,
+        _ => return None,
+    })
 }
 
 /// What a finding ran in, read once: the facts every fix's applicability
@@ -672,21 +751,29 @@ mod program_fixes {
 
     #[test]
     fn nvenc_is_fixed_through_its_sessions_and_driver() {
-        for text in [FFMPEG_CUCTX, FFMPEG_SESSION] {
-            let f = only(text);
-            assert_eq!(Setting::of(&f).program, Program::NoModel, "{text}");
-            assert_eq!(
-                fix_ids(&f),
-                [
-                    "nvenc-fewer-sessions",
-                    "nvenc-driver-for-encoder",
-                    "check-what-holds-gpu"
-                ],
-                "{text}"
-            );
-        }
+        let f = only(FFMPEG_SESSION);
+        assert_eq!(Setting::of(&f).program, Program::NoModel);
+        assert_eq!(
+            fix_ids(&f),
+            [
+                "nvenc-fewer-sessions",
+                "nvenc-driver-for-encoder",
+                "check-what-holds-gpu"
+            ]
+        );
+        // Creating the CUDA context is not opening a session: the card's
+        // memory is really taken, and the session limit is not the cause.
         let f = only(FFMPEG_CUCTX);
+        assert_eq!(Setting::of(&f).program, Program::NoModel);
         assert_eq!(f.facts["reported_by"], "FFmpeg (h264_nvenc)");
+        assert_eq!(
+            fix_ids(&f),
+            ["check-what-holds-gpu", "nvenc-driver-for-encoder"]
+        );
+        let fix = &f.diagnosis.fixes[0];
+        let zh = fix.zh.as_ref().map(|z| z.text.as_str()).unwrap_or("");
+        assert!(fix.how.contains("cuCtxCreate") && zh.contains("cuCtxCreate"));
+        assert!(!fix.how.contains("session"), "{}", fix.how);
     }
 
     // fixtures/wild/272.txt (darknet's check_error after CUDA's error).
@@ -817,6 +904,237 @@ mod program_fixes {
         );
         let said = &f.diagnosis.verdicts[0].detail;
         assert!(!said.contains("does not fit"), "{said}");
+    }
+
+    /// A real paste of `fixtures/wild`, by its number.
+    fn wild(number: &str) -> String {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/wild")
+            .join(format!("{number}.txt"));
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    /// The first finding's program, fixes, and the first fix's words in
+    /// both languages.
+    fn first(number: &str) -> (Option<super::NamedProgram>, Vec<String>, String, String) {
+        let findings = crate::decode_str(&wild(number));
+        let f = findings
+            .first()
+            .unwrap_or_else(|| panic!("{number}: no finding"));
+        let fix = &f.diagnosis.fixes[0];
+        let zh = fix.zh.as_ref().map(|z| z.text.clone()).unwrap_or_default();
+        (
+            super::NamedProgram::of(f),
+            fix_ids(f).iter().map(|s| s.to_string()).collect(),
+            fix.how.clone(),
+            zh,
+        )
+    }
+
+    /// Words of a model's workload: never for a program that runs none.
+    const MODEL_ADVICE: &[&str] = &["batch size", "quantised", "bfloat16", "sequences"];
+    const MODEL_ADVICE_ZH: &[&str] = &["batch size", "量化", "bfloat16", "序列"];
+
+    fn no_model_advice(number: &str, en: &str, zh: &str) {
+        for w in MODEL_ADVICE {
+            assert!(!en.contains(w), "{number}: {w} in {en}");
+        }
+        for w in MODEL_ADVICE_ZH {
+            assert!(!zh.contains(w), "{number}: {w} in {zh}");
+        }
+    }
+
+    /// Renderers (LuisaRender 1502, Mitsuba 1505, Blender's "System is out
+    /// of GPU memory" 1562 and its cuMemAlloc 1560, LuxCore 1552): the
+    /// scene first, in the renderer's terms, in both languages.
+    #[test]
+    fn a_renderer_is_told_to_shrink_its_scene() {
+        for (number, name) in [
+            ("1502", "LuisaRender"),
+            ("1505", "Mitsuba"),
+            ("1562", "Blender Cycles"),
+            ("1560", "Blender Cycles"),
+            ("1552", "LuxCore"),
+        ] {
+            let (named, ids, en, zh) = first(number);
+            let named = named.unwrap_or_else(|| panic!("{number}: not named"));
+            assert_eq!(
+                (named.name, named.class),
+                (name, super::ProgramClass::Renderer)
+            );
+            assert_eq!(
+                ids,
+                ["renderer-smaller-scene", "check-what-holds-gpu"],
+                "{number}"
+            );
+            no_model_advice(number, &en, &zh);
+            assert!(
+                en.contains("scene") && zh.contains("场景"),
+                "{number}: {en} / {zh}"
+            );
+        }
+        let (_, _, en, zh) = first("1562");
+        assert!(en.contains("Simplify") && zh.contains("Simplify"), "{en}");
+    }
+
+    /// Cycles' illegal address (fixtures/status_cycles_illegal_address.log)
+    /// is an end user's crash: the scene, the driver and the card, not
+    /// CUDA_LAUNCH_BLOCKING or compute-sanitizer; other programs keep those.
+    #[test]
+    fn a_renderer_s_gpu_crash_gets_end_user_steps() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/status_cycles_illegal_address.log");
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let findings = crate::decode_str(&text);
+        assert_eq!(findings.len(), 2);
+        for f in &findings {
+            assert_eq!(
+                fix_ids(f),
+                ["renderer-smaller-scene", "renderer-driver-and-clocks"]
+            );
+            let second = &f.diagnosis.fixes[1];
+            let zh = second.zh.as_ref().map_or("", |z| z.text.as_str());
+            assert!(second.how.contains("stock clocks") && zh.contains("默认频率"));
+        }
+        let other = only("CUDA error: an illegal memory access was encountered\n");
+        assert!(
+            fix_ids(&other).contains(&"run-compute-sanitizer"),
+            "{:?}",
+            fix_ids(&other)
+        );
+    }
+
+    /// A source path names its program (InfiniTAM 1549, OpenCV 1527); a
+    /// path that names none is native code, never the path itself.
+    #[test]
+    fn a_source_path_names_its_program() {
+        let f = crate::decode_str(&wild("1549")).remove(0);
+        assert_eq!(f.facts["reported_by"], "InfiniTAM");
+        assert!(
+            f.diagnosis.headline.contains("(InfiniTAM)"),
+            "{}",
+            f.diagnosis.headline
+        );
+        let (_, ids, en, zh) = first("1549");
+        assert_eq!(
+            ids,
+            ["reconstruction-smaller-volume", "check-what-holds-gpu"]
+        );
+        assert!(en.contains("SDF_LOCAL_BLOCK_NUM") && zh.contains("SDF_LOCAL_BLOCK_NUM"));
+        no_model_advice("1549", &en, &zh);
+        let f = crate::decode_str(&wild("1527")).remove(0);
+        assert_eq!(f.facts["reported_by"], "OpenCV");
+        // A path under no project's directory.
+        let f = crate::decode_str(
+            "src/utils/MemoryBlock.h(217) : cudaSafeCall() Runtime API error : out of memory.\n",
+        )
+        .remove(0);
+        assert_eq!(f.facts["reported_by"], "native code (MemoryBlock.h)");
+        let headline_zh = f.diagnosis.headline_zh.as_deref().unwrap_or("");
+        assert!(
+            headline_zh.contains("原生代码（MemoryBlock.h）"),
+            "{headline_zh}"
+        );
+    }
+
+    /// OpenCV's setDevice creates the CUDA context (1527): the GPU is held
+    /// or unusable, not a batch too large; cuda_host_mem is host memory.
+    #[test]
+    fn opencv_set_device_is_a_context_that_did_not_fit() {
+        let f = crate::decode_str(&wild("1527")).remove(0);
+        assert_eq!(fix_ids(&f), ["check-what-holds-gpu"]);
+        let v = &f.diagnosis.verdicts[0];
+        let zh = v.zh.as_ref().map(|z| z.text.as_str()).unwrap_or("");
+        assert!(
+            v.detail.contains("context") && zh.contains("上下文"),
+            "{}",
+            v.detail
+        );
+        assert!(v.detail.contains("page-locked host memory") && zh.contains("锁页的主机内存"));
+        let title_zh = v.zh.as_ref().map_or("", |z| z.title.as_str());
+        assert!(
+            v.title.starts_with("Creating the CUDA context failed"),
+            "{}",
+            v.title
+        );
+        assert!(title_zh.starts_with("创建 CUDA 上下文失败"), "{title_zh}");
+        // The same library's allocation after the context exists is its images'.
+        let later = crate::decode_str("opencv/modules/core/src/cuda/gpu_mat.cu:116: error: (-217:Gpu API call) out of memory in function 'allocate'\n").remove(0);
+        assert_eq!(
+            fix_ids(&later),
+            ["make-work-smaller", "check-what-holds-gpu"]
+        );
+    }
+
+    /// Frameworks and tools the rest of the explainer does not read, by
+    /// their own messages: MXNet (1436), DirectML (1544), ncnn (1533).
+    #[test]
+    fn a_named_framework_or_tool_gets_its_own_levers() {
+        for (number, name, fix, word, word_zh) in [
+            (
+                "1436",
+                "MXNet",
+                "mxnet-less-at-once",
+                "MXNET_GPU_MEM_POOL_RESERVE",
+                "MXNET_GPU_MEM_POOL_RESERVE",
+            ),
+            (
+                "1544",
+                "torch-directml",
+                "directml-less-at-once",
+                "--medvram",
+                "--medvram",
+            ),
+            (
+                "1533",
+                "an ncnn-vulkan tool",
+                "ncnn-smaller-tiles",
+                "-t 200",
+                "-t 200",
+            ),
+        ] {
+            let (named, ids, en, zh) = first(number);
+            assert_eq!(named.map(|n| n.name), Some(name), "{number}");
+            assert_eq!(ids[0], fix, "{number}");
+            assert!(
+                en.contains(word) && zh.contains(word_zh),
+                "{number}: {en} / {zh}"
+            );
+        }
+        let f = crate::decode_str(&wild("1544")).remove(0);
+        assert_eq!(f.facts["reported_by"], "torch-directml");
+    }
+
+    /// A program nothing names and no model's word shows gets the work
+    /// made smaller in no model's terms; a model's words keep a model's.
+    #[test]
+    fn an_unknown_program_gets_neutral_workload_advice() {
+        // fixtures/wild/1505.txt without Mitsuba's allocator name.
+        let f = crate::decode_str("Caught a critical exception: cudaMalloc(): out of memory!\n");
+        let ids: Vec<&str> = f.iter().flat_map(fix_ids).collect();
+        if !ids.is_empty() {
+            assert!(!ids.contains(&"make-workload-smaller"), "{ids:?}");
+        }
+        let plain = only(
+            "src/utils/MemoryBlock.h(217) : cudaSafeCall() Runtime API error : out of memory.\n",
+        );
+        assert_eq!(fix_ids(&plain), ["make-work-smaller"]);
+        let fix = &plain.diagnosis.fixes[0];
+        no_model_advice(
+            "plain",
+            &fix.how,
+            &fix.zh.as_ref().map(|z| z.text.clone()).unwrap_or_default(),
+        );
+        let model =
+            only("src/model/layers.h(217) : cudaSafeCall() Runtime API error : out of memory.\n");
+        assert_eq!(fix_ids(&model), ["make-workload-smaller"]);
+        // fixtures/wild/1423.txt: XLA's words show a model's compiler.
+        let xla = crate::decode_str(&wild("1423")).remove(0);
+        assert!(
+            !fix_ids(&xla).contains(&"make-work-smaller"),
+            "{:?}",
+            fix_ids(&xla)
+        );
     }
 
     /// The catalogue's two program predicates, on both sides.
