@@ -25,7 +25,7 @@
 //!    Changelog`): 2, and 1 more for a second such line;
 //! 4. prose that introduces an example rather than reports one (`you may
 //!    see`, `if you get`, `you must be familiar with`, `as follows`, `类似于以下`,
-//!    `如下所示`, `会遇到`, `示例输出`), without first person on that line: 2, and
+//!    `如下所示`, `会遇到`, `示例输出`, `比如`), without first person on that line: 2, and
 //!    1 more for a second;
 //! 5. a record of `KEY=VALUE` lines (five or more) in which a message is a
 //!    value (`SIGNATURE=torch.cuda.OutOfMemoryError: ...`, an error
@@ -153,7 +153,7 @@ fn patterns() -> &'static Patterns {
                 r"(?:see|get|got|encounter|hit|run into|receive|notice|be familiar)\b",
                 r"|\bif you (?:get|got|see|saw|encounter|hit)\b",
                 r"|\bas follows\b|类似于?以下|如下所示|如下的?(?:错误|报错|信息)|状态如下|会遇到",
-                r"|经常遇到|容易遇到|这样的报错|类似这样|为例|示例输出",
+                r"|经常遇到|容易遇到|这样的报错|类似这样|为例|示例输出|比如|例如|举个例子",
                 // An error page's example heading (`Error log example`).
                 r"|\b(?:error )?log examples?\b|\bexample (?:output|log|error message)\b",
                 // Japanese: `以下のような表示を見たことはありませんか`
@@ -557,6 +557,13 @@ mod tests {
         assert!(is_document(ja, &span(ja, message)));
         // 私 is first person: the writer's own failure.
         let mine = ja.replace("具体的な", "私の");
+        assert!(!is_document(&mine, &span(&mine, message)));
+        // A review comment (wild paste) that proposes a wording `比如` (for
+        // example) under the message it quotes, addressing the author.
+        let review = "Out of memory error on GPU 0. Cannot allocate 145.468994MB GPU memory, available memory is 72.312500MB.\n这段可以格式上再改进下么，比如\nIf no, please try to decrease the batch size of your model.\n";
+        let message = "Out of memory error on GPU 0";
+        assert!(is_document(review, &span(review, message)));
+        let mine = review.replace("这段可以", "我觉得这段可以");
         assert!(!is_document(&mine, &span(&mine, message)));
         // An error-code page: an example heading and a question heading.
         let page = "Error code: 0100\n\nError log example\n\nValueError: RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to allocate 8.00M. That was not possible. There are 6.43M free.; (0x0x1_HBM0)\n\nWhy do these happen?\n";
