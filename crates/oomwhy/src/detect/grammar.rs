@@ -1052,6 +1052,10 @@ mod tests {
         let f = collect(&["Caused by: java.lang.RuntimeException: Failed to allocate 637074016 bytes from DEVICE [0] memory"]).unwrap();
         assert_eq!(f.sizes.requested_bytes, Some(637_074_016));
         assert_eq!(f.device, Some(0));
+        // nvgpu's DMA failure (a wild paste) shouts FAILED: a driver's voice.
+        let f = collect(&["nvgpu: 17000000.gpu               nvgpu_dma_print_err:101  [INFO]  DMA alloc FAILED: [sysmem] size=257490944 aligned=257490944 flags:PHYSICALLY_ADDRESSED"]).unwrap();
+        assert_eq!(f.sizes.requested_bytes, Some(257_490_944));
+        assert!(collect(&["On boot the DMA alloc failed: size=257490944"]).is_none());
         // A size with a unit is not a byte count.
         let f = collect(&["RuntimeError: failed to allocate 128.00 MiB on device"]).unwrap();
         assert_eq!(f.sizes.requested_bytes, None);
