@@ -81,6 +81,33 @@ fn bytes_of(printed: &str) -> Option<u64> {
         .or_else(|| parse_size(&format!("{} bytes", printed.trim())).ok())
 }
 
+/// A labelled device as an index: `0`, or TensorFlow's device name
+/// (`GPU:0`, `/device:GPU:0`, `/job:localhost/replica:0/task:0/device:GPU:0`),
+/// whose last field is the index.
+fn device_index(label: &str) -> Option<u32> {
+    let label = label.trim();
+    let index = match label.rsplit_once("GPU:") {
+        Some((_, index)) => index,
+        None => label,
+    };
+    index.parse().ok()
+}
+
+/// The forms of one printed figure: `890.06M (933298432 bytes)` and
+/// `176.00MiB (184549376B)` are one size written twice, rounded and exact;
+/// any other label is one form.
+fn forms_of(printed: &str) -> Vec<&str> {
+    let printed = printed.trim();
+    let two = printed
+        .strip_suffix(')')
+        .and_then(|rest| rest.split_once(" ("))
+        .filter(|(first, second)| bytes_of(first).is_some() && bytes_of(second).is_some());
+    match two {
+        Some((first, second)) => vec![first, second],
+        None => vec![printed],
+    }
+}
+
 /// Half the last printed digit of a size, in bytes (the project's rule).
 fn tolerance(printed: &str) -> u64 {
     let printed = printed.trim();
@@ -183,7 +210,7 @@ fn compare_numbers(f: &Finding, numbers: &Value) -> (Option<bool>, String, Vec<S
         match key.as_str() {
             "device" => {
                 compared += 1;
-                let want = value.as_str().and_then(|s| s.trim().parse::<u32>().ok());
+                let want = value.as_str().and_then(device_index);
                 if f.device != want {
                     wrong.push(format!("device {:?} != {:?}", f.device, want));
                 }
@@ -230,15 +257,24 @@ fn compare_numbers(f: &Finding, numbers: &Value) -> (Option<bool>, String, Vec<S
                     continue;
                 }
                 compared += 1;
-                let want = bytes_of(printed);
                 let got = sizes.get(&field).and_then(Value::as_u64);
                 // A printed size is exact to half its last digit; a record
                 // that holds the exact count printed elsewhere in the message
-                // (`2.99GiB (3206250496 bytes)`) is right.
-                let near = |g: u64| want.is_some_and(|w| g.abs_diff(w) <= tolerance(printed));
+                // (`2.99GiB (3206250496 bytes)`) is right. A label that keeps
+                // both forms of one figure (`890.06M (933298432 bytes)`) is
+                // right when every form denotes the record's size.
+                let forms = forms_of(printed);
+                let wants: Vec<Option<u64>> = forms.iter().map(|p| bytes_of(p)).collect();
+                let near = |g: u64| {
+                    forms
+                        .iter()
+                        .zip(&wants)
+                        .all(|(form, want)| want.is_some_and(|w| g.abs_diff(w) <= tolerance(form)))
+                };
                 let close = got.is_some_and(near)
                     || (got.is_none() && same_figure_elsewhere(f, sizes, &field).any(near));
                 if !close {
+                    let want = if wants.len() == 1 { wants[0] } else { None };
                     wrong.push(format!("{field} {got:?} != {printed} ({want:?})"));
                 }
             }

@@ -143,12 +143,7 @@ impl Family for RuntimeOom {
         let p = runtime_patterns();
         let first = message.lines.first()?;
         let mut finding = message.finding(Kind::CudaRuntimeOom, message_text(message.lines));
-        finding.device = message.lines.get(1).and_then(|l| {
-            l.trim()
-                .strip_prefix("current device: ")
-                .and_then(|d| d.split(|c: char| !c.is_ascii_digit()).next())
-                .and_then(|d| d.parse().ok())
-        });
+        finding.device = stated_device(message.lines);
         if let Some(caps) = p.anchor.captures(first) {
             finding.backend = Some(caps[1].to_ascii_lowercase());
             let driver = &caps[2] == "driver error";
@@ -224,6 +219,28 @@ impl Family for RuntimeOom {
         }
         Some(finding)
     }
+}
+
+/// The device a CUDA error's own fields name: CNTK's and ONNX Runtime's
+/// `CUDA failure N: ... ; GPU=0 ; hostname=...` (and `CUBLAS failure N:
+/// ... ; GPU=0 ;`), ggml's follow-up line `current device: 0, in function
+/// ...`. A field that is not a small index (ONNX Runtime prints an unset
+/// one as `GPU=-2011338632`) names none.
+pub(super) fn stated_device(lines: &[String]) -> Option<u32> {
+    let index = |rest: &str| -> Option<u32> {
+        let digits = rest.split(|c: char| !c.is_ascii_digit()).next()?;
+        (!digits.is_empty() && digits.len() <= 4)
+            .then(|| digits.parse().ok())
+            .flatten()
+    };
+    lines.iter().find_map(|line| {
+        if let Some((_, rest)) = line.split_once("; GPU=") {
+            return index(rest);
+        }
+        line.trim_start()
+            .strip_prefix("current device: ")
+            .and_then(index)
+    })
 }
 
 /// FFmpeg's log context: `[h264_nvenc @ 0x55d020323ac0] `.
@@ -307,13 +324,7 @@ impl Family for IllegalAccess {
             .facts
             .insert("error_code".into(), printed.unwrap_or_else(|| "700".into()));
         let joined = message.joined();
-        // CNTK: `CUDA failure 77: an illegal memory access ... ; GPU=0 ; ...`.
-        if let Some(gpu) = joined.split("; GPU=").nth(1) {
-            finding.device = gpu
-                .split(|c: char| !c.is_ascii_digit())
-                .next()
-                .and_then(|d| d.parse().ok());
-        }
+        finding.device = stated_device(message.lines);
         if joined.contains("asynchronously reported") {
             finding.facts.insert("async_warning".into(), "true".into());
         }
@@ -372,5 +383,21 @@ mod tests {
             assert!(IllegalAccess.start(line).is_some(), "{line}");
         }
         assert!(IllegalAccess.start("CUDA error: out of memory").is_none());
+    }
+
+    #[test]
+    fn devices_a_cuda_error_states() {
+        let lines = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        // CNTK and ONNX Runtime (wild pastes), ggml's follow-up line.
+        for (text, device) in [
+            (&["CUDA failure 2: out of memory ; GPU=0 ; hostname=MSI ; expr=cudaMalloc((void**) &deviceBufferPtr, sizeof(AllocatedElemType) * numElements)"][..], Some(0)),
+            (&["RuntimeError: CUBLAS failure 3: CUBLAS_STATUS_ALLOC_FAILED ; GPU=1 ;"][..], Some(1)),
+            (&["CUDA error: no kernel image is available for execution on the device", "  current device: 2, in function ggml_cuda_compute_forward at ggml-cuda.cu:2761"][..], Some(2)),
+            // ONNX Runtime's unset device is no index.
+            (&["onnxruntime::CudaCall CUDA failure 35: CUDA driver version is insufficient for CUDA runtime version ; GPU=-2011338632 ; expr=cudaSetDevice(info_.device_id); "][..], None),
+            (&["CUDA failure 2: out of memory ; GPU=12345 ;"][..], None),
+        ] {
+            assert_eq!(stated_device(&lines(text)), device, "{text:?}");
+        }
     }
 }

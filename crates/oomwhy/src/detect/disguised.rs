@@ -192,6 +192,8 @@ impl Family for LibraryAllocFailed {
         if let Some(call) = failure.call {
             finding.facts.insert(fact::CALL.into(), call);
         }
+        // CNTK's `cuDNN failure 2: CUDNN_STATUS_ALLOC_FAILED ; GPU=0 ; ...`.
+        finding.device = super::cuda::stated_device(message.lines);
         // A finding starts at one occurrence; each repeated line is one more.
         finding.occurrences += repeats as u64;
         Some(finding)

@@ -125,6 +125,8 @@ struct SizePatterns {
     relion_request: Regex,
     async_request: Regex,
     tensorrt_request: Regex,
+    listed_free: Regex,
+    listed_request: Regex,
     free_total: Regex,
     ggml_device: Regex,
     paddle_request: Regex,
@@ -150,9 +152,17 @@ fn size_patterns() -> &'static SizePatterns {
             // allocate N bytes: ...` then `Reported by CUDA: Free memory/Total
             // memory: F/T`.
             async_request: re(r"cuMemAllocAsync failed to allocate (\d+) bytes"),
+            // TensorRT states its request on a warning line (`Requested
+            // amount of GPU memory (N bytes) could not be allocated`) or in
+            // the error's own parentheses (`Error Code 2: OutOfMemory
+            // (Requested size was N bytes.)`).
             tensorrt_request: re(
-                r"Requested amount of GPU memory \((\d+) bytes\) could not be allocated",
+                r"Requested (?:amount of (?:GPU )?memory \((\d+) bytes\) could not be allocated|size was (\d+) bytes)",
             ),
+            // XGBoost's device allocator after its error: `- Free memory: N`
+            // and `- Requested memory: N` lines.
+            listed_free: re(r"(?:^|\s)- Free memory: (\d+)\b"),
+            listed_request: re(r"(?:^|\s)- Requested memory: (\d+)\b"),
             free_total: re(r"Free memory/Total memory: (\d+)/(\d+)"),
             // ggml names its devices CUDA0, Vulkan0, ...
             ggml_device: re(r"\b(?:CUDA|Vulkan)(\d+) buffer\b"),
@@ -243,6 +253,13 @@ impl Family for GenericOom {
                         || next.contains("Error Code 2:")
                         || next.trim_end().ends_with("[E] 2:")
                         || next.contains(TENSORRT_BUILD_FAILED))
+            }
+            // XGBoost lists the device's free memory and its request.
+            Era::CudaRuntime if next.trim_start().starts_with("- ") => {
+                lines.len() < 4
+                    && ["- Free memory: ", "- Requested memory: "]
+                        .iter()
+                        .any(|s| next.trim_start().starts_with(s))
             }
             // RELION prints the request and the allocator's state after it.
             Era::Relion => lines.len() < 4 && next.contains("requestedSpace:"),
@@ -384,7 +401,14 @@ fn read_sizes(finding: &mut Finding, text: &str, id: Era) {
             finding.sizes.total_bytes = raw(&p.free_total, 2);
         }
         Era::Onnxruntime | Era::Vulkan => finding.sizes.requested_bytes = raw(&p.buffer_of_size, 1),
-        Era::Tensorrt => finding.sizes.requested_bytes = raw(&p.tensorrt_request, 1),
+        Era::Tensorrt => {
+            finding.sizes.requested_bytes =
+                raw(&p.tensorrt_request, 1).or_else(|| raw(&p.tensorrt_request, 2))
+        }
+        Era::CudaRuntime if p.listed_request.is_match(text) => {
+            finding.sizes.requested_bytes = raw(&p.listed_request, 1);
+            finding.sizes.free_bytes = raw(&p.listed_free, 1);
+        }
         Era::Relion => finding.sizes.requested_bytes = raw(&p.relion_request, 1),
         Era::CupyOomClass => finding.sizes.requested_bytes = raw(&p.cupy_bytes, 1),
         Era::Paddle => {
@@ -586,5 +610,31 @@ mod tests {
         ] {
             assert!(collect(&[line]).is_none(), "{line}");
         }
+    }
+
+    #[test]
+    fn requests_stated_after_the_error() {
+        // TensorRT-LLM's engine build (a wild paste): the request inside
+        // the error's parentheses.
+        let f = collect(&["[08/11/2024-06:10:36] [TRT] [E] [virtualMemoryBuffer.cpp::resizePhysical::151] Error Code 2: OutOfMemory (Requested size was 16654532608 bytes.)"]).unwrap();
+        assert_eq!(f.sizes.requested_bytes, Some(16_654_532_608));
+        // XGBoost's device allocator (a wild paste) lists free and requested.
+        let f = collect(&[
+            "../src/tree/updater_gpu_hist.cu:784: Exception in gpu_hist: [11:01:50] ../src/c_api/../data/../common/device_helpers.cuh:431: Memory allocation error on worker 0: std::bad_alloc: cudaErrorMemoryAllocation: out of memory",
+            "- Free memory: 8126464",
+            "- Requested memory: 33554432",
+            "",
+            "Stack trace:",
+        ])
+        .unwrap();
+        assert_eq!(f.sizes.requested_bytes, Some(33_554_432));
+        assert_eq!(f.sizes.free_bytes, Some(8_126_464));
+        // Another list item is not the allocator's.
+        let f = collect(&[
+            "std::bad_alloc: cudaErrorMemoryAllocation: out of memory",
+            "- Batch size: 64",
+        ])
+        .unwrap();
+        assert_eq!(f.text.lines().count(), 1);
     }
 }

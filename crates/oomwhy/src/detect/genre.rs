@@ -25,12 +25,25 @@
 //!    Changelog`): 2, and 1 more for a second such line;
 //! 4. prose that introduces an example rather than reports one (`you may
 //!    see`, `if you get`, `you must be familiar with`, `as follows`, `类似于以下`,
-//!    `如下所示`, `会遇到`, `示例输出`), without first person on that line: 2, and
+//!    `如下所示`, `会遇到`, `示例输出`, `比如`), without first person on that line: 2, and
 //!    1 more for a second;
 //! 5. a record of `KEY=VALUE` lines (five or more) in which a message is a
 //!    value (`SIGNATURE=torch.cuda.OutOfMemoryError: ...`, an error
 //!    catalogue's entry; settings before a log are not one): 3;
-//! 6. the reader addressed (`you`, `your`, `你`): 1 a line, 2 at most.
+//! 6. the reader addressed (`you`, `your`, `你`): 1 a line, 2 at most;
+//! 7. a change described, as a commit's or pull request's text does (`This
+//!    patch adds ...`, `The new error message now looks like`, `Motivation
+//!    and Context`, `Reviewed By:`, `Before` and `After` headings): 3;
+//! 8. a placeholder in a message's own text where a program prints a
+//!    figure or a field (`Tried to allocate ...`, `WorkNCCL(..., ` and `ran
+//!    for ... ms`, `<size>`, `X MiB`): 2, and 1 more for a second;
+//! 9. an FAQ entry's heading: a first-person question that ends with the
+//!    quoted message (`My model reports “cuda runtime error(2): out of
+//!    memory”`), answered in prose that addresses the reader: 2.
+//!
+//! Example-introducing prose (rule 4) is read in English (`Error log
+//! example`), Chinese and Japanese (`以下のような`, `見たことはありませんか`,
+//! `この例では`), and an explanatory heading may open with an emoji.
 //!
 //! An input is also a document when it is source code that quotes the
 //! messages: every message line is code-shaped (a comment, a string literal
@@ -38,11 +51,13 @@
 //! `)`), and of the other lines at least three and three in five are code.
 //!
 //! An input is a document when it has 3 points or more and no report
-//! evidence: first person (`I`, `my`, `me`, `我`, a salutation such as
-//! `Dear`), an issue template's heading (`Describe the bug`, `To
-//! Reproduce`, `Environment`), or two log lines or more. Silence on a real
-//! crash is the worst answer this tool can give, so any of these keeps
-//! every finding.
+//! evidence: first person (`I`, `my`, `me`, `我`, `私`, `僕`, a salutation
+//! such as `Dear`; an FAQ heading's only where nothing addresses the
+//! reader), an issue template's heading (`Describe the bug`, `To
+//! Reproduce`, `Environment`), or two log lines or more (except in a
+//! change's description, whose logs show the output before and after it).
+//! Silence on a real crash is the worst answer this tool can give, so any
+//! of these keeps every finding.
 
 use crate::constant_regex;
 use regex::Regex;
@@ -69,6 +84,10 @@ struct Patterns {
     heading: Regex,
     title: Regex,
     own: Regex,
+    change: Regex,
+    before_after: Regex,
+    placeholder: Regex,
+    faq: Regex,
     chrome: Regex,
     permalink: Regex,
     intro: Regex,
@@ -89,7 +108,8 @@ fn patterns() -> &'static Patterns {
             r"|what (?:this|the) error means|what it means|symptoms?|troubleshooting",
             r"|related errors|see also|further reading|the exact string",
             r"|error messages? to look for|detection|prevention|the problem|issue",
-            r"|explanation|stack trace|source"
+            r"|explanation|stack trace|source",
+            r"|why do(?:es)? (?:this|these|it|they) (?:error )?happen\?"
         );
         let heading_zh = concat!(
             r"原因|原因分析|根本原因|根因分析|问题原因|错误原因|解决方法|解决方案|解决办法",
@@ -99,7 +119,7 @@ fn patterns() -> &'static Patterns {
         );
         Patterns {
             heading: constant_regex(&format!(
-                r"(?i)^(?:#{{1,6}}\s*|\*\*|\d+[.)、]\s*)?(?:{heading_en}|{heading_zh})\s*(?:\*\*)?\s*[:：]?$"
+                r"(?i)^(?:#{{1,6}}\s*|\*\*|\d+[.)、]\s*|[^\w\s#*]{{1,2}}\s*)?(?:{heading_en}|{heading_zh})\s*(?:\*\*)?\s*[:：]?$"
             )),
             title: constant_regex(concat!(
                 r"(?i)^(?:#+\s*)?(?:(?:how to (?:fix|solve|resolve)|dealing with)\b[^?]*\berrors?\b[^?]*$",
@@ -107,6 +127,20 @@ fn patterns() -> &'static Patterns {
                 r"|(?:报错|错误).{0,40}(?:解决|优化)|(?:解决|修复).{0,20}(?:报错|错误|问题)"
             )),
             own: constant_regex(r"(?i)\b(?:this|it|my)\b"),
+            change: constant_regex(concat!(
+                r"(?i)\bthis (?:patch|pr|pull request|commit|change|diff)\b(?:\s+\w+){0,2}?\s+",
+                r"(?:adds?|changes?|fix(?:es)?|makes?|introduces?|improves?|updates?|removes?|replaces?|rewords?)\b",
+                r"|\bthe new (?:error )?message\b|\bnow looks like\b",
+                r"|^(?:#+\s*)?(?:\*\*)?motivation and context\b|^reviewed[- ]by:|\bdifferential revision:|^signed-off-by:"
+            )),
+            before_after: constant_regex(
+                r"(?i)^(?:#+\s*|\*\*)?(before|after)(?: this (?:pr|change|patch))?\s*(?:\*\*)?:?$",
+            ),
+            placeholder: constant_regex(concat!(
+                r"(?:^|[\s(\[,;:=])(?:\.{3}|…)(?:[\s)\],;:.]|$)",
+                r"|<(?:size|n|num|bytes|value|[a-z]+_[a-z_]+)>|\bX{1,3}(?:\.X+)? ?(?:[KMGT]i?B|bytes)\b"
+            )),
+            faq: constant_regex(r#"^(?:#+\s*)?(?:My|I)\b.{0,60}[“"`]\s*$"#),
             chrome: constant_regex(concat!(
                 r"(?i)copy to clipboard|toggle word wrap|enter fullscreen mode|exit fullscreen mode",
                 r"|expand description|project description|^copy code$",
@@ -117,9 +151,14 @@ fn patterns() -> &'static Patterns {
             intro: constant_regex(concat!(
                 r"(?i)\byou(?:'ll| will| may| might| can| could| would| must)?(?: also)? ",
                 r"(?:see|get|got|encounter|hit|run into|receive|notice|be familiar)\b",
-                r"|\bif you (?:get|got|see|saw|encounter|hit)\b|\bnew (?:error )?message\b",
+                r"|\bif you (?:get|got|see|saw|encounter|hit)\b",
                 r"|\bas follows\b|类似于?以下|如下所示|如下的?(?:错误|报错|信息)|状态如下|会遇到",
-                r"|经常遇到|容易遇到|这样的报错|类似这样|为例|示例输出"
+                r"|经常遇到|容易遇到|这样的报错|类似这样|为例|示例输出|比如|例如|举个例子",
+                // An error page's example heading (`Error log example`).
+                r"|\b(?:error )?log examples?\b|\bexample (?:output|log|error message)\b",
+                // Japanese: `以下のような表示を見たことはありませんか`
+                // (have you seen a display like the following?), `この例では`.
+                r"|以下のような|次のような|見たことはありませんか|見てみましょう|この例では|例えば"
             )),
             first_person: constant_regex(r"\b(?:I|I'm|I've|I'd|my|me|My|Dear)\b"),
             issue: constant_regex(concat!(
@@ -162,6 +201,16 @@ struct Features {
     messages_in_code: bool,
     /// Whether a message is the value of a `KEY=VALUE` line.
     message_is_value: bool,
+    /// Lines that describe a change (a commit's or pull request's text).
+    changes: u32,
+    /// `Before` and `After` headings.
+    before: bool,
+    after: bool,
+    /// Placeholders in the messages' own text (`Tried to allocate ...`).
+    placeholders: u32,
+    /// A first-person question heading that quotes the message (`My model
+    /// reports “cuda runtime error(2): out of memory”`), as FAQs word them.
+    faq_headings: u32,
 }
 
 impl Features {
@@ -179,6 +228,19 @@ impl Features {
                 0
             }
             + self.reader.min(2)
+            + 3 * u32::from(self.describes_change())
+            + 2 * self.placeholders.min(1)
+            + second(self.placeholders)
+            + if self.faq_headings > 0 && self.reader > 0 {
+                2
+            } else {
+                0
+            }
+    }
+
+    /// A commit's or pull request's text: it shows a message it changes.
+    fn describes_change(&self) -> bool {
+        self.changes > 0 || (self.before && self.after)
     }
 
     /// Source code that quotes messages, not a report of them.
@@ -186,14 +248,24 @@ impl Features {
         self.messages_in_code && self.code_lines >= 3 && self.code_lines * 5 >= self.other_lines * 3
     }
 
+    /// A change's description shows the output before and after it: its
+    /// log lines are examples, not evidence. An FAQ's first-person heading
+    /// is a report's unless the page goes on to address the reader.
     fn report_evidence(&self) -> bool {
-        self.first_person > 0 || self.issue_headings > 0 || self.log_lines >= 2
+        self.first_person > 0
+            || (self.faq_headings > 0 && self.reader == 0)
+            || self.issue_headings > 0
+            || (self.log_lines >= 2 && !self.describes_change())
     }
 }
 
 /// First person on a line: `I`, `my`, `me`, `Dear`, or `我` that is not
 /// the plural `我们` (Chinese tutorials say "we" as English ones say "you").
 fn first_person(p: &Patterns, line: &str) -> bool {
+    // Japanese: 私, 僕.
+    if line.contains('私') || line.contains('僕') {
+        return true;
+    }
     if line.contains('我') {
         let singular = line
             .match_indices('我')
@@ -219,6 +291,21 @@ fn features(text: &str, messages: &[MessageSpan<'_>]) -> Features {
         if message.is_some_and(|m| m.line == number) {
             f.messages_in_code &= code_shaped(raw);
             f.message_is_value |= p.key_value.is_match(raw.trim());
+        }
+        if let Some(m) = message {
+            // The message's own text: from where it starts on its first line.
+            let own = if m.line == number {
+                let head: String = m.first.trim().chars().take(15).collect();
+                raw.find(head.as_str()).map_or(raw, |at| &raw[at..])
+            } else {
+                raw
+            };
+            f.placeholders += p.placeholder.find_iter(own).count() as u32;
+            // A program never says what a patch does; a grammar message
+            // may take its whole line, prose included.
+            if m.line == number && own.len() == raw.len() {
+                f.changes += u32::from(p.change.is_match(raw));
+            }
         }
         if p.log.is_match(raw) {
             f.log_lines += 1;
@@ -251,12 +338,26 @@ fn features(text: &str, messages: &[MessageSpan<'_>]) -> Features {
         // `How to fix this error` asks about the asker's own error.
         f.titles += u32::from(p.title.is_match(line) && !p.own.is_match(line));
         f.chrome += u32::from(p.chrome.is_match(line));
+        f.changes += u32::from(p.change.is_match(line));
+        if let Some(c) = p.before_after.captures(line) {
+            let before = c[1].eq_ignore_ascii_case("before");
+            f.before |= before;
+            f.after |= !before;
+        }
         let first = first_person(p, line);
+        // The heading of an FAQ entry quotes the message after it.
+        // It ends with the message's closing quote: nothing else is said.
+        let heading = raw.trim_end().ends_with(['”', '"', '`']) && raw.trim().chars().count() < 160;
+        let faq =
+            first && heading && message.is_some_and(|m| m.line == number) && p.faq.is_match(line);
+        f.faq_headings += u32::from(faq);
+        let first = first && !faq;
         f.intros += u32::from(p.intro.is_match(line) && !first);
         f.key_values += u32::from(p.key_value.is_match(line));
         f.issue_headings += u32::from(line.chars().count() < 40 && p.issue.is_match(line));
         f.first_person += u32::from(first);
-        f.reader += u32::from(p.reader.is_match(line));
+        // The answer, not the question, addresses the reader.
+        f.reader += u32::from(p.reader.is_match(line) && !faq);
     }
     f
 }
@@ -388,5 +489,87 @@ mod tests {
     fn large_inputs_are_never_documents() {
         let big = format!("{TUTORIAL}{}", "x\n".repeat(40_000));
         assert!(!is_document(&big, &span(&big, MESSAGE)));
+    }
+
+    #[test]
+    fn a_template_message_is_a_document_with_prose() {
+        // A Chinese blog (wild paste): a heading after an emoji, prose that
+        // introduces the message, and the message with `...` for its figure.
+        let blog = "🔥 问题背景\n\n在使用 PyTorch / TensorFlow 训练或推理模型时,如果 GPU 资源使用不当,就很容易遇到如下错误:\n\nRuntimeError: CUDA out of memory. Tried to allocate ...\n";
+        let message = "RuntimeError: CUDA out of memory. Tried to allocate ...";
+        assert!(is_document(blog, &span(blog, message)));
+        // Two placeholders are enough on their own (wiki prose quoting
+        // NCCL's watchdog); one is not.
+        let two = "Training dies with Watchdog caught collective operation timeout: WorkNCCL(..., OpType=ALLREDUCE, Timeout(ms)=600000) ran for ... ms before timing out.\n";
+        let watchdog = "Watchdog caught collective operation timeout";
+        assert!(is_document(two, &span(two, watchdog)));
+        let one = "Training dies with Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, Timeout(ms)=600000) ran for ... ms before timing out.\n";
+        assert!(!is_document(one, &span(one, watchdog)));
+        // A figure printed in full is no placeholder.
+        let real = "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB\n";
+        let real = format!("{real}Cause\n");
+        assert!(!is_document(
+            &real,
+            &span(&real, "RuntimeError: CUDA out of memory")
+        ));
+    }
+
+    #[test]
+    fn a_change_description_is_a_document() {
+        // A commit message (wild paste) whose whole line is the message's.
+        let commit = "This patch adds a new `max_working_set_exceeded()` check on Metal so that we can display a \"System is out of GPU memory\" message to the user.\n";
+        let message = "This patch adds a new";
+        assert!(is_document(commit, &span(commit, message)));
+        // A pull request's Before and After: its tracebacks are examples.
+        let pr = "Before\n>>> torch.empty(10**15)\nTraceback (most recent call last):\n  File \"<stdin>\", line 1, in <module>\nRuntimeError: [enforce fail at CPUAllocator.cpp:56] posix_memalign(&data, gAlignment, nbytes) == 0. 12 vs 0\nAfter\n>>> torch.empty(10**15)\n";
+        let message = "RuntimeError: [enforce fail at CPUAllocator.cpp:56]";
+        assert!(is_document(pr, &span(pr, message)));
+        // Before alone is a poster's word, and the logs stay evidence.
+        let before = pr.replace("After\n", "Then\n");
+        assert!(!is_document(&before, &span(&before, message)));
+        // The poster's own words keep a change's text a report.
+        let mine = format!("I hit this today.\n{pr}");
+        assert!(!is_document(&mine, &span(&mine, message)));
+    }
+
+    #[test]
+    fn an_faq_heading_is_not_first_person() {
+        // PyTorch's old FAQ (wild paste).
+        let faq = "My model reports “cuda runtime error(2): out of memory”\n\nAs the error message suggests, you have run out of memory on your GPU.\n";
+        let message = "cuda runtime error(2): out of memory";
+        assert!(is_document(faq, &span(faq, message)));
+        // Without the answer to the reader it is the poster's report.
+        let asked = "My model reports “cuda runtime error(2): out of memory”\n\nThe batch is 64.\n";
+        assert!(!is_document(asked, &span(asked, message)));
+        // A sentence that goes on after the quotation is a report.
+        let report = "I am getting an error when trying to run your code: \"failed to create cublas handle: CUBLAS_STATUS_ALLOC_FAILED\". I have used the GPU before.\n";
+        assert!(!is_document(
+            report,
+            &span(report, "failed to create cublas handle")
+        ));
+    }
+
+    #[test]
+    fn example_prose_in_japanese_and_error_pages() {
+        // A Japanese blog (wild paste).
+        let ja = "具体的なエラーメッセージを見てみましょう。以下のような表示を見たことはありませんか?\nRuntimeError: CUDA out of memory. Tried to allocate 304.00 MiB (GPU 0; 8.00 GiB total capacity)\nこの例では、8GBのGPUにおいて、空きがあるにもかかわらず失敗しています。\n";
+        let message = "RuntimeError: CUDA out of memory";
+        assert!(is_document(ja, &span(ja, message)));
+        // 私 is first person: the writer's own failure.
+        let mine = ja.replace("具体的な", "私の");
+        assert!(!is_document(&mine, &span(&mine, message)));
+        // A review comment (wild paste) that proposes a wording `比如` (for
+        // example) under the message it quotes, addressing the author.
+        let review = "Out of memory error on GPU 0. Cannot allocate 145.468994MB GPU memory, available memory is 72.312500MB.\n这段可以格式上再改进下么，比如\nIf no, please try to decrease the batch size of your model.\n";
+        let message = "Out of memory error on GPU 0";
+        assert!(is_document(review, &span(review, message)));
+        let mine = review.replace("这段可以", "我觉得这段可以");
+        assert!(!is_document(&mine, &span(&mine, message)));
+        // An error-code page: an example heading and a question heading.
+        let page = "Error code: 0100\n\nError log example\n\nValueError: RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to allocate 8.00M. That was not possible. There are 6.43M free.; (0x0x1_HBM0)\n\nWhy do these happen?\n";
+        let message = "ValueError: RESOURCE_EXHAUSTED";
+        assert!(is_document(page, &span(page, message)));
+        let no_question = page.replace("Why do these happen?\n", "");
+        assert!(!is_document(&no_question, &span(&no_question, message)));
     }
 }

@@ -298,6 +298,7 @@ impl Family for KernelError {
             finding.facts.insert(fact::ERROR_NAME.into(), name.into());
             finding.facts.insert("error_code".into(), code.into());
         }
+        finding.device = super::cuda::stated_device(message.lines);
         if message.joined().contains("asynchronously reported") {
             finding.facts.insert("async_warning".into(), "true".into());
         }

@@ -91,6 +91,7 @@ struct Patterns {
     xla_sized: Regex,
     xla_free: Regex,
     device_id: Regex,
+    request_line: Regex,
     enforce: Regex,
     watchdog_seconds: Regex,
     bad_alloc: Regex,
@@ -258,6 +259,10 @@ fn patterns() -> &'static Patterns {
                 // (`CUDA error in func X at line 123`); the kernel's `[ERR]`.
                 r"|(?:^|\s)(?i:error) [:-] |(?:^|\s)(?i:exception):\s",
                 r"|\bin func(?:tion)? [\w:]+ at line \d+|\[ERR\]",
+                // An allocation's failure shouted in capitals, as a driver
+                // logs it (nvgpu's `DMA alloc FAILED: [sysmem] size=N`);
+                // prose does not write FAILED.
+                r"|\b\w*(?i:alloc)\w* FAILED\b",
             )),
             // Statements whose wording only the program that prints them
             // uses: their own evidence, even quoted in a sentence.
@@ -311,6 +316,8 @@ fn patterns() -> &'static Patterns {
             bytes_pairs: vec![
                 // torch-directml: `Could not allocate tensor with N bytes`.
                 ("requested", re(r"(?i)(?:alloc(?:ate)? size|allocate tensor with|allocating|attempting to allocate|request(?:ed)? size(?: was)?|size)\s*[:=]?\s*(\d{3,})\b(?:\s*bytes)?")),
+                // Deeplearning4j: `Failed to allocate N bytes from DEVICE [0] memory`.
+                ("requested", re(r"(?i)\bto allocate (\d+) bytes\b")),
                 ("total", re(r"(?i)total mem(?:ory)? size\s*:?\s*(\d{3,})\b")),
                 ("used", re(r"(?i)TotalUsedMemStatistics\s*:\s*(\d{3,})\b")),
                 ("limit", re(r"(?i)maximum allowed buffer size of (\d{3,})\b")),
@@ -324,7 +331,13 @@ fn patterns() -> &'static Patterns {
             // possible. There are 2.30G free.`
             xla_sized: re(r"\bAttempting to (?:allocate|reserve) (\d+(?:\.\d+)?) ?([KMGT])(?:i?B)?\b"),
             xla_free: re(r"\bThere are (\d+(?:\.\d+)?) ?([KMGT])(?:i?B)? free\b"),
-            device_id: re(r"(?i)\b(?:device_id|dev_id|device id|GPU|device|NPU)\s*[:=]?\s*(\d+)\b"),
+            // `device_id:0`, `GPU 0`, `DEVICE [0]` (Deeplearning4j).
+            device_id: re(r"(?i)\b(?:device_id|dev_id|device id|GPU|device|NPU)\s*[:=]?\s*\[?(\d+)\b"),
+            // The request a program states on a line of its own after its
+            // failure: TensorRT's `Requested amount of GPU memory (N bytes)
+            // could not be allocated` and `Error Code 2: OutOfMemory
+            // (Requested size was N bytes.)`.
+            request_line: re(r"(?i)\brequested (?:amount of (?:\w+ )?memory \((\d+) bytes\)|size was (\d+) bytes)"),
             enforce: re(r"\b(\w+) <= (available\w*) failed, (\d+) > (\d+)"),
             watchdog_seconds: re(r"watchdog got stuck for (\d+) seconds"),
             bad_alloc: re(r"\bstd::bad_alloc\b"),
@@ -560,6 +573,7 @@ impl Family for Grammar {
                 let trimmed = next.trim_start();
                 find(next).is_some()
                     || next.starts_with([' ', '\t'])
+                    || patterns().request_line.is_match(next)
                     || [
                         "Possible Cause",
                         "Solution",
@@ -1119,6 +1133,15 @@ fn read_sizes(finding: &mut Finding, text: &str) {
         finding.sizes.total_bytes = sized(&p.sentence_total).or(finding.sizes.total_bytes);
         finding.sizes.free_bytes = sized(&p.sentence_free).or(finding.sizes.free_bytes);
     }
+    // A request stated in its own words is the failed one (TensorRT's
+    // autotuner may name a larger tactic buffer it skipped before it).
+    if let Some(c) = p.request_line.captures(text) {
+        let stated = c
+            .get(1)
+            .or_else(|| c.get(2))
+            .and_then(|m| m.as_str().parse().ok());
+        finding.sizes.requested_bytes = stated.or(finding.sizes.requested_bytes);
+    }
     // `CUDA device 01:00.0` is a PCI address, not an index.
     finding.device = p
         .device_id
@@ -1445,5 +1468,27 @@ mod tests {
         ] {
             assert!(collect(&[line]).is_none(), "{line}");
         }
+    }
+
+    #[test]
+    fn figures_in_their_programs_words() {
+        // trtexec (a wild paste): the request on TensorRT's warning line.
+        let f = collect(&[
+            "[11/22/2024-13:40:47] [E] Error[1]: [defaultAllocator.cpp::allocate::31] Error Code 1: Cuda Runtime (out of memory)",
+            "[11/22/2024-13:40:47] [W] [TRT] Requested amount of GPU memory (15485030400 bytes) could not be allocated. There may not be enough free memory for allocation to succeed.",
+        ])
+        .unwrap();
+        assert_eq!(f.sizes.requested_bytes, Some(15_485_030_400));
+        // Deeplearning4j (a wild paste): the bytes and the bracketed device.
+        let f = collect(&["Caused by: java.lang.RuntimeException: Failed to allocate 637074016 bytes from DEVICE [0] memory"]).unwrap();
+        assert_eq!(f.sizes.requested_bytes, Some(637_074_016));
+        assert_eq!(f.device, Some(0));
+        // nvgpu's DMA failure (a wild paste) shouts FAILED: a driver's voice.
+        let f = collect(&["nvgpu: 17000000.gpu               nvgpu_dma_print_err:101  [INFO]  DMA alloc FAILED: [sysmem] size=257490944 aligned=257490944 flags:PHYSICALLY_ADDRESSED"]).unwrap();
+        assert_eq!(f.sizes.requested_bytes, Some(257_490_944));
+        assert!(collect(&["On boot the DMA alloc failed: size=257490944"]).is_none());
+        // A size with a unit is not a byte count.
+        let f = collect(&["RuntimeError: failed to allocate 128.00 MiB on device"]).unwrap();
+        assert_eq!(f.sizes.requested_bytes, None);
     }
 }

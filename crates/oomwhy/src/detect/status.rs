@@ -822,6 +822,7 @@ fn decode_status(message: &Message<'_>, memory: bool) -> Option<Finding> {
         .facts
         .insert("error_code".into(), entry.written.into());
     finding.facts.insert("table".into(), table.id.into());
+    finding.device = super::cuda::stated_device(message.lines);
     finding
         .facts
         .insert("printed_as".into(), hit.form.as_str().into());

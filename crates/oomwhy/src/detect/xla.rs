@@ -36,6 +36,8 @@ struct Patterns {
     /// 4.39G. That was not possible. There are 2.30G free.; (0x0x0_HBM0)`
     /// (JAX, Keras and PyTorch/XLA on TPUs print it).
     tpu_buffer: Regex,
+    hbm_reserved: Regex,
+    hbm_line: Regex,
     stats_line: Regex,
     stats: [(Regex, &'static str, &'static str); 4],
 }
@@ -54,7 +56,13 @@ fn patterns() -> &'static Patterns {
             r"|Error allocating device buffer: Attempting to allocate \d"
         )),
         tpu_buffer: re(r"Attempting to allocate (\d+(?:\.\d+)?)([KMGT]?)\. That was not possible\.(?: There are (\d+(?:\.\d+)?)([KMGT]?) free\.)?"),
-        hbm: re(r"Ran out of memory in memory space hbm\. Used (\d+(?:\.\d+)?)([KMGT]?) of (\d+(?:\.\d+)?)([KMGT]?) hbm\.(?: Exceeded hbm capacity by (\d+(?:\.\d+)?)([KMGT]?)\.)?"),
+        // A paste may break the line before `Exceeded`.
+        hbm: re(r"Ran out of memory in memory space hbm\. Used (\d+(?:\.\d+)?)([KMGT]?) of (\d+(?:\.\d+)?)([KMGT]?) hbm\.(?:\s+Exceeded hbm capacity by (\d+(?:\.\d+)?)([KMGT]?)\.)?"),
+        // The compiler's breakdown after it, on lines of their own or run
+        // together: `Total hbm usage >= 22.47G:` then `reserved 530.00M`,
+        // `program 21.95G`, `arguments 0B` (a size or `unknown size`).
+        hbm_reserved: re(r"Total hbm usage >= [\d.]+[KMGT]?B?:\s+reserved\s+(\d+(?:\.\d+)?)([KMGT]?)B?\b"),
+        hbm_line: re(r"^(?:Exceeded hbm capacity by \d|Total hbm usage >= \d|(?:reserved|program|arguments)\s+(?:\d+(?:\.\d+)?[KMGT]?B?|unknown size)$)"),
         raw: re(r"(?:^|Out )of (host )?memory (?:while trying to allocate|allocating) (\d+) (bytes)"),
         constant: re(r"Failed to allocate (\d+) bytes for new constant"),
         human: re(r"Out of (host )?memory while trying to allocate {TF_SIZE}"),
@@ -78,6 +86,22 @@ fn score(text: &str) -> usize {
         + usize::from(text.contains("BufferAssignment stats"))
         + usize::from(text.contains("total fragmentation"))
         + usize::from(text.contains("XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB"))
+}
+
+/// The TPU compiler's breakdown after its HBM failure: the `Exceeded`
+/// sentence a paste broke onto its own line, the `Total hbm usage` lines,
+/// and one blank line before them.
+fn continues_hbm(lines: &[String], next: &str) -> bool {
+    let p = patterns();
+    if !lines.first().is_some_and(|l| p.hbm.is_match(l)) {
+        return false;
+    }
+    let t = next.trim();
+    if t.is_empty() {
+        let blank_before = lines.last().is_some_and(|l| l.trim().is_empty());
+        return !blank_before && !lines.iter().any(|l| l.contains("Total hbm usage"));
+    }
+    p.hbm_line.is_match(t)
 }
 
 /// XLA's `Out of memory while trying to allocate ...`.
@@ -109,13 +133,18 @@ impl Family for XlaOom {
     fn continues(&self, lines: &[String], next: &str) -> bool {
         let t = next.trim_start();
         let stats_line = t.starts_with("BufferAssignment") || patterns().stats_line.is_match(t);
-        (stats_line && lines.len() < 12) || grows(lines, next, 10, score)
+        (stats_line && lines.len() < 12)
+            || (lines.len() < 8 && continues_hbm(lines, next))
+            || grows(lines, next, 10, score)
     }
 
     fn decode(&self, message: &Message<'_>) -> Option<Finding> {
         let p = patterns();
         let text = message.joined();
-        let mut finding = message.finding(Kind::XlaOom, message.lines.join("\n"));
+        let mut finding = message.finding(
+            Kind::XlaOom,
+            message.lines.join("\n").trim_end().to_string(),
+        );
         // jaxlib built inside TensorFlow's tree names its sources
         // `external/org_tensorflow/` and spells the status `Resource
         // exhausted:`; both are from before 2023, when JAX's default pool
@@ -169,6 +198,14 @@ impl Family for XlaOom {
             let used = read(1, "used");
             finding.sizes.total_bytes = read(3, "hbm capacity");
             let exceeded = c.get(5).and_then(|_| read(5, "exceeded by"));
+            // What the TPU runtime keeps for itself out of the capacity.
+            if let Some(r) = p.hbm_reserved.captures(&text) {
+                let unit = match &r[2] {
+                    "" => "B",
+                    u => u,
+                };
+                finding.sizes.reserved_bytes = sizes.read_parts(&r[1], unit, "reserved");
+            }
             finding.sizes.extra.insert("used_bytes".into(), used);
             finding
                 .sizes
@@ -295,5 +332,38 @@ mod tests {
         assert!(XlaOom
             .start("we ran out of memory while trying to allocate buffers")
             .is_none());
+    }
+
+    #[test]
+    fn tpu_breakdown_across_lines() {
+        // A JAX paste (TPU compile failure) broken before `Exceeded`, with
+        // the compiler's breakdown after a blank line; the one-line form is
+        // XLA's error-code page's example.
+        let f = decode(&[
+            "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space hbm. Used 21.95G of 15.48G hbm.",
+            " Exceeded hbm capacity by 6.47G.",
+            "",
+            "Total hbm usage >= 22.47G:",
+            "    reserved        530.00M",
+            "    program          21.95G",
+            "    arguments            0B",
+            "",
+            "    How to fix this?",
+        ])
+        .unwrap();
+        assert_eq!(f.text.lines().count(), 7);
+        assert_eq!(f.sizes.extra["exceeded_bytes"], Some(6_947_109_601)); // 6.47 × 2^30
+        assert_eq!(f.sizes.reserved_bytes, Some(555_745_280)); // 530 × 2^20
+        let f = decode(&["XlaRuntimeError: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space hbm. Used 49.34G of 32.00G hbm. Exceeded hbm capacity by 17.34G. Total hbm usage >= 49.34G: reserved 3.12M program unknown size arguments 49.34G"]).unwrap();
+        assert_eq!(f.sizes.reserved_bytes, Some(3_271_557)); // 3.12 × 2^20
+                                                             // A blank line alone, with no breakdown after it, ends the message.
+        let f = decode(&[
+            "XlaRuntimeError: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space hbm. Used 21.95G of 15.48G hbm.",
+            "",
+            "Epoch 2",
+        ])
+        .unwrap();
+        assert_eq!(f.text.lines().count(), 1);
+        assert_eq!(f.sizes.reserved_bytes, None);
     }
 }
