@@ -292,7 +292,7 @@ pub(super) fn workload_fix() -> Fix {
 
 /// [`workload_fix`] for a finding whose text names its GPU: bfloat16 only
 /// where that GPU has it.
-fn model_workload_fix_for(f: &Finding) -> Fix {
+pub(super) fn model_workload_fix_for(f: &Finding) -> Fix {
     match super::setting::named_gpu_has_bf16(&f.text) {
         Some(true) => fix(
             &SMALLER_WORKLOAD,

@@ -681,14 +681,19 @@ mod tests {
         assert_eq!(crate::decode_str(&same_rank)[0].phase.name, "unknown");
     }
 
-    /// bfloat16 is advised only where the named GPU has it: MXNet on a
-    /// GTX 750 Ti (fixtures/wild/1436.txt) is told float16; the same
-    /// sentence naming an RTX 3090 gets bfloat16; naming no GPU, bfloat16
-    /// comes with its condition.
+    /// bfloat16 is advised only where the named GPU has it: a model's
+    /// workload fix for MXNet on a GTX 750 Ti (fixtures/wild/1436.txt) says
+    /// float16; the same sentence naming an RTX 3090 gets bfloat16; naming
+    /// no GPU, bfloat16 comes with its condition. (MXNet's own first fix
+    /// names no precision at all.)
     #[test]
     fn bfloat16_follows_the_named_gpu() {
         let paste = include_str!("../../../../fixtures/wild/1436.txt");
-        let how = |text: &str| crate::decode_str(text)[0].diagnosis.fixes[0].how.clone();
+        let how = |text: &str| {
+            let f = &crate::decode_str(text)[0];
+            assert!(!f.diagnosis.fixes[0].how.contains("bfloat16"));
+            crate::explain::common::model_workload_fix_for(f).how.clone()
+        };
         let maxwell = how(paste);
         assert!(maxwell.contains("no bfloat16"), "{maxwell}");
         let ampere = how(&paste.replace("GeForce GTX 750 Ti", "GeForce RTX 3090"));
