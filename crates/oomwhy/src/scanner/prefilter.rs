@@ -124,22 +124,22 @@ const PIECE_LEN: usize = 4;
 /// than 32 pieces): `teddy_order` lays the pieces out so that each group lands
 /// in a bucket of its own.
 const BUCKETS: &[&[&[u8; PIECE_LEN]]] = &[
-    &[b" rec", b"ered", b"err(", b"iled"],
-    &[b"KV c", b"XIT ", b"xit ", b"xite", b"\x9d\x80\xe6\xad"],
-    &[b"OutO", b"uffi", b"y, d"],
-    &[b"_ERR", b"ilab", b"txas"],
-    &[b"-107", b"fail", b"hdog", b"oom_"],
-    &[b"lign", b"ocat"],
-    &[b"PU i", b"urne", b"ut o"],
-    &[b"KILL", b"Kill", b"NPP_", b"T_OF", b"tCod", b"tcod"],
-    &[b"FFT_", b"L WA", b"TATU", b"lt=2"],
-    &[b"rror"],
-    &[b"emor", b"tion"],
-    &[b"ce h", b"in C", b"in c", b"ity;"],
-    &[b"-SMI", b"= -9", b"atus", b"cks:"],
-    &[b" nod", b"NVRM", b"Of M", b"RT F"],
-    &[b"C000", b"c000", b"eq l", b"gnal", b"nccl"],
-    &[b"m-ki", b"pagi", b"t():", b"unic"],
+    &[b"able", b"q le", b"t of", b"t():"],
+    &[b" fai", b"fata", b"noug"],
+    &[b"V ca", b"nica", b"o si", b"rror"],
+    &[b"= -9", b"ce I", b"f Me"],
+    &[b"CL W", b"OM w", b"addr", b"rocb"],
+    &[b"-SMI", b"FFT_", b"NPP_", b"lt=2"],
+    &[b"VRM:", b"al c", b"h st", b"ll l"],
+    &[b"PUAl", b"SERT", b"led ", b"m-ki"],
+    &[b"OutO", b"eRaw", b"hdog", b"itCo", b"itco"],
+    &[b"GKIL", b"al: ", b"ion ", b"quir"],
+    &[b"(OOM", b"TATU", b"UT_O", b"XIT ", b"xit "],
+    &[b"0000", b"ROR_", b"ited", b"rned"],
+    &[b"ered", b"err(", b"ille", b"iope"],
+    &[b" is ", b"to a", b"\x9d\x80\xe6\xad"],
+    &[b"Insu", b"n CU", b"n cu", b"ocks", b"resp"],
+    &[b"7374", b"exce", b"nccl", b"oom_"],
 ];
 
 /// Teddy's number of buckets for the pieces above (Fat Teddy).
@@ -293,6 +293,9 @@ pub(super) fn literals_without_piece() -> Vec<&'static str> {
         .collect()
 }
 
+/// A literal, and where in it the piece that stands for it is.
+type LiteralAt = (&'static [u8], usize);
+
 /// Teddy takes at most this many patterns.
 pub(super) const TEDDY_LIMIT: usize = 64;
 
@@ -302,7 +305,7 @@ pub(super) fn prefilter() -> &'static Prefilter {
     SEARCHER.get_or_init(|| {
         let literals = prefilter_literals();
         // Each piece in use, with the literals it stands for.
-        let mut stands_for: Vec<(&'static [u8], Vec<(&'static [u8], usize)>)> = Vec::new();
+        let mut stands_for: Vec<(&'static [u8], Vec<LiteralAt>)> = Vec::new();
         let mut unlisted: Vec<&'static [u8]> = Vec::new();
         for literal in &literals {
             let (piece, offset) = piece_of(literal).unwrap_or_else(|| {
@@ -335,7 +338,7 @@ pub(super) fn prefilter() -> &'static Prefilter {
             // More groups than buckets: Teddy groups them its own way.
             groups.concat()
         });
-        let by_id: Vec<Vec<(&'static [u8], usize)>> = order
+        let by_id: Vec<Vec<LiteralAt>> = order
             .iter()
             .map(|piece| {
                 stands_for
