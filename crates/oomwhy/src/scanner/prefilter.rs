@@ -104,76 +104,112 @@ fn literals() -> Vec<&'static str> {
 /// pattern, so longer pieces would gain nothing.
 const PIECE_LEN: usize = 4;
 
-/// Four-byte pieces of the literals that ordinary logs and source code
-/// rarely contain, in order of preference. The prefilter searches for one
-/// piece of each literal instead of the literals themselves: a few dozen
-/// pieces that seldom occur are found faster than the literals whose
-/// first four bytes (what a SIMD literal search compares first) are common
-/// in text, and each piece found is checked against its literals at once.
-/// A literal with none of these is searched by its first four bytes.
+/// Four-byte pieces of the literals, grouped as Teddy's buckets. The
+/// prefilter searches for one piece of each literal instead of the literals
+/// themselves, and each piece found is checked against its literals at once.
+/// A literal takes the first piece listed here that it contains.
 ///
-/// The order matters: Teddy puts the 1st, 17th, 33rd and 49th piece in
-/// one bucket, the 2nd, 18th, ... in the next, and a bucket whose pieces
-/// share fewer bits lets fewer ordinary bytes through to be checked. This
-/// order let through the fewest of 16 MiB of logs and source code.
-const PIECES: &[&[u8; PIECE_LEN]] = &[
-    b"-107",
-    b"oom_",
-    b"CL e",
-    b"xit ",
-    b"ity;",
-    b"C000",
-    b"k (m",
-    b"udaE",
-    b"KV c",
-    b"cks:",
-    b"d ad",
-    b"OutO",
-    b"SIGK",
-    b"TUS_",
-    b"nccl",
-    b"DA_E",
-    b"UT_O",
-    b"y, d",
-    b"oo s",
-    b"U is",
-    b"hipE",
-    b"or 1",
-    b"NVRM",
-    b" ava",
-    b"ht c",
-    b"cati",
-    b"ille",
-    b"xite",
-    b"on `",
-    b"DIA-",
-    b"itco",
-    b"ERT ",
-    b"\xe5\xb7\xb2\xe6",
-    b"oom-",
-    b"CL W",
-    b"xas ",
-    b"c000",
-    b"or: ",
-    b"n ra",
-    b"xcee",
-    b" to ",
-    b"epti",
-    b"iled",
-    b"ut o",
-    b"eq l",
-    b"ered",
-    b"nal:",
-    b" Mem",
-    b"lt=2",
-    b"gh m",
-    b"CL E",
-    b"XIT ",
-    b"ailu",
-    // `Segmentation fault` and ROCr's `Memory access fault by GPU node-`
-    // share it (it took the place of `Segm`, so the count stays).
-    b" fau",
+/// Teddy (aho-corasick's SIMD literal search) first tests every position of
+/// the text against each bucket at once: a position passes a bucket when each
+/// of its next four bytes has a low half and a high half that some piece of
+/// the bucket has there. Each position that passes is checked piece by piece,
+/// which is where the time goes when buckets are chosen badly (the search ran
+/// at a third of its speed with 64 pieces in an arbitrary order). These
+/// pieces and their grouping were chosen together by a search that minimised
+/// the positions passing each bucket, plus the pieces' own occurrences, over
+/// the benchmark's generated logs, the real pastes in the corpus and the
+/// repository's source and documentation; see docs/performance.md.
+///
+/// There are 16 buckets, Fat Teddy's number (AVX2, taken when there are more
+/// than 32 pieces): `teddy_order` lays the pieces out so that each group lands
+/// in a bucket of its own.
+const BUCKETS: &[&[&[u8; PIECE_LEN]]] = &[
+    &[b"able", b"q le", b"t of", b"t():"],
+    &[b" fai", b"fata", b"noug", b"mpti"],
+    &[b"V ca", b"nica", b"o si", b"rror"],
+    &[b"= -9", b"ce I", b"f Me", b"y GP"],
+    &[b"CL W", b"OM w", b"addr", b"rocb"],
+    &[b"-SMI", b"FFT_", b"NPP_", b"lt=2"],
+    &[b"VRM:", b"al c", b"h st", b"ll l"],
+    &[b"PUAl", b"SERT", b"led ", b"m-ki"],
+    &[b"OutO", b"eRaw", b"hdog", b"itCo", b"itco"],
+    &[b"GKIL", b"al: ", b"ion ", b"quir"],
+    &[b"(OOM", b"TATU", b"UT_O", b"XIT ", b"xit "],
+    &[b"0000", b"ROR_", b"ited", b"rned"],
+    &[b"ered", b"err(", b"ille", b"iope"],
+    &[b" is ", b"to a", b"\x9d\x80\xe6\xad", b"e: L"],
+    &[b"Insu", b"n CU", b"n cu", b"ocks", b"resp"],
+    &[b"7374", b"exce", b"nccl", b"oom_"],
 ];
+
+/// Teddy's number of buckets for the pieces above (Fat Teddy).
+const TEDDY_BUCKETS: usize = 16;
+
+/// Lays out `groups` (pieces that should share a bucket) as the pattern list
+/// aho-corasick's Teddy builder puts in those buckets. Its rule: the pattern
+/// with id `i` opens bucket `buckets - 1 - i % buckets` unless an earlier
+/// pattern had the same low halves of its bytes, whose bucket it joins. So the
+/// first piece of each group (each low-half pattern) must come at an id of the
+/// bucket's residue; the others fill the places between. Where nothing is left
+/// to fill a place, a piece already placed is repeated there (it joins its own
+/// bucket again). Returns the pieces in order, or `None` when they do not fit
+/// in `limit` patterns.
+pub(super) fn teddy_order<'a>(
+    groups: &[Vec<&'a [u8]>],
+    buckets: usize,
+    limit: usize,
+) -> Option<Vec<&'a [u8]>> {
+    let low_halves = |piece: &[u8]| -> Vec<u8> { piece.iter().map(|b| b & 0x0f).collect() };
+    // Within a group, pieces with the same low halves need only one opening.
+    let mut opening: Vec<Vec<&'a [u8]>> = Vec::new();
+    let mut joining: Vec<&'a [u8]> = Vec::new();
+    for group in groups {
+        let mut seen: Vec<Vec<u8>> = Vec::new();
+        let mut opens = Vec::new();
+        for &piece in group {
+            let key = low_halves(piece);
+            if seen.contains(&key) {
+                joining.push(piece);
+            } else {
+                seen.push(key);
+                opens.push(piece);
+            }
+        }
+        opening.push(opens);
+    }
+    // The group with the most openings gets the bucket whose places come first.
+    opening.sort_by_key(|opens| std::cmp::Reverse(opens.len()));
+    if opening.len() > buckets {
+        return None;
+    }
+    let total = opening.iter().map(Vec::len).sum::<usize>() + joining.len();
+    let mut order: Vec<&'a [u8]> = Vec::new();
+    let mut next = vec![0usize; opening.len()];
+    let mut placed = 0;
+    while placed < total {
+        let residue = order.len() % buckets;
+        let piece = if let Some(&piece) = opening.get(residue).and_then(|o| o.get(next[residue])) {
+            next[residue] += 1;
+            placed += 1;
+            piece
+        } else if let Some(at) = joining
+            .iter()
+            .position(|j| order.iter().any(|p| low_halves(p) == low_halves(j)))
+        {
+            // A piece joins its bucket only after one with its low halves opened it.
+            placed += 1;
+            joining.remove(at)
+        } else {
+            // Repeat a piece that already opened its bucket.
+            *order.first()?
+        };
+        order.push(piece);
+        if order.len() > limit {
+            return None;
+        }
+    }
+    Some(order)
+}
 
 /// The literal search: aho-corasick's packed (Teddy) searcher, called
 /// directly, finds the pieces; each piece found is checked against the
@@ -186,8 +222,9 @@ const PIECES: &[&[u8; PIECE_LEN]] = &[
 pub(super) enum Prefilter {
     Pieces {
         searcher: aho_corasick::packed::Searcher,
-        /// For each piece (by pattern id), the literals containing it and
-        /// where in each it is.
+        /// For each pattern id, the literals containing its piece and
+        /// where in each it is (a piece repeated to fill a place in
+        /// Teddy's layout has its literals again).
         literals: Vec<Vec<(&'static [u8], usize)>>,
     },
     Automaton(aho_corasick::AhoCorasick),
@@ -212,7 +249,12 @@ impl Prefilter {
                         let Some(start) = piece.checked_sub(offset).filter(|&s| s >= from) else {
                             continue;
                         };
-                        if haystack[start..].starts_with(literal) {
+                        // Most pieces found in ordinary text (`emor` of any
+                        // `memory`) are not in a literal: its first byte
+                        // tells, without a call to compare the rest.
+                        if haystack.get(start) == literal.first()
+                            && haystack[start..].starts_with(literal)
+                        {
                             return Some(start);
                         }
                     }
@@ -233,57 +275,96 @@ impl Prefilter {
     }
 }
 
-/// The piece the prefilter searches for `literal`, and where it is in it.
-fn piece_of(literal: &'static str) -> (&'static [u8], usize) {
-    let bytes = literal.as_bytes();
-    PIECES
-        .iter()
-        .find_map(|piece| memchr::memmem::find(bytes, &piece[..]).map(|at| (&piece[..], at)))
-        .unwrap_or((&bytes[..PIECE_LEN.min(bytes.len())], 0))
+/// The piece the prefilter searches for `literal` (the first listed that it
+/// contains), and where it is in it; `None` for a literal with none.
+fn piece_of(literal: &str) -> Option<(&'static [u8], usize)> {
+    BUCKETS.iter().flat_map(|b| b.iter()).find_map(|piece| {
+        memchr::memmem::find(literal.as_bytes(), &piece[..]).map(|at| (&piece[..], at))
+    })
 }
+
+/// The literals that contain no listed piece (each then searched by its
+/// first bytes, in a bucket of its own choosing): none, checked by a test.
+#[cfg(test)]
+pub(super) fn literals_without_piece() -> Vec<&'static str> {
+    prefilter_literals()
+        .into_iter()
+        .filter(|l| piece_of(l).is_none())
+        .collect()
+}
+
+/// A literal, and where in it the piece that stands for it is.
+type LiteralAt = (&'static [u8], usize);
+
+/// The most patterns the prefilter gives Teddy. aho-corasick refuses Teddy
+/// above 64 by a heuristic (more patterns per bucket, more to verify on
+/// each bucket hit), which is lifted below: the pieces are chosen to be
+/// rare, so a few more than 64 cost less than the automaton Teddy's refusal
+/// would fall back to (`cargo bench --bench scan` measures it).
+pub(super) const TEDDY_LIMIT: usize = 72;
 
 #[allow(clippy::expect_used)] // literals always build an automaton; tested on every run
 pub(super) fn prefilter() -> &'static Prefilter {
     static SEARCHER: OnceLock<Prefilter> = OnceLock::new();
     SEARCHER.get_or_init(|| {
         let literals = prefilter_literals();
-        let mut pieces: Vec<&'static [u8]> = Vec::new();
-        let mut by_piece: Vec<Vec<(&'static [u8], usize)>> = Vec::new();
+        // Each piece in use, with the literals it stands for.
+        let mut stands_for: Vec<(&'static [u8], Vec<LiteralAt>)> = Vec::new();
+        let mut unlisted: Vec<&'static [u8]> = Vec::new();
         for literal in &literals {
-            let (piece, offset) = piece_of(literal);
-            let at = pieces.iter().position(|p| *p == piece).unwrap_or_else(|| {
-                pieces.push(piece);
-                by_piece.push(Vec::new());
-                pieces.len() - 1
+            let (piece, offset) = piece_of(literal).unwrap_or_else(|| {
+                let bytes = literal.as_bytes();
+                let piece = &bytes[..PIECE_LEN.min(bytes.len())];
+                unlisted.push(piece);
+                (piece, 0)
             });
-            by_piece[at].push((literal.as_bytes(), offset));
+            match stands_for.iter_mut().find(|(p, _)| *p == piece) {
+                Some((_, list)) => list.push((literal.as_bytes(), offset)),
+                None => stands_for.push((piece, vec![(literal.as_bytes(), offset)])),
+            }
         }
-        // In the order of PIECES (see there); pieces not listed last.
-        let rank = |piece: &[u8]| {
-            PIECES
-                .iter()
-                .position(|p| &p[..] == piece)
-                .unwrap_or(PIECES.len())
-        };
-        let mut order: Vec<usize> = (0..pieces.len()).collect();
-        order.sort_by_key(|&i| (rank(pieces[i]), pieces[i]));
-        let pieces: Vec<&'static [u8]> = order.iter().map(|&i| pieces[i]).collect();
-        let by_piece: Vec<Vec<(&'static [u8], usize)>> = order
+        let in_use = |piece: &[u8]| stands_for.iter().any(|(p, _)| *p == piece);
+        let mut groups: Vec<Vec<&'static [u8]>> = BUCKETS
             .iter()
-            .map(|&i| std::mem::take(&mut by_piece[i]))
+            .map(|bucket| {
+                bucket
+                    .iter()
+                    .map(|p| &p[..])
+                    .filter(|p| in_use(p))
+                    .collect::<Vec<_>>()
+            })
+            .filter(|g| !g.is_empty())
+            .collect();
+        unlisted.sort_unstable();
+        unlisted.dedup();
+        groups.extend(unlisted.into_iter().map(|p| vec![p]));
+        let order = teddy_order(&groups, TEDDY_BUCKETS, TEDDY_LIMIT).unwrap_or_else(|| {
+            // More groups than buckets: Teddy groups them its own way.
+            groups.concat()
+        });
+        let by_id: Vec<Vec<LiteralAt>> = order
+            .iter()
+            .map(|piece| {
+                stands_for
+                    .iter()
+                    .find(|(p, _)| p == piece)
+                    .map(|(_, list)| list.clone())
+                    .unwrap_or_default()
+            })
             .collect();
         let packed = aho_corasick::packed::Config::new()
             .match_kind(aho_corasick::packed::MatchKind::LeftmostFirst)
+            .heuristic_pattern_limits(false)
             .builder()
-            .extend(&pieces)
+            .extend(&order)
             .build();
         match packed {
             // Literals shorter than a piece are searched by themselves, so
             // every pattern must have the same length for the pieces to
             // stand for their literals exactly.
-            Some(searcher) if pieces.iter().all(|p| p.len() == PIECE_LEN) => Prefilter::Pieces {
+            Some(searcher) if order.iter().all(|p| p.len() == PIECE_LEN) => Prefilter::Pieces {
                 searcher,
-                literals: by_piece,
+                literals: by_id,
             },
             _ => Prefilter::Automaton(
                 aho_corasick::AhoCorasick::builder()

@@ -1,6 +1,8 @@
 //! Unit tests of the scanner.
 
-use super::prefilter::{count_newlines, prefilter, Prefilter};
+use super::prefilter::{
+    count_newlines, literals_without_piece, prefilter, teddy_order, Prefilter, TEDDY_LIMIT,
+};
 use super::*;
 use crate::record::Kind;
 
@@ -153,7 +155,7 @@ fn ordinary_log_lines_miss_the_prefilter() {
 }
 
 /// Teddy slows down as patterns are added: each new literal must earn its
-/// place, and the pieces searched for stay within the 64 Teddy takes.
+/// place, and the pieces searched for stay within `TEDDY_LIMIT`.
 #[test]
 fn prefilter_stays_small() {
     let literals = prefilter_literals();
@@ -163,10 +165,9 @@ fn prefilter_stays_small() {
     // memory, ONNX Runtime's arena at its limit, Ray's worker exit detail,
     // nvgpu's MMU fault, Windows' TDR (two spellings), WSL2's dxgkrnl, ggml's
     // Vulkan size line, each holding a piece already searched for;
-    // 89: the TPU runtime's reservation, OpenCL's CL_OUT_OF_HOST_MEMORY and
-    // Spark's task failure line, each on a piece already searched for;
-    // 90: ROCr's memory access fault, on the piece `Segmentation fault` now
-    // shares with it.
+    // 90: the TPU runtime's reservation, OpenCL's CL_OUT_OF_HOST_MEMORY,
+    // Spark's task failure line and ROCr's memory access fault (three of
+    // them on pieces of their own: 66 pieces).
     assert!(
         literals.len() <= 90,
         "{} literals: {literals:?}",
@@ -184,9 +185,81 @@ fn prefilter_stays_small() {
         );
         return;
     };
-    // Teddy takes at most 64 patterns; what each piece costs is measured by
+    // Teddy gets at most TEDDY_LIMIT patterns (pieces, and the repeats that
+    // lay them out in their buckets); what each piece costs is measured by
     // `cargo bench --bench scan` (near-miss logs against clean ones).
-    assert!(by_piece.len() <= 64, "{} pieces", by_piece.len());
+    assert!(by_piece.len() <= TEDDY_LIMIT, "{} patterns", by_piece.len());
+    // A new literal's piece and bucket are chosen, not left to its first
+    // bytes, which may be common in text.
+    assert_eq!(literals_without_piece(), Vec::<&str>::new());
+}
+
+/// Teddy's rule for buckets, as aho-corasick applies it: pattern `i` opens
+/// bucket `n - 1 - i % n` unless an earlier pattern had the same low halves.
+fn teddy_buckets(order: &[&[u8]], n: usize) -> Vec<usize> {
+    let low = |p: &[u8]| p.iter().map(|b| b & 0x0f).collect::<Vec<u8>>();
+    let mut opened: Vec<(Vec<u8>, usize)> = Vec::new();
+    order
+        .iter()
+        .enumerate()
+        .map(|(i, p)| match opened.iter().find(|(k, _)| *k == low(p)) {
+            Some(&(_, bucket)) => bucket,
+            None => {
+                opened.push((low(p), n - 1 - i % n));
+                n - 1 - i % n
+            }
+        })
+        .collect()
+}
+
+/// The layout puts each group's pieces in one bucket of their own, repeats
+/// pieces only where a place must be filled, and refuses what cannot fit.
+#[test]
+fn teddy_order_keeps_each_group_in_its_bucket() {
+    let groups: Vec<Vec<&[u8]>> = vec![
+        // `AAAA` has the low halves of `aaaa` (0x41, 0x61): it joins the
+        // bucket `aaaa` opened and opens none.
+        vec![b"aaaa", b"bbbb", b"cccc", b"AAAA"],
+        vec![b"dddd"],
+        vec![b"eeee"],
+        vec![b"ffff", b"gggg"],
+    ];
+    fn grouped<'a>(groups: &[Vec<&'a [u8]>]) -> (Vec<&'a [u8]>, Vec<usize>) {
+        let order = teddy_order(groups, 4, 64).unwrap();
+        let buckets = teddy_buckets(&order, 4);
+        for group in groups {
+            for piece in group {
+                assert!(order.contains(piece));
+            }
+        }
+        (order, buckets)
+    }
+    let (order, buckets) = grouped(&groups[..2]);
+    let bucket = |piece: &[u8]| buckets[order.iter().position(|p| *p == piece).unwrap()];
+    assert!(["bbbb", "cccc"]
+        .iter()
+        .all(|p| bucket(p.as_bytes()) == bucket(b"aaaa")));
+    assert_ne!(bucket(b"dddd"), bucket(b"aaaa"));
+    // Three openings in one bucket of four: places 0, 4 and 8, the places
+    // between filled by `dddd`, `AAAA` once `aaaa` is placed, and repeats.
+    assert_eq!(order.len(), 9);
+    let (order, buckets) = grouped(&groups);
+    let bucket = |piece: &[u8]| buckets[order.iter().position(|p| *p == piece).unwrap()];
+    for group in &groups {
+        let first = bucket(group[0]);
+        for piece in group {
+            assert_eq!(bucket(piece), first, "{:?}", String::from_utf8_lossy(piece));
+        }
+    }
+    let distinct: std::collections::BTreeSet<usize> = groups.iter().map(|g| bucket(g[0])).collect();
+    assert_eq!(distinct.len(), groups.len());
+    assert_eq!(order.len(), 9);
+    assert!(teddy_order(&groups, 4, 8).is_none());
+    let five: Vec<Vec<&[u8]>> = [b"aaaa", b"bbbb", b"cccc", b"dddd", b"eeee"]
+        .iter()
+        .map(|p| vec![&p[..]])
+        .collect();
+    assert!(teddy_order(&five, 4, 64).is_none());
 }
 
 /// The pieces stand for the literals exactly: a line has a hit if and only
