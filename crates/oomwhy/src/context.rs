@@ -571,27 +571,103 @@ fn stated_patterns() -> &'static (Regex, Regex) {
     })
 }
 
+#[cfg(test)]
 /// [`Stated`] from the text before a message (its last
 /// [`STATED_LOOKBACK`] bytes are read).
 pub fn stated_before(before: &[u8]) -> Stated {
     let start = before.len().saturating_sub(STATED_LOOKBACK);
-    let text = String::from_utf8_lossy(&before[start..]);
-    let (engine, card) = stated_patterns();
+    let found = stated_in(&before[start..]);
     Stated {
-        engine: engine
-            .captures_iter(&text)
-            .last()
-            .and_then(|c| match &c[1] {
-                "vllm" => Some("vllm"),
-                "sglang" => Some("sglang"),
-                _ => None,
-            }),
-        card_bytes: card
-            .captures_iter(&text)
-            .last()
-            .and_then(|c| c[1].parse::<u64>().ok())
-            .filter(|gb| (1..=512).contains(gb))
-            .map(|gb| gb << 30),
+        engine: found.engine.map(|(_, engine)| engine),
+        card_bytes: found.card_bytes.map(|(_, bytes)| bytes),
+    }
+}
+
+/// What `text` states, each with where its last statement starts in it.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct StatedAt {
+    pub engine: Option<(usize, &'static str)>,
+    pub card_bytes: Option<(usize, u64)>,
+}
+
+/// The last engine and card size `text` states. Most text states neither:
+/// the engine's words and a card's are looked for as bytes first, so a log
+/// whose every other line starts a message costs no regex search.
+pub fn stated_in(text: &[u8]) -> StatedAt {
+    let (engine_re, card_re) = stated_patterns();
+    let engine_words = engine_marks().is_match(text);
+    let card_words = card_marks().is_match(text);
+    if !engine_words && !card_words {
+        return StatedAt::default();
+    }
+    let decoded = String::from_utf8_lossy(text);
+    let engine = engine_words
+        .then(|| {
+            engine_re.captures_iter(&decoded).last().and_then(|c| {
+                let at = c.get(0).map_or(0, |m| m.start());
+                match &c[1] {
+                    "vllm" => Some((at, "vllm")),
+                    "sglang" => Some((at, "sglang")),
+                    _ => None,
+                }
+            })
+        })
+        .flatten();
+    let card_bytes = card_words
+        .then(|| {
+            card_re.captures_iter(&decoded).last().and_then(|c| {
+                let at = c.get(0).map_or(0, |m| m.start());
+                c[1].parse::<u64>()
+                    .ok()
+                    .filter(|gb| (1..=512).contains(gb))
+                    .map(|gb| (at, gb << 30))
+            })
+        })
+        .flatten();
+    StatedAt { engine, card_bytes }
+}
+
+/// The words the card pattern starts with, in the cases people write them
+/// (exact literals: a case-blind automaton over every byte before every
+/// message cost more than the rest of a near-miss log's scan).
+fn card_marks() -> &'static Marks {
+    static MARKS: OnceLock<Marks> = OnceLock::new();
+    MARKS.get_or_init(|| {
+        marks(&[
+            "RX", "RTX", "rtx", "GTX", "gtx", "Radeon", "radeon", "GeForce", "Geforce", "geforce",
+            "Tesla", "tesla", "Quadro", "quadro", "显存",
+        ])
+    })
+}
+
+/// The engine pattern's names.
+fn engine_marks() -> &'static Marks {
+    static MARKS: OnceLock<Marks> = OnceLock::new();
+    MARKS.get_or_init(|| marks(&["vllm", "sglang"]))
+}
+
+/// A few literals searched with SIMD (Teddy) where the CPU has it: an
+/// automaton walks every byte, and these are looked for before every
+/// message.
+enum Marks {
+    Packed(aho_corasick::packed::Searcher),
+    Automaton(aho_corasick::AhoCorasick),
+}
+
+impl Marks {
+    fn is_match(&self, text: &[u8]) -> bool {
+        match self {
+            Marks::Packed(searcher) => searcher.find(text).is_some(),
+            Marks::Automaton(automaton) => automaton.is_match(text),
+        }
+    }
+}
+
+#[allow(clippy::expect_used)] // constant literals always build
+fn marks(words: &[&str]) -> Marks {
+    match aho_corasick::packed::Searcher::new(words) {
+        Some(searcher) => Marks::Packed(searcher),
+        None => Marks::Automaton(aho_corasick::AhoCorasick::new(words).expect("constant literals")),
     }
 }
 

@@ -692,7 +692,9 @@ mod tests {
         let how = |text: &str| {
             let f = &crate::decode_str(text)[0];
             assert!(!f.diagnosis.fixes[0].how.contains("bfloat16"));
-            crate::explain::common::model_workload_fix_for(f).how.clone()
+            crate::explain::common::model_workload_fix_for(f)
+                .how
+                .clone()
         };
         let maxwell = how(paste);
         assert!(maxwell.contains("no bfloat16"), "{maxwell}");

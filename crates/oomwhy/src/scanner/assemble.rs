@@ -5,7 +5,7 @@ use super::collect::link_consequences;
 use super::lines::{Pending, Scanner};
 use super::memo::Decoded;
 use super::{ScanOutcome, FOLD_WINDOW_LINES, LOOKBACK, MAX_RECENT_DIAGNOSTICS, MAX_TEXT};
-use crate::context;
+use crate::context::{self, stated_in, Stated, STATED_LOOKBACK};
 use crate::detect::genre::{self, MessageSpan};
 use crate::detect::Message;
 use crate::diagnostics;
@@ -134,6 +134,40 @@ impl Scanner {
         }
         self.progress_until = self.progress_until.max(line_start);
         self.last_step
+    }
+
+    /// What the lines before the current one state about the job (see
+    /// [`crate::context::stated_in`]): the last [`STATED_LOOKBACK`] bytes
+    /// of the current block (`before`, starting at absolute `offset`). Each
+    /// byte is read once over the whole input: a log whose every other line
+    /// starts a message would otherwise read each line several times.
+    pub(super) fn stated_before(&mut self, before: &[u8], offset: u64) -> Stated {
+        let line_start = offset + before.len() as u64;
+        let window_start = line_start
+            .saturating_sub(STATED_LOOKBACK as u64)
+            .max(offset);
+        let from = window_start.max(self.stated_until);
+        if from < line_start {
+            let found = stated_in(&before[(from - offset) as usize..]);
+            if let Some((at, engine)) = found.engine {
+                self.stated_engine = Some((from + at as u64, engine));
+            }
+            if let Some((at, bytes)) = found.card_bytes {
+                self.stated_card = Some((from + at as u64, bytes));
+            }
+        }
+        self.stated_until = self.stated_until.max(line_start);
+        let recent = |at: u64| at >= window_start && at < line_start;
+        Stated {
+            engine: self
+                .stated_engine
+                .filter(|&(at, _)| recent(at))
+                .map(|(_, engine)| engine),
+            card_bytes: self
+                .stated_card
+                .filter(|&(at, _)| recent(at))
+                .map(|(_, bytes)| bytes),
+        }
     }
 
     /// Decodes a finished message and collects the finding.

@@ -98,6 +98,12 @@ pub(super) struct Scanner {
     /// Absolute offset up to which progress counters were searched.
     pub(super) progress_until: u64,
     pub(super) last_step: Option<u64>,
+    /// Absolute offset up to which the lines before messages were read for
+    /// what they state, and the last engine and card size found there (with
+    /// their absolute offsets).
+    pub(super) stated_until: u64,
+    pub(super) stated_engine: Option<(u64, &'static str)>,
+    pub(super) stated_card: Option<(u64, u64)>,
     pub(super) outcome: ScanOutcome,
     /// The diagnostic table being collected, if any (any rank).
     pub(super) diagnostic: Option<diagnostics::Block>,
@@ -138,6 +144,9 @@ impl Scanner {
             recent: VecDeque::new(),
             progress_until: 0,
             last_step: None,
+            stated_until: 0,
+            stated_engine: None,
+            stated_card: None,
             outcome: ScanOutcome::default(),
             diagnostic: None,
             recent_diagnostics: VecDeque::new(),
@@ -369,7 +378,7 @@ impl Scanner {
             shape,
         } = start;
         let last_step = self.progress_before(before, offset);
-        let stated = crate::context::stated_before(before);
+        let stated = self.stated_before(before, offset);
         let engine = engine.or(stated.engine);
         self.started += 1;
         let pending = Pending {
