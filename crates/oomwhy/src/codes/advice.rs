@@ -113,10 +113,16 @@ mod tests {
     use crate::codes::{tables, Class};
 
     /// Names a fault family writes that are not in a code table: nvgpu's
-    /// MMU fault, Windows' TDR, ROCr's HSA statuses.
+    /// MMU fault, Windows' TDR, ROCr's HSA statuses and its memory access
+    /// fault, the NVIDIA kernel driver's failure to bring up the GPU.
     fn written_by_a_fault_family(name: &str) -> bool {
-        matches!(name, "MMU fault" | "TDR (timeout detection and recovery)")
-            || name.starts_with("HSA_STATUS_ERROR_")
+        matches!(
+            name,
+            "MMU fault"
+                | "TDR (timeout detection and recovery)"
+                | "Memory access fault"
+                | "RmInitAdapter failed"
+        ) || name.starts_with("HSA_STATUS_ERROR_")
     }
 
     #[test]

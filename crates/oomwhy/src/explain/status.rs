@@ -178,13 +178,21 @@ impl Explain for GpuRuntimeError {
         }
         let first_id = first.map(|(spec, _)| spec.id);
         if fact(f, "code_class") == Some("maybe") && first_id != Some(LIBRARY_HEADROOM.id) {
-            out.push(fix(
-                &LIBRARY_HEADROOM,
+            // TensorFlow's setting only where TensorFlow shows.
+            let how = if super::setting::Framework::of(f) == super::setting::Framework::TensorFlow
+                || shows(f, "tensorflow")
+            {
                 say!(
-                    en: "Reduce the batch size or the model's footprint, stop other processes on the GPU, and in TensorFlow turn on memory growth (`tf.config.experimental.set_memory_growth(gpu, True)`) so the framework does not take all memory before cuDNN or cuBLAS asks for theirs.",
-                    zh: "减小 batch size 或模型的占用，结束这块 GPU 上的其他进程；在 TensorFlow 里打开显存按需增长（`tf.config.experimental.set_memory_growth(gpu, True)`），免得框架在 cuDNN 或 cuBLAS 申请之前就占掉全部显存。"
-                ),
-            ));
+                    en: "Reduce the batch size or the model's footprint, stop other processes on the GPU, and turn on TensorFlow's memory growth (TensorFlow 2: `tf.config.experimental.set_memory_growth(gpu, True)`; TensorFlow 1: `gpu_options.allow_growth = True`) so it does not take all memory before cuDNN or cuBLAS asks for theirs.",
+                    zh: "减小 batch size 或模型的占用，结束这块 GPU 上的其他进程，并打开 TensorFlow 的显存按需增长（TensorFlow 2：`tf.config.experimental.set_memory_growth(gpu, True)`；TensorFlow 1：`gpu_options.allow_growth = True`），免得它在 cuDNN 或 cuBLAS 申请之前就占掉全部显存。"
+                )
+            } else {
+                say!(
+                    en: "Reduce the batch size or the model's footprint and stop other processes on the GPU, so the library finds memory for its own buffers.",
+                    zh: "减小 batch size 或模型的占用，并结束这块 GPU 上的其他进程，让库能分到它自己的缓冲区所需的显存。"
+                )
+            };
+            out.push(fix(&LIBRARY_HEADROOM, how));
         }
         // Pointing back to the tables helps only where no advice does.
         if first.is_none() {
