@@ -180,6 +180,15 @@ fn runtime_oom_verdict(f: &Finding) -> Verdict {
                 zh: "`cuda runtime error (2) : out of memory` 是 PyTorch 0.4 及更早版本报告任何一次 CUDA 分配失败的方式（错误 2 就是 cudaErrorMemoryAllocation）。报错里没有大小，所以 oomwhy 说不出是什么占满了这块卡。"
             ),
         ),
+        _ if !pytorch_shows(f) => verdict(
+            Code::AllocationFailed,
+            super::common::allocation_failed_title(f),
+            say!(
+                en: "A CUDA call failed with CUDA's out-of-memory error (cudaErrorMemoryAllocation, 2){device}. The message carries no sizes, so it does not tell whether the work itself is too large for the card or other processes hold the memory.",
+                zh: "一次 CUDA 调用因 CUDA 的显存不足错误（cudaErrorMemoryAllocation，2）失败{device}。报错里没有大小，所以看不出是任务本身对这块卡来说太大，还是其他进程占着显存。",
+                device = on_device(f)
+            ),
+        ),
         _ => verdict(
             Code::OutsideAllocatorOom,
             say!(
@@ -242,7 +251,7 @@ fn runtime_oom_fixes(f: &Finding, out: &mut Vec<Fix>) {
         }
         Program::Unknown => {}
     }
-    if other_tool(f).is_some() {
+    if other_tool(f).is_some() || !pytorch_shows(f) {
         out.push(super::common::workload_fix_for(f));
         return;
     }
@@ -258,6 +267,15 @@ fn runtime_oom_fixes(f: &Finding, out: &mut Vec<Fix>) {
             ),
         )),
     }
+}
+
+/// Whether PyTorch's reading applies: not where the message names the
+/// failing call as its own CUDA wrapper prints it (CNTK's `CUDA failure 2:
+/// out of memory ; GPU=0 ; ... expr=cudaMalloc(...)`: PyTorch never prints
+/// `expr=`), unless PyTorch shows in the frames or classes. A bare CUDA
+/// error keeps PyTorch's reading.
+fn pytorch_shows(f: &Finding) -> bool {
+    !f.text.contains("; expr=") || Framework::of(f) == Framework::PyTorch || torch_in_traceback(f)
 }
 
 /// The message came through Python: a traceback, an exception class, or

@@ -1267,3 +1267,72 @@ mod other_reporter_resources {
         assert!(f.diagnosis.verdicts[0].detail.starts_with("cuBLAS"));
     }
 }
+
+/// The sixth holdout's audited first screens: each first fix follows the
+/// stack and the top verdict (real pastes from fixtures/wild).
+mod sixth_holdout_first_fixes {
+    use crate::explain::test_support::fix_ids;
+
+    fn first_how(text: &str) -> String {
+        crate::decode_str(text)[0].diagnosis.fixes[0].how.clone()
+    }
+
+    /// TensorFlow 1's cuDNN handle failure (1608) gets both TensorFlow
+    /// settings; Lua Torch's (1609) gets no TensorFlow advice at all.
+    #[test]
+    fn library_start_advice_follows_the_stack() {
+        let tf = include_str!("../../../../fixtures/wild/1608.txt");
+        assert_eq!(fix_ids(tf)[0], "status-leave-memory-for-library");
+        let how = first_how(tf);
+        assert!(
+            how.contains("allow_growth") && how.contains("set_memory_growth"),
+            "{how}"
+        );
+        let lua = include_str!("../../../../fixtures/wild/1609.txt");
+        let found = crate::decode_str(lua);
+        let text: String = found[0]
+            .diagnosis
+            .fixes
+            .iter()
+            .map(|x| x.how.as_str())
+            .collect();
+        assert!(!text.contains("TensorFlow"), "{text}");
+    }
+
+    /// CNTK's own CUDA wrapper (`; expr=cudaMalloc(...)`, 1648) is not
+    /// explained through PyTorch's cache; a bare CUDA error still is.
+    #[test]
+    fn another_program_s_cuda_wrapper_is_not_pytorch() {
+        let cntk = include_str!("../../../../fixtures/wild/1648.txt");
+        let ids = fix_ids(cntk);
+        assert!(
+            !ids.iter().any(|x| x == "leave-room-outside-torch-cache"),
+            "{ids:?}"
+        );
+        let bare = fix_ids("CUDA Error: out of memory\n");
+        assert!(
+            bare.iter().any(|x| x == "leave-room-outside-torch-cache"),
+            "{bare:?}"
+        );
+    }
+
+    /// An Ascend NPU whose memory is mostly outside PyTorch's allocator
+    /// (1642: 56.58 of 60.96 GiB) looks for the holder first.
+    #[test]
+    fn npu_memory_held_outside_leads_to_its_holder() {
+        let npu = include_str!("../../../../fixtures/wild/1642.txt");
+        assert_eq!(fix_ids(npu)[0], "npu-smi-check");
+    }
+
+    /// ROCr's memory access fault (1640) and the NVIDIA driver failing to
+    /// bring up the GPU (1645) have concrete first fixes.
+    #[test]
+    fn fault_messages_get_concrete_first_fixes() {
+        let rocm = include_str!("../../../../fixtures/wild/1640.txt");
+        assert_eq!(fix_ids(rocm)[0], "status-find-failing-kernel");
+        assert!(first_how(rocm).contains("AMD_SERIALIZE_KERNEL=3"));
+        let nvrm = include_str!("../../../../fixtures/wild/1645.txt");
+        assert_eq!(fix_ids(nvrm)[0], "check-gpu-driver-state");
+        assert!(first_how(nvrm).contains("dmesg"));
+    }
+}

@@ -2060,6 +2060,27 @@ fn tensor_far_too_large() -> Fix {
 /// allocator variable, device type and tools, not CUDA's.
 fn npu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
     let has = |code: Code| d.verdicts.iter().any(|v| v.code == code.as_str());
+    let smi = fix(
+        &NPU_SMI_CHECK,
+        say!(
+            en: "`npu-smi info` shows each NPU's memory in use and its processes; stop other processes on the same NPU or select another with ASCEND_RT_VISIBLE_DEVICES=N.",
+            zh: "`npu-smi info` 会显示每块 NPU 的显存占用和上面的进程；结束同一块 NPU 上的其他进程，或用 ASCEND_RT_VISIBLE_DEVICES=N 换一块。"
+        ),
+    );
+    // When the top verdict puts most of the missing memory outside this
+    // allocator, a smaller batch cannot recover it: who holds it comes first.
+    let outside = d.verdicts.first().is_some_and(|v| {
+        [
+            Code::MemoryOutsidePytorch,
+            Code::MemoryOutsideProcess,
+            Code::OtherProcesses,
+        ]
+        .iter()
+        .any(|code| v.code == code.as_str())
+    });
+    if outside {
+        out.push(smi.clone());
+    }
     if has(Code::RequestExceedsCapacity) {
         out.push(tensor_far_too_large());
         return;
@@ -2101,13 +2122,9 @@ fn npu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
     if is_inference(f) {
         inference_fixes(f, out);
     }
-    out.push(fix(
-        &NPU_SMI_CHECK,
-        say!(
-            en: "`npu-smi info` shows each NPU's memory in use and its processes; stop other processes on the same NPU or select another with ASCEND_RT_VISIBLE_DEVICES=N.",
-            zh: "`npu-smi info` 会显示每块 NPU 的显存占用和上面的进程；结束同一块 NPU 上的其他进程，或用 ASCEND_RT_VISIBLE_DEVICES=N 换一块。"
-        ),
-    ));
+    if !outside {
+        out.push(smi);
+    }
 }
 
 /// Fixes for PyTorch allocator messages from Intel GPUs: the CUDA options
