@@ -325,24 +325,7 @@ impl Scanner {
         // In the order the messages started: two can start on one line (a
         // `\r` redraw for another rank), and the map's order is random.
         pendings.sort_by_key(|(_, pending)| pending.seq);
-        // A rank's traceback cut off by the end of the input (its rank
-        // crashed with the others; the paste ends inside it) tells the
-        // phase of the other ranks' messages that have no traceback.
-        let open: Vec<(Option<u32>, crate::record::Traceback)> = self
-            .ranks
-            .iter()
-            .filter_map(|(rank, state)| state.traceback.open_traceback().map(|tb| (*rank, tb)))
-            .collect();
-        for (rank, mut pending) in pendings {
-            if pending.traceback.is_none() {
-                if let [(other, tb)] = open.as_slice() {
-                    if *other != rank && other.is_some() && rank.is_some() {
-                        pending.nearby_traceback = Some(tb.clone());
-                    }
-                }
-            }
-            self.finish_pending(pending, rank);
-        }
+        self.finish_in_order(pendings);
     }
 
     /// [`Stream::settle`]: finishes, in start order, the messages of ranks
@@ -355,9 +338,14 @@ impl Scanner {
             .filter_map(|(rank, state)| state.pending.take().map(|p| (*rank, p)))
             .collect();
         pendings.sort_by_key(|(_, pending)| pending.seq);
-        // A rank's traceback cut off by the end of the input (its rank
-        // crashed with the others; the paste ends inside it) tells the
-        // phase of the other ranks' messages that have no traceback.
+        self.finish_in_order(pendings);
+    }
+
+    /// Finishes `pendings` (sorted in start order). A rank's traceback cut
+    /// off by the end of the input (its rank crashed with the others; the
+    /// paste ends inside it) tells the phase of the other ranks' messages
+    /// that have no traceback.
+    fn finish_in_order(&mut self, pendings: Vec<(Option<u32>, Pending)>) {
         let open: Vec<(Option<u32>, crate::record::Traceback)> = self
             .ranks
             .iter()
