@@ -681,13 +681,7 @@ impl Family for Grammar {
             ggml_buffer(&mut finding, &c[1], c.get(2).map(|m| m.as_str()));
         }
         if let Some(entry) = opencl_status(&joined) {
-            finding
-                .facts
-                .insert(fact::ERROR_NAME.into(), entry.name.into());
-            finding
-                .facts
-                .insert("error_code".into(), entry.written.into());
-            finding.facts.insert("table".into(), "opencl".into());
+            super::status::record_code(&mut finding, "opencl", entry);
         }
         Some(finding)
     }

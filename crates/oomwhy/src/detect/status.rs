@@ -815,13 +815,7 @@ fn decode_status(message: &Message<'_>, memory: bool) -> Option<Finding> {
     let kind = kind_for(table, entry);
     let mut finding = message.finding(kind, message_text(message.lines));
     finding.backend = (!table.backend.is_empty()).then(|| table.backend.into());
-    finding
-        .facts
-        .insert(fact::ERROR_NAME.into(), entry.name.into());
-    finding
-        .facts
-        .insert("error_code".into(), entry.written.into());
-    finding.facts.insert("table".into(), table.id.into());
+    record_code(&mut finding, table.id, entry);
     finding.device = super::cuda::stated_device(message.lines);
     finding
         .facts
@@ -865,6 +859,19 @@ fn decode_status(message: &Message<'_>, memory: bool) -> Option<Finding> {
         }
     }
     Some(finding)
+}
+
+/// Records which code of which table a finding carries: its name, its
+/// number as the header writes it, and the table (the explainer looks the
+/// code's advice and meaning up by these).
+pub(super) fn record_code(finding: &mut Finding, table: &str, entry: &crate::codes::Entry) {
+    finding
+        .facts
+        .insert(fact::ERROR_NAME.into(), entry.name.into());
+    finding
+        .facts
+        .insert("error_code".into(), entry.written.into());
+    finding.facts.insert("table".into(), table.into());
 }
 
 #[cfg(test)]
