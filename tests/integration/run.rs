@@ -19,11 +19,17 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// A Python script that prints `pid N` and `ready`, then sleeps; `handler`
-/// is Python run when a signal arrives (`signum` is set).
+/// Python that waits about 30 s in short sleeps. One long `time.sleep`
+/// would race with the test: a signal that arrives after `ready` is
+/// printed but before the sleep starts only sets Python's flag, and its
+/// handler would run when the whole sleep is over.
+const PY_WAIT: &str = "for _ in range(600): time.sleep(0.05)";
+
+/// A Python script that prints `pid N` and `ready`, then waits; `setup`
+/// installs handlers run when a signal arrives (`signum` is set).
 fn python_waiting(setup: &str) -> Vec<String> {
     let script = format!(
-        "import os, signal, sys, time\n{setup}\nprint('pid', os.getpid())\nprint('ready')\ntime.sleep(30)\nprint('slept through')\n"
+        "import os, signal, sys, time\n{setup}\nprint('pid', os.getpid())\nprint('ready')\n{PY_WAIT}\nprint('slept through')\n"
     );
     vec!["python3".into(), "-c".into(), script]
 }
@@ -77,8 +83,8 @@ fn every_forwarded_signal_reaches_the_command_and_oomwhy_waits() {
 fn ctrl_c_lets_the_command_save_its_checkpoint() {
     // The command catches KeyboardInterrupt, takes a while to save, and
     // prints after the interrupt: the pipe must still be there.
-    let script = "import os, time\nprint('pid', os.getpid())\ntry:\n    print('ready')\n    time.sleep(30)\nexcept KeyboardInterrupt:\n    time.sleep(0.5)\n    print('checkpoint saved')\n";
-    let mut run = Live::piped(oomwhy().args(["run", "--", "python3", "-c", script]));
+    let script = format!("import os, time\nprint('pid', os.getpid())\ntry:\n    print('ready')\n    {PY_WAIT}\nexcept KeyboardInterrupt:\n    time.sleep(0.5)\n    print('checkpoint saved')\n");
+    let mut run = Live::piped(oomwhy().args(["run", "--", "python3", "-c", &script]));
     run.command_group();
     run.stdout_line("ready", |l| l == "ready");
     run.signal(Signal::SIGINT);
@@ -131,7 +137,7 @@ finally:
 #[test]
 fn under_a_terminal_an_interrupt_reaches_the_command_once() {
     // The command counts the interrupts that arrive while it saves.
-    let script = "import signal, sys, time\ncount = 0\ndef on_int(*_):\n    global count\n    count += 1\ntry:\n    print('ready')\n    time.sleep(30)\nexcept KeyboardInterrupt:\n    signal.signal(signal.SIGINT, on_int)\n    time.sleep(1)\n    print('interrupts after the first:', count)\n    sys.exit(5)\n";
+    let script = &format!("import signal, sys, time\ncount = 0\ndef on_int(*_):\n    global count\n    count += 1\ntry:\n    print('ready')\n    {PY_WAIT}\nexcept KeyboardInterrupt:\n    signal.signal(signal.SIGINT, on_int)\n    time.sleep(1)\n    print('interrupts after the first:', count)\n    sys.exit(5)\n");
     // From the terminal, SIGINT reaches the command directly and is not
     // passed on again; sent to oomwhy's PID, it is passed on. Once each way.
     for how in ["ctrl-c", "kill"] {
@@ -211,7 +217,7 @@ fn a_second_interrupt_kills_the_command() {
 fn signals_reach_the_commands_own_children() {
     // A launcher (sh) that ignores SIGTERM and waits for its worker: the
     // worker gets the signal too, as it would from a job scheduler.
-    let worker = "import signal, sys, time\ndef on_term(*_):\n    print('worker stopped', flush=True)\n    sys.exit(3)\nsignal.signal(signal.SIGTERM, on_term)\nprint('ready', flush=True)\ntime.sleep(30)\n";
+    let worker = format!("import signal, sys, time\ndef on_term(*_):\n    print('worker stopped', flush=True)\n    sys.exit(3)\nsignal.signal(signal.SIGTERM, on_term)\nprint('ready', flush=True)\n{PY_WAIT}\n");
     let launcher = format!("trap '' TERM; echo pid $$; python3 -c \"{worker}\" & wait $!");
     let mut run = Live::piped(oomwhy().args(["run", "--", "sh", "-c", &launcher]));
     run.command_group();
