@@ -155,6 +155,10 @@ fn killed_headline(f: &Finding) -> Said {
             en: "Slurm's memory limit killed part of the job (cgroup out-of-memory)",
             zh: "Slurm 的内存上限杀掉了作业的一部分（cgroup 内存不足）"
         ),
+        Some(Era::Kubernetes) if evicted(f) => say!(
+            en: "Kubernetes evicted the pod: its node ran low on memory",
+            zh: "Kubernetes 驱逐了这个 pod：所在节点的内存不够了"
+        ),
         Some(Era::Kubernetes) => say!(
             en: "Kubernetes killed the container for exceeding its memory limit (OOMKilled)",
             zh: "容器超出了内存上限，被 Kubernetes 杀掉（OOMKilled）"
@@ -421,6 +425,14 @@ fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                 ),
             },
         )),
+        Some(Era::Kubernetes) if evicted(f) => out.push(verdict(
+            Code::HostRamExhausted,
+            say!(
+                en: "The node's host memory ran low (not GPU memory)",
+                zh: "节点的主机内存不够了（不是显存）"
+            ),
+            eviction_detail(f),
+        )),
         Some(Era::Kubernetes) => out.push(verdict(
             Code::HostMemoryLimit,
             say!(
@@ -647,7 +659,65 @@ const ENLARGE_PAGE_FILE: FixSpec = FixSpec::new(
     "扩大 Windows 页面文件",
 );
 
+/// Whether the kubelet evicted the pod for memory pressure on its node
+/// (rather than the kernel killing a container at its limit).
+fn evicted(f: &Finding) -> bool {
+    fact(f, fact::REASON) == Some(fact::EVICTED)
+}
+
+/// What the kubelet's eviction message says, with the figures it gives.
+fn eviction_detail(f: &Finding) -> Said {
+    let general = say!(
+        en: "The kubelet evicts pods when the node's available memory falls below its eviction threshold. It picks first the pods whose memory use is above their request (resources.requests.memory), so a pod that asks for little and uses much goes first. This is host RAM, not GPU memory.",
+        zh: "节点的可用内存低于 kubelet 的驱逐阈值时，kubelet 会驱逐 pod。它先挑内存用量超过自己申请量（resources.requests.memory）的 pod，所以申请得少、用得多的 pod 最先被驱逐。这是主机内存，不是显存。"
+    );
+    let usage = match (
+        fact(f, "container"),
+        fact(f, fact::USAGE),
+        fact(f, "request"),
+    ) {
+        (Some(container), Some(usage), Some(request)) => say!(
+            en: " Container {container} was using {usage} against a request of {request}.",
+            zh: " 容器 {container} 用了 {usage}，而它只申请了 {request}。",
+            container = container,
+            usage = usage,
+            request = request
+        ),
+        _ => say!(en: "", zh: ""),
+    };
+    let threshold = match (fact(f, "threshold"), fact(f, "available")) {
+        (Some(threshold), Some(available)) => say!(
+            en: " The node had {available} available, below the threshold of {threshold}.",
+            zh: " 当时节点只剩 {available} 可用，低于阈值 {threshold}。",
+            threshold = threshold,
+            available = available
+        ),
+        _ => say!(en: "", zh: ""),
+    };
+    Said {
+        en: format!("{}{}{}", general.en, usage.en, threshold.en),
+        zh: format!("{}{}{}", general.zh, usage.zh, threshold.zh),
+    }
+}
+
+/// Set the pod's memory request to what it uses: the scheduler then places
+/// it where that fits, and the kubelet evicts it last.
+const REQUEST_WHAT_IT_USES: FixSpec = FixSpec::new(
+    "request-what-it-uses",
+    "Request the memory the pod really uses",
+    "按 pod 实际用量申请内存",
+);
+
 fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
+    if f.era == Some(Era::Kubernetes) && evicted(f) {
+        out.push(fix(
+            &REQUEST_WHAT_IT_USES,
+            say!(
+                en: "Set resources.requests.memory to the pod's real peak (and resources.limits.memory to the same value for the Guaranteed QoS class): the scheduler then puts it on a node with that much room, and the kubelet evicts it last. `kubectl describe node` shows the node's memory pressure and what else runs there.",
+                zh: "把 resources.requests.memory 设成 pod 实际的峰值用量（resources.limits.memory 也设成同一个值，就是 Guaranteed QoS 类）：调度器会把它放到有这么多空闲内存的节点上，kubelet 也会最后才驱逐它。`kubectl describe node` 能看到节点的内存压力和上面还跑着什么。"
+            ),
+        ));
+    }
     if has(Code::HostMemoryLimit) {
         let how = match f.era {
             Some(Era::Slurm) => say!(
