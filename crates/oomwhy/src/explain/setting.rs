@@ -110,7 +110,7 @@ impl Runtime {
             Some(Runtime::Sglang)
         } else if any("text_generation_server/") {
             Some(Runtime::Tgi)
-        } else if any("comfyui") || any("/comfy/") {
+        } else if any("comfyui") || any("/comfy/") || comfyui_shortened(f) {
             Some(Runtime::ComfyUi)
         } else if any("diffusers/") {
             Some(Runtime::Diffusers)
@@ -123,6 +123,18 @@ impl Runtime {
     pub(super) fn is_engine(self) -> bool {
         matches!(self, Runtime::Vllm | Runtime::Sglang | Runtime::Tgi)
     }
+}
+
+/// ComfyUI prints only the first words of the cudaMallocAsync backend's
+/// message (`torch.OutOfMemoryError: Allocation on device`), which it
+/// enables by default; PyTorch's own message goes on with the device and
+/// its figures.
+fn comfyui_shortened(f: &Finding) -> bool {
+    f.era == Some(Era::MallocAsync)
+        && f.text
+            .trim_end()
+            .trim_end_matches(['.', ' '])
+            .ends_with("Allocation on device")
 }
 
 /// The framework that printed the message or ran the failing code.
@@ -178,7 +190,12 @@ impl Framework {
             Framework::CuPy
         } else if text.contains("onnxruntime") || text.contains("[ONNXRuntimeError]") {
             Framework::OnnxRuntime
-        } else if text.contains("ggml") || text.contains("llama_") {
+        } else if text.contains("ggml")
+            || text.contains("llama_")
+            || f.facts
+                .get(fact::REPORTED_BY)
+                .is_some_and(|r| r.starts_with("ggml"))
+        {
             Framework::Ggml
         } else {
             Framework::Unknown
@@ -288,6 +305,10 @@ pub(crate) enum ProgramClass {
     /// A machine-learning framework that the rest of the tool does not
     /// read (MXNet, DirectML): a model's workload, in its own settings.
     MlFramework,
+    /// A GPU data-processing library (Spark RAPIDS, cuDF, RMM, Dask-CUDA):
+    /// its memory is tables and partitions in its own pool, set by its own
+    /// configuration; no model's batch or precision.
+    DataLibrary,
 }
 
 /// A program the finding names, with its kind.
@@ -331,6 +352,7 @@ fn class_of(name: &str) -> Option<ProgramClass> {
         n::INFINITAM | n::ELASTICFUSION | n::BUNDLEFUSION => ProgramClass::Reconstruction,
         n::NCNN_VULKAN => ProgramClass::TiledUpscaler,
         n::MXNET | n::DIRECTML => ProgramClass::MlFramework,
+        n::SPARK_RAPIDS | n::RMM | n::CUDF | n::DASK_CUDA => ProgramClass::DataLibrary,
         _ => return None,
     })
 }
