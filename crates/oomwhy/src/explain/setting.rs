@@ -373,6 +373,9 @@ pub(crate) struct Setting {
     pub torch: (Release, Option<Release>),
     /// The kind of program that reported the finding.
     pub program: Program,
+    /// A Python traceback through another library's package shows, and
+    /// nothing shows PyTorch: PyTorch's API is not for it.
+    pub python_without_torch: bool,
 }
 
 impl Setting {
@@ -385,8 +388,35 @@ impl Setting {
             inference: is_inference(f),
             torch: torch_releases(f),
             program: Program::of(f),
+            python_without_torch: python_without_torch(f),
         }
     }
+}
+
+/// A Python traceback runs through an installed library
+/// (`site-packages`, `dist-packages`) and neither its frames, the message
+/// nor the exception class show PyTorch, whose framework the kind does not
+/// imply either: scikit-learn's pairwise distances, NumPy, Numba.
+pub(crate) fn python_without_torch(f: &Finding) -> bool {
+    let Some(tb) = &f.traceback else {
+        return false;
+    };
+    let frames: Vec<String> = tb
+        .frames
+        .iter()
+        .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
+        .map(|fr| fr.file.replace('\\', "/").to_ascii_lowercase())
+        .collect();
+    Framework::of(f) == Framework::Unknown
+        && frames
+            .iter()
+            .any(|file| file.contains("site-packages/") || file.contains("dist-packages/"))
+        && !frames.iter().any(|file| file.contains("torch"))
+        && !f.text.to_ascii_lowercase().contains("torch")
+        && !f
+            .exception
+            .as_deref()
+            .is_some_and(|e| e.to_ascii_lowercase().contains("torch"))
 }
 
 /// Functions that move or convert a model's parameters (`Module.to` calls
@@ -1179,6 +1209,7 @@ mod program_fixes {
             torch: ((0, 0), None),
             inference: false,
             program,
+            python_without_torch: false,
         };
         assert!(WORKLOAD.contradiction(&setting(Program::NoModel)).is_some());
         assert!(WORKLOAD
