@@ -251,7 +251,7 @@ fn runtime_oom_fixes(f: &Finding, out: &mut Vec<Fix>) {
         }
         Program::Unknown => {}
     }
-    if other_tool(f).is_some() || !pytorch_shows(f) {
+    if other_tool(f).is_some() || !pytorch_shows(f) || super::setting::python_without_torch(f) {
         out.push(super::common::workload_fix_for(f));
         return;
     }

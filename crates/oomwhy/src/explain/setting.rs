@@ -393,10 +393,35 @@ impl Setting {
     }
 }
 
-/// A Python traceback runs through an installed library
-/// (`site-packages`, `dist-packages`) and neither its frames, the message
-/// nor the exception class show PyTorch, whose framework the kind does not
-/// imply either: scikit-learn's pairwise distances, NumPy, Numba.
+/// Python packages that run without PyTorch, as their directories show in
+/// a traceback: scientific Python, classical machine learning, other deep
+/// learning frameworks, RAPIDS, point clouds.
+const PACKAGES_WITHOUT_TORCH: &[&str] = &[
+    "/sklearn/",
+    "/scipy/",
+    "/numpy/",
+    "/pandas/",
+    "/numba/",
+    "/xgboost/",
+    "/lightgbm/",
+    "/catboost/",
+    "/statsmodels/",
+    "/skimage/",
+    "/gensim/",
+    "/cntk/",
+    "/mxnet/",
+    "/chainer/",
+    "/theano/",
+    "/cudf/",
+    "/rmm/",
+    "/cupoch/",
+    "/open3d/",
+];
+
+/// A Python traceback runs through a package that works without PyTorch
+/// (scikit-learn's pairwise distances, CNTK's trainer, NumPy), and
+/// neither its frames, the message nor the exception class show PyTorch,
+/// whose framework the kind does not imply either.
 pub(crate) fn python_without_torch(f: &Finding) -> bool {
     let Some(tb) = &f.traceback else {
         return false;
@@ -410,7 +435,7 @@ pub(crate) fn python_without_torch(f: &Finding) -> bool {
     Framework::of(f) == Framework::Unknown
         && frames
             .iter()
-            .any(|file| file.contains("site-packages/") || file.contains("dist-packages/"))
+            .any(|file| PACKAGES_WITHOUT_TORCH.iter().any(|p| file.contains(p)))
         && !frames.iter().any(|file| file.contains("torch"))
         && !f.text.to_ascii_lowercase().contains("torch")
         && !f
