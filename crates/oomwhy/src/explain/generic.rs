@@ -2,13 +2,13 @@
 //! (ONNX Runtime, llama.cpp, CTranslate2, Triton's shared memory, ...).
 
 use super::catalogue::{Cost, FixSpec};
+use super::common::runtime_fix;
 use super::common::{
     capitalise, device_name, fact, fix, framework_fixes, smaller_work_fix, verdict, workload_fix,
     workload_fix_for, workload_fixes,
 };
 use super::docs::Code;
 use super::levers::{llama_levers, LlamaFamily};
-use super::common::runtime_fix;
 use super::setting::{Framework, NamedProgram, ProgramClass, Runtime, Vendor};
 use super::thresholds::LARGER_THAN_ANY_GPU;
 use super::toolchain::{NON_TRITON_PATH, TRITON_KERNEL_CONFIG};

@@ -707,9 +707,14 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
             zh: "DataLoader(pin_memory=True) 和锁页缓冲区用的是系统不能换出的锁页内存；设 pin_memory=False，或者减少预取。"
         ),
     );
+    // llama.cpp's family (Ollama's check before it loads a model): its own
+    // levers, in RAM's direction.
+    if let Some(lever) = super::levers::llama_host_lever(f) {
+        out.push(lever);
+        return;
+    }
     if f.kind == Kind::HostOom
-        && (super::setting::python_without_torch(f)
-            || super::setting::Program::of(f).is_native())
+        && (super::setting::python_without_torch(f) || super::setting::Program::of(f).is_native())
     {
         // Another library's arrays or a native program, and no PyTorch: no
         // DataLoader, checkpoint or pinned-memory advice.

@@ -42,7 +42,11 @@ impl LlamaFamily {
             }
         }
         if let Some(tb) = &f.traceback {
-            for fr in tb.frames.iter().chain(tb.chained.iter().flat_map(|c| c.frames.iter())) {
+            for fr in tb
+                .frames
+                .iter()
+                .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
+            {
                 places.push(fr.file.replace('\\', "/").to_ascii_lowercase());
             }
         }
@@ -421,6 +425,32 @@ pub(super) fn deepspeed_bucket_fix(f: &Finding) -> Option<Fix> {
     })
 }
 
+/// The llama.cpp family's RAM: what is not on the GPU stays in host
+/// memory, so fewer GPU layers would make it worse.
+pub(super) const LLAMA_LESS_RAM: FixSpec = FixSpec::new(
+    "llama-cpp-less-ram",
+    "Load a smaller model or quantisation, or a smaller context",
+    "换更小的模型或量化版本，或缩小上下文",
+)
+.cost(Cost::Quality)
+.sources(&["Ollama documentation: FAQ (ollama ps, num_ctx) and Modelfile parameters"]);
+
+/// The llama.cpp family's lever for host memory (RAM) that did not
+/// suffice; `None` where no member of the family shows.
+pub(super) fn llama_host_lever(f: &Finding) -> Option<Fix> {
+    let how = match LlamaFamily::of(f)? {
+        LlamaFamily::Ollama => say!(
+            en: "What Ollama does not put on the GPU stays in RAM: pull a smaller quantisation or size of the model (a q4_K_M tag, fewer parameters) or lower num_ctx, and check that Ollama uses the GPU (`ollama ps` shows how much of the model is on it; the server log lists the GPUs it found), so the layers go to GPU memory instead; close other programs that hold RAM.",
+            zh: "Ollama 没放到 GPU 上的部分都留在内存里：拉取更小的量化版本或更小的模型（q4_K_M 标签、参数更少的模型），或调低 num_ctx；并确认 Ollama 用上了 GPU（`ollama ps` 显示模型有多少在 GPU 上；服务日志列出它找到的 GPU），这样各层才会放进显存；关掉其他占内存的程序。"
+        ),
+        _ => say!(
+            en: "What is not on the GPU stays in RAM: load a smaller quantisation or size of the model (a Q4_K_M GGUF, fewer parameters) or a smaller context, and check that the program uses the GPU so the layers go to GPU memory instead; close other programs that hold RAM.",
+            zh: "没放到 GPU 上的部分都留在内存里：换更小的量化版本或更小的模型（Q4_K_M 的 GGUF、参数更少的模型），或缩小上下文；并确认程序用上了 GPU，这样各层才会放进显存；关掉其他占内存的程序。"
+        ),
+    };
+    Some(fix(&LLAMA_LESS_RAM, how))
+}
+
 /// The lever of the program a finding shows, for a GPU allocation that
 /// failed; `None` where no program with its own levers shows.
 pub(super) fn program_lever(f: &Finding) -> Option<Fix> {
@@ -434,8 +464,287 @@ pub(super) fn program_lever(f: &Finding) -> Option<Fix> {
 pub(super) const FIXES: &[FixSpec] = &[
     FEWER_LAYERS,
     SMALLER_QUANT_OR_FEWER_LAYERS,
+    LLAMA_LESS_RAM,
     SPARK_RAPIDS_LESS_PER_TASK,
     RMM_POOL_SIZE,
     DATA_SMALLER_PARTITIONS,
     DEEPSPEED_SMALLER_BUCKETS,
 ];
+
+/// Each case is a real paste of `fixtures/wild` (the outside audit's
+/// first screens), read with the rule's boundary on the other side.
+#[cfg(test)]
+mod tests {
+    use crate::record::Finding;
+
+    fn wild(number: &str) -> String {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures/wild")
+            .join(format!("{number}.txt"));
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    fn fixture(name: &str) -> String {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures")
+            .join(name);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    fn first(text: &str) -> Finding {
+        crate::decode_str(text)
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| panic!("no finding in {text}"))
+    }
+
+    fn ids(f: &Finding) -> Vec<&str> {
+        f.diagnosis.fixes.iter().map(|x| x.id.as_str()).collect()
+    }
+
+    /// The first fix's words in English and Chinese.
+    fn first_fix(f: &Finding) -> (String, String) {
+        let fix = &f.diagnosis.fixes[0];
+        let zh = fix.zh.as_ref().map(|z| z.text.clone()).unwrap_or_default();
+        (fix.how.clone(), zh)
+    }
+
+    /// Words of a deep-learning recipe that no program here has.
+    fn no_training_recipe(en: &str, zh: &str) {
+        for w in [
+            "bfloat16",
+            "Halve the batch",
+            "gradient",
+            "DataLoader",
+            "torch",
+        ] {
+            assert!(!en.contains(w), "{w} in {en}");
+        }
+        for w in ["bfloat16", "梯度", "DataLoader"] {
+            assert!(!zh.contains(w), "{w} in {zh}");
+        }
+    }
+
+    /// A llama-cpp-python wheel's CUDA error, as a user pasted it (the
+    /// outside audit's case of the sixth holdout's second half).
+    const LLAMA_CPP_PYTHON: &str = "CUDA error 2 at /home/runner/work/llama-cpp-python-cuBLAS-wheels/llama-cpp-python-cuBLAS-wheels/vendor/llama.cpp/ggml-cuda.cu:7949: out of memory\ncurrent device: 0\n";
+
+    /// koboldcpp's pool (1722), llama-cpp-python's CUDA error and a
+    /// ggml Vulkan buffer at model load (1738): the family's levers first,
+    /// each in that program's spelling; at model load a smaller
+    /// quantisation or fewer layers.
+    #[test]
+    fn llama_cpp_s_family_gets_its_own_options() {
+        for (number, id, words) in [
+            (
+                "1722",
+                "llama-cpp-fewer-layers",
+                &["--gpulayers", "--contextsize", "--blasbatchsize"][..],
+            ),
+            (
+                LLAMA_CPP_PYTHON,
+                "llama-cpp-fewer-layers",
+                &["n_gpu_layers", "n_ctx", "n_batch"][..],
+            ),
+            (
+                "1738",
+                "llama-cpp-smaller-quant-or-fewer-layers",
+                &["smaller quantisation", "-ngl", "GPU offload"][..],
+            ),
+        ] {
+            let text = if number.contains('\n') {
+                number.to_string()
+            } else {
+                wild(number)
+            };
+            let f = first(&text);
+            assert_eq!(ids(&f)[0], id, "{number}");
+            let (en, zh) = first_fix(&f);
+            for w in words {
+                assert!(en.contains(w), "{number}: {w} in {en}");
+            }
+            // The options keep their spelling in Chinese.
+            assert!(
+                zh.contains(words[0]) || zh.contains("量化"),
+                "{number}: {zh}"
+            );
+            no_training_recipe(&en, &zh);
+        }
+        // The same buffer without the loader's words is not a model load.
+        let running = first("unable to allocate Vulkan0 buffer\n");
+        assert_eq!(ids(&running)[0], "llama-cpp-fewer-layers");
+        // A CUDA error that names no member of the family gets none of it.
+        let plain = first("CUDA error: out of memory\n");
+        assert!(!ids(&plain).iter().any(|id| id.starts_with("llama-cpp")));
+    }
+
+    /// Ollama's check before it loads a model (1240): RAM's levers, not
+    /// fewer GPU layers and not PyTorch's DataLoader.
+    #[test]
+    fn ollama_s_ram_check_gets_ollama_s_levers() {
+        let f = first(&wild("1240"));
+        assert_eq!(ids(&f), ["llama-cpp-less-ram"]);
+        let (en, zh) = first_fix(&f);
+        assert!(en.contains("num_ctx") && en.contains("ollama ps"), "{en}");
+        assert!(zh.contains("num_ctx") && zh.contains("ollama ps"), "{zh}");
+        no_training_recipe(&en, &zh);
+    }
+
+    /// Spark RAPIDS' SplitAndRetryOOM without a split policy (1719): its
+    /// own configuration, and what the message means, in both languages.
+    #[test]
+    fn spark_rapids_gets_its_configuration() {
+        let paste = wild("1719");
+        let f = first(&paste);
+        assert_eq!(ids(&f), ["spark-rapids-less-per-task", "free-the-gpu"]);
+        let v = &f.diagnosis.verdicts[0];
+        assert!(!v.title.contains("no sizes"), "{}", v.title);
+        assert!(v.detail.contains("no way to split"), "{}", v.detail);
+        let (en, zh) = first_fix(&f);
+        for w in [
+            "spark.rapids.sql.batchSizeBytes",
+            "spark.rapids.sql.concurrentGpuTasks",
+        ] {
+            assert!(en.contains(w) && zh.contains(w), "{w}: {en} / {zh}");
+        }
+        assert!(en.contains("report it to spark-rapids"), "{en}");
+        no_training_recipe(&en, &zh);
+        assert_eq!(
+            crate::explain::setting::Setting::of(&f).program,
+            crate::explain::setting::Program::NoModel
+        );
+        // The same exception without the reason: no claim that the
+        // operator cannot split.
+        let cut = first(&paste.replace(" but was not initialized with a splitPolicy", ""));
+        assert_eq!(ids(&cut)[0], "spark-rapids-less-per-task");
+        let (en, _) = first_fix(&cut);
+        assert!(!en.contains("cannot split"), "{en}");
+    }
+
+    /// RMM's "Maximum pool size exceeded" (1720, cupoch): RMM is named
+    /// (not a file cut to `.h`), the pool is the lever, and where the
+    /// traceback shows the call that set the pool up, its size is said.
+    #[test]
+    fn rmm_s_pool_is_the_lever() {
+        let paste = wild("1720");
+        let f = first(&paste);
+        assert_eq!(f.facts["reported_by"], "RMM");
+        assert_eq!(ids(&f), ["rmm-pool-size", "free-the-gpu"]);
+        let v = &f.diagnosis.verdicts[0];
+        assert!(!v.title.contains("no sizes"), "{}", v.title);
+        let (en, zh) = first_fix(&f);
+        assert!(en.contains("maximum_pool_size") && zh.contains("maximum_pool_size"));
+        no_training_recipe(&en, &zh);
+        // Python prints the header capitalised (the paste lowercased it):
+        // the failing frame is the pool's set-up, with its 1 GB.
+        let whole = first(&paste.replacen("traceback (most", "Traceback (most", 1));
+        assert!(whole.traceback.is_some());
+        let v = &whole.diagnosis.verdicts[0];
+        assert!(
+            v.detail.contains("953.67 MiB") && v.detail.contains("initialize_allocator"),
+            "{}",
+            v.detail
+        );
+        let (en, zh) = first_fix(&whole);
+        assert!(en.contains("smaller initial size than 953.67 MiB"), "{en}");
+        assert!(zh.contains("953.67 MiB"), "{zh}");
+    }
+
+    #[test]
+    fn a_python_literal_is_read_as_bytes() {
+        use super::literal_bytes;
+        assert_eq!(literal_bytes("1000000000"), Some(1_000_000_000));
+        assert_eq!(literal_bytes("1_000_000"), Some(1_000_000));
+        assert_eq!(literal_bytes("2e9"), Some(2_000_000_000));
+        assert_eq!(literal_bytes("cph"), None);
+        assert_eq!(literal_bytes("1e400"), None);
+    }
+
+    /// DeepSpeed ZeRO-2's bucket (1620): the paste starts inside the
+    /// traceback; with Python's header the failing frame shows the bucket,
+    /// and its size leads. Without the header (no frames) the batch leads;
+    /// with the frame outside ZeRO's code no bucket is named.
+    #[test]
+    fn deepspeed_s_bucket_leads_where_its_frame_allocates_it() {
+        let paste = wild("1620");
+        let whole = format!("Traceback (most recent call last):\n{paste}");
+        let f = first(&whole);
+        assert_eq!(ids(&f)[0], "deepspeed-smaller-buckets");
+        // The batch and the backward pass's advice follow.
+        assert!(ids(&f).contains(&"reduce-batch-size"), "{:?}", ids(&f));
+        let (en, zh) = first_fix(&f);
+        assert!(en.contains("reduce_bucket_size") && zh.contains("reduce_bucket_size"));
+        assert_eq!(ids(&first(&paste))[0], "reduce-batch-size");
+        let elsewhere = first(&whole.replace("runtime/zero/stage2.py", "runtime/engine.py"));
+        assert!(!ids(&elsewhere).contains(&"deepspeed-smaller-buckets"));
+    }
+
+    /// ComfyUI's cut message (1467) gets ComfyUI's options after the whole
+    /// message; PyTorch's whole cudaMallocAsync message keeps its own.
+    /// On DirectML (fixtures/generic_oom_directml_tensor.log, ComfyUI's
+    /// environment in its frames) ComfyUI's options replace the web UI's.
+    #[test]
+    fn comfyui_gets_comfyui_s_options() {
+        let f = first(&wild("1467"));
+        assert_eq!(ids(&f), ["find-whole-message", "comfyui-low-vram"]);
+        let whole = first(&fixture("torch_malloc_async_exact_padding.log"));
+        assert!(
+            !ids(&whole).contains(&"comfyui-low-vram"),
+            "{:?}",
+            ids(&whole)
+        );
+        // The forum flattened the traceback's indentation and cut its
+        // header: the same frames as Python prints them.
+        let directml = fixture("generic_oom_directml_tensor.log");
+        let mut python = String::from("Traceback (most recent call last):\n");
+        for line in directml.lines() {
+            let indent = if line.starts_with("File ") {
+                "  "
+            } else if line.starts_with("return ") {
+                "    "
+            } else {
+                ""
+            };
+            python.push_str(&format!("{indent}{line}\n"));
+        }
+        let f = first(&python);
+        assert!(f.traceback.is_some());
+        assert_eq!(ids(&f), ["comfyui-low-vram"]);
+        let (en, zh) = first_fix(&f);
+        assert!(
+            en.contains("--lowvram") && !en.contains("--medvram"),
+            "{en}"
+        );
+        assert!(
+            zh.contains("--lowvram") && !zh.contains("--medvram"),
+            "{zh}"
+        );
+    }
+
+    /// scikit-learn's pairwise distances (1753): no PyTorch shows, so no
+    /// PyTorch fix; its own chunked function. OpenNMT-py's onmt_train
+    /// (1739) is a Python trainer.
+    #[test]
+    fn a_python_library_without_pytorch_gets_no_pytorch_fix() {
+        let f = first(&wild("1753"));
+        assert_eq!(ids(&f), ["allocate-less-at-once"]);
+        let (en, zh) = first_fix(&f);
+        assert!(
+            en.contains("pairwise_distances_chunked") && zh.contains("pairwise_distances_chunked")
+        );
+        no_training_recipe(&en, &zh);
+        // A frame in PyTorch's package: PyTorch runs, its fixes stay.
+        let torch = wild("1753").replace(
+            "/usr/local/lib/python2.7/dist-packages/sklearn/utils/extmath.py",
+            "/usr/local/lib/python2.7/dist-packages/torch/utils/data/dataloader.py",
+        );
+        assert!(ids(&first(&torch)).contains(&"lighter-dataloader-workers"));
+        let onmt = first(&wild("1739"));
+        assert!(
+            ids(&onmt).contains(&"lighter-dataloader-workers"),
+            "{:?}",
+            ids(&onmt)
+        );
+        assert!(!ids(&onmt).contains(&"shrink-the-killed-process"));
+    }
+}

@@ -1250,5 +1250,16 @@ mod program_fixes {
         assert!(TORCH_API
             .contradiction(&setting(Program::Unknown))
             .is_none());
+        // A traceback through a library that runs without PyTorch: no
+        // PyTorch-only fix; a fix for any framework stays.
+        let without_torch = Setting {
+            python_without_torch: true,
+            ..setting(Program::Unknown)
+        };
+        assert!(TORCH_API.contradiction(&without_torch).is_some());
+        const BOTH: FixSpec =
+            FixSpec::new("b", "b", "两者").frameworks(&[Framework::PyTorch, Framework::TensorFlow]);
+        assert!(BOTH.contradiction(&without_torch).is_none());
+        assert!(WORKLOAD.contradiction(&without_torch).is_none());
     }
 }
