@@ -570,6 +570,12 @@ mod tests {
             );
             no_training_recipe(&en, &zh);
         }
+        // ggml's VMM pool calls the driver API: the driver's error name;
+        // its other allocations keep the runtime's.
+        let vmm = &first(&wild("1722")).diagnosis.verdicts[0].detail;
+        assert!(vmm.contains("CUDA_ERROR_OUT_OF_MEMORY"), "{vmm}");
+        let runtime = &first(LLAMA_CPP_PYTHON).diagnosis.verdicts[0].detail;
+        assert!(runtime.contains("cudaErrorMemoryAllocation"), "{runtime}");
         // The same buffer without the loader's words is not a model load.
         let running = first("unable to allocate Vulkan0 buffer\n");
         assert_eq!(ids(&running)[0], "llama-cpp-fewer-layers");
