@@ -242,7 +242,10 @@ fn pool_size_in_code(f: &Finding) -> Option<(u64, String)> {
         if !lower.contains("pool") {
             continue;
         }
-        let after = &code[lower.find('(')?..];
+        let Some(open) = lower.find('(') else {
+            continue;
+        };
+        let after = &code[open..];
         let size = after
             .split(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_'))
             .filter_map(literal_bytes)
