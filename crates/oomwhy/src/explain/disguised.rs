@@ -107,6 +107,12 @@ impl Explain for LibraryAllocFailed {
             return;
         }
         if other_reporter(f).is_some() {
+            // A program with its own levers (llama.cpp's ggml) names them.
+            let own = super::generic::program_fixes(f);
+            if !own.is_empty() {
+                out.extend(own);
+                return;
+            }
             // Not cuBLAS, not PyTorch: the program's own GPU memory.
             out.push(fix(
                 &CHECK_GPU_HOLDERS,

@@ -648,6 +648,18 @@ fn runs_python(name: &str) -> bool {
         "gunicorn",
         "vllm",
         "celery",
+        // Console scripts of Python trainers: the kernel names the
+        // script, not the interpreter (OpenNMT-py's onmt_train, fairseq's
+        // fairseq-train, Ultralytics' yolo, ...).
+        "onmt_",
+        "fairseq-",
+        "allennlp",
+        "ludwig",
+        "yolo",
+        "llamafactory",
+        "axolotl",
+        "t2t-",
+        "sockeye-",
     ];
     let name = name.to_ascii_lowercase();
     PYTHON.iter().any(|p| name.starts_with(p))
@@ -765,6 +777,20 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
             zh: "DataLoader(pin_memory=True) 和锁页缓冲区用的是系统不能换出的锁页内存；设 pin_memory=False，或者减少预取。"
         ),
     );
+    // llama.cpp's family (Ollama's check before it loads a model): its own
+    // levers, in RAM's direction.
+    if let Some(lever) = super::levers::llama_host_lever(f) {
+        out.push(lever);
+        return;
+    }
+    if f.kind == Kind::HostOom
+        && (super::setting::python_without_torch(f) || super::setting::Program::of(f).is_native())
+    {
+        // Another library's arrays or a native program, and no PyTorch: no
+        // DataLoader, checkpoint or pinned-memory advice.
+        out.push(fix(&ALLOCATE_LESS_AT_ONCE, arrays_without_torch(f)));
+        return;
+    }
     if f.kind == Kind::HostOom && (fact(f, fact::REPORTED_BY).is_none() || shows_python(f)) {
         out.push(fix(
             &ALLOCATE_LESS_AT_ONCE,
@@ -850,6 +876,26 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
                 zh: "Windows 在到达提交上限（内存 + 页面文件）时让分配失败：把页面文件设为系统管理的大小或调大（系统属性 → 高级 → 性能 → 虚拟内存）。"
             ),
         ));
+    }
+}
+
+/// Building arrays in less memory, in NumPy's and scikit-learn's terms.
+fn arrays_without_torch(f: &Finding) -> Said {
+    let sklearn = f.traceback.as_ref().is_some_and(|tb| {
+        tb.frames
+            .iter()
+            .any(|fr| fr.file.replace('\\', "/").contains("/sklearn/"))
+    });
+    if sklearn {
+        say!(
+            en: "scikit-learn builds the whole result in RAM (an n×n distance or kernel matrix grows with the square of the samples): compute it in chunks (sklearn.metrics.pairwise_distances_chunked instead of pairwise_distances), use float32 instead of float64, fit on a sample of the rows, or use an estimator that does not need the full matrix.",
+            zh: "scikit-learn 在内存里构建整个结果（n×n 的距离矩阵或核矩阵随样本数的平方增长）：分块计算（用 sklearn.metrics.pairwise_distances_chunked 代替 pairwise_distances），用 float32 代替 float64，只用一部分样本来拟合，或者换一个不需要完整矩阵的估计器。"
+        )
+    } else {
+        say!(
+            en: "Build large arrays in chunks, use float32 instead of float64, work on a sample of the data, or keep arrays on disk and map them (numpy.memmap) instead of creating them whole in RAM.",
+            zh: "分块构建大数组，用 float32 代替 float64，只处理一部分数据，或者把数组留在磁盘上再映射进来（numpy.memmap），而不是在内存里整个创建出来。"
+        )
     }
 }
 

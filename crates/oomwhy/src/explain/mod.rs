@@ -25,6 +25,7 @@ mod gpu_lost;
 mod grammar;
 mod host;
 mod inference;
+mod levers;
 mod mps;
 mod nccl;
 mod pasted;
@@ -126,6 +127,7 @@ pub(crate) const ALL_FIXES: &[&[catalogue::FixSpec]] = &[
     gpu_lost::FIXES,
     host::FIXES,
     inference::FIXES,
+    levers::FIXES,
     mps::FIXES,
     nccl::FIXES,
     signal::FIXES,
