@@ -9,7 +9,7 @@ use super::Explain;
 use crate::codes::advice::{self, Advice};
 use crate::i18n::Said;
 use crate::record::{fact as key, Diagnosis, Finding, Fix, Verdict};
-use crate::say;
+use crate::{say, say_parts};
 
 /// Explains `Kind::GpuRuntimeError` findings.
 pub(super) struct GpuRuntimeError;
@@ -64,17 +64,30 @@ fn who_of(f: &Finding) -> Option<String> {
 
 impl Explain for GpuRuntimeError {
     fn headline(&self, f: &Finding) -> Said {
-        match (who_of(f), code_of(f)) {
-            (Some(who), Some(code)) => say!(
-                en: "A {who} call returned {code}",
-                zh: "{who} 调用返回了 {code}",
+        // A fault family's name is what a runtime or driver logged on its
+        // own (an asynchronous fault, a card that did not come up), not a
+        // value some call returned.
+        if let (Some(who), Some(code)) = (fault_reporter(f), code_of(f)) {
+            return say!(
+                en: "The {who} reported {code}",
+                zh: "{who} 报告了 {code}",
                 who = who,
                 code = code
+            );
+        }
+        match (who_of(f), code_of(f)) {
+            (Some(who), Some(code)) => say_parts!(
+                en: "{a} {who} call returned {code}",
+                zh: "{a}{who} 调用返回了 {code}",
+                a = english_only(capitalised(article(&who))),
+                who = Said::same(&who),
+                code = Said::same(&code)
             ),
-            (Some(who), None) => say!(
-                en: "A {who} call returned an error status",
-                zh: "{who} 调用返回了错误状态",
-                who = who
+            (Some(who), None) => say_parts!(
+                en: "{a} {who} call returned an error status",
+                zh: "{a}{who} 调用返回了错误状态",
+                a = english_only(capitalised(article(&who))),
+                who = Said::same(&who)
             ),
             (None, Some(code)) => say!(
                 en: "A GPU runtime call returned {code}",
@@ -90,16 +103,24 @@ impl Explain for GpuRuntimeError {
 
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         let status = match (who_of(f), code_of(f)) {
-            (Some(who), Some(code)) => say!(
-                en: "{code} is a {who} status.",
-                zh: "{code} 是 {who} 的状态码。",
+            (Some(who), Some(code)) if fault_reporter(f).is_some() => say!(
+                en: "{code} is what the {who} logged by itself, not a status a call returned.",
+                zh: "{code} 是 {who} 自己记下的，不是某个调用返回的状态码。",
                 code = code,
                 who = who
             ),
-            (Some(who), None) => say!(
-                en: "The error status is a {who} status.",
-                zh: "这是 {who} 的一个错误状态。",
-                who = who
+            (Some(who), Some(code)) => say_parts!(
+                en: "{code} is {a} {who} status.",
+                zh: "{code} 是{a} {who} 的状态码。",
+                code = Said::same(&code),
+                a = english_only(article(&who).to_string()),
+                who = Said::same(&who)
+            ),
+            (Some(who), None) => say_parts!(
+                en: "The error status is {a} {who} status.",
+                zh: "这是{a} {who} 的一个错误状态。",
+                a = english_only(article(&who).to_string()),
+                who = Said::same(&who)
             ),
             (None, Some(code)) => say!(
                 en: "{code} is a GPU runtime status.",
@@ -207,8 +228,60 @@ impl Explain for GpuRuntimeError {
     }
 }
 
+/// The runtime or driver whose own log line the finding is (a fault family:
+/// ROCr's memory access fault, NVRM, nvgpu, Windows' TDR), by its table
+/// title; `None` for a status some call returned, which names its table.
+fn fault_reporter(f: &Finding) -> Option<String> {
+    if fact(f, "table").is_some() || fact(f, "reported_by").is_none() {
+        return None;
+    }
+    fact(f, "table_title").map(str::to_string)
+}
+
+/// The indefinite article for a name, as it is read aloud: "an" before a
+/// vowel and before initialisms read from an N ("an NCCL", "an NVIDIA",
+/// "an nvJPEG"); "a" otherwise ("a cuDNN", "a HIP", "a MIOpen").
+fn article(name: &str) -> &'static str {
+    let mut chars = name.chars();
+    let first = chars.next().unwrap_or(' ');
+    let second = chars.next().unwrap_or(' ');
+    let vowel = "aeiouAEIOU".contains(first);
+    let spelled_n = first == 'N' && second.is_ascii_uppercase() || first == 'n' && second == 'v';
+    if vowel || spelled_n {
+        "an"
+    } else {
+        "a"
+    }
+}
+
+/// A word only English needs (an article); the Chinese has none.
+fn english_only(word: String) -> Said {
+    Said {
+        en: word,
+        zh: String::new(),
+    }
+}
+
+/// "an" → "An", for the start of a headline.
+fn capitalised(word: &str) -> String {
+    let mut chars = word.chars();
+    match chars.next() {
+        Some(c) => c.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// The first fix the advice table gives for a status code, for a family
+/// that finds the code inside its own message (NCCL's `Last error:` naming
+/// a CUDA error): the code's own fix rather than a general one.
+pub(super) fn advice_fix(name: &str, seen: impl Fn(&str) -> bool) -> Option<(Fix, &'static Advice)> {
+    let advice = advice::lookup(name, seen)?;
+    let spec = fix_spec(advice.fix)?;
+    Some((fix(spec, said(advice.how)), advice))
+}
+
 /// A text of the advice table, as a sentence in both languages.
-fn said(text: advice::Both) -> Said {
+pub(super) fn said(text: advice::Both) -> Said {
     Said {
         en: text.en.to_string(),
         zh: text.zh.to_string(),
@@ -257,6 +330,7 @@ const FIND_KERNEL: FixSpec = FixSpec::new(
 .sources(&[
     "CUDA Programming Guide: CUDA_LAUNCH_BLOCKING",
     "compute-sanitizer documentation",
+    "HIP documentation: Debugging with HIP (AMD_SERIALIZE_KERNEL, HIP_LAUNCH_BLOCKING, rocgdb)",
 ]);
 
 const LIBRARY_HEADROOM: FixSpec = FixSpec::new(
