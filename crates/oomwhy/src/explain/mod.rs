@@ -17,6 +17,7 @@ mod cuda;
 mod cudnn;
 mod cupy;
 mod disguised;
+mod driver_log;
 pub mod docs;
 mod fixes;
 mod generic;
@@ -121,6 +122,7 @@ pub(crate) const ALL_FIXES: &[&[catalogue::FixSpec]] = &[
     cudnn::FIXES,
     cupy::FIXES,
     disguised::FIXES,
+    driver_log::FIXES,
     generic::FIXES,
     gpu_crash::FIXES,
     gpu_lost::FIXES,
