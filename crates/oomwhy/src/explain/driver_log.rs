@@ -42,7 +42,9 @@ pub(super) fn on_jetson(f: &Finding) -> bool {
         return true;
     }
     let text = f.text.to_ascii_lowercase();
-    ["nvgpu", "tegra", "jetson"].iter().any(|w| text.contains(w))
+    ["nvgpu", "tegra", "jetson"]
+        .iter()
+        .any(|w| text.contains(w))
 }
 
 /// OpenVINO's GPU plugin, which runs only on Intel GPUs.
@@ -242,3 +244,98 @@ pub(super) const FIXES: &[FixSpec] = &[
     UPDATE_DRIVER_AS_ASKED,
     OPENVINO_LESS_MEMORY,
 ];
+
+#[cfg(test)]
+mod tests {
+    use crate::record::Kind;
+
+    fn finding(paste: &str) -> crate::record::Finding {
+        crate::decode_str(paste)
+            .into_iter()
+            .find(|f| f.kind == Kind::LibraryAllocFailed)
+            .unwrap_or_else(|| panic!("no finding in {paste}"))
+    }
+
+    fn fix_ids(f: &crate::record::Finding) -> Vec<String> {
+        f.diagnosis.fixes.iter().map(|x| x.id.clone()).collect()
+    }
+
+    /// fixtures/wild/1760.txt: a Jetson AGX Orin's nvgpu failing to
+    /// allocate its comptags at boot (`cma_alloc ... ret: -12`).
+    #[test]
+    fn an_nvgpu_allocation_failure_is_the_drivers_cma_not_a_batch() {
+        let f = finding(include_str!("../../../../fixtures/wild/1760.txt"));
+        let d = &f.diagnosis;
+        assert!(
+            d.headline.starts_with("The Jetson GPU driver (nvgpu)"),
+            "{}",
+            d.headline
+        );
+        assert!(!d.headline.contains("unrecognised"));
+        let zh = d.headline_zh.clone().unwrap();
+        assert!(zh.starts_with("Jetson 的 GPU 驱动"), "{zh}");
+        assert_eq!(fix_ids(&f), ["jetson-enlarge-cma", "read-gpu-driver-log"]);
+        let first = &d.fixes[0].how;
+        assert!(
+            first.contains("cma=") && first.contains("tegrastats"),
+            "{first}"
+        );
+        assert!(d.verdicts[0].detail.contains("cma_alloc"));
+        // No batch size, and nvidia-smi only as what a Jetson lacks.
+        for x in &d.fixes {
+            assert!(!x.how.contains("batch"), "{}", x.how);
+            assert!(
+                !x.how.contains("nvidia-smi") || x.how.contains("no nvidia-smi"),
+                "{}",
+                x.how
+            );
+        }
+    }
+
+    /// The same line without the driver's own prefix is no driver's line:
+    /// it keeps the general reading.
+    #[test]
+    fn without_the_drivers_prefix_the_line_is_not_the_drivers() {
+        let line = "17000000.gpu            nvgpu_cbc_init_support:91   [ERR]  Failed to allocate comptags";
+        let f = finding(line);
+        assert_eq!(super::kernel_driver(&f), None);
+        assert!(!f
+            .diagnosis
+            .headline
+            .contains("Jetson GPU driver (nvgpu) failed"));
+        // It still says nvgpu, so it is a Jetson's: tegrastats, not nvidia-smi.
+        assert!(super::on_jetson(&f));
+        assert!(f.diagnosis.fixes[0].how.contains("tegrastats"));
+    }
+
+    /// fixtures/wild/1513.txt: OpenVINO's GPU plugin, whose message blames
+    /// the driver and asks for an update.
+    #[test]
+    fn a_message_that_blames_the_driver_updates_it_first() {
+        let f = finding(include_str!("../../../../fixtures/wild/1513.txt"));
+        assert_eq!(
+            fix_ids(&f),
+            [
+                "update-driver-as-message-asks",
+                "openvino-gpu-less-memory",
+                "check-what-holds-gpu"
+            ]
+        );
+        let all: String = f.diagnosis.fixes.iter().map(|x| x.how.clone()).collect();
+        assert!(all.contains("Intel") && all.contains("ov::num_streams"));
+        assert!(
+            !all.contains("nvidia-smi") && !all.contains("Ampere"),
+            "{all}"
+        );
+        let zh = f.diagnosis.verdicts[0].zh.clone().unwrap();
+        assert!(!zh.text.contains("OpenVINO's"), "{}", zh.text);
+        // Without the sentence that blames the driver, the same status is
+        // the ordinary reading.
+        let plain = include_str!("../../../../fixtures/wild/1513.txt")
+            .replace("Due to the driver bug any", "Any")
+            .replace("Please try to update the driver or reduce", "Please reduce");
+        let f = finding(&plain);
+        assert!(!super::blames_driver(&f));
+        assert_eq!(fix_ids(&f)[0], "check-what-holds-gpu");
+    }
+}

@@ -884,6 +884,66 @@ mod tests {
         );
     }
 
+    /// NCCL's `Last error: Cuda failure 'initialization error'`
+    /// (fixtures/wild/1750.txt) is this rank's own CUDA start failing: the
+    /// CUDA error's own fix comes first, and no search across the ranks.
+    /// A last error that is no CUDA error with advice keeps that search.
+    #[test]
+    fn a_local_cuda_error_in_nccl_names_its_own_fix() {
+        let paste = include_str!("../../../../fixtures/wild/1750.txt");
+        let findings = crate::decode_str(paste);
+        let f = findings
+            .iter()
+            .find(|f| f.kind.slug() == "nccl_error")
+            .unwrap();
+        let d = &f.diagnosis;
+        assert_eq!(d.fixes[0].id, "check-gpu-driver-state");
+        for word in ["spawn", "--gpus", "nvidia-smi", "CUDA_VISIBLE_DEVICES"] {
+            assert!(d.fixes[0].how.contains(word), "{word}: {}", d.fixes[0].how);
+        }
+        assert!(d
+            .fixes
+            .iter()
+            .all(|x| x.id != "find-first-error-across-ranks"));
+        assert_eq!(
+            d.verdicts[0].title,
+            "This rank's own CUDA call failed inside NCCL"
+        );
+        assert!(d.verdicts[0]
+            .detail
+            .contains("not a knock-on from another rank"));
+        let zh = d.verdicts[0].zh.clone().unwrap();
+        assert!(
+            zh.title.contains("rank") && zh.text.contains("fork"),
+            "{}",
+            zh.text
+        );
+        // The same failure quoting another CUDA text: its own row.
+        let illegal = paste.replace(
+            "'initialization error'",
+            "'an illegal memory access was encountered'",
+        );
+        assert_eq!(
+            first_fix(&illegal, "nccl_error"),
+            "status-find-failing-kernel"
+        );
+        // A last error that is not a CUDA failure.
+        let other = paste.replace(
+            "Cuda failure 'initialization error'",
+            "Call to ibv_reg_mr failed with error Cannot allocate memory",
+        );
+        assert_eq!(
+            first_fix(&other, "nccl_error"),
+            "find-first-error-across-ranks"
+        );
+        // A CUDA text the advice table has no row for.
+        let unknown = paste.replace("'initialization error'", "'invalid argument'");
+        assert_eq!(
+            first_fix(&unknown, "nccl_error"),
+            "find-first-error-across-ranks"
+        );
+    }
+
     /// NCCL's `Last error:` naming its shared-memory segment (a multi-node
     /// paste, fixtures/nccl_error_system_error.log) puts /dev/shm first; another last
     /// error leaves the search for the first error first.

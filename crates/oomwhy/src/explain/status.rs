@@ -246,7 +246,8 @@ fn article(name: &str) -> &'static str {
     let first = chars.next().unwrap_or(' ');
     let second = chars.next().unwrap_or(' ');
     let vowel = "aeiouAEIOU".contains(first);
-    let spelled_n = first == 'N' && second.is_ascii_uppercase() || first == 'n' && second == 'v';
+    let spelled_n = first == 'N' && second.is_ascii_uppercase()
+        || matches!(first, 'N' | 'n') && matches!(second, 'v' | 'V');
     if vowel || spelled_n {
         "an"
     } else {
@@ -274,7 +275,10 @@ fn capitalised(word: &str) -> String {
 /// The first fix the advice table gives for a status code, for a family
 /// that finds the code inside its own message (NCCL's `Last error:` naming
 /// a CUDA error): the code's own fix rather than a general one.
-pub(super) fn advice_fix(name: &str, seen: impl Fn(&str) -> bool) -> Option<(Fix, &'static Advice)> {
+pub(super) fn advice_fix(
+    name: &str,
+    seen: impl Fn(&str) -> bool,
+) -> Option<(Fix, &'static Advice)> {
     let advice = advice::lookup(name, seen)?;
     let spec = fix_spec(advice.fix)?;
     Some((fix(spec, said(advice.how)), advice))
@@ -530,15 +534,23 @@ mod tests {
     #[test]
     fn cudnn_execution_failed_inside_tensorrt_names_its_tactics() {
         // fixtures/wild/1429.txt: TensorRT's convolution runner during an engine build.
+        // Its `../rtSafe/... (483) - Cudnn Error in executeConv` form is
+        // TensorRT 7's: TensorRT 7's workspace option, not TensorRT 8's
+        // tactic sources or 8.4's memory pools.
         let s = screen(include_str!("../../../../fixtures/wild/1429.txt"));
-        assert_eq!(s.why.0, "A cuDNN tactic failed inside TensorRT");
+        assert_eq!(s.why.0, "A cuDNN tactic failed inside TensorRT 7 or older");
         assert_eq!(s.fix.0, "status-match-library-versions");
-        assert!(s.fix.2.contains("--tacticSources=-CUDNN"), "{}", s.fix.2);
+        assert!(s.fix.2.contains("--workspace=<MiB>"), "{}", s.fix.2);
+        assert!(s.fix.2.contains("max_workspace_size"), "{}", s.fix.2);
+        assert!(!s.fix.2.contains("--memPoolSize"), "{}", s.fix.2);
         assert!(
-            s.fix_zh.1.contains("--tacticSources=-CUDNN"),
+            s.fix
+                .2
+                .contains("(`--tacticSources=-CUDNN`) needs TensorRT 8"),
             "{}",
-            s.fix_zh.1
+            s.fix.2
         );
+        assert!(s.fix_zh.1.contains("--workspace=<MiB>"), "{}", s.fix_zh.1);
         assert!(chinese(&s.why_zh.0) && chinese(&s.why_zh.1));
     }
 
@@ -623,6 +635,143 @@ mod tests {
         // Its English title is still the table's meaning.
         assert!(s.why.0.contains("not previously configured"), "{}", s.why.0);
         assert_eq!(s.fix.0, "status-look-up-code");
+    }
+
+    /// The whole first screen and detail of a paste, in both languages.
+    fn report(paste: &str) -> String {
+        crate::decode_str(paste)
+            .iter()
+            .map(|f| {
+                let d = &f.diagnosis;
+                let zh = d.headline_zh.clone().unwrap_or_default();
+                let verdicts = d
+                    .verdicts
+                    .iter()
+                    .map(|v| format!("{} {} {:?}", v.title, v.detail, v.zh));
+                let fixes = d
+                    .fixes
+                    .iter()
+                    .map(|x| format!("{} {} {:?}", x.title, x.how, x.zh));
+                format!(
+                    "{} {zh} {}",
+                    d.headline,
+                    verdicts.chain(fixes).collect::<Vec<_>>().join(" ")
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_rocm_memory_access_fault_is_an_asynchronous_fault_not_a_call() {
+        // fixtures/wild/1640.txt: `... on address (nil). Reason: Page not present ...`.
+        let null = crate::decode_str(include_str!("../../../../fixtures/wild/1640.txt"));
+        let f = null
+            .iter()
+            .find(|f| f.kind == Kind::GpuRuntimeError)
+            .unwrap();
+        assert_eq!(
+            f.diagnosis.headline,
+            "The ROCm runtime (HSA) reported Memory access fault"
+        );
+        let s = screen(include_str!("../../../../fixtures/wild/1640.txt"));
+        assert_eq!(
+            s.why.0,
+            "A kernel on the AMD GPU dereferenced a null pointer"
+        );
+        assert!(s.why.1.contains("asynchronous") && s.why.1.contains("printf"));
+        assert_eq!(s.fix.0, "status-find-failing-kernel");
+        for word in [
+            "AMD_SERIALIZE_KERNEL=3",
+            "HIP_LAUNCH_BLOCKING=1",
+            "rocgdb",
+            "hipMalloc",
+        ] {
+            assert!(s.fix.2.contains(word), "{word}: {}", s.fix.2);
+            assert!(s.fix_zh.1.contains(word), "{word}: {}", s.fix_zh.1);
+        }
+        assert!(chinese(&s.why_zh.0) && chinese(&s.why_zh.1) && chinese(&s.fix_zh.1));
+        // fixtures/wild/1726.txt: the same fault at a real address is not
+        // called a null pointer.
+        let s = screen(include_str!("../../../../fixtures/wild/1726.txt"));
+        assert_eq!(
+            s.why.0,
+            "A kernel on the AMD GPU touched an unmapped address"
+        );
+        assert!(
+            !s.why.1.contains("nil") && !s.why.1.contains("null"),
+            "{}",
+            s.why.1
+        );
+        assert!(s.why.1.contains("asynchronous"), "{}", s.why.1);
+        assert!(s.fix.2.contains("AMD_SERIALIZE_KERNEL=3") && s.fix.2.contains("rocgdb"));
+        let fault = crate::decode_str(include_str!("../../../../fixtures/wild/1726.txt"));
+        let headline = &fault[0].diagnosis.headline;
+        assert!(!headline.contains("call returned"), "{headline}");
+        assert!(
+            s.why.1.contains("not a status a call returned"),
+            "{}",
+            s.why.1
+        );
+    }
+
+    #[test]
+    fn rm_init_adapter_names_the_driver_checks_and_an_nvidia() {
+        // fixtures/wild/1645.txt and 1003.txt: NVRM's RmInitAdapter failure.
+        for paste in [
+            include_str!("../../../../fixtures/wild/1645.txt"),
+            include_str!("../../../../fixtures/wild/1003.txt"),
+        ] {
+            let s = screen(paste);
+            assert_eq!(s.fix.0, "check-gpu-driver-state");
+            for word in [
+                "dmesg",
+                "/proc/driver/nvidia/version",
+                "nouveau",
+                "mokutil",
+                "lspci",
+                "eGPU",
+            ] {
+                assert!(s.fix.2.contains(word), "{word}: {}", s.fix.2);
+            }
+            assert!(s.fix_zh.1.contains("nouveau") && chinese(&s.fix_zh.1));
+            let all = report(paste);
+            assert!(all.contains("The NVIDIA kernel driver (NVRM) reported RmInitAdapter failed"));
+            assert!(
+                !all.contains("A NVIDIA") && !all.contains("a NVIDIA"),
+                "{all}"
+            );
+            assert!(!all.contains("status-look-up-code") && !all.contains("Look up the code"));
+        }
+    }
+
+    #[test]
+    fn a_table_status_is_still_returned_by_a_call_with_its_article() {
+        // fixtures/wild/1427.txt: Caffe's cuDNN status; the table names it.
+        let all = report(include_str!("../../../../fixtures/wild/1427.txt"));
+        assert!(all.contains("A cuDNN call returned"), "{all}");
+        assert!(all.contains("is a cuDNN status"), "{all}");
+    }
+
+    #[test]
+    fn the_article_follows_how_a_name_is_read() {
+        for (name, a) in [
+            ("NVIDIA kernel driver (NVRM)", "an"),
+            ("NCCL", "an"),
+            ("NPP", "an"),
+            ("nvJPEG", "an"),
+            ("Nvidia", "an"),
+            ("OpenCL", "an"),
+            ("ONNX Runtime", "an"),
+            ("cuDNN", "a"),
+            ("HIP runtime", "a"),
+            ("MIOpen", "a"),
+            ("Vulkan", "a"),
+            ("Nothing", "a"),
+            ("", "a"),
+        ] {
+            assert_eq!(article(name), a, "{name}");
+        }
+        assert_eq!(capitalised("an"), "An");
     }
 
     #[test]
