@@ -74,8 +74,8 @@ pub(super) fn headline(f: &Finding) -> Option<Said> {
             zh: "Jetson 的 GPU 驱动（nvgpu）自己的一次分配失败：多半是内核的连续内存区（CMA）不够"
         )),
         Some(KernelDriver::Nvrm) => Some(say!(
-            en: "The NVIDIA kernel driver (NVRM) failed an allocation of its own: a driver-level failure, not a program's out-of-memory",
-            zh: "NVIDIA 内核驱动（NVRM）自己的一次分配失败：这是驱动层面的故障，不是程序的显存不足"
+            en: "The NVIDIA kernel driver (NVRM) could not allocate memory for itself: the driver ran short, usually of system memory",
+            zh: "NVIDIA 内核驱动（NVRM）没能为自己分配到内存：是驱动缺内存，通常是系统内存"
         )),
         None if openvino_gpu(f) => Some(say!(
             en: "OpenVINO's GPU plugin ran out of resources on the Intel GPU (CL_OUT_OF_RESOURCES) and blames the driver: a driver failure or GPU memory running out",
@@ -105,8 +105,8 @@ pub(super) fn verdict_of(f: &Finding) -> Option<Verdict> {
                 zh: "内核驱动没能为自己分配到内存"
             ),
             say!(
-                en: "NVRM, the NVIDIA kernel driver, logged that an allocation of its own failed: the kernel's memory or the driver's own reservations, not a tensor a program asked for. Such lines come with others around them in the kernel log that say what the driver was doing.",
-                zh: "NVRM（NVIDIA 内核驱动）记下了它自己的一次分配失败：缺的是内核的内存或驱动自己的预留，不是某个程序申请的张量。内核日志里它前后的行会说明驱动当时在做什么。"
+                en: "NVRM, the NVIDIA kernel driver, logged that an allocation of its own failed (`NV_ERR_NO_MEMORY` in its resource manager): system memory the driver needs for its own structures, not a tensor a program asked for. On a machine whose GPU shares system memory (Grace Blackwell GB10, Grace Hopper, Jetson) a program that takes nearly all of it starves the driver; elsewhere the host's RAM ran out. The lines around it in the kernel log say what the driver was doing.",
+                zh: "NVRM（NVIDIA 内核驱动）记下了它自己的一次分配失败（资源管理器里的 `NV_ERR_NO_MEMORY`）：缺的是驱动自身结构要用的系统内存，不是某个程序申请的张量。在 GPU 与系统共用内存的机器上（Grace Blackwell GB10、Grace Hopper、Jetson），某个程序占掉几乎全部内存就会饿死驱动；在其他机器上则是主机内存用完了。内核日志里它前后的行会说明驱动当时在做什么。"
             ),
         )),
         None if blames_driver(f) => {
@@ -160,8 +160,8 @@ pub(super) fn fixes(f: &Finding, out: &mut Vec<Fix>) -> bool {
             out.push(fix(
                 &READ_DRIVER_LOG,
                 say!(
-                    en: "Read the kernel log around the line (`sudo dmesg -T | grep -iE 'nvrm|xid'`) for what the driver was doing; check the host's free memory (`free -h`), reload the driver or reboot, and update the driver if it recurs.",
-                    zh: "看这一行前后的内核日志（`sudo dmesg -T | grep -iE 'nvrm|xid'`），弄清驱动当时在做什么；检查主机的空闲内存（`free -h`），重新加载驱动或重启；反复出现就更新驱动。"
+                    en: "Read the kernel log around the line (`sudo dmesg -T | grep -iE 'nvrm|xid|out of memory'`) and check the host's free memory (`free -h`). Leave the driver system memory: on a machine whose GPU shares it, cap what the framework takes (vLLM `--gpu-memory-utilization`, JAX `XLA_PYTHON_CLIENT_MEM_FRACTION`, PyTorch `torch.cuda.set_per_process_memory_fraction`) below the whole; reboot if the driver stays unusable, and update it if this recurs with memory to spare.",
+                    zh: "看这一行前后的内核日志（`sudo dmesg -T | grep -iE 'nvrm|xid|out of memory'`），并检查主机的空闲内存（`free -h`）。给驱动留出系统内存：在 GPU 与系统共用内存的机器上，把框架占用的上限调到整体以下（vLLM `--gpu-memory-utilization`、JAX `XLA_PYTHON_CLIENT_MEM_FRACTION`、PyTorch `torch.cuda.set_per_process_memory_fraction`）；驱动一直不可用就重启；内存充足时仍反复出现就更新驱动。"
                 ),
             ));
             true
@@ -306,6 +306,29 @@ mod tests {
         // It still says nvgpu, so it is a Jetson's: tegrastats, not nvidia-smi.
         assert!(super::on_jetson(&f));
         assert!(f.diagnosis.fixes[0].how.contains("tegrastats"));
+    }
+
+    /// NVRM's resource manager failing a system-memory allocation, as
+    /// dmesg prints it on unified-memory machines (the driver's
+    /// `nvCheckOkFailedNoLog` line, quoted in NVIDIA/open-gpu-kernel-modules
+    /// reports): the driver's reading, never a batch size. Without the
+    /// `NVRM:` prefix the same words are no driver's line.
+    #[test]
+    fn an_nvrm_allocation_failure_is_the_drivers() {
+        let line = "[ 1234.567890] NVRM: nvCheckOkFailedNoLog: Check failed: Out of memory [NV_ERR_NO_MEMORY] (0x00000051) returned from _memdescAllocInternal(pMemDesc) @ mem_desc.c:1359";
+        let findings = crate::decode_str(line);
+        let f = &findings[0];
+        assert_eq!(super::kernel_driver(f), Some(super::KernelDriver::Nvrm));
+        assert!(f
+            .diagnosis
+            .headline
+            .starts_with("The NVIDIA kernel driver (NVRM)"));
+        assert_eq!(fix_ids(f), ["read-gpu-driver-log"]);
+        assert!(f.diagnosis.fixes[0].how.contains("free -h"));
+        assert!(f.diagnosis.fixes.iter().all(|x| !x.how.contains("batch")));
+        let bare = line.replace("NVRM: ", "");
+        let findings = crate::decode_str(&bare);
+        assert!(findings.iter().all(|f| super::kernel_driver(f).is_none()));
     }
 
     /// fixtures/wild/1513.txt: OpenVINO's GPU plugin, whose message blames
