@@ -748,6 +748,14 @@ fn reporter(line: &str, exception: Option<&str>, statement: Statement) -> String
     if let Some(c) = p.ffmpeg_context.captures(line) {
         return format!("FFmpeg ({})", &c[1]);
     }
+    // A GPU kernel driver's own log line (`nvgpu: 17000000.gpu ...`,
+    // `NVRM: ...`), once the kernel log's prefix is gone.
+    if line.trim_start().starts_with("nvgpu:") {
+        return "the Jetson GPU driver (nvgpu)".into();
+    }
+    if line.trim_start().starts_with("NVRM:") {
+        return "the NVIDIA kernel driver (NVRM)".into();
+    }
     // An NVENC encoder's own log (`nvenc : Error on nvEncOpenEncodeSessionEx: 10 ...`).
     if line.trim_start().starts_with("nvenc : ") {
         return "the NVENC video encoder".into();

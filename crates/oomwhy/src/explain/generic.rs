@@ -24,9 +24,22 @@ pub(super) struct GenericOom;
 
 impl Explain for GenericOom {
     fn headline(&self, f: &Finding) -> Said {
+        // A GPU kernel driver's own line (NVRM's NV_ERR_NO_MEMORY): the
+        // driver's reading, not a program's.
+        if super::driver_log::kernel_driver(f).is_some() {
+            if let Some(headline) = super::driver_log::headline(f) {
+                return headline;
+            }
+        }
         generic_headline(f)
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
+        if super::driver_log::kernel_driver(f).is_some() {
+            if let Some(v) = super::driver_log::verdict_of(f) {
+                out.push(v);
+                return;
+            }
+        }
         if let Some(v) = larger_than_the_gpu(f) {
             out.push(v);
             return;
@@ -34,6 +47,9 @@ impl Explain for GenericOom {
         out.push(generic_verdict(f))
     }
     fn fixes(&self, f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
+        if super::driver_log::kernel_driver(f).is_some() && super::driver_log::fixes(f, out) {
+            return;
+        }
         framework_fixes(d, out, |_, out| generic_fixes(f, out))
     }
 }

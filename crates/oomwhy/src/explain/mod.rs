@@ -18,6 +18,7 @@ mod cudnn;
 mod cupy;
 mod disguised;
 pub mod docs;
+mod driver_log;
 mod fixes;
 mod generic;
 mod gpu_crash;
@@ -122,6 +123,7 @@ pub(crate) const ALL_FIXES: &[&[catalogue::FixSpec]] = &[
     cudnn::FIXES,
     cupy::FIXES,
     disguised::FIXES,
+    driver_log::FIXES,
     generic::FIXES,
     gpu_crash::FIXES,
     gpu_lost::FIXES,
