@@ -87,6 +87,11 @@ struct Patterns {
     change: Regex,
     before_after: Regex,
     placeholder: Regex,
+    template: Regex,
+    figure: Regex,
+    example_heading: Regex,
+    explanation: Regex,
+    catalogue_field: Regex,
     faq: Regex,
     chrome: Regex,
     permalink: Regex,
@@ -140,6 +145,40 @@ fn patterns() -> &'static Patterns {
                 r"(?:^|[\s(\[,;:=])(?:\.{3}|…)(?:[\s)\],;:.]|$)",
                 r"|<(?:size|n|num|bytes|value|[a-z]+_[a-z_]+)>|\bX{1,3}(?:\.X+)? ?(?:[KMGT]i?B|bytes)\b"
             )),
+            // A figure written as letters: no program prints `X.XX GiB`.
+            template: constant_regex(
+                r"<(?:size|n|num|bytes)>|\bX{1,3}(?:\.X+)? ?(?:[KMGT]i?B|bytes)\b",
+            ),
+            figure: constant_regex(r"\d(?:\.\d+)? ?(?:[KMGT]i?B|bytes)\b"),
+            // A heading that calls what follows samples of messages.
+            example_heading: constant_regex(concat!(
+                r"(?i)^(?:#+\s*)?(?:\*\*)?(?:(?:sample|example|typical|common) ",
+                r"(?:errors|error messages|messages|error outputs|outputs|error logs)",
+                r"|sample (?:error|message|output|error message)",
+                r"|(?:error )?messages? examples|examples? of (?:errors|error messages|messages)",
+                r"|.{0,12}エラー(?:メッセージ)?の例|常见(?:错误|报错)(?:信息)?|(?:错误|报错)(?:信息)?示例)",
+                r"(?:\*\*)?\s*[:：]?$"
+            )),
+            // When a shown message usually happens: a report tells what
+            // happened once, a page what usually does. What it means only
+            // counts in another language than the message's (a program
+            // explains its own message too: `This error means you ran out
+            // of memory on your GPU.`).
+            explanation: constant_regex(concat!(
+                r"(?i)\b(?:errors?|messages?|exceptions?) (?:is |are )?",
+                r"(?:usually|typically|often|commonly|generally|frequently|most often|mostly) ",
+                r"(?:means?|indicates?|signals?|occurs?|happens?|appears?|raised|thrown|caused|reported|seen|shown)\b",
+                r"|\b(?:this|it) (?:usually|typically|often|commonly|generally|mostly) (?:happens|occurs)\b",
+                r"|\b(?:happens|occurs) (?:most often|mostly|usually|typically|commonly|frequently)\b",
+                // Chinese, Japanese, Korean: `这个错误表示`, `このエラーは`, `이 에러는`.
+                r"|(?:这个|该|此)(?:错误|报错)(?:是|表示|意味着|说明|通常)|このエラーは|(?:이|해당|위) (?:에러|오류)는"
+            )),
+            // The fields of an error catalogue's entry (`**Category:**
+            // resource_error`, `Last verified: ...`, `85% fix rate`).
+            catalogue_field: constant_regex(concat!(
+                r"(?i)^(?:[-*]\s*)?(?:\*\*)?(?:domain|category|verification|fix rate|severity|last verified)",
+                r"(?:\*\*)?\s*:|\bfix rate\b|\blast verified\b"
+            )),
             faq: constant_regex(r#"^(?:#+\s*)?(?:My|I)\b.{0,60}[“"`]\s*$"#),
             chrome: constant_regex(concat!(
                 r"(?i)copy to clipboard|toggle word wrap|enter fullscreen mode|exit fullscreen mode",
@@ -158,7 +197,13 @@ fn patterns() -> &'static Patterns {
                 r"|\b(?:error )?log examples?\b|\bexample (?:output|log|error message)\b",
                 // Japanese: `以下のような表示を見たことはありませんか`
                 // (have you seen a display like the following?), `この例では`.
-                r"|以下のような|次のような|見たことはありませんか|見てみましょう|この例では|例えば"
+                r"|以下のような|次のような|見たことはありませんか|見てみましょう|この例では|例えば",
+                // An example named as one of its kind (`an error such as
+                // this:`, `says something like:`, `and see this:`).
+                r"|\b(?:error|message|output|exception)s? (?:such as|like) (?:this|these|the following)\b",
+                r"|\bsomething like\s*:?\s*$|\b(?:and|then) see (?:this|something like|the following)\b",
+                // Korean: `다음과 같은` (like the following), `마주하게` (come to face).
+                r"|다음과 같은|아래와 같은|마주하게|마주치게|예를 들어"
             )),
             first_person: constant_regex(r"\b(?:I|I'm|I've|I'd|my|me|My|Dear)\b"),
             issue: constant_regex(concat!(
@@ -208,6 +253,17 @@ struct Features {
     after: bool,
     /// Placeholders in the messages' own text (`Tried to allocate ...`).
     placeholders: u32,
+    /// Figures written as letters (`X.XX GiB`, `<size>`) and figures
+    /// printed in full, in the messages' own text.
+    templates: u32,
+    figures: u32,
+    /// A heading that calls what follows samples (`Example errors`).
+    example_headings: u32,
+    /// Prose that says when a message usually happens (or, in Chinese,
+    /// Japanese or Korean, what it means).
+    explanations: u32,
+    /// The fields of an error catalogue's entry.
+    catalogue_fields: u32,
     /// A first-person question heading that quotes the message (`My model
     /// reports “cuda runtime error(2): out of memory”`), as FAQs word them.
     faq_headings: u32,
@@ -231,6 +287,11 @@ impl Features {
             + 3 * u32::from(self.describes_change())
             + 2 * self.placeholders.min(1)
             + second(self.placeholders)
+            + u32::from(self.templates > 0 && self.figures == 0)
+            + 3 * self.example_headings.min(1)
+            + 2 * self.explanations.min(1)
+            + second(self.explanations)
+            + self.catalogue_fields.min(3)
             + if self.faq_headings > 0 && self.reader > 0 {
                 2
             } else {
@@ -301,6 +362,8 @@ fn features(text: &str, messages: &[MessageSpan<'_>]) -> Features {
                 raw
             };
             f.placeholders += p.placeholder.find_iter(own).count() as u32;
+            f.templates += p.template.find_iter(own).count() as u32;
+            f.figures += p.figure.find_iter(own).count() as u32;
             // A program never says what a patch does; a grammar message
             // may take its whole line, prose included.
             if m.line == number && own.len() == raw.len() {
@@ -353,6 +416,10 @@ fn features(text: &str, messages: &[MessageSpan<'_>]) -> Features {
         f.faq_headings += u32::from(faq);
         let first = first && !faq;
         f.intros += u32::from(p.intro.is_match(line) && !first);
+        f.explanations += u32::from(p.explanation.is_match(line) && !first);
+        f.example_headings +=
+            u32::from(line.chars().count() < 60 && p.example_heading.is_match(line));
+        f.catalogue_fields += u32::from(p.catalogue_field.is_match(line));
         f.key_values += u32::from(p.key_value.is_match(line));
         f.issue_headings += u32::from(line.chars().count() < 40 && p.issue.is_match(line));
         f.first_person += u32::from(first);
