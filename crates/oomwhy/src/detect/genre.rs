@@ -51,9 +51,9 @@
 //!     more for a second. What an English message means is not counted: a
 //!     program explains its own message too (`This error means you ran out
 //!     of memory on your GPU.`, as ComfyUI prints it);
-//! 12. the fields of an error catalogue's entry (`**Category:**
-//!     resource_error`, `Verification:`, `Last verified:`, `85% fix rate`):
-//!     1 a line, 3 at most.
+//! 12. the fields of an error catalogue's entry, as a page sets them
+//!     (`- **Category:** resource_error`, `**Verification:**`, `Last
+//!     verified:`, `85% fix rate`): 1 a line, 3 at most.
 //!
 //! Example-introducing prose (rule 4) is read in English (`Error log
 //! example`, `an error such as this:`, `says something like:`, `and see
@@ -189,11 +189,13 @@ fn patterns() -> &'static Patterns {
                 // Chinese, Japanese, Korean: `这个错误表示`, `このエラーは`, `이 에러는`.
                 r"|(?:这个|该|此)(?:错误|报错)(?:是|表示|意味着|说明|通常)|このエラーは|(?:이|해당|위) (?:에러|오류)는"
             )),
-            // The fields of an error catalogue's entry (`**Category:**
-            // resource_error`, `Last verified: ...`, `85% fix rate`).
+            // The fields of an error catalogue's entry, as a page sets them
+            // (`- **Category:** resource_error`, `Last verified: ...`, `85%
+            // fix rate`); a log's `category: x` or YAML's `severity: ERROR`
+            // is no page's field.
             catalogue_field: constant_regex(concat!(
-                r"(?i)^(?:[-*]\s*)?(?:\*\*)?(?:domain|category|verification|fix rate|severity|last verified)",
-                r"(?:\*\*)?\s*:|\bfix rate\b|\blast verified\b"
+                r"(?i)^(?:[-*]\s*)?\*\*(?:domain|category|verification|fix rate|last verified)\s*:?\*\*",
+                r"|\bfix rate\b|\blast verified\b"
             )),
             faq: constant_regex(r#"^(?:#+\s*)?(?:My|I)\b.{0,60}[“"`]\s*$"#),
             chrome: constant_regex(concat!(
@@ -762,6 +764,9 @@ mod tests {
         assert!(!is_document(&two, &span(&two, message)));
         let event = "RuntimeError: MPS backend out of memory (MPS allocated: 2.00 GB, limit: 2.00 GB)\nTask Category: None\nTask Category: None\nTask Category: None\n";
         assert!(!is_document(event, &span(event, message)));
+        // Nor are a structured log's plain fields.
+        let yaml = "RuntimeError: MPS backend out of memory (MPS allocated: 2.00 GB, limit: 2.00 GB)\ncategory: resource_error\ndomain: cuda\nverification: none\n";
+        assert!(!is_document(yaml, &span(yaml, message)));
         // Another catalogue (wild paste): fields on one line, a fix rate,
         // and when the error is usually reported.
         let kb = "CUDA error: an illegal memory access was encountered\n\nEnvironment: cuda >=12.0,<13.0 · A100-40GB · linux · Last verified: 2026-02-11 · Evidence: 50 sources · JSON API\n\nFIXABLE 75% fix rate\n\nGPU kernel accessed invalid memory. Hard to debug — error often reported asynchronously.\n";
