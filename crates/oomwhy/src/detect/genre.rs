@@ -36,14 +36,30 @@
 //!    and Context`, `Reviewed By:`, `Before` and `After` headings): 3;
 //! 8. a placeholder in a message's own text where a program prints a
 //!    figure or a field (`Tried to allocate ...`, `WorkNCCL(..., ` and `ran
-//!    for ... ms`, `<size>`, `X MiB`): 2, and 1 more for a second;
+//!    for ... ms`, `<size>`, `X MiB`): 2, and 1 more for a second; and 1
+//!    more when a figure is written as letters (`X.XX GiB`, `<size>`) and
+//!    no message prints a real one (a title that shows the form above the
+//!    real message is not a list of forms);
 //! 9. an FAQ entry's heading: a first-person question that ends with the
 //!    quoted message (`My model reports “cuda runtime error(2): out of
-//!    memory”`), answered in prose that addresses the reader: 2.
+//!    memory”`), answered in prose that addresses the reader: 2;
+//! 10. a heading that calls what follows samples (`Example errors`,
+//!     `Sample Error Messages:`, `よくあるエラーメッセージの例`, `报错示例`): 3;
+//! 11. prose that says when a message usually happens (`This happens most
+//!     often when`, `error often reported asynchronously`) or, in Chinese,
+//!     Japanese or Korean, what it means (`이 에러는`, `这个错误表示`): 2, and 1
+//!     more for a second. What an English message means is not counted: a
+//!     program explains its own message too (`This error means you ran out
+//!     of memory on your GPU.`, as ComfyUI prints it);
+//! 12. the fields of an error catalogue's entry, as a page sets them
+//!     (`- **Category:** resource_error`, `**Verification:**`, `Last
+//!     verified:`, `85% fix rate`): 1 a line, 3 at most.
 //!
 //! Example-introducing prose (rule 4) is read in English (`Error log
-//! example`), Chinese and Japanese (`以下のような`, `見たことはありませんか`,
-//! `この例では`), and an explanatory heading may open with an emoji.
+//! example`, `an error such as this:`, `says something like:`, `and see
+//! this:`), Chinese, Japanese (`以下のような`, `見たことはありませんか`,
+//! `この例では`) and Korean (`다음과 같은 에러`), and an explanatory heading
+//! may open with an emoji.
 //!
 //! An input is also a document when it is source code that quotes the
 //! messages: every message line is code-shaped (a comment, a string literal
@@ -87,6 +103,11 @@ struct Patterns {
     change: Regex,
     before_after: Regex,
     placeholder: Regex,
+    template: Regex,
+    figure: Regex,
+    example_heading: Regex,
+    explanation: Regex,
+    catalogue_field: Regex,
     faq: Regex,
     chrome: Regex,
     permalink: Regex,
@@ -140,6 +161,42 @@ fn patterns() -> &'static Patterns {
                 r"(?:^|[\s(\[,;:=])(?:\.{3}|…)(?:[\s)\],;:.]|$)",
                 r"|<(?:size|n|num|bytes|value|[a-z]+_[a-z_]+)>|\bX{1,3}(?:\.X+)? ?(?:[KMGT]i?B|bytes)\b"
             )),
+            // A figure written as letters: no program prints `X.XX GiB`.
+            template: constant_regex(
+                r"<(?:size|n|num|bytes)>|\bX{1,3}(?:\.X+)? ?(?:[KMGT]i?B|bytes)\b",
+            ),
+            figure: constant_regex(r"\d(?:\.\d+)? ?(?:[KMGT]i?B|bytes)\b"),
+            // A heading that calls what follows samples of messages.
+            example_heading: constant_regex(concat!(
+                r"(?i)^(?:#+\s*)?(?:\*\*)?(?:(?:sample|example|typical|common) ",
+                r"(?:errors|error messages|messages|error outputs|outputs|error logs)",
+                r"|sample (?:error|message|output|error message)",
+                r"|(?:error )?messages? examples|examples? of (?:errors|error messages|messages)",
+                r"|.{0,12}エラー(?:メッセージ)?の例|常见(?:错误|报错)(?:信息)?|(?:错误|报错)(?:信息)?示例)",
+                r"(?:\*\*)?\s*[:：]?$"
+            )),
+            // When a shown message usually happens: a report tells what
+            // happened once, a page what usually does. What it means only
+            // counts in another language than the message's (a program
+            // explains its own message too: `This error means you ran out
+            // of memory on your GPU.`).
+            explanation: constant_regex(concat!(
+                r"(?i)\b(?:errors?|messages?|exceptions?) (?:is |are )?",
+                r"(?:usually|typically|often|commonly|generally|frequently|most often|mostly) ",
+                r"(?:means?|indicates?|signals?|occurs?|happens?|appears?|raised|thrown|caused|reported|seen|shown)\b",
+                r"|\b(?:this|it) (?:usually|typically|often|commonly|generally|mostly) (?:happens|occurs)\b",
+                r"|\b(?:happens|occurs) (?:most often|mostly|usually|typically|commonly|frequently)\b",
+                // Chinese, Japanese, Korean: `这个错误表示`, `このエラーは`, `이 에러는`.
+                r"|(?:这个|该|此)(?:错误|报错)(?:是|表示|意味着|说明|通常)|このエラーは|(?:이|해당|위) (?:에러|오류)는"
+            )),
+            // The fields of an error catalogue's entry, as a page sets them
+            // (`- **Category:** resource_error`, `Last verified: ...`, `85%
+            // fix rate`); a log's `category: x` or YAML's `severity: ERROR`
+            // is no page's field.
+            catalogue_field: constant_regex(concat!(
+                r"(?i)^(?:[-*]\s*)?\*\*(?:domain|category|verification|fix rate|last verified)\s*:?\*\*",
+                r"|\bfix rate\b|\blast verified\b"
+            )),
             faq: constant_regex(r#"^(?:#+\s*)?(?:My|I)\b.{0,60}[“"`]\s*$"#),
             chrome: constant_regex(concat!(
                 r"(?i)copy to clipboard|toggle word wrap|enter fullscreen mode|exit fullscreen mode",
@@ -158,7 +215,13 @@ fn patterns() -> &'static Patterns {
                 r"|\b(?:error )?log examples?\b|\bexample (?:output|log|error message)\b",
                 // Japanese: `以下のような表示を見たことはありませんか`
                 // (have you seen a display like the following?), `この例では`.
-                r"|以下のような|次のような|見たことはありませんか|見てみましょう|この例では|例えば"
+                r"|以下のような|次のような|見たことはありませんか|見てみましょう|この例では|例えば",
+                // An example named as one of its kind (`an error such as
+                // this:`, `says something like:`, `and see this:`).
+                r"|\b(?:error|message|output|exception)s? (?:such as|like) (?:this|these|the following)\b",
+                r"|\bsomething like\s*:?\s*$|\b(?:and|then) see (?:this|something like|the following)\b",
+                // Korean: `다음과 같은` (like the following), `마주하게` (come to face).
+                r"|다음과 같은|아래와 같은|마주하게|마주치게|예를 들어"
             )),
             first_person: constant_regex(r"\b(?:I|I'm|I've|I'd|my|me|My|Dear)\b"),
             issue: constant_regex(concat!(
@@ -208,6 +271,17 @@ struct Features {
     after: bool,
     /// Placeholders in the messages' own text (`Tried to allocate ...`).
     placeholders: u32,
+    /// Figures written as letters (`X.XX GiB`, `<size>`) and figures
+    /// printed in full, in the messages' own text.
+    templates: u32,
+    figures: u32,
+    /// A heading that calls what follows samples (`Example errors`).
+    example_headings: u32,
+    /// Prose that says when a message usually happens (or, in Chinese,
+    /// Japanese or Korean, what it means).
+    explanations: u32,
+    /// The fields of an error catalogue's entry.
+    catalogue_fields: u32,
     /// A first-person question heading that quotes the message (`My model
     /// reports “cuda runtime error(2): out of memory”`), as FAQs word them.
     faq_headings: u32,
@@ -231,6 +305,11 @@ impl Features {
             + 3 * u32::from(self.describes_change())
             + 2 * self.placeholders.min(1)
             + second(self.placeholders)
+            + u32::from(self.templates > 0 && self.figures == 0)
+            + 3 * self.example_headings.min(1)
+            + 2 * self.explanations.min(1)
+            + second(self.explanations)
+            + self.catalogue_fields.min(3)
             + if self.faq_headings > 0 && self.reader > 0 {
                 2
             } else {
@@ -301,6 +380,8 @@ fn features(text: &str, messages: &[MessageSpan<'_>]) -> Features {
                 raw
             };
             f.placeholders += p.placeholder.find_iter(own).count() as u32;
+            f.templates += p.template.find_iter(own).count() as u32;
+            f.figures += p.figure.find_iter(own).count() as u32;
             // A program never says what a patch does; a grammar message
             // may take its whole line, prose included.
             if m.line == number && own.len() == raw.len() {
@@ -353,6 +434,10 @@ fn features(text: &str, messages: &[MessageSpan<'_>]) -> Features {
         f.faq_headings += u32::from(faq);
         let first = first && !faq;
         f.intros += u32::from(p.intro.is_match(line) && !first);
+        f.explanations += u32::from(p.explanation.is_match(line) && !first);
+        f.example_headings +=
+            u32::from(line.chars().count() < 60 && p.example_heading.is_match(line));
+        f.catalogue_fields += u32::from(p.catalogue_field.is_match(line));
         f.key_values += u32::from(p.key_value.is_match(line));
         f.issue_headings += u32::from(line.chars().count() < 40 && p.issue.is_match(line));
         f.first_person += u32::from(first);
@@ -571,5 +656,147 @@ mod tests {
         assert!(is_document(page, &span(page, message)));
         let no_question = page.replace("Why do these happen?\n", "");
         assert!(!is_document(&no_question, &span(&no_question, message)));
+    }
+
+    fn spans(text: &str, messages: &[&'static str]) -> Vec<MessageSpan<'static>> {
+        messages.iter().flat_map(|m| span(text, m)).collect()
+    }
+
+    #[test]
+    fn a_heading_that_calls_messages_samples_is_a_document() {
+        // An HPC knowledge-base page (wild paste).
+        let page = "Example errors\n\n# OOM in a parallel program launched through srun\n\nslurmstepd: error: Detected 1 oom-kill event(s) in StepId=14604003.0 cgroup. Some of your processes may have been killed by the cgroup out-of-memory handler.\n\nsrun: error: o0616: task 0: Out Of Memory\n";
+        let messages = [
+            "slurmstepd: error: Detected 1 oom-kill",
+            "srun: error: o0616",
+        ];
+        assert!(is_document(page, &spans(page, &messages)));
+        // An XLA error-code page (wild paste): the heading alone is enough.
+        let xla = "Sample Error Messages:\n\nRESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space hbm. Used 49.34G of 32.00G hbm. Exceeded hbm capacity by 17.34G.\n";
+        assert!(is_document(xla, &span(xla, "RESOURCE_EXHAUSTED: XLA:TPU")));
+        // A poster's own heading above the same lines is a report.
+        for heading in ["Error messages:", "## Error", "Example run", "Logs"] {
+            let paste = page.replace("Example errors", heading);
+            assert!(!is_document(&paste, &spans(&paste, &messages)), "{heading}");
+        }
+    }
+
+    #[test]
+    fn an_example_named_as_one_of_its_kind_is_a_document() {
+        // An FAQ page (wild paste): `an error such as this:`, then what it
+        // means for the reader.
+        let faq = "OOM stands for \"Out Of Memory\", and so an error such as this:\n\nslurmstepd: error: Detected 1 oom-kill event(s) in step 370626.batch cgroup\n\nindicates that your job attempted to use more memory (RAM) than Slurm reserved for it.\n";
+        let message = "slurmstepd: error: Detected 1 oom-kill";
+        assert!(is_document(faq, &span(faq, message)));
+        // The poster's own error, or a plain lead-in, is a report.
+        let mine = faq.replace("and so an error such as this:", "and I got this:");
+        assert!(!is_document(&mine, &span(&mine, message)));
+        let plain = faq.replace("an error such as this:", "the job failed with:");
+        assert!(!is_document(&plain, &span(&plain, message)));
+        // A guide (wild paste): `says something like:`, then the reader.
+        let guide = "You loaded a model. It crashed. The error says something like:\n\nCUDA error: out of memory\n\nYour model doesn’t fit in your GPU’s VRAM. Here’s how to fix it — fastest fixes first.\n";
+        assert!(is_document(
+            guide,
+            &span(guide, "CUDA error: out of memory")
+        ));
+        let told = guide.replace("says something like:", "says:");
+        assert!(!is_document(
+            &told,
+            &span(&told, "CUDA error: out of memory")
+        ));
+        // A blog (wild paste): the reader runs a command `and see this:`.
+        let blog = "Your pod crashed. You run kubectl describe and see this:\n\nState:       Running\nLast State:  Terminated\nReason:      OOMKilled\nExit Code:   137\n";
+        assert!(is_document(blog, &span(blog, "Reason:      OOMKilled")));
+        // The same status under the poster's words is a report.
+        let status = blog.replace(
+            "Your pod crashed. You run kubectl describe and see this:",
+            "The pod crashed. kubectl describe shows:",
+        );
+        assert!(!is_document(
+            &status,
+            &span(&status, "Reason:      OOMKilled")
+        ));
+    }
+
+    #[test]
+    fn when_a_message_usually_happens_is_a_document() {
+        // A vendor's tutorial (wild paste).
+        let tutorial = "You queue an image generation on your GPU server and Stable Diffusion dies mid-process with a wall of red text:\n\ntorch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB of which 1.12 GiB is free.\n\nThis happens most often when generating at high resolutions, using SDXL or Flux models, or running with batch sizes greater than one.\n";
+        let message = "torch.cuda.OutOfMemoryError: CUDA out of memory";
+        assert!(is_document(tutorial, &span(tutorial, message)));
+        // What happened once is a report's.
+        let once = tutorial.replace("This happens most often when", "This happened when");
+        assert!(!is_document(&once, &span(&once, message)));
+        // ComfyUI explains its own message in English (wild paste): a
+        // program's words, not a page's.
+        let comfy = "torch.OutOfMemoryError: HIP out of memory. \nTried to allocate 26.00 MiB. GPU 0 has a total capacity of 15.92 GiB of which 13.60 GiB is free. \nThis error means you ran out of memory on your GPU.\n\nTIPS: If the workflow worked before you might have accidentally set the batch_size to a large number.\n";
+        let spans = vec![MessageSpan {
+            line: 1,
+            lines: 2,
+            first: "torch.OutOfMemoryError: HIP out of memory.",
+        }];
+        assert!(!is_document(comfy, &spans));
+    }
+
+    #[test]
+    fn korean_prose_explaining_a_message_is_a_document() {
+        // A Korean blog on vLLM (wild paste): `다음과 같은 에러를 마주하게
+        // 됨` (you come to face an error like the following), then `이
+        // 에러는` (this error is ...).
+        let blog = "vLLM을 실제 서비스 환경에 배포하다 보면 다음과 같은 에러를 마주하게 됨\n🚫 ValueError: No available memory for the cache blocks.\n이 에러는 단순한 메모리 부족이 아니라, vLLM이 내부적으로 사용하는 KV Cache 영역이 부족해서 발생하는 것.\n";
+        let message = "ValueError: No available memory for the cache blocks.";
+        assert!(is_document(blog, &span(blog, message)));
+        // The introduction alone is two points.
+        let intro = blog.lines().take(2).collect::<Vec<_>>().join("\n");
+        assert!(!is_document(&intro, &span(&intro, message)));
+    }
+
+    #[test]
+    fn an_error_catalogue_entry_is_a_document() {
+        // An error catalogue's markdown entry (wild paste): the message is
+        // its title, the fields follow.
+        let entry = "# RuntimeError: MPS backend out of memory (MPS allocated: 2.00 GB, limit: 2.00 GB)\n\n- **ID:** `cuda/mps-memory-pressure`\n- **Domain:** cuda\n- **Category:** resource_error\n- **Verification:** ai_generated\n- **Fix Rate:** 85%\n";
+        let message = "RuntimeError: MPS backend out of memory";
+        assert!(is_document(entry, &span(entry, message)));
+        // Two fields are two points; a Windows event's `Task Category` is
+        // no catalogue's field.
+        let two: String = entry.lines().take(5).map(|l| format!("{l}\n")).collect();
+        assert!(!is_document(&two, &span(&two, message)));
+        let event = "RuntimeError: MPS backend out of memory (MPS allocated: 2.00 GB, limit: 2.00 GB)\nTask Category: None\nTask Category: None\nTask Category: None\n";
+        assert!(!is_document(event, &span(event, message)));
+        // Nor are a structured log's plain fields.
+        let yaml = "RuntimeError: MPS backend out of memory (MPS allocated: 2.00 GB, limit: 2.00 GB)\ncategory: resource_error\ndomain: cuda\nverification: none\n";
+        assert!(!is_document(yaml, &span(yaml, message)));
+        // Another catalogue (wild paste): fields on one line, a fix rate,
+        // and when the error is usually reported.
+        let kb = "CUDA error: an illegal memory access was encountered\n\nEnvironment: cuda >=12.0,<13.0 · A100-40GB · linux · Last verified: 2026-02-11 · Evidence: 50 sources · JSON API\n\nFIXABLE 75% fix rate\n\nGPU kernel accessed invalid memory. Hard to debug — error often reported asynchronously.\n";
+        let message = "CUDA error: an illegal memory access was encountered";
+        assert!(is_document(kb, &span(kb, message)));
+    }
+
+    #[test]
+    fn figures_written_as_letters_are_a_document_without_a_real_one() {
+        // A guide's list of message forms (wild paste).
+        let forms = "CUDA error: out of memory cudaErrorMemoryAllocation: out of memory RuntimeError: CUDA error: out of memory. Tried to allocate X.XX GiB cudaMalloc failed: out of memory\n";
+        assert!(is_document(
+            forms,
+            &span(forms, "CUDA error: out of memory")
+        ));
+        // A page's title with the form above the real message (wild
+        // paste, a real error): the real figure keeps it a report.
+        let titled = "Training YOLO with GPU_V2 error: RuntimeError: CUDA out of memory Tried to allocate XXX MiB\n\nError message:\nRuntimeError: CUDA out of memory Tried to allocate 200.00 MiB (GPU 0; 8.00 GiB total capacity; 5.96 GiB already allocated; 0 bytes free; 6.18 GiB reserved in total by PyTorch)\n";
+        let spans = vec![
+            MessageSpan {
+                line: 1,
+                lines: 1,
+                first: "RuntimeError: CUDA out of memory Tried to allocate XXX MiB",
+            },
+            MessageSpan {
+                line: 4,
+                lines: 1,
+                first: "RuntimeError: CUDA out of memory Tried to allocate 200.00 MiB",
+            },
+        ];
+        assert!(!is_document(titled, &spans));
     }
 }
