@@ -4,8 +4,9 @@
 
 use super::catalogue::{Cost, Engines, FixSpec, Phases};
 use super::common::{
-    capitalise, fix, inference_fixes, loading_fix_for, row, tolerance, verdict, workload_fixes,
-    FieldRow, FIND_OVERSIZED_TENSOR, GIB, GRADIENT_CHECKPOINTING, MIB, REDUCE_BATCH_SIZE,
+    capitalise, fix, free_exceeds, inference_fixes, loading_fix_for, row, tolerance, verdict,
+    workload_fixes, FieldRow, FIND_OVERSIZED_TENSOR, GIB, GRADIENT_CHECKPOINTING, MIB,
+    REDUCE_BATCH_SIZE,
 };
 use super::docs::Code;
 use super::pasted;
@@ -1254,6 +1255,18 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                 zh: "数字里看不出别的原因：此时工作负载需要的显存比这块 GPU 有的多。"
             ),
         };
+        // Free memory above the request, but within the noise: said, so
+        // that "does not fit" does not contradict the figure beside it.
+        let detail = match (requested, s.free_bytes) {
+            (Some(a), Some(free)) if free > a && !free_exceeds(free, a) => detail.then(say!(
+                en: "The {free} it reported free is {excess} more than the {request} requested, but within what a full device cannot hand out in one allocation (the driver's own reserve and page tables, memory mapped in 2 MiB pages, figures printed rounded): by the numbers the device was full.",
+                zh: "它报告的空闲 {free} 比申请的 {request} 多 {excess}，但这点差额在一块满了的设备一次分配给不出来的范围之内（驱动自己的预留和页表、按 2 MiB 页映射的显存、四舍五入打印的数字）：按这些数字，设备已经满了。",
+                excess = fmt(free - a),
+                free = fmt(free),
+                request = fmt(a)
+            )),
+            _ => detail,
+        };
         // While the model loads no batch exists yet: what fills the card
         // is the weights themselves.
         let detail = if super::setting::is_loading(f) {
@@ -1364,12 +1377,6 @@ fn tensors_dominate(s: &crate::record::Sizes) -> bool {
         (Some(x), Some(t)) => x >= t / 10 * TENSORS_DOMINATE_TENTHS,
         _ => false,
     }
-}
-
-/// Whether free memory exceeds the request by more than the noise of the
-/// printed figures and the slack one near-full allocation needs.
-fn free_exceeds(free: u64, requested: u64) -> bool {
-    free >= requested.saturating_add(NOISE_MIN.max(requested / FREE_EXCESS_DIVISOR))
 }
 
 /// The memory outside PyTorch's allocator when it is no more than the CUDA
@@ -1570,6 +1577,17 @@ fn fragmentation_verdict(f: &Finding, d: &Diagnosis, limit_binds: bool) -> Optio
     let detail = match pasted::non_releasable_evidence(f) {
         Some(evidence) => detail.then(evidence),
         None => detail,
+    };
+    // With the device's free memory above the request, fragmentation of
+    // the reserve explains the failure only under the limit.
+    let detail = match (limit_binds, s.requested_bytes, s.free_bytes) {
+        (true, Some(a), Some(free)) if free_exceeds(free, a) => detail.then(say!(
+            en: "This matters only because of the limit above: without it PyTorch would have taken the {request} from the device's {free} free.",
+            zh: "这只是因为上面那个上限才有影响：没有上限的话，PyTorch 会直接从设备空闲的 {free} 里拿这 {request}。",
+            request = fmt(a),
+            free = fmt(free)
+        )),
+        _ => detail,
     };
     Some((
         verdict(Code::Fragmentation, fragmentation_title(), detail),
@@ -2069,15 +2087,7 @@ fn npu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
     );
     // When the top verdict puts most of the missing memory outside this
     // allocator, a smaller batch cannot recover it: who holds it comes first.
-    let outside = d.verdicts.first().is_some_and(|v| {
-        [
-            Code::MemoryOutsidePytorch,
-            Code::MemoryOutsideProcess,
-            Code::OtherProcesses,
-        ]
-        .iter()
-        .any(|code| v.code == code.as_str())
-    });
+    let outside = outside_leads(d);
     if outside {
         out.push(smi.clone());
     }
@@ -2135,7 +2145,15 @@ fn xpu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
         out.push(tensor_far_too_large());
         return;
     }
-    if f.sizes.requested_bytes.is_some_and(|a| a > 4 * GIB) {
+    // When the top verdict puts most of the missing memory outside this
+    // allocator, a smaller batch cannot recover it: who holds it comes first.
+    let outside = outside_leads(d);
+    if outside {
+        out.push(xpu_smi(f));
+    }
+    // Level Zero's largest single allocation is just under 4 GiB on Intel
+    // GPUs (maxMemAllocSize), so a request of 4.00 GiB is already refused.
+    if f.sizes.requested_bytes.is_some_and(|a| a >= 4 * GIB) {
         out.push(fix(
             &XPU_RELAXED_ALLOCATION_LIMITS,
             say!(
@@ -2190,14 +2208,36 @@ fn xpu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
     if is_inference(f) {
         inference_fixes(f, out);
     }
-    out.push(fix(
+    if !outside {
+        out.push(xpu_smi(f));
+    }
+}
+
+/// Intel's xpu-smi, the holder check on Intel GPUs.
+fn xpu_smi(f: &Finding) -> Fix {
+    fix(
         &XPU_SMI_CHECK,
         say!(
             en: "Intel's xpu-smi (e.g. `xpu-smi stats -d {device}`) shows device memory in use; stop other processes on the same GPU or select another with ZE_AFFINITY_MASK.",
             zh: "Intel 的 xpu-smi（如 `xpu-smi stats -d {device}`）会显示设备显存的占用；结束同一块 GPU 上的其他进程，或用 ZE_AFFINITY_MASK 换一块。",
             device = f.device.unwrap_or(0)
         ),
-    ));
+    )
+}
+
+/// True when the top verdict puts most of the missing memory outside this
+/// allocator (outside PyTorch, outside this process, other processes):
+/// then finding its holder is the first fix on every backend.
+fn outside_leads(d: &Diagnosis) -> bool {
+    d.verdicts.first().is_some_and(|v| {
+        [
+            Code::MemoryOutsidePytorch,
+            Code::MemoryOutsideProcess,
+            Code::OtherProcesses,
+        ]
+        .iter()
+        .any(|code| v.code == code.as_str())
+    })
 }
 
 /// Autocast on Ascend NPUs (torch_npu): the device-generic API with torch_npu's device type.
@@ -2620,5 +2660,92 @@ mod tests {
             !fixes.iter().any(|x| x == "fewer-tensor-sizes"),
             "{fixes:?}"
         );
+    }
+}
+
+/// Free memory beside the request, read as the one memory model reads it
+/// (`common::Reading`), from the audited pastes.
+#[cfg(test)]
+mod free_beside_the_request {
+    use crate::explain::test_support::fix_ids;
+
+    fn first(text: &str) -> crate::record::Finding {
+        crate::decode_str(text).remove(0)
+    }
+
+    /// A 4 GiB card (fixtures/wild/1539.txt): 51.56 MiB free for a 20 MiB
+    /// request is within the noise margin (32 MiB over the request), so the
+    /// card is full, and the Why says why the figure beside it does not
+    /// contradict that. 52 MiB free is past the margin: then the device
+    /// had room, and "does not fit" is not said.
+    #[test]
+    fn free_within_the_noise_is_reconciled_with_a_full_card() {
+        let text = include_str!("../../../../fixtures/wild/1539.txt");
+        let f = first(text);
+        let why = &f.diagnosis.verdicts[0];
+        assert_eq!(why.code, "capacity_exhausted");
+        assert!(
+            why.detail.contains("by the numbers the device was full"),
+            "{}",
+            why.detail
+        );
+        assert!(why
+            .zh
+            .as_ref()
+            .is_some_and(|zh| zh.text.contains("设备已经满了")));
+        let past = first(&text.replace("51.56 MiB free", "52.00 MiB free"));
+        assert_ne!(past.diagnosis.verdicts[0].code, "capacity_exhausted");
+        let at = first(&text.replace("51.56 MiB free", "20.00 MiB free"));
+        assert!(!at.diagnosis.verdicts[0]
+            .detail
+            .contains("by the numbers the device was full"));
+    }
+
+    /// PyTorch 2.1 with 4.48 GiB free for 60 MiB (fixtures/wild/1540.txt):
+    /// the fragmentation it also shows matters only under the limit the
+    /// first verdict names, and says so.
+    #[test]
+    fn fragmentation_beside_free_memory_names_the_limit() {
+        let f = first(include_str!("../../../../fixtures/wild/1540.txt"));
+        let codes: Vec<&str> = f
+            .diagnosis
+            .verdicts
+            .iter()
+            .map(|v| v.code.as_str())
+            .collect();
+        assert_eq!(codes[..2], ["memory_limit", "fragmentation"]);
+        let detail = &f.diagnosis.verdicts[1].detail;
+        assert!(
+            detail.contains("only because of the limit above"),
+            "{detail}"
+        );
+    }
+
+    /// An Intel GPU refusing 4.00 GiB with 15.11 GiB free
+    /// (fixtures/wild/1537.txt): Level Zero's single-allocation limit, just
+    /// under 4 GiB, comes first; below 4 GiB it is not offered.
+    #[test]
+    fn an_intel_gpu_refuses_four_gib_in_one_piece() {
+        let text = include_str!("../../../../fixtures/wild/1537.txt");
+        assert_eq!(fix_ids(text)[0], "xpu-relaxed-allocation-limits");
+        let below =
+            fix_ids(&text.replace("Tried to allocate 4.00 GiB", "Tried to allocate 3.99 GiB"));
+        assert!(
+            !below.iter().any(|x| x == "xpu-relaxed-allocation-limits"),
+            "{below:?}"
+        );
+    }
+
+    /// The same Intel GPU with nearly nothing free while PyTorch holds a
+    /// few MiB: the memory is outside PyTorch, and xpu-smi comes first, as
+    /// npu-smi does on an Ascend NPU.
+    #[test]
+    fn an_intel_gpu_full_outside_pytorch_looks_for_the_holder_first() {
+        let text = include_str!("../../../../fixtures/wild/1537.txt")
+            .replace("Tried to allocate 4.00 GiB", "Tried to allocate 512.00 MiB")
+            .replace("of which 15.11 GiB is free", "of which 100.00 MiB is free");
+        let f = first(&text);
+        assert_eq!(f.diagnosis.verdicts[0].code, "memory_outside_pytorch");
+        assert_eq!(f.diagnosis.fixes[0].id, "xpu-smi-check");
     }
 }
