@@ -150,7 +150,7 @@ pub(super) fn one_request_verdict(f: &Finding, who: Said) -> Option<Verdict> {
         ),
         say_parts!(
             en: "{who} asked for {size} in one piece, for one tensor: {share}. However the allocator is set up, one buffer this large leaves little or nothing for the rest of the work; its size follows from the input shapes (batch, sequence length, resolution), or a dimension is far larger than intended.",
-            zh: "{who}一次申请了 {size}，只为一个张量：{share}。不管分配器怎么设置，这么大的一块缓冲区都会让其余的工作几乎没有空间；它的大小由输入的形状（batch、序列长度、分辨率）决定，要么就是某个维度比预想的大得多。",
+            zh: "{who} 一次申请了 {size}，只为一个张量：{share}。不管分配器怎么设置，这么大的一块缓冲区都会让其余的工作几乎没有空间；它的大小由输入的形状（batch、序列长度、分辨率）决定，要么就是某个维度比预想的大得多。",
             who = who,
             size = size,
             share = share

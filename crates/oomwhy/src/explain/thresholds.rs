@@ -190,6 +190,8 @@ mod tests {
         assert_eq!((FAILS_AT_START_MAX_STEP, LATE_FAILURE_MIN_STEP), (1, 100));
         phrase("progress counter before the crash is 0 or 1");
         phrase("it is ≥ 100");
+        assert_eq!((ONE_REQUEST_SHARE_DIVISOR, ONE_REQUEST_LARGE), (2, 4 * GIB));
+        phrase("of at least half the device\n  or the limit, or of at least 4 GiB");
         assert_eq!(PADDLE_OWN_WORK_RATIO, 4);
         phrase("at least 4 times the free memory");
     }

@@ -323,14 +323,14 @@ pub(super) fn tpu_runtime_headline(f: &Finding) -> Option<Said> {
     let a = fmt(f.sizes.requested_bytes?);
     Some(if f.text.contains("Attempting to reserve") {
         say!(
-            en: "Out of memory: the TPU runtime could not reserve {a} of TPU memory (HBM) for a program",
-            zh: "内存不足：TPU 运行时无法为程序预留 {a} 的 TPU 内存（HBM）",
+            en: "The TPU runtime could not reserve {a} of TPU memory (HBM) for a program",
+            zh: "TPU 运行时无法为程序预留 {a} 的 TPU 内存（HBM）",
             a = a
         )
     } else {
         say!(
-            en: "Out of memory: the TPU runtime could not allocate {a} of TPU memory (HBM)",
-            zh: "内存不足：TPU 运行时无法分配 {a} 的 TPU 内存（HBM）",
+            en: "The TPU runtime could not allocate {a} of TPU memory (HBM)",
+            zh: "TPU 运行时无法分配 {a} 的 TPU 内存（HBM）",
             a = a
         )
     })
