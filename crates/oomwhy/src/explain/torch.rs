@@ -2153,14 +2153,17 @@ fn xpu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
     }
     // Level Zero's largest single allocation is just under 4 GiB on Intel
     // GPUs (maxMemAllocSize), so a request of 4.00 GiB is already refused.
-    if f.sizes.requested_bytes.is_some_and(|a| a >= 4 * GIB) {
-        out.push(fix(
-            &XPU_RELAXED_ALLOCATION_LIMITS,
-            say!(
-                en: "Intel's Level Zero runtime refuses one allocation larger than about 4 GiB unless relaxed: export UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1 before Python starts (oneapi-src/unified-runtime#1245), or split the tensor (smaller batch or chunks).",
-                zh: "Intel 的 Level Zero 运行时默认拒绝大于约 4 GiB 的单次分配，除非放宽限制：在 Python 启动前 export UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1（oneapi-src/unified-runtime#1245），或者把张量拆开（更小的 batch 或分块）。"
-            ),
-        ));
+    // It comes first unless the figures show the request could not fit the
+    // card anyway (what PyTorch allocated plus the request exceeds it).
+    let relaxed = f.sizes.requested_bytes.filter(|&a| a >= 4 * GIB).map(|a| {
+        let fits = match (f.sizes.total_bytes, f.sizes.allocated_bytes) {
+            (Some(total), Some(allocated)) => allocated.saturating_add(a) <= total,
+            _ => true,
+        };
+        (xpu_relaxed_allocation_limits(), fits)
+    });
+    if let Some((relaxed, true)) = &relaxed {
+        out.push(relaxed.clone());
     }
     if has(Code::MemoryLimit) {
         out.push(fix(
@@ -2196,6 +2199,9 @@ fn xpu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
             zh: "在 torch.autocast(device_type=\"xpu\", dtype=torch.bfloat16) 下跑前向：激活值只占一半显存。"
         ),
     ));
+    if let Some((relaxed, false)) = relaxed {
+        out.push(relaxed);
+    }
     if !is_inference(f) {
         out.push(fix(
             &GRADIENT_CHECKPOINTING,
@@ -2211,6 +2217,17 @@ fn xpu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
     if !outside {
         out.push(xpu_smi(f));
     }
+}
+
+/// Level Zero's single-allocation limit, relaxed.
+fn xpu_relaxed_allocation_limits() -> Fix {
+    fix(
+        &XPU_RELAXED_ALLOCATION_LIMITS,
+        say!(
+            en: "Intel's Level Zero runtime refuses one allocation larger than about 4 GiB unless relaxed: export UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1 before Python starts (oneapi-src/unified-runtime#1245), or split the tensor (smaller batch or chunks).",
+            zh: "Intel 的 Level Zero 运行时默认拒绝大于约 4 GiB 的单次分配，除非放宽限制：在 Python 启动前 export UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1（oneapi-src/unified-runtime#1245），或者把张量拆开（更小的 batch 或分块）。"
+        ),
+    )
 }
 
 /// Intel's xpu-smi, the holder check on Intel GPUs.
@@ -2734,6 +2751,26 @@ mod free_beside_the_request {
             !below.iter().any(|x| x == "xpu-relaxed-allocation-limits"),
             "{below:?}"
         );
+    }
+
+    /// A 13.74 GiB Intel GPU with 10.10 GiB allocated refusing 4.00 GiB
+    /// (fixtures/wild/1451.txt): 14.10 GiB could not fit the card even
+    /// with the limit relaxed, so the smaller batch comes first. With
+    /// 9.74 GiB allocated the request fits exactly and the limit leads; at
+    /// 9.75 GiB it does not.
+    #[test]
+    fn the_single_allocation_limit_leads_only_where_the_request_fits() {
+        let text = include_str!("../../../../fixtures/wild/1451.txt");
+        assert_eq!(fix_ids(text)[0], "reduce-batch-size");
+        let held = |gib: &str| {
+            fix_ids(&text.replace(
+                "10.10 GiB is allocated by PyTorch",
+                &format!("{gib} GiB is allocated by PyTorch"),
+            ))[0]
+                .clone()
+        };
+        assert_eq!(held("9.74"), "xpu-relaxed-allocation-limits");
+        assert_eq!(held("9.75"), "reduce-batch-size");
     }
 
     /// The same Intel GPU with nearly nothing free while PyTorch holds a
