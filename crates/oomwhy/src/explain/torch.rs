@@ -1255,16 +1255,17 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                 zh: "数字里看不出别的原因：此时工作负载需要的显存比这块 GPU 有的多。"
             ),
         };
-        // Free memory above the request, but within the noise: said, so
-        // that "does not fit" does not contradict the figure beside it.
+        // Free memory above the request, but within the noise: said first,
+        // so that "does not fit" does not contradict the figure beside it.
         let detail = match (requested, s.free_bytes) {
-            (Some(a), Some(free)) if free > a && !free_exceeds(free, a) => detail.then(say!(
-                en: "The {free} it reported free is {excess} more than the {request} requested, but within what a full device cannot hand out in one allocation (the driver's own reserve and page tables, memory mapped in 2 MiB pages, figures printed rounded): by the numbers the device was full.",
-                zh: "它报告的空闲 {free} 比申请的 {request} 多 {excess}，但这点差额在一块满了的设备一次分配给不出来的范围之内（驱动自己的预留和页表、按 2 MiB 页映射的显存、四舍五入打印的数字）：按这些数字，设备已经满了。",
+            (Some(a), Some(free)) if free > a && !free_exceeds(free, a) => say!(
+                en: "Its {free} free is only {excess} over the {request} request, within what a full device cannot hand out in one allocation; by the numbers it was full. A full device keeps tens of MiB for the driver's own reserve and page tables, maps memory in 2 MiB pages, and prints its figures rounded.",
+                zh: "它报告的空闲 {free} 只比申请的 {request} 多 {excess}，在一块满了的设备一次分配给不出来的范围之内；按这些数字，设备已经满了。满了的设备要给驱动自己的预留和页表留出几十 MiB，显存按 2 MiB 页映射，打印的数字也是四舍五入的。",
                 excess = fmt(free - a),
                 free = fmt(free),
                 request = fmt(a)
-            )),
+            )
+            .then(detail),
             _ => detail,
         };
         // While the model loads no batch exists yet: what fills the card
@@ -2702,7 +2703,7 @@ mod free_beside_the_request {
         let why = &f.diagnosis.verdicts[0];
         assert_eq!(why.code, "capacity_exhausted");
         assert!(
-            why.detail.contains("by the numbers the device was full"),
+            why.detail.contains("by the numbers it was full"),
             "{}",
             why.detail
         );
@@ -2715,7 +2716,7 @@ mod free_beside_the_request {
         let at = first(&text.replace("51.56 MiB free", "20.00 MiB free"));
         assert!(!at.diagnosis.verdicts[0]
             .detail
-            .contains("by the numbers the device was full"));
+            .contains("by the numbers it was full"));
     }
 
     /// PyTorch 2.1 with 4.48 GiB free for 60 MiB (fixtures/wild/1540.txt):

@@ -374,12 +374,24 @@ pub(super) fn tpu_free_covers_request(f: &Finding) -> Option<Verdict> {
             free = fmt(free)
         ),
     };
+    let title = match usable {
+        Some(usable) => say!(
+            en: "TPU memory (HBM) is fragmented: {free} free, but only {usable} reservable in one piece for {request}",
+            zh: "TPU 内存（HBM）碎片化：空闲 {free}，但一整块能预留的只有 {usable}，不够 {request}",
+            free = fmt(free),
+            usable = fmt(usable),
+            request = fmt(requested)
+        ),
+        None => say!(
+            en: "TPU memory (HBM) is fragmented: {free} free, more than the {request} requested, but not in one piece",
+            zh: "TPU 内存（HBM）碎片化：空闲 {free}，比申请的 {request} 多，但不成一整块",
+            free = fmt(free),
+            request = fmt(requested)
+        ),
+    };
     Some(verdict(
         Code::FreeExceedsRequest,
-        say!(
-            en: "TPU memory (HBM) is fragmented: more is free than was requested, but not in one piece",
-            zh: "TPU 内存（HBM）碎片化：空闲的比申请的多，但不成一整块"
-        ),
+        title,
         figures.then(say!(
             en: "This is not plain capacity: the memory exists on the core.",
             zh: "这不是单纯的容量不够：内存在这个核心上是有的。"
