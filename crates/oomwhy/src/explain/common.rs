@@ -144,8 +144,8 @@ pub(super) fn one_request_verdict(f: &Finding, who: Said) -> Option<Verdict> {
     Some(verdict(
         Code::AllocationFailed,
         say_parts!(
-            en: "One buffer of {size} is itself too large: that one tensor must get smaller",
-            zh: "单单一块 {size} 的缓冲区就太大了：这一个张量必须变小",
+            en: "One buffer of {size} is itself too large",
+            zh: "单单一块 {size} 的缓冲区就太大了",
             size = size.clone()
         ),
         say_parts!(
@@ -1347,7 +1347,10 @@ mod reading_tests {
         );
         let why = &f.diagnosis.verdicts[0];
         assert!(why.title.contains("7.81 GiB"), "{}", why.title);
-        assert!(why.zh.as_ref().is_some_and(|zh| zh.title.contains("张量")));
+        assert!(why
+            .zh
+            .as_ref()
+            .is_some_and(|zh| zh.title.contains("缓冲区")));
         // 4 GiB, ONE_REQUEST_LARGE, is the margin: at it, the tensor
         // first; a byte below, the arena's own fix.
         let sized = |n: u64| fix_ids(&ORT_ARENA.replace("8388608000", &n.to_string()));
