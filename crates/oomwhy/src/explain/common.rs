@@ -8,11 +8,15 @@ use super::setting::{
     available, is_inference, is_loading, since, Availability, Framework, Program, Runtime, Setting,
     Vendor,
 };
-use super::thresholds::{FAILS_AT_START_MAX_STEP, LATE_FAILURE_MIN_STEP};
+use super::thresholds::{
+    FAILS_AT_START_MAX_STEP, FREE_EXCESS_DIVISOR, LATE_FAILURE_MIN_STEP, NOISE_MIN,
+    ONE_REQUEST_LARGE, ONE_REQUEST_SHARE_DIVISOR,
+};
 use crate::i18n::Said;
 pub use crate::record::FieldRow;
 use crate::record::{Chinese, Diagnosis, Finding, Fix, Kind, Verdict};
 use crate::say;
+use crate::say_parts;
 use crate::units::format_size as fmt;
 // The explainers take the size units from here with the other shared pieces.
 pub(super) use crate::units::{GIB, MIB, TIB};
@@ -31,6 +35,151 @@ pub(super) fn tolerance(value: u64) -> u64 {
         return 0;
     };
     unit / 200 + 1
+}
+
+/// Whether free memory exceeds the request by more than the noise of the
+/// printed figures and the slack one near-full allocation needs
+/// ([`NOISE_MIN`], a [`FREE_EXCESS_DIVISOR`]th of the request).
+pub(super) fn free_exceeds(free: u64, requested: u64) -> bool {
+    free >= requested.saturating_add(NOISE_MIN.max(requested / FREE_EXCESS_DIVISOR))
+}
+
+/// What a failed allocation's own figures say, read the same way for every
+/// stack (PyTorch's caching allocator, TensorFlow's BFC, ONNX Runtime's
+/// arena, XLA on a TPU): the one memory model the families' first verdict
+/// and first fix follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Reading {
+    /// One request is itself most of the device or of the stated limit
+    /// ([`ONE_REQUEST_SHARE_DIVISOR`]), or, where neither is stated, at
+    /// least [`ONE_REQUEST_LARGE`]: that one tensor must get smaller; no
+    /// allocator or arena setting makes one buffer this large fit.
+    OneRequestFills {
+        requested: u64,
+        capacity: Option<u64>,
+    },
+    /// The device stated more free memory than the request, beyond the
+    /// noise: not plain capacity. What refused it is a limit, a
+    /// reservation, or free memory that is not in one usable piece
+    /// (`usable`: what the stack says it could reserve in one piece).
+    FreeCoversRequest {
+        requested: u64,
+        free: u64,
+        usable: Option<u64>,
+    },
+    /// Neither: the figures are read by the family (capacity, memory held
+    /// elsewhere, or too few figures).
+    Other,
+}
+
+impl Reading {
+    /// The reading of `f`'s stated figures. `per_tensor`: the allocator
+    /// asks for one tensor or buffer at a time (not a program that
+    /// allocates its whole model in one buffer, as llama.cpp does).
+    pub(super) fn of(f: &Finding, per_tensor: bool) -> Reading {
+        let s = &f.sizes;
+        let Some(requested) = s.requested_bytes else {
+            return Reading::Other;
+        };
+        // What can be used in one piece, where the stack states it: the
+        // TPU runtime's `reservable`.
+        let usable = extra(f, "reservable_bytes");
+        if let Some(free) = s.free_bytes {
+            let short_in_one_piece = usable.is_none_or(|u| u < requested);
+            if free_exceeds(free, requested) && short_in_one_piece {
+                return Reading::FreeCoversRequest {
+                    requested,
+                    free,
+                    usable,
+                };
+            }
+        }
+        if !per_tensor {
+            return Reading::Other;
+        }
+        let capacity = match (s.total_bytes, s.allowed_bytes) {
+            (Some(t), Some(l)) => Some(t.min(l)),
+            (t, l) => t.or(l),
+        };
+        let fills = match capacity {
+            Some(c) => requested >= c / ONE_REQUEST_SHARE_DIVISOR,
+            // The free memory bounds what the device had; without it and
+            // without the device's size, only the size itself can tell.
+            None => s.free_bytes.is_none() && requested >= ONE_REQUEST_LARGE,
+        };
+        if fills {
+            Reading::OneRequestFills {
+                requested,
+                capacity,
+            }
+        } else {
+            Reading::Other
+        }
+    }
+}
+
+/// The first verdict for a request that is itself most of the device
+/// (`Reading::OneRequestFills`); `who` names the allocator that asked.
+pub(super) fn one_request_verdict(f: &Finding, who: Said) -> Option<Verdict> {
+    let Reading::OneRequestFills {
+        requested,
+        capacity,
+    } = Reading::of(f, true)
+    else {
+        return None;
+    };
+    let size = Said::same(fmt(requested));
+    let share = match capacity {
+        Some(capacity) => say!(
+            en: "{share}% of the {capacity} the device has (or this process may use)",
+            zh: "占设备（或这个进程可用）的 {capacity} 的 {share}%",
+            share = requested.saturating_mul(100) / capacity.max(1),
+            capacity = fmt(capacity)
+        ),
+        None => say!(
+            en: "all of an 8 GiB card and half of a 16 GiB one",
+            zh: "相当于一整块 8 GiB 的卡，或 16 GiB 卡的一半"
+        ),
+    };
+    Some(verdict(
+        Code::AllocationFailed,
+        say_parts!(
+            en: "One buffer of {size} is itself too large",
+            zh: "单单一块 {size} 的缓冲区就太大了",
+            size = size.clone()
+        ),
+        say_parts!(
+            en: "{who} asked for {size} in one piece, for one tensor: {share}. However the allocator is set up, one buffer this large leaves little or nothing for the rest of the work; its size follows from the input shapes (batch, sequence length, resolution), or a dimension is far larger than intended.",
+            zh: "{who} 一次申请了 {size}，只为一个张量：{share}。不管分配器怎么设置，这么大的一块缓冲区都会让其余的工作几乎没有空间；它的大小由输入的形状（batch、序列长度、分辨率）决定，要么就是某个维度比预想的大得多。",
+            who = who,
+            size = size,
+            share = share
+        ),
+    ))
+}
+
+/// The fix that makes the one large tensor smaller, for any stack whose
+/// allocator asks per tensor: its size follows from the inputs.
+pub(super) const SHRINK_ONE_TENSOR: FixSpec = FixSpec::new(
+    "shrink-the-one-large-tensor",
+    "Make that one tensor smaller",
+    "让这一个张量变小",
+)
+.models_only()
+.cost(Cost::Quality);
+
+/// [`SHRINK_ONE_TENSOR`] with `how_to_feed` naming where the stack takes
+/// its input shapes.
+pub(super) fn shrink_one_tensor_fix(requested: u64, how_to_feed: Said) -> Fix {
+    fix(
+        &SHRINK_ONE_TENSOR,
+        say_parts!(
+            en: "One buffer of {size} is the problem, not the allocator: its size follows from the input shapes. Feed a smaller batch, a shorter sequence or a lower resolution{feed}, or split the input into chunks and run them one after another; a dimension far larger than intended is a shape bug. Allocator and arena settings cannot make one buffer this large fit.",
+            zh: "问题在这一块 {size} 的缓冲区，不在分配器：它的大小由输入的形状决定。用更小的 batch、更短的序列或更低的分辨率{feed}，或者把输入切成几块依次运行；某个维度比预想的大得多就是形状写错了。分配器和 arena 的设置都没法让这么大的一块缓冲区放下。",
+            size = Said::same(fmt(requested)),
+            feed = how_to_feed
+        ),
+    )
 }
 
 /// A verdict, its title and detail in both languages.
@@ -869,6 +1018,7 @@ pub(super) const CHECK_GPU_HOLDERS: FixSpec = FixSpec::new(
 
 pub(super) const FIXES: &[FixSpec] = &[
     CHECK_GPU_HOLDERS,
+    SHRINK_ONE_TENSOR,
     CONFIRM_MEMORY,
     SMALLER_WORKLOAD,
     SMALLER_WORK,
@@ -997,5 +1147,235 @@ mod allocation_failed_title_tests {
         assert_eq!(sized, "A GPU allocation failed: out of memory");
         let tactic = title("[E] [defaultAllocator.cpp::allocate::19] Error code 1: cuda Runtime (out of memory)TE] Error code: 9: skipping tactic 0x0000000000000000 due to exception [tunablegraph.cpp:create:116] autotuning: user allocator error allocating 86114305024-byte buffer\n");
         assert!(tactic.contains("not fatal"), "{tactic}");
+    }
+}
+
+/// The memory model (`Reading`) decides the first verdict and the first
+/// fix in every family, checked over every fixture and every real paste
+/// in `fixtures/wild`: free memory above the request is never "memory is
+/// full" with a smaller workload first; one request that is most of the
+/// device never gets an allocator's setting first; memory held outside the
+/// allocator gets its holder looked for first.
+#[cfg(test)]
+mod one_memory_model_over_the_fixtures {
+    use super::Reading;
+    use crate::record::{Era, Finding, Kind};
+    use std::path::Path;
+
+    /// First fixes that make the workload smaller.
+    const WORKLOAD: &[&str] = &[
+        "reduce-batch-size",
+        "make-workload-smaller",
+        "make-work-smaller",
+        "tf-reduce-batch-size",
+        "tpu-smaller-model-or-work",
+        "jax-computation-less-memory",
+        "confirm-that-it-is-memory",
+    ];
+    /// First fixes that tune an allocator, an arena or a pool.
+    const ALLOCATOR_SETTINGS: &[&str] = &[
+        "onnxruntime-bound-arena",
+        "expandable-segments",
+        "max-split-size",
+        "native-allocator",
+        "cupy-release-pool-cache",
+        "stop-framework-preallocation",
+        "jax-no-preallocate",
+        "jax-mem-fraction",
+        "tf-cuda-malloc-async",
+        "tf-allow-growth",
+    ];
+    /// First fixes that look for who holds the memory.
+    const HOLDERS: &[&str] = &[
+        "find-other-gpu-holders",
+        "find-memory-outside-process",
+        "free-gpu-from-other-processes",
+        "find-non-pytorch-memory",
+        "stop-other-libraries-holding-memory",
+        "npu-smi-check",
+        "xpu-smi-check",
+        "check-what-holds-gpu",
+        "free-the-gpu",
+        "xla-check-what-else-holds-gpu",
+    ];
+
+    /// Allocators that ask per tensor, as the families read them.
+    fn per_tensor(f: &Finding) -> bool {
+        matches!(
+            f.kind,
+            Kind::TorchAllocatorOom | Kind::TfOom | Kind::CupyOom
+        ) || matches!(f.era, Some(Era::Onnxruntime | Era::CupyOomClass))
+    }
+
+    fn pastes() -> Vec<(String, String)> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+        let mut out = Vec::new();
+        for dir in [root.clone(), root.join("wild")] {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for path in entries.flatten().map(|e| e.path()) {
+                let name = path.to_string_lossy().into_owned();
+                let input = match path.extension().and_then(|e| e.to_str()) {
+                    Some("log") => true,
+                    Some("txt") => dir != root && !name.ends_with(".zh.txt"),
+                    _ => false,
+                };
+                if let (true, Ok(bytes)) = (input, std::fs::read(&path)) {
+                    out.push((name, String::from_utf8_lossy(&bytes).into_owned()));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_figures_decide_the_first_verdict_and_fix() {
+        let pastes = pastes();
+        assert!(pastes.len() > 500, "fixtures not found: {}", pastes.len());
+        let (mut wrong, mut seen) = (Vec::new(), [0usize; 3]);
+        for (path, text) in &pastes {
+            for f in crate::decode_str(text) {
+                let d = &f.diagnosis;
+                let (Some(first_verdict), Some(first_fix)) = (d.verdicts.first(), d.fixes.first())
+                else {
+                    continue;
+                };
+                // Figures that contradict each other decide nothing.
+                if first_verdict.code == "inconsistent_numbers" {
+                    continue;
+                }
+                let fix = first_fix.id.as_str();
+                if [
+                    "memory_outside_pytorch",
+                    "memory_outside_process",
+                    "other_processes",
+                ]
+                .contains(&first_verdict.code.as_str())
+                {
+                    seen[0] += 1;
+                    if !HOLDERS.contains(&fix) {
+                        wrong.push(format!("{path}: memory held outside, first fix {fix}"));
+                    }
+                }
+                match Reading::of(&f, per_tensor(&f)) {
+                    Reading::FreeCoversRequest { .. } => {
+                        seen[1] += 1;
+                        if first_verdict.code == "capacity_exhausted" || WORKLOAD.contains(&fix) {
+                            wrong.push(format!(
+                                "{path}: free covers the request, yet {} / {fix}",
+                                first_verdict.code
+                            ));
+                        }
+                    }
+                    Reading::OneRequestFills { .. } if per_tensor(&f) => {
+                        seen[2] += 1;
+                        if ALLOCATOR_SETTINGS.contains(&fix) {
+                            wrong.push(format!("{path}: one request fills the device, yet {fix}"));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        // Each class is among the pastes (G14's NPU, G23's TPU, G18's ONNX
+        // Runtime arena and PyTorch's own messages).
+        assert!(seen.iter().all(|&n| n >= 3), "classes seen: {seen:?}");
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+}
+
+/// The reading's margins, from real messages whose figures are moved to
+/// either side of each margin.
+#[cfg(test)]
+mod reading_tests {
+    use crate::explain::test_support::fix_ids;
+
+    /// The TPU runtime under PyTorch/XLA (a TPU v3-8; the paste is
+    /// fixtures/wild/1709.txt): 14.74G free but 4.62G reservable for a
+    /// 5.88G reservation.
+    const TPU_RESERVE: &str = "2021-11-10 17:01:24.065497: W tensorflow/core/framework/op_kernel.cc:1692] OP_REQUIRES failed at tpu_execute_op.cc:266 : Resource exhausted: Attempting to reserve 5.88G at the bottom of memory. That was not possible. There are 14.74G free, 0B reserved, and 4.62G reservable.";
+
+    #[test]
+    fn tpu_memory_that_is_free_but_not_reservable_is_fragmentation() {
+        let f = &crate::decode_str(TPU_RESERVE)[0];
+        let d = &f.diagnosis;
+        assert!(d.headline.contains("TPU memory (HBM)"), "{}", d.headline);
+        assert!(!d.headline.contains("GPU"), "{}", d.headline);
+        let why = &d.verdicts[0];
+        assert_eq!(why.code, "free_exceeds_request");
+        assert!(why.title.contains("fragmented"), "{}", why.title);
+        assert!(why.detail.contains("14.74 GiB free"), "{}", why.detail);
+        assert!(
+            why.detail.contains("4.62 GiB could be reserved"),
+            "{}",
+            why.detail
+        );
+        let zh = why.zh.as_ref().expect("Chinese");
+        assert!(zh.title.contains("碎片化"), "{}", zh.title);
+        assert_eq!(d.fixes[0].id, "tpu-fewer-live-arrays");
+        for fix in &d.fixes {
+            for gpu_word in ["Ampere", "nvidia-smi", "Keras"] {
+                assert!(!fix.how.contains(gpu_word), "{}: {}", fix.id, fix.how);
+            }
+        }
+    }
+
+    /// Free above the request by the noise margin (32 MiB, or a twentieth
+    /// of the request, whichever is larger: 50 MiB for 1000 MiB) is
+    /// fragmentation; free within it is the core's capacity.
+    #[test]
+    fn the_free_margin_has_two_sides() {
+        let at = |free: &str| {
+            let text = TPU_RESERVE
+                .replace("5.88G", "1000.00M")
+                .replace("14.74G free", &format!("{free} free"))
+                .replace("4.62G reservable", "500.00M reservable");
+            crate::decode_str(&text)[0].diagnosis.verdicts[0]
+                .code
+                .clone()
+        };
+        assert_eq!(at("1050.00M"), "free_exceeds_request");
+        assert_eq!(at("1049.00M"), "capacity_exhausted");
+        assert_eq!(
+            fix_ids(&TPU_RESERVE.replace("14.74G free", "5.90G free"))[0],
+            "tpu-shard-across-cores"
+        );
+    }
+
+    /// ONNX Runtime's arena asked for one 8,388,608,000-byte buffer
+    /// (fixtures/wild/1647.txt): that tensor must shrink before the arena's
+    /// limits are worth setting.
+    const ORT_ARENA: &str = "[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code returned while running FusedMatMul node. Name:'MatMul_92_FusedMatMulAndScale' Status Message: /onnxruntime_src/onnxruntime/core/framework/bfc_arena.cc:331 void* onnxruntime::BFCArena::AllocateRawInternal(size_t, bool) Failed to allocate memory for requested buffer of size 8388608000";
+
+    #[test]
+    fn one_buffer_that_fills_a_gpu_is_shrunk_first() {
+        let f = &crate::decode_str(ORT_ARENA)[0];
+        assert_eq!(
+            fix_ids(ORT_ARENA),
+            ["shrink-the-one-large-tensor", "onnxruntime-bound-arena"]
+        );
+        let why = &f.diagnosis.verdicts[0];
+        assert!(why.title.contains("7.81 GiB"), "{}", why.title);
+        assert!(why
+            .zh
+            .as_ref()
+            .is_some_and(|zh| zh.title.contains("缓冲区")));
+        // 4 GiB, ONE_REQUEST_LARGE, is the margin: at it, the tensor
+        // first; a byte below, the arena's own fix.
+        let sized = |n: u64| fix_ids(&ORT_ARENA.replace("8388608000", &n.to_string()));
+        assert_eq!(sized(4 << 30)[0], "shrink-the-one-large-tensor");
+        assert_eq!(sized((4 << 30) - 1)[0], "onnxruntime-bound-arena");
+    }
+
+    /// CuPy's pool (fixtures/wild/621.txt states 24.6 GiB for one array):
+    /// smaller pieces first; a small array keeps the pool's own fix first.
+    #[test]
+    fn one_array_that_fills_a_gpu_is_processed_in_pieces_first() {
+        let text = include_str!("../../../../fixtures/wild/621.txt");
+        assert_eq!(fix_ids(text)[0], "cupy-process-in-pieces");
+        let at = |bytes: &str| fix_ids(&text.replace("26,409,535,488", bytes))[0].clone();
+        assert_eq!(at("4,294,967,296"), "cupy-process-in-pieces");
+        assert_eq!(at("4,294,967,295"), "cupy-release-pool-cache");
     }
 }

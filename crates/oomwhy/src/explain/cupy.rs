@@ -1,7 +1,7 @@
 //! CuPy's memory pool out-of-memory, with or without a pool limit.
 
 use super::catalogue::{Cost, FixSpec};
-use super::common::{extra, fix, framework_fixes, row, verdict, FieldRow, TIB};
+use super::common::{extra, fix, framework_fixes, row, verdict, FieldRow, Reading, TIB};
 use super::docs::Code;
 use super::setting::Framework;
 use super::Explain;
@@ -76,8 +76,11 @@ impl Explain for CupyOom {
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         cupy_verdicts(f, out)
     }
-    fn fixes(&self, _f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
-        framework_fixes(d, out, |has, out| cupy_fixes(has, out))
+    fn fixes(&self, f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
+        // One array that is itself most of a GPU: smaller pieces first,
+        // the pool's settings cannot make it fit.
+        let one_array = matches!(Reading::of(f, true), Reading::OneRequestFills { .. });
+        framework_fixes(d, out, |has, out| cupy_fixes(has, one_array, out))
     }
 }
 
@@ -164,7 +167,17 @@ const SMALLER_PIECES: FixSpec = FixSpec::new(
 .frameworks(&[Framework::CuPy])
 .cost(Cost::Speed);
 
-fn cupy_fixes(has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
+fn cupy_fixes(has: &dyn Fn(Code) -> bool, one_array: bool, out: &mut Vec<Fix>) {
+    let pieces = fix(
+        &SMALLER_PIECES,
+        say!(
+            en: "Work on the data in chunks (a few rows or tiles at a time), delete intermediate arrays (del x) as soon as they are done, and prefer in-place operations (out= arguments) for large arrays.",
+            zh: "分块处理数据（一次几行或几块），中间数组用完马上删掉（del x），大数组尽量用原地操作（out= 参数）。"
+        ),
+    );
+    if one_array && !has(Code::MemoryLimit) {
+        out.push(pieces.clone());
+    }
     if has(Code::MemoryLimit) {
         out.push(fix(
             &RAISE_POOL_LIMIT,
@@ -181,13 +194,7 @@ fn cupy_fixes(has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
             zh: "CuPy 的内存池会留着已释放的块以便复用。在大的计算步骤之后、或在同一进程里把 GPU 交给 PyTorch/TensorFlow 之前，调用 cupy.get_default_memory_pool().free_all_blocks()（以及 cupy.get_default_pinned_memory_pool().free_all_blocks()）；两者一起运行时，用 set_limit(fraction=0.5) 给 CuPy 设上限。"
         ),
     ));
-    out.push(fix(
-        &SMALLER_PIECES,
-        say!(
-            en: "Work on the data in chunks (a few rows or tiles at a time), delete intermediate arrays (del x) as soon as they are done, and prefer in-place operations (out= arguments) for large arrays.",
-            zh: "分块处理数据（一次几行或几块），中间数组用完马上删掉（del x），大数组尽量用原地操作（out= 参数）。"
-        ),
-    ));
+    out.push(pieces);
 }
 
 /// This family's fixes, for the catalogue (`explain::ALL_FIXES`).

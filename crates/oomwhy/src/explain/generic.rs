@@ -4,12 +4,13 @@
 use super::catalogue::{Cost, FixSpec};
 use super::common::runtime_fix;
 use super::common::{
-    capitalise, device_name, fact, fix, framework_fixes, smaller_work_fix, verdict, workload_fix,
-    workload_fix_for, workload_fixes,
+    capitalise, device_name, fact, fix, framework_fixes, one_request_verdict,
+    shrink_one_tensor_fix, smaller_work_fix, verdict, workload_fix, workload_fix_for,
+    workload_fixes, Reading,
 };
 use super::docs::Code;
 use super::levers::{llama_levers, LlamaFamily};
-use super::setting::{Framework, NamedProgram, ProgramClass, Runtime, Vendor};
+use super::setting::{on_tpu, Framework, NamedProgram, ProgramClass, Runtime, Vendor};
 use super::thresholds::LARGER_THAN_ANY_GPU;
 use super::toolchain::{NON_TRITON_PATH, TRITON_KERNEL_CONFIG};
 use super::Explain;
@@ -44,13 +45,63 @@ impl Explain for GenericOom {
             out.push(v);
             return;
         }
+        // TPU memory, whatever program printed it, is explained as a TPU's.
+        if on_tpu(f) {
+            super::xla::tpu_verdicts(f, out);
+            return;
+        }
+        if let Some(v) = one_buffer_allocator(f).and_then(|a| one_request_verdict(f, a.who)) {
+            out.push(v);
+            return;
+        }
         out.push(generic_verdict(f))
     }
     fn fixes(&self, f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
         if super::driver_log::kernel_driver(f).is_some() && super::driver_log::fixes(f, out) {
             return;
         }
-        framework_fixes(d, out, |_, out| generic_fixes(f, out))
+        framework_fixes(d, out, |_, out| {
+            if on_tpu(f) {
+                super::xla::tpu_fixes(f, out);
+                return;
+            }
+            // One request that is most of the device: that tensor first.
+            if let (Some(a), Reading::OneRequestFills { requested, .. }) =
+                (one_buffer_allocator(f), Reading::of(f, true))
+            {
+                out.push(shrink_one_tensor_fix(requested, a.feed));
+            }
+            generic_fixes(f, out)
+        })
+    }
+}
+
+/// An allocator that asks for one tensor's buffer at a time, and where
+/// its program takes the input shapes that size it.
+struct PerTensorAllocator {
+    who: Said,
+    feed: Said,
+}
+
+/// ONNX Runtime's arena and CuPy's pool allocate per tensor: one request
+/// is one tensor (`Reading::OneRequestFills` applies to them).
+fn one_buffer_allocator(f: &Finding) -> Option<PerTensorAllocator> {
+    match f.era {
+        Some(Era::Onnxruntime) => Some(PerTensorAllocator {
+            who: say!(en: "ONNX Runtime's arena", zh: "ONNX Runtime 的 arena"),
+            feed: say!(
+                en: " (the shapes of the inputs passed to session.run)",
+                zh: "（也就是传给 session.run 的输入的形状）"
+            ),
+        }),
+        Some(Era::CupyOomClass) => Some(PerTensorAllocator {
+            who: say!(en: "CuPy's memory pool", zh: "CuPy 的内存池"),
+            feed: say!(
+                en: " (the shapes of the arrays created)",
+                zh: "（也就是所创建数组的形状）"
+            ),
+        }),
+        _ => None,
     }
 }
 
@@ -66,6 +117,9 @@ fn maybe(value: Option<&str>, en: impl Fn(&str) -> String, zh: impl Fn(&str) -> 
 }
 
 fn generic_headline(f: &Finding) -> Said {
+    if let Some(headline) = super::xla::tpu_runtime_headline(f) {
+        return headline;
+    }
     let size = f.sizes.requested_bytes.map(fmt);
     if f.era == Some(Era::TritonSharedMemory) {
         return match (size, extra_limit(f)) {

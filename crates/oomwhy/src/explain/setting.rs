@@ -181,7 +181,11 @@ impl Framework {
             Framework::PyTorch
         } else if in_package("/tensorflow/") || in_package("/keras/") {
             Framework::TensorFlow
-        } else if in_package("/jax/") || in_package("/jaxlib/") || text.contains("jaxlib") {
+        } else if in_package("/jax/")
+            || in_package("/jaxlib/")
+            || text.contains("jaxlib")
+            || f.exception.as_deref().is_some_and(|e| e.starts_with("jax"))
+        {
             Framework::Jax
         } else if f.kind == Kind::XlaOom {
             // XLA's message without a traceback: JAX or TensorFlow.
@@ -526,6 +530,48 @@ const NAMED_GPUS: &[(&str, bool)] = &[
     ("T4 ", false),
     ("Quadro", false),
 ];
+
+/// Marks of a TPU's memory: the TPU runtime's buffer form names its
+/// memory space `..._HBM0`, the TPU compiler says `memory space hbm`, and
+/// the TPU runtime that TensorFlow and PyTorch/XLA (XRT) run reserves a
+/// program's memory `at the bottom of memory` from `tpu_execute_op.cc`.
+const TPU_MARKS: &[&str] = &[
+    "_HBM",
+    "memory space hbm",
+    "tpu_execute_op",
+    "at the bottom of memory",
+];
+
+/// True when the finding's memory is a TPU's high-bandwidth memory (HBM):
+/// no GPU's settings, precision notes or tools apply to it.
+pub(crate) fn on_tpu(f: &Finding) -> bool {
+    matches!(f.era, Some(Era::TpuBuffer | Era::TpuCompile))
+        || TPU_MARKS.iter().any(|m| f.text.contains(m))
+}
+
+/// True when Keras shows in the finding (its package in the traceback or
+/// its name in the text): only then is Keras's API named in advice.
+pub(crate) fn shows_keras(f: &Finding) -> bool {
+    let in_traceback = f.traceback.as_ref().is_some_and(|tb| {
+        tb.frames
+            .iter()
+            .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
+            .any(|fr| fr.file.contains("keras"))
+    });
+    in_traceback || f.text.to_ascii_lowercase().contains("keras")
+}
+
+/// True when PyTorch/XLA shows in the finding (`torch_xla` in the text or
+/// the traceback).
+pub(crate) fn shows_torch_xla(f: &Finding) -> bool {
+    let in_traceback = f.traceback.as_ref().is_some_and(|tb| {
+        tb.frames
+            .iter()
+            .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
+            .any(|fr| fr.file.contains("torch_xla"))
+    });
+    in_traceback || f.text.contains("torch_xla")
+}
 
 /// Whether the GPU a finding's text names has bfloat16: `None` when it
 /// names none this table knows.

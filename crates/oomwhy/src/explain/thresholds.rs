@@ -54,6 +54,16 @@ pub(super) const NOISE_MIN: u64 = 32 * MIB;
 /// request a few percent under "free" can fail on a full card.
 pub(super) const FREE_EXCESS_DIVISOR: u64 = 20;
 
+/// One request of at least this share of the device or the limit (a
+/// half) is itself what must get smaller: whatever else is freed, one
+/// buffer that large leaves little for the rest of the work.
+pub(super) const ONE_REQUEST_SHARE_DIVISOR: u64 = 2;
+/// Where neither the device's size nor its free memory is stated, one
+/// request of at least this much is itself what must get smaller: half of
+/// an 8 GiB card, a sixth of a 24 GiB one, larger than any one tensor a
+/// model's weights are stored in.
+pub(super) const ONE_REQUEST_LARGE: u64 = 4 * GIB;
+
 /// Reserved-but-unallocated memory below this is ordinary rounding slack,
 /// not fragmentation.
 pub(super) const FRAGMENTATION_MIN: u64 = 64 * MIB;
@@ -180,6 +190,8 @@ mod tests {
         assert_eq!((FAILS_AT_START_MAX_STEP, LATE_FAILURE_MIN_STEP), (1, 100));
         phrase("progress counter before the crash is 0 or 1");
         phrase("it is ≥ 100");
+        assert_eq!((ONE_REQUEST_SHARE_DIVISOR, ONE_REQUEST_LARGE), (2, 4 * GIB));
+        phrase("of at least half the device\n  or the limit, or of at least 4 GiB");
         assert_eq!(PADDLE_OWN_WORK_RATIO, 4);
         phrase("at least 4 times the free memory");
     }

@@ -4,8 +4,9 @@
 
 use super::catalogue::{Cost, Engines, FixSpec, Phases};
 use super::common::{
-    capitalise, fix, inference_fixes, loading_fix_for, row, tolerance, verdict, workload_fixes,
-    FieldRow, FIND_OVERSIZED_TENSOR, GIB, GRADIENT_CHECKPOINTING, MIB, REDUCE_BATCH_SIZE,
+    capitalise, fix, free_exceeds, inference_fixes, loading_fix_for, row, tolerance, verdict,
+    workload_fixes, FieldRow, FIND_OVERSIZED_TENSOR, GIB, GRADIENT_CHECKPOINTING, MIB,
+    REDUCE_BATCH_SIZE,
 };
 use super::docs::Code;
 use super::pasted;
@@ -1254,6 +1255,19 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                 zh: "数字里看不出别的原因：此时工作负载需要的显存比这块 GPU 有的多。"
             ),
         };
+        // Free memory above the request, but within the noise: said first,
+        // so that "does not fit" does not contradict the figure beside it.
+        let detail = match (requested, s.free_bytes) {
+            (Some(a), Some(free)) if free > a && !free_exceeds(free, a) => say!(
+                en: "Its {free} free is only {excess} over the {request} request, within what a full device cannot hand out in one allocation; by the numbers it was full. A full device keeps tens of MiB for the driver's own reserve and page tables, maps memory in 2 MiB pages, and prints its figures rounded.",
+                zh: "它报告的空闲 {free} 只比申请的 {request} 多 {excess}，在一块满了的设备一次分配给不出来的范围之内；按这些数字，设备已经满了。满了的设备要给驱动自己的预留和页表留出几十 MiB，显存按 2 MiB 页映射，打印的数字也是四舍五入的。",
+                excess = fmt(free - a),
+                free = fmt(free),
+                request = fmt(a)
+            )
+            .then(detail),
+            _ => detail,
+        };
         // While the model loads no batch exists yet: what fills the card
         // is the weights themselves.
         let detail = if super::setting::is_loading(f) {
@@ -1364,12 +1378,6 @@ fn tensors_dominate(s: &crate::record::Sizes) -> bool {
         (Some(x), Some(t)) => x >= t / 10 * TENSORS_DOMINATE_TENTHS,
         _ => false,
     }
-}
-
-/// Whether free memory exceeds the request by more than the noise of the
-/// printed figures and the slack one near-full allocation needs.
-fn free_exceeds(free: u64, requested: u64) -> bool {
-    free >= requested.saturating_add(NOISE_MIN.max(requested / FREE_EXCESS_DIVISOR))
 }
 
 /// The memory outside PyTorch's allocator when it is no more than the CUDA
@@ -1570,6 +1578,17 @@ fn fragmentation_verdict(f: &Finding, d: &Diagnosis, limit_binds: bool) -> Optio
     let detail = match pasted::non_releasable_evidence(f) {
         Some(evidence) => detail.then(evidence),
         None => detail,
+    };
+    // With the device's free memory above the request, fragmentation of
+    // the reserve explains the failure only under the limit.
+    let detail = match (limit_binds, s.requested_bytes, s.free_bytes) {
+        (true, Some(a), Some(free)) if free_exceeds(free, a) => detail.then(say!(
+            en: "This matters only because of the limit above: without it PyTorch would have taken the {request} from the device's {free} free.",
+            zh: "这只是因为上面那个上限才有影响：没有上限的话，PyTorch 会直接从设备空闲的 {free} 里拿这 {request}。",
+            request = fmt(a),
+            free = fmt(free)
+        )),
+        _ => detail,
     };
     Some((
         verdict(Code::Fragmentation, fragmentation_title(), detail),
@@ -2072,15 +2091,7 @@ fn npu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
     );
     // When the top verdict puts most of the missing memory outside this
     // allocator, a smaller batch cannot recover it: who holds it comes first.
-    let outside = d.verdicts.first().is_some_and(|v| {
-        [
-            Code::MemoryOutsidePytorch,
-            Code::MemoryOutsideProcess,
-            Code::OtherProcesses,
-        ]
-        .iter()
-        .any(|code| v.code == code.as_str())
-    });
+    let outside = outside_leads(d);
     if outside {
         out.push(smi.clone());
     }
@@ -2138,14 +2149,25 @@ fn xpu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
         out.push(tensor_far_too_large());
         return;
     }
-    if f.sizes.requested_bytes.is_some_and(|a| a > 4 * GIB) {
-        out.push(fix(
-            &XPU_RELAXED_ALLOCATION_LIMITS,
-            say!(
-                en: "Intel's Level Zero runtime refuses one allocation larger than about 4 GiB unless relaxed: export UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1 before Python starts (oneapi-src/unified-runtime#1245), or split the tensor (smaller batch or chunks).",
-                zh: "Intel 的 Level Zero 运行时默认拒绝大于约 4 GiB 的单次分配，除非放宽限制：在 Python 启动前 export UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1（oneapi-src/unified-runtime#1245），或者把张量拆开（更小的 batch 或分块）。"
-            ),
-        ));
+    // When the top verdict puts most of the missing memory outside this
+    // allocator, a smaller batch cannot recover it: who holds it comes first.
+    let outside = outside_leads(d);
+    if outside {
+        out.push(xpu_smi(f));
+    }
+    // Level Zero's largest single allocation is just under 4 GiB on Intel
+    // GPUs (maxMemAllocSize), so a request of 4.00 GiB is already refused.
+    // It comes first unless the figures show the request could not fit the
+    // card anyway (what PyTorch allocated plus the request exceeds it).
+    let relaxed = f.sizes.requested_bytes.filter(|&a| a >= 4 * GIB).map(|a| {
+        let fits = match (f.sizes.total_bytes, f.sizes.allocated_bytes) {
+            (Some(total), Some(allocated)) => allocated.saturating_add(a) <= total,
+            _ => true,
+        };
+        (xpu_relaxed_allocation_limits(), fits)
+    });
+    if let Some((relaxed, true)) = &relaxed {
+        out.push(relaxed.clone());
     }
     if has(Code::MemoryLimit) {
         out.push(fix(
@@ -2181,6 +2203,9 @@ fn xpu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
             zh: "在 torch.autocast(device_type=\"xpu\", dtype=torch.bfloat16) 下跑前向：激活值只占一半显存。"
         ),
     ));
+    if let Some((relaxed, false)) = relaxed {
+        out.push(relaxed);
+    }
     if !is_inference(f) {
         out.push(fix(
             &GRADIENT_CHECKPOINTING,
@@ -2193,14 +2218,47 @@ fn xpu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
     if is_inference(f) {
         inference_fixes(f, out);
     }
-    out.push(fix(
+    if !outside {
+        out.push(xpu_smi(f));
+    }
+}
+
+/// Level Zero's single-allocation limit, relaxed.
+fn xpu_relaxed_allocation_limits() -> Fix {
+    fix(
+        &XPU_RELAXED_ALLOCATION_LIMITS,
+        say!(
+            en: "Intel's Level Zero runtime refuses one allocation larger than about 4 GiB unless relaxed: export UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1 before Python starts (oneapi-src/unified-runtime#1245), or split the tensor (smaller batch or chunks).",
+            zh: "Intel 的 Level Zero 运行时默认拒绝大于约 4 GiB 的单次分配，除非放宽限制：在 Python 启动前 export UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1（oneapi-src/unified-runtime#1245），或者把张量拆开（更小的 batch 或分块）。"
+        ),
+    )
+}
+
+/// Intel's xpu-smi, the holder check on Intel GPUs.
+fn xpu_smi(f: &Finding) -> Fix {
+    fix(
         &XPU_SMI_CHECK,
         say!(
             en: "Intel's xpu-smi (e.g. `xpu-smi stats -d {device}`) shows device memory in use; stop other processes on the same GPU or select another with ZE_AFFINITY_MASK.",
             zh: "Intel 的 xpu-smi（如 `xpu-smi stats -d {device}`）会显示设备显存的占用；结束同一块 GPU 上的其他进程，或用 ZE_AFFINITY_MASK 换一块。",
             device = f.device.unwrap_or(0)
         ),
-    ));
+    )
+}
+
+/// True when the top verdict puts most of the missing memory outside this
+/// allocator (outside PyTorch, outside this process, other processes):
+/// then finding its holder is the first fix on every backend.
+fn outside_leads(d: &Diagnosis) -> bool {
+    d.verdicts.first().is_some_and(|v| {
+        [
+            Code::MemoryOutsidePytorch,
+            Code::MemoryOutsideProcess,
+            Code::OtherProcesses,
+        ]
+        .iter()
+        .any(|code| v.code == code.as_str())
+    })
 }
 
 /// Autocast on Ascend NPUs (torch_npu): the device-generic API with torch_npu's device type.
@@ -2623,5 +2681,112 @@ mod tests {
             !fixes.iter().any(|x| x == "fewer-tensor-sizes"),
             "{fixes:?}"
         );
+    }
+}
+
+/// Free memory beside the request, read as the one memory model reads it
+/// (`common::Reading`), from the audited pastes.
+#[cfg(test)]
+mod free_beside_the_request {
+    use crate::explain::test_support::fix_ids;
+
+    fn first(text: &str) -> crate::record::Finding {
+        crate::decode_str(text).remove(0)
+    }
+
+    /// A 4 GiB card (fixtures/wild/1539.txt): 51.56 MiB free for a 20 MiB
+    /// request is within the noise margin (32 MiB over the request), so the
+    /// card is full, and the Why says why the figure beside it does not
+    /// contradict that. 52 MiB free is past the margin: then the device
+    /// had room, and "does not fit" is not said.
+    #[test]
+    fn free_within_the_noise_is_reconciled_with_a_full_card() {
+        let text = include_str!("../../../../fixtures/wild/1539.txt");
+        let f = first(text);
+        let why = &f.diagnosis.verdicts[0];
+        assert_eq!(why.code, "capacity_exhausted");
+        assert!(
+            why.detail.contains("by the numbers it was full"),
+            "{}",
+            why.detail
+        );
+        assert!(why
+            .zh
+            .as_ref()
+            .is_some_and(|zh| zh.text.contains("设备已经满了")));
+        let past = first(&text.replace("51.56 MiB free", "52.00 MiB free"));
+        assert_ne!(past.diagnosis.verdicts[0].code, "capacity_exhausted");
+        let at = first(&text.replace("51.56 MiB free", "20.00 MiB free"));
+        assert!(!at.diagnosis.verdicts[0]
+            .detail
+            .contains("by the numbers it was full"));
+    }
+
+    /// PyTorch 2.1 with 4.48 GiB free for 60 MiB (fixtures/wild/1540.txt):
+    /// the fragmentation it also shows matters only under the limit the
+    /// first verdict names, and says so.
+    #[test]
+    fn fragmentation_beside_free_memory_names_the_limit() {
+        let f = first(include_str!("../../../../fixtures/wild/1540.txt"));
+        let codes: Vec<&str> = f
+            .diagnosis
+            .verdicts
+            .iter()
+            .map(|v| v.code.as_str())
+            .collect();
+        assert_eq!(codes[..2], ["memory_limit", "fragmentation"]);
+        let detail = &f.diagnosis.verdicts[1].detail;
+        assert!(
+            detail.contains("only because of the limit above"),
+            "{detail}"
+        );
+    }
+
+    /// An Intel GPU refusing 4.00 GiB with 15.11 GiB free
+    /// (fixtures/wild/1537.txt): Level Zero's single-allocation limit, just
+    /// under 4 GiB, comes first; below 4 GiB it is not offered.
+    #[test]
+    fn an_intel_gpu_refuses_four_gib_in_one_piece() {
+        let text = include_str!("../../../../fixtures/wild/1537.txt");
+        assert_eq!(fix_ids(text)[0], "xpu-relaxed-allocation-limits");
+        let below =
+            fix_ids(&text.replace("Tried to allocate 4.00 GiB", "Tried to allocate 3.99 GiB"));
+        assert!(
+            !below.iter().any(|x| x == "xpu-relaxed-allocation-limits"),
+            "{below:?}"
+        );
+    }
+
+    /// A 13.74 GiB Intel GPU with 10.10 GiB allocated refusing 4.00 GiB
+    /// (fixtures/wild/1451.txt): 14.10 GiB could not fit the card even
+    /// with the limit relaxed, so the smaller batch comes first. With
+    /// 9.74 GiB allocated the request fits exactly and the limit leads; at
+    /// 9.75 GiB it does not.
+    #[test]
+    fn the_single_allocation_limit_leads_only_where_the_request_fits() {
+        let text = include_str!("../../../../fixtures/wild/1451.txt");
+        assert_eq!(fix_ids(text)[0], "reduce-batch-size");
+        let held = |gib: &str| {
+            fix_ids(&text.replace(
+                "10.10 GiB is allocated by PyTorch",
+                &format!("{gib} GiB is allocated by PyTorch"),
+            ))[0]
+                .clone()
+        };
+        assert_eq!(held("9.74"), "xpu-relaxed-allocation-limits");
+        assert_eq!(held("9.75"), "reduce-batch-size");
+    }
+
+    /// The same Intel GPU with nearly nothing free while PyTorch holds a
+    /// few MiB: the memory is outside PyTorch, and xpu-smi comes first, as
+    /// npu-smi does on an Ascend NPU.
+    #[test]
+    fn an_intel_gpu_full_outside_pytorch_looks_for_the_holder_first() {
+        let text = include_str!("../../../../fixtures/wild/1537.txt")
+            .replace("Tried to allocate 4.00 GiB", "Tried to allocate 512.00 MiB")
+            .replace("of which 15.11 GiB is free", "of which 100.00 MiB is free");
+        let f = first(&text);
+        assert_eq!(f.diagnosis.verdicts[0].code, "memory_outside_pytorch");
+        assert_eq!(f.diagnosis.fixes[0].id, "xpu-smi-check");
     }
 }

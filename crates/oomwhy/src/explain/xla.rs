@@ -2,13 +2,15 @@
 //! preallocated device pool and the pinned host-memory limit.
 
 use super::catalogue::{Cost, FixSpec};
+use super::common::Reading;
 use super::common::{extra, fix, framework_fixes, row, verdict, FieldRow, TIB};
 use super::docs::Code;
-use super::setting::{Framework, Vendor};
+use super::setting::{on_tpu, shows_keras, shows_torch_xla, Framework, Vendor};
 use super::Explain;
 use crate::i18n::Said;
 use crate::record::{Diagnosis, Era, Finding, Fix, Verdict};
 use crate::say;
+use crate::say_parts;
 use crate::units::format_size as fmt;
 
 /// Explains `Kind::XlaOom` findings.
@@ -257,17 +259,17 @@ fn xla_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     ));
 }
 
-/// A TPU's memory: the TPU runtime's buffer form, the TPU compiler's
-/// `memory space hbm`, or a memory space the message names `..._HBM0`.
-/// None of the GPU pool's settings (XLA_PYTHON_CLIENT_*) or nvidia-smi
-/// apply to it.
+/// A TPU's memory (`setting::on_tpu`): none of the GPU pool's settings
+/// (XLA_PYTHON_CLIENT_*) or nvidia-smi apply to it.
 fn is_tpu(f: &Finding) -> bool {
-    matches!(f.era, Some(Era::TpuBuffer | Era::TpuCompile))
-        || f.text.contains("_HBM")
-        || f.text.contains("memory space hbm")
+    on_tpu(f)
 }
 
-fn tpu_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
+pub(super) fn tpu_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
+    if let Some(v) = tpu_free_covers_request(f) {
+        out.push(v);
+        return;
+    }
     let s = &f.sizes;
     let what = match (f.era, s.requested_bytes, s.free_bytes) {
         (Some(Era::TpuCompile), _, _) => match (extra(f, "used_bytes"), s.total_bytes) {
@@ -311,6 +313,92 @@ fn tpu_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     ));
 }
 
+/// The TPU runtime's headline for a failure whose figures it states in the
+/// general grammar's form (`Attempting to reserve 5.88G at the bottom of
+/// memory`): TPU memory, whatever program printed it.
+pub(super) fn tpu_runtime_headline(f: &Finding) -> Option<Said> {
+    if !on_tpu(f) {
+        return None;
+    }
+    let a = fmt(f.sizes.requested_bytes?);
+    Some(if f.text.contains("Attempting to reserve") {
+        say!(
+            en: "The TPU runtime could not reserve {a} of TPU memory (HBM) for a program",
+            zh: "TPU 运行时无法为程序预留 {a} 的 TPU 内存（HBM）",
+            a = a
+        )
+    } else {
+        say!(
+            en: "The TPU runtime could not allocate {a} of TPU memory (HBM)",
+            zh: "TPU 运行时无法分配 {a} 的 TPU 内存（HBM）",
+            a = a
+        )
+    })
+}
+
+/// A TPU core that had more free HBM than the request (beyond the noise)
+/// but not in the one piece the runtime needed: the reading
+/// `FreeCoversRequest`, in the TPU's terms. `None` for every other TPU
+/// failure.
+pub(super) fn tpu_free_covers_request(f: &Finding) -> Option<Verdict> {
+    if !on_tpu(f) {
+        return None;
+    }
+    let Reading::FreeCoversRequest {
+        requested,
+        free,
+        usable,
+    } = Reading::of(f, true)
+    else {
+        return None;
+    };
+    // The runtime reserves a program's memory at the bottom of the HBM.
+    let at = if f.text.contains("Attempting to reserve") {
+        say!(en: " at the bottom", zh: "底部")
+    } else {
+        Said::default()
+    };
+    let figures = match usable {
+        Some(usable) => say_parts!(
+            en: "The core had {free} free, more than the {request} the TPU runtime needed in one piece{at} of its high-bandwidth memory (HBM), but only {usable} could be reserved there: arrays already on the core (weights, inputs, results kept from earlier steps) sit inside the region the reservation needs, so the free memory is not in one usable piece.",
+            zh: "这个 TPU 核心有 {free} 空闲，比 TPU 运行时需要在它的高带宽内存（HBM）{at}一次拿到的 {request} 还多，但那里只有 {usable} 能预留：核心上已有的数组（权重、输入、之前各步留下的结果）正好占在这次预留需要的区域里，所以空闲内存不成一整块。",
+            request = Said::same(fmt(requested)),
+            free = Said::same(fmt(free)),
+            usable = Said::same(fmt(usable)),
+            at = at
+        ),
+        None => say!(
+            en: "The core had {free} free, more than the {request} the TPU runtime needed in its high-bandwidth memory (HBM): the free memory is not in one usable piece (arrays already on the core lie between the free ranges), or a limit outside the message applies.",
+            zh: "这个 TPU 核心有 {free} 空闲，比 TPU 运行时需要在它的高带宽内存（HBM）里拿到的 {request} 还多：空闲内存不成一整块（核心上已有的数组隔在空闲区间之间），或者有报错之外的上限在起作用。",
+            request = fmt(requested),
+            free = fmt(free)
+        ),
+    };
+    let title = match usable {
+        Some(usable) => say!(
+            en: "TPU memory (HBM) is fragmented: {free} free, but only {usable} reservable in one piece for {request}",
+            zh: "TPU 内存（HBM）碎片化：空闲 {free}，但一整块能预留的只有 {usable}，不够 {request}",
+            free = fmt(free),
+            usable = fmt(usable),
+            request = fmt(requested)
+        ),
+        None => say!(
+            en: "TPU memory (HBM) is fragmented: {free} free, more than the {request} requested, but not in one piece",
+            zh: "TPU 内存（HBM）碎片化：空闲 {free}，比申请的 {request} 多，但不成一整块",
+            free = fmt(free),
+            request = fmt(requested)
+        ),
+    };
+    Some(verdict(
+        Code::FreeExceedsRequest,
+        title,
+        figures.then(say!(
+            en: "This is not plain capacity: the memory exists on the core.",
+            zh: "这不是单纯的容量不够：内存在这个核心上是有的。"
+        )),
+    ))
+}
+
 /// Keras's distribution API, JAX's shardings and PyTorch/XLA's SPMD all
 /// spread arrays over a TPU's cores.
 const TPU_SHARD: FixSpec = FixSpec::new(
@@ -322,6 +410,7 @@ const TPU_SHARD: FixSpec = FixSpec::new(
 .sources(&[
     "Keras documentation: keras.distribution (ModelParallel, DeviceMesh, LayoutMap)",
     "JAX documentation: Distributed arrays and automatic parallelization (jax.sharding)",
+    "PyTorch/XLA documentation: SPMD (torch_xla.distributed.spmd)",
 ]);
 
 const TPU_SMALLER: FixSpec = FixSpec::new(
@@ -332,30 +421,125 @@ const TPU_SMALLER: FixSpec = FixSpec::new(
 .cost(Cost::Quality)
 .sources(&["Keras documentation: Model.quantize (int8)"]);
 
-fn tpu_fixes(f: &Finding, out: &mut Vec<Fix>) {
-    let shard = fix(
-        &TPU_SHARD,
-        say!(
-            en: "A TPU host has several cores (8 on a v2-8 or v3-8), each with its own HBM. Keras (JAX backend): set keras.distribution.ModelParallel with a DeviceMesh and a LayoutMap (KerasHub backbones provide get_layout_map) before from_preset, so the weights are split over the cores; JAX: place the parameters with jax.sharding.NamedSharding over a Mesh; PyTorch/XLA: its SPMD sharding or FSDP.",
-            zh: "一台 TPU 主机有多个核心（v2-8 或 v3-8 上是 8 个），每个都有自己的 HBM。Keras（JAX 后端）：在 from_preset 之前设置 keras.distribution.ModelParallel，配上 DeviceMesh 和 LayoutMap（KerasHub 的 backbone 提供 get_layout_map），权重就会分到各个核心上；JAX：用 Mesh 上的 jax.sharding.NamedSharding 放置参数；PyTorch/XLA：用它的 SPMD 分片或 FSDP。"
-        ),
+/// Fewer arrays alive on the core when a program is placed: what a
+/// fragmented HBM needs first.
+const TPU_FEWER_LIVE_ARRAYS: FixSpec = FixSpec::new(
+    "tpu-fewer-live-arrays",
+    "Keep fewer arrays alive on the TPU, or restart it",
+    "让留在 TPU 上的数组少一些，或者重启",
+)
+.cost(Cost::Free);
+
+/// Which TPU stacks the finding shows, for naming only their APIs.
+struct TpuStack {
+    keras: bool,
+    jax: bool,
+    torch_xla: bool,
+    tensorflow: bool,
+}
+
+impl TpuStack {
+    fn of(f: &Finding) -> TpuStack {
+        let framework = Framework::of(f);
+        let keras = shows_keras(f);
+        let torch_xla = shows_torch_xla(f);
+        TpuStack {
+            keras,
+            jax: framework == Framework::Jax,
+            torch_xla,
+            tensorflow: framework == Framework::TensorFlow && !keras && !torch_xla,
+        }
+    }
+    /// Nothing names the stack: the advice names JAX's and PyTorch/XLA's
+    /// APIs, never Keras's.
+    fn unknown(&self) -> bool {
+        !(self.keras || self.jax || self.torch_xla || self.tensorflow)
+    }
+}
+
+/// " Keras (JAX backend): ...; JAX: ...": the APIs of the stacks shown.
+fn shard_how(stack: &TpuStack) -> Said {
+    let mut how = say!(
+        en: "A TPU host has several cores (8 on a v2-8 or v3-8), each with its own HBM; an array that is not sharded is placed whole on one core.",
+        zh: "一台 TPU 主机有多个核心（v2-8 或 v3-8 上是 8 个），每个都有自己的 HBM；没有分片的数组会整个放到一个核心上。"
     );
-    let smaller = fix(
-        &TPU_SMALLER,
-        say!(
-            en: "A smaller model or preset, weights in bfloat16 or quantised to int8 (Keras 3: model.quantize(\"int8\")); for the activations, a smaller batch, shorter sequences and jax.checkpoint (remat) around blocks.",
-            zh: "换更小的模型或预设，权重用 bfloat16 或量化成 int8（Keras 3：model.quantize(\"int8\")）；对激活值，减小 batch、缩短序列，并用 jax.checkpoint（remat）包住各个块。"
-        ),
-    );
-    // A runtime buffer is an array being placed on the core, most often a
-    // model's weights: spreading them comes first. The compiler's estimate
-    // is a step's program: less work per step comes first.
-    if f.era == Some(Era::TpuCompile) && !super::setting::is_loading(f) {
-        out.push(smaller);
-        out.push(shard);
+    if stack.keras {
+        how = how.then(say!(
+            en: "Keras (JAX backend): set keras.distribution.ModelParallel with a DeviceMesh and a LayoutMap (KerasHub backbones provide get_layout_map) before from_preset, so the weights are split over the cores.",
+            zh: "Keras（JAX 后端）：在 from_preset 之前设置 keras.distribution.ModelParallel，配上 DeviceMesh 和 LayoutMap（KerasHub 的 backbone 提供 get_layout_map），权重就会分到各个核心上。"
+        ));
+    }
+    if stack.jax || stack.unknown() {
+        how = how.then(say!(
+            en: "JAX: place the parameters with jax.sharding.NamedSharding over a Mesh of all cores (a program's own mesh setting, such as a mesh_dim flag, does the same).",
+            zh: "JAX：用覆盖所有核心的 Mesh 上的 jax.sharding.NamedSharding 放置参数（程序自己的 mesh 设置，比如 mesh_dim 参数，效果相同）。"
+        ));
+    }
+    if stack.torch_xla || stack.unknown() {
+        how = how.then(say!(
+            en: "PyTorch/XLA: its SPMD sharding (torch_xla.distributed.spmd) or FSDP.",
+            zh: "PyTorch/XLA：用它的 SPMD 分片（torch_xla.distributed.spmd）或 FSDP。"
+        ));
+    }
+    if stack.tensorflow || stack.unknown() {
+        how = how.then(say!(
+            en: "TensorFlow: TPUStrategy copies the whole model onto every core, so the weights must fit one core; splitting them needs model parallelism (DTensor).",
+            zh: "TensorFlow：TPUStrategy 会把整个模型复制到每个核心上，所以权重必须放得进一个核心；要拆分权重需要模型并行（DTensor）。"
+        ));
+    }
+    how
+}
+
+/// A smaller model or less work per step, in the APIs of the stacks shown.
+fn smaller_how(stack: &TpuStack) -> Said {
+    let quantise = if stack.keras {
+        say!(en: " (Keras 3: model.quantize(\"int8\"))", zh: "（Keras 3：model.quantize(\"int8\")）")
     } else {
+        Said::default()
+    };
+    let remat = if stack.tensorflow {
+        say!(en: "tf.recompute_grad", zh: "tf.recompute_grad")
+    } else if stack.torch_xla && !stack.jax {
+        say!(en: "torch.utils.checkpoint", zh: "torch.utils.checkpoint")
+    } else {
+        say!(en: "jax.checkpoint (remat)", zh: "jax.checkpoint（remat）")
+    };
+    say_parts!(
+        en: "A smaller model or preset, weights in bfloat16 or quantised to int8{quantise}; for the activations, a smaller batch, shorter sequences and {remat} around blocks.",
+        zh: "换更小的模型或预设，权重用 bfloat16 或量化成 int8{quantise}；对激活值，减小 batch、缩短序列，并用 {remat} 包住各个块。",
+        quantise = quantise,
+        remat = remat
+    )
+}
+
+pub(super) fn tpu_fixes(f: &Finding, out: &mut Vec<Fix>) {
+    let stack = TpuStack::of(f);
+    let shard = fix(&TPU_SHARD, shard_how(&stack));
+    let smaller = fix(&TPU_SMALLER, smaller_how(&stack));
+    if matches!(Reading::of(f, true), Reading::FreeCoversRequest { .. }) {
+        out.push(fix(
+            &TPU_FEWER_LIVE_ARRAYS,
+            say!(
+                en: "The memory is there but not in one piece: keep fewer arrays alive on the TPU when the program is placed (drop references to results and earlier batches you no longer need, move metrics to the host, do not keep a second copy of the weights), and restart the process to begin from an empty HBM. A smaller batch also shrinks what the program needs in one piece.",
+                zh: "内存是有的，只是不成一整块：放置程序时让留在 TPU 上的数组少一些（不再需要的结果和之前的 batch 就去掉引用，把指标移到主机上，不要保留第二份权重），并重启进程，从空的 HBM 开始。更小的 batch 也能让程序需要的那一整块变小。"
+            ),
+        ));
+        out.push(smaller);
+        return;
+    }
+    // A TPU host has several cores (every slice but the one-chip v5e-1
+    // and v6e-1, which no message names): spreading the arrays over them
+    // comes before shrinking the work, for a buffer being placed and for
+    // the compiler's estimate alike. Only TensorFlow, whose TPUStrategy
+    // copies the whole model onto every core, makes less work per step
+    // come first.
+    let shard_first = !stack.tensorflow || f.era != Some(Era::TpuCompile);
+    if shard_first {
         out.push(shard);
         out.push(smaller);
+    } else {
+        out.push(smaller);
+        out.push(shard);
     }
 }
 
@@ -523,6 +707,7 @@ pub(super) const FIXES: &[FixSpec] = &[
     BUFFER_REPORT,
     TPU_SHARD,
     TPU_SMALLER,
+    TPU_FEWER_LIVE_ARRAYS,
 ];
 
 #[cfg(test)]
@@ -560,10 +745,12 @@ mod tests {
             ids(buffer),
             ["tpu-shard-across-cores", "tpu-smaller-model-or-work"]
         );
+        // The compiler's estimate on a host whose stack the message does
+        // not name: a TPU host has several cores, spreading comes first.
         let compile = include_str!("../../../../fixtures/wild/214.txt");
         assert_eq!(
             ids(compile),
-            ["tpu-smaller-model-or-work", "tpu-shard-across-cores"]
+            ["tpu-shard-across-cores", "tpu-smaller-model-or-work"]
         );
         let gpu = ids("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 4770354232 bytes.");
         assert!(!gpu.iter().any(|x| x.starts_with("tpu-")), "{gpu:?}");
@@ -581,6 +768,26 @@ mod tests {
         ] {
             assert_eq!(ids(text)[0], "jax-computation-less-memory", "{text}");
         }
+    }
+
+    /// JAX on a TPU v3-8 (LWM, fixtures/wild/1646.txt): the compiler found
+    /// 21.95G for a 15.48G core. Sharding over the eight cores comes first,
+    /// and no Keras API is named for a run that shows no Keras.
+    #[test]
+    fn a_multi_core_tpu_shards_before_shrinking() {
+        let lwm = include_str!("../../../../fixtures/wild/1646.txt");
+        let f = &crate::decode_str(lwm)[0];
+        assert_eq!(f.diagnosis.fixes[0].id, "tpu-shard-across-cores");
+        for fix in &f.diagnosis.fixes {
+            assert!(!fix.how.contains("Keras"), "{}: {}", fix.id, fix.how);
+        }
+        // The runtime's buffer form (fixtures/wild/1423.txt): the same order;
+        // its message names no stack, so JAX's and PyTorch/XLA's APIs are
+        // named, not Keras's (KerasNLP shows only in the prose above it).
+        let buffer = crate::decode_str(include_str!("../../../../fixtures/wild/1423.txt"));
+        let how = &buffer[0].diagnosis.fixes[0].how;
+        assert!(how.contains("jax.sharding.NamedSharding"), "{how}");
+        assert!(!how.contains("Keras"), "{how}");
     }
 
     fn ids_have(ids: &[String], id: &str) -> bool {
