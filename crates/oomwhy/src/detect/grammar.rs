@@ -99,6 +99,7 @@ struct Patterns {
     numpy_size: Regex,
     xla_reserved: Regex,
     xla_reservable: Regex,
+    xla_space: Regex,
     hsa_node: Regex,
 }
 
@@ -143,6 +144,10 @@ fn patterns() -> &'static Patterns {
                         // Ray's worker exit detail (`Task was killed due to
                         // the node running low on memory.`).
                         r"|\bkilled due to the node running low on memory\b",
+                        // Google Colab's dialog when its runtime ran out of
+                        // host RAM (`Your session crashed after using all
+                        // available RAM.`).
+                        r"|\bYour session crashed after using all available RAM\b",
                         // An API's out-of-memory constant that no status table
                         // holds (`UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY`).
                         r"|\b[A-Z][A-Z0-9_]*_ERR(?:OR)?_OUT_OF_(?:DEVICE_|HOST_|GPU_)?MEMORY\b",
@@ -235,6 +240,10 @@ fn patterns() -> &'static Patterns {
                 r"|\bwhat\(\):",
                 // A log level.
                 r"|\[(?:ERROR|Error|error|E|FATAL|Fatal|fatal|F|CRITICAL|critical)\]",
+                // TensorFlow's C++ log prefix after its timestamp: a level
+                // then the source location (`2022-04-04 00:27:49.642414: E
+                // tensorflow/compiler/xla/xla_client/xla_util.cc:88] `).
+                r"|(?:^|\s)[EWF] \S+\.(?:cc|cpp|cxx|cu|h):\d+\] ",
                 r"|(?:^|\s)(?:ERROR|FATAL|CRITICAL)\b",
                 r"|^E\d{4} |^[EF] ",
                 // A source location a program prints.
@@ -268,6 +277,7 @@ fn patterns() -> &'static Patterns {
             // uses: their own evidence, even quoted in a sentence.
             self_evident: re(concat!(
                 r"^(?:killed due to the node running low on memory",
+                r"|Your session crashed after using all available RAM",
                 r"|The node was low on resource: memory",
                 r"|requires more system memory \(\d+(?:\.\d+)? ?[KMGT]i?B\) than is available \(",
                 r"|GPU plugin can't finish correctly",
@@ -348,6 +358,12 @@ fn patterns() -> &'static Patterns {
             numpy_size: re(r"\bUnable to allocate (\d+(?:\.\d+)?) ?([KMGTP]i?B) for an array\b"),
             xla_reserved: re(r"\bfree, (\d+(?:\.\d+)?) ?([KMGT]i?B|[KMGT]|B) reserved\b"),
             xla_reservable: re(r"\band (\d+(?:\.\d+)?) ?([KMGT])(?:i?B)? reservable\b"),
+            // XLA's TPU compiler for a memory space its family does not
+            // explain (`Ran out of memory in memory space vmem. Used 32.42M
+            // of 16.00M vmem. Exceeded vmem capacity by 16.42M`).
+            xla_space: re(
+                r"\bRan out of memory in memory space (\w+)\. Used (\d+(?:\.\d+)?)([KMGT]?)B? of (\d+(?:\.\d+)?)([KMGT]?)B? \w+\.(?:\s+Exceeded \w+ capacity by (\d+(?:\.\d+)?)([KMGT]?)B?\b)?",
+            ),
             hsa_node: re(r"\bby GPU (node-\d+)\b"),
         }
     })
@@ -503,6 +519,8 @@ impl Family for Grammar {
             // search. Kubernetes' eviction, MindSpore's size check and
             // `cannot allocate` would each need a piece of their own.
             "killed due to the node running low on memory",
+            // Colab's dialog: on the piece `able` of `available`.
+            "crashed after using all available RAM",
             "HSA_STATUS_ERROR_",
             "error notifier set to 31",
             "responding and has recovered",
@@ -757,6 +775,9 @@ fn reporter(line: &str, exception: Option<&str>, statement: Statement) -> String
     // Ollama's check before it loads a model (its llm server's wording).
     if line.contains("requires more system memory") {
         return "Ollama (its check before loading a model)".into();
+    }
+    if line.contains("Your session crashed after using all available RAM") {
+        return "Google Colab (its runtime ran out of RAM)".into();
     }
     if line.contains("(raylet)") || line.contains("running low on memory") {
         return "Ray's raylet (its memory monitor)".into();
@@ -1119,6 +1140,19 @@ fn read_sizes(finding: &mut Finding, text: &str) {
                 .insert("reservable_bytes".into(), Some(reservable));
         }
     }
+    if let Some(c) = p.xla_space.captures(text) {
+        let size = |at: usize| {
+            let unit = c.get(at + 1).map_or("", |m| m.as_str());
+            let unit = if unit.is_empty() { "B" } else { unit };
+            crate::units::to_bytes(c.get(at)?.as_str(), unit).ok()
+        };
+        finding.facts.insert("memory_space".into(), c[1].to_string());
+        finding.sizes.total_bytes = size(4);
+        finding.sizes.extra.insert("used_bytes".into(), size(2));
+        if c.get(6).is_some() {
+            finding.sizes.extra.insert("exceeded_bytes".into(), size(6));
+        }
+    }
     if let Some(requested) = sized(&p.numpy_size) {
         finding.sizes.requested_bytes = Some(requested);
     }
@@ -1275,9 +1309,14 @@ mod tests {
             // TensorFlow's capitalised status text (1709) and class (1602).
             ("2021-11-10 17:01:24.065497: W tensorflow/core/framework/op_kernel.cc:1692] OP_REQUIRES failed at tpu_execute_op.cc:266 : Resource exhausted: Attempting to reserve 5.88G at the bottom of memory. That was not possible. There are 14.74G free, 0B reserved, and 4.62G reservable.", Kind::GenericOom, Category::Oom),
             ("ResourceExhaustedError: failed to allocate memory [Op:AddV2]", Kind::GenericOom, Category::Oom),
+            // The status in capitals after TensorFlow's log prefix (1803).
+            ("2022-04-04 00:27:49.642414: E tensorflow/compiler/xla/xla_client/xla_util.cc:88]   OP_REQUIRES failed at tpu_execute_op.cc:266 : RESOURCE_EXHAUSTED: Attempting to reserve 6.48G at the bottom of memory. That was not possible. There are 6.78G free, 0B reserved, and 3.33G reservable.", Kind::GenericOom, Category::Oom),
             // An exception class named for out of memory (1719).
             ("Job aborted due to stage failure: Task 33 in stage 1303.0 failed 4 times, most recent failure: Lost task 33.3 in stage 1303.0 (TID 37289) (10.59.128.149 executor 2): com.nvidia.spark.rapids.jni.SplitAndRetryOOM: Attempted to handle a split, but was not initialized with a splitPolicy.", Kind::GenericOom, Category::Oom),
             ("com.nvidia.spark.rapids.jni.CpuRetryOOM: CPU OutOfMemory", Kind::HostOom, Category::Oom),
+            // Google Colab's dialog, in bold or quoted (1942, 1943).
+            ("**Your session crashed after using all available RAM.** ", Kind::HostOom, Category::Oom),
+            ("> Your session crashed after using all available RAM. If you are interested in access to high-RAM runtimes, you may want to check out [Colab Pro](https://colab.research.google.com/signup/pricing?utm_source=dialog&utm_medium=link&utm_campaign=oom).", Kind::HostOom, Category::Oom),
             // ggml's backend buffer (1738).
             ("Failed to send message Failed to load model error loading model: unable to allocate Vulkan0 buffer", Kind::LibraryAllocFailed, Category::LikelyOom),
             // ROCr's fault (1726, 1640) and the NVIDIA driver's bring-up (1645).
@@ -1291,8 +1330,19 @@ mod tests {
         }
         let f = collect(&["  what():  std::bad_alloc"]).unwrap();
         assert_eq!(f.facts[fact::MEMORY], "unknown");
+        let f = collect(&["Your session crashed after using all available RAM."]).unwrap();
+        assert_eq!(f.facts[fact::MEMORY], "host");
+        assert!(f.facts[fact::REPORTED_BY].starts_with("Google Colab"));
         let f = collect(&["numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.2 GiB for an array with shape (100000, 4300) and data type float64"]).unwrap();
         assert_eq!(f.sizes.requested_bytes, Some(3_435_973_837));
+        // The TPU compiler's sentence for a memory space other than HBM (1802).
+        let f = collect(&["`RuntimeError: Bad StatusOr access: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space vmem. Used 32.42M of 16.00M vmem. Exceeded vmem capacity by 16.42M`"]).unwrap();
+        assert_eq!(f.facts["memory_space"], "vmem");
+        assert_eq!(f.sizes.total_bytes, Some(16 << 20));
+        assert_eq!(f.sizes.extra["used_bytes"], Some(33_994_834)); // 32.42 × 2^20
+        assert_eq!(f.sizes.extra["exceeded_bytes"], Some(17_217_618));
+        let f = collect(&["RuntimeError: RESOURCE_EXHAUSTED: Ran out of memory in memory space vmem. Used 32.42M of 16.00M vmem."]).unwrap();
+        assert_eq!(f.sizes.extra.get("exceeded_bytes"), None);
         let f = collect(&["Resource exhausted: Attempting to reserve 5.88G at the bottom of memory. That was not possible. There are 14.74G free, 0B reserved, and 4.62G reservable."]).unwrap();
         assert_eq!(f.sizes.reserved_bytes, Some(0));
         assert_eq!(f.sizes.free_bytes, Some(15_826_954_486));
@@ -1310,6 +1360,11 @@ mod tests {
             "When you get \"Memory access fault by GPU node-1\", check the kernel.",
             "SplitAndRetryOOM is thrown when a split is needed",
             "a std::bad_alloc is thrown when operator new fails",
+            "If you see \"Your session crashed after using all available RAM\", upgrade to Colab Pro.",
+            // The status without TensorFlow's log prefix, or at its info
+            // level, is not a report.
+            "RESOURCE_EXHAUSTED: Attempting to reserve 6.48G at the bottom of memory. That was not possible.",
+            "2022-04-04 00:27:49.642414: I tensorflow/compiler/xla/xla_client/xla_util.cc:88] RESOURCE_EXHAUSTED: Attempting to reserve 6.48G at the bottom of memory.",
         ] {
             assert!(collect(&[line]).is_none(), "{line}");
         }
