@@ -58,6 +58,11 @@ enum Statement {
     /// Kubernetes evicted a pod because its node ran out of memory
     /// (`The node was low on resource: memory.`).
     Evicted,
+    /// The poster says in their own words, in the first person singular,
+    /// that a named device ran out of memory (`I got a "cuda out of
+    /// memory" after 8784 iterations`, `I'm experiencing an XPU out of
+    /// memory error`): no message pasted, so the weakest statement.
+    ProseReport,
     /// A GPU runtime or driver reports a fault that is not memory
     /// exhaustion: ROCr's `HSA_STATUS_ERROR_*` abort, Jetson's nvgpu
     /// `[MMU FAULT]`, Windows' TDR (`Display driver stopped responding and
@@ -371,6 +376,74 @@ fn patterns() -> &'static Patterns {
 
 /// The first statement on the line that a program reports: (statement, start).
 fn find(line: &str) -> Option<(Statement, usize)> {
+    find_reported(line).or_else(|| prose_report(line).map(|_| (Statement::ProseReport, 0)))
+}
+
+/// A first-person report of a named device's out of memory, and where its
+/// figures may follow: the subject `I`, a verb of meeting the error, and
+/// `CUDA`/`GPU`/`XPU`/... `out of memory` right after. Not a question
+/// (`Why do I get ...`), a condition (`if I get ...`, `to avoid ...`) or a
+/// negation (`I no longer get ...`): the clause before the subject and the
+/// words between it and the verb say so.
+fn prose_report(line: &str) -> Option<usize> {
+    static RE: OnceLock<(Regex, Regex, Regex)> = OnceLock::new();
+    let (report, not_said, asked) = RE.get_or_init(|| {
+        (
+            constant_regex(concat!(
+                r#"(?i)(?:^|[^\w'])(?:I|I'm|I am|I've|I have)\s+((?:[a-z']+\s+){0,2}?)"#,
+                r"(?:got|get|gets|getting|keep getting|experience|experienced|experiencing|encounter|encountered|encountering|hit|hitting|ran into|run into|running into|received|receiving|faced|facing|met|see|saw|seeing)\s+",
+                r#"(?:an?\s+|the\s+|this\s+)?["'`]?(?:cuda|gpu|xpu|hip|rocm|mps|npu|vram)\s+out\s+of\s+memory\b"#,
+            )),
+            constant_regex(
+                r"(?i)\b(?:not|never|no|longer|n't|don't|didn't|won't|wouldn't|can't|cannot|would|will|could|should|might|may|to|avoid|stopped|used)\b|n't\b",
+            ),
+            constant_regex(
+                r"(?i)(?:\b(?:if|unless|whether|avoid|avoiding|prevent|without|until)\b.*|\b(?:do|does|did|would|will|can|could|should|might|may|shall|why|how)\s*)$",
+            ),
+        )
+    });
+    let c = report.captures(line)?;
+    let whole = c.get(0)?;
+    let between = c.get(1).map_or("", |m| m.as_str());
+    let before = &line[..whole.start()];
+    let clause = before
+        .rfind(['.', ',', ';', ':', '!', '?'])
+        .map_or(before, |end| &before[end + 1..]);
+    let question = line[whole.end()..]
+        .split(['.', '!'])
+        .next()
+        .is_some_and(|rest| rest.contains('?'));
+    (!not_said.is_match(between) && !asked.is_match(clause) && !question).then_some(whole.start())
+}
+
+/// The figures a poster states in prose after their report: the device's
+/// total (`the GPU has 28.56 GiB total capacity`) and the request (`fails
+/// to allocate 7.09 GiB`), as (total, requested).
+fn prose_figures(text: &str) -> [Option<u64>; 2] {
+    static RE: OnceLock<[Regex; 2]> = OnceLock::new();
+    let [total, requested] = RE.get_or_init(|| {
+        [
+            constant_regex(
+                r"(?i)\b(\d+(?:\.\d+)?) ?([KMGT]iB|[KMGT]B) (?:of )?total capacity\b|\btotal capacity of (\d+(?:\.\d+)?) ?([KMGT]iB|[KMGT]B)\b",
+            ),
+            constant_regex(
+                r"(?i)\b(?:fails?|failed|failing|unable|tried|trying|tries) to allocate (\d+(?:\.\d+)?) ?([KMGT]iB|[KMGT]B)\b",
+            ),
+        ]
+    });
+    let size = |re: &Regex| {
+        let c = re.captures(text)?;
+        let (number, unit) = match (c.get(1), c.get(2)) {
+            (Some(n), Some(u)) => (n, u),
+            _ => (c.get(3)?, c.get(4)?),
+        };
+        crate::units::to_bytes(number.as_str(), unit.as_str()).ok()
+    };
+    [size(total), size(requested)]
+}
+
+/// The first statement on the line that a program reports: (statement, start).
+fn find_reported(line: &str) -> Option<(Statement, usize)> {
     let p = patterns();
     let trimmed = line.trim_start();
     // Comments, diff lines and headings are about a message, not of one.
@@ -574,10 +647,20 @@ impl Family for Grammar {
     }
 
     fn continues(&self, lines: &[String], next: &str) -> bool {
+        let first = lines.first().and_then(|l| find(l)).map(|(s, _)| s);
+        if first == Some(Statement::ProseReport) {
+            // The poster's next sentences, across one blank line, while
+            // they state the figures of the failure.
+            return if next.trim().is_empty() {
+                lines.len() == 1
+            } else {
+                lines.len() <= 3 && prose_figures(next).iter().any(Option::is_some)
+            };
+        }
         if lines.len() >= 12 || next.trim().is_empty() || starts_another_family(next) {
             return false;
         }
-        let Some((first, _)) = lines.first().and_then(|l| find(l)) else {
+        let Some(first) = first else {
             return false;
         };
         match first {
@@ -639,6 +722,7 @@ impl Family for Grammar {
             Statement::NotebookHeader if host => Kind::HostOom,
             Statement::NotebookHeader => Kind::GenericOom,
             Statement::Evicted => Kind::HostOomKilled,
+            Statement::ProseReport => Kind::GenericOom,
             Statement::RuntimeFault => Kind::GpuRuntimeError,
             _ if exhausted && host => Kind::HostOom,
             _ if exhausted => Kind::GenericOom,
@@ -682,6 +766,19 @@ impl Family for Grammar {
                 finding.facts.insert("exit_code".into(), "-9".into());
             }
             Statement::RuntimeFault => runtime_fault(&mut finding, &joined),
+            Statement::ProseReport => {
+                let [total, requested] = prose_figures(&joined);
+                finding.sizes.total_bytes = total;
+                finding.sizes.requested_bytes = requested;
+                finding
+                    .facts
+                    .insert("stated_in_prose".into(), "true".into());
+                let device = joined.to_ascii_lowercase();
+                finding.backend = ["cuda", "xpu", "hip", "rocm", "mps", "npu"]
+                    .into_iter()
+                    .find(|b| device.contains(&format!("{b} out of memory")))
+                    .map(|b| if b == "rocm" { "hip" } else { b }.to_string());
+            }
             Statement::WatchdogStuck => {
                 if let Some(c) = p.watchdog_seconds.captures(&joined) {
                     if let Ok(seconds) = c[1].parse::<u64>() {
@@ -1146,7 +1243,9 @@ fn read_sizes(finding: &mut Finding, text: &str) {
             let unit = if unit.is_empty() { "B" } else { unit };
             crate::units::to_bytes(c.get(at)?.as_str(), unit).ok()
         };
-        finding.facts.insert("memory_space".into(), c[1].to_string());
+        finding
+            .facts
+            .insert("memory_space".into(), c[1].to_string());
         finding.sizes.total_bytes = size(4);
         finding.sizes.extra.insert("used_bytes".into(), size(2));
         if c.get(6).is_some() {
@@ -1514,6 +1613,48 @@ mod tests {
             "We saw Segmentation fault (core dumped) after the upgrade",
             "    assert \"out of memory\" in caplog.text",
             "    outputs = model(inputs)  # RuntimeError: CUDA out of memory here",
+        ] {
+            assert!(collect(&[line]).is_none(), "{line}");
+        }
+    }
+
+    /// Posters' own words (1916, 1919, 1924): `I` met a named device's out
+    /// of memory.
+    #[test]
+    fn a_first_person_report_in_prose_is_the_weakest_statement() {
+        for (line, backend) in [
+            ("but I got a \"cuda out of memory\" after 8784 iterators", Some("cuda")),
+            ("Blender uses all of that. At the end I get the CUDA out of memory message.", Some("cuda")),
+            ("I'm experiencing an XPU out of memory error when fine-tuning a LLM using Axolotl with PyTorch 2.7.0+xpu on a ThinkPad T14p Gen2 running Manjaro Linux.", Some("xpu")),
+            ("When I train with batch size 64 I keep getting GPU out of memory", None),
+        ] {
+            let f = collect(&[line]).unwrap_or_else(|| panic!("{line}"));
+            assert_eq!((f.kind, f.category), (Kind::GenericOom, Category::Oom), "{line}");
+            assert_eq!(f.facts["stated_in_prose"], "true");
+            assert_eq!(f.backend.as_deref(), backend, "{line}");
+        }
+        // The figures the poster states next, across one blank line.
+        let f = collect(&[
+            "I'm experiencing an XPU out of memory error when fine-tuning a LLM.",
+            "",
+            "PyTorch reports that the GPU has 28.56 GiB total capacity, but fails to allocate 7.09 GiB, even though system memory is plentiful.",
+        ])
+        .unwrap();
+        assert_eq!(f.sizes.total_bytes, Some(30_666_066_493)); // 28.56 × 2^30
+        assert_eq!(f.sizes.requested_bytes, Some(7_612_829_532));
+        // Not a report: a question, a condition, a negation, another
+        // person, no device named.
+        for line in [
+            "Why do I get a CUDA out of memory error with batch size 1?",
+            "I get a CUDA out of memory error?",
+            "If I get a CUDA out of memory error, I lower the batch size.",
+            "To avoid that I get CUDA out of memory, set the fraction.",
+            "I no longer get the CUDA out of memory error.",
+            "I didn't get CUDA out of memory with the old version.",
+            "I will get a CUDA out of memory error with this model.",
+            "You get a CUDA out of memory error when the batch is too large.",
+            "We get a CUDA out of memory error when the batch is too large.",
+            "I got an error: out of memory",
         ] {
             assert!(collect(&[line]).is_none(), "{line}");
         }

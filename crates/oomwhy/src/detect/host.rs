@@ -481,7 +481,9 @@ impl Family for Killed {
                 finding.facts.insert("killer".into(), "systemd-oomd".into());
                 finding.facts.insert("cgroup".into(), c[2].to_string());
                 finding.facts.insert("pressure".into(), c[3].to_string());
-                finding.facts.insert("pressure_limit".into(), c[4].to_string());
+                finding
+                    .facts
+                    .insert("pressure_limit".into(), c[4].to_string());
             } else if let Some(c) = p.systemd.captures(&joined) {
                 explicit(&mut finding, Era::Systemd);
                 finding.facts.insert("unit".into(), c[1].to_string());
@@ -700,7 +702,10 @@ mod tests {
             "vte-spawn-f6518140-41fe-4a13-b828-55c5b8738fb8.scope"
         );
         assert_eq!(
-            (f.facts["pressure"].as_str(), f.facts["pressure_limit"].as_str()),
+            (
+                f.facts["pressure"].as_str(),
+                f.facts["pressure_limit"].as_str()
+            ),
             ("57.97%", "50.00%")
         );
         // Words about it, without the cgroups and figures, are not its line.
