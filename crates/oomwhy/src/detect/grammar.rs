@@ -592,12 +592,14 @@ impl Family for Grammar {
             // search. Kubernetes' eviction, MindSpore's size check and
             // `cannot allocate` would each need a piece of their own.
             "killed due to the node running low on memory",
-            // Colab's dialog: on the piece `able` of `available`.
+            // Colab's dialog: on the piece `able` of `available` (the
+            // literal the two TDR spellings gave up).
             "crashed after using all available RAM",
             "HSA_STATUS_ERROR_",
             "error notifier set to 31",
-            "responding and has recovered",
-            "responding and has successfully recovered",
+            // Both spellings of Windows' TDR on one literal, which left room
+            // for Colab's dialog above.
+            "responding and has ",
             "Ioctl failed: -12",
             "CL_OUT_OF_RESOURCES",
             // Under the `_ERROR_` literal the status tables need (`_ERR_OUT_OF_MEMORY`
