@@ -846,6 +846,25 @@ fn reporter(line: &str, exception: Option<&str>, statement: Statement) -> String
         Statement::AllocatorSentence => return "PyTorch's caching allocator".into(),
         Statement::DeviceLost => return "the NVIDIA driver (NVML)".into(),
         Statement::Evicted => return "Kubernetes (the kubelet's eviction)".into(),
+        // The stack the poster names (`cuda out of memory`); a device word
+        // alone (`GPU`, `VRAM`) names none.
+        Statement::ProseReport => {
+            let lower = line.to_ascii_lowercase();
+            if let Some(name) = [
+                ("cuda", "CUDA"),
+                ("xpu", "XPU"),
+                ("hip", "HIP"),
+                ("rocm", "ROCm"),
+                ("mps", "MPS"),
+                ("npu", "NPU"),
+            ]
+            .iter()
+            .find(|(word, _)| lower.contains(&format!("{word} out of memory")))
+            .map(|(_, name)| *name)
+            {
+                return name.into();
+            }
+        }
         Statement::RuntimeFault => return fault_reporter(line).into(),
         Statement::NotebookHeader => {
             if let Some(c) = p
@@ -876,7 +895,7 @@ fn reporter(line: &str, exception: Option<&str>, statement: Statement) -> String
         return "Ollama (its check before loading a model)".into();
     }
     if line.contains("Your session crashed after using all available RAM") {
-        return "Google Colab (its runtime ran out of RAM)".into();
+        return "Google Colab".into();
     }
     if line.contains("(raylet)") || line.contains("running low on memory") {
         return "Ray's raylet (its memory monitor)".into();
@@ -1433,7 +1452,7 @@ mod tests {
         assert_eq!(f.facts[fact::MEMORY], "unknown");
         let f = collect(&["Your session crashed after using all available RAM."]).unwrap();
         assert_eq!(f.facts[fact::MEMORY], "host");
-        assert!(f.facts[fact::REPORTED_BY].starts_with("Google Colab"));
+        assert_eq!(f.facts[fact::REPORTED_BY], "Google Colab");
         let f = collect(&["numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.2 GiB for an array with shape (100000, 4300) and data type float64"]).unwrap();
         assert_eq!(f.sizes.requested_bytes, Some(3_435_973_837));
         // The TPU compiler's sentence for a memory space other than HBM (1802).
@@ -1634,6 +1653,8 @@ mod tests {
             assert_eq!((f.kind, f.category), (Kind::GenericOom, Category::Oom), "{line}");
             assert_eq!(f.facts["stated_in_prose"], "true");
             assert_eq!(f.backend.as_deref(), backend, "{line}");
+            let named = backend.map_or("an unrecognised program".to_string(), |b| b.to_ascii_uppercase());
+            assert_eq!(f.facts[fact::REPORTED_BY], named, "{line}");
         }
         // The figures the poster states next, across one blank line.
         let f = collect(&[
