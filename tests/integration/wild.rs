@@ -93,14 +93,15 @@ fn device_index(label: &str) -> Option<u32> {
     index.parse().ok()
 }
 
-/// The forms of one printed figure: `890.06M (933298432 bytes)` and
-/// `176.00MiB (184549376B)` are one size written twice, rounded and exact;
-/// any other label is one form.
+/// The forms of one printed figure: `890.06M (933298432 bytes)`,
+/// `176.00MiB (184549376B)` and TensorFlow's `32.0KiB (rounded to 32768)`
+/// are one size written twice, rounded and exact; any other label is one form.
 fn forms_of(printed: &str) -> Vec<&str> {
     let printed = printed.trim();
     let two = printed
         .strip_suffix(')')
         .and_then(|rest| rest.split_once(" ("))
+        .map(|(first, second)| (first, second.strip_prefix("rounded to ").unwrap_or(second)))
         .filter(|(first, second)| bytes_of(first).is_some() && bytes_of(second).is_some());
     match two {
         Some((first, second)) => vec![first, second],
@@ -157,6 +158,16 @@ fn same_figure_elsewhere<'a>(
                 .into_iter(),
         ),
         "process_in_use_bytes" => Box::new(f.processes.iter().map(|p| p.in_use_bytes)),
+        // A KV cache too small for one request: what is needed and what
+        // the cache has, under the names of that message form.
+        "requested_bytes" | "free_bytes" if f.kind.slug() == "kv_cache_oom" => {
+            let name = if field == "requested_bytes" {
+                "kv_cache_needed_bytes"
+            } else {
+                "kv_cache_available_bytes"
+            };
+            Box::new(sizes.get(name).and_then(Value::as_u64).into_iter())
+        }
         _ => Box::new(std::iter::empty()),
     }
 }

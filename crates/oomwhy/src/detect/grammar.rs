@@ -58,6 +58,11 @@ enum Statement {
     /// Kubernetes evicted a pod because its node ran out of memory
     /// (`The node was low on resource: memory.`).
     Evicted,
+    /// The poster says in their own words, in the first person singular,
+    /// that a named device ran out of memory (`I got a "cuda out of
+    /// memory" after 8784 iterations`, `I'm experiencing an XPU out of
+    /// memory error`): no message pasted, so the weakest statement.
+    ProseReport,
     /// A GPU runtime or driver reports a fault that is not memory
     /// exhaustion: ROCr's `HSA_STATUS_ERROR_*` abort, Jetson's nvgpu
     /// `[MMU FAULT]`, Windows' TDR (`Display driver stopped responding and
@@ -99,6 +104,7 @@ struct Patterns {
     numpy_size: Regex,
     xla_reserved: Regex,
     xla_reservable: Regex,
+    xla_space: Regex,
     hsa_node: Regex,
 }
 
@@ -143,6 +149,10 @@ fn patterns() -> &'static Patterns {
                         // Ray's worker exit detail (`Task was killed due to
                         // the node running low on memory.`).
                         r"|\bkilled due to the node running low on memory\b",
+                        // Google Colab's dialog when its runtime ran out of
+                        // host RAM (`Your session crashed after using all
+                        // available RAM.`).
+                        r"|\bYour session crashed after using all available RAM\b",
                         // An API's out-of-memory constant that no status table
                         // holds (`UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY`).
                         r"|\b[A-Z][A-Z0-9_]*_ERR(?:OR)?_OUT_OF_(?:DEVICE_|HOST_|GPU_)?MEMORY\b",
@@ -235,6 +245,10 @@ fn patterns() -> &'static Patterns {
                 r"|\bwhat\(\):",
                 // A log level.
                 r"|\[(?:ERROR|Error|error|E|FATAL|Fatal|fatal|F|CRITICAL|critical)\]",
+                // TensorFlow's C++ log prefix after its timestamp: a level
+                // then the source location (`2022-04-04 00:27:49.642414: E
+                // tensorflow/compiler/xla/xla_client/xla_util.cc:88] `).
+                r"|(?:^|\s)[EWF] \S+\.(?:cc|cpp|cxx|cu|h):\d+\] ",
                 r"|(?:^|\s)(?:ERROR|FATAL|CRITICAL)\b",
                 r"|^E\d{4} |^[EF] ",
                 // A source location a program prints.
@@ -268,6 +282,7 @@ fn patterns() -> &'static Patterns {
             // uses: their own evidence, even quoted in a sentence.
             self_evident: re(concat!(
                 r"^(?:killed due to the node running low on memory",
+                r"|Your session crashed after using all available RAM",
                 r"|The node was low on resource: memory",
                 r"|requires more system memory \(\d+(?:\.\d+)? ?[KMGT]i?B\) than is available \(",
                 r"|GPU plugin can't finish correctly",
@@ -349,6 +364,12 @@ fn patterns() -> &'static Patterns {
             numpy_size: re(r"\bUnable to allocate (\d+(?:\.\d+)?) ?([KMGTP]i?B) for an array\b"),
             xla_reserved: re(r"\bfree, (\d+(?:\.\d+)?) ?([KMGT]i?B|[KMGT]|B) reserved\b"),
             xla_reservable: re(r"\band (\d+(?:\.\d+)?) ?([KMGT])(?:i?B)? reservable\b"),
+            // XLA's TPU compiler for a memory space its family does not
+            // explain (`Ran out of memory in memory space vmem. Used 32.42M
+            // of 16.00M vmem. Exceeded vmem capacity by 16.42M`).
+            xla_space: re(
+                r"\bRan out of memory in memory space (\w+)\. Used (\d+(?:\.\d+)?)([KMGT]?)B? of (\d+(?:\.\d+)?)([KMGT]?)B? \w+\.(?:\s+Exceeded \w+ capacity by (\d+(?:\.\d+)?)([KMGT]?)B?\b)?",
+            ),
             hsa_node: re(r"\bby GPU (node-\d+)\b"),
         }
     })
@@ -356,6 +377,74 @@ fn patterns() -> &'static Patterns {
 
 /// The first statement on the line that a program reports: (statement, start).
 fn find(line: &str) -> Option<(Statement, usize)> {
+    find_reported(line).or_else(|| prose_report(line).map(|_| (Statement::ProseReport, 0)))
+}
+
+/// A first-person report of a named device's out of memory, and where its
+/// figures may follow: the subject `I`, a verb of meeting the error, and
+/// `CUDA`/`GPU`/`XPU`/... `out of memory` right after. Not a question
+/// (`Why do I get ...`), a condition (`if I get ...`, `to avoid ...`) or a
+/// negation (`I no longer get ...`): the clause before the subject and the
+/// words between it and the verb say so.
+fn prose_report(line: &str) -> Option<usize> {
+    static RE: OnceLock<(Regex, Regex, Regex)> = OnceLock::new();
+    let (report, not_said, asked) = RE.get_or_init(|| {
+        (
+            constant_regex(concat!(
+                r#"(?i)(?:^|[^\w'])(?:I|I'm|I am|I've|I have)\s+((?:[a-z']+\s+){0,2}?)"#,
+                r"(?:got|get|gets|getting|keep getting|experience|experienced|experiencing|encounter|encountered|encountering|hit|hitting|ran into|run into|running into|received|receiving|faced|facing|met|see|saw|seeing)\s+",
+                r#"(?:an?\s+|the\s+|this\s+)?["'`]?(?:cuda|gpu|xpu|hip|rocm|mps|npu|vram)\s+out\s+of\s+memory\b"#,
+            )),
+            constant_regex(
+                r"(?i)\b(?:not|never|no|longer|n't|don't|didn't|won't|wouldn't|can't|cannot|would|will|could|should|might|may|to|avoid|stopped|used)\b|n't\b",
+            ),
+            constant_regex(
+                r"(?i)(?:\b(?:if|unless|whether|avoid|avoiding|prevent|without|until)\b.*|\b(?:do|does|did|would|will|can|could|should|might|may|shall|why|how)\s*)$",
+            ),
+        )
+    });
+    let c = report.captures(line)?;
+    let whole = c.get(0)?;
+    let between = c.get(1).map_or("", |m| m.as_str());
+    let before = &line[..whole.start()];
+    let clause = before
+        .rfind(['.', ',', ';', ':', '!', '?'])
+        .map_or(before, |end| &before[end + 1..]);
+    let question = line[whole.end()..]
+        .split(['.', '!'])
+        .next()
+        .is_some_and(|rest| rest.contains('?'));
+    (!not_said.is_match(between) && !asked.is_match(clause) && !question).then_some(whole.start())
+}
+
+/// The figures a poster states in prose after their report: the device's
+/// total (`the GPU has 28.56 GiB total capacity`) and the request (`fails
+/// to allocate 7.09 GiB`), as (total, requested).
+fn prose_figures(text: &str) -> [Option<u64>; 2] {
+    static RE: OnceLock<[Regex; 2]> = OnceLock::new();
+    let [total, requested] = RE.get_or_init(|| {
+        [
+            constant_regex(
+                r"(?i)\b(\d+(?:\.\d+)?) ?([KMGT]iB|[KMGT]B) (?:of )?total capacity\b|\btotal capacity of (\d+(?:\.\d+)?) ?([KMGT]iB|[KMGT]B)\b",
+            ),
+            constant_regex(
+                r"(?i)\b(?:fails?|failed|failing|unable|tried|trying|tries) to allocate (\d+(?:\.\d+)?) ?([KMGT]iB|[KMGT]B)\b",
+            ),
+        ]
+    });
+    let size = |re: &Regex| {
+        let c = re.captures(text)?;
+        let (number, unit) = match (c.get(1), c.get(2)) {
+            (Some(n), Some(u)) => (n, u),
+            _ => (c.get(3)?, c.get(4)?),
+        };
+        crate::units::to_bytes(number.as_str(), unit.as_str()).ok()
+    };
+    [size(total), size(requested)]
+}
+
+/// The first statement on the line that a program reports: (statement, start).
+fn find_reported(line: &str) -> Option<(Statement, usize)> {
     let p = patterns();
     let trimmed = line.trim_start();
     // Comments, diff lines and headings are about a message, not of one.
@@ -504,10 +593,14 @@ impl Family for Grammar {
             // search. Kubernetes' eviction, MindSpore's size check and
             // `cannot allocate` would each need a piece of their own.
             "killed due to the node running low on memory",
+            // Colab's dialog: on the piece `able` of `available` (the
+            // literal the two TDR spellings gave up).
+            "crashed after using all available RAM",
             "HSA_STATUS_ERROR_",
             "error notifier set to 31",
-            "responding and has recovered",
-            "responding and has successfully recovered",
+            // Both spellings of Windows' TDR on one literal, which left room
+            // for Colab's dialog above.
+            "responding and has ",
             "Ioctl failed: -12",
             "CL_OUT_OF_RESOURCES",
             // Under the `_ERROR_` literal the status tables need (`_ERR_OUT_OF_MEMORY`
@@ -557,10 +650,20 @@ impl Family for Grammar {
     }
 
     fn continues(&self, lines: &[String], next: &str) -> bool {
+        let first = lines.first().and_then(|l| find(l)).map(|(s, _)| s);
+        if first == Some(Statement::ProseReport) {
+            // The poster's next sentences, across one blank line, while
+            // they state the figures of the failure.
+            return if next.trim().is_empty() {
+                lines.len() == 1
+            } else {
+                lines.len() <= 3 && prose_figures(next).iter().any(Option::is_some)
+            };
+        }
         if lines.len() >= 12 || next.trim().is_empty() || starts_another_family(next) {
             return false;
         }
-        let Some((first, _)) = lines.first().and_then(|l| find(l)) else {
+        let Some(first) = first else {
             return false;
         };
         match first {
@@ -622,6 +725,7 @@ impl Family for Grammar {
             Statement::NotebookHeader if host => Kind::HostOom,
             Statement::NotebookHeader => Kind::GenericOom,
             Statement::Evicted => Kind::HostOomKilled,
+            Statement::ProseReport => Kind::GenericOom,
             Statement::RuntimeFault => Kind::GpuRuntimeError,
             _ if exhausted && host => Kind::HostOom,
             _ if exhausted => Kind::GenericOom,
@@ -665,6 +769,19 @@ impl Family for Grammar {
                 finding.facts.insert("exit_code".into(), "-9".into());
             }
             Statement::RuntimeFault => runtime_fault(&mut finding, &joined),
+            Statement::ProseReport => {
+                let [total, requested] = prose_figures(&joined);
+                finding.sizes.total_bytes = total;
+                finding.sizes.requested_bytes = requested;
+                finding
+                    .facts
+                    .insert("stated_in_prose".into(), "true".into());
+                let device = joined.to_ascii_lowercase();
+                finding.backend = ["cuda", "xpu", "hip", "rocm", "mps", "npu"]
+                    .into_iter()
+                    .find(|b| device.contains(&format!("{b} out of memory")))
+                    .map(|b| if b == "rocm" { "hip" } else { b }.to_string());
+            }
             Statement::WatchdogStuck => {
                 if let Some(c) = p.watchdog_seconds.captures(&joined) {
                     if let Ok(seconds) = c[1].parse::<u64>() {
@@ -730,6 +847,25 @@ fn reporter(line: &str, exception: Option<&str>, statement: Statement) -> String
         Statement::AllocatorSentence => return "PyTorch's caching allocator".into(),
         Statement::DeviceLost => return "the NVIDIA driver (NVML)".into(),
         Statement::Evicted => return "Kubernetes (the kubelet's eviction)".into(),
+        // The stack the poster names (`cuda out of memory`); a device word
+        // alone (`GPU`, `VRAM`) names none.
+        Statement::ProseReport => {
+            let lower = line.to_ascii_lowercase();
+            if let Some(name) = [
+                ("cuda", "CUDA"),
+                ("xpu", "XPU"),
+                ("hip", "HIP"),
+                ("rocm", "ROCm"),
+                ("mps", "MPS"),
+                ("npu", "NPU"),
+            ]
+            .iter()
+            .find(|(word, _)| lower.contains(&format!("{word} out of memory")))
+            .map(|(_, name)| *name)
+            {
+                return name.into();
+            }
+        }
         Statement::RuntimeFault => return fault_reporter(line).into(),
         Statement::NotebookHeader => {
             if let Some(c) = p
@@ -766,6 +902,9 @@ fn reporter(line: &str, exception: Option<&str>, statement: Statement) -> String
     // Ollama's check before it loads a model (its llm server's wording).
     if line.contains("requires more system memory") {
         return "Ollama (its check before loading a model)".into();
+    }
+    if line.contains("Your session crashed after using all available RAM") {
+        return "Google Colab".into();
     }
     if line.contains("(raylet)") || line.contains("running low on memory") {
         return "Ray's raylet (its memory monitor)".into();
@@ -1150,6 +1289,21 @@ fn read_sizes(finding: &mut Finding, text: &str) {
                 .insert("reservable_bytes".into(), Some(reservable));
         }
     }
+    if let Some(c) = p.xla_space.captures(text) {
+        let size = |at: usize| {
+            let unit = c.get(at + 1).map_or("", |m| m.as_str());
+            let unit = if unit.is_empty() { "B" } else { unit };
+            crate::units::to_bytes(c.get(at)?.as_str(), unit).ok()
+        };
+        finding
+            .facts
+            .insert("memory_space".into(), c[1].to_string());
+        finding.sizes.total_bytes = size(4);
+        finding.sizes.extra.insert("used_bytes".into(), size(2));
+        if c.get(6).is_some() {
+            finding.sizes.extra.insert("exceeded_bytes".into(), size(6));
+        }
+    }
     if let Some(requested) = sized(&p.numpy_size) {
         finding.sizes.requested_bytes = Some(requested);
     }
@@ -1306,9 +1460,14 @@ mod tests {
             // TensorFlow's capitalised status text (1709) and class (1602).
             ("2021-11-10 17:01:24.065497: W tensorflow/core/framework/op_kernel.cc:1692] OP_REQUIRES failed at tpu_execute_op.cc:266 : Resource exhausted: Attempting to reserve 5.88G at the bottom of memory. That was not possible. There are 14.74G free, 0B reserved, and 4.62G reservable.", Kind::GenericOom, Category::Oom),
             ("ResourceExhaustedError: failed to allocate memory [Op:AddV2]", Kind::GenericOom, Category::Oom),
+            // The status in capitals after TensorFlow's log prefix (1803).
+            ("2022-04-04 00:27:49.642414: E tensorflow/compiler/xla/xla_client/xla_util.cc:88]   OP_REQUIRES failed at tpu_execute_op.cc:266 : RESOURCE_EXHAUSTED: Attempting to reserve 6.48G at the bottom of memory. That was not possible. There are 6.78G free, 0B reserved, and 3.33G reservable.", Kind::GenericOom, Category::Oom),
             // An exception class named for out of memory (1719).
             ("Job aborted due to stage failure: Task 33 in stage 1303.0 failed 4 times, most recent failure: Lost task 33.3 in stage 1303.0 (TID 37289) (10.59.128.149 executor 2): com.nvidia.spark.rapids.jni.SplitAndRetryOOM: Attempted to handle a split, but was not initialized with a splitPolicy.", Kind::GenericOom, Category::Oom),
             ("com.nvidia.spark.rapids.jni.CpuRetryOOM: CPU OutOfMemory", Kind::HostOom, Category::Oom),
+            // Google Colab's dialog, in bold or quoted (1942, 1943).
+            ("**Your session crashed after using all available RAM.** ", Kind::HostOom, Category::Oom),
+            ("> Your session crashed after using all available RAM. If you are interested in access to high-RAM runtimes, you may want to check out [Colab Pro](https://colab.research.google.com/signup/pricing?utm_source=dialog&utm_medium=link&utm_campaign=oom).", Kind::HostOom, Category::Oom),
             // ggml's backend buffer (1738).
             ("Failed to send message Failed to load model error loading model: unable to allocate Vulkan0 buffer", Kind::LibraryAllocFailed, Category::LikelyOom),
             // ROCr's fault (1726, 1640) and the NVIDIA driver's bring-up (1645).
@@ -1322,8 +1481,19 @@ mod tests {
         }
         let f = collect(&["  what():  std::bad_alloc"]).unwrap();
         assert_eq!(f.facts[fact::MEMORY], "unknown");
+        let f = collect(&["Your session crashed after using all available RAM."]).unwrap();
+        assert_eq!(f.facts[fact::MEMORY], "host");
+        assert_eq!(f.facts[fact::REPORTED_BY], "Google Colab");
         let f = collect(&["numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.2 GiB for an array with shape (100000, 4300) and data type float64"]).unwrap();
         assert_eq!(f.sizes.requested_bytes, Some(3_435_973_837));
+        // The TPU compiler's sentence for a memory space other than HBM (1802).
+        let f = collect(&["`RuntimeError: Bad StatusOr access: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space vmem. Used 32.42M of 16.00M vmem. Exceeded vmem capacity by 16.42M`"]).unwrap();
+        assert_eq!(f.facts["memory_space"], "vmem");
+        assert_eq!(f.sizes.total_bytes, Some(16 << 20));
+        assert_eq!(f.sizes.extra["used_bytes"], Some(33_994_834)); // 32.42 × 2^20
+        assert_eq!(f.sizes.extra["exceeded_bytes"], Some(17_217_618));
+        let f = collect(&["RuntimeError: RESOURCE_EXHAUSTED: Ran out of memory in memory space vmem. Used 32.42M of 16.00M vmem."]).unwrap();
+        assert_eq!(f.sizes.extra.get("exceeded_bytes"), None);
         let f = collect(&["Resource exhausted: Attempting to reserve 5.88G at the bottom of memory. That was not possible. There are 14.74G free, 0B reserved, and 4.62G reservable."]).unwrap();
         assert_eq!(f.sizes.reserved_bytes, Some(0));
         assert_eq!(f.sizes.free_bytes, Some(15_826_954_486));
@@ -1341,6 +1511,11 @@ mod tests {
             "When you get \"Memory access fault by GPU node-1\", check the kernel.",
             "SplitAndRetryOOM is thrown when a split is needed",
             "a std::bad_alloc is thrown when operator new fails",
+            "If you see \"Your session crashed after using all available RAM\", upgrade to Colab Pro.",
+            // The status without TensorFlow's log prefix, or at its info
+            // level, is not a report.
+            "RESOURCE_EXHAUSTED: Attempting to reserve 6.48G at the bottom of memory. That was not possible.",
+            "2022-04-04 00:27:49.642414: I tensorflow/compiler/xla/xla_client/xla_util.cc:88] RESOURCE_EXHAUSTED: Attempting to reserve 6.48G at the bottom of memory.",
         ] {
             assert!(collect(&[line]).is_none(), "{line}");
         }
@@ -1490,6 +1665,50 @@ mod tests {
             "We saw Segmentation fault (core dumped) after the upgrade",
             "    assert \"out of memory\" in caplog.text",
             "    outputs = model(inputs)  # RuntimeError: CUDA out of memory here",
+        ] {
+            assert!(collect(&[line]).is_none(), "{line}");
+        }
+    }
+
+    /// Posters' own words (1916, 1919, 1924): `I` met a named device's out
+    /// of memory.
+    #[test]
+    fn a_first_person_report_in_prose_is_the_weakest_statement() {
+        for (line, backend) in [
+            ("but I got a \"cuda out of memory\" after 8784 iterators", Some("cuda")),
+            ("Blender uses all of that. At the end I get the CUDA out of memory message.", Some("cuda")),
+            ("I'm experiencing an XPU out of memory error when fine-tuning a LLM using Axolotl with PyTorch 2.7.0+xpu on a ThinkPad T14p Gen2 running Manjaro Linux.", Some("xpu")),
+            ("When I train with batch size 64 I keep getting GPU out of memory", None),
+        ] {
+            let f = collect(&[line]).unwrap_or_else(|| panic!("{line}"));
+            assert_eq!((f.kind, f.category), (Kind::GenericOom, Category::Oom), "{line}");
+            assert_eq!(f.facts["stated_in_prose"], "true");
+            assert_eq!(f.backend.as_deref(), backend, "{line}");
+            let named = backend.map_or("an unrecognised program".to_string(), |b| b.to_ascii_uppercase());
+            assert_eq!(f.facts[fact::REPORTED_BY], named, "{line}");
+        }
+        // The figures the poster states next, across one blank line.
+        let f = collect(&[
+            "I'm experiencing an XPU out of memory error when fine-tuning a LLM.",
+            "",
+            "PyTorch reports that the GPU has 28.56 GiB total capacity, but fails to allocate 7.09 GiB, even though system memory is plentiful.",
+        ])
+        .unwrap();
+        assert_eq!(f.sizes.total_bytes, Some(30_666_066_493)); // 28.56 × 2^30
+        assert_eq!(f.sizes.requested_bytes, Some(7_612_829_532));
+        // Not a report: a question, a condition, a negation, another
+        // person, no device named.
+        for line in [
+            "Why do I get a CUDA out of memory error with batch size 1?",
+            "I get a CUDA out of memory error?",
+            "If I get a CUDA out of memory error, I lower the batch size.",
+            "To avoid that I get CUDA out of memory, set the fraction.",
+            "I no longer get the CUDA out of memory error.",
+            "I didn't get CUDA out of memory with the old version.",
+            "I will get a CUDA out of memory error with this model.",
+            "You get a CUDA out of memory error when the batch is too large.",
+            "We get a CUDA out of memory error when the batch is too large.",
+            "I got an error: out of memory",
         ] {
             assert!(collect(&[line]).is_none(), "{line}");
         }

@@ -144,6 +144,7 @@ struct KillPatterns {
     elastic_exit: Regex,
     elastic_agent: Regex,
     systemd: Regex,
+    oomd: Regex,
     go_signal: Regex,
     elastic_exit_any: Regex,
     elastic_signal: Regex,
@@ -180,6 +181,12 @@ fn kill_patterns() -> &'static KillPatterns {
         // systemd: a unit whose process the OOM killer (the kernel's or
         // systemd-oomd) ended.
         let systemd = r"\b([\w@.\-]+\.(?:service|scope)): Failed with result 'oom-kill'";
+        // systemd-oomd's own kill (src/oom/oomd-util.c): a cgroup ended
+        // because memory pressure in its slice stayed over the limit, before
+        // memory ran out (`Killed /user.slice/.../x.scope due to memory
+        // pressure for /user.slice/... being 57.97% > 50.00% for > 20s with
+        // reclaim activity`).
+        let oomd = r"\bKilled (/\S+) due to memory pressure for (/\S+) being (\d+(?:\.\d+)?%) > (\d+(?:\.\d+)?%)";
         // Go's os/exec: a child ended by SIGKILL (ollama's `llama runner
         // process has terminated: signal: killed`).
         let go_signal = r"\bsignal: killed\b";
@@ -212,6 +219,7 @@ fn kill_patterns() -> &'static KillPatterns {
             kubernetes,
             evicted,
             systemd,
+            oomd,
             go_signal,
             elastic_exit,
             elastic_signal,
@@ -251,6 +259,7 @@ fn kill_patterns() -> &'static KillPatterns {
                 r"\bContainer ([\w.\-]+) was using (\d+(?:\.\d+)?[A-Za-z]*), (?:which exceeds its request of|request is) (\d+(?:\.\d+)?[A-Za-z]*)",
             ),
             systemd: re(systemd),
+            oomd: re(oomd),
             go_signal: re(go_signal),
             elastic_exit: re(elastic_exit),
             elastic_exit_any: re(r"\bexitcode\s*:\s*-9\b"),
@@ -463,6 +472,18 @@ impl Family for Killed {
                 finding.facts.insert(fact::LIMIT.into(), c[2].to_string());
             } else if p.slurm_task.is_match(&joined) {
                 explicit(&mut finding, Era::Slurm);
+            } else if let Some(c) = p.oomd.captures(&joined) {
+                // Pressure, not exhaustion: systemd-oomd acts before the
+                // kernel's killer would, on a threshold the machine sets.
+                finding.era = Some(Era::Systemd);
+                let unit = c[1].rsplit('/').next().unwrap_or(&c[1]).to_string();
+                finding.facts.insert("unit".into(), unit);
+                finding.facts.insert("killer".into(), "systemd-oomd".into());
+                finding.facts.insert("cgroup".into(), c[2].to_string());
+                finding.facts.insert("pressure".into(), c[3].to_string());
+                finding
+                    .facts
+                    .insert("pressure_limit".into(), c[4].to_string());
             } else if let Some(c) = p.systemd.captures(&joined) {
                 explicit(&mut finding, Era::Systemd);
                 finding.facts.insert("unit".into(), c[1].to_string());
@@ -646,6 +667,8 @@ mod tests {
             (&["slurmstepd: error: Detected 1 oom-kill event(s) in StepId=2003702.batch. Some of your processes may have been killed by the cgroup out-of-memory handler."], "slurm", Category::Oom),
             (&["slurmstepd: error: Detected 1 oom-kill event(s) in step 12345.batch cgroup."], "slurm", Category::Oom),
             (&["Jul 02 10:11:12 nixos systemd[1]: ollama.service: Failed with result 'oom-kill'."], "systemd", Category::Oom),
+            // systemd-oomd's kill for memory pressure (1921).
+            (&["12月 17 10:04:41 user systemd-oomd[588]: Killed /user.slice/user-1000.slice/user@1000.service/app.slice/app-org.gnome.Terminal.slice/vte-spawn-f6518140-41fe-4a13-b828-55c5b8738fb8.scope due to memory pressure for /user.slice/user-1000.slice/user@1000.service being 57.97% > 50.00% for > 20s with reclaim activity"], "systemd", Category::LikelyOom),
             (&["time=2025-03-12T12:14:22.015Z level=ERROR source=sched.go:456 msg=\"error loading llama server\" error=\"llama runner process has terminated: signal: killed\""], "sigkill", Category::LikelyOom),
             (&["error: Detected 2 oom_kill events in StepId=22035606.1. Some of the step tasks have been OOM Killed."], "slurm", Category::Oom),
             (&["srun: error: node17: task 0: Out Of Memory"], "slurm", Category::Oom),
@@ -666,6 +689,31 @@ mod tests {
             assert_eq!(f.era.map(Era::slug), Some(era), "{lines:?}");
             assert_eq!(f.category, category, "{lines:?}");
             assert_eq!(f.text.lines().count(), lines.len(), "{lines:?}");
+        }
+    }
+
+    #[test]
+    fn systemd_oomd_kill_is_read_with_its_pressure() {
+        let line = "Killed /user.slice/user-1000.slice/user@1000.service/app.slice/app-org.gnome.Terminal.slice/vte-spawn-f6518140-41fe-4a13-b828-55c5b8738fb8.scope due to memory pressure for /user.slice/user-1000.slice/user@1000.service being 57.97% > 50.00% for > 20s with reclaim activity";
+        let f = decode_with(&Killed, &[line]).unwrap();
+        assert_eq!(f.facts["killer"], "systemd-oomd");
+        assert_eq!(
+            f.facts["unit"],
+            "vte-spawn-f6518140-41fe-4a13-b828-55c5b8738fb8.scope"
+        );
+        assert_eq!(
+            (
+                f.facts["pressure"].as_str(),
+                f.facts["pressure_limit"].as_str()
+            ),
+            ("57.97%", "50.00%")
+        );
+        // Words about it, without the cgroups and figures, are not its line.
+        for prose in [
+            "systemd-oomd Killed my terminal due to memory pressure for the user slice",
+            "Killed /user.slice/x.scope due to memory pressure for /user.slice being high",
+        ] {
+            assert!(Killed.start(prose).is_none(), "{prose}");
         }
     }
 

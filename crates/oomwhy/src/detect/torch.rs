@@ -59,7 +59,10 @@ fn patterns() -> &'static Patterns {
             paren_free: re(r";\s*{SIZE}\s+free\s*;"),
             allowed: re(r"{SIZE}\s+allowed\s*;"),
             cached: re(r"{SIZE}\s+cached\s*\)"),
-            reserved_total: re(r"{SIZE}\s+reserved\s+in\s+total\s+by\s+[Pp]y[Tt]orch"),
+            // Only the reserved figure is "in total by PyTorch": a retyped
+            // paste that misspells the word before it (`resrved`) still
+            // states it.
+            reserved_total: re(r"{SIZE}\s+[A-Za-z]{4,12}\s+in\s+total\s+by\s+[Pp]y[Tt]orch"),
             sentence_device: re(r"^\s*\S*\s*\.\s*GPU\b ?(.?)"),
             sentence_total: re(r"has\s+a\s+total\s+(capacty|capacity)\s+of\s+{SIZE}"),
             sentence_free: re(r"of\s+which\s+{SIZE}\s+is\s+free"),
@@ -67,7 +70,9 @@ fn patterns() -> &'static Patterns {
             this_process: re(r"this\s+process\s+has\s+{SIZE}\s+memory\s+in\s+use"),
             allocated_by_pytorch: re(r"Of\s+the\s+allocated\s+memory\s+{SIZE}\s+is\s+allocated\s+by\s+PyTorch"),
             private_pools: re(r"with\s+{SIZE}\s+allocated\s+in\s+private\s+pools"),
-            unallocated: re(r"and\s+{SIZE}\s+is\s+reserved\s+by\s+PyTorch\s+but\s+unallocated"),
+            // The figure is whole before `but`: a paste cut inside
+            // `unallocated` still states it.
+            unallocated: re(r"and\s+{SIZE}\s+is\s+reserved\s+by\s+PyTorch\s+but\b"),
             hint_max_split: re(r"try\s+setting\s+max_split_size_mb"),
             hint_expandable: re(r"try\s+setting\s+(PYTORCH_\w*ALLOC_CONF)=expandable_segments:True"),
             hint_env_var_old: re(r"Memory\s+Management\s+and\s+(PYTORCH_\w*ALLOC_CONF)"),
@@ -245,7 +250,12 @@ fn decode_allocator(message: &Message<'_>) -> Option<Decoded> {
         .iter()
         .filter(|re| re.is_match(rest))
         .count();
-        complete = p.unallocated.is_match(rest);
+        // A paste cut inside `unallocated` states the figure but not the
+        // whole message.
+        complete = p
+            .unallocated
+            .find(rest)
+            .is_some_and(|m| rest[m.end()..].trim_start().starts_with("unallocated"));
     }
 
     // The hint is a version fingerprint; each piece of it counts as progress
@@ -740,6 +750,23 @@ mod tests {
             f.facts.get("raised_at").map(String::as_str),
             Some(r"malloc at ..\c10\cuda\CUDACachingAllocator.cpp:267")
         );
+    }
+
+    #[test]
+    fn retyped_and_cut_figures() {
+        // Retyped by hand with a misspelled word (1821).
+        let f = decode_line("RuntimeError: CUDA out of memory. Tried to allocate 2.97GiB (GPU 0; 10.92GiB total capacity; 5.99GiB already allocated; 1.7GiB free; 8.63GiB resrved in total by Pytorch)]");
+        assert_eq!(f.sizes.reserved_bytes, Some(gib(8.63)));
+        let f = decode_line("RuntimeError: CUDA out of memory. Tried to allocate 2.97 GiB (GPU 0; 10.92 GiB total capacity; 5.99 GiB already allocated; 1.7 GiB free; 8.63 GiB in total by PyTorch)");
+        assert_eq!(f.sizes.reserved_bytes, None);
+        // Cut inside `unallocated` (1822): the figure is read, the message
+        // is not whole.
+        let cut = "OutOfMemoryError: HIP out of memory. Tried to allocate 5.70 GiB. GPU 0 has a total capacty of 19.98 GiB of which 5.66 GiB is free. Of the allocated memory 8.05 GiB is allocated by PyTorch, and 5.92 GiB is reserved by PyTorch but unal";
+        let f = decode_line(cut);
+        assert_eq!(f.sizes.reserved_unallocated_bytes, Some(gib(5.92)));
+        assert!(f.truncated);
+        let f = decode_line(&cut.replace(" but unal", ""));
+        assert_eq!(f.sizes.reserved_unallocated_bytes, None);
     }
 
     #[test]

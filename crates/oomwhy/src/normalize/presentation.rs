@@ -200,6 +200,9 @@ fn markdown_removals(raw: &str) -> Vec<Range<usize>> {
         removed.push(at..end);
         at = end;
     }
+    if at > 0 {
+        reflowed_quote_markers(raw, &mut removed);
+    }
     emphasis(raw, at, "**", false, &mut removed);
     emphasis(raw, at, "*", true, &mut removed);
     emphasis(raw, at, "__", true, &mut removed);
@@ -207,6 +210,31 @@ fn markdown_removals(raw: &str) -> Vec<Range<usize>> {
     backticks(raw, at, &mut removed);
     removed.sort_by_key(|r| r.start);
     removed
+}
+
+/// Where a mail reader joined a quoted paragraph back into one line, the
+/// quote markers of its wrapped lines stay inside it (`...Kill process 7963
+/// > (sge_qmaster) score 948`). Only in a quoted line, and only where a
+/// mail client wraps (50 to 78 columns after the previous marker), and
+/// not between two figures: that `>` is a comparison (`57.97% > 50.00%`,
+/// `(734003200 > 52428800)`).
+fn reflowed_quote_markers(raw: &str, removed: &mut Vec<Range<usize>>) {
+    const WRAP: std::ops::RangeInclusive<usize> = 50..=78;
+    let bytes = raw.as_bytes();
+    let mut line_start = 0;
+    for at in memmem::find_iter(bytes, b" > ") {
+        let marker = at + 1;
+        let before = at.checked_sub(1).and_then(|i| bytes.get(i)).copied();
+        let after = bytes.get(marker + 2).copied();
+        let figure_before = before.is_some_and(|b| b.is_ascii_digit() || b"%)".contains(&b));
+        let figure_after = after.is_some_and(|b| b.is_ascii_digit() || b == b'-');
+        let operator = before.is_some_and(|b| b"<=>!".contains(&b));
+        if operator || (figure_before && figure_after) || !WRAP.contains(&(marker - line_start)) {
+            continue;
+        }
+        removed.push(marker..marker + 2);
+        line_start = marker;
+    }
 }
 
 fn is_word_byte(b: u8) -> bool {
@@ -679,6 +707,20 @@ mod tests {
         assert_eq!(text("> > RuntimeError: x"), "RuntimeError: x");
         assert_eq!(text(">>> import torch"), ">>> import torch");
         points_back("> > RuntimeError: x", "x", "x");
+        // A quoted paragraph joined back into one line keeps the markers of
+        // its wrapped lines where the mail client wrapped (1903).
+        let joined = "> Dec 1 15:01:07 cluster1 kernel: Out of memory: Kill process 7963 > (sge_qmaster) score 948 or sacrifice child it's also worth";
+        assert_eq!(
+            text(joined),
+            "Dec 1 15:01:07 cluster1 kernel: Out of memory: Kill process 7963 (sge_qmaster) score 948 or sacrifice child it's also worth"
+        );
+        points_back(joined, "(sge_qmaster)", "(sge_qmaster)");
+        // A comparison stays: before the wrap column, or in a line that is
+        // not quoted.
+        let compared = "> slurmstepd: error: StepId=7.batch exceeded memory limit (734003200 > 52428800), being killed";
+        assert_eq!(text(compared), &compared[2..]);
+        let unquoted = "Dec 1 15:01:07 cluster1 kernel: Out of memory: Kill process 7963 > (sge_qmaster) score";
+        assert_eq!(text(unquoted), unquoted);
     }
 
     #[test]
