@@ -610,14 +610,17 @@ pub fn stated_in(text: &[u8]) -> StatedAt {
     let decoded = String::from_utf8_lossy(text);
     let engine = engine_words
         .then(|| {
-            engine_pattern().captures_iter(&decoded).last().and_then(|c| {
-                let at = c.get(0).map_or(0, |m| m.start());
-                match &c[1] {
-                    "vllm" => Some((at, "vllm")),
-                    "sglang" => Some((at, "sglang")),
-                    _ => None,
-                }
-            })
+            engine_pattern()
+                .captures_iter(&decoded)
+                .last()
+                .and_then(|c| {
+                    let at = c.get(0).map_or(0, |m| m.start());
+                    match &c[1] {
+                        "vllm" => Some((at, "vllm")),
+                        "sglang" => Some((at, "sglang")),
+                        _ => None,
+                    }
+                })
         })
         .flatten();
     let card_bytes = card_words

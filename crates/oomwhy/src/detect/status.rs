@@ -950,8 +950,10 @@ mod tests {
         let regex = names_regex();
         let finder = &patterns().names;
         let check = |line: &str| {
-            let expected: Vec<(usize, usize)> =
-                regex.find_iter(line).map(|m| (m.start(), m.end())).collect();
+            let expected: Vec<(usize, usize)> = regex
+                .find_iter(line)
+                .map(|m| (m.start(), m.end()))
+                .collect();
             let found: Vec<(usize, usize)> = finder.find_iter(line).collect();
             assert_eq!(found, expected, "{line:?}");
             expected.len()
