@@ -553,20 +553,28 @@ pub struct Stated {
 /// Bytes before a message that [`stated_before`] reads: a few lines.
 pub const STATED_LOOKBACK: usize = 1024;
 
-fn stated_patterns() -> &'static (Regex, Regex) {
-    static RE: OnceLock<(Regex, Regex)> = OnceLock::new();
+/// The serving engine a command line launches: `$ sglang serve`,
+/// `python -m sglang.launch_server`, `vllm serve`,
+/// `python -m vllm.entrypoints...`.
+fn engine_pattern() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        (
-            // `$ sglang serve`, `python -m sglang.launch_server`, `vllm serve`,
-            // `python -m vllm.entrypoints...`.
-            constant_regex(
-                r"(?m)^\s*(?:\$\s*)?(?:python3?\s+-m\s+)?(vllm|sglang)(?:\s+serve\b|\.launch_server\b|\.entrypoints\.)",
-            ),
-            // A GPU's name or the word for its memory, then its size in GB:
-            // `RX6800 with 16gb`, `RTX 3060 12GB`, `显存是2G`, `16 GB VRAM`.
-            constant_regex(
-                r"(?i)(?:\b(?:RX|RTX|GTX|Radeon|GeForce|Tesla|Quadro)\s?[\w -]{0,20}?(?:with\s+)?|显存(?:是|为|只有|有)?\s*)(\d{1,3})\s?(?:GB|GiB|G)\b",
-            ),
+        constant_regex(
+            r"(?m)^\s*(?:\$\s*)?(?:python3?\s+-m\s+)?(vllm|sglang)(?:\s+serve\b|\.launch_server\b|\.entrypoints\.)",
+        )
+    })
+}
+
+/// A GPU's name or the word for its memory, then its size in GB:
+/// `RX6800 with 16gb`, `RTX 3060 12GB`, `显存是2G`, `16 GB VRAM`. Compiled
+/// only when a card's word is seen: case-blind with Unicode classes, it
+/// took 35 ms and nearly 3 MiB to compile, more than any other pattern a
+/// crash needs.
+fn card_pattern() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        constant_regex(
+            r"(?i)(?:\b(?:RX|RTX|GTX|Radeon|GeForce|Tesla|Quadro)\s?[\w -]{0,20}?(?:with\s+)?|显存(?:是|为|只有|有)?\s*)(\d{1,3})\s?(?:GB|GiB|G)\b",
         )
     })
 }
@@ -594,7 +602,6 @@ pub struct StatedAt {
 /// the engine's words and a card's are looked for as bytes first, so a log
 /// whose every other line starts a message costs no regex search.
 pub fn stated_in(text: &[u8]) -> StatedAt {
-    let (engine_re, card_re) = stated_patterns();
     let engine_words = engine_marks().is_match(text);
     let card_words = card_marks().is_match(text);
     if !engine_words && !card_words {
@@ -603,19 +610,22 @@ pub fn stated_in(text: &[u8]) -> StatedAt {
     let decoded = String::from_utf8_lossy(text);
     let engine = engine_words
         .then(|| {
-            engine_re.captures_iter(&decoded).last().and_then(|c| {
-                let at = c.get(0).map_or(0, |m| m.start());
-                match &c[1] {
-                    "vllm" => Some((at, "vllm")),
-                    "sglang" => Some((at, "sglang")),
-                    _ => None,
-                }
-            })
+            engine_pattern()
+                .captures_iter(&decoded)
+                .last()
+                .and_then(|c| {
+                    let at = c.get(0).map_or(0, |m| m.start());
+                    match &c[1] {
+                        "vllm" => Some((at, "vllm")),
+                        "sglang" => Some((at, "sglang")),
+                        _ => None,
+                    }
+                })
         })
         .flatten();
     let card_bytes = card_words
         .then(|| {
-            card_re.captures_iter(&decoded).last().and_then(|c| {
+            card_pattern().captures_iter(&decoded).last().and_then(|c| {
                 let at = c.get(0).map_or(0, |m| m.start());
                 c[1].parse::<u64>()
                     .ok()

@@ -53,8 +53,8 @@ struct Hit {
 }
 
 struct Patterns {
-    /// Every name of every table, longest first.
-    names: Regex,
+    /// Every name of every table.
+    names: NameFinder,
     /// A word that names an API, then a word that introduces its status and
     /// the number: `CUDA error 2`, `cudaMalloc returned 2`, `error=2`, `err(2)`.
     number: Regex,
@@ -80,21 +80,11 @@ struct Patterns {
 fn patterns() -> &'static Patterns {
     static P: OnceLock<Patterns> = OnceLock::new();
     P.get_or_init(|| {
-        let mut names: Vec<&str> = codes::scanned_tables()
-            .flat_map(|t| t.entries.iter().map(|e| e.name))
-            .collect();
-        names.sort_by_key(|n| std::cmp::Reverse(n.len()));
-        names.dedup();
-        let alternation = names
-            .iter()
-            .map(|n| regex::escape(n))
-            .collect::<Vec<_>>()
-            .join("|");
         let xla_names = codes::table("absl_status")
             .map(|t| t.entries.iter().map(|e| e.name).collect::<Vec<_>>().join("|"))
             .unwrap_or_default();
         Patterns {
-            names: re(&format!(r"\b(?:{alternation})\b")),
+            names: NameFinder::new(),
             xla_status: re(&format!(
                 r"\b(?:Xla|Jax)RuntimeError: (?P<name>{xla_names}): "
             )),
@@ -124,6 +114,64 @@ fn patterns() -> &'static Patterns {
             cycles_at: re(r"\bCUDA error at cu[A-Z]\w*: $"),
         }
     })
+}
+
+/// Finds the tables' names in a line as the pattern `\b(?:NAME|...)\b`
+/// (ASCII word boundaries, the longest name first) finds them, without
+/// compiling that pattern: an alternation of every name took 40 ms and
+/// 4 MiB to compile, the most of any pattern, on the first line the family
+/// read. A literal automaton takes 1 ms and a tenth of the memory.
+struct NameFinder {
+    /// Every name, all occurrences reported (overlapping), so that a name
+    /// cut short by a word boundary does not hide a shorter one.
+    names: aho_corasick::AhoCorasick,
+}
+
+impl NameFinder {
+    #[allow(clippy::expect_used)] // constant names, built by every test
+    fn new() -> Self {
+        let names: Vec<&str> = codes::scanned_tables()
+            .flat_map(|t| t.entries.iter().map(|e| e.name))
+            .collect();
+        let names = aho_corasick::AhoCorasick::builder()
+            .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
+            .build(names)
+            .expect("the tables' names");
+        NameFinder { names }
+    }
+
+    /// The names in `line`, as `(start, end)`, in order and not
+    /// overlapping: where several names between word boundaries start at
+    /// one place the longest is taken, and the next is looked for after it,
+    /// as a regex's leftmost-first search of the alternation would.
+    fn find_iter<'l>(&self, line: &'l str) -> impl Iterator<Item = (usize, usize)> + 'l {
+        let bytes = line.as_bytes();
+        let mut found: Vec<(usize, usize)> = self
+            .names
+            .find_overlapping_iter(line)
+            .map(|m| (m.start(), m.end()))
+            .filter(|&(start, end)| word_boundary(bytes, start) && word_boundary(bytes, end))
+            .collect();
+        found.sort_unstable_by_key(|&(start, end)| (start, std::cmp::Reverse(end)));
+        let mut after = 0;
+        found.into_iter().filter(move |&(start, end)| {
+            let next = start >= after;
+            if next {
+                after = end;
+            }
+            next
+        })
+    }
+}
+
+/// An ASCII word boundary (`(?-u:\b)`) at `at`: a word byte on one side
+/// only, the ends of the text counting as non-word.
+fn word_boundary(bytes: &[u8], at: usize) -> bool {
+    let word = |i: Option<usize>| {
+        i.and_then(|i| bytes.get(i))
+            .is_some_and(|&b| b.is_ascii_alphanumeric() || b == b'_')
+    };
+    word(at.checked_sub(1)) != word(Some(at))
 }
 
 /// The libraries whose API word (`cufftExecC2C`, `cuSOLVER`, `nppiResize`,
@@ -517,11 +565,11 @@ fn find(line: &str) -> Option<Hit> {
     let names: Vec<Hit> = p
         .names
         .find_iter(line)
-        .filter(|m| reported_name(line, m.start(), m.end()))
-        .filter_map(|m| {
-            let (table, entry) = codes::by_name(m.as_str())?;
+        .filter(|&(start, end)| reported_name(line, start, end))
+        .filter_map(|(start, end)| {
+            let (table, entry) = codes::by_name(line.get(start..end)?)?;
             Some(Hit {
-                start: clause_start(line, m.start()),
+                start: clause_start(line, start),
                 table,
                 entry,
                 form: Form::Name,
@@ -878,6 +926,73 @@ pub(super) fn record_code(finding: &mut Finding, table: &str, entry: &crate::cod
 mod tests {
     use super::*;
     use crate::detect::decode_lines;
+
+    /// The alternation the name finder stands in for, as it was compiled.
+    fn names_regex() -> Regex {
+        let mut names: Vec<&str> = codes::scanned_tables()
+            .flat_map(|t| t.entries.iter().map(|e| e.name))
+            .collect();
+        names.sort_by_key(|n| std::cmp::Reverse(n.len()));
+        names.dedup();
+        let alternation = names
+            .iter()
+            .map(|n| regex::escape(n))
+            .collect::<Vec<_>>()
+            .join("|");
+        re(&format!(r"\b(?:{alternation})\b"))
+    }
+
+    /// The name finder finds what the alternation of every name found: on
+    /// each name in the forms that test word boundaries and longest names,
+    /// and on every line of the fixtures and real pastes.
+    #[test]
+    fn name_finder_finds_what_the_alternation_found() {
+        let regex = names_regex();
+        let finder = &patterns().names;
+        let check = |line: &str| {
+            let expected: Vec<(usize, usize)> = regex
+                .find_iter(line)
+                .map(|m| (m.start(), m.end()))
+                .collect();
+            let found: Vec<(usize, usize)> = finder.find_iter(line).collect();
+            assert_eq!(found, expected, "{line:?}");
+            expected.len()
+        };
+        let mut hits = 0;
+        for table in codes::scanned_tables() {
+            for entry in &table.entries {
+                let n = entry.name;
+                for line in [
+                    n.to_string(),
+                    format!("error: {n}, then {n}:{n}"),
+                    format!("x{n} {n}x _{n} {n}_ 1{n} {n}9"),
+                    format!("{n}{n} ({n}) `{n}'.{n}"),
+                    format!("é{n}é {n}{}", '\u{a0}'),
+                    n[..n.len() - 1].to_string(),
+                ] {
+                    hits += check(&line);
+                }
+            }
+        }
+        assert!(hits > 1000, "{hits} names found");
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+        let mut lines = 0;
+        for dir in [root.clone(), root.join("wild")] {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let Ok(bytes) = std::fs::read(entry.path()) else {
+                    continue;
+                };
+                for line in String::from_utf8_lossy(&bytes).lines() {
+                    check(line);
+                    lines += 1;
+                }
+            }
+        }
+        assert!(lines > 10_000, "{lines} fixture lines read");
+    }
 
     fn decode(line: &str) -> Option<Finding> {
         decode_lines(&StatusCode, &[line]).or_else(|| decode_lines(&StatusOom, &[line]))
