@@ -327,9 +327,7 @@ fn printed_string_entry(table: &'static Table, after: &str) -> Option<&'static E
         .entries
         .iter()
         .filter(|e| !e.message.is_empty() && rest.starts_with(e.message))
-        .filter(|e| {
-            !rest[e.message.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_')
-        })
+        .filter(|e| !rest[e.message.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_'))
         .max_by_key(|e| e.message.len())
 }
 
@@ -1434,7 +1432,10 @@ mod tests {
         let line = "Execution of the command buffer was aborted due to an error during execution. Ignored (for causing prior/excessive GPU errors) (00000004:kIOGPUCommandBufferCallbackErrorSubmissionsIgnored)";
         let f = decode(line).unwrap();
         assert_eq!(f.kind, Kind::GpuRuntimeError);
-        assert_eq!(f.facts[fact::ERROR_NAME], "MTLCommandBufferErrorAccessRevoked");
+        assert_eq!(
+            f.facts[fact::ERROR_NAME],
+            "MTLCommandBufferErrorAccessRevoked"
+        );
         assert_eq!(f.backend.as_deref(), Some("metal"));
         assert!(f.text.starts_with("Execution of the command buffer"));
         let f = decode("Execution of the command buffer was aborted due to an error during execution. Caused GPU Timeout Error (00000002:kIOGPUCommandBufferCallbackErrorTimeout)").unwrap();
