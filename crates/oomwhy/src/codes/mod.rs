@@ -182,6 +182,9 @@ const FORM_SOURCES: &[(&str, &str, &str, &str)] = &[
     // the source code of every OpenCL program. No backend: OpenCL runs on
     // every vendor's GPUs and on CPUs.
     ("opencl", "OpenCL", "", include_str!("opencl.tsv")),
+    // Read in Metal's abort message, by the driver status's number:
+    // MTLCommandBufferError's names appear in no log.
+    ("metal", "Metal", "metal", include_str!("metal.tsv")),
 ];
 
 /// (id, title, backend, file text) of the process tables: how a process

@@ -254,6 +254,9 @@ fn patterns() -> &'static Patterns {
                 // A source location a program prints.
                 r"|\[[\w./-]+\.(?:cc|cpp|cxx|c|h|hpp|cu|py|rs|go|mm|m):\d+\]",
                 r"|\(at [^)]+:\d+\)|\[FUNC:\w+\]",
+                // TensorRT's internal error (`[defaultAllocator.cpp::nvinfer1::
+                // internal::DefaultAllocator::allocate::63] Error Code 1:`).
+                r"|\b\w+\.(?:cpp|cu|h)::(?:\w+::)+\d+\] Error [Cc]ode \d+:",
                 r"|\((?:[A-Za-z]:\\|/)[^()]*\.(?:cc|cpp|cxx|c|h|hpp|cu|py|rs|go|mm|m):\d+\)\s*$",
                 // The launcher's own signal handler; the shell's job report.
                 r"|sigkill_handler\]|Program Terminated",

@@ -58,6 +58,10 @@ struct Patterns {
     /// A word that names an API, then a word that introduces its status and
     /// the number: `CUDA error 2`, `cudaMalloc returned 2`, `error=2`, `err(2)`.
     number: Regex,
+    /// A status type, then its value: Kaldi's `cudaError_t 4 : "unspecified
+    /// launch failure" returned from 'cudaMemcpy(...)'`, `CUresult 2`,
+    /// `hipError_t = 1`. The type says that a code of its table follows.
+    typed_number: Regex,
     /// absl's `NAME: message` after JAX's runtime error class: the only
     /// form in which an XLA status name is read (the names are ordinary
     /// words elsewhere).
@@ -70,6 +74,10 @@ struct Patterns {
     /// (DirectML, as ONNX Runtime's DirectML provider prints it), SharpDX's
     /// and Vortice's `HRESULT: [0x887A0005]`, `hr = 0x887A0005`.
     hresult: Regex,
+    /// Metal's abort message ends with the driver's status, in hex, and its
+    /// name: `(00000004:kIOGPUCommandBufferCallbackErrorSubmissionsIgnored)`
+    /// (older macOS: `kIOAccelCommandBufferCallbackError...`).
+    metal_callback: Regex,
     /// PyTorch's pointer to the error's documentation.
     search_for: Regex,
     /// Cycles' `MESSAGE in cuCall(` and `CUDA error at cuCall: MESSAGE`.
@@ -100,6 +108,10 @@ fn patterns() -> &'static Patterns {
                 r"[^\n]{0,100}?\b(?P<word>error|Error|ERROR|failure|Failure|failed|code|err|status|result|returned)",
                 r"\s*(?:[=:]\s*|\(\s*|\s+)(?:[Cc]ode\s+|with\s+error\s+)?(?P<number>-?0x[0-9A-Fa-f]+|-?\d+)\b",
             )),
+            typed_number: re(concat!(
+                r"\b(?P<api>cudaError_t|CUresult|hipError_t|cublasStatus_t|cudnnStatus_t|ncclResult_t|ze_result_t|VkResult)",
+                r"\s*(?:[=:]\s*)?(?P<number>-?0x[0-9A-Fa-f]+|-?\d+)\b",
+            )),
             ort_status: re(concat!(
                 r"\[ONNXRuntimeError\] : (?P<number>\d+) : (?P<name>[A-Z_]+) :",
                 r"|\bError code - ORT_(?P<java>[A-Z_]+)\b",
@@ -109,6 +121,9 @@ fn patterns() -> &'static Patterns {
                 r"\bException\(\d+\) tid\([0-9a-fA-F]+\) (?P<wil>[0-9A-Fa-f]{8})\b",
                 r"|\b(?:HRESULT|hr)\s*(?:[:=]\s*)?\[?0x(?P<hex>[0-9A-Fa-f]{8})\b",
             )),
+            metal_callback: re(
+                r"\((?P<hex>[0-9A-Fa-f]{8}):kIO(?:GPU|Accel)CommandBufferCallbackError\w+\)",
+            ),
             search_for: re(r"\bSearch for `(\w+)' in \S+ for more information"),
             cycles_call: re(r"^ in (?:cu[A-Z]\w*\(|CUDA queue )"),
             cycles_at: re(r"\bCUDA error at cu[A-Z]\w*: $"),
@@ -289,14 +304,16 @@ fn reported_name(line: &str, start: usize, end: usize) -> bool {
 /// The number a match printed, when it is a code of its table.
 /// TensorRT's logger marks a line as its own: `[TRT]`, or its internal
 /// error's source location before the code (`[defaultAllocator.cpp::
-/// allocate::19] Error code 1: ...`). A number such a line prints after
+/// allocate::19] Error code 1: ...`, the function perhaps with its
+/// namespaces: `defaultAllocator.cpp::nvinfer1::internal::DefaultAllocator::
+/// allocate::63]`, the opening bracket perhaps cut off). A number such a line prints after
 /// `Error Code` is TensorRT's (nvinfer1::ErrorCode), whatever API word
 /// comes before it (`cuda Runtime (...)`).
 pub(super) fn shows_tensorrt(line: &str) -> bool {
     static RE: OnceLock<Regex> = OnceLock::new();
     line.contains("[TRT]")
         || RE
-            .get_or_init(|| re(r"\[\w+\.(?:cpp|cu|h)::\w+::\d+\] Error [Cc]ode \d+:"))
+            .get_or_init(|| re(r"\b\w+\.(?:cpp|cu|h)::(?:\w+::)+\d+\] Error [Cc]ode \d+:"))
             .is_match(line)
 }
 
@@ -307,48 +324,59 @@ fn number_hit(line: &str) -> Option<Hit> {
         return None;
     }
     let p = patterns();
-    for caps in p.number.captures_iter(line) {
-        let (Some(all), Some(api), Some(number)) =
-            (caps.get(0), caps.name("api"), caps.name("number"))
-        else {
-            continue;
-        };
-        // A version, a size or a time is not a code (`CUDA error 12.1`,
-        // `cuda result 3 ms`).
-        let after = &line[number.end()..];
-        if after.starts_with('.') && after[1..].starts_with(|c: char| c.is_ascii_digit())
-            || after.starts_with('%')
-        {
-            continue;
-        }
-        let Some(value) = codes::parse_number(number.as_str()) else {
-            continue;
-        };
-        if value == 0 {
-            continue;
-        }
-        let table = if shows_tensorrt(line) {
-            codes::table("tensorrt")
-        } else {
-            table_for_api(api.as_str(), all.as_str())
-        };
-        let Some(table) = table else {
-            continue;
-        };
-        let Some(entry) = table.by_number(value) else {
-            continue;
-        };
-        if is_mention(line, api.start()) {
-            continue;
-        }
-        return Some(Hit {
-            start: api.start(),
-            table,
-            entry,
-            form: Form::Number,
-        });
+    p.number
+        .captures_iter(line)
+        .chain(p.typed_number.captures_iter(line))
+        .find_map(|caps| number_in(line, &caps))
+}
+
+/// The code a match of a number pattern printed, when it is a code of its
+/// table and the line reports it.
+fn number_in(line: &str, caps: &regex::Captures<'_>) -> Option<Hit> {
+    let (all, api, number) = (caps.get(0)?, caps.name("api")?, caps.name("number")?);
+    // A version, a size or a time is not a code (`CUDA error 12.1`,
+    // `cuda result 3 ms`).
+    let after = &line[number.end()..];
+    if after.starts_with('.') && after[1..].starts_with(|c: char| c.is_ascii_digit())
+        || after.starts_with('%')
+    {
+        return None;
     }
-    None
+    let value = codes::parse_number(number.as_str()).filter(|&v| v != 0)?;
+    let table = if shows_tensorrt(line) {
+        codes::table("tensorrt")
+    } else {
+        table_for_api(api.as_str(), all.as_str())
+    }?;
+    // The runtime's own string for the code, printed after the number,
+    // names the code in the numbering of the release that printed it: CUDA
+    // before 10.1 numbered `unspecified launch failure` 4, later releases
+    // 719 (and 4 is now another code).
+    let entry = printed_string_entry(table, after).or_else(|| table.by_number(value))?;
+    if is_mention(line, api.start()) {
+        return None;
+    }
+    Some(Hit {
+        start: api.start(),
+        table,
+        entry,
+        form: Form::Number,
+    })
+}
+
+/// The entry whose own string (`cudaGetErrorString`'s) follows a printed
+/// number, after a separator and perhaps an opening quote: `4 :
+/// "unspecified launch failure"`, `(59) : device-side assert triggered`.
+fn printed_string_entry(table: &'static Table, after: &str) -> Option<&'static Entry> {
+    let rest = after
+        .trim_start_matches(|c: char| c.is_whitespace() || ":=-)".contains(c))
+        .trim_start_matches(['"', '\'', '`', '(']);
+    table
+        .entries
+        .iter()
+        .filter(|e| !e.message.is_empty() && rest.starts_with(e.message))
+        .filter(|e| !rest[e.message.len()..].starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+        .max_by_key(|e| e.message.len())
 }
 
 /// Words of a message (its length for the rules below).
@@ -594,6 +622,7 @@ fn find(line: &str) -> Option<Hit> {
     let hit = name
         .or_else(|| xla_status_hit(line))
         .or_else(|| hresult_hit(line))
+        .or_else(|| metal_hit(line))
         .or_else(|| number_hit(line))
         .or_else(|| message_hit(line))
         .or_else(|| ort_status_hit(line))?;
@@ -661,6 +690,31 @@ fn ort_status_hit(line: &str) -> Option<Hit> {
         table,
         entry,
         form: Form::Name,
+    })
+}
+
+/// Metal's command-buffer status (`Patterns::metal_callback`): its number
+/// is the MTLCommandBufferError code. The message starts at Metal's
+/// sentence (`Execution of the command buffer was aborted ...`) when the
+/// line has it.
+fn metal_hit(line: &str) -> Option<Hit> {
+    let c = patterns().metal_callback.captures(line)?;
+    let value = i64::from_str_radix(c.name("hex")?.as_str(), 16).ok()?;
+    let table = codes::table("metal")?;
+    let entry = table.by_number(value)?;
+    let at = c.get(0)?.start();
+    if is_mention(line, at) {
+        return None;
+    }
+    let start = line
+        .find("Execution of the command buffer")
+        .filter(|&s| s < at)
+        .map_or_else(|| clause_start(line, at), |s| clause_start(line, s));
+    Some(Hit {
+        start,
+        table,
+        entry,
+        form: Form::Number,
     })
 }
 
@@ -767,6 +821,9 @@ const TRIGGERS: &[&str] = &[
     // `cudaGetDeviceCount returned 35`; ONNX Runtime's `CUDA failure 35:`.
     "rror",
     "returned ",
+    // ncnn's `vkAllocateMemory failed -2` (`NCNN_LOGE("... failed %d",
+    // ret)`): a call, then its negative VkResult.
+    " failed -",
     "with status",
     "err(",
     "CUDA failure ",
@@ -884,6 +941,7 @@ fn decode_status(message: &Message<'_>, memory: bool) -> Option<Finding> {
             finding.era = match (table.id, table.backend) {
                 (_, "hip") => Some(Era::Hip),
                 ("vulkan", _) => Some(Era::Vulkan),
+                ("metal", _) => Some(Era::Metal),
                 _ => None,
             };
             finding.facts.insert(
@@ -1427,5 +1485,78 @@ mod tests {
         ] {
             assert!(decode(line).is_none(), "{line}");
         }
+    }
+
+    #[test]
+    fn a_status_type_then_its_number() {
+        // Kaldi's CU_SAFE_CALL (a wild paste): the number in CUDA 10.0's
+        // numbering, then the runtime's string, which names the code.
+        let f = decode("ERROR (nnet3-train[5.4]:CopyToVec():cu-vector.cc:899) cudaError_t 4 : \"unspecified launch failure\" returned from 'cudaMemcpy(dst->Data(), this->data_, sizeof(Real) * dim_, cudaMemcpyDeviceToHost)'").unwrap();
+        assert_eq!(f.kind, Kind::LaunchFailure);
+        assert_eq!(f.facts[fact::ERROR_NAME], "cudaErrorLaunchFailure");
+        // Without the string, the number is read in today's numbering.
+        assert_eq!(
+            name_of("cudaError_t 4 : returned from 'cudaMemcpy(...)'").as_deref(),
+            Some("cudaErrorCudartUnloading")
+        );
+        // A string that is no code's leaves the number to decide.
+        assert_eq!(
+            name_of("cudaError_t 4 : \"unspecified launch failures\"").as_deref(),
+            Some("cudaErrorCudartUnloading")
+        );
+        assert_eq!(
+            name_of("CUresult 2 from cuMemAlloc").as_deref(),
+            Some("CUDA_ERROR_OUT_OF_MEMORY")
+        );
+        // A type named without a number, or with a version, is no code.
+        assert!(decode("cudaError_t err = cudaMalloc(&p, n);").is_none());
+        assert!(decode("cudaError_t 12.1 headers").is_none());
+    }
+
+    #[test]
+    fn a_vulkan_call_failed_with_its_result() {
+        // ncnn's log line (a wild paste, Real-ESRGAN's ncnn build).
+        let f = decode("vkAllocateMemory failed -2").unwrap();
+        assert_eq!(f.facts[fact::ERROR_NAME], "VK_ERROR_OUT_OF_DEVICE_MEMORY");
+        assert_eq!(
+            name_of("vkQueueSubmit failed -4").as_deref(),
+            Some("VK_ERROR_DEVICE_LOST")
+        );
+        // No result, or one that is no VkResult, is nothing to report.
+        assert!(decode("vkAllocateMemory failed").is_none());
+        assert!(decode("vkAllocateMemory failed -999").is_none());
+    }
+
+    #[test]
+    fn tensorrt_source_locations() {
+        // A wild paste, cut before the logger's prefix.
+        assert!(shows_tensorrt(" defaultAllocator.cpp::nvinfer1::internal::DefaultAllocator::allocate::63] Error Code 1: Cuda Runtime (out of memory)."));
+        assert!(shows_tensorrt(
+            "[builder.cpp::buildEngine::42] Error Code 2: Internal Error (a check failed)"
+        ));
+        // A C++ name without TensorRT's `] Error Code N:` after it.
+        assert!(!shows_tensorrt(
+            "at defaultAllocator.cpp::allocate::63 the pool was empty"
+        ));
+        assert!(!shows_tensorrt("std::vector::at::63] Error Code 1: x"));
+    }
+
+    #[test]
+    fn metal_command_buffer_status() {
+        // WhirlyGlobe's log (a wild paste): access revoked after earlier GPU errors.
+        let line = "Execution of the command buffer was aborted due to an error during execution. Ignored (for causing prior/excessive GPU errors) (00000004:kIOGPUCommandBufferCallbackErrorSubmissionsIgnored)";
+        let f = decode(line).unwrap();
+        assert_eq!(f.kind, Kind::GpuRuntimeError);
+        assert_eq!(
+            f.facts[fact::ERROR_NAME],
+            "MTLCommandBufferErrorAccessRevoked"
+        );
+        assert_eq!(f.backend.as_deref(), Some("metal"));
+        assert!(f.text.starts_with("Execution of the command buffer"));
+        let f = decode("Execution of the command buffer was aborted due to an error during execution. Caused GPU Timeout Error (00000002:kIOGPUCommandBufferCallbackErrorTimeout)").unwrap();
+        assert_eq!(f.facts[fact::ERROR_NAME], "MTLCommandBufferErrorTimeout");
+        // A status outside MTLCommandBufferError, or no callback's form.
+        assert!(decode("Execution of the command buffer was aborted due to an error during execution. (0000000e:kIOGPUCommandBufferCallbackErrorImpactingInteractivity)").is_none());
+        assert!(decode("kIOGPUCommandBufferCallbackErrorSubmissionsIgnored").is_none());
     }
 }

@@ -6,6 +6,9 @@
 //! NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked for remapping, reset gpu to activate.
 //! ```
 //!
+//! and the code as people report it in their own words, where it names the
+//! event they saw (`My GPU falls off the bus (Xid 79 → Xid 154 ...)`).
+//!
 //! The meaning of each code lives in the explainer; this module only reads
 //! the code, the PCI address, the process and the driver's text.
 
@@ -18,6 +21,8 @@ use std::sync::OnceLock;
 
 struct XidPatterns {
     line: Regex,
+    /// `Xid 79` in a sentence: NVIDIA's spelling, then a code of the table.
+    prose: Regex,
     pid: Regex,
     name: Regex,
 }
@@ -28,6 +33,7 @@ fn patterns() -> &'static XidPatterns {
         let re = constant_regex;
         XidPatterns {
             line: re(r"NVRM: Xid \((?:PCI:)?([^)]*)\): (\d+)(?:,\s*(.*))?"),
+            prose: re(r"\bXid (\d{1,3})\b"),
             pid: re(r"^pid=('[^']*'|<[^>]*>|\d+),\s*"),
             name: re(r"^name=([^,]*),\s*"),
         }
@@ -40,21 +46,42 @@ fn xid_of(line: &str) -> Option<(String, String)> {
     Some((c[1].to_string(), c[2].to_string()))
 }
 
+/// `Xid N` in a report's own words: (start, code). The code must be one of
+/// the table's, and the number a code, not a list entry or a version: a
+/// catalogue's `Xid 13: Graphics Engine Exception` and NVLink's `XID 149.38
+/// (err status ...)` are pages that list codes, not reports of one.
+fn prose_xid(line: &str) -> Option<(usize, String)> {
+    patterns().prose.captures_iter(line).find_map(|c| {
+        let (all, code) = (c.get(0)?, c.get(1)?);
+        let after = &line[code.end()..];
+        let listed = after.starts_with(':')
+            || after.starts_with('.') && after[1..].starts_with(|ch: char| ch.is_ascii_digit());
+        let known = crate::codes::xid::get(code.as_str()).is_some();
+        (known && !listed && !super::is_mention(line, all.start()))
+            .then(|| (all.start(), code.as_str().to_string()))
+    })
+}
+
 /// An `NVRM: Xid (...): N, ...` line and the NVRM lines right after it; the
-/// same code repeated for the same GPU is counted, not reported again.
+/// same code repeated for the same GPU is counted, not reported again. A
+/// code named in prose (`Xid 79`) is read alone.
 pub struct Xid;
 
 impl Family for Xid {
     fn triggers(&self) -> &'static [&'static str] {
-        &["NVRM: Xid"]
+        &["NVRM: Xid", "Xid "]
     }
 
     fn start(&self, line: &str) -> Option<usize> {
-        patterns().line.find(line).map(|m| m.start())
+        match patterns().line.find(line) {
+            Some(m) => Some(m.start()),
+            None => prose_xid(line).map(|(start, _)| start),
+        }
     }
 
     fn continues(&self, lines: &[String], next: &str) -> bool {
-        if lines.len() >= 200 || !next.contains("NVRM: ") {
+        let from_driver = lines.first().is_some_and(|l| xid_of(l).is_some());
+        if !from_driver || lines.len() >= 200 || !next.contains("NVRM: ") {
             return false;
         }
         match xid_of(next) {
@@ -66,7 +93,14 @@ impl Family for Xid {
     fn decode(&self, message: &Message<'_>) -> Option<Finding> {
         let p = patterns();
         let first = message.lines.first()?;
-        let caps = p.line.captures(first)?;
+        let Some(caps) = p.line.captures(first) else {
+            let (_, code) = prose_xid(first)?;
+            let mut finding = message.finding(Kind::Xid, first.trim_end().to_string());
+            finding.exception = None;
+            finding.backend = Some("cuda".into());
+            finding.facts.insert(fact::XID.into(), code);
+            return Some(finding);
+        };
         let key = (caps[1].to_string(), caps[2].to_string());
         let (text, repeats) = collapse_repeats(message.lines, |l| {
             xid_of(l).is_some_and(|other| other == key)
@@ -161,5 +195,26 @@ mod tests {
         assert!(Xid
             .start("NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05")
             .is_none());
+    }
+
+    #[test]
+    fn a_code_in_a_report() {
+        // A wild paste (an issue on the open kernel modules).
+        let f = decode(&["My RTX 5070 Laptop GPU reliably falls off the PCIe bus (Xid 79 \u{2192} Xid 154 \"Node Reboot Required\" \u{2192} full system freeze, hard power-off required) during gaming sessions."]);
+        assert_eq!(f.facts["xid"], "79");
+        assert!(!f.facts.contains_key("pci"));
+        // A list of codes (a catalogue, NVLink's `XID 149.38`), a code the
+        // table does not have, or another word ending in `Xid`.
+        for line in [
+            "Xid 13: Graphics Engine Exception",
+            "- Xid 149.38 (err status 0x00000000) NVLINK_NETIR_ERROR detected on GPU PCI:0000:00:00",
+            "saw Xid 999 twice",
+            "the field myXid 79 is set",
+        ] {
+            let found = Xid
+                .start(line)
+                .filter(|&s| !crate::detect::is_mention(line, s));
+            assert!(found.is_none(), "{line}");
+        }
     }
 }

@@ -132,7 +132,7 @@ const BUCKETS: &[&[&[u8; PIECE_LEN]]] = &[
     &[b"V ca", b"nica", b"o si", b"rror"],
     &[b"= -9", b"ce I", b"f Me", b"y GP"],
     &[b"CL W", b"OM w", b"addr", b"rocb"],
-    &[b"-SMI", b"FFT_", b"NPP_", b"lt=2"],
+    &[b"-SMI", b"FFT_", b"NPP_", b"lt=2", b"Xid "],
     &[b"VRM:", b"al c", b"h st", b"ll l"],
     &[b"PUAl", b"SERT", b"led ", b"m-ki"],
     &[b"OutO", b"eRaw", b"hdog", b"itCo", b"itco"],

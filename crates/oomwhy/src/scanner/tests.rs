@@ -167,9 +167,12 @@ fn prefilter_stays_small() {
     // Vulkan size line, each holding a piece already searched for;
     // 90: the TPU runtime's reservation, OpenCL's CL_OUT_OF_HOST_MEMORY,
     // Spark's task failure line and ROCr's memory access fault (three of
-    // them on pieces of their own: 66 pieces).
+    // them on pieces of their own: 66 pieces);
+    // 92: ncnn's `vkAllocateMemory failed -2` (` failed -`, on a piece
+    // already searched for) and an Xid named in prose (`Xid `, a piece of
+    // its own).
     assert!(
-        literals.len() <= 90,
+        literals.len() <= 92,
         "{} literals: {literals:?}",
         literals.len()
     );
