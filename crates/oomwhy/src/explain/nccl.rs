@@ -300,8 +300,8 @@ impl Explain for ChildFailed {
         out.push(fix(
             &PUT_TRACEBACK_IN_REPORT,
             say!(
-                en: "Decorate the entry point with @torch.distributed.elastic.multiprocessing.errors.record (from torch.distributed.elastic.multiprocessing.errors import record).",
-                zh: "用 @torch.distributed.elastic.multiprocessing.errors.record 装饰入口函数（from torch.distributed.elastic.multiprocessing.errors import record）。"
+                en: "Decorate the entry point with @torch.distributed.elastic.multiprocessing.errors.record (`from torch.distributed.elastic.multiprocessing.errors import record`).",
+                zh: "用 @torch.distributed.elastic.multiprocessing.errors.record 装饰入口函数（`from torch.distributed.elastic.multiprocessing.errors import record`）。"
             ),
         ));
     }

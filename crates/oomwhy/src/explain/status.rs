@@ -10,6 +10,7 @@ use crate::codes::advice::{self, Advice};
 use crate::i18n::Said;
 use crate::record::{fact as key, Diagnosis, Finding, Fix, Verdict};
 use crate::say;
+use crate::say_parts;
 
 /// Explains `Kind::GpuRuntimeError` findings.
 pub(super) struct GpuRuntimeError;
@@ -22,6 +23,13 @@ fn code_of(f: &Finding) -> Option<String> {
         (Some(name), None) => Some(name.to_string()),
         _ => None,
     }
+}
+
+/// The code as a sentence names it: a fault's English name (`TDR (timeout
+/// detection and recovery)`) has its Chinese in the catalogue.
+fn code_said(code: String) -> Said {
+    let zh = crate::i18n::zh::fact_value(key::ERROR_NAME, &code).map_or_else(|| code.clone(), str::to_string);
+    Said { en: code, zh }
 }
 
 /// The advice for the finding's code (`codes/advice.tsv`), a row whose
@@ -65,16 +73,16 @@ fn who_of(f: &Finding) -> Option<String> {
 impl Explain for GpuRuntimeError {
     fn headline(&self, f: &Finding) -> Said {
         match (who_of(f), code_of(f)) {
-            (Some(who), Some(code)) => say!(
+            (Some(who), Some(code)) => say_parts!(
                 en: "A {who} call returned {code}",
                 zh: "{who} 调用返回了 {code}",
-                who = who,
-                code = code
+                who = crate::i18n::reporter::said(&who),
+                code = code_said(code)
             ),
-            (Some(who), None) => say!(
+            (Some(who), None) => say_parts!(
                 en: "A {who} call returned an error status",
                 zh: "{who} 调用返回了错误状态",
-                who = who
+                who = crate::i18n::reporter::said(&who)
             ),
             (None, Some(code)) => say!(
                 en: "A GPU runtime call returned {code}",
@@ -90,16 +98,16 @@ impl Explain for GpuRuntimeError {
 
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         let status = match (who_of(f), code_of(f)) {
-            (Some(who), Some(code)) => say!(
+            (Some(who), Some(code)) => say_parts!(
                 en: "{code} is a {who} status.",
                 zh: "{code} 是 {who} 的状态码。",
-                code = code,
-                who = who
+                code = code_said(code),
+                who = crate::i18n::reporter::said(&who)
             ),
-            (Some(who), None) => say!(
+            (Some(who), None) => say_parts!(
                 en: "The error status is a {who} status.",
                 zh: "这是 {who} 的一个错误状态。",
-                who = who
+                who = crate::i18n::reporter::said(&who)
             ),
             (None, Some(code)) => say!(
                 en: "{code} is a GPU runtime status.",
@@ -138,7 +146,7 @@ impl Explain for GpuRuntimeError {
         let meaning = match fact(f, "meaning") {
             Some(meaning) => say!(
                 en: "{meaning}",
-                zh: "状态码表里的说明（英文原文）：{meaning}",
+                zh: "状态码表里的说明（英文原文）：“{meaning}”",
                 meaning = meaning
             ),
             None => say!(

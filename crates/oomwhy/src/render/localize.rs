@@ -110,6 +110,63 @@ pub fn fact_label(key: &str, lang: Lang) -> String {
     }
 }
 
+/// A fact's value as the "Details" lines show it in `lang`, or `None` when
+/// the line has no place there. JSON keeps every value as the detector
+/// wrote it; the Chinese lines say in Chinese what oomwhy itself wrote (who
+/// reported it, which memory, what kind of code) and leave out a code's
+/// meaning that its table has only in English (the verdict says it).
+pub fn fact_value(f: &Finding, key: &str, value: &str, lang: Lang) -> Option<String> {
+    if lang == Lang::En {
+        return Some(value.to_string());
+    }
+    match key {
+        "reported_by" | "table_title" => Some(crate::i18n::reporter::zh(value)),
+        "meaning" => {
+            let table = f.facts.get("table").and_then(|t| crate::codes::table(t))?;
+            let name = f.facts.get("error_name")?;
+            table
+                .entries
+                .iter()
+                .find(|e| &e.name == name)
+                .map(|e| e.zh)
+                .filter(|zh| !zh.is_empty())
+                .map(str::to_string)
+        }
+        _ => Some(zh::fact_value(key, value).unwrap_or(value).to_string()),
+    }
+}
+
+/// The headline as it follows the finding's label: without a lead that
+/// only repeats the label ("Out of memory: " after OUT OF MEMORY, "显存不足："
+/// after 显存不足).
+pub fn headline_after(f: &Finding, label: &str, lang: Lang) -> String {
+    let headline = headline(f, lang);
+    let lead = headline
+        .split_once([':', '：'])
+        .map(|(lead, _)| lead.trim())
+        .filter(|lead| !lead.is_empty());
+    match lead {
+        Some(lead)
+            if label.len() >= lead.len()
+                && label.is_char_boundary(label.len() - lead.len())
+                && label[label.len() - lead.len()..].eq_ignore_ascii_case(lead) =>
+        {
+            let rest = &headline[lead.len()..];
+            let rest = rest
+                .trim_start()
+                .trim_start_matches([':', '：'])
+                .trim_start();
+            // The sentence now starts the line: English capitalises it.
+            let mut chars = rest.chars();
+            match chars.next() {
+                Some(first) if lang == Lang::En => first.to_uppercase().chain(chars).collect(),
+                _ => rest.to_string(),
+            }
+        }
+        _ => headline,
+    }
+}
+
 /// The sections a memory snapshot adds to a finding, in `lang`.
 pub(super) fn snapshot_sections(
     report: &crate::record::SnapshotReport,
