@@ -148,7 +148,9 @@ mod tests {
         for r in ALL {
             assert_ne!(r.en, r.zh, "{r:?}");
             assert!(
-                r.zh.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)),
+                // Chinese words, or at least Chinese brackets.
+                r.zh.chars()
+                    .any(|c| matches!(c, '\u{4e00}'..='\u{9fff}' | '\u{ff00}'..='\u{ffef}')),
                 "{r:?}"
             );
             let words: Vec<&str> = r

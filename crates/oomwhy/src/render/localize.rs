@@ -156,10 +156,14 @@ pub fn headline_after(f: &Finding, label: &str, lang: Lang) -> String {
                 .trim_start()
                 .trim_start_matches([':', '：'])
                 .trim_start();
-            // The sentence now starts the line: English capitalises it.
+            // The sentence now starts the line: English capitalises its
+            // article, never a program's own name (torch-directml).
+            let article = ["a ", "an ", "the "].iter().any(|a| rest.starts_with(a));
             let mut chars = rest.chars();
             match chars.next() {
-                Some(first) if lang == Lang::En => first.to_uppercase().chain(chars).collect(),
+                Some(first) if lang == Lang::En && article => {
+                    first.to_uppercase().chain(chars).collect()
+                }
                 _ => rest.to_string(),
             }
         }
@@ -175,5 +179,33 @@ pub(super) fn snapshot_sections(
     match lang {
         Lang::En => crate::snapshot::text_sections(report),
         Lang::Zh => zh::snapshot_sections(report),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Finding;
+
+    fn finding(headline: &str, headline_zh: &str) -> Finding {
+        let mut f = Finding::new(crate::record::Kind::GenericOom, "a.log", 1, String::new());
+        f.diagnosis.headline = headline.into();
+        f.diagnosis.headline_zh = Some(headline_zh.into());
+        f
+    }
+
+    #[test]
+    fn a_headline_does_not_repeat_its_label() {
+        let f = finding("Out of memory: an allocation failed (CTranslate2)", "显存不足：CTranslate2 报告一次分配失败了");
+        assert_eq!(headline_after(&f, "OUT OF MEMORY", Lang::En), "An allocation failed (CTranslate2)");
+        assert_eq!(headline_after(&f, "显存不足", Lang::Zh), "CTranslate2 报告一次分配失败了");
+        // "Probably out of memory" ends with the same words.
+        assert_eq!(headline_after(&f, "很可能是显存不足", Lang::Zh), "CTranslate2 报告一次分配失败了");
+        let named = finding("Out of memory: torch-directml could not allocate 1 GiB", "显存不足：torch-directml 无法分配 1 GiB");
+        assert_eq!(headline_after(&named, "Out of memory", Lang::En), "torch-directml could not allocate 1 GiB");
+        // A lead that is not the label stays.
+        let other = finding("A Triton kernel needs 1 KiB: too much", "Triton kernel 需要 1 KiB：太多");
+        assert_eq!(headline_after(&other, "OUT OF MEMORY", Lang::En), "A Triton kernel needs 1 KiB: too much");
+        assert_eq!(headline_after(&f, "内存不足", Lang::Zh), "显存不足：CTranslate2 报告一次分配失败了");
     }
 }

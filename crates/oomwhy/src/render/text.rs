@@ -606,7 +606,7 @@ pub(super) fn origin_line_in(f: &Finding, lang: Lang) -> String {
             .as_deref()
             .map(|v| match lang {
                 Lang::En => format!(" ({v})"),
-                Lang::Zh => format!("（{}）", crate::i18n::zh::version_hint(v)),
+                Lang::Zh => format!(" ({})", crate::i18n::zh::version_hint(v)),
             })
             .unwrap_or_default();
         parts.push(format!("{}{version}", Msg::MessageForm.fill(lang, &[era])));
