@@ -27,6 +27,10 @@
 //! (`OpenVINO's GPU plugin`), three English words (`an unrecognised
 //! program`), or two English words one of which is a function word that only
 //! English grammar needs (`of memory`, `the driver`).
+//!
+//! Shorter English has its own check: every fact a finding carries has a
+//! Chinese label and every detector's note its Chinese, so a Details line
+//! never reads `local rank: 0`.
 
 use oomwhy::i18n::{zh, Lang};
 use oomwhy::render::{render, Format, RenderOptions};
@@ -317,6 +321,24 @@ fn english_in_chinese() -> BTreeMap<String, Vec<String>> {
         analysis.add(oomwhy::scan(fs::File::open(&input).unwrap(), &name).unwrap());
         let (findings, summary) = analysis.finish();
         let input_text = comparable(&String::from_utf8_lossy(&fs::read(&input).unwrap()));
+        // A label or a note without its Chinese prints its English, one
+        // or two words at a time: below the fragment rule, so named here.
+        for f in &findings {
+            let untranslated = f
+                .facts
+                .keys()
+                .filter(|key| zh::fact_label(key).is_none())
+                .map(|key| format!("fact label {key:?}"))
+                .chain(
+                    f.notes
+                        .iter()
+                        .filter(|note| zh::note(note).is_none())
+                        .map(|note| format!("note {note:?}")),
+                );
+            for what in untranslated {
+                seen.entry(what).or_default().push(name.clone());
+            }
+        }
         for format in [Format::Text, Format::Markdown] {
             let options = RenderOptions {
                 lang: Lang::Zh,

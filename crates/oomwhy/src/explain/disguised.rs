@@ -54,7 +54,7 @@ impl Explain for LibraryAllocFailed {
         if let Some(reporter) = other_reporter(f) {
             return say_parts!(
                 en: "{reporter} ran out of resources on the GPU: probably out of GPU memory under another name",
-                zh: "{reporter} 在 GPU 上资源不足：多半是换了个名字的显存不足",
+                zh: "{reporter} 在 GPU 上资源不足：多半其实就是显存不足",
                 reporter = crate::i18n::reporter::said(reporter)
             );
         }
@@ -89,7 +89,7 @@ impl Explain for LibraryAllocFailed {
             failed,
             say!(
                 en: ": probably out of GPU memory under another name",
-                zh: "：多半是换了个名字的显存不足"
+                zh: "：多半其实就是显存不足"
             ),
         )
     }

@@ -1142,7 +1142,7 @@ const NCNN_SMALLER_TILES: FixSpec = FixSpec::new(
 const MXNET_LESS_AT_ONCE: FixSpec = FixSpec::new(
     "mxnet-less-at-once",
     "Give MXNet less at once",
-    "一次少给 MXNet 一些",
+    "减少一次交给 MXNet 的数据",
 )
 .cost(Cost::Quality)
 .sources(&["MXNet documentation: environment variables (MXNET_GPU_MEM_POOL_RESERVE, MXNET_CUDNN_AUTOTUNE_DEFAULT)"]);
@@ -1151,7 +1151,7 @@ const MXNET_LESS_AT_ONCE: FixSpec = FixSpec::new(
 const DIRECTML_LESS_AT_ONCE: FixSpec = FixSpec::new(
     "directml-less-at-once",
     "Give the GPU less at once",
-    "一次少给 GPU 一些",
+    "减少一次放到 GPU 上的数据",
 )
 .cost(Cost::Quality);
 

@@ -36,7 +36,7 @@ impl Explain for NcclOom {
         let device = device.strip_prefix(" on ");
         let tail = say!(
             en: ": an out-of-memory error under another name",
-            zh: "：换了个名字的显存不足"
+            zh: "：其实就是显存不足，只是换了个说法"
         );
         let failed = match (f.sizes.requested_bytes.map(fmt), device) {
             (Some(size), Some(device)) => say!(
