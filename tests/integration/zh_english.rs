@@ -165,8 +165,7 @@ fn token(raw: &str) -> Option<Token> {
         return Some(Token::Code);
     }
     let lower = stem.to_ascii_lowercase();
-    if stem.chars().any(|c| c.is_ascii_uppercase()) || LOWERCASE_NAMES.contains(&lower.as_str())
-    {
+    if stem.chars().any(|c| c.is_ascii_uppercase()) || LOWERCASE_NAMES.contains(&lower.as_str()) {
         return Some(if possessive {
             Token::Word {
                 function: false,
@@ -199,9 +198,15 @@ fn fragments(line: &str) -> Vec<String> {
         let function = tokens
             .iter()
             .any(|t| matches!(t, Token::Word { function: true, .. }));
-        let possessive = tokens
-            .iter()
-            .any(|t| matches!(t, Token::Word { possessive: true, .. }));
+        let possessive = tokens.iter().any(|t| {
+            matches!(
+                t,
+                Token::Word {
+                    possessive: true,
+                    ..
+                }
+            )
+        });
         if possessive || words >= 3 || (words >= 2 && function) {
             out.push(run.trim().to_string());
         }
@@ -213,8 +218,7 @@ fn fragments(line: &str) -> Vec<String> {
 fn unquoted(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
     let mut close: Option<char> = None;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
+    for c in line.chars() {
         match close {
             Some(end) if c == end => {
                 close = None;
@@ -386,13 +390,28 @@ fn chinese_output_has_no_english_fragments() {
 #[test]
 fn the_fragment_rule_on_both_sides() {
     // Reporters pasted into Chinese sentences.
-    assert_eq!(fragments("an unrecognised program 报告它在 GPU 上资源不足"), ["an unrecognised program"]);
-    assert_eq!(fragments("显存不足：ONNX Runtime's BFC arena 无法分配 7.81 GiB"), ["ONNX Runtime's BFC arena"]);
-    assert_eq!(fragments("Ollama (its check before loading a model) 需要"), ["Ollama (its check before loading a model)"]);
-    assert_eq!(fragments("显存不足：the NVIDIA driver 报告"), ["the NVIDIA driver"]);
+    assert_eq!(
+        fragments("an unrecognised program 报告它在 GPU 上资源不足"),
+        ["an unrecognised program"]
+    );
+    assert_eq!(
+        fragments("显存不足：ONNX Runtime's BFC arena 无法分配 7.81 GiB"),
+        ["ONNX Runtime's BFC arena"]
+    );
+    assert_eq!(
+        fragments("Ollama (its check before loading a model) 需要"),
+        ["Ollama (its check before loading a model)"]
+    );
+    assert_eq!(
+        fragments("显存不足：the NVIDIA driver 报告"),
+        ["the NVIDIA driver"]
+    );
     // Names, terms, code and commands are not fragments.
     assert!(fragments("把 batch size 减半，KV cache 占满了").is_empty());
-    assert!(fragments("设置 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True 后调用 torch.cuda.empty_cache()").is_empty());
+    assert!(fragments(
+        "设置 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True 后调用 torch.cuda.empty_cache()"
+    )
+    .is_empty());
     assert!(fragments("kubectl top pod；nvidia-smi、rocm-smi").is_empty());
     assert!(fragments("CUDA execution provider 还是 CPU").is_empty());
     assert!(fragments("用 --medvram（或 --lowvram）启动").is_empty());
@@ -402,9 +421,18 @@ fn the_fragment_rule_on_both_sides() {
     // Quotes are left out.
     assert_eq!(unquoted("报错格式“out of memory here”").trim(), "报错格式");
     assert_eq!(unquoted("见 `a b c d` 和"), "见   和");
-    assert_eq!(unquoted("dmesg | grep -E 'killed process|out of memory'（或"), "dmesg | grep -E  （或");
+    assert_eq!(
+        unquoted("dmesg | grep -E 'killed process|out of memory'（或"),
+        "dmesg | grep -E  （或"
+    );
     assert_eq!(unquoted("OpenVINO's GPU plugin"), "OpenVINO's GPU plugin");
     // The message's own words are a quote.
-    assert!(quotes_input("(unspecified launch failure)", &comparable("CUDA error: unspecified launch failure\n")));
-    assert!(!quotes_input("an unrecognised program", &comparable("CUDA error: unspecified launch failure\n")));
+    assert!(quotes_input(
+        "(unspecified launch failure)",
+        &comparable("CUDA error: unspecified launch failure\n")
+    ));
+    assert!(!quotes_input(
+        "an unrecognised program",
+        &comparable("CUDA error: unspecified launch failure\n")
+    ));
 }

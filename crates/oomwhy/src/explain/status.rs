@@ -28,7 +28,8 @@ fn code_of(f: &Finding) -> Option<String> {
 /// The code as a sentence names it: a fault's English name (`TDR (timeout
 /// detection and recovery)`) has its Chinese in the catalogue.
 fn code_said(code: String) -> Said {
-    let zh = crate::i18n::zh::fact_value(key::ERROR_NAME, &code).map_or_else(|| code.clone(), str::to_string);
+    let zh = crate::i18n::zh::fact_value(key::ERROR_NAME, &code)
+        .map_or_else(|| code.clone(), str::to_string);
     Said { en: code, zh }
 }
 

@@ -133,8 +133,14 @@ mod tests {
     #[test]
     fn descriptions_and_forms_have_chinese() {
         assert_eq!(zh("an unrecognised program"), "一个未能识别的程序");
-        assert_eq!(zh(&native_code("pool_memory_resource.hpp")), "原生代码（pool_memory_resource.hpp）");
-        assert_eq!(zh(&opencl_call("CL_OUT_OF_RESOURCES")), "一次 OpenCL 调用（CL_OUT_OF_RESOURCES）");
+        assert_eq!(
+            zh(&native_code("pool_memory_resource.hpp")),
+            "原生代码（pool_memory_resource.hpp）"
+        );
+        assert_eq!(
+            zh(&opencl_call("CL_OUT_OF_RESOURCES")),
+            "一次 OpenCL 调用（CL_OUT_OF_RESOURCES）"
+        );
         assert_eq!(zh(&ggml_buffer("CUDA0")), "ggml（CUDA0 缓冲区）");
         // A program's own name stays as it is.
         assert_eq!(said("torch-directml"), Said::same("torch-directml"));
@@ -153,10 +159,7 @@ mod tests {
                     .any(|c| matches!(c, '\u{4e00}'..='\u{9fff}' | '\u{ff00}'..='\u{ffef}')),
                 "{r:?}"
             );
-            let words: Vec<&str> = r
-                .zh
-                .split(|c: char| !c.is_ascii_alphabetic())
-                .collect();
+            let words: Vec<&str> = r.zh.split(|c: char| !c.is_ascii_alphabetic()).collect();
             for english in ["a", "an", "the", "of", "its"] {
                 assert!(!words.contains(&english), "{r:?}");
             }

@@ -116,9 +116,7 @@ macro_rules! say_parts {
 /// Latin name and the Chinese around it (`{who} 报告`) goes where the part
 /// filled in is itself Chinese (`原生代码（x.hpp）报告`, not `…） 报告`).
 pub fn tidy_chinese(text: String) -> String {
-    let chinese = |c: char| {
-        matches!(c, '\u{4e00}'..='\u{9fff}' | '\u{3000}'..='\u{303f}' | '\u{ff00}'..='\u{ffef}')
-    };
+    let chinese = |c: char| matches!(c, '\u{4e00}'..='\u{9fff}' | '\u{3000}'..='\u{303f}' | '\u{ff00}'..='\u{ffef}');
     if !text.contains(' ') {
         return text;
     }
@@ -218,10 +216,19 @@ mod tests {
 
     #[test]
     fn a_chinese_part_takes_no_space_before_chinese() {
-        assert_eq!(tidy_chinese("原生代码（a.hpp） 报告".into()), "原生代码（a.hpp）报告");
-        assert_eq!(tidy_chinese("一个未能识别的程序 在 GPU 上".into()), "一个未能识别的程序在 GPU 上");
+        assert_eq!(
+            tidy_chinese("原生代码（a.hpp） 报告".into()),
+            "原生代码（a.hpp）报告"
+        );
+        assert_eq!(
+            tidy_chinese("一个未能识别的程序 在 GPU 上".into()),
+            "一个未能识别的程序在 GPU 上"
+        );
         // A Latin name keeps its spaces.
-        assert_eq!(tidy_chinese("cuDF 报告 7.81 GiB".into()), "cuDF 报告 7.81 GiB");
+        assert_eq!(
+            tidy_chinese("cuDF 报告 7.81 GiB".into()),
+            "cuDF 报告 7.81 GiB"
+        );
     }
 
     #[test]

@@ -215,7 +215,11 @@ const FACT_VALUES: &[(&str, &str, &str)] = &[
     ("report", "agent", "torchelastic agent 的报告"),
     ("error_line", "missing", "缺失"),
     ("op_requires", "true", "是"),
-    ("error_name", "TDR (timeout detection and recovery)", "TDR（超时检测与恢复）"),
+    (
+        "error_name",
+        "TDR (timeout detection and recovery)",
+        "TDR（超时检测与恢复）",
+    ),
 ];
 
 /// The Chinese of a fact's value that oomwhy wrote itself.
@@ -229,7 +233,10 @@ pub fn fact_value(key: &str, value: &str) -> Option<&'static str> {
 /// The words of a version hint (`PyTorch ≈2.11 or later`) in Chinese; a
 /// version or a name stays as it is.
 const VERSION_WORDS: &[(&str, &str)] = &[
-    ("jaxlib before 2023 (90% preallocated)", "2023 年之前的 jaxlib（预先占用 90% 显存）"),
+    (
+        "jaxlib before 2023 (90% preallocated)",
+        "2023 年之前的 jaxlib（预先占用 90% 显存）",
+    ),
     (" or later", " 及以后"),
     (" engine", " 引擎"),
 ];

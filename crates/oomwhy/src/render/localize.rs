@@ -127,7 +127,7 @@ pub fn fact_value(f: &Finding, key: &str, value: &str, lang: Lang) -> Option<Str
             table
                 .entries
                 .iter()
-                .find(|e| &e.name == name)
+                .find(|e| e.name == name)
                 .map(|e| e.zh)
                 .filter(|zh| !zh.is_empty())
                 .map(str::to_string)
@@ -196,16 +196,43 @@ mod tests {
 
     #[test]
     fn a_headline_does_not_repeat_its_label() {
-        let f = finding("Out of memory: an allocation failed (CTranslate2)", "显存不足：CTranslate2 报告一次分配失败了");
-        assert_eq!(headline_after(&f, "OUT OF MEMORY", Lang::En), "An allocation failed (CTranslate2)");
-        assert_eq!(headline_after(&f, "显存不足", Lang::Zh), "CTranslate2 报告一次分配失败了");
+        let f = finding(
+            "Out of memory: an allocation failed (CTranslate2)",
+            "显存不足：CTranslate2 报告一次分配失败了",
+        );
+        assert_eq!(
+            headline_after(&f, "OUT OF MEMORY", Lang::En),
+            "An allocation failed (CTranslate2)"
+        );
+        assert_eq!(
+            headline_after(&f, "显存不足", Lang::Zh),
+            "CTranslate2 报告一次分配失败了"
+        );
         // "Probably out of memory" ends with the same words.
-        assert_eq!(headline_after(&f, "很可能是显存不足", Lang::Zh), "CTranslate2 报告一次分配失败了");
-        let named = finding("Out of memory: torch-directml could not allocate 1 GiB", "显存不足：torch-directml 无法分配 1 GiB");
-        assert_eq!(headline_after(&named, "Out of memory", Lang::En), "torch-directml could not allocate 1 GiB");
+        assert_eq!(
+            headline_after(&f, "很可能是显存不足", Lang::Zh),
+            "CTranslate2 报告一次分配失败了"
+        );
+        let named = finding(
+            "Out of memory: torch-directml could not allocate 1 GiB",
+            "显存不足：torch-directml 无法分配 1 GiB",
+        );
+        assert_eq!(
+            headline_after(&named, "Out of memory", Lang::En),
+            "torch-directml could not allocate 1 GiB"
+        );
         // A lead that is not the label stays.
-        let other = finding("A Triton kernel needs 1 KiB: too much", "Triton kernel 需要 1 KiB：太多");
-        assert_eq!(headline_after(&other, "OUT OF MEMORY", Lang::En), "A Triton kernel needs 1 KiB: too much");
-        assert_eq!(headline_after(&f, "内存不足", Lang::Zh), "显存不足：CTranslate2 报告一次分配失败了");
+        let other = finding(
+            "A Triton kernel needs 1 KiB: too much",
+            "Triton kernel 需要 1 KiB：太多",
+        );
+        assert_eq!(
+            headline_after(&other, "OUT OF MEMORY", Lang::En),
+            "A Triton kernel needs 1 KiB: too much"
+        );
+        assert_eq!(
+            headline_after(&f, "内存不足", Lang::Zh),
+            "显存不足：CTranslate2 报告一次分配失败了"
+        );
     }
 }
