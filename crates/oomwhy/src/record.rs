@@ -250,8 +250,12 @@ pub mod fact {
     pub const RAN_FOR_MS: &str = "ran_for_ms";
     /// `rank`: the rank the message names.
     pub const RANK: &str = "rank";
-    /// `reason`: the reason the message gives (an NCCL failure's, or `OOMKilled`).
+    /// `reason`: the reason the message gives (an NCCL failure's, `OOMKilled`,
+    /// or [`EVICTED`]).
     pub const REASON: &str = "reason";
+    /// The [`REASON`] of a pod the kubelet evicted because its node ran low
+    /// on memory.
+    pub const EVICTED: &str = "Evicted";
     /// `reported_by`: who printed a generic OOM (library or API).
     pub const REPORTED_BY: &str = "reported_by";
     /// `root_cause_error_file`: torchelastic's root-cause `error_file`.

@@ -192,7 +192,17 @@ mod tests {
         // audit quoted (`../rtSafe/cuda/cudaConvolutionRunner.cpp`).
         let trt = "ERROR: ../rtSafe/cuda/cudaConvolutionRunner.cpp (483) - Cudnn Error in executeConv: 8 (CUDNN_STATUS_EXECUTION_FAILED)";
         let in_trt = lookup(name, |w| trt.contains(w)).map(|a| a.id);
-        assert_eq!(in_trt, Some("cudnn-execution-tensorrt"));
+        // That `file.cpp (line) - Cudnn Error in` form is TensorRT 7's.
+        assert_eq!(in_trt, Some("cudnn-execution-tensorrt7"));
+        // TensorRT 8's form of the same failure (fixtures/wild/1735.txt),
+        // which names no TensorRT, gets the row with TensorRT 8's options.
+        let trt8 = "Error Code 1: Cudnn (CUDNN_STATUS_EXECUTION_FAILED)";
+        let in_trt8 = lookup(name, |w| trt8.contains(w)).map(|a| a.id);
+        assert_eq!(in_trt8, Some("cudnn-execution-tensorrt"));
+        // Paddle's own `Cudnn error,` is neither (fixtures/wild/1426.txt).
+        let paddle = "OSError: (External)  Cudnn error, CUDNN_STATUS_EXECUTION_FAILED  (at /paddle/paddle/fluid/operators/conv_cudnn_op.cu:731)";
+        let in_paddle = lookup(name, |w| paddle.contains(w)).map(|a| a.id);
+        assert_eq!(in_paddle, Some("cudnn-execution"));
         // Caffe's check of the same status names no TensorRT.
         let caffe =
             "Check failed: status == CUDNN_STATUS_SUCCESS (8 vs. 0)  CUDNN_STATUS_EXECUTION_FAILED";

@@ -310,7 +310,8 @@ fn patterns() -> &'static Patterns {
                 r"requires more system memory \((\d+(?:\.\d+)?) ?([KMGT]i?B)\) than is available \((\d+(?:\.\d+)?) ?([KMGT]i?B)\)",
             ),
             // A library's source path: `mindspore/ccsrc/.../arena.cc`, `bmlib/src/x.cpp`.
-            reporter_path: re(r"\b((?:[\w.-]+/)+[\w.-]+\.(?:cc|cpp|cxx|c|h|hpp|cu|py|rs|go|mm)\b)(?::\d+)?"),
+            // Longer extensions first and a word boundary after: `.hpp` is not `.h`.
+            reporter_path: re(r"\b((?:[\w.-]+/)+[\w.-]+\.(?:cpp|cxx|cc|cuh|cu|c|hpp|hh|h|py|rs|go|mm))\b(?::\d+)?"),
             // `[bmlib_memory][error]`, `[metal::malloc]`, `MD(...)`.
             reporter_tag: re(r"\[([A-Za-z_][\w:]*)\]\s*(?:\[(?:error|ERROR|E)\])?"),
             bytes_pairs: vec![
@@ -748,6 +749,14 @@ fn reporter(line: &str, exception: Option<&str>, statement: Statement) -> String
     if let Some(c) = p.ffmpeg_context.captures(line) {
         return format!("FFmpeg ({})", &c[1]);
     }
+    // A GPU kernel driver's own log line (`nvgpu: 17000000.gpu ...`,
+    // `NVRM: ...`), once the kernel log's prefix is gone.
+    if line.trim_start().starts_with("nvgpu:") {
+        return R::JETSON_NVGPU.en.into();
+    }
+    if line.trim_start().starts_with("NVRM:") {
+        return R::NVRM.en.into();
+    }
     // An NVENC encoder's own log (`nvenc : Error on nvEncOpenEncodeSessionEx: 10 ...`).
     if line.trim_start().starts_with("nvenc : ") {
         return R::NVENC.en.into();
@@ -819,6 +828,10 @@ pub mod program_names {
     pub const NCNN_VULKAN: &str = crate::i18n::reporter::NCNN_VULKAN_TOOL.en;
     pub const MXNET: &str = "MXNet";
     pub const DIRECTML: &str = "torch-directml";
+    pub const SPARK_RAPIDS: &str = "Spark RAPIDS";
+    pub const RMM: &str = "RMM";
+    pub const CUDF: &str = "cuDF";
+    pub const DASK_CUDA: &str = "Dask-CUDA";
 }
 
 /// Marks (lowercase) that name a program: project names in source paths,
@@ -857,6 +870,24 @@ const PROGRAM_MARKS: &[(&str, &str)] = {
         ("mxnet", n::MXNET),
         ("not enough gpu video memory available", n::DIRECTML),
         ("directml", n::DIRECTML),
+        // RAPIDS' data libraries: Spark's GPU plugin (its Java packages and
+        // its retry framework's exceptions), RMM's allocator (its failure
+        // prefix, its headers' directory, its pool's own message), cuDF,
+        // Dask's CUDA workers. Spark RAPIDS and cuDF allocate through RMM,
+        // so their marks come first.
+        ("com.nvidia.spark.rapids", n::SPARK_RAPIDS),
+        ("spark.rapids.", n::SPARK_RAPIDS),
+        ("splitandretryoom", n::SPARK_RAPIDS),
+        ("gpuretryoom", n::SPARK_RAPIDS),
+        ("dask_cuda", n::DASK_CUDA),
+        ("dask-cuda", n::DASK_CUDA),
+        ("dask_cudf", n::DASK_CUDA),
+        ("cudf::", n::CUDF),
+        ("/cudf/", n::CUDF),
+        ("rmm failure", n::RMM),
+        ("rmm/mr/", n::RMM),
+        ("rmm::", n::RMM),
+        ("maximum pool size exceeded", n::RMM),
     ]
 };
 

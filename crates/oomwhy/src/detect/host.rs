@@ -17,6 +17,7 @@
 //! | `Memory cgroup out of memory: Killed process N`, `CONSTRAINT_MEMCG` | `cgroup` | `oom` |
 //! | Slurm `Detected N oom-kill event(s) in StepId=...` / `oom_kill event(s)`, `task N: Out Of Memory`, `exceeded memory limit (A > B), being killed` | `slurm` | `oom` |
 //! | Kubernetes `OOMKilled` | `kubernetes` | `oom` |
+//! | kubelet eviction `The node was low on resource: memory.` | `kubernetes` | `oom` |
 //! | torchelastic `exitcode  : -9` / `Signal 9 (SIGKILL) received by PID N` | `torchelastic` | `likely_oom` |
 //! | `DataLoader worker (pid N) is killed by signal: Killed.` | `dataloader` | `likely_oom` |
 //! | `died with <Signals.SIGKILL: 9>` (Python subprocess) | `sigkill` | `likely_oom` |
@@ -153,6 +154,9 @@ struct KillPatterns {
     shell: Regex,
     invoked: Regex,
     died_signal: Regex,
+    evicted: Regex,
+    evicted_threshold: Regex,
+    evicted_container: Regex,
     continuation: Regex,
 }
 
@@ -169,6 +173,10 @@ fn kill_patterns() -> &'static KillPatterns {
         let slurm_task = r"\btasks? [\d,\-]+: Out Of Memory\b";
         let slurm_limit = r"\bexceeded memory limit \((\d+) > (\d+)\), being killed";
         let kubernetes = r"\bOOMKilled\b";
+        // The kubelet's eviction message (pkg/kubelet/eviction/helpers.go,
+        // `nodeLowMessageFmt`) for memory; disk and inode pressure say
+        // another resource there.
+        let evicted = r"\bThe node was low on resource: memory\b";
         // systemd: a unit whose process the OOM killer (the kernel's or
         // systemd-oomd) ended.
         let systemd = r"\b([\w@.\-]+\.(?:service|scope)): Failed with result 'oom-kill'";
@@ -202,6 +210,7 @@ fn kill_patterns() -> &'static KillPatterns {
             slurm_task,
             slurm_limit,
             kubernetes,
+            evicted,
             systemd,
             go_signal,
             elastic_exit,
@@ -231,6 +240,16 @@ fn kill_patterns() -> &'static KillPatterns {
             slurm_task: re(slurm_task),
             slurm_limit: re(slurm_limit),
             kubernetes: re(kubernetes),
+            evicted: re(evicted),
+            // `thresholdMetMessageFmt` and both spellings of
+            // `containerMessageFmt` (before and after Kubernetes 1.26).
+            // Quantities as Kubernetes prints them (`100Mi`, `6817404Ki`, `1.5G`, `0`).
+            evicted_threshold: re(
+                r"\bThreshold quantity: (\d+(?:\.\d+)?[A-Za-z]*), available: (-?\d+(?:\.\d+)?[A-Za-z]*)",
+            ),
+            evicted_container: re(
+                r"\bContainer ([\w.\-]+) was using (\d+(?:\.\d+)?[A-Za-z]*), (?:which exceeds its request of|request is) (\d+(?:\.\d+)?[A-Za-z]*)",
+            ),
             systemd: re(systemd),
             go_signal: re(go_signal),
             elastic_exit: re(elastic_exit),
@@ -296,6 +315,7 @@ impl Family for Killed {
             ": Out Of Memory",
             "exceeded memory limit",
             "OOMKilled",
+            "low on resource: memory",
             "exitcode",
             "(SIGKILL) received by PID",
             "is killed by signal: Killed",
@@ -451,6 +471,20 @@ impl Family for Killed {
                 finding
                     .facts
                     .insert(fact::REASON.into(), "OOMKilled".into());
+            } else if p.evicted.is_match(&joined) {
+                explicit(&mut finding, Era::Kubernetes);
+                finding
+                    .facts
+                    .insert(fact::REASON.into(), fact::EVICTED.into());
+                if let Some(c) = p.evicted_threshold.captures(&joined) {
+                    finding.facts.insert("threshold".into(), c[1].to_string());
+                    finding.facts.insert("available".into(), c[2].to_string());
+                }
+                if let Some(c) = p.evicted_container.captures(&joined) {
+                    finding.facts.insert("container".into(), c[1].to_string());
+                    finding.facts.insert(fact::USAGE.into(), c[2].to_string());
+                    finding.facts.insert("request".into(), c[3].to_string());
+                }
             } else if p.elastic_exit.is_match(&joined) || p.elastic_signal.is_match(&joined) {
                 finding.era = Some(Era::Torchelastic);
                 let pids: Vec<String> = p
@@ -633,6 +667,29 @@ mod tests {
             assert_eq!(f.category, category, "{lines:?}");
             assert_eq!(f.text.lines().count(), lines.len(), "{lines:?}");
         }
+    }
+
+    /// The kubelet's eviction message as `kubectl describe pod` shows it, put
+    /// together from pkg/kubelet/eviction/helpers.go: `nodeLowMessageFmt`,
+    /// `thresholdMetMessageFmt` and `containerMessageFmt` before 1.26 and after.
+    #[test]
+    fn kubelet_eviction_for_memory_is_read_with_its_figures() {
+        let old = "Message:        The node was low on resource: memory. Threshold quantity: 100Mi, available: 4328Ki. Container trainer was using 6817404Ki, which exceeds its request of 0. ";
+        let new = "Message:        The node was low on resource: memory. Threshold quantity: 100Mi, available: 4328Ki. Container trainer was using 6817404Ki, request is 2Gi, has larger consumption of memory. ";
+        for (line, request) in [(old, "0"), (new, "2Gi")] {
+            let f = decode_with(&Killed, &[line]).unwrap_or_else(|| panic!("{line}"));
+            assert_eq!(f.era, Some(Era::Kubernetes));
+            assert_eq!(f.category, Category::Oom);
+            assert_eq!(f.facts[fact::REASON], fact::EVICTED);
+            assert_eq!(f.facts["container"], "trainer");
+            assert_eq!(f.facts[fact::USAGE], "6817404Ki");
+            assert_eq!(f.facts["request"], request);
+            assert_eq!(f.facts["threshold"], "100Mi");
+            assert_eq!(f.facts["available"], "4328Ki");
+        }
+        // Disk pressure evicts too, but that is not memory.
+        let disk = "Message:        The node was low on resource: ephemeral-storage. Container trainer was using 52Gi, which exceeds its request of 0. ";
+        assert!(decode_with(&Killed, &[disk]).is_none());
     }
 
     #[test]

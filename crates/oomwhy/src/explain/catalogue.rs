@@ -161,6 +161,14 @@ impl FixSpec {
                 self.frameworks, s.program
             ));
         }
+        // PyTorch's API only where PyTorch can be running: not for a
+        // traceback through another library that shows no PyTorch.
+        if !self.frameworks.is_empty()
+            && self.frameworks.iter().all(|f| *f == Framework::PyTorch)
+            && s.python_without_torch
+        {
+            return Some("for PyTorch, the traceback shows Python without PyTorch".into());
+        }
         if self.models_only && s.program == Program::NoModel {
             return Some("for a model's workload, the program runs no model".into());
         }

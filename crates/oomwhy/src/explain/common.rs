@@ -376,6 +376,11 @@ pub(super) fn smaller_work_fix() -> Fix {
 /// The workload fix fitted to the program: a model's advice only where the
 /// finding shows a model.
 pub(super) fn workload_fix_for(f: &Finding) -> Fix {
+    // A program with its own levers (llama.cpp's family, a data library)
+    // is fixed through them, not a model-training recipe.
+    if let Some(lever) = super::levers::program_lever(f) {
+        return lever;
+    }
     if shows_a_model(f) || Setting::of(f).program == Program::NativeModel {
         model_workload_fix_for(f)
     } else {
@@ -538,6 +543,11 @@ pub(super) const SHORTEN_SEQUENCES: FixSpec = FixSpec::new(
 /// or front end's own settings, loading fixes while parameters were moved,
 /// otherwise PyTorch training advice in the API of the message's release.
 pub(super) fn workload_fixes(f: &Finding, out: &mut Vec<Fix>) {
+    // The failing frame allocates DeepSpeed ZeRO's bucket: its size is in
+    // the config, ahead of the batch.
+    if let Some(bucket) = super::levers::deepspeed_bucket_fix(f) {
+        out.push(bucket);
+    }
     if let Some(runtime) = Runtime::of(f) {
         out.push(runtime_fix(runtime));
         if runtime.is_engine() {

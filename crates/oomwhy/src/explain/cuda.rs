@@ -137,7 +137,14 @@ fn tool_call(tool: &str) -> Said {
 
 fn runtime_oom_verdict(f: &Finding) -> Verdict {
     if let Some(tool) = other_tool(f) {
-        let error = fact(f, fact::ERROR_NAME).unwrap_or("cudaErrorMemoryAllocation");
+        // ggml's VMM pool (`ggml_cuda_pool_malloc_vmm`) calls only the
+        // driver API (cuMemCreate, cuMemMap, cuMemSetAccess), whose error
+        // has the driver's name, not the runtime's.
+        let error = if f.text.contains("pool_malloc_vmm") || f.text.contains("cuMem") {
+            "CUDA_ERROR_OUT_OF_MEMORY"
+        } else {
+            fact(f, fact::ERROR_NAME).unwrap_or("cudaErrorMemoryAllocation")
+        };
         let device = on_device(f);
         let detail = match device.strip_prefix(" on ") {
             Some(device) => say_parts!(
@@ -265,7 +272,7 @@ fn runtime_oom_fixes(f: &Finding, out: &mut Vec<Fix>) {
         }
         Program::Unknown => {}
     }
-    if other_tool(f).is_some() || !pytorch_shows(f) {
+    if other_tool(f).is_some() || !pytorch_shows(f) || super::setting::python_without_torch(f) {
         out.push(super::common::workload_fix_for(f));
         return;
     }

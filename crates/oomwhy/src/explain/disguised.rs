@@ -37,6 +37,9 @@ pub(super) struct LibraryAllocFailed;
 
 impl Explain for LibraryAllocFailed {
     fn headline(&self, f: &Finding) -> Said {
+        if let Some(headline) = super::driver_log::headline(f) {
+            return headline;
+        }
         let status = fact(f, fact::STATUS);
         if status == Some("CUDNN_STATUS_NOT_SUPPORTED") {
             return say!(
@@ -94,9 +97,14 @@ impl Explain for LibraryAllocFailed {
         )
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
-        out.push(library_verdict(f))
+        out.push(super::driver_log::verdict_of(f).unwrap_or_else(|| library_verdict(f)))
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
+        // A driver's own failure, or a message that blames the driver: the
+        // driver's and the platform's fixes, not a program's.
+        if super::driver_log::fixes(f, out) {
+            return;
+        }
         if other_reporter(f).is_some() && memory_unknown(f) {
             out.push(fix(
                 &CHECK_BOTH_MEMORIES,
@@ -107,7 +115,25 @@ impl Explain for LibraryAllocFailed {
             ));
             return;
         }
+        if other_reporter(f).is_some() && super::driver_log::on_jetson(f) {
+            // A Jetson shares system memory with the GPU and has no nvidia-smi.
+            out.push(fix(
+                &CHECK_GPU_HOLDERS,
+                say!(
+                    en: "Watch the board's memory with `tegrastats` (a Jetson has no nvidia-smi; its GPU uses system memory) and stop the other programs that hold it.",
+                    zh: "用 `tegrastats` 观察板子的内存（Jetson 没有 nvidia-smi；它的 GPU 用的是系统内存），结束占着内存的其他程序。"
+                ),
+            ));
+            out.push(workload_fix());
+            return;
+        }
         if other_reporter(f).is_some() {
+            // A program with its own levers (llama.cpp's ggml) names them.
+            let own = super::generic::program_fixes(f);
+            if !own.is_empty() {
+                out.extend(own);
+                return;
+            }
             // Not cuBLAS, not PyTorch: the program's own GPU memory.
             out.push(fix(
                 &CHECK_GPU_HOLDERS,

@@ -2,12 +2,14 @@
 //! (ONNX Runtime, llama.cpp, CTranslate2, Triton's shared memory, ...).
 
 use super::catalogue::{Cost, FixSpec};
+use super::common::runtime_fix;
 use super::common::{
     capitalise, device_name, fact, fix, framework_fixes, smaller_work_fix, verdict, workload_fix,
     workload_fix_for, workload_fixes,
 };
 use super::docs::Code;
-use super::setting::{Framework, NamedProgram, ProgramClass, Vendor};
+use super::levers::{llama_levers, LlamaFamily};
+use super::setting::{Framework, NamedProgram, ProgramClass, Runtime, Vendor};
 use super::thresholds::LARGER_THAN_ANY_GPU;
 use super::toolchain::{NON_TRITON_PATH, TRITON_KERNEL_CONFIG};
 use super::Explain;
@@ -22,9 +24,22 @@ pub(super) struct GenericOom;
 
 impl Explain for GenericOom {
     fn headline(&self, f: &Finding) -> Said {
+        // A GPU kernel driver's own line (NVRM's NV_ERR_NO_MEMORY): the
+        // driver's reading, not a program's.
+        if super::driver_log::kernel_driver(f).is_some() {
+            if let Some(headline) = super::driver_log::headline(f) {
+                return headline;
+            }
+        }
         generic_headline(f)
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
+        if super::driver_log::kernel_driver(f).is_some() {
+            if let Some(v) = super::driver_log::verdict_of(f) {
+                out.push(v);
+                return;
+            }
+        }
         if let Some(v) = larger_than_the_gpu(f) {
             out.push(v);
             return;
@@ -32,6 +47,9 @@ impl Explain for GenericOom {
         out.push(generic_verdict(f))
     }
     fn fixes(&self, f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
+        if super::driver_log::kernel_driver(f).is_some() && super::driver_log::fixes(f, out) {
+            return;
+        }
         framework_fixes(d, out, |_, out| generic_fixes(f, out))
     }
 }
@@ -386,6 +404,9 @@ fn generic_verdict(f: &Finding) -> Verdict {
             en: "TensorRT skipped a tactic that did not fit, which by itself is not fatal",
             zh: "TensorRT 跳过了一个放不下的 tactic，这本身并不致命"
         )
+    } else if let Some((title, _)) = super::levers::data_library_reading(f) {
+        // A data library's message says what failed, where it gives no size.
+        title
     } else {
         super::common::allocation_failed_title(f)
     };
@@ -472,16 +493,6 @@ fn paddle_what(f: &Finding, size: Option<&str>, on: Said) -> Said {
     )
     .then(advice)
 }
-
-/// `-ngl`, `-c`, `--cache-type-k`: llama.cpp's own options.
-const FEWER_LAYERS: FixSpec = FixSpec::new(
-    "llama-cpp-fewer-layers",
-    "Offload fewer layers or shrink the context",
-    "少卸载几层到 GPU，或缩小上下文",
-)
-.frameworks(&[Framework::Ggml])
-.cost(Cost::Speed)
-.sources(&["llama.cpp: tools/main/README.md (-ngl, -c, --cache-type-k)"]);
 
 /// The vendor's own tool and visible-devices variable, picked per finding.
 const FREE_THE_GPU: FixSpec = FixSpec::new("free-the-gpu", "Free the GPU", "腾出这块 GPU");
@@ -574,7 +585,7 @@ fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
             ));
         }
         Some(Era::LlamaCpp) => {
-            out.push(fewer_layers());
+            out.push(llama_levers(f, LlamaFamily::of(f).unwrap_or(LlamaFamily::LlamaCpp)));
             out.push(free_the_gpu(f));
         }
         Some(Era::Paddle) => {
@@ -595,18 +606,12 @@ fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
         Some(Era::Vulkan) => {
             let ggml = fact(f, fact::REPORTED_BY).is_some_and(|r| r.contains("ggml"));
             if ggml {
-                out.push(fewer_layers());
+                out.push(llama_levers(f, LlamaFamily::of(f).unwrap_or(LlamaFamily::Ggml)));
             } else if vulkan_shows_workload(f) {
                 out.push(workload_fix_for(f));
             }
             // Vulkan runs on any vendor's GPU: no one vendor's tools.
-            out.push(fix(
-                &CLOSE_OTHER_GPU_PROGRAMS,
-                say!(
-                    en: "A second model server, a game or a browser's GPU process holds memory too; your GPU vendor's tool (nvidia-smi, rocm-smi, or Task Manager's GPU view on Windows) shows who holds how much.",
-                    zh: "另一个模型服务、游戏或浏览器的 GPU 进程也占着显存；用你的 GPU 厂商的工具（nvidia-smi、rocm-smi，或 Windows 任务管理器的 GPU 视图）查看谁占了多少。"
-                ),
-            ));
+            out.push(close_other_gpu_programs());
             if !vulkan_shows_workload(f) {
                 out.push(fix(
                     &UPDATE_VULKAN_DRIVER_AND_LIBRARY,
@@ -691,6 +696,26 @@ fn free_the_gpu(f: &Finding) -> Fix {
     )
 }
 
+/// What else holds the GPU: each vendor's tool for Vulkan, which runs on
+/// any vendor's GPU; the vendor's own tool otherwise.
+fn other_holders(f: &Finding) -> Fix {
+    if f.era == Some(Era::Vulkan) || f.text.contains("Vulkan") {
+        close_other_gpu_programs()
+    } else {
+        free_the_gpu(f)
+    }
+}
+
+fn close_other_gpu_programs() -> Fix {
+    fix(
+        &CLOSE_OTHER_GPU_PROGRAMS,
+        say!(
+            en: "A second model server, a game or a browser's GPU process holds memory too; your GPU vendor's tool (nvidia-smi, rocm-smi, or Task Manager's GPU view on Windows) shows who holds how much.",
+            zh: "另一个模型服务、游戏或浏览器的 GPU 进程也占着显存；用你的 GPU 厂商的工具（nvidia-smi、rocm-smi，或 Windows 任务管理器的 GPU 视图）查看谁占了多少。"
+        ),
+    )
+}
+
 /// CuPy's pool: its cached blocks and its cap.
 fn cupy_release_or_cap() -> Fix {
     fix(
@@ -698,17 +723,6 @@ fn cupy_release_or_cap() -> Fix {
         say!(
             en: "cupy.get_default_memory_pool().free_all_blocks() returns cached blocks; cupy.get_default_memory_pool().set_limit(size=...) keeps CuPy from taking memory other libraries need.",
             zh: "cupy.get_default_memory_pool().free_all_blocks() 归还缓存着的块；cupy.get_default_memory_pool().set_limit(size=...) 让 CuPy 不去占用其他库需要的显存。"
-        ),
-    )
-}
-
-/// llama.cpp's (and its front ends') own memory knobs.
-fn fewer_layers() -> Fix {
-    fix(
-        &FEWER_LAYERS,
-        say!(
-            en: "Lower -ngl / --n-gpu-layers, reduce the context (-c), quantise the KV cache (--cache-type-k q8_0 --cache-type-v q8_0), lower -b/-ub, or use a smaller quantisation of the model.",
-            zh: "调低 -ngl / --n-gpu-layers，缩小上下文（-c），量化 KV cache（--cache-type-k q8_0 --cache-type-v q8_0），调低 -b/-ub，或者换模型更小的量化版本。"
         ),
     )
 }
@@ -721,6 +735,11 @@ const NVENC_WORDS: &[&str] = &["_nvenc", "nvenc", "NVENC", "OpenEncodeSessionEx"
 /// model's workload (NVENC) or is set in its own files (darknet's .cfg);
 /// empty for every other finding.
 pub(super) fn program_fixes(f: &Finding) -> Vec<Fix> {
+    // llama.cpp and the programs built on it: their own options first,
+    // then what else holds the GPU.
+    if let Some(family) = LlamaFamily::of(f) {
+        return vec![llama_levers(f, family), other_holders(f)];
+    }
     let reporter = fact(f, fact::REPORTED_BY).unwrap_or("");
     let nvenc = NVENC_WORDS
         .iter()
@@ -860,7 +879,6 @@ pub(super) const FIXES: &[FixSpec] = &[
     TENSORRT_CHECK_BUILD_FINISHED,
     UPDATE_VULKAN_DRIVER_AND_LIBRARY,
     DARKNET_SMALLER_PASSES,
-    FEWER_LAYERS,
     FREE_THE_GPU,
     CLOSE_OTHER_GPU_PROGRAMS,
     TENSORRT_SMALLER_LIMITS,
@@ -975,6 +993,9 @@ fn program_note(f: &Finding) -> Said {
             en: "This is DirectML's message (torch-directml, the PyTorch backend for any DirectX 12 GPU on Windows, used by the DirectML builds of Stable Diffusion web UI): the GPU's dedicated memory could not hold the tensor.",
             zh: "这是 DirectML 的消息（torch-directml：Windows 上面向任何 DirectX 12 GPU 的 PyTorch 后端，Stable Diffusion web UI 的 DirectML 版本用的就是它）：GPU 的专用显存放不下这个张量。"
         ),
+        ProgramClass::DataLibrary => super::levers::data_library_reading(f)
+            .map(|(_, detail)| detail)
+            .unwrap_or_default(),
         ProgramClass::MediaEncoder => Said::default(),
     }
 }
@@ -1052,6 +1073,15 @@ fn named_program_fixes(f: &Finding, named: NamedProgram) -> Vec<Fix> {
                 ),
             )]
         }
+        // ComfyUI on DirectML (its --directml mode): ComfyUI's own
+        // options, not the A1111 web UI's.
+        ProgramClass::MlFramework if Runtime::of(f) == Some(Runtime::ComfyUi) => {
+            vec![runtime_fix(Runtime::ComfyUi)]
+        }
+        ProgramClass::DataLibrary => super::levers::data_library_fix(f)
+            .into_iter()
+            .chain([free_the_gpu(f)])
+            .collect(),
         ProgramClass::MlFramework => vec![fix(
             &DIRECTML_LESS_AT_ONCE,
             say!(

@@ -156,6 +156,10 @@ fn killed_headline(f: &Finding) -> Said {
             en: "Slurm's memory limit killed part of the job (cgroup out-of-memory)",
             zh: "Slurm 的内存上限杀掉了作业的一部分（cgroup 内存不足）"
         ),
+        Some(Era::Kubernetes) if evicted(f) => say!(
+            en: "Kubernetes evicted the pod: its node ran low on memory",
+            zh: "Kubernetes 驱逐了这个 pod：所在节点的内存不够了"
+        ),
         Some(Era::Kubernetes) => say!(
             en: "Kubernetes killed the container for exceeding its memory limit (OOMKilled)",
             zh: "容器超出了内存上限，被 Kubernetes 杀掉（OOMKilled）"
@@ -422,6 +426,14 @@ fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                 ),
             },
         )),
+        Some(Era::Kubernetes) if evicted(f) => out.push(verdict(
+            Code::HostRamExhausted,
+            say!(
+                en: "The node's host memory ran low (not GPU memory)",
+                zh: "节点的主机内存不够了（不是显存）"
+            ),
+            eviction_detail(f),
+        )),
         Some(Era::Kubernetes) => out.push(verdict(
             Code::HostMemoryLimit,
             say!(
@@ -637,6 +649,18 @@ fn runs_python(name: &str) -> bool {
         "gunicorn",
         "vllm",
         "celery",
+        // Console scripts of Python trainers: the kernel names the
+        // script, not the interpreter (OpenNMT-py's onmt_train, fairseq's
+        // fairseq-train, Ultralytics' yolo, ...).
+        "onmt_",
+        "fairseq-",
+        "allennlp",
+        "ludwig",
+        "yolo",
+        "llamafactory",
+        "axolotl",
+        "t2t-",
+        "sockeye-",
     ];
     let name = name.to_ascii_lowercase();
     PYTHON.iter().any(|p| name.starts_with(p))
@@ -648,7 +672,65 @@ const ENLARGE_PAGE_FILE: FixSpec = FixSpec::new(
     "扩大 Windows 页面文件",
 );
 
+/// Whether the kubelet evicted the pod for memory pressure on its node
+/// (rather than the kernel killing a container at its limit).
+fn evicted(f: &Finding) -> bool {
+    fact(f, fact::REASON) == Some(fact::EVICTED)
+}
+
+/// What the kubelet's eviction message says, with the figures it gives.
+fn eviction_detail(f: &Finding) -> Said {
+    let general = say!(
+        en: "The kubelet evicts pods when the node's available memory falls below its eviction threshold. It picks first the pods whose memory use is above their request (resources.requests.memory), so a pod that asks for little and uses much goes first. This is host RAM, not GPU memory.",
+        zh: "节点的可用内存低于 kubelet 的驱逐阈值时，kubelet 会驱逐 pod。它先挑内存用量超过自己申请量（resources.requests.memory）的 pod，所以申请得少、用得多的 pod 最先被驱逐。这是主机内存，不是显存。"
+    );
+    let usage = match (
+        fact(f, "container"),
+        fact(f, fact::USAGE),
+        fact(f, "request"),
+    ) {
+        (Some(container), Some(usage), Some(request)) => say!(
+            en: " Container {container} was using {usage} against a request of {request}.",
+            zh: " 容器 {container} 用了 {usage}，而它只申请了 {request}。",
+            container = container,
+            usage = usage,
+            request = request
+        ),
+        _ => say!(en: "", zh: ""),
+    };
+    let threshold = match (fact(f, "threshold"), fact(f, "available")) {
+        (Some(threshold), Some(available)) => say!(
+            en: " The node had {available} available, below the threshold of {threshold}.",
+            zh: " 当时节点只剩 {available} 可用，低于阈值 {threshold}。",
+            threshold = threshold,
+            available = available
+        ),
+        _ => say!(en: "", zh: ""),
+    };
+    Said {
+        en: format!("{}{}{}", general.en, usage.en, threshold.en),
+        zh: format!("{}{}{}", general.zh, usage.zh, threshold.zh),
+    }
+}
+
+/// Set the pod's memory request to what it uses: the scheduler then places
+/// it where that fits, and the kubelet evicts it last.
+const REQUEST_WHAT_IT_USES: FixSpec = FixSpec::new(
+    "request-what-it-uses",
+    "Request the memory the pod really uses",
+    "按 pod 实际用量申请内存",
+);
+
 fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
+    if f.era == Some(Era::Kubernetes) && evicted(f) {
+        out.push(fix(
+            &REQUEST_WHAT_IT_USES,
+            say!(
+                en: "Set resources.requests.memory to the pod's real peak (and resources.limits.memory to the same value for the Guaranteed QoS class): the scheduler then puts it on a node with that much room, and the kubelet evicts it last. `kubectl describe node` shows the node's memory pressure and what else runs there.",
+                zh: "把 resources.requests.memory 设成 pod 实际的峰值用量（resources.limits.memory 也设成同一个值，就是 Guaranteed QoS 类）：调度器会把它放到有这么多空闲内存的节点上，kubelet 也会最后才驱逐它。`kubectl describe node` 能看到节点的内存压力和上面还跑着什么。"
+            ),
+        ));
+    }
     if has(Code::HostMemoryLimit) {
         let how = match f.era {
             Some(Era::Slurm) => say!(
@@ -696,6 +778,20 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
             zh: "DataLoader(pin_memory=True) 和锁页缓冲区用的是系统不能换出的锁页内存；设 pin_memory=False，或者减少预取。"
         ),
     );
+    // llama.cpp's family (Ollama's check before it loads a model): its own
+    // levers, in RAM's direction.
+    if let Some(lever) = super::levers::llama_host_lever(f) {
+        out.push(lever);
+        return;
+    }
+    if f.kind == Kind::HostOom
+        && (super::setting::python_without_torch(f) || super::setting::Program::of(f).is_native())
+    {
+        // Another library's arrays or a native program, and no PyTorch: no
+        // DataLoader, checkpoint or pinned-memory advice.
+        out.push(fix(&ALLOCATE_LESS_AT_ONCE, arrays_without_torch(f)));
+        return;
+    }
     if f.kind == Kind::HostOom && (fact(f, fact::REPORTED_BY).is_none() || shows_python(f)) {
         out.push(fix(
             &ALLOCATE_LESS_AT_ONCE,
@@ -781,6 +877,26 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
                 zh: "Windows 在到达提交上限（内存 + 页面文件）时让分配失败：把页面文件设为系统管理的大小或调大（系统属性 → 高级 → 性能 → 虚拟内存）。"
             ),
         ));
+    }
+}
+
+/// Building arrays in less memory, in NumPy's and scikit-learn's terms.
+fn arrays_without_torch(f: &Finding) -> Said {
+    let sklearn = f.traceback.as_ref().is_some_and(|tb| {
+        tb.frames
+            .iter()
+            .any(|fr| fr.file.replace('\\', "/").contains("/sklearn/"))
+    });
+    if sklearn {
+        say!(
+            en: "scikit-learn builds the whole result in RAM (an n×n distance or kernel matrix grows with the square of the samples): compute it in chunks (sklearn.metrics.pairwise_distances_chunked instead of pairwise_distances), use float32 instead of float64, fit on a sample of the rows, or use an estimator that does not need the full matrix.",
+            zh: "scikit-learn 在内存里构建整个结果（n×n 的距离矩阵或核矩阵随样本数的平方增长）：分块计算（用 sklearn.metrics.pairwise_distances_chunked 代替 pairwise_distances），用 float32 代替 float64，只用一部分样本来拟合，或者换一个不需要完整矩阵的估计器。"
+        )
+    } else {
+        say!(
+            en: "Build large arrays in chunks, use float32 instead of float64, work on a sample of the data, or keep arrays on disk and map them (numpy.memmap) instead of creating them whole in RAM.",
+            zh: "分块构建大数组，用 float32 代替 float64，只处理一部分数据，或者把数组留在磁盘上再映射进来（numpy.memmap），而不是在内存里整个创建出来。"
+        )
     }
 }
 

@@ -18,6 +18,7 @@ mod cudnn;
 mod cupy;
 mod disguised;
 pub mod docs;
+mod driver_log;
 mod fixes;
 mod generic;
 mod gpu_crash;
@@ -25,6 +26,7 @@ mod gpu_lost;
 mod grammar;
 mod host;
 mod inference;
+mod levers;
 mod mps;
 mod nccl;
 mod pasted;
@@ -121,11 +123,13 @@ pub(crate) const ALL_FIXES: &[&[catalogue::FixSpec]] = &[
     cudnn::FIXES,
     cupy::FIXES,
     disguised::FIXES,
+    driver_log::FIXES,
     generic::FIXES,
     gpu_crash::FIXES,
     gpu_lost::FIXES,
     host::FIXES,
     inference::FIXES,
+    levers::FIXES,
     mps::FIXES,
     nccl::FIXES,
     signal::FIXES,

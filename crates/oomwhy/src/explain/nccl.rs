@@ -471,6 +471,25 @@ fn nccl_error_verdict(f: &Finding) -> Verdict {
             ),
         },
     };
+    // A CUDA error NCCL names is this process's own: its meaning, not a
+    // search through the other ranks, explains it.
+    if let Some((error, advice)) = local_cuda_error(f) {
+        return verdict(
+            Code::NcclFailure,
+            say!(
+                en: "This rank's own CUDA call failed inside NCCL",
+                zh: "这个 rank 自己的 CUDA 调用在 NCCL 里失败了"
+            ),
+            concat([
+                say!(
+                    en: "NCCL's last error, `{error}`, is a CUDA error of this process, not a knock-on from another rank. ",
+                    zh: "NCCL 的最后一个错误 `{error}` 是这个进程自己的 CUDA 错误，不是别的 rank 连带出来的。",
+                    error = error
+                ),
+                super::status::said(advice.why),
+            ]),
+        );
+    }
     verdict(
         Code::NcclFailure,
         say!(en: "Collective communication failed", zh: "集合通信失败"),
@@ -617,7 +636,15 @@ fn collateral_nccl_fixes(f: &Finding, out: &mut Vec<Fix>) {
             ),
         ));
     }
-    out.push(find_first_error_fix());
+    // A CUDA error of this process that NCCL names: that error's own fix,
+    // before any search across the ranks.
+    let local = local_cuda_error(f).is_some();
+    if let Some((fix, _)) = local_cuda_error(f).and_then(|(error, _)| local_cuda_fix(f, error)) {
+        out.push(fix);
+    }
+    if !local {
+        out.push(find_first_error_fix());
+    }
     out.push(fix(
         &NCCL_DEBUG_INFO,
         say!(
@@ -634,6 +661,61 @@ fn collateral_nccl_fixes(f: &Finding, out: &mut Vec<Fix>) {
             ),
         ));
     }
+}
+
+/// The CUDA runtime's own texts (`cudaGetErrorString`) for codes whose
+/// table row carries no message, as NCCL's `Cuda failure '...'` quotes
+/// them (CUDA runtime: cudaGetErrorString; NCCL: CUDACHECK in checks.h).
+const CUDA_ERROR_TEXTS: &[(&str, &str)] = &[
+    ("initialization error", "cudaErrorInitializationError"),
+    (
+        "all CUDA-capable devices are busy or unavailable",
+        "cudaErrorDevicesUnavailable",
+    ),
+    ("invalid device ordinal", "cudaErrorInvalidDevice"),
+    ("operation not supported", "cudaErrorNotSupported"),
+    (
+        "peer access is not supported between these two devices",
+        "cudaErrorPeerAccessUnsupported",
+    ),
+    (
+        "system has unsupported display driver / cuda driver combination",
+        "cudaErrorSystemDriverMismatch",
+    ),
+];
+
+/// The CUDA error NCCL's `Last error:` quotes (`Cuda failure 'initialization
+/// error'`, newer NCCL `Cuda failure 3 'initialization error'`), with its
+/// name in the CUDA runtime's table, when the advice table has a row for it.
+fn local_cuda_error(f: &Finding) -> Option<(&str, &'static crate::codes::advice::Advice)> {
+    let last = fact(f, fact::LAST_ERROR)?;
+    let after = last.split_once("Cuda failure")?.1;
+    let text = after.split('\'').nth(1)?.trim();
+    let name = cuda_error_name(text)?;
+    let advice = crate::codes::advice::lookup(name, |word| f.text.contains(word))?;
+    Some((text, advice))
+}
+
+/// The CUDA runtime's name for one of its error texts: the table's own
+/// message column first, then the texts it lacks.
+fn cuda_error_name(text: &str) -> Option<&'static str> {
+    let table = crate::codes::table("cuda_runtime")?;
+    table
+        .entries
+        .iter()
+        .find(|e| !e.message.is_empty() && e.message.eq_ignore_ascii_case(text))
+        .map(|e| e.name)
+        .or_else(|| {
+            CUDA_ERROR_TEXTS
+                .iter()
+                .find(|(t, _)| t.eq_ignore_ascii_case(text))
+                .map(|&(_, name)| name)
+        })
+}
+
+/// The advice table's first fix for the CUDA error NCCL names.
+fn local_cuda_fix(f: &Finding, text: &str) -> Option<(Fix, &'static crate::codes::advice::Advice)> {
+    super::status::advice_fix(cuda_error_name(text)?, |word| f.text.contains(word))
 }
 
 /// Whether NCCL's last error is about its shared-memory segment
@@ -799,6 +881,66 @@ mod tests {
         assert_eq!(
             first_fix(&raised, "child_failed"),
             "read-root-cause-rank-output"
+        );
+    }
+
+    /// NCCL's `Last error: Cuda failure 'initialization error'`
+    /// (fixtures/wild/1750.txt) is this rank's own CUDA start failing: the
+    /// CUDA error's own fix comes first, and no search across the ranks.
+    /// A last error that is no CUDA error with advice keeps that search.
+    #[test]
+    fn a_local_cuda_error_in_nccl_names_its_own_fix() {
+        let paste = include_str!("../../../../fixtures/wild/1750.txt");
+        let findings = crate::decode_str(paste);
+        let f = findings
+            .iter()
+            .find(|f| f.kind.slug() == "nccl_error")
+            .unwrap();
+        let d = &f.diagnosis;
+        assert_eq!(d.fixes[0].id, "check-gpu-driver-state");
+        for word in ["spawn", "--gpus", "nvidia-smi", "CUDA_VISIBLE_DEVICES"] {
+            assert!(d.fixes[0].how.contains(word), "{word}: {}", d.fixes[0].how);
+        }
+        assert!(d
+            .fixes
+            .iter()
+            .all(|x| x.id != "find-first-error-across-ranks"));
+        assert_eq!(
+            d.verdicts[0].title,
+            "This rank's own CUDA call failed inside NCCL"
+        );
+        assert!(d.verdicts[0]
+            .detail
+            .contains("not a knock-on from another rank"));
+        let zh = d.verdicts[0].zh.clone().unwrap();
+        assert!(
+            zh.title.contains("rank") && zh.text.contains("fork"),
+            "{}",
+            zh.text
+        );
+        // The same failure quoting another CUDA text: its own row.
+        let illegal = paste.replace(
+            "'initialization error'",
+            "'an illegal memory access was encountered'",
+        );
+        assert_eq!(
+            first_fix(&illegal, "nccl_error"),
+            "status-find-failing-kernel"
+        );
+        // A last error that is not a CUDA failure.
+        let other = paste.replace(
+            "Cuda failure 'initialization error'",
+            "Call to ibv_reg_mr failed with error Cannot allocate memory",
+        );
+        assert_eq!(
+            first_fix(&other, "nccl_error"),
+            "find-first-error-across-ranks"
+        );
+        // A CUDA text the advice table has no row for.
+        let unknown = paste.replace("'initialization error'", "'invalid argument'");
+        assert_eq!(
+            first_fix(&unknown, "nccl_error"),
+            "find-first-error-across-ranks"
         );
     }
 

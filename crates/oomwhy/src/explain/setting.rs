@@ -110,7 +110,7 @@ impl Runtime {
             Some(Runtime::Sglang)
         } else if any("text_generation_server/") {
             Some(Runtime::Tgi)
-        } else if any("comfyui") || any("/comfy/") {
+        } else if any("comfyui") || any("/comfy/") || comfyui_shortened(f) {
             Some(Runtime::ComfyUi)
         } else if any("diffusers/") {
             Some(Runtime::Diffusers)
@@ -123,6 +123,18 @@ impl Runtime {
     pub(super) fn is_engine(self) -> bool {
         matches!(self, Runtime::Vllm | Runtime::Sglang | Runtime::Tgi)
     }
+}
+
+/// ComfyUI prints only the first words of the cudaMallocAsync backend's
+/// message (`torch.OutOfMemoryError: Allocation on device`), which it
+/// enables by default; PyTorch's own message goes on with the device and
+/// its figures.
+fn comfyui_shortened(f: &Finding) -> bool {
+    f.era == Some(Era::MallocAsync)
+        && f.text
+            .trim_end()
+            .trim_end_matches(['.', ' '])
+            .ends_with("Allocation on device")
 }
 
 /// The framework that printed the message or ran the failing code.
@@ -178,7 +190,12 @@ impl Framework {
             Framework::CuPy
         } else if text.contains("onnxruntime") || text.contains("[ONNXRuntimeError]") {
             Framework::OnnxRuntime
-        } else if text.contains("ggml") || text.contains("llama_") {
+        } else if text.contains("ggml")
+            || text.contains("llama_")
+            || f.facts
+                .get(fact::REPORTED_BY)
+                .is_some_and(|r| r.starts_with("ggml"))
+        {
             Framework::Ggml
         } else {
             Framework::Unknown
@@ -288,6 +305,10 @@ pub(crate) enum ProgramClass {
     /// A machine-learning framework that the rest of the tool does not
     /// read (MXNet, DirectML): a model's workload, in its own settings.
     MlFramework,
+    /// A GPU data-processing library (Spark RAPIDS, cuDF, RMM, Dask-CUDA):
+    /// its memory is tables and partitions in its own pool, set by its own
+    /// configuration; no model's batch or precision.
+    DataLibrary,
 }
 
 /// A program the finding names, with its kind.
@@ -331,6 +352,7 @@ fn class_of(name: &str) -> Option<ProgramClass> {
         n::INFINITAM | n::ELASTICFUSION | n::BUNDLEFUSION => ProgramClass::Reconstruction,
         n::NCNN_VULKAN => ProgramClass::TiledUpscaler,
         n::MXNET | n::DIRECTML => ProgramClass::MlFramework,
+        n::SPARK_RAPIDS | n::RMM | n::CUDF | n::DASK_CUDA => ProgramClass::DataLibrary,
         _ => return None,
     })
 }
@@ -351,6 +373,9 @@ pub(crate) struct Setting {
     pub torch: (Release, Option<Release>),
     /// The kind of program that reported the finding.
     pub program: Program,
+    /// A Python traceback through another library's package shows, and
+    /// nothing shows PyTorch: PyTorch's API is not for it.
+    pub python_without_torch: bool,
 }
 
 impl Setting {
@@ -363,8 +388,60 @@ impl Setting {
             inference: is_inference(f),
             torch: torch_releases(f),
             program: Program::of(f),
+            python_without_torch: python_without_torch(f),
         }
     }
+}
+
+/// Python packages that run without PyTorch, as their directories show in
+/// a traceback: scientific Python, classical machine learning, other deep
+/// learning frameworks, RAPIDS, point clouds.
+const PACKAGES_WITHOUT_TORCH: &[&str] = &[
+    "/sklearn/",
+    "/scipy/",
+    "/numpy/",
+    "/pandas/",
+    "/numba/",
+    "/xgboost/",
+    "/lightgbm/",
+    "/catboost/",
+    "/statsmodels/",
+    "/skimage/",
+    "/gensim/",
+    "/cntk/",
+    "/mxnet/",
+    "/chainer/",
+    "/theano/",
+    "/cudf/",
+    "/rmm/",
+    "/cupoch/",
+    "/open3d/",
+];
+
+/// A Python traceback runs through a package that works without PyTorch
+/// (scikit-learn's pairwise distances, CNTK's trainer, NumPy), and
+/// neither its frames, the message nor the exception class show PyTorch,
+/// whose framework the kind does not imply either.
+pub(crate) fn python_without_torch(f: &Finding) -> bool {
+    let Some(tb) = &f.traceback else {
+        return false;
+    };
+    let frames: Vec<String> = tb
+        .frames
+        .iter()
+        .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
+        .map(|fr| fr.file.replace('\\', "/").to_ascii_lowercase())
+        .collect();
+    Framework::of(f) == Framework::Unknown
+        && frames
+            .iter()
+            .any(|file| PACKAGES_WITHOUT_TORCH.iter().any(|p| file.contains(p)))
+        && !frames.iter().any(|file| file.contains("torch"))
+        && !f.text.to_ascii_lowercase().contains("torch")
+        && !f
+            .exception
+            .as_deref()
+            .is_some_and(|e| e.to_ascii_lowercase().contains("torch"))
 }
 
 /// Functions that move or convert a model's parameters (`Module.to` calls
@@ -1157,6 +1234,7 @@ mod program_fixes {
             torch: ((0, 0), None),
             inference: false,
             program,
+            python_without_torch: false,
         };
         assert!(WORKLOAD.contradiction(&setting(Program::NoModel)).is_some());
         assert!(WORKLOAD
@@ -1172,5 +1250,16 @@ mod program_fixes {
         assert!(TORCH_API
             .contradiction(&setting(Program::Unknown))
             .is_none());
+        // A traceback through a library that runs without PyTorch: no
+        // PyTorch-only fix; a fix for any framework stays.
+        let without_torch = Setting {
+            python_without_torch: true,
+            ..setting(Program::Unknown)
+        };
+        assert!(TORCH_API.contradiction(&without_torch).is_some());
+        const BOTH: FixSpec =
+            FixSpec::new("b", "b", "两者").frameworks(&[Framework::PyTorch, Framework::TensorFlow]);
+        assert!(BOTH.contradiction(&without_torch).is_none());
+        assert!(WORKLOAD.contradiction(&without_torch).is_none());
     }
 }

@@ -9,8 +9,7 @@ use super::Explain;
 use crate::codes::advice::{self, Advice};
 use crate::i18n::Said;
 use crate::record::{fact as key, Diagnosis, Finding, Fix, Verdict};
-use crate::say;
-use crate::say_parts;
+use crate::{say, say_parts};
 
 /// Explains `Kind::GpuRuntimeError` findings.
 pub(super) struct GpuRuntimeError;
@@ -27,10 +26,12 @@ fn code_of(f: &Finding) -> Option<String> {
 
 /// The code as a sentence names it: a fault's English name (`TDR (timeout
 /// detection and recovery)`) has its Chinese in the catalogue.
-fn code_said(code: String) -> Said {
-    let zh = crate::i18n::zh::fact_value(key::ERROR_NAME, &code)
-        .map_or_else(|| code.clone(), str::to_string);
-    Said { en: code, zh }
+fn code_said(code: &str) -> Said {
+    let zh = crate::i18n::zh::fact_value(key::ERROR_NAME, code).unwrap_or(code);
+    Said {
+        en: code.to_string(),
+        zh: zh.to_string(),
+    }
 }
 
 /// The advice for the finding's code (`codes/advice.tsv`), a row whose
@@ -73,16 +74,29 @@ fn who_of(f: &Finding) -> Option<String> {
 
 impl Explain for GpuRuntimeError {
     fn headline(&self, f: &Finding) -> Said {
+        // A fault family's name is what a runtime or driver logged on its
+        // own (an asynchronous fault, a card that did not come up), not a
+        // value some call returned.
+        if let (Some(who), Some(code)) = (fault_reporter(f), code_of(f)) {
+            return say_parts!(
+                en: "The {who} reported {code}",
+                zh: "{who} 报告了 {code}",
+                who = crate::i18n::reporter::said(&who),
+                code = code_said(&code)
+            );
+        }
         match (who_of(f), code_of(f)) {
             (Some(who), Some(code)) => say_parts!(
-                en: "A {who} call returned {code}",
-                zh: "{who} 调用返回了 {code}",
+                en: "{a} {who} call returned {code}",
+                zh: "{a}{who} 调用返回了 {code}",
+                a = english_only(capitalised(article(&who))),
                 who = crate::i18n::reporter::said(&who),
-                code = code_said(code)
+                code = code_said(&code)
             ),
             (Some(who), None) => say_parts!(
-                en: "A {who} call returned an error status",
-                zh: "{who} 调用返回了错误状态",
+                en: "{a} {who} call returned an error status",
+                zh: "{a}{who} 调用返回了错误状态",
+                a = english_only(capitalised(article(&who))),
                 who = crate::i18n::reporter::said(&who)
             ),
             (None, Some(code)) => say!(
@@ -99,15 +113,23 @@ impl Explain for GpuRuntimeError {
 
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         let status = match (who_of(f), code_of(f)) {
+            (Some(who), Some(code)) if fault_reporter(f).is_some() => say_parts!(
+                en: "{code} is what the {who} logged by itself, not a status a call returned.",
+                zh: "{code} 是 {who} 自己记下的，不是某个调用返回的状态码。",
+                code = code_said(&code),
+                who = crate::i18n::reporter::said(&who)
+            ),
             (Some(who), Some(code)) => say_parts!(
-                en: "{code} is a {who} status.",
-                zh: "{code} 是 {who} 的状态码。",
-                code = code_said(code),
+                en: "{code} is {a} {who} status.",
+                zh: "{code} 是{a} {who} 的状态码。",
+                code = code_said(&code),
+                a = english_only(article(&who).to_string()),
                 who = crate::i18n::reporter::said(&who)
             ),
             (Some(who), None) => say_parts!(
-                en: "The error status is a {who} status.",
-                zh: "这是 {who} 的一个错误状态。",
+                en: "The error status is {a} {who} status.",
+                zh: "这是{a} {who} 的一个错误状态。",
+                a = english_only(article(&who).to_string()),
                 who = crate::i18n::reporter::said(&who)
             ),
             (None, Some(code)) => say!(
@@ -216,8 +238,64 @@ impl Explain for GpuRuntimeError {
     }
 }
 
+/// The runtime or driver whose own log line the finding is (a fault family:
+/// ROCr's memory access fault, NVRM, nvgpu, Windows' TDR), by its table
+/// title; `None` for a status some call returned, which names its table.
+fn fault_reporter(f: &Finding) -> Option<String> {
+    if fact(f, "table").is_some() || fact(f, "reported_by").is_none() {
+        return None;
+    }
+    fact(f, "table_title").map(str::to_string)
+}
+
+/// The indefinite article for a name, as it is read aloud: "an" before a
+/// vowel and before initialisms read from an N ("an NCCL", "an NVIDIA",
+/// "an nvJPEG"); "a" otherwise ("a cuDNN", "a HIP", "a MIOpen").
+fn article(name: &str) -> &'static str {
+    let mut chars = name.chars();
+    let first = chars.next().unwrap_or(' ');
+    let second = chars.next().unwrap_or(' ');
+    let vowel = "aeiouAEIOU".contains(first);
+    let spelled_n = first == 'N' && second.is_ascii_uppercase()
+        || matches!(first, 'N' | 'n') && matches!(second, 'v' | 'V');
+    if vowel || spelled_n {
+        "an"
+    } else {
+        "a"
+    }
+}
+
+/// A word only English needs (an article); the Chinese has none.
+fn english_only(word: String) -> Said {
+    Said {
+        en: word,
+        zh: String::new(),
+    }
+}
+
+/// "an" → "An", for the start of a headline.
+fn capitalised(word: &str) -> String {
+    let mut chars = word.chars();
+    match chars.next() {
+        Some(c) => c.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// The first fix the advice table gives for a status code, for a family
+/// that finds the code inside its own message (NCCL's `Last error:` naming
+/// a CUDA error): the code's own fix rather than a general one.
+pub(super) fn advice_fix(
+    name: &str,
+    seen: impl Fn(&str) -> bool,
+) -> Option<(Fix, &'static Advice)> {
+    let advice = advice::lookup(name, seen)?;
+    let spec = fix_spec(advice.fix)?;
+    Some((fix(spec, said(advice.how)), advice))
+}
+
 /// A text of the advice table, as a sentence in both languages.
-fn said(text: advice::Both) -> Said {
+pub(super) fn said(text: advice::Both) -> Said {
     Said {
         en: text.en.to_string(),
         zh: text.zh.to_string(),
@@ -266,6 +344,7 @@ const FIND_KERNEL: FixSpec = FixSpec::new(
 .sources(&[
     "CUDA Programming Guide: CUDA_LAUNCH_BLOCKING",
     "compute-sanitizer documentation",
+    "HIP documentation: Debugging with HIP (AMD_SERIALIZE_KERNEL, HIP_LAUNCH_BLOCKING, rocgdb)",
 ]);
 
 const LIBRARY_HEADROOM: FixSpec = FixSpec::new(
@@ -465,15 +544,23 @@ mod tests {
     #[test]
     fn cudnn_execution_failed_inside_tensorrt_names_its_tactics() {
         // fixtures/wild/1429.txt: TensorRT's convolution runner during an engine build.
+        // Its `../rtSafe/... (483) - Cudnn Error in executeConv` form is
+        // TensorRT 7's: TensorRT 7's workspace option, not TensorRT 8's
+        // tactic sources or 8.4's memory pools.
         let s = screen(include_str!("../../../../fixtures/wild/1429.txt"));
-        assert_eq!(s.why.0, "A cuDNN tactic failed inside TensorRT");
+        assert_eq!(s.why.0, "A cuDNN tactic failed inside TensorRT 7 or older");
         assert_eq!(s.fix.0, "status-match-library-versions");
-        assert!(s.fix.2.contains("--tacticSources=-CUDNN"), "{}", s.fix.2);
+        assert!(s.fix.2.contains("--workspace=<MiB>"), "{}", s.fix.2);
+        assert!(s.fix.2.contains("max_workspace_size"), "{}", s.fix.2);
+        assert!(!s.fix.2.contains("--memPoolSize"), "{}", s.fix.2);
         assert!(
-            s.fix_zh.1.contains("--tacticSources=-CUDNN"),
+            s.fix
+                .2
+                .contains("(`--tacticSources=-CUDNN`) needs TensorRT 8"),
             "{}",
-            s.fix_zh.1
+            s.fix.2
         );
+        assert!(s.fix_zh.1.contains("--workspace=<MiB>"), "{}", s.fix_zh.1);
         assert!(chinese(&s.why_zh.0) && chinese(&s.why_zh.1));
     }
 
@@ -558,6 +645,143 @@ mod tests {
         // Its English title is still the table's meaning.
         assert!(s.why.0.contains("not previously configured"), "{}", s.why.0);
         assert_eq!(s.fix.0, "status-look-up-code");
+    }
+
+    /// The whole first screen and detail of a paste, in both languages.
+    fn report(paste: &str) -> String {
+        crate::decode_str(paste)
+            .iter()
+            .map(|f| {
+                let d = &f.diagnosis;
+                let zh = d.headline_zh.clone().unwrap_or_default();
+                let verdicts = d
+                    .verdicts
+                    .iter()
+                    .map(|v| format!("{} {} {:?}", v.title, v.detail, v.zh));
+                let fixes = d
+                    .fixes
+                    .iter()
+                    .map(|x| format!("{} {} {:?}", x.title, x.how, x.zh));
+                format!(
+                    "{} {zh} {}",
+                    d.headline,
+                    verdicts.chain(fixes).collect::<Vec<_>>().join(" ")
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_rocm_memory_access_fault_is_an_asynchronous_fault_not_a_call() {
+        // fixtures/wild/1640.txt: `... on address (nil). Reason: Page not present ...`.
+        let null = crate::decode_str(include_str!("../../../../fixtures/wild/1640.txt"));
+        let f = null
+            .iter()
+            .find(|f| f.kind == Kind::GpuRuntimeError)
+            .unwrap();
+        assert_eq!(
+            f.diagnosis.headline,
+            "The ROCm runtime (HSA) reported Memory access fault"
+        );
+        let s = screen(include_str!("../../../../fixtures/wild/1640.txt"));
+        assert_eq!(
+            s.why.0,
+            "A kernel on the AMD GPU dereferenced a null pointer"
+        );
+        assert!(s.why.1.contains("asynchronous") && s.why.1.contains("printf"));
+        assert_eq!(s.fix.0, "status-find-failing-kernel");
+        for word in [
+            "AMD_SERIALIZE_KERNEL=3",
+            "HIP_LAUNCH_BLOCKING=1",
+            "rocgdb",
+            "hipMalloc",
+        ] {
+            assert!(s.fix.2.contains(word), "{word}: {}", s.fix.2);
+            assert!(s.fix_zh.1.contains(word), "{word}: {}", s.fix_zh.1);
+        }
+        assert!(chinese(&s.why_zh.0) && chinese(&s.why_zh.1) && chinese(&s.fix_zh.1));
+        // fixtures/wild/1726.txt: the same fault at a real address is not
+        // called a null pointer.
+        let s = screen(include_str!("../../../../fixtures/wild/1726.txt"));
+        assert_eq!(
+            s.why.0,
+            "A kernel on the AMD GPU touched an unmapped address"
+        );
+        assert!(
+            !s.why.1.contains("nil") && !s.why.1.contains("null"),
+            "{}",
+            s.why.1
+        );
+        assert!(s.why.1.contains("asynchronous"), "{}", s.why.1);
+        assert!(s.fix.2.contains("AMD_SERIALIZE_KERNEL=3") && s.fix.2.contains("rocgdb"));
+        let fault = crate::decode_str(include_str!("../../../../fixtures/wild/1726.txt"));
+        let headline = &fault[0].diagnosis.headline;
+        assert!(!headline.contains("call returned"), "{headline}");
+        assert!(
+            s.why.1.contains("not a status a call returned"),
+            "{}",
+            s.why.1
+        );
+    }
+
+    #[test]
+    fn rm_init_adapter_names_the_driver_checks_and_an_nvidia() {
+        // fixtures/wild/1645.txt and 1003.txt: NVRM's RmInitAdapter failure.
+        for paste in [
+            include_str!("../../../../fixtures/wild/1645.txt"),
+            include_str!("../../../../fixtures/wild/1003.txt"),
+        ] {
+            let s = screen(paste);
+            assert_eq!(s.fix.0, "check-gpu-driver-state");
+            for word in [
+                "dmesg",
+                "/proc/driver/nvidia/version",
+                "nouveau",
+                "mokutil",
+                "lspci",
+                "eGPU",
+            ] {
+                assert!(s.fix.2.contains(word), "{word}: {}", s.fix.2);
+            }
+            assert!(s.fix_zh.1.contains("nouveau") && chinese(&s.fix_zh.1));
+            let all = report(paste);
+            assert!(all.contains("The NVIDIA kernel driver (NVRM) reported RmInitAdapter failed"));
+            assert!(
+                !all.contains("A NVIDIA") && !all.contains("a NVIDIA"),
+                "{all}"
+            );
+            assert!(!all.contains("status-look-up-code") && !all.contains("Look up the code"));
+        }
+    }
+
+    #[test]
+    fn a_table_status_is_still_returned_by_a_call_with_its_article() {
+        // fixtures/wild/1427.txt: Caffe's cuDNN status; the table names it.
+        let all = report(include_str!("../../../../fixtures/wild/1427.txt"));
+        assert!(all.contains("A cuDNN call returned"), "{all}");
+        assert!(all.contains("is a cuDNN status"), "{all}");
+    }
+
+    #[test]
+    fn the_article_follows_how_a_name_is_read() {
+        for (name, a) in [
+            ("NVIDIA kernel driver (NVRM)", "an"),
+            ("NCCL", "an"),
+            ("NPP", "an"),
+            ("nvJPEG", "an"),
+            ("Nvidia", "an"),
+            ("OpenCL", "an"),
+            ("ONNX Runtime", "an"),
+            ("cuDNN", "a"),
+            ("HIP runtime", "a"),
+            ("MIOpen", "a"),
+            ("Vulkan", "a"),
+            ("Nothing", "a"),
+            ("", "a"),
+        ] {
+            assert_eq!(article(name), a, "{name}");
+        }
+        assert_eq!(capitalised("an"), "An");
     }
 
     #[test]

@@ -1965,6 +1965,9 @@ fn fragmentation_fixes(f: &Finding, out: &mut Vec<Fix>) {
 }
 
 fn phase_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
+    // The failing frame allocates DeepSpeed ZeRO's bucket: more precise
+    // than the phase's own advice.
+    out.extend(super::levers::deepspeed_bucket_fix(f));
     if has(Code::MemoryGrowth) || has(Code::LateFailure) {
         let habits = say!(
             en: "Accumulate metrics with loss.item() (not `total += loss`), .detach().cpu() outputs you keep, clear lists of tensors each epoch, and check for sequence lengths that grow over the run (sort or cap them).",

@@ -44,6 +44,9 @@ pub(super) const KEYS: &[&str] = &[
     "CPUAllocator: ",
     "Failed to allocate",
     "KV cache",
+    // Ray's `killed due to the node running low on memory` and the
+    // kubelet's `The node was low on resource: memory`.
+    "low on ",
     // Literals that start with common bytes make the search slower.
     "summary, device ID",
     "while trying to allocate",
@@ -133,7 +136,7 @@ const BUCKETS: &[&[&[u8; PIECE_LEN]]] = &[
     &[b"VRM:", b"al c", b"h st", b"ll l"],
     &[b"PUAl", b"SERT", b"led ", b"m-ki"],
     &[b"OutO", b"eRaw", b"hdog", b"itCo", b"itco"],
-    &[b"GKIL", b"al: ", b"ion ", b"quir"],
+    &[b"GKIL", b"al: ", b"ion ", b"quir", b"w on"],
     &[b"(OOM", b"TATU", b"UT_O", b"XIT ", b"xit "],
     &[b"0000", b"ROR_", b"ited", b"rned"],
     &[b"ered", b"err(", b"ille", b"iope"],
