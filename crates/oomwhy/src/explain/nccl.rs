@@ -464,7 +464,7 @@ fn nccl_error_verdict(f: &Finding) -> Verdict {
             zh: "NCCL 自己的一致性检查失败了：各 rank 调用了不同的集合通信或大小不同的张量、NCCL 版本不一致，或者是 bug"
         ),
         _ => match fact(f, fact::REASON) {
-            Some(r) => say!(en: "it reports: {r}", zh: "它报告：{r}", r = r),
+            Some(r) => say!(en: "it reports: {r}", zh: "它报告：“{r}”", r = r),
             None => say!(
                 en: "the process group's backend reported an error",
                 zh: "进程组的后端报告了一个错误"
