@@ -25,3 +25,4 @@ mod snapshots;
 mod summary;
 mod wild;
 mod wild_fixes;
+mod zh_english;

@@ -44,6 +44,7 @@ fn runtime_patterns() -> &'static RuntimePatterns {
 
 /// Who printed a tool's form of the runtime's or driver's error (`other`).
 fn reporter(matched: &str) -> &'static str {
+    use crate::i18n::reporter as R;
     const BY_FORM: &[(&str, &str)] = &[
         ("CUDA error encountered at", "cuDF"),
         ("CUDA error at", "RAPIDS Memory Manager (RMM)"),
@@ -55,12 +56,12 @@ fn reporter(matched: &str) -> &'static str {
         ("CUresult error", "torch_memory_saver"),
         ("Cuda malloc failed", "darknet"),
         ("Error allocating", "Theano"),
-        ("CUDA_ERROR_OUT_OF_MEMORY", "a CUDA driver API call"),
+        ("CUDA_ERROR_OUT_OF_MEMORY", R::CUDA_DRIVER_CALL.en),
     ];
     BY_FORM
         .iter()
         .find(|(form, _)| matched.contains(form))
-        .map_or("a CUDA runtime call", |(_, by)| by)
+        .map_or(R::CUDA_RUNTIME_CALL.en, |(_, by)| by)
 }
 
 /// `CUDA error: out of memory`, `CUDA driver error: out of memory`,

@@ -47,35 +47,35 @@ fn phrases() -> &'static [Phrase] {
         vec![
             // MXNet prints the same words as ggml, after its storage manager's
             // source location; it starts earlier on the line, so it wins.
-            p(Era::Mxnet, r"\bpooled_storage_manager\.h:\d+: cudaMalloc failed: out of memory", false, false, "cuda", "MXNet's pooled storage manager"),
+            p(Era::Mxnet, r"\bpooled_storage_manager\.h:\d+: cudaMalloc failed: out of memory", false, false, "cuda", crate::i18n::reporter::MXNET_POOL.en),
             p(Era::LlamaCpp, r"(?:\w+: )?(?:allocating [\d.]+ MiB on device \d+: )?cudaMalloc failed: out of memory", false, false, "cuda", "llama.cpp / ggml (cudaMalloc)"),
             p(Era::Ctranslate2, r"\b(?i:cuda) failed with error out of memory", false, false, "cuda", "CTranslate2"),
             p(Era::Relion, r"\bCudaCustomAllocator out of memory", false, false, "cuda", "RELION (CudaCustomAllocator)"),
             // CUDAAllocator::AllocateImpl: `Out of memory error on GPU %d. Cannot
             // allocate %s memory on GPU %d, [%s memory has been allocated and
             // ]available memory is only %s.`
-            p(Era::Paddle, r"\bOut of memory error on GPU \d+\. Cannot allocate", false, false, "", "PaddlePaddle's GPU allocator"),
+            p(Era::Paddle, r"\bOut of memory error on GPU \d+\. Cannot allocate", false, false, "", crate::i18n::reporter::PADDLE_ALLOCATOR.en),
             // Vulkan-Hpp's exception for VK_ERROR_OUT_OF_DEVICE_MEMORY
             // (`vk::Device::allocateMemory: ErrorOutOfDeviceMemory`).
             // vulkano's `OomError(OutOfDeviceMemory)` (Rust's Debug form).
             // ggml's Vulkan backend states the size on the line before the
             // exception (`ggml_vulkan: Device memory allocation of size N
             // failed.`), which it prints only when the allocation threw.
-            p(Era::Vulkan, r"\bErrorOutOfDeviceMemory\b|\bOomError\(OutOfDeviceMemory\)|\bggml_vulkan: Device memory allocation of size \d+ failed", false, false, "vulkan", "the Vulkan driver"),
+            p(Era::Vulkan, r"\bErrorOutOfDeviceMemory\b|\bOomError\(OutOfDeviceMemory\)|\bggml_vulkan: Device memory allocation of size \d+ failed", false, false, "vulkan", crate::i18n::reporter::VULKAN_DRIVER.en),
             // TensorRT's logger: `[TRT] [E] 2: [FILE::FUNC::LINE] Error Code 2: OutOfMemory (...)`.
             p(Era::Tensorrt, r"\bError Code 2: OutOfMemory\b", false, false, "cuda", "TensorRT"),
             // MTLCommandBufferError 8 (kIOGPUCommandBufferCallbackErrorOutOfMemory),
             // as MLX, ggml's Metal backend and Swift programs print it.
-            p(Era::Metal, r"\bInsufficient Memory \((?:0*8:kIOGPUCommandBufferCallbackErrorOutOfMemory|IOAF code 8)\)", false, false, "metal", "Apple's Metal driver"),
+            p(Era::Metal, r"\bInsufficient Memory \((?:0*8:kIOGPUCommandBufferCallbackErrorOutOfMemory|IOAF code 8)\)", false, false, "metal", crate::i18n::reporter::METAL_DRIVER.en),
             // The second form is the same message cut short after the arena's function;
             // the third, the arena at its configured limit (`gpu_mem_limit`).
-            p(Era::Onnxruntime, r"\bFailed to allocate memory for requested buffer of size \d+|\bBFCArena::AllocateRawInternal\([^)]{0,200}\) Failed to alloc|\bAvailable memory of \d+ is smaller than requested bytes of \d+", false, false, "", "ONNX Runtime's BFC arena"),
+            p(Era::Onnxruntime, r"\bFailed to allocate memory for requested buffer of size \d+|\bBFCArena::AllocateRawInternal\([^)]{0,200}\) Failed to alloc|\bAvailable memory of \d+ is smaller than requested bytes of \d+", false, false, "", crate::i18n::reporter::ORT_ARENA.en),
             p(Era::TorchOomClass, r"\btorch\.(?:cuda\.)?OutOfMemoryError: \S", false, true, "", "PyTorch (OutOfMemoryError)"),
             p(Era::CupyOomClass, r"\bcupy\.cuda\.memory\.OutOfMemoryError: \S", false, true, "cuda", "CuPy (OutOfMemoryError)"),
-            p(Era::CudaDriver, r"\bCUDA_ERROR_OUT_OF_MEMORY\b", true, false, "cuda", "the CUDA driver API (CUDA_ERROR_OUT_OF_MEMORY)"),
-            p(Era::CudaRuntime, r"\bcudaErrorMemoryAllocation\b", true, false, "cuda", "the CUDA runtime API (cudaErrorMemoryAllocation)"),
+            p(Era::CudaDriver, r"\bCUDA_ERROR_OUT_OF_MEMORY\b", true, false, "cuda", crate::i18n::reporter::CUDA_DRIVER_API_OOM.en),
+            p(Era::CudaRuntime, r"\bcudaErrorMemoryAllocation\b", true, false, "cuda", crate::i18n::reporter::CUDA_RUNTIME_API_OOM.en),
             p(Era::Hip, r"\b(?:HIP_ERROR_OutOfMemory|hipErrorOutOfMemory)\b", true, false, "hip", "HIP / ROCm (hipErrorOutOfMemory)"),
-            p(Era::Vendor, r"\b(?:MLU|NPU|GCU|MUSA) out of memory\b", true, false, "", "a vendor PyTorch backend"),
+            p(Era::Vendor, r"\b(?:MLU|NPU|GCU|MUSA) out of memory\b", true, false, "", crate::i18n::reporter::VENDOR_TORCH_BACKEND.en),
         ]
     })
 }
@@ -340,7 +340,7 @@ impl Family for GenericOom {
         {
             finding.facts.insert(
                 fact::REPORTED_BY.into(),
-                "ggml's Vulkan backend (llama.cpp)".into(),
+                crate::i18n::reporter::GGML_VULKAN.en.into(),
             );
         }
         // TensorRT's source location before the code names where the
@@ -354,7 +354,7 @@ impl Family for GenericOom {
         if phrase.id == Era::CudaDriver && size_patterns().async_request.is_match(&joined) {
             finding.facts.insert(
                 fact::REPORTED_BY.into(),
-                "XLA's cudaMallocAsync allocator".into(),
+                crate::i18n::reporter::XLA_ASYNC_ALLOCATOR.en.into(),
             );
         }
         read_sizes(&mut finding, &joined, phrase.id);

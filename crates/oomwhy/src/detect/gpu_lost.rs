@@ -76,7 +76,7 @@ impl Family for GpuFallenOffBus {
             if p.handle.is_match(&text) {
                 "nvidia-smi"
             } else {
-                "NVIDIA kernel driver"
+                crate::i18n::reporter::NVIDIA_KERNEL_DRIVER.en
             }
             .into(),
         );

@@ -843,13 +843,14 @@ fn leading_exception(line: &str) -> Option<String> {
 
 /// Who reported it: a library's source path, a logger's tag, the class.
 fn reporter(line: &str, exception: Option<&str>, statement: Statement) -> String {
+    use crate::i18n::reporter as R;
     let p = patterns();
     match statement {
-        Statement::WatchdogStuck => return "PyTorch's ProcessGroupNCCL watchdog".into(),
-        Statement::Segfault => return "the shell (the process died of SIGSEGV)".into(),
-        Statement::AllocatorSentence => return "PyTorch's caching allocator".into(),
-        Statement::DeviceLost => return "the NVIDIA driver (NVML)".into(),
-        Statement::Evicted => return "Kubernetes (the kubelet's eviction)".into(),
+        Statement::WatchdogStuck => return R::NCCL_WATCHDOG.en.into(),
+        Statement::Segfault => return R::SHELL_SEGFAULT.en.into(),
+        Statement::AllocatorSentence => return R::TORCH_CACHING_ALLOCATOR.en.into(),
+        Statement::DeviceLost => return R::NVML.en.into(),
+        Statement::Evicted => return R::KUBELET_EVICTION.en.into(),
         // The stack the poster names (`cuda out of memory`); a device word
         // alone (`GPU`, `VRAM`) names none.
         Statement::ProseReport => {
@@ -890,43 +891,43 @@ fn reporter(line: &str, exception: Option<&str>, statement: Statement) -> String
     // A GPU kernel driver's own log line (`nvgpu: 17000000.gpu ...`,
     // `NVRM: ...`), once the kernel log's prefix is gone.
     if line.trim_start().starts_with("nvgpu:") {
-        return "the Jetson GPU driver (nvgpu)".into();
+        return R::JETSON_NVGPU.en.into();
     }
     if line.trim_start().starts_with("NVRM:") {
-        return "the NVIDIA kernel driver (NVRM)".into();
+        return R::NVRM.en.into();
     }
     // An NVENC encoder's own log (`nvenc : Error on nvEncOpenEncodeSessionEx: 10 ...`).
     if line.trim_start().starts_with("nvenc : ") {
-        return "the NVENC video encoder".into();
+        return R::NVENC.en.into();
     }
     if super::status::shows_tensorrt(line) {
         return "TensorRT".into();
     }
     // Ollama's check before it loads a model (its llm server's wording).
     if line.contains("requires more system memory") {
-        return "Ollama (its check before loading a model)".into();
+        return R::OLLAMA_CHECK.en.into();
     }
     if line.contains("Your session crashed after using all available RAM") {
         return "Google Colab".into();
     }
     if line.contains("(raylet)") || line.contains("running low on memory") {
-        return "Ray's raylet (its memory monitor)".into();
+        return R::RAY_MONITOR.en.into();
     }
     if line.contains("[METAL]") {
-        return "MLX's Metal backend".into();
+        return R::MLX_METAL.en.into();
     }
     if line.contains("Ioctl failed") && line.contains("dxgk") {
-        return "WSL2's GPU driver (dxgkrnl)".into();
+        return R::WSL_DRIVER.en.into();
     }
     if line.contains("GPU plugin") && line.contains("CL_OUT_OF_RESOURCES") {
-        return "OpenVINO's GPU plugin (OpenCL)".into();
+        return R::OPENVINO_GPU.en.into();
     }
     if line.contains("onednn_verbose") {
         return "oneDNN (OpenCL)".into();
     }
     // The text OpenCL wrappers (boost.compute, ...) print for its status.
     if let Some(entry) = opencl_status(line) {
-        return format!("an OpenCL call ({})", entry.name);
+        return R::opencl_call(entry.name);
     }
     if let Some(name) = program_named_in(line) {
         return name.into();
@@ -950,9 +951,9 @@ fn reporter(line: &str, exception: Option<&str>, statement: Statement) -> String
         return class.to_string();
     }
     if patterns().bad_alloc.is_match(line) {
-        return "a C++ program (std::bad_alloc)".into();
+        return R::CPP_BAD_ALLOC.en.into();
     }
-    "an unrecognised program".into()
+    R::UNRECOGNISED.en.into()
 }
 
 /// The names `program_named_in` gives, for the explainer to sort by kind.
@@ -966,7 +967,7 @@ pub mod program_names {
     pub const INFINITAM: &str = "InfiniTAM";
     pub const ELASTICFUSION: &str = "ElasticFusion";
     pub const BUNDLEFUSION: &str = "BundleFusion";
-    pub const NCNN_VULKAN: &str = "an ncnn-vulkan tool";
+    pub const NCNN_VULKAN: &str = crate::i18n::reporter::NCNN_VULKAN_TOOL.en;
     pub const MXNET: &str = "MXNet";
     pub const DIRECTML: &str = "torch-directml";
     pub const SPARK_RAPIDS: &str = "Spark RAPIDS";
@@ -1114,23 +1115,23 @@ fn program_of_path(path: &str, absolute: bool) -> String {
         {
             (*first).to_string()
         }
-        _ => format!("native code ({file})"),
+        _ => crate::i18n::reporter::native_code(file),
     }
 }
 
 /// Who reports a fault that is not memory exhaustion.
 fn fault_reporter(text: &str) -> &'static str {
     if text.contains("HSA_STATUS_ERROR_") || text.contains("Memory access fault by GPU") {
-        "ROCm's runtime (HSA)"
+        crate::i18n::reporter::ROCM_HSA.en
     } else if text.contains("NVRM")
         || text.contains("RmInitAdapter")
         || text.contains("rm_init_adapter")
     {
-        "the NVIDIA kernel driver (NVRM)"
+        crate::i18n::reporter::NVRM.en
     } else if text.contains("Display driver") {
-        "Windows (the display driver's timeout detection and recovery)"
+        crate::i18n::reporter::WINDOWS_TDR.en
     } else {
-        "the Jetson GPU driver (nvgpu)"
+        crate::i18n::reporter::JETSON_NVGPU.en
     }
 }
 
@@ -1151,7 +1152,7 @@ fn runtime_fault(finding: &mut Finding, text: &str) {
                 .insert("error_code".into(), code.as_str().to_string());
         }
         (
-            "ROCm runtime (HSA)",
+            crate::i18n::reporter::ROCM_RUNTIME_HSA.en,
             c[1].to_string(),
             c[2].trim_end_matches('.').to_string() + ".",
         )
@@ -1161,7 +1162,7 @@ fn runtime_fault(finding: &mut Finding, text: &str) {
             finding.facts.insert("hsa_node".into(), c[1].to_string());
         }
         (
-            "ROCm runtime (HSA)",
+            crate::i18n::reporter::ROCM_RUNTIME_HSA.en,
             "Memory access fault".to_string(),
             "A kernel on the AMD GPU touched an unmapped address. It read or wrote an address no page maps (`Page not present or supervisor privilege`): ROCm's counterpart of CUDA's illegal memory access, a bad GPU pointer or an index out of range, not memory exhaustion.".to_string(),
         )
@@ -1170,19 +1171,19 @@ fn runtime_fault(finding: &mut Finding, text: &str) {
         || text.contains("Cannot attach gpu")
     {
         (
-            "NVIDIA kernel driver (NVRM)",
+            crate::i18n::reporter::NVIDIA_KERNEL_DRIVER_NVRM.en,
             "RmInitAdapter failed".to_string(),
             "The NVIDIA kernel driver could not initialise the GPU. RmInitAdapter failed: the card did not come up, through a driver that does not match it, a GPU that fell off the PCIe bus or failed, or power or firmware trouble; not memory exhaustion.".to_string(),
         )
     } else if text.contains("Display driver") {
         (
-            "Windows display driver",
+            crate::i18n::reporter::WINDOWS_DISPLAY_DRIVER.en,
             "TDR (timeout detection and recovery)".to_string(),
             "Windows reset the GPU's driver because the GPU did not answer within its timeout (two seconds by default): a kernel that ran too long or a GPU that hung, not memory exhaustion.".to_string(),
         )
     } else {
         (
-            "Jetson GPU driver (nvgpu)",
+            crate::i18n::reporter::JETSON_GPU_DRIVER.en,
             "MMU fault".to_string(),
             "The GPU's memory management unit faulted on an address no page maps (a bad GPU pointer, as CUDA's illegal memory access), and the driver marked the channel with an error; not memory exhaustion.".to_string(),
         )
@@ -1227,7 +1228,7 @@ fn ggml_buffer(finding: &mut Finding, backend: &str, index: Option<&str>) {
     finding.backend = Some(backend.to_ascii_lowercase());
     finding.facts.insert(
         fact::REPORTED_BY.into(),
-        format!("ggml ({backend}{} buffer)", index.unwrap_or("")),
+        crate::i18n::reporter::ggml_buffer(&format!("{backend}{}", index.unwrap_or(""))),
     );
     if backend != "CPU" {
         finding.device = index.and_then(|i| i.parse().ok());

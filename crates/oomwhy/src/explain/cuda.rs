@@ -11,6 +11,7 @@ use super::Explain;
 use crate::i18n::Said;
 use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
 use crate::say;
+use crate::say_parts;
 
 /// Explains `Kind::CudaRuntimeOom` findings.
 pub(super) struct CudaRuntimeOom;
@@ -21,16 +22,16 @@ impl Explain for CudaRuntimeOom {
         let device = on_device(f);
         let reporter = fact(f, fact::REPORTED_BY).or_else(|| other_tool(f));
         match (reporter, device.strip_prefix(" on ")) {
-            (Some(tool), Some(device)) => say!(
+            (Some(tool), Some(device)) => say_parts!(
                 en: "A CUDA call ran out of GPU memory on {device} ({tool}; no sizes given)",
-                zh: "{tool} 的一次 CUDA 调用在 {device} 上显存不足（报错里没有大小）",
-                device = device,
-                tool = tool
+                zh: "{tool}在 {device} 上显存不足（报错里没有大小）",
+                device = Said::same(device),
+                tool = tool_call(tool)
             ),
-            (Some(tool), None) => say!(
+            (Some(tool), None) => say_parts!(
                 en: "A CUDA call ran out of GPU memory ({tool}; no sizes given)",
-                zh: "{tool} 的一次 CUDA 调用显存不足（报错里没有大小）",
-                tool = tool
+                zh: "{tool}显存不足（报错里没有大小）",
+                tool = tool_call(tool)
             ),
             // Outside PyTorch's allocator only where PyTorch shows: a
             // renderer or an encoder prints the same error.
@@ -121,6 +122,19 @@ fn other_tool(f: &Finding) -> Option<&str> {
     (tool != "torch_memory_saver" && !torch_in_traceback(f)).then_some(tool.as_str())
 }
 
+/// The tool that printed the error as the subject of a sentence about its
+/// CUDA call: English names the tool; Chinese says "the tool's CUDA call",
+/// or the call itself when the tool is known only by the call it made.
+fn tool_call(tool: &str) -> Said {
+    let who = crate::i18n::reporter::said(tool);
+    let zh = if crate::i18n::reporter::is_call(tool) {
+        who.zh
+    } else {
+        format!("{} 的一次 CUDA 调用", who.zh)
+    };
+    Said { en: who.en, zh }
+}
+
 fn runtime_oom_verdict(f: &Finding) -> Verdict {
     if let Some(tool) = other_tool(f) {
         // ggml's VMM pool (`ggml_cuda_pool_malloc_vmm`) calls only the
@@ -133,18 +147,18 @@ fn runtime_oom_verdict(f: &Finding) -> Verdict {
         };
         let device = on_device(f);
         let detail = match device.strip_prefix(" on ") {
-            Some(device) => say!(
+            Some(device) => say_parts!(
                 en: "{tool} got CUDA's out-of-memory error ({error}) from a CUDA call on {device}. The message carries no sizes, so it does not tell whether the work itself is too large for the card or other processes hold the memory.",
-                zh: "{tool} 在 {device} 上的一次 CUDA 调用得到了 CUDA 的显存不足错误（{error}）。报错里没有大小，所以看不出是任务本身对这块卡来说太大，还是其他进程占着显存。",
-                tool = tool,
-                error = error,
-                device = device
+                zh: "{tool}在 {device} 上得到了 CUDA 的显存不足错误（{error}）。报错里没有大小，所以看不出是任务本身对这块卡来说太大，还是其他进程占着显存。",
+                tool = tool_call(tool),
+                error = Said::same(error),
+                device = Said::same(device)
             ),
-            None => say!(
+            None => say_parts!(
                 en: "{tool} got CUDA's out-of-memory error ({error}) from a CUDA call. The message carries no sizes, so it does not tell whether the work itself is too large for the card or other processes hold the memory.",
-                zh: "{tool} 的一次 CUDA 调用得到了 CUDA 的显存不足错误（{error}）。报错里没有大小，所以看不出是任务本身对这块卡来说太大，还是其他进程占着显存。",
-                tool = tool,
-                error = error
+                zh: "{tool}得到了 CUDA 的显存不足错误（{error}）。报错里没有大小，所以看不出是任务本身对这块卡来说太大，还是其他进程占着显存。",
+                tool = tool_call(tool),
+                error = Said::same(error)
             ),
         };
         return verdict(

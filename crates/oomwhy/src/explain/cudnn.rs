@@ -26,7 +26,7 @@ impl Explain for CudnnNotSupported {
                 Code::MaskedOom,
                 say!(
                     en: "Probably out of memory under another name",
-                    zh: "多半是换了个名字的显存不足"
+                    zh: "多半其实就是显存不足"
                 ),
                 say!(
                     en: "The log around the cuDNN error says memory ran out: cuDNN reports NOT_SUPPORTED when no algorithm fits the workspace it could get. Treat it as an out-of-memory error.",

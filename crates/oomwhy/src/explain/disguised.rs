@@ -12,6 +12,7 @@ use super::Explain;
 use crate::i18n::Said;
 use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
 use crate::say;
+use crate::say_parts;
 
 /// How to confirm that a message under another name was an out-of-memory
 /// error, in both languages.
@@ -47,17 +48,17 @@ impl Explain for LibraryAllocFailed {
             );
         }
         if let Some(reporter) = other_reporter(f).filter(|_| memory_unknown(f)) {
-            return say!(
+            return say_parts!(
                 en: "{reporter} could not allocate memory (an uncaught std::bad_alloc): probably out of memory, host RAM or a GPU allocator's",
                 zh: "{reporter} 分配内存失败（未捕获的 std::bad_alloc）：多半是内存不足，可能是主机内存，也可能是 GPU 分配器的显存",
-                reporter = reporter
+                reporter = crate::i18n::reporter::said(reporter)
             );
         }
         if let Some(reporter) = other_reporter(f) {
-            return say!(
+            return say_parts!(
                 en: "{reporter} ran out of resources on the GPU: probably out of GPU memory under another name",
-                zh: "{reporter} 在 GPU 上资源不足：多半是换了个名字的显存不足",
-                reporter = reporter
+                zh: "{reporter} 在 GPU 上资源不足：多半其实就是显存不足",
+                reporter = crate::i18n::reporter::said(reporter)
             );
         }
         let lib = library_name(f);
@@ -91,7 +92,7 @@ impl Explain for LibraryAllocFailed {
             failed,
             say!(
                 en: ": probably out of GPU memory under another name",
-                zh: "：多半是换了个名字的显存不足"
+                zh: "：多半其实就是显存不足"
             ),
         )
     }
@@ -314,10 +315,10 @@ fn library_verdict(f: &Finding) -> Verdict {
                 en: "An allocation failed; the message does not say which memory",
                 zh: "一次分配失败了；报错没说是哪种内存"
             ),
-            say!(
+            say_parts!(
                 en: "{reporter} ended with an uncaught std::bad_alloc: C++'s operator new (or an allocator that throws the same exception) could not get the memory it asked for. Most often the machine's RAM or the GPU allocator's memory ran out; a size computed wrong (negative or huge) throws it too. The message carries no sizes and does not name the memory.",
                 zh: "{reporter} 因未捕获的 std::bad_alloc 而终止：C++ 的 operator new（或抛出同一种异常的分配器）没能拿到它要的内存。最常见的是主机内存或 GPU 分配器的显存用完了；算错的大小（负数或极大的数）也会抛出它。报错里没有大小，也没说是哪种内存。",
-                reporter = reporter
+                reporter = crate::i18n::reporter::said(reporter)
             ),
         );
     }
@@ -328,10 +329,10 @@ fn library_verdict(f: &Finding) -> Verdict {
                 en: "Not an out-of-memory message, but it usually means one",
                 zh: "报错里没说显存不足，但实际上多半就是"
             ),
-            say!(
+            say_parts!(
                 en: "{reporter} reported that it ran out of resources on the GPU. It does not say memory, but on a GPU such a status most often means the device's memory (or another per-device limit) was exhausted. It carries no sizes.",
                 zh: "{reporter} 报告它在 GPU 上资源不足。报错没说是显存，但在 GPU 上这种状态最常见的意思是设备的显存（或别的按设备的上限）用完了。报错里没有大小。",
-                reporter = reporter
+                reporter = crate::i18n::reporter::said(reporter)
             ),
         );
     }

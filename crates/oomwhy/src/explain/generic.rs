@@ -172,9 +172,25 @@ fn generic_headline(f: &Finding) -> Said {
             s = Said::same(s),
             on = on
         ),
-        (None, _) => say_parts!(
+        // Chinese names the reporter as the subject, not in nested brackets.
+        (None, Some(who)) => say_parts!(
             en: "Out of memory: an allocation failed{at} ({who})",
-            zh: "显存不足：{at}一次分配失败了（{who}）",
+            zh: "显存不足：{who} 报告{at}一次分配失败了",
+            at = Said {
+                en: on.en,
+                zh: device
+                    .as_deref()
+                    .map(|d| format!(" {d} 上的"))
+                    .unwrap_or_default(),
+            },
+            who = Said {
+                en: who.to_string(),
+                zh: reporter_zh(who),
+            }
+        ),
+        (None, None) => say_parts!(
+            en: "Out of memory: an allocation failed{at} ({who})",
+            zh: "显存不足：{at}一次 GPU 分配失败了{who}",
             at = Said {
                 en: on.en,
                 zh: device
@@ -184,7 +200,7 @@ fn generic_headline(f: &Finding) -> Said {
             },
             who = Said {
                 en: who_en.to_string(),
-                zh: reporter.map_or_else(|| "一次 GPU 分配".to_string(), reporter_zh),
+                zh: String::new(),
             }
         ),
     }
@@ -203,7 +219,7 @@ fn larger_than_the_gpu(f: &Finding) -> Option<Verdict> {
     let by = maybe(
         fact(f, fact::REPORTED_BY),
         |who| format!(" ({who})"),
-        |who| format!("（{who}）"),
+        |who| format!("（{}）", reporter_zh(who)),
     );
     let size = fmt(requested);
     let Some(total) = f.sizes.total_bytes else {
@@ -386,7 +402,7 @@ fn generic_verdict(f: &Finding) -> Verdict {
                     zh: size.as_deref().map(|s| format!(" {s} 的 ")).unwrap_or_else(|| " ".into()),
                 },
                 place = maybe(device.as_deref(), |d| format!(" on {d}"), |d| format!("在 {d} 上，")),
-                inside = maybe(ggml, |r| format!(", in {r}"), |r| format!("，发生在 {r} 中"))
+                inside = maybe(ggml, |r| format!(", in {r}"), |r| format!("，发生在 {} 中", reporter_zh(r)))
             )
         }
         Some(Era::Tensorrt) => match size.as_deref() {
@@ -958,22 +974,11 @@ fn opencv_host_memory(f: &Finding) -> bool {
     f.text.contains("cuda_host_mem")
 }
 
-/// A reporter in Chinese: the phrases `detect::grammar` writes in English
-/// for a program it cannot name; a program's own name stays as it is.
+/// A reporter in Chinese: the descriptions the detectors write are
+/// declared with their Chinese in `i18n::reporter`; a program's own name
+/// stays as it is.
 fn reporter_zh(reporter: &str) -> String {
-    if reporter == "an unrecognised program" {
-        return "一个未识别的程序".into();
-    }
-    if reporter == crate::detect::grammar::program_names::NCNN_VULKAN {
-        return "某个 ncnn-vulkan 工具".into();
-    }
-    match reporter
-        .strip_prefix("native code (")
-        .and_then(|r| r.strip_suffix(')'))
-    {
-        Some(file) => format!("原生代码（{file}）"),
-        None => reporter.to_string(),
-    }
+    crate::i18n::reporter::zh(reporter)
 }
 
 /// A reporter at the start of a sentence: a phrase ("an unrecognised
@@ -1221,7 +1226,7 @@ const NCNN_SMALLER_TILES: FixSpec = FixSpec::new(
 const MXNET_LESS_AT_ONCE: FixSpec = FixSpec::new(
     "mxnet-less-at-once",
     "Give MXNet less at once",
-    "一次少给 MXNet 一些",
+    "减少一次交给 MXNet 的数据",
 )
 .cost(Cost::Quality)
 .sources(&["MXNet documentation: environment variables (MXNET_GPU_MEM_POOL_RESERVE, MXNET_CUDNN_AUTOTUNE_DEFAULT)"]);
@@ -1230,7 +1235,7 @@ const MXNET_LESS_AT_ONCE: FixSpec = FixSpec::new(
 const DIRECTML_LESS_AT_ONCE: FixSpec = FixSpec::new(
     "directml-less-at-once",
     "Give the GPU less at once",
-    "一次少给 GPU 一些",
+    "减少一次放到 GPU 上的数据",
 )
 .cost(Cost::Quality);
 

@@ -105,7 +105,7 @@ impl Explain for LaunchFailure {
         }
         say!(
             en: "A GPU kernel crashed while running (unspecified launch failure): not an out-of-memory error",
-            zh: "GPU kernel 运行中崩溃（unspecified launch failure）：不是显存不足"
+            zh: "GPU kernel 运行中崩溃（“unspecified launch failure”）：不是显存不足"
         )
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
@@ -384,8 +384,8 @@ fn device_assert_fixes(f: &Finding, out: &mut Vec<Fix>) {
         out.push(fix(
             &CHECK_LABELS,
             say!(
-                en: "assert labels.min() >= 0 and labels.max() < num_classes; number classes from 0; mark padding with ignore_index (-100 by default in cross_entropy).",
-                zh: "assert labels.min() >= 0 and labels.max() < num_classes；类别从 0 开始编号；填充位置用 ignore_index 标记（cross_entropy 默认是 -100）。"
+                en: "`assert labels.min() >= 0 and labels.max() < num_classes`; number classes from 0; mark padding with ignore_index (-100 by default in cross_entropy).",
+                zh: "`assert labels.min() >= 0 and labels.max() < num_classes`；类别从 0 开始编号；填充位置用 ignore_index 标记（cross_entropy 默认是 -100）。"
             ),
         ));
     }

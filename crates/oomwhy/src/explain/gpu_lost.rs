@@ -17,12 +17,12 @@ impl Explain for GpuFallenOffBus {
         match fact(f, "pci") {
             Some(pci) => say!(
                 en: "GPU {pci} has fallen off the bus: the driver lost it",
-                zh: "GPU {pci} 掉卡了（fallen off the bus）：驱动已经找不到它",
+                zh: "GPU {pci} 掉卡了（“fallen off the bus”）：驱动已经找不到它",
                 pci = pci
             ),
             None => say!(
                 en: "A GPU has fallen off the bus: the driver lost it",
-                zh: "有一块 GPU 掉卡了（fallen off the bus）：驱动已经找不到它"
+                zh: "有一块 GPU 掉卡了（“fallen off the bus”）：驱动已经找不到它"
             ),
         }
     }

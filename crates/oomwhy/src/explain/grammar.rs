@@ -8,6 +8,7 @@ use super::common::{row, FieldRow};
 use crate::i18n::Said;
 use crate::record::{fact, Finding, Kind};
 use crate::say;
+use crate::say_parts;
 use crate::units::format_size as fmt;
 
 /// The program the grammar named, for a finding it made.
@@ -28,16 +29,16 @@ pub(super) fn headline(f: &Finding) -> Option<Said> {
         ));
     }
     Some(match f.sizes.requested_bytes.map(fmt) {
-        Some(size) => say!(
+        Some(size) => say_parts!(
             en: "{reporter} could not allocate {size} of host memory (CPU RAM or pinned memory, not GPU memory)",
             zh: "{reporter} 无法分配 {size} 的主机内存（CPU 内存或锁页内存，不是显存）",
-            reporter = reporter,
-            size = size
+            reporter = crate::i18n::reporter::said(reporter),
+            size = Said::same(size)
         ),
-        None => say!(
+        None => say_parts!(
             en: "{reporter} could not allocate host memory (CPU RAM or pinned memory, not GPU memory)",
             zh: "{reporter} 无法分配主机内存（CPU 内存或锁页内存，不是显存）",
-            reporter = reporter
+            reporter = crate::i18n::reporter::said(reporter)
         ),
     })
 }

@@ -10,6 +10,7 @@ use super::Explain;
 use crate::i18n::Said;
 use crate::record::{fact, Diagnosis, Era, Finding, Fix, Kind, Verdict};
 use crate::say;
+use crate::say_parts;
 use crate::units::format_size as fmt;
 
 /// Explains `Kind::HostOom` findings.
@@ -232,18 +233,18 @@ fn host_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     // was free; PyTorch's CPU allocator is not involved.
     if let (Some(reporter), Some(n)) = (fact(f, fact::REPORTED_BY), f.sizes.requested_bytes) {
         let detail = match f.sizes.free_bytes {
-            Some(free) => say!(
+            Some(free) => say_parts!(
                 en: "{reporter} needed {size} of host RAM and only {free} was available, so it stopped. This is host RAM, not GPU memory: what runs on the machine (or in its container) leaves too little for this job.",
                 zh: "{reporter} 需要 {size} 主机内存，而可用的只有 {free}，所以停下了。这是主机内存，不是显存：机器（或它的容器）上正在运行的东西给这个任务留下的太少了。",
-                reporter = reporter,
-                size = fmt(n),
-                free = fmt(free)
+                reporter = crate::i18n::reporter::said(reporter),
+                size = Said::same(fmt(n)),
+                free = Said::same(fmt(free))
             ),
-            None => say!(
+            None => say_parts!(
                 en: "{reporter} could not get {size} of host RAM. This is host RAM, not GPU memory.",
                 zh: "{reporter} 没能拿到 {size} 主机内存。这是主机内存，不是显存。",
-                reporter = reporter,
-                size = fmt(n)
+                reporter = crate::i18n::reporter::said(reporter),
+                size = Said::same(fmt(n))
             ),
         };
         out.push(verdict(
@@ -272,10 +273,10 @@ fn host_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         // memory monitor, a runtime); PyTorch's CPU allocator is the family's
         // own reporter.
         let detail = match fact(f, fact::REPORTED_BY) {
-            Some(reporter) => say!(
+            Some(reporter) => say_parts!(
                 en: "{reporter} reported that the machine's RAM ran out. This is host RAM, not GPU memory: the processes on the machine (or in its container or cgroup) together need more than it has.",
                 zh: "{reporter} 报告机器的内存用完了。这是主机内存，不是显存：这台机器（或它的容器、cgroup）上的进程加起来需要的比它有的多。",
-                reporter = reporter
+                reporter = crate::i18n::reporter::said(reporter)
             ),
             None => say!(
                 en: "PyTorch's CPU allocator could not get memory from the operating system. This is host RAM, not GPU memory.",

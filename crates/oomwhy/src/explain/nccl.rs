@@ -36,7 +36,7 @@ impl Explain for NcclOom {
         let device = device.strip_prefix(" on ");
         let tail = say!(
             en: ": an out-of-memory error under another name",
-            zh: "：换了个名字的显存不足"
+            zh: "：其实就是显存不足，只是换了个说法"
         );
         let failed = match (f.sizes.requested_bytes.map(fmt), device) {
             (Some(size), Some(device)) => say!(
@@ -300,8 +300,8 @@ impl Explain for ChildFailed {
         out.push(fix(
             &PUT_TRACEBACK_IN_REPORT,
             say!(
-                en: "Decorate the entry point with @torch.distributed.elastic.multiprocessing.errors.record (from torch.distributed.elastic.multiprocessing.errors import record).",
-                zh: "用 @torch.distributed.elastic.multiprocessing.errors.record 装饰入口函数（from torch.distributed.elastic.multiprocessing.errors import record）。"
+                en: "Decorate the entry point with @torch.distributed.elastic.multiprocessing.errors.record (`from torch.distributed.elastic.multiprocessing.errors import record`).",
+                zh: "用 @torch.distributed.elastic.multiprocessing.errors.record 装饰入口函数（`from torch.distributed.elastic.multiprocessing.errors import record`）。"
             ),
         ));
     }
@@ -464,7 +464,7 @@ fn nccl_error_verdict(f: &Finding) -> Verdict {
             zh: "NCCL 自己的一致性检查失败了：各 rank 调用了不同的集合通信或大小不同的张量、NCCL 版本不一致，或者是 bug"
         ),
         _ => match fact(f, fact::REASON) {
-            Some(r) => say!(en: "it reports: {r}", zh: "它报告：{r}", r = r),
+            Some(r) => say!(en: "it reports: {r}", zh: "它报告：“{r}”", r = r),
             None => say!(
                 en: "the process group's backend reported an error",
                 zh: "进程组的后端报告了一个错误"

@@ -24,6 +24,16 @@ fn code_of(f: &Finding) -> Option<String> {
     }
 }
 
+/// The code as a sentence names it: a fault's English name (`TDR (timeout
+/// detection and recovery)`) has its Chinese in the catalogue.
+fn code_said(code: &str) -> Said {
+    let zh = crate::i18n::zh::fact_value(key::ERROR_NAME, code).unwrap_or(code);
+    Said {
+        en: code.to_string(),
+        zh: zh.to_string(),
+    }
+}
+
 /// The advice for the finding's code (`codes/advice.tsv`), a row whose
 /// context the finding shows first.
 fn advice_of(f: &Finding) -> Option<&'static Advice> {
@@ -68,11 +78,11 @@ impl Explain for GpuRuntimeError {
         // own (an asynchronous fault, a card that did not come up), not a
         // value some call returned.
         if let (Some(who), Some(code)) = (fault_reporter(f), code_of(f)) {
-            return say!(
+            return say_parts!(
                 en: "The {who} reported {code}",
                 zh: "{who} 报告了 {code}",
-                who = who,
-                code = code
+                who = crate::i18n::reporter::said(&who),
+                code = code_said(&code)
             );
         }
         match (who_of(f), code_of(f)) {
@@ -80,14 +90,14 @@ impl Explain for GpuRuntimeError {
                 en: "{a} {who} call returned {code}",
                 zh: "{a}{who} 调用返回了 {code}",
                 a = english_only(capitalised(article(&who))),
-                who = Said::same(&who),
-                code = Said::same(&code)
+                who = crate::i18n::reporter::said(&who),
+                code = code_said(&code)
             ),
             (Some(who), None) => say_parts!(
                 en: "{a} {who} call returned an error status",
                 zh: "{a}{who} 调用返回了错误状态",
                 a = english_only(capitalised(article(&who))),
-                who = Said::same(&who)
+                who = crate::i18n::reporter::said(&who)
             ),
             (None, Some(code)) => say!(
                 en: "A GPU runtime call returned {code}",
@@ -103,24 +113,24 @@ impl Explain for GpuRuntimeError {
 
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         let status = match (who_of(f), code_of(f)) {
-            (Some(who), Some(code)) if fault_reporter(f).is_some() => say!(
+            (Some(who), Some(code)) if fault_reporter(f).is_some() => say_parts!(
                 en: "{code} is what the {who} logged by itself, not a status a call returned.",
                 zh: "{code} 是 {who} 自己记下的，不是某个调用返回的状态码。",
-                code = code,
-                who = who
+                code = code_said(&code),
+                who = crate::i18n::reporter::said(&who)
             ),
             (Some(who), Some(code)) => say_parts!(
                 en: "{code} is {a} {who} status.",
                 zh: "{code} 是{a} {who} 的状态码。",
-                code = Said::same(&code),
+                code = code_said(&code),
                 a = english_only(article(&who).to_string()),
-                who = Said::same(&who)
+                who = crate::i18n::reporter::said(&who)
             ),
             (Some(who), None) => say_parts!(
                 en: "The error status is {a} {who} status.",
                 zh: "这是{a} {who} 的一个错误状态。",
                 a = english_only(article(&who).to_string()),
-                who = Said::same(&who)
+                who = crate::i18n::reporter::said(&who)
             ),
             (None, Some(code)) => say!(
                 en: "{code} is a GPU runtime status.",
@@ -159,7 +169,7 @@ impl Explain for GpuRuntimeError {
         let meaning = match fact(f, "meaning") {
             Some(meaning) => say!(
                 en: "{meaning}",
-                zh: "状态码表里的说明（英文原文）：{meaning}",
+                zh: "状态码表里的说明（英文原文）：“{meaning}”",
                 meaning = meaning
             ),
             None => say!(

@@ -10,6 +10,7 @@
 //!
 //! JSON keys, kinds and verdict codes never change with the language.
 
+pub mod reporter;
 pub mod said;
 pub mod zh;
 

@@ -107,9 +107,31 @@ macro_rules! say_parts {
         $(let $name: $crate::i18n::Said = $value;)+
         $crate::i18n::Said {
             en: format!($en, $($name = $name.en),+),
-            zh: format!($zh, $($name = $name.zh),+),
+            zh: $crate::i18n::said::tidy_chinese(format!($zh, $($name = $name.zh),+)),
         }
     }};
+}
+
+/// Chinese with a part filled in: the space a template keeps between a
+/// Latin name and the Chinese around it (`{who} 报告`) goes where the part
+/// filled in is itself Chinese (`原生代码（x.hpp）报告`, not `…） 报告`).
+pub fn tidy_chinese(text: String) -> String {
+    let chinese = |c: char| matches!(c, '\u{4e00}'..='\u{9fff}' | '\u{3000}'..='\u{303f}' | '\u{ff00}'..='\u{ffef}');
+    if !text.contains(' ') {
+        return text;
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    for (i, &c) in chars.iter().enumerate() {
+        let between_chinese = c == ' '
+            && i > 0
+            && chars.get(i + 1).is_some_and(|&next| chinese(next))
+            && chinese(chars[i - 1]);
+        if !between_chinese {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// True when every `{name}` (or `{name:spec}`) of `a` is in `b` and the
@@ -190,6 +212,23 @@ mod tests {
         assert!(!same_placeholders("a {x}", "没有"));
         assert!(!same_placeholders("{x}", "{x} {y}"));
         assert!(same_placeholders("{{literal}} {x}", "{x}"));
+    }
+
+    #[test]
+    fn a_chinese_part_takes_no_space_before_chinese() {
+        assert_eq!(
+            tidy_chinese("原生代码（a.hpp） 报告".into()),
+            "原生代码（a.hpp）报告"
+        );
+        assert_eq!(
+            tidy_chinese("一个未能识别的程序 在 GPU 上".into()),
+            "一个未能识别的程序在 GPU 上"
+        );
+        // A Latin name keeps its spaces.
+        assert_eq!(
+            tidy_chinese("cuDF 报告 7.81 GiB".into()),
+            "cuDF 报告 7.81 GiB"
+        );
     }
 
     #[test]

@@ -42,6 +42,30 @@ const NOTES: &[(&str, &str)] = &[
         r"^the message stops right after `GPU`; PyTorch ≈2\.2–2\.3 builds cut the message there for GPU 0 \(pytorch/pytorch#123984\)$",
         "报错在 `GPU` 之后就断了；PyTorch ≈2.2–2.3 的构建对 GPU 0 会在这里截断报错（pytorch/pytorch#123984）",
     ),
+    (
+        r"^the output ends with the shell's `Killed`: the process got SIGKILL, most often from the kernel's OOM killer$",
+        "输出以 shell 打印的 `Killed` 结尾：进程收到了 SIGKILL，最常见的是内核的 OOM killer 发出的",
+    ),
+    (
+        r"^sizes are printed rounded \(XLA's G/M units\); byte counts are approximate$",
+        "大小打印时做了取整（XLA 的 G/M 单位）；字节数是近似值",
+    ),
+    (
+        r"^only the end of the message was pasted \(its `max_split_size_mb` hint\): every number is missing$",
+        "只贴了报错的结尾（`max_split_size_mb` 的提示）：所有数字都缺失",
+    ),
+    (
+        r"^the paste starts mid-message: the `CUDA out of memory\.` headline is missing$",
+        "贴出的内容从报错中间开始：缺了开头的 `CUDA out of memory.`",
+    ),
+    (
+        r"^the requested size \(`Tried to allocate \.\.\.`\) is missing$",
+        "缺了申请量（`Tried to allocate ...`）",
+    ),
+    (
+        r"^only the message's first words were printed \(ComfyUI shortens it\): no sizes$",
+        "只打印了报错开头的几个词（ComfyUI 会截短它）：没有大小",
+    ),
 ];
 
 /// The Chinese of a detector's note.
@@ -120,6 +144,28 @@ const FACT_LABELS: &[(&str, &str)] = &[
     ("rank", "rank"),
     ("reason", "原因"),
     ("reported_by", "报告者"),
+    ("report", "报告类型"),
+    ("local_rank", "local rank"),
+    ("segment_size", "共享内存段大小（字节）"),
+    ("prefill_tokens", "prefill token 数"),
+    ("trail_lines", "后续重复的行数"),
+    ("error_line", "错误行"),
+    ("hsa_node", "HSA 节点"),
+    ("cpu_blocks", "CPU block 数"),
+    ("gpu_blocks", "GPU block 数"),
+    ("op_requires", "OP_REQUIRES 检查"),
+    ("total_tokens", "token 总数"),
+    ("max_total_tokens", "max_total_tokens"),
+    ("profiled_tokens", "profile 出的 token 数"),
+    ("killed_processes", "被杀掉的进程数"),
+    ("pids", "PID 列表"),
+    ("unit", "systemd 单元"),
+    ("limit", "上限（字节）"),
+    ("usage", "用量（字节）"),
+    ("other_assertions", "其他断言"),
+    ("request", "申请量"),
+    ("mem_fraction_static", "SGLang 的 mem_fraction_static"),
+    ("stated_card_bytes", "文中写的显卡大小"),
     ("table", "状态码表"),
     ("table_title", "状态码所属的 API"),
     ("meaning", "状态码的含义"),
@@ -149,6 +195,58 @@ const FACT_LABELS: &[(&str, &str)] = &[
     ("worker_pid", "worker 的 PID"),
     ("xid", "Xid"),
 ];
+
+/// Fact key, value as a detector writes it, Chinese: the values that are
+/// oomwhy's own words rather than text taken from the message.
+const FACT_VALUES: &[(&str, &str, &str)] = &[
+    ("memory", "device", "显存"),
+    ("memory", "host", "主机内存"),
+    ("memory", "unknown", "报错没说是哪种内存"),
+    ("memory", "shared memory (/dev/shm)", "共享内存（/dev/shm）"),
+    ("code_class", "memory", "显存或内存不足"),
+    ("code_class", "maybe", "可能与显存有关"),
+    ("code_class", "not_memory", "与显存无关"),
+    ("code_class", "usage", "调用方用法错误"),
+    ("printed_as", "name", "名称"),
+    ("printed_as", "number", "数字"),
+    ("printed_as", "message", "说明文字"),
+    ("request", "more than 1 EB", "超过 1 EB"),
+    ("report", "invoked", "内核 OOM killer 被触发"),
+    ("report", "agent", "torchelastic agent 的报告"),
+    ("error_line", "missing", "缺失"),
+    ("op_requires", "true", "是"),
+    (
+        "error_name",
+        "TDR (timeout detection and recovery)",
+        "TDR（超时检测与恢复）",
+    ),
+];
+
+/// The Chinese of a fact's value that oomwhy wrote itself.
+pub fn fact_value(key: &str, value: &str) -> Option<&'static str> {
+    FACT_VALUES
+        .iter()
+        .find(|(k, v, _)| *k == key && *v == value)
+        .map(|(_, _, zh)| *zh)
+}
+
+/// The words of a version hint (`PyTorch ≈2.11 or later`) in Chinese; a
+/// version or a name stays as it is.
+const VERSION_WORDS: &[(&str, &str)] = &[
+    (
+        "jaxlib before 2023 (90% preallocated)",
+        "2023 年之前的 jaxlib（预先占用 90% 显存）",
+    ),
+    (" or later", " 及以后"),
+    (" engine", " 引擎"),
+];
+
+/// A version hint in Chinese.
+pub fn version_hint(hint: &str) -> String {
+    VERSION_WORDS
+        .iter()
+        .fold(hint.to_string(), |text, (en, zh)| text.replace(en, zh))
+}
 
 /// The Chinese label of a fact key.
 pub fn fact_label(key: &str) -> Option<&'static str> {

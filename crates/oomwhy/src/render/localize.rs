@@ -110,6 +110,67 @@ pub fn fact_label(key: &str, lang: Lang) -> String {
     }
 }
 
+/// A fact's value as the "Details" lines show it in `lang`, or `None` when
+/// the line has no place there. JSON keeps every value as the detector
+/// wrote it; the Chinese lines say in Chinese what oomwhy itself wrote (who
+/// reported it, which memory, what kind of code) and leave out a code's
+/// meaning that its table has only in English (the verdict says it).
+pub fn fact_value(f: &Finding, key: &str, value: &str, lang: Lang) -> Option<String> {
+    if lang == Lang::En {
+        return Some(value.to_string());
+    }
+    match key {
+        "reported_by" | "table_title" => Some(crate::i18n::reporter::zh(value)),
+        "meaning" => {
+            let table = f.facts.get("table").and_then(|t| crate::codes::table(t))?;
+            let name = f.facts.get("error_name")?;
+            table
+                .entries
+                .iter()
+                .find(|e| e.name == name)
+                .map(|e| e.zh)
+                .filter(|zh| !zh.is_empty())
+                .map(str::to_string)
+        }
+        _ => Some(zh::fact_value(key, value).unwrap_or(value).to_string()),
+    }
+}
+
+/// The headline as it follows the finding's label: without a lead that
+/// only repeats the label ("Out of memory: " after OUT OF MEMORY, "显存不足："
+/// after 显存不足).
+pub fn headline_after(f: &Finding, label: &str, lang: Lang) -> String {
+    let headline = headline(f, lang);
+    let lead = headline
+        .split_once([':', '：'])
+        .map(|(lead, _)| lead.trim())
+        .filter(|lead| !lead.is_empty());
+    match lead {
+        Some(lead)
+            if label.len() >= lead.len()
+                && label.is_char_boundary(label.len() - lead.len())
+                && label[label.len() - lead.len()..].eq_ignore_ascii_case(lead) =>
+        {
+            let rest = &headline[lead.len()..];
+            let rest = rest
+                .trim_start()
+                .trim_start_matches([':', '：'])
+                .trim_start();
+            // The sentence now starts the line: English capitalises its
+            // article, never a program's own name (torch-directml).
+            let article = ["a ", "an ", "the "].iter().any(|a| rest.starts_with(a));
+            let mut chars = rest.chars();
+            match chars.next() {
+                Some(first) if lang == Lang::En && article => {
+                    first.to_uppercase().chain(chars).collect()
+                }
+                _ => rest.to_string(),
+            }
+        }
+        _ => headline,
+    }
+}
+
 /// The sections a memory snapshot adds to a finding, in `lang`.
 pub(super) fn snapshot_sections(
     report: &crate::record::SnapshotReport,
@@ -118,5 +179,60 @@ pub(super) fn snapshot_sections(
     match lang {
         Lang::En => crate::snapshot::text_sections(report),
         Lang::Zh => zh::snapshot_sections(report),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Finding;
+
+    fn finding(headline: &str, headline_zh: &str) -> Finding {
+        let mut f = Finding::new(crate::record::Kind::GenericOom, "a.log", 1, String::new());
+        f.diagnosis.headline = headline.into();
+        f.diagnosis.headline_zh = Some(headline_zh.into());
+        f
+    }
+
+    #[test]
+    fn a_headline_does_not_repeat_its_label() {
+        let f = finding(
+            "Out of memory: an allocation failed (CTranslate2)",
+            "显存不足：CTranslate2 报告一次分配失败了",
+        );
+        assert_eq!(
+            headline_after(&f, "OUT OF MEMORY", Lang::En),
+            "An allocation failed (CTranslate2)"
+        );
+        assert_eq!(
+            headline_after(&f, "显存不足", Lang::Zh),
+            "CTranslate2 报告一次分配失败了"
+        );
+        // "Probably out of memory" ends with the same words.
+        assert_eq!(
+            headline_after(&f, "很可能是显存不足", Lang::Zh),
+            "CTranslate2 报告一次分配失败了"
+        );
+        let named = finding(
+            "Out of memory: torch-directml could not allocate 1 GiB",
+            "显存不足：torch-directml 无法分配 1 GiB",
+        );
+        assert_eq!(
+            headline_after(&named, "Out of memory", Lang::En),
+            "torch-directml could not allocate 1 GiB"
+        );
+        // A lead that is not the label stays.
+        let other = finding(
+            "A Triton kernel needs 1 KiB: too much",
+            "Triton kernel 需要 1 KiB：太多",
+        );
+        assert_eq!(
+            headline_after(&other, "OUT OF MEMORY", Lang::En),
+            "A Triton kernel needs 1 KiB: too much"
+        );
+        assert_eq!(
+            headline_after(&f, "内存不足", Lang::Zh),
+            "显存不足：CTranslate2 报告一次分配失败了"
+        );
     }
 }

@@ -105,12 +105,12 @@ fn label(f: &Finding) -> Msg {
 
 pub(super) fn finding(f: &Finding, lang: Lang, out: &mut dyn Write) -> io::Result<()> {
     let f = &*localize(f, lang);
+    let label = label(f).text(lang);
     writeln!(
         out,
-        "### {}. {}: {}",
+        "### {}. {label}: {}",
         f.id,
-        label(f).text(lang),
-        prose(&localize::headline(f, lang))
+        prose(&localize::headline_after(f, label, lang))
     )?;
     writeln!(out)?;
     writeln!(out, "{}", escape(&origin_line_in(f, lang)))?;
@@ -173,11 +173,14 @@ pub(super) fn finding(f: &Finding, lang: Lang, out: &mut dyn Write) -> io::Resul
     if !f.facts.is_empty() && rows.is_empty() {
         writeln!(out)?;
         for (key, value) in &f.facts {
+            let Some(value) = localize::fact_value(f, key, value, lang) else {
+                continue;
+            };
             writeln!(
                 out,
                 "- {}: `{}`",
                 localize::fact_label(key, lang),
-                sanitize(value).replace('`', "'")
+                sanitize(&value).replace('`', "'")
             )?;
         }
     }

@@ -306,9 +306,10 @@ impl View<'_> {
     fn answer(&self, f: &Finding, out: &mut dyn Write) -> io::Result<()> {
         let p = self.p;
         let lang = self.lang;
-        let tag = format!("[{}] {}", f.id, category_label(f).text(lang));
+        let label = category_label(f).text(lang);
+        let tag = format!("[{}] {label}", f.id);
         let line = self.wrap(
-            &format!("{tag} {}", localize::headline(f, lang)),
+            &format!("{tag} {}", localize::headline_after(f, label, lang)),
             "",
             "    ",
         );
@@ -468,6 +469,9 @@ impl View<'_> {
         if !f.facts.is_empty() && rows.is_empty() {
             self.heading(out, Msg::DetailsHeading)?;
             for (key, value) in &f.facts {
+                let Some(value) = localize::fact_value(f, key, value, lang) else {
+                    continue;
+                };
                 let colon = if lang == Lang::Zh { "：" } else { ": " };
                 let line = format!("{}{colon}{value}", localize::fact_label(key, lang));
                 writeln!(out, "{}", self.wrap(&line, "    ", "      "))?;
@@ -600,7 +604,10 @@ pub(super) fn origin_line_in(f: &Finding, lang: Lang) -> String {
         let version = f
             .version_hint
             .as_deref()
-            .map(|v| format!(" ({v})"))
+            .map(|v| match lang {
+                Lang::En => format!(" ({v})"),
+                Lang::Zh => format!(" ({})", crate::i18n::zh::version_hint(v)),
+            })
             .unwrap_or_default();
         parts.push(format!("{}{version}", Msg::MessageForm.fill(lang, &[era])));
     }
