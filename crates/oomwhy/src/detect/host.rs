@@ -503,7 +503,7 @@ impl Family for Killed {
                 }
                 if let Some(c) = p.evicted_container.captures(&joined) {
                     finding.facts.insert("container".into(), c[1].to_string());
-                    finding.facts.insert(fact::USAGE.into(), c[2].to_string());
+                    finding.facts.insert("used".into(), c[2].to_string());
                     finding.facts.insert("request".into(), c[3].to_string());
                 }
             } else if p.elastic_exit.is_match(&joined) || p.elastic_signal.is_match(&joined) {
@@ -730,7 +730,7 @@ mod tests {
             assert_eq!(f.category, Category::Oom);
             assert_eq!(f.facts[fact::REASON], fact::EVICTED);
             assert_eq!(f.facts["container"], "trainer");
-            assert_eq!(f.facts[fact::USAGE], "6817404Ki");
+            assert_eq!(f.facts["used"], "6817404Ki");
             assert_eq!(f.facts["request"], request);
             assert_eq!(f.facts["threshold"], "100Mi");
             assert_eq!(f.facts["available"], "4328Ki");

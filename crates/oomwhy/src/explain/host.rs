@@ -684,11 +684,7 @@ fn eviction_detail(f: &Finding) -> Said {
         en: "The kubelet evicts pods when the node's available memory falls below its eviction threshold. It picks first the pods whose memory use is above their request (resources.requests.memory), so a pod that asks for little and uses much goes first. This is host RAM, not GPU memory.",
         zh: "节点的可用内存低于 kubelet 的驱逐阈值时，kubelet 会驱逐 pod。它先挑内存用量超过自己申请量（resources.requests.memory）的 pod，所以申请得少、用得多的 pod 最先被驱逐。这是主机内存，不是显存。"
     );
-    let usage = match (
-        fact(f, "container"),
-        fact(f, fact::USAGE),
-        fact(f, "request"),
-    ) {
+    let usage = match (fact(f, "container"), fact(f, "used"), fact(f, "request")) {
         (Some(container), Some(usage), Some(request)) => say!(
             en: " Container {container} was using {usage} against a request of {request}.",
             zh: " 容器 {container} 用了 {usage}，而它只申请了 {request}。",
