@@ -7,6 +7,8 @@
 //! offered where its own entry says it cannot apply.
 
 use super::setting::{Framework, Program, Release, Runtime, Setting, Vendor};
+use crate::i18n::Said;
+use crate::record::{Chinese, Fix};
 
 /// What applying a fix costs. Fixes that follow the same verdict are
 /// offered cheapest first.
@@ -230,6 +232,21 @@ impl FixSpec {
 /// real paste in `fixtures/wild`: a finding whose program names itself as
 /// native gets no Python framework's API, and one whose program runs no
 /// model gets no model-workload advice, in any fix it is given.
+
+/// The fix `spec` of the catalogue with how to apply it here, in both
+/// languages.
+pub(super) fn fix(spec: &FixSpec, how: Said) -> Fix {
+    Fix {
+        id: spec.id.to_string(),
+        title: spec.title.to_string(),
+        how: how.en,
+        zh: Some(Chinese {
+            title: spec.title_zh.to_string(),
+            text: how.zh,
+        }),
+    }
+}
+
 #[cfg(test)]
 mod program_fixes_over_the_fixtures {
     use crate::explain::setting::{Program, Setting};

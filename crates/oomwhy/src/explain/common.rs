@@ -2,6 +2,7 @@
 //! and field rows, reading facts, rounding tolerance, and the fixes shared
 //! by several families.
 
+pub(super) use super::catalogue::fix;
 use super::catalogue::{Cost, Engines, FixSpec, Phases};
 use super::docs::Code;
 use super::setting::{
@@ -270,20 +271,6 @@ pub(super) fn row(label: Said, value: String, meaning: Said, derived: bool) -> F
         zh: Some(Chinese {
             title: label.zh,
             text: meaning.zh,
-        }),
-    }
-}
-
-/// The fix `spec` of the catalogue with how to apply it here, in both
-/// languages.
-pub(super) fn fix(spec: &FixSpec, how: Said) -> Fix {
-    Fix {
-        id: spec.id.to_string(),
-        title: spec.title.to_string(),
-        how: how.en,
-        zh: Some(Chinese {
-            title: spec.title_zh.to_string(),
-            text: how.zh,
         }),
     }
 }

@@ -6,8 +6,7 @@
 //! its own options, never through a model-training recipe written for
 //! another stack.
 
-use super::catalogue::{Cost, FixSpec};
-use super::common::{fact, fix};
+use super::catalogue::{fix, Cost, FixSpec};
 use super::setting::{is_loading, Framework, NamedProgram, ProgramClass};
 use crate::detect::grammar::program_names as n;
 use crate::i18n::Said;
@@ -37,7 +36,7 @@ impl LlamaFamily {
     pub(super) fn of(f: &Finding) -> Option<LlamaFamily> {
         let mut places = vec![f.text.to_ascii_lowercase()];
         for key in [fact::REPORTED_BY, fact::ENGINE] {
-            if let Some(v) = fact(f, key) {
+            if let Some(v) = f.facts.get(key).map(String::as_str) {
                 places.push(v.to_ascii_lowercase());
             }
         }
