@@ -228,11 +228,6 @@ impl FixSpec {
     }
 }
 
-/// The program decides the advice, checked over every fixture and every
-/// real paste in `fixtures/wild`: a finding whose program names itself as
-/// native gets no Python framework's API, and one whose program runs no
-/// model gets no model-workload advice, in any fix it is given.
-
 /// The fix `spec` of the catalogue with how to apply it here, in both
 /// languages.
 pub(super) fn fix(spec: &FixSpec, how: Said) -> Fix {
@@ -247,6 +242,10 @@ pub(super) fn fix(spec: &FixSpec, how: Said) -> Fix {
     }
 }
 
+/// The program decides the advice, checked over every fixture and every
+/// real paste in `fixtures/wild`: a finding whose program names itself as
+/// native gets no Python framework's API, and one whose program runs no
+/// model gets no model-workload advice, in any fix it is given.
 #[cfg(test)]
 mod program_fixes_over_the_fixtures {
     use crate::explain::setting::{Program, Setting};
