@@ -13,7 +13,7 @@ use super::text::is_boilerplate;
 use super::text::{collapse_repeats, reported_token};
 use super::{is_mention, Family, Message};
 use crate::constant_regex;
-use crate::record::{fact, Era, Finding, Kind};
+use crate::record::{fact, Category, Era, Finding, Kind};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -357,9 +357,29 @@ impl Family for GenericOom {
                 crate::i18n::reporter::XLA_ASYNC_ALLOCATOR.en.into(),
             );
         }
+        if failed_device_alloc_at_info(&format!("{}{first}", message.prefix)) {
+            // The stream executor logs its failed cuMemAlloc at info level on
+            // purpose: the BFC allocator retries with less, so the line alone
+            // is not a failure (a real one follows as its own message).
+            finding.category = Category::Warning;
+        }
         read_sizes(&mut finding, &joined, phrase.id);
         Some(finding)
     }
+}
+
+/// Whether the line is the stream executor's failed device allocation
+/// logged at info level (`... I tensorflow/stream_executor/cuda/cuda_driver.cc:801]
+/// failed to allocate 7.81G (8387559424 bytes) from device: ...`, or glog's
+/// `I0924 16:22:13.020179 12345 cuda_driver.cc:801] ...`).
+fn failed_device_alloc_at_info(line: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        constant_regex(
+            r"(?:^|\s)I\d{0,4}\s+(?:\d\d:\d\d:\d\d\.\d+\s+\d+\s+)?[\w./-]+\.cc:\d+\]\s*failed to allocate\b[^\n]*\bfrom device\b",
+        )
+    })
+    .is_match(line)
 }
 
 /// TensorRT-LLM's builder after a failed build (`[TRT-LLM] [E] Engine
@@ -445,6 +465,23 @@ mod tests {
 
     fn collect(text: &[&str]) -> Option<Finding> {
         crate::detect::decode_lines(&GenericOom, text)
+    }
+
+    /// The stream executor logs its failed cuMemAlloc at info level (the
+    /// BFC allocator then asks for less): a warning, as TensorFlow's own
+    /// "not a failure" line is (the line of wild paste 1952). At error
+    /// level, as older releases logged it, it stays an out of memory.
+    #[test]
+    fn failed_device_allocation_at_info_level_is_a_warning() {
+        let info = "2021-09-24 16:22:13.020179: I tensorflow/stream_executor/cuda/cuda_driver.cc:801] failed to allocate 7.81G (8387559424 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory";
+        let f = collect(&[info]).expect("found");
+        assert_eq!(f.kind, Kind::GenericOom);
+        assert_eq!(f.category, Category::Warning);
+        assert_eq!(f.sizes.requested_bytes, Some(8_387_559_424));
+        let error = info.replace(": I tensorflow", ": E tensorflow");
+        let f = collect(&[error.as_str()]).expect("found");
+        assert_eq!(f.kind, Kind::GenericOom);
+        assert_eq!(f.category, Category::Oom);
     }
 
     #[test]

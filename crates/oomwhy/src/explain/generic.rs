@@ -15,7 +15,7 @@ use super::thresholds::LARGER_THAN_ANY_GPU;
 use super::toolchain::{NON_TRITON_PATH, TRITON_KERNEL_CONFIG};
 use super::Explain;
 use crate::i18n::Said;
-use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
+use crate::record::{fact, Category, Diagnosis, Era, Finding, Fix, Verdict};
 use crate::say;
 use crate::say_parts;
 use crate::units::format_size as fmt;
@@ -25,6 +25,11 @@ pub(super) struct GenericOom;
 
 impl Explain for GenericOom {
     fn headline(&self, f: &Finding) -> Said {
+        // The stream executor's failed allocation logged at info level: the
+        // BFC allocator asks again for less, as after its own warning.
+        if retried_by_tensorflow(f) {
+            return super::tf_warning::TfAllocatorWarning.headline(f);
+        }
         // A GPU kernel driver's own line (NVRM's NV_ERR_NO_MEMORY): the
         // driver's reading, not a program's.
         if super::driver_log::kernel_driver(f).is_some() {
@@ -34,7 +39,10 @@ impl Explain for GenericOom {
         }
         generic_headline(f)
     }
-    fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
+    fn verdicts(&self, f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
+        if retried_by_tensorflow(f) {
+            return super::tf_warning::TfAllocatorWarning.verdicts(f, d, out);
+        }
         if super::driver_log::kernel_driver(f).is_some() {
             if let Some(v) = super::driver_log::verdict_of(f) {
                 out.push(v);
@@ -57,6 +65,9 @@ impl Explain for GenericOom {
         out.push(generic_verdict(f))
     }
     fn fixes(&self, f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
+        if retried_by_tensorflow(f) {
+            return super::tf_warning::TfAllocatorWarning.fixes(f, d, out);
+        }
         if super::driver_log::kernel_driver(f).is_some() && super::driver_log::fixes(f, out) {
             return;
         }
@@ -74,6 +85,12 @@ impl Explain for GenericOom {
             generic_fixes(f, out)
         })
     }
+}
+
+/// A failed allocation the detector found logged as a warning (the stream
+/// executor's at info level), which TensorFlow's allocator retries.
+fn retried_by_tensorflow(f: &Finding) -> bool {
+    f.category == Category::Warning && f.era == Some(Era::CudaDriver)
 }
 
 /// An allocator that asks for one tensor's buffer at a time, and where

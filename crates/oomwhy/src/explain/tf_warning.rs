@@ -5,7 +5,7 @@ use super::common::fix;
 use super::setting::Framework;
 use super::Explain;
 use crate::i18n::Said;
-use crate::record::{Diagnosis, Finding, Fix, Verdict};
+use crate::record::{Diagnosis, Era, Finding, Fix, Verdict};
 use crate::say;
 use crate::units::format_size as fmt;
 
@@ -42,7 +42,19 @@ impl Explain for TfAllocatorWarning {
 
     fn verdicts(&self, _f: &Finding, _d: &Diagnosis, _out: &mut Vec<Verdict>) {}
 
-    fn fixes(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
+    fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
+        // The stream executor's own line, logged at info level: the BFC
+        // allocator asks again for less.
+        if f.era == Some(Era::CudaDriver) {
+            out.push(fix(
+                &NOTHING_TO_FIX,
+                say!(
+                    en: "TensorFlow logs a failed device allocation at info level on purpose: its allocator then asks for less memory and goes on (at start-up it tries to reserve most of the GPU this way). Look for an `OOM when allocating tensor` or `ResourceExhaustedError` later in the log: only that is an out-of-memory error.",
+                    zh: "TensorFlow 故意用 info 级别记录这次失败的显存分配：它的分配器随后会少要一些显存，继续运行（启动时它就是这样尝试预留 GPU 的大部分显存）。在日志后面找 `OOM when allocating tensor` 或 `ResourceExhaustedError`：只有那才是显存不足错误。"
+                ),
+            ));
+            return;
+        }
         out.push(fix(
             &NOTHING_TO_FIX,
             say!(
