@@ -55,9 +55,6 @@ enum Statement {
     /// (`OutOfMemoryError    Traceback (most recent call last)`); the
     /// message itself may be cut from the paste.
     NotebookHeader,
-    /// Kubernetes evicted a pod because its node ran out of memory
-    /// (`The node was low on resource: memory.`).
-    Evicted,
     /// The poster says in their own words, in the first person singular,
     /// that a named device ran out of memory (`I got a "cuda out of
     /// memory" after 8784 iterations`, `I'm experiencing an XPU out of
@@ -189,10 +186,6 @@ fn patterns() -> &'static Patterns {
                     )),
                 ),
                 (
-                    Statement::Evicted,
-                    re(r"\bThe node was low on resource: memory\b"),
-                ),
-                (
                     Statement::RuntimeFault,
                     re(concat!(
                         r"\bHSA_STATUS_ERROR_[A-Z_]+\b",
@@ -286,7 +279,6 @@ fn patterns() -> &'static Patterns {
             self_evident: re(concat!(
                 r"^(?:killed due to the node running low on memory",
                 r"|Your session crashed after using all available RAM",
-                r"|The node was low on resource: memory",
                 r"|requires more system memory \(\d+(?:\.\d+)? ?[KMGT]i?B\) than is available \(",
                 r"|GPU plugin can't finish correctly",
                 r"|dxgk: \w+: Ioctl failed",
@@ -315,7 +307,7 @@ fn patterns() -> &'static Patterns {
                 r"(?i:\bhost memory\b|\bpinned\b|\bsystem memory\b|\bRAM\b|\bswap\b|\bmemory pressure\b)",
                 r"|cudaHostAlloc|hipHostMalloc|\bMemoryError\b|\b_ArrayMemoryError\b|内存",
                 r"|\bCL_OUT_OF_HOST_MEMORY\b|\bCpu\w*OOM\b|\bJava heap space\b",
-                r"|\bnode running low on memory\b|\bnode was low on resource: memory\b",
+                r"|\bnode running low on memory\b",
             )),
             device_words: re(concat!(
                 r"(?i:\bgpu\b|\bdevice\b|\bvram\b|\bhbm\b|\bnpu\b|\bcuda\b|\bhip\b|\bmetal\b|\bgmem\b|\brtMalloc\b|\bvideo memory\b)",
@@ -727,7 +719,6 @@ impl Family for Grammar {
             Statement::AllocatorSentence => Kind::GenericOom,
             Statement::NotebookHeader if host => Kind::HostOom,
             Statement::NotebookHeader => Kind::GenericOom,
-            Statement::Evicted => Kind::HostOomKilled,
             Statement::ProseReport => Kind::GenericOom,
             Statement::RuntimeFault => Kind::GpuRuntimeError,
             _ if exhausted && host => Kind::HostOom,
@@ -736,10 +727,6 @@ impl Family for Grammar {
         };
         let mut finding = message.finding(kind, text.trim_end().to_string());
         finding.occurrences += repeats as u64;
-        if statement == Statement::Evicted {
-            // The eviction states that the node ran out of memory.
-            finding.category = crate::record::Category::Oom;
-        }
         if finding.exception.is_none() {
             finding.exception = leading_exception(first);
         }
@@ -850,7 +837,6 @@ fn reporter(line: &str, exception: Option<&str>, statement: Statement) -> String
         Statement::Segfault => return R::SHELL_SEGFAULT.en.into(),
         Statement::AllocatorSentence => return R::TORCH_CACHING_ALLOCATOR.en.into(),
         Statement::DeviceLost => return R::NVML.en.into(),
-        Statement::Evicted => return R::KUBELET_EVICTION.en.into(),
         // The stack the poster names (`cuda out of memory`); a device word
         // alone (`GPU`, `VRAM`) names none.
         Statement::ProseReport => {
@@ -1405,8 +1391,6 @@ mod tests {
         for (line, kind, category) in [
             // Ray's worker exit detail (1406): host memory.
             ("The actor is dead because its worker process has died. Worker exit type: USER_ERROR Worker exit detail: Task was killed due to the node running low on memory.", Kind::HostOom, Category::Oom),
-            // Kubernetes' eviction, quoted whole (1408).
-            ("`The node was low on resource: memory.`", Kind::HostOomKilled, Category::Oom),
             // ROCr's abort after `error : ` (1437).
             (":0:rocdevice.cpp            :2652: 4238358292712 us: 48946: [tid:0x7fffd023f700] Device::callbackQueue aborting with error : HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to allocate the necessary resources. This error may also occur when the core runtime library needs to spawn threads or create internal OS-specific events. code: 0x1008", Kind::GpuRuntimeError, Category::Crash),
             // nvgpu's MMU fault with the kernel's `[ERR]` (1439).

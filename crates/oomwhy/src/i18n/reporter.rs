@@ -41,7 +41,6 @@ reporters! {
     SHELL_SEGFAULT { en: "the shell (the process died of SIGSEGV)", zh: "shell（进程因 SIGSEGV 退出）", }
     TORCH_CACHING_ALLOCATOR { en: "PyTorch's caching allocator", zh: "PyTorch 的缓存分配器", }
     NVML { en: "the NVIDIA driver (NVML)", zh: "NVIDIA 驱动（NVML）", }
-    KUBELET_EVICTION { en: "Kubernetes (the kubelet's eviction)", zh: "Kubernetes（kubelet 的驱逐）", }
     ROCM_HSA { en: "ROCm's runtime (HSA)", zh: "ROCm 运行时（HSA）", }
     NVRM { en: "the NVIDIA kernel driver (NVRM)", zh: "NVIDIA 内核驱动（NVRM）", }
     WINDOWS_TDR { en: "Windows (the display driver's timeout detection and recovery)", zh: "Windows（显示驱动的超时检测与恢复，即 TDR）", }
