@@ -249,7 +249,6 @@ pub(super) fn fix(spec: &FixSpec, how: Said) -> Fix {
 #[cfg(test)]
 mod program_fixes_over_the_fixtures {
     use crate::explain::setting::{Program, Setting};
-    use std::path::Path;
 
     /// Words that only a Python framework's advice uses.
     const FRAMEWORK_WORDS: &[&str] = &[
@@ -265,34 +264,9 @@ mod program_fixes_over_the_fixtures {
     /// Words of advice about a model's workload.
     const MODEL_WORDS: &[&str] = &["batch size", "quantised model", "gradient", "bfloat16"];
 
-    fn pastes() -> Vec<(String, String)> {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
-        let mut out = Vec::new();
-        for dir in [root.clone(), root.join("wild")] {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for path in entries.flatten().map(|e| e.path()) {
-                let name = path.to_string_lossy().into_owned();
-                let input = match path.extension().and_then(|e| e.to_str()) {
-                    Some("log") => true,
-                    // Beside the fixtures, .txt files are oomwhy's goldens.
-                    Some("txt") => dir != root,
-                    _ => false,
-                };
-                if input && !name.ends_with(".zh.txt") {
-                    if let Ok(bytes) = std::fs::read(&path) {
-                        out.push((name, String::from_utf8_lossy(&bytes).into_owned()));
-                    }
-                }
-            }
-        }
-        out
-    }
-
     #[test]
     fn a_native_program_gets_its_own_fixes() {
-        let pastes = pastes();
+        let pastes = crate::explain::test_support::fixture_pastes();
         assert!(pastes.len() > 500, "fixtures not found: {}", pastes.len());
         let mut wrong = Vec::new();
         let mut native = 0;

@@ -1147,7 +1147,6 @@ mod allocation_failed_title_tests {
 mod one_memory_model_over_the_fixtures {
     use super::Reading;
     use crate::record::{Era, Finding, Kind};
-    use std::path::Path;
 
     /// First fixes that make the workload smaller.
     const WORKLOAD: &[&str] = &[
@@ -1194,31 +1193,9 @@ mod one_memory_model_over_the_fixtures {
         ) || matches!(f.era, Some(Era::Onnxruntime | Era::CupyOomClass))
     }
 
-    fn pastes() -> Vec<(String, String)> {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
-        let mut out = Vec::new();
-        for dir in [root.clone(), root.join("wild")] {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for path in entries.flatten().map(|e| e.path()) {
-                let name = path.to_string_lossy().into_owned();
-                let input = match path.extension().and_then(|e| e.to_str()) {
-                    Some("log") => true,
-                    Some("txt") => dir != root && !name.ends_with(".zh.txt"),
-                    _ => false,
-                };
-                if let (true, Ok(bytes)) = (input, std::fs::read(&path)) {
-                    out.push((name, String::from_utf8_lossy(&bytes).into_owned()));
-                }
-            }
-        }
-        out
-    }
-
     #[test]
     fn the_figures_decide_the_first_verdict_and_fix() {
-        let pastes = pastes();
+        let pastes = crate::explain::test_support::fixture_pastes();
         assert!(pastes.len() > 500, "fixtures not found: {}", pastes.len());
         let (mut wrong, mut seen) = (Vec::new(), [0usize; 3]);
         for (path, text) in &pastes {

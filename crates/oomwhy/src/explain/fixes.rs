@@ -63,40 +63,10 @@ mod tests {
 mod over_the_fixtures {
     use super::*;
     use crate::explain::setting::Setting;
-    use std::path::Path;
-
-    fn texts() -> Vec<(String, String)> {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
-        let mut out = Vec::new();
-        for dir in [root.clone(), root.join("wild")] {
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for entry in entries.flatten() {
-                let path = entry.path();
-                let wanted = matches!(
-                    path.extension().and_then(|e| e.to_str()),
-                    Some("log" | "txt")
-                ) && !path.to_string_lossy().ends_with(".zh.txt");
-                // The goldens beside each fixture are oomwhy's own output.
-                let golden = dir == root && path.extension().is_some_and(|e| e == "txt");
-                if !wanted || golden {
-                    continue;
-                }
-                if let Ok(bytes) = std::fs::read(&path) {
-                    out.push((
-                        path.display().to_string(),
-                        String::from_utf8_lossy(&bytes).into_owned(),
-                    ));
-                }
-            }
-        }
-        out
-    }
 
     #[test]
     fn no_fix_is_offered_where_its_entry_says_it_cannot_apply() {
-        let texts = texts();
+        let texts = crate::explain::test_support::fixture_pastes();
         assert!(texts.len() > 500, "fixtures not found: {}", texts.len());
         let mut wrong = Vec::new();
         for (path, text) in &texts {

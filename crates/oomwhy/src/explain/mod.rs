@@ -396,6 +396,33 @@ mod tests;
 /// Helpers the explainers' tests share.
 #[cfg(test)]
 pub(crate) mod test_support {
+    /// Every input among the fixtures and the real pastes of `fixtures/wild`
+    /// (not the goldens beside them), with its path, for tests over all of them.
+    pub(crate) fn fixture_pastes() -> Vec<(String, String)> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+        let mut out = Vec::new();
+        for dir in [root.clone(), root.join("wild")] {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for path in entries.flatten().map(|e| e.path()) {
+                let name = path.to_string_lossy().into_owned();
+                let input = match path.extension().and_then(|e| e.to_str()) {
+                    Some("log") => true,
+                    // Beside the fixtures, .txt files are oomwhy's goldens.
+                    Some("txt") => dir != root,
+                    _ => false,
+                };
+                if input && !name.ends_with(".zh.txt") {
+                    if let Ok(bytes) = std::fs::read(&path) {
+                        out.push((name, String::from_utf8_lossy(&bytes).into_owned()));
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// The fix ids of the first finding in `text`, in order.
     pub(crate) fn fix_ids(text: &str) -> Vec<String> {
         crate::decode_str(text)[0]
