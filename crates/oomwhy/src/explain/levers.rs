@@ -527,9 +527,10 @@ mod tests {
         }
     }
 
-    /// A llama-cpp-python wheel's CUDA error, as a user pasted it (the
-    /// outside audit's case of the sixth holdout's second half).
-    const LLAMA_CPP_PYTHON: &str = "CUDA error 2 at /home/runner/work/llama-cpp-python-cuBLAS-wheels/llama-cpp-python-cuBLAS-wheels/vendor/llama.cpp/ggml-cuda.cu:7949: out of memory\ncurrent device: 0\n";
+    /// A llama-cpp-python wheel's CUDA error as its build prints it: the
+    /// vendored ggml path names the binding (the build machine's directory
+    /// before `vendor/` left out).
+    const LLAMA_CPP_PYTHON: &str = "CUDA error 2 at llama-cpp-python/vendor/llama.cpp/ggml-cuda.cu:7949: out of memory\ncurrent device: 0\n";
 
     /// koboldcpp's pool (1722), llama-cpp-python's CUDA error and a
     /// ggml Vulkan buffer at model load (1738): the family's levers first,
