@@ -33,6 +33,17 @@ impl Explain for CudaRuntimeOom {
                 zh: "{tool}显存不足（报错里没有大小）",
                 tool = tool_call(tool)
             ),
+            // PyTorch ≤ 0.4's own allocation (THC's storage or caching
+            // allocator): inside PyTorch, not beside it.
+            (None, Some(device)) if f.era == Some(Era::Thc) => say!(
+                en: "PyTorch (≤ 0.4) ran out of GPU memory on {device} allocating a tensor (no sizes given)",
+                zh: "PyTorch（≤ 0.4）在 {device} 上分配张量时显存不足（报错里没有大小）",
+                device = device
+            ),
+            (None, None) if f.era == Some(Era::Thc) => say!(
+                en: "PyTorch (≤ 0.4) ran out of GPU memory allocating a tensor (no sizes given)",
+                zh: "PyTorch（≤ 0.4）分配张量时显存不足（报错里没有大小）"
+            ),
             // Outside PyTorch's allocator only where PyTorch shows: a
             // renderer or an encoder prints the same error.
             (None, Some(device)) if shows_python(f) => say!(
