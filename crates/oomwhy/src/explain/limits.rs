@@ -76,7 +76,16 @@ impl PlatformLimit {
                             .is_none_or(|a| a.saturating_add(requested) <= total)
                 });
                 let fits_free = s.free_bytes.is_none_or(|free| requested <= free);
-                (requested >= LEVEL_ZERO_SINGLE_ALLOCATION && fits_card && fits_free)
+                // A per-process limit the message states (`8.27 GiB
+                // allowed`) that the request crosses is that limit's.
+                let held = s.reserved_bytes.or(s.allocated_bytes).unwrap_or(0);
+                let fits_allowed = s
+                    .allowed_bytes
+                    .is_none_or(|allowed| held.saturating_add(requested) <= allowed);
+                (requested >= LEVEL_ZERO_SINGLE_ALLOCATION
+                    && fits_card
+                    && fits_free
+                    && fits_allowed)
                     .then_some(PlatformLimit::LevelZeroSingleAllocation)
             }
             Vendor::Amd => {
@@ -187,6 +196,10 @@ const TORCH_RELAXED_ID: &str = "xpu-relaxed-allocation-limits";
 /// on an APU even a request larger than the carve-out is the carve-out's.
 pub(super) fn lead_verdict(f: &Finding, out: &mut Vec<Verdict>) {
     if let Some(limit) = PlatformLimit::of(f) {
+        // The limit is why memory that was free could not be had: the
+        // verdicts that find no reason in the numbers are answered by it.
+        const ANSWERED: &[Code] = &[Code::FreeExceedsRequest, Code::NumbersInconclusive];
+        out.retain(|v| !ANSWERED.iter().any(|c| v.code == c.as_str()));
         out.insert(0, limit.verdict(f));
     }
 }
@@ -272,6 +285,15 @@ mod tests {
             Some(PlatformLimit::LevelZeroSingleAllocation)
         );
         f.sizes.allocated_bytes = Some(6 * GIB + 1);
+        assert_eq!(PlatformLimit::of(&f), None);
+        // A stated per-process limit the request crosses is that limit's.
+        f.sizes.allocated_bytes = Some(0);
+        f.sizes.allowed_bytes = Some(LEVEL_ZERO_SINGLE_ALLOCATION);
+        assert_eq!(
+            PlatformLimit::of(&f),
+            Some(PlatformLimit::LevelZeroSingleAllocation)
+        );
+        f.sizes.allowed_bytes = Some(LEVEL_ZERO_SINGLE_ALLOCATION - 1);
         assert_eq!(PlatformLimit::of(&f), None);
         // 10.10 GiB allocated + 4.00 GiB > 13.74 GiB (fixtures/wild/1451.txt).
         let full = first(include_str!("../../../../fixtures/wild/1451.txt"));

@@ -145,20 +145,12 @@ fn stack_workload_fix(f: &Finding) -> Option<Fix> {
             zh: "把 batch size 减半，缩短序列或降低分辨率，权重和激活值用 bfloat16（TPU 原生支持的低精度），或者换更小的模型。"
         )
     } else {
-        let who = fact(f, fact::REPORTED_BY)
-            .filter(|r| !r.ends_with("Error"))
-            .map(crate::i18n::reporter::said);
-        match who {
-            Some(who) => crate::say_parts!(
-                en: "Halve the batch size, shorten sequences or lower the resolution, use a lower precision where {who} and this device support it (float16 or bfloat16; a quantised model for inference), or a smaller model.",
-                zh: "把 batch size 减半，缩短序列或降低分辨率，在{who}和这个设备支持的前提下用更低的精度（float16 或 bfloat16；推理时可用量化模型），或者换更小的模型。",
-                who = who
-            ),
-            None => say!(
-                en: "Halve the batch size, shorten sequences or lower the resolution, use a lower precision where the framework and this device support it (float16 or bfloat16; a quantised model for inference), or a smaller model.",
-                zh: "把 batch size 减半，缩短序列或降低分辨率，在框架和这个设备支持的前提下用更低的精度（float16 或 bfloat16；推理时可用量化模型），或者换更小的模型。"
-            ),
-        }
+        // Which precisions the stack and the device offer is theirs to
+        // say: no one vendor's GPU generation is named.
+        say!(
+            en: "Halve the batch size, shorten sequences or lower the resolution, use a lower precision where the framework and this device support it (float16 or bfloat16; a quantised model for inference), or a smaller model.",
+            zh: "把 batch size 减半，缩短序列或降低分辨率，在框架和这个设备支持的前提下用更低的精度（float16 或 bfloat16；推理时可用量化模型），或者换更小的模型。"
+        )
     };
     Some(fix(&SMALLER_WORKLOAD, how))
 }
