@@ -1372,3 +1372,43 @@ mod paddle_order_tests {
         assert_eq!(fix_ids(&with_free("1.822175GB"))[0], "free-the-gpu");
     }
 }
+
+#[cfg(test)]
+mod tensorrt_phase_tests {
+    use crate::explain::test_support::fix_ids;
+
+    /// A Stable Diffusion TensorRT pipeline loading its UNet engine
+    /// (fixtures/wild/1929.txt): the runtime's safeDeserialize failure is
+    /// loading a built engine, so what holds the GPU comes first and the
+    /// builder's workspace is not offered; the allocator's line before it,
+    /// which shows no phase, looks at the GPU before the build limits.
+    #[test]
+    fn loading_a_built_engine_is_not_building_one() {
+        let paste = include_str!("../../../../fixtures/wild/1929.txt");
+        let findings = crate::decode_str(paste);
+        let load = findings
+            .iter()
+            .find(|f| f.text.contains("Error Code 2"))
+            .expect("the deserialisation error");
+        let ids: Vec<&str> = load.diagnosis.fixes.iter().map(|x| x.id.as_str()).collect();
+        assert_eq!(ids, ["check-what-holds-gpu"]);
+        assert!(load.diagnosis.verdicts[0].title.contains("already built"));
+        assert_eq!(
+            fix_ids(paste),
+            ["free-the-gpu", "tensorrt-smaller-engine-limits"]
+        );
+    }
+
+    /// The same allocator's line where the log shows the build (the engine
+    /// build failing after it, fixtures/wild/733.txt): the build's limits
+    /// lead. With the word "builder" alone the same holds.
+    #[test]
+    fn a_build_keeps_the_build_limits_first() {
+        let build = include_str!("../../../../fixtures/wild/733.txt");
+        assert_eq!(fix_ids(build)[0], "tensorrt-smaller-engine-limits");
+        let allocator = "[E] 1: [defaultAllocator.cpp::allocate::19] Error Code 1: Cuda Runtime (out of memory)\n[W] Requested amount of GPU memory (1180463648 bytes) could not be allocated. There may not be enough free memory for allocation to succeed.";
+        assert_eq!(fix_ids(allocator)[0], "free-the-gpu");
+        let with_builder = allocator.replace("[W] Requested", "[W] Builder: Requested");
+        assert_eq!(fix_ids(&with_builder)[0], "tensorrt-smaller-engine-limits");
+    }
+}

@@ -157,3 +157,93 @@ fn stack_workload_fix(f: &Finding) -> Option<Fix> {
 
 /// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[OWN_REMEDY];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::explain::test_support::fix_ids;
+
+    /// vLLM's sampler warm-up (fixtures/wild/1833.txt, its second error):
+    /// the message names its remedy, which leads, quoted with its option
+    /// names, and no general training recipe stands beside it.
+    #[test]
+    fn a_message_s_own_remedy_leads() {
+        let paste = include_str!("../../../../fixtures/wild/1833.txt");
+        let findings = crate::decode_str(paste);
+        let warmup = findings
+            .iter()
+            .find(|f| f.text.contains("warming up sampler"))
+            .expect("the sampler's warm-up error");
+        let fixes = &warmup.diagnosis.fixes;
+        assert_eq!(fixes[0].id, "do-what-the-message-suggests");
+        assert!(
+            fixes[0]
+                .how
+                .contains("lowering max_num_seqs or gpu_memory_utilization"),
+            "{}",
+            fixes[0].how
+        );
+        for x in fixes {
+            assert!(!x.how.contains("Ampere"), "{}: {}", x.id, x.how);
+            assert!(!GENERAL_WORKLOAD_IDS.contains(&x.id.as_str()), "{}", x.id);
+        }
+    }
+
+    /// The remedy is the sentence its opener starts, up to a full stop
+    /// that ends it (not a dot inside a name) or the line's end; an opener
+    /// inside a word, or fewer than three words, is none.
+    #[test]
+    fn the_remedy_is_one_sentence_of_the_message() {
+        // vLLM's message (fixtures/wild/1833.txt).
+        assert_eq!(
+            named_remedy("RuntimeError: CUDA out of memory occurred when warming up sampler with 1024 dummy requests. Please try lowering max_num_seqs or gpu_memory_utilization when initializing the engine.").as_deref(),
+            Some("Please try lowering max_num_seqs or gpu_memory_utilization when initializing the engine.")
+        );
+        // A dot inside a name does not end the sentence; a line end does.
+        assert_eq!(
+            named_remedy("out of memory. Try calling torch.cuda.empty_cache() first\nnext line")
+                .as_deref(),
+            Some("Try calling torch.cuda.empty_cache() first")
+        );
+        // "Retry" holds "try" but opens nothing; two words are no remedy.
+        assert_eq!(named_remedy("cudaMalloc Retry failed: out of memory"), None);
+        assert_eq!(named_remedy("out of memory. Try again."), None);
+        assert_eq!(
+            named_remedy("out of memory. Try again later.").as_deref(),
+            Some("Try again later.")
+        );
+    }
+
+    /// PaddlePaddle's own message (fixtures/wild/1932.txt): the workload
+    /// fix speaks of Paddle's mixed precision, never of NVIDIA's Ampere.
+    #[test]
+    fn paddle_s_workload_fix_is_paddle_s() {
+        let f = &crate::decode_str(include_str!("../../../../fixtures/wild/1932.txt"))[0];
+        let workload = f
+            .diagnosis
+            .fixes
+            .iter()
+            .find(|x| x.id == SMALLER_WORKLOAD.id)
+            .expect("a workload fix");
+        assert!(
+            workload.how.contains("paddle.amp.auto_cast"),
+            "{}",
+            workload.how
+        );
+        assert!(!workload.how.contains("Ampere"), "{}", workload.how);
+    }
+
+    /// A finding that shows an NVIDIA GPU keeps the general text with its
+    /// note on bfloat16 (a CUDA runtime error, a real message form); one
+    /// that shows none gets the neutral text (DirectML on Windows,
+    /// fixtures/status_directml_e_outofmemory.log).
+    #[test]
+    fn only_nvidia_findings_hear_of_ampere() {
+        let directml = include_str!("../../../../fixtures/status_directml_e_outofmemory.log");
+        let f = &crate::decode_str(directml)[0];
+        for x in &f.diagnosis.fixes {
+            assert!(!x.how.contains("Ampere"), "{}: {}", x.id, x.how);
+        }
+        assert!(fix_ids(directml).contains(&SMALLER_WORKLOAD.id.to_string()));
+    }
+}

@@ -887,6 +887,49 @@ mod tests {
         assert!(!how.contains("Keras"), "{how}");
     }
 
+    /// XLA:TPU's compile-time VMEM overflow (a PyTorch/XLA issue paste,
+    /// fixtures/wild/1802.txt): a kernel's tiles and the compiler's scoped
+    /// limit, not HBM and not the batch; nothing says GPU or Ampere.
+    #[test]
+    fn a_vmem_overflow_is_a_kernel_s_tiling() {
+        let paste = include_str!("../../../../fixtures/wild/1802.txt");
+        let f = &crate::decode_str(paste)[0];
+        assert!(
+            f.diagnosis.headline.contains("VMEM"),
+            "{}",
+            f.diagnosis.headline
+        );
+        assert!(
+            f.diagnosis.headline.contains("32.42 MiB"),
+            "{}",
+            f.diagnosis.headline
+        );
+        assert_eq!(f.diagnosis.verdicts[0].code, "shared_memory_limit");
+        assert_eq!(
+            ids(paste),
+            [
+                "tpu-kernel-smaller-blocks",
+                "tpu-compiler-scoped-vmem-limit"
+            ]
+        );
+        let all = format!(
+            "{} {}",
+            f.diagnosis.verdicts[0].detail,
+            f.diagnosis
+                .fixes
+                .iter()
+                .map(|x| x.how.as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        for gpu_word in ["GPU", "Ampere", "nvidia-smi"] {
+            assert!(!all.contains(gpu_word), "{gpu_word}: {all}");
+        }
+        // The same compiler's HBM estimate stays an HBM verdict.
+        let hbm = include_str!("../../../../fixtures/wild/214.txt");
+        assert_eq!(ids(hbm)[0], "tpu-shard-across-cores");
+    }
+
     fn ids_have(ids: &[String], id: &str) -> bool {
         ids.iter().any(|x| x == id)
     }
