@@ -85,6 +85,7 @@ explanations! {
     SnapshotOversizeRule = "snapshot_oversize_rule",
     SnapshotNoOomEvent = "snapshot_no_oom_event",
     GpuStatusCode = "gpu_status_code",
+    PlatformLimit = "platform_limit",
 }
 
 // `ENGLISH_PAGES` and `CHINESE_PAGES`: every file in explanations/, split

@@ -62,6 +62,11 @@ impl Explain for GenericOom {
             out.push(v);
             return;
         }
+        // A vendor's or platform's limit is the verdict (`limits.rs` puts
+        // it first): "an allocation failed" beside it adds nothing.
+        if super::limits::PlatformLimit::of(f).is_some() {
+            return;
+        }
         out.push(generic_verdict(f))
     }
     fn fixes(&self, f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
@@ -83,7 +88,8 @@ impl Explain for GenericOom {
                 out.push(shrink_one_tensor_fix(requested, a.feed));
             }
             generic_fixes(f, out)
-        })
+        });
+        super::stack::fit_fixes_to_stack(f, out);
     }
 }
 
@@ -422,6 +428,42 @@ fn generic_verdict(f: &Finding) -> Verdict {
                 inside = maybe(ggml, |r| format!(", in {r}"), |r| format!("，发生在 {} 中", reporter_zh(r)))
             )
         }
+        _ if deserialising_engine(f) => {
+            let amount = Said {
+                en: size
+                    .as_deref()
+                    .map(|s| format!(" {s} of"))
+                    .unwrap_or_default(),
+                zh: size
+                    .as_deref()
+                    .map(|s| format!(" {s} 的"))
+                    .unwrap_or_default(),
+            };
+            say_parts!(
+                en: "TensorRT could not get{amount} GPU memory while deserialising an engine that was already built: loading puts the engine's weights and its own memory on the GPU, so what else holds the GPU (other engines loaded beside it, such as the other parts of the same pipeline, and other processes) and the size the engine was built for decide it. The builder's workspace plays no part in loading.",
+                zh: "TensorRT 在反序列化一个已经构建好的 engine 时拿不到{amount}显存：加载会把 engine 的权重和它自己需要的显存放到 GPU 上，所以决定成败的是还有什么占着 GPU（和它一起加载的其他 engine，比如同一个流水线的其他部分，以及其他进程），以及 engine 构建时所定的尺寸。加载时不涉及 builder 的 workspace。",
+                amount = amount
+            )
+        }
+        // TensorRT's default allocator with no sign of a build: the phase
+        // is not shown, the GPU's free memory is what is known.
+        _ if fact(f, fact::REPORTED_BY) == Some("TensorRT")
+            && f.era != Some(Era::Tensorrt)
+            && !building_engine(f) =>
+        {
+            let amount = Said {
+                en: size.clone().unwrap_or_else(|| "a buffer".into()),
+                zh: size
+                    .as_deref()
+                    .map(|s| format!(" {s}"))
+                    .unwrap_or_else(|| "一块缓冲区".into()),
+            };
+            say_parts!(
+                en: "TensorRT's allocator asked CUDA for {amount} and was refused: the GPU had no free block that large. The message does not show whether TensorRT was building an engine, loading one or running it; in each, what else holds the GPU takes from that room.",
+                zh: "TensorRT 的分配器向 CUDA 申请{amount}，被拒绝了：GPU 上没有这么大的空闲块。报错看不出 TensorRT 当时是在构建 engine、加载 engine 还是运行它；无论哪种，占着 GPU 的其他东西都会挤掉这部分空间。",
+                amount = amount
+            )
+        }
         Some(Era::Tensorrt) => match size.as_deref() {
             Some(s) => say!(
                 en: "TensorRT could not get {s} of GPU memory (Error Code 2: OutOfMemory), while building an engine (its tactics and workspace) or running it.",
@@ -475,6 +517,16 @@ fn generic_verdict(f: &Finding) -> Verdict {
             en: "TensorRT skipped a tactic that did not fit, which by itself is not fatal",
             zh: "TensorRT 跳过了一个放不下的 tactic，这本身并不致命"
         )
+    } else if deserialising_engine(f) {
+        say!(
+            en: "Loading an already built TensorRT engine did not fit in the free GPU memory",
+            zh: "加载一个已经构建好的 TensorRT engine 时，空闲显存放不下"
+        )
+    } else if super::stack::named_remedy(&f.text).is_some() {
+        say!(
+            en: "The program's own message says what to change",
+            zh: "程序自己的报错说明了该改什么"
+        )
     } else if let Some((title, _)) = super::levers::data_library_reading(f) {
         // A data library's message says what failed, where it gives no size.
         title
@@ -502,6 +554,33 @@ fn is_skipped_tactic(f: &Finding) -> bool {
         && MARKS
             .iter()
             .any(|m| f.text.contains(m) || location.contains(m))
+}
+
+/// TensorRT failed while deserialising an engine (its runtime's
+/// `safeDeserialize.cpp::load`, "Could not deserialize engine"), not while
+/// building one.
+fn deserialising_engine(f: &Finding) -> bool {
+    let tensorrt = f.era == Some(Era::Tensorrt) || fact(f, fact::REPORTED_BY) == Some("TensorRT");
+    let location = fact(f, fact::LOCATION).unwrap_or("");
+    tensorrt
+        && [location, f.text.as_str()]
+            .iter()
+            .any(|t| t.contains("eserializ") || t.contains("eserialis"))
+}
+
+/// The finding shows TensorRT building an engine: a tactic it skipped, the
+/// builder, or the build's own failure.
+fn building_engine(f: &Finding) -> bool {
+    is_skipped_tactic(f)
+        || build_failed(f)
+        || [
+            "Builder",
+            "builder",
+            "buildSerializedNetwork",
+            "buildEngine",
+        ]
+        .iter()
+        .any(|w| f.text.contains(w))
 }
 
 /// The log shows the engine build failed right after the error.
@@ -866,6 +945,21 @@ pub(super) fn program_fixes(f: &Finding) -> Vec<Fix> {
                     zh: "看构建日志的结尾：如果 TensorRT 继续下去并写出了 engine（trtexec 会打印 engine 已构建并保存），这个错误只是跳过了一个 tactic，可以忽略。在没有其他程序使用的 GPU 上构建，TensorRT 才能尝试那些需要更多显存的 tactic。"
                 ),
             ));
+        }
+        // Loading a built engine, or a phase the message does not show:
+        // what else holds the GPU is the first thing to look at.
+        if deserialising_engine(f) {
+            fixes.push(fix(
+                &super::common::CHECK_GPU_HOLDERS,
+                say!(
+                    en: "Run `nvidia-smi` before loading: other processes, and other engines this program already loaded (a diffusion pipeline loads several: text encoder, UNet, VAE), take the memory the engine needs. Load fewer engines at once or free the GPU; an engine built for smaller maximum shapes (its optimisation profiles) also needs less when loaded.",
+                    zh: "加载前运行 `nvidia-smi`：其他进程，以及这个程序已经加载的其他 engine（扩散模型的流水线会加载好几个：文本编码器、UNet、VAE）占掉了这个 engine 需要的显存。一次少加载几个 engine，或腾出 GPU；按更小的最大形状（优化 profile）构建的 engine 加载时也需要更少的显存。"
+                ),
+            ));
+            return fixes;
+        }
+        if !building_engine(f) {
+            fixes.push(free_the_gpu(f));
         }
         fixes.push(fix(
             &TENSORRT_SMALLER_LIMITS,
@@ -1276,5 +1370,45 @@ mod paddle_order_tests {
             "make-workload-smaller"
         );
         assert_eq!(fix_ids(&with_free("1.822175GB"))[0], "free-the-gpu");
+    }
+}
+
+#[cfg(test)]
+mod tensorrt_phase_tests {
+    use crate::explain::test_support::fix_ids;
+
+    /// A Stable Diffusion TensorRT pipeline loading its UNet engine
+    /// (fixtures/wild/1929.txt): the runtime's safeDeserialize failure is
+    /// loading a built engine, so what holds the GPU comes first and the
+    /// builder's workspace is not offered; the allocator's line before it,
+    /// which shows no phase, looks at the GPU before the build limits.
+    #[test]
+    fn loading_a_built_engine_is_not_building_one() {
+        let paste = include_str!("../../../../fixtures/wild/1929.txt");
+        let findings = crate::decode_str(paste);
+        let load = findings
+            .iter()
+            .find(|f| f.text.contains("Error Code 2"))
+            .expect("the deserialisation error");
+        let ids: Vec<&str> = load.diagnosis.fixes.iter().map(|x| x.id.as_str()).collect();
+        assert_eq!(ids, ["check-what-holds-gpu"]);
+        assert!(load.diagnosis.verdicts[0].title.contains("already built"));
+        assert_eq!(
+            fix_ids(paste),
+            ["free-the-gpu", "tensorrt-smaller-engine-limits"]
+        );
+    }
+
+    /// The same allocator's line where the log shows the build (the engine
+    /// build failing after it, fixtures/wild/733.txt): the build's limits
+    /// lead. With the word "builder" alone the same holds.
+    #[test]
+    fn a_build_keeps_the_build_limits_first() {
+        let build = include_str!("../../../../fixtures/wild/733.txt");
+        assert_eq!(fix_ids(build)[0], "tensorrt-smaller-engine-limits");
+        let allocator = "[E] 1: [defaultAllocator.cpp::allocate::19] Error Code 1: Cuda Runtime (out of memory)\n[W] Requested amount of GPU memory (1180463648 bytes) could not be allocated. There may not be enough free memory for allocation to succeed.";
+        assert_eq!(fix_ids(allocator)[0], "free-the-gpu");
+        let with_builder = allocator.replace("[W] Requested", "[W] Builder: Requested");
+        assert_eq!(fix_ids(&with_builder)[0], "tensorrt-smaller-engine-limits");
     }
 }

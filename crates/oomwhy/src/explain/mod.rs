@@ -27,12 +27,14 @@ mod grammar;
 mod host;
 mod inference;
 mod levers;
+mod limits;
 mod mps;
 mod nccl;
 mod pasted;
 pub(crate) mod setting;
 mod signal;
 mod snapshot;
+mod stack;
 mod status;
 mod tensorflow;
 mod tf_warning;
@@ -130,10 +132,12 @@ pub(crate) const ALL_FIXES: &[&[catalogue::FixSpec]] = &[
     host::FIXES,
     inference::FIXES,
     levers::FIXES,
+    limits::FIXES,
     mps::FIXES,
     nccl::FIXES,
     signal::FIXES,
     snapshot::FIXES,
+    stack::FIXES,
     status::FIXES,
     tensorflow::FIXES,
     tf_warning::FIXES,
@@ -317,6 +321,8 @@ fn diagnose(f: &Finding, growth: Option<(u64, u64)>) -> Diagnosis {
 fn verdicts(f: &Finding, d: &Diagnosis, growth: Option<(u64, u64)>) -> Vec<Verdict> {
     let mut out = Vec::new();
     explainer(f.kind).verdicts(f, d, &mut out);
+    // A vendor's or platform's limit leads whatever the family found.
+    limits::lead_verdict(f, &mut out);
     if let Some(note) = pasted::summary_note(f) {
         // The peaks and retries belong to the main memory verdict.
         const MAIN: &[Code] = &[
@@ -371,6 +377,7 @@ fn fixes(f: &Finding, d: &Diagnosis) -> Vec<Fix> {
 pub(crate) fn offered_fixes(f: &Finding, d: &Diagnosis) -> Vec<Fix> {
     let mut out: Vec<Fix> = Vec::new();
     explainer(f.kind).fixes(f, d, &mut out);
+    limits::lead_fix(f, &mut out);
     if f.kind != Kind::MemorySnapshot {
         out = snapshot::joined_fixes(f, d, out);
     }

@@ -540,6 +540,9 @@ const TPU_MARKS: &[&str] = &[
     "memory space hbm",
     "tpu_execute_op",
     "at the bottom of memory",
+    // The TPU compiler's own name, and a TPU core's vector memory (VMEM).
+    "XLA:TPU",
+    "memory space vmem",
 ];
 
 /// True when the finding's memory is a TPU's high-bandwidth memory (HBM):

@@ -266,6 +266,10 @@ fn is_tpu(f: &Finding) -> bool {
 }
 
 pub(super) fn tpu_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
+    if in_vmem(f) {
+        out.push(vmem_verdict(f));
+        return;
+    }
     if let Some(v) = tpu_free_covers_request(f) {
         out.push(v);
         return;
@@ -319,6 +323,9 @@ pub(super) fn tpu_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
 pub(super) fn tpu_runtime_headline(f: &Finding) -> Option<Said> {
     if !on_tpu(f) {
         return None;
+    }
+    if in_vmem(f) {
+        return Some(vmem_headline(f));
     }
     let a = fmt(f.sizes.requested_bytes?);
     Some(if f.text.contains("Attempting to reserve") {
@@ -398,6 +405,77 @@ pub(super) fn tpu_free_covers_request(f: &Finding) -> Option<Verdict> {
         )),
     ))
 }
+
+/// The TPU compiler ran out of a core's vector memory (VMEM): the on-chip
+/// scratch memory a kernel's tiles live in, not HBM.
+fn in_vmem(f: &Finding) -> bool {
+    f.facts
+        .get("memory_space")
+        .is_some_and(|m| m.eq_ignore_ascii_case("vmem"))
+        || f.text.contains("memory space vmem")
+}
+
+/// "Used 32.42M of 16.00M vmem": what the kernel needs and the limit.
+fn vmem_figures(f: &Finding) -> Option<(u64, u64)> {
+    Some((extra(f, "used_bytes")?, f.sizes.total_bytes?))
+}
+
+fn vmem_headline(f: &Finding) -> Said {
+    match vmem_figures(f) {
+        Some((used, limit)) => say!(
+            en: "A TPU kernel needs {used} of on-chip vector memory (VMEM); the compiler allows {limit}",
+            zh: "一个 TPU kernel 需要 {used} 的片上向量存储（VMEM），编译器只允许 {limit}",
+            used = fmt(used),
+            limit = fmt(limit)
+        ),
+        None => say!(
+            en: "A TPU kernel needs more on-chip vector memory (VMEM) than the compiler allows",
+            zh: "一个 TPU kernel 需要的片上向量存储（VMEM）超过了编译器允许的上限"
+        ),
+    }
+}
+
+fn vmem_verdict(f: &Finding) -> Verdict {
+    let figures = match vmem_figures(f) {
+        Some((used, limit)) => say!(
+            en: "XLA's TPU compiler found that one kernel's working set needs {used} of VMEM where {limit} is allowed; nothing ran yet.",
+            zh: "XLA 的 TPU 编译器发现某个 kernel 的工作集需要 {used} VMEM，而上限是 {limit}；还什么都没运行。",
+            used = fmt(used),
+            limit = fmt(limit)
+        ),
+        None => say!(
+            en: "XLA's TPU compiler found that one kernel's working set does not fit in VMEM; nothing ran yet.",
+            zh: "XLA 的 TPU 编译器发现某个 kernel 的工作集放不进 VMEM；还什么都没运行。"
+        ),
+    };
+    verdict(
+        Code::SharedMemoryLimit,
+        say!(
+            en: "A kernel's tiles do not fit the TPU core's vector memory (VMEM)",
+            zh: "kernel 的 tile 放不进 TPU 核心的向量存储（VMEM）"
+        ),
+        figures.then(say!(
+            en: "VMEM is a TPU core's small on-chip memory (tens of MiB) where a kernel's blocks are staged, not its HBM: the size of the blocks a kernel works on and the compiler's scoped-VMEM limit decide this, so a smaller batch, sharding or freeing HBM need not help.",
+            zh: "VMEM 是 TPU 核心上很小的片上存储（几十 MiB），kernel 处理的 block 先放在这里，它不是 HBM：决定这个错误的是 kernel 每次处理的 block 大小和编译器的 scoped VMEM 上限，所以减小 batch、分片或腾出 HBM 都不一定有用。"
+        )),
+    )
+}
+
+/// A Pallas kernel's block shapes and its own VMEM limit.
+const VMEM_SMALLER_BLOCKS: FixSpec = FixSpec::new(
+    "tpu-kernel-smaller-blocks",
+    "Give the kernel smaller blocks or a higher VMEM limit",
+    "给 kernel 更小的 block，或调高它的 VMEM 上限",
+)
+.sources(&["JAX documentation: Pallas TPU (BlockSpec, jax.experimental.pallas.tpu.CompilerParams vmem_limit_bytes)"]);
+
+/// libtpu's scoped-VMEM limit for XLA's own fusions.
+const VMEM_COMPILER_LIMIT: FixSpec = FixSpec::new(
+    "tpu-compiler-scoped-vmem-limit",
+    "Raise the TPU compiler's scoped-VMEM limit",
+    "调高 TPU 编译器的 scoped VMEM 上限",
+)
+.sources(&["libtpu flag --xla_tpu_scoped_vmem_limit_kib (LIBTPU_INIT_ARGS)"]);
 
 /// Keras's distribution API, JAX's shardings and PyTorch/XLA's SPMD all
 /// spread arrays over a TPU's cores.
@@ -513,6 +591,23 @@ fn smaller_how(stack: &TpuStack) -> Said {
 }
 
 pub(super) fn tpu_fixes(f: &Finding, out: &mut Vec<Fix>) {
+    if in_vmem(f) {
+        out.push(fix(
+            &VMEM_SMALLER_BLOCKS,
+            say!(
+                en: "If the kernel is a Pallas kernel (yours or a library's: attention, matmul, MoE kernels), give it smaller block shapes in its BlockSpecs (a smaller tile per grid step), or raise its scoped-VMEM limit with compiler_params=pltpu.CompilerParams(vmem_limit_bytes=...), up to what the chip's VMEM holds.",
+                zh: "如果出问题的是 Pallas kernel（你自己的，或库里的注意力、矩阵乘、MoE kernel），就把它 BlockSpec 里的 block 形状调小（每个 grid 步处理更小的 tile），或者用 compiler_params=pltpu.CompilerParams(vmem_limit_bytes=...) 调高它的 scoped VMEM 上限，但不能超过芯片 VMEM 的容量。"
+            ),
+        ));
+        out.push(fix(
+            &VMEM_COMPILER_LIMIT,
+            say!(
+                en: "For XLA's own fused operations, the compiler's scoped-VMEM limit is a libtpu flag: LIBTPU_INIT_ARGS=--xla_tpu_scoped_vmem_limit_kib=N, set before the process starts. Updating JAX or PyTorch/XLA and libtpu can also change how the operation is tiled.",
+                zh: "对 XLA 自己融合出来的操作，编译器的 scoped VMEM 上限是 libtpu 的参数：在进程启动前设置 LIBTPU_INIT_ARGS=--xla_tpu_scoped_vmem_limit_kib=N。升级 JAX 或 PyTorch/XLA 以及 libtpu，也可能改变这个操作的切分方式。"
+            ),
+        ));
+        return;
+    }
     let stack = TpuStack::of(f);
     let shard = fix(&TPU_SHARD, shard_how(&stack));
     let smaller = fix(&TPU_SMALLER, smaller_how(&stack));
@@ -708,6 +803,8 @@ pub(super) const FIXES: &[FixSpec] = &[
     TPU_SHARD,
     TPU_SMALLER,
     TPU_FEWER_LIVE_ARRAYS,
+    VMEM_SMALLER_BLOCKS,
+    VMEM_COMPILER_LIMIT,
 ];
 
 #[cfg(test)]
@@ -788,6 +885,49 @@ mod tests {
         let how = &buffer[0].diagnosis.fixes[0].how;
         assert!(how.contains("jax.sharding.NamedSharding"), "{how}");
         assert!(!how.contains("Keras"), "{how}");
+    }
+
+    /// XLA:TPU's compile-time VMEM overflow (a PyTorch/XLA issue paste,
+    /// fixtures/wild/1802.txt): a kernel's tiles and the compiler's scoped
+    /// limit, not HBM and not the batch; nothing says GPU or Ampere.
+    #[test]
+    fn a_vmem_overflow_is_a_kernel_s_tiling() {
+        let paste = include_str!("../../../../fixtures/wild/1802.txt");
+        let f = &crate::decode_str(paste)[0];
+        assert!(
+            f.diagnosis.headline.contains("VMEM"),
+            "{}",
+            f.diagnosis.headline
+        );
+        assert!(
+            f.diagnosis.headline.contains("32.42 MiB"),
+            "{}",
+            f.diagnosis.headline
+        );
+        assert_eq!(f.diagnosis.verdicts[0].code, "shared_memory_limit");
+        assert_eq!(
+            ids(paste),
+            [
+                "tpu-kernel-smaller-blocks",
+                "tpu-compiler-scoped-vmem-limit"
+            ]
+        );
+        let all = format!(
+            "{} {}",
+            f.diagnosis.verdicts[0].detail,
+            f.diagnosis
+                .fixes
+                .iter()
+                .map(|x| x.how.as_str())
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+        for gpu_word in ["GPU", "Ampere", "nvidia-smi"] {
+            assert!(!all.contains(gpu_word), "{gpu_word}: {all}");
+        }
+        // The same compiler's HBM estimate stays an HBM verdict.
+        let hbm = include_str!("../../../../fixtures/wild/214.txt");
+        assert_eq!(ids(hbm)[0], "tpu-shard-across-cores");
     }
 
     fn ids_have(ids: &[String], id: &str) -> bool {

@@ -357,6 +357,7 @@ const VERDICTS: &[(&str, &str, &str)] = &[
     ("paging_file_too_small", "Windows 无法提交虚拟内存：是主机内存，不是显存", "WinError 1455 表示页面文件太小：Windows 为每个加载 CUDA DLL 的进程（包括每个 DataLoader worker）预留大量虚拟内存。调大页面文件或减少 DataLoader worker 数。"),
     ("allocation_failed", "一次 GPU 显存分配失败", "一次 GPU 分配失败。报错没有给出数字，所以先看是配置太大（batch、序列长度、模型）还是有其他进程占着卡。"),
     ("shared_memory_limit", "kernel 的配置超出了这块 GPU 的共享内存", "kernel（通常是 Triton 自动调优出的配置）需要的 shared memory 超出了这块 GPU 每个 block 的上限。这和显存无关：换一个适合这块卡的配置（更小的 BLOCK_SIZE、num_stages），或者换一条不走 Triton 的路径。"),
+    ("platform_limit", "拒绝这次分配的是厂商运行时或平台的限制，不是显存本身", "显存本来放得下这次申请，但厂商运行时或固件的限制拒绝了它：Intel GPU 的 Level Zero 单次分配上限（约 4 GiB），或 AMD APU 在 BIOS 里划给显卡的那一小块内存。先放宽或调大这个限制，而不是先减小 batch。"),
 ];
 
 /// The era evidence `crate::snapshot` writes, in Chinese (key names kept).
