@@ -119,6 +119,13 @@ pub(super) const FAILS_AT_START_MAX_STEP: u64 = 1;
 /// A last progress counter from this: it failed after many good steps.
 pub(super) const LATE_FAILURE_MIN_STEP: u64 = 100;
 
+/// A kernel that crashed while running (`unspecified launch failure`)
+/// after a progress counter of at least this (steps, iterations or epochs)
+/// ran the same kernels that many times without fault: a kernel bug that
+/// fails every time is less likely than the driver or the hardware, whose
+/// Xid is then read first.
+pub(super) const KERNEL_CRASH_LONG_RUN_MIN: u64 = 50;
+
 /// PaddlePaddle's own allocation at least this many times the memory left
 /// free: its own work fills what it could see, so less work is advised
 /// before looking for other processes.
@@ -192,6 +199,8 @@ mod tests {
         phrase("it is ≥ 100");
         assert_eq!((ONE_REQUEST_SHARE_DIVISOR, ONE_REQUEST_LARGE), (2, 4 * GIB));
         phrase("of at least half the device\n  or the limit, or of at least 4 GiB");
+        assert_eq!(KERNEL_CRASH_LONG_RUN_MIN, 50);
+        phrase("last progress counter of ≥ 50 (steps, iterations or epochs)");
         assert_eq!(PADDLE_OWN_WORK_RATIO, 4);
         phrase("at least 4 times the free memory");
     }
