@@ -126,6 +126,18 @@ pub(super) const LATE_FAILURE_MIN_STEP: u64 = 100;
 /// Xid is then read first.
 pub(super) const KERNEL_CRASH_LONG_RUN_MIN: u64 = 50;
 
+/// An MMU fault below this address (the first 4 KiB page) is a null
+/// pointer, or a field read at a small offset from one.
+pub(super) const NULL_PAGE_END: u64 = 0x1000;
+
+/// Telemetry in a paste rules out heat when every GPU temperature it states
+/// is at most this (°C): GeForce cards slow down from about 83–87 °C and
+/// shut down well above.
+pub(super) const COOL_GPU_MAX_C: u64 = 80;
+/// ...and an overloaded power supply when every power draw it states is at
+/// most this (W): what the PCIe slot alone supplies.
+pub(super) const LOW_POWER_DRAW_MAX_W: u64 = 75;
+
 /// PaddlePaddle's own allocation at least this many times the memory left
 /// free: its own work fills what it could see, so less work is advised
 /// before looking for other processes.
@@ -201,6 +213,11 @@ mod tests {
         phrase("of at least half the device\n  or the limit, or of at least 4 GiB");
         assert_eq!(KERNEL_CRASH_LONG_RUN_MIN, 50);
         phrase("last progress counter of ≥ 50 (steps, iterations or epochs)");
+        assert_eq!(NULL_PAGE_END, 0x1000);
+        phrase("an MMU fault address below 0x1000");
+        assert_eq!((COOL_GPU_MAX_C, LOW_POWER_DRAW_MAX_W), (80, 75));
+        phrase("every stated GPU temperature ≤ 80 °C");
+        phrase("every stated power draw ≤ 75 W");
         assert_eq!(PADDLE_OWN_WORK_RATIO, 4);
         phrase("at least 4 times the free memory");
     }
