@@ -7,6 +7,7 @@ use super::common::{confirm_fix, fact, fix, on_device, verdict, workload_fix};
 use super::disguised::confirm;
 use super::docs::Code;
 use super::setting::{available, since, Availability, Framework, Setting, Vendor};
+use super::thresholds::FIRST_COLLECTIVES_MAX_SEQ;
 use super::Explain;
 use crate::i18n::Said;
 use crate::record::{fact, Chinese, Diagnosis, Finding, Fix, Kind, Verdict};
@@ -515,19 +516,34 @@ fn nccl_error_verdict(f: &Finding) -> Verdict {
     if cuda_call_failed(f) {
         return local_cuda_call_verdict(f);
     }
+    let title = if first_collective(f).is_some() {
+        say!(
+            en: "Collective communication failed at its first collectives: a setup problem",
+            zh: "集合通信在最初几次就失败了：是建立连接的问题"
+        )
+    } else {
+        say!(en: "Collective communication failed", zh: "集合通信失败")
+    };
     verdict(
         Code::NcclFailure,
-        say!(en: "Collective communication failed", zh: "集合通信失败"),
+        title,
         concat([
             say!(
                 en: "NCCL or PyTorch's c10d failed: ",
                 zh: "NCCL 或 PyTorch 的 c10d 失败了："
             ),
             meaning,
-            say!(
-                en: ". When one rank crashes first (an OOM, an assert), the others fail like this at their next collective, so look for the earliest error in every rank's log before debugging NCCL itself.",
-                zh: "。当某个 rank 先崩溃（显存不足、断言失败）时，其他 rank 会在下一次集合通信时这样失败，所以在调试 NCCL 本身之前，先在每个 rank 的日志里找最早的那个错误。"
-            ),
+            match first_collective(f) {
+                Some(seq) => say!(
+                    en: ". It failed at collective number {seq} (SeqNum), among the first the process group ran: the ranks could not set up their connection (the network interface, shared memory or transport NCCL picked), rather than a rank crashing mid-training.",
+                    zh: "。它在第 {seq} 次集合通信（SeqNum）时失败，是进程组最早的几次集合通信之一：说明各 rank 没能建立连接（NCCL 选中的网卡、共享内存或传输方式有问题），而不是某个 rank 在训练中途崩溃。",
+                    seq = seq
+                ),
+                None => say!(
+                    en: ". When one rank crashes first (an OOM, an assert), the others fail like this at their next collective, so look for the earliest error in every rank's log before debugging NCCL itself.",
+                    zh: "。当某个 rank 先崩溃（显存不足、断言失败）时，其他 rank 会在下一次集合通信时这样失败，所以在调试 NCCL 本身之前，先在每个 rank 的日志里找最早的那个错误。"
+                ),
+            },
         ]),
     )
 }
@@ -786,7 +802,10 @@ fn collateral_nccl_fixes(f: &Finding, out: &mut Vec<Fix>) {
         }
         return;
     }
-    if !local {
+    // Among the first collectives: setting up the connection failed, so
+    // NCCL's own report and the transport's settings come first.
+    let setup = first_collective(f).is_some() && f.consequence_of.is_none();
+    if !local && !setup {
         out.push(find_first_error_fix(f));
     }
     out.push(debug_info);
@@ -799,6 +818,18 @@ fn collateral_nccl_fixes(f: &Finding, out: &mut Vec<Fix>) {
             ),
         ));
     }
+    if !local && setup {
+        out.push(find_first_error_fix(f));
+    }
+}
+
+/// The collective's number (c10d's SeqNum) when it is among the process
+/// group's first ([`FIRST_COLLECTIVES_MAX_SEQ`]).
+fn first_collective(f: &Finding) -> Option<u64> {
+    fact(f, fact::SEQ_NUM)?
+        .parse::<u64>()
+        .ok()
+        .filter(|&seq| seq <= FIRST_COLLECTIVES_MAX_SEQ)
 }
 
 /// The CUDA runtime's own texts (`cudaGetErrorString`) for codes whose
@@ -1291,6 +1322,30 @@ mod tests {
         assert!(system[0].starts_with("find-first-error"), "{system:?}");
         let remote = ids("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error, NCCL version 2.21.5\nncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.");
         assert_eq!(remote[0], "find-first-error-across-ranks", "{remote:?}");
+    }
+
+    /// c10d's async form names the collective (fixtures/wild/1851.txt:
+    /// `WorkNCCL(SeqNum=2, OpType=ALLREDUCE, ...)`, ncclSystemError): among
+    /// the first two collectives it is a setup problem, NCCL's own report
+    /// first; from SeqNum 3 the search for a crashed rank leads again.
+    #[test]
+    fn an_error_at_the_first_collectives_is_a_setup_problem() {
+        let paste = include_str!("../../../../fixtures/wild/1851.txt");
+        let f = crate::decode_str(paste)
+            .into_iter()
+            .find(|f| f.kind.slug() == "nccl_error")
+            .unwrap();
+        assert_eq!(f.facts["seq_num"], "2");
+        assert_eq!(f.facts["op_type"], "ALLREDUCE");
+        assert_eq!(f.facts["timeout_ms"], "1000000");
+        assert!(f.diagnosis.verdicts[0].title.contains("setup problem"));
+        assert_eq!(f.diagnosis.fixes[0].id, "nccl-debug-info");
+        assert_eq!(f.diagnosis.fixes[1].id, "nccl-shm-and-interface");
+        let later = paste.replace("SeqNum=2,", "SeqNum=3,");
+        assert_eq!(
+            first_fix(&later, "nccl_error"),
+            "find-first-error-across-ranks"
+        );
     }
 
     /// NCCL's `Last error:` naming its shared-memory segment (a multi-node

@@ -126,6 +126,11 @@ pub(super) const LATE_FAILURE_MIN_STEP: u64 = 100;
 /// Xid is then read first.
 pub(super) const KERNEL_CRASH_LONG_RUN_MIN: u64 = 50;
 
+/// An NCCL error at a collective numbered up to this (c10d's SeqNum, from
+/// 1) came from one of the process group's first collectives: the ranks
+/// could not set up their connection, no rank crashed mid-training.
+pub(super) const FIRST_COLLECTIVES_MAX_SEQ: u64 = 2;
+
 /// An MMU fault below this address (the first 4 KiB page) is a null
 /// pointer, or a field read at a small offset from one.
 pub(super) const NULL_PAGE_END: u64 = 0x1000;
@@ -213,6 +218,8 @@ mod tests {
         phrase("of at least half the device\n  or the limit, or of at least 4 GiB");
         assert_eq!(KERNEL_CRASH_LONG_RUN_MIN, 50);
         phrase("last progress counter of ≥ 50 (steps, iterations or epochs)");
+        assert_eq!(FIRST_COLLECTIVES_MAX_SEQ, 2);
+        phrase("An NCCL error at SeqNum ≤ 2");
         assert_eq!(NULL_PAGE_END, 0x1000);
         phrase("an MMU fault address below 0x1000");
         assert_eq!((COOL_GPU_MAX_C, LOW_POWER_DRAW_MAX_W), (80, 75));
