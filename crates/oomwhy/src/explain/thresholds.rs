@@ -126,9 +126,9 @@ pub(super) const LATE_FAILURE_MIN_STEP: u64 = 100;
 /// Xid is then read first.
 pub(super) const KERNEL_CRASH_LONG_RUN_MIN: u64 = 50;
 
-/// An NCCL error at a collective numbered up to this (c10d's SeqNum, from
-/// 1) came from one of the process group's first collectives: the ranks
-/// could not set up their connection, no rank crashed mid-training.
+/// An NCCL error at a collective numbered up to this (c10d's SeqNum counts
+/// from one) came from one of the process group's first collectives: the
+/// ranks could not set up their connection, no rank crashed mid-training.
 pub(super) const FIRST_COLLECTIVES_MAX_SEQ: u64 = 2;
 
 /// An MMU fault below this address (the first 4 KiB page) is a null
