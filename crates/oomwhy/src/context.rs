@@ -521,7 +521,8 @@ fn progress() -> &'static Progress {
             // (ASCII word boundaries: Unicode ones stop the fast engine at
             // the first non-ASCII byte, and progress bars are full of them.)
             named: bytes(concat!(
-                r"(?-u:\b)(?:global_step|step|Step|STEP|iteration|Iteration|iter|Iter|ITER)\s*[=:]?\s*\[?\s*([0-9]+)(?-u:\b)",
+                // A count may group its thousands (`iter:  10,100`).
+                r"(?-u:\b)(?:global_step|step|Step|STEP|iteration|Iteration|iter|Iter|ITER)\s*[=:]?\s*\[?\s*([0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?-u:\b)",
                 r"|(?-u:\b)(?:batch|Batch)\s+([0-9]+)\s*/\s*[0-9]+"
             )),
         }
@@ -732,17 +733,37 @@ fn last_step_in(text: &[u8]) -> Option<u64> {
             .iter()
             .any(|word| memchr::memmem::find(head, word).is_some())
     };
+    // A counter's word inside a path (`engines/model--step5--vae/unet`)
+    // names a file, not progress: the text before it in its
+    // whitespace-separated word holds a path separator.
+    let in_path = |start: usize| {
+        let word_start = text[..start]
+            .iter()
+            .rposition(|b| b.is_ascii_whitespace())
+            .map_or(0, |i| i + 1);
+        text[word_start..start]
+            .iter()
+            .any(|&b| b == b'/' || b == b'\\')
+    };
     starts
         .iter()
         .rev()
         .filter(|&&(start, re)| !(std::ptr::eq(re, &p.bar) && loading_bar(start)))
+        .filter(|&&(start, re)| !(std::ptr::eq(re, &p.named) && in_path(start)))
         .find_map(|&(start, re)| {
             re.captures_at(text, start)?
                 .iter()
                 .skip(1)
                 .flatten()
                 .next()
-                .and_then(|m| std::str::from_utf8(m.as_bytes()).ok()?.parse().ok())
+                .and_then(|m| {
+                    let digits: String = std::str::from_utf8(m.as_bytes())
+                        .ok()?
+                        .chars()
+                        .filter(|c| *c != ',')
+                        .collect();
+                    digits.parse().ok()
+                })
         })
 }
 
@@ -974,6 +995,22 @@ mod tests {
         assert_eq!(last_step("[iter 500] loss 2.1"), Some(500));
         assert_eq!(last_step("Epoch 3 done"), None);
         assert_eq!(last_step("global_step: 77"), Some(77));
+        // Thousands grouped with commas (a BasicSR log line); a comma that
+        // only ends the number does not join the next figure.
+        assert_eq!(
+            last_step("INFO: <epoch:  5, iter:  10,100, lr:1.992e-04> l_pix: 1.8082e-02"),
+            Some(10100)
+        );
+        assert_eq!(last_step("step 5, loss 0.3"), Some(5));
+        assert_eq!(last_step("iter 10,1000"), Some(10));
+        // A counter's word inside a path names a file (a TensorRT engine
+        // directory), not progress; the same word standing alone counts.
+        assert_eq!(
+            last_step("[I] Loading bytes from engines/disneyPixarCartoon_v10--lcm--step5--tiny_vae-True--h-512--w-512/unet/unet.plan"),
+            None
+        );
+        assert_eq!(last_step("[I] lcm step5 done"), Some(5));
+        assert_eq!(last_step("Step 5/100 loss 0.2"), Some(5));
     }
 
     #[test]

@@ -85,20 +85,7 @@ impl Family for Watchdog {
                 .insert(fact::RANK.into(), rank.as_str().into());
         }
         if let Some(work) = caps.get(2) {
-            for field in work.as_str().split(',') {
-                let Some((key, value)) = field.trim().split_once('=') else {
-                    continue;
-                };
-                let name = match key {
-                    "SeqNum" => fact::SEQ_NUM,
-                    "OpType" => fact::OP_TYPE,
-                    "NumelIn" => "numel_in",
-                    "NumelOut" => "numel_out",
-                    "Timeout(ms)" => fact::TIMEOUT_MS,
-                    _ => continue,
-                };
-                finding.facts.insert(name.into(), value.to_string());
-            }
+            insert_work_fields(&mut finding, work.as_str());
         }
         if let Some(ran) = caps.get(3) {
             finding
@@ -106,6 +93,24 @@ impl Family for Watchdog {
                 .insert(fact::RAN_FOR_MS.into(), ran.as_str().into());
         }
         Some(finding)
+    }
+}
+
+/// The fields of c10d's `WorkNCCL(SeqNum=2, OpType=ALLREDUCE, ...)` as facts.
+fn insert_work_fields(finding: &mut Finding, work: &str) {
+    for field in work.split(',') {
+        let Some((key, value)) = field.trim().split_once('=') else {
+            continue;
+        };
+        let name = match key {
+            "SeqNum" => fact::SEQ_NUM,
+            "OpType" => fact::OP_TYPE,
+            "NumelIn" => "numel_in",
+            "NumelOut" => "numel_out",
+            "Timeout(ms)" => fact::TIMEOUT_MS,
+            _ => continue,
+        };
+        finding.facts.insert(name.into(), value.to_string());
     }
 }
 
@@ -267,6 +272,15 @@ impl Family for NcclError {
         let kind = if oom { Kind::NcclOom } else { Kind::NcclError };
         let mut finding = message.finding(kind, message_text(message.lines));
         finding.backend = Some("nccl".into());
+        // c10d's async form names the collective before the error:
+        // `Collective WorkNCCL(SeqNum=2, OpType=ALLREDUCE, ...) raised the
+        // following async exception: NCCL error: ...`.
+        if let Some((_, work)) = message.prefix.split_once("WorkNCCL(") {
+            // `Timeout(ms)=...` holds a parenthesis of its own.
+            if let Some((work, _)) = work.split_once(") raised").or_else(|| work.split_once(')')) {
+                insert_work_fields(&mut finding, work);
+            }
+        }
         let first = message.lines.first()?;
         if let Some(c) = p.location.captures(first) {
             finding

@@ -5,6 +5,7 @@ use super::catalogue::{Cost, FixSpec};
 use super::common::{fact, fix, verdict};
 use super::docs::Code;
 use super::setting::{Framework, Setting, Vendor};
+use super::thresholds::KERNEL_CRASH_LONG_RUN_MIN;
 use super::Explain;
 use crate::i18n::Said;
 use crate::record::{fact, Diagnosis, Era, Finding, Fix, Verdict};
@@ -123,6 +124,33 @@ impl Explain for LaunchFailure {
             ));
             return;
         }
+        if let Some(step) = ran_long(f) {
+            let detail = if on_windows(f) {
+                say!(
+                    en: "The same kernels ran without fault up to progress counter {step}, so on Windows the display watchdog (TDR resets the GPU when one kernel runs longer than about 2 seconds, or when the driver hangs) is likelier than a kernel bug, which would fail every time from the start; then the driver or the hardware. A data-dependent out-of-bounds access remains possible.",
+                    zh: "同样的 kernel 一直无故障地跑到了进度计数 {step}，所以在 Windows 上更可能是显示看门狗（某个 kernel 运行超过约 2 秒或驱动卡住时，TDR 会重置 GPU），而不是 kernel 的 bug——那样的 bug 从一开始每次都会失败；其次是驱动或硬件。由数据触发的越界访问也仍有可能。",
+                    step = step
+                )
+            } else {
+                say!(
+                    en: "The same kernels ran without fault up to progress counter {step}, so a driver or hardware fault (an NVIDIA Xid in the kernel log, such as 13, 31, 43 or 79) or the display watchdog is likelier than a kernel bug, which would fail every time from the start. A data-dependent out-of-bounds access remains possible.",
+                    zh: "同样的 kernel 一直无故障地跑到了进度计数 {step}，所以更可能是驱动或硬件故障（内核日志里的 NVIDIA Xid，如 13、31、43 或 79）或者显示看门狗，而不是 kernel 的 bug——那样的 bug 从一开始每次都会失败。由数据触发的越界访问也仍有可能。",
+                    step = step
+                )
+            };
+            let title = if on_windows(f) {
+                say!(
+                    en: "It crashed after a long run: likelier Windows' display watchdog than a kernel bug",
+                    zh: "跑了很久之后才崩溃：更可能是 Windows 的显示看门狗，而不是 kernel 的 bug"
+                )
+            } else {
+                say!(
+                    en: "It crashed after a long run: likelier the driver or the GPU than a kernel bug",
+                    zh: "跑了很久之后才崩溃：更可能是驱动或 GPU 的问题，而不是 kernel 的 bug"
+                )
+            };
+            out.push(verdict(Code::KernelFault, title, detail));
+        }
         out.push(verdict(
             Code::KernelFault,
             say!(
@@ -136,13 +164,38 @@ impl Explain for LaunchFailure {
         ))
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
-        out.push(fix(
+        let find_kernel = fix(
             &FIND_FAILED_KERNEL,
             say!(
                 en: "Rerun with CUDA_LAUNCH_BLOCKING=1, or under `compute-sanitizer --tool memcheck` on a tiny input.",
                 zh: "设 CUDA_LAUNCH_BLOCKING=1 重跑，或者用很小的输入在 `compute-sanitizer --tool memcheck` 下运行。"
             ),
-        ));
+        );
+        let kernel_log = fix(
+            &DRIVER_KERNEL_LOG,
+            say!(
+                en: "`sudo dmesg -T | grep -i xid` shows NVIDIA Xid events at the time of the crash; oomwhy explains them when given that log.",
+                zh: "`sudo dmesg -T | grep -i xid` 会显示崩溃时的 NVIDIA Xid 事件；把这段日志交给 oomwhy，它会解释这些事件。"
+            ),
+        );
+        // After a long run the driver's log comes before a rerun that
+        // would take as long to reach the crash again.
+        let long = ran_long(f).is_some();
+        let watchdog = fix(
+            &DISPLAY_WATCHDOG,
+            say!(
+                en: "On a GPU that also drives a monitor (and on Windows, WDDM's TDR), kernels running longer than about 2 seconds are killed: use a GPU without a display, smaller batches per kernel, or raise TdrDelay on Windows.",
+                zh: "在同时接着显示器的 GPU 上（以及 Windows 上 WDDM 的 TDR），运行超过约 2 秒的 kernel 会被杀掉：换一块不接显示器的 GPU、让每个 kernel 处理更小的 batch，或在 Windows 上调大 TdrDelay。"
+            ),
+        );
+        // Windows has no dmesg: after a long run its watchdog comes first.
+        let windows = on_windows(f);
+        if long && windows {
+            out.push(watchdog.clone());
+        } else if long {
+            out.push(kernel_log.clone());
+        }
+        out.push(find_kernel);
         if f.era == Some(Era::CublasExecution) {
             out.push(fix(
                 &BUILD_SUPPORTS_GPU,
@@ -160,21 +213,34 @@ impl Explain for LaunchFailure {
             ));
             return;
         }
-        out.push(fix(
-            &DRIVER_KERNEL_LOG,
-            say!(
-                en: "`sudo dmesg -T | grep -i xid` shows NVIDIA Xid events at the time of the crash; oomwhy explains them when given that log.",
-                zh: "`sudo dmesg -T | grep -i xid` 会显示崩溃时的 NVIDIA Xid 事件；把这段日志交给 oomwhy，它会解释这些事件。"
-            ),
-        ));
-        out.push(fix(
-            &DISPLAY_WATCHDOG,
-            say!(
-                en: "On a GPU that also drives a monitor (and on Windows, WDDM's TDR), kernels running longer than about 2 seconds are killed: use a GPU without a display, smaller batches per kernel, or raise TdrDelay on Windows.",
-                zh: "在同时接着显示器的 GPU 上（以及 Windows 上 WDDM 的 TDR），运行超过约 2 秒的 kernel 会被杀掉：换一块不接显示器的 GPU、让每个 kernel 处理更小的 batch，或在 Windows 上调大 TdrDelay。"
-            ),
-        ));
+        if !long || windows {
+            out.push(kernel_log);
+        }
+        if !(long && windows) {
+            out.push(watchdog);
+        }
     }
+}
+
+/// The last progress counter when a kernel crashed after a long run (see
+/// [`KERNEL_CRASH_LONG_RUN_MIN`]); cuBLAS's execution failure is read as
+/// its own causes.
+fn ran_long(f: &Finding) -> Option<u64> {
+    if f.era == Some(Era::CublasExecution) {
+        return None;
+    }
+    f.last_step
+        .filter(|&step| step >= KERNEL_CRASH_LONG_RUN_MIN)
+}
+
+/// Whether the traceback's files are Windows paths (`C:\\Users\\...`).
+fn on_windows(f: &Finding) -> bool {
+    f.traceback.as_ref().is_some_and(|tb| {
+        tb.frames.iter().any(|fr| {
+            let b = fr.file.as_bytes();
+            b.len() > 2 && b[0].is_ascii_alphabetic() && b[1] == b':' && b[2] == b'\\'
+        })
+    })
 }
 
 /// Explains `Kind::NoKernelImage` findings.
@@ -574,3 +640,48 @@ pub(super) const FIXES: &[FixSpec] = &[
     BCE_WITH_LOGITS,
     RESTART_AFTER_FIX,
 ];
+
+#[cfg(test)]
+mod tests {
+    fn fix_ids(text: &str) -> Vec<String> {
+        crate::decode_str(text)
+            .into_iter()
+            .find(|f| f.kind.slug() == "launch_failure")
+            .map(|f| f.diagnosis.fixes.iter().map(|x| x.id.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    /// A launch failure after a long run (fixtures/wild/1848.txt: a BasicSR
+    /// log at `iter: 10,100`; 1849.txt: epoch 98 of 150 after 18 hours)
+    /// reads the driver's kernel log first; on Windows (fixtures/
+    /// launch_failure_windows_desktop.log, step 512) the display watchdog.
+    #[test]
+    fn a_kernel_crash_after_a_long_run_reads_the_driver_first() {
+        for paste in [
+            include_str!("../../../../fixtures/wild/1848.txt"),
+            include_str!("../../../../fixtures/wild/1849.txt"),
+        ] {
+            assert_eq!(fix_ids(paste)[0], "check-driver-kernel-log");
+            let f = crate::decode_str(paste).into_iter().next().unwrap();
+            assert_eq!(
+                f.diagnosis.verdicts[0].title,
+                "It crashed after a long run: likelier the driver or the GPU than a kernel bug"
+            );
+            assert!(f.diagnosis.verdicts[0].zh.is_some());
+        }
+        let windows = include_str!("../../../../fixtures/launch_failure_windows_desktop.log");
+        assert_eq!(fix_ids(windows)[0], "rule-out-display-watchdog");
+    }
+
+    /// Both sides of the margin (50), and a crash at the first step: the
+    /// kernel bug comes first. (The message: fixtures/wild/1849.txt.)
+    #[test]
+    fn a_kernel_crash_early_in_the_run_hunts_the_kernel_first() {
+        let crash = "Traceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n    if loss.isfinite().all():\nRuntimeError: CUDA error: unspecified launch failure\n";
+        let at = |step: u64| fix_ids(&format!("step: {step} loss 0.3\n{crash}"));
+        assert_eq!(at(50)[0], "check-driver-kernel-log");
+        assert_eq!(at(49)[0], "find-failed-kernel");
+        assert_eq!(at(0)[0], "find-failed-kernel");
+        assert_eq!(fix_ids(crash)[0], "find-failed-kernel");
+    }
+}

@@ -30,7 +30,10 @@ impl Explain for GpuFallenOffBus {
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         // The detector names the kernel driver or nvidia-smi; the Chinese
         // names the driver in Chinese and keeps a tool's name as it is.
+        let desktop = super::xid::gpu_class(&f.text) == super::xid::GpuClass::Desktop;
         let detail = match fact(f, "reported_by") {
+            // A desktop or laptop GPU: its own causes, no node to reboot.
+            _ if desktop => super::xid::desktop_bus_meaning(f),
             None => say!(
                 en: "The NVIDIA driver reports that the GPU stopped answering over PCIe (the condition NVIDIA's Xid 79 reports). It stays unusable until the node is rebooted. NVIDIA names power delivery, overheating and PCIe slot or riser faults as causes; a smaller batch or other memory settings will not help.",
                 zh: "NVIDIA 驱动报告这块 GPU 已不再通过 PCIe 响应（NVIDIA 的 Xid 79 报告的就是这种情况）。重启节点之前它都不能用。NVIDIA 列出的原因有供电、过热，以及 PCIe 插槽或转接卡故障；减小 batch 或改其他显存设置都没有用。"
@@ -60,14 +63,12 @@ impl Explain for GpuFallenOffBus {
         ));
     }
 
-    fn fixes(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
-        out.push(fix(
-            &REBOOT_AND_CHECK_HARDWARE,
-            say!(
-                en: "Power-cycle the machine; check power supply headroom, temperatures (`nvidia-smi -q -d TEMPERATURE,POWER`) and the PCIe slot or riser; if it recurs on the same GPU, have it serviced.",
-                zh: "给机器断电重启；检查电源余量、温度（`nvidia-smi -q -d TEMPERATURE,POWER`）以及 PCIe 插槽或转接卡；同一块 GPU 反复出现就送修。"
-            ),
-        ));
+    fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
+        if super::xid::gpu_class(&f.text) == super::xid::GpuClass::Desktop {
+            out.push(super::xid::desktop_bus_fix(f));
+        } else {
+            out.push(reboot_and_check());
+        }
         out.push(fix(
             &DRIVER_XID_LINE,
             say!(
@@ -76,6 +77,17 @@ impl Explain for GpuFallenOffBus {
             ),
         ));
     }
+}
+
+/// A data-centre or unnamed GPU: the node's hardware.
+fn reboot_and_check() -> Fix {
+    fix(
+        &REBOOT_AND_CHECK_HARDWARE,
+        say!(
+            en: "Power-cycle the machine; check power supply headroom, temperatures (`nvidia-smi -q -d TEMPERATURE,POWER`) and the PCIe slot or riser; if it recurs on the same GPU, have it serviced.",
+            zh: "给机器断电重启；检查电源余量、温度（`nvidia-smi -q -d TEMPERATURE,POWER`）以及 PCIe 插槽或转接卡；同一块 GPU 反复出现就送修。"
+        ),
+    )
 }
 
 /// Names nvidia-smi: NVIDIA's tool.

@@ -6,7 +6,8 @@ use super::catalogue::{Cost, FixSpec};
 use super::common::{confirm_fix, fact, fix, on_device, verdict, workload_fix};
 use super::disguised::confirm;
 use super::docs::Code;
-use super::setting::{Framework, Vendor};
+use super::setting::{available, since, Availability, Framework, Setting, Vendor};
+use super::thresholds::FIRST_COLLECTIVES_MAX_SEQ;
 use super::Explain;
 use crate::i18n::Said;
 use crate::record::{fact, Chinese, Diagnosis, Finding, Fix, Kind, Verdict};
@@ -86,6 +87,23 @@ impl Explain for NcclOom {
         ))
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
+        // dist.barrier(device_ids=...) and the memory fraction are 1.8's;
+        // an older PyTorch gets the same order with the API it has.
+        if matches!(
+            available(f, since::MEMORY_FRACTION),
+            Availability::Upgrade(_)
+        ) {
+            out.push(fix(
+                &NCCL_ALLOCATE_FIRST_OLD,
+                say!(
+                    en: "Initialise the process group and run one small collective (e.g. dist.all_reduce(torch.zeros(1, device=\"cuda\"))) before building the model and optimizer, so NCCL's buffers exist before PyTorch's cache grows. NCCL_BUFFSIZE (default 4 MiB per channel) and NCCL_MAX_NCHANNELS shrink NCCL's own buffers.",
+                    zh: "在构建模型和优化器之前，先初始化进程组并做一次很小的集合通信（如 dist.all_reduce(torch.zeros(1, device=\"cuda\"))），让 NCCL 的缓冲区在 PyTorch 的缓存变大之前就分配好。NCCL_BUFFSIZE（默认每个通道 4 MiB）和 NCCL_MAX_NCHANNELS 可以缩小 NCCL 自己的缓冲区。"
+                ),
+            ));
+            out.push(confirm_fix(f));
+            out.push(workload_fix());
+            return;
+        }
         out.push(fix(
             &NCCL_ALLOCATE_FIRST,
             say!(
@@ -159,7 +177,7 @@ impl Explain for NcclTimeout {
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
         consequence_fix(f, out);
-        out.push(find_first_error_fix());
+        out.push(find_first_error_fix(f));
         out.push(fix(
             &FLIGHT_RECORDER,
             say!(
@@ -289,14 +307,19 @@ impl Explain for ChildFailed {
                 ),
             ));
         }
-        out.push(fix(
-            &READ_ROOT_CAUSE_RANK,
-            say!(
-                en: "The real error is in rank {rank}'s log. torchrun --log-dir logs --redirects 3 --tee 3 keeps one file per rank.",
-                zh: "真正的错误在 rank {rank} 的日志里。torchrun --log-dir logs --redirects 3 --tee 3 会给每个 rank 保留一个文件。",
-                rank = fact(f, fact::ROOT_CAUSE_RANK).unwrap_or("N")
-            ),
-        ));
+        if !matches!(available(f, since::TORCHRUN), Availability::Upgrade(_)) {
+            out.push(fix(
+                &READ_ROOT_CAUSE_RANK,
+                say!(
+                    en: "The real error is in rank {rank}'s log. torchrun --log_dir logs --redirects 3 --tee 3 keeps one file per rank.",
+                    zh: "真正的错误在 rank {rank} 的日志里。torchrun --log_dir logs --redirects 3 --tee 3 会给每个 rank 保留一个文件。",
+                    rank = fact(f, fact::ROOT_CAUSE_RANK).unwrap_or("N")
+                ),
+            ));
+        }
+        if matches!(available(f, since::ELASTIC), Availability::Upgrade(_)) {
+            return;
+        }
         out.push(fix(
             &PUT_TRACEBACK_IN_REPORT,
             say!(
@@ -490,19 +513,124 @@ fn nccl_error_verdict(f: &Finding) -> Verdict {
             ]),
         );
     }
+    if cuda_call_failed(f) {
+        return local_cuda_call_verdict(f);
+    }
+    let title = if first_collective(f).is_some() {
+        say!(
+            en: "Collective communication failed at its first collectives: a setup problem",
+            zh: "集合通信在最初几次就失败了：是建立连接的问题"
+        )
+    } else {
+        say!(en: "Collective communication failed", zh: "集合通信失败")
+    };
     verdict(
         Code::NcclFailure,
-        say!(en: "Collective communication failed", zh: "集合通信失败"),
+        title,
         concat([
             say!(
                 en: "NCCL or PyTorch's c10d failed: ",
                 zh: "NCCL 或 PyTorch 的 c10d 失败了："
             ),
             meaning,
+            match first_collective(f) {
+                Some(seq) => say!(
+                    en: ". It failed at collective number {seq} (SeqNum), among the first the process group ran: the ranks could not set up their connection (the network interface, shared memory or transport NCCL picked), rather than a rank crashing mid-training.",
+                    zh: "。它在第 {seq} 次集合通信（SeqNum）时失败，是进程组最早的几次集合通信之一：说明各 rank 没能建立连接（NCCL 选中的网卡、共享内存或传输方式有问题），而不是某个 rank 在训练中途崩溃。",
+                    seq = seq
+                ),
+                None => say!(
+                    en: ". When one rank crashes first (an OOM, an assert), the others fail like this at their next collective, so look for the earliest error in every rank's log before debugging NCCL itself.",
+                    zh: "。当某个 rank 先崩溃（显存不足、断言失败）时，其他 rank 会在下一次集合通信时这样失败，所以在调试 NCCL 本身之前，先在每个 rank 的日志里找最早的那个错误。"
+                ),
+            },
+        ]),
+    )
+}
+
+/// Whether NCCL says one of its own CUDA calls failed (`unhandled cuda
+/// error`, `ncclUnhandledCudaError: Call to CUDA function failed`, NCCL's
+/// ncclGetErrorString and its result names): a failure in this process,
+/// unlike a remote error, a timeout or a closed connection, which report a
+/// peer.
+fn cuda_call_failed(f: &Finding) -> bool {
+    let reason = fact(f, fact::REASON).unwrap_or_default();
+    fact(f, fact::NCCL_ERROR) == Some("ncclUnhandledCudaError")
+        || reason.to_ascii_lowercase().contains("unhandled cuda error")
+        || f.text.contains("UnhandledCudaError")
+}
+
+/// The NCCL a finding prints is at least `release` (NCCL_CUMEM_ENABLE and
+/// NVLS exist from 2.18 and 2.17), or it prints none.
+fn nccl_at_least(f: &Finding, release: (u32, u32)) -> bool {
+    let Some(version) = fact(f, "nccl_version") else {
+        return true;
+    };
+    let mut parts = version.split('.').map(|p| {
+        p.chars()
+            .take_while(char::is_ascii_digit)
+            .collect::<String>()
+            .parse::<u32>()
+            .ok()
+    });
+    match (parts.next().flatten(), parts.next().flatten()) {
+        (Some(major), Some(minor)) => (major, minor) >= release,
+        _ => true,
+    }
+}
+
+/// The first NCCL with cuMem-based buffers switched on by default (its
+/// NCCL_CUMEM_ENABLE), which containers without the needed sharing reject.
+const NCCL_CUMEM: (u32, u32) = (2, 18);
+
+/// NCCL's own CUDA call failed in this process, with no CUDA error named.
+fn local_cuda_call_verdict(f: &Finding) -> Verdict {
+    let containers = if nccl_at_least(f, NCCL_CUMEM) {
+        say!(
+            en: ", or, in a container, NCCL's cuMem/NVLS buffer sharing that the container does not allow",
+            zh: "；或者在容器里，NCCL 用 cuMem/NVLS 共享缓冲区，而容器不允许"
+        )
+    } else {
+        Said::default()
+    };
+    verdict(
+        Code::NcclFailure,
+        say!(
+            en: "A CUDA call failed inside NCCL on this rank",
+            zh: "这个 rank 上 NCCL 内部的一次 CUDA 调用失败了"
+        ),
+        concat([
             say!(
-                en: ". When one rank crashes first (an OOM, an assert), the others fail like this at their next collective, so look for the earliest error in every rank's log before debugging NCCL itself.",
-                zh: "。当某个 rank 先崩溃（显存不足、断言失败）时，其他 rank 会在下一次集合通信时这样失败，所以在调试 NCCL 本身之前，先在每个 rank 的日志里找最早的那个错误。"
+                en: "`unhandled cuda error` means a CUDA call NCCL made in this process failed: it is this rank's own failure, not a rank waiting for a peer that crashed. The usual causes: two ranks on one GPU (torch.cuda.set_device(local_rank) not called before the process group starts, or a trainer and an inference engine placed on the same GPU), too little free GPU memory left for NCCL's buffers, an NCCL newer than the GPU driver supports",
+                zh: "`unhandled cuda error` 表示 NCCL 在这个进程里发出的一次 CUDA 调用失败了：这是这个 rank 自己的失败，不是在等一个已经崩溃的对端。常见原因：两个 rank 用了同一块 GPU（进程组启动前没有调用 torch.cuda.set_device(local_rank)，或者训练进程和推理引擎被放在同一块 GPU 上）；留给 NCCL 缓冲区的空闲显存太少；NCCL 比 GPU 驱动支持的版本更新"
             ),
+            containers,
+            say!(
+                en: ". NCCL_DEBUG=INFO prints the CUDA call that failed and its error.",
+                zh: "。设 NCCL_DEBUG=INFO 会打印出失败的 CUDA 调用和它的错误。"
+            ),
+        ]),
+    )
+}
+
+/// What to check when NCCL's CUDA call failed in this process.
+fn local_cuda_call_fix(f: &Finding) -> Fix {
+    let containers = if nccl_at_least(f, NCCL_CUMEM) {
+        say!(
+            en: " In a container, try NCCL_CUMEM_ENABLE=0 and NCCL_NVLS_ENABLE=0.",
+            zh: "在容器里，可以试试 NCCL_CUMEM_ENABLE=0 和 NCCL_NVLS_ENABLE=0。"
+        )
+    } else {
+        Said::default()
+    };
+    fix(
+        &NCCL_CUDA_CALL_CAUSES,
+        concat([
+            say!(
+                en: "Make each rank use its own GPU: call torch.cuda.set_device(local_rank) before init_process_group, and check with nvidia-smi that no other process (an inference engine, another job) shares the GPU. Leave NCCL some free GPU memory, and check that the driver supports the CUDA version NCCL was built for.",
+                zh: "让每个 rank 用自己的 GPU：在 init_process_group 之前调用 torch.cuda.set_device(local_rank)，并用 nvidia-smi 确认没有别的进程（推理引擎、别的作业）共用这块 GPU。给 NCCL 留一些空闲显存，并确认驱动支持 NCCL 编译时用的 CUDA 版本。"
+            ),
+            containers,
         ]),
     )
 }
@@ -609,12 +737,25 @@ fn consequence_fix(f: &Finding, out: &mut Vec<Fix>) {
     }
 }
 
-fn find_first_error_fix() -> Fix {
+/// The search for the first error, with the launcher's options where the
+/// finding's PyTorch has them: torchrun from 1.10, torchelastic's @record
+/// from 1.9; before, torch.distributed.launch writes every rank to one
+/// terminal and has neither.
+fn find_first_error_fix(f: &Finding) -> Fix {
+    if matches!(available(f, since::TORCHRUN), Availability::Upgrade(_)) {
+        return fix(
+            &FIND_FIRST_ERROR_LAUNCH,
+            say!(
+                en: "Give every rank its own log (torch.distributed.launch writes all ranks to one terminal: redirect each rank's output to a file named after its rank, or prefix lines with the rank) and look for the earliest error.",
+                zh: "给每个 rank 单独的日志（torch.distributed.launch 把所有 rank 的输出写到同一个终端：把每个 rank 的输出重定向到以它的 rank 命名的文件，或在每行前加上 rank），找出最早的那个错误。"
+            ),
+        );
+    }
     fix(
         &FIND_FIRST_ERROR,
         say!(
-            en: "Give every rank its own log (torchrun --log-dir logs --redirects 3 --tee 3, or prefix lines with the rank) and look for the earliest error; decorate the entry point with @torch.distributed.elastic.multiprocessing.errors.record so tracebacks reach the launcher's report.",
-            zh: "给每个 rank 单独的日志（torchrun --log-dir logs --redirects 3 --tee 3，或在每行前加上 rank），找出最早的那个错误；用 @torch.distributed.elastic.multiprocessing.errors.record 装饰入口函数，让调用栈进入启动器的报告。"
+            en: "Give every rank its own log (torchrun --log_dir logs --redirects 3 --tee 3, or prefix lines with the rank) and look for the earliest error; decorate the entry point with @torch.distributed.elastic.multiprocessing.errors.record so tracebacks reach the launcher's report.",
+            zh: "给每个 rank 单独的日志（torchrun --log_dir logs --redirects 3 --tee 3，或在每行前加上 rank），找出最早的那个错误；用 @torch.distributed.elastic.multiprocessing.errors.record 装饰入口函数，让调用栈进入启动器的报告。"
         ),
     )
 }
@@ -642,16 +783,32 @@ fn collateral_nccl_fixes(f: &Finding, out: &mut Vec<Fix>) {
     if let Some((fix, _)) = local_cuda_error(f).and_then(|(error, _)| local_cuda_fix(f, error)) {
         out.push(fix);
     }
-    if !local {
-        out.push(find_first_error_fix());
-    }
-    out.push(fix(
+    let debug_info = fix(
         &NCCL_DEBUG_INFO,
         say!(
             en: "Rerun with NCCL_DEBUG=INFO (NCCL_DEBUG_SUBSYS=INIT,NET for setup problems): the WARN lines name the failing call.",
             zh: "设 NCCL_DEBUG=INFO 重跑（建立连接的问题再加 NCCL_DEBUG_SUBSYS=INIT,NET）：WARN 行会指出失败的调用。"
         ),
-    ));
+    );
+    // NCCL's own CUDA call failed here: what NCCL_DEBUG=INFO names comes
+    // first, then this rank's usual causes; no search through the others.
+    if !local && f.kind == Kind::NcclError && f.consequence_of.is_none() && cuda_call_failed(f) {
+        out.push(debug_info);
+        if NCCL_CUDA_CALL_CAUSES
+            .contradiction(&Setting::of(f))
+            .is_none()
+        {
+            out.push(local_cuda_call_fix(f));
+        }
+        return;
+    }
+    // Among the first collectives: setting up the connection failed, so
+    // NCCL's own report and the transport's settings come first.
+    let setup = first_collective(f).is_some() && f.consequence_of.is_none();
+    if !local && !setup {
+        out.push(find_first_error_fix(f));
+    }
+    out.push(debug_info);
     if fact(f, fact::NCCL_ERROR) == Some("ncclSystemError") && shm.is_none() {
         out.push(fix(
             &SHM_AND_INTERFACE,
@@ -661,6 +818,18 @@ fn collateral_nccl_fixes(f: &Finding, out: &mut Vec<Fix>) {
             ),
         ));
     }
+    if !local && setup {
+        out.push(find_first_error_fix(f));
+    }
+}
+
+/// The collective's number (c10d's SeqNum) when it is among the process
+/// group's first ([`FIRST_COLLECTIVES_MAX_SEQ`]).
+fn first_collective(f: &Finding) -> Option<u64> {
+    fact(f, fact::SEQ_NUM)?
+        .parse::<u64>()
+        .ok()
+        .filter(|&seq| seq <= FIRST_COLLECTIVES_MAX_SEQ)
 }
 
 /// The CUDA runtime's own texts (`cudaGetErrorString`) for codes whose
@@ -742,6 +911,19 @@ const NCCL_ALLOCATE_FIRST: FixSpec = FixSpec::new(
 )
 .frameworks(&[Framework::PyTorch])
 .vendors(NCCL_VENDORS)
+.torch_since(since::MEMORY_FRACTION)
+.sources(&["NCCL documentation: Environment Variables (NCCL_BUFFSIZE, NCCL_MAX_NCHANNELS)"]);
+
+/// The same order for a PyTorch older than dist.barrier(device_ids=...)
+/// and the memory fraction (1.8).
+const NCCL_ALLOCATE_FIRST_OLD: FixSpec = FixSpec::new(
+    "nccl-allocate-before-model-all-reduce",
+    "Let NCCL allocate before the model fills the GPU",
+    "在模型占满 GPU 之前让 NCCL 先分配",
+)
+.frameworks(&[Framework::PyTorch])
+.vendors(NCCL_VENDORS)
+.torch_until((1, 7))
 .sources(&["NCCL documentation: Environment Variables (NCCL_BUFFSIZE, NCCL_MAX_NCHANNELS)"]);
 
 /// Any consequence of an earlier finding; the title names its id.
@@ -758,8 +940,20 @@ const FIND_FIRST_ERROR: FixSpec = FixSpec::new(
     "在所有 rank 里找到最早的错误",
 )
 .frameworks(&[Framework::PyTorch])
+.torch_since(since::TORCHRUN)
 .cost(Cost::Look)
-.sources(&["PyTorch documentation: torchrun (--log-dir, --redirects, --tee), torch.distributed.elastic errors (record)"]);
+.sources(&["PyTorch documentation: torchrun (--log_dir, --redirects, --tee), torch.distributed.elastic errors (record)"]);
+
+/// The same search before torchrun (1.10) and torchelastic (1.9).
+const FIND_FIRST_ERROR_LAUNCH: FixSpec = FixSpec::new(
+    "find-first-error-across-ranks-launch",
+    "Find the first error across all ranks",
+    "在所有 rank 里找到最早的错误",
+)
+.frameworks(&[Framework::PyTorch])
+.torch_until((1, 9))
+.cost(Cost::Look)
+.sources(&["PyTorch documentation: torch.distributed.launch"]);
 
 /// ProcessGroupNCCL's flight recorder; TORCH_NCCL_DUMP_ON_TIMEOUT from
 /// PyTorch 2.3.
@@ -805,6 +999,20 @@ const NCCL_DEBUG_INFO: FixSpec = FixSpec::new(
     "RCCL documentation: environment variables",
 ]);
 
+/// One GPU per rank, memory for NCCL, driver support; NCCL's cuMem and NVLS
+/// variables in containers.
+const NCCL_CUDA_CALL_CAUSES: FixSpec = FixSpec::new(
+    "nccl-check-local-cuda-causes",
+    "Check this rank's GPU: one rank per GPU, free memory, driver",
+    "检查这个 rank 的 GPU：一个 rank 一块 GPU、空闲显存、驱动",
+)
+.frameworks(&[Framework::PyTorch])
+.vendors(&[Vendor::Nvidia])
+.sources(&[
+    "NCCL documentation: Troubleshooting",
+    "NCCL documentation: Environment Variables (NCCL_CUMEM_ENABLE, NCCL_NVLS_ENABLE)",
+]);
+
 /// Docker's shared memory and NCCL's network variables.
 const SHM_AND_INTERFACE: FixSpec = FixSpec::new(
     "nccl-shm-and-interface",
@@ -821,6 +1029,7 @@ const READ_ROOT_CAUSE_RANK: FixSpec = FixSpec::new(
     "看根因 rank 自己的输出",
 )
 .frameworks(&[Framework::PyTorch])
+.torch_since(since::TORCHRUN)
 .cost(Cost::Look);
 
 /// Linux's kernel log and DataLoader settings.
@@ -839,17 +1048,21 @@ const PUT_TRACEBACK_IN_REPORT: FixSpec = FixSpec::new(
     "把调用栈也放进报告",
 )
 .frameworks(&[Framework::PyTorch])
+.torch_since(since::ELASTIC)
 .sources(&["PyTorch documentation: torch.distributed.elastic, Error Propagation (record)"]);
 
 /// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
     NCCL_ALLOCATE_FIRST,
+    NCCL_ALLOCATE_FIRST_OLD,
     FIX_EARLIER_FINDING,
     FIND_FIRST_ERROR,
+    FIND_FIRST_ERROR_LAUNCH,
     FLIGHT_RECORDER,
     SAME_COLLECTIVES,
     RAISE_TIMEOUT,
     NCCL_DEBUG_INFO,
+    NCCL_CUDA_CALL_CAUSES,
     SHM_AND_INTERFACE,
     SHM_FOR_NCCL,
     READ_ROOT_CAUSE_RANK,
@@ -927,19 +1140,210 @@ mod tests {
             first_fix(&illegal, "nccl_error"),
             "status-find-failing-kernel"
         );
-        // A last error that is not a CUDA failure.
+        // A last error that is not a CUDA failure, or a CUDA text the
+        // advice table has no row for: still NCCL's own CUDA call failing
+        // here (`ncclUnhandledCudaError`), so NCCL's own report of the call
+        // comes first, and no search across the ranks.
         let other = paste.replace(
             "Cuda failure 'initialization error'",
             "Call to ibv_reg_mr failed with error Cannot allocate memory",
         );
+        assert_eq!(first_fix(&other, "nccl_error"), "nccl-debug-info");
+        let unknown = paste.replace("'initialization error'", "'invalid argument'");
+        assert_eq!(first_fix(&unknown, "nccl_error"), "nccl-debug-info");
+        // The same paste naming a system error keeps the search.
+        let system = other
+            .replace("unhandled cuda error", "unhandled system error")
+            .replace("ncclUnhandledCudaError: Call to CUDA function failed.", "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.");
         assert_eq!(
-            first_fix(&other, "nccl_error"),
+            first_fix(&system, "nccl_error"),
             "find-first-error-across-ranks"
         );
-        // A CUDA text the advice table has no row for.
-        let unknown = paste.replace("'initialization error'", "'invalid argument'");
+    }
+
+    /// The launcher's options exist from their PyTorch release: torchrun
+    /// from 1.10, torchelastic's @record from 1.9. Over every fixture and
+    /// real paste, a fix that names one is never offered to a finding whose
+    /// evidence (c10d's source path, the bundled NCCL, the message form)
+    /// ends before it, whatever its catalogue entry says.
+    #[test]
+    fn no_fix_names_a_launcher_option_its_pytorch_lacks() {
+        use crate::explain::setting::{since, Release, Setting};
+        const NAMED: &[(&str, Release)] = &[
+            ("torchrun", since::TORCHRUN),
+            ("torch.distributed.run", since::ELASTIC),
+            ("torch.distributed.elastic", since::ELASTIC),
+            ("@record", since::ELASTIC),
+            ("TORCH_NCCL_DUMP_ON_TIMEOUT", (2, 3)),
+            ("set_per_process_memory_fraction", since::MEMORY_FRACTION),
+            ("device_ids=[local_rank]", since::MEMORY_FRACTION),
+        ];
+        let pastes = crate::explain::test_support::fixture_pastes();
+        assert!(pastes.len() > 500, "fixtures not found: {}", pastes.len());
+        let mut wrong = Vec::new();
+        let mut dated = 0;
+        for (path, text) in &pastes {
+            for f in crate::decode_str(text) {
+                let Some(last) = Setting::of(&f).torch.1 else {
+                    continue;
+                };
+                dated += 1;
+                for fix in &crate::explain::offered_fixes(&f, &f.diagnosis) {
+                    let said = format!("{} {}", fix.title, fix.how);
+                    for (word, release) in NAMED {
+                        // A fix may name an option as a reason to upgrade.
+                        let upgrade =
+                            said.contains(&format!("PyTorch ≥ {}.{}", release.0, release.1));
+                        if said.contains(word) && last < *release && !upgrade {
+                            wrong.push(format!(
+                                "{path}: {} names {word} (≥ {release:?}), PyTorch ≤ {last:?}",
+                                fix.id
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        // The old c10d pastes and the pre-1.10 OOM forms are among them.
+        assert!(dated >= 50, "only {dated} dated findings");
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
+    /// c10d's old source path (`torch/lib/c10d`, to 1.9) and the NCCL
+    /// PyTorch bundled up to 1.6 (2.4.x) date a message; the new path dates
+    /// it from 1.10. (Real lines: fixtures/wild/1944.txt, 1462.txt, and
+    /// 1750.txt for the new path.)
+    #[test]
+    fn c10d_paths_and_the_bundled_nccl_date_pytorch() {
+        use crate::explain::setting::Setting;
+        let torch = |line: &str| {
+            let f = crate::decode_str(line).into_iter().next().unwrap();
+            Setting::of(&f).torch
+        };
+        let old = "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:32, unhandled cuda error, NCCL version 2.4.8";
+        assert_eq!(torch(old), ((1, 0), Some((1, 6))));
+        let nccl_2_7 = "RuntimeError: NCCL error in: /pytorch/torch/lib/c10d/ProcessGroupNCCL.cpp:38, unhandled cuda error, NCCL version 2.7.8";
+        assert_eq!(torch(nccl_2_7), ((1, 0), Some((1, 9))));
+        // Both sides of the NCCL margin without a path: 2.6 dates, 2.7 not.
+        let bare = |v: &str| {
+            torch(&format!(
+                "RuntimeError: NCCL error: unhandled system error, NCCL version {v}"
+            ))
+        };
+        assert_eq!(bare("2.6.4").1, Some((1, 6)));
+        assert_eq!(bare("2.7.3").1, None);
+        let new = "torch.distributed.DistBackendError: NCCL error in: /opt/pytorch/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1197, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.3";
+        assert_eq!(torch(new), ((1, 10), None));
+        // Windows paths date the same.
+        let windows = old.replace("/pytorch/torch/lib/c10d/", "C:\\w\\torch\\lib\\c10d\\");
+        assert_eq!(torch(&windows).1, Some((1, 6)));
+    }
+
+    /// A pre-1.10 NCCL error (fixtures/wild/1946.txt: `torch/lib/c10d`,
+    /// NCCL 2.4.8, `unhandled system error`) gets the search for the first
+    /// error without torchrun or torchelastic; the same line from a 2.x
+    /// PyTorch keeps them.
+    #[test]
+    fn an_old_pytorch_gets_the_search_without_torchrun() {
+        let old = include_str!("../../../../fixtures/wild/1946.txt");
         assert_eq!(
-            first_fix(&unknown, "nccl_error"),
+            first_fix(old, "nccl_error"),
+            "find-first-error-across-ranks-launch"
+        );
+        let new = old
+            .replace(
+                "/pytorch/torch/lib/c10d/",
+                "/pytorch/torch/csrc/distributed/c10d/",
+            )
+            .replace("NCCL version 2.4.8", "NCCL version 2.18.5");
+        assert_eq!(
+            first_fix(&new, "nccl_error"),
+            "find-first-error-across-ranks"
+        );
+    }
+
+    /// `unhandled cuda error` is NCCL's own CUDA call failing on this rank
+    /// (fixtures/wild/1944.txt, PyTorch ≈1.2–1.6, and 1945.txt, NCCL 2.27):
+    /// NCCL_DEBUG=INFO first, then this rank's causes, and no search across
+    /// the ranks; `unhandled system error` (1946.txt) and a remote error
+    /// keep the search. cuMem/NVLS advice only for an NCCL that has them.
+    #[test]
+    fn an_unhandled_cuda_error_is_this_ranks_own() {
+        let ids = |text: &str| -> Vec<String> {
+            crate::decode_str(text)
+                .into_iter()
+                .find(|f| f.kind.slug() == "nccl_error")
+                .map(|f| f.diagnosis.fixes.iter().map(|x| x.id.clone()).collect())
+                .unwrap_or_default()
+        };
+        for paste in [
+            include_str!("../../../../fixtures/wild/1944.txt"),
+            include_str!("../../../../fixtures/wild/1945.txt"),
+        ] {
+            let got = ids(paste);
+            assert_eq!(got[0], "nccl-debug-info", "{got:?}");
+            assert_eq!(got[1], "nccl-check-local-cuda-causes", "{got:?}");
+            assert!(
+                !got.iter().any(|id| id.starts_with("find-first-error")),
+                "{got:?}"
+            );
+        }
+        let why = |text: &str| {
+            let f = crate::decode_str(text).into_iter().next().unwrap();
+            let v = &f.diagnosis.verdicts[0];
+            (
+                v.title.clone(),
+                format!(
+                    "{} {}",
+                    v.detail,
+                    f.diagnosis
+                        .fixes
+                        .iter()
+                        .map(|x| x.how.clone())
+                        .collect::<String>()
+                ),
+            )
+        };
+        let (title, said) = why(include_str!("../../../../fixtures/wild/1944.txt"));
+        assert_eq!(title, "A CUDA call failed inside NCCL on this rank");
+        assert!(
+            !said.contains("NCCL_CUMEM_ENABLE") && !said.contains("cuMem"),
+            "{said}"
+        );
+        let (_, said) = why(include_str!("../../../../fixtures/wild/1945.txt"));
+        assert!(said.contains("NCCL_CUMEM_ENABLE=0"), "{said}");
+        // Both sides of the cuMem margin (NCCL 2.18).
+        let line = |v: &str| {
+            format!("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1331, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version {v}")
+        };
+        assert!(why(&line("2.18.1")).1.contains("cuMem"));
+        assert!(!why(&line("2.17.1")).1.contains("cuMem"));
+        let system = ids(include_str!("../../../../fixtures/wild/1946.txt"));
+        assert!(system[0].starts_with("find-first-error"), "{system:?}");
+        let remote = ids("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error, NCCL version 2.21.5\nncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.");
+        assert_eq!(remote[0], "find-first-error-across-ranks", "{remote:?}");
+    }
+
+    /// c10d's async form names the collective (fixtures/wild/1851.txt:
+    /// `WorkNCCL(SeqNum=2, OpType=ALLREDUCE, ...)`, ncclSystemError): among
+    /// the first two collectives it is a setup problem, NCCL's own report
+    /// first; from SeqNum 3 the search for a crashed rank leads again.
+    #[test]
+    fn an_error_at_the_first_collectives_is_a_setup_problem() {
+        let paste = include_str!("../../../../fixtures/wild/1851.txt");
+        let f = crate::decode_str(paste)
+            .into_iter()
+            .find(|f| f.kind.slug() == "nccl_error")
+            .unwrap();
+        assert_eq!(f.facts["seq_num"], "2");
+        assert_eq!(f.facts["op_type"], "ALLREDUCE");
+        assert_eq!(f.facts["timeout_ms"], "1000000");
+        assert!(f.diagnosis.verdicts[0].title.contains("setup problem"));
+        assert_eq!(f.diagnosis.fixes[0].id, "nccl-debug-info");
+        assert_eq!(f.diagnosis.fixes[1].id, "nccl-shm-and-interface");
+        let later = paste.replace("SeqNum=2,", "SeqNum=3,");
+        assert_eq!(
+            first_fix(&later, "nccl_error"),
             "find-first-error-across-ranks"
         );
     }

@@ -594,7 +594,7 @@ pub(crate) type Release = (u32, u32);
 /// form stopped being printed.
 pub(crate) fn torch_releases(f: &Finding) -> (Release, Option<Release>) {
     if f.kind != Kind::TorchAllocatorOom && f.kind != Kind::CudaRuntimeOom {
-        return ((0, 0), None);
+        return releases_from_sources(f);
     }
     let (first, last) = match f.era {
         Some(Era::Cached) => ((0, 4), Some((1, 3))),
@@ -637,6 +637,30 @@ pub(crate) fn torch_releases(f: &Finding) -> (Release, Option<Release>) {
         (Some(l), Some(h)) => Some(l.min(h)),
         (l, h) => l.or(h),
     };
+    (first, last)
+}
+
+/// The releases a message whose form dates nothing allows, read from the
+/// paths and library versions it prints: PyTorch's c10d sources lived in
+/// `torch/lib/c10d` up to 1.9 and ProcessGroupNCCL in
+/// `torch/csrc/distributed/c10d` from 1.10 (pytorch/pytorch#60543, June
+/// 2021); an NCCL older than 2.7 is the one PyTorch bundled up to 1.6 (2.4.8
+/// from mid-2019, 2.7.3 from mid-2020).
+fn releases_from_sources(f: &Finding) -> (Release, Option<Release>) {
+    const LAST_OLD_C10D: Release = (1, 9);
+    const LAST_NCCL_2_4: Release = (1, 6);
+    let text = f.text.replace('\\', "/");
+    let (first, mut last) = if text.contains("torch/lib/c10d/") {
+        ((1, 0), Some(LAST_OLD_C10D))
+    } else if text.contains("torch/csrc/distributed/c10d/ProcessGroupNCCL") {
+        ((1, 10), None)
+    } else {
+        ((0, 0), None)
+    };
+    let nccl = f.facts.get("nccl_version").and_then(|v| parse_release(v));
+    if nccl.is_some_and(|v| v < (2, 7)) {
+        last = Some(last.map_or(LAST_NCCL_2_4, |l: Release| l.min(LAST_NCCL_2_4)));
+    }
     (first, last)
 }
 
@@ -690,6 +714,10 @@ pub(super) mod since {
     pub const EXPANDABLE_SEGMENTS: Release = (2, 1);
     /// `torch.cuda.set_per_process_memory_fraction` (pytorch/pytorch#48172).
     pub const MEMORY_FRACTION: Release = (1, 8);
+    /// torchelastic (`torch.distributed.elastic`, its `@record`) upstreamed.
+    pub const ELASTIC: Release = (1, 9);
+    /// The `torchrun` command (`python -m torch.distributed.run` before).
+    pub const TORCHRUN: Release = (1, 10);
 }
 
 #[cfg(test)]

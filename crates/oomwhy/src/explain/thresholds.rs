@@ -119,6 +119,30 @@ pub(super) const FAILS_AT_START_MAX_STEP: u64 = 1;
 /// A last progress counter from this: it failed after many good steps.
 pub(super) const LATE_FAILURE_MIN_STEP: u64 = 100;
 
+/// A kernel that crashed while running (`unspecified launch failure`)
+/// after a progress counter of at least this (steps, iterations or epochs)
+/// ran the same kernels that many times without fault: a kernel bug that
+/// fails every time is less likely than the driver or the hardware, whose
+/// Xid is then read first.
+pub(super) const KERNEL_CRASH_LONG_RUN_MIN: u64 = 50;
+
+/// An NCCL error at a collective numbered up to this (c10d's SeqNum counts
+/// from one) came from one of the process group's first collectives: the
+/// ranks could not set up their connection, no rank crashed mid-training.
+pub(super) const FIRST_COLLECTIVES_MAX_SEQ: u64 = 2;
+
+/// An MMU fault below this address (the first 4 KiB page) is a null
+/// pointer, or a field read at a small offset from one.
+pub(super) const NULL_PAGE_END: u64 = 0x1000;
+
+/// Telemetry in a paste rules out heat when every GPU temperature it states
+/// is at most this (°C): GeForce cards slow down from about 83–87 °C and
+/// shut down well above.
+pub(super) const COOL_GPU_MAX_C: u64 = 80;
+/// ...and an overloaded power supply when every power draw it states is at
+/// most this (W): what the PCIe slot alone supplies.
+pub(super) const LOW_POWER_DRAW_MAX_W: u64 = 75;
+
 /// PaddlePaddle's own allocation at least this many times the memory left
 /// free: its own work fills what it could see, so less work is advised
 /// before looking for other processes.
@@ -192,6 +216,15 @@ mod tests {
         phrase("it is ≥ 100");
         assert_eq!((ONE_REQUEST_SHARE_DIVISOR, ONE_REQUEST_LARGE), (2, 4 * GIB));
         phrase("of at least half the device\n  or the limit, or of at least 4 GiB");
+        assert_eq!(KERNEL_CRASH_LONG_RUN_MIN, 50);
+        phrase("last progress counter of ≥ 50 (steps, iterations or epochs)");
+        assert_eq!(FIRST_COLLECTIVES_MAX_SEQ, 2);
+        phrase("An NCCL error at SeqNum ≤ 2");
+        assert_eq!(NULL_PAGE_END, 0x1000);
+        phrase("an MMU fault address below 0x1000");
+        assert_eq!((COOL_GPU_MAX_C, LOW_POWER_DRAW_MAX_W), (80, 75));
+        phrase("every stated GPU temperature ≤ 80 °C");
+        phrase("every stated power draw ≤ 75 W");
         assert_eq!(PADDLE_OWN_WORK_RATIO, 4);
         phrase("at least 4 times the free memory");
     }

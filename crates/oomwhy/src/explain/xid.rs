@@ -4,6 +4,7 @@ use super::catalogue::{Cost, FixSpec};
 use super::common::{fact, fix, verdict};
 use super::docs::Code;
 use super::setting::Vendor;
+use super::thresholds::{COOL_GPU_MAX_C, LOW_POWER_DRAW_MAX_W, NULL_PAGE_END};
 use super::Explain;
 use crate::i18n::Said;
 use crate::record::{fact, Diagnosis, Finding, Fix, Verdict};
@@ -67,6 +68,8 @@ impl Explain for Xid {
             }
         } else if let Some(action) = recovery_action(f) {
             out.push(recovery_fix(action));
+        } else if code == "79" && gpu_class(&f.text) == GpuClass::Desktop {
+            out.push(desktop_bus_fix(f));
         } else if let Some(info) = xid_info(code) {
             match system_process(f) {
                 Some(process) if !info.hardware => {
@@ -78,13 +81,16 @@ impl Explain for Xid {
                 }
             }
         }
-        out.push(fix(
-            &CHECK_GPU_HEALTH,
-            say!(
-                en: "`nvidia-smi -q -d ECC,ROW_REMAPPER` shows memory errors and pending remaps; `dcgmi diag -r 2` runs NVIDIA's diagnostics (a few minutes).",
-                zh: "`nvidia-smi -q -d ECC,ROW_REMAPPER` 显示显存错误和待处理的行重映射；`dcgmi diag -r 2` 运行 NVIDIA 的诊断（需要几分钟）。"
-            ),
-        ));
+        // ECC, row remapping and DCGM are data-centre GPUs' tools.
+        if gpu_class(&f.text) != GpuClass::Desktop {
+            out.push(fix(
+                &CHECK_GPU_HEALTH,
+                say!(
+                    en: "`nvidia-smi -q -d ECC,ROW_REMAPPER` shows memory errors and pending remaps; `dcgmi diag -r 2` runs NVIDIA's diagnostics (a few minutes).",
+                    zh: "`nvidia-smi -q -d ECC,ROW_REMAPPER` 显示显存错误和待处理的行重映射；`dcgmi diag -r 2` 运行 NVIDIA 的诊断（需要几分钟）。"
+                ),
+            ));
+        }
         out.push(fix(
             &KEEP_KERNEL_LOG,
             say!(
@@ -303,17 +309,49 @@ fn xid_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
             }
         ),
     };
-    out.push(verdict(
-        Code::XidError,
+    let desktop = gpu_class(&f.text) == GpuClass::Desktop;
+    let null = code == "31" && null_fault(&f.text);
+    let title = if null {
+        say!(
+            en: "Xid {code}: a kernel read or wrote through a null pointer",
+            zh: "Xid {code}：某个 kernel 通过空指针读写了显存",
+            code = code
+        )
+    } else {
         say_parts!(
             en: "Xid {code}: {title}",
             zh: "Xid {code}：{title}",
             code = Said::same(code),
             title = info.title.said()
-        ),
-        info.meaning.said().then(process).then(what),
-    ));
-    if info.hardware {
+        )
+    };
+    let detail = if code == "79" && desktop && caused_by(f).is_none() {
+        desktop_bus_meaning(f).then(process)
+    } else if null {
+        say!(
+            en: "The GPU's memory management unit stopped a kernel at address 0 (or just above it): the kernel dereferenced a null pointer, a buffer that was never allocated, whose allocation failed unchecked, or that was never passed to it. It is a bug in the program or a library it loads, not a hardware fault.",
+            zh: "GPU 的内存管理单元在地址 0（或紧挨着它的地址）上拦下了一个 kernel：这个 kernel 解引用了空指针——某个缓冲区从没分配过、分配失败了却没检查，或者根本没传给它。这是程序或它加载的某个库的 bug，不是硬件故障。"
+        )
+        .then(process)
+        .then(what)
+    } else {
+        info.meaning.said().then(process).then(what)
+    };
+    out.push(verdict(Code::XidError, title, detail));
+    if info.hardware && desktop {
+        out.push(verdict(
+            Code::HardwareFault,
+            say!(
+                en: "The GPU or its connection failed, not your program",
+                zh: "是 GPU 或它的连接坏了，不是你的程序"
+            ),
+            say!(
+                en: "Xid {code} comes from the GPU, its PCIe link, its power or its driver, not from the program that was running on it (a game or a training job alike): a smaller batch or different memory settings will not help.",
+                zh: "Xid {code} 来自 GPU、它的 PCIe 链路、供电或驱动，而不是当时在它上面运行的程序（游戏和训练任务都一样）：减小 batch 或改显存设置都没有用。",
+                code = code
+            ),
+        ));
+    } else if info.hardware {
         out.push(verdict(
             Code::HardwareFault,
             say!(
@@ -328,6 +366,186 @@ fn xid_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         ));
     }
 }
+
+/// Where the GPU a finding names sits: its advice differs (a desktop or
+/// laptop has no node to drain and no DCGM).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum GpuClass {
+    /// A GeForce or laptop GPU, or a gaming context.
+    Desktop,
+    /// A named data-centre GPU (A100, H100, Tesla, ...).
+    DataCentre,
+    Unknown,
+}
+
+/// Data-centre GPUs and systems, as whole words.
+const DATA_CENTRE_GPUS: &[&str] = &[
+    "A100", "A800", "A10", "A10G", "A30", "A40", "H100", "H200", "H800", "H20", "GH200", "B100",
+    "B200", "GB200", "V100", "P100", "P40", "T4", "L4", "L40", "L40S", "Tesla", "DGX", "HGX",
+];
+
+/// Desktop and laptop marks, as whole words.
+const DESKTOP_MARKS: &[&str] = &["GeForce", "GTX", "Laptop", "laptop", "gaming", "Gaming"];
+
+/// Whether `word` stands in `text` as a whole word (no letter or digit
+/// touches it).
+fn has_word(text: &str, word: &str) -> bool {
+    let bytes = text.as_bytes();
+    text.match_indices(word).any(|(at, _)| {
+        let before = at.checked_sub(1).map(|i| bytes[i]);
+        let after = bytes.get(at + word.len()).copied();
+        !before.is_some_and(|b| b.is_ascii_alphanumeric())
+            && !after.is_some_and(|b| b.is_ascii_alphanumeric())
+    })
+}
+
+/// A GeForce RTX model number (`RTX 3090`, `RTX5070`): 20–50 series, a
+/// 0 in the hundreds and a tier of 50–90. Workstation cards (`RTX 5000`,
+/// `RTX A6000`) do not match.
+fn geforce_rtx(text: &str) -> bool {
+    text.match_indices("RTX").any(|(at, _)| {
+        let rest = text[at + 3..].trim_start_matches(' ').as_bytes();
+        matches!(rest, [a, b'0', c, b'0', ..] if (b'2'..=b'5').contains(a) && (b'5'..=b'9').contains(c))
+    })
+}
+
+/// The class of the GPU a text names; a data-centre name wins.
+pub(super) fn gpu_class(text: &str) -> GpuClass {
+    if DATA_CENTRE_GPUS.iter().any(|w| has_word(text, w)) {
+        GpuClass::DataCentre
+    } else if DESKTOP_MARKS.iter().any(|w| has_word(text, w)) || geforce_rtx(text) {
+        GpuClass::Desktop
+    } else {
+        GpuClass::Unknown
+    }
+}
+
+/// The figures written before `unit` in `text` (`60°C`, `41 W`), each
+/// whole number standing right before it (a space allowed).
+fn stated_figures(text: &str, unit: &str) -> Vec<u64> {
+    let bytes = text.as_bytes();
+    text.match_indices(unit)
+        .filter(|(at, _)| {
+            // The unit ends its word (`41 W)`, not `41 Watts` or `WARN`).
+            !bytes
+                .get(at + unit.len())
+                .is_some_and(|b| b.is_ascii_alphanumeric())
+        })
+        .filter_map(|(at, _)| {
+            let head = text[..at].strip_suffix(' ').unwrap_or(&text[..at]);
+            let digits = head.len() - head.bytes().rev().take_while(u8::is_ascii_digit).count();
+            let before = head.as_bytes().get(digits.wrapping_sub(1)).copied();
+            // A figure, not the tail of a decimal or a word (`1.5 W`, `x41W`).
+            if digits == head.len() || before.is_some_and(|b| b == b'.' || b.is_ascii_alphabetic())
+            {
+                return None;
+            }
+            head[digits..].parse().ok()
+        })
+        .collect()
+}
+
+/// What the paste's own readings rule out: (heat, power draw), with the
+/// highest reading of each.
+fn ruled_out(text: &str) -> (Option<u64>, Option<u64>) {
+    let highest_if_all = |figures: Vec<u64>, max: u64| {
+        let top = figures.iter().copied().max()?;
+        (top <= max).then_some(top)
+    };
+    (
+        highest_if_all(stated_figures(text, "°C"), COOL_GPU_MAX_C),
+        highest_if_all(stated_figures(text, "W"), LOW_POWER_DRAW_MAX_W),
+    )
+}
+
+/// What a GPU falling off the bus means on a desktop or laptop, leaving
+/// out the causes the paste's readings rule out.
+pub(super) fn desktop_bus_meaning(f: &Finding) -> Said {
+    let head = say!(
+        en: "The driver lost contact with the GPU over PCIe; it stays unusable until the computer restarts. On a GeForce or laptop GPU the usual causes are the driver and PCIe power management (the link or the GPU switching power states: ASPM, fast P-state changes)",
+        zh: "驱动通过 PCIe 联系不上这块 GPU 了；重启电脑之前它都不能用。在 GeForce 或笔记本 GPU 上，常见原因是驱动和 PCIe 电源管理（链路或 GPU 切换电源状态：ASPM、频繁的 P-state 切换）"
+    );
+    let tail = match ruled_out(&f.text) {
+        (None, None) => say!(
+            en: ", then power delivery (the power adapter or power supply) and heat.",
+            zh: "，其次是供电（电源适配器或电源）和过热。"
+        ),
+        (Some(t), None) => say!(
+            en: ", then power delivery (the power adapter or power supply); the temperatures in the paste (up to {t} °C) rule out heat.",
+            zh: "，其次是供电（电源适配器或电源）；贴出的温度（最高 {t} °C）排除了过热。",
+            t = t
+        ),
+        (None, Some(w)) => say!(
+            en: ", then heat; the power draw in the paste (up to {w} W) rules out an overloaded power supply.",
+            zh: "，其次是过热；贴出的功耗（最高 {w} W）排除了电源过载。",
+            w = w
+        ),
+        (Some(t), Some(w)) => say!(
+            en: ". The readings in the paste (up to {t} °C, {w} W) rule out heat and power draw.",
+            zh: "。贴出的读数（最高 {t} °C、{w} W）排除了过热和功耗过大。",
+            t = t,
+            w = w
+        ),
+    };
+    let mut said = head;
+    said.en.push_str(&tail.en);
+    said.zh.push_str(&tail.zh);
+    said
+}
+
+/// The fix for a desktop or laptop GPU that fell off the bus.
+pub(super) fn desktop_bus_fix(f: &Finding) -> Fix {
+    let head = say!(
+        en: "Install the current NVIDIA driver, or go back to the last one that worked; turn off PCIe link power management (Linux: boot with pcie_aspm=off; Windows: Power Options, PCI Express, Link State Power Management: Off); to test, stop the GPU from switching power states by locking its clocks (`nvidia-smi -lgc <min>,<max>` as administrator).",
+        zh: "装上最新的 NVIDIA 驱动，或者退回到上一个正常的版本；关闭 PCIe 链路电源管理（Linux：启动参数加 pcie_aspm=off；Windows：电源选项 → PCI Express → 链接状态电源管理：关闭）；排查时锁定 GPU 频率（以管理员身份运行 `nvidia-smi -lgc <最低>,<最高>`），让它不再切换电源状态。"
+    );
+    let tail = match ruled_out(&f.text) {
+        (None, None) => say!(
+            en: " If it continues, check the power adapter or power supply and the cooling.",
+            zh: "如果还会出现，检查电源适配器或电源，以及散热。"
+        ),
+        (Some(_), None) => say!(
+            en: " If it continues, check the power adapter or power supply.",
+            zh: "如果还会出现，检查电源适配器或电源。"
+        ),
+        (None, Some(_)) => say!(
+            en: " If it continues, check the cooling.",
+            zh: "如果还会出现，检查散热。"
+        ),
+        (Some(_), Some(_)) => Said::default(),
+    };
+    let mut said = head;
+    said.en.push_str(&tail.en);
+    said.zh.push_str(&tail.zh);
+    fix(&DESKTOP_DRIVER_AND_LINK_POWER, said)
+}
+
+/// Whether an Xid 31 line's MMU fault address (`faulted @ 0x0_00000000`)
+/// lies in the null page.
+fn null_fault(text: &str) -> bool {
+    let Some((_, rest)) = text.split_once("faulted @ 0x") else {
+        return false;
+    };
+    let hex: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_hexdigit() || *c == '_')
+        .filter(|c| *c != '_')
+        .collect();
+    u64::from_str_radix(&hex, 16).is_ok_and(|address| address < NULL_PAGE_END)
+}
+
+/// The driver, PCIe ASPM and clock locking (nvidia-smi -lgc).
+const DESKTOP_DRIVER_AND_LINK_POWER: FixSpec = FixSpec::new(
+    "xid-79-driver-and-link-power",
+    "Change the driver and turn off PCIe power saving",
+    "更换驱动并关闭 PCIe 节能",
+)
+.vendors(&[Vendor::Nvidia])
+.sources(&[
+    "NVIDIA Xid catalog (docs.nvidia.com/deploy/xid-errors): Xid 79",
+    "Linux kernel documentation: kernel parameters (pcie_aspm)",
+    "nvidia-smi documentation: --lock-gpu-clocks",
+]);
 
 /// Every fix below names NVIDIA's tools (nvidia-smi, dcgmi) or its
 /// driver's Xid events.
@@ -457,6 +675,7 @@ pub(super) const FIXES: &[FixSpec] = &[
     FOLLOW_RECOVERY_ACTION,
     CHECK_GPU_HEALTH,
     KEEP_KERNEL_LOG,
+    DESKTOP_DRIVER_AND_LINK_POWER,
 ];
 
 #[cfg(test)]
@@ -515,6 +734,111 @@ mod tests {
             .unwrap();
         assert_eq!(reboot.diagnosis.fixes[0].id, "follow-xid-recovery-action");
         assert!(reboot.diagnosis.headline.contains("OS Reboot"));
+    }
+
+    /// Xid 31 at address 0 (fixtures/wild/1842.txt) is a null pointer: the
+    /// Why says so. An address past the null page (0x0_04687000, the
+    /// kernel log in fixtures/xid_kernel_log_mixed.log) keeps the table's
+    /// page fault; both sides of the 0x1000 margin.
+    #[test]
+    fn xid_31_at_address_0_is_a_null_pointer() {
+        let null = &xids(include_str!("../../../../fixtures/wild/1842.txt"))[0];
+        let v = &null.diagnosis.verdicts[0];
+        assert_eq!(
+            v.title,
+            "Xid 31: a kernel read or wrote through a null pointer"
+        );
+        assert!(v.detail.contains("null pointer"), "{}", v.detail);
+        assert!(v.zh.as_ref().unwrap().title.contains("空指针"));
+        let line = |address: &str| {
+            format!("NVRM: Xid (PCI:0000:0c:00): 31, pid=11461, Ch 00000053, intr 10000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_2 faulted @ {address}. Fault is of type FAULT_PDE ACCESS_TYPE_READ")
+        };
+        assert!(null_fault(&line("0x0_00000fff")));
+        assert!(!null_fault(&line("0x0_00001000")));
+        assert!(!null_fault(&line("0x0_04687000")));
+        assert!(!null_fault(
+            "NVRM: Xid (PCI:0000:0c:00): 31, pid=1, MMU Fault"
+        ));
+        let far = &xids(&line("0x0_04687000"))[0];
+        assert_eq!(
+            far.diagnosis.verdicts[0].title,
+            "Xid 31: GPU memory page fault"
+        );
+    }
+
+    /// Xid 79 on a laptop GPU while gaming (fixtures/wild/1947.txt, telemetry
+    /// at 60 °C and 41 W): the driver and PCIe power management first, no
+    /// node, no DCGM, and neither heat nor power, which the readings rule
+    /// out. The same line on a data-centre GPU keeps the node's advice.
+    #[test]
+    fn xid_79_on_a_laptop_gets_a_desktops_advice() {
+        let paste = include_str!("../../../../fixtures/wild/1947.txt");
+        let f = &xids(paste)[0];
+        let fixes: Vec<&str> = f.diagnosis.fixes.iter().map(|x| x.id.as_str()).collect();
+        assert_eq!(fixes[0], "xid-79-driver-and-link-power");
+        assert!(!fixes.contains(&"check-gpu-health"), "{fixes:?}");
+        let said: String = f
+            .diagnosis
+            .verdicts
+            .iter()
+            .map(|v| format!("{} {} ", v.title, v.detail))
+            .chain(f.diagnosis.fixes.iter().map(|x| x.how.clone()))
+            .collect();
+        for word in [
+            "node",
+            "dcgmi",
+            "overheating",
+            "cooling",
+            "power supply and",
+        ] {
+            assert!(!said.contains(word), "{word}: {said}");
+        }
+        assert!(said.contains("rule out heat and power draw"), "{said}");
+        // A data-centre GPU's Xid 79 (fixtures/xid_79_fallen_off_bus.log),
+        // even in a text that also says "gaming".
+        let node = "May 18 19:02:39 node7 kernel: NVRM: Xid (PCI:0000:2b:00): 79, pid=1934, name=python3, GPU has fallen off the bus.";
+        for text in [
+            node.to_string(),
+            format!("{node} on our A100 box, not a gaming rig"),
+        ] {
+            let f = &xids(&text)[0];
+            assert_eq!(f.diagnosis.fixes[0].id, "xid-reboot-node", "{text}");
+            assert!(f.diagnosis.fixes.iter().any(|x| x.id == "check-gpu-health"));
+        }
+    }
+
+    /// The GPU classes by name: GeForce RTX model numbers, not workstation
+    /// cards; data-centre names win; unknown when nothing is named.
+    #[test]
+    fn gpu_names_decide_the_class() {
+        assert_eq!(gpu_class("My RTX 5070 Laptop GPU"), GpuClass::Desktop);
+        assert_eq!(gpu_class("an RTX3090 card"), GpuClass::Desktop);
+        assert_eq!(gpu_class("NVIDIA GeForce GTX 1080 Ti"), GpuClass::Desktop);
+        assert_eq!(gpu_class("NVIDIA RTX 5000 Ada"), GpuClass::Unknown);
+        assert_eq!(gpu_class("NVIDIA RTX A6000"), GpuClass::Unknown);
+        assert_eq!(gpu_class("NVIDIA A100-SXM4-80GB"), GpuClass::DataCentre);
+        assert_eq!(
+            gpu_class("8x H100 and an RTX 4090 laptop"),
+            GpuClass::DataCentre
+        );
+        // Whole words only: `T4` inside a hash is not a Tesla T4.
+        assert_eq!(gpu_class("GPU-T4f2 crashed"), GpuClass::Unknown);
+        assert_eq!(gpu_class("NVRM: GPU at PCI:0000:a1:00"), GpuClass::Unknown);
+    }
+
+    /// The readings rule out heat from 80 °C down and power from 75 W down
+    /// (both sides of each margin); a figure that is no reading is skipped.
+    #[test]
+    fn telemetry_rules_out_only_within_its_margins() {
+        assert_eq!(
+            ruled_out("dying cool (60°C) and at low power (41 W)"),
+            (Some(60), Some(41))
+        );
+        assert_eq!(ruled_out("at 80°C and 75 W"), (Some(80), Some(75)));
+        assert_eq!(ruled_out("at 81°C and 76 W"), (None, None));
+        assert_eq!(ruled_out("60°C then 92°C"), (None, None));
+        assert_eq!(ruled_out("no readings, WARN 41 Watts"), (None, None));
+        assert_eq!(ruled_out("1.5 W, 41W"), (None, Some(41)));
     }
 
     #[test]
