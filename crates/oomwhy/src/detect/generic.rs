@@ -119,6 +119,7 @@ fn leading_exception() -> &'static Regex {
 
 struct SizePatterns {
     bytes_in_parens: Regex,
+    alloc_bytes: Regex,
     buffer_of_size: Regex,
     ggml_mib: Regex,
     cupy_bytes: Regex,
@@ -143,6 +144,10 @@ fn size_patterns() -> &'static SizePatterns {
         SizePatterns {
             // TensorFlow/XLA stream executor: `failed to allocate 2.96G (3179741184 bytes) from device`.
             bytes_in_parens: re(r"failed to allocate [\d.]+\s*\w* \((\d+) ?(?:bytes|B)\)"),
+            // Its cuda_driver.cc for unified and pinned host memory, byte
+            // counts only: `failed to alloc 2740606464 bytes unified memory;
+            // result: ...`, `failed to alloc 782758144 bytes on host: ...`.
+            alloc_bytes: re(r"failed to alloc (\d+) bytes (?:unified memory|on host)\b"),
             // ONNX Runtime, and ggml's follow-up line `failed to allocate CUDA0 buffer of size N`.
             buffer_of_size: re(r"(?:buffer of size|memory allocation of size|smaller than requested bytes of) (\d+)\b"),
             ggml_mib: re(r"allocating ([\d.]+) (MiB) on device (\d+)"),
@@ -265,8 +270,11 @@ impl Family for GenericOom {
             Era::Relion => lines.len() < 4 && next.contains("requestedSpace:"),
             // XLA's cudaMallocAsync allocator states the device's memory on
             // the next line.
+            // TensorFlow's pinned host allocator repeats each failed
+            // `failed to alloc N bytes on host` as a warning of its own.
             Era::CudaDriver => {
                 (lines.len() < 4 && size_patterns().free_total.is_match(next))
+                    || next.contains("could not allocate pinned host memory of size")
                     || is_boilerplate(next)
             }
             // Paddle's message goes on with its advice and source location; a
@@ -444,7 +452,10 @@ fn read_sizes(finding: &mut Finding, text: &str, id: Era) {
             finding.device = raw(&p.paddle_request, 3).and_then(|d| u32::try_from(d).ok());
             return;
         }
-        _ => finding.sizes.requested_bytes = raw(&p.bytes_in_parens, 1),
+        _ => {
+            finding.sizes.requested_bytes =
+                raw(&p.bytes_in_parens, 1).or_else(|| raw(&p.alloc_bytes, 1))
+        }
     }
     let ggml = matches!(id, Era::LlamaCpp | Era::Vulkan);
     finding.device = raw(&p.device, 1)

@@ -54,7 +54,9 @@ fn patterns() -> &'static Patterns {
         allocator_device: re(r"^(GPU|XLA_GPU)_(\d+)_bfc$"),
         node: re(r"\[\[(?:\{\{)?node ([^}\s\]]+)|Node: '([^']+)'"),
         op: re(r"\[Op:([\w.]+)"),
-        bfc: re(r"Allocator \(([^)]+)\) ran out of memory trying to allocate {TF_SIZE}"),
+        // Before TensorFlow 1.0 the warning named no allocator: `Ran out of
+        // memory trying to allocate 220.5KiB.  See logs for memory state.`
+        bfc: re(r"(?:Allocator \(([^)]+)\) r|\bR)an out of memory trying to allocate {TF_SIZE}"),
         bfc_rounded: re(r"\(rounded to (\d+)\)"),
         bfc_op: re(r"requested by op (\S+)"),
         not_a_failure: re(r"freed_by_count|not a failure"),
@@ -106,6 +108,7 @@ impl Family for TensorFlowOom {
         &[
             "OOM when allocating tensor",
             ") ran out of memory trying to allocate",
+            "Ran out of memory trying to allocate",
             "ran out of memory when allocating",
         ]
     }
@@ -214,7 +217,7 @@ impl Family for TensorFlowOom {
             }
             finding.truncated =
                 kind == Kind::TfOom && !text.contains("Current allocation summary follows");
-            Some(c[1].to_string())
+            c.get(1).map(|m| m.as_str().to_string())
         } else {
             finding.era = Some(Era::OpKernel);
             let shape = p.shape.captures(&text).map(|c| c[1].to_string());
