@@ -30,6 +30,8 @@ struct Phrase {
     after_colon: bool,
     backend: &'static str,
     reported_by: &'static str,
+    /// The program says it goes on without the memory: a warning.
+    warning: bool,
 }
 
 fn phrases() -> &'static [Phrase] {
@@ -43,6 +45,7 @@ fn phrases() -> &'static [Phrase] {
             after_colon,
             backend,
             reported_by,
+            warning: false,
         };
         vec![
             // MXNet prints the same words as ggml, after its storage manager's
@@ -64,6 +67,16 @@ fn phrases() -> &'static [Phrase] {
             p(Era::Vulkan, r"\bErrorOutOfDeviceMemory\b|\bOomError\(OutOfDeviceMemory\)|\bggml_vulkan: Device memory allocation of size \d+ failed", false, false, "vulkan", crate::i18n::reporter::VULKAN_DRIVER.en),
             // TensorRT's logger: `[TRT] [E] 2: [FILE::FUNC::LINE] Error Code 2: OutOfMemory (...)`.
             p(Era::Tensorrt, r"\bError Code 2: OutOfMemory\b", false, false, "cuda", "TensorRT"),
+            // TensorRT's builder skipping a tactic whose memory does not fit
+            // (`[TRT] [W] UNSUPPORTED_STATE: Skipping tactic 33 due to
+            // insufficient memory on requested size of 629145600 detected for
+            // tactic 0x...`, then `Tactic Device request: 600MB Available:
+            // 302MB. Device memory is insufficient to use tactic.`): it tries
+            // another tactic, so the line is a warning, not the failure.
+            Phrase {
+                warning: true,
+                ..p(Era::Tensorrt, r"Skipping tactic \d+ due to insufficient memory on requested size of \d+|\bTactic Device request: \d+ ?MB Available: \d+ ?MB\. Device memory is insufficient to use tactic", false, false, "cuda", "TensorRT")
+            },
             // MTLCommandBufferError 8 (kIOGPUCommandBufferCallbackErrorOutOfMemory),
             // as MLX, ggml's Metal backend and Swift programs print it.
             p(Era::Metal, r"\bInsufficient Memory \((?:0*8:kIOGPUCommandBufferCallbackErrorOutOfMemory|IOAF code 8)\)", false, false, "metal", crate::i18n::reporter::METAL_DRIVER.en),
@@ -126,6 +139,8 @@ struct SizePatterns {
     relion_request: Regex,
     async_request: Regex,
     tensorrt_request: Regex,
+    tactic_request: Regex,
+    tactic_mib: Regex,
     listed_free: Regex,
     listed_request: Regex,
     free_total: Regex,
@@ -166,6 +181,10 @@ fn size_patterns() -> &'static SizePatterns {
             ),
             // XGBoost's device allocator after its error: `- Free memory: N`
             // and `- Requested memory: N` lines.
+            // The builder's skipped tactic: its exact request in bytes, and
+            // the request and the free memory in MiB (`MB`, shifted by 20).
+            tactic_request: re(r"insufficient memory on requested size of (\d+)"),
+            tactic_mib: re(r"Tactic Device request: (\d+) ?(MB) Available: (\d+) ?MB\b"),
             listed_free: re(r"(?:^|\s)- Free memory: (\d+)\b"),
             listed_request: re(r"(?:^|\s)- Requested memory: (\d+)\b"),
             free_total: re(r"Free memory/Total memory: (\d+)/(\d+)"),
@@ -203,6 +222,8 @@ impl Family for GenericOom {
             "OomError(OutOfDeviceMemory)",
             "Device memory allocation of size",
             "Error Code 2: OutOfMemory",
+            // The `Tactic Device request` line that goes with it follows it.
+            "Skipping tactic",
             "OutOfMemoryError: ",
             "CUDA_ERROR_OUT_OF_MEMORY",
             "cudaErrorMemoryAllocation",
@@ -238,6 +259,11 @@ impl Family for GenericOom {
         let Some((first, _)) = find(&lines[0]) else {
             return is_boilerplate(next);
         };
+        // A warning gathers only the warnings that go with it: an error
+        // after it is a message of its own.
+        if first.warning {
+            return lines.len() < 200 && find(next).is_some_and(|(p, _)| p.warning);
+        }
         // The same failure printed again (TensorFlow retries with smaller sizes).
         if find(next).is_some_and(|(p, _)| p.id == first.id) {
             return true;
@@ -310,7 +336,8 @@ impl Family for GenericOom {
         // a repeat.
         let size_line = |l: &str| l.contains("Device memory allocation of size");
         let (text, repeats) = collapse_repeats(message.lines, |l| {
-            find(l).is_some_and(|(p, _)| p.id == phrase.id) && size_line(l) == size_line(first)
+            find(l).is_some_and(|(p, _)| p.id == phrase.id && p.warning == phrase.warning)
+                && size_line(l) == size_line(first)
         });
         let mut finding = message.finding(Kind::GenericOom, text);
         if phrase.whole_line {
@@ -364,6 +391,9 @@ impl Family for GenericOom {
                 fact::REPORTED_BY.into(),
                 crate::i18n::reporter::XLA_ASYNC_ALLOCATOR.en.into(),
             );
+        }
+        if phrase.warning {
+            finding.category = Category::Warning;
         }
         if failed_device_alloc_at_info(&format!("{}{first}", message.prefix)) {
             // The stream executor logs its failed cuMemAlloc at info level on
@@ -429,6 +459,14 @@ fn read_sizes(finding: &mut Finding, text: &str, id: Era) {
             finding.sizes.total_bytes = raw(&p.free_total, 2);
         }
         Era::Onnxruntime | Era::Vulkan => finding.sizes.requested_bytes = raw(&p.buffer_of_size, 1),
+        Era::Tensorrt if finding.category == Category::Warning => {
+            finding.sizes.requested_bytes =
+                raw(&p.tactic_request, 1).or_else(|| sized(&p.tactic_mib));
+            finding.sizes.free_bytes = p
+                .tactic_mib
+                .captures(text)
+                .and_then(|c| crate::units::to_bytes(&c[3], &c[2]).ok());
+        }
         Era::Tensorrt => {
             finding.sizes.requested_bytes =
                 raw(&p.tensorrt_request, 1).or_else(|| raw(&p.tensorrt_request, 2))

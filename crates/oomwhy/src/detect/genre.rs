@@ -108,6 +108,7 @@ struct Patterns {
     example_heading: Regex,
     explanation: Regex,
     catalogue_field: Regex,
+    verdict: Regex,
     faq: Regex,
     chrome: Regex,
     permalink: Regex,
@@ -129,7 +130,7 @@ fn patterns() -> &'static Patterns {
             r"|what (?:this|the) error means|what it means|symptoms?|troubleshooting",
             r"|related errors|see also|further reading|the exact string",
             r"|error messages? to look for|detection|prevention|the problem|issue",
-            r"|explanation|stack trace|source",
+            r"|explanation|(?:raw |full )?stack trace|source",
             r"|why do(?:es)? (?:this|these|it|they) (?:error )?happen\?"
         );
         let heading_zh = concat!(
@@ -172,8 +173,13 @@ fn patterns() -> &'static Patterns {
                 r"(?:errors|error messages|messages|error outputs|outputs|error logs)",
                 r"|sample (?:error|message|output|error message)",
                 r"|(?:error )?messages? examples|examples? of (?:errors|error messages|messages)",
-                r"|.{0,12}エラー(?:メッセージ)?の例|常见(?:错误|报错)(?:信息)?|(?:错误|报错)(?:信息)?示例)",
-                r"(?:\*\*)?\s*[:：]?$"
+                // The kind of error may come first (`no kernel image错误示例`).
+                r"|.{0,12}エラー(?:メッセージ)?の例|常见(?:错误|报错)(?:信息)?|.{0,40}?(?:错误|报错)(?:信息)?示例)",
+                r"(?:\*\*)?\s*[:：]?$",
+                // Prose that ends by calling what follows an example of a
+                // kind of problem (`出现内存分配失败的问题,例如:`, `..., for
+                // example:`): a report shows its own error, not an example.
+                r"|(?:例如|比如|举例来说|for example|e\.g\.)\s*[:：]\s*$"
             )),
             // When a shown message usually happens: a report tells what
             // happened once, a page what usually does. What it means only
@@ -186,6 +192,9 @@ fn patterns() -> &'static Patterns {
                 r"(?:means?|indicates?|signals?|occurs?|happens?|appears?|raised|thrown|caused|reported|seen|shown)\b",
                 r"|\b(?:this|it) (?:usually|typically|often|commonly|generally|mostly) (?:happens|occurs)\b",
                 r"|\b(?:happens|occurs) (?:most often|mostly|usually|typically|commonly|frequently)\b",
+                // Symptoms given as alternatives (`Model loading fails or
+                // generation stops with OOM.`): a report tells what happened.
+                r"|\b(?:fails|crashes|stops|hangs|freezes|dies) or (?:\w+ ){0,3}(?:fails|crashes|stops|hangs|freezes|dies)\b",
                 // Chinese, Japanese, Korean: `这个错误表示`, `このエラーは`, `이 에러는`.
                 r"|(?:这个|该|此)(?:错误|报错)(?:是|表示|意味着|说明|通常)|このエラーは|(?:이|해당|위) (?:에러|오류)는"
             )),
@@ -197,6 +206,12 @@ fn patterns() -> &'static Patterns {
                 r"(?i)^(?:[-*]\s*)?\*\*(?:domain|category|verification|fix rate|last verified)\s*:?\*\*",
                 r"|\bfix rate\b|\blast verified\b"
             )),
+            // A list item that is only a severity, grading the message
+            // above it (`- Fatal`, `- Warning`): a page or a change that
+            // classifies messages, as a health checker's does.
+            verdict: constant_regex(
+                r"(?i)^[-*]\s*(?:fatal|non-?fatal|warning|critical|recoverable|unrecoverable|ignored?)\s*$",
+            ),
             faq: constant_regex(r#"^(?:#+\s*)?(?:My|I)\b.{0,60}[“"`]\s*$"#),
             chrome: constant_regex(concat!(
                 r"(?i)copy to clipboard|toggle word wrap|enter fullscreen mode|exit fullscreen mode",
@@ -209,6 +224,9 @@ fn patterns() -> &'static Patterns {
                 r"(?i)\byou(?:'ll| will| may| might| can| could| would| must)?(?: also)? ",
                 r"(?:see|get|got|encounter|hit|run into|receive|notice|be familiar)\b",
                 r"|\bif you (?:get|got|see|saw|encounter|hit)\b",
+                // A page's title for the reader's error (`The vLLM OOM Error
+                // You Are Seeing`).
+                r"|\b(?:errors?|messages?|exceptions?) you(?:'re| are) (?:seeing|getting|hitting)\b",
                 r"|\bas follows\b|类似于?以下|如下所示|如下的?(?:错误|报错|信息)|状态如下|会遇到",
                 r"|经常遇到|容易遇到|这样的报错|类似这样|为例|示例输出|比如|例如|举个例子",
                 // An error page's example heading (`Error log example`).
@@ -282,6 +300,8 @@ struct Features {
     explanations: u32,
     /// The fields of an error catalogue's entry.
     catalogue_fields: u32,
+    /// List items that only grade a message (`- Fatal`).
+    verdicts: u32,
     /// A first-person question heading that quotes the message (`My model
     /// reports “cuda runtime error(2): out of memory”`), as FAQs word them.
     faq_headings: u32,
@@ -310,6 +330,8 @@ impl Features {
             + 2 * self.explanations.min(1)
             + second(self.explanations)
             + self.catalogue_fields.min(3)
+            + 2 * self.verdicts.min(1)
+            + second(self.verdicts)
             + if self.faq_headings > 0 && self.reader > 0 {
                 2
             } else {
@@ -438,6 +460,7 @@ fn features(text: &str, messages: &[MessageSpan<'_>]) -> Features {
         f.example_headings +=
             u32::from(line.chars().count() < 60 && p.example_heading.is_match(line));
         f.catalogue_fields += u32::from(p.catalogue_field.is_match(line));
+        f.verdicts += u32::from(p.verdict.is_match(line));
         f.key_values += u32::from(p.key_value.is_match(line));
         f.issue_headings += u32::from(line.chars().count() < 40 && p.issue.is_match(line));
         f.first_person += u32::from(first);
