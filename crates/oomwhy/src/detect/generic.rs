@@ -516,6 +516,59 @@ mod tests {
         crate::detect::decode_lines(&GenericOom, text)
     }
 
+    /// TensorFlow's stream executor states unified and pinned host
+    /// allocations in bytes only (fixtures/wild/2018.txt, 2127.txt); the
+    /// CUDA family leaves them to this one.
+    #[test]
+    fn stream_executor_alloc_lines_state_their_bytes() {
+        for (line, bytes) in [
+            ("2021-10-15 15:01:44.577626: E external/org_tensorflow/tensorflow/stream_executor/cuda/cuda_driver.cc:764] failed to alloc 2740606464 bytes unified memory; result: CUDA_ERROR_OUT_OF_MEMORY: out of memory", 2_740_606_464u64),
+            ("2022-07-03 15:46:53.245176: E external/org_tensorflow/tensorflow/stream_executor/cuda/cuda_driver.cc:802] failed to alloc 782758144 bytes on host: CUDA_ERROR_OUT_OF_MEMORY: out of memory", 782_758_144),
+        ] {
+            let findings = crate::decode_str(line);
+            assert_eq!(findings.len(), 1, "{line}");
+            assert_eq!(findings[0].kind, Kind::GenericOom, "{line}");
+            assert_eq!(findings[0].sizes.requested_bytes, Some(bytes), "{line}");
+            assert_eq!(findings[0].category, Category::Oom, "{line}");
+        }
+        // The pinned host allocator's own warning after each joins it.
+        let f = collect(&[
+            "E cuda_driver.cc:802] failed to alloc 782758144 bytes on host: CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+            "W device_host_allocator.h:46] could not allocate pinned host memory of size: 782758144",
+            "E cuda_driver.cc:802] failed to alloc 704482304 bytes on host: CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+        ])
+        .unwrap();
+        assert_eq!(f.occurrences, 2);
+        // Without a byte count the CUDA family still reads the error name.
+        let bare = crate::decode_str("cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY: out of memory");
+        assert_eq!(bare[0].kind, Kind::CudaRuntimeOom);
+    }
+
+    /// TensorRT's builder skipping a tactic (fixtures/wild/2011.txt,
+    /// 2044.txt) is a warning with its figures; an error after it stays
+    /// an out-of-memory finding of its own.
+    #[test]
+    fn tensorrt_skipped_tactic_is_a_warning() {
+        let f = collect(&[
+            "[10/01/2025-08:26:34] [TRT] [W] UNSUPPORTED_STATE: Skipping tactic 33 due to insufficient memory on requested size of 629145600 detected for tactic 0xa5a46bfbd719d757.",
+            "[10/01/2025-08:26:34] [TRT] [W] Tactic Device request: 600MB Available: 302MB. Device memory is insufficient to use tactic.",
+        ])
+        .unwrap();
+        assert_eq!(f.category, Category::Warning);
+        assert_eq!(f.era, Some(Era::Tensorrt));
+        assert_eq!(f.sizes.requested_bytes, Some(600 << 20));
+        assert_eq!(f.sizes.free_bytes, Some(302 << 20));
+        // Run together with its status, as TensorRT-LLM's logger printed it.
+        let joined = collect(&["[11/28/2023-15:47:38] [TRT] [W] UNSUPPORTED_STATESkipping tactic 4 due to insufficient memory on requested size of 66048 detected for tactic 0x000000000000001f."]).unwrap();
+        assert_eq!(joined.category, Category::Warning);
+        assert_eq!(joined.sizes.requested_bytes, Some(66_048));
+        // The builder's real failure after the warnings is an error.
+        let log = "[TRT] [W] UNSUPPORTED_STATE: Skipping tactic 3 due to insufficient memory on requested size of 66048 detected for tactic 0x1f.\n[11/10/2023-06:30:40] [TRT] [E] 2: [virtualMemoryBuffer.cpp::resizePhysical::140] Error Code 2: OutOfMemory (no further information)\n";
+        let findings = crate::decode_str(log);
+        let categories: Vec<Category> = findings.iter().map(|f| f.category).collect();
+        assert_eq!(categories, [Category::Warning, Category::Oom]);
+    }
+
     /// The stream executor logs its failed cuMemAlloc at info level (the
     /// BFC allocator then asks for less): a warning, as TensorFlow's own
     /// "not a failure" line is (the line of wild paste 1952). At error

@@ -373,6 +373,21 @@ mod tests {
         assert_eq!(f.device, Some(0));
     }
 
+    /// TensorFlow before 1.0 named no allocator in the BFC warning
+    /// (fixtures/wild/2101.txt); the request is read in both forms.
+    #[test]
+    fn bfc_warning_before_1_0_names_no_allocator() {
+        let f = decode(&["W tensorflow/core/common_runtime/bfc_allocator.cc:271] Ran out of memory trying to allocate 220.5KiB.  See logs for memory state."]).unwrap();
+        assert_eq!(f.kind, Kind::TfOom);
+        assert_eq!(f.era, Some(Era::BfcAllocator));
+        assert_eq!(f.sizes.requested_bytes, Some(225_792));
+        let named = decode(&["W tensorflow/core/common_runtime/bfc_allocator.cc:424] Allocator (GPU_0_bfc) ran out of memory trying to allocate 2.00GiB (rounded to 2147483648).  Current allocation summary follows."]).unwrap();
+        assert_eq!(named.sizes.requested_bytes, Some(2_147_483_648));
+        assert_eq!(named.device, Some(0));
+        // A sentence that only contains the words is not the warning.
+        assert!(decode(&["The worker Ran out of memory trying to allocate buffers."]).is_none());
+    }
+
     #[test]
     fn eigen_allocator_is_an_oom() {
         let f = decode(&[": F tensorflow/core/common_runtime/gpu/gpu_device.cc:103] EigenAllocator for GPU ran out of memory when allocating 0. See error logs for more detailed info."]).unwrap();
