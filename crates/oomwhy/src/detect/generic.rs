@@ -259,10 +259,14 @@ impl Family for GenericOom {
         let Some((first, _)) = find(&lines[0]) else {
             return is_boilerplate(next);
         };
-        // A warning gathers only the warnings that go with it: an error
-        // after it is a message of its own.
+        // TensorRT's skipped tactics go on with the builder's later lines:
+        // more of them, and its error when the build runs out (then the
+        // message is that error, not a warning).
         if first.warning {
-            return lines.len() < 200 && find(next).is_some_and(|(p, _)| p.warning);
+            return lines.len() < 200
+                && (find(next).is_some_and(|(p, _)| p.id == first.id)
+                    || next.contains("Requested amount of GPU memory")
+                    || next.contains(TENSORRT_BUILD_FAILED));
         }
         // The same failure printed again (TensorFlow retries with smaller sizes).
         if find(next).is_some_and(|(p, _)| p.id == first.id) {
@@ -392,7 +396,14 @@ impl Family for GenericOom {
                 crate::i18n::reporter::XLA_ASYNC_ALLOCATOR.en.into(),
             );
         }
-        if phrase.warning {
+        // Skipped tactics alone are a warning; with the builder's error
+        // they are its failure.
+        if phrase.warning
+            && !message
+                .lines
+                .iter()
+                .any(|l| find(l).is_some_and(|(p, _)| p.id == phrase.id && !p.warning))
+        {
             finding.category = Category::Warning;
         }
         if failed_device_alloc_at_info(&format!("{}{first}", message.prefix)) {
@@ -468,8 +479,9 @@ fn read_sizes(finding: &mut Finding, text: &str, id: Era) {
                 .and_then(|c| crate::units::to_bytes(&c[3], &c[2]).ok());
         }
         Era::Tensorrt => {
-            finding.sizes.requested_bytes =
-                raw(&p.tensorrt_request, 1).or_else(|| raw(&p.tensorrt_request, 2))
+            finding.sizes.requested_bytes = raw(&p.tensorrt_request, 1)
+                .or_else(|| raw(&p.tensorrt_request, 2))
+                .or_else(|| raw(&p.tactic_request, 1))
         }
         Era::CudaRuntime if p.listed_request.is_match(text) => {
             finding.sizes.requested_bytes = raw(&p.listed_request, 1);
@@ -566,7 +578,16 @@ mod tests {
         let log = "[TRT] [W] UNSUPPORTED_STATE: Skipping tactic 3 due to insufficient memory on requested size of 66048 detected for tactic 0x1f.\n[11/10/2023-06:30:40] [TRT] [E] 2: [virtualMemoryBuffer.cpp::resizePhysical::140] Error Code 2: OutOfMemory (no further information)\n";
         let findings = crate::decode_str(log);
         let categories: Vec<Category> = findings.iter().map(|f| f.category).collect();
-        assert_eq!(categories, [Category::Warning, Category::Oom]);
+        assert_eq!(categories, [Category::Oom]);
+        assert_eq!(findings[0].sizes.requested_bytes, Some(66_048));
+        // fixtures/wild/1512.txt: the builder states its request on a
+        // warning line before; the error after the skipped tactic is one
+        // out-of-memory finding with that request.
+        let build = "[11/07/2023-08:45:41] [TRT] [W] Requested amount of GPU memory (33555480576 bytes) could not be allocated. There may not be enough free memory for allocation to succeed.\n[11/07/2023-08:45:41] [TRT] [W] UNSUPPORTED_STATESkipping tactic 2 due to insufficient memory on requested size of 33555480576 detected for tactic 0x000000000000001e.\n[11/07/2023-08:45:41] [TRT] [E] 2: [virtualMemoryBuffer.cpp::resizePhysical::140] Error Code 2: OutOfMemory (no further information)\n";
+        let findings = crate::decode_str(build);
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].category, Category::Oom);
+        assert_eq!(findings[0].sizes.requested_bytes, Some(33_555_480_576));
     }
 
     /// The stream executor logs its failed cuMemAlloc at info level (the

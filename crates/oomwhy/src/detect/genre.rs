@@ -47,7 +47,7 @@
 //! 10. a heading that calls what follows samples (`Example errors`,
 //!     `Sample Error Messages:`, `よくあるエラーメッセージの例`, `报错示例`,
 //!     also after the error's kind: `no kernel image错误示例`), or prose that
-//!     ends by calling it an example of a kind of problem (`..., for
+//!     ends by calling it an example of a kind of problem (`... errors, for
 //!     example:`, `出现内存分配失败的问题,例如:`): 3;
 //! 11. prose that says when a message usually happens (`This happens most
 //!     often when`, `error often reported asynchronously`) or, in Chinese,
@@ -185,9 +185,11 @@ fn patterns() -> &'static Patterns {
                 r"|.{0,12}エラー(?:メッセージ)?の例|常见(?:错误|报错)(?:信息)?|.{0,40}?(?:错误|报错)(?:信息)?示例)",
                 r"(?:\*\*)?\s*[:：]?$",
                 // Prose that ends by calling what follows an example of a
-                // kind of problem (`出现内存分配失败的问题,例如:`, `..., for
-                // example:`): a report shows its own error, not an example.
-                r"|(?:例如|比如|举例来说|for example|e\.g\.)\s*[:：]\s*$"
+                // kind of problem (`出现内存分配失败的问题,例如:`, `such
+                // errors, for example:`): a report shows its own error, not
+                // an example (a bare `For example:` before a poster's own
+                // lines is not one).
+                r"|(?i:问题|错误|报错|errors|problems|issues)[,，]?\s*(?i:例如|比如|for example|e\.g\.)\s*[:：]\s*$"
             )),
             // When a shown message usually happens: a report tells what
             // happened once, a page what usually does. What it means only
@@ -768,9 +770,18 @@ mod tests {
         assert!(is_document(faq, &span(faq, npu)));
         let reported = faq.replace("网络执行过程中", "我的网络执行过程中");
         assert!(!is_document(&reported, &span(&reported, npu)));
-        // `for example` inside a sentence introduces nothing.
+        // `for example` inside a sentence introduces nothing, nor does a
+        // bare `For example:` before a poster's failing tests (wild paste).
         let inline = "Some ops fail, for example the first convolution.\nRuntimeError: CUDA error: no kernel image is available for execution on the device\n";
         assert!(!is_document(inline, &span(inline, message)));
+        let ci = "CI recurrently fails for all tests with error message:\n> RuntimeError: CUDA error: no kernel image is available for execution on the device\n\nFor example:\nFAILED tests/test_sft_trainer.py::test_train - RuntimeError: CUDA error: no kernel image is available for execution on the device\n";
+        assert!(!is_document(
+            ci,
+            &spans(
+                ci,
+                &["RuntimeError: CUDA error: no kernel image", "FAILED tests/"]
+            )
+        ));
     }
 
     #[test]
@@ -780,9 +791,13 @@ mod tests {
         let message = "torch.cuda.OutOfMemoryError: CUDA out of memory";
         assert!(is_document(page, &span(page, message)));
         // The error the poster is seeing is a report.
-        let mine = page.replace("The vLLM OOM Error You Are Seeing", "The vLLM OOM Error I Am Seeing");
+        let mine = page.replace(
+            "The vLLM OOM Error You Are Seeing",
+            "The vLLM OOM Error I Am Seeing",
+        );
         assert!(!is_document(&mine, &span(&mine, message)));
-        let logged = format!("{page}2024-01-02 10:00:00 INFO start\n2024-01-02 10:00:01 INFO load\n");
+        let logged =
+            format!("{page}2024-01-02 10:00:00 INFO start\n2024-01-02 10:00:01 INFO load\n");
         assert!(!is_document(&logged, &span(&logged, message)));
     }
 
@@ -802,7 +817,10 @@ mod tests {
         // A pull request's description (wild paste): each Xid line, then
         // how the health checker grades it.
         let pr = "> NVRM: Xid (PCI:0000:01:00): 144, SAW_MVB Nonfatal XC0 i0 Link 0\n- Warning\n\n> NVRM: Xid (PCI:0000:00:00): 149, NETIR_LINK_EVT Fatal XC0 i0 Link 00\n- Fatal\n";
-        let messages = ["NVRM: Xid (PCI:0000:01:00): 144", "NVRM: Xid (PCI:0000:00:00): 149"];
+        let messages = [
+            "NVRM: Xid (PCI:0000:01:00): 144",
+            "NVRM: Xid (PCI:0000:00:00): 149",
+        ];
         assert!(is_document(pr, &spans(pr, &messages)));
         // One grade is not enough, and the poster's own words keep a report.
         let one = "> NVRM: Xid (PCI:0000:01:00): 144, SAW_MVB Nonfatal XC0 i0 Link 0\n- Warning\n";

@@ -117,7 +117,10 @@ fn tactic_skipped_by_tensorrt(f: &Finding) -> bool {
 }
 
 fn skipped_tactic_headline(f: &Finding) -> Said {
-    match (f.sizes.requested_bytes.map(fmt), f.sizes.free_bytes.map(fmt)) {
+    match (
+        f.sizes.requested_bytes.map(fmt),
+        f.sizes.free_bytes.map(fmt),
+    ) {
         (Some(needed), Some(free)) => say!(
             en: "Warning, not an error: TensorRT skipped a tactic that needed {needed} ({free} free) and tried another",
             zh: "只是警告，不是报错：TensorRT 跳过了一个需要 {needed} 显存的 tactic（可用 {free}），改试别的 tactic",
