@@ -97,9 +97,13 @@ impl Family for RuntimeOom {
         let m = p.other.find(line)?;
         // A framework's own report that states what it tried to allocate
         // (TensorFlow's `failed to allocate 32.00M (33554432 bytes) from
-        // device: CUDA_ERROR_OUT_OF_MEMORY`) belongs to that framework.
+        // device: CUDA_ERROR_OUT_OF_MEMORY`, its `failed to alloc N bytes
+        // unified memory` and `... on host`) belongs to that framework.
         let before = &line[..m.start()];
-        if before.contains("allocate") || before.contains("from device") {
+        if before.contains("allocate")
+            || before.contains("from device")
+            || before.contains("failed to alloc ")
+        {
             return None;
         }
         // Source code that names the constant (`if (result ==

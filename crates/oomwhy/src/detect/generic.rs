@@ -30,6 +30,8 @@ struct Phrase {
     after_colon: bool,
     backend: &'static str,
     reported_by: &'static str,
+    /// The program says it goes on without the memory: a warning.
+    warning: bool,
 }
 
 fn phrases() -> &'static [Phrase] {
@@ -43,6 +45,7 @@ fn phrases() -> &'static [Phrase] {
             after_colon,
             backend,
             reported_by,
+            warning: false,
         };
         vec![
             // MXNet prints the same words as ggml, after its storage manager's
@@ -64,6 +67,16 @@ fn phrases() -> &'static [Phrase] {
             p(Era::Vulkan, r"\bErrorOutOfDeviceMemory\b|\bOomError\(OutOfDeviceMemory\)|\bggml_vulkan: Device memory allocation of size \d+ failed", false, false, "vulkan", crate::i18n::reporter::VULKAN_DRIVER.en),
             // TensorRT's logger: `[TRT] [E] 2: [FILE::FUNC::LINE] Error Code 2: OutOfMemory (...)`.
             p(Era::Tensorrt, r"\bError Code 2: OutOfMemory\b", false, false, "cuda", "TensorRT"),
+            // TensorRT's builder skipping a tactic whose memory does not fit
+            // (`[TRT] [W] UNSUPPORTED_STATE: Skipping tactic 33 due to
+            // insufficient memory on requested size of 629145600 detected for
+            // tactic 0x...`, then `Tactic Device request: 600MB Available:
+            // 302MB. Device memory is insufficient to use tactic.`): it tries
+            // another tactic, so the line is a warning, not the failure.
+            Phrase {
+                warning: true,
+                ..p(Era::Tensorrt, r"Skipping tactic \d+ due to insufficient memory on requested size of \d+|\bTactic Device request: \d+ ?MB Available: \d+ ?MB\. Device memory is insufficient to use tactic", false, false, "cuda", "TensorRT")
+            },
             // MTLCommandBufferError 8 (kIOGPUCommandBufferCallbackErrorOutOfMemory),
             // as MLX, ggml's Metal backend and Swift programs print it.
             p(Era::Metal, r"\bInsufficient Memory \((?:0*8:kIOGPUCommandBufferCallbackErrorOutOfMemory|IOAF code 8)\)", false, false, "metal", crate::i18n::reporter::METAL_DRIVER.en),
@@ -119,12 +132,15 @@ fn leading_exception() -> &'static Regex {
 
 struct SizePatterns {
     bytes_in_parens: Regex,
+    alloc_bytes: Regex,
     buffer_of_size: Regex,
     ggml_mib: Regex,
     cupy_bytes: Regex,
     relion_request: Regex,
     async_request: Regex,
     tensorrt_request: Regex,
+    tactic_request: Regex,
+    tactic_mib: Regex,
     listed_free: Regex,
     listed_request: Regex,
     free_total: Regex,
@@ -143,6 +159,10 @@ fn size_patterns() -> &'static SizePatterns {
         SizePatterns {
             // TensorFlow/XLA stream executor: `failed to allocate 2.96G (3179741184 bytes) from device`.
             bytes_in_parens: re(r"failed to allocate [\d.]+\s*\w* \((\d+) ?(?:bytes|B)\)"),
+            // Its cuda_driver.cc for unified and pinned host memory, byte
+            // counts only: `failed to alloc 2740606464 bytes unified memory;
+            // result: ...`, `failed to alloc 782758144 bytes on host: ...`.
+            alloc_bytes: re(r"failed to alloc (\d+) bytes (?:unified memory|on host)\b"),
             // ONNX Runtime, and ggml's follow-up line `failed to allocate CUDA0 buffer of size N`.
             buffer_of_size: re(r"(?:buffer of size|memory allocation of size|smaller than requested bytes of) (\d+)\b"),
             ggml_mib: re(r"allocating ([\d.]+) (MiB) on device (\d+)"),
@@ -161,6 +181,10 @@ fn size_patterns() -> &'static SizePatterns {
             ),
             // XGBoost's device allocator after its error: `- Free memory: N`
             // and `- Requested memory: N` lines.
+            // The builder's skipped tactic: its exact request in bytes, and
+            // the request and the free memory in MiB (`MB`, shifted by 20).
+            tactic_request: re(r"insufficient memory on requested size of (\d+)"),
+            tactic_mib: re(r"Tactic Device request: (\d+) ?(MB) Available: (\d+) ?MB\b"),
             listed_free: re(r"(?:^|\s)- Free memory: (\d+)\b"),
             listed_request: re(r"(?:^|\s)- Requested memory: (\d+)\b"),
             free_total: re(r"Free memory/Total memory: (\d+)/(\d+)"),
@@ -198,6 +222,8 @@ impl Family for GenericOom {
             "OomError(OutOfDeviceMemory)",
             "Device memory allocation of size",
             "Error Code 2: OutOfMemory",
+            // The `Tactic Device request` line that goes with it follows it.
+            "Skipping tactic",
             "OutOfMemoryError: ",
             "CUDA_ERROR_OUT_OF_MEMORY",
             "cudaErrorMemoryAllocation",
@@ -233,6 +259,15 @@ impl Family for GenericOom {
         let Some((first, _)) = find(&lines[0]) else {
             return is_boilerplate(next);
         };
+        // TensorRT's skipped tactics go on with the builder's later lines:
+        // more of them, and its error when the build runs out (then the
+        // message is that error, not a warning).
+        if first.warning {
+            return lines.len() < 200
+                && (find(next).is_some_and(|(p, _)| p.id == first.id)
+                    || next.contains("Requested amount of GPU memory")
+                    || next.contains(TENSORRT_BUILD_FAILED));
+        }
         // The same failure printed again (TensorFlow retries with smaller sizes).
         if find(next).is_some_and(|(p, _)| p.id == first.id) {
             return true;
@@ -265,8 +300,11 @@ impl Family for GenericOom {
             Era::Relion => lines.len() < 4 && next.contains("requestedSpace:"),
             // XLA's cudaMallocAsync allocator states the device's memory on
             // the next line.
+            // TensorFlow's pinned host allocator repeats each failed
+            // `failed to alloc N bytes on host` as a warning of its own.
             Era::CudaDriver => {
                 (lines.len() < 4 && size_patterns().free_total.is_match(next))
+                    || next.contains("could not allocate pinned host memory of size")
                     || is_boilerplate(next)
             }
             // Paddle's message goes on with its advice and source location; a
@@ -302,7 +340,8 @@ impl Family for GenericOom {
         // a repeat.
         let size_line = |l: &str| l.contains("Device memory allocation of size");
         let (text, repeats) = collapse_repeats(message.lines, |l| {
-            find(l).is_some_and(|(p, _)| p.id == phrase.id) && size_line(l) == size_line(first)
+            find(l).is_some_and(|(p, _)| p.id == phrase.id && p.warning == phrase.warning)
+                && size_line(l) == size_line(first)
         });
         let mut finding = message.finding(Kind::GenericOom, text);
         if phrase.whole_line {
@@ -356,6 +395,16 @@ impl Family for GenericOom {
                 fact::REPORTED_BY.into(),
                 crate::i18n::reporter::XLA_ASYNC_ALLOCATOR.en.into(),
             );
+        }
+        // Skipped tactics alone are a warning; with the builder's error
+        // they are its failure.
+        if phrase.warning
+            && !message
+                .lines
+                .iter()
+                .any(|l| find(l).is_some_and(|(p, _)| p.id == phrase.id && !p.warning))
+        {
+            finding.category = Category::Warning;
         }
         if failed_device_alloc_at_info(&format!("{}{first}", message.prefix)) {
             // The stream executor logs its failed cuMemAlloc at info level on
@@ -421,9 +470,18 @@ fn read_sizes(finding: &mut Finding, text: &str, id: Era) {
             finding.sizes.total_bytes = raw(&p.free_total, 2);
         }
         Era::Onnxruntime | Era::Vulkan => finding.sizes.requested_bytes = raw(&p.buffer_of_size, 1),
-        Era::Tensorrt => {
+        Era::Tensorrt if finding.category == Category::Warning => {
             finding.sizes.requested_bytes =
-                raw(&p.tensorrt_request, 1).or_else(|| raw(&p.tensorrt_request, 2))
+                raw(&p.tactic_request, 1).or_else(|| sized(&p.tactic_mib));
+            finding.sizes.free_bytes = p
+                .tactic_mib
+                .captures(text)
+                .and_then(|c| crate::units::to_bytes(&c[3], &c[2]).ok());
+        }
+        Era::Tensorrt => {
+            finding.sizes.requested_bytes = raw(&p.tensorrt_request, 1)
+                .or_else(|| raw(&p.tensorrt_request, 2))
+                .or_else(|| raw(&p.tactic_request, 1))
         }
         Era::CudaRuntime if p.listed_request.is_match(text) => {
             finding.sizes.requested_bytes = raw(&p.listed_request, 1);
@@ -444,7 +502,10 @@ fn read_sizes(finding: &mut Finding, text: &str, id: Era) {
             finding.device = raw(&p.paddle_request, 3).and_then(|d| u32::try_from(d).ok());
             return;
         }
-        _ => finding.sizes.requested_bytes = raw(&p.bytes_in_parens, 1),
+        _ => {
+            finding.sizes.requested_bytes =
+                raw(&p.bytes_in_parens, 1).or_else(|| raw(&p.alloc_bytes, 1))
+        }
     }
     let ggml = matches!(id, Era::LlamaCpp | Era::Vulkan);
     finding.device = raw(&p.device, 1)
@@ -465,6 +526,68 @@ mod tests {
 
     fn collect(text: &[&str]) -> Option<Finding> {
         crate::detect::decode_lines(&GenericOom, text)
+    }
+
+    /// TensorFlow's stream executor states unified and pinned host
+    /// allocations in bytes only (fixtures/wild/2018.txt, 2127.txt); the
+    /// CUDA family leaves them to this one.
+    #[test]
+    fn stream_executor_alloc_lines_state_their_bytes() {
+        for (line, bytes) in [
+            ("2021-10-15 15:01:44.577626: E external/org_tensorflow/tensorflow/stream_executor/cuda/cuda_driver.cc:764] failed to alloc 2740606464 bytes unified memory; result: CUDA_ERROR_OUT_OF_MEMORY: out of memory", 2_740_606_464u64),
+            ("2022-07-03 15:46:53.245176: E external/org_tensorflow/tensorflow/stream_executor/cuda/cuda_driver.cc:802] failed to alloc 782758144 bytes on host: CUDA_ERROR_OUT_OF_MEMORY: out of memory", 782_758_144),
+        ] {
+            let findings = crate::decode_str(line);
+            assert_eq!(findings.len(), 1, "{line}");
+            assert_eq!(findings[0].kind, Kind::GenericOom, "{line}");
+            assert_eq!(findings[0].sizes.requested_bytes, Some(bytes), "{line}");
+            assert_eq!(findings[0].category, Category::Oom, "{line}");
+        }
+        // The pinned host allocator's own warning after each joins it.
+        let f = collect(&[
+            "E cuda_driver.cc:802] failed to alloc 782758144 bytes on host: CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+            "W device_host_allocator.h:46] could not allocate pinned host memory of size: 782758144",
+            "E cuda_driver.cc:802] failed to alloc 704482304 bytes on host: CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+        ])
+        .unwrap();
+        assert_eq!(f.occurrences, 2);
+        // Without a byte count the CUDA family still reads the error name.
+        let bare = crate::decode_str("cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY: out of memory");
+        assert_eq!(bare[0].kind, Kind::CudaRuntimeOom);
+    }
+
+    /// TensorRT's builder skipping a tactic (fixtures/wild/2011.txt,
+    /// 2044.txt) is a warning with its figures; an error after it stays
+    /// an out-of-memory finding of its own.
+    #[test]
+    fn tensorrt_skipped_tactic_is_a_warning() {
+        let f = collect(&[
+            "[10/01/2025-08:26:34] [TRT] [W] UNSUPPORTED_STATE: Skipping tactic 33 due to insufficient memory on requested size of 629145600 detected for tactic 0xa5a46bfbd719d757.",
+            "[10/01/2025-08:26:34] [TRT] [W] Tactic Device request: 600MB Available: 302MB. Device memory is insufficient to use tactic.",
+        ])
+        .unwrap();
+        assert_eq!(f.category, Category::Warning);
+        assert_eq!(f.era, Some(Era::Tensorrt));
+        assert_eq!(f.sizes.requested_bytes, Some(600 << 20));
+        assert_eq!(f.sizes.free_bytes, Some(302 << 20));
+        // Run together with its status, as TensorRT-LLM's logger printed it.
+        let joined = collect(&["[11/28/2023-15:47:38] [TRT] [W] UNSUPPORTED_STATESkipping tactic 4 due to insufficient memory on requested size of 66048 detected for tactic 0x000000000000001f."]).unwrap();
+        assert_eq!(joined.category, Category::Warning);
+        assert_eq!(joined.sizes.requested_bytes, Some(66_048));
+        // The builder's real failure after the warnings is an error.
+        let log = "[TRT] [W] UNSUPPORTED_STATE: Skipping tactic 3 due to insufficient memory on requested size of 66048 detected for tactic 0x1f.\n[11/10/2023-06:30:40] [TRT] [E] 2: [virtualMemoryBuffer.cpp::resizePhysical::140] Error Code 2: OutOfMemory (no further information)\n";
+        let findings = crate::decode_str(log);
+        let categories: Vec<Category> = findings.iter().map(|f| f.category).collect();
+        assert_eq!(categories, [Category::Oom]);
+        assert_eq!(findings[0].sizes.requested_bytes, Some(66_048));
+        // fixtures/wild/1512.txt: the builder states its request on a
+        // warning line before; the error after the skipped tactic is one
+        // out-of-memory finding with that request.
+        let build = "[11/07/2023-08:45:41] [TRT] [W] Requested amount of GPU memory (33555480576 bytes) could not be allocated. There may not be enough free memory for allocation to succeed.\n[11/07/2023-08:45:41] [TRT] [W] UNSUPPORTED_STATESkipping tactic 2 due to insufficient memory on requested size of 33555480576 detected for tactic 0x000000000000001e.\n[11/07/2023-08:45:41] [TRT] [E] 2: [virtualMemoryBuffer.cpp::resizePhysical::140] Error Code 2: OutOfMemory (no further information)\n";
+        let findings = crate::decode_str(build);
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].category, Category::Oom);
+        assert_eq!(findings[0].sizes.requested_bytes, Some(33_555_480_576));
     }
 
     /// The stream executor logs its failed cuMemAlloc at info level (the

@@ -25,7 +25,8 @@
 //!    Changelog`): 2, and 1 more for a second such line;
 //! 4. prose that introduces an example rather than reports one (`you may
 //!    see`, `if you get`, `you must be familiar with`, `as follows`, `类似于以下`,
-//!    `如下所示`, `会遇到`, `示例输出`, `比如`), without first person on that line: 2, and
+//!    `如下所示`, `会遇到`, `示例输出`, `比如`, a title for `the error you are
+//!    seeing`), without first person on that line: 2, and
 //!    1 more for a second;
 //! 5. a record of `KEY=VALUE` lines (five or more) in which a message is a
 //!    value (`SIGNATURE=torch.cuda.OutOfMemoryError: ...`, an error
@@ -44,16 +45,23 @@
 //!    quoted message (`My model reports “cuda runtime error(2): out of
 //!    memory”`), answered in prose that addresses the reader: 2;
 //! 10. a heading that calls what follows samples (`Example errors`,
-//!     `Sample Error Messages:`, `よくあるエラーメッセージの例`, `报错示例`): 3;
+//!     `Sample Error Messages:`, `よくあるエラーメッセージの例`, `报错示例`,
+//!     also after the error's kind: `no kernel image错误示例`), or prose that
+//!     ends by calling it an example of a kind of problem (`... errors, for
+//!     example:`, `出现内存分配失败的问题,例如:`): 3;
 //! 11. prose that says when a message usually happens (`This happens most
 //!     often when`, `error often reported asynchronously`) or, in Chinese,
-//!     Japanese or Korean, what it means (`이 에러는`, `这个错误表示`): 2, and 1
-//!     more for a second. What an English message means is not counted: a
+//!     Japanese or Korean, what it means (`이 에러는`, `这个错误表示`), or that
+//!     gives symptoms as alternatives (`Model loading fails or generation
+//!     stops with OOM.`): 2, and 1 more for a second. What an English message means is not counted: a
 //!     program explains its own message too (`This error means you ran out
 //!     of memory on your GPU.`, as ComfyUI prints it);
 //! 12. the fields of an error catalogue's entry, as a page sets them
 //!     (`- **Category:** resource_error`, `**Verification:**`, `Last
-//!     verified:`, `85% fix rate`): 1 a line, 3 at most.
+//!     verified:`, `85% fix rate`): 1 a line, 3 at most;
+//! 13. list items that only grade the message above them (`- Fatal`, `-
+//!     Warning`), as a page or a change classifying messages writes: 2, and 1
+//!     more for a second.
 //!
 //! Example-introducing prose (rule 4) is read in English (`Error log
 //! example`, `an error such as this:`, `says something like:`, `and see
@@ -108,6 +116,7 @@ struct Patterns {
     example_heading: Regex,
     explanation: Regex,
     catalogue_field: Regex,
+    verdict: Regex,
     faq: Regex,
     chrome: Regex,
     permalink: Regex,
@@ -129,7 +138,7 @@ fn patterns() -> &'static Patterns {
             r"|what (?:this|the) error means|what it means|symptoms?|troubleshooting",
             r"|related errors|see also|further reading|the exact string",
             r"|error messages? to look for|detection|prevention|the problem|issue",
-            r"|explanation|stack trace|source",
+            r"|explanation|(?:raw |full )?stack trace|source",
             r"|why do(?:es)? (?:this|these|it|they) (?:error )?happen\?"
         );
         let heading_zh = concat!(
@@ -172,8 +181,15 @@ fn patterns() -> &'static Patterns {
                 r"(?:errors|error messages|messages|error outputs|outputs|error logs)",
                 r"|sample (?:error|message|output|error message)",
                 r"|(?:error )?messages? examples|examples? of (?:errors|error messages|messages)",
-                r"|.{0,12}エラー(?:メッセージ)?の例|常见(?:错误|报错)(?:信息)?|(?:错误|报错)(?:信息)?示例)",
-                r"(?:\*\*)?\s*[:：]?$"
+                // The kind of error may come first (`no kernel image错误示例`).
+                r"|.{0,12}エラー(?:メッセージ)?の例|常见(?:错误|报错)(?:信息)?|.{0,40}?(?:错误|报错)(?:信息)?示例)",
+                r"(?:\*\*)?\s*[:：]?$",
+                // Prose that ends by calling what follows an example of a
+                // kind of problem (`出现内存分配失败的问题,例如:`, `such
+                // errors, for example:`): a report shows its own error, not
+                // an example (a bare `For example:` before a poster's own
+                // lines is not one).
+                r"|(?i:问题|错误|报错|errors|problems|issues)[,，]?\s*(?i:例如|比如|for example|e\.g\.)\s*[:：]\s*$"
             )),
             // When a shown message usually happens: a report tells what
             // happened once, a page what usually does. What it means only
@@ -186,6 +202,9 @@ fn patterns() -> &'static Patterns {
                 r"(?:means?|indicates?|signals?|occurs?|happens?|appears?|raised|thrown|caused|reported|seen|shown)\b",
                 r"|\b(?:this|it) (?:usually|typically|often|commonly|generally|mostly) (?:happens|occurs)\b",
                 r"|\b(?:happens|occurs) (?:most often|mostly|usually|typically|commonly|frequently)\b",
+                // Symptoms given as alternatives (`Model loading fails or
+                // generation stops with OOM.`): a report tells what happened.
+                r"|\b(?:fails|crashes|stops|hangs|freezes|dies) or (?:\w+ ){0,3}(?:fails|crashes|stops|hangs|freezes|dies)\b",
                 // Chinese, Japanese, Korean: `这个错误表示`, `このエラーは`, `이 에러는`.
                 r"|(?:这个|该|此)(?:错误|报错)(?:是|表示|意味着|说明|通常)|このエラーは|(?:이|해당|위) (?:에러|오류)는"
             )),
@@ -197,6 +216,12 @@ fn patterns() -> &'static Patterns {
                 r"(?i)^(?:[-*]\s*)?\*\*(?:domain|category|verification|fix rate|last verified)\s*:?\*\*",
                 r"|\bfix rate\b|\blast verified\b"
             )),
+            // A list item that is only a severity, grading the message
+            // above it (`- Fatal`, `- Warning`): a page or a change that
+            // classifies messages, as a health checker's does.
+            verdict: constant_regex(
+                r"(?i)^[-*]\s*(?:fatal|non-?fatal|warning|critical|recoverable|unrecoverable|ignored?)\s*$",
+            ),
             faq: constant_regex(r#"^(?:#+\s*)?(?:My|I)\b.{0,60}[“"`]\s*$"#),
             chrome: constant_regex(concat!(
                 r"(?i)copy to clipboard|toggle word wrap|enter fullscreen mode|exit fullscreen mode",
@@ -209,6 +234,9 @@ fn patterns() -> &'static Patterns {
                 r"(?i)\byou(?:'ll| will| may| might| can| could| would| must)?(?: also)? ",
                 r"(?:see|get|got|encounter|hit|run into|receive|notice|be familiar)\b",
                 r"|\bif you (?:get|got|see|saw|encounter|hit)\b",
+                // A page's title for the reader's error (`The vLLM OOM Error
+                // You Are Seeing`).
+                r"|\b(?:errors?|messages?|exceptions?) you(?:'re| are) (?:seeing|getting|hitting)\b",
                 r"|\bas follows\b|类似于?以下|如下所示|如下的?(?:错误|报错|信息)|状态如下|会遇到",
                 r"|经常遇到|容易遇到|这样的报错|类似这样|为例|示例输出|比如|例如|举个例子",
                 // An error page's example heading (`Error log example`).
@@ -282,6 +310,8 @@ struct Features {
     explanations: u32,
     /// The fields of an error catalogue's entry.
     catalogue_fields: u32,
+    /// List items that only grade a message (`- Fatal`).
+    verdicts: u32,
     /// A first-person question heading that quotes the message (`My model
     /// reports “cuda runtime error(2): out of memory”`), as FAQs word them.
     faq_headings: u32,
@@ -310,6 +340,8 @@ impl Features {
             + 2 * self.explanations.min(1)
             + second(self.explanations)
             + self.catalogue_fields.min(3)
+            + 2 * self.verdicts.min(1)
+            + second(self.verdicts)
             + if self.faq_headings > 0 && self.reader > 0 {
                 2
             } else {
@@ -438,6 +470,7 @@ fn features(text: &str, messages: &[MessageSpan<'_>]) -> Features {
         f.example_headings +=
             u32::from(line.chars().count() < 60 && p.example_heading.is_match(line));
         f.catalogue_fields += u32::from(p.catalogue_field.is_match(line));
+        f.verdicts += u32::from(p.verdict.is_match(line));
         f.key_values += u32::from(p.key_value.is_match(line));
         f.issue_headings += u32::from(line.chars().count() < 40 && p.issue.is_match(line));
         f.first_person += u32::from(first);
@@ -716,6 +749,84 @@ mod tests {
             &status,
             &span(&status, "Reason:      OOMKilled")
         ));
+    }
+
+    #[test]
+    fn an_example_named_by_its_kind_or_for_example_is_a_document() {
+        // A Chinese article (wild paste): a heading names the kind of error
+        // before `错误示例` (error example).
+        let article = "# no kernel image错误示例\nRuntimeError: CUDA error: no kernel image is available for execution on the device\n";
+        let message = "RuntimeError: CUDA error: no kernel image";
+        assert!(is_document(article, &span(article, message)));
+        // A poster's heading naming the error, or the poster's own words,
+        // keep the same lines a report.
+        let heading = article.replace("错误示例", "错误");
+        assert!(!is_document(&heading, &span(&heading, message)));
+        let mine = format!("我运行时报错:\n{article}");
+        assert!(!is_document(&mine, &span(&mine, message)));
+        // An FAQ page (wild paste): a kind of problem, `例如:` (for example).
+        let faq = "网络执行过程中出现内存分配失败的问题,例如:\n[ERROR] RUNTIME(41852,python3.7):2021-11-11-11:19:04.908.481 [npu_driver.cc:691]50983 DevMemAllocHugePageManaged: halMemAlloc failed: device_id=7, size=15069901824\n";
+        let npu = "[ERROR] RUNTIME(41852,python3.7)";
+        assert!(is_document(faq, &span(faq, npu)));
+        let reported = faq.replace("网络执行过程中", "我的网络执行过程中");
+        assert!(!is_document(&reported, &span(&reported, npu)));
+        // `for example` inside a sentence introduces nothing, nor does a
+        // bare `For example:` before a poster's failing tests (wild paste).
+        let inline = "Some ops fail, for example the first convolution.\nRuntimeError: CUDA error: no kernel image is available for execution on the device\n";
+        assert!(!is_document(inline, &span(inline, message)));
+        let ci = "CI recurrently fails for all tests with error message:\n> RuntimeError: CUDA error: no kernel image is available for execution on the device\n\nFor example:\nFAILED tests/test_sft_trainer.py::test_train - RuntimeError: CUDA error: no kernel image is available for execution on the device\n";
+        assert!(!is_document(
+            ci,
+            &spans(
+                ci,
+                &["RuntimeError: CUDA error: no kernel image", "FAILED tests/"]
+            )
+        ));
+    }
+
+    #[test]
+    fn the_error_you_are_seeing_is_a_page_s_title() {
+        // A vendor's tutorial (wild paste).
+        let page = "The vLLM OOM Error You Are Seeing\nYou launch vLLM and it crashes during startup or shortly after with:\ntorch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB\n";
+        let message = "torch.cuda.OutOfMemoryError: CUDA out of memory";
+        assert!(is_document(page, &span(page, message)));
+        // The error the poster is seeing is a report.
+        let mine = page.replace(
+            "The vLLM OOM Error You Are Seeing",
+            "The vLLM OOM Error I Am Seeing",
+        );
+        assert!(!is_document(&mine, &span(&mine, message)));
+        let logged =
+            format!("{page}2024-01-02 10:00:00 INFO start\n2024-01-02 10:00:01 INFO load\n");
+        assert!(!is_document(&logged, &span(&logged, message)));
+    }
+
+    #[test]
+    fn symptoms_as_alternatives_and_a_raw_trace_heading_are_a_page() {
+        // An error-reference page (wild paste).
+        let page = "Ollama CUDA Out of Memory\n\nModel loading fails or generation stops with OOM.\n\nRaw Stack Trace\n\nCUDA error: out of memory\n";
+        let message = "CUDA error: out of memory";
+        assert!(is_document(page, &span(page, message)));
+        // What happened once, under the same heading, is a report.
+        let once = page.replace("fails or generation stops", "failed");
+        assert!(!is_document(&once, &span(&once, message)));
+    }
+
+    #[test]
+    fn severity_only_list_items_grade_sample_messages() {
+        // A pull request's description (wild paste): each Xid line, then
+        // how the health checker grades it.
+        let pr = "> NVRM: Xid (PCI:0000:01:00): 144, SAW_MVB Nonfatal XC0 i0 Link 0\n- Warning\n\n> NVRM: Xid (PCI:0000:00:00): 149, NETIR_LINK_EVT Fatal XC0 i0 Link 00\n- Fatal\n";
+        let messages = [
+            "NVRM: Xid (PCI:0000:01:00): 144",
+            "NVRM: Xid (PCI:0000:00:00): 149",
+        ];
+        assert!(is_document(pr, &spans(pr, &messages)));
+        // One grade is not enough, and the poster's own words keep a report.
+        let one = "> NVRM: Xid (PCI:0000:01:00): 144, SAW_MVB Nonfatal XC0 i0 Link 0\n- Warning\n";
+        assert!(!is_document(one, &spans(one, &messages[..1])));
+        let mine = format!("My node shows these:\n{pr}");
+        assert!(!is_document(&mine, &spans(&mine, &messages)));
     }
 
     #[test]

@@ -54,7 +54,9 @@ fn patterns() -> &'static Patterns {
         allocator_device: re(r"^(GPU|XLA_GPU)_(\d+)_bfc$"),
         node: re(r"\[\[(?:\{\{)?node ([^}\s\]]+)|Node: '([^']+)'"),
         op: re(r"\[Op:([\w.]+)"),
-        bfc: re(r"Allocator \(([^)]+)\) ran out of memory trying to allocate {TF_SIZE}"),
+        // Before TensorFlow 1.0 the warning named no allocator: `Ran out of
+        // memory trying to allocate 220.5KiB.  See logs for memory state.`
+        bfc: re(r"(?:Allocator \(([^)]+)\) r|\bR)an out of memory trying to allocate {TF_SIZE}"),
         bfc_rounded: re(r"\(rounded to (\d+)\)"),
         bfc_op: re(r"requested by op (\S+)"),
         not_a_failure: re(r"freed_by_count|not a failure"),
@@ -106,6 +108,7 @@ impl Family for TensorFlowOom {
         &[
             "OOM when allocating tensor",
             ") ran out of memory trying to allocate",
+            "Ran out of memory trying to allocate",
             "ran out of memory when allocating",
         ]
     }
@@ -214,7 +217,7 @@ impl Family for TensorFlowOom {
             }
             finding.truncated =
                 kind == Kind::TfOom && !text.contains("Current allocation summary follows");
-            Some(c[1].to_string())
+            c.get(1).map(|m| m.as_str().to_string())
         } else {
             finding.era = Some(Era::OpKernel);
             let shape = p.shape.captures(&text).map(|c| c[1].to_string());
@@ -368,6 +371,21 @@ mod tests {
         let f = decode(&["2023-03-02 14:21:07.562051: W tensorflow/core/framework/op_kernel.cc:1780] OP_REQUIRES failed at conv_ops.cc:1068 : RESOURCE_EXHAUSTED: OOM when allocating tensor with shape[32,64,512,512] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc"]).unwrap();
         assert_eq!(f.facts["op_requires"], "true");
         assert_eq!(f.device, Some(0));
+    }
+
+    /// TensorFlow before 1.0 named no allocator in the BFC warning
+    /// (fixtures/wild/2101.txt); the request is read in both forms.
+    #[test]
+    fn bfc_warning_before_1_0_names_no_allocator() {
+        let f = decode(&["W tensorflow/core/common_runtime/bfc_allocator.cc:271] Ran out of memory trying to allocate 220.5KiB.  See logs for memory state."]).unwrap();
+        assert_eq!(f.kind, Kind::TfOom);
+        assert_eq!(f.era, Some(Era::BfcAllocator));
+        assert_eq!(f.sizes.requested_bytes, Some(225_792));
+        let named = decode(&["W tensorflow/core/common_runtime/bfc_allocator.cc:424] Allocator (GPU_0_bfc) ran out of memory trying to allocate 2.00GiB (rounded to 2147483648).  Current allocation summary follows."]).unwrap();
+        assert_eq!(named.sizes.requested_bytes, Some(2_147_483_648));
+        assert_eq!(named.device, Some(0));
+        // A sentence that only contains the words is not the warning.
+        assert!(decode(&["The worker Ran out of memory trying to allocate buffers."]).is_none());
     }
 
     #[test]

@@ -30,6 +30,9 @@ impl Explain for GenericOom {
         if retried_by_tensorflow(f) {
             return super::tf_warning::TfAllocatorWarning.headline(f);
         }
+        if tactic_skipped_by_tensorrt(f) {
+            return skipped_tactic_headline(f);
+        }
         // A GPU kernel driver's own line (NVRM's NV_ERR_NO_MEMORY): the
         // driver's reading, not a program's.
         if super::driver_log::kernel_driver(f).is_some() {
@@ -42,6 +45,10 @@ impl Explain for GenericOom {
     fn verdicts(&self, f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         if retried_by_tensorflow(f) {
             return super::tf_warning::TfAllocatorWarning.verdicts(f, d, out);
+        }
+        // A warning never gets the out-of-memory verdicts.
+        if tactic_skipped_by_tensorrt(f) {
+            return;
         }
         if super::driver_log::kernel_driver(f).is_some() {
             if let Some(v) = super::driver_log::verdict_of(f) {
@@ -73,6 +80,16 @@ impl Explain for GenericOom {
         if retried_by_tensorflow(f) {
             return super::tf_warning::TfAllocatorWarning.fixes(f, d, out);
         }
+        if tactic_skipped_by_tensorrt(f) {
+            out.push(fix(
+                &TENSORRT_CHECK_BUILD_FINISHED,
+                say!(
+                    en: "TensorRT's builder skips a tactic whose memory does not fit and goes on with the others, so this warning is not the failure. Look further down the log for an error (`[E]`, `Error Code`) or a failed build: only that is one. If the engine was built, nothing is wrong; building on a GPU nothing else uses lets TensorRT also time the tactics that need more memory (they can be faster).",
+                    zh: "TensorRT 的 builder 会跳过显存放不下的 tactic，接着尝试其他 tactic，所以这条警告不是失败本身。往日志后面找报错（`[E]`、`Error Code`）或构建失败的提示：只有那才是失败。如果 engine 已经构建出来，就没有问题；在没有其他程序使用的 GPU 上构建，TensorRT 还能测试那些需要更多显存的 tactic（它们可能更快）。"
+                ),
+            ));
+            return;
+        }
         if super::driver_log::kernel_driver(f).is_some() && super::driver_log::fixes(f, out) {
             return;
         }
@@ -97,6 +114,35 @@ impl Explain for GenericOom {
 /// executor's at info level), which TensorFlow's allocator retries.
 fn retried_by_tensorflow(f: &Finding) -> bool {
     f.category == Category::Warning && f.era == Some(Era::CudaDriver)
+}
+
+/// TensorRT's builder skipping a tactic that needs more memory than is
+/// free, which the detector found as a warning: it tries another tactic.
+fn tactic_skipped_by_tensorrt(f: &Finding) -> bool {
+    f.category == Category::Warning && f.era == Some(Era::Tensorrt)
+}
+
+fn skipped_tactic_headline(f: &Finding) -> Said {
+    match (
+        f.sizes.requested_bytes.map(fmt),
+        f.sizes.free_bytes.map(fmt),
+    ) {
+        (Some(needed), Some(free)) => say!(
+            en: "Warning, not an error: TensorRT skipped a tactic that needed {needed} ({free} free) and tried another",
+            zh: "只是警告，不是报错：TensorRT 跳过了一个需要 {needed} 显存的 tactic（可用 {free}），改试别的 tactic",
+            needed = needed,
+            free = free
+        ),
+        (Some(needed), None) => say!(
+            en: "Warning, not an error: TensorRT skipped a tactic that needed {needed} and tried another",
+            zh: "只是警告，不是报错：TensorRT 跳过了一个需要 {needed} 显存的 tactic，改试别的 tactic",
+            needed = needed
+        ),
+        _ => say!(
+            en: "Warning, not an error: TensorRT skipped a tactic that needed more memory and tried another",
+            zh: "只是警告，不是报错：TensorRT 跳过了一个显存不够的 tactic，改试别的 tactic"
+        ),
+    }
 }
 
 /// An allocator that asks for one tensor's buffer at a time, and where

@@ -266,12 +266,17 @@ fn tf_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     };
     let place = Place::of(f).said();
     let detail = if f.era == Some(Era::BfcAllocator) {
+        // TensorFlow before 1.0 named no allocator in this warning.
+        let allocator = match fact(f, fact::ALLOCATOR) {
+            Some(name) => say!(en: " {name}", zh: " {name}", name = name),
+            None => Said::default(),
+        };
         let op = fact(f, fact::OP)
             .map(|op| say!(en: ", requested by op {op}", zh: "（由 op {op} 申请）", op = op))
             .unwrap_or_default();
         say_parts!(
-            en: "TensorFlow's BFC allocator {allocator} found no free block for {what}{op}{place}. By default TensorFlow reserves nearly all of the GPU's free memory for this allocator when it starts, so the pool is effectively the card: the tensors TensorFlow keeps alive filled it (or left it too fragmented). The allocation summary TensorFlow prints next lists the chunks in use; the `OOM when allocating tensor` error that usually follows is reported as its own finding.",
-            zh: "TensorFlow 的 BFC 分配器 {allocator} {place}找不到能放下{what} 的空闲块{op}。TensorFlow 默认在启动时就把 GPU 上几乎全部空闲显存预留给这个分配器，所以这个池实际上就是整块卡：TensorFlow 还留着的张量把它占满了（或者切得太碎）。TensorFlow 接下来打印的分配汇总列出了在用的块；通常随后出现的 `OOM when allocating tensor` 报错会作为单独的一条发现报告。",
+            en: "TensorFlow's BFC allocator{allocator} found no free block for {what}{op}{place}. By default TensorFlow reserves nearly all of the GPU's free memory for this allocator when it starts, so the pool is effectively the card: the tensors TensorFlow keeps alive filled it (or left it too fragmented). The allocation summary TensorFlow prints next lists the chunks in use; the `OOM when allocating tensor` error that usually follows is reported as its own finding.",
+            zh: "TensorFlow 的 BFC 分配器{allocator} {place}找不到能放下{what} 的空闲块{op}。TensorFlow 默认在启动时就把 GPU 上几乎全部空闲显存预留给这个分配器，所以这个池实际上就是整块卡：TensorFlow 还留着的张量把它占满了（或者切得太碎）。TensorFlow 接下来打印的分配汇总列出了在用的块；通常随后出现的 `OOM when allocating tensor` 报错会作为单独的一条发现报告。",
             allocator = allocator,
             what = what,
             op = op,

@@ -128,7 +128,7 @@ const PIECE_LEN: usize = 4;
 /// in a bucket of its own.
 const BUCKETS: &[&[&[u8; PIECE_LEN]]] = &[
     &[b"able", b"q le", b"t of", b"t():"],
-    &[b" fai", b"fata", b"noug", b"mpti"],
+    &[b" fai", b"fata", b"noug", b"mpti", b"ctic"],
     &[b"V ca", b"nica", b"o si", b"rror"],
     &[b"= -9", b"ce I", b"f Me", b"y GP"],
     &[b"CL W", b"OM w", b"addr", b"rocb"],

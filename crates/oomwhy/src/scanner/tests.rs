@@ -170,9 +170,10 @@ fn prefilter_stays_small() {
     // them on pieces of their own: 66 pieces);
     // 92: ncnn's `vkAllocateMemory failed -2` (` failed -`, on a piece
     // already searched for) and an Xid named in prose (`Xid `, a piece of
-    // its own).
+    // its own); 93: TensorRT's builder skipping a tactic for memory
+    // (`Skipping tactic`, a warning, on a piece of its own).
     assert!(
-        literals.len() <= 92,
+        literals.len() <= 93,
         "{} literals: {literals:?}",
         literals.len()
     );
