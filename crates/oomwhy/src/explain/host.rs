@@ -140,6 +140,7 @@ fn who(f: &Finding) -> Said {
             name = name
         ),
         (Some(pid), None) => say!(en: "process {pid}", zh: "进程 {pid}", pid = pid),
+        (None, Some(name)) => say!(en: "process {name}", zh: "进程 {name}", name = name),
         _ => say!(en: "a process", zh: "一个进程"),
     }
 }
@@ -1402,5 +1403,141 @@ mod killers {
         let python = crate::decode_str("Memory cgroup out of memory: Killed process 7781 (python3) total-vm:40000000kB, anon-rss:31000000kB, file-rss:0kB, shmem-rss:0kB\n").remove(0);
         assert_eq!(ids(&python)[0], "ask-for-more-memory");
         assert!(ids(&python).contains(&"lighter-dataloader-workers"));
+    }
+
+    fn only(text: &str) -> Finding {
+        crate::decode_str(text).remove(0)
+    }
+
+    fn first_fix_text(f: &Finding) -> &str {
+        f.diagnosis.fixes[0].how.as_str()
+    }
+
+    /// The kernel's line of 1841 (an R process, score 31): the victim held
+    /// about 3 % of RAM and swap, so the memory was elsewhere. The margin is
+    /// a score of 100, checked on both sides with the same line.
+    #[test]
+    fn a_low_score_victim_did_not_fill_the_machine() {
+        let f = first("1841");
+        assert_eq!(ids(&f), ["find-ram-holder"]);
+        let detail = &f.diagnosis.verdicts[0].detail;
+        assert!(detail.contains("score was 31"), "{detail}");
+        assert!(detail.contains("about 3.1 %"), "{detail}");
+        let zh = f.diagnosis.verdicts[0].zh.as_ref().map_or("", |z| z.text.as_str());
+        assert!(zh.contains("内存"), "{zh}");
+        let line = |score: u64| {
+            only(&format!("May 07 21:43:54 doom kernel: Out of memory: Kill process 27438 (R) score {score} or sacrifice child\nMay 07 21:43:54 doom kernel: Killed process 27438 (R) total-vm:38349780kB, anon-rss:1041924kB, file-rss:4kB, shmem-rss:0kB\n"))
+        };
+        assert_eq!(ids(&line(99)), ["find-ram-holder"]);
+        assert_eq!(ids(&line(100)), ["shrink-the-killed-process"]);
+    }
+
+    /// 093: the kernel chose 89746 (score 1031) and killed its child 89879,
+    /// whose sizes (anon-rss 0) say nothing about the chosen process.
+    #[test]
+    fn a_sacrificed_child_s_sizes_do_not_make_a_small_victim() {
+        let f = first("093");
+        assert_eq!(f.facts["killed_child"], "89879");
+        assert!(!ids(&f).contains(&"find-ram-holder"), "{:?}", ids(&f));
+    }
+
+    /// A scheduler's daemon the killer picked (1903, sge_qmaster, score 948)
+    /// grew: a leak, and its protection, not "its own options".
+    #[test]
+    fn a_daemon_the_killer_picked_is_a_leak_to_find() {
+        let f = first("1903");
+        assert_eq!(ids(&f), ["daemon-leak-and-oom-protection"]);
+        assert!(first_fix_text(&f).contains("OOMScoreAdjust=-1000"));
+    }
+
+    /// systemd-oomd's kill (1921) is memory pressure: its figures, its own
+    /// remedies, no quote the paste does not hold, no PyTorch advice.
+    #[test]
+    fn systemd_oomd_is_pressure_with_its_own_remedies() {
+        let f = first("1921");
+        let headline = &f.diagnosis.headline;
+        assert!(headline.starts_with("systemd-oomd killed vte-spawn-"), "{headline}");
+        let detail = &f.diagnosis.verdicts[0].detail;
+        assert!(!detail.contains("'oom-kill'"), "{detail}");
+        assert!(detail.contains("57.97%") && detail.contains("50.00%") && detail.contains("20s"));
+        assert!(detail.contains("terminal window"), "{detail}");
+        assert_eq!(
+            ids(&f),
+            ["find-memory-pressure-source", "add-swap-or-zram", "raise-oomd-pressure-limit"]
+        );
+        let (headline_zh, title_zh) = zh(&f);
+        assert!(headline_zh.contains("内存压力"), "{headline_zh}");
+        assert!(title_zh.contains("内存压力"), "{title_zh}");
+        // A unit that failed with result 'oom-kill' (730) says so, as its
+        // line does.
+        let unit = first("730");
+        assert!(unit.diagnosis.verdicts[0].detail.contains("'oom-kill'"));
+    }
+
+    /// 1933: the user moved to a larger node and asked for all of it; the
+    /// limit is the memory request, and no smaller --mem is suggested.
+    #[test]
+    fn slurm_s_limit_is_the_request_not_the_node() {
+        let f = first("1933");
+        assert_eq!(ids(&f)[0], "ask-for-more-memory");
+        let how = first_fix_text(&f);
+        assert!(how.contains("--mem=0") && how.contains("--exclusive"), "{how}");
+        assert!(!how.contains("--mem=128G"), "{how}");
+    }
+
+    /// Windows' CPU allocator refusing 28.12 MiB (1937): the commit limit
+    /// was used up. The margin is 512 MiB, on both sides of the same line.
+    #[test]
+    fn a_small_windows_request_means_the_commit_limit() {
+        let f = first("1937");
+        assert_eq!(ids(&f), ["enlarge-windows-page-file", "find-ram-holder"]);
+        let line = |bytes: u64| {
+            only(&format!(r"RuntimeError: [enforce fail at ..\c10\core\impl\alloc_cpu.cpp:72] data. DefaultCPUAllocator: not enough memory: you tried to allocate {bytes} bytes."))
+        };
+        let margin = 512 * crate::units::MIB;
+        assert_eq!(ids(&line(margin - 1))[0], "enlarge-windows-page-file");
+        assert_eq!(ids(&line(margin))[0], "allocate-less-at-once");
+    }
+
+    /// Google Colab's dialog (1942, 1943): the notebook's own advice, no
+    /// scheduler's or cluster's tools.
+    #[test]
+    fn a_notebook_gets_notebook_advice() {
+        for number in ["1942", "1943"] {
+            let f = first(number);
+            assert_eq!(ids(&f), ["find-the-notebook-cell-that-peaks"], "{number}");
+            assert!(!first_fix_text(&f).contains("sacct"));
+        }
+    }
+
+    /// A C++ server in docker compose killed (1953): one finding for the
+    /// shell's `Killed` and compose's exit 137, named after the program,
+    /// docker's check first and no PyTorch advice.
+    #[test]
+    fn a_native_server_in_docker_gets_docker_s_check() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/wild/1953.txt");
+        let findings = crate::decode_str(&std::fs::read_to_string(path).unwrap_or_default());
+        assert_eq!(findings.len(), 1);
+        let f = &findings[0];
+        assert_eq!(f.facts["process"], "scalellm");
+        assert_eq!(f.facts["exit_code"], "137");
+        assert_eq!(ids(f), ["confirm-oom-killer", "shrink-the-killed-process"]);
+        assert!(first_fix_text(f).contains("{{.State.OOMKilled}}"));
+        assert!(!f.diagnosis.verdicts[0].detail.contains("Python"));
+    }
+
+    /// A bare `Killed` with nothing around it (146) gets neutral advice; one
+    /// that ends a tqdm bar loading checkpoint shards (141) is Python
+    /// loading a model.
+    #[test]
+    fn pytorch_advice_only_where_python_shows() {
+        assert_eq!(ids(&first("146")), ["confirm-oom-killer", "lower-job-memory"]);
+        let loading = first("141");
+        assert_eq!(loading.facts["progress_bar"], "Loading checkpoint shards");
+        assert_eq!(ids(&loading)[1], "load-checkpoints-without-ram-copy");
+        // nvcc's compiler stage (374) is named.
+        let nvcc = first("374");
+        assert_eq!(nvcc.facts["process"], "cicc");
+        assert_eq!(ids(&nvcc)[1], "shrink-the-killed-process");
     }
 }
