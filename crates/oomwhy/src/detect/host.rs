@@ -480,14 +480,21 @@ impl Family for Killed {
             finding.facts.insert("oom_score".into(), score.to_string());
         }
         if let Some(adj) = p.score_adj.captures(&joined) {
-            finding.facts.insert("oom_score_adj".into(), adj[1].to_string());
+            finding
+                .facts
+                .insert("oom_score_adj".into(), adj[1].to_string());
         }
         // `Kill process N ... or sacrifice child` then `Killed process M`:
         // the kernel killed a child of the process it chose, and the sizes
         // printed are the child's.
-        if let (Some(chosen), Some(killed)) = (p.kernel_kill.captures(&joined), p.kill_line.captures(&joined)) {
+        if let (Some(chosen), Some(killed)) = (
+            p.kernel_kill.captures(&joined),
+            p.kill_line.captures(&joined),
+        ) {
             if chosen[1] != killed[1] {
-                finding.facts.insert("killed_child".into(), killed[1].to_string());
+                finding
+                    .facts
+                    .insert("killed_child".into(), killed[1].to_string());
             }
         }
         if finding.era == Some(Era::Kernel) && joined.contains("mem_cgroup_out_of_memory") {
@@ -644,7 +651,9 @@ impl Family for Killed {
                 // shards:  38%|... | 3/8 [00:02<00:03,  1.28it/s]Killed`):
                 // Python was running, and what it was doing.
                 let bar = message.prefix.trim();
-                if bar.ends_with(']') && (bar.contains("it/s") || bar.contains("s/it") || bar.contains("<?")) {
+                if bar.ends_with(']')
+                    && (bar.contains("it/s") || bar.contains("s/it") || bar.contains("<?"))
+                {
                     let label = bar.split(['|', ':']).next().unwrap_or("").trim();
                     finding
                         .facts
@@ -659,10 +668,7 @@ impl Family for Killed {
                     .facts
                     .insert(fact::SIGNAL.into(), "SIGKILL (9)".into());
                 finding.facts.insert(fact::PID.into(), c[1].to_string());
-                if let Some(program) = c
-                    .get(0)
-                    .and_then(|m| killed_program(&joined[m.end()..]))
-                {
+                if let Some(program) = c.get(0).and_then(|m| killed_program(&joined[m.end()..])) {
                     finding.facts.insert(fact::PROCESS.into(), program);
                 }
             }

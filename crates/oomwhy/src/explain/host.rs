@@ -1089,8 +1089,7 @@ fn on_windows(f: &Finding) -> bool {
 fn windows_commit_limit_reached(f: &Finding) -> bool {
     matches!(f.era, Some(Era::NotEnoughMemory) | Some(Era::BuyNewRam))
         && fact(f, fact::REPORTED_BY).is_none()
-        && f
-            .sizes
+        && f.sizes
             .requested_bytes
             .is_some_and(|n| n < COMMIT_LIMIT_SMALL_REQUEST_MAX)
 }
@@ -1260,7 +1259,9 @@ const OOMD_LIMIT: FixSpec = FixSpec::new(
     "Raise systemd-oomd's pressure limit, or cap the job",
     "调高 systemd-oomd 的压力上限，或者给任务设上限",
 )
-.sources(&["systemd documentation: systemd.resource-control (ManagedOOMMemoryPressureLimit=), oomd.conf"]);
+.sources(&[
+    "systemd documentation: systemd.resource-control (ManagedOOMMemoryPressureLimit=), oomd.conf",
+]);
 
 /// Building arrays in less memory, in NumPy's and scikit-learn's terms.
 fn arrays_without_torch(f: &Finding) -> Said {
@@ -1423,7 +1424,10 @@ mod killers {
         let detail = &f.diagnosis.verdicts[0].detail;
         assert!(detail.contains("score was 31"), "{detail}");
         assert!(detail.contains("about 3.1 %"), "{detail}");
-        let zh = f.diagnosis.verdicts[0].zh.as_ref().map_or("", |z| z.text.as_str());
+        let zh = f.diagnosis.verdicts[0]
+            .zh
+            .as_ref()
+            .map_or("", |z| z.text.as_str());
         assert!(zh.contains("内存"), "{zh}");
         let line = |score: u64| {
             only(&format!("May 07 21:43:54 doom kernel: Out of memory: Kill process 27438 (R) score {score} or sacrifice child\nMay 07 21:43:54 doom kernel: Killed process 27438 (R) total-vm:38349780kB, anon-rss:1041924kB, file-rss:4kB, shmem-rss:0kB\n"))
@@ -1456,14 +1460,21 @@ mod killers {
     fn systemd_oomd_is_pressure_with_its_own_remedies() {
         let f = first("1921");
         let headline = &f.diagnosis.headline;
-        assert!(headline.starts_with("systemd-oomd killed vte-spawn-"), "{headline}");
+        assert!(
+            headline.starts_with("systemd-oomd killed vte-spawn-"),
+            "{headline}"
+        );
         let detail = &f.diagnosis.verdicts[0].detail;
         assert!(!detail.contains("'oom-kill'"), "{detail}");
         assert!(detail.contains("57.97%") && detail.contains("50.00%") && detail.contains("20s"));
         assert!(detail.contains("terminal window"), "{detail}");
         assert_eq!(
             ids(&f),
-            ["find-memory-pressure-source", "add-swap-or-zram", "raise-oomd-pressure-limit"]
+            [
+                "find-memory-pressure-source",
+                "add-swap-or-zram",
+                "raise-oomd-pressure-limit"
+            ]
         );
         let (headline_zh, title_zh) = zh(&f);
         assert!(headline_zh.contains("内存压力"), "{headline_zh}");
@@ -1481,7 +1492,10 @@ mod killers {
         let f = first("1933");
         assert_eq!(ids(&f)[0], "ask-for-more-memory");
         let how = first_fix_text(&f);
-        assert!(how.contains("--mem=0") && how.contains("--exclusive"), "{how}");
+        assert!(
+            how.contains("--mem=0") && how.contains("--exclusive"),
+            "{how}"
+        );
         assert!(!how.contains("--mem=128G"), "{how}");
     }
 
@@ -1492,7 +1506,9 @@ mod killers {
         let f = first("1937");
         assert_eq!(ids(&f), ["enlarge-windows-page-file", "find-ram-holder"]);
         let line = |bytes: u64| {
-            only(&format!(r"RuntimeError: [enforce fail at ..\c10\core\impl\alloc_cpu.cpp:72] data. DefaultCPUAllocator: not enough memory: you tried to allocate {bytes} bytes."))
+            only(&format!(
+                r"RuntimeError: [enforce fail at ..\c10\core\impl\alloc_cpu.cpp:72] data. DefaultCPUAllocator: not enough memory: you tried to allocate {bytes} bytes."
+            ))
         };
         let margin = 512 * crate::units::MIB;
         assert_eq!(ids(&line(margin - 1))[0], "enlarge-windows-page-file");
@@ -1515,7 +1531,8 @@ mod killers {
     /// docker's check first and no PyTorch advice.
     #[test]
     fn a_native_server_in_docker_gets_docker_s_check() {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/wild/1953.txt");
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/wild/1953.txt");
         let findings = crate::decode_str(&std::fs::read_to_string(path).unwrap_or_default());
         assert_eq!(findings.len(), 1);
         let f = &findings[0];
@@ -1531,7 +1548,10 @@ mod killers {
     /// loading a model.
     #[test]
     fn pytorch_advice_only_where_python_shows() {
-        assert_eq!(ids(&first("146")), ["confirm-oom-killer", "lower-job-memory"]);
+        assert_eq!(
+            ids(&first("146")),
+            ["confirm-oom-killer", "lower-job-memory"]
+        );
         let loading = first("141");
         assert_eq!(loading.facts["progress_bar"], "Loading checkpoint shards");
         assert_eq!(ids(&loading)[1], "load-checkpoints-without-ram-copy");
