@@ -603,7 +603,7 @@ fn oomd_detail(f: &Finding) -> Said {
             let lasted = match fact(f, "pressure_duration") {
                 Some(duration) => say!(
                     en: " for more than {duration}",
-                    zh: "持续超过 {duration}",
+                    zh: "，持续超过 {duration}",
                     duration = duration
                 ),
                 None => Said::default(),
@@ -1114,8 +1114,8 @@ fn oomd_fixes(out: &mut Vec<Fix>) {
     out.push(fix(
         &OOMD_LIMIT,
         say!(
-            en: "Raise the limit of the slice it watches: `systemctl edit user@.service` (or the slice the message names) and set ManagedOOMMemoryPressureLimit= higher (e.g. 80%); DefaultMemoryPressureDurationSec= in oomd.conf sets how long pressure must last. Or run the heavy job in its own scope with a cap: systemd-run --user --scope -p MemoryMax=16G COMMAND. Turning systemd-oomd off (systemctl disable --now systemd-oomd) leaves the kernel's killer, which acts later, after the desktop may have frozen.",
-            zh: "调高它监控的 slice 的上限：`systemctl edit user@.service`（或报错里提到的 slice），把 ManagedOOMMemoryPressureLimit= 设高一些（如 80%）；oomd.conf 里的 DefaultMemoryPressureDurationSec= 决定压力要持续多久。或者把重任务放进自己的 scope 并设上限：systemd-run --user --scope -p MemoryMax=16G COMMAND。关掉 systemd-oomd（systemctl disable --now systemd-oomd）就只剩内核的 OOM killer，它动手更晚，桌面可能先卡死。"
+            en: "Raise the limit of the slice it watches: `systemctl edit user@.service` (or the slice the message names) and set ManagedOOMMemoryPressureLimit= higher (e.g. 80%); DefaultMemoryPressureDurationSec= in oomd.conf sets how long pressure must last. Or run the heavy job in its own scope with a cap: `systemd-run --user --scope -p MemoryMax=16G COMMAND`. Turning systemd-oomd off (`systemctl disable --now systemd-oomd`) leaves the kernel's killer, which acts later, after the desktop may have frozen.",
+            zh: "调高它监控的 slice 的上限：`systemctl edit user@.service`（或报错里提到的 slice），把 ManagedOOMMemoryPressureLimit= 设高一些（如 80%）；oomd.conf 里的 DefaultMemoryPressureDurationSec= 决定压力要持续多久。或者把重任务放进自己的 scope 并设上限：`systemd-run --user --scope -p MemoryMax=16G COMMAND`。关掉 systemd-oomd（`systemctl disable --now systemd-oomd`）就只剩内核的 OOM killer，它动手更晚，桌面可能先卡死。"
         ),
     ));
 }
