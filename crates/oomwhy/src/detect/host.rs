@@ -159,6 +159,11 @@ struct KillPatterns {
     evicted_threshold: Regex,
     evicted_container: Regex,
     continuation: Regex,
+    score: Regex,
+    score_adj: Regex,
+    oomd_duration: Regex,
+    compose_prefix: Regex,
+    exit_service: Regex,
 }
 
 fn kill_patterns() -> &'static KillPatterns {
@@ -207,7 +212,7 @@ fn kill_patterns() -> &'static KillPatterns {
         // The kernel's first line of an OOM kill, before its call trace.
         let invoked = r"\binvoked oom-killer: gfp_mask=";
         // nvcc's report of a compiler stage killed (`'cicc' died due to signal 9 (Kill signal)`).
-        let died_signal = r"\bdied due to signal 9 \(Kill signal\)";
+        let died_signal = r"(?:'([\w.+-]+)' )?\bdied due to signal 9 \(Kill signal\)";
         let anchor = [
             kernel_kill,
             kill_line,
@@ -274,6 +279,18 @@ fn kill_patterns() -> &'static KillPatterns {
             shell: re(shell),
             invoked: re(invoked),
             died_signal: re(died_signal),
+            // The badness the kernel printed before 5.x (`Kill process N
+            // (name) score S or sacrifice child`): the victim's share of
+            // RAM plus swap in thousandths, its oom_score_adj included.
+            score: re(r"\bKill process \d+ \([^)]*\) score (\d+) or sacrifice child"),
+            score_adj: re(r"\boom_score_adj:(-?\d+)"),
+            oomd_duration: re(r"\bfor > (\d+(?:\.\d+)?(?:ms|s|min))\b"),
+            // docker compose's service column without a replica number
+            // (`scalellm          | `), which the normaliser leaves.
+            compose_prefix: re(r"^([\w.-]+)\s+\|\s"),
+            // docker compose's own line about a service's end
+            // (`scalellm exited with code 137`): the service is the prefix.
+            exit_service: re(r"^([\w.-]+)\s+$"),
             continuation: re(
                 r"(?:Out of memory: Kill|Memory cgroup out of memory: Kill|Killed process \d+|oom_reaper: reaped|Some of (?:your processes|the step tasks) (?:may )?ha(?:ve|s) been|\btask(?:s)? [\d,\-]+: Out Of Memory|(?i:exit code:\s*137\b))",
             ),
@@ -306,6 +323,22 @@ fn bare_killed(line: &str) -> Option<usize> {
         .or_else(|| line.strip_suffix("已杀死"))?;
     let b = before.trim_end();
     (b.is_empty() || b.ends_with(']')).then_some(before.len())
+}
+
+/// The program of the command bash printed after `Killed` (`python
+/// train.py`, `LD_LIBRARY_PATH=/app/lib /app/bin/scalellm $ARGS`): the first
+/// word that is not a variable assignment or a wrapper, without its
+/// directory.
+fn killed_program(command: &str) -> Option<String> {
+    const WRAPPERS: &[&str] = &["sudo", "env", "nohup", "exec", "time", "nice", "stdbuf"];
+    let word = command.split_whitespace().find(|w| {
+        let assignment = w.split_once('=').is_some_and(|(name, _)| {
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        });
+        !assignment && !WRAPPERS.contains(w) && !w.starts_with('-')
+    })?;
+    let program = word.rsplit('/').next().unwrap_or(word);
+    (!program.is_empty() && !program.starts_with('$')).then(|| program.to_string())
 }
 
 /// Kernel OOM killer, Slurm and Kubernetes memory kills, and SIGKILL exits.
@@ -443,6 +476,27 @@ impl Family for Killed {
             finding.facts.insert(fact::PID.into(), c[1].to_string());
             finding.facts.insert(fact::PROCESS.into(), c[2].to_string());
         }
+        if let Some(score) = int::<u64>(&p.score, &joined, 1) {
+            finding.facts.insert("oom_score".into(), score.to_string());
+        }
+        if let Some(adj) = p.score_adj.captures(&joined) {
+            finding
+                .facts
+                .insert("oom_score_adj".into(), adj[1].to_string());
+        }
+        // `Kill process N ... or sacrifice child` then `Killed process M`:
+        // the kernel killed a child of the process it chose, and the sizes
+        // printed are the child's.
+        if let (Some(chosen), Some(killed)) = (
+            p.kernel_kill.captures(&joined),
+            p.kill_line.captures(&joined),
+        ) {
+            if chosen[1] != killed[1] {
+                finding
+                    .facts
+                    .insert("killed_child".into(), killed[1].to_string());
+            }
+        }
         if finding.era == Some(Era::Kernel) && joined.contains("mem_cgroup_out_of_memory") {
             explicit(&mut finding, Era::Cgroup);
         }
@@ -484,6 +538,11 @@ impl Family for Killed {
                 finding
                     .facts
                     .insert("pressure_limit".into(), c[4].to_string());
+                if let Some(d) = p.oomd_duration.captures(&joined) {
+                    finding
+                        .facts
+                        .insert("pressure_duration".into(), d[1].to_string());
+                }
             } else if let Some(c) = p.systemd.captures(&joined) {
                 explicit(&mut finding, Era::Systemd);
                 finding.facts.insert("unit".into(), c[1].to_string());
@@ -551,9 +610,24 @@ impl Family for Killed {
             {
                 finding.era = Some(Era::Sigkill);
                 finding.facts.insert("signal".into(), "SIGKILL (9)".into());
+                // nvcc names the compiler stage it lost (`'cicc' died due
+                // to signal 9`), in the message or just before it.
+                let with_prefix = format!("{}{joined}", message.prefix);
+                let stage = p
+                    .died_signal
+                    .captures(&with_prefix)
+                    .and_then(|c| c.get(1).map(|m| m.as_str().to_string()));
+                if let Some(name) = stage {
+                    finding.facts.insert(fact::PROCESS.into(), name);
+                }
             } else if p.exit_137.is_match(&joined) {
                 finding.era = Some(Era::Exit137);
                 finding.facts.insert("exit_code".into(), "137".into());
+                if let Some(c) = p.exit_service.captures(message.prefix) {
+                    if joined.starts_with("exited with code") {
+                        finding.facts.insert("service".into(), c[1].to_string());
+                    }
+                }
                 finding
                     .facts
                     .insert(fact::SIGNAL.into(), "SIGKILL (9) = 137 − 128".into());
@@ -573,6 +647,18 @@ impl Family for Killed {
                 finding
                     .facts
                     .insert(fact::SIGNAL.into(), "SIGKILL (9)".into());
+                // A tqdm progress bar the `Killed` ends (`Loading checkpoint
+                // shards:  38%|... | 3/8 [00:02<00:03,  1.28it/s]Killed`):
+                // Python was running, and what it was doing.
+                let bar = message.prefix.trim();
+                if bar.ends_with(']')
+                    && (bar.contains("it/s") || bar.contains("s/it") || bar.contains("<?"))
+                {
+                    let label = bar.split(['|', ':']).next().unwrap_or("").trim();
+                    finding
+                        .facts
+                        .insert("progress_bar".into(), label.chars().take(80).collect());
+                }
                 finding.notes.push(
                     "the output ends with the shell's `Killed`: the process got SIGKILL, most often from the kernel's OOM killer".into(),
                 );
@@ -582,7 +668,16 @@ impl Family for Killed {
                     .facts
                     .insert(fact::SIGNAL.into(), "SIGKILL (9)".into());
                 finding.facts.insert(fact::PID.into(), c[1].to_string());
+                if let Some(program) = c.get(0).and_then(|m| killed_program(&joined[m.end()..])) {
+                    finding.facts.insert(fact::PROCESS.into(), program);
+                }
             }
+        }
+        if let Some(c) = p.compose_prefix.captures(message.prefix) {
+            finding
+                .facts
+                .entry("service".into())
+                .or_insert_with(|| c[1].to_string());
         }
         if p.kubernetes.is_match(&joined) && finding.era != Some(Era::Kubernetes) {
             finding

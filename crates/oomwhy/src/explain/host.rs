@@ -5,7 +5,7 @@ use super::catalogue::{Cost, FixSpec};
 use super::common::{extra, fact, fix, framework_fixes, row, verdict, FieldRow, TIB};
 use super::docs::Code;
 use super::setting::Framework;
-use super::thresholds::SMALL_VICTIM_MAX;
+use super::thresholds::{COMMIT_LIMIT_SMALL_REQUEST_MAX, SMALL_VICTIM_MAX, SMALL_VICTIM_SCORE_MAX};
 use super::Explain;
 use crate::i18n::Said;
 use crate::record::{fact, Diagnosis, Era, Finding, Fix, Kind, Verdict};
@@ -63,13 +63,21 @@ impl Explain for HostOomKilled {
     fn field_rows(&self, f: &Finding) -> Vec<FieldRow> {
         let mut rows = Vec::new();
         if let (Some(pid), Some(name)) = (fact(f, fact::PID), fact(f, fact::PROCESS)) {
-            rows.push(row(
-                say!(en: "Killed process", zh: "被杀的进程"),
-                format!("{pid} ({name})"),
+            let meaning = if matches!(f.era, Some(Era::Kernel) | Some(Era::Cgroup)) {
                 say!(
                     en: "the process the kernel chose to kill",
                     zh: "内核选中杀掉的进程"
-                ),
+                )
+            } else {
+                say!(
+                    en: "the process that was killed, as the message names it",
+                    zh: "报错里点名被杀的进程"
+                )
+            };
+            rows.push(row(
+                say!(en: "Killed process", zh: "被杀的进程"),
+                format!("{pid} ({name})"),
+                meaning,
                 false,
             ));
         }
@@ -132,6 +140,7 @@ fn who(f: &Finding) -> Said {
             name = name
         ),
         (Some(pid), None) => say!(en: "process {pid}", zh: "进程 {pid}", pid = pid),
+        (None, Some(name)) => say!(en: "process {name}", zh: "进程 {name}", name = name),
         _ => say!(en: "a process", zh: "一个进程"),
     }
 }
@@ -164,6 +173,17 @@ fn killed_headline(f: &Finding) -> Said {
             en: "Kubernetes killed the container for exceeding its memory limit (OOMKilled)",
             zh: "容器超出了内存上限，被 Kubernetes 杀掉（OOMKilled）"
         ),
+        Some(Era::Systemd) if by_oomd(f) => match fact(f, "unit") {
+            Some(unit) => say!(
+                en: "systemd-oomd killed {unit} for memory pressure (host memory, not GPU memory)",
+                zh: "systemd-oomd 因内存压力杀掉了 {unit}（主机内存，不是显存）",
+                unit = unit
+            ),
+            None => say!(
+                en: "systemd-oomd killed a unit for memory pressure (host memory, not GPU memory)",
+                zh: "systemd-oomd 因内存压力杀掉了一个 unit（主机内存，不是显存）"
+            ),
+        },
         Some(Era::Systemd) => match fact(f, "unit") {
             Some(unit) => say!(
                 en: "systemd reports that the out-of-memory killer ended {unit}",
@@ -342,12 +362,46 @@ fn host_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
 /// killer picks the largest killable process, so a small victim means the
 /// memory sat where it could not or would not kill: files in /dev/shm or
 /// another tmpfs, processes protected by oom_score_adj, the kernel itself.
-pub(crate) fn small_victim_bytes(f: &Finding) -> Option<u64> {
+fn small_victim(f: &Finding) -> Option<SmallVictim> {
     if f.kind != Kind::HostOomKilled || !matches!(f.era, Some(Era::Kernel) | Some(Era::Cgroup)) {
         return None;
     }
-    let held = extra(f, "anon_rss_bytes")?.saturating_add(extra(f, "shmem_rss_bytes").unwrap_or(0));
-    (held < SMALL_VICTIM_MAX).then_some(held)
+    let held = extra(f, "anon_rss_bytes")
+        .map(|rss| rss.saturating_add(extra(f, "shmem_rss_bytes").unwrap_or(0)));
+    // The score is the victim's share whatever its sizes; where the kernel
+    // killed a child of the process it chose, the sizes are the child's and
+    // say nothing about the chosen one.
+    match victim_score(f) {
+        Some(score) => (score < SMALL_VICTIM_SCORE_MAX).then_some(SmallVictim {
+            held: held.filter(|_| fact(f, "killed_child").is_none()),
+            score: Some(score),
+        }),
+        None if fact(f, "killed_child").is_some() => None,
+        None => held
+            .filter(|&held| held < SMALL_VICTIM_MAX)
+            .map(|held| SmallVictim {
+                held: Some(held),
+                score: None,
+            }),
+    }
+}
+
+/// The badness score the kernel printed for its victim (thousandths of RAM
+/// plus swap).
+fn victim_score(f: &Finding) -> Option<u64> {
+    fact(f, "oom_score").and_then(|s| s.parse().ok())
+}
+
+/// What shows that the killer's victim was small: its own and shared pages,
+/// and its score.
+struct SmallVictim {
+    held: Option<u64>,
+    score: Option<u64>,
+}
+
+/// Whether systemd-oomd (memory pressure), not the kernel, ended the unit.
+fn by_oomd(f: &Finding) -> bool {
+    fact(f, "killer") == Some("systemd-oomd")
 }
 
 fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
@@ -394,7 +448,7 @@ fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                     who.zh, rss.zh
                 ),
             }
-            .then(if small_victim_bytes(f).is_some() {
+            .then(if small_victim(f).is_some() {
                 small_victim_note(f)
             } else {
                 Said::default()
@@ -407,6 +461,14 @@ fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                 zh: "作业用的内存超过了它向 Slurm 申请的量"
             ),
             slurm_detail(f),
+        )),
+        Some(Era::Systemd) if by_oomd(f) => out.push(verdict(
+            Code::HostRamExhausted,
+            say!(
+                en: "systemd-oomd acted on memory pressure, before memory ran out (host memory, not GPU memory)",
+                zh: "systemd-oomd 按内存压力动手，内存还没真正用完（主机内存，不是显存）"
+            ),
+            oomd_detail(f),
         )),
         Some(Era::Systemd) => out.push(verdict(
             Code::HostRamExhausted,
@@ -467,9 +529,20 @@ fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                     en: "Killed by SIGKILL: probably out of host memory, but the log does not prove it",
                     zh: "被 SIGKILL 杀掉：很可能是主机内存不足，但日志证明不了"
                 ),
-                what.then(say!(
-                    en: "SIGKILL cannot be caught, so Python prints no error of its own. The usual sender is the kernel's out-of-memory killer (host RAM, not GPU memory), but a scheduler enforcing a time or memory limit, a watchdog, or someone running kill -9 sends the same signal: this evidence is circumstantial. `dmesg -T | grep -i -E 'killed process|oom'` (or journalctl -k) on the node shows whether the OOM killer acted; on Slurm, sacct -j JOBID -o JobID,State,MaxRSS,ReqMem; on Kubernetes, kubectl describe pod (Reason: OOMKilled).",
-                    zh: "SIGKILL 无法被捕获，所以 Python 不会打印自己的报错。通常发出它的是内核的 OOM killer（主机内存，不是显存），但执行时间或内存上限的调度器、看门狗，或者有人运行 kill -9，发出的也是同一个信号：这个证据只是间接的。在节点上运行 `dmesg -T | grep -i -E 'killed process|oom'`（或 journalctl -k）能看出 OOM killer 有没有动手；Slurm 上用 sacct -j JOBID -o JobID,State,MaxRSS,ReqMem；Kubernetes 上用 kubectl describe pod（Reason: OOMKilled）。"
+                what.then(if Victim::of(f) == Victim::Python {
+                    say!(
+                        en: "SIGKILL cannot be caught, so Python prints no error of its own.",
+                        zh: "SIGKILL 无法被捕获，所以 Python 不会打印自己的报错。"
+                    )
+                } else {
+                    say!(
+                        en: "SIGKILL cannot be caught, so the program prints no error of its own.",
+                        zh: "SIGKILL 无法被捕获，所以程序不会打印自己的报错。"
+                    )
+                })
+                .then(say!(
+                    en: "The usual sender is the kernel's out-of-memory killer (host RAM, not GPU memory), but a scheduler enforcing a time or memory limit, a watchdog, or someone running kill -9 sends the same signal: this evidence is circumstantial. `dmesg -T | grep -i -E 'killed process|oom'` (or journalctl -k) on the node shows whether the OOM killer acted; on Slurm, sacct -j JOBID -o JobID,State,MaxRSS,ReqMem; on Kubernetes, kubectl describe pod (Reason: OOMKilled).",
+                    zh: "通常发出它的是内核的 OOM killer（主机内存，不是显存），但执行时间或内存上限的调度器、看门狗，或者有人运行 kill -9，发出的也是同一个信号：这个证据只是间接的。在节点上运行 `dmesg -T | grep -i -E 'killed process|oom'`（或 journalctl -k）能看出 OOM killer 有没有动手；Slurm 上用 sacct -j JOBID -o JobID,State,MaxRSS,ReqMem；Kubernetes 上用 kubectl describe pod（Reason: OOMKilled）。"
                 )),
             ));
         }
@@ -517,6 +590,59 @@ fn slurm_detail(f: &Finding) -> Said {
     }
 }
 
+/// What systemd-oomd measured: the pressure of the slice it watches, its
+/// limit and how long it lasted (src/oom/oomd-util.c's kill message).
+fn oomd_detail(f: &Finding) -> Said {
+    let unit = fact(f, "unit").unwrap_or("a unit");
+    let measured = match (
+        fact(f, "cgroup"),
+        fact(f, "pressure"),
+        fact(f, "pressure_limit"),
+    ) {
+        (Some(cgroup), Some(pressure), Some(limit)) => {
+            let lasted = match fact(f, "pressure_duration") {
+                Some(duration) => say!(
+                    en: " for more than {duration}",
+                    zh: "，持续超过 {duration}",
+                    duration = duration
+                ),
+                None => Said::default(),
+            };
+            let head = say!(
+                en: "systemd-oomd killed {unit} because the memory pressure of {cgroup} was {pressure}, above its limit of {limit}",
+                zh: "systemd-oomd 杀掉 {unit}，是因为 {cgroup} 的内存压力达到 {pressure}，高于它的上限 {limit}",
+                unit = unit,
+                cgroup = cgroup,
+                pressure = pressure,
+                limit = limit
+            );
+            Said {
+                en: format!("{}{}.", head.en, lasted.en),
+                zh: format!("{}{}。", head.zh, lasted.zh),
+            }
+        }
+        _ => say!(
+            en: "systemd-oomd killed {unit} because memory pressure stayed above its limit.",
+            zh: "systemd-oomd 杀掉 {unit}，是因为内存压力一直高于它的上限。",
+            unit = unit
+        ),
+    };
+    let terminal = if f.text.contains("vte-spawn-") || f.text.contains(".Terminal.") {
+        say!(
+            en: "That scope is a terminal window's: what it killed is whatever ran in that terminal.",
+            zh: "这个 scope 属于一个终端窗口：被杀的是在那个终端里运行的程序。"
+        )
+    } else {
+        Said::default()
+    };
+    measured
+        .then(say!(
+            en: "Memory pressure (PSI) is the share of time tasks stalled waiting for memory; systemd-oomd acts on it, not on a usage figure, and it is not the kernel's out-of-memory killer. RAM was short enough that the system spent its time reclaiming (swapping, dropping caches), though not necessarily used up, and systemd-oomd killed the cgroup under that slice with the most reclaim activity, usually the one allocating. Host RAM, not GPU memory.",
+            zh: "内存压力（PSI）是任务因等待内存而停顿的时间占比；systemd-oomd 按它动手，而不是按内存用量，它也不是内核的 OOM killer。内存紧张到系统把时间都花在回收上（换出、丢弃缓存），但不一定真的用完了；systemd-oomd 杀掉的是这个 slice 下回收活动最多的 cgroup，通常就是正在分配内存的那个。是主机内存，不是显存。"
+        ))
+        .then(terminal)
+}
+
 /// How many workers torchelastic saw killed, and their PIDs.
 fn torchelastic_what(f: &Finding) -> Said {
     let n = fact(f, fact::KILLED_PROCESSES).unwrap_or("1");
@@ -540,15 +666,44 @@ fn torchelastic_what(f: &Finding) -> Said {
 /// Whom the killer's choice points at: the victim, or, when it held little,
 /// whatever it could not kill.
 fn small_victim_note(f: &Finding) -> Said {
-    match small_victim_bytes(f) {
-        Some(held) => say!(
+    match small_victim(f) {
+        Some(SmallVictim {
+            score: Some(score),
+            held,
+        }) => {
+            let held = match held {
+                Some(held) => say!(
+                    en: " ({held} in its own and shared pages)",
+                    zh: "（它自己的页面和共享页面共 {held}）",
+                    held = fmt(held)
+                ),
+                None => Said::default(),
+            };
+            let share = say!(
+                en: "The victim's score was {score}, its share of RAM plus swap in thousandths: it held about {percent} % of the memory",
+                zh: "被杀进程的分数是 {score}，即它占内存加 swap 的千分比：它只占了大约 {percent}% 的内存",
+                score = score,
+                percent = format!("{}.{}", score / 10, score % 10)
+            );
+            Said {
+                en: format!("{}{}.", share.en, held.en),
+                zh: format!("{}{}。", share.zh, held.zh),
+            }
+            .then(say!(
+                en: "The killer picks the largest process it may kill, so most of the memory was held elsewhere: by many smaller processes (workers, copies of a job), files in /dev/shm or another tmpfs, processes protected by oom_score_adj, or the kernel itself. The task table the kernel prints just before the kill (dmesg -T) shows who held it.",
+                zh: "OOM killer 挑的是它能杀的最大进程，所以大部分内存在别处：许多更小的进程（worker、一个作业的多个副本）、/dev/shm 或其他 tmpfs 里的文件、用 oom_score_adj 保护起来的进程，或者内核自己。dmesg -T 里内核在杀进程之前打印的进程表能看出是谁占的。"
+            ))
+        }
+        Some(SmallVictim {
+            held: Some(held), ..
+        }) => say!(
             en: "The victim held only {held}, and the killer picks the largest process it may kill: most of the memory was held where it could not or would not kill — files in /dev/shm or another tmpfs, a process protected by oom_score_adj, or the kernel itself. The task table the kernel prints just before \"Killed process\" (dmesg -T) shows who held it.",
             zh: "被杀的进程只占了 {held}，而 OOM killer 挑的是它能杀的最大进程：大部分内存被它杀不了或不愿杀的东西占着——/dev/shm 或其他 tmpfs 里的文件、用 oom_score_adj 保护起来的进程，或者内核自己。dmesg -T 里内核在 “Killed process” 之前打印的进程表能看出是谁占的。",
             held = fmt(held)
         ),
-        None => say!(
-            en: "The killer picks the process using the most memory, which is usually — but not always — the training process.",
-            zh: "OOM killer 挑的是占内存最多的进程，通常——但不一定——是训练进程。"
+        _ => say!(
+            en: "The killer picks the process using the most memory, which is usually — but not always — the one that grew.",
+            zh: "OOM killer 挑的是占内存最多的进程，通常——但不一定——就是内存涨上去的那个。"
         ),
     }
 }
@@ -619,6 +774,7 @@ fn shows_python(f: &Finding) -> bool {
     f.traceback.is_some()
         || f.exception.is_some()
         || matches!(f.era, Some(Era::Dataloader) | Some(Era::Torchelastic))
+        || fact(f, "progress_bar").is_some()
         || fact(f, fact::PROCESS).is_some_and(runs_python)
         || ["torch", "python", "DataLoader", "Traceback"]
             .iter()
@@ -729,9 +885,11 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
     }
     if has(Code::HostMemoryLimit) {
         let how = match f.era {
+            // What the user may already have done (a bigger node, the whole
+            // node) does not raise the limit: only the memory request does.
             Some(Era::Slurm) => say!(
-                en: "Request more memory for the job (#SBATCH --mem=128G, or --mem-per-cpu / --mem-per-gpu); `sacct -j JOBID -o JobID,MaxRSS,ReqMem,State` shows what it used against what it asked for.",
-                zh: "给作业申请更多内存（#SBATCH --mem=128G，或 --mem-per-cpu / --mem-per-gpu）；`sacct -j JOBID -o JobID,MaxRSS,ReqMem,State` 能看到它用了多少、申请了多少。"
+                en: "First compare what the job used with what it asked for: `sacct -j JOBID -o JobID,MaxRSS,ReqMem,State`. The limit is the job's memory request (--mem, --mem-per-cpu or --mem-per-gpu, or the partition's default per CPU), not the node's size: a larger node or --exclusive alone does not raise it; --mem=0 requests all the memory of the node. Request more than MaxRSS with that option; if MaxRSS already reached the node's memory, no request helps and the program must use less (below).",
+                zh: "先比较作业用了多少和申请了多少：`sacct -j JOBID -o JobID,MaxRSS,ReqMem,State`。上限是作业申请的内存（--mem、--mem-per-cpu 或 --mem-per-gpu，或者分区按 CPU 给的默认值），不是节点的大小：换更大的节点或只加 --exclusive 都不会提高它；--mem=0 才是申请节点的全部内存。用这些选项申请比 MaxRSS 更多的内存；如果 MaxRSS 已经到了节点的内存总量，申请多少都没用，只能让程序少用内存（见下）。"
             ),
             Some(Era::Kubernetes) => say!(
                 en: "Raise the container's resources.limits.memory (and requests.memory) in the pod spec, or lower what the process holds (below).",
@@ -745,13 +903,18 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
         out.push(fix(&ASK_FOR_MORE_MEMORY, how));
     }
     if has(Code::KilledBySigkill) {
-        out.push(fix(
-            &CONFIRM_OOM_KILLER,
+        let how = if in_docker(f) {
+            say!(
+                en: "`docker inspect -f '{{{{.State.OOMKilled}}}} {{{{.HostConfig.Memory}}}}' CONTAINER` says whether the kernel killed it at the container's memory limit and what that limit is (0: none, so the host's RAM ran out: dmesg -T on the host shows the kill). `docker stats` shows each container's use against its limit. If neither shows an OOM kill, look for a health check or a restart policy that stopped it.",
+                zh: "`docker inspect -f '{{{{.State.OOMKilled}}}} {{{{.HostConfig.Memory}}}}' CONTAINER` 能看出内核是不是因为容器的内存上限杀掉了它，以及上限是多少（0 表示没有上限，那就是宿主机的内存用完了：在宿主机上 dmesg -T 能看到这次杀进程）。`docker stats` 显示每个容器的用量和上限。如果都没有显示 OOM kill，就去找停掉它的健康检查或重启策略。"
+            )
+        } else {
             say!(
                 en: "On the node: dmesg -T | grep -i -E 'killed process|out of memory' (or journalctl -k). On Slurm: sacct -j JOBID -o JobID,State,MaxRSS,ReqMem. On Kubernetes: kubectl describe pod (Last State: Reason: OOMKilled). If none shows an OOM kill, look for a time limit or a watchdog instead.",
                 zh: "在节点上：dmesg -T | grep -i -E 'killed process|out of memory'（或 journalctl -k）。Slurm 上：sacct -j JOBID -o JobID,State,MaxRSS,ReqMem。Kubernetes 上：kubectl describe pod（Last State: Reason: OOMKilled）。如果都没有显示 OOM kill，就去找时间上限或看门狗。"
-            ),
-        ));
+            )
+        };
+        out.push(fix(&CONFIRM_OOM_KILLER, how));
     }
     let dataloader = fix(
         &LIGHTER_WORKERS,
@@ -780,6 +943,40 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
         out.push(lever);
         return;
     }
+    if by_oomd(f) {
+        oomd_fixes(out);
+        return;
+    }
+    let victim = Victim::of(f);
+    if victim == Victim::Notebook {
+        out.push(fix(
+            &NOTEBOOK_PEAK,
+            say!(
+                en: "The runtime's RAM gauge samples every few seconds and misses a short peak: one call that builds a large object at once (a dense one-hot matrix of labels, a pairwise or distance matrix, a whole dataset read into one array or DataFrame, a model loaded twice) can take all the RAM between two samples. Run the cells one by one to find the one that crashes, then build that object in chunks, in a smaller dtype or sparse (integer labels with a sparse loss instead of a one-hot matrix). Objects of earlier cells stay in memory until you del them or restart the runtime. Or use a runtime with more RAM.",
+                zh: "运行时的内存仪表每隔几秒才采样一次，会错过短暂的峰值：一次性构建大对象的调用（稠密的 one-hot 标签矩阵、两两距离矩阵、整个数据集读进一个数组或 DataFrame、模型加载了两次）可以在两次采样之间吃光内存。逐个运行单元格，找出崩溃的那个，然后分块构建那个对象，用更小的 dtype 或稀疏表示（用整数标签配稀疏损失函数，而不是 one-hot 矩阵）。之前单元格的对象会一直占着内存，直到 del 它们或重启运行时。或者换内存更大的运行时。"
+            ),
+        ));
+        return;
+    }
+    if f.kind == Kind::HostOom && windows_commit_limit_reached(f) {
+        // So small a request fails only at the commit limit: the page file
+        // and what holds the memory come first, not the request's size.
+        out.push(fix(
+            &ENLARGE_PAGE_FILE,
+            say!(
+                en: "A request this small fails only when Windows' commit limit (RAM + page file) is already used up: Task Manager → Performance → Memory shows \"Committed\" against the limit. Set the page file to system-managed or larger (System Properties → Advanced → Performance → Virtual memory).",
+                zh: "这么小的申请失败，只说明 Windows 的提交上限（内存 + 页面文件）已经用完了：任务管理器 → 性能 → 内存里的“已提交”显示用量和上限。把页面文件设为系统管理的大小或调大（系统属性 → 高级 → 性能 → 虚拟内存）。"
+            ),
+        ));
+        out.push(fix(
+            &FIND_RAM_HOLDER,
+            say!(
+                en: "Task Manager → Details, with the \"Commit size\" column added and sorted, shows which processes hold the commit charge: close what you do not need (browsers, other Python processes, earlier runs still alive), and with a DataLoader use fewer workers: on Windows each worker is a new process with its own copy of the Dataset.",
+                zh: "任务管理器 → 详细信息，加上“提交大小”列并排序，就能看到哪些进程占着提交量：关掉用不着的（浏览器、别的 Python 进程、还活着的上一次运行），如果用了 DataLoader，就减少 worker：在 Windows 上每个 worker 都是一个新进程，各有一份 Dataset。"
+            ),
+        ));
+        return;
+    }
     if f.kind == Kind::HostOom
         && (super::setting::python_without_torch(f) || super::setting::Program::of(f).is_native())
     {
@@ -797,7 +994,7 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
             ),
         ));
     }
-    if small_victim_bytes(f).is_some() {
+    if small_victim(f).is_some() {
         // The victim is not what filled the machine: its own fixes would
         // shrink the wrong process.
         out.push(fix(
@@ -809,19 +1006,33 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
         ));
         return;
     }
-    if let Some(name) = fact(f, fact::PROCESS).filter(|name| !runs_python(name)) {
-        // The killer named a process that is not Python (a compiler, a
-        // shell tool, a server): DataLoader and checkpoint advice would be
-        // for a program that was not running.
-        out.push(fix(
-            &SHRINK_OTHER_PROCESS,
-            say!(
-                en: "The killed process is {name}, not a Python training process: make it use less memory (its own options for threads, buffers or input size), run fewer copies of it at once, or give the machine or container more memory.",
-                zh: "被杀的进程是 {name}，不是 Python 训练进程：让它少用内存（它自己的线程数、缓冲区或输入大小选项），同时少跑几个它的副本，或者给机器或容器更多内存。",
-                name = name
-            ),
-        ));
-        return;
+    match victim {
+        Victim::Daemon(name) => {
+            out.push(fix(
+                &DAEMON_GREW,
+                say!(
+                    en: "{name} is a daemon of the batch system or the machine, not a job: a daemon the killer picks held the most memory, which for a daemon means a leak or a backlog (jobs, records or connections it keeps). Watch its size over time (ps -o pid,rss,etime -C {name}), look in its log and release notes for a leak, and restart or upgrade it. Then keep the killer off it so that a job is killed instead: OOMScoreAdjust=-1000 in its systemd unit, or echo -1000 > /proc/PID/oom_score_adj at its start.",
+                    zh: "{name} 是批处理系统或机器自己的守护进程，不是作业：被 OOM killer 挑中说明它占的内存最多，对守护进程来说这意味着内存泄漏或积压（它保存的作业、记录或连接）。观察它的大小随时间的变化（ps -o pid,rss,etime -C {name}），到它的日志和版本说明里找泄漏，然后重启或升级它。之后让 OOM killer 别碰它，改杀作业：在它的 systemd unit 里设 OOMScoreAdjust=-1000，或者在它启动时 echo -1000 > /proc/PID/oom_score_adj。",
+                    name = name
+                ),
+            ));
+            return;
+        }
+        Victim::Program(name) => {
+            // The killer or the shell named a program that is not Python (a
+            // compiler, a shell tool, a server): DataLoader and checkpoint
+            // advice would be for a program that was not running.
+            out.push(fix(
+                &SHRINK_OTHER_PROCESS,
+                say!(
+                    en: "The killed process is {name}, not a Python training process: make it use less memory (its own options for threads, buffers or input size), run fewer copies of it at once, or give the machine or container more memory.",
+                    zh: "被杀的进程是 {name}，不是 Python 训练进程：让它少用内存（它自己的线程数、缓冲区或输入大小选项），同时少跑几个它的副本，或者给机器或容器更多内存。",
+                    name = name
+                ),
+            ));
+            return;
+        }
+        Victim::Notebook | Victim::Python | Victim::Unknown => {}
     }
     if is_ray_monitor(f) {
         out.push(fix(
@@ -833,21 +1044,15 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
         ));
         return;
     }
-    if (fact(f, fact::REPORTED_BY).is_some() || has(Code::HostMemoryLimit)) && !shows_python(f) {
-        // A program named itself, or a scheduler's limit killed a job, and
-        // nothing shows Python (Ollama, an MPI or Snakemake job):
-        // DataLoader and checkpoint advice would be for a program that may
-        // not be running.
-        out.push(fix(
-            &LOWER_JOB_MEMORY,
-            say!(
-                en: "Find what holds the RAM (ps or top sorted by RSS on the node; sacct's MaxRSS on Slurm; kubectl top pod), then make it use less: a smaller model or input, fewer threads, workers or copies running at once. Or give the machine or container more memory.",
-                zh: "先找出谁占着内存（在节点上用 ps 或 top 按 RSS 排序；Slurm 上看 sacct 的 MaxRSS；kubectl top pod），再让它少用：更小的模型或输入，更少的线程、worker 或同时运行的副本。或者给机器或容器更多内存。"
-            ),
-        ));
+    if victim != Victim::Python {
+        // Nothing shows Python (a shell's `Killed`, an exit status, a
+        // scheduler's limit, a program that named itself): DataLoader and
+        // checkpoint advice would be for a program that may not be running.
+        out.push(fix(&LOWER_JOB_MEMORY, find_holder(f)));
         return;
     }
-    let loading = matches!(f.phase.name.as_str(), "model_load" | "checkpoint");
+    let loading = matches!(f.phase.name.as_str(), "model_load" | "checkpoint")
+        || fact(f, "progress_bar").is_some_and(|bar| bar.contains("Loading checkpoint"));
     let data = f.era == Some(Era::Dataloader) || f.phase.name == "data_loading";
     if loading {
         out.extend([checkpoint, dataloader, pinned]);
@@ -856,16 +1061,7 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
     } else {
         out.extend([dataloader, checkpoint, pinned]);
     }
-    // Only where Windows shows: a grammar finding on a Linux node has no era.
-    let windows = f.text.contains("WinError")
-        || f.text.contains("paging file")
-        || f.text.contains(":\\")
-        || f.traceback.as_ref().is_some_and(|tb| {
-            tb.frames
-                .iter()
-                .any(|fr| fr.file.len() > 2 && fr.file.as_bytes()[1] == b':')
-        });
-    if f.kind == Kind::HostOom && f.era != Some(Era::Posix) && (f.era.is_some() || windows) {
+    if f.kind == Kind::HostOom && f.era != Some(Era::Posix) && (f.era.is_some() || on_windows(f)) {
         out.push(fix(
             &ENLARGE_PAGE_FILE,
             say!(
@@ -875,6 +1071,197 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
         ));
     }
 }
+
+/// Only where Windows shows: a grammar finding on a Linux node has no era.
+fn on_windows(f: &Finding) -> bool {
+    f.text.contains("WinError")
+        || f.text.contains("paging file")
+        || f.text.contains(":\\")
+        || f.traceback.as_ref().is_some_and(|tb| {
+            tb.frames
+                .iter()
+                .any(|fr| fr.file.len() > 2 && fr.file.as_bytes()[1] == b':')
+        })
+}
+
+/// Windows' CPU allocator (its `not enough memory` forms) refused a request
+/// below [`COMMIT_LIMIT_SMALL_REQUEST_MAX`].
+fn windows_commit_limit_reached(f: &Finding) -> bool {
+    matches!(f.era, Some(Era::NotEnoughMemory) | Some(Era::BuyNewRam))
+        && fact(f, fact::REPORTED_BY).is_none()
+        && f.sizes
+            .requested_bytes
+            .is_some_and(|n| n < COMMIT_LIMIT_SMALL_REQUEST_MAX)
+}
+
+/// systemd-oomd's own remedies: what raised the pressure, room to swap, and
+/// its limit for the slice.
+fn oomd_fixes(out: &mut Vec<Fix>) {
+    out.push(fix(
+        &FIND_PRESSURE_SOURCE,
+        say!(
+            en: "`journalctl -u systemd-oomd` lists each kill with its cgroup; `oomctl` shows the cgroups it watches, their pressure and limits; while the work runs, `systemd-cgtop -m` or `ps aux --sort=-rss | head` shows what holds the RAM. Make that program use less memory, or run fewer programs at once.",
+            zh: "`journalctl -u systemd-oomd` 列出每次杀进程和对应的 cgroup；`oomctl` 显示它监控的 cgroup、压力和上限；工作运行时，`systemd-cgtop -m` 或 `ps aux --sort=-rss | head` 能看到谁占着内存。让那个程序少用内存，或者同时少跑几个程序。"
+        ),
+    ));
+    out.push(fix(
+        &ADD_SWAP,
+        say!(
+            en: "Add swap or zram (a swap file, or zram-generator): with room to move idle pages out, reclaim stalls less and the pressure stays under the limit. A machine with no or little swap reaches it soonest.",
+            zh: "加 swap 或 zram（一个 swap 文件，或者 zram-generator）：有地方换出闲置页面，回收就不容易停顿，压力也能保持在上限以下。没有 swap 或 swap 很小的机器最先碰到上限。"
+        ),
+    ));
+    out.push(fix(
+        &OOMD_LIMIT,
+        say!(
+            en: "Raise the limit of the slice it watches: `systemctl edit user@.service` (or the slice the message names) and set ManagedOOMMemoryPressureLimit= higher (e.g. 80%); DefaultMemoryPressureDurationSec= in oomd.conf sets how long pressure must last. Or run the heavy job in its own scope with a cap: `systemd-run --user --scope -p MemoryMax=16G COMMAND`. Turning systemd-oomd off (`systemctl disable --now systemd-oomd`) leaves the kernel's killer, which acts later, after the desktop may have frozen.",
+            zh: "调高它监控的 slice 的上限：`systemctl edit user@.service`（或报错里提到的 slice），把 ManagedOOMMemoryPressureLimit= 设高一些（如 80%）；oomd.conf 里的 DefaultMemoryPressureDurationSec= 决定压力要持续多久。或者把重任务放进自己的 scope 并设上限：`systemd-run --user --scope -p MemoryMax=16G COMMAND`。关掉 systemd-oomd（`systemctl disable --now systemd-oomd`）就只剩内核的 OOM killer，它动手更晚，桌面可能先卡死。"
+        ),
+    ));
+}
+
+/// Finding what holds the RAM, with the tools of where it ran.
+fn find_holder(f: &Finding) -> Said {
+    let tools = if f.era == Some(Era::Slurm) {
+        say!(
+            en: "sacct -j JOBID -o JobID,MaxRSS,ReqMem shows what each step used; on the node, ps or top sorted by RSS",
+            zh: "sacct -j JOBID -o JobID,MaxRSS,ReqMem 显示每个作业步用了多少；在节点上用 ps 或 top 按 RSS 排序"
+        )
+    } else if f.era == Some(Era::Kubernetes) {
+        say!(
+            en: "kubectl top pod, and kubectl describe node for the node's other pods",
+            zh: "kubectl top pod，以及用 kubectl describe node 看节点上的其他 pod"
+        )
+    } else if in_docker(f) {
+        say!(
+            en: "docker stats shows each container's use and limit; inside it, ps or top sorted by RSS",
+            zh: "docker stats 显示每个容器的用量和上限；在容器里用 ps 或 top 按 RSS 排序"
+        )
+    } else {
+        say!(
+            en: "ps aux --sort=-rss | head, or top sorted by memory, while it runs",
+            zh: "运行时用 ps aux --sort=-rss | head，或者 top 按内存排序"
+        )
+    };
+    let head = say!(en: "Find what holds the RAM (", zh: "先找出谁占着内存（");
+    let tail = say!(
+        en: "), then make it use less: a smaller model or input, fewer threads, workers or copies running at once. Or give the machine or container more memory.",
+        zh: "），再让它少用：更小的模型或输入，更少的线程、worker 或同时运行的副本。或者给机器或容器更多内存。"
+    );
+    Said {
+        en: format!("{}{}{}", head.en, tools.en, tail.en),
+        zh: format!("{}{}{}", head.zh, tools.zh, tail.zh),
+    }
+}
+
+/// Docker shows: docker compose's service column or its line about a
+/// service's end, or the words of a container runtime.
+fn in_docker(f: &Finding) -> bool {
+    fact(f, "service").is_some() || f.text.contains("docker") || f.text.contains("Docker")
+}
+
+/// What was killed (or failed), as the paste shows it: the advice follows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Victim<'a> {
+    /// Python shows: a traceback, an exception, a Python process, a
+    /// launcher's or DataLoader's report, PyTorch's CPU allocator.
+    Python,
+    /// A notebook runtime (Google Colab, Kaggle, a Jupyter kernel).
+    Notebook,
+    /// A batch scheduler's or the machine's own daemon.
+    Daemon(&'a str),
+    /// Another program the message names.
+    Program(&'a str),
+    /// Nothing names it.
+    Unknown,
+}
+
+/// Daemons of batch systems and of the machine: they run no job, and the
+/// killer picking one means it grew.
+const DAEMONS: &[&str] = &[
+    "sge_qmaster",
+    "sge_execd",
+    "slurmctld",
+    "slurmd",
+    "slurmdbd",
+    "pbs_server",
+    "pbs_mom",
+    "pbs_sched",
+    "condor_schedd",
+    "condor_startd",
+    "condor_collector",
+    "mbatchd",
+    "sbatchd",
+    "kubelet",
+    "dockerd",
+    "containerd",
+    "systemd-journal",
+    "munged",
+];
+
+impl<'a> Victim<'a> {
+    fn of(f: &'a Finding) -> Victim<'a> {
+        let reporter = fact(f, fact::REPORTED_BY).unwrap_or("");
+        let process = fact(f, fact::PROCESS);
+        if ["Google Colab", "Kaggle"]
+            .iter()
+            .any(|r| reporter.starts_with(r))
+            || process.is_some_and(|p| p.starts_with("ipykernel"))
+        {
+            return Victim::Notebook;
+        }
+        if let Some(name) = process {
+            if let Some(daemon) = DAEMONS.iter().find(|d| name == **d) {
+                return Victim::Daemon(daemon);
+            }
+            if !runs_python(name) {
+                return Victim::Program(name);
+            }
+        }
+        if shows_python(f) || (f.kind == Kind::HostOom && reporter.is_empty()) {
+            return Victim::Python;
+        }
+        Victim::Unknown
+    }
+}
+
+/// A notebook's RAM gauge misses a short peak: the cell that builds one
+/// large object.
+const NOTEBOOK_PEAK: FixSpec = FixSpec::new(
+    "find-the-notebook-cell-that-peaks",
+    "Find the cell that builds one large object",
+    "找出一次性构建大对象的那个单元格",
+);
+
+/// A daemon (a scheduler's, the machine's) that grew: leak or backlog, and
+/// its protection from the killer.
+const DAEMON_GREW: FixSpec = FixSpec::new(
+    "daemon-leak-and-oom-protection",
+    "Find why the daemon grew, and keep the killer off it",
+    "查清守护进程为什么变大，并让 OOM killer 别碰它",
+)
+.cost(Cost::Look);
+
+/// systemd-oomd: what raised the pressure.
+const FIND_PRESSURE_SOURCE: FixSpec = FixSpec::new(
+    "find-memory-pressure-source",
+    "Find what raised the memory pressure",
+    "找出是什么让内存压力升高",
+)
+.cost(Cost::Look);
+
+const ADD_SWAP: FixSpec = FixSpec::new("add-swap-or-zram", "Add swap or zram", "加 swap 或 zram");
+
+/// systemd-oomd's limit for a slice (systemd.resource-control:
+/// ManagedOOMMemoryPressure=, ManagedOOMMemoryPressureLimit=; oomd.conf).
+const OOMD_LIMIT: FixSpec = FixSpec::new(
+    "raise-oomd-pressure-limit",
+    "Raise systemd-oomd's pressure limit, or cap the job",
+    "调高 systemd-oomd 的压力上限，或者给任务设上限",
+)
+.sources(&[
+    "systemd documentation: systemd.resource-control (ManagedOOMMemoryPressureLimit=), oomd.conf",
+]);
 
 /// Building arrays in less memory, in NumPy's and scikit-learn's terms.
 fn arrays_without_torch(f: &Finding) -> Said {
@@ -915,6 +1302,11 @@ const RAY_FEWER_AT_ONCE: FixSpec = FixSpec::new(
 /// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
     RAY_FEWER_AT_ONCE,
+    NOTEBOOK_PEAK,
+    DAEMON_GREW,
+    FIND_PRESSURE_SOURCE,
+    ADD_SWAP,
+    OOMD_LIMIT,
     SHRINK_OTHER_PROCESS,
     LOWER_JOB_MEMORY,
     ASK_FOR_MORE_MEMORY,
@@ -1012,5 +1404,160 @@ mod killers {
         let python = crate::decode_str("Memory cgroup out of memory: Killed process 7781 (python3) total-vm:40000000kB, anon-rss:31000000kB, file-rss:0kB, shmem-rss:0kB\n").remove(0);
         assert_eq!(ids(&python)[0], "ask-for-more-memory");
         assert!(ids(&python).contains(&"lighter-dataloader-workers"));
+    }
+
+    fn only(text: &str) -> Finding {
+        crate::decode_str(text).remove(0)
+    }
+
+    fn first_fix_text(f: &Finding) -> &str {
+        f.diagnosis.fixes[0].how.as_str()
+    }
+
+    /// The kernel's line of 1841 (an R process, score 31): the victim held
+    /// about 3 % of RAM and swap, so the memory was elsewhere. The margin is
+    /// a score of 100, checked on both sides with the same line.
+    #[test]
+    fn a_low_score_victim_did_not_fill_the_machine() {
+        let f = first("1841");
+        assert_eq!(ids(&f), ["find-ram-holder"]);
+        let detail = &f.diagnosis.verdicts[0].detail;
+        assert!(detail.contains("score was 31"), "{detail}");
+        assert!(detail.contains("about 3.1 %"), "{detail}");
+        let zh = f.diagnosis.verdicts[0]
+            .zh
+            .as_ref()
+            .map_or("", |z| z.text.as_str());
+        assert!(zh.contains("内存"), "{zh}");
+        let line = |score: u64| {
+            only(&format!("May 07 21:43:54 doom kernel: Out of memory: Kill process 27438 (R) score {score} or sacrifice child\nMay 07 21:43:54 doom kernel: Killed process 27438 (R) total-vm:38349780kB, anon-rss:1041924kB, file-rss:4kB, shmem-rss:0kB\n"))
+        };
+        assert_eq!(ids(&line(99)), ["find-ram-holder"]);
+        assert_eq!(ids(&line(100)), ["shrink-the-killed-process"]);
+    }
+
+    /// 093: the kernel chose 89746 (score 1031) and killed its child 89879,
+    /// whose sizes (anon-rss 0) say nothing about the chosen process.
+    #[test]
+    fn a_sacrificed_child_s_sizes_do_not_make_a_small_victim() {
+        let f = first("093");
+        assert_eq!(f.facts["killed_child"], "89879");
+        assert!(!ids(&f).contains(&"find-ram-holder"), "{:?}", ids(&f));
+    }
+
+    /// A scheduler's daemon the killer picked (1903, sge_qmaster, score 948)
+    /// grew: a leak, and its protection, not "its own options".
+    #[test]
+    fn a_daemon_the_killer_picked_is_a_leak_to_find() {
+        let f = first("1903");
+        assert_eq!(ids(&f), ["daemon-leak-and-oom-protection"]);
+        assert!(first_fix_text(&f).contains("OOMScoreAdjust=-1000"));
+    }
+
+    /// systemd-oomd's kill (1921) is memory pressure: its figures, its own
+    /// remedies, no quote the paste does not hold, no PyTorch advice.
+    #[test]
+    fn systemd_oomd_is_pressure_with_its_own_remedies() {
+        let f = first("1921");
+        let headline = &f.diagnosis.headline;
+        assert!(
+            headline.starts_with("systemd-oomd killed vte-spawn-"),
+            "{headline}"
+        );
+        let detail = &f.diagnosis.verdicts[0].detail;
+        assert!(!detail.contains("'oom-kill'"), "{detail}");
+        assert!(detail.contains("57.97%") && detail.contains("50.00%") && detail.contains("20s"));
+        assert!(detail.contains("terminal window"), "{detail}");
+        assert_eq!(
+            ids(&f),
+            [
+                "find-memory-pressure-source",
+                "add-swap-or-zram",
+                "raise-oomd-pressure-limit"
+            ]
+        );
+        let (headline_zh, title_zh) = zh(&f);
+        assert!(headline_zh.contains("内存压力"), "{headline_zh}");
+        assert!(title_zh.contains("内存压力"), "{title_zh}");
+        // A unit that failed with result 'oom-kill' (730) says so, as its
+        // line does.
+        let unit = first("730");
+        assert!(unit.diagnosis.verdicts[0].detail.contains("'oom-kill'"));
+    }
+
+    /// 1933: the user moved to a larger node and asked for all of it; the
+    /// limit is the memory request, and no smaller --mem is suggested.
+    #[test]
+    fn slurm_s_limit_is_the_request_not_the_node() {
+        let f = first("1933");
+        assert_eq!(ids(&f)[0], "ask-for-more-memory");
+        let how = first_fix_text(&f);
+        assert!(
+            how.contains("--mem=0") && how.contains("--exclusive"),
+            "{how}"
+        );
+        assert!(!how.contains("--mem=128G"), "{how}");
+    }
+
+    /// Windows' CPU allocator refusing 28.12 MiB (1937): the commit limit
+    /// was used up. The margin is 512 MiB, on both sides of the same line.
+    #[test]
+    fn a_small_windows_request_means_the_commit_limit() {
+        let f = first("1937");
+        assert_eq!(ids(&f), ["enlarge-windows-page-file", "find-ram-holder"]);
+        let line = |bytes: u64| {
+            only(&format!(
+                r"RuntimeError: [enforce fail at ..\c10\core\impl\alloc_cpu.cpp:72] data. DefaultCPUAllocator: not enough memory: you tried to allocate {bytes} bytes."
+            ))
+        };
+        let margin = 512 * crate::units::MIB;
+        assert_eq!(ids(&line(margin - 1))[0], "enlarge-windows-page-file");
+        assert_eq!(ids(&line(margin))[0], "allocate-less-at-once");
+    }
+
+    /// Google Colab's dialog (1942, 1943): the notebook's own advice, no
+    /// scheduler's or cluster's tools.
+    #[test]
+    fn a_notebook_gets_notebook_advice() {
+        for number in ["1942", "1943"] {
+            let f = first(number);
+            assert_eq!(ids(&f), ["find-the-notebook-cell-that-peaks"], "{number}");
+            assert!(!first_fix_text(&f).contains("sacct"));
+        }
+    }
+
+    /// A C++ server in docker compose killed (1953): one finding for the
+    /// shell's `Killed` and compose's exit 137, named after the program,
+    /// docker's check first and no PyTorch advice.
+    #[test]
+    fn a_native_server_in_docker_gets_docker_s_check() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/wild/1953.txt");
+        let findings = crate::decode_str(&std::fs::read_to_string(path).unwrap_or_default());
+        assert_eq!(findings.len(), 1);
+        let f = &findings[0];
+        assert_eq!(f.facts["process"], "scalellm");
+        assert_eq!(f.facts["exit_code"], "137");
+        assert_eq!(ids(f), ["confirm-oom-killer", "shrink-the-killed-process"]);
+        assert!(first_fix_text(f).contains("{{.State.OOMKilled}}"));
+        assert!(!f.diagnosis.verdicts[0].detail.contains("Python"));
+    }
+
+    /// A bare `Killed` with nothing around it (146) gets neutral advice; one
+    /// that ends a tqdm bar loading checkpoint shards (141) is Python
+    /// loading a model.
+    #[test]
+    fn pytorch_advice_only_where_python_shows() {
+        assert_eq!(
+            ids(&first("146")),
+            ["confirm-oom-killer", "lower-job-memory"]
+        );
+        let loading = first("141");
+        assert_eq!(loading.facts["progress_bar"], "Loading checkpoint shards");
+        assert_eq!(ids(&loading)[1], "load-checkpoints-without-ram-copy");
+        // nvcc's compiler stage (374) is named.
+        let nvcc = first("374");
+        assert_eq!(nvcc.facts["process"], "cicc");
+        assert_eq!(ids(&nvcc)[1], "shrink-the-killed-process");
     }
 }

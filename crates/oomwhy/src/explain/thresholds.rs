@@ -89,6 +89,15 @@ pub(super) const GRAPH_POOLS_MIN: u64 = GIB;
 /// An out-of-memory killer's victim that held less than this (own plus
 /// shared pages) is not what filled the machine.
 pub(super) const SMALL_VICTIM_MAX: u64 = 64 * MIB;
+/// An out-of-memory killer's victim whose printed score (its share of RAM
+/// plus swap in thousandths) is below this (a tenth) is not what filled the
+/// machine either: the largest process the killer could pick held less.
+pub(super) const SMALL_VICTIM_SCORE_MAX: u64 = 100;
+
+/// Windows' CPU allocator refusing a request below this: so small a request
+/// fails only when the commit limit (RAM plus the page file) is already used
+/// up, so the request's size is not what to change.
+pub(super) const COMMIT_LIMIT_SMALL_REQUEST_MAX: u64 = 512 * MIB;
 
 /// A specific cause outranks "does not fit" (when both cover the shortfall)
 /// only when it holds at least this share of the card (a tenth).
@@ -201,6 +210,10 @@ mod tests {
         phrase("private pools hold ≥ 1 GiB, or ≥ the request and\n  ≥ 256 MiB");
         assert_eq!(SMALL_VICTIM_MAX, 64 * MIB);
         phrase("victim held < 64 MiB (anon-rss + shmem-rss)");
+        assert_eq!(SMALL_VICTIM_SCORE_MAX, 100);
+        phrase("a score below 100 (under a tenth)");
+        assert_eq!(COMMIT_LIMIT_SMALL_REQUEST_MAX, 512 * MIB);
+        phrase("refusing a request below 512 MiB");
         assert_eq!(SPECIFIC_CARD_DIVISOR, 10);
         phrase("a specific cause that holds ≥ 10 % of the card comes first");
         assert_eq!(NON_PYTORCH_MIN, 3 * GIB / 2);

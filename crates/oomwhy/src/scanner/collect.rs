@@ -105,7 +105,7 @@ impl Collector {
             }
             return;
         }
-        if self.merge_second_print(&finding) {
+        if self.merge_second_print(&finding) || self.merge_exit_status(&finding) {
             return;
         }
         self.drop_superseded(&mut finding);
@@ -272,6 +272,31 @@ impl Collector {
             let position = self.handed_out + self.findings.len();
             self.by_text.retain(|_, p| *p != position);
         }
+    }
+
+    /// One kill reported twice: bash's `N Killed  command`, then docker
+    /// compose's `service exited with code 137` (or a runner's exit status)
+    /// within two lines. The exit status joins the kill: one finding.
+    fn merge_exit_status(&mut self, finding: &Finding) -> bool {
+        use crate::record::{Era, Kind};
+        if finding.kind != Kind::HostOomKilled || finding.era != Some(Era::Exit137) {
+            return false;
+        }
+        let Some(last) = self.findings.last_mut() else {
+            return false;
+        };
+        let same_kill = last.kind == Kind::HostOomKilled
+            && matches!(last.era, Some(Era::Shell) | Some(Era::BareKilled))
+            && finding.source.line.saturating_sub(last.source.line) <= 2;
+        if same_kill {
+            last.text = format!("{}\n{}", last.text, finding.text);
+            for (key, value) in &finding.facts {
+                last.facts
+                    .entry(key.clone())
+                    .or_insert_with(|| value.clone());
+            }
+        }
+        same_kill
     }
 
     /// Old PyTorch printed one CUDA failure twice: `THCudaCheck FAIL file=F
