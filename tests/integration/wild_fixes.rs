@@ -39,7 +39,12 @@ fn no_wild_paste_gets_a_fix_that_cannot_apply() {
                     "CUDA_VISIBLE_DEVICES",
                     "PYTORCH_CUDA_ALLOC_CONF",
                 ] {
-                    if fixes.contains(nvidia) {
+                    // PyTorch's ROCm build reads PYTORCH_CUDA_ALLOC_CONF first
+                    // (PYTORCH_HIP_ALLOC_CONF is its alternative), and some
+                    // releases print that name in their HIP message.
+                    let read_on_rocm = nvidia == "PYTORCH_CUDA_ALLOC_CONF"
+                        && f.backend.as_deref() == Some("hip");
+                    if fixes.contains(nvidia) && !read_on_rocm {
                         bad(&format!("{nvidia} for a {:?} GPU", f.backend));
                     }
                 }
