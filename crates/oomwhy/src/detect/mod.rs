@@ -154,6 +154,7 @@ pub static FAMILIES: &[&dyn Family] = &[
     &windows::AccessViolation,
     &windows::PagingFile,
     &signal::WorkerSignal,
+    &signal::ElasticAgentSignal,
     // A status-table code the families above did not claim.
     &status::StatusCode,
     // Weakest evidence last: SIGKILL and exit-status spellings, then any

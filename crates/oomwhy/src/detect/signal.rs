@@ -129,6 +129,66 @@ impl Family for WorkerSignal {
     }
 }
 
+/// torchelastic's agent line for a worker that died of a signal
+/// (`torch/distributed/elastic/multiprocessing/api.py`: `failed (exitcode:
+/// -11) local_rank: 0 (pid: 3304209) of binary: /usr/bin/python3`). A
+/// negative exit code is the signal's number, read in the signal table:
+/// SIGKILL (-9) is the host-memory family's, every other signal is a crash
+/// (a SIGBUS, /dev/shm running out, only likely an out of memory). The
+/// table torchelastic prints after it, when the paste has it, supersedes
+/// this line (one finding).
+pub struct ElasticAgentSignal;
+
+fn elastic_agent() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        constant_regex(r"\bfailed \(exitcode: -(\d{1,2})\) local_rank: (\d+) \(pid: (\d+)\)")
+    })
+}
+
+/// The signal a torchelastic agent line names, when it is one of the
+/// table's and not SIGKILL.
+fn agent_signal(line: &str) -> Option<(usize, &'static str, i64)> {
+    let c = elastic_agent().captures(line)?;
+    let number: i64 = c[1].parse().ok()?;
+    let entry = crate::codes::table("signal")?.by_number(number)?;
+    (number != 9).then_some((c.get(0)?.start(), entry.name, number))
+}
+
+impl Family for ElasticAgentSignal {
+    fn triggers(&self) -> &'static [&'static str] {
+        &["failed (exitcode: -"]
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        agent_signal(line).map(|(at, _, _)| at)
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        let text = message.joined();
+        let (_, signal, number) = agent_signal(&text)?;
+        let c = elastic_agent().captures(&text)?;
+        let mut finding = message.finding(Kind::FatalSignal, text.trim_end().to_string());
+        finding.era = Some(Era::Torchelastic);
+        finding.facts.insert("report".into(), "agent".into());
+        finding
+            .facts
+            .insert(fact::SIGNAL.into(), format!("{signal} ({number})"));
+        finding
+            .facts
+            .insert("exit_code".into(), format!("-{number}"));
+        finding.facts.insert("local_rank".into(), c[2].to_string());
+        finding.facts.insert(fact::PID.into(), c[3].to_string());
+        if number == 7 {
+            finding.category = Category::LikelyOom;
+            finding
+                .facts
+                .insert(fact::MEMORY.into(), "shared memory (/dev/shm)".into());
+        }
+        Some(finding)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::record::{Category, Finding, Kind};

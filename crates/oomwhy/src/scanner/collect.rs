@@ -233,6 +233,11 @@ impl Collector {
                     && fact(finding, "op_requires").is_none()
                     && fact(last, "shape") == fact(finding, "shape")
             }
+            // torchelastic's agent line for a signal, then its table.
+            (Kind::FatalSignal, Kind::ChildFailed) => {
+                fact(last, "report").as_deref() == Some("agent")
+                    && fact(finding, "report").is_none()
+            }
             (Kind::HostOomKilled, Kind::ChildFailed | Kind::HostOomKilled) => {
                 let report = fact(last, "report");
                 fact(finding, "report").is_none()
