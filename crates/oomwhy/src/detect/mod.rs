@@ -155,6 +155,7 @@ pub static FAMILIES: &[&dyn Family] = &[
     &windows::PagingFile,
     &signal::WorkerSignal,
     &signal::ElasticAgentSignal,
+    &cuda::OrtCallFailed,
     // A status-table code the families above did not claim.
     &status::StatusCode,
     // Weakest evidence last: SIGKILL and exit-status spellings, then any
