@@ -156,6 +156,7 @@ pub static FAMILIES: &[&dyn Family] = &[
     &signal::WorkerSignal,
     &signal::ElasticAgentSignal,
     &cuda::OrtCallFailed,
+    &signal::GdbSignal,
     // A status-table code the families above did not claim.
     &status::StatusCode,
     // Weakest evidence last: SIGKILL and exit-status spellings, then any
