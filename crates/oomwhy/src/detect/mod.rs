@@ -157,6 +157,7 @@ pub static FAMILIES: &[&dyn Family] = &[
     &signal::ElasticAgentSignal,
     &cuda::OrtCallFailed,
     &signal::GdbSignal,
+    &torch::CutStack,
     // A status-table code the families above did not claim.
     &status::StatusCode,
     // Weakest evidence last: SIGKILL and exit-status spellings, then any
