@@ -433,8 +433,10 @@ fn prose_report(line: &str) -> Option<(Statement, usize)> {
 /// (`killed by OOM killer`): memory is then stated, not implied.
 fn names_oom_killer(text: &str) -> bool {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| constant_regex(r"(?i)\bkilled\s+by\s+(?:the\s+)?(?:oom|out[- ]of[- ]memory)[- ]?killer\b"))
-        .is_match(text)
+    RE.get_or_init(|| {
+        constant_regex(r"(?i)\bkilled\s+by\s+(?:the\s+)?(?:oom|out[- ]of[- ]memory)[- ]?killer\b")
+    })
+    .is_match(text)
 }
 
 /// The figures a poster states in prose after their report: the device's

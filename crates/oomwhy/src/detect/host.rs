@@ -70,7 +70,10 @@ impl Family for CpuAllocator {
         &[
             "CPUAllocator: can't allocate memory",
             "CPUAllocator: not enough memory",
-            "CPUAllocator.cpp",
+            // PyTorch ≤ ≈1.3's `[enforce fail at CPUAllocator.cpp:56]
+            // posix_memalign(...)`: the name alone also stands for the two
+            // literals above, so the prefilter keeps one literal for three.
+            "CPUAllocator",
         ]
     }
 

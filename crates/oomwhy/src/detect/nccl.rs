@@ -243,7 +243,10 @@ impl Family for NcclError {
             "ncclInvalidUsage: ",
             "ncclRemoteError: ",
             "DistBackendError: ",
-            "Test NCCL failure",
+            // nccl-tests' `Test NCCL failure common.cu:777 'unhandled
+            // system error'`: every error string but the misuse ones ends
+            // in `error`, under the `rror` literal (no literal of its own).
+            "error'",
         ]
     }
 
@@ -287,9 +290,7 @@ impl Family for NcclError {
             finding
                 .facts
                 .insert(fact::LOCATION.into(), c[1].to_string());
-            finding
-                .facts
-                .insert(fact::REASON.into(), c[2].to_string());
+            finding.facts.insert(fact::REASON.into(), c[2].to_string());
         }
         if let Some(c) = p.version.captures(&joined) {
             finding

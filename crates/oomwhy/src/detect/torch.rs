@@ -732,9 +732,11 @@ fn cut_stack_kind(lines: &[String]) -> Option<Kind> {
 }
 
 impl Family for CutStack {
-    // `ion ` and `rror` are pieces the prefilter already searches for.
+    // Under the `rror` literal: every such stack's first frame is c10's
+    // `Error::Error`, so the stack starts there when its `Exception raised
+    // from` line has no literal of its own.
     fn triggers(&self) -> &'static [&'static str] {
-        &["Exception raised from ", "frame #0: c10::Error::Error("]
+        &["frame #0: c10::Error::Error("]
     }
 
     fn start(&self, line: &str) -> Option<usize> {
