@@ -337,6 +337,53 @@ impl Family for IllegalAccess {
     }
 }
 
+/// ONNX Runtime's CUDA execution provider returning a failed call as a
+/// status (`CUDA_RETURN_IF_ERROR` and its cuBLAS, cuDNN, cuRAND, cuFFT and
+/// cuSPARSE siblings in `core/providers/cuda/cuda_common.h`): `CUDA error
+/// executing cudaMemcpy(dst_data, src_data, bytes, cudaMemcpyDeviceToHost)`,
+/// raised as `[ONNXRuntimeError] : 1 : FAIL : ...`. The code itself went
+/// only to ORT's log before it, so the finding is a GPU runtime error whose
+/// code is not in the message: a crash, not an out of memory.
+pub struct OrtCallFailed;
+
+fn ort_call() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        constant_regex(r"\b(CUDA|CUBLAS|CUDNN|CURAND|CUFFT|CUSPARSE) error executing (\w+)\(")
+    })
+}
+
+impl Family for OrtCallFailed {
+    fn triggers(&self) -> &'static [&'static str] {
+        &["error executing "]
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        ort_call().find(line).map(|m| m.start())
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        let text = message.joined();
+        let c = ort_call().captures(&text)?;
+        let mut finding = message.finding(Kind::GpuRuntimeError, text.trim_end().to_string());
+        finding.backend = Some("cuda".into());
+        let library = match &c[1] {
+            "CUDA" => "CUDA runtime",
+            "CUBLAS" => "cuBLAS",
+            "CUDNN" => "cuDNN",
+            "CURAND" => "cuRAND",
+            "CUFFT" => "cuFFT",
+            _ => "cuSPARSE",
+        };
+        finding.facts.insert("library".into(), library.into());
+        finding.facts.insert(fact::CALL.into(), c[2].to_string());
+        finding
+            .facts
+            .insert(fact::REPORTED_BY.into(), "ONNX Runtime".into());
+        Some(finding)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

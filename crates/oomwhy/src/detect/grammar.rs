@@ -60,6 +60,11 @@ enum Statement {
     /// memory" after 8784 iterations`, `I'm experiencing an XPU out of
     /// memory error`): no message pasted, so the weakest statement.
     ProseReport,
+    /// The same first-person report of the process being killed (`I get
+    /// the error "killed"`, `I get a "Killed" message`, `I get a error :
+    /// killed by OOM killer`): the shell's word for SIGKILL, what the
+    /// out-of-memory killer sends.
+    ProseKilled,
     /// A GPU runtime or driver reports a fault that is not memory
     /// exhaustion: ROCr's `HSA_STATUS_ERROR_*` abort, Jetson's nvgpu
     /// `[MMU FAULT]`, Windows' TDR (`Display driver stopped responding and
@@ -372,7 +377,7 @@ fn patterns() -> &'static Patterns {
 
 /// The first statement on the line that a program reports: (statement, start).
 fn find(line: &str) -> Option<(Statement, usize)> {
-    find_reported(line).or_else(|| prose_report(line).map(|_| (Statement::ProseReport, 0)))
+    find_reported(line).or_else(|| prose_report(line).map(|(statement, _)| (statement, 0)))
 }
 
 /// A first-person report of a named device's out of memory, and where its
@@ -381,14 +386,20 @@ fn find(line: &str) -> Option<(Statement, usize)> {
 /// (`Why do I get ...`), a condition (`if I get ...`, `to avoid ...`) or a
 /// negation (`I no longer get ...`): the clause before the subject and the
 /// words between it and the verb say so.
-fn prose_report(line: &str) -> Option<usize> {
+fn prose_report(line: &str) -> Option<(Statement, usize)> {
     static RE: OnceLock<(Regex, Regex, Regex)> = OnceLock::new();
     let (report, not_said, asked) = RE.get_or_init(|| {
         (
             constant_regex(concat!(
                 r#"(?i)(?:^|[^\w'])(?:I|I'm|I am|I've|I have)\s+((?:[a-z']+\s+){0,2}?)"#,
                 r"(?:got|get|gets|getting|keep getting|experience|experienced|experiencing|encounter|encountered|encountering|hit|hitting|ran into|run into|running into|received|receiving|faced|facing|met|see|saw|seeing)\s+",
-                r#"(?:an?\s+|the\s+|this\s+)?["'`]?(?:cuda|gpu|xpu|hip|rocm|mps|npu|vram)\s+out\s+of\s+memory\b"#,
+                r#"(?:an?\s+|the\s+|this\s+)?(?:"#,
+                r#"["'`]?(?:cuda|gpu|xpu|hip|rocm|mps|npu|vram)\s+out\s+of\s+memory\b"#,
+                // The shell's word for a process SIGKILL ended, as the
+                // poster names what they saw: quoted, or after `error`,
+                // `message`, or the killer named.
+                r#"|(?P<killed>(?:(?:error|message|output)\s*:?\s*)?["'`]killed["'`]|(?:error|message|output)\s*:?\s*killed\b|killed\s+by\s+(?:the\s+)?(?P<oom>oom|out[- ]of[- ]memory)[- ]?killer\b)"#,
+                r")",
             )),
             constant_regex(
                 r"(?i)\b(?:not|never|no|longer|n't|don't|didn't|won't|wouldn't|can't|cannot|would|will|could|should|might|may|to|avoid|stopped|used)\b|n't\b",
@@ -409,7 +420,23 @@ fn prose_report(line: &str) -> Option<usize> {
         .split(['.', '!'])
         .next()
         .is_some_and(|rest| rest.contains('?'));
-    (!not_said.is_match(between) && !asked.is_match(clause) && !question).then_some(whole.start())
+    let statement = if c.name("killed").is_some() {
+        Statement::ProseKilled
+    } else {
+        Statement::ProseReport
+    };
+    (!not_said.is_match(between) && !asked.is_match(clause) && !question)
+        .then_some((statement, whole.start()))
+}
+
+/// Whether a first-person report of a kill names the out-of-memory killer
+/// (`killed by OOM killer`): memory is then stated, not implied.
+fn names_oom_killer(text: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        constant_regex(r"(?i)\bkilled\s+by\s+(?:the\s+)?(?:oom|out[- ]of[- ]memory)[- ]?killer\b")
+    })
+    .is_match(text)
 }
 
 /// The figures a poster states in prose after their report: the device's
@@ -607,6 +634,10 @@ impl Family for Grammar {
             "atchdog ",
             "Unable to determine the device handle",
             "Segmentation fault",
+            // A first-person report of a kill in prose (`I get the error
+            // "killed"`): on the piece `ille` that `Killed` needs.
+            "killed",
+            "Killed",
             "return code = -9",
             "Traceback (most recent call last)",
             // Each of these holds a piece the prefilter already searches
@@ -646,6 +677,9 @@ impl Family for Grammar {
 
     fn continues(&self, lines: &[String], next: &str) -> bool {
         let first = lines.first().and_then(|l| find(l)).map(|(s, _)| s);
+        if first == Some(Statement::ProseKilled) {
+            return false;
+        }
         if first == Some(Statement::ProseReport) {
             // The poster's next sentences, across one blank line, while
             // they state the figures of the failure.
@@ -720,6 +754,7 @@ impl Family for Grammar {
             Statement::NotebookHeader if host => Kind::HostOom,
             Statement::NotebookHeader => Kind::GenericOom,
             Statement::ProseReport => Kind::GenericOom,
+            Statement::ProseKilled => Kind::HostOomKilled,
             Statement::RuntimeFault => Kind::GpuRuntimeError,
             _ if exhausted && host => Kind::HostOom,
             _ if exhausted => Kind::GenericOom,
@@ -759,6 +794,22 @@ impl Family for Grammar {
                 finding.facts.insert("exit_code".into(), "-9".into());
             }
             Statement::RuntimeFault => runtime_fault(&mut finding, &joined),
+            Statement::ProseKilled => {
+                finding.backend = Some("cpu".into());
+                finding
+                    .facts
+                    .insert("stated_in_prose".into(), "true".into());
+                finding
+                    .facts
+                    .insert(fact::SIGNAL.into(), "SIGKILL (9)".into());
+                if names_oom_killer(&joined) {
+                    finding.era = Some(crate::record::Era::Kernel);
+                    finding.category = crate::record::Category::Oom;
+                } else {
+                    finding.era = Some(crate::record::Era::Shell);
+                    finding.category = crate::record::Category::LikelyOom;
+                }
+            }
             Statement::ProseReport => {
                 let [total, requested] = prose_figures(&joined);
                 finding.sizes.total_bytes = total;
@@ -1697,6 +1748,35 @@ mod tests {
             "You get a CUDA out of memory error when the batch is too large.",
             "We get a CUDA out of memory error when the batch is too large.",
             "I got an error: out of memory",
+        ] {
+            assert!(collect(&[line]).is_none(), "{line}");
+        }
+    }
+
+    #[test]
+    fn a_first_person_report_of_a_kill_in_prose() {
+        // Real pastes: the shell's `Killed`, as the poster names it.
+        for (line, category) in [
+            ("I run it on an image and I get the error \"killed\".", Category::LikelyOom),
+            ("Some work, but when I add others, I get a \"Killed\" message and nothing is outputted.", Category::LikelyOom),
+            ("When I try to run the train code , I get a error : killed by OOM killer", Category::Oom),
+        ] {
+            let f = collect(&[line]).unwrap_or_else(|| panic!("{line}"));
+            assert_eq!((f.kind, f.category), (Kind::HostOomKilled, category), "{line}");
+            assert_eq!(f.facts["stated_in_prose"], "true");
+        }
+        // Not a report: a question, a condition, a negation, another
+        // person, the word not named as what was printed.
+        for line in [
+            "Why do I get \"Killed\" with batch size 1?",
+            "I get the error \"killed\"?",
+            "If I get \"Killed\", I lower the batch size.",
+            "I no longer get the error \"killed\".",
+            "I didn't get \"Killed\" with the old version.",
+            "You get \"Killed\" when the batch is too large.",
+            "We get a \"Killed\" message when the batch is too large.",
+            "I get that the process was killed.",
+            "I got killed in the game.",
         ] {
             assert!(collect(&[line]).is_none(), "{line}");
         }

@@ -37,6 +37,11 @@ use std::sync::OnceLock;
 
 struct CpuPatterns {
     anchor: Regex,
+    /// PyTorch ≤ ≈1.3's CPU allocator checked posix_memalign's result
+    /// itself (`[enforce fail at CPUAllocator.cpp:56] posix_memalign(&data,
+    /// gAlignment, nbytes) == 0. 12 vs 0`): errno 12, ENOMEM, is the only
+    /// statement, so the finding is likely, not stated.
+    memalign: Regex,
     enforce: Regex,
     request: Regex,
     errno: Regex,
@@ -47,6 +52,9 @@ fn cpu_patterns() -> &'static CpuPatterns {
     P.get_or_init(|| CpuPatterns {
         anchor: re(
             r"(?:\[enforce fail at [^\]]+\]\s*[^.\]]*\.\s*)?(\w*CPUAllocator): (can't allocate memory|not enough memory)",
+        ),
+        memalign: re(
+            r"\[enforce fail at [^\]]*CPUAllocator\.cpp:\d+\] (posix_memalign)\([^)]*\) == 0\. (12) vs 0\b",
         ),
         enforce: re(r"\[enforce fail at ([^\]]+)\]\s*([^\s.][^.]*?)\.\s*\w*CPUAllocator"),
         request: re(r"you tried to allocate (\d+) (bytes)"),
@@ -62,11 +70,19 @@ impl Family for CpuAllocator {
         &[
             "CPUAllocator: can't allocate memory",
             "CPUAllocator: not enough memory",
+            // PyTorch ≤ ≈1.3's `[enforce fail at CPUAllocator.cpp:56]
+            // posix_memalign(...)`: the name alone also stands for the two
+            // literals above, so the prefilter keeps one literal for three.
+            "CPUAllocator",
         ]
     }
 
     fn start(&self, line: &str) -> Option<usize> {
-        cpu_patterns().anchor.find(line).map(|m| m.start())
+        let p = cpu_patterns();
+        p.anchor
+            .find(line)
+            .or_else(|| p.memalign.find(line))
+            .map(|m| m.start())
     }
 
     /// A terminal wrapped the sentence before its figure (`... you tried` /
@@ -83,6 +99,23 @@ impl Family for CpuAllocator {
     fn decode(&self, message: &Message<'_>) -> Option<Finding> {
         let p = cpu_patterns();
         let text = message.joined();
+        if let Some(c) = p.memalign.captures(&text) {
+            let mut finding = message.finding(Kind::HostOom, text.clone());
+            finding.backend = Some("cpu".into());
+            finding.category = Category::LikelyOom;
+            finding.era = Some(Era::Posix);
+            finding
+                .facts
+                .insert(fact::ALLOCATOR.into(), "CPUAllocator".into());
+            finding
+                .facts
+                .insert("failed_check".into(), c[1].to_string());
+            finding.facts.insert(fact::ERRNO.into(), c[2].to_string());
+            finding
+                .facts
+                .insert(fact::STRERROR.into(), "Cannot allocate memory".into());
+            return Some(finding);
+        }
         let caps = p.anchor.captures(&text)?;
         let mut finding = message.finding(Kind::HostOom, text.clone());
         finding.backend = Some("cpu".into());

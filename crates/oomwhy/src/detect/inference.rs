@@ -25,6 +25,7 @@ use std::sync::OnceLock;
 
 struct Patterns {
     anchor: Regex,
+    check_frame: Regex,
     no_blocks: Regex,
     v0: Regex,
     v1_len: Regex,
@@ -57,8 +58,15 @@ fn patterns() -> &'static Patterns {
             r"|# (?:GPU|cuda|CUDA) blocks: (?:0|-\d+)\b",
             // (Its line names the budget asked for first: the message
             // starts there.)
-            r"|(?:max_total_tokens=\d+ )?is larger than the profiled value -\d+"
+            r"|(?:max_total_tokens=\d+ )?is larger than the profiled value -\d+",
+            // A traceback's frame in vLLM's own check of the KV cache's
+            // size (`File ".../vllm/v1/core/kv_cache_utils.py", line 699, in
+            // check_enough_kv_cache_memory`): the function raises only
+            // that the cache does not fit, so a paste cut before the
+            // exception's line still says it.
+            r"|\bin _?check_enough_kv_cache_memory\s*$",
         )),
+        check_frame: re(r"\bin _?check_enough_kv_cache_memory\s*$"),
         blocks: re(r"# (?:GPU|cuda|CUDA) blocks: (-?\d+), # CPU blocks: (\d+)"),
         profiled: re(r"max_total_tokens=(\d+) is larger than the profiled value (-\d+)"),
         tgi: re(r"Not enough memory to handle (?:(\d+) total tokens with )?(\d+) prefill tokens"),
@@ -104,6 +112,7 @@ impl Family for KvCacheOom {
             "leave no GPU memory for the KV cache",
             "blocks: ",
             "larger than the profiled value",
+            "check_enough_kv_cache_memory",
         ]
     }
 
@@ -118,6 +127,15 @@ impl Family for KvCacheOom {
     }
 
     fn continues(&self, lines: &[String], next: &str) -> bool {
+        // From the check's frame: its source lines (the `raise` and its
+        // string) and the exception's line, until a blank line or a frame
+        // of another function.
+        if lines
+            .first()
+            .is_some_and(|first| patterns().check_frame.is_match(first))
+        {
+            return lines.len() < 12 && !next.trim().is_empty() && !next.contains("File \"");
+        }
         grows(lines, next, 6, score)
     }
 
@@ -125,6 +143,11 @@ impl Family for KvCacheOom {
         let p = patterns();
         let text = message.joined();
         let mut finding = message.finding(Kind::KvCacheOom, text.clone());
+        // Only the check's frame: what it raises may be cut from the paste.
+        let from_frame = message
+            .lines
+            .first()
+            .is_some_and(|first| p.check_frame.is_match(first));
         let mut notes = Vec::new();
         let mut sizes = SizeReader::new(&mut notes);
         if let Some(c) = p.blocks.captures(&text) {
@@ -214,6 +237,7 @@ impl Family for KvCacheOom {
             );
         }
         finding.notes = notes;
+        finding.truncated |= from_frame;
         Some(finding)
     }
 }

@@ -154,6 +154,10 @@ pub static FAMILIES: &[&dyn Family] = &[
     &windows::AccessViolation,
     &windows::PagingFile,
     &signal::WorkerSignal,
+    &signal::ElasticAgentSignal,
+    &cuda::OrtCallFailed,
+    &signal::GdbSignal,
+    &torch::CutStack,
     // A status-table code the families above did not claim.
     &status::StatusCode,
     // Weakest evidence last: SIGKILL and exit-status spellings, then any

@@ -183,6 +183,7 @@ impl Family for ProcessGroupAborted {
 struct ErrorPatterns {
     anchor: Regex,
     location: Regex,
+    test_failure: Regex,
     version: Regex,
     name: Regex,
     name_line: Regex,
@@ -199,8 +200,13 @@ fn error_patterns() -> &'static ErrorPatterns {
             r"|\bNCCL error: (?:[^,]*, NCCL version|unhandled (?:cuda|system) error|internal error|invalid (?:argument|usage)|remote process exited)",
             r"|\bnccl(?:UnhandledCuda|System|Internal|InvalidArgument|InvalidUsage|Remote)Error: ",
             r"|(?:^|\btorch\.distributed\.)DistBackendError: \S",
+            // nccl-tests' NCCLCHECK (src/common.h): `host: Test NCCL failure
+            // common.cu:777 'unhandled system error'`, the status's
+            // ncclGetErrorString() text in quotes.
+            r"|\bTest NCCL failure \S+:\d+ '[^']+'",
         )),
         location: re(r"NCCL error in: (\S+?:\d+), (.*?)(?:, NCCL version ([\w.+-]+))?\s*$"),
+        test_failure: re(r"\bTest NCCL failure (\S+:\d+) '([^']+)'"),
         version: re(r"NCCL version ([\w.+-]+)"),
         name: re(
             r"\b(nccl(?:UnhandledCuda|System|Internal|InvalidArgument|InvalidUsage|Remote)Error)\b",
@@ -242,6 +248,10 @@ impl Family for NcclError {
             "ncclInvalidUsage: ",
             "ncclRemoteError: ",
             "DistBackendError: ",
+            // nccl-tests' `Test NCCL failure common.cu:777 'unhandled
+            // system error'`: every error string but the misuse ones ends
+            // in `error`, under the `rror` literal (no literal of its own).
+            "error'",
         ]
     }
 
@@ -289,6 +299,12 @@ impl Family for NcclError {
             finding
                 .facts
                 .insert(fact::REASON.into(), c[2].trim().to_string());
+        }
+        if let Some(c) = p.test_failure.captures(first) {
+            finding
+                .facts
+                .insert(fact::LOCATION.into(), c[1].to_string());
+            finding.facts.insert(fact::REASON.into(), c[2].to_string());
         }
         if let Some(c) = p.version.captures(&joined) {
             finding

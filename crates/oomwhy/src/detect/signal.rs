@@ -129,6 +129,137 @@ impl Family for WorkerSignal {
     }
 }
 
+/// torchelastic's agent line for a worker that died of a signal
+/// (`torch/distributed/elastic/multiprocessing/api.py`: `failed (exitcode:
+/// -11) local_rank: 0 (pid: 3304209) of binary: /usr/bin/python3`). A
+/// negative exit code is the signal's number, read in the signal table:
+/// SIGKILL (-9) is the host-memory family's, every other signal is a crash
+/// (a SIGBUS, /dev/shm running out, only likely an out of memory). The
+/// table torchelastic prints after it, when the paste has it, supersedes
+/// this line (one finding).
+pub struct ElasticAgentSignal;
+
+fn elastic_agent() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        constant_regex(r"\bfailed \(exitcode: -(\d{1,2})\) local_rank: (\d+) \(pid: (\d+)\)")
+    })
+}
+
+/// The signal a torchelastic agent line names, when it is one of the
+/// table's and not SIGKILL.
+fn agent_signal(line: &str) -> Option<(usize, &'static str, i64)> {
+    let c = elastic_agent().captures(line)?;
+    let number: i64 = c[1].parse().ok()?;
+    let entry = crate::codes::table("signal")?.by_number(number)?;
+    (number != 9).then_some((c.get(0)?.start(), entry.name, number))
+}
+
+impl Family for ElasticAgentSignal {
+    fn triggers(&self) -> &'static [&'static str] {
+        &["failed (exitcode: -"]
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        agent_signal(line).map(|(at, _, _)| at)
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        let text = message.joined();
+        let (_, signal, number) = agent_signal(&text)?;
+        let c = elastic_agent().captures(&text)?;
+        let mut finding = message.finding(Kind::FatalSignal, text.trim_end().to_string());
+        finding.era = Some(Era::Torchelastic);
+        finding.facts.insert("report".into(), "agent".into());
+        finding
+            .facts
+            .insert(fact::SIGNAL.into(), format!("{signal} ({number})"));
+        finding
+            .facts
+            .insert("exit_code".into(), format!("-{number}"));
+        finding.facts.insert("local_rank".into(), c[2].to_string());
+        finding.facts.insert(fact::PID.into(), c[3].to_string());
+        if number == 7 {
+            finding.category = Category::LikelyOom;
+            finding
+                .facts
+                .insert(fact::MEMORY.into(), "shared memory (/dev/shm)".into());
+        }
+        Some(finding)
+    }
+}
+
+/// gdb's report of a fatal signal in the program it runs (`Thread 1
+/// "python" received signal SIGSEGV, Segmentation fault.`, `Program
+/// received signal SIGBUS, Bus error.`), with the frames and the `(gdb)`
+/// commands that follow: a crash in native code, the signal read in the
+/// signal table, and the library of the innermost frame (`from
+/// /usr/local/cuda/lib64/libcudart.so.10.1`) where it shows one. SIGKILL
+/// and SIGINT are never reported this way (gdb stops on SIGINT for Ctrl-C).
+pub struct GdbSignal;
+
+fn gdb_signal() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        constant_regex(
+            r#"^\s*(?:Thread \d+ (?:"[^"]*" )?|Program )received signal (SIG(?:SEGV|BUS|FPE|ILL|ABRT)), [A-Z][\w -]+\.?\s*$"#,
+        )
+    })
+}
+
+fn gdb_library() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| constant_regex(r"\bfrom (?:\S*/)?([\w.+-]+\.so[\w.]*)"))
+}
+
+impl Family for GdbSignal {
+    fn triggers(&self) -> &'static [&'static str] {
+        // SIGFPE's and SIGILL's names have no piece the prefilter searches
+        // for: read on a line another literal brings.
+        &["Segmentation fault", "Bus error"]
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        gdb_signal().find(line).map(|m| m.start())
+    }
+
+    fn continues(&self, lines: &[String], next: &str) -> bool {
+        let t = next.trim_start();
+        lines.len() < 16 && (t.starts_with("0x") || t.starts_with('#') || t.starts_with("(gdb)"))
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        let first = message.lines.first()?;
+        let c = gdb_signal().captures(first)?;
+        let entry = crate::codes::table("signal")?
+            .entries
+            .iter()
+            .find(|e| e.name == &c[1])?;
+        let text = message.lines.join("\n");
+        let mut finding = message.finding(Kind::FatalSignal, text.trim_end().to_string());
+        finding.facts.insert(
+            fact::SIGNAL.into(),
+            format!("{} ({})", entry.name, entry.number),
+        );
+        finding.facts.insert(fact::REPORTED_BY.into(), "gdb".into());
+        if let Some(lib) = message.lines[1..]
+            .iter()
+            .find_map(|l| gdb_library().captures(l))
+        {
+            finding
+                .facts
+                .insert(fact::LOCATION.into(), lib[1].to_string());
+        }
+        if entry.number == 7 {
+            finding.category = Category::LikelyOom;
+            finding
+                .facts
+                .insert(fact::MEMORY.into(), "shared memory (/dev/shm)".into());
+        }
+        Some(finding)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::record::{Category, Finding, Kind};
@@ -154,6 +285,42 @@ mod tests {
             assert_eq!(f.facts["signal"], signal, "{line}");
             assert_eq!(f.category, category, "{line}");
         }
+    }
+
+    #[test]
+    fn torchelastic_agent_lines_read_the_signal_table() {
+        // Megatron-LM under torchrun (a wild paste), and the -6 of an NCCL
+        // watchdog's abort.
+        for (line, signal) in [
+            ("E1223 05:18:02.971000 3304089 site-packages/torch/distributed/elastic/multiprocessing/api.py:882] failed (exitcode: -11) local_rank: 0 (pid: 3304209) of binary: /usr/bin/python3", "SIGSEGV (11)"),
+            ("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -6) local_rank: 1 (pid: 886322) of binary: /usr/bin/python", "SIGABRT (6)"),
+        ] {
+            let found = decode(line);
+            assert_eq!(found.len(), 1, "{line}");
+            assert_eq!(found[0].kind, Kind::FatalSignal);
+            assert_eq!(found[0].category, Category::Crash);
+            assert_eq!(found[0].facts["signal"], signal);
+        }
+        // SIGKILL is the host-memory family's; an exit code is no signal.
+        let killed = decode("torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -9) local_rank: 0 (pid: 1798) of binary: /usr/bin/python3");
+        assert!(killed.iter().all(|f| f.kind == Kind::HostOomKilled));
+        assert!(decode("torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 1) local_rank: 0 (pid: 1798) of binary: /usr/bin/python3").is_empty());
+    }
+
+    #[test]
+    fn gdb_reports_a_fatal_signal_with_the_innermost_library() {
+        // A wild paste: SIGSEGV inside libcudart at exit.
+        let text = "Thread 1 \"python\" received signal SIGSEGV, Segmentation fault.\n0x00007fffc36857d8 in ?? () from /usr/local/cuda/lib64/libcudart.so.10.1\n(gdb) where\n#0  0x00007fffc36857d8 in ?? () from /usr/local/cuda/lib64/libcudart.so.10.1\n";
+        let found = decode(text);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].kind, Kind::FatalSignal);
+        assert_eq!(found[0].facts["signal"], "SIGSEGV (11)");
+        assert_eq!(found[0].facts["location"], "libcudart.so.10.1");
+        // Prose about gdb is not its report.
+        assert!(
+            decode("When the program received signal SIGSEGV, Segmentation fault, I ran bt.")
+                .is_empty()
+        );
     }
 
     #[test]

@@ -145,7 +145,10 @@ pub fn is_mention(line: &str, start: usize) -> bool {
         .any(|w| tail_word.starts_with(w));
     // Prose that introduces the quotation as the error (`Getting the error
     // "..."`, `... your code: "...: CUBLAS_STATUS_ALLOC_FAILED". I've ...`).
+    // (`I get the following error: "..." . The details ...`: the colon
+    // after the word changes nothing.)
     let lead = before.to_ascii_lowercase();
+    let lead = lead.trim_end_matches(':').trim_end();
     let introduced = lead.ends_with("error")
         || lead.ends_with("error message")
         || (before.ends_with(':')
@@ -589,6 +592,19 @@ mod tests {
         assert!(!is_mention(log, log.find("signal: killed").unwrap()));
         let code = r#"    err = "llama runner process has terminated: signal: killed""#;
         assert!(is_mention(code, code.find("signal: killed").unwrap()));
+    }
+
+    #[test]
+    fn a_quotation_introduced_as_the_error_after_a_colon_is_a_report() {
+        // A wild paste: the sentence goes on after the quotation.
+        let line = r#"However, I get the following error: "no kernel image is available for execution on the device". The details of the system are as follows:"#;
+        let at = line.find("no kernel").unwrap();
+        assert!(!is_mention(line, at));
+        // Without the word `error` before the colon, a quoted phrase in a
+        // sentence stays a mention.
+        let line = r#"The docs say: "no kernel image is available for execution on the device" means a wrong build."#;
+        let at = line.find("no kernel").unwrap();
+        assert!(is_mention(line, at));
     }
 
     #[test]

@@ -698,6 +698,88 @@ impl Family for MallocAsync {
     }
 }
 
+/// A C++ exception's stack from PyTorch (`Exception raised from F at
+/// file:line (most recent call first):` and its `frame #N:` lines) pasted
+/// without the message above it. The stack alone still says two things:
+/// thrown by `c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout`, a collective
+/// timed out (the watchdog's check); raised from
+/// `c10_cuda_check_implementation`, a CUDA call failed (PyTorch's
+/// C10_CUDA_CHECK). Any other stack says nothing and is left alone. The
+/// message is cut, so the finding is marked so.
+pub struct CutStack;
+
+fn cut_stack_start() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        super::re(r"^\s*(?:Exception raised from \w+ at \S+:\d+ \(most recent call first\):|frame #0: c10::Error::Error\()")
+    })
+}
+
+/// What a cut stack says failed, from its frames.
+fn cut_stack_kind(lines: &[String]) -> Option<Kind> {
+    let has = |needle: &str| lines.iter().any(|l| l.contains(needle));
+    if has("c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(")
+        || has("Exception raised from checkTimeout at")
+    {
+        Some(Kind::NcclTimeout)
+    } else if has("c10::cuda::c10_cuda_check_implementation(")
+        || has("Exception raised from c10_cuda_check_implementation at")
+    {
+        Some(Kind::GpuRuntimeError)
+    } else {
+        None
+    }
+}
+
+impl Family for CutStack {
+    // Under the `rror` literal: every such stack's first frame is c10's
+    // `Error::Error`, so the stack starts there when its `Exception raised
+    // from` line has no literal of its own.
+    fn triggers(&self) -> &'static [&'static str] {
+        &["frame #0: c10::Error::Error("]
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        cut_stack_start().find(line).map(|m| m.start())
+    }
+
+    fn continues(&self, lines: &[String], next: &str) -> bool {
+        let t = next.trim_start();
+        lines.len() < 200
+            && (t.starts_with("frame #")
+                || t.starts_with("Exception raised from ")
+                || (next.trim().is_empty()
+                    && lines
+                        .last()
+                        .is_some_and(|l| l.trim_start().starts_with("frame #"))))
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        let kind = cut_stack_kind(message.lines)?;
+        let text: Vec<&str> = message
+            .lines
+            .iter()
+            .map(|l| l.trim_end())
+            .filter(|l| !l.is_empty())
+            .take(8)
+            .collect();
+        let mut finding = message.finding(kind, text.join("\n"));
+        finding.truncated = true;
+        if kind == Kind::NcclTimeout {
+            finding.backend = Some("nccl".into());
+        } else {
+            finding.backend = Some("cuda".into());
+            finding
+                .facts
+                .insert(fact::CALL.into(), "C10_CUDA_CHECK".into());
+        }
+        finding
+            .facts
+            .insert(fact::REPORTED_BY.into(), "PyTorch".into());
+        Some(finding)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -888,5 +970,32 @@ mod tests {
         ));
         assert!(!TorchAllocator.continues(&first, "Epoch 3: loss 0.25"));
         assert!(!TorchAllocator.continues(&first, "Traceback (most recent call last):"));
+    }
+}
+
+#[cfg(test)]
+mod cut_stack_tests {
+    use crate::record::{Finding, Kind};
+
+    fn scan(text: &str) -> Vec<Finding> {
+        crate::scan(text.as_bytes(), "t").unwrap().findings
+    }
+
+    #[test]
+    fn a_stack_without_its_message_says_what_threw() {
+        // A wild paste: only the frames of the watchdog's timeout check.
+        let timeout = "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x1554e8b12f86 in lib/libc10.so)\nframe #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, std::ratio<1l, 1000l> > >) + 0x1d2 (0x1554e9e0f8f2 in lib/libtorch_cuda.so)\nframe #2: c10d::ProcessGroupNCCL::watchdogHandler() + 0x233 (0x1554e9e16333 in lib/libtorch_cuda.so)\n";
+        let found = scan(timeout);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].kind, Kind::NcclTimeout);
+        assert!(found[0].truncated);
+        // A wild paste: raised by PyTorch's CUDA check.
+        let cuda = "Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:43 (most recent call first):\nframe #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x7ff69c16c446 in lib/libc10.so)\nframe #2: c10::cuda::c10_cuda_check_implementation(int, char const*, char const*, int, bool) + 0x118 (0x7ff69c544a18 in lib/libc10_cuda.so)\n";
+        let found = scan(cuda);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].kind, Kind::GpuRuntimeError);
+        // Any other stack says nothing.
+        let other = "Exception raised from operator() at ../torch/csrc/autograd/engine.cpp:12 (most recent call first):\nframe #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x7f in lib/libc10.so)\nframe #1: torch::autograd::Engine::thread_main() + 0x1 (0x7f in lib/libtorch.so)\n";
+        assert!(scan(other).is_empty());
     }
 }

@@ -220,9 +220,23 @@ impl Collector {
     /// short of its root cause takes the agent line's exit code and pid.
     fn drop_superseded(&mut self, finding: &mut Finding) {
         use crate::record::Kind;
-        let Some(last) = self.findings.last() else {
+        // A failure table supersedes the agent's line even when another
+        // rank's message was collected after that line (its lines were
+        // still being read): look back a few findings for it.
+        let index = if finding.kind == Kind::ChildFailed {
+            let agent = |f: &Finding| f.facts.get("report").map(String::as_str) == Some("agent");
+            let start = self.findings.len().saturating_sub(3);
+            self.findings[start..]
+                .iter()
+                .rposition(agent)
+                .map(|i| start + i)
+        } else {
+            None
+        };
+        let Some(index) = index.or_else(|| self.findings.len().checked_sub(1)) else {
             return;
         };
+        let last = &self.findings[index];
         if finding.source.line.saturating_sub(last.source.line) > 300 {
             return;
         }
@@ -232,6 +246,11 @@ impl Collector {
                 fact(last, "op_requires").is_some()
                     && fact(finding, "op_requires").is_none()
                     && fact(last, "shape") == fact(finding, "shape")
+            }
+            // torchelastic's agent line for a signal, then its table.
+            (Kind::FatalSignal, Kind::ChildFailed) => {
+                fact(last, "report").as_deref() == Some("agent")
+                    && fact(finding, "report").is_none()
             }
             (Kind::HostOomKilled, Kind::ChildFailed | Kind::HostOomKilled) => {
                 let report = fact(last, "report");
@@ -268,9 +287,14 @@ impl Collector {
                     finding.category = last.category;
                 }
             }
-            self.findings.pop();
-            let position = self.handed_out + self.findings.len();
+            self.findings.remove(index);
+            let position = self.handed_out + index;
             self.by_text.retain(|_, p| *p != position);
+            for p in self.by_text.values_mut() {
+                if *p > position {
+                    *p -= 1;
+                }
+            }
         }
     }
 
