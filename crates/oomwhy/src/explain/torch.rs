@@ -5,7 +5,7 @@
 use super::catalogue::{Cost, Engines, FixSpec, Phases};
 use super::common::{
     capitalise, fix, free_exceeds, inference_fixes, loading_fix_for, row, tolerance, verdict,
-    workload_fixes, FieldRow, FIND_OVERSIZED_TENSOR, GIB, GRADIENT_CHECKPOINTING, MIB,
+    workload_fixes, FieldRow, Reading, FIND_OVERSIZED_TENSOR, GIB, GRADIENT_CHECKPOINTING, MIB,
     REDUCE_BATCH_SIZE,
 };
 use super::docs::Code;
@@ -1075,9 +1075,6 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     });
     let tensors_dominate = tensors_dominate(s);
     let unused = d.reserved_unallocated_bytes.unwrap_or(0);
-    // On a small desktop card the workload's size comes first: the
-    // allocator's fixes cannot make room the context and display take.
-    let fragmentation = fragmentation.map(|(v, primary)| (v, primary && desktop.is_none()));
     let primary_fragmentation = fragmentation.as_ref().is_some_and(|(_, primary)| *primary);
     if let Some((v, true)) = &fragmentation {
         causes.push((unused, v.clone()));
@@ -1353,13 +1350,17 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             && total > 0
             && bytes >= total / SPECIFIC_CARD_DIVISOR
     };
+    // Where the cache covers the request (`Reading::CacheCoversRequest`)
+    // it leads whatever else holds memory: this process's own allocator
+    // could have served it, so its setting is the first fix.
+    let cache_leads = |v: &Verdict| primary_fragmentation && v.code == Code::Fragmentation.as_str();
     causes.sort_by_key(|(bytes, v)| {
         let explained = if shortfall > 0 {
             (*bytes).min(shortfall)
         } else {
             *bytes
         };
-        std::cmp::Reverse((explained, substantial(*bytes, v), *bytes))
+        std::cmp::Reverse((cache_leads(v), explained, substantial(*bytes, v), *bytes))
     });
     out.extend(causes.into_iter().map(|(_, v)| v));
 }
@@ -1529,8 +1530,11 @@ fn fragmentation_verdict(f: &Finding, d: &Diagnosis, limit_binds: bool) -> Optio
     {
         return None;
     }
+    // Main when the one memory model says the cache covers the request
+    // (`Reading::CacheCoversRequest`): it would fit, by the numbers.
+    let covers = matches!(Reading::of(f, true), Reading::CacheCoversRequest { .. });
     let (detail, primary) = match s.requested_bytes {
-        Some(a) if u >= FRAGMENTATION_MIN && u >= a.saturating_add(NOISE_MIN) => (
+        Some(a) if u >= FRAGMENTATION_MIN && free_exceeds(u, a) => (
             say!(
                 en: "PyTorch holds {unused} that no tensor uses (reserved {reserved}, allocated {allocated}), more than the {request} it needed, yet it could not use it: before raising, PyTorch already returned every cached segment it could release, so what remains is free space inside partly used segments, in pieces too small for one {request} block. That is fragmentation.",
                 zh: "PyTorch 持有 {unused} 没有任何张量在用（已预留 {reserved}，已分配 {allocated}），比它需要的 {request} 还多，却用不上：报错之前，PyTorch 已经归还了所有能释放的缓存段，剩下的是部分占用的段里的空闲空间，切成的小块都放不下一整块 {request}。这就是碎片化。",
@@ -1539,26 +1543,19 @@ fn fragmentation_verdict(f: &Finding, d: &Diagnosis, limit_binds: bool) -> Optio
                 allocated = s.allocated_bytes.map(fmt).unwrap_or_else(|| "?".into()),
                 request = fmt(a)
             ),
-            true,
+            covers,
         ),
-        Some(a)
-            if u >= FRAGMENTATION_MIN && u.saturating_add(free) >= a.saturating_add(NOISE_MIN) =>
-        {
-            (
-                say!(
-                    en: "PyTorch holds {unused} that no tensor uses (free space inside partly used segments) and the device has {free} free: together {sum}, enough for the {request} request, but neither piece alone is. The memory exists, just not in one block.",
-                    zh: "PyTorch 持有 {unused} 没有任何张量在用（部分占用的段里的空闲空间），设备上还空闲 {free}：加起来 {sum}，够这次 {request} 的申请，但单独哪一部分都不够。显存是有的，只是不在一整块里。",
-                    sum = fmt(u.saturating_add(free)),
-                    unused = fmt(u),
-                    free = fmt(free),
-                    request = fmt(a)
-                ),
-                // The unused reserve could not have held the request even
-                // in one block: what the workload needs is what is short,
-                // fragmentation only adds to it.
-                false,
-            )
-        }
+        Some(a) if u >= FRAGMENTATION_MIN && free_exceeds(u.saturating_add(free), a) => (
+            say!(
+                en: "PyTorch's {unused} unused plus the device's {free} free make {sum}, enough for the {request} request, but neither piece alone is: the unused part is memory PyTorch reserved that no tensor uses, free space inside partly used segments. The memory exists, just not in one block.",
+                zh: "PyTorch 持有但没有任何张量在用的 {unused}，加上设备上空闲的 {free}，合计 {sum}，够这次 {request} 的申请，但单独哪一部分都不够：没在用的那部分是部分占用的段里的空闲空间。显存是有的，只是不在一整块里。",
+                sum = fmt(u.saturating_add(free)),
+                unused = fmt(u),
+                free = fmt(free),
+                request = fmt(a)
+            ),
+            covers,
+        ),
         None if u >= FRAGMENTATION_NO_REQUEST_MIN
             && reserved.is_some_and(|r| u >= r / FRAGMENTATION_NO_REQUEST_DIVISOR) =>
         {
@@ -2569,7 +2566,7 @@ mod tests {
         assert_eq!(fixes[0], "reduce-batch-size", "{fixes:?}");
         assert!(!fixes.iter().any(|x| x == "find-other-gpu-holders"));
         // The same outside a card just over the margin: someone else may hold it.
-        let v = verdicts(&reserved("8.01 GiB", "6.19 GiB"));
+        let v = verdicts(&reserved("8.01 GiB", "6.18 GiB"));
         assert_eq!(v[0], "memory_outside_pytorch", "{v:?}");
     }
 
@@ -2592,24 +2589,29 @@ mod tests {
         assert_eq!(v[0], "capacity_exhausted", "{v:?}");
     }
 
-    /// A real 2 GB-card paste (fixtures/wild): 256 MiB unused in the
-    /// reserve could not hold the 264 MiB request even as one block, so the
-    /// workload's size leads and fragmentation follows; one block of the
-    /// request plus the noise margin in the reserve makes fragmentation the
-    /// main cause.
+    /// A real 2 GB-card paste (fixtures/wild): what PyTorch holds unused
+    /// plus the free memory covers the 264 MiB request, so by the numbers
+    /// it would fit (`Reading::CacheCoversRequest`) and fragmentation leads,
+    /// even on a small desktop card; below the margin (the request plus a
+    /// twentieth of it, at least 32 MiB) the workload's size leads.
     #[test]
-    fn fragmentation_leads_only_when_the_reserve_alone_could_hold_the_request() {
-        let text = |allocated: &str| {
-            format!("RuntimeError: CUDA out of memory. Tried to allocate 264.00 MiB (GPU 0; 2.00 GiB total capacity; {allocated} already allocated; 145.93 MiB free; 1.02 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF")
+    fn fragmentation_leads_when_the_cache_and_free_memory_cover_the_request() {
+        let text = |allocated: &str, free: &str| {
+            format!("RuntimeError: CUDA out of memory. Tried to allocate 264.00 MiB (GPU 0; 2.00 GiB total capacity; {allocated} already allocated; {free} free; 1.02 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF")
         };
-        // The desktop margin aside: 857.59 MiB outside on a 2 GiB card.
-        let below = verdicts(&text("788.51 MiB"));
-        assert_eq!(below[0], "capacity_exhausted", "{below:?}");
-        assert!(below.contains(&"fragmentation".to_string()), "{below:?}");
-        // 1.02 GiB − 740.00 MiB = 304.48 MiB ≥ 264 MiB + 32 MiB, but on a
-        // small desktop card the workload still comes first.
-        let above = verdicts(&text("740.00 MiB"));
-        assert_eq!(above[0], "capacity_exhausted", "{above:?}");
+        // 1044.48 − 788.51 = 255.97 MiB unused + 145.93 MiB free = 401.90 MiB.
+        let covered = verdicts(&text("788.51 MiB", "145.93 MiB"));
+        assert_eq!(covered[0], "fragmentation", "{covered:?}");
+        assert!(!covered.contains(&"capacity_exhausted".to_string()));
+        // 1044.48 − 900.00 = 144.48 MiB unused + 152.00 MiB free = 296.48 MiB:
+        // at 264 + 32 MiB, covered; 151.00 MiB free is a MiB short.
+        let at = verdicts(&text("900.00 MiB", "152.00 MiB"));
+        assert_eq!(at[0], "fragmentation", "{at:?}");
+        let short = verdicts(&text("900.00 MiB", "151.00 MiB"));
+        assert_eq!(short[0], "capacity_exhausted", "{short:?}");
+        // The reserve alone holding it: fragmentation leads on the small card too.
+        let above = verdicts(&text("740.00 MiB", "145.93 MiB"));
+        assert_eq!(above[0], "fragmentation", "{above:?}");
     }
 
     /// Memory outside PyTorch on a small card is called the CUDA context
@@ -2619,7 +2621,7 @@ mod tests {
     #[test]
     fn only_a_context_sized_rest_is_called_the_context() {
         let text = |free: &str| {
-            format!("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 960.00 MiB (GPU 0; 4.00 GiB total capacity; 2.30 GiB already allocated; {free} free; 2.50 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF")
+            format!("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 960.00 MiB (GPU 0; 4.00 GiB total capacity; 2.45 GiB already allocated; {free} free; 2.50 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF")
         };
         let detail = |free: &str| {
             decode_str(&text(free))[0].diagnosis.verdicts[0]
@@ -2649,22 +2651,19 @@ mod tests {
         assert_eq!(verdicts(&equal)[0], "figures_missing");
     }
 
-    /// The same margin on a data-centre card (fixtures: a 15.90 GiB card).
+    /// The same margin on a data-centre card (fixtures: a 15.90 GiB card):
+    /// 1.00 GiB unused plus the free memory against 1 GiB and its margin
+    /// (a twentieth, 51.20 MiB).
     #[test]
     fn fragmentation_margin_on_a_large_card() {
-        let text = |reserved: &str| {
-            format!("RuntimeError: CUDA out of memory. Tried to allocate 1.00 GiB (GPU 0; 15.90 GiB total capacity; 13.00 GiB already allocated; 500.00 MiB free; {reserved} reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF")
+        let text = |free: &str| {
+            format!("RuntimeError: CUDA out of memory. Tried to allocate 1.00 GiB (GPU 0; 15.90 GiB total capacity; 13.00 GiB already allocated; {free} free; 14.00 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF")
         };
-        // 1.04 GiB unused ≥ 1 GiB + 32 MiB: the reserve alone could hold it.
-        let primary = verdicts(&text("14.04 GiB"));
+        let primary = verdicts(&text("51.20 MiB"));
         assert_eq!(primary[0], "fragmentation", "{primary:?}");
-        // 1.00 GiB unused: only with free memory does it cover the request.
-        let secondary = verdicts(&text("14.00 GiB"));
-        assert_ne!(secondary[0], "fragmentation", "{secondary:?}");
-        assert!(
-            secondary.contains(&"fragmentation".to_string()),
-            "{secondary:?}"
-        );
+        assert_eq!(fix_ids(&text("51.20 MiB"))[0], "max-split-size");
+        let short = verdicts(&text("50.00 MiB"));
+        assert_ne!(short[0], "fragmentation", "{short:?}");
     }
 
     /// A complete message without the hint (before 1.10) is never told to
@@ -2698,10 +2697,15 @@ mod free_beside_the_request {
     /// request is within the noise margin (32 MiB over the request), so the
     /// card is full, and the Why says why the figure beside it does not
     /// contradict that. 52 MiB free is past the margin: then the device
-    /// had room, and "does not fit" is not said.
+    /// had room, and "does not fit" is not said. (The paste itself holds
+    /// 204.80 MiB unused in the cache, which covers the request: there
+    /// fragmentation leads; with 2.45 GiB allocated the cache's 51.20 MiB is
+    /// slack and the free memory decides.)
     #[test]
     fn free_within_the_noise_is_reconciled_with_a_full_card() {
-        let text = include_str!("../../../../fixtures/wild/1539.txt");
+        let paste = include_str!("../../../../fixtures/wild/1539.txt");
+        assert_eq!(first(paste).diagnosis.verdicts[0].code, "fragmentation");
+        let text = &paste.replace("2.30 GiB already allocated", "2.45 GiB already allocated");
         let f = first(text);
         let why = &f.diagnosis.verdicts[0];
         assert_eq!(why.code, "capacity_exhausted");
