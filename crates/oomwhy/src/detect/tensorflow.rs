@@ -52,7 +52,7 @@ fn patterns() -> &'static Patterns {
         device: re(r" on (/\S*device:([A-Z_]+):(\d+))"),
         allocator: re(r"by allocator (\S+)"),
         allocator_device: re(r"^(GPU|XLA_GPU)_(\d+)_bfc$"),
-        node: re(r"\[\[(?:\{\{)?node ([^}\s\]]+)|Node: '([^']+)'"),
+        node: re(r"\[\[(?:\{\{)?(?:node |Node: )([^}\s\]]+)|Node: '([^']+)'"),
         op: re(r"\[Op:([\w.]+)"),
         bfc: re(r"Allocator \(([^)]+)\) ran out of memory trying to allocate {TF_SIZE}"),
         bfc_rounded: re(r"\(rounded to (\d+)\)"),

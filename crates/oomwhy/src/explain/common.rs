@@ -3,7 +3,7 @@
 //! by several families.
 
 pub(super) use super::catalogue::fix;
-use super::catalogue::{Cost, Engines, FixSpec, Phases};
+use super::catalogue::{Cost, Engines, FixSpec, Phases, Shown};
 use super::docs::Code;
 use super::setting::{
     available, is_inference, is_loading, since, Availability, Framework, Program, Runtime, Setting,
@@ -231,6 +231,70 @@ pub(super) fn shrink_one_tensor_fix(requested: u64, how_to_feed: Said) -> Fix {
             feed = how_to_feed
         ),
     )
+}
+
+/// The writer's words or the log's settings that say the batch size is
+/// already 1, or was lowered without effect: `batch_size=1`,
+/// `micro_batch_size = 1`, "changed the batch size to 1", "even with batch
+/// size 1", "I reduced the batch size", "adjusted the batch size ... but it
+/// didn't work" (also as the common typo "bath size"), `bs=1`.
+fn batch_lowered_pattern() -> &'static regex::Regex {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        crate::constant_regex(
+            r"(?i)\bbatch[ _-]?size\w*\s*(?:=|:|of|to|is|as)?\s*1\b|batch_size\w*\s*=\s*1\b|\bbs\s*=\s*1\b|\b(?:reduced|lowered|decreased|shrank|shrunk|tried (?:reducing|lowering|decreasing|to reduce|to lower))\s+(?:the\s+|my\s+|our\s+)?bat(?:c)?h|\bbat(?:c)?h[ _-]?size[^.
+]{0,80}?(?:didn'?t|did not|doesn'?t|does not|won'?t) (?:work|help)",
+        )
+    })
+}
+
+/// Words and settings that say gradient (activation) checkpointing is on.
+fn checkpointing_pattern() -> &'static regex::Regex {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        crate::constant_regex(
+            r"(?i)gradient_checkpointing_enable\(|(?:gradient|activation)_checkpointing\s*[=:]\s*(?:true|1)\b|--gradient[_-]checkpointing(?:\s+(?:true|1)\b|\s*$|\s+--)|(?:already|even with|while) (?:using |enabled? )?(?:gradient|activation) checkpointing",
+        )
+    })
+}
+
+/// What the paste shows beyond its figures (see [`Shown`]), read once from
+/// the message as found (with the writer's words on its lines), its
+/// traceback and the failing node: fixes that repeat what was done, or that
+/// cannot apply before any batch ran, are not offered.
+pub(super) fn shown(f: &Finding) -> Vec<Shown> {
+    let mut out = Vec::new();
+    if batch_lowered_pattern().is_match(&f.text) {
+        out.push(Shown::BatchAlreadyLowered);
+    }
+    let frames = || {
+        f.traceback.iter().flat_map(|tb| {
+            tb.frames
+                .iter()
+                .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
+        })
+    };
+    // A frame in PyTorch's checkpoint module, or Hugging Face's wrapper.
+    let checkpoint_frame = frames().any(|fr| {
+        fr.file
+            .replace('\\', "/")
+            .ends_with("torch/utils/checkpoint.py")
+            || fr.function == "_gradient_checkpointing_func"
+    });
+    if checkpoint_frame || checkpointing_pattern().is_match(&f.text) {
+        out.push(Shown::CheckpointingOn);
+    }
+    if is_loading(f) || creates_variables(f) {
+        out.push(Shown::BeforeAnyStep);
+    }
+    out
+}
+
+/// The failing TensorFlow node creates a variable's initial value
+/// (`vgg_16/fc6/weights/Initializer/random_uniform/RandomUniform`): the
+/// model's weights were being created, before any batch ran.
+pub(super) fn creates_variables(f: &Finding) -> bool {
+    fact(f, crate::record::fact::NODE).is_some_and(|node| node.contains("/Initializer/"))
 }
 
 /// A verdict, its title and detail in both languages.
@@ -656,6 +720,7 @@ pub(super) const REDUCE_BATCH_SIZE: FixSpec = FixSpec::new(
 .frameworks(&[Framework::PyTorch])
 .engines(Engines::NotServing)
 .phases(Phases::Training)
+.pointless_when(&[Shown::BatchAlreadyLowered, Shown::BeforeAnyStep])
 .cost(Cost::Speed);
 
 /// `torch.autocast(device_type="cuda")`, from PyTorch 1.10 (the text notes
@@ -713,6 +778,7 @@ pub(super) const GRADIENT_CHECKPOINTING: FixSpec = FixSpec::new(
 .frameworks(&[Framework::PyTorch])
 .engines(Engines::NotServing)
 .phases(Phases::Training)
+.pointless_when(&[Shown::CheckpointingOn, Shown::BeforeAnyStep])
 .cost(Cost::Speed)
 .sources(&["PyTorch documentation: torch.utils.checkpoint"]);
 
@@ -1402,5 +1468,89 @@ mod reading_tests {
         let at = |bytes: &str| fix_ids(&text.replace("26,409,535,488", bytes))[0].clone();
         assert_eq!(at("4,294,967,296"), "cupy-process-in-pieces");
         assert_eq!(at("4,294,967,295"), "cupy-release-pool-cache");
+    }
+}
+
+/// What the paste shows beyond its figures (`shown`) rules out the fixes
+/// that repeat it, in every family (the catalogue's `pointless_when`).
+#[cfg(test)]
+mod shown_in_the_paste {
+    use crate::explain::test_support::fix_ids;
+
+    /// The audited paste (fixtures/wild/1821.txt) with the writer's words
+    /// on the message's line saying the batch is already 1, in the forms
+    /// configs and prose use; a larger batch is no evidence.
+    #[test]
+    fn a_batch_already_at_one_is_read_from_the_words() {
+        let paste = include_str!("../../../../fixtures/wild/1821.txt");
+        let said = |words: &str| {
+            let text = paste.replace(
+                "the configs[e.g.: bath size and feature dim] many times , but it didn't work.",
+                words,
+            );
+            let f = crate::decode_str(&text).remove(0);
+            super::shown(&f).contains(&super::Shown::BatchAlreadyLowered)
+        };
+        for words in [
+            "the batch size to 1, still the same.",
+            "per_device_train_batch_size=1 already.",
+            "everything, even with batch size 1.",
+            "micro_batch_size = 1.",
+            "it: I reduced the batch size.",
+        ] {
+            assert!(said(words), "{words}");
+        }
+        for words in ["the batch size to 16.", "batch_size=128.", "nothing."] {
+            assert!(!said(words), "{words}");
+        }
+    }
+
+    /// The audited paste whose writer says adjusting the "bath size" many
+    /// times "didn't work" (fixtures/wild/1821.txt): no batch fix.
+    #[test]
+    fn a_batch_lowered_without_effect_is_not_reduced_again() {
+        let paste = include_str!("../../../../fixtures/wild/1821.txt");
+        let f = crate::decode_str(paste).remove(0);
+        assert!(super::shown(&f).contains(&super::Shown::BatchAlreadyLowered));
+        let worked = crate::decode_str(&paste.replace("it didn't work", "it worked")).remove(0);
+        assert!(!super::shown(&worked).contains(&super::Shown::BatchAlreadyLowered));
+    }
+
+    /// Checkpointing as Hugging Face's API and command line spell it on;
+    /// `=False` is not on.
+    #[test]
+    fn checkpointing_on_is_read_from_its_settings() {
+        let on = super::checkpointing_pattern();
+        for text in [
+            "model.gradient_checkpointing_enable()",
+            "--gradient_checkpointing True --bf16 True",
+            "TrainingArguments(gradient_checkpointing=True, per_device_train_batch_size=4)",
+        ] {
+            assert!(on.is_match(text), "{text}");
+        }
+        for text in [
+            "gradient_checkpointing=False",
+            "--gradient_checkpointing False",
+        ] {
+            assert!(!on.is_match(text), "{text}");
+        }
+    }
+
+    /// Over every fixture and real paste: where the paste shows a fix was
+    /// done, that fix is never offered.
+    #[test]
+    fn no_fix_repeats_what_the_paste_shows() {
+        let mut wrong = Vec::new();
+        for (path, text) in crate::explain::test_support::fixture_pastes() {
+            for f in crate::decode_str(&text) {
+                let shown = super::shown(&f);
+                for fix in &f.diagnosis.fixes {
+                    if crate::explain::fixes::spec(&fix.id).is_some_and(|s| s.pointless(&shown)) {
+                        wrong.push(format!("{path}: {}", fix.id));
+                    }
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     }
 }

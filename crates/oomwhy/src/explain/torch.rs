@@ -2,7 +2,7 @@
 //! every era and backend): the numbers' meaning, the memory verdicts, and
 //! fixes fitted to the allocator options of the message's PyTorch version.
 
-use super::catalogue::{Cost, Engines, FixSpec, Phases};
+use super::catalogue::{Cost, Engines, FixSpec, Phases, Shown};
 use super::common::{
     capitalise, fix, free_exceeds, inference_fixes, loading_fix_for, row, tolerance, verdict,
     workload_fixes, FieldRow, Reading, FIND_OVERSIZED_TENSOR, GIB, GRADIENT_CHECKPOINTING, MIB,
@@ -737,28 +737,6 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                 ));
             }
         }
-    } else if let (Some(a), Some(free)) = (requested, s.free_bytes) {
-        if free_exceeds(free, a) {
-            let invisible_limit = matches!(f.era, Some(Era::Capacty))
-                || f.version_hint.as_deref() == Some("PyTorch 2.2–2.3");
-            if invisible_limit {
-                limit_binds = true;
-                out.push(verdict(
-                    Code::MemoryLimit,
-                    say!(
-                        en: "Probably a memory limit, not the hardware: free memory exceeds the request",
-                        zh: "多半是显存上限，不是硬件不够：空闲显存比申请的多"
-                    ),
-                    say!(
-                        en: "The device reported {free} free, {excess} more than the {request} requested. In PyTorch 2.1–2.3 a limit set with torch.cuda.set_per_process_memory_fraction is not printed in this message, so such a limit is the most likely cause; otherwise memory was freed between the failed allocation and the measurement.",
-                        zh: "设备报告空闲 {free}，比申请的 {request} 多 {excess}。PyTorch 2.1–2.3 不会在这条报错里打印用 torch.cuda.set_per_process_memory_fraction 设的上限，所以最可能的原因就是这样一个上限；否则就是在分配失败和读数之间有显存被释放了。",
-                        excess = fmt(free - a),
-                        free = fmt(free),
-                        request = fmt(a)
-                    ),
-                ));
-            }
-        }
     }
 
     let total = s.total_bytes.unwrap_or(0);
@@ -790,8 +768,18 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             } else {
                 Said::default()
             };
+            // PyTorch 2.1–2.3 do not print a per-process fraction limit:
+            // one possibility among others, not the likeliest.
+            let unprinted = if limit_not_printed(f) {
+                say!(
+                    en: "a limit set with torch.cuda.set_per_process_memory_fraction, which PyTorch 2.1–2.3 do not print in this message, ",
+                    zh: "用 torch.cuda.set_per_process_memory_fraction 设的上限（PyTorch 2.1–2.3 不会在这条报错里打印它）、"
+                )
+            } else {
+                Said::default()
+            };
             let figures = say!(
-                en: "The device had {free} free, {excess} more than the {request} requested, yet the allocation failed. Free memory is measured after the failure, so memory may have been released in between (another process, or PyTorch returning its cache just before measuring), or a limit outside this message applies (",
+                en: "The device had {free} free, {excess} more than the {request} requested, yet the allocation failed. Free memory is measured after the failure, so memory may have been held and released in between (by another library in this process such as ONNX Runtime, TensorFlow or CuPy, by another process, or by PyTorch returning its cache just before measuring), or a limit outside these figures applies (",
                 zh: "设备上有 {free} 空闲，比申请的 {request} 多 {excess}，分配却失败了。空闲显存是在失败之后测的，所以中间可能有显存被释放了（另一个进程，或者 PyTorch 在测量前刚归还了缓存），或者有这条报错之外的上限在起作用（",
                 excess = fmt(free - a),
                 free = fmt(free),
@@ -807,8 +795,8 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                         zh: "设备报告的空闲显存比申请的还多"
                     ),
                     said(
-                        format!("{}{}{}).", figures.en, limits.en, pool.en),
-                        format!("{}{}{}）。", figures.zh, limits.zh, pool.zh),
+                        format!("{}{}{}{}).", figures.en, unprinted.en, limits.en, pool.en),
+                        format!("{}{}{}{}）。", figures.zh, unprinted.zh, limits.zh, pool.zh),
                     ),
                 ),
             ));
@@ -1353,7 +1341,13 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     // Where the cache covers the request (`Reading::CacheCoversRequest`)
     // it leads whatever else holds memory: this process's own allocator
     // could have served it, so its setting is the first fix.
-    let cache_leads = |v: &Verdict| primary_fragmentation && v.code == Code::Fragmentation.as_str();
+    // Free memory beyond the request (`Reading::FreeCoversRequest`) leads
+    // too: by the numbers nothing was missing on the device, so memory
+    // "missing" elsewhere cannot come first.
+    let cache_leads = |v: &Verdict| {
+        (primary_fragmentation && v.code == Code::Fragmentation.as_str())
+            || v.code == Code::FreeExceedsRequest.as_str()
+    };
     causes.sort_by_key(|(bytes, v)| {
         let explained = if shortfall > 0 {
             (*bytes).min(shortfall)
@@ -1363,6 +1357,12 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         std::cmp::Reverse((cache_leads(v), explained, substantial(*bytes, v), *bytes))
     });
     out.extend(causes.into_iter().map(|(_, v)| v));
+}
+
+/// The message form omits a per-process fraction limit that may be set:
+/// PyTorch 2.1's `capacty` form and the 2.2–2.3 forms.
+fn limit_not_printed(f: &Finding) -> bool {
+    matches!(f.era, Some(Era::Capacty)) || f.version_hint.as_deref() == Some("PyTorch 2.2–2.3")
 }
 
 /// Whether the explainer found the message's figures contradicting each other.
@@ -1730,6 +1730,16 @@ fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(Code) -> bool, out: 
                 ))
             }
             "free_exceeds_request" => {
+                if limit_not_printed(f) {
+                    out.push(fix(
+                        &LIMIT_OR_OTHER_LIBRARY,
+                        say!(
+                            en: "Two things refuse memory that shows as free without this message printing them. Search your code and its launchers for torch.cuda.set_per_process_memory_fraction(...) (PyTorch 2.1–2.3 do not print that limit here) and raise or remove it. Check whether another GPU library runs in this process (onnxruntime-gpu, TensorFlow, CuPy: in the imports or `pip list`): its allocations come and go outside PyTorch's figures; compare torch.cuda.memory_reserved() with this process's memory in {smi}.",
+                            zh: "有两种东西会拒绝看起来空闲的显存，而这条报错都不会打印出来。在你的代码和启动脚本里找 torch.cuda.set_per_process_memory_fraction(...)（PyTorch 2.1–2.3 不会在这里打印这个上限），把它调高或去掉。再检查这个进程里是不是还跑着别的 GPU 库（onnxruntime-gpu、TensorFlow、CuPy：看 import 或 `pip list`）：它的分配在 PyTorch 的数字之外来来去去；把 torch.cuda.memory_reserved() 和 {smi} 里这个进程的显存对比一下。",
+                            smi = vendor.smi()
+                        ),
+                    ));
+                }
                 if f.era == Some(Era::MallocAsync) {
                     // The cudaMallocAsync pool can refuse with free memory left.
                     fragmentation_fixes(f, out);
@@ -2286,6 +2296,18 @@ const RAISE_MEMORY_FRACTION: FixSpec = FixSpec::new(
 .torch_since(since::MEMORY_FRACTION)
 .sources(&["PyTorch documentation: torch.cuda.set_per_process_memory_fraction"]);
 
+/// Free memory beyond the request in a form that does not print a
+/// fraction limit: the limit and another library in the process, side by side.
+const LIMIT_OR_OTHER_LIBRARY: FixSpec = FixSpec::new(
+    "unprinted-limit-or-other-library",
+    "Look for a memory limit or another GPU library in this process",
+    "检查进程里的显存上限或别的 GPU 库",
+)
+.frameworks(&[Framework::PyTorch])
+.torch_since(since::MEMORY_FRACTION)
+.cost(Cost::Look)
+.sources(&["PyTorch documentation: torch.cuda.set_per_process_memory_fraction"]);
+
 const WATCH_GPU_AROUND_CRASH: FixSpec = FixSpec::new(
     "watch-gpu-around-crash",
     "Check what changes on the GPU around the crash",
@@ -2430,6 +2452,7 @@ const FEWER_ACTIVATIONS_FOR_BACKWARD: FixSpec = FixSpec::new(
     "为反向传播少保留一些激活值",
 )
 .frameworks(&[Framework::PyTorch])
+.pointless_when(&[Shown::CheckpointingOn])
 .cost(Cost::Speed);
 
 const LOAD_CHECKPOINT_ON_CPU: FixSpec = FixSpec::new(
@@ -2507,6 +2530,7 @@ pub(super) const FIXES: &[FixSpec] = &[
     MIXED_PRECISION_NPU,
     MIXED_PRECISION_XPU,
     RAISE_MEMORY_FRACTION,
+    LIMIT_OR_OTHER_LIBRARY,
     WATCH_GPU_AROUND_CRASH,
     FIND_OTHER_GPU_HOLDERS,
     FIND_MEMORY_OUTSIDE_PROCESS,
