@@ -4,9 +4,9 @@
 
 use super::catalogue::{Cost, Engines, FixSpec, Phases, Shown};
 use super::common::{
-    capitalise, fix, free_exceeds, inference_fixes, loading_fix_for, row, tolerance, verdict,
-    workload_fixes, FieldRow, Reading, FIND_OVERSIZED_TENSOR, GIB, GRADIENT_CHECKPOINTING, MIB,
-    REDUCE_BATCH_SIZE,
+    capitalise, fix, free_exceeds, inference_fixes, loading_fix_for, percent, row, tolerance,
+    verdict, workload_fixes, FieldRow, Reading, FIND_OVERSIZED_TENSOR, GIB, GRADIENT_CHECKPOINTING,
+    MIB, REDUCE_BATCH_SIZE,
 };
 use super::docs::Code;
 use super::pasted;
@@ -106,6 +106,14 @@ impl Explain for TorchAllocatorOom {
                 say!(
                     en: "the exact size of the tensor being created",
                     zh: "正在创建的张量的确切大小"
+                )
+            } else if era == Some(Era::Cached) && is_native_allocator(f) {
+                // 0.4–1.3: the first releases of this form rounded large
+                // requests to 128 KiB and packed small ones into 1 MiB
+                // buffers; the later ones to 2 MiB and 2/20 MiB blocks.
+                say!(
+                    en: "the block the allocator asked CUDA for: the tensor's size rounded up (to a multiple of 128 KiB or 2 MiB, depending on the release)",
+                    zh: "分配器向 CUDA 申请的块：张量的大小向上取整（取决于版本，取整到 128 KiB 或 2 MiB 的倍数）"
                 )
             } else if let Some(range) = &d.request_range {
                 if range.max_bytes == 1 << 20 {
@@ -455,7 +463,8 @@ fn is_native_allocator(f: &Finding) -> bool {
 /// The tensor sizes the allocator rounds to the printed request (§2.2):
 /// ≤ 1 MiB → 2 MiB, 1–10 MiB → 20 MiB, larger → next multiple of 2 MiB.
 pub(super) fn request_range(f: &Finding) -> Option<RequestRange> {
-    if !is_native_allocator(f) {
+    // The 0.4–1.3 form's releases did not all use 2 and 20 MiB blocks.
+    if !is_native_allocator(f) || f.era == Some(Era::Cached) {
         return None;
     }
     let a = f.sizes.requested_bytes?;
@@ -1225,7 +1234,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                 total = fmt(t),
                 request = fmt(a),
                 outside = fmt(desktop.unwrap_or(0)),
-                share = desktop.unwrap_or(0).saturating_mul(100) / t.max(1),
+                share = percent(desktop.unwrap_or(0), t),
                 smi = Vendor::of(f).smi()
             ),
             (Some(x), Some(t), Some(a)) => say!(
@@ -1564,7 +1573,7 @@ fn fragmentation_verdict(f: &Finding, d: &Diagnosis, limit_binds: bool) -> Optio
                     en: "PyTorch holds {unused} that no tensor uses, {share}% of the {reserved} it reserved: free space inside partly used segments that larger requests cannot use.",
                     zh: "PyTorch 持有 {unused} 没有任何张量在用，占它预留的 {reserved} 的 {share}%：是部分占用的段里的空闲空间，更大的申请用不上。",
                     unused = fmt(u),
-                    share = reserved.map_or(0, |r| u.saturating_mul(100) / r.max(1)),
+                    share = reserved.map_or(0, |r| percent(u, r)),
                     reserved = &reserved_text
                 ),
                 true,
@@ -1585,6 +1594,16 @@ fn fragmentation_verdict(f: &Finding, d: &Diagnosis, limit_binds: bool) -> Optio
             request = fmt(a),
             free = fmt(free)
         )),
+        // A limit the message form does not print may be what kept the
+        // free memory from PyTorch: only then does the reserve matter.
+        (false, Some(a), Some(free)) if free_exceeds(free, a) && limit_not_printed(f) => {
+            detail.then(say!(
+                en: "This matters only if a limit (see above) kept PyTorch from the device's {free} free: without one, PyTorch would have taken the {request} from it.",
+                zh: "只有在某个上限（见上文）不让 PyTorch 使用设备上空闲的 {free} 时，这才有影响：没有上限的话，PyTorch 会直接从中拿这 {request}。",
+                request = fmt(a),
+                free = fmt(free)
+            ))
+        }
         _ => detail,
     };
     Some((
@@ -1618,7 +1637,7 @@ pub fn reserved_gap(f: &Finding) -> Option<Said> {
     let figures = say!(
         en: "{reserved} reserved − {allocated} allocated = {gap} ({share}% of reserved) is held by PyTorch but not used by any tensor",
         zh: "已预留 {reserved} − 已分配 {allocated} = {gap}（占已预留的 {share}%）由 PyTorch 持有，但没有任何张量在用",
-        share = gap.saturating_mul(100).checked_div(reserved).unwrap_or(0),
+        share = percent(gap, reserved),
         reserved = fmt(reserved),
         allocated = fmt(allocated),
         gap = fmt(gap)
@@ -2751,8 +2770,8 @@ mod free_beside_the_request {
     }
 
     /// PyTorch 2.1 with 4.48 GiB free for 60 MiB (fixtures/wild/1540.txt):
-    /// the fragmentation it also shows matters only under the limit the
-    /// first verdict names, and says so.
+    /// the free memory leads; the fragmentation it also shows matters only
+    /// under a limit this form does not print, and says so.
     #[test]
     fn fragmentation_beside_free_memory_names_the_limit() {
         let f = first(include_str!("../../../../fixtures/wild/1540.txt"));
@@ -2762,12 +2781,9 @@ mod free_beside_the_request {
             .iter()
             .map(|v| v.code.as_str())
             .collect();
-        assert_eq!(codes[..2], ["memory_limit", "fragmentation"]);
+        assert_eq!(codes[..2], ["free_exceeds_request", "fragmentation"]);
         let detail = &f.diagnosis.verdicts[1].detail;
-        assert!(
-            detail.contains("only because of the limit above"),
-            "{detail}"
-        );
+        assert!(detail.contains("only if a limit"), "{detail}");
     }
 
     /// An Intel GPU refusing 4.00 GiB with 15.11 GiB free
