@@ -1350,13 +1350,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     // Where the cache covers the request (`Reading::CacheCoversRequest`)
     // it leads whatever else holds memory: this process's own allocator
     // could have served it, so its setting is the first fix.
-    // Free memory beyond the request (`Reading::FreeCoversRequest`) leads
-    // too: by the numbers nothing was missing on the device, so memory
-    // "missing" elsewhere cannot come first.
-    let cache_leads = |v: &Verdict| {
-        (primary_fragmentation && v.code == Code::Fragmentation.as_str())
-            || v.code == Code::FreeExceedsRequest.as_str()
-    };
+    let cache_leads = |v: &Verdict| primary_fragmentation && v.code == Code::Fragmentation.as_str();
     causes.sort_by_key(|(bytes, v)| {
         let explained = if shortfall > 0 {
             (*bytes).min(shortfall)
