@@ -1486,7 +1486,6 @@ mod reading_tests {
 /// that repeat it, in every family (the catalogue's `pointless_when`).
 #[cfg(test)]
 mod shown_in_the_paste {
-    use crate::explain::test_support::fix_ids;
 
     /// The audited paste (fixtures/wild/1821.txt) with the writer's words
     /// on the message's line saying the batch is already 1, in the forms
