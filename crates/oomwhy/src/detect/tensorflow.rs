@@ -52,7 +52,7 @@ fn patterns() -> &'static Patterns {
         device: re(r" on (/\S*device:([A-Z_]+):(\d+))"),
         allocator: re(r"by allocator (\S+)"),
         allocator_device: re(r"^(GPU|XLA_GPU)_(\d+)_bfc$"),
-        node: re(r"\[\[(?:\{\{)?node ([^}\s\]]+)|Node: '([^']+)'"),
+        node: re(r"\[\[(?:\{\{)?(?:node |Node: )([^}\s\]]+)|Node: '([^']+)'"),
         op: re(r"\[Op:([\w.]+)"),
         // Before TensorFlow 1.0 the warning named no allocator: `Ran out of
         // memory trying to allocate 220.5KiB.  See logs for memory state.`

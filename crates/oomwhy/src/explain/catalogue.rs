@@ -78,6 +78,23 @@ pub(crate) struct FixSpec {
     pub models_only: bool,
     /// Where the option or API is documented.
     pub sources: &'static [&'static str],
+    /// What the paste shows was already done (or makes pointless) that
+    /// rules this fix out (see [`Shown`]).
+    pub pointless_when: &'static [Shown],
+}
+
+/// What a paste shows about the run beyond its figures, read once per
+/// finding ([`super::common::shown`]): a fix that repeats what was already
+/// done is not offered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shown {
+    /// The batch size is already 1, or the writer lowered it without effect.
+    BatchAlreadyLowered,
+    /// Gradient (activation) checkpointing is already on.
+    CheckpointingOn,
+    /// It failed before any batch ran: while the model's variables were
+    /// created or its weights loaded.
+    BeforeAnyStep,
 }
 
 impl FixSpec {
@@ -100,6 +117,7 @@ impl FixSpec {
             cost: Cost::Free,
             models_only: false,
             sources: &[],
+            pointless_when: &[],
         }
     }
     pub(crate) const fn frameworks(mut self, frameworks: &'static [Framework]) -> FixSpec {
@@ -137,6 +155,15 @@ impl FixSpec {
     pub(crate) const fn sources(mut self, sources: &'static [&'static str]) -> FixSpec {
         self.sources = sources;
         self
+    }
+    pub(crate) const fn pointless_when(mut self, shown: &'static [Shown]) -> FixSpec {
+        self.pointless_when = shown;
+        self
+    }
+
+    /// Whether what the paste shows rules this fix out.
+    pub(crate) fn pointless(&self, shown: &[Shown]) -> bool {
+        self.pointless_when.iter().any(|s| shown.contains(s))
     }
 
     /// Why this fix cannot apply to a finding that ran in `s`; `None` when

@@ -3,15 +3,16 @@
 //! by several families.
 
 pub(super) use super::catalogue::fix;
-use super::catalogue::{Cost, Engines, FixSpec, Phases};
+use super::catalogue::{Cost, Engines, FixSpec, Phases, Shown};
 use super::docs::Code;
 use super::setting::{
     available, is_inference, is_loading, since, Availability, Framework, Program, Runtime, Setting,
     Vendor,
 };
 use super::thresholds::{
-    FAILS_AT_START_MAX_STEP, FREE_EXCESS_DIVISOR, LATE_FAILURE_MIN_STEP, NOISE_MIN,
-    ONE_REQUEST_LARGE, ONE_REQUEST_SHARE_DIVISOR,
+    FAILS_AT_START_MAX_STEP, FRAGMENTATION_MAIN_DIVISOR, FRAGMENTATION_MIN, FREE_EXCESS_DIVISOR,
+    LATE_FAILURE_MIN_STEP, NOISE_MIN, ONE_REQUEST_LARGE, ONE_REQUEST_SHARE_DIVISOR,
+    SMALL_POOL_REQUEST_MAX,
 };
 use crate::i18n::Said;
 pub use crate::record::FieldRow;
@@ -45,6 +46,17 @@ pub(super) fn free_exceeds(free: u64, requested: u64) -> bool {
     free >= requested.saturating_add(NOISE_MIN.max(requested / FREE_EXCESS_DIVISOR))
 }
 
+/// `part` as a whole percentage of `whole`, rounded to the nearest (30.6 %
+/// is 31 %, 17.9 % is 18 %), not cut; 0 when `whole` is 0.
+pub(super) fn percent(part: u64, whole: u64) -> u64 {
+    if whole == 0 {
+        return 0;
+    }
+    let scaled = u128::from(part) * 100;
+    let whole = u128::from(whole);
+    u64::try_from((scaled + whole / 2) / whole).unwrap_or(u64::MAX)
+}
+
 /// What a failed allocation's own figures say, read the same way for every
 /// stack (PyTorch's caching allocator, TensorFlow's BFC, ONNX Runtime's
 /// arena, XLA on a TPU): the one memory model the families' first verdict
@@ -67,6 +79,21 @@ pub(super) enum Reading {
         requested: u64,
         free: u64,
         usable: Option<u64>,
+    },
+    /// What the allocator holds but no tensor uses (`unused`: reserved −
+    /// allocated), with the device's free memory (`free`, within a stated
+    /// limit), covers the request beyond the same noise: what this process
+    /// uses plus the request is at most the device less the memory held
+    /// outside the allocator. By the numbers it would fit; the allocator's
+    /// cache, split into pieces, refused it, not the card's size. The unused
+    /// part counts only above the slack every caching allocator carries
+    /// ([`FRAGMENTATION_MIN`], a [`FRAGMENTATION_MAIN_DIVISOR`]th of the
+    /// reserve) and for requests above the small pool's
+    /// ([`SMALL_POOL_REQUEST_MAX`]).
+    CacheCoversRequest {
+        requested: u64,
+        unused: u64,
+        free: u64,
     },
     /// Neither: the figures are read by the family (capacity, memory held
     /// elsewhere, or too few figures).
@@ -95,6 +122,9 @@ impl Reading {
                 };
             }
         }
+        if let Some(cache) = Reading::cache_covers(f, requested) {
+            return cache;
+        }
         if !per_tensor {
             return Reading::Other;
         }
@@ -117,6 +147,37 @@ impl Reading {
             Reading::Other
         }
     }
+
+    /// [`Reading::CacheCoversRequest`], where the figures show it.
+    fn cache_covers(f: &Finding, requested: u64) -> Option<Reading> {
+        let s = &f.sizes;
+        let unused = s
+            .reserved_unallocated_bytes
+            .or(s.cached_bytes)
+            .or_else(|| s.reserved_bytes?.checked_sub(s.allocated_bytes?))?;
+        let reserved = s
+            .reserved_bytes
+            .or_else(|| s.allocated_bytes?.checked_add(unused))?;
+        if requested <= SMALL_POOL_REQUEST_MAX
+            || unused < FRAGMENTATION_MIN
+            || unused < reserved / FRAGMENTATION_MAIN_DIVISOR
+        {
+            return None;
+        }
+        // Under a stated limit, only the device memory the limit leaves counts.
+        let free = s.free_bytes.unwrap_or(0);
+        let free = match s.allowed_bytes {
+            Some(limit) => free.min(limit.saturating_sub(reserved)),
+            None => free,
+        };
+        free_exceeds(unused.saturating_add(free), requested).then_some(
+            Reading::CacheCoversRequest {
+                requested,
+                unused,
+                free,
+            },
+        )
+    }
 }
 
 /// The first verdict for a request that is itself most of the device
@@ -134,7 +195,7 @@ pub(super) fn one_request_verdict(f: &Finding, who: Said) -> Option<Verdict> {
         Some(capacity) => say!(
             en: "{share}% of the {capacity} the device has (or this process may use)",
             zh: "占设备（或这个进程可用）的 {capacity} 的 {share}%",
-            share = requested.saturating_mul(100) / capacity.max(1),
+            share = percent(requested, capacity),
             capacity = fmt(capacity)
         ),
         None => say!(
@@ -181,6 +242,70 @@ pub(super) fn shrink_one_tensor_fix(requested: u64, how_to_feed: Said) -> Fix {
             feed = how_to_feed
         ),
     )
+}
+
+/// The writer's words or the log's settings that say the batch size is
+/// already 1, or was lowered without effect: `batch_size=1`,
+/// `micro_batch_size = 1`, "changed the batch size to 1", "even with batch
+/// size 1", "I reduced the batch size", "adjusted the batch size ... but it
+/// didn't work" (also as the common typo "bath size"), `bs=1`.
+fn batch_lowered_pattern() -> &'static regex::Regex {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        crate::constant_regex(
+            r"(?i)\bbatch[ _-]?size\w*\s*(?:=|:|of|to|is|as)?\s*1\b|batch_size\w*\s*=\s*1\b|\bbs\s*=\s*1\b|\b(?:reduced|lowered|decreased|shrank|shrunk|tried (?:reducing|lowering|decreasing|to reduce|to lower))\s+(?:the\s+|my\s+|our\s+)?bat(?:c)?h|\bbat(?:c)?h[ _-]?size[^.
+]{0,80}?(?:didn'?t|did not|doesn'?t|does not|won'?t) (?:work|help)",
+        )
+    })
+}
+
+/// Words and settings that say gradient (activation) checkpointing is on.
+fn checkpointing_pattern() -> &'static regex::Regex {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        crate::constant_regex(
+            r"(?i)gradient_checkpointing_enable\(|(?:gradient|activation)_checkpointing\s*[=:]\s*(?:true|1)\b|--gradient[_-]checkpointing(?:\s+(?:true|1)\b|\s*$|\s+--)|(?:already|even with|while) (?:using |enabled? )?(?:gradient|activation) checkpointing",
+        )
+    })
+}
+
+/// What the paste shows beyond its figures (see [`Shown`]), read once from
+/// the message as found (with the writer's words on its lines), its
+/// traceback and the failing node: fixes that repeat what was done, or that
+/// cannot apply before any batch ran, are not offered.
+pub(super) fn shown(f: &Finding) -> Vec<Shown> {
+    let mut out = Vec::new();
+    if batch_lowered_pattern().is_match(&f.text) {
+        out.push(Shown::BatchAlreadyLowered);
+    }
+    let frames = || {
+        f.traceback.iter().flat_map(|tb| {
+            tb.frames
+                .iter()
+                .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
+        })
+    };
+    // A frame in PyTorch's checkpoint module, or Hugging Face's wrapper.
+    let checkpoint_frame = frames().any(|fr| {
+        fr.file
+            .replace('\\', "/")
+            .ends_with("torch/utils/checkpoint.py")
+            || fr.function == "_gradient_checkpointing_func"
+    });
+    if checkpoint_frame || checkpointing_pattern().is_match(&f.text) {
+        out.push(Shown::CheckpointingOn);
+    }
+    if is_loading(f) || creates_variables(f) {
+        out.push(Shown::BeforeAnyStep);
+    }
+    out
+}
+
+/// The failing TensorFlow node creates a variable's initial value
+/// (`vgg_16/fc6/weights/Initializer/random_uniform/RandomUniform`): the
+/// model's weights were being created, before any batch ran.
+pub(super) fn creates_variables(f: &Finding) -> bool {
+    fact(f, crate::record::fact::NODE).is_some_and(|node| node.contains("/Initializer/"))
 }
 
 /// A verdict, its title and detail in both languages.
@@ -606,6 +731,7 @@ pub(super) const REDUCE_BATCH_SIZE: FixSpec = FixSpec::new(
 .frameworks(&[Framework::PyTorch])
 .engines(Engines::NotServing)
 .phases(Phases::Training)
+.pointless_when(&[Shown::BatchAlreadyLowered, Shown::BeforeAnyStep])
 .cost(Cost::Speed);
 
 /// `torch.autocast(device_type="cuda")`, from PyTorch 1.10 (the text notes
@@ -663,6 +789,7 @@ pub(super) const GRADIENT_CHECKPOINTING: FixSpec = FixSpec::new(
 .frameworks(&[Framework::PyTorch])
 .engines(Engines::NotServing)
 .phases(Phases::Training)
+.pointless_when(&[Shown::CheckpointingOn, Shown::BeforeAnyStep])
 .cost(Cost::Speed)
 .sources(&["PyTorch documentation: torch.utils.checkpoint"]);
 
@@ -1197,7 +1324,7 @@ mod one_memory_model_over_the_fixtures {
     fn the_figures_decide_the_first_verdict_and_fix() {
         let pastes = crate::explain::test_support::fixture_pastes();
         assert!(pastes.len() > 500, "fixtures not found: {}", pastes.len());
-        let (mut wrong, mut seen) = (Vec::new(), [0usize; 3]);
+        let (mut wrong, mut seen) = (Vec::new(), [0usize; 4]);
         for (path, text) in &pastes {
             for f in crate::decode_str(text) {
                 let d = &f.diagnosis;
@@ -1228,6 +1355,17 @@ mod one_memory_model_over_the_fixtures {
                         if first_verdict.code == "capacity_exhausted" || WORKLOAD.contains(&fix) {
                             wrong.push(format!(
                                 "{path}: free covers the request, yet {} / {fix}",
+                                first_verdict.code
+                            ));
+                        }
+                    }
+                    // It would fit by the numbers: never "does not fit",
+                    // never a smaller workload first.
+                    Reading::CacheCoversRequest { .. } => {
+                        seen[3] += 1;
+                        if first_verdict.code == "capacity_exhausted" || WORKLOAD.contains(&fix) {
+                            wrong.push(format!(
+                                "{path}: the cache covers the request, yet {} / {fix}",
                                 first_verdict.code
                             ));
                         }
@@ -1341,5 +1479,106 @@ mod reading_tests {
         let at = |bytes: &str| fix_ids(&text.replace("26,409,535,488", bytes))[0].clone();
         assert_eq!(at("4,294,967,296"), "cupy-process-in-pieces");
         assert_eq!(at("4,294,967,295"), "cupy-release-pool-cache");
+    }
+}
+
+/// What the paste shows beyond its figures (`shown`) rules out the fixes
+/// that repeat it, in every family (the catalogue's `pointless_when`).
+#[cfg(test)]
+mod shown_in_the_paste {
+
+    /// The audited paste (fixtures/wild/1821.txt) with the writer's words
+    /// on the message's line saying the batch is already 1, in the forms
+    /// configs and prose use; a larger batch is no evidence.
+    #[test]
+    fn a_batch_already_at_one_is_read_from_the_words() {
+        let paste = include_str!("../../../../fixtures/wild/1821.txt");
+        let said = |words: &str| {
+            let text = paste.replace(
+                "the configs[e.g.: bath size and feature dim] many times , but it didn't work.",
+                words,
+            );
+            let f = crate::decode_str(&text).remove(0);
+            super::shown(&f).contains(&super::Shown::BatchAlreadyLowered)
+        };
+        for words in [
+            "the batch size to 1, still the same.",
+            "per_device_train_batch_size=1 already.",
+            "everything, even with batch size 1.",
+            "micro_batch_size = 1.",
+            "it: I reduced the batch size.",
+        ] {
+            assert!(said(words), "{words}");
+        }
+        for words in ["the batch size to 16.", "batch_size=128.", "nothing."] {
+            assert!(!said(words), "{words}");
+        }
+    }
+
+    /// The audited paste whose writer says adjusting the "bath size" many
+    /// times "didn't work" (fixtures/wild/1821.txt): no batch fix.
+    #[test]
+    fn a_batch_lowered_without_effect_is_not_reduced_again() {
+        let paste = include_str!("../../../../fixtures/wild/1821.txt");
+        let f = crate::decode_str(paste).remove(0);
+        assert!(super::shown(&f).contains(&super::Shown::BatchAlreadyLowered));
+        let worked = crate::decode_str(&paste.replace("it didn't work", "it worked")).remove(0);
+        assert!(!super::shown(&worked).contains(&super::Shown::BatchAlreadyLowered));
+    }
+
+    /// Checkpointing as Hugging Face's API and command line spell it on;
+    /// `=False` is not on.
+    #[test]
+    fn checkpointing_on_is_read_from_its_settings() {
+        let on = super::checkpointing_pattern();
+        for text in [
+            "model.gradient_checkpointing_enable()",
+            "--gradient_checkpointing True --bf16 True",
+            "TrainingArguments(gradient_checkpointing=True, per_device_train_batch_size=4)",
+        ] {
+            assert!(on.is_match(text), "{text}");
+        }
+        for text in [
+            "gradient_checkpointing=False",
+            "--gradient_checkpointing False",
+        ] {
+            assert!(!on.is_match(text), "{text}");
+        }
+    }
+
+    /// Over every fixture and real paste: where the paste shows a fix was
+    /// done, that fix is never offered.
+    #[test]
+    fn no_fix_repeats_what_the_paste_shows() {
+        let mut wrong = Vec::new();
+        for (path, text) in crate::explain::test_support::fixture_pastes() {
+            for f in crate::decode_str(&text) {
+                let shown = super::shown(&f);
+                for fix in &f.diagnosis.fixes {
+                    if crate::explain::fixes::spec(&fix.id).is_some_and(|s| s.pointless(&shown)) {
+                        wrong.push(format!("{path}: {}", fix.id));
+                    }
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+}
+
+/// Shares are rounded to the nearest percent, not cut: the audited
+/// 2.64 of 8.63 GiB is 31 % (30.6 %), 1.3956 of 7.79 GiB is 18 % (17.9 %);
+/// half a percent rounds up, just under it rounds down.
+#[cfg(test)]
+mod percent_tests {
+    use super::percent;
+
+    #[test]
+    fn shares_are_rounded_not_cut() {
+        assert_eq!(percent(2640, 8630), 31);
+        assert_eq!(percent(13956, 77900), 18);
+        assert_eq!(percent(5, 1000), 1);
+        assert_eq!(percent(4, 1000), 0);
+        assert_eq!(percent(1, 0), 0);
+        assert_eq!(percent(u64::MAX, 1), u64::MAX);
     }
 }

@@ -383,6 +383,9 @@ pub(crate) fn offered_fixes(f: &Finding, d: &Diagnosis) -> Vec<Fix> {
     }
     let mut seen = std::collections::HashSet::new();
     out.retain(|fix| seen.insert(fix.title.clone()));
+    // A fix that repeats what the paste shows was done is not offered.
+    let shown = common::shown(f);
+    out.retain(|fix| fixes::spec(&fix.id).is_none_or(|spec| !spec.pointless(&shown)));
     out
 }
 

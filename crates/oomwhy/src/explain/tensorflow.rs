@@ -1,7 +1,7 @@
 //! TensorFlow out-of-memory (the BFC allocator and `OpKernelContext`).
 
-use super::catalogue::{Cost, Engines, FixSpec};
-use super::common::{fact, fix, framework_fixes, row, verdict, FieldRow, TIB};
+use super::catalogue::{Cost, Engines, FixSpec, Shown};
+use super::common::{creates_variables, fact, fix, framework_fixes, row, verdict, FieldRow, TIB};
 use super::docs::Code;
 use super::setting::{Framework, Vendor};
 use super::Explain;
@@ -260,6 +260,25 @@ fn tf_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         ));
         return;
     }
+    if let Some(node) = fact(f, fact::NODE).filter(|_| creates_variables(f)) {
+        out.push(verdict(
+            Code::CapacityExhausted,
+            say!(
+                en: "It failed while creating the model's weights, before any batch ran",
+                zh: "它在创建模型权重时就失败了，还没有跑任何 batch"
+            ),
+            say_parts!(
+                en: "The failing node {node} computes a variable's initial value: TensorFlow was creating the model's weights ({what}), before any batch ran, so the batch size is not what filled the memory. Either something else already held the GPU (another process, or another TensorFlow session: each reserves nearly all of the GPU's memory when it starts), or the weights with their optimizer slots do not fit on this card.",
+                zh: "出错的节点 {node} 计算的是变量的初始值：TensorFlow 正在创建模型的权重（{what}），还没有跑任何 batch，所以占满显存的不是 batch size。要么是别的东西已经占着 GPU（另一个进程，或另一个 TensorFlow session：每个在启动时都会预留几乎全部显存），要么是权重连同优化器的 slot 变量在这块卡上放不下。",
+                node = Said::same(node),
+                what = Said {
+                    zh: what.zh.trim_start().to_string(),
+                    en: what.en,
+                }
+            ),
+        ));
+        return;
+    }
     let allocator = match fact(f, fact::ALLOCATOR) {
         Some(name) => say!(en: "{name}", zh: "{name}", name = name),
         None => say!(en: "its GPU allocator", zh: "它的 GPU 分配器"),
@@ -319,11 +338,26 @@ const REDUCE_BATCH_SIZE: FixSpec = FixSpec::new(
 )
 .frameworks(&[Framework::TensorFlow])
 .engines(Engines::NotServing)
+.pointless_when(&[Shown::BatchAlreadyLowered, Shown::BeforeAnyStep])
 .cost(Cost::Quality);
+
+/// A failure while the model's variables are created: what holds the GPU,
+/// then the weights' own size.
+const FREE_GPU_BEFORE_BUILDING: FixSpec = FixSpec::new(
+    "tf-free-gpu-before-building",
+    "Check what holds the GPU before the model is built",
+    "在构建模型之前检查是什么占着 GPU",
+)
+.frameworks(&[Framework::TensorFlow])
+.cost(Cost::Look)
+.sources(&["TensorFlow GPU guide: Limiting GPU memory growth"]);
 
 const MIXED_PRECISION: FixSpec =
     FixSpec::new("tf-mixed-precision", "Use mixed precision", "使用混合精度")
         .frameworks(&[Framework::TensorFlow])
+        // Keras keeps a mixed policy's variables in float32: no help while
+        // the weights are created.
+        .pointless_when(&[Shown::BeforeAnyStep])
         .cost(Cost::Quality)
         .sources(&["TensorFlow guide: Mixed precision (tf.keras.mixed_precision)"]);
 
@@ -363,6 +397,15 @@ fn tf_fixes(f: &Finding, out: &mut Vec<Fix>) {
             ),
         ));
         return;
+    }
+    if creates_variables(f) {
+        out.push(fix(
+            &FREE_GPU_BEFORE_BUILDING,
+            say!(
+                en: "Run `nvidia-smi` before starting: another process (a second TensorFlow job, a notebook kernel left running) may hold the GPU, and TensorFlow reserves nearly all of a GPU's memory per process and per session, so create one session per program (TensorFlow 1) and close the others. If the GPU is free, the weights do not fit: count them (model.summary(), or the variables' shapes), then use a smaller model, float16 weights, or place some layers on another device.",
+                zh: "启动前先运行 `nvidia-smi`：可能有另一个进程（第二个 TensorFlow 任务、没关掉的 notebook 内核）占着 GPU，而 TensorFlow 每个进程、每个 session 都会预留几乎全部显存，所以一个程序只创建一个 session（TensorFlow 1），把其余的关掉。如果 GPU 是空的，那就是权重放不下：数一数权重（model.summary()，或各变量的形状），然后换更小的模型、用 float16 权重，或把部分层放到别的设备上。"
+            ),
+        ));
     }
     out.push(fix(
         &REDUCE_BATCH_SIZE,
@@ -425,9 +468,43 @@ fn uses_sessions(f: &Finding) -> bool {
 /// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
     REDUCE_HOST_RAM,
+    FREE_GPU_BEFORE_BUILDING,
     REDUCE_BATCH_SIZE,
     MIXED_PRECISION,
     CUDA_MALLOC_ASYNC,
     ALLOW_GROWTH,
     REPORT_TENSOR_ALLOCATIONS,
 ];
+
+#[cfg(test)]
+mod weights_being_created {
+    use crate::explain::test_support::fix_ids;
+
+    /// VGG-16 in TensorFlow 1 (fixtures/wild/1801.txt): the failing node
+    /// initialises fc6's weights, before any batch ran: what holds the GPU
+    /// comes first, never the batch size. The same message from an op of
+    /// the training step keeps the batch size first.
+    #[test]
+    fn an_initializer_node_is_not_the_batch() {
+        let paste = include_str!("../../../../fixtures/wild/1801.txt");
+        let f = crate::decode_str(paste).remove(0);
+        let why = &f.diagnosis.verdicts[0];
+        assert!(
+            why.title.contains("creating the model's weights"),
+            "{}",
+            why.title
+        );
+        assert!(why.zh.as_ref().is_some_and(|zh| zh.title.contains("权重")));
+        let fixes = fix_ids(paste);
+        assert_eq!(fixes[0], "tf-free-gpu-before-building", "{fixes:?}");
+        assert!(
+            !fixes.iter().any(|x| x == "tf-reduce-batch-size"),
+            "{fixes:?}"
+        );
+        let step = paste.replace(
+            "Node: vgg_16/fc6/weights/Initializer/random_uniform/RandomUniform",
+            "Node: vgg_16/fc6/MatMul",
+        );
+        assert_eq!(fix_ids(&step)[0], "tf-reduce-batch-size");
+    }
+}

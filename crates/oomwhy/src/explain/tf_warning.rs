@@ -89,3 +89,30 @@ const MORE_ROOM: FixSpec = FixSpec::new(
 
 /// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[NOTHING_TO_FIX, MORE_ROOM];
+
+/// Report order: an error comes before the "not a failure" warnings
+/// printed ahead of it, so finding [1] is what failed.
+#[cfg(test)]
+mod report_order {
+    /// TensorFlow on Windows (fixtures/wild/1826.txt): two BFC retries
+    /// ("not a failure"), then the driver's CUDA_ERROR_OUT_OF_MEMORY. The
+    /// warnings alone keep their order.
+    #[test]
+    fn the_error_comes_before_the_warnings_ahead_of_it() {
+        let paste = include_str!("../../../../fixtures/wild/1826.txt");
+        let findings = crate::decode_str(paste);
+        assert!(findings.len() >= 3, "{}", findings.len());
+        assert!(findings[0].category.is_oom(), "{:?}", findings[0].category);
+        assert!(findings[1..]
+            .iter()
+            .all(|f| f.category == crate::record::Category::Warning));
+        let warnings: String = paste
+            .lines()
+            .filter(|l| l.contains("not a failure"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let alone = crate::decode_str(&warnings);
+        assert_eq!(alone.len(), 2);
+        assert!(alone[0].source.line < alone[1].source.line);
+    }
+}

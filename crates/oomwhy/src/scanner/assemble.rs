@@ -433,8 +433,15 @@ impl Scanner {
         let mut outcome = self.outcome;
         outcome.dropped_findings = self.collector.dropped;
         let mut findings = self.collector.findings;
-        // Pendings finished at the end can be out of line order.
-        findings.sort_by_key(|f| f.source.line);
+        // Pendings finished at the end can be out of line order. Warnings
+        // (allocator retries that are not failures) follow the errors, so
+        // that finding [1] is what failed.
+        findings.sort_by_key(|f| {
+            (
+                f.category == crate::record::Category::Warning,
+                f.source.line,
+            )
+        });
         link_consequences(&mut findings);
         outcome.findings = findings;
         outcome
