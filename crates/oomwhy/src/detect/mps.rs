@@ -126,6 +126,51 @@ impl Family for MpsOom {
     }
 }
 
+/// `Invalid buffer size: 104.25 GB`: PyTorch's MPS allocator refuses one
+/// buffer larger than the GPU's `MTLDevice.maxBufferLength`
+/// (`alloc_buffer_block`'s first check, its size printed by `format_size`).
+/// Not memory running out but one allocation too large for Metal: likely an
+/// out-of-memory in effect (the tensor must be split or made smaller).
+/// Read only with the allocator's size and unit: other programs print the
+/// same words before a bare number.
+pub struct MpsBufferSize;
+
+fn buffer_size() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| re(r"\bInvalid buffer size: (\d+(?:\.\d+)?)\s*(KiB|MiB|GiB|TiB|KB|MB|GB|TB)\b"))
+}
+
+impl Family for MpsBufferSize {
+    fn triggers(&self) -> &'static [&'static str] {
+        // The exception class before it (`RuntimeError: `) holds the
+        // prefilter's `rror`: no literal of its own.
+        &["rror: Invalid buffer size: "]
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        buffer_size().find(line).map(|m| m.start())
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        let text = message.joined();
+        let caps = buffer_size().captures(&text)?;
+        let mut finding = message.finding(Kind::GenericOom, text.clone());
+        finding.category = crate::record::Category::LikelyOom;
+        finding.backend = Some("mps".into());
+        finding
+            .facts
+            .insert(fact::REPORTED_BY.into(), "PyTorch (MPS)".into());
+        finding
+            .facts
+            .insert("buffer_limit".into(), "MTLDevice.maxBufferLength".into());
+        let mut notes = Vec::new();
+        let mut sizes = SizeReader::new(&mut notes);
+        finding.sizes.requested_bytes = sizes.read(&caps, 1, "Invalid buffer size");
+        finding.notes = notes;
+        Some(finding)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
