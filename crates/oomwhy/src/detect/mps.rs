@@ -147,6 +147,11 @@ impl Family for MpsBufferSize {
         &["rror: Invalid buffer size: "]
     }
 
+    /// None: the start patterns match digits as a class, never a value.
+    fn start_figure_phrases(&self) -> Option<&'static [&'static str]> {
+        Some(&[])
+    }
+
     fn start(&self, line: &str) -> Option<usize> {
         buffer_size().find(line).map(|m| m.start())
     }

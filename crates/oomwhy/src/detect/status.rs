@@ -339,19 +339,22 @@ fn reported_name(line: &str, start: usize, end: usize, written: &str) -> bool {
     }) || prints_own_number(before, written)
 }
 
-/// Whether the text before a name prints the code's own number, as its
-/// header writes it (`result=0x70000003` ... `0x70000003 corresponds to
+/// Whether the text before a name decodes the code's own number, as its
+/// header writes it (`0x70000003 corresponds to
 /// ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY`, `-2 means VK_ERROR_...`): a value
 /// the program returned, then its name. One digit is too common to say so.
+/// The connecting words are in [`FIGURE_PHRASES`]: the number's value
+/// decides.
 fn prints_own_number(before: &str, written: &str) -> bool {
     if written.trim_start_matches('-').len() < 2 {
         return false;
     }
-    let bytes = before.as_bytes();
-    before.match_indices(written).any(|(at, _)| {
-        let end = at + written.len();
-        let bounded = |i: Option<&u8>| i.is_none_or(|b| !b.is_ascii_alphanumeric());
-        bounded(at.checked_sub(1).and_then(|i| bytes.get(i))) && bounded(bytes.get(end))
+    ["corresponds to", "means"].iter().any(|words| {
+        before
+            .strip_suffix(words)
+            .map(str::trim_end)
+            .and_then(|number| number.strip_suffix(written))
+            .is_some_and(|rest| !rest.ends_with(|c: char| c.is_ascii_alphanumeric()))
     })
 }
 
@@ -920,6 +923,12 @@ const TRIGGERS: &[&str] = &[
     " in CUDA",
     // A long message alone on its line.
     "no kernel image is available",
+    // TensorFlow-DirectML's failed check (`HRESULT failed with 0x887a0001:
+    // ...`), on the piece ` fai`.
+    "HRESULT failed with",
+    // Direct3D 12's notice that it removes the device (WSL's runtime), on a
+    // piece of its own (`3D12`).
+    "D3D12: Removing Device.",
 ];
 
 /// The code reported on a line, when it is of the wanted side: memory, or
@@ -935,9 +944,16 @@ fn find_class(line: &str, memory: bool) -> Option<Hit> {
 /// Where `find` reads a figure's value: the codes' names and messages that
 /// hold a digit (a test checks the tables), and the numbers `number_hit`
 /// reads after its status words. Elsewhere it matches digits as a class.
-const FIGURE_PHRASES: &[&str] = &["NPP_MOMENT_00", "D3D12_ERROR_"];
+const FIGURE_PHRASES: &[&str] = &[
+    "NPP_MOMENT_00",
+    "D3D12_ERROR_",
+    // An HRESULT after these words, and a code's own number before them.
+    "HRESULT failed with",
+    " corresponds to ",
+    " means ",
+];
 const FIGURE_WORDS: &[&str] = &[
-    "error", "err", "failure", "failed", "code", "status", "result", "returned",
+    "error", "err", "failure", "failed", "code", "status", "result", "returned", "hresult", "hr",
 ];
 
 fn continues_status(lines: &[String], next: &str) -> bool {
@@ -1191,6 +1207,9 @@ mod tests {
                 format!("zeMemAllocDevice returned {n}"),
                 format!("CHIP error [TID 227578] : hipErrorTbd ({name} ) in x.cc:365:recordStream"),
             ]),
+            "unified_runtime" => forms.extend([
+                format!("urEnqueueKernelLaunch returned {n}"),
+            ]),
             "vulkan" => forms.extend([
                 format!("vkAllocateMemory failed with error {n}"),
                 format!("Vulkan error: {name}"),
@@ -1257,6 +1276,10 @@ mod tests {
                 forms.extend([
                     format!("[ONNXRuntimeError] : 1 : FAIL : D:\\a\\_work\\1\\s\\onnxruntime\\core\\providers\\dml\\DmlExecutionProvider\\src\\ExecutionProvider.cpp(962)\\onnxruntime_pybind11_state.pyd!00007FFABA30B0B1: (caller: 00007FFABA30B740) Exception(3) tid(5a68) {hex} The call failed."),
                     format!("RuntimeError: check failed, hr = 0x{hex}"),
+                    // Signed (glibc's strerror on Linux and WSL) and
+                    // unsigned decimal.
+                    format!("RuntimeError: Unknown error {}", d as u32 as i32),
+                    format!("failed with error code {d}"),
                 ]);
                 // SharpDX names the code beside it; the prefilter finds the
                 // line by the name's `_ERROR_`.
@@ -1518,6 +1541,47 @@ mod tests {
             "commit 887a0005 fixed the build",
             "hr = 0x00000000",
             "tid(5a68) 887A0005",
+        ] {
+            assert!(decode(line).is_none(), "{line}");
+        }
+    }
+
+    /// The forms of the vendor stacks (docs/vendor-gpu.md): real pastes
+    /// (fixtures/wild 2042, 2049, 1277, 1269, 2016, 1289, 1520, 2015).
+    #[test]
+    fn vendor_stack_forms() {
+        for (line, name, kind) in [
+            ("[GPU] clEnqueueNDRangeKernel, error code: -54", "CL_INVALID_WORK_GROUP_SIZE", Kind::GpuRuntimeError),
+            ("The specific error I keep running into is: `UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY `", "UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", Kind::GenericOom),
+            ("0x70000003 corresponds to ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY.", "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", Kind::GenericOom),
+            // 1269 is `... on my machine i'm getting NAME from`; the mention
+            // check reads the apostrophe of `i'm` as an opening quote.
+            ("getting VK_ERROR_OUT_OF_DEVICE_MEMORY from", "VK_ERROR_OUT_OF_DEVICE_MEMORY", Kind::GenericOom),
+            ("RuntimeError: Unknown error -2147024882**", "E_OUTOFMEMORY", Kind::GenericOom),
+            ("   F tensorflow/c/logging.cc:43] HRESULT failed with 0x887a0001: dml_device_->GetDeviceRemovedReason(), and Python Restart", "DXGI_ERROR_INVALID_CALL", Kind::GpuRuntimeError),
+            ("{rsx::thread} class std::runtime_error thrown: HRESULT = La instancia de dispositivo de GPU se ha suspendido. Use GetDeviceRemovedReason para averiguar cuál es la acción adecuada.", "DXGI_ERROR_DEVICE_REMOVED", Kind::GpuRuntimeError),
+            ("D3D12: Removing Device.", "DXGI_ERROR_DEVICE_REMOVED", Kind::GpuRuntimeError),
+            ("clBuildProgram failed with error -11", "CL_BUILD_PROGRAM_FAILURE", Kind::GpuRuntimeError),
+            ("urUSMDeviceAlloc returned 39", "UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", Kind::GenericOom),
+        ] {
+            let f = decode(line).unwrap_or_else(|| panic!("{line}"));
+            assert_eq!(f.facts.get(fact::ERROR_NAME).map(String::as_str), Some(name), "{line}");
+            assert_eq!(f.kind, kind, "{line}");
+        }
+        for line in [
+            // A bad argument outside OpenVINO's plugin is the caller's bug.
+            "clEnqueueNDRangeKernel, error code: -54",
+            // The HRESULT of another call is its own code.
+            "HRESULT failed with 0x887a0001: device_->CreateCommittedResource()",
+            // Decimal: a number that is no failure HRESULT, or not one of the table.
+            "Unknown error -1",
+            "Unknown error 2147942414000",
+            "error 1073741824",
+            // Code that calls GetDeviceRemovedReason, and prose that names it.
+            "HRESULT hr = device->GetDeviceRemovedReason();",
+            "We call GetDeviceRemovedReason to see why",
+            // A one-digit number before a name is no printed code.
+            "1 and ZE_RESULT_NOT_READY appear",
         ] {
             assert!(decode(line).is_none(), "{line}");
         }

@@ -111,13 +111,19 @@ impl Family for VendorGpuOom {
             // Each on a piece the prefilter already searches for: `ut of `
             // (OpenVINO's first, DirectML's warning), ` is ` (OpenVINO's
             // size check), `memory available!` (the grammar's literal for
-            // torch-directml's sentence), `ion ` (ggml's).
+            // torch-directml's sentence), and ggml's sentence is the literal
+            // the general family already has.
             "ut of GPU resources",
             "DML allocator out of memory",
             "supported by device is ",
             "memory available!",
-            "memory allocation of size ",
+            "Device memory allocation of size",
         ]
+    }
+
+    /// None: the start patterns match digits as a class, never a value.
+    fn start_figure_phrases(&self) -> Option<&'static [&'static str]> {
+        Some(&[])
     }
 
     fn start(&self, line: &str) -> Option<usize> {

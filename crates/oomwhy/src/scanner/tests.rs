@@ -170,9 +170,11 @@ fn prefilter_stays_small() {
     // them on pieces of their own: 66 pieces);
     // 92: ncnn's `vkAllocateMemory failed -2` (` failed -`, on a piece
     // already searched for) and an Xid named in prose (`Xid `, a piece of
-    // its own).
+    // its own); 95: OpenVINO's size check (` is `), TensorFlow-DirectML's
+    // `HRESULT failed with` (` fai`) and Direct3D 12's `Removing Device`
+    // (`3D12`, a piece of its own).
     assert!(
-        literals.len() <= 92,
+        literals.len() <= 95,
         "{} literals: {literals:?}",
         literals.len()
     );
