@@ -165,9 +165,6 @@ impl Family for MpsBufferSize {
         finding
             .facts
             .insert(fact::REPORTED_BY.into(), "PyTorch (MPS)".into());
-        finding
-            .facts
-            .insert("buffer_limit".into(), "MTLDevice.maxBufferLength".into());
         let mut notes = Vec::new();
         let mut sizes = SizeReader::new(&mut notes);
         finding.sizes.requested_bytes = sizes.read(&caps, 1, "Invalid buffer size");
@@ -179,6 +176,19 @@ impl Family for MpsBufferSize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// fixtures/wild/2024.txt; the same words before a bare number are
+    /// another program's (an audio buffer's, a socket's).
+    #[test]
+    fn buffer_above_metal_limit() {
+        let line = "Same thing here with an M1 Ultra 128GB running Python 3.10.13:   `RuntimeError: Invalid buffer size: 104.25 GB`";
+        let f = crate::detect::decode_lines(&MpsBufferSize, &[line]).unwrap();
+        assert_eq!(f.category, crate::record::Category::LikelyOom);
+        assert_eq!(f.backend.as_deref(), Some("mps"));
+        assert_eq!(f.sizes.requested_bytes, Some((104.25 * 1024.0 * 1024.0 * 1024.0) as u64));
+        assert!(MpsBufferSize.start("Log.e(TAG, \"Invalid buffer size: \" + minBufferSize);").is_none());
+        assert!(MpsBufferSize.start("Invalid buffer size: 4096").is_none());
+    }
 
     type Case = (
         &'static str,
