@@ -137,7 +137,9 @@ pub struct MpsBufferSize;
 
 fn buffer_size() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| re(r"\bInvalid buffer size: (\d+(?:\.\d+)?)\s*(KiB|MiB|GiB|TiB|KB|MB|GB|TB)\b"))
+    RE.get_or_init(|| {
+        re(r"\bInvalid buffer size: (\d+(?:\.\d+)?)\s*(KiB|MiB|GiB|TiB|KB|MB|GB|TB)\b")
+    })
 }
 
 impl Family for MpsBufferSize {
@@ -185,8 +187,13 @@ mod tests {
         let f = crate::detect::decode_lines(&MpsBufferSize, &[line]).unwrap();
         assert_eq!(f.category, crate::record::Category::LikelyOom);
         assert_eq!(f.backend.as_deref(), Some("mps"));
-        assert_eq!(f.sizes.requested_bytes, Some((104.25 * 1024.0 * 1024.0 * 1024.0) as u64));
-        assert!(MpsBufferSize.start("Log.e(TAG, \"Invalid buffer size: \" + minBufferSize);").is_none());
+        assert_eq!(
+            f.sizes.requested_bytes,
+            Some((104.25 * 1024.0 * 1024.0 * 1024.0) as u64)
+        );
+        assert!(MpsBufferSize
+            .start("Log.e(TAG, \"Invalid buffer size: \" + minBufferSize);")
+            .is_none());
         assert!(MpsBufferSize.start("Invalid buffer size: 4096").is_none());
     }
 

@@ -418,7 +418,10 @@ fn number_in(line: &str, caps: &regex::Captures<'_>) -> Option<Hit> {
     // OpenCL call it made itself (`[GPU] clEnqueueNDRangeKernel, error
     // code: -54`): a bad argument there is the plugin's failure, not a bug
     // of the program that called OpenVINO, so it is reported.
-    if table.id == "opencl" && entry.class == Class::Usage && line[..api.start()].ends_with("[GPU] ") {
+    if table.id == "opencl"
+        && entry.class == Class::Usage
+        && line[..api.start()].ends_with("[GPU] ")
+    {
         hit.class = Class::NotMemory;
     }
     Some(hit)
@@ -565,10 +568,7 @@ fn message_hit(line: &str) -> Option<Hit> {
         let better =
             best.is_none_or(|(b, len)| start < b.start || (start == b.start && text.len() > len));
         if better {
-            best = Some((
-                Hit::new(start, table, entry, Form::Message),
-                text.len(),
-            ));
+            best = Some((Hit::new(start, table, entry, Form::Message), text.len()));
         }
     }
     best.map(|(hit, _)| hit)
@@ -648,7 +648,12 @@ fn find(line: &str) -> Option<Hit> {
             if !reported_name(line, start, end, entry.written) {
                 return None;
             }
-            Some(Hit::new(clause_start(line, start), table, entry, Form::Name))
+            Some(Hit::new(
+                clause_start(line, start),
+                table,
+                entry,
+                Form::Name,
+            ))
         })
         .collect();
     // A line that names several codes (`hipErrorTbd
@@ -764,7 +769,10 @@ fn hresult_hit(line: &str) -> Option<Hit> {
     let p = patterns();
     let (value, at) = if let Some(c) = p.hresult.captures(line) {
         let hex = c.name("wil").or_else(|| c.name("hex"))?;
-        (i64::from_str_radix(hex.as_str(), 16).ok()?, c.get(0)?.start())
+        (
+            i64::from_str_radix(hex.as_str(), 16).ok()?,
+            c.get(0)?.start(),
+        )
     } else {
         let c = p.hresult_decimal.captures(line)?;
         let printed: i64 = c.name("dec")?.as_str().parse().ok()?;
@@ -814,7 +822,9 @@ fn device_removed_hit(line: &str) -> Option<Hit> {
     } else {
         let hresult = line.find("HRESULT")?;
         let name = line[hresult..].find("GetDeviceRemovedReason ")? + hresult;
-        let next = line[name + "GetDeviceRemovedReason ".len()..].chars().next();
+        let next = line[name + "GetDeviceRemovedReason ".len()..]
+            .chars()
+            .next();
         if !next.is_some_and(char::is_alphabetic) {
             return None;
         }
@@ -823,7 +833,12 @@ fn device_removed_hit(line: &str) -> Option<Hit> {
     if is_mention(line, at) {
         return None;
     }
-    Some(Hit::new(clause_start(line, at), table, entry, Form::Message))
+    Some(Hit::new(
+        clause_start(line, at),
+        table,
+        entry,
+        Form::Message,
+    ))
 }
 
 /// Whether a line says, in the words the out-of-memory families read, that
