@@ -94,8 +94,21 @@ fn forms() -> &'static [Form] {
     })
 }
 
+/// A literal each form holds. The family is tried on every line with `ut of
+/// memory` (DirectML's warning's literal): these plain searches keep the
+/// forms' patterns off the lines that hold none of them.
+const ANCHORS: &[&str] = &[
+    "[GPU] ",
+    "DML allocator",
+    "not enough GPU video memory",
+    "memory allocation of size",
+];
+
 /// The first form on the line, by where it starts.
 fn form_on(line: &str) -> Option<(usize, &'static Form)> {
+    if !ANCHORS.iter().any(|anchor| line.contains(anchor)) {
+        return None;
+    }
     forms()
         .iter()
         .filter_map(|form| form.start.find(line).map(|m| (m.start(), form)))
