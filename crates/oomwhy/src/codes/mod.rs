@@ -130,6 +130,15 @@ const SOURCES: &[(&str, &str, &str, &str)] = &[
         "level_zero",
         include_str!("level_zero.tsv"),
     ),
+    // oneAPI's layer between SYCL and the drivers (Level Zero on Intel
+    // GPUs, also OpenCL, CUDA and HIP): SYCL and PyTorch's XPU backend print
+    // its names.
+    (
+        "unified_runtime",
+        "oneAPI Unified Runtime",
+        "level_zero",
+        include_str!("unified_runtime.tsv"),
+    ),
     ("vulkan", "Vulkan", "vulkan", include_str!("vulkan.tsv")),
     ("cufft", "cuFFT", "cuda", include_str!("cufft.tsv")),
     ("cusolver", "cuSOLVER", "cuda", include_str!("cusolver.tsv")),
@@ -320,6 +329,11 @@ mod tests {
         let ze = table_or_panic("level_zero").by_number(0x7000_0003).unwrap();
         assert_eq!(ze.name, "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY");
         assert_eq!(ze.class, Class::Memory);
+        let ur = table_or_panic("unified_runtime").by_number(39).unwrap();
+        assert_eq!(ur.name, "UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY");
+        assert_eq!(ur.class, Class::Memory);
+        let (table, _) = by_name("UR_RESULT_ERROR_DEVICE_LOST").unwrap();
+        assert_eq!(table.id, "unified_runtime");
         let vk = table_or_panic("vulkan").by_number(-2).unwrap();
         assert_eq!(vk.name, "VK_ERROR_OUT_OF_DEVICE_MEMORY");
         let npp = table_or_panic("npp").by_number(-9).unwrap();

@@ -30,6 +30,7 @@ pub mod tensorflow;
 pub mod text;
 pub mod toolchain;
 pub mod torch;
+pub mod vendor_gpu;
 pub mod windows;
 pub mod xid;
 pub mod xla;
@@ -165,6 +166,8 @@ pub static FAMILIES: &[&dyn Family] = &[
     &torch::TorchFragment,
     &host::Killed,
     &generic::GenericOom,
+    &vendor_gpu::VendorGpuOom,
+    &mps::MpsBufferSize,
     // A status-table code that says memory ran out, in a form none of the
     // families above reads.
     &status::StatusOom,

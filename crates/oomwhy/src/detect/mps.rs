@@ -126,9 +126,76 @@ impl Family for MpsOom {
     }
 }
 
+/// `Invalid buffer size: 104.25 GB`: PyTorch's MPS allocator refuses one
+/// buffer larger than the GPU's `MTLDevice.maxBufferLength`
+/// (`alloc_buffer_block`'s first check, its size printed by `format_size`).
+/// Not memory running out but one allocation too large for Metal: likely an
+/// out-of-memory in effect (the tensor must be split or made smaller).
+/// Read only with the allocator's size and unit: other programs print the
+/// same words before a bare number.
+pub struct MpsBufferSize;
+
+fn buffer_size() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        re(r"\bInvalid buffer size: (\d+(?:\.\d+)?)\s*(KiB|MiB|GiB|TiB|KB|MB|GB|TB)\b")
+    })
+}
+
+impl Family for MpsBufferSize {
+    fn triggers(&self) -> &'static [&'static str] {
+        // The exception class before it (`RuntimeError: `) holds the
+        // prefilter's `rror`: no literal of its own.
+        &["rror: Invalid buffer size: "]
+    }
+
+    /// None: the start patterns match digits as a class, never a value.
+    fn start_figure_phrases(&self) -> Option<&'static [&'static str]> {
+        Some(&[])
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        buffer_size().find(line).map(|m| m.start())
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        let text = message.joined();
+        let caps = buffer_size().captures(&text)?;
+        let mut finding = message.finding(Kind::GenericOom, text.clone());
+        finding.category = crate::record::Category::LikelyOom;
+        finding.backend = Some("mps".into());
+        finding
+            .facts
+            .insert(fact::REPORTED_BY.into(), "PyTorch (MPS)".into());
+        let mut notes = Vec::new();
+        let mut sizes = SizeReader::new(&mut notes);
+        finding.sizes.requested_bytes = sizes.read(&caps, 1, "Invalid buffer size");
+        finding.notes = notes;
+        Some(finding)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// fixtures/wild/2024.txt; the same words before a bare number are
+    /// another program's (an audio buffer's, a socket's).
+    #[test]
+    fn buffer_above_metal_limit() {
+        let line = "Same thing here with an M1 Ultra 128GB running Python 3.10.13:   `RuntimeError: Invalid buffer size: 104.25 GB`";
+        let f = crate::detect::decode_lines(&MpsBufferSize, &[line]).unwrap();
+        assert_eq!(f.category, crate::record::Category::LikelyOom);
+        assert_eq!(f.backend.as_deref(), Some("mps"));
+        assert_eq!(
+            f.sizes.requested_bytes,
+            Some((104.25 * 1024.0 * 1024.0 * 1024.0) as u64)
+        );
+        assert!(MpsBufferSize
+            .start("Log.e(TAG, \"Invalid buffer size: \" + minBufferSize);")
+            .is_none());
+        assert!(MpsBufferSize.start("Invalid buffer size: 4096").is_none());
+    }
 
     type Case = (
         &'static str,

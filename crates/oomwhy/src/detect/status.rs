@@ -50,6 +50,21 @@ struct Hit {
     table: &'static Table,
     entry: &'static Entry,
     form: Form,
+    /// The class the finding is reported by: the entry's, unless the line
+    /// says more (`effective_class`).
+    class: Class,
+}
+
+impl Hit {
+    fn new(start: usize, table: &'static Table, entry: &'static Entry, form: Form) -> Hit {
+        Hit {
+            start,
+            table,
+            entry,
+            form,
+            class: entry.class,
+        }
+    }
 }
 
 struct Patterns {
@@ -74,6 +89,11 @@ struct Patterns {
     /// (DirectML, as ONNX Runtime's DirectML provider prints it), SharpDX's
     /// and Vortice's `HRESULT: [0x887A0005]`, `hr = 0x887A0005`.
     hresult: Regex,
+    /// An HRESULT in decimal, signed (`Unknown error -2147024882`: glibc's
+    /// `strerror` text for a number that is no errno, which
+    /// `std::system_category` prints on Linux and WSL for a DirectX
+    /// HRESULT) or unsigned (`2147942414`), after an error word.
+    hresult_decimal: Regex,
     /// Metal's abort message ends with the driver's status, in hex, and its
     /// name: `(00000004:kIOGPUCommandBufferCallbackErrorSubmissionsIgnored)`
     /// (older macOS: `kIOAccelCommandBufferCallbackError...`).
@@ -104,12 +124,15 @@ fn patterns() -> &'static Patterns {
                 r"|\bnpp[a-z]\w*|\bNPP\b|\bnvjpeg\w*|\bnvJPEG\b|\bNVJPEG\b|\brocblas\w*|\brocBLAS\b|\bmiopen\w*|\bMIOpen\b",
                 r"|\bcuda[A-Z]\w*|\bcu[A-Z]\w*|\bCUresult\b|\bCUDA\b|\bCuda\b|\bcuda\b|THCudaCheck",
                 r"|\bhip[A-Z]\w*|\bHIP\b|\bcublas\w*|\bCUBLAS\b|\bcuBLAS\b|\bcudnn\w*|\bcuDNN\b|\bCUDNN\b",
-                r"|\bnccl[A-Z]\w*|\bNCCL\b|\bze[A-Z]\w*|\bLevel[ -]?Zero\b|\bvk[A-Z]\w*|\bVulkan\b|\bVkResult\b)",
+                r"|\bnccl[A-Z]\w*|\bNCCL\b|\bze[A-Z]\w*|\bLevel[ -]?Zero\b|\bvk[A-Z]\w*|\bVulkan\b|\bVkResult\b",
+                // oneAPI Unified Runtime's calls (`urEnqueueKernelLaunch`),
+                // OpenCL's (`clEnqueueNDRangeKernel`) and OpenCL named.
+                r"|\bur[A-Z]\w*|\bcl[A-Z]\w*|\bOpenCL\b)",
                 r"[^\n]{0,100}?\b(?P<word>error|Error|ERROR|failure|Failure|failed|code|err|status|result|returned)",
                 r"\s*(?:[=:]\s*|\(\s*|\s+)(?:[Cc]ode\s+|with\s+error\s+)?(?P<number>-?0x[0-9A-Fa-f]+|-?\d+)\b",
             )),
             typed_number: re(concat!(
-                r"\b(?P<api>cudaError_t|CUresult|hipError_t|cublasStatus_t|cudnnStatus_t|ncclResult_t|ze_result_t|VkResult)",
+                r"\b(?P<api>cudaError_t|CUresult|hipError_t|cublasStatus_t|cudnnStatus_t|ncclResult_t|ze_result_t|ur_result_t|cl_int|VkResult)",
                 r"\s*(?:[=:]\s*)?(?P<number>-?0x[0-9A-Fa-f]+|-?\d+)\b",
             )),
             ort_status: re(concat!(
@@ -119,8 +142,12 @@ fn patterns() -> &'static Patterns {
             )),
             hresult: re(concat!(
                 r"\bException\(\d+\) tid\([0-9a-fA-F]+\) (?P<wil>[0-9A-Fa-f]{8})\b",
-                r"|\b(?:HRESULT|hr)\s*(?:[:=]\s*)?\[?0x(?P<hex>[0-9A-Fa-f]{8})\b",
+                // TensorFlow-DirectML's `HRESULT failed with 0x887a0001: call`.
+                r"|\b(?:HRESULT|hr)\s*(?:failed with\s+|[:=]\s*)?\[?0x(?P<hex>[0-9A-Fa-f]{8})\b",
             )),
+            hresult_decimal: re(
+                r"\b(?:[Uu]nknown error|HRESULT|HResult|hr|[Ee]rror [Cc]ode|[Ee]rror)\s*(?:[:=]\s*)?\(?(?P<dec>-?\d{10})\b",
+            ),
             metal_callback: re(
                 r"\((?P<hex>[0-9A-Fa-f]{8}):kIO(?:GPU|Accel)CommandBufferCallbackError\w+\)",
             ),
@@ -222,6 +249,10 @@ fn table_for_api(api: &str, matched: &str) -> Option<&'static Table> {
         "nccl"
     } else if api.starts_with("hip") || api == "HIP" {
         "hip_runtime"
+    } else if api.starts_with("ur") {
+        "unified_runtime"
+    } else if api.starts_with("cl") || api == "OpenCL" {
+        "opencl"
     } else if api.starts_with("ze") || api.starts_with("Level") {
         "level_zero"
     } else if api.starts_with("vk") || api == "Vulkan" || api == "VkResult" {
@@ -240,7 +271,7 @@ fn table_for_api(api: &str, matched: &str) -> Option<&'static Table> {
 /// Whether a name at `start..end` of `line` is a report of the code, not a
 /// mention of it in code or documentation (`case cudaErrorX:`, `if (err ==
 /// cudaErrorX)`, `cudaErrorX = 35,`, `cudaGetErrorString(cudaErrorX)`).
-fn reported_name(line: &str, start: usize, end: usize) -> bool {
+fn reported_name(line: &str, start: usize, end: usize, written: &str) -> bool {
     let before = line[..start].trim_end();
     let after = line[end..].trim_start();
     if is_mention(line, start) {
@@ -295,9 +326,35 @@ fn reported_name(line: &str, start: usize, end: usize) -> bool {
         "results in",
         "got",
         "is",
+        // A poster saying what they received: `i'm getting
+        // VK_ERROR_OUT_OF_DEVICE_MEMORY from vmaCreateImage`.
+        "getting",
+        "get",
+        "gets",
+        "hitting",
+        "hit",
     ];
     WORDS.iter().any(|w| {
         lower.ends_with(w) && !lower[..lower.len() - w.len()].ends_with(char::is_alphanumeric)
+    }) || prints_own_number(before, written)
+}
+
+/// Whether the text before a name decodes the code's own number, as its
+/// header writes it (`0x70000003 corresponds to
+/// ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY`, `-2 means VK_ERROR_...`): a value
+/// the program returned, then its name. One digit is too common to say so.
+/// The connecting words are in [`FIGURE_PHRASES`]: the number's value
+/// decides.
+fn prints_own_number(before: &str, written: &str) -> bool {
+    if written.trim_start_matches('-').len() < 2 {
+        return false;
+    }
+    ["corresponds to", "means"].iter().any(|words| {
+        before
+            .strip_suffix(words)
+            .map(str::trim_end)
+            .and_then(|number| number.strip_suffix(written))
+            .is_some_and(|rest| !rest.ends_with(|c: char| c.is_ascii_alphanumeric()))
     })
 }
 
@@ -356,12 +413,18 @@ fn number_in(line: &str, caps: &regex::Captures<'_>) -> Option<Hit> {
     if is_mention(line, api.start()) {
         return None;
     }
-    Some(Hit {
-        start: api.start(),
-        table,
-        entry,
-        form: Form::Number,
-    })
+    let mut hit = Hit::new(api.start(), table, entry, Form::Number);
+    // OpenVINO's GPU plugin tags its messages `[GPU] ` and prints the
+    // OpenCL call it made itself (`[GPU] clEnqueueNDRangeKernel, error
+    // code: -54`): a bad argument there is the plugin's failure, not a bug
+    // of the program that called OpenVINO, so it is reported.
+    if table.id == "opencl"
+        && entry.class == Class::Usage
+        && line[..api.start()].ends_with("[GPU] ")
+    {
+        hit.class = Class::NotMemory;
+    }
+    Some(hit)
 }
 
 /// The entry whose own string (`cudaGetErrorString`'s) follows a printed
@@ -505,15 +568,7 @@ fn message_hit(line: &str) -> Option<Hit> {
         let better =
             best.is_none_or(|(b, len)| start < b.start || (start == b.start && text.len() > len));
         if better {
-            best = Some((
-                Hit {
-                    start,
-                    table,
-                    entry,
-                    form: Form::Message,
-                },
-                text.len(),
-            ));
+            best = Some((Hit::new(start, table, entry, Form::Message), text.len()));
         }
     }
     best.map(|(hit, _)| hit)
@@ -581,27 +636,24 @@ fn find(line: &str) -> Option<Hit> {
     if let Some(c) = p.search_for.captures(line) {
         if let (Some(m), Some(name)) = (c.get(0), c.get(1)) {
             if let Some((table, entry)) = codes::by_name(name.as_str()) {
-                return Some(Hit {
-                    start: m.start(),
-                    table,
-                    entry,
-                    form: Form::Name,
-                });
+                return Some(Hit::new(m.start(), table, entry, Form::Name));
             }
         }
     }
     let names: Vec<Hit> = p
         .names
         .find_iter(line)
-        .filter(|&(start, end)| reported_name(line, start, end))
         .filter_map(|(start, end)| {
             let (table, entry) = codes::by_name(line.get(start..end)?)?;
-            Some(Hit {
-                start: clause_start(line, start),
+            if !reported_name(line, start, end, entry.written) {
+                return None;
+            }
+            Some(Hit::new(
+                clause_start(line, start),
                 table,
                 entry,
-                form: Form::Name,
-            })
+                Form::Name,
+            ))
         })
         .collect();
     // A line that names several codes (`hipErrorTbd
@@ -622,6 +674,7 @@ fn find(line: &str) -> Option<Hit> {
     let hit = name
         .or_else(|| xla_status_hit(line))
         .or_else(|| hresult_hit(line))
+        .or_else(|| device_removed_hit(line))
         .or_else(|| metal_hit(line))
         .or_else(|| number_hit(line))
         .or_else(|| message_hit(line))
@@ -651,12 +704,12 @@ fn xla_status_hit(line: &str) -> Option<Hit> {
     let name = c.name("name")?;
     let table = codes::table("absl_status")?;
     let entry = table.entries.iter().find(|e| e.name == name.as_str())?;
-    Some(Hit {
-        start: clause_start(line, name.start()),
+    Some(Hit::new(
+        clause_start(line, name.start()),
         table,
         entry,
-        form: Form::Name,
-    })
+        Form::Name,
+    ))
 }
 
 /// ONNX Runtime's status in its printed forms (`Patterns::ort_status`): the
@@ -685,12 +738,7 @@ fn ort_status_hit(line: &str) -> Option<Hit> {
         table.by_number(c.name("triton")?.as_str().parse().ok()?)?
     };
     let at = c.get(0)?.start();
-    Some(Hit {
-        start: clause_start(line, at),
-        table,
-        entry,
-        form: Form::Name,
-    })
+    Some(Hit::new(clause_start(line, at), table, entry, Form::Name))
 }
 
 /// Metal's command-buffer status (`Patterns::metal_callback`): its number
@@ -710,31 +758,87 @@ fn metal_hit(line: &str) -> Option<Hit> {
         .find("Execution of the command buffer")
         .filter(|&s| s < at)
         .map_or_else(|| clause_start(line, at), |s| clause_start(line, s));
-    Some(Hit {
-        start,
-        table,
-        entry,
-        form: Form::Number,
-    })
+    Some(Hit::new(start, table, entry, Form::Number))
 }
 
-/// A Windows HRESULT in hex (`Patterns::hresult`), with or without `0x`.
+/// A Windows HRESULT (`Patterns::hresult`, `Patterns::hresult_decimal`)
+/// in any of its printed forms: hex with or without `0x`, unsigned or
+/// signed decimal. An HRESULT is a 32-bit value; a failure has its top bit
+/// set, so its signed form is negative.
 fn hresult_hit(line: &str) -> Option<Hit> {
-    let c = patterns().hresult.captures(line)?;
-    let hex = c.name("wil").or_else(|| c.name("hex"))?;
-    let value = i64::from_str_radix(hex.as_str(), 16).ok()?;
+    let p = patterns();
+    let (value, at) = if let Some(c) = p.hresult.captures(line) {
+        let hex = c.name("wil").or_else(|| c.name("hex"))?;
+        (
+            i64::from_str_radix(hex.as_str(), 16).ok()?,
+            c.get(0)?.start(),
+        )
+    } else {
+        let c = p.hresult_decimal.captures(line)?;
+        let printed: i64 = c.name("dec")?.as_str().parse().ok()?;
+        (hresult_bits(printed)?, c.get(0)?.start())
+    };
     let table = codes::table("hresult")?;
     let entry = table.by_number(value)?;
-    let at = c.get(0)?.start();
     if is_mention(line, at) {
         return None;
     }
-    Some(Hit {
-        start: clause_start(line, at),
+    let mut hit = Hit::new(clause_start(line, at), table, entry, Form::Number);
+    // The HRESULT of `GetDeviceRemovedReason()` is why the device was
+    // removed (TensorFlow-DirectML's `HRESULT failed with 0x887a0001:
+    // dml_device_->GetDeviceRemovedReason()`): whatever the code, the GPU
+    // was lost to the program.
+    if line[at..].contains("GetDeviceRemovedReason()") {
+        hit.class = Class::NotMemory;
+    }
+    Some(hit)
+}
+
+/// The 32 bits of an HRESULT printed in decimal: a signed value from
+/// `i32::MIN` to -1, or an unsigned one with its top bit set.
+fn hresult_bits(printed: i64) -> Option<i64> {
+    let bits = if printed < 0 {
+        i32::try_from(printed).ok()? as u32
+    } else {
+        u32::try_from(printed).ok()?
+    };
+    (bits & 0x8000_0000 != 0).then_some(i64::from(bits))
+}
+
+/// DXGI_ERROR_DEVICE_REMOVED said in words: Direct3D 12's own notice that it
+/// removes the device (`D3D12: Removing Device.`, the WSL runtime's), and
+/// the code's FormatMessage text in any language, which keeps the API's
+/// name (`HRESULT = La instancia de dispositivo de GPU se ha suspendido.
+/// Use GetDeviceRemovedReason para ...`): after an HRESULT word, the name
+/// followed by a word, not a call.
+fn device_removed_hit(line: &str) -> Option<Hit> {
+    let table = codes::table("hresult")?;
+    let entry = table
+        .entries
+        .iter()
+        .find(|e| e.name == "DXGI_ERROR_DEVICE_REMOVED")?;
+    let at = if let Some(at) = line.find("D3D12: Removing Device.") {
+        at
+    } else {
+        let hresult = line.find("HRESULT")?;
+        let name = line[hresult..].find("GetDeviceRemovedReason ")? + hresult;
+        let next = line[name + "GetDeviceRemovedReason ".len()..]
+            .chars()
+            .next();
+        if !next.is_some_and(char::is_alphabetic) {
+            return None;
+        }
+        hresult
+    };
+    if is_mention(line, at) {
+        return None;
+    }
+    Some(Hit::new(
+        clause_start(line, at),
         table,
         entry,
-        form: Form::Number,
-    })
+        Form::Message,
+    ))
 }
 
 /// Whether a line says, in the words the out-of-memory families read, that
@@ -759,9 +863,9 @@ fn says_memory_ran_out(line: &str) -> bool {
 /// for it (CUDA's out of memory, illegal address, device-side assert,
 /// misaligned address, launch failure, missing kernel image; an NCCL
 /// result; a library allocation failure), else by its class.
-fn kind_for(table: &Table, entry: &Entry) -> Kind {
+fn kind_for(table: &Table, entry: &Entry, class: Class) -> Kind {
     let cuda_like = matches!(table.id, "cuda_runtime" | "cuda_driver" | "hip_runtime");
-    match entry.class {
+    match class {
         Class::Memory => match table.id {
             "cuda_runtime" | "cuda_driver" => Kind::CudaRuntimeOom,
             // The libraries whose allocation failures oomwhy explains as
@@ -834,13 +938,19 @@ const TRIGGERS: &[&str] = &[
     " in CUDA",
     // A long message alone on its line.
     "no kernel image is available",
+    // TensorFlow-DirectML's failed check (`HRESULT failed with 0x887a0001:
+    // ...`), on the piece ` fai`.
+    "HRESULT failed with",
+    // Direct3D 12's notice that it removes the device (WSL's runtime), on a
+    // piece of its own (`3D12`).
+    "D3D12: Removing Device.",
 ];
 
 /// The code reported on a line, when it is of the wanted side: memory, or
 /// not memory. A code of the `usage` class is never reported.
 fn find_class(line: &str, memory: bool) -> Option<Hit> {
     let hit = find(line)?;
-    let class = hit.entry.class;
+    let class = hit.class;
     (class != Class::Usage && (class == Class::Memory) == memory).then_some(hit)
 }
 
@@ -849,9 +959,16 @@ fn find_class(line: &str, memory: bool) -> Option<Hit> {
 /// Where `find` reads a figure's value: the codes' names and messages that
 /// hold a digit (a test checks the tables), and the numbers `number_hit`
 /// reads after its status words. Elsewhere it matches digits as a class.
-const FIGURE_PHRASES: &[&str] = &["NPP_MOMENT_00", "D3D12_ERROR_"];
+const FIGURE_PHRASES: &[&str] = &[
+    "NPP_MOMENT_00",
+    "D3D12_ERROR_",
+    // An HRESULT after these words, and a code's own number before them.
+    "HRESULT failed with",
+    " corresponds to ",
+    " means ",
+];
 const FIGURE_WORDS: &[&str] = &[
-    "error", "err", "failure", "failed", "code", "status", "result", "returned",
+    "error", "err", "failure", "failed", "code", "status", "result", "returned", "hresult", "hr",
 ];
 
 fn continues_status(lines: &[String], next: &str) -> bool {
@@ -917,7 +1034,7 @@ fn decode_status(message: &Message<'_>, memory: bool) -> Option<Finding> {
     let first = format!("{}{}", message.prefix, message.lines.first()?);
     let hit = find_class(&first, memory)?;
     let (table, entry) = (hit.table, hit.entry);
-    let kind = kind_for(table, entry);
+    let kind = kind_for(table, entry, hit.class);
     let mut finding = message.finding(kind, message_text(message.lines));
     finding.backend = (!table.backend.is_empty()).then(|| table.backend.into());
     record_code(&mut finding, table.id, entry);
@@ -961,7 +1078,7 @@ fn decode_status(message: &Message<'_>, memory: bool) -> Option<Finding> {
             finding.facts.insert("meaning".into(), entry.meaning.into());
             finding
                 .facts
-                .insert("code_class".into(), entry.class.as_str().into());
+                .insert("code_class".into(), hit.class.as_str().into());
         }
     }
     Some(finding)
@@ -1105,6 +1222,9 @@ mod tests {
                 format!("zeMemAllocDevice returned {n}"),
                 format!("CHIP error [TID 227578] : hipErrorTbd ({name} ) in x.cc:365:recordStream"),
             ]),
+            "unified_runtime" => forms.extend([
+                format!("urEnqueueKernelLaunch returned {n}"),
+            ]),
             "vulkan" => forms.extend([
                 format!("vkAllocateMemory failed with error {n}"),
                 format!("Vulkan error: {name}"),
@@ -1171,6 +1291,10 @@ mod tests {
                 forms.extend([
                     format!("[ONNXRuntimeError] : 1 : FAIL : D:\\a\\_work\\1\\s\\onnxruntime\\core\\providers\\dml\\DmlExecutionProvider\\src\\ExecutionProvider.cpp(962)\\onnxruntime_pybind11_state.pyd!00007FFABA30B0B1: (caller: 00007FFABA30B740) Exception(3) tid(5a68) {hex} The call failed."),
                     format!("RuntimeError: check failed, hr = 0x{hex}"),
+                    // Signed (glibc's strerror on Linux and WSL) and
+                    // unsigned decimal.
+                    format!("RuntimeError: Unknown error {}", d as u32 as i32),
+                    format!("failed with error code {d}"),
                 ]);
                 // SharpDX names the code beside it; the prefilter finds the
                 // line by the name's `_ERROR_`.
@@ -1210,7 +1334,7 @@ mod tests {
                     if line.starts_with("CHIP error") || !line.contains(entry.name) {
                         continue;
                     }
-                    assert_eq!(f.kind, kind_for(table, entry), "{line}");
+                    assert_eq!(f.kind, kind_for(table, entry, entry.class), "{line}");
                     let category = f.kind.category();
                     match entry.class {
                         Class::Memory => assert!(category.is_oom(), "{line}: {category:?}"),
@@ -1432,6 +1556,47 @@ mod tests {
             "commit 887a0005 fixed the build",
             "hr = 0x00000000",
             "tid(5a68) 887A0005",
+        ] {
+            assert!(decode(line).is_none(), "{line}");
+        }
+    }
+
+    /// The forms of the vendor stacks (docs/vendor-gpu.md): real pastes
+    /// (fixtures/wild 2042, 2049, 1277, 1269, 2016, 1289, 1520, 2015).
+    #[test]
+    fn vendor_stack_forms() {
+        for (line, name, kind) in [
+            ("[GPU] clEnqueueNDRangeKernel, error code: -54", "CL_INVALID_WORK_GROUP_SIZE", Kind::GpuRuntimeError),
+            ("The specific error I keep running into is: `UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY `", "UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", Kind::GenericOom),
+            ("0x70000003 corresponds to ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY.", "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", Kind::GenericOom),
+            // 1269 is `... on my machine i'm getting NAME from`; the mention
+            // check reads the apostrophe of `i'm` as an opening quote.
+            ("getting VK_ERROR_OUT_OF_DEVICE_MEMORY from", "VK_ERROR_OUT_OF_DEVICE_MEMORY", Kind::GenericOom),
+            ("RuntimeError: Unknown error -2147024882**", "E_OUTOFMEMORY", Kind::GenericOom),
+            ("   F tensorflow/c/logging.cc:43] HRESULT failed with 0x887a0001: dml_device_->GetDeviceRemovedReason(), and Python Restart", "DXGI_ERROR_INVALID_CALL", Kind::GpuRuntimeError),
+            ("{rsx::thread} class std::runtime_error thrown: HRESULT = La instancia de dispositivo de GPU se ha suspendido. Use GetDeviceRemovedReason para averiguar cuál es la acción adecuada.", "DXGI_ERROR_DEVICE_REMOVED", Kind::GpuRuntimeError),
+            ("D3D12: Removing Device.", "DXGI_ERROR_DEVICE_REMOVED", Kind::GpuRuntimeError),
+            ("clBuildProgram failed with error -11", "CL_BUILD_PROGRAM_FAILURE", Kind::GpuRuntimeError),
+            ("urUSMDeviceAlloc returned 39", "UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", Kind::GenericOom),
+        ] {
+            let f = decode(line).unwrap_or_else(|| panic!("{line}"));
+            assert_eq!(f.facts.get(fact::ERROR_NAME).map(String::as_str), Some(name), "{line}");
+            assert_eq!(f.kind, kind, "{line}");
+        }
+        for line in [
+            // A bad argument outside OpenVINO's plugin is the caller's bug.
+            "clEnqueueNDRangeKernel, error code: -54",
+            // The HRESULT of another call is its own code.
+            "HRESULT failed with 0x887a0001: device_->CreateCommittedResource()",
+            // Decimal: a number that is no failure HRESULT, or not one of the table.
+            "Unknown error -1",
+            "Unknown error 2147942414000",
+            "error 1073741824",
+            // Code that calls GetDeviceRemovedReason, and prose that names it.
+            "HRESULT hr = device->GetDeviceRemovedReason();",
+            "We call GetDeviceRemovedReason to see why",
+            // A one-digit number before a name is no printed code.
+            "1 and ZE_RESULT_NOT_READY appear",
         ] {
             assert!(decode(line).is_none(), "{line}");
         }

@@ -142,7 +142,7 @@ const BUCKETS: &[&[&[u8; PIECE_LEN]]] = &[
     &[b"ered", b"err(", b"ille", b"iope"],
     &[b" is ", b"to a", b"\x9d\x80\xe6\xad", b"e: L"],
     &[b"Insu", b"n CU", b"n cu", b"ocks", b"resp"],
-    &[b"7374", b"exce", b"nccl", b"oom_"],
+    &[b"7374", b"exce", b"nccl", b"oom_", b"3D12"],
 ];
 
 /// Teddy's number of buckets for the pieces above (Fat Teddy).
