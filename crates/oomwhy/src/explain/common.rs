@@ -47,14 +47,20 @@ pub(super) fn free_exceeds(free: u64, requested: u64) -> bool {
 }
 
 /// `part` as a whole percentage of `whole`, rounded to the nearest (30.6 %
-/// is 31 %, 17.9 % is 18 %), not cut; 0 when `whole` is 0.
+/// is 31 %, 17.9 % is 18 %), not cut; 0 when `whole` is 0. Only a whole is
+/// 100 %: 99.95 % reads 99 %, since "100 % of reserved is unused" would
+/// deny the allocation the same line states.
 pub(super) fn percent(part: u64, whole: u64) -> u64 {
     if whole == 0 {
         return 0;
     }
     let scaled = u128::from(part) * 100;
     let whole = u128::from(whole);
-    u64::try_from((scaled + whole / 2) / whole).unwrap_or(u64::MAX)
+    let rounded = u64::try_from((scaled + whole / 2) / whole).unwrap_or(u64::MAX);
+    match rounded {
+        100 if scaled < whole * 100 => 99,
+        n => n,
+    }
 }
 
 /// What a failed allocation's own figures say, read the same way for every
@@ -1578,6 +1584,9 @@ mod percent_tests {
         assert_eq!(percent(13956, 77900), 18);
         assert_eq!(percent(5, 1000), 1);
         assert_eq!(percent(4, 1000), 0);
+        assert_eq!(percent(2 * 1024 * 1024 - 1024, 2 * 1024 * 1024), 99);
+        assert_eq!(percent(995, 1000), 99);
+        assert_eq!(percent(1000, 1000), 100);
         assert_eq!(percent(1, 0), 0);
         assert_eq!(percent(u64::MAX, 1), u64::MAX);
     }
