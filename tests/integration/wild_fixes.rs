@@ -42,8 +42,8 @@ fn no_wild_paste_gets_a_fix_that_cannot_apply() {
                     // PyTorch's ROCm build reads PYTORCH_CUDA_ALLOC_CONF first
                     // (PYTORCH_HIP_ALLOC_CONF is its alternative), and some
                     // releases print that name in their HIP message.
-                    let read_on_rocm = nvidia == "PYTORCH_CUDA_ALLOC_CONF"
-                        && f.backend.as_deref() == Some("hip");
+                    let read_on_rocm =
+                        nvidia == "PYTORCH_CUDA_ALLOC_CONF" && f.backend.as_deref() == Some("hip");
                     if fixes.contains(nvidia) && !read_on_rocm {
                         bad(&format!("{nvidia} for a {:?} GPU", f.backend));
                     }
