@@ -164,6 +164,18 @@ impl Explain for GpuRuntimeError {
             ));
             return;
         }
+        // No code at all: the line says a call failed but not how (a check
+        // macro's stack whose error line was cut above it, a wrapper that
+        // prints the call only). Saying what "the status code" means, or
+        // that it is no out-of-memory error, would be a guess.
+        if code_of(f).is_none() {
+            out.push(verdict(
+                Code::GpuStatusCode,
+                no_code_title(),
+                no_code_detail(f),
+            ));
+            return;
+        }
         // A code without advice: the table's meaning, which is English;
         // the Chinese quotes it as such.
         let meaning = match fact(f, "meaning") {
@@ -225,8 +237,18 @@ impl Explain for GpuRuntimeError {
             };
             out.push(fix(&LIBRARY_HEADROOM, how));
         }
-        // Pointing back to the tables helps only where no advice does.
         if first.is_none() {
+            if code_of(f).is_none() {
+                out.push(fix(&FIND_FIRST_ERROR, no_code_how(f)));
+                return;
+            }
+            // A decoded code without advice: the honest first step for
+            // any runtime, never a pointer back to the table it came from.
+            out.push(fix(&FIRST_ERROR_THEN_UPDATE, runtime_first_step(f)));
+        }
+        // Pointing back to the tables helps only where the table gave no
+        // meaning, after the first step.
+        if first.is_none() && fact(f, "meaning").is_none() {
             out.push(fix(
                 &LOOK_UP_CODE,
                 say!(
@@ -236,6 +258,77 @@ impl Explain for GpuRuntimeError {
             ));
         }
     }
+}
+
+/// Whether the finding is about CUDA: its library, call or stack says so.
+fn about_cuda(f: &Finding) -> bool {
+    who_of(f).is_some_and(|who| who.contains("CUDA"))
+        || fact(f, "call").is_some_and(|call| call.to_ascii_lowercase().contains("cuda"))
+        || shows(f, "cuda")
+        || shows(f, "CUDA")
+}
+
+/// A device-to-host copy: where a program first waits for the GPU, so it is
+/// where an earlier kernel's fault usually surfaces.
+fn device_to_host_copy(f: &Finding) -> bool {
+    f.text.contains("DeviceToHost") || f.text.contains("DtoH")
+}
+
+fn no_code_title() -> Said {
+    say!(
+        en: "The message does not say which error the call returned",
+        zh: "这条消息没有写出调用返回的是哪个错误"
+    )
+}
+
+fn no_code_detail(f: &Finding) -> Said {
+    let what = say!(
+        en: "This line reports that a GPU runtime call failed but carries no error code or name: the error line was cut off above it, or the call failed asynchronously and is reporting an earlier failure.",
+        zh: "这一行只说明某个 GPU 运行时调用失败了，没有带错误码或错误名：错误那一行在它上方被截掉了，或者这个调用是异步失败的，报告的是更早的一个错误。"
+    );
+    if device_to_host_copy(f) {
+        what.then(say!(
+            en: "A failing device-to-host copy usually reports an earlier kernel's fault: the copy is where the program first waits for the GPU.",
+            zh: "从显存拷回主机的拷贝失败，通常报告的是之前某个 kernel 的错误：程序是在这次拷贝时才第一次等待 GPU。"
+        ))
+    } else {
+        what
+    }
+}
+
+fn no_code_how(f: &Finding) -> Said {
+    let find = say!(
+        en: "Search the log above this line for the first error the runtime printed (for CUDA, a line with `CUDA error:`); it names the code and the call.",
+        zh: "在这一行上方的日志里找运行时打印的第一个错误（CUDA 的话是带 `CUDA error:` 的那一行）；它会写出错误码和调用。"
+    );
+    if about_cuda(f) {
+        find.then(say!(
+            en: "If there is none, rerun with `CUDA_LAUNCH_BLOCKING=1` so the failing call reports its own error, or under `compute-sanitizer` to find the kernel that faulted.",
+            zh: "如果没有，设 `CUDA_LAUNCH_BLOCKING=1` 重跑，让出错的调用报告它自己的错误，或者在 `compute-sanitizer` 下运行，找出出错的 kernel。"
+        ))
+    } else {
+        find
+    }
+}
+
+/// The first step for a decoded code no advice row covers.
+fn runtime_first_step(f: &Finding) -> Said {
+    let who = who_of(f).unwrap_or_else(|| "GPU".to_string());
+    // A table titled "CUDA runtime" is a runtime already; "OpenCL" is not.
+    let runtime = if who.ends_with("runtime") || who.ends_with("Runtime") {
+        crate::i18n::reporter::said(&who)
+    } else {
+        say_parts!(
+            en: "{who} runtime",
+            zh: "{who} 运行时",
+            who = crate::i18n::reporter::said(&who)
+        )
+    };
+    say_parts!(
+        en: "Look above this line for an earlier error in the same run: a later call often fails because of it. If this is the first, update the GPU driver and the {runtime}; if it stays, report it to the project that made the call, with this line and the versions.",
+        zh: "在这一行上方找同一次运行里更早的错误：后面的调用常常是因为它才失败的。如果这就是第一个错误，更新 GPU 驱动和 {runtime}；如果还在，把这一行和版本号报告给发起这个调用的项目。",
+        runtime = runtime
+    )
 }
 
 /// The runtime or driver whose own log line the finding is (a fault family:
@@ -457,6 +550,22 @@ const READ_FAULT_LINES: FixSpec = FixSpec::new(
 .vendors(&[Vendor::Nvidia])
 .cost(Cost::Look);
 
+/// A message without its error: the first error line above it.
+const FIND_FIRST_ERROR: FixSpec = FixSpec::new(
+    "status-find-first-error",
+    "Find the first error line above it",
+    "找到它上方的第一条错误",
+)
+.cost(Cost::Look);
+
+/// A decoded code no advice covers: an earlier error, then the driver.
+const FIRST_ERROR_THEN_UPDATE: FixSpec = FixSpec::new(
+    "status-first-error-then-update",
+    "Find the first error before it, then update the driver",
+    "先找它之前的第一个错误，再更新驱动",
+)
+.cost(Cost::Look);
+
 const LOOK_UP_CODE: FixSpec = FixSpec::new(
     "status-look-up-code",
     "Look up the code in its library's reference",
@@ -485,6 +594,8 @@ pub(super) const FIXES: &[FixSpec] = &[
     NCCL_DEBUG_LOG,
     FIRST_CUDA_ERROR,
     READ_FAULT_LINES,
+    FIND_FIRST_ERROR,
+    FIRST_ERROR_THEN_UPDATE,
     LOOK_UP_CODE,
 ];
 
@@ -644,7 +755,8 @@ mod tests {
         assert!(advice::has_chinese(&s.why_zh.0), "{}", s.why_zh.0);
         // Its English title is still the table's meaning.
         assert!(s.why.0.contains("not previously configured"), "{}", s.why.0);
-        assert_eq!(s.fix.0, "status-look-up-code");
+        // Its first fix is a first step for the runtime, not the table again.
+        assert_eq!(s.fix.0, "status-first-error-then-update");
     }
 
     /// The whole first screen and detail of a paste, in both languages.
@@ -793,6 +905,111 @@ mod tests {
                 row.id,
                 row.fix
             );
+        }
+    }
+
+    /// What no status finding's first screen may say when its message
+    /// carries no code.
+    fn claims_a_code(s: &Screen) -> bool {
+        let all = format!("{} {} {} {}", s.why.0, s.why.1, s.fix.1, s.fix.2);
+        all.contains("status code")
+            || all.contains("not an out-of-memory")
+            || all.contains("Look up the code")
+            || s.why_zh.0.contains("状态码的含义")
+    }
+
+    #[test]
+    fn a_cuda_check_stack_cut_above_its_error_line_finds_the_error_above() {
+        // fixtures/wild/2058.txt: PyTorch's NCCL watchdog stack from
+        // c10_cuda_check_implementation; the `CUDA error:` line was cut above.
+        let s = screen(include_str!("../../../../fixtures/wild/2058.txt"));
+        assert!(!claims_a_code(&s), "{:?} {:?}", s.why, s.fix);
+        assert!(s.why.0.contains("does not say which error"), "{}", s.why.0);
+        assert!(s.why.1.contains("cut off above"), "{}", s.why.1);
+        assert!(!s.why.1.contains("device-to-host"), "{}", s.why.1);
+        assert_eq!(s.fix.0, "status-find-first-error");
+        assert!(s.fix.2.contains("CUDA_LAUNCH_BLOCKING=1"), "{}", s.fix.2);
+        assert!(s.fix.2.contains("compute-sanitizer"), "{}", s.fix.2);
+        assert!(chinese(&s.why_zh.0) && chinese(&s.why_zh.1) && chinese(&s.fix_zh.1));
+    }
+
+    #[test]
+    fn a_failing_device_to_host_copy_without_a_code_points_at_an_earlier_kernel() {
+        // fixtures/wild/2147.txt: ONNX Runtime's `CUDA error executing
+        // cudaMemcpy(..., cudaMemcpyDeviceToHost)`, printed without the error.
+        let s = screen(include_str!("../../../../fixtures/wild/2147.txt"));
+        assert!(!claims_a_code(&s), "{:?} {:?}", s.why, s.fix);
+        assert!(
+            s.why
+                .1
+                .contains("device-to-host copy usually reports an earlier kernel"),
+            "{}",
+            s.why.1
+        );
+        assert_eq!(s.fix.0, "status-find-first-error");
+        assert!(s.why_zh.1.contains("kernel"), "{}", s.why_zh.1);
+    }
+
+    #[test]
+    fn a_decoded_code_without_advice_gets_a_first_step_not_a_look_up() {
+        // fixtures/wild/2042.txt: OpenVINO's GPU plugin, OpenCL -54.
+        let s = screen(include_str!("../../../../fixtures/wild/2042.txt"));
+        assert!(advice::lookup("CL_INVALID_WORK_GROUP_SIZE", |_| false).is_none());
+        assert_eq!(s.fix.0, "status-first-error-then-update");
+        assert!(
+            s.fix
+                .2
+                .contains("update the GPU driver and the OpenCL runtime"),
+            "{}",
+            s.fix.2
+        );
+        assert!(s.why.1.contains("not valid for the kernel"), "{}", s.why.1);
+        assert!(chinese(&s.fix_zh.1), "{}", s.fix_zh.1);
+    }
+
+    #[test]
+    fn metal_access_revoked_sends_to_the_first_gpu_error() {
+        // fixtures/wild/2107.txt: `Ignored (for causing prior/excessive GPU
+        // errors) (00000004:kIOAccelCommandBufferCallbackErrorSubmissionsIgnored)`.
+        let s = screen(include_str!("../../../../fixtures/wild/2107.txt"));
+        assert_eq!(s.fix.0, "status-find-first-error");
+        assert!(s.why.0.contains("after earlier GPU errors"), "{}", s.why.0);
+        assert!(s.fix.2.contains("first GPU error above"), "{}", s.fix.2);
+        assert!(chinese(&s.why_zh.0) && chinese(&s.fix_zh.1));
+    }
+
+    #[test]
+    fn no_status_finding_of_the_corpus_offers_a_look_up_first() {
+        // Every wild paste with a status finding: a code or none, the first
+        // fix is never the table look-up.
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fixtures/wild");
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().and_then(|e| e.to_str()) != Some("txt") {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            for f in crate::decode_str(&text) {
+                if f.kind != Kind::GpuRuntimeError {
+                    continue;
+                }
+                if let Some(first) = f.diagnosis.fixes.first() {
+                    assert_ne!(first.id, LOOK_UP_CODE.id, "{}", path.display());
+                }
+                if code_of(&f).is_none() {
+                    let v = &f.diagnosis.verdicts[0];
+                    assert!(
+                        !v.detail.contains("not an out-of-memory"),
+                        "{}",
+                        path.display()
+                    );
+                }
+            }
         }
     }
 }
