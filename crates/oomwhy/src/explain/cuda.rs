@@ -201,6 +201,17 @@ fn runtime_oom_verdict(f: &Finding) -> Verdict {
                 zh: "`CUDA driver error: out of memory` 来自 CUDA 驱动 API，PyTorch 的 expandable segments（PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True）和其他一些功能用的就是它。报错里没有大小。在 WSL2 和 Jetson 上，开着 expandable segments 时即使有空闲显存也会出现这个错误。"
             ),
         ),
+        Some(Era::Thc) if thc_storage(f) => verdict(
+            Code::AllocationFailed,
+            say!(
+                en: "A tensor's storage did not fit in GPU memory (PyTorch ≤0.4)",
+                zh: "一个张量的存储放不进显存（PyTorch ≤0.4）"
+            ),
+            say!(
+                en: "`cuda runtime error (2) : out of memory` at THCStorage.cu is old PyTorch (0.4 and older) failing to allocate a tensor's storage (error 2 is cudaErrorMemoryAllocation): the tensors this step needs did not fit beside what the card already held. It carries no sizes, so oomwhy cannot say whether the work is too large or other processes fill the card.",
+                zh: "在 THCStorage.cu 报出的 `cuda runtime error (2) : out of memory` 是旧版 PyTorch（0.4 及更早）给张量分配存储失败（错误 2 就是 cudaErrorMemoryAllocation）：这一步需要的张量放不进这块卡剩下的显存。报错里没有大小，所以 oomwhy 说不出是任务本身太大，还是其他进程占满了这块卡。"
+            ),
+        ),
         Some(Era::Thc) => verdict(
             Code::OutsideAllocatorOom,
             say!(
@@ -254,6 +265,18 @@ fn runtime_oom_fixes(f: &Finding, out: &mut Vec<Fix>) {
             ),
         ));
     }
+    // A tensor's storage in old PyTorch: the work itself is as likely as
+    // another process, and no library's workspace is involved.
+    let storage = f.era == Some(Era::Thc) && thc_storage(f);
+    if storage {
+        out.push(fix(
+            &REDUCE_WORKLOAD,
+            say!(
+                en: "A smaller batch, sequence length, input size or model: the tensors of the failing step did not fit.",
+                zh: "用更小的 batch、序列长度、输入尺寸或模型：出错那一步的张量放不下了。"
+            ),
+        ));
+    }
     let vendor = Vendor::of(f);
     out.push(fix(
         &CHECK_GPU_HOLDERS,
@@ -287,7 +310,16 @@ fn runtime_oom_fixes(f: &Finding, out: &mut Vec<Fix>) {
         out.push(super::common::workload_fix_for(f));
         return;
     }
-    out.push(library_headroom_fix(f));
+    if storage {
+        return;
+    }
+    // Emptying the cache needs torch.cuda.empty_cache (PyTorch 0.3).
+    if !matches!(
+        super::setting::available(f, since::EMPTY_CACHE),
+        super::setting::Availability::Upgrade(_)
+    ) {
+        out.push(library_headroom_fix(f));
+    }
     match Runtime::of(f) {
         // An engine's own settings bound its memory, not a batch size.
         Some(runtime) => out.push(runtime_fix(runtime)),
@@ -398,6 +430,13 @@ const SMALLER_JOB: FixSpec = FixSpec::new(
 )
 .cost(Cost::Quality);
 
+/// Whether an old PyTorch's THC error names its tensor-storage allocation
+/// (`THCStorage.cu`, `THCStorage.cpp`), PyTorch's own allocation of a
+/// tensor rather than a library's workspace.
+fn thc_storage(f: &Finding) -> bool {
+    f.text.contains("THCStorage.c")
+}
+
 const REDUCE_WORKLOAD: FixSpec =
     FixSpec::new("reduce-workload", "Reduce the workload", "减小工作负载")
         .models_only()
@@ -451,3 +490,60 @@ pub(super) const FIXES: &[FixSpec] = &[
     USUAL_CAUSES,
     RULE_OUT_HARDWARE,
 ];
+
+#[cfg(test)]
+mod tests {
+    fn fixes_and_code(text: &str) -> (Vec<String>, String, String) {
+        let f = crate::decode_str(text)
+            .into_iter()
+            .find(|f| f.kind.slug() == "cuda_runtime_oom")
+            .unwrap();
+        let ids = f.diagnosis.fixes.iter().map(|x| x.id.clone()).collect();
+        let said = f
+            .diagnosis
+            .fixes
+            .iter()
+            .map(|x| x.how.clone())
+            .collect::<String>();
+        (ids, f.explain.join(" "), said)
+    }
+
+    /// Old PyTorch's THC error at THCStorage.cu is a tensor's storage
+    /// (fixtures/cuda_thc_runtime_error_2.log): the workload first, no
+    /// outside-the-allocator framing. A THC error elsewhere
+    /// (fixtures/wild/113.txt, THCTensorRandom.cu) keeps it.
+    #[test]
+    fn a_thc_storage_error_is_a_tensor_allocation() {
+        let storage = include_str!("../../../../fixtures/cuda_thc_runtime_error_2.log");
+        let (ids, codes, said) = fixes_and_code(storage);
+        assert_eq!(ids[0], "reduce-workload", "{ids:?}");
+        assert!(!codes.contains("outside_allocator_oom"), "{codes}");
+        assert!(!said.contains("cuBLAS"), "{said}");
+        let other = include_str!("../../../../fixtures/wild/113.txt");
+        let (ids, codes, _) = fixes_and_code(other);
+        assert!(codes.contains("outside_allocator_oom"), "{codes}");
+        assert!(ids.contains(&"empty-torch-cache-before-library-call".to_string()));
+    }
+
+    /// torch.cuda.empty_cache exists from PyTorch 0.3.0: a conda build path
+    /// naming 0.1.12 (the source tree of a real paste, `pytorch-0.1.12/`)
+    /// gets no fix that calls it; the same path naming 0.3.1 does.
+    #[test]
+    fn empty_cache_is_offered_from_0_3() {
+        let at = |release: &str| {
+            // A real paste's line with its location moved from THCStorage.cu
+            // to THCTensorRandom.cu (fixtures/wild/113.txt), a non-storage
+            // allocation; the conda build directory is joined from pieces.
+            format!(
+                "RuntimeError: cuda runtime error (2) : out of memory at /opt/conda/conda-bld/pytorch_1501969512886/{}/pytorch-{release}/torch/lib/THC/THCTensorRandom.cu:25",
+                "work"
+            )
+        };
+        let (old, _, said) = fixes_and_code(&at("0.1.12"));
+        assert!(!said.contains("empty_cache"), "{said}");
+        assert!(!old.contains(&"empty-torch-cache-before-library-call".to_string()));
+        let (new, _, said) = fixes_and_code(&at("0.3.1"));
+        assert!(new.contains(&"empty-torch-cache-before-library-call".to_string()));
+        assert!(said.contains("empty_cache"), "{said}");
+    }
+}

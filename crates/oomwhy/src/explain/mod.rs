@@ -117,6 +117,16 @@ fn explainer(kind: Kind) -> &'static dyn Explain {
     }
 }
 
+/// The explanation of one finding: its kind's, except where the text
+/// shows a resource the kind's explainer does not cover (a stream
+/// executor's pinned host memory, read by the generic grammar).
+fn explainer_of(f: &Finding) -> &'static dyn Explain {
+    if f.kind == Kind::GenericOom && xla::pinned_host_alloc(f) {
+        return &xla::PinnedHostAlloc;
+    }
+    explainer(f.kind)
+}
+
 /// Every family's fixes (the catalogue, see `catalogue.rs`): a new family's
 /// `FIXES` goes here with its arm in [`explainer`].
 pub(crate) const ALL_FIXES: &[&[catalogue::FixSpec]] = &[
@@ -169,7 +179,7 @@ pub fn headline_said(f: &Finding) -> Said {
     if let Some(headline) = grammar::headline(f) {
         return headline;
     }
-    explainer(f.kind).headline(f)
+    explainer_of(f).headline(f)
 }
 
 /// Rows for the stated and derived numbers, in reading order.
@@ -177,7 +187,7 @@ pub fn field_rows(f: &Finding) -> Vec<FieldRow> {
     if let Some(rows) = grammar::field_rows(f) {
         return rows;
     }
-    explainer(f.kind).field_rows(f)
+    explainer_of(f).field_rows(f)
 }
 
 /// Fills in `diagnosis` and `explain` for every finding. Findings are
@@ -320,7 +330,7 @@ fn diagnose(f: &Finding, growth: Option<(u64, u64)>) -> Diagnosis {
 
 fn verdicts(f: &Finding, d: &Diagnosis, growth: Option<(u64, u64)>) -> Vec<Verdict> {
     let mut out = Vec::new();
-    explainer(f.kind).verdicts(f, d, &mut out);
+    explainer_of(f).verdicts(f, d, &mut out);
     // A vendor's or platform's limit leads whatever the family found.
     limits::lead_verdict(f, &mut out);
     if let Some(note) = pasted::summary_note(f) {
@@ -376,7 +386,7 @@ fn fixes(f: &Finding, d: &Diagnosis) -> Vec<Fix> {
 /// The fixes the finding's family offers, before the catalogue's check.
 pub(crate) fn offered_fixes(f: &Finding, d: &Diagnosis) -> Vec<Fix> {
     let mut out: Vec<Fix> = Vec::new();
-    explainer(f.kind).fixes(f, d, &mut out);
+    explainer_of(f).fixes(f, d, &mut out);
     limits::lead_fix(f, &mut out);
     if f.kind != Kind::MemorySnapshot {
         out = snapshot::joined_fixes(f, d, out);

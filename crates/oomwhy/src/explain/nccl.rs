@@ -475,8 +475,8 @@ fn nccl_error_verdict(f: &Finding) -> Verdict {
             ),
         },
         Some("ncclSystemError") => say!(
-            en: "a system call or external library failed (socket, shared memory, malloc): in containers often a /dev/shm that is too small, otherwise the network interface NCCL picked, or a peer process that exited",
-            zh: "一次系统调用或外部库调用失败了（socket、共享内存、malloc）：在容器里常常是 /dev/shm 太小，否则是 NCCL 选中的网卡，或者某个对端进程已经退出"
+            en: "a system call or external library failed in this process (socket, shared memory, malloc): in containers often a /dev/shm that is too small, otherwise the network interface NCCL picked",
+            zh: "这个进程里的一次系统调用或外部库调用失败了（socket、共享内存、malloc）：在容器里常常是 /dev/shm 太小，否则是 NCCL 选中的网卡"
         ),
         Some("ncclRemoteError") => say!(
             en: "a peer closed the connection: a remote process exited (crashed) or the network failed",
@@ -516,6 +516,19 @@ fn nccl_error_verdict(f: &Finding) -> Verdict {
     if cuda_call_failed(f) {
         return local_cuda_call_verdict(f);
     }
+    if system_call_failed(f) && first_collective(f).is_none() {
+        return verdict(
+            Code::NcclFailure,
+            say!(
+                en: "A system or library call failed inside NCCL in this process",
+                zh: "NCCL 在这个进程里的一次系统调用或库调用失败了"
+            ),
+            say!(
+                en: "NCCL's `unhandled system error` (ncclSystemError) means a call NCCL made to the operating system or an external library failed here (shared memory, sockets, InfiniBand, malloc); newer NCCL releases report a peer that exited as a remote error instead. In a container it is most often a /dev/shm that is too small (Docker's default is 64 MB); otherwise the network interface NCCL picked or the InfiniBand setup. NCCL_DEBUG=INFO prints the call that failed.",
+                zh: "NCCL 的 `unhandled system error`（ncclSystemError）表示 NCCL 在这里对操作系统或外部库的一次调用失败了（共享内存、socket、InfiniBand、malloc）；较新的 NCCL 会把对端进程退出报成 remote error，而不是这个。在容器里最常见的是 /dev/shm 太小（Docker 默认只有 64 MB）；否则是 NCCL 选中的网卡或 InfiniBand 的配置。设 NCCL_DEBUG=INFO 会打印出失败的那次调用。"
+            ),
+        );
+    }
     let title = if first_collective(f).is_some() {
         say!(
             en: "Collective communication failed at its first collectives: a setup problem",
@@ -546,6 +559,20 @@ fn nccl_error_verdict(f: &Finding) -> Verdict {
             },
         ]),
     )
+}
+
+/// Whether NCCL says one of its system or library calls failed
+/// (`unhandled system error`, ncclSystemError: NCCL's documentation defines
+/// it as a failed call to the system on this process): like a failed CUDA
+/// call, a local failure; a peer that exits is ncclRemoteError.
+fn system_call_failed(f: &Finding) -> bool {
+    let reason = fact(f, fact::REASON).unwrap_or_default();
+    fact(f, fact::NCCL_ERROR) == Some("ncclSystemError")
+        || reason
+            .to_ascii_lowercase()
+            .contains("unhandled system error")
+        || f.text.contains("unhandled system error")
+        || f.text.contains("ncclSystemError")
 }
 
 /// Whether NCCL says one of its own CUDA calls failed (`unhandled cuda
@@ -802,6 +829,15 @@ fn collateral_nccl_fixes(f: &Finding, out: &mut Vec<Fix>) {
         }
         return;
     }
+    // A failed system call is this process's own: NCCL's report of the
+    // call, then shared memory and the interface; no search across ranks.
+    if !local && f.kind == Kind::NcclError && f.consequence_of.is_none() && system_call_failed(f) {
+        out.push(debug_info);
+        if shm.is_none() {
+            out.push(shm_and_interface());
+        }
+        return;
+    }
     // Among the first collectives: setting up the connection failed, so
     // NCCL's own report and the transport's settings come first.
     let setup = first_collective(f).is_some() && f.consequence_of.is_none();
@@ -809,18 +845,23 @@ fn collateral_nccl_fixes(f: &Finding, out: &mut Vec<Fix>) {
         out.push(find_first_error_fix(f));
     }
     out.push(debug_info);
-    if fact(f, fact::NCCL_ERROR) == Some("ncclSystemError") && shm.is_none() {
-        out.push(fix(
-            &SHM_AND_INTERFACE,
-            say!(
-                en: "In Docker give NCCL shared memory (--ipc=host or --shm-size=16g); choose the interface with NCCL_SOCKET_IFNAME=eth0 (your interface); to test, NCCL_P2P_DISABLE=1 or NCCL_IB_DISABLE=1.",
-                zh: "在 Docker 里给 NCCL 共享内存（--ipc=host 或 --shm-size=16g）；用 NCCL_SOCKET_IFNAME=eth0（换成你的网卡）指定网卡；排查时可以试 NCCL_P2P_DISABLE=1 或 NCCL_IB_DISABLE=1。"
-            ),
-        ));
+    if system_call_failed(f) && shm.is_none() {
+        out.push(shm_and_interface());
     }
     if !local && setup {
         out.push(find_first_error_fix(f));
     }
+}
+
+/// Docker's shared memory, `df -h /dev/shm`, and NCCL's network variables.
+fn shm_and_interface() -> Fix {
+    fix(
+        &SHM_AND_INTERFACE,
+        say!(
+            en: "In Docker give NCCL shared memory (--ipc=host or --shm-size=16g) and check `df -h /dev/shm`; choose the interface with NCCL_SOCKET_IFNAME=eth0 (your interface); to test, NCCL_P2P_DISABLE=1 or NCCL_IB_DISABLE=1.",
+            zh: "在 Docker 里给 NCCL 共享内存（--ipc=host 或 --shm-size=16g），并用 `df -h /dev/shm` 检查；用 NCCL_SOCKET_IFNAME=eth0（换成你的网卡）指定网卡；排查时可以试 NCCL_P2P_DISABLE=1 或 NCCL_IB_DISABLE=1。"
+        ),
+    )
 }
 
 /// The collective's number (c10d's SeqNum) when it is among the process
@@ -1151,14 +1192,12 @@ mod tests {
         assert_eq!(first_fix(&other, "nccl_error"), "nccl-debug-info");
         let unknown = paste.replace("'initialization error'", "'invalid argument'");
         assert_eq!(first_fix(&unknown, "nccl_error"), "nccl-debug-info");
-        // The same paste naming a system error keeps the search.
+        // The same paste naming a system error: a failed call of this
+        // process too, so NCCL's report leads and no search across ranks.
         let system = other
             .replace("unhandled cuda error", "unhandled system error")
             .replace("ncclUnhandledCudaError: Call to CUDA function failed.", "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.");
-        assert_eq!(
-            first_fix(&system, "nccl_error"),
-            "find-first-error-across-ranks"
-        );
+        assert_eq!(first_fix(&system, "nccl_error"), "nccl-debug-info");
     }
 
     /// The launcher's options exist from their PyTorch release: torchrun
@@ -1240,12 +1279,15 @@ mod tests {
     }
 
     /// A pre-1.10 NCCL error (fixtures/wild/1946.txt: `torch/lib/c10d`,
-    /// NCCL 2.4.8, `unhandled system error`) gets the search for the first
-    /// error without torchrun or torchelastic; the same line from a 2.x
-    /// PyTorch keeps them.
+    /// NCCL 2.4.8; its `unhandled system error` read as NCCL's
+    /// `internal error`, which reports no local call) gets the search for
+    /// the first error without torchrun or torchelastic; the same line from
+    /// a 2.x PyTorch keeps them.
     #[test]
     fn an_old_pytorch_gets_the_search_without_torchrun() {
-        let old = include_str!("../../../../fixtures/wild/1946.txt");
+        let old = include_str!("../../../../fixtures/wild/1946.txt")
+            .replace("unhandled system error", "internal error");
+        let old = old.as_str();
         assert_eq!(
             first_fix(old, "nccl_error"),
             "find-first-error-across-ranks-launch"
@@ -1265,8 +1307,9 @@ mod tests {
     /// `unhandled cuda error` is NCCL's own CUDA call failing on this rank
     /// (fixtures/wild/1944.txt, PyTorch ≈1.2–1.6, and 1945.txt, NCCL 2.27):
     /// NCCL_DEBUG=INFO first, then this rank's causes, and no search across
-    /// the ranks; `unhandled system error` (1946.txt) and a remote error
-    /// keep the search. cuMem/NVLS advice only for an NCCL that has them.
+    /// the ranks, and the same for `unhandled system error` (1946.txt,
+    /// ncclSystemError: a failed system call here); a remote error keeps
+    /// the search. cuMem/NVLS advice only for an NCCL that has them.
     #[test]
     fn an_unhandled_cuda_error_is_this_ranks_own() {
         let ids = |text: &str| -> Vec<String> {
@@ -1319,7 +1362,12 @@ mod tests {
         assert!(why(&line("2.18.1")).1.contains("cuMem"));
         assert!(!why(&line("2.17.1")).1.contains("cuMem"));
         let system = ids(include_str!("../../../../fixtures/wild/1946.txt"));
-        assert!(system[0].starts_with("find-first-error"), "{system:?}");
+        assert_eq!(system[0], "nccl-debug-info", "{system:?}");
+        assert_eq!(system[1], "nccl-shm-and-interface", "{system:?}");
+        assert!(
+            !system.iter().any(|id| id.starts_with("find-first-error")),
+            "{system:?}"
+        );
         let remote = ids("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, remote process exited or there was a network error, NCCL version 2.21.5\nncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.");
         assert_eq!(remote[0], "find-first-error-across-ranks", "{remote:?}");
     }
@@ -1327,7 +1375,9 @@ mod tests {
     /// c10d's async form names the collective (fixtures/wild/1851.txt:
     /// `WorkNCCL(SeqNum=2, OpType=ALLREDUCE, ...)`, ncclSystemError): among
     /// the first two collectives it is a setup problem, NCCL's own report
-    /// first; from SeqNum 3 the search for a crashed rank leads again.
+    /// first; from SeqNum 3 a system error is still this process's failed
+    /// call (NCCL's report first, no search across ranks), while another
+    /// error there leads with the search for a crashed rank.
     #[test]
     fn an_error_at_the_first_collectives_is_a_setup_problem() {
         let paste = include_str!("../../../../fixtures/wild/1851.txt");
@@ -1342,10 +1392,44 @@ mod tests {
         assert_eq!(f.diagnosis.fixes[0].id, "nccl-debug-info");
         assert_eq!(f.diagnosis.fixes[1].id, "nccl-shm-and-interface");
         let later = paste.replace("SeqNum=2,", "SeqNum=3,");
+        assert_eq!(first_fix(&later, "nccl_error"), "nccl-debug-info");
+        let f = crate::decode_str(&later)
+            .into_iter()
+            .find(|f| f.kind.slug() == "nccl_error")
+            .unwrap();
+        assert!(f.diagnosis.verdicts[0].title.contains("this process"));
+        let internal = later
+            .replace("unhandled system error", "internal error")
+            .replace("ncclSystemError", "ncclInternalError");
         assert_eq!(
-            first_fix(&later, "nccl_error"),
+            first_fix(&internal, "nccl_error"),
             "find-first-error-across-ranks"
         );
+    }
+
+    /// `unhandled system error` from one nccl-tests process driving four
+    /// GPUs (fixtures/wild/2142.txt) and PyTorch's old `NCCL Error 2`
+    /// (2143.txt): ncclSystemError, a failed call of this process, so
+    /// NCCL_DEBUG=INFO leads, then /dev/shm and the interface, and nothing
+    /// sends the reader to other ranks' logs.
+    #[test]
+    fn a_system_error_is_this_process_own_call() {
+        for paste in [
+            include_str!("../../../../fixtures/wild/2142.txt"),
+            include_str!("../../../../fixtures/wild/2143.txt"),
+        ] {
+            let f = crate::decode_str(paste)
+                .into_iter()
+                .find(|f| f.kind.slug() == "nccl_error")
+                .unwrap();
+            let ids: Vec<_> = f.diagnosis.fixes.iter().map(|x| x.id.as_str()).collect();
+            assert_eq!(ids, ["nccl-debug-info", "nccl-shm-and-interface"]);
+            assert!(f.diagnosis.fixes[1].how.contains("--shm-size"));
+            assert!(f.diagnosis.fixes[1].how.contains("NCCL_SOCKET_IFNAME"));
+            let v = &f.diagnosis.verdicts[0];
+            assert!(!v.detail.contains("rank"), "{}", v.detail);
+            assert!(v.detail.contains("/dev/shm"), "{}", v.detail);
+        }
     }
 
     /// NCCL's `Last error:` naming its shared-memory segment (a multi-node

@@ -637,7 +637,28 @@ pub(crate) fn torch_releases(f: &Finding) -> (Release, Option<Release>) {
         (Some(l), Some(h)) => Some(l.min(h)),
         (l, h) => l.or(h),
     };
-    (first, last)
+    // A source tree the paste's path names (`.../pytorch-0.1.12/torch/lib/
+    // THC/...`, a conda build) is the release itself, when the form allows it.
+    match release_in_path(&f.text) {
+        Some(r) if r >= first && last.is_none_or(|l| r <= l) => (r, Some(r)),
+        _ => (first, last),
+    }
+}
+
+/// The release of a PyTorch source tree a path names (`pytorch-0.1.12/`).
+fn release_in_path(text: &str) -> Option<Release> {
+    let text = text.replace('\\', "/");
+    text.match_indices("pytorch-").find_map(|(at, marker)| {
+        let rest = &text[at + marker.len()..];
+        let version: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        let slash = rest[version.len()..].starts_with('/');
+        (slash && version.matches('.').count() >= 1)
+            .then(|| parse_release(&version))
+            .flatten()
+    })
 }
 
 /// The releases a message whose form dates nothing allows, read from the
@@ -712,6 +733,8 @@ pub(super) mod since {
     pub const MAX_SPLIT: Release = (1, 10);
     /// `expandable_segments`.
     pub const EXPANDABLE_SEGMENTS: Release = (2, 1);
+    /// `torch.cuda.empty_cache` (PyTorch 0.3.0's release notes).
+    pub const EMPTY_CACHE: Release = (0, 3);
     /// `torch.cuda.set_per_process_memory_fraction` (pytorch/pytorch#48172).
     pub const MEMORY_FRACTION: Release = (1, 8);
     /// torchelastic (`torch.distributed.elastic`, its `@record`) upstreamed.
@@ -723,6 +746,31 @@ pub(super) mod since {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A conda build's source path names its release (a real PyTorch 0.1.12
+    /// paste's location, its build directory joined from pieces); a
+    /// path without a version, or a name that is not a source tree, does
+    /// not.
+    #[test]
+    fn a_source_path_names_its_release() {
+        assert_eq!(
+            release_in_path(&format!(
+                "out of memory at /opt/conda/conda-bld/pytorch_1501969512886/{}/pytorch-0.1.12/torch/lib/THC/generic/THCStorage.cu:66",
+                "work"
+            )),
+            Some((0, 1))
+        );
+        assert_eq!(
+            release_in_path("C:\\src\\pytorch-1.0.1\\aten"),
+            Some((1, 0))
+        );
+        assert_eq!(
+            release_in_path("/opt/conda/conda-bld/pytorch_1501969512886/torch"),
+            None
+        );
+        assert_eq!(release_in_path("pip install pytorch-lightning"), None);
+        assert_eq!(release_in_path("pytorch-2 /x"), None);
+    }
 
     #[test]
     fn releases_parse_from_hints() {

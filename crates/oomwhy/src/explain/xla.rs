@@ -136,6 +136,85 @@ impl Explain for XlaOom {
     }
 }
 
+fn concat(parts: impl IntoIterator<Item = Said>) -> Said {
+    let mut all = Said::default();
+    for part in parts {
+        all.en.push_str(&part.en);
+        all.zh.push_str(&part.zh);
+    }
+    all
+}
+
+/// Whether a stream executor's driver-API failure is for pinned host
+/// memory: TensorFlow's and jaxlib's `cuda_driver.cc` print `failed to
+/// alloc N bytes on host` when cuMemHostAlloc fails, and their host
+/// allocator `could not allocate pinned host memory of size: N`.
+pub(super) fn pinned_host_alloc(f: &Finding) -> bool {
+    f.era == Some(Era::CudaDriver)
+        && (f.text.contains("bytes on host") || f.text.contains("pinned host memory"))
+}
+
+/// Explains a failed cuMemHostAlloc (see [`pinned_host_alloc`]): page-locked
+/// host RAM, not GPU memory.
+pub(super) struct PinnedHostAlloc;
+
+impl Explain for PinnedHostAlloc {
+    fn headline(&self, f: &Finding) -> Said {
+        match f.sizes.requested_bytes {
+            Some(a) => say!(
+                en: "The CUDA driver could not allocate {a} of pinned host memory",
+                zh: "CUDA 驱动无法分配 {a} 锁页主机内存",
+                a = fmt(a)
+            ),
+            None => say!(
+                en: "The CUDA driver could not allocate pinned host memory",
+                zh: "CUDA 驱动无法分配锁页主机内存"
+            ),
+        }
+    }
+    fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
+        let size = match f.sizes.requested_bytes {
+            Some(a) => say!(en: " for {a}", zh: "（{a}）", a = fmt(a)),
+            None => Said::default(),
+        };
+        let rest = say!(
+            en: ": the framework asked the CUDA driver for page-locked host RAM, which it uses as a staging buffer for copies between host and GPU. The machine's free RAM, a container's memory limit or the locked-memory limit (`ulimit -l`) refused it; the GPU's own memory is not involved.",
+            zh: "：框架向 CUDA 驱动申请锁页主机内存（RAM），用作主机和 GPU 之间拷贝的中转缓冲区。是机器的空闲内存、容器的内存上限或锁定内存上限（`ulimit -l`）拒绝了它；与 GPU 自己的显存无关。"
+        );
+        out.push(verdict(
+            Code::HostRamExhausted,
+            say!(
+                en: "Pinned (page-locked) host memory ran out, not GPU memory",
+                zh: "用完的是锁页主机内存，不是显存"
+            ),
+            concat([
+                say!(
+                    en: "`failed to alloc N bytes on host` and `could not allocate pinned host memory` mean cuMemHostAlloc failed",
+                    zh: "`failed to alloc N bytes on host` 和 `could not allocate pinned host memory` 表示 cuMemHostAlloc 失败了"
+                ),
+                size,
+                rest,
+            ]),
+        ));
+    }
+    fn fixes(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
+        out.push(fix(
+            &CHECK_HOST_PINNED,
+            say!(
+                en: "Run `free -h` while the job runs and close what else uses RAM; in a container raise its memory limit (docker run --memory, Kubernetes resources.limits.memory); check the locked-memory limit with `ulimit -l` (Docker: --ulimit memlock=-1).",
+                zh: "在任务运行时用 `free -h` 查看，关掉其他占内存的程序；在容器里调高它的内存上限（docker run --memory，Kubernetes 的 resources.limits.memory）；用 `ulimit -l` 检查锁定内存上限（Docker：--ulimit memlock=-1）。"
+            ),
+        ));
+        out.push(fix(
+            &SMALLER_HOST_TRANSFERS,
+            say!(
+                en: "Copy less between host and GPU at once: smaller batches or input arrays per transfer, a smaller data-pipeline prefetch buffer, fewer arrays fetched back to the host at once.",
+                zh: "一次在主机和 GPU 之间少拷贝一些：每次传输用更小的 batch 或输入数组、调小数据管道的预取缓冲区、一次少取回几个数组到主机。"
+            ),
+        ));
+    }
+}
+
 fn xla_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     let a = f.sizes.requested_bytes;
     let program = match (
@@ -648,6 +727,23 @@ const RAISE_HOST_LIMIT: FixSpec = FixSpec::new(
 .frameworks(&[Framework::Jax, Framework::TensorFlow])
 .sources(&["XLA's GPU client (XLA_PJRT_GPU_HOST_MEMORY_LIMIT_GB), named by the message"]);
 
+/// Host RAM, container limits and `ulimit -l` bound page-locked memory
+/// (cuMemHostAlloc).
+const CHECK_HOST_PINNED: FixSpec = FixSpec::new(
+    "check-host-ram-for-pinned-memory",
+    "Free host RAM for pinned memory",
+    "为锁页内存腾出主机内存",
+)
+.sources(&["CUDA Driver API: cuMemHostAlloc (page-locked host memory)"]);
+
+/// Smaller staging buffers for host-GPU copies.
+const SMALLER_HOST_TRANSFERS: FixSpec = FixSpec::new(
+    "smaller-host-transfers",
+    "Make host transfers smaller",
+    "减小主机传输的数据量",
+)
+.cost(Cost::Speed);
+
 const OFFLOAD_LESS: FixSpec = FixSpec::new(
     "xla-offload-less",
     "Offload less to the host",
@@ -793,6 +889,8 @@ fn less_memory() -> Fix {
 
 /// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
+    CHECK_HOST_PINNED,
+    SMALLER_HOST_TRANSFERS,
     RAISE_HOST_LIMIT,
     OFFLOAD_LESS,
     MEM_FRACTION,
@@ -810,6 +908,37 @@ pub(super) const FIXES: &[FixSpec] = &[
 #[cfg(test)]
 mod tests {
     use crate::explain::test_support::fix_ids as ids;
+
+    /// jaxlib's embedded stream executor failing cuMemHostAlloc
+    /// (fixtures/wild/2127.txt: `failed to alloc N bytes on host`, `could
+    /// not allocate pinned host memory`) is host RAM: the host fixes, no
+    /// GPU preallocation advice. Its `bytes unified memory` sibling
+    /// (fixtures/wild/2018.txt) stays a GPU allocation.
+    #[test]
+    fn pinned_host_memory_is_host_ram() {
+        let host = crate::decode_str(include_str!("../../../../fixtures/wild/2127.txt"));
+        let f = &host[0];
+        let d = &f.diagnosis;
+        assert_eq!(d.fixes[0].id, "check-host-ram-for-pinned-memory");
+        assert!(d.fixes[0].how.contains("ulimit -l"));
+        let all: String = d.fixes.iter().map(|x| x.how.clone()).collect();
+        assert!(!all.contains("TF_FORCE_GPU_ALLOW_GROWTH"), "{all}");
+        assert!(!all.contains("XLA_PYTHON_CLIENT_PREALLOCATE"), "{all}");
+        assert!(d.verdicts[0].title.contains("not GPU memory"));
+        assert!(d.verdicts[0]
+            .zh
+            .as_ref()
+            .unwrap()
+            .title
+            .contains("不是显存"));
+        let unified = crate::decode_str(include_str!("../../../../fixtures/wild/2018.txt"));
+        let u = unified
+            .iter()
+            .find(|f| f.text.contains("unified memory"))
+            .unwrap();
+        assert_ne!(u.diagnosis.fixes[0].id, "check-host-ram-for-pinned-memory");
+        assert!(!u.diagnosis.verdicts[0].title.contains("not GPU memory"));
+    }
 
     /// A 2019 jaxlib's log line (a JAX issue paste, fixtures/wild): its
     /// pool is already 90%, so ".90" is not offered; a current jaxlib's
