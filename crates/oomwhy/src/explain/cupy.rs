@@ -1,7 +1,7 @@
 //! CuPy's memory pool out-of-memory, with or without a pool limit.
 
 use super::catalogue::{Cost, FixSpec};
-use super::common::{extra, fix, framework_fixes, row, verdict, FieldRow, Reading, BeyondGpus};
+use super::common::{extra, fix, framework_fixes, row, verdict, BeyondGpus, FieldRow, Reading};
 use super::docs::Code;
 use super::setting::Framework;
 use super::Explain;

@@ -1,7 +1,9 @@
 //! TensorFlow out-of-memory (the BFC allocator and `OpKernelContext`).
 
 use super::catalogue::{Cost, Engines, FixSpec, Shown};
-use super::common::{creates_variables, fact, fix, framework_fixes, row, verdict, FieldRow, BeyondGpus};
+use super::common::{
+    creates_variables, fact, fix, framework_fixes, row, verdict, BeyondGpus, FieldRow,
+};
 use super::docs::Code;
 use super::setting::{Framework, Vendor};
 use super::Explain;

@@ -728,7 +728,10 @@ mod fit {
         // ...above 192 GB, one only the few largest could hold, read the same
         // way and said so...
         let nearly = finding(&ort(288_000_000_000));
-        assert_eq!(nearly.diagnosis.verdicts[0].code, "request_exceeds_capacity");
+        assert_eq!(
+            nearly.diagnosis.verdicts[0].code,
+            "request_exceeds_capacity"
+        );
         assert!(nearly.diagnosis.verdicts[0]
             .title
             .contains("larger than nearly any GPU"));

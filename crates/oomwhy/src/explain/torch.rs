@@ -4,10 +4,9 @@
 
 use super::catalogue::{Cost, Engines, FixSpec, Phases, Shown};
 use super::common::{
-    BeyondGpus,
     capitalise, fix, free_exceeds, inference_fixes, loading_fix_for, percent, row, tolerance,
-    verdict, workload_fixes, FieldRow, Reading, FIND_OVERSIZED_TENSOR, GIB, GRADIENT_CHECKPOINTING,
-    MIB, REDUCE_BATCH_SIZE,
+    verdict, workload_fixes, BeyondGpus, FieldRow, Reading, FIND_OVERSIZED_TENSOR, GIB,
+    GRADIENT_CHECKPOINTING, MIB, REDUCE_BATCH_SIZE,
 };
 use super::docs::Code;
 use super::pasted;

@@ -3,7 +3,7 @@
 
 use super::catalogue::{Cost, FixSpec};
 use super::common::Reading;
-use super::common::{extra, fix, framework_fixes, row, verdict, FieldRow, BeyondGpus};
+use super::common::{extra, fix, framework_fixes, row, verdict, BeyondGpus, FieldRow};
 use super::docs::Code;
 use super::setting::{on_tpu, shows_keras, shows_torch_xla, Framework, Vendor};
 use super::Explain;
