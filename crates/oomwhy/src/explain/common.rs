@@ -1058,8 +1058,8 @@ impl BeyondGpus {
         match self {
             BeyondGpus::Every => say!(en: "any GPU has", zh: "任何 GPU 的显存"),
             BeyondGpus::AllButTheLargest => say!(
-                en: "any GPU has but the few largest (256–288 GB), and nearly all of one of those",
-                zh: "除了最大的几款（256–288 GB）以外任何 GPU 的显存，即便在那几款上也几乎占满整块卡"
+                en: "any GPU has but the few largest (256–288 GB)",
+                zh: "除了最大的几款（256–288 GB）以外任何 GPU 的显存"
             ),
         }
     }
