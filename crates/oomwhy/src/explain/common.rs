@@ -11,8 +11,8 @@ use super::setting::{
 };
 use super::thresholds::{
     FAILS_AT_START_MAX_STEP, FRAGMENTATION_MAIN_DIVISOR, FRAGMENTATION_MIN, FREE_EXCESS_DIVISOR,
-    LATE_FAILURE_MIN_STEP, NOISE_MIN, ONE_REQUEST_LARGE, ONE_REQUEST_SHARE_DIVISOR,
-    SMALL_POOL_REQUEST_MAX,
+    LARGEST_GPU_MEMORY, LATE_FAILURE_MIN_STEP, NEARLY_LARGEST_GPU_MEMORY, NOISE_MIN,
+    ONE_REQUEST_LARGE, ONE_REQUEST_SHARE_DIVISOR, SMALL_POOL_REQUEST_MAX,
 };
 use crate::i18n::Said;
 pub use crate::record::FieldRow;
@@ -1025,6 +1025,43 @@ pub(super) fn runtime_fix(runtime: Runtime) -> Fix {
                 zh: "用 --lowvram（或 --novram）启动 ComfyUI，用 \"VAE Decode (Tiled)\" 节点解码，使用 fp16/fp8 的模型权重，降低分辨率或 batch size；关掉其他占用 GPU 的程序。"
             ),
         ),
+    }
+}
+
+/// How one request compares with every accelerator made, for a message
+/// that does not give the device's size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum BeyondGpus {
+    /// More than any device has.
+    Every,
+    /// More than any device but the few largest (256–288 GB), and nearly
+    /// all of one of those.
+    AllButTheLargest,
+}
+
+impl BeyondGpus {
+    /// The one rule every family reads an oversized request by: above
+    /// these sizes the size itself is wrong, whatever else the message
+    /// lacks or suggests.
+    pub(super) fn of(bytes: u64) -> Option<BeyondGpus> {
+        if bytes > LARGEST_GPU_MEMORY {
+            Some(BeyondGpus::Every)
+        } else if bytes > NEARLY_LARGEST_GPU_MEMORY {
+            Some(BeyondGpus::AllButTheLargest)
+        } else {
+            None
+        }
+    }
+
+    /// "any GPU has": what the request is more than.
+    pub(super) fn what(self) -> Said {
+        match self {
+            BeyondGpus::Every => say!(en: "any GPU has", zh: "任何 GPU 的显存"),
+            BeyondGpus::AllButTheLargest => say!(
+                en: "any GPU has but the few largest (256–288 GB)",
+                zh: "除了最大的几款（256–288 GB）以外任何 GPU 的显存"
+            ),
+        }
     }
 }
 

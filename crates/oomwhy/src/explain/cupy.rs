@@ -1,7 +1,7 @@
 //! CuPy's memory pool out-of-memory, with or without a pool limit.
 
 use super::catalogue::{Cost, FixSpec};
-use super::common::{extra, fix, framework_fixes, row, verdict, FieldRow, Reading, TIB};
+use super::common::{extra, fix, framework_fixes, row, verdict, BeyondGpus, FieldRow, Reading};
 use super::docs::Code;
 use super::setting::Framework;
 use super::Explain;
@@ -108,7 +108,7 @@ fn cupy_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
             return;
         }
     }
-    if let Some(n) = n.filter(|&n| n >= TIB) {
+    if let Some(n) = n.filter(|&n| BeyondGpus::of(n) == Some(BeyondGpus::Every)) {
         out.push(verdict(
             Code::RequestExceedsCapacity,
             say!(en: "One array is larger than any GPU", zh: "一个数组就比任何 GPU 都大"),

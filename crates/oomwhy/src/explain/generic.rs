@@ -3,6 +3,7 @@
 
 use super::catalogue::{Cost, FixSpec};
 use super::common::runtime_fix;
+use super::common::BeyondGpus;
 use super::common::{
     capitalise, device_name, fact, fix, framework_fixes, one_request_verdict,
     shrink_one_tensor_fix, smaller_work_fix, verdict, workload_fix, workload_fix_for,
@@ -11,7 +12,6 @@ use super::common::{
 use super::docs::Code;
 use super::levers::{llama_levers, LlamaFamily};
 use super::setting::{on_tpu, Framework, NamedProgram, ProgramClass, Runtime, Vendor};
-use super::thresholds::LARGER_THAN_ANY_GPU;
 use super::toolchain::{NON_TRITON_PATH, TRITON_KERNEL_CONFIG};
 use super::Explain;
 use crate::i18n::Said;
@@ -292,18 +292,26 @@ fn larger_than_the_gpu(f: &Finding) -> Option<Verdict> {
     );
     let size = fmt(requested);
     let Some(total) = f.sizes.total_bytes else {
-        return (requested >= LARGER_THAN_ANY_GPU).then(|| {
-            verdict(
-                Code::RequestExceedsCapacity,
-                say!(
+        return BeyondGpus::of(requested).map(|beyond| {
+            let title = match beyond {
+                BeyondGpus::Every => say!(
                     en: "One allocation is larger than any GPU",
                     zh: "单次分配就比任何 GPU 都大"
                 ),
+                BeyondGpus::AllButTheLargest => say!(
+                    en: "One allocation is larger than nearly any GPU",
+                    zh: "单次分配就比几乎所有 GPU 都大"
+                ),
+            };
+            verdict(
+                Code::RequestExceedsCapacity,
+                title,
                 say_parts!(
-                    en: "An allocation of {size} was requested in one piece{by}: more than any GPU has, so this is not memory pressure and no setting or freed memory can make room for it. The size itself is wrong: an overflowed or uninitialised dimension, or a negative size read as an unsigned number.",
-                    zh: "一次性申请了 {size}{by}：比任何 GPU 的显存都多，所以这不是显存吃紧，任何设置或释放出来的显存都腾不出这么大的空间。是这个大小本身算错了：维度溢出或未初始化，或者负数被当成了无符号数。",
+                    en: "An allocation of {size} was requested in one piece{by}: more than {what}, so this is not memory pressure and no setting or freed memory can make room for it. The size itself is wrong: an overflowed or uninitialised dimension, or a negative size read as an unsigned number.",
+                    zh: "一次性申请了 {size}{by}：比{what}都多，所以这不是显存吃紧，任何设置或释放出来的显存都腾不出这么大的空间。是这个大小本身算错了：维度溢出或未初始化，或者负数被当成了无符号数。",
                     size = Said::same(&size),
-                    by = by.clone()
+                    by = by.clone(),
+                    what = beyond.what()
                 ),
             )
         });

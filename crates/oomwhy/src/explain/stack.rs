@@ -5,7 +5,7 @@
 //! generations where the finding shows no NVIDIA GPU.
 
 use super::catalogue::FixSpec;
-use super::common::{fact, fix, SMALLER_WORKLOAD};
+use super::common::{fact, fix, FIND_OVERSIZED_TENSOR, SMALLER_WORKLOAD};
 use super::setting::{on_tpu, Vendor};
 use crate::i18n::Said;
 use crate::record::{fact, Era, Finding, Fix};
@@ -97,6 +97,38 @@ pub(super) fn own_remedy_fix(f: &Finding) -> Option<Fix> {
     ))
 }
 
+/// OpenVINO's GPU plugin sizes buffers of a dynamic-shape model from the
+/// shapes' upper bounds: an unbounded dimension makes the impossible size,
+/// and static or bounded shapes are the fix.
+fn openvino_wrong_size_fix(f: &Finding) -> Option<Fix> {
+    let openvino = fact(f, fact::REPORTED_BY).is_some_and(|r| r.contains("OpenVINO"))
+        || f.text.contains("OpenVINO")
+        || f.text.contains("intel_gpu");
+    openvino.then(|| {
+        fix(
+            &FIND_OVERSIZED_TENSOR,
+            say!(
+                en: "Look for a dynamic dimension: with an unbounded one (-1) the GPU plugin can size a buffer from an overflowed upper bound. Reshape the model to static shapes before compiling it (model.reshape([1, 3, 224, 224]) with your real sizes), or give each dynamic dimension an upper bound (ov.Dimension(1, 512)); check also the input shapes you pass. Memory settings cannot help here.",
+                zh: "找动态维度：维度无上界（-1）时，GPU 插件可能按溢出的上界去分配缓冲区。编译模型之前把它 reshape 成静态形状（model.reshape([1, 3, 224, 224])，换成你的实际大小），或者给每个动态维度设上界（ov.Dimension(1, 512)）；也检查一下你传进去的输入形状。这种情况调显存的设置都没用。"
+            ),
+        )
+    })
+}
+
+/// The message's own remedy where the requested size is wrong: it comes
+/// second, for once the size is right.
+fn own_remedy_after_wrong_size(f: &Finding) -> Option<Fix> {
+    let remedy = named_remedy(&f.text)?;
+    Some(fix(
+        &OWN_REMEDY,
+        crate::say_parts!(
+            en: "The message names its own remedy: “{remedy}” It cannot make room for a size no GPU holds; try it once the size is right, if memory is still short.",
+            zh: "报错自己给出了办法：“{remedy}” 但它腾不出任何 GPU 都放不下的空间；等大小改对之后如果显存仍然不够，再照做。",
+            remedy = Said::same(remedy)
+        ),
+    ))
+}
+
 /// The general workload fix's ids: a named remedy replaces them, as the
 /// program's own levers are more precise than a general recipe.
 const GENERAL_WORKLOAD_IDS: &[&str] = &["make-workload-smaller", "make-work-smaller"];
@@ -105,6 +137,20 @@ const GENERAL_WORKLOAD_IDS: &[&str] = &["make-workload-smaller", "make-work-smal
 /// general recipe beside it; otherwise puts the workload fix in the words
 /// of the finding's stack.
 pub(super) fn fit_fixes_to_stack(f: &Finding, out: &mut Vec<Fix>) {
+    // A size no GPU can hold is wrong, and no remedy of the message's can
+    // make room for it: finding that size leads, the remedy follows.
+    let wrong_size = out.iter().any(|x| x.id == FIND_OVERSIZED_TENSOR.id);
+    if wrong_size {
+        if let Some(own) = openvino_wrong_size_fix(f) {
+            for x in out.iter_mut().filter(|x| x.id == FIND_OVERSIZED_TENSOR.id) {
+                *x = own.clone();
+            }
+        }
+        if let Some(remedy) = own_remedy_after_wrong_size(f) {
+            out.push(remedy);
+        }
+        return;
+    }
     if let Some(remedy) = own_remedy_fix(f) {
         out.retain(|x| !GENERAL_WORKLOAD_IDS.contains(&x.id.as_str()));
         out.insert(0, remedy);

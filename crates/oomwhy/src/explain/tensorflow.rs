@@ -1,7 +1,9 @@
 //! TensorFlow out-of-memory (the BFC allocator and `OpKernelContext`).
 
 use super::catalogue::{Cost, Engines, FixSpec, Shown};
-use super::common::{creates_variables, fact, fix, framework_fixes, row, verdict, FieldRow, TIB};
+use super::common::{
+    creates_variables, fact, fix, framework_fixes, row, verdict, BeyondGpus, FieldRow,
+};
 use super::docs::Code;
 use super::setting::{Framework, Vendor};
 use super::Explain;
@@ -244,7 +246,7 @@ fn tf_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         ));
         return;
     }
-    if let Some(a) = a.filter(|&a| a >= TIB) {
+    if let Some(a) = a.filter(|&a| BeyondGpus::of(a) == Some(BeyondGpus::Every)) {
         out.push(verdict(
             Code::RequestExceedsCapacity,
             say!(en: "One tensor is larger than any GPU", zh: "一个张量就比任何 GPU 都大"),

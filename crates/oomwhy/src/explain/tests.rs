@@ -720,8 +720,72 @@ mod fit {
             huge.diagnosis.fixes[0].title,
             "Find the tensor that is far too large"
         );
-        assert!(has(&ort(1 << 40), "request_exceeds_capacity"));
-        assert!(!has(&ort((1 << 40) - 1), "request_exceeds_capacity"));
+        // The largest accelerators have 288 GB: above it, a wrong size...
+        assert!(has(&ort(288_000_000_001), "request_exceeds_capacity"));
+        assert!(finding(&ort(288_000_000_001)).diagnosis.verdicts[0]
+            .title
+            .contains("larger than any GPU"));
+        // ...above 192 GB, one only the few largest could hold, read the same
+        // way and said so...
+        let nearly = finding(&ort(288_000_000_000));
+        assert_eq!(
+            nearly.diagnosis.verdicts[0].code,
+            "request_exceeds_capacity"
+        );
+        assert!(nearly.diagnosis.verdicts[0]
+            .title
+            .contains("larger than nearly any GPU"));
+        assert!(has(&ort(192_000_000_001), "request_exceeds_capacity"));
+        // ...and up to 192 GB, a size some GPU holds.
+        assert!(!has(&ort(192_000_000_000), "request_exceeds_capacity"));
+    }
+
+    /// PyTorch's message cut right after the request (fixtures/wild/2006.txt):
+    /// a single request larger than nearly every GPU is readable without the
+    /// figures that were cut, and leads; no workload fix is offered.
+    #[test]
+    fn an_oversized_request_leads_in_a_message_cut_before_its_figures() {
+        let cut = |size: &str| {
+            format!("torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate {size}")
+        };
+        let f = finding(&cut("218.96 GiB"));
+        assert_eq!(f.diagnosis.verdicts[0].code, "request_exceeds_capacity");
+        assert_eq!(
+            f.diagnosis.fixes[0].title,
+            "Find the tensor that is far too large"
+        );
+        let all = fixes(&cut("218.96 GiB"));
+        assert!(!all.contains("Find the whole message"), "{all}");
+        assert!(!all.contains("Reduce the batch size"), "{all}");
+        // 192 GB is 178.81 GiB: on both sides of that margin.
+        assert!(has(&cut("178.82 GiB"), "request_exceeds_capacity"));
+        assert_eq!(
+            finding(&cut("178.80 GiB")).diagnosis.verdicts[0].code,
+            "figures_missing"
+        );
+    }
+
+    /// OpenVINO's GPU plugin asking for 2^61 bytes (fixtures/wild/2046.txt):
+    /// the impossible size outranks the message's own remedy (a smaller
+    /// batch, a lower precision), and the OpenVINO way to find it (static or
+    /// bounded shapes) leads.
+    #[test]
+    fn an_impossible_size_outranks_the_messages_own_remedy() {
+        let openvino = |bytes: u64| {
+            format!("Exception from src\\inference\\src\\cpp\\infer_request.cpp:223:\nCheck '!exceed_allocatable_mem_size' failed at src\\plugins\\intel_gpu\\src\\runtime\\ocl\\ocl_engine.cpp:115:\n[GPU] Exceeded max size of memory object allocation: requested {bytes} bytes, but max alloc size supported by device is 4294959104 bytes.Please try to reduce batch size or use lower precision.")
+        };
+        let f = finding(&openvino(2_305_843_008_391_495_680));
+        assert_eq!(f.diagnosis.verdicts[0].code, "request_exceeds_capacity");
+        let ids: Vec<&str> = f.diagnosis.fixes.iter().map(|x| x.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            ["find-oversized-tensor", "do-what-the-message-suggests"]
+        );
+        assert!(f.diagnosis.fixes[0].how.contains("model.reshape"));
+        assert!(!f.diagnosis.fixes[1].how.contains("try that first"));
+        // A size some GPU holds: the message's own remedy leads, as before.
+        let fits = finding(&openvino(8_000_000_000));
+        assert_eq!(fits.diagnosis.fixes[0].id, "do-what-the-message-suggests");
     }
 
     /// The kernel's out-of-memory killer picks the largest process it may

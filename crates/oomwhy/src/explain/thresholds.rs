@@ -5,7 +5,7 @@
 //! Shares are written as divisors (`x >= total / OTHERS_CARD_DIVISOR`) so
 //! that the integer arithmetic is the same as everywhere it is used.
 
-use crate::units::{GIB, MIB, TIB};
+use crate::units::{GIB, MIB};
 
 /// Other processes matter when they hold at least a tenth of the card...
 pub(super) const OTHERS_CARD_DIVISOR: u64 = 10;
@@ -114,8 +114,14 @@ pub(super) const NON_PYTORCH_MIN: u64 = 3 * GIB / 2;
 /// Live tensors fill the card when they hold this many tenths of it (70 %).
 pub(super) const TENSORS_DOMINATE_TENTHS: u64 = 7;
 
-/// No GPU has this much memory (the largest have a few hundred GiB).
-pub(super) const LARGER_THAN_ANY_GPU: u64 = TIB;
+/// The most memory any accelerator has: 288 GB of HBM (NVIDIA B300, AMD
+/// MI355X). One request above it fits no device, whatever else the message
+/// states or lacks: its size was computed wrong.
+pub(super) const LARGEST_GPU_MEMORY: u64 = 288_000_000_000;
+/// Above this (NVIDIA B200 and AMD MI300X, 192 GB) only the few largest
+/// accelerators (256–288 GB) could hold one request at all, and then it
+/// would fill nearly the whole device: read as a wrong size as well.
+pub(super) const NEARLY_LARGEST_GPU_MEMORY: u64 = 192_000_000_000;
 
 /// Memory grows when allocated memory rises by more than a twentieth (5 %)
 /// at each of the last OOMs...
@@ -220,8 +226,10 @@ mod tests {
         phrase("≥ 1.5 GiB outside PyTorch's");
         assert_eq!(TENSORS_DOMINATE_TENTHS, 7);
         phrase("fill ≥ 70 % of the card");
-        assert_eq!(LARGER_THAN_ANY_GPU, 1 << 40);
-        phrase("≥ 1 TiB when the card's size is not given");
+        assert_eq!(LARGEST_GPU_MEMORY, 288_000_000_000);
+        phrase("> 288 GB (268.2 GiB) when the card's size is not given");
+        assert_eq!(NEARLY_LARGEST_GPU_MEMORY, 192_000_000_000);
+        phrase("> 192 GB (178.8 GiB)");
         assert_eq!((GROWTH_STEP_DIVISOR, GROWTH_MIN), (20, 256 * MIB));
         phrase("(by ≥ 5 % each, ≥ 256 MiB in all)");
         assert_eq!((FAILS_AT_START_MAX_STEP, LATE_FAILURE_MIN_STEP), (1, 100));

@@ -5,8 +5,8 @@
 use super::catalogue::{Cost, Engines, FixSpec, Phases, Shown};
 use super::common::{
     capitalise, fix, free_exceeds, inference_fixes, loading_fix_for, percent, row, tolerance,
-    verdict, workload_fixes, FieldRow, Reading, FIND_OVERSIZED_TENSOR, GIB, GRADIENT_CHECKPOINTING,
-    MIB, REDUCE_BATCH_SIZE,
+    verdict, workload_fixes, BeyondGpus, FieldRow, Reading, FIND_OVERSIZED_TENSOR, GIB,
+    GRADIENT_CHECKPOINTING, MIB, REDUCE_BATCH_SIZE,
 };
 use super::docs::Code;
 use super::pasted;
@@ -521,7 +521,7 @@ fn inconsistencies(f: &Finding, d: &Diagnosis) -> Vec<Said> {
                     fmt(v)
                 ),
             )),
-            Some(v) if v >= LARGER_THAN_ANY_GPU * 64 => problems.push(said(
+            Some(v) if v >= LARGEST_GPU_MEMORY * 64 => problems.push(said(
                 format!(
                     "{} reads {}, more than any GPU has by orders of magnitude: an overflowed value",
                     name.en,
@@ -1460,11 +1460,15 @@ fn request_too_large(s: &crate::record::Sizes, stated_card: Option<u64>) -> Opti
             zh: "整块卡（{cap}）",
             cap = fmt(cap)
         ),
-        (None, _) => say!(en: "any GPU has", zh: "任何 GPU 的显存"),
+        (None, _) => match BeyondGpus::of(a) {
+            Some(beyond) => beyond.what(),
+            None => return None,
+        },
     };
     let too_large = match cap {
         Some(cap) => a > cap,
-        None => a >= LARGER_THAN_ANY_GPU,
+        // The what above already returned for a size some GPU holds.
+        None => true,
     };
     // A stated card that one tensor overflows: at image or sequence sizes
     // near the card, that tensor (attention over a large image) is often

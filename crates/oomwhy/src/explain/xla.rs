@@ -3,7 +3,7 @@
 
 use super::catalogue::{Cost, FixSpec};
 use super::common::Reading;
-use super::common::{extra, fix, framework_fixes, row, verdict, FieldRow, TIB};
+use super::common::{extra, fix, framework_fixes, row, verdict, BeyondGpus, FieldRow};
 use super::docs::Code;
 use super::setting::{on_tpu, shows_keras, shows_torch_xla, Framework, Vendor};
 use super::Explain;
@@ -256,7 +256,7 @@ fn xla_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         ));
         return;
     }
-    if let Some(a) = a.filter(|&a| a >= TIB) {
+    if let Some(a) = a.filter(|&a| BeyondGpus::of(a) == Some(BeyondGpus::Every)) {
         out.push(verdict(
             Code::RequestExceedsCapacity,
             say!(en: "One buffer is larger than any GPU", zh: "一个缓冲区就比任何 GPU 都大"),
