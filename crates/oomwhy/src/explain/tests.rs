@@ -864,6 +864,25 @@ mod fit {
         assert!(!whole.diagnosis.verdicts.is_empty());
     }
 
+    /// PyTorch ≈2.2–2.3 cut their own sentence-form message after `GPU`
+    /// (wild 2030): no log holds the rest, so the first fix prints the
+    /// figures instead of sending the reader to look for them.
+    #[test]
+    fn a_message_pytorch_cut_itself_asks_for_the_figures() {
+        let cut = finding(
+            "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 270.00 MiB. GPU 。",
+        );
+        assert_eq!(
+            cut.diagnosis.fixes[0].title,
+            "Print the memory figures where it fails"
+        );
+        assert!(cut
+            .diagnosis
+            .fixes
+            .iter()
+            .all(|f| f.title != "Find the whole message"));
+    }
+
     #[test]
     fn implausible_sizes_are_flagged_not_reasoned_on() {
         let sentinel = modern(

@@ -1821,6 +1821,20 @@ fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(Code) -> bool, out: 
                 fragmentation_fixes(f, out);
                 workload_fixes(f, out);
             }
+            // PyTorch ≈2.2–2.3 cut the sentence form right after `GPU` in
+            // the message itself: no log holds more of it, so the figures
+            // must be printed by the program.
+            "figures_missing" if cut_by_pytorch(f) => {
+                out.push(fix(
+                    &PRINT_MEMORY_STATE,
+                    say!(
+                        en: "This PyTorch release cut its own message, so no log holds the rest. Catch torch.cuda.OutOfMemoryError around the failing call and print torch.cuda.mem_get_info() and torch.cuda.memory_summary() there, then run oomwhy on that output: the figures decide which fix applies.",
+                        zh: "这个 PyTorch 版本自己截断了报错，日志里不会有后半段。在出错的调用外面捕获 torch.cuda.OutOfMemoryError，在那里打印 torch.cuda.mem_get_info() 和 torch.cuda.memory_summary()，再用 oomwhy 看这段输出：这些数字决定该用哪种办法。"
+                    ),
+                ));
+                phase_fixes(f, has, out);
+                workload_fixes(f, out);
+            }
             "figures_missing" => {
                 out.push(fix(
                     &FIND_WHOLE_MESSAGE,
@@ -2504,6 +2518,24 @@ const FIND_WHOLE_MESSAGE: FixSpec = FixSpec::new(
 )
 .cost(Cost::Look);
 
+/// Whether the message is the sentence form cut right after `GPU`, as
+/// PyTorch ≈2.2–2.3 printed it, rather than cut by a paste.
+fn cut_by_pytorch(f: &Finding) -> bool {
+    f.truncated
+        && f.era == Some(Era::Sentence)
+        && f.text
+            .trim_end_matches(|c: char| c.is_whitespace() || matches!(c, '.' | '。'))
+            .ends_with("GPU")
+}
+
+const PRINT_MEMORY_STATE: FixSpec = FixSpec::new(
+    "print-memory-state",
+    "Print the memory figures where it fails",
+    "在出错处打印显存数字",
+)
+.frameworks(&[Framework::PyTorch])
+.cost(Cost::Look);
+
 const NPU_SMI_CHECK: FixSpec = FixSpec::new(
     "npu-smi-check",
     "Check what else uses the NPU",
@@ -2568,6 +2600,7 @@ pub(super) const FIXES: &[FixSpec] = &[
     MOVE_DATA_PER_BATCH,
     COMPILE_LESS_AUTOTUNE,
     FIND_WHOLE_MESSAGE,
+    PRINT_MEMORY_STATE,
     NPU_SMI_CHECK,
     XPU_RELAXED_ALLOCATION_LIMITS,
     XPU_RELEASE_CACHED_BLOCKS,
