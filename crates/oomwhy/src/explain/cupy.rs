@@ -240,7 +240,10 @@ fn cupy_fixes(has: &dyn Fn(Code) -> bool, one_array: bool, shared: bool, out: &m
             )
         },
     );
-    if (one_array || !shared) && !has(Code::MemoryLimit) {
+    // Pieces lead unless a pool limit or another framework's cache is the
+    // first thing to fix; otherwise they come last.
+    let pieces_first = (one_array || !shared) && !has(Code::MemoryLimit);
+    if pieces_first {
         out.push(pieces.clone());
     }
     if has(Code::MemoryLimit) {
@@ -261,7 +264,7 @@ fn cupy_fixes(has: &dyn Fn(Code) -> bool, one_array: bool, shared: bool, out: &m
             ),
         ));
     }
-    if !(one_array || !shared) || has(Code::MemoryLimit) {
+    if !pieces_first {
         out.push(pieces);
     }
 }

@@ -399,8 +399,8 @@ impl ArchLimited {
                     zh: "FlashAttention-3 只为 Hopper（和 Ampere）编译"
                 ),
                 say!(
-                    en: "The kernel that failed is FlashAttention-3's (its hopper/ sources). FlashAttention-3 compiles its kernels for sm_90a (Hopper: H100, H200, H800, H20) and, in releases with Ampere support, for sm_80 (which Ampere and Ada cards run), with no PTX that could be compiled for any other GPU. On Blackwell (sm_100, sm_120: B200, RTX 50 series) and on GPUs older than Ampere no FlashAttention-3 build has a kernel, whatever the CUDA or PyTorch version; TORCH_CUDA_ARCH_LIST does not change its architectures either.",
-                    zh: "出错的 kernel 是 FlashAttention-3 的（它的 hopper/ 源码）。FlashAttention-3 只把 kernel 编译成 sm_90a（Hopper：H100、H200、H800、H20），支持 Ampere 的版本再加上 sm_80（Ampere 和 Ada 的卡可以运行），而且不带能为其他 GPU 现场编译的 PTX。在 Blackwell（sm_100、sm_120：B200、RTX 50 系列）和比 Ampere 更老的 GPU 上，任何 FlashAttention-3 版本都没有能运行的 kernel，换什么 CUDA 或 PyTorch 版本都一样；TORCH_CUDA_ARCH_LIST 也改变不了它编译的架构。"
+                    en: "FlashAttention-3's kernels (its hopper/ sources) are compiled only for sm_90a (Hopper: H100, H200, H800, H20) and, in releases with Ampere support, for sm_80 (which Ampere and Ada cards run), with no PTX that could be compiled for any other GPU. On Blackwell (sm_100, sm_120: B200, RTX 50 series) and on GPUs older than Ampere no FlashAttention-3 build has a kernel, whatever the CUDA or PyTorch version; TORCH_CUDA_ARCH_LIST does not change its architectures either.",
+                    zh: "FlashAttention-3 的 kernel（它的 hopper/ 源码）只编译成 sm_90a（Hopper：H100、H200、H800、H20），支持 Ampere 的版本再加上 sm_80（Ampere 和 Ada 的卡可以运行），而且不带能为其他 GPU 现场编译的 PTX。在 Blackwell（sm_100、sm_120：B200、RTX 50 系列）和比 Ampere 更老的 GPU 上，任何 FlashAttention-3 版本都没有能运行的 kernel，换什么 CUDA 或 PyTorch 版本都一样；TORCH_CUDA_ARCH_LIST 也改变不了它编译的架构。"
                 ),
             ),
         }
