@@ -229,11 +229,35 @@ fn changelog_entry(prefix: &str) -> bool {
 fn open_quotes(prefix: &str) -> Vec<(usize, char)> {
     let mut open: Vec<(usize, char)> = QUOTES
         .iter()
-        .filter(|q| prefix.chars().filter(|c| c == *q).count() % 2 == 1)
-        .filter_map(|q| prefix.rfind(*q).map(|at| (at, *q)))
+        .filter_map(|&q| {
+            let marks: Vec<usize> = prefix
+                .match_indices(q)
+                .map(|(at, _)| at)
+                .filter(|&at| !(q == '\'' && is_apostrophe(prefix, at)))
+                .collect();
+            (marks.len() % 2 == 1).then(|| marks.last().map(|&at| (at, q)))?
+        })
         .collect();
     open.sort_unstable();
     open
+}
+
+/// Whether the `'` at byte `at` joins two letters (`i'm`, `don't`, `GPU's`):
+/// an apostrophe in prose, not a quotation mark. Python's string prefixes
+/// (`f'...'`, `rb'...'`) open a quotation.
+fn is_apostrophe(text: &str, at: usize) -> bool {
+    let (Some(head), Some(tail)) = (text.get(..at), text.get(at + 1..)) else {
+        return false;
+    };
+    let word_start = head
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| c.is_alphabetic())
+        .last()
+        .map_or(at, |(i, _)| i);
+    let word = head[word_start..].to_ascii_lowercase();
+    let string_prefix = matches!(word.as_str(), "f" | "r" | "b" | "u" | "fr" | "rf" | "br" | "rb");
+    !word.is_empty() && !string_prefix && tail.chars().next().is_some_and(char::is_alphabetic)
 }
 
 /// Whether `prefix` (the text before a message) opens a comment on an
@@ -629,6 +653,21 @@ mod tests {
         // A quoted paste followed by prose after a comma is still a paste.
         let paste = r#""CUDA out of memory. Tried to allocate 2.00 GiB", which I get"#;
         assert!(!is_mention(paste, paste.find("CUDA").unwrap()));
+    }
+
+    #[test]
+    fn an_apostrophe_in_prose_opens_no_quotation() {
+        // A wild paste: `i'm` is a contraction, not a quote opened before
+        // the status name.
+        let line = "But while your precompiled demo is running well on my machine i'm getting VK_ERROR_OUT_OF_DEVICE_MEMORY from";
+        assert!(!is_mention(line, line.find("VK_ERROR").unwrap()));
+        // Quotation marks still quote, Python's prefixed strings included.
+        let quoted = "if 'CUDA out of memory' in str(e):";
+        assert!(is_mention(quoted, quoted.find("CUDA").unwrap()));
+        let fstring = "    print(f'Error: CUDA out of memory on {device}')";
+        assert!(is_mention(fstring, fstring.find("CUDA").unwrap()));
+        let contraction = "    don't retry: if 'CUDA out of memory' in str(e):";
+        assert!(is_mention(contraction, contraction.find("CUDA").unwrap()));
     }
 
     #[test]
