@@ -111,7 +111,8 @@ pub fn is_mention(line: &str, start: usize) -> bool {
     let tail = rest.get(literal.len() + 1..).unwrap_or("");
     let tail_empty = tail
         .trim_matches(|c: char| c.is_whitespace() || ".,;:!?*_)".contains(c))
-        .is_empty();
+        .is_empty()
+        || opens_markdown_heading(tail);
     if tail_empty {
         // An error's name quoted after the word (`HIP driver error
         // 'hipErrorOutOfMemory'`): how a program prints a status.
@@ -165,6 +166,17 @@ pub fn is_mention(line: &str, start: usize) -> bool {
             || introduced
             || rust_panic
             || after_reporting_verb(before))
+}
+
+/// Whether the text after a quotation starts a markdown heading (` ##
+/// Upstream Status ...`): a paste whose line breaks were lost, where the
+/// quotation ended its line and its section (`## Problem FA3 kernels crash
+/// on RTX 5090: `no kernel image ...` ## Upstream Status - ...`).
+fn opens_markdown_heading(tail: &str) -> bool {
+    let rest = tail.trim_start_matches(|c: char| c.is_whitespace() || ".,;:!?*_)".contains(c));
+    // `# ` alone is as often a comment after code.
+    let marks = rest.len() - rest.trim_start_matches('#').len();
+    (2..=6).contains(&marks) && rest[marks..].starts_with(' ')
 }
 
 /// Whether what follows a string literal ends an argument on its line of
@@ -668,6 +680,20 @@ mod tests {
         assert!(is_mention(fstring, fstring.find("CUDA").unwrap()));
         let contraction = "    don't retry: if 'CUDA out of memory' in str(e):";
         assert!(is_mention(contraction, contraction.find("CUDA").unwrap()));
+    }
+
+    #[test]
+    fn a_quotation_that_ends_a_flattened_markdown_section_ends_its_line() {
+        // A wild paste whose line breaks were lost: the next `##` heading
+        // follows the quotation.
+        let line = "## Problem FA3 kernels crash on RTX 5090 (Blackwell, SM 12.0): `no kernel image is available for execution on the device` ## Upstream Status - Dao-AILab/flash-attention#2268: SM 12.0 support split into PRs";
+        assert!(!is_mention(line, line.find("no kernel").unwrap()));
+        // A docs heading that goes on after the quotation stays a mention,
+        // and so does a quoted phrase followed by a comment.
+        let heading = "## Fixing `no kernel image is available for execution on the device` on new GPUs";
+        assert!(is_mention(heading, heading.find("no kernel").unwrap()));
+        let code = "    if 'no kernel image is available' in msg:  # retry on CPU";
+        assert!(is_mention(code, code.find("no kernel").unwrap()));
     }
 
     #[test]
