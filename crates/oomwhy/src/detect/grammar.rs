@@ -1833,7 +1833,8 @@ mod tests {
         }
         // The point belongs to the number only when a unit follows it: a
         // sentence's full stop after a figure is not read as a size.
-        let f = collect(&["MemoryError: Unable to allocate array of 184. Try a smaller one."]).unwrap();
+        let f =
+            collect(&["MemoryError: Unable to allocate array of 184. Try a smaller one."]).unwrap();
         assert_eq!(f.sizes.requested_bytes, None);
     }
 }

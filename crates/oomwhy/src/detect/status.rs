@@ -1458,7 +1458,8 @@ mod tests {
         ] {
             assert!(decode(line).is_none(), "{line}");
         }
-        let warn = "node17-2:36748:36751 [0] include/alloc.h:185 NCCL WARN Cuda failure 2 'out of memory'";
+        let warn =
+            "node17-2:36748:36751 [0] include/alloc.h:185 NCCL WARN Cuda failure 2 'out of memory'";
         assert!(decode(warn).is_some(), "{warn}");
     }
 

@@ -268,7 +268,10 @@ fn is_apostrophe(text: &str, at: usize) -> bool {
         .last()
         .map_or(at, |(i, _)| i);
     let word = head[word_start..].to_ascii_lowercase();
-    let string_prefix = matches!(word.as_str(), "f" | "r" | "b" | "u" | "fr" | "rf" | "br" | "rb");
+    let string_prefix = matches!(
+        word.as_str(),
+        "f" | "r" | "b" | "u" | "fr" | "rf" | "br" | "rb"
+    );
     !word.is_empty() && !string_prefix && tail.chars().next().is_some_and(char::is_alphabetic)
 }
 
@@ -690,7 +693,8 @@ mod tests {
         assert!(!is_mention(line, line.find("no kernel").unwrap()));
         // A docs heading that goes on after the quotation stays a mention,
         // and so does a quoted phrase followed by a comment.
-        let heading = "## Fixing `no kernel image is available for execution on the device` on new GPUs";
+        let heading =
+            "## Fixing `no kernel image is available for execution on the device` on new GPUs";
         assert!(is_mention(heading, heading.find("no kernel").unwrap()));
         let code = "    if 'no kernel image is available' in msg:  # retry on CPU";
         assert!(is_mention(code, code.find("no kernel").unwrap()));
