@@ -329,8 +329,8 @@ fn patterns() -> &'static Patterns {
             ffmpeg_context: re(r"^\[(\w+) @ (?:0x)?[0-9a-fA-F]+\] "),
             device_allocator: re(r"\bRMM (?:failure|error)\b|\brmm::"),
             // Ollama: `model requires more system memory (X) than is available (Y)`.
-            system_memory: re(
-                r"requires more system memory \((\d+(?:\.\d+)?) ?([KMGT]i?B)\) than is available \((\d+(?:\.\d+)?) ?([KMGT]i?B)\)",
+            system_memory: sized_re(
+                r"requires more system memory \({NUMBER} ?([KMGT]i?B)\) than is available \({NUMBER} ?([KMGT]i?B)\)",
             ),
             // A library's source path: `mindspore/ccsrc/.../arena.cc`, `bmlib/src/x.cpp`.
             // Longer extensions first and a word boundary after: `.hpp` is not `.h`.
@@ -348,13 +348,13 @@ fn patterns() -> &'static Patterns {
             ],
             hex_size: re(r"\bsize\s*[:=]\s*(0x[0-9a-fA-F]+)\b"),
             dec_size: re(r"\bsize\s*[:=]\s*(\d+)\b"),
-            sized: re(r"Tried to allocate (\d+(?:\.\d+)?) ?([KMGT]iB)"),
-            sentence_total: re(r"total capac\w* of ?(\d+(?:\.\d+)?) ?([KMGT]iB)"),
-            sentence_free: re(r"of which (\d+(?:\.\d+)?) ?([KMGT]iB) is free"),
+            sized: sized_re(r"Tried to allocate {NUMBER} ?([KMGT]iB)"),
+            sentence_total: sized_re(r"total capac\w* of ?{NUMBER} ?([KMGT]iB)"),
+            sentence_free: sized_re(r"of which {NUMBER} ?([KMGT]iB) is free"),
             // XLA's TPU runtime: `Attempting to allocate 4.39G. That was not
             // possible. There are 2.30G free.`
-            xla_sized: re(r"\bAttempting to (?:allocate|reserve) (\d+(?:\.\d+)?) ?([KMGT])(?:i?B)?\b"),
-            xla_free: re(r"\bThere are (\d+(?:\.\d+)?) ?([KMGT])(?:i?B)? free\b"),
+            xla_sized: sized_re(r"\bAttempting to (?:allocate|reserve) {NUMBER} ?([KMGT])(?:i?B)?\b"),
+            xla_free: sized_re(r"\bThere are {NUMBER} ?([KMGT])(?:i?B)? free\b"),
             // `device_id:0`, `GPU 0`, `DEVICE [0]` (Deeplearning4j).
             device_id: re(r"(?i)\b(?:device_id|dev_id|device id|GPU|device|NPU)\s*[:=]?\s*\[?(\d+)\b"),
             // The request a program states on a line of its own after its
@@ -368,10 +368,12 @@ fn patterns() -> &'static Patterns {
             // ggml names a backend's buffer type by the backend and device
             // index (`CUDA0`, `Vulkan0`, `ROCm1`, `SYCL0`; Metal's has none).
             ggml_buffer: re(r"\bunable to allocate ([A-Za-z]+?)(\d*) buffer\b"),
-            // NumPy: `Unable to allocate 3.2 GiB for an array with shape ...`.
-            numpy_size: re(r"\bUnable to allocate (\d+(?:\.\d+)?) ?([KMGTP]i?B) for an array\b"),
-            xla_reserved: re(r"\bfree, (\d+(?:\.\d+)?) ?([KMGT]i?B|[KMGT]|B) reserved\b"),
-            xla_reservable: re(r"\band (\d+(?:\.\d+)?) ?([KMGT])(?:i?B)? reservable\b"),
+            // NumPy: `Unable to allocate 3.2 GiB for an array with shape ...`,
+            // in every unit its `_size_to_string` prints (`800 bytes` up to
+            // `EiB`).
+            numpy_size: sized_re(r"\bUnable to allocate {NUMBER} ?([KMGTPE]iB|bytes) for an array\b"),
+            xla_reserved: sized_re(r"\bfree, {NUMBER} ?([KMGT]i?B|[KMGT]|B) reserved\b"),
+            xla_reservable: sized_re(r"\band {NUMBER} ?([KMGT])(?:i?B)? reservable\b"),
             // XLA's TPU compiler for a memory space its family does not
             // explain (`Ran out of memory in memory space vmem. Used 32.42M
             // of 16.00M vmem. Exceeded vmem capacity by 16.42M`).
@@ -381,6 +383,17 @@ fn patterns() -> &'static Patterns {
             hsa_node: re(r"\bby GPU (node-\d+)\b"),
         }
     })
+}
+
+/// A size's number as programs print it: `3`, `3.2`, and `184.` (NumPy
+/// prints sizes with `{:#.3g}`, whose `#` keeps the point of a whole number:
+/// `184. MiB`, `1.50 GiB`, `12.3 KiB`). Only where a unit follows, so a
+/// sentence's full stop is never read as part of a number.
+const NUMBER: &str = r"(\d+(?:\.\d*)?)";
+
+/// Compiles a constant pattern whose sizes' numbers are written `{NUMBER}`.
+fn sized_re(pattern: &str) -> Regex {
+    constant_regex(&pattern.replace("{NUMBER}", NUMBER))
 }
 
 /// The first statement on the line that a program reports: (statement, start).
@@ -454,11 +467,11 @@ fn prose_figures(text: &str) -> [Option<u64>; 2] {
     static RE: OnceLock<[Regex; 2]> = OnceLock::new();
     let [total, requested] = RE.get_or_init(|| {
         [
-            constant_regex(
-                r"(?i)\b(\d+(?:\.\d+)?) ?([KMGT]iB|[KMGT]B) (?:of )?total capacity\b|\btotal capacity of (\d+(?:\.\d+)?) ?([KMGT]iB|[KMGT]B)\b",
+            sized_re(
+                r"(?i)\b{NUMBER} ?([KMGT]iB|[KMGT]B) (?:of )?total capacity\b|\btotal capacity of {NUMBER} ?([KMGT]iB|[KMGT]B)\b",
             ),
-            constant_regex(
-                r"(?i)\b(?:fails?|failed|failing|unable|tried|trying|tries) to allocate (\d+(?:\.\d+)?) ?([KMGT]iB|[KMGT]B)\b",
+            sized_re(
+                r"(?i)\b(?:fails?|failed|failing|unable|tried|trying|tries) to allocate {NUMBER} ?([KMGT]iB|[KMGT]B)\b",
             ),
         ]
     });
@@ -1859,5 +1872,26 @@ mod tests {
         ] {
             assert!(collect(&[line]).is_none(), "{line}");
         }
+    }
+
+    #[test]
+    fn numpy_sizes_as_numpy_prints_them() {
+        // NumPy's `_size_to_string` prints `{:#.3g}`: a whole number keeps
+        // its point (`184. MiB`, a wild paste of TensorFlow wrapping
+        // NumPy's MemoryError); bytes are printed without decimals.
+        for (line, requested) in [
+            ("W tensorflow/core/framework/op_kernel.cc:1751] Resource exhausted: MemoryError: Unable to allocate 184. MiB for an array with shape (64, 26, 26, 3, 371) and data type float32", 184u64 << 20),
+            ("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 1.50 GiB for an array with shape (201326592,) and data type float64", 3 << 29),
+            ("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 12.3 KiB for an array with shape (1574,) and data type float64", 12_595),
+            ("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 800 bytes for an array with shape (100,) and data type float64", 800),
+        ] {
+            let f = collect(&[line]).unwrap_or_else(|| panic!("{line}"));
+            assert_eq!(f.sizes.requested_bytes, Some(requested), "{line}");
+        }
+        // The point belongs to the number only when a unit follows it: a
+        // sentence's full stop after a figure is not read as a size.
+        let f =
+            collect(&["MemoryError: Unable to allocate array of 184. Try a smaller one."]).unwrap();
+        assert_eq!(f.sizes.requested_bytes, None);
     }
 }

@@ -497,6 +497,9 @@ fn number_in(line: &str, caps: &regex::Captures<'_>) -> Option<Hit> {
     {
         return None;
     }
+    if at_nccl_info_level(&line[..number.start()]) {
+        return None;
+    }
     let value = codes::parse_number(number.as_str()).filter(|&v| v != 0)?;
     let table = if shows_tensorrt(line) {
         codes::table("tensorrt")
@@ -523,6 +526,19 @@ fn number_in(line: &str, caps: &regex::Captures<'_>) -> Option<Hit> {
         hit.class = Class::NotMemory;
     }
     Some(hit)
+}
+
+/// Whether the line is one NCCL logs at its INFO or TRACE level
+/// (`host:pid:tid [0] NCCL INFO NET/Plugin: Plugin load returned 2 : ...`):
+/// with `NCCL_DEBUG=INFO` it narrates its start-up (plugins it looked for
+/// and did without, transports, versions), and a number there is a value it
+/// describes, not a status it failed with. NCCL reports its failures at
+/// WARN level (`NCCL WARN ...`), and the INFO lines that trace one back
+/// (`init.cc:1270 -> 2`) follow that WARN line and print no status word.
+fn at_nccl_info_level(before_number: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| re(r"\bNCCL (?:INFO|TRACE) "))
+        .is_match(before_number)
 }
 
 /// The entry whose own string (`cudaGetErrorString`'s) follows a printed
@@ -1525,6 +1541,22 @@ mod tests {
         ] {
             assert_eq!(name_of(line).as_deref(), Some(name), "{line}");
         }
+    }
+
+    /// NCCL's INFO level narrates (a wild paste's plugin search: the number
+    /// is dlopen's outcome, not an ncclResult_t); its WARN level reports
+    /// (`WARN("Cuda failure %d '%s'", err, errStr)`, NCCL's CUCHECK).
+    #[test]
+    fn nccl_info_lines_report_no_status() {
+        for line in [
+            "node17-2:36748:36748 [0] NCCL INFO NET/Plugin: Plugin load returned 2 : libnccl-net.so: cannot open shared object file: No such file or directory : when loading libnccl-net.so",
+            "node17-2:36748:36748 [0] NCCL TRACE NET/Plugin: Plugin load returned 2 : libnccl-net.so: cannot open shared object file",
+        ] {
+            assert!(decode(line).is_none(), "{line}");
+        }
+        let warn =
+            "node17-2:36748:36751 [0] include/alloc.h:185 NCCL WARN Cuda failure 2 'out of memory'";
+        assert!(decode(warn).is_some(), "{warn}");
     }
 
     /// absl's codes are read only after JAX's runtime error class; a status
