@@ -230,6 +230,13 @@ fn kernel_error(line: &str) -> Option<(Kind, usize, &'static str, &'static str)>
         .min_by_key(|k| k.1)
 }
 
+/// A C, CUDA or Python source file with its line, as a message names where
+/// it was raised.
+fn source_location() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| constant_regex(r"[\w./\\-]+\.(?:cuh|cu|hpp|h|cc|cpp|cxx|c|py)\b(?::\d+)?"))
+}
+
 /// The cuBLAS call PyTorch names after a failed status (`when calling `cublasSgemm( handle, ...)``);
 /// the call is sometimes cut before its closing backtick.
 fn cublas_call() -> &'static Regex {
@@ -274,8 +281,17 @@ impl Family for KernelError {
 
     fn decode(&self, message: &Message<'_>) -> Option<Finding> {
         let first = message.lines.first()?;
-        let (kind, _, name, code) = kernel_error(first)?;
+        let (kind, start, name, code) = kernel_error(first)?;
         let mut finding = message.finding(kind, message_text(message.lines));
+        // The source file the message names before its error (`CUDA error
+        // (…/hopper/flash_fwd_launch_template.h:197): no kernel image …`):
+        // which library failed, e.g. one built for a fixed set of GPUs.
+        let before = format!("{}{}", message.prefix, &first[..start]);
+        if let Some(location) = source_location().find(&before) {
+            finding
+                .facts
+                .insert(fact::LOCATION.into(), location.as_str().to_string());
+        }
         let hip = first.starts_with("HIP") || first.contains("hipError");
         finding.backend = Some(if hip { "hip" } else { "cuda" }.into());
         let cublas = cublas_call().captures(first);
@@ -310,6 +326,22 @@ impl Family for KernelError {
 mod tests {
     use super::*;
     use crate::detect::decode_lines as collect;
+
+    /// FlashAttention-3's own check names its header before the error
+    /// (a real report on an RTX 5090, quoted in prose in another): the file
+    /// is kept as the finding's location.
+    #[test]
+    fn the_file_before_a_kernel_error_is_its_location() {
+        for (line, location) in [
+            ("CUDA error (/home/user/flash-attention/hopper/flash_fwd_launch_template.h:197): no kernel image is available for execution on the device", "/home/user/flash-attention/hopper/flash_fwd_launch_template.h:197"),
+            ("At line 197 of the path `flash-attention-main/hopper/flash_fwd_launch_template.h`, an error is reported: “no kernel image is available for execution on the device”.", "flash-attention-main/hopper/flash_fwd_launch_template.h"),
+        ] {
+            let f = collect(&KernelError, &[line]).unwrap_or_else(|| panic!("{line}"));
+            assert_eq!(f.facts.get(fact::LOCATION).map(String::as_str), Some(location));
+        }
+        let f = collect(&KernelError, &["RuntimeError: CUDA error: no kernel image is available for execution on the device"]).unwrap();
+        assert_eq!(f.facts.get(fact::LOCATION), None);
+    }
 
     #[test]
     fn kernel_lines_then_traceback_then_error() {
