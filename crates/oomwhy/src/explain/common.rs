@@ -281,7 +281,10 @@ fn checkpointing_pattern() -> &'static regex::Regex {
 /// cannot apply before any batch ran, are not offered.
 pub(super) fn shown(f: &Finding) -> Vec<Shown> {
     let mut out = Vec::new();
-    if batch_lowered_pattern().is_match(&f.text) {
+    // The writer's lines around the message count as much as its own
+    // ("I tried to change the batch size to 1" under the paste).
+    let said = |re: &regex::Regex| re.is_match(&f.text) || re.is_match(&f.nearby);
+    if said(batch_lowered_pattern()) {
         out.push(Shown::BatchAlreadyLowered);
     }
     let frames = || {
@@ -298,7 +301,7 @@ pub(super) fn shown(f: &Finding) -> Vec<Shown> {
             .ends_with("torch/utils/checkpoint.py")
             || fr.function == "_gradient_checkpointing_func"
     });
-    if checkpoint_frame || checkpointing_pattern().is_match(&f.text) {
+    if checkpoint_frame || said(checkpointing_pattern()) {
         out.push(Shown::CheckpointingOn);
     }
     if is_loading(f) || creates_variables(f) {

@@ -115,7 +115,7 @@ impl Runtime {
         } else if any("diffusers/") {
             Some(Runtime::Diffusers)
         } else {
-            None
+            engine_nearby(f)
         }
     }
 
@@ -123,6 +123,48 @@ impl Runtime {
     pub(super) fn is_engine(self) -> bool {
         matches!(self, Runtime::Vllm | Runtime::Sglang | Runtime::Tgi)
     }
+}
+
+/// The writer's lines around the message (`Finding::nearby`) that name an
+/// engine's own run: vLLM's version or log ("vllm version 0.2.5",
+/// "Initializing an LLM engine (v0.2.5)", `from vllm import LLM`, `vllm
+/// serve`), SGLang's, text-generation-inference's launcher, ComfyUI. A
+/// bare mention ("tried vllm too") names none.
+fn engine_nearby_patterns() -> &'static [(regex::Regex, Runtime); 4] {
+    static RE: std::sync::OnceLock<[(regex::Regex, Runtime); 4]> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        [
+            (
+                crate::constant_regex(
+                    r"(?i)\bvllm\s*(?:version\s*|==\s*|v)?\d+\.\d+|\bvllm\s+(?:engine|serve)\b|\bvllm\.(?:entrypoints|engine|worker|model_executor|v1)\b|\bfrom\s+vllm\s+import\b|\bInitializing an? (?:LLM|V1 LLM) engine\b|\bVllmWorker\b",
+                ),
+                Runtime::Vllm,
+            ),
+            (
+                crate::constant_regex(
+                    r"(?i)\bsglang\s*(?:version\s*|==\s*|v)?\d+\.\d+|\bsglang\.(?:launch_server|srt)\b|\bsglang\s+serve\b",
+                ),
+                Runtime::Sglang,
+            ),
+            (
+                crate::constant_regex(
+                    r"text-generation-launcher|text_generation_server|text-generation-inference",
+                ),
+                Runtime::Tgi,
+            ),
+            (crate::constant_regex(r"(?i)\bcomfyui\b"), Runtime::ComfyUi),
+        ]
+    })
+}
+
+fn engine_nearby(f: &Finding) -> Option<Runtime> {
+    if f.nearby.is_empty() {
+        return None;
+    }
+    engine_nearby_patterns()
+        .iter()
+        .find(|(re, _)| re.is_match(&f.nearby))
+        .map(|&(_, runtime)| runtime)
 }
 
 /// ComfyUI prints only the first words of the cudaMallocAsync backend's
@@ -462,7 +504,7 @@ const LOADING_FUNCTIONS: &[&str] = &[
 /// True when the OOM happened while the model's parameters were loaded,
 /// moved or converted: then loading fixes apply, not batch-size ones.
 pub(crate) fn is_loading(f: &Finding) -> bool {
-    if matches!(f.phase.name.as_str(), "model_load" | "checkpoint") {
+    if matches!(f.phase.name.as_str(), "model_load" | "checkpoint") || shards_loading(f) {
         return true;
     }
     f.traceback.as_ref().is_some_and(|tb| {
@@ -476,6 +518,69 @@ pub(crate) fn is_loading(f: &Finding) -> bool {
     })
 }
 
+/// Hugging Face's progress bar while a model's weight files load
+/// (`Loading checkpoint shards:  50%|...| 1/2`): below 100% when the
+/// message came, the weights were still being loaded.
+fn shards_loading(f: &Finding) -> bool {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| crate::constant_regex(r"Loading checkpoint shards:\s*(\d{1,3})%"));
+    if f.traceback.is_some() {
+        // The traceback's own frames say where it failed.
+        return false;
+    }
+    re.captures_iter(&f.nearby)
+        .last()
+        .and_then(|c| c[1].parse::<u32>().ok())
+        .is_some_and(|percent| percent < 100)
+}
+
+/// What the writer's lines around the message say the run was, where they
+/// say it (`Finding::nearby`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RunNearby {
+    /// Training: a training script (`train_net.py`, `train.py`), fine-tuning,
+    /// epochs, "to train".
+    Training,
+    /// Inference: a demo or chat script (`python web_demo.py`,
+    /// `cli_demo.py`), generation (`.generate(`, `max_new_tokens`), a
+    /// pipeline, a web UI (gradio, streamlit), a local LLM runner
+    /// (llama.cpp, Ollama, MLC-LLM), "推理".
+    Inference,
+}
+
+fn training_words() -> &'static regex::Regex {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        crate::constant_regex(
+            r"(?i)\btrain(?:_net|ing)?[\w-]*\.py\b|\btrain(?:ing)?\b|\bfine[-_ ]?tun|--do_train\b|\bepochs?\b|\.backward\(|optimizer\.step\(|训练|微调",
+        )
+    })
+}
+
+fn inference_words() -> &'static regex::Regex {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        crate::constant_regex(
+            r"(?i)\b[\w-]*(?:demo|chat|infer|inference|generate|webui|web_ui)[\w-]*\.py\b|\.generate\(|\bpipeline\(|\bmax[_-]new[_-]tokens\b|\bgradio\b|\bstreamlit\s+run\b|\bllama\.cpp\b|\bllama-(?:cli|server)\b|\bollama\s+(?:run|serve)\b|\bmlc[_-](?:chat|llm)\b|\binference\b|推理",
+        )
+    })
+}
+
+/// The run the lines around the message show; training wins where both
+/// show (a training script that samples text as it goes).
+pub(crate) fn run_nearby(f: &Finding) -> Option<RunNearby> {
+    if f.nearby.is_empty() {
+        return None;
+    }
+    if training_words().is_match(&f.nearby) {
+        Some(RunNearby::Training)
+    } else if inference_words().is_match(&f.nearby) {
+        Some(RunNearby::Inference)
+    } else {
+        None
+    }
+}
+
 /// Library code that only runs inference: Hugging Face and diffusers
 /// pipelines, and generation.
 const INFERENCE_FILES: &[&str] = &["/pipelines/", "transformers/generation/"];
@@ -486,6 +591,12 @@ const INFERENCE_FILES: &[&str] = &["/pipelines/", "transformers/generation/"];
 /// optimizer's state) cannot apply there.
 pub(crate) fn is_inference(f: &Finding) -> bool {
     if Runtime::of(f).is_some() || f.phase.name == "evaluation" {
+        return true;
+    }
+    // A traceback through the backward pass or the optimizer is training,
+    // whatever the writer's lines say.
+    let training_frames = matches!(f.phase.name.as_str(), "backward" | "optimizer_step");
+    if !training_frames && run_nearby(f) == Some(RunNearby::Inference) {
         return true;
     }
     f.traceback.as_ref().is_some_and(|tb| {
