@@ -803,4 +803,24 @@ mod tests {
         );
         assert!(!ids(&onmt).contains(&"shrink-the-killed-process"));
     }
+
+    /// MLC-LLM's Vulkan OOM (fixtures/wild/2002.txt, its conda build path
+    /// naming mlc-chat-cli) is fixed through MLC-LLM's own levers first;
+    /// the same message from a TVM build that names no MLC-LLM keeps the
+    /// Vulkan fixes.
+    #[test]
+    fn mlc_llm_is_fixed_through_its_model_and_context() {
+        let text = wild("2002");
+        let ids = crate::explain::test_support::fix_ids(&text);
+        assert_eq!(ids[0], "mlc-llm-smaller-model-or-context", "{ids:?}");
+        let f = first(&text);
+        let how = &f.diagnosis.fixes[0];
+        assert!(how.how.contains("context_window_size"), "{}", how.how);
+        assert!(how.how.contains("prefill_chunk_size"), "{}", how.how);
+        let plain = text
+            .replace("mlc-llm-build", "tvm-build")
+            .replace("mlc-chat-cli-nightly-package", "tvm-package");
+        let ids = crate::explain::test_support::fix_ids(&plain);
+        assert!(!ids.iter().any(|x| x.starts_with("mlc-llm")), "{ids:?}");
+    }
 }

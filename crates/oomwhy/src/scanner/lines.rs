@@ -279,19 +279,30 @@ impl Scanner {
     pub(super) fn process_line(&mut self, data: &[u8], offset: u64, from: usize, to: usize) {
         let raw = &data[from..to];
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        self.read_after(raw);
+        // The lines after a finding are read for the writer's words; the
+        // line that ends a message is the first of them.
+        let reading = self.after.is_some();
+        if reading {
+            self.read_after(raw);
+        }
         // The next line starts after the newline (a cut line has none: its
         // span then ends one byte late, which only breaks a run).
         let span = (offset + from as u64, offset + to as u64 + 1);
-        if self.handle_known(raw, span, &data[..from], offset) {
-            return;
+        if !self.handle_known(raw, span, &data[..from], offset) {
+            self.process_unknown_line(raw, &data[..from], offset);
         }
+        if !reading && self.after.is_some() {
+            self.read_after(raw);
+        }
+    }
+
+    fn process_unknown_line(&mut self, raw: &[u8], before: &[u8], offset: u64) {
         self.line_time = leading_time_bytes(raw);
         // A carriage return inside a line is a progress-bar redraw: each part is a line.
         for piece in raw.split(|&b| b == b'\r') {
             let text = String::from_utf8_lossy(piece);
             for normalized in normalize(&text) {
-                self.handle(normalized, &data[..from], offset);
+                self.handle(normalized, before, offset);
             }
         }
     }
@@ -335,8 +346,6 @@ impl Scanner {
             let done = state.pending.take();
             if let Some(done) = done {
                 self.finish_pending(done, line.rank);
-                // The line that ended the message is the first after it.
-                self.read_after(line.text.as_bytes());
             }
         }
 
