@@ -501,6 +501,18 @@ pub(super) fn inference_fixes(f: &Finding, out: &mut Vec<Fix>) {
 }
 
 fn inference_fix(f: &Finding) -> Fix {
+    // A message form that ends before 4-bit loading existed gets the
+    // precision and placement of its own time.
+    if matches!(available(f, since::FOUR_BIT_LOADING), Availability::Upgrade(_)) {
+        return fix(
+            &INFERENCE_IN_LESS_MEMORY,
+            say!(
+                en: "Inference keeps no gradients, so its memory is the weights plus what one call computes. Keep the weights in half precision (model.half()), use a smaller model, or split it over several GPUs. Give each call less (fewer inputs per call, shorter sequences, a lower resolution), and check that nothing else holds the GPU ({smi}).",
+                zh: "推理不保留梯度，所以显存就是权重加上一次调用算出来的东西。权重用半精度（model.half()），换更小的模型，或者把它拆到多块 GPU 上。每次调用少给它一些（每次更少的输入、更短的序列、更低的分辨率），并确认没有别的进程占着 GPU（{smi}）。",
+                smi = Vendor::of(f).smi()
+            ),
+        );
+    }
     fix(
         &INFERENCE_IN_LESS_MEMORY,
         say!(

@@ -852,6 +852,10 @@ pub(super) mod since {
     pub const ELASTIC: Release = (1, 9);
     /// The `torchrun` command (`python -m torch.distributed.run` before).
     pub const TORCHRUN: Release = (1, 10);
+    /// Loading in 4 bits through `BitsAndBytesConfig` (Hugging Face
+    /// Transformers 4.30, mid-2023), when PyTorch 2.0 was current: not
+    /// offered to a message form that ends before it.
+    pub const FOUR_BIT_LOADING: Release = (2, 0);
 }
 
 #[cfg(test)]
