@@ -503,7 +503,10 @@ pub(super) fn inference_fixes(f: &Finding, out: &mut Vec<Fix>) {
 fn inference_fix(f: &Finding) -> Fix {
     // A message form that ends before 4-bit loading existed gets the
     // precision and placement of its own time.
-    if matches!(available(f, since::FOUR_BIT_LOADING), Availability::Upgrade(_)) {
+    if matches!(
+        available(f, since::FOUR_BIT_LOADING),
+        Availability::Upgrade(_)
+    ) {
         return fix(
             &INFERENCE_IN_LESS_MEMORY,
             say!(

@@ -1535,7 +1535,11 @@ mod run_nearby_tests {
             assert!(!ids.iter().any(|x| x == training), "{ids:?}");
         }
         let why = &f.diagnosis.verdicts[0];
-        assert!(why.detail.contains("preallocated KV cache"), "{}", why.detail);
+        assert!(
+            why.detail.contains("preallocated KV cache"),
+            "{}",
+            why.detail
+        );
         let zh = why.zh.as_ref().map_or("", |z| z.text.as_str());
         assert!(zh.contains("预先分配的 KV cache"), "{zh}");
     }
@@ -1560,7 +1564,10 @@ mod run_nearby_tests {
         assert_eq!(run_nearby(&f), Some(RunNearby::Inference), "{:?}", f.nearby);
         assert!(is_inference(&f));
         let ids = fix_ids(HUATUO);
-        assert!(ids.iter().any(|x| x == "inference-in-less-memory"), "{ids:?}");
+        assert!(
+            ids.iter().any(|x| x == "inference-in-less-memory"),
+            "{ids:?}"
+        );
         for training in [
             "reduce-batch-size",
             "mixed-precision-autocast",
@@ -1601,7 +1608,10 @@ mod run_nearby_tests {
         let sixth = at(5);
         assert!(!sixth.iter().any(|x| x == "reduce-batch-size"), "{sixth:?}");
         let seventh = at(6);
-        assert!(seventh.iter().any(|x| x == "reduce-batch-size"), "{seventh:?}");
+        assert!(
+            seventh.iter().any(|x| x == "reduce-batch-size"),
+            "{seventh:?}"
+        );
     }
 
     /// Training words win over inference words (a training script that
@@ -1609,7 +1619,9 @@ mod run_nearby_tests {
     #[test]
     fn training_wins_over_generation() {
         let message = VLLM_025.split_once('\n').map_or("", |(_, m)| m);
-        let f = only(&format!("python train.py uses model.generate( for samples\n{message}"));
+        let f = only(&format!(
+            "python train.py uses model.generate( for samples\n{message}"
+        ));
         assert_eq!(run_nearby(&f), Some(RunNearby::Training), "{:?}", f.nearby);
         assert!(!is_inference(&f));
     }
@@ -1625,7 +1637,10 @@ mod run_nearby_tests {
         assert!(is_loading(&f), "{:?}", f.nearby);
         assert_eq!(run_nearby(&f), Some(RunNearby::Inference));
         let at = |percent: &str| {
-            let text = WEB_DEMO_KILLED.replace("0% 。。。。。.", &format!("{percent}|██████████| 2/2 [00:08<00:00]"));
+            let text = WEB_DEMO_KILLED.replace(
+                "0% 。。。。。.",
+                &format!("{percent}|██████████| 2/2 [00:08<00:00]"),
+            );
             is_loading(&only(&text))
         };
         assert!(at("99%"));

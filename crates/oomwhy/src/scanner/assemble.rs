@@ -234,8 +234,12 @@ impl Scanner {
         let collected = self.collector.findings.len();
         self.collector.push(finding, rank);
         // A new finding: the next few lines are read for it.
-        self.after = (self.collector.findings.len() > collected)
-            .then(|| (self.collector.findings.len() - 1, context::NEARBY_AFTER_LINES));
+        self.after = (self.collector.findings.len() > collected).then(|| {
+            (
+                self.collector.findings.len() - 1,
+                context::NEARBY_AFTER_LINES,
+            )
+        });
         self.offer_recent_diagnostics();
     }
 
@@ -502,4 +506,3 @@ mod tests {
 
 /// Lines before messages whose words are kept for the next message.
 const STATED_LINES_KEPT: usize = 8;
-

@@ -199,7 +199,8 @@ impl Scanner {
     pub(super) fn is_idle(&self) -> bool {
         // The lines just after a finding are read for the writer's words.
         self.after.is_none()
-            && self.diagnostic.is_none() && !self.ranks.values().any(RankState::is_active)
+            && self.diagnostic.is_none()
+            && !self.ranks.values().any(RankState::is_active)
     }
 
     /// Processes data[from..to], which ends at a newline, at EOF or at a cut.
