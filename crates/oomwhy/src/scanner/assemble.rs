@@ -488,6 +488,9 @@ impl Scanner {
     }
 }
 
+/// Lines before messages whose words are kept for the next message.
+const STATED_LINES_KEPT: usize = 8;
+
 #[cfg(test)]
 mod tests {
     use super::leading_time_len;
@@ -503,6 +506,3 @@ mod tests {
         assert_eq!(leading_time_len(b"2023-10-02"), 0);
     }
 }
-
-/// Lines before messages whose words are kept for the next message.
-const STATED_LINES_KEPT: usize = 8;
