@@ -190,6 +190,9 @@ impl Scanner {
     /// a finding already collected, only counted there. A log that repeats a
     /// warning on every other line decodes it once.
     pub(super) fn finish_pending(&mut self, pending: Pending, rank: Option<u32>) {
+        // The window after the previous finding closes at the next message,
+        // whether that one is collected, folded or dropped.
+        self.after = None;
         let Some(finding) = self.decode_once(&pending, rank) else {
             return;
         };

@@ -99,9 +99,6 @@ impl Collector {
             if first.diagnostics.is_none() {
                 first.diagnostics = finding.diagnostics;
             }
-            if first.nearby.is_empty() {
-                first.nearby = finding.nearby;
-            }
             if first.traceback.is_none() && finding.traceback.is_some() {
                 first.traceback = finding.traceback;
                 first.phase = finding.phase;
