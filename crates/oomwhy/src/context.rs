@@ -549,6 +549,8 @@ pub fn may_start_progress(line: &[u8]) -> bool {
 pub struct Stated {
     pub engine: Option<&'static str>,
     pub card_bytes: Option<u64>,
+    /// The lines that may tell how the job ran ([`nearby_lines_in`]).
+    pub lines: Vec<String>,
 }
 
 /// Bytes before a message that [`stated_before`] reads: a few lines.
@@ -589,6 +591,10 @@ pub fn stated_before(before: &[u8]) -> Stated {
     Stated {
         engine: found.engine.map(|(_, engine)| engine),
         card_bytes: found.card_bytes.map(|(_, bytes)| bytes),
+        lines: nearby_lines_in(&before[start..])
+            .into_iter()
+            .map(|(_, line)| line)
+            .collect(),
     }
 }
 
@@ -636,6 +642,99 @@ pub fn stated_in(text: &[u8]) -> StatedAt {
         })
         .flatten();
     StatedAt { engine, card_bytes }
+}
+
+/// The words of a line that may tell how the job ran: an inference engine
+/// or front end, a demo or chat script, `generate(`, a pipeline, a model
+/// being loaded, training, a batch size or generation length the writer
+/// already set. Exact literals in the cases people write them (see
+/// [`card_marks`]); the explainer reads the lines they find with its own
+/// rules (`explain::setting`).
+fn nearby_marks() -> &'static Marks {
+    static MARKS: OnceLock<Marks> = OnceLock::new();
+    MARKS.get_or_init(|| {
+        marks(&[
+            "vllm",
+            "vLLM",
+            "VLLM",
+            "sglang",
+            "SGLang",
+            "text-generation",
+            "text_generation",
+            "demo",
+            "generate",
+            "pipeline",
+            "llama",
+            "Llama",
+            "LLaMA",
+            "ollama",
+            "Ollama",
+            "mlc",
+            "MLC",
+            "omfyUI",
+            "omfyui",
+            "shards",
+            "train",
+            "Train",
+            "batch",
+            "Batch",
+            "bs=",
+            "bs =",
+            "new_tokens",
+            "new-tokens",
+            "inference",
+            "Inference",
+            "推理",
+            "训练",
+        ])
+    })
+}
+
+/// Bytes of nearby lines kept with one finding, and of one such line.
+pub const NEARBY_MAX: usize = 1024;
+const NEARBY_LINE_MAX: usize = 320;
+
+/// Lines read after a message for the writer's words about the run.
+pub const NEARBY_AFTER_LINES: u32 = 6;
+
+/// The lines of `text` that hold a [`nearby_marks`] word, each with where
+/// it starts in `text` (each cut to [`NEARBY_LINE_MAX`] bytes, at most
+/// [`NEARBY_MAX`] bytes in all, the last ones kept). Most text holds none:
+/// the words are looked for as bytes first.
+pub fn nearby_lines_in(text: &[u8]) -> Vec<(usize, String)> {
+    if !nearby_marks().is_match(text) {
+        return Vec::new();
+    }
+    let mut lines = Vec::new();
+    let mut start = 0;
+    for line in text.split(|&b| b == b'\n') {
+        let at = start;
+        start += line.len() + 1;
+        if line.is_empty() || !nearby_marks().is_match(line) {
+            continue;
+        }
+        let line = &line[..line.len().min(NEARBY_LINE_MAX)];
+        lines.push((at, String::from_utf8_lossy(line).trim().to_string()));
+    }
+    let mut kept = 0;
+    let first = lines
+        .iter()
+        .rposition(|(_, l)| {
+            kept += l.len() + 1;
+            kept > NEARBY_MAX
+        })
+        .map_or(0, |i| i + 1);
+    lines.split_off(first)
+}
+
+/// The nearby lines before a message and its own line's prefix, joined.
+pub fn stated_nearby(lines: Vec<String>, prefix: &str) -> String {
+    let mut nearby = lines.join("\n");
+    for (_, words) in nearby_lines_in(prefix.as_bytes()) {
+        nearby.push('\n');
+        nearby.push_str(&words);
+    }
+    nearby
 }
 
 /// The words the card pattern starts with, in the cases people write them

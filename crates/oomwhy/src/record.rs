@@ -814,6 +814,11 @@ pub struct Finding {
     /// tell which of a job's per-rank files failed first. Not in the JSON.
     #[serde(skip)]
     pub(crate) time: Option<String>,
+    /// The lines around the message that may tell how the job ran (an
+    /// engine, a demo script, training, a batch size already lowered),
+    /// joined by newlines: read by the explainer, not in the JSON.
+    #[serde(skip)]
+    pub(crate) nearby: String,
 }
 
 impl Finding {
@@ -852,6 +857,7 @@ impl Finding {
             explain: Vec::new(),
             snapshot: None,
             time: None,
+            nearby: String::new(),
         }
     }
 }

@@ -321,4 +321,49 @@ mod program_fixes_over_the_fixtures {
         assert!(native >= 20, "only {native} native findings");
         assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     }
+
+    /// Words of training advice: no gradients or optimizer exist in
+    /// inference.
+    const TRAINING_WORDS: &[&str] = &[
+        "gradient accumulation",
+        "GradScaler",
+        "gradient_checkpointing_enable",
+        "optimizer.step",
+    ];
+
+    /// A finding whose surrounding lines show inference (a chat demo,
+    /// generation, an engine's version line) and whose traceback shows no
+    /// backward pass gets no training advice, in any fix, over every
+    /// fixture and real paste.
+    #[test]
+    fn inference_shown_around_a_message_gets_no_training_advice() {
+        use crate::explain::setting::{run_nearby, RunNearby};
+        let pastes = crate::explain::test_support::fixture_pastes();
+        let mut wrong = Vec::new();
+        let mut shown = 0;
+        for (path, text) in &pastes {
+            for f in crate::decode_str(text) {
+                let training_frames =
+                    matches!(f.phase.name.as_str(), "backward" | "optimizer_step");
+                if run_nearby(&f) != Some(RunNearby::Inference) || training_frames {
+                    continue;
+                }
+                shown += 1;
+                assert!(Setting::of(&f).inference, "{path}: {:?}", f.nearby);
+                for fix in &f.diagnosis.fixes {
+                    let said = format!("{} {}", fix.title, fix.how);
+                    for word in TRAINING_WORDS.iter().filter(|w| said.contains(*w)) {
+                        wrong.push(format!("{path}: {} says {word:?}", fix.id));
+                    }
+                }
+            }
+        }
+        // Chat and web demos, generate() scripts and engines' logs are
+        // among the pastes.
+        assert!(
+            shown >= 10,
+            "only {shown} findings show inference around them"
+        );
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
 }

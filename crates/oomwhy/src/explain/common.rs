@@ -281,7 +281,10 @@ fn checkpointing_pattern() -> &'static regex::Regex {
 /// cannot apply before any batch ran, are not offered.
 pub(super) fn shown(f: &Finding) -> Vec<Shown> {
     let mut out = Vec::new();
-    if batch_lowered_pattern().is_match(&f.text) {
+    // The writer's lines around the message count as much as its own
+    // ("I tried to change the batch size to 1" under the paste).
+    let said = |re: &regex::Regex| re.is_match(&f.text) || re.is_match(&f.nearby);
+    if said(batch_lowered_pattern()) {
         out.push(Shown::BatchAlreadyLowered);
     }
     let frames = || {
@@ -298,7 +301,7 @@ pub(super) fn shown(f: &Finding) -> Vec<Shown> {
             .ends_with("torch/utils/checkpoint.py")
             || fr.function == "_gradient_checkpointing_func"
     });
-    if checkpoint_frame || checkpointing_pattern().is_match(&f.text) {
+    if checkpoint_frame || said(checkpointing_pattern()) {
         out.push(Shown::CheckpointingOn);
     }
     if is_loading(f) || creates_variables(f) {
@@ -498,11 +501,26 @@ pub(super) fn inference_fixes(f: &Finding, out: &mut Vec<Fix>) {
 }
 
 fn inference_fix(f: &Finding) -> Fix {
+    // A message form that ends before 4-bit loading existed gets the
+    // precision and placement of its own time.
+    if matches!(
+        available(f, since::FOUR_BIT_LOADING),
+        Availability::Upgrade(_)
+    ) {
+        return fix(
+            &INFERENCE_IN_LESS_MEMORY,
+            say!(
+                en: "Inference keeps no gradients, so its memory is the weights plus what one call computes. Keep the weights in half precision (model.half()), use a smaller model, or split it over several GPUs. Give each call less (fewer inputs per call, shorter sequences, a lower resolution), and check that nothing else holds the GPU ({smi}).",
+                zh: "推理不保留梯度，所以显存就是权重加上一次调用算出来的东西。权重用半精度（model.half()），换更小的模型，或者把它拆到多块 GPU 上。每次调用少给它一些（每次更少的输入、更短的序列、更低的分辨率），并确认没有别的进程占着 GPU（{smi}）。",
+                smi = Vendor::of(f).smi()
+            ),
+        );
+    }
     fix(
         &INFERENCE_IN_LESS_MEMORY,
         say!(
-            en: "Inference keeps no gradients, so its memory is the weights plus what one call computes. Give it less at once (fewer prompts or images per call, fewer new tokens, a lower resolution); keep the weights in half precision (model.half(), or from_pretrained(..., torch_dtype=torch.float16)) or quantised; place what does not fit on the CPU (Hugging Face: device_map=\"auto\"). Check that nothing else holds the GPU ({smi}).",
-            zh: "推理不保留梯度，所以显存就是权重加上一次调用算出来的东西。一次少给它一些（每次调用少几个 prompt 或图片、少生成一些 token、降低分辨率）；权重用半精度（model.half()，或 from_pretrained(..., torch_dtype=torch.float16)）或者量化；放不下的部分放到 CPU 上（Hugging Face：device_map=\"auto\"）。并确认没有别的进程占着 GPU（{smi}）。",
+            en: "Inference keeps no gradients, so its memory is the weights plus what one call computes. Load the weights in half precision (from_pretrained(..., torch_dtype=torch.float16), bfloat16 on an Ampere or newer GPU, or model.half()) or in 8 or 4 bits (quantization_config=BitsAndBytesConfig(load_in_4bit=True)), use a smaller model, or spread it over several GPUs and the CPU (Hugging Face: device_map=\"auto\"). Give each call less (fewer prompts or images, fewer new tokens, a shorter context, a lower resolution), and check that nothing else holds the GPU ({smi}).",
+            zh: "推理不保留梯度，所以显存就是权重加上一次调用算出来的东西。用半精度加载权重（from_pretrained(..., torch_dtype=torch.float16)，Ampere 及更新的 GPU 上也可以用 bfloat16，或者 model.half()），或者用 8 位或 4 位加载（quantization_config=BitsAndBytesConfig(load_in_4bit=True)），换更小的模型，或者把它分到多块 GPU 和 CPU 上（Hugging Face：device_map=\"auto\"）。每次调用少给它一些（更少的 prompt 或图片、更少的新 token、更短的上下文、更低的分辨率），并确认没有别的进程占着 GPU（{smi}）。",
             smi = Vendor::of(f).smi()
         ),
     )

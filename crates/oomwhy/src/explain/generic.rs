@@ -811,7 +811,8 @@ fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
             let ggml = fact(f, fact::REPORTED_BY).is_some_and(|r| r.contains("ggml"));
             if ggml {
                 out.push(llama_levers(f, LlamaFamily::of(f).unwrap_or(LlamaFamily::Ggml)));
-            } else if vulkan_shows_workload(f) {
+            } else if vulkan_shows_workload(f) || super::levers::program_lever(f).is_some() {
+                // A program with its own levers (MLC-LLM) is fixed through them.
                 out.push(workload_fix_for(f));
             }
             // Vulkan runs on any vendor's GPU: no one vendor's tools.

@@ -453,17 +453,64 @@ pub(super) fn llama_host_lever(f: &Finding) -> Option<Fix> {
     Some(fix(&LLAMA_LESS_RAM, how))
 }
 
+/// The names MLC-LLM's programs, packages and build trees carry
+/// (`mlc-chat-cli`, `mlc_chat`, `mlc_llm`, `mlc-llm-build`).
+const MLC_LLM_MARKS: &[&str] = &["mlc-chat", "mlc_chat", "mlc-llm", "mlc_llm"];
+
+/// MLC-LLM shows in the message (its path), its traceback or the lines
+/// around it.
+pub(super) fn shows_mlc_llm(f: &Finding) -> bool {
+    let text = f.text.to_ascii_lowercase();
+    let nearby = f.nearby.to_ascii_lowercase();
+    let in_traceback = f.traceback.as_ref().is_some_and(|tb| {
+        tb.frames
+            .iter()
+            .any(|fr| MLC_LLM_MARKS.iter().any(|m| fr.file.contains(m)))
+    });
+    in_traceback
+        || MLC_LLM_MARKS
+            .iter()
+            .any(|m| text.contains(m) || nearby.contains(m))
+}
+
+/// MLC-LLM's own levers: the model build's size and quantisation, its
+/// context window and prefill chunk.
+pub(super) const MLC_LLM_SMALLER_MODEL_OR_CONTEXT: FixSpec = FixSpec::new(
+    "mlc-llm-smaller-model-or-context",
+    "Use a smaller model build or a smaller context in MLC-LLM",
+    "在 MLC-LLM 里换更小的模型版本或缩小上下文",
+)
+.cost(Cost::Quality)
+.sources(&[
+    "MLC-LLM documentation: CLI (--overrides \"context_window_size=1024;prefill_chunk_size=128\")",
+    "MLC-LLM model builds: mlc-chat-config.json (context_window_size, prefill_chunk_size)",
+]);
+
+fn mlc_llm_lever() -> Fix {
+    fix(
+        &MLC_LLM_SMALLER_MODEL_OR_CONTEXT,
+        say!(
+            en: "MLC-LLM puts the model's weights on the GPU beside a KV cache sized by the context window and the buffers of one prefill chunk: use a smaller or more quantised build of the model (q4f16_1 or q3f16_1 rather than q0f16 or q4f32_1, or fewer parameters), or a smaller context_window_size and prefill_chunk_size (mlc_llm chat and serve take --overrides \"context_window_size=1024;prefill_chunk_size=128\"; older mlc-chat-cli builds read both from the model's mlc-chat-config.json).",
+            zh: "MLC-LLM 在 GPU 上放模型权重，旁边是按上下文窗口大小分配的 KV cache 和一个 prefill 分块的缓冲区：换更小或量化程度更高的模型版本（用 q4f16_1 或 q3f16_1，而不是 q0f16 或 q4f32_1，或者参数更少的模型），或者调小 context_window_size 和 prefill_chunk_size（mlc_llm chat 和 serve 接受 --overrides \"context_window_size=1024;prefill_chunk_size=128\"；较早的 mlc-chat-cli 从模型的 mlc-chat-config.json 里读这两个值）。"
+        ),
+    )
+}
+
 /// The lever of the program a finding shows, for a GPU allocation that
 /// failed; `None` where no program with its own levers shows.
 pub(super) fn program_lever(f: &Finding) -> Option<Fix> {
     if let Some(family) = LlamaFamily::of(f) {
         return Some(llama_levers(f, family));
     }
+    if shows_mlc_llm(f) {
+        return Some(mlc_llm_lever());
+    }
     data_library_fix(f)
 }
 
 /// This module's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
+    MLC_LLM_SMALLER_MODEL_OR_CONTEXT,
     FEWER_LAYERS,
     SMALLER_QUANT_OR_FEWER_LAYERS,
     LLAMA_LESS_RAM,
@@ -755,5 +802,25 @@ mod tests {
             ids(&onmt)
         );
         assert!(!ids(&onmt).contains(&"shrink-the-killed-process"));
+    }
+
+    /// MLC-LLM's Vulkan OOM (fixtures/wild/2002.txt, its conda build path
+    /// naming mlc-chat-cli) is fixed through MLC-LLM's own levers first;
+    /// the same message from a TVM build that names no MLC-LLM keeps the
+    /// Vulkan fixes.
+    #[test]
+    fn mlc_llm_is_fixed_through_its_model_and_context() {
+        let text = wild("2002");
+        let ids = crate::explain::test_support::fix_ids(&text);
+        assert_eq!(ids[0], "mlc-llm-smaller-model-or-context", "{ids:?}");
+        let f = first(&text);
+        let how = &f.diagnosis.fixes[0];
+        assert!(how.how.contains("context_window_size"), "{}", how.how);
+        assert!(how.how.contains("prefill_chunk_size"), "{}", how.how);
+        let plain = text
+            .replace("mlc-llm-build", "tvm-build")
+            .replace("mlc-chat-cli-nightly-package", "tvm-package");
+        let ids = crate::explain::test_support::fix_ids(&plain);
+        assert!(!ids.iter().any(|x| x.starts_with("mlc-llm")), "{ids:?}");
     }
 }

@@ -285,13 +285,19 @@ const SPLIT_LARGE_OPERATION: FixSpec = FixSpec::new(
 .cost(Cost::Speed);
 
 fn mps_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
-    out.push(fix(
-        &WORKLOAD_SMALLER,
+    // Inference has no batch to accumulate gradients over.
+    let smaller = if super::setting::is_inference(f) {
+        say!(
+            en: "Give each call less (fewer prompts or images, fewer new tokens, a shorter context, a lower resolution); load the weights in half precision (from_pretrained(..., torch_dtype=torch.float16) or model.to(torch.float16)) or use a smaller or more quantised model; for diffusers pipelines call pipe.enable_attention_slicing().",
+            zh: "每次调用少给它一些（更少的 prompt 或图片、更少的新 token、更短的上下文、更低的分辨率）；用半精度加载权重（from_pretrained(..., torch_dtype=torch.float16) 或 model.to(torch.float16)），或者换更小或量化程度更高的模型；diffusers 的 pipeline 调用 pipe.enable_attention_slicing()。"
+        )
+    } else {
         say!(
             en: "Reduce the batch size (keep the effective batch with gradient accumulation), the resolution or the sequence length; run in half precision (model.to(torch.float16) or torch.autocast(device_type=\"mps\", dtype=torch.float16)); for diffusers pipelines call pipe.enable_attention_slicing().",
             zh: "减小 batch size（用梯度累积保持等效 batch）、分辨率或序列长度；用半精度运行（model.to(torch.float16) 或 torch.autocast(device_type=\"mps\", dtype=torch.float16)）；diffusers 的 pipeline 调用 pipe.enable_attention_slicing()。"
-        ),
-    ));
+        )
+    };
+    out.push(fix(&WORKLOAD_SMALLER, smaller));
     if has(Code::MpsHighWatermark) {
         out.push(fix(
             &HIGH_WATERMARK,

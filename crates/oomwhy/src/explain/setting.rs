@@ -115,7 +115,7 @@ impl Runtime {
         } else if any("diffusers/") {
             Some(Runtime::Diffusers)
         } else {
-            None
+            engine_nearby(f)
         }
     }
 
@@ -123,6 +123,48 @@ impl Runtime {
     pub(super) fn is_engine(self) -> bool {
         matches!(self, Runtime::Vllm | Runtime::Sglang | Runtime::Tgi)
     }
+}
+
+/// The writer's lines around the message (`Finding::nearby`) that name an
+/// engine's own run: vLLM's version or log ("vllm version 0.2.5",
+/// "Initializing an LLM engine (v0.2.5)", `from vllm import LLM`, `vllm
+/// serve`), SGLang's, text-generation-inference's launcher, ComfyUI. A
+/// bare mention ("tried vllm too") names none.
+fn engine_nearby_patterns() -> &'static [(regex::Regex, Runtime); 4] {
+    static RE: std::sync::OnceLock<[(regex::Regex, Runtime); 4]> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        [
+            (
+                crate::constant_regex(
+                    r"(?i)\bvllm\s*(?:version\s*|==\s*|v)?\d+\.\d+|\bvllm\s+(?:engine|serve)\b|\bvllm\.(?:entrypoints|engine|worker|model_executor|v1)\b|\bfrom\s+vllm\s+import\b|\bInitializing an? (?:LLM|V1 LLM) engine\b|\bVllmWorker\b",
+                ),
+                Runtime::Vllm,
+            ),
+            (
+                crate::constant_regex(
+                    r"(?i)\bsglang\s*(?:version\s*|==\s*|v)?\d+\.\d+|\bsglang\.(?:launch_server|srt)\b|\bsglang\s+serve\b",
+                ),
+                Runtime::Sglang,
+            ),
+            (
+                crate::constant_regex(
+                    r"text-generation-launcher|text_generation_server|text-generation-inference",
+                ),
+                Runtime::Tgi,
+            ),
+            (crate::constant_regex(r"(?i)\bcomfyui\b"), Runtime::ComfyUi),
+        ]
+    })
+}
+
+fn engine_nearby(f: &Finding) -> Option<Runtime> {
+    if f.nearby.is_empty() {
+        return None;
+    }
+    engine_nearby_patterns()
+        .iter()
+        .find(|(re, _)| re.is_match(&f.nearby))
+        .map(|&(_, runtime)| runtime)
 }
 
 /// ComfyUI prints only the first words of the cudaMallocAsync backend's
@@ -462,7 +504,7 @@ const LOADING_FUNCTIONS: &[&str] = &[
 /// True when the OOM happened while the model's parameters were loaded,
 /// moved or converted: then loading fixes apply, not batch-size ones.
 pub(crate) fn is_loading(f: &Finding) -> bool {
-    if matches!(f.phase.name.as_str(), "model_load" | "checkpoint") {
+    if matches!(f.phase.name.as_str(), "model_load" | "checkpoint") || shards_loading(f) {
         return true;
     }
     f.traceback.as_ref().is_some_and(|tb| {
@@ -476,6 +518,69 @@ pub(crate) fn is_loading(f: &Finding) -> bool {
     })
 }
 
+/// Hugging Face's progress bar while a model's weight files load
+/// (`Loading checkpoint shards:  50%|...| 1/2`): below 100% when the
+/// message came, the weights were still being loaded.
+fn shards_loading(f: &Finding) -> bool {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| crate::constant_regex(r"Loading checkpoint shards:\s*(\d{1,3})%"));
+    if f.traceback.is_some() {
+        // The traceback's own frames say where it failed.
+        return false;
+    }
+    re.captures_iter(&f.nearby)
+        .last()
+        .and_then(|c| c[1].parse::<u32>().ok())
+        .is_some_and(|percent| percent < 100)
+}
+
+/// What the writer's lines around the message say the run was, where they
+/// say it (`Finding::nearby`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RunNearby {
+    /// Training: a training script (`train_net.py`, `train.py`), fine-tuning,
+    /// epochs, "to train".
+    Training,
+    /// Inference: a demo or chat script (`python web_demo.py`,
+    /// `cli_demo.py`), generation (`.generate(`, `max_new_tokens`), a
+    /// pipeline, a web UI (gradio, streamlit), a local LLM runner
+    /// (llama.cpp, Ollama, MLC-LLM), "推理".
+    Inference,
+}
+
+fn training_words() -> &'static regex::Regex {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        crate::constant_regex(
+            r"(?i)\btrain(?:_net|ing)?[\w-]*\.py|\btrain(?:ing)?\b|\bfine[-_ ]?tun|--do_train\b|\bepochs?\b|\.backward\(|optimizer\.step\(|训练|微调",
+        )
+    })
+}
+
+fn inference_words() -> &'static regex::Regex {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        crate::constant_regex(
+            r"(?i)\b[\w-]*(?:demo|chat|infer|inference|generate|webui|web_ui)[\w-]*\.py|\.generate\(|\bpipeline\(|\bmax[_-]new[_-]tokens\b|\bgradio\b|\bstreamlit\s+run\b|\bllama\.cpp\b|\bllama-(?:cli|server)\b|\bollama\s+(?:run|serve)\b|\bmlc[_-](?:chat|llm)\b|\binference\b|推理",
+        )
+    })
+}
+
+/// The run the lines around the message show; training wins where both
+/// show (a training script that samples text as it goes).
+pub(crate) fn run_nearby(f: &Finding) -> Option<RunNearby> {
+    if f.nearby.is_empty() {
+        return None;
+    }
+    if training_words().is_match(&f.nearby) {
+        Some(RunNearby::Training)
+    } else if inference_words().is_match(&f.nearby) {
+        Some(RunNearby::Inference)
+    } else {
+        None
+    }
+}
+
 /// Library code that only runs inference: Hugging Face and diffusers
 /// pipelines, and generation.
 const INFERENCE_FILES: &[&str] = &["/pipelines/", "transformers/generation/"];
@@ -486,6 +591,12 @@ const INFERENCE_FILES: &[&str] = &["/pipelines/", "transformers/generation/"];
 /// optimizer's state) cannot apply there.
 pub(crate) fn is_inference(f: &Finding) -> bool {
     if Runtime::of(f).is_some() || f.phase.name == "evaluation" {
+        return true;
+    }
+    // A traceback through the backward pass or the optimizer is training,
+    // whatever the writer's lines say.
+    let training_frames = matches!(f.phase.name.as_str(), "backward" | "optimizer_step");
+    if !training_frames && run_nearby(f) == Some(RunNearby::Inference) {
         return true;
     }
     f.traceback.as_ref().is_some_and(|tb| {
@@ -741,6 +852,10 @@ pub(super) mod since {
     pub const ELASTIC: Release = (1, 9);
     /// The `torchrun` command (`python -m torch.distributed.run` before).
     pub const TORCHRUN: Release = (1, 10);
+    /// Loading in 4 bits through `BitsAndBytesConfig` (Hugging Face
+    /// Transformers 4.30, mid-2023), when PyTorch 2.0 was current: not
+    /// offered to a message form that ends before it.
+    pub const FOUR_BIT_LOADING: Release = (2, 0);
 }
 
 #[cfg(test)]
@@ -1386,5 +1501,149 @@ mod program_fixes {
             FixSpec::new("b", "b", "两者").frameworks(&[Framework::PyTorch, Framework::TensorFlow]);
         assert!(BOTH.contradiction(&without_torch).is_none());
         assert!(WORKLOAD.contradiction(&without_torch).is_none());
+    }
+}
+
+/// The writer's lines around a message (`Finding::nearby`) tell how the job
+/// ran: real pastes from `fixtures/wild`, each with its number.
+#[cfg(test)]
+mod run_nearby_tests {
+    use super::{is_inference, is_loading, run_nearby, RunNearby, Runtime, Setting};
+    use crate::explain::test_support::fix_ids;
+    use crate::record::Finding;
+
+    fn only(text: &str) -> Finding {
+        let mut findings = crate::decode_str(text);
+        assert_eq!(findings.len(), 1, "{text}");
+        findings.remove(0)
+    }
+
+    // fixtures/wild/2012.txt: vLLM 0.2.5 named on the line before the
+    // message (the paste's nvidia-smi table left out).
+    const VLLM_025: &str = "Running the same code and vllm version 0.2.5 I get a similar error:\n`torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.50 GiB. GPU 0 has a total capacty of 23.69 GiB of which 3.09 GiB is free. Including non-PyTorch memory, this process has 20.57 GiB memory in use. Of the allocated memory 20.13 GiB is allocated by PyTorch, and 755.50 KiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF`\n";
+
+    /// vLLM's version on the line before is vLLM's run: its own settings
+    /// first, no training advice, and its reservation explained.
+    #[test]
+    fn a_vllm_version_before_the_message_is_vllm() {
+        let f = only(VLLM_025);
+        assert_eq!(Runtime::of(&f), Some(Runtime::Vllm));
+        assert!(Setting::of(&f).inference);
+        let ids = fix_ids(VLLM_025);
+        assert_eq!(ids[0], "vllm-less-to-fit", "{ids:?}");
+        for training in ["reduce-batch-size", "gradient-checkpointing"] {
+            assert!(!ids.iter().any(|x| x == training), "{ids:?}");
+        }
+        let why = &f.diagnosis.verdicts[0];
+        assert!(
+            why.detail.contains("preallocated KV cache"),
+            "{}",
+            why.detail
+        );
+        let zh = why.zh.as_ref().map_or("", |z| z.text.as_str());
+        assert!(zh.contains("预先分配的 KV cache"), "{zh}");
+    }
+
+    /// A bare mention of vLLM names no run of it.
+    #[test]
+    fn a_mention_of_vllm_is_not_its_run() {
+        let text = VLLM_025.replace("and vllm version 0.2.5", "as with vllm");
+        let f = only(&text);
+        assert_eq!(Runtime::of(&f), None);
+        assert!(!Setting::of(&f).inference);
+    }
+
+    // fixtures/wild/2030.txt: Huatuo's command-line chat demo, the command
+    // on the message's own line and "max-new-tokens 64 did not help" after.
+    const HUATUO: &str = "远程服务器上执行python huatuo_cli_demo_stream.py --model-name $model_dir报错torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 270.00 MiB. GPU 。\n在网上搜寻的建议是缩小batch size，但是在Huatuo的config文件中没有找到，应该怎么办呢，将输入的max-new-tokens改成64也不行。\n";
+
+    /// A chat demo is inference: its fixes, never training's.
+    #[test]
+    fn a_cli_demo_is_inference() {
+        let f = only(HUATUO);
+        assert_eq!(run_nearby(&f), Some(RunNearby::Inference), "{:?}", f.nearby);
+        assert!(is_inference(&f));
+        let ids = fix_ids(HUATUO);
+        assert!(
+            ids.iter().any(|x| x == "inference-in-less-memory"),
+            "{ids:?}"
+        );
+        for training in [
+            "reduce-batch-size",
+            "mixed-precision-autocast",
+            "gradient-checkpointing",
+        ] {
+            assert!(!ids.iter().any(|x| x == training), "{ids:?}");
+        }
+    }
+
+    // fixtures/wild/908.txt: detectron2's train_net.py before the message,
+    // "l tried to change the batch size to 1" after it.
+    const DETECTRON2: &str = "l just pull docker image of detectron2 and use \n`./train_net.py \\\n  --config-file ../configs/COCO-InstanceSegmentation/mask_rcnn_R_50_FPN_1x.yaml   --num-gpus 1 SOLVER.IMS_PER_BATCH 2 SOLVER.BASE_LR 0.0025`  to train, but l got this problem `cuda out of memory, tried to allocate 50MiB(GPU 0; 1.96GiB totalcapacity;1.33GiB already allocated; 43.5MiB free;1.36 GiB reserved in total by Pytorch)`\n\nl tried to change the batch size to 1, but it still occured.  cuda version is 11.0 and torch version is 1.7.0+cua101. does anyone else have this problem ?\n";
+
+    /// Training, and the batch already at 1: the batch fix is dropped.
+    #[test]
+    fn a_batch_lowered_below_the_message_drops_the_batch_fix() {
+        let f = only(DETECTRON2);
+        assert_eq!(run_nearby(&f), Some(RunNearby::Training), "{:?}", f.nearby);
+        assert!(!is_inference(&f));
+        let ids = fix_ids(DETECTRON2);
+        assert!(!ids.iter().any(|x| x == "reduce-batch-size"), "{ids:?}");
+        assert!(!ids.is_empty());
+    }
+
+    /// The lines after a message are read for six lines: the writer's
+    /// words on the sixth count, on the seventh they do not.
+    #[test]
+    fn the_window_after_a_message_is_six_lines() {
+        let message = "RuntimeError: CUDA out of memory. Tried to allocate 50.00 MiB (GPU 0; 1.96 GiB total capacity; 1.33 GiB already allocated; 43.50 MiB free; 1.36 GiB reserved in total by PyTorch)\n";
+        let at = |filler: usize| {
+            let mut text = message.to_string();
+            for _ in 0..filler {
+                text.push_str("nothing to see\n");
+            }
+            text.push_str("I tried to change the batch size to 1, but it still occured.\n");
+            fix_ids(&text)
+        };
+        let sixth = at(5);
+        assert!(!sixth.iter().any(|x| x == "reduce-batch-size"), "{sixth:?}");
+        let seventh = at(6);
+        assert!(
+            seventh.iter().any(|x| x == "reduce-batch-size"),
+            "{seventh:?}"
+        );
+    }
+
+    /// Training words win over inference words (a training script that
+    /// samples text as it goes).
+    #[test]
+    fn training_wins_over_generation() {
+        let message = VLLM_025.split_once('\n').map_or("", |(_, m)| m);
+        let f = only(&format!(
+            "python train.py uses model.generate( for samples\n{message}"
+        ));
+        assert_eq!(run_nearby(&f), Some(RunNearby::Training), "{:?}", f.nearby);
+        assert!(!is_inference(&f));
+    }
+
+    // fixtures/wild/142.txt: `python web_demo.py`, the checkpoint shards at
+    // 0% when the process was killed.
+    const WEB_DEMO_KILLED: &str = "我在python web_demo.py时 出现 \nLoading checkpoint shards:   0% 。。。。。.\nKilled \n这是什么问题  是不是需要显卡 我是第一次允许,测试\n";
+
+    /// Shards below 100% are still loading; at 100% they are done.
+    #[test]
+    fn checkpoint_shards_below_100_percent_are_loading() {
+        let f = only(WEB_DEMO_KILLED);
+        assert!(is_loading(&f), "{:?}", f.nearby);
+        assert_eq!(run_nearby(&f), Some(RunNearby::Inference));
+        let at = |percent: &str| {
+            let text = WEB_DEMO_KILLED.replace(
+                "0% 。。。。。.",
+                &format!("{percent}|██████████| 2/2 [00:08<00:00]"),
+            );
+            is_loading(&only(&text))
+        };
+        assert!(at("99%"));
+        assert!(!at("100%"));
     }
 }

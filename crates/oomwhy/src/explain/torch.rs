@@ -10,7 +10,9 @@ use super::common::{
 };
 use super::docs::Code;
 use super::pasted;
-use super::setting::{available, is_inference, since, Availability, Framework, Release, Vendor};
+use super::setting::{
+    available, is_inference, since, Availability, Framework, Release, Runtime, Vendor,
+};
 use super::thresholds::*;
 use super::Explain;
 use crate::i18n::Said;
@@ -1268,6 +1270,13 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             detail.then(say!(
                 en: "It failed while the model was being loaded (phase: model load), before any batch: the weights alone fill the card.",
                 zh: "它是在加载模型时失败的（阶段：模型加载），还没有任何 batch：光是权重就占满了这块卡。"
+            ))
+        } else if Runtime::of(f) == Some(Runtime::Vllm) && s.allocated_bytes.is_some() {
+            // vLLM's KV cache is PyTorch tensors reserved at start-up: the
+            // live tensors are mostly that cache, not a batch.
+            detail.then(say!(
+                en: "In vLLM most of these live tensors are its own reservation: at start-up it takes gpu_memory_utilization (0.9 by default) of the GPU's memory for the weights and a preallocated KV cache, held as PyTorch tensors. What did not fit is a temporary allocation (activations, sampling) in what is left beside that reservation, not a leak: lower gpu_memory_utilization to leave it more room, or lower max_num_seqs and max_model_len so that each step needs less.",
+                zh: "在 vLLM 里，这些存活张量大多是它自己预留的：启动时它按 gpu_memory_utilization（默认 0.9）拿走 GPU 的显存，放权重和预先分配的 KV cache，全都以 PyTorch 张量的形式占着。放不下的是这份预留旁边剩下的空间里的一次临时分配（激活值、采样），不是泄漏：调低 gpu_memory_utilization 给它留出更多空间，或者调低 max_num_seqs 和 max_model_len，让每一步需要的更少。"
             ))
         } else {
             detail

@@ -155,6 +155,12 @@ impl Scanner {
             if let Some((at, bytes)) = found.card_bytes {
                 self.stated_card = Some((from + at as u64, bytes));
             }
+            for (at, line) in context::nearby_lines_in(&before[(from - offset) as usize..]) {
+                if self.stated_lines.len() >= STATED_LINES_KEPT {
+                    self.stated_lines.pop_front();
+                }
+                self.stated_lines.push_back((from + at as u64, line));
+            }
         }
         self.stated_until = self.stated_until.max(line_start);
         let recent = |at: u64| at >= window_start && at < line_start;
@@ -167,6 +173,12 @@ impl Scanner {
                 .stated_card
                 .filter(|&(at, _)| recent(at))
                 .map(|(_, bytes)| bytes),
+            lines: self
+                .stated_lines
+                .iter()
+                .filter(|&&(at, _)| recent(at))
+                .map(|(_, line)| line.clone())
+                .collect(),
         }
     }
 
@@ -178,6 +190,9 @@ impl Scanner {
     /// a finding already collected, only counted there. A log that repeats a
     /// warning on every other line decodes it once.
     pub(super) fn finish_pending(&mut self, pending: Pending, rank: Option<u32>) {
+        // The window after the previous finding closes at the next message,
+        // whether that one is collected, folded or dropped.
+        self.after = None;
         let Some(finding) = self.decode_once(&pending, rank) else {
             return;
         };
@@ -218,8 +233,36 @@ impl Scanner {
                 .entry(fact::ENGINE.to_string())
                 .or_insert_with(|| engine.to_string());
         }
+        finding.nearby = pending.nearby;
+        let collected = self.collector.findings.len();
         self.collector.push(finding, rank);
+        // A new finding: the next few lines are read for it.
+        self.after = (self.collector.findings.len() > collected).then(|| {
+            (
+                self.collector.findings.len() - 1,
+                context::NEARBY_AFTER_LINES,
+            )
+        });
         self.offer_recent_diagnostics();
+    }
+
+    /// Reads one line after a finding for the writer's words about the run
+    /// (`context::nearby_lines_in`), while the window after it lasts.
+    pub(super) fn read_after(&mut self, line: &[u8]) {
+        let Some((index, left)) = self.after else {
+            return;
+        };
+        self.after = (left > 1).then_some((index, left - 1));
+        let Some(finding) = self.collector.findings.get_mut(index) else {
+            self.after = None;
+            return;
+        };
+        for (_, words) in context::nearby_lines_in(line) {
+            if finding.nearby.len() + words.len() < context::NEARBY_MAX {
+                finding.nearby.push('\n');
+                finding.nearby.push_str(&words);
+            }
+        }
     }
 
     /// Offers the diagnostics no finding has claimed yet to the findings.
@@ -447,6 +490,9 @@ impl Scanner {
         outcome
     }
 }
+
+/// Lines before messages whose words are kept for the next message.
+const STATED_LINES_KEPT: usize = 8;
 
 #[cfg(test)]
 mod tests {

@@ -7,7 +7,7 @@ use super::memo::{Decoded, Known};
 use super::prefilter::{count_newlines, prefilter, triggers_in};
 use super::shape::{EntryId, FastMap, ShapeTable};
 use super::{ScanOutcome, LOOKBACK, MAX_LINE, MAX_RANK_STATES};
-use crate::context::{TracebackBuilder, TracebackEvent};
+use crate::context::{stated_nearby, TracebackBuilder, TracebackEvent};
 use crate::detect::{self, Family, FAMILIES};
 use crate::diagnostics::{self, Parsed};
 use crate::normalize::{normalize, Normalized};
@@ -65,6 +65,9 @@ pub(super) struct Pending {
     pub(super) engine: Option<&'static str>,
     /// The card size the text just before the message states.
     pub(super) stated_card_bytes: Option<u64>,
+    /// The lines just before the message, and its own line's prefix, that
+    /// may tell how the job ran (`context::nearby_lines_in`).
+    pub(super) nearby: String,
 }
 
 #[derive(Default)]
@@ -104,6 +107,12 @@ pub(super) struct Scanner {
     pub(super) stated_until: u64,
     pub(super) stated_engine: Option<(u64, &'static str)>,
     pub(super) stated_card: Option<(u64, u64)>,
+    /// Lines read before messages that may tell how the job ran, with
+    /// their absolute offsets (the last few).
+    pub(super) stated_lines: VecDeque<(u64, String)>,
+    /// The collected finding the next few lines are read for (its index
+    /// in the collector) and how many lines are left to read.
+    pub(super) after: Option<(usize, u32)>,
     pub(super) outcome: ScanOutcome,
     /// The diagnostic table being collected, if any (any rank).
     pub(super) diagnostic: Option<diagnostics::Block>,
@@ -147,6 +156,8 @@ impl Scanner {
             stated_until: 0,
             stated_engine: None,
             stated_card: None,
+            stated_lines: VecDeque::new(),
+            after: None,
             outcome: ScanOutcome::default(),
             diagnostic: None,
             recent_diagnostics: VecDeque::new(),
@@ -186,7 +197,10 @@ impl Scanner {
     }
 
     pub(super) fn is_idle(&self) -> bool {
-        self.diagnostic.is_none() && !self.ranks.values().any(RankState::is_active)
+        // The lines just after a finding are read for the writer's words.
+        self.after.is_none()
+            && self.diagnostic.is_none()
+            && !self.ranks.values().any(RankState::is_active)
     }
 
     /// Processes data[from..to], which ends at a newline, at EOF or at a cut.
@@ -266,18 +280,30 @@ impl Scanner {
     pub(super) fn process_line(&mut self, data: &[u8], offset: u64, from: usize, to: usize) {
         let raw = &data[from..to];
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        // The lines after a finding are read for the writer's words; the
+        // line that ends a message is the first of them.
+        let reading = self.after.is_some();
+        if reading {
+            self.read_after(raw);
+        }
         // The next line starts after the newline (a cut line has none: its
         // span then ends one byte late, which only breaks a run).
         let span = (offset + from as u64, offset + to as u64 + 1);
-        if self.handle_known(raw, span, &data[..from], offset) {
-            return;
+        if !self.handle_known(raw, span, &data[..from], offset) {
+            self.process_unknown_line(raw, &data[..from], offset);
         }
+        if !reading && self.after.is_some() {
+            self.read_after(raw);
+        }
+    }
+
+    fn process_unknown_line(&mut self, raw: &[u8], before: &[u8], offset: u64) {
         self.line_time = leading_time_bytes(raw);
         // A carriage return inside a line is a progress-bar redraw: each part is a line.
         for piece in raw.split(|&b| b == b'\r') {
             let text = String::from_utf8_lossy(piece);
             for normalized in normalize(&text) {
-                self.handle(normalized, &data[..from], offset);
+                self.handle(normalized, before, offset);
             }
         }
     }
@@ -396,6 +422,7 @@ impl Scanner {
             time,
             engine,
             stated_card_bytes: stated.card_bytes,
+            nearby: stated_nearby(stated.lines, &text[..start]),
         };
         self.ranks.entry(rank).or_default().pending = Some(pending);
     }
