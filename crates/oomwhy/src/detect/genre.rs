@@ -694,7 +694,65 @@ pub fn is_document(text: &str, messages: &[MessageSpan<'_>]) -> bool {
         return false;
     }
     let f = features(text, messages);
-    (f.points() >= DOCUMENT_POINTS || f.source_code()) && !f.report_evidence()
+    if f.report_evidence() {
+        return false;
+    }
+    let points = f.points();
+    f.source_code()
+        || (points >= DOCUMENT_POINTS && tip_below(text, messages).is_none_or(|tip| tip < points))
+}
+
+/// Whether a line is prose in Chinese, Japanese or Korean: a Han, kana or
+/// Hangul character among its first words.
+fn explains_in_cjk(line: &str) -> bool {
+    line.chars().take(40).any(|c| {
+        matches!(c, '\u{3040}'..='\u{30ff}' | '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}' | '\u{ac00}'..='\u{d7af}')
+    })
+}
+
+/// The points of the one prose line below the messages, when there is one,
+/// it follows the output above it without a blank line, and nothing is
+/// above the messages. When that line makes all the input's points it is a
+/// program's tip printed under its error (Real-ESRGAN's `If you encounter
+/// CUDA out of memory, try to set --tile with a smaller number.` under
+/// PyTorch's CPU allocator failure): it addresses the reader as a page
+/// does, but a page introduces what it shows, or says more about it than
+/// one line, and its prose under a pasted log is a paragraph of its own,
+/// after a blank line. The report's own error lines outweigh one such line.
+fn tip_below(text: &str, messages: &[MessageSpan<'_>]) -> Option<u32> {
+    let first_message = messages.iter().map(|m| m.line).min()?;
+    let in_message = |number: u64| {
+        messages
+            .iter()
+            .any(|m| number >= m.line && number < m.line + m.lines.max(1))
+    };
+    let mut tip = None;
+    let mut after_blank = false;
+    for (index, line) in text.lines().enumerate() {
+        let number = index as u64 + 1;
+        let blank = line.trim().is_empty();
+        let below_blank = std::mem::replace(&mut after_blank, blank);
+        if in_message(number) || blank {
+            continue;
+        }
+        if number < first_message {
+            return None;
+        }
+        // A program's tip is in its message's language; an explanation
+        // in Chinese, Japanese or Korean under an English message is a
+        // page's (a Korean tutorial's `... 해결할 수 있다`).
+        if explains_in_cjk(line) {
+            return None;
+        }
+        let points = features(line, &[]).points();
+        if points > 0 {
+            if tip.is_some() || below_blank {
+                return None;
+            }
+            tip = Some(points);
+        }
+    }
+    tip
 }
 
 #[cfg(test)]
@@ -1049,6 +1107,26 @@ mod tests {
             first: "torch.OutOfMemoryError: HIP out of memory.",
         }];
         assert!(!is_document(comfy, &spans));
+    }
+
+    #[test]
+    fn one_tip_below_a_report_s_error_is_the_program_s() {
+        // Real-ESRGAN prints its tip under PyTorch's error (wild paste).
+        let error = "Error [enforce fail at CPUAllocator.cpp:67] . DefaultCPUAllocator: can't allocate memory: you tried to allocate 264896512 bytes. Error code 12 (Cannot allocate memory)";
+        let report = format!("{error}\nIf you encounter CUDA out of memory, try to set --tile with a smaller number.\n");
+        let message = "Error [enforce fail at CPUAllocator.cpp:67]";
+        assert!(!is_document(&report, &span(&report, message)));
+        // A page introduces what it shows: the same lines under an
+        // introduction, or with a second line of advice, are a page's.
+        let introduced = format!("You may see an error like this:\n{report}");
+        assert!(is_document(&introduced, &span(&introduced, message)));
+        let advised = format!("{report}You can also reduce your batch size if you see this.\n");
+        assert!(is_document(&advised, &span(&advised, message)));
+        // A maintainer's answer under a pasted log is a paragraph of its
+        // own (wild paste, TensorRT under DeepStream).
+        let log = "ERROR: [TRT]: 2: [virtualMemoryBuffer.cpp::resizePhysical::160] Error Code 2: OutOfMemory (no further information)";
+        let answer = format!("{log}\n\nIf you get similar error, try to set the `workspace-size` to a value less than the GPU memory in the config_infer_primary file.\n");
+        assert!(is_document(&answer, &span(&answer, log)));
     }
 
     #[test]

@@ -203,6 +203,11 @@ fn patterns() -> &'static Patterns {
                         // The NVIDIA kernel driver could not bring up the
                         // GPU (dmesg's `NVRM: ... RmInitAdapter failed!`).
                         r"|\bRmInitAdapter failed\b|\brm_init_adapter failed\b|\bCannot attach gpu\b",
+                        // Intel's Xe kernel driver: the GuC reported a
+                        // catastrophic memory error for an engine's context
+                        // (`Engine memory CAT error [18]: class=bcs, ...`;
+                        // later kernels write `cat error: engine_class=`).
+                        r"|\bEngine memory (?i:cat) error\b",
                     )),
                 ),
                 (
@@ -237,6 +242,9 @@ fn patterns() -> &'static Patterns {
                 // TensorFlow's status text, ROCr's fault handler, the
                 // NVIDIA kernel driver's log prefix.
                 r"|\bResource exhausted: |^\s*Memory access fault by GPU node-|\bNVRM: ",
+                // The Linux DRM drivers' kernel log prefix for Intel GPUs
+                // (`xe 0000:04:00.0: [drm] `, `i915 0000:00:02.0: [drm] `).
+                r"|\b(?:xe|i915) [0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: \[drm\] ",
                 // oneDNN's verbose log (`onednn_verbose,...,error,ocl,errcode -6,`).
                 r"|,error,(?:\w+,)?errcode -?\d+,",
                 r"|(?:^|\s)(?i:error|fatal|fatal error):\s",
@@ -321,8 +329,8 @@ fn patterns() -> &'static Patterns {
             ffmpeg_context: re(r"^\[(\w+) @ (?:0x)?[0-9a-fA-F]+\] "),
             device_allocator: re(r"\bRMM (?:failure|error)\b|\brmm::"),
             // Ollama: `model requires more system memory (X) than is available (Y)`.
-            system_memory: re(
-                r"requires more system memory \((\d+(?:\.\d+)?) ?([KMGT]i?B)\) than is available \((\d+(?:\.\d+)?) ?([KMGT]i?B)\)",
+            system_memory: sized_re(
+                r"requires more system memory \({NUMBER} ?([KMGT]i?B)\) than is available \({NUMBER} ?([KMGT]i?B)\)",
             ),
             // A library's source path: `mindspore/ccsrc/.../arena.cc`, `bmlib/src/x.cpp`.
             // Longer extensions first and a word boundary after: `.hpp` is not `.h`.
@@ -340,13 +348,13 @@ fn patterns() -> &'static Patterns {
             ],
             hex_size: re(r"\bsize\s*[:=]\s*(0x[0-9a-fA-F]+)\b"),
             dec_size: re(r"\bsize\s*[:=]\s*(\d+)\b"),
-            sized: re(r"Tried to allocate (\d+(?:\.\d+)?) ?([KMGT]iB)"),
-            sentence_total: re(r"total capac\w* of ?(\d+(?:\.\d+)?) ?([KMGT]iB)"),
-            sentence_free: re(r"of which (\d+(?:\.\d+)?) ?([KMGT]iB) is free"),
+            sized: sized_re(r"Tried to allocate {NUMBER} ?([KMGT]iB)"),
+            sentence_total: sized_re(r"total capac\w* of ?{NUMBER} ?([KMGT]iB)"),
+            sentence_free: sized_re(r"of which {NUMBER} ?([KMGT]iB) is free"),
             // XLA's TPU runtime: `Attempting to allocate 4.39G. That was not
             // possible. There are 2.30G free.`
-            xla_sized: re(r"\bAttempting to (?:allocate|reserve) (\d+(?:\.\d+)?) ?([KMGT])(?:i?B)?\b"),
-            xla_free: re(r"\bThere are (\d+(?:\.\d+)?) ?([KMGT])(?:i?B)? free\b"),
+            xla_sized: sized_re(r"\bAttempting to (?:allocate|reserve) {NUMBER} ?([KMGT])(?:i?B)?\b"),
+            xla_free: sized_re(r"\bThere are {NUMBER} ?([KMGT])(?:i?B)? free\b"),
             // `device_id:0`, `GPU 0`, `DEVICE [0]` (Deeplearning4j).
             device_id: re(r"(?i)\b(?:device_id|dev_id|device id|GPU|device|NPU)\s*[:=]?\s*\[?(\d+)\b"),
             // The request a program states on a line of its own after its
@@ -360,10 +368,12 @@ fn patterns() -> &'static Patterns {
             // ggml names a backend's buffer type by the backend and device
             // index (`CUDA0`, `Vulkan0`, `ROCm1`, `SYCL0`; Metal's has none).
             ggml_buffer: re(r"\bunable to allocate ([A-Za-z]+?)(\d*) buffer\b"),
-            // NumPy: `Unable to allocate 3.2 GiB for an array with shape ...`.
-            numpy_size: re(r"\bUnable to allocate (\d+(?:\.\d+)?) ?([KMGTP]i?B) for an array\b"),
-            xla_reserved: re(r"\bfree, (\d+(?:\.\d+)?) ?([KMGT]i?B|[KMGT]|B) reserved\b"),
-            xla_reservable: re(r"\band (\d+(?:\.\d+)?) ?([KMGT])(?:i?B)? reservable\b"),
+            // NumPy: `Unable to allocate 3.2 GiB for an array with shape ...`,
+            // in every unit its `_size_to_string` prints (`800 bytes` up to
+            // `EiB`).
+            numpy_size: sized_re(r"\bUnable to allocate {NUMBER} ?([KMGTPE]iB|bytes) for an array\b"),
+            xla_reserved: sized_re(r"\bfree, {NUMBER} ?([KMGT]i?B|[KMGT]|B) reserved\b"),
+            xla_reservable: sized_re(r"\band {NUMBER} ?([KMGT])(?:i?B)? reservable\b"),
             // XLA's TPU compiler for a memory space its family does not
             // explain (`Ran out of memory in memory space vmem. Used 32.42M
             // of 16.00M vmem. Exceeded vmem capacity by 16.42M`).
@@ -373,6 +383,17 @@ fn patterns() -> &'static Patterns {
             hsa_node: re(r"\bby GPU (node-\d+)\b"),
         }
     })
+}
+
+/// A size's number as programs print it: `3`, `3.2`, and `184.` (NumPy
+/// prints sizes with `{:#.3g}`, whose `#` keeps the point of a whole number:
+/// `184. MiB`, `1.50 GiB`, `12.3 KiB`). Only where a unit follows, so a
+/// sentence's full stop is never read as part of a number.
+const NUMBER: &str = r"(\d+(?:\.\d*)?)";
+
+/// Compiles a constant pattern whose sizes' numbers are written `{NUMBER}`.
+fn sized_re(pattern: &str) -> Regex {
+    constant_regex(&pattern.replace("{NUMBER}", NUMBER))
 }
 
 /// The first statement on the line that a program reports: (statement, start).
@@ -446,11 +467,11 @@ fn prose_figures(text: &str) -> [Option<u64>; 2] {
     static RE: OnceLock<[Regex; 2]> = OnceLock::new();
     let [total, requested] = RE.get_or_init(|| {
         [
-            constant_regex(
-                r"(?i)\b(\d+(?:\.\d+)?) ?([KMGT]iB|[KMGT]B) (?:of )?total capacity\b|\btotal capacity of (\d+(?:\.\d+)?) ?([KMGT]iB|[KMGT]B)\b",
+            sized_re(
+                r"(?i)\b{NUMBER} ?([KMGT]iB|[KMGT]B) (?:of )?total capacity\b|\btotal capacity of {NUMBER} ?([KMGT]iB|[KMGT]B)\b",
             ),
-            constant_regex(
-                r"(?i)\b(?:fails?|failed|failing|unable|tried|trying|tries) to allocate (\d+(?:\.\d+)?) ?([KMGT]iB|[KMGT]B)\b",
+            sized_re(
+                r"(?i)\b(?:fails?|failed|failing|unable|tried|trying|tries) to allocate {NUMBER} ?([KMGT]iB|[KMGT]B)\b",
             ),
         ]
     });
@@ -657,6 +678,10 @@ impl Family for Grammar {
             // ROCr's fault handler: on the piece ` fau` it shares with
             // `Segmentation fault`.
             "Memory access fault by GPU node-",
+            // Intel's Xe driver's engine fault, both spellings: on the
+            // piece `rror` the status tables need.
+            "Engine memory CAT error",
+            "Engine memory cat error",
         ]
     }
 
@@ -1167,6 +1192,8 @@ fn fault_reporter(text: &str) -> &'static str {
         crate::i18n::reporter::NVRM.en
     } else if text.contains("Display driver") {
         crate::i18n::reporter::WINDOWS_TDR.en
+    } else if xe_cat_error(text) {
+        crate::i18n::reporter::INTEL_XE.en
     } else {
         crate::i18n::reporter::JETSON_NVGPU.en
     }
@@ -1212,6 +1239,12 @@ fn runtime_fault(finding: &mut Finding, text: &str) {
             "RmInitAdapter failed".to_string(),
             "The NVIDIA kernel driver could not initialise the GPU. RmInitAdapter failed: the card did not come up, through a driver that does not match it, a GPU that fell off the PCIe bus or failed, or power or firmware trouble; not memory exhaustion.".to_string(),
         )
+    } else if xe_cat_error(text) {
+        (
+            crate::i18n::reporter::INTEL_XE_KERNEL_DRIVER.en,
+            XE_CAT_ERROR.to_string(),
+            "The GPU's firmware (GuC) reported a catastrophic memory error for an engine's work: it touched a GPU address no page maps, and the Xe driver reset the engine and cancelled the job. A bad GPU pointer, a buffer used after it was freed, or a driver or firmware fault; not memory exhaustion.".to_string(),
+        )
     } else if text.contains("Display driver") {
         (
             crate::i18n::reporter::WINDOWS_DISPLAY_DRIVER.en,
@@ -1231,6 +1264,16 @@ fn runtime_fault(finding: &mut Finding, text: &str) {
     finding
         .facts
         .insert("code_class".into(), "not_memory".into());
+}
+
+/// The name the fault family writes for the Xe driver's engine fault; the
+/// advice table keys its row on it.
+const XE_CAT_ERROR: &str = "Engine memory CAT error";
+
+/// Whether the text holds Intel's Xe driver's engine fault, in either
+/// spelling its releases print.
+fn xe_cat_error(text: &str) -> bool {
+    text.contains("Engine memory CAT error") || text.contains("Engine memory cat error")
 }
 
 /// The OpenCL status a message prints: oneDNN's verbose `errcode -6,NAME,`,
@@ -1801,6 +1844,54 @@ mod tests {
         assert!(collect(&["On boot the DMA alloc failed: size=257490944"]).is_none());
         // A size with a unit is not a byte count.
         let f = collect(&["RuntimeError: failed to allocate 128.00 MiB on device"]).unwrap();
+        assert_eq!(f.sizes.requested_bytes, None);
+    }
+
+    /// Intel's Xe kernel driver's engine fault (fixtures/wild 2410: a
+    /// probe's device lost, then the driver's lines): a crash the driver
+    /// states, read behind its `[drm]` prefix, in both spellings.
+    #[test]
+    fn the_xe_drivers_engine_fault() {
+        let line = "  xe 0000:04:00.0: [drm] Tile0: GT0: Engine memory CAT error [18]: class=bcs, logical_mask: 0x1, guc_id=6";
+        let f = collect(&[line]).unwrap();
+        assert_eq!(
+            (f.kind, f.category),
+            (Kind::GpuRuntimeError, Category::Crash)
+        );
+        assert_eq!(f.facts[fact::ERROR_NAME], "Engine memory CAT error");
+        assert_eq!(
+            f.facts[fact::REPORTED_BY],
+            crate::i18n::reporter::INTEL_XE.en
+        );
+        assert!(collect(&["xe 0000:03:00.0: [drm] Tile0: GT0: Engine memory cat error: engine_class=bcs, logical_mask: 0x1, guc_id=2"]).is_some());
+        // Without the driver's prefix it is a description of one (a notes
+        // page quoting the signature), not the driver's report.
+        for line in [
+            "Card 0 logged `Engine memory CAT error [18]: class=bcs, guc_id=0` at 00:01:43",
+            "Engine memory CAT error [18]: class=bcs",
+        ] {
+            assert!(collect(&[line]).is_none(), "{line}");
+        }
+    }
+
+    #[test]
+    fn numpy_sizes_as_numpy_prints_them() {
+        // NumPy's `_size_to_string` prints `{:#.3g}`: a whole number keeps
+        // its point (`184. MiB`, a wild paste of TensorFlow wrapping
+        // NumPy's MemoryError); bytes are printed without decimals.
+        for (line, requested) in [
+            ("W tensorflow/core/framework/op_kernel.cc:1751] Resource exhausted: MemoryError: Unable to allocate 184. MiB for an array with shape (64, 26, 26, 3, 371) and data type float32", 184u64 << 20),
+            ("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 1.50 GiB for an array with shape (201326592,) and data type float64", 3 << 29),
+            ("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 12.3 KiB for an array with shape (1574,) and data type float64", 12_595),
+            ("numpy.core._exceptions._ArrayMemoryError: Unable to allocate 800 bytes for an array with shape (100,) and data type float64", 800),
+        ] {
+            let f = collect(&[line]).unwrap_or_else(|| panic!("{line}"));
+            assert_eq!(f.sizes.requested_bytes, Some(requested), "{line}");
+        }
+        // The point belongs to the number only when a unit follows it: a
+        // sentence's full stop after a figure is not read as a size.
+        let f =
+            collect(&["MemoryError: Unable to allocate array of 184. Try a smaller one."]).unwrap();
         assert_eq!(f.sizes.requested_bytes, None);
     }
 }

@@ -240,7 +240,7 @@ fn kill_patterns() -> &'static KillPatterns {
         // Also Kubernetes' container status (`exitCode: 137`, YAML or JSON).
         // Docker's build step: `The command '/bin/sh -c ...' returned a
         // non-zero code: 137`.
-        let exit_137 = r"(?i)\b(?:exit(?:ed)?\s+with\s+(?:exit\s+)?(?:code|status)|exit\s+(?:code|status)|exitCode\x22?|returned\s+non-zero\s+exit\s+status|returned\s+a\s+non-zero\s+code|error\s+exit\s+status)\s*[:=]?\s*\(?137\b";
+        let exit_137 = r"(?i)\b(?:exit(?:ed)?\s+with\s+(?:exit\s+)?(?:code|status)|(?:exit|status|return)\s+(?:code|status)|exitCode\x22?|returned\s+non-zero\s+exit\s+status|returned\s+a\s+non-zero\s+code|error\s+exit\s+status)\s*[:=]?\s*\(?137\b";
         let shell = r"\bline \d+:\s+(\d+) Killed\b";
         // The kernel's first line of an OOM kill, before its call trace.
         let invoked = r"\binvoked oom-killer: gfp_mask=";
@@ -412,6 +412,14 @@ impl Family for Killed {
             "xitCode",
             // Docker's build step (under the `returned ` literal).
             "returned a non-zero code",
+            // A status stated in a report's prose with what it means
+            // (`Status code 137 indicates OOM error in the docker
+            // container.`): the words a status of 137 is named with vary
+            // (`status code`, `return code`), the out-of-memory words on
+            // its line are the literal (under `rror`, which the prefilter
+            // already searches for).
+            "OOM error",
+            "OOM Error",
             // Also the kernel's `Killed process N` line once its timestamp is cut.
             "Killed",
             "已杀死",
@@ -693,7 +701,11 @@ impl Family for Killed {
                         .insert("progress_bar".into(), label.chars().take(80).collect());
                 }
                 finding.notes.push(
-                    "the output ends with the shell's `Killed`: the process got SIGKILL, most often from the kernel's OOM killer".into(),
+                    crate::say!(
+                        en: "the output ends with the shell's `Killed`: the process got SIGKILL, most often from the kernel's OOM killer",
+                        zh: "输出以 shell 打印的 `Killed` 结尾：进程收到了 SIGKILL，最常见的是内核的 OOM killer 发出的",
+                    )
+                    .into(),
                 );
             } else if let Some(c) = p.shell.captures(&joined) {
                 finding.era = Some(Era::Shell);
@@ -809,6 +821,8 @@ mod tests {
             (&["Process `STAR_ALIGN` terminated with an error exit status (137)"], "exit_137", Category::LikelyOom),
             (&["subprocess.CalledProcessError: Command 'python train.py' returned non-zero exit status 137."], "exit_137", Category::LikelyOom),
             (&["Exit Code:    137"], "exit_137", Category::LikelyOom),
+            // A report's prose that states the status (wild paste).
+            (&["Status code 137 indicates OOM error in the docker container."], "exit_137", Category::LikelyOom),
             (&["/var/spool/slurmd/job123/slurm_script: line 12: 48213 Killed                  python train.py"], "shell", Category::LikelyOom),
         ];
         for &(lines, era, category) in cases {
@@ -915,6 +929,8 @@ mod tests {
             "DataLoader worker (pid 123) is killed by signal: Bus error.",
             "PodOOMKilledAlert fired",
             "exit code 1370",
+            "Status code 1370 indicates OOM error",
+            "HTTP status code 413 means the OOM error report was too large",
             "torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 1) local_rank: 0 (pid: 1798) of binary: /usr/bin/python3",
         ] {
             assert!(Killed.start(line).is_none(), "{line}");

@@ -274,6 +274,11 @@ fn table_for_api(api: &str, matched: &str) -> Option<&'static Table> {
 fn reported_name(line: &str, start: usize, end: usize, written: &str) -> bool {
     let before = line[..start].trim_end();
     let after = line[end..].trim_start();
+    match received_in_quotes(line, start, end) {
+        Quoted::Received(_) => return true,
+        Quoted::NotSaid => return false,
+        Quoted::Other => {}
+    }
     if is_mention(line, start) {
         return false;
     }
@@ -307,6 +312,7 @@ fn reported_name(line: &str, start: usize, end: usize, written: &str) -> bool {
     if before.is_empty()
         || before.ends_with(SEPARATORS)
         || before.ends_with(|c: char| c.is_ascii_digit())
+        || last_column(line, start, end)
     {
         return true;
     }
@@ -337,6 +343,98 @@ fn reported_name(line: &str, start: usize, end: usize, written: &str) -> bool {
     WORDS.iter().any(|w| {
         lower.ends_with(w) && !lower[..lower.len() - w.len()].ends_with(char::is_alphanumeric)
     }) || prints_own_number(before, written)
+}
+
+/// Whether a name quoted on its own (`` `hipErrorOutOfMemory` ``,
+/// `"VK_ERROR_DEVICE_LOST"`) is what the writer says they received: a verb
+/// of receiving or failing right before the quotation (`I just get`, `fails
+/// with`, `returned`), in a clause that is no question, condition, negation
+/// or instruction to someone else (`if you get`, `why do I get`, `I no longer
+/// get`). A quotation ending the line is otherwise read as a mention (a
+/// heading, a title), and a name in a list of codes has no such verb.
+/// A received name's clause is the report: the sentence, not the quoted
+/// name alone.
+fn received_in_quotes(line: &str, start: usize, end: usize) -> Quoted {
+    static RE: OnceLock<(Regex, Regex)> = OnceLock::new();
+    let (verb, not_said) = RE.get_or_init(|| {
+        (
+            re(concat!(
+                r"(?i)(?:^|[^\w'])(?:get|gets|got|getting|hit|hits|hitting|receive|receives|received|receiving",
+                r"|see|saw|seeing|returns|returned|returning|throws|threw|raised|raises",
+                r"|(?:fails|failed|failing|crashes|crashed|crashing|dies|died|exits|exited|errors|errored|ends|ended|aborts|aborted) with)",
+                r"(?:\s+(?:an?|the|this|that))?(?:\s+(?:error|status|code|result))?\s*:?\s*$",
+            )),
+            re(concat!(
+                r"(?i)(?:^|[^\w'])(?:if|unless|whether|why|how|avoid|avoiding|prevent|handle|catch|should|would|could|might|may|can|cannot|will",
+                r"|not|never|no longer|don't|doesn't|didn't|won't|can't|shouldn't|you|your|expect|expected)(?:[^\w']|$)",
+            )),
+        )
+    });
+    let opening = line[..start].trim_end_matches(' ');
+    let Some(quote) = opening.chars().next_back() else {
+        return Quoted::Other;
+    };
+    let closing = match quote {
+        '`' | '"' | '\'' => quote,
+        '\u{201c}' => '\u{201d}',
+        _ => return Quoted::Other,
+    };
+    if !line[end..].trim_start_matches(' ').starts_with(closing)
+        || super::text::in_comment(line, start)
+    {
+        return Quoted::Other;
+    }
+    let lead = &opening[..opening.len() - quote.len_utf8()];
+    let clause_at = lead
+        .rfind(['.', ';', '!', '?', '(', '['])
+        .map_or(0, |at| at + 1);
+    let clause = &lead[clause_at..];
+    // The rest of the sentence: a question, or a condition that makes the
+    // code what a call returns in some case (API documentation's `returns
+    // NAME if ...`).
+    let rest = line[end..].split(['.', '!', ';']).next().unwrap_or("");
+    let conditional_rest = rest.contains('?')
+        || rest
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|w| w.eq_ignore_ascii_case("if") || w.eq_ignore_ascii_case("unless"));
+    if !verb.is_match(clause) {
+        return Quoted::Other;
+    }
+    if not_said.is_match(clause) || conditional_rest {
+        return Quoted::NotSaid;
+    }
+    Quoted::Received(clause_at + (clause.len() - clause.trim_start().len()))
+}
+
+/// What a quoted name is, by the words around the quotation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Quoted {
+    /// What the writer received, in the clause that starts here.
+    Received(usize),
+    /// After a verb of receiving, but asked, supposed or denied.
+    NotSaid,
+    /// Anything else: the other rules decide.
+    Other,
+}
+
+impl Quoted {
+    fn clause_start(self) -> Option<usize> {
+        match self {
+            Quoted::Received(at) => Some(at),
+            _ => None,
+        }
+    }
+}
+
+/// Whether a name stands alone in the last column of a table row: spaced
+/// from the cell before it by a column's gap, nothing after it (a probe's
+/// result column: `cycle 2, another 4GB          UR_RESULT_ERROR_DEVICE_LOST`).
+/// A code in a list of codes comes after its number or at the line's
+/// start, which are read as reported already.
+fn last_column(line: &str, start: usize, end: usize) -> bool {
+    let before = &line[..start];
+    let gap = before.len() - before.trim_end_matches(' ').len();
+    gap >= 3 && !before.trim().is_empty() && line[end..].trim().is_empty()
 }
 
 /// Whether the text before a name decodes the code's own number, as its
@@ -399,6 +497,9 @@ fn number_in(line: &str, caps: &regex::Captures<'_>) -> Option<Hit> {
     {
         return None;
     }
+    if at_nccl_info_level(&line[..number.start()]) {
+        return None;
+    }
     let value = codes::parse_number(number.as_str()).filter(|&v| v != 0)?;
     let table = if shows_tensorrt(line) {
         codes::table("tensorrt")
@@ -425,6 +526,19 @@ fn number_in(line: &str, caps: &regex::Captures<'_>) -> Option<Hit> {
         hit.class = Class::NotMemory;
     }
     Some(hit)
+}
+
+/// Whether the line is one NCCL logs at its INFO or TRACE level
+/// (`host:pid:tid [0] NCCL INFO NET/Plugin: Plugin load returned 2 : ...`):
+/// with `NCCL_DEBUG=INFO` it narrates its start-up (plugins it looked for
+/// and did without, transports, versions), and a number there is a value it
+/// describes, not a status it failed with. NCCL reports its failures at
+/// WARN level (`NCCL WARN ...`), and the INFO lines that trace one back
+/// (`init.cc:1270 -> 2`) follow that WARN line and print no status word.
+fn at_nccl_info_level(before_number: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| re(r"\bNCCL (?:INFO|TRACE) "))
+        .is_match(before_number)
 }
 
 /// The entry whose own string (`cudaGetErrorString`'s) follows a printed
@@ -648,12 +762,10 @@ fn find(line: &str) -> Option<Hit> {
             if !reported_name(line, start, end, entry.written) {
                 return None;
             }
-            Some(Hit::new(
-                clause_start(line, start),
-                table,
-                entry,
-                Form::Name,
-            ))
+            let at = received_in_quotes(line, start, end)
+                .clause_start()
+                .unwrap_or_else(|| clause_start(line, start));
+            Some(Hit::new(at, table, entry, Form::Name))
         })
         .collect();
     // A line that names several codes (`hipErrorTbd
@@ -1431,6 +1543,22 @@ mod tests {
         }
     }
 
+    /// NCCL's INFO level narrates (a wild paste's plugin search: the number
+    /// is dlopen's outcome, not an ncclResult_t); its WARN level reports
+    /// (`WARN("Cuda failure %d '%s'", err, errStr)`, NCCL's CUCHECK).
+    #[test]
+    fn nccl_info_lines_report_no_status() {
+        for line in [
+            "node17-2:36748:36748 [0] NCCL INFO NET/Plugin: Plugin load returned 2 : libnccl-net.so: cannot open shared object file: No such file or directory : when loading libnccl-net.so",
+            "node17-2:36748:36748 [0] NCCL TRACE NET/Plugin: Plugin load returned 2 : libnccl-net.so: cannot open shared object file",
+        ] {
+            assert!(decode(line).is_none(), "{line}");
+        }
+        let warn =
+            "node17-2:36748:36751 [0] include/alloc.h:185 NCCL WARN Cuda failure 2 'out of memory'";
+        assert!(decode(warn).is_some(), "{warn}");
+    }
+
     /// absl's codes are read only after JAX's runtime error class; a status
     /// whose message says memory ran out, and RESOURCE_EXHAUSTED, are left
     /// to the out-of-memory families, as is TensorRT's `OutOfMemory`.
@@ -1723,5 +1851,49 @@ mod tests {
         // A status outside MTLCommandBufferError, or no callback's form.
         assert!(decode("Execution of the command buffer was aborted due to an error during execution. (0000000e:kIOGPUCommandBufferCallbackErrorImpactingInteractivity)").is_none());
         assert!(decode("kIOGPUCommandBufferCallbackErrorSubmissionsIgnored").is_none());
+    }
+
+    /// A code's name quoted after a verb of receiving is what the writer
+    /// got (fixtures/wild 2407, a ROCm issue's comment); a question, a
+    /// condition, a negation, an instruction or a name without such a verb
+    /// is a mention.
+    #[test]
+    fn a_name_quoted_as_what_the_writer_got() {
+        let line = "I encountered a similar error on ROCm 4.5.2. The first time I encountered a system freeze which appeared to be a result of running out of RAM (32 GBs)! After that whenever I try to run I just get `hipErrorOutOfMemory`";
+        let f = decode(line).unwrap();
+        assert_eq!(f.facts[fact::ERROR_NAME], "hipErrorOutOfMemory");
+        assert_eq!(f.kind, Kind::GenericOom);
+        assert!(
+            f.text.starts_with("After that whenever I try to run"),
+            "{}",
+            f.text
+        );
+        for line in [
+            "Why do I just get `hipErrorOutOfMemory`?",
+            "If you get `hipErrorOutOfMemory`, lower the batch size.",
+            "I no longer get `hipErrorOutOfMemory`",
+            "hipMalloc returns `hipErrorOutOfMemory` if the allocation fails.",
+            "Possible values include `hipErrorOutOfMemory`",
+            "    # then we get `hipErrorOutOfMemory`",
+        ] {
+            assert!(decode(line).is_none(), "{line}");
+        }
+    }
+
+    /// A probe's result column (fixtures/wild 2410): the name alone after a
+    /// column's gap ends the row. One space is prose; text after it is not
+    /// a last column.
+    #[test]
+    fn a_name_in_a_tables_last_column() {
+        let f =
+            decode("  cycle 2, another 4GB                 UR_RESULT_ERROR_DEVICE_LOST").unwrap();
+        assert_eq!(f.facts[fact::ERROR_NAME], "UR_RESULT_ERROR_DEVICE_LOST");
+        assert_eq!(f.kind, Kind::GpuRuntimeError);
+        for line in [
+            "  cycle 2, another 4GB UR_RESULT_ERROR_DEVICE_LOST",
+            "  cycle 2, another 4GB      UR_RESULT_ERROR_DEVICE_LOST   means the device was lost",
+        ] {
+            assert!(decode(line).is_none(), "{line}");
+        }
     }
 }

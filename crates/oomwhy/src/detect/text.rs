@@ -4,6 +4,7 @@
 //! Family modules import from here, never from each other.
 
 use crate::constant_regex;
+use crate::record::Note;
 use crate::units::{self, SizeError};
 use regex::Regex;
 use std::sync::OnceLock;
@@ -111,7 +112,8 @@ pub fn is_mention(line: &str, start: usize) -> bool {
     let tail = rest.get(literal.len() + 1..).unwrap_or("");
     let tail_empty = tail
         .trim_matches(|c: char| c.is_whitespace() || ".,;:!?*_)".contains(c))
-        .is_empty();
+        .is_empty()
+        || opens_markdown_heading(tail);
     if tail_empty {
         // An error's name quoted after the word (`HIP driver error
         // 'hipErrorOutOfMemory'`): how a program prints a status.
@@ -165,6 +167,17 @@ pub fn is_mention(line: &str, start: usize) -> bool {
             || introduced
             || rust_panic
             || after_reporting_verb(before))
+}
+
+/// Whether the text after a quotation starts a markdown heading (` ##
+/// Upstream Status ...`): a paste whose line breaks were lost, where the
+/// quotation ended its line and its section (`## Problem FA3 kernels crash
+/// on RTX 5090: `no kernel image ...` ## Upstream Status - ...`).
+fn opens_markdown_heading(tail: &str) -> bool {
+    let rest = tail.trim_start_matches(|c: char| c.is_whitespace() || ".,;:!?*_)".contains(c));
+    // `# ` alone is as often a comment after code.
+    let marks = rest.len() - rest.trim_start_matches('#').len();
+    (2..=6).contains(&marks) && rest[marks..].starts_with(' ')
 }
 
 /// Whether what follows a string literal ends an argument on its line of
@@ -229,11 +242,38 @@ fn changelog_entry(prefix: &str) -> bool {
 fn open_quotes(prefix: &str) -> Vec<(usize, char)> {
     let mut open: Vec<(usize, char)> = QUOTES
         .iter()
-        .filter(|q| prefix.chars().filter(|c| c == *q).count() % 2 == 1)
-        .filter_map(|q| prefix.rfind(*q).map(|at| (at, *q)))
+        .filter_map(|&q| {
+            let marks: Vec<usize> = prefix
+                .match_indices(q)
+                .map(|(at, _)| at)
+                .filter(|&at| !(q == '\'' && is_apostrophe(prefix, at)))
+                .collect();
+            (marks.len() % 2 == 1).then(|| marks.last().map(|&at| (at, q)))?
+        })
         .collect();
     open.sort_unstable();
     open
+}
+
+/// Whether the `'` at byte `at` joins two letters (`i'm`, `don't`, `GPU's`):
+/// an apostrophe in prose, not a quotation mark. Python's string prefixes
+/// (`f'...'`, `rb'...'`) open a quotation.
+fn is_apostrophe(text: &str, at: usize) -> bool {
+    let (Some(head), Some(tail)) = (text.get(..at), text.get(at + 1..)) else {
+        return false;
+    };
+    let word_start = head
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| c.is_alphabetic())
+        .last()
+        .map_or(at, |(i, _)| i);
+    let word = head[word_start..].to_ascii_lowercase();
+    let string_prefix = matches!(
+        word.as_str(),
+        "f" | "r" | "b" | "u" | "fr" | "rf" | "br" | "rb"
+    );
+    !word.is_empty() && !string_prefix && tail.chars().next().is_some_and(char::is_alphabetic)
 }
 
 /// Whether `prefix` (the text before a message) opens a comment on an
@@ -406,14 +446,14 @@ pub const SIZE: &str = r"(\d+(?:\.\d+)?)\s*(bytes|KiB|MiB|GiB|TiB|KB|MB|GB)";
 /// Collects sizes from regex captures, recording a note for any value that
 /// cannot be represented instead of failing the whole finding.
 pub struct SizeReader<'f> {
-    notes: &'f mut Vec<String>,
+    notes: &'f mut Vec<Note>,
     /// Set when a printed value was too large for 64 bits.
     pub overflowed: bool,
 }
 
 impl<'f> SizeReader<'f> {
     /// A reader that writes its notes to `notes`.
-    pub fn new(notes: &'f mut Vec<String>) -> Self {
+    pub fn new(notes: &'f mut Vec<Note>) -> Self {
         SizeReader {
             notes,
             overflowed: false,
@@ -433,14 +473,23 @@ impl<'f> SizeReader<'f> {
             Ok(bytes) => Some(bytes),
             Err(SizeError::TooLarge(text)) => {
                 self.overflowed = true;
-                self.notes.push(format!(
-                    "{what} `{text}` is too large to be a real byte count"
-                ));
+                self.notes.push(
+                    crate::say!(
+                        en: "{what} `{text}` is too large to be a real byte count",
+                        zh: "{what} `{text}` 太大，不可能是真实的字节数",
+                    )
+                    .into(),
+                );
                 None
             }
             Err(SizeError::Malformed(text)) => {
-                self.notes
-                    .push(format!("{what} `{text}` could not be read"));
+                self.notes.push(
+                    crate::say!(
+                        en: "{what} `{text}` could not be read",
+                        zh: "{what} `{text}` 无法读取",
+                    )
+                    .into(),
+                );
                 None
             }
         }
@@ -629,6 +678,36 @@ mod tests {
         // A quoted paste followed by prose after a comma is still a paste.
         let paste = r#""CUDA out of memory. Tried to allocate 2.00 GiB", which I get"#;
         assert!(!is_mention(paste, paste.find("CUDA").unwrap()));
+    }
+
+    #[test]
+    fn an_apostrophe_in_prose_opens_no_quotation() {
+        // A wild paste: `i'm` is a contraction, not a quote opened before
+        // the status name.
+        let line = "But while your precompiled demo is running well on my machine i'm getting VK_ERROR_OUT_OF_DEVICE_MEMORY from";
+        assert!(!is_mention(line, line.find("VK_ERROR").unwrap()));
+        // Quotation marks still quote, Python's prefixed strings included.
+        let quoted = "if 'CUDA out of memory' in str(e):";
+        assert!(is_mention(quoted, quoted.find("CUDA").unwrap()));
+        let fstring = "    print(f'Error: CUDA out of memory on {device}')";
+        assert!(is_mention(fstring, fstring.find("CUDA").unwrap()));
+        let contraction = "    don't retry: if 'CUDA out of memory' in str(e):";
+        assert!(is_mention(contraction, contraction.find("CUDA").unwrap()));
+    }
+
+    #[test]
+    fn a_quotation_that_ends_a_flattened_markdown_section_ends_its_line() {
+        // A wild paste whose line breaks were lost: the next `##` heading
+        // follows the quotation.
+        let line = "## Problem FA3 kernels crash on RTX 5090 (Blackwell, SM 12.0): `no kernel image is available for execution on the device` ## Upstream Status - Dao-AILab/flash-attention#2268: SM 12.0 support split into PRs";
+        assert!(!is_mention(line, line.find("no kernel").unwrap()));
+        // A docs heading that goes on after the quotation stays a mention,
+        // and so does a quoted phrase followed by a comment.
+        let heading =
+            "## Fixing `no kernel image is available for execution on the device` on new GPUs";
+        assert!(is_mention(heading, heading.find("no kernel").unwrap()));
+        let code = "    if 'no kernel image is available' in msg:  # retry on CPU";
+        assert!(is_mention(code, code.find("no kernel").unwrap()));
     }
 
     #[test]
