@@ -315,6 +315,14 @@ struct Features {
     /// A first-person question heading that quotes the message (`My model
     /// reports “cuda runtime error(2): out of memory”`), as FAQs word them.
     faq_headings: u32,
+    /// A row of a published post's tags (`#vllm#gpu#cuda`).
+    tag_rows: u32,
+    /// A feature request's template heading (`Is your feature request
+    /// related to a problem?`): the message is the request's subject.
+    feature_requests: u32,
+    /// A message's general form (`when there's a CUDA error ..., it looks
+    /// like this`): what it looks like whenever it happens.
+    general_forms: u32,
 }
 
 impl Features {
@@ -347,6 +355,13 @@ impl Features {
             } else {
                 0
             }
+            + self.request_points()
+    }
+
+    /// Points of a published post's tags, a feature request's template and
+    /// a message's general form: each alone makes a page.
+    fn request_points(&self) -> u32 {
+        3 * (self.tag_rows.min(1) + self.feature_requests.min(1) + self.general_forms.min(1)).min(1)
     }
 
     /// A commit's or pull request's text: it shows a message it changes.
@@ -388,12 +403,185 @@ fn first_person(p: &Patterns, line: &str) -> bool {
     p.first_person.is_match(line)
 }
 
+/// More signs of a page that shows a message (the ninth holdout's pages:
+/// fix guides, glossaries, error catalogues, Chinese, Japanese and Korean
+/// explainers, feature requests), kept apart from [`Patterns`].
+struct PageSigns {
+    heading: Regex,
+    example_heading: Regex,
+    table_cell: Regex,
+    scenario: Regex,
+    intro: Regex,
+    explanation: Regex,
+    reader: Regex,
+    tags: Regex,
+    feature_request: Regex,
+    proposal: Regex,
+    general_form: Regex,
+    self_introduction: Regex,
+    korean_first_person: Regex,
+    alternatives: Regex,
+    size_letter: Regex,
+}
+
+fn page_signs() -> &'static PageSigns {
+    static S: OnceLock<PageSigns> = OnceLock::new();
+    S.get_or_init(|| PageSigns {
+        // A glossary's or guide's section heading alone on its line.
+        heading: constant_regex(concat!(
+            r"(?i)^(?:#{1,6}\s*|\*\*)?(?:what it is|what is it|why it matters|the error",
+            r"|how it works|key takeaways)\s*(?:\*\*)?\s*[:：]?$"
+        )),
+        // Headings that call what follows samples: `Output Example:`
+        // (after a command's `#`), `类似问题` (similar problems), `常见CUDA
+        // 错误类型` (common CUDA error types).
+        example_heading: constant_regex(concat!(
+            r"(?i)^(?:#+\s*)?(?:\*\*)?(?:(?:output|log|error|message) examples?",
+            r"|类似(?:问题|错误|报错)|相关问题|常见.{0,20}?(?:错误|报错|问题)(?:类型|信息|汇总|列表|一览))",
+            r"(?:\*\*)?\s*[:：]?$"
+        )),
+        // A troubleshooting table's column (`| Symptom | Likely Cause |
+        // Primary Solutions |`).
+        table_cell: constant_regex(concat!(
+            r"(?i)^(?:(?:likely|possible|probable|primary|common|recommended|quick|root|suggested)\s+)?",
+            r"(?:symptoms?|causes?|solutions?|fix(?:es)?|workarounds?|原因|解决方法|解决方案|现象|症状)$"
+        )),
+        // The reader's story in the second person, a sentence starting
+        // with `You` and what they do (`You load a 70B model and CUDA runs
+        // out of memory`, `You queue up a 1024x1024 generation`): a guide
+        // narrates the reader's failure, a report the poster's.
+        scenario: constant_regex(concat!(
+            r"(?:^|[.!?]\s+)(?:(?:Then|So|Now|And) you|You) (?:\w+ly )?",
+            r"(?:load|loaded|launch|launched|run|ran|start|started|queue|queued|try|tried|train|trained",
+            r"|fire|fired|hit|click|clicked|install|installed|upgrade|upgraded|deploy|deployed|open|opened",
+            r"|spin|kick|kicked|got|set|submit|submitted|call|called|type|typed|execute|executed)\b"
+        )),
+        // Chinese: `今天,我们要讨论一个在深度学习中常见的错误:` (today we
+        // discuss a common error:).
+        intro: constant_regex(concat!(
+            r"(?:讨论|介绍|探讨|聊聊|解析|详解)(?:一下)?.{0,30}?(?:错误|报错|问题)",
+            r"|常见的?(?:错误|报错|问题)[:：]"
+        )),
+        // When or why a message usually happens, as a page says it.
+        explanation: constant_regex(concat!(
+            r"(?i)\b(?:this|it|that) (?:usually|typically|often|commonly|generally|most likely) ",
+            r"(?:means|indicates|signals|points to)\b",
+            r"|\b(?:root|common|typical|possible|likely) causes (?:include|are)\b",
+            r"|\b(?:usually|typically|commonly|often) manifests?\b",
+            // A kind judged among others (`This is one of the most
+            // disruptive GPU failure modes`).
+            r"|\bone of the most (?:common|frequent|disruptive|annoying|dreaded|confusing|serious|severe)\b",
+            // Chinese: `通常出现在显存不足时` (usually appears when),
+            // `仍可能出现此错误` (this error may still appear).
+            r"|通常(?:出现|发生)(?:在|于)|最常见的(?:情况|原因|错误)|常见于",
+            r"|可能(?:出现|发生|遇到)(?:此|这个|该|这种|这类)(?:错误|报错|问题)",
+            // Korean: `메모리 용량이 부족해 발생하는 문제` (a problem that
+            // occurs when memory runs short).
+            r"|발생하는 (?:문제|에러|오류)|(?:에러|오류)가 발생하는 (?:이유|원인)"
+        )),
+        // Korean addresses the reader without `you`: `해결할 수 있다`
+        // (one can solve it), `하세요` (do).
+        reader: constant_regex(r"수 있다|수 있습니다|하세요|해 ?보세요"),
+        // A published post's tags: three or more on a line of their own.
+        tags: constant_regex(r"^#[^\W\d][\w-]*(?:\s*#[^\W\d][\w-]*){2,}$"),
+        feature_request: constant_regex(concat!(
+            r"(?i)^(?:#+\s*)?(?:\*\*)?(?:is your feature request related to a problem",
+            r"|🚀\s*feature|feature request\s*[:：]?$)"
+        )),
+        proposal: constant_regex(concat!(
+            r"(?i)^(?:#+\s*)?(?:\*\*)?(?:describe the solution you(?:'|’)?d like",
+            r"|describe alternatives you(?:'|’)?ve considered|proposed solution|alternatives considered|pitch\b)"
+        )),
+        // What a message looks like whenever it happens: `when there's a
+        // CUDA error using the conda binaries, it looks like this`.
+        general_form: constant_regex(concat!(
+            r"(?i)\bwhen(?:ever)? there(?:'s|’s| is) an? (?:[\w-]+ ){0,3}?(?:error|failure|exception|crash)\b",
+            r".{0,80}?\b(?:it|the (?:error|message|output)) (?:looks|reads) like\b"
+        )),
+        // A blogger's greeting (`大家好,我是默语`, `Hi everyone, I'm Ann`)
+        // says who writes, not what happened to them.
+        self_introduction: constant_regex(concat!(
+            r"大家好[,，!！。\s]*我是[^,，。!！]*",
+            r"|(?i:\b(?:hi|hello|hey)(?: everyone| all| folks| there)?[,!.]?\s*)I(?:'m| am) \w+"
+        )),
+        korean_first_person: constant_regex(r"제가|저는|저의|내가|나는"),
+        // Codes given as alternatives where a program prints one (`Exit
+        // code 137/236/237`): a description of cases.
+        alternatives: constant_regex(r"(?i)\b(?:code|status)s?\s*[:=]?\s*-?\d+(?:\s*/\s*-?\d+)+"),
+        // A size written as a letter (`Allocation size X exceeds`).
+        size_letter: constant_regex(r"\b(?:size|allocate|allocating) [XYN]\b"),
+    })
+}
+
+/// First person on a line, after a blogger's greeting (`大家好,我是默语`),
+/// in English, Chinese, Japanese or Korean (`제가`, `저는`).
+fn speaker(p: &Patterns, line: &str) -> bool {
+    let s = page_signs();
+    let line = s.self_introduction.replace_all(line, "");
+    first_person(p, &line) || s.korean_first_person.is_match(&line)
+}
+
+/// Placeholders in a message's own text beyond [`Patterns::placeholder`]:
+/// codes as alternatives, a size written as a letter.
+fn message_text_signs(f: &mut Features, own: &str) {
+    let s = page_signs();
+    f.placeholders += s.alternatives.find_iter(own).count() as u32;
+    let letters = s.size_letter.find_iter(own).count() as u32;
+    f.placeholders += letters;
+    f.templates += letters;
+}
+
+/// Signs of a page on a prose line beyond [`Patterns`]: glossary headings,
+/// a troubleshooting table's columns, example headings, the reader's story
+/// in the second person, explanations, tags, a feature request's template,
+/// a message's general form. `first` is whether the line speaks in the first
+/// person, which keeps a report's own words from counting.
+fn page_line_signs(f: &mut Features, line: &str, first: bool) {
+    let p = patterns();
+    let s = page_signs();
+    let short = line.chars().count() < 60;
+    f.headings += u32::from(short && s.heading.is_match(line));
+    f.headings += table_headings(s, line);
+    f.example_headings += u32::from(short && s.example_heading.is_match(line));
+    f.tag_rows += u32::from(s.tags.is_match(line));
+    f.feature_requests += u32::from(s.feature_request.is_match(line));
+    f.reader += u32::from(s.reader.is_match(line) && !p.reader.is_match(line));
+    if first {
+        return;
+    }
+    let intro = s.scenario.is_match(line) || s.intro.is_match(line);
+    f.intros += u32::from(intro && !p.intro.is_match(line));
+    f.explanations += u32::from(s.explanation.is_match(line) && !p.explanation.is_match(line));
+    f.general_forms += u32::from(s.general_form.is_match(line));
+}
+
+/// Columns of a troubleshooting table on a header row (`| Symptom |
+/// Likely Cause | Primary Solutions |`): two or more count as two headings.
+fn table_headings(s: &PageSigns, line: &str) -> u32 {
+    if line.matches('|').count() < 2 {
+        return 0;
+    }
+    let columns = line
+        .split('|')
+        .map(|cell| cell.trim().trim_matches('*').trim())
+        .filter(|cell| s.table_cell.is_match(cell))
+        .count();
+    if columns >= 2 {
+        2
+    } else {
+        0
+    }
+}
+
 fn features(text: &str, messages: &[MessageSpan<'_>]) -> Features {
     let p = patterns();
     let mut f = Features {
         messages_in_code: true,
         ..Features::default()
     };
+    // Under a feature request's proposal heading, `I would ...` proposes;
+    // it reports nothing.
+    let mut proposal = false;
     for (index, raw) in text.lines().enumerate() {
         let number = index as u64 + 1;
         let message = messages
@@ -413,6 +601,7 @@ fn features(text: &str, messages: &[MessageSpan<'_>]) -> Features {
             };
             f.placeholders += p.placeholder.find_iter(own).count() as u32;
             f.templates += p.template.find_iter(own).count() as u32;
+            message_text_signs(&mut f, own);
             f.figures += p.figure.find_iter(own).count() as u32;
             // A program never says what a patch does; a grammar message
             // may take its whole line, prose included.
@@ -457,7 +646,8 @@ fn features(text: &str, messages: &[MessageSpan<'_>]) -> Features {
             f.before |= before;
             f.after |= !before;
         }
-        let first = first_person(p, line);
+        proposal |= f.feature_requests > 0 && page_signs().proposal.is_match(line);
+        let first = !proposal && speaker(p, line);
         // The heading of an FAQ entry quotes the message after it.
         // It ends with the message's closing quote: nothing else is said.
         let heading = raw.trim_end().ends_with(['”', '"', '`']) && raw.trim().chars().count() < 160;
@@ -474,6 +664,7 @@ fn features(text: &str, messages: &[MessageSpan<'_>]) -> Features {
         f.key_values += u32::from(p.key_value.is_match(line));
         f.issue_headings += u32::from(line.chars().count() < 40 && p.issue.is_match(line));
         f.first_person += u32::from(first);
+        page_line_signs(&mut f, line, first);
         // The answer, not the question, addresses the reader.
         f.reader += u32::from(p.reader.is_match(line) && !faq);
     }
@@ -511,6 +702,14 @@ pub fn is_document(text: &str, messages: &[MessageSpan<'_>]) -> bool {
         || (points >= DOCUMENT_POINTS && tip_below(text, messages).is_none_or(|tip| tip < points))
 }
 
+/// Whether a line is prose in Chinese, Japanese or Korean: a Han, kana or
+/// Hangul character among its first words.
+fn explains_in_cjk(line: &str) -> bool {
+    line.chars().take(40).any(|c| {
+        matches!(c, '\u{3040}'..='\u{30ff}' | '\u{3400}'..='\u{4dbf}' | '\u{4e00}'..='\u{9fff}' | '\u{ac00}'..='\u{d7af}')
+    })
+}
+
 /// The points of the one prose line below the messages, when there is one,
 /// it follows the output above it without a blank line, and nothing is
 /// above the messages. When that line makes all the input's points it is a
@@ -537,6 +736,12 @@ fn tip_below(text: &str, messages: &[MessageSpan<'_>]) -> Option<u32> {
             continue;
         }
         if number < first_message {
+            return None;
+        }
+        // A program's tip is in its message's language; an explanation
+        // in Chinese, Japanese or Korean under an English message is a
+        // page's (a Korean tutorial's `... 해결할 수 있다`).
+        if explains_in_cjk(line) {
             return None;
         }
         let points = features(line, &[]).points();
@@ -776,7 +981,11 @@ mod tests {
             guide,
             &span(guide, "CUDA error: out of memory")
         ));
-        let told = guide.replace("says something like:", "says:");
+        // (Without the reader's story in the second person, which alone
+        // makes a guide.)
+        let told = guide
+            .replace("says something like:", "says:")
+            .replace("You loaded a model.", "The model loaded.");
         assert!(!is_document(
             &told,
             &span(&told, "CUDA error: out of memory")
@@ -880,7 +1089,14 @@ mod tests {
         let message = "torch.cuda.OutOfMemoryError: CUDA out of memory";
         assert!(is_document(tutorial, &span(tutorial, message)));
         // What happened once is a report's.
-        let once = tutorial.replace("This happens most often when", "This happened when");
+        // (Without the reader's story in the second person, which alone
+        // makes a guide.)
+        let once = tutorial
+            .replace("This happens most often when", "This happened when")
+            .replace(
+                "You queue an image generation on your GPU server and",
+                "An image generation was queued and",
+            );
         assert!(!is_document(&once, &span(&once, message)));
         // ComfyUI explains its own message in English (wild paste): a
         // program's words, not a page's.
@@ -973,5 +1189,202 @@ mod tests {
             },
         ];
         assert!(!is_document(titled, &spans));
+    }
+
+    // The ninth holdout's pages (real text of public pages and issues;
+    // each test also holds the same lines in a report's words).
+
+    #[test]
+    fn the_reader_s_story_in_the_second_person_is_a_guide() {
+        // A fix guide (public page): `You load a 70B model and CUDA runs
+        // out of memory before the first token:`.
+        let guide = "The Error\n\nYou load a 70B model and CUDA runs out of memory before the first token:\n\ntorch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\nGPU 0 has a total capacity of 23.65 GiB of which 1.24 GiB is free.\n\nOr the tokenizer produces garbage because it doesn’t match the model:\n";
+        let message = "torch.cuda.OutOfMemoryError: CUDA out of memory";
+        assert!(is_document(guide, &span(guide, message)));
+        // The poster's own story, or no one's, is a report.
+        let mine = guide.replace("You load a 70B model", "I load a 70B model");
+        assert!(!is_document(&mine, &span(&mine, message)));
+        let told = guide.replace(
+            "You load a 70B model and CUDA runs",
+            "Loading a 70B model, CUDA runs",
+        );
+        assert!(!is_document(&told, &span(&told, message)));
+        // A blog's opening (public page): the message inside the story.
+        let blog = "You finally got the WebUI running. You queue up a 1024x1024 generation, hit Generate, and a few seconds later your terminal vomits RuntimeError: CUDA out of memory. Tried to allocate 2.50 GiB . Cool.\n";
+        let message = "RuntimeError: CUDA out of memory.";
+        assert!(is_document(blog, &span(blog, message)));
+        let mine = blog
+            .replace("You finally got", "I finally got")
+            .replace("You queue up", "I queue up")
+            .replace("your terminal", "my terminal");
+        assert!(!is_document(&mine, &span(&mine, message)));
+        // A modal is advice, not a story: `You can see ...` stays a
+        // report's lead-in.
+        let advice = "You should reduce the batch size, RuntimeError: CUDA out of memory. Tried to allocate 2.50 GiB .\n";
+        assert!(!is_document(advice, &span(advice, message)));
+    }
+
+    #[test]
+    fn a_glossary_entry_with_what_it_is_and_why_it_matters_is_a_page() {
+        // A glossary (public page).
+        let entry = "GPU Fallen Off Bus\nXid 79 error: GPU completely disconnects from the PCIe bus.\nWhat it is\nGPU fallen off bus is the failure condition reported as Xid 79, where the GPU becomes completely unresponsive to the host system over the PCIe bus.\nWhy it matters\nThis is one of the most disruptive GPU failure modes: all running workloads on the affected device are killed instantly.\n";
+        let messages = ["Xid 79 error: GPU", "Xid 79, where"];
+        assert!(is_document(entry, &spans(entry, &messages)));
+        // Without the glossary's headings, the judgement alone is two points.
+        let bare = entry
+            .replace("What it is\n", "")
+            .replace("Why it matters\n", "");
+        assert!(!is_document(&bare, &spans(&bare, &messages)));
+    }
+
+    #[test]
+    fn a_troubleshooting_table_with_cause_and_solution_columns_is_a_page() {
+        // A generated wiki's table (public page).
+        let table = "Memory and performance issues in ComfyUI typically manifest as:\n| Symptom | Likely Cause | Primary Solutions |\n|---|---|---|\nCUDA out of memory error | Insufficient VRAM for loaded models | Use --lowvram, --novram, reduce batch size |\nRuntimeError: Not enough memory | Memory calculation exceeded available VRAM | Increase steps in split attention, clear cache |\n";
+        let message = "RuntimeError: Not enough memory";
+        assert!(is_document(table, &span(table, message)));
+        // The header alone is two points; a row of figures is no header.
+        let header = table.replacen(
+            "Memory and performance issues in ComfyUI typically manifest as:\n",
+            "",
+            1,
+        );
+        assert!(!is_document(&header, &span(&header, message)));
+        let log = "| GPU | Used | Total |\nRuntimeError: Not enough memory | 7.9 GiB | 8 GiB |\n";
+        assert!(!is_document(log, &span(log, message)));
+    }
+
+    #[test]
+    fn a_one_of_a_kind_explanation_in_chinese_or_korean_is_a_page() {
+        // Chinese articles (public pages): `类似问题` (similar problems)
+        // above the message, then the reader addressed.
+        let similar = "类似问题\nCUDA error: no kernel image is available for execution on the device\n这不是你的代码写错了,也不是显卡坏了 —— 很可能是因为你的 GPU 太先进,而 PyTorch “还不认识它”。\n";
+        let message = "CUDA error: no kernel image";
+        assert!(is_document(similar, &span(similar, message)));
+        let heading = similar.replace("类似问题", "报错");
+        assert!(!is_document(&heading, &span(&heading, message)));
+        // `常见CUDA错误类型` (common CUDA error types), `通常出现在` (usually
+        // appears when).
+        let kinds = "常见CUDA错误类型\n1. CUDA_ERROR_OUT_OF_MEMORY\n这是最常见的情况,通常出现在显存不足时。在训练大型模型如LLaMA-70B时,即使配置了48GB显存,仍可能出现此错误。\n";
+        let message = "CUDA_ERROR_OUT_OF_MEMORY";
+        assert!(is_document(kinds, &span(kinds, message)));
+        let mine = kinds
+            .replace("常见CUDA错误类型", "我的训练报错")
+            .replace("这是最常见的情况,", "我");
+        assert!(!is_document(&mine, &span(&mine, message)));
+        // A blogger's greeting is not the first person of a report:
+        // `大家好,我是默语` (hello all, I am Moyu), then `今天,我们要讨论一个
+        // 常见的错误:` (today we discuss a common error:).
+        let blog = "OutOfMemoryError: CUDA out of memory\n🧠大家好,我是默语,擅长全栈开发、运维和人工智能技术。今天,我们要讨论一个在深度学习中常见的错误:OutOfMemoryError: CUDA out of memory\n。这个错误通常在使用GPU训练深度学习模型时发生,原因是显存不足,无法分配所需的内存空间。\n";
+        let spans = vec![
+            MessageSpan {
+                line: 1,
+                lines: 1,
+                first: "OutOfMemoryError: CUDA out of memory",
+            },
+            MessageSpan {
+                line: 2,
+                lines: 1,
+                first: "OutOfMemoryError: CUDA out of memory",
+            },
+        ];
+        assert!(is_document(blog, &spans));
+        let mine = blog.replace("今天,我们要讨论", "今天我训练时遇到了");
+        assert!(!is_document(&mine, &spans));
+        // A Korean tutorial (public page): `발생하는 문제` (a problem that
+        // occurs), `해결할 수 있다` (one can solve it).
+        let korean = "RuntimeError: CUDA out of memory.\n메모리 용량이 부족해 발생하는 문제이기 때문에 단순히 batch size를 줄이는 등 공간을 확보해 해결할 수 있다. 또 의도적으로 GC를 실행해 메모리를 확보하거나 cache를 비워줄 수 있다.\n";
+        let message = "RuntimeError: CUDA out of memory.";
+        assert!(is_document(korean, &span(korean, message)));
+        let mine = korean.replace("메모리 용량이", "제가 돌린 모델의 메모리 용량이");
+        assert!(!is_document(&mine, &span(&mine, message)));
+    }
+
+    #[test]
+    fn an_output_example_under_a_command_is_a_page() {
+        // A how-to (public page): the message is a commented sample output.
+        let howto = "To verify that the OOM-Killer (and not a Python bug) was responsible for the crash, interrogate the kernel logs directly:\n# Search the kernel ring buffer for OOM execution logs\ndmesg -T | egrep -i 'killed process'\n# Output Example:\n# [Tue Mar 24 14:32:11 2026] Out of memory: Killed process 14592 (python3) total-vm:1980996kB...\n";
+        let message = "Out of memory: Killed process";
+        assert!(is_document(howto, &span(howto, message)));
+        let output = howto.replace("# Output Example:", "# Output:");
+        assert!(!is_document(&output, &span(&output, message)));
+    }
+
+    #[test]
+    fn a_row_of_tags_is_a_published_post() {
+        // An error-notes page (public page).
+        let post = "Error Message\n\nValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.\n#vllm#gpu#memory-management#inference#cuda\n";
+        let message = "ValueError: No available memory for the cache blocks.";
+        assert!(is_document(post, &span(post, message)));
+        // Without the tags, or with issue references, a report's heading.
+        let bare = post.replace("#vllm#gpu#memory-management#inference#cuda\n", "");
+        assert!(!is_document(&bare, &span(&bare, message)));
+        let refs = post.replace(
+            "#vllm#gpu#memory-management#inference#cuda",
+            "#1234 #5678 #91011",
+        );
+        assert!(!is_document(&refs, &span(&refs, message)));
+    }
+
+    #[test]
+    fn a_size_written_as_a_letter_is_a_template() {
+        // An error catalogue's entry (public page).
+        let entry = "Metal Allocator: out of memory on Apple Silicon\n\n[METAL] Metal Allocator: out of memory (Allocation size X exceeds available)\nBy Fredoline Eruo · Last verified Jun 12, 2026\n\nCause\n\nEnvironment: Apple Silicon (M1/M2/M3/M4 family) running MLX or llama.cpp with Metal backend.\n";
+        let message = "[METAL] Metal Allocator: out of memory (Allocation";
+        assert!(is_document(entry, &span(entry, message)));
+        let real = entry.replace("size X exceeds", "size 17179869184 exceeds");
+        assert!(!is_document(&real, &span(&real, message)));
+    }
+
+    #[test]
+    fn codes_given_as_alternatives_describe_cases() {
+        // A maintainer's issue about a tool's status reporting (public
+        // issue): a program prints one exit code, not a list.
+        let issue = "There are multiple cases when the OOM error is not reported in `cortex get`:\n\n1. Exit code 137/236/237/350/363/370 as shown in logs, but exit code 0 in container status with `reason` as OOMKilled and Job marked as Successful.\n1. Exit code 137/236/237/350 as shown in logs, but exit code 0 in container status with `reason` as OOMKilled and Job marked as Failed.\n";
+        let messages = [
+            "Exit code 137/236/237/350/363/370",
+            "Exit code 137/236/237/350 as",
+        ];
+        assert!(is_document(issue, &spans(issue, &messages)));
+        let one = issue
+            .replace("137/236/237/350/363/370", "137")
+            .replace("137/236/237/350", "137");
+        let one_messages = ["Exit code 137 as shown in logs, but exit code 0 in container status with `reason` as OOMKilled and Job marked as Successful"];
+        assert!(!is_document(&one, &spans(&one, &one_messages)));
+    }
+
+    #[test]
+    fn a_feature_request_about_a_message_is_no_report() {
+        // A feature request (public issue): the message is its subject,
+        // and `I would ...` under the proposal heading proposes.
+        let request = "### Is your feature request related to a problem? Please describe.\n\nWhen you train and the batch size is too big you will get a not very useful error message when training starts. Basically this blob\n\nOutOfMemoryError: CUDA out of memory. Tried to allocate 266.00 MiB. GPU 0 has a total capacity of 23.57 GiB of which 217.06 MiB is free.\n\n### Describe the solution you'd like\n\nI would try-catch the part when we create the batches and give an better error that one should reduce the batch size.\n";
+        let message = "OutOfMemoryError: CUDA out of memory. Tried to allocate 266.00 MiB.";
+        assert!(is_document(request, &span(request, message)));
+        // A bug report's template, or the poster's own failure before the
+        // proposal, keeps it a report.
+        let bug = request.replace(
+            "### Is your feature request related to a problem? Please describe.",
+            "### Describe the bug",
+        );
+        assert!(!is_document(&bug, &span(&bug, message)));
+        let mine = request.replace("When you train and", "When I train and");
+        assert!(!is_document(&mine, &span(&mine, message)));
+    }
+
+    #[test]
+    fn a_message_s_general_form_is_no_report() {
+        // An enhancement issue's sentence (public issue), with a real line
+        // of the same message (wild corpus).
+        let issue = "when there's a CUDA error using the conda binaries, it looks like this `RuntimeError: cuda runtime error (2) : out of memory at /pytorch/torch/lib/THC/generic/THCStorage.cu:58`\n";
+        let message = "RuntimeError: cuda runtime error (2)";
+        assert!(is_document(issue, &span(issue, message)));
+        // What happened once is a report.
+        let once = issue.replace(
+            "when there's a CUDA error using the conda binaries, it looks like this",
+            "running the conda binaries, the error looks like this",
+        );
+        assert!(!is_document(&once, &span(&once, message)));
+        let mine = issue.replace("it looks like this", "I get this");
+        assert!(!is_document(&mine, &span(&mine, message)));
     }
 }
