@@ -324,12 +324,13 @@ impl Family for ExecutorMemory {
         finding
             .facts
             .insert(fact::REPORTED_BY.into(), "TensorRT-LLM".into());
-        finding
-            .facts
-            .insert("stage".into(), format!("{} creation", &c[1]));
-        if let Some(m) = p.component.captures(&text) {
-            finding.facts.insert("component".into(), m[1].to_string());
-        }
+        // The component that did not fit (`KV cache`, `Model`, `Sampler`),
+        // else what the anchor says failed (`Executor`).
+        let component = p
+            .component
+            .captures(&text)
+            .map_or_else(|| c[1].to_string(), |m| m[1].to_string());
+        finding.facts.insert("resource".into(), component);
         let size = |re: &Regex| {
             let m = re.captures(&text)?;
             crate::units::to_bytes(&m[2], &m[1]).ok()
@@ -421,7 +422,7 @@ mod tests {
         assert_eq!(found.len(), 1);
         let f = &found[0];
         assert_eq!(f.kind, Kind::GenericOom);
-        assert_eq!(f.facts["component"], "KV cache");
+        assert_eq!(f.facts["resource"], "KV cache");
         let gib = |x: f64| (x * 1024.0 * 1024.0 * 1024.0).round() as u64;
         assert_eq!(f.sizes.total_bytes, Some(gib(140.06)));
         assert_eq!(f.sizes.free_bytes, Some(gib(108.86)));
