@@ -259,7 +259,10 @@ fn numbers_too_large_for_any_integer_are_flagged_not_overflowed() {
             "{message}: {:?}",
             f.diagnosis.verdicts
         );
-        assert!(f.notes.iter().any(|n| n.contains("too large")), "{message}");
+        assert!(
+            f.notes.iter().any(|n| n.text.contains("too large")),
+            "{message}"
+        );
     }
 }
 

@@ -179,7 +179,10 @@ fn every_printed_field_is_escaped() {
     });
     f.facts.insert(format!("key{e}"), format!("value{e}"));
     f.truncated = true;
-    f.notes.push(format!("note{e}"));
+    f.notes.push(oomwhy::record::Note {
+        text: format!("note{e}"),
+        zh: None,
+    });
     let frame = |n: u64| Frame {
         file: format!("file{e}.py"),
         line: n,

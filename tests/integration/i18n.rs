@@ -85,7 +85,7 @@ fn everything_the_fixtures_say_has_chinese() {
             }
         }
         for note in &f.notes {
-            if zh::note(note).is_none() {
+            if note.zh.is_none() {
                 missing.insert(format!("note {note:?}"));
             }
         }

@@ -254,9 +254,9 @@ fn log_and_snapshot_are_joined() {
     let note = f
         .notes
         .iter()
-        .find(|n| n.starts_with("Joined"))
+        .find(|n| n.text.starts_with("Joined"))
         .expect("cross-check note");
-    assert!(note.contains("630.00 MiB matches"), "{note}");
+    assert!(note.text.contains("630.00 MiB matches"), "{}", note.text);
     assert!(f.explain.contains(&"snapshot_fragmentation".to_string()));
 
     // A snapshot of another size stays a finding of its own.

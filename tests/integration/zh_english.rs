@@ -336,7 +336,7 @@ fn english_in_chinese() -> BTreeMap<String, Vec<String>> {
                 .chain(
                     f.notes
                         .iter()
-                        .filter(|note| zh::note(note).is_none())
+                        .filter(|note| note.zh.is_none())
                         .map(|note| format!("note {note:?}")),
                 );
             for what in untranslated {

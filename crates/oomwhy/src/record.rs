@@ -650,6 +650,19 @@ pub struct Chinese {
     pub text: String,
 }
 
+/// A remark about how the message was read (a size that could not be
+/// read, a message cut short), written with its Chinese next to it. In JSON
+/// it is one string, in the language asked for.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Note {
+    /// The remark in English (in the language asked for, once localized).
+    pub text: String,
+    /// The same remark in Chinese. Only a note read back from JSON lacks it.
+    #[serde(skip)]
+    pub zh: Option<String>,
+}
+
 /// Something to change, most effective first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fix {
@@ -769,7 +782,7 @@ pub struct Finding {
     /// The message stops before its known end (cut off in the log or by a PyTorch bug).
     pub truncated: bool,
     /// Problems met while reading the numbers (e.g. a value too large for 64 bits).
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     /// The traceback that ended in this message.
     pub traceback: Option<Traceback>,
     /// Training phase, inferred from the traceback.

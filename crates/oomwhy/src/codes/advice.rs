@@ -114,7 +114,8 @@ mod tests {
 
     /// Names a fault family writes that are not in a code table: nvgpu's
     /// MMU fault, Windows' TDR, ROCr's HSA statuses and its memory access
-    /// fault, the NVIDIA kernel driver's failure to bring up the GPU.
+    /// fault, the NVIDIA kernel driver's failure to bring up the GPU,
+    /// Intel's Xe driver's engine fault.
     fn written_by_a_fault_family(name: &str) -> bool {
         matches!(
             name,
@@ -122,6 +123,7 @@ mod tests {
                 | "TDR (timeout detection and recovery)"
                 | "Memory access fault"
                 | "RmInitAdapter failed"
+                | "Engine memory CAT error"
         ) || name.starts_with("HSA_STATUS_ERROR_")
     }
 

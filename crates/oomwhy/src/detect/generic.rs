@@ -67,6 +67,15 @@ fn phrases() -> &'static [Phrase] {
             p(Era::Vulkan, r"\bErrorOutOfDeviceMemory\b|\bOomError\(OutOfDeviceMemory\)|\bggml_vulkan: Device memory allocation of size \d+ failed", false, false, "vulkan", crate::i18n::reporter::VULKAN_DRIVER.en),
             // TensorRT's logger: `[TRT] [E] 2: [FILE::FUNC::LINE] Error Code 2: OutOfMemory (...)`.
             p(Era::Tensorrt, r"\bError Code 2: OutOfMemory\b", false, false, "cuda", "TensorRT"),
+            // TensorRT's builder refusing a plugin whose scratch space for
+            // the largest shapes it must build for is more than its
+            // workspace pool allows (`[TRT] [E] 4: Internal error: plugin
+            // node .../PLUGIN_V2_GPTAttention_0 requires N bytes of scratch
+            // space, but only M is available. Try increasing the workspace
+            // size with IBuilderConfig::setMemoryPoolLimit().`): the pool
+            // defaults to the GPU's whole memory, so the engine as
+            // configured does not fit on the GPU.
+            p(Era::Tensorrt, r"\bplugin node \S+ requires \d+ bytes of scratch space, but only \d+ is available\b", false, false, "cuda", "TensorRT"),
             // TensorRT's builder skipping a tactic whose memory does not fit
             // (`[TRT] [W] UNSUPPORTED_STATE: Skipping tactic 33 due to
             // insufficient memory on requested size of 629145600 detected for
@@ -139,6 +148,7 @@ struct SizePatterns {
     relion_request: Regex,
     async_request: Regex,
     tensorrt_request: Regex,
+    tensorrt_scratch: Regex,
     tactic_request: Regex,
     tactic_mib: Regex,
     listed_free: Regex,
@@ -179,6 +189,9 @@ fn size_patterns() -> &'static SizePatterns {
             tensorrt_request: re(
                 r"Requested (?:amount of (?:GPU )?memory \((\d+) bytes\) could not be allocated|size was (\d+) bytes)",
             ),
+            // A plugin's scratch space against the workspace pool's limit
+            // (what TensorRT calls available).
+            tensorrt_scratch: re(r"requires (\d+) bytes of scratch space, but only (\d+) is available"),
             // XGBoost's device allocator after its error: `- Free memory: N`
             // and `- Requested memory: N` lines.
             // The builder's skipped tactic: its exact request in bytes, and
@@ -222,6 +235,8 @@ impl Family for GenericOom {
             "OomError(OutOfDeviceMemory)",
             "Device memory allocation of size",
             "Error Code 2: OutOfMemory",
+            // On the `rror` literal the status tables search for.
+            "Internal error: plugin node",
             // The `Tactic Device request` line that goes with it follows it.
             "Skipping tactic",
             "OutOfMemoryError: ",
@@ -265,6 +280,7 @@ impl Family for GenericOom {
         if first.warning {
             return lines.len() < 200
                 && (find(next).is_some_and(|(p, _)| p.id == first.id)
+                    || tensorrt_builder_line(next)
                     || next.contains("Requested amount of GPU memory")
                     || next.contains(TENSORRT_BUILD_FAILED));
         }
@@ -478,6 +494,10 @@ fn read_sizes(finding: &mut Finding, text: &str, id: Era) {
                 .captures(text)
                 .and_then(|c| crate::units::to_bytes(&c[3], &c[2]).ok());
         }
+        Era::Tensorrt if p.tensorrt_scratch.is_match(text) => {
+            finding.sizes.requested_bytes = raw(&p.tensorrt_scratch, 1);
+            finding.sizes.free_bytes = raw(&p.tensorrt_scratch, 2);
+        }
         Era::Tensorrt => {
             finding.sizes.requested_bytes = raw(&p.tensorrt_request, 1)
                 .or_else(|| raw(&p.tensorrt_request, 2))
@@ -511,6 +531,15 @@ fn read_sizes(finding: &mut Finding, text: &str, id: Era) {
     finding.device = raw(&p.device, 1)
         .or_else(|| ggml.then(|| raw(&p.ggml_device, 1)).flatten())
         .and_then(|d| u32::try_from(d).ok());
+}
+
+/// A line of TensorRT's builder at info, verbose or warning level (`[TRT]
+/// [I] Detected 41 inputs ...`): the build going on between its skipped
+/// tactics and the error that ends it.
+fn tensorrt_builder_line(line: &str) -> bool {
+    ["[TRT] [I] ", "[TRT] [V] ", "[TRT] [W] "]
+        .iter()
+        .any(|tag| line.contains(tag))
 }
 
 /// llama.cpp's model loader after a backend buffer failed.
@@ -588,6 +617,30 @@ mod tests {
         assert_eq!(findings.len(), 1);
         assert_eq!(findings[0].category, Category::Oom);
         assert_eq!(findings[0].sizes.requested_bytes, Some(33_555_480_576));
+    }
+
+    /// TensorRT's builder refusing a plugin's scratch space (fixtures/wild
+    /// 2402, TensorRT-LLM's GPT attention plugin): the engine as configured
+    /// does not fit, with the scratch it needs and what the pool allows.
+    /// Skipped tactics and the builder's info lines before it are its build.
+    #[test]
+    fn a_plugins_scratch_space_beyond_the_workspace_pool() {
+        let error = "[11/10/2023-21:47:10] [TRT] [E] 4: Internal error: plugin node LLaMAForCausalLM/layers/0/attention/PLUGIN_V2_GPTAttention_0 requires 56405524864 bytes of scratch space, but only 47590277120 is available. Try increasing the workspace size with IBuilderConfig::setMemoryPoolLimit().";
+        let f = collect(&[error]).unwrap();
+        assert_eq!((f.kind, f.category), (Kind::GenericOom, Category::Oom));
+        assert_eq!(f.sizes.requested_bytes, Some(56_405_524_864));
+        assert_eq!(f.sizes.free_bytes, Some(47_590_277_120));
+        let log = format!("[11/10/2023-21:47:10] [TRT] [W] UNSUPPORTED_STATESkipping tactic 2 due to insufficient memory on requested size of 132096 detected for tactic 0x000000000000001f.\n[11/10/2023-21:47:10] [TRT] [I] Detected 41 inputs and 1 output network tensors.\n{error}\n");
+        let findings = crate::decode_str(&log);
+        assert_eq!(findings.len(), 1);
+        assert_eq!(findings[0].category, Category::Oom);
+        assert_eq!(findings[0].sizes.requested_bytes, Some(56_405_524_864));
+        // Skipped tactics and info lines with no error after them stay a warning.
+        let warned = crate::decode_str("[TRT] [W] UNSUPPORTED_STATESkipping tactic 2 due to insufficient memory on requested size of 132096 detected for tactic 0x1f.\n[TRT] [I] Detected 41 inputs and 1 output network tensors.\n");
+        assert_eq!(warned.len(), 1);
+        assert_eq!(warned[0].category, Category::Warning);
+        // The message cut before its figures says nothing this reads.
+        assert!(collect(&["[TRT] [E] 4: [pluginV2Builder.cpp::makeRunner::519] Error Code 4: Internal Error (Internal error: plugin node LLaMAForCausalLM/layers/0/attention/PLUGIN_V2_GPTAttention_0 requires 564055248"]).is_none());
     }
 
     /// The stream executor logs its failed cuMemAlloc at info level (the

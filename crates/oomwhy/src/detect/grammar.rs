@@ -208,6 +208,11 @@ fn patterns() -> &'static Patterns {
                         // The NVIDIA kernel driver could not bring up the
                         // GPU (dmesg's `NVRM: ... RmInitAdapter failed!`).
                         r"|\bRmInitAdapter failed\b|\brm_init_adapter failed\b|\bCannot attach gpu\b",
+                        // Intel's Xe kernel driver: the GuC reported a
+                        // catastrophic memory error for an engine's context
+                        // (`Engine memory CAT error [18]: class=bcs, ...`;
+                        // later kernels write `cat error: engine_class=`).
+                        r"|\bEngine memory (?i:cat) error\b",
                     )),
                 ),
                 (
@@ -242,6 +247,9 @@ fn patterns() -> &'static Patterns {
                 // TensorFlow's status text, ROCr's fault handler, the
                 // NVIDIA kernel driver's log prefix.
                 r"|\bResource exhausted: |^\s*Memory access fault by GPU node-|\bNVRM: ",
+                // The Linux DRM drivers' kernel log prefix for Intel GPUs
+                // (`xe 0000:04:00.0: [drm] `, `i915 0000:00:02.0: [drm] `).
+                r"|\b(?:xe|i915) [0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: \[drm\] ",
                 // oneDNN's verbose log (`onednn_verbose,...,error,ocl,errcode -6,`).
                 r"|,error,(?:\w+,)?errcode -?\d+,",
                 r"|(?:^|\s)(?i:error|fatal|fatal error):\s",
@@ -716,6 +724,10 @@ impl Family for Grammar {
             // ROCr's fault handler: on the piece ` fau` it shares with
             // `Segmentation fault`.
             "Memory access fault by GPU node-",
+            // Intel's Xe driver's engine fault, both spellings: on the
+            // piece `rror` the status tables need.
+            "Engine memory CAT error",
+            "Engine memory cat error",
         ]
     }
 
@@ -1226,6 +1238,8 @@ fn fault_reporter(text: &str) -> &'static str {
         crate::i18n::reporter::NVRM.en
     } else if text.contains("Display driver") {
         crate::i18n::reporter::WINDOWS_TDR.en
+    } else if xe_cat_error(text) {
+        crate::i18n::reporter::INTEL_XE.en
     } else {
         crate::i18n::reporter::JETSON_NVGPU.en
     }
@@ -1271,6 +1285,12 @@ fn runtime_fault(finding: &mut Finding, text: &str) {
             "RmInitAdapter failed".to_string(),
             "The NVIDIA kernel driver could not initialise the GPU. RmInitAdapter failed: the card did not come up, through a driver that does not match it, a GPU that fell off the PCIe bus or failed, or power or firmware trouble; not memory exhaustion.".to_string(),
         )
+    } else if xe_cat_error(text) {
+        (
+            crate::i18n::reporter::INTEL_XE_KERNEL_DRIVER.en,
+            XE_CAT_ERROR.to_string(),
+            "The GPU's firmware (GuC) reported a catastrophic memory error for an engine's work: it touched a GPU address no page maps, and the Xe driver reset the engine and cancelled the job. A bad GPU pointer, a buffer used after it was freed, or a driver or firmware fault; not memory exhaustion.".to_string(),
+        )
     } else if text.contains("Display driver") {
         (
             crate::i18n::reporter::WINDOWS_DISPLAY_DRIVER.en,
@@ -1290,6 +1310,16 @@ fn runtime_fault(finding: &mut Finding, text: &str) {
     finding
         .facts
         .insert("code_class".into(), "not_memory".into());
+}
+
+/// The name the fault family writes for the Xe driver's engine fault; the
+/// advice table keys its row on it.
+const XE_CAT_ERROR: &str = "Engine memory CAT error";
+
+/// Whether the text holds Intel's Xe driver's engine fault, in either
+/// spelling its releases print.
+fn xe_cat_error(text: &str) -> bool {
+    text.contains("Engine memory CAT error") || text.contains("Engine memory cat error")
 }
 
 /// The OpenCL status a message prints: oneDNN's verbose `errcode -6,NAME,`,
@@ -1913,6 +1943,33 @@ mod tests {
             "  Message=Device not ready\n",
         ] {
             assert!(scan(text).is_empty(), "{text}");
+        }
+    }
+
+    /// Intel's Xe kernel driver's engine fault (fixtures/wild 2410: a
+    /// probe's device lost, then the driver's lines): a crash the driver
+    /// states, read behind its `[drm]` prefix, in both spellings.
+    #[test]
+    fn the_xe_drivers_engine_fault() {
+        let line = "  xe 0000:04:00.0: [drm] Tile0: GT0: Engine memory CAT error [18]: class=bcs, logical_mask: 0x1, guc_id=6";
+        let f = collect(&[line]).unwrap();
+        assert_eq!(
+            (f.kind, f.category),
+            (Kind::GpuRuntimeError, Category::Crash)
+        );
+        assert_eq!(f.facts[fact::ERROR_NAME], "Engine memory CAT error");
+        assert_eq!(
+            f.facts[fact::REPORTED_BY],
+            crate::i18n::reporter::INTEL_XE.en
+        );
+        assert!(collect(&["xe 0000:03:00.0: [drm] Tile0: GT0: Engine memory cat error: engine_class=bcs, logical_mask: 0x1, guc_id=2"]).is_some());
+        // Without the driver's prefix it is a description of one (a notes
+        // page quoting the signature), not the driver's report.
+        for line in [
+            "Card 0 logged `Engine memory CAT error [18]: class=bcs, guc_id=0` at 00:01:43",
+            "Engine memory CAT error [18]: class=bcs",
+        ] {
+            assert!(collect(&[line]).is_none(), "{line}");
         }
     }
 }

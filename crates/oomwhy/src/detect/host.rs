@@ -715,7 +715,11 @@ impl Family for Killed {
                         .insert("progress_bar".into(), label.chars().take(80).collect());
                 }
                 finding.notes.push(
-                    "the output ends with the shell's `Killed`: the process got SIGKILL, most often from the kernel's OOM killer".into(),
+                    crate::say!(
+                        en: "the output ends with the shell's `Killed`: the process got SIGKILL, most often from the kernel's OOM killer",
+                        zh: "输出以 shell 打印的 `Killed` 结尾：进程收到了 SIGKILL，最常见的是内核的 OOM killer 发出的",
+                    )
+                    .into(),
                 );
             } else if let Some(c) = p.shell.captures(&joined) {
                 finding.era = Some(Era::Shell);

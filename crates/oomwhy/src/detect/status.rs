@@ -274,6 +274,11 @@ fn table_for_api(api: &str, matched: &str) -> Option<&'static Table> {
 fn reported_name(line: &str, start: usize, end: usize, written: &str) -> bool {
     let before = line[..start].trim_end();
     let after = line[end..].trim_start();
+    match received_in_quotes(line, start, end) {
+        Quoted::Received(_) => return true,
+        Quoted::NotSaid => return false,
+        Quoted::Other => {}
+    }
     if is_mention(line, start) {
         return false;
     }
@@ -307,6 +312,7 @@ fn reported_name(line: &str, start: usize, end: usize, written: &str) -> bool {
     if before.is_empty()
         || before.ends_with(SEPARATORS)
         || before.ends_with(|c: char| c.is_ascii_digit())
+        || last_column(line, start, end)
     {
         return true;
     }
@@ -337,6 +343,98 @@ fn reported_name(line: &str, start: usize, end: usize, written: &str) -> bool {
     WORDS.iter().any(|w| {
         lower.ends_with(w) && !lower[..lower.len() - w.len()].ends_with(char::is_alphanumeric)
     }) || prints_own_number(before, written)
+}
+
+/// Whether a name quoted on its own (`` `hipErrorOutOfMemory` ``,
+/// `"VK_ERROR_DEVICE_LOST"`) is what the writer says they received: a verb
+/// of receiving or failing right before the quotation (`I just get`, `fails
+/// with`, `returned`), in a clause that is no question, condition, negation
+/// or instruction to someone else (`if you get`, `why do I get`, `I no longer
+/// get`). A quotation ending the line is otherwise read as a mention (a
+/// heading, a title), and a name in a list of codes has no such verb.
+/// A received name's clause is the report: the sentence, not the quoted
+/// name alone.
+fn received_in_quotes(line: &str, start: usize, end: usize) -> Quoted {
+    static RE: OnceLock<(Regex, Regex)> = OnceLock::new();
+    let (verb, not_said) = RE.get_or_init(|| {
+        (
+            re(concat!(
+                r"(?i)(?:^|[^\w'])(?:get|gets|got|getting|hit|hits|hitting|receive|receives|received|receiving",
+                r"|see|saw|seeing|returns|returned|returning|throws|threw|raised|raises",
+                r"|(?:fails|failed|failing|crashes|crashed|crashing|dies|died|exits|exited|errors|errored|ends|ended|aborts|aborted) with)",
+                r"(?:\s+(?:an?|the|this|that))?(?:\s+(?:error|status|code|result))?\s*:?\s*$",
+            )),
+            re(concat!(
+                r"(?i)(?:^|[^\w'])(?:if|unless|whether|why|how|avoid|avoiding|prevent|handle|catch|should|would|could|might|may|can|cannot|will",
+                r"|not|never|no longer|don't|doesn't|didn't|won't|can't|shouldn't|you|your|expect|expected)(?:[^\w']|$)",
+            )),
+        )
+    });
+    let opening = line[..start].trim_end_matches(' ');
+    let Some(quote) = opening.chars().next_back() else {
+        return Quoted::Other;
+    };
+    let closing = match quote {
+        '`' | '"' | '\'' => quote,
+        '\u{201c}' => '\u{201d}',
+        _ => return Quoted::Other,
+    };
+    if !line[end..].trim_start_matches(' ').starts_with(closing)
+        || super::text::in_comment(line, start)
+    {
+        return Quoted::Other;
+    }
+    let lead = &opening[..opening.len() - quote.len_utf8()];
+    let clause_at = lead
+        .rfind(['.', ';', '!', '?', '(', '['])
+        .map_or(0, |at| at + 1);
+    let clause = &lead[clause_at..];
+    // The rest of the sentence: a question, or a condition that makes the
+    // code what a call returns in some case (API documentation's `returns
+    // NAME if ...`).
+    let rest = line[end..].split(['.', '!', ';']).next().unwrap_or("");
+    let conditional_rest = rest.contains('?')
+        || rest
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|w| w.eq_ignore_ascii_case("if") || w.eq_ignore_ascii_case("unless"));
+    if !verb.is_match(clause) {
+        return Quoted::Other;
+    }
+    if not_said.is_match(clause) || conditional_rest {
+        return Quoted::NotSaid;
+    }
+    Quoted::Received(clause_at + (clause.len() - clause.trim_start().len()))
+}
+
+/// What a quoted name is, by the words around the quotation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Quoted {
+    /// What the writer received, in the clause that starts here.
+    Received(usize),
+    /// After a verb of receiving, but asked, supposed or denied.
+    NotSaid,
+    /// Anything else: the other rules decide.
+    Other,
+}
+
+impl Quoted {
+    fn clause_start(self) -> Option<usize> {
+        match self {
+            Quoted::Received(at) => Some(at),
+            _ => None,
+        }
+    }
+}
+
+/// Whether a name stands alone in the last column of a table row: spaced
+/// from the cell before it by a column's gap, nothing after it (a probe's
+/// result column: `cycle 2, another 4GB          UR_RESULT_ERROR_DEVICE_LOST`).
+/// A code in a list of codes comes after its number or at the line's
+/// start, which are read as reported already.
+fn last_column(line: &str, start: usize, end: usize) -> bool {
+    let before = &line[..start];
+    let gap = before.len() - before.trim_end_matches(' ').len();
+    gap >= 3 && !before.trim().is_empty() && line[end..].trim().is_empty()
 }
 
 /// Whether the text before a name decodes the code's own number, as its
@@ -648,12 +746,10 @@ fn find(line: &str) -> Option<Hit> {
             if !reported_name(line, start, end, entry.written) {
                 return None;
             }
-            Some(Hit::new(
-                clause_start(line, start),
-                table,
-                entry,
-                Form::Name,
-            ))
+            let at = received_in_quotes(line, start, end)
+                .clause_start()
+                .unwrap_or_else(|| clause_start(line, start));
+            Some(Hit::new(at, table, entry, Form::Name))
         })
         .collect();
     // A line that names several codes (`hipErrorTbd
@@ -1723,5 +1819,49 @@ mod tests {
         // A status outside MTLCommandBufferError, or no callback's form.
         assert!(decode("Execution of the command buffer was aborted due to an error during execution. (0000000e:kIOGPUCommandBufferCallbackErrorImpactingInteractivity)").is_none());
         assert!(decode("kIOGPUCommandBufferCallbackErrorSubmissionsIgnored").is_none());
+    }
+
+    /// A code's name quoted after a verb of receiving is what the writer
+    /// got (fixtures/wild 2407, a ROCm issue's comment); a question, a
+    /// condition, a negation, an instruction or a name without such a verb
+    /// is a mention.
+    #[test]
+    fn a_name_quoted_as_what_the_writer_got() {
+        let line = "I encountered a similar error on ROCm 4.5.2. The first time I encountered a system freeze which appeared to be a result of running out of RAM (32 GBs)! After that whenever I try to run I just get `hipErrorOutOfMemory`";
+        let f = decode(line).unwrap();
+        assert_eq!(f.facts[fact::ERROR_NAME], "hipErrorOutOfMemory");
+        assert_eq!(f.kind, Kind::GenericOom);
+        assert!(
+            f.text.starts_with("After that whenever I try to run"),
+            "{}",
+            f.text
+        );
+        for line in [
+            "Why do I just get `hipErrorOutOfMemory`?",
+            "If you get `hipErrorOutOfMemory`, lower the batch size.",
+            "I no longer get `hipErrorOutOfMemory`",
+            "hipMalloc returns `hipErrorOutOfMemory` if the allocation fails.",
+            "Possible values include `hipErrorOutOfMemory`",
+            "    # then we get `hipErrorOutOfMemory`",
+        ] {
+            assert!(decode(line).is_none(), "{line}");
+        }
+    }
+
+    /// A probe's result column (fixtures/wild 2410): the name alone after a
+    /// column's gap ends the row. One space is prose; text after it is not
+    /// a last column.
+    #[test]
+    fn a_name_in_a_tables_last_column() {
+        let f =
+            decode("  cycle 2, another 4GB                 UR_RESULT_ERROR_DEVICE_LOST").unwrap();
+        assert_eq!(f.facts[fact::ERROR_NAME], "UR_RESULT_ERROR_DEVICE_LOST");
+        assert_eq!(f.kind, Kind::GpuRuntimeError);
+        for line in [
+            "  cycle 2, another 4GB UR_RESULT_ERROR_DEVICE_LOST",
+            "  cycle 2, another 4GB      UR_RESULT_ERROR_DEVICE_LOST   means the device was lost",
+        ] {
+            assert!(decode(line).is_none(), "{line}");
+        }
     }
 }

@@ -20,7 +20,7 @@
 use super::re;
 use super::text::{grows, int};
 use super::{Family, Message, SizeReader};
-use crate::record::{fact, Era, Finding, Kind};
+use crate::record::{fact, Era, Finding, Kind, Note};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -199,10 +199,14 @@ impl Family for TensorFlowOom {
             finding.sizes.requested_bytes = match int::<u64>(&p.bfc_rounded, &text, 1) {
                 Some(bytes) => Some(bytes),
                 None => {
-                    notes.push(format!(
-                        "the request is printed rounded ({}{}); its byte count is approximate",
-                        &c[2], &c[3]
-                    ));
+                    let printed = format!("{}{}", &c[2], &c[3]);
+                    notes.push(
+                        crate::say!(
+                            en: "the request is printed rounded ({printed}); its byte count is approximate",
+                            zh: "申请量打印时做了取整（{printed}）；字节数是近似值",
+                        )
+                        .into(),
+                    );
                     SizeReader::new(&mut notes).read(&c, 2, "trying to allocate")
                 }
             };
@@ -233,18 +237,34 @@ impl Family for TensorFlowOom {
                     (Some(n), Some(each)) => {
                         let bytes = n.checked_mul(each);
                         if bytes.is_none() {
-                            notes.push(format!("{shape} × {each} bytes does not fit in 64 bits"));
+                            notes.push(
+                                crate::say!(
+                                    en: "{shape} × {each} bytes does not fit in 64 bits",
+                                    zh: "{shape} × {each} 字节超出了 64 位整数的范围",
+                                )
+                                .into(),
+                            );
                         }
                         bytes
                     }
                     (None, _) => {
-                        notes.push(format!("the shape {shape} could not be multiplied out"));
+                        notes.push(
+                            crate::say!(
+                                en: "the shape {shape} could not be multiplied out",
+                                zh: "形状 {shape} 无法相乘得出大小",
+                            )
+                            .into(),
+                        );
                         None
                     }
                     (_, None) => {
-                        notes.push(format!(
-                            "dtype `{dtype}` has no fixed size known to oomwhy, so the tensor's bytes are not computed"
-                        ));
+                        notes.push(
+                            crate::say!(
+                                en: "dtype `{dtype}` has no fixed size known to oomwhy, so the tensor's bytes are not computed",
+                                zh: "oomwhy 不知道 dtype `{dtype}` 的固定大小，所以没有计算张量的字节数",
+                            )
+                            .into(),
+                        );
                         None
                     }
                 },
@@ -288,10 +308,10 @@ impl Family for TensorFlowOom {
     }
 }
 
-fn sizes_overflowed(notes: &[String]) -> bool {
+fn sizes_overflowed(notes: &[Note]) -> bool {
     notes
         .iter()
-        .any(|n| n.contains("too large") || n.contains("does not fit"))
+        .any(|n| n.text.contains("too large") || n.text.contains("does not fit"))
 }
 
 #[cfg(test)]
@@ -338,7 +358,7 @@ mod tests {
         assert_eq!(cpu.backend.as_deref(), Some("cpu"));
         assert_eq!(cpu.facts["allocator"], "cpu");
         let string = decode(&[cases[7].0]).unwrap();
-        assert!(string.notes[0].contains("string"));
+        assert!(string.notes[0].text.contains("string"));
     }
 
     #[test]
@@ -432,7 +452,7 @@ mod tests {
 
         let old = decode(&["2017-06-20 20:25:42.825757: W tensorflow/core/common_runtime/bfc_allocator.cc:273] Allocator (GPU_0_bfc) ran out of memory trying to allocate 286.00MiB.  Current allocation summary follows."]).unwrap();
         assert_eq!(old.sizes.requested_bytes, Some(286 << 20));
-        assert!(old.notes[0].contains("approximate"));
+        assert!(old.notes[0].text.contains("approximate"));
 
         let mid = decode(&["W tensorflow/core/common_runtime/bfc_allocator.cc:419] Allocator (GPU_1_bfc) ran out of memory trying to allocate 216.8KiB (rounded to 221952).  Current allocation summary follows."]).unwrap();
         assert_eq!(mid.sizes.requested_bytes, Some(221_952));

@@ -4,6 +4,7 @@
 //! Family modules import from here, never from each other.
 
 use crate::constant_regex;
+use crate::record::Note;
 use crate::units::{self, SizeError};
 use regex::Regex;
 use std::sync::OnceLock;
@@ -451,14 +452,14 @@ pub const SIZE: &str = r"(\d+(?:\.\d+)?)\s*(bytes|KiB|MiB|GiB|TiB|KB|MB|GB)";
 /// Collects sizes from regex captures, recording a note for any value that
 /// cannot be represented instead of failing the whole finding.
 pub struct SizeReader<'f> {
-    notes: &'f mut Vec<String>,
+    notes: &'f mut Vec<Note>,
     /// Set when a printed value was too large for 64 bits.
     pub overflowed: bool,
 }
 
 impl<'f> SizeReader<'f> {
     /// A reader that writes its notes to `notes`.
-    pub fn new(notes: &'f mut Vec<String>) -> Self {
+    pub fn new(notes: &'f mut Vec<Note>) -> Self {
         SizeReader {
             notes,
             overflowed: false,
@@ -478,14 +479,23 @@ impl<'f> SizeReader<'f> {
             Ok(bytes) => Some(bytes),
             Err(SizeError::TooLarge(text)) => {
                 self.overflowed = true;
-                self.notes.push(format!(
-                    "{what} `{text}` is too large to be a real byte count"
-                ));
+                self.notes.push(
+                    crate::say!(
+                        en: "{what} `{text}` is too large to be a real byte count",
+                        zh: "{what} `{text}` 太大，不可能是真实的字节数",
+                    )
+                    .into(),
+                );
                 None
             }
             Err(SizeError::Malformed(text)) => {
-                self.notes
-                    .push(format!("{what} `{text}` could not be read"));
+                self.notes.push(
+                    crate::say!(
+                        en: "{what} `{text}` could not be read",
+                        zh: "{what} `{text}` 无法读取",
+                    )
+                    .into(),
+                );
                 None
             }
         }

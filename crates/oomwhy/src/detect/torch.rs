@@ -355,8 +355,11 @@ fn decode_allocator(message: &Message<'_>) -> Option<Decoded> {
     finding.truncated = !complete;
     if finding.truncated && finding.era == Some(Era::Sentence) {
         notes.push(
-            "the message stops right after `GPU`; PyTorch ≈2.2–2.3 builds cut the message there for GPU 0 (pytorch/pytorch#123984)"
-                .into(),
+            crate::say!(
+                en: "the message stops right after `GPU`; PyTorch ≈2.2–2.3 builds cut the message there for GPU 0 (pytorch/pytorch#123984)",
+                zh: "报错在 `GPU` 之后就断了；PyTorch ≈2.2–2.3 的构建对 GPU 0 会在这里截断报错（pytorch/pytorch#123984）",
+            )
+            .into(),
         );
     }
     if overflowed {
@@ -556,7 +559,11 @@ impl Family for TorchFragment {
             finding.backend = Some("cuda".into());
             finding.truncated = true;
             finding.notes.push(
-                "only the end of the message was pasted (its `max_split_size_mb` hint): every number is missing".into(),
+                crate::say!(
+                    en: "only the end of the message was pasted (its `max_split_size_mb` hint): every number is missing",
+                    zh: "只贴了报错的结尾（`max_split_size_mb` 的提示）：所有数字都缺失",
+                )
+                .into(),
             );
             return Some(finding);
         }
@@ -576,12 +583,20 @@ impl Family for TorchFragment {
         finding.text = message.lines.join("\n").trim_end().to_string();
         finding.truncated = true;
         finding.notes.push(
-            "the paste starts mid-message: the `CUDA out of memory.` headline is missing".into(),
+            crate::say!(
+                en: "the paste starts mid-message: the `CUDA out of memory.` headline is missing",
+                zh: "贴出的内容从报错中间开始：缺了开头的 `CUDA out of memory.`",
+            )
+            .into(),
         );
         if head.ends_with("allocate ") {
-            finding
-                .notes
-                .push("the requested size (`Tried to allocate ...`) is missing".into());
+            finding.notes.push(
+                crate::say!(
+                    en: "the requested size (`Tried to allocate ...`) is missing",
+                    zh: "缺了申请量（`Tried to allocate ...`）",
+                )
+                .into(),
+            );
         }
         Some(finding)
     }
@@ -689,8 +704,11 @@ impl Family for MallocAsync {
         finding.truncated = !fraction.is_match(&joined);
         if !anchor.is_match(&joined) {
             notes.push(
-                "only the message's first words were printed (ComfyUI shortens it): no sizes"
-                    .into(),
+                crate::say!(
+                    en: "only the message's first words were printed (ComfyUI shortens it): no sizes",
+                    zh: "只打印了报错开头的几个词（ComfyUI 会截短它）：没有大小",
+                )
+                .into(),
             );
         }
         finding.notes = notes;
@@ -908,7 +926,7 @@ mod tests {
     fn overflowing_value_is_a_note_not_a_panic() {
         let f = decode_line("CUDA out of memory. Tried to allocate 99999999999999999999.00 GiB. GPU 0 has a total capacity of 8.00 GiB of which 1.00 GiB is free.");
         assert_eq!(f.sizes.requested_bytes, None);
-        assert!(f.notes[0].contains("too large"));
+        assert!(f.notes[0].text.contains("too large"));
         assert_eq!(f.facts.get("overflow").map(String::as_str), Some("true"));
     }
 

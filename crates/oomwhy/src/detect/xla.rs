@@ -18,7 +18,7 @@
 use super::text::{grows, int};
 use super::{find_size, re};
 use super::{Family, Message, SizeReader};
-use crate::record::{fact, Era, Finding, Kind};
+use crate::record::{fact, Era, Finding, Kind, Note};
 use regex::Regex;
 use std::sync::OnceLock;
 
@@ -179,10 +179,14 @@ impl Family for XlaOom {
             host = c.get(1).is_some();
             finding.era = Some(if host { Era::Host } else { Era::HumanReadable });
             finding.sizes.requested_bytes = sizes.read(&c, 2, "trying to allocate");
-            finding.notes.push(format!(
-                "the request is printed rounded ({}{}); its byte count is approximate",
-                &c[2], &c[3]
-            ));
+            let printed = format!("{}{}", &c[2], &c[3]);
+            finding.notes.push(
+                crate::say!(
+                    en: "the request is printed rounded ({printed}); its byte count is approximate",
+                    zh: "申请量打印时做了取整（{printed}）；字节数是近似值",
+                )
+                .into(),
+            );
         } else if let Some(c) = p.hbm.captures(&text) {
             // The compiler's estimate of the program's TPU memory, not one
             // allocation: there is no request size.
@@ -211,9 +215,7 @@ impl Family for XlaOom {
                 .sizes
                 .extra
                 .insert("exceeded_bytes".into(), exceeded);
-            finding.notes.push(
-                "sizes are printed rounded (XLA's G/M units); byte counts are approximate".into(),
-            );
+            finding.notes.push(rounded_by_xla());
         } else if let Some(c) = p.tpu_buffer.captures(&text) {
             host = false;
             finding.era = Some(Era::TpuBuffer);
@@ -228,9 +230,7 @@ impl Family for XlaOom {
             if c.get(3).is_some() {
                 finding.sizes.free_bytes = read(3, "free");
             }
-            finding.notes.push(
-                "sizes are printed rounded (XLA's G/M units); byte counts are approximate".into(),
-            );
+            finding.notes.push(rounded_by_xla());
         } else {
             return None;
         }
@@ -258,6 +258,15 @@ impl Family for XlaOom {
         finding.notes.extend(notes);
         Some(finding)
     }
+}
+
+/// XLA prints sizes with one-letter units (`G`, `M`), rounded.
+fn rounded_by_xla() -> Note {
+    crate::say!(
+        en: "sizes are printed rounded (XLA's G/M units); byte counts are approximate",
+        zh: "大小打印时做了取整（XLA 的 G/M 单位）；字节数是近似值",
+    )
+    .into()
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use super::docs::Code;
 use super::setting::Framework;
 use super::Explain;
 use crate::i18n::Said;
-use crate::record::{Diagnosis, Finding, Fix, Verdict};
+use crate::record::{Diagnosis, Era, Finding, Fix, Verdict};
 use crate::say;
 use crate::units::{format_signed, format_size as fmt};
 
@@ -42,10 +42,17 @@ impl Explain for CupyOom {
             rows.push(row(
                 say!(en: "Allocated so far", zh: "已分配"),
                 fmt(m),
-                say!(
-                    en: "CuPy's pool total (in use plus cached free blocks) when the request came in, before CuPy released its cache and retried: it can exceed what CuPy held at the failure",
-                    zh: "申请到来时 CuPy 内存池的总量（在用的加上缓存着的空闲块），在 CuPy 释放缓存并重试之前：可能比失败时 CuPy 实际占用的多"
-                ),
+                if f.era == Some(Era::Legacy) {
+                    say!(
+                        en: "CuPy's pool total after it released its cached free blocks and retried (the message's total minus the request): mostly arrays the program still held",
+                        zh: "CuPy 释放缓存的空闲块并重试之后内存池的总量（报错里的 total 减去这次申请）：大部分是程序仍然持有的数组"
+                    )
+                } else {
+                    say!(
+                        en: "CuPy's pool total (in use plus cached free blocks) when the request came in, before CuPy released its cache and retried: it can exceed what CuPy held at the failure",
+                        zh: "申请到来时 CuPy 内存池的总量（在用的加上缓存着的空闲块），在 CuPy 释放缓存并重试之前：可能比失败时 CuPy 实际占用的多"
+                    )
+                },
                 false,
             ));
         }
@@ -80,7 +87,8 @@ impl Explain for CupyOom {
         // One array that is itself most of a GPU: smaller pieces first,
         // the pool's settings cannot make it fit.
         let one_array = matches!(Reading::of(f, true), Reading::OneRequestFills { .. });
-        framework_fixes(d, out, |has, out| cupy_fixes(has, one_array, out))
+        let shared = other_framework_in_process(f);
+        framework_fixes(d, out, |has, out| cupy_fixes(has, one_array, shared, out))
     }
 }
 
@@ -122,12 +130,37 @@ fn cupy_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         return;
     }
     let detail = match (n, m) {
-        (Some(n), Some(m)) => say!(
-            en: "CuPy's pool held {held} when it needed {needed} more. Before raising, CuPy released the pool's cached free blocks, ran Python's garbage collector and retried twice, so the GPU could not provide {needed} even then. Memory held outside CuPy's pool — PyTorch's or TensorFlow's cache in the same process, the CUDA context, other processes — is not counted in the {held}.",
-            zh: "CuPy 的内存池已占用 {held}，还需要 {needed}。报错之前，CuPy 已经释放了池里缓存的空闲块、运行了 Python 的垃圾回收并重试了两次，GPU 仍然给不出 {needed}。CuPy 池之外占用的显存——同一进程里 PyTorch 或 TensorFlow 的缓存、CUDA 上下文、其他进程——不算在这 {held} 里。",
-            held = fmt(m),
-            needed = fmt(n)
-        ),
+        (Some(n), Some(m)) => {
+            let when = if f.era == Some(Era::Legacy) {
+                say!(
+                    en: "CuPy's pool still held {held} after giving back its cached blocks, and the GPU could not provide {needed} more. Before raising, CuPy released the pool's cached free blocks and retried, then ran Python's garbage collector and retried again; this form's total is counted after that, so the {held} is mostly arrays the program still references.",
+                    zh: "CuPy 把缓存的块还回去之后，内存池仍占着 {held}，GPU 再也给不出 {needed}。报错之前，CuPy 先释放了池里缓存的空闲块并重试，又运行了 Python 的垃圾回收再重试；这种报错的 total 是在这之后统计的，所以这 {held} 大部分是程序还在引用的数组。",
+                    held = fmt(m),
+                    needed = fmt(n)
+                )
+            } else {
+                say!(
+                    en: "CuPy's pool held {held} (arrays in use plus cached free blocks) when it needed {needed} more. Before raising, CuPy released the pool's cached free blocks and retried, then ran Python's garbage collector, released them again and retried, so the GPU could not provide {needed} even with the cache given back.",
+                    zh: "需要再分配 {needed} 时，CuPy 的内存池已占用 {held}（在用的数组加上缓存着的空闲块）。报错之前，CuPy 先释放了池里缓存的空闲块并重试，又运行了 Python 的垃圾回收、再次释放并重试，缓存都还回去了，GPU 仍然给不出 {needed}。",
+                    held = fmt(m),
+                    needed = fmt(n)
+                )
+            };
+            let outside = if other_framework_in_process(f) {
+                say!(
+                    en: "Memory held outside CuPy's pool — the other framework's cache in this process, the CUDA context, other processes — is not counted in the {held}, and CuPy cannot release it.",
+                    zh: "CuPy 池之外占用的显存——这个进程里另一个框架的缓存、CUDA 上下文、其他进程——不算在这 {held} 里，CuPy 也释放不了。",
+                    held = fmt(m)
+                )
+            } else {
+                say!(
+                    en: "Memory held outside CuPy's pool — the CUDA context, other processes on the GPU — is not counted in the {held}.",
+                    zh: "CuPy 池之外占用的显存——CUDA 上下文、这块 GPU 上的其他进程——不算在这 {held} 里。",
+                    held = fmt(m)
+                )
+            };
+            when.then(outside)
+        }
         (Some(n), None) => say!(
             en: "The GPU could not provide {needed} for CuPy. This form of the message comes from CuPy's MemoryAsyncPool (CUDA's stream-ordered allocator), which does not track how much it holds.",
             zh: "GPU 给不出 CuPy 要的 {needed}。这种形式的报错来自 CuPy 的 MemoryAsyncPool（CUDA 的流序分配器），它不统计自己占用了多少。",
@@ -153,49 +186,159 @@ const RAISE_POOL_LIMIT: FixSpec = FixSpec::new(
 
 const RELEASE_POOL_CACHE: FixSpec = FixSpec::new(
     "cupy-release-pool-cache",
-    "Release CuPy's cached memory when sharing the GPU",
-    "与其他库共用 GPU 时释放 CuPy 的缓存",
+    "Free the other framework's cache and cap CuPy's pool",
+    "释放另一个框架的缓存，并给 CuPy 的内存池设上限",
 )
 .frameworks(&[Framework::CuPy])
 .sources(&["CuPy documentation: Memory Management"]);
 
 const SMALLER_PIECES: FixSpec = FixSpec::new(
     "cupy-process-in-pieces",
-    "Process in smaller pieces",
-    "分成更小的块处理",
+    "Process in smaller pieces and drop arrays you no longer need",
+    "分成更小的块处理，并释放不再需要的数组",
 )
 .frameworks(&[Framework::CuPy])
-.cost(Cost::Speed);
+.cost(Cost::Speed)
+.sources(&["CuPy documentation: Memory Management (MemoryPool.used_bytes, total_bytes)"]);
 
-fn cupy_fixes(has: &dyn Fn(Code) -> bool, one_array: bool, out: &mut Vec<Fix>) {
+/// Frameworks with their own GPU cache that CuPy's retry cannot reach:
+/// the package names as their tracebacks and messages print them.
+const OTHER_FRAMEWORKS: &[&str] = &["torch", "pytorch", "tensorflow", "keras", "jax", "jaxlib"];
+
+/// True when another framework with its own GPU cache (PyTorch, TensorFlow,
+/// JAX) shows in the finding: its traceback, its message or its exception.
+/// Only then can releasing CuPy's cache leave room for the other one, or
+/// the other one's cache be what CuPy could not get: CuPy itself frees its
+/// pool's cached blocks and retries before it raises (`_try_malloc`), so
+/// for a process that runs CuPy alone that release has already happened.
+fn other_framework_in_process(f: &Finding) -> bool {
+    let names_one = |text: &str| {
+        text.split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|word| OTHER_FRAMEWORKS.contains(&word.to_ascii_lowercase().as_str()))
+    };
+    let in_traceback = f.traceback.as_ref().is_some_and(|tb| {
+        tb.frames
+            .iter()
+            .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
+            .any(|fr| names_one(&fr.file) || fr.code.as_deref().is_some_and(names_one))
+    });
+    in_traceback || names_one(&f.text) || f.exception.as_deref().is_some_and(names_one)
+}
+
+fn cupy_fixes(has: &dyn Fn(Code) -> bool, one_array: bool, shared: bool, out: &mut Vec<Fix>) {
     let pieces = fix(
         &SMALLER_PIECES,
-        say!(
-            en: "Work on the data in chunks (a few rows or tiles at a time), delete intermediate arrays (del x) as soon as they are done, and prefer in-place operations (out= arguments) for large arrays.",
-            zh: "分块处理数据（一次几行或几块），中间数组用完马上删掉（del x），大数组尽量用原地操作（out= 参数）。"
-        ),
+        if has(Code::MemoryLimit) {
+            say!(
+                en: "Work on the data in chunks (a few rows or tiles at a time), delete intermediate arrays (del x) as soon as they are done, and prefer in-place operations (out= arguments) for large arrays.",
+                zh: "分块处理数据（一次几行或几块），中间数组用完马上删掉（del x），大数组尽量用原地操作（out= 参数）。"
+            )
+        } else {
+            say!(
+            en: "CuPy already gave its cached blocks back and retried before raising, so what fills the GPU is arrays the program still references (or other processes: check nvidia-smi). Work on the data in chunks (a few rows or tiles at a time), drop references to arrays you no longer need (del x; results kept in lists or dicts stay alive), and prefer in-place operations (out= arguments) for large arrays; cupy.get_default_memory_pool().used_bytes() before the failing step shows how much is still live.",
+            zh: "CuPy 报错之前已经把缓存的块还回去并重试过了，所以占满 GPU 的是程序还在引用的数组（或者其他进程：用 nvidia-smi 查看）。分块处理数据（一次几行或几块），不再需要的数组及时去掉引用（del x；存在列表或字典里的结果会一直占着），大数组尽量用原地操作（out= 参数）；在出错那一步之前打印 cupy.get_default_memory_pool().used_bytes()，可以看到还有多少显存被数组占着。"
+            )
+        },
     );
-    if one_array && !has(Code::MemoryLimit) {
+    // Pieces lead unless a pool limit or another framework's cache is the
+    // first thing to fix; otherwise they come last.
+    let pieces_first = (one_array || !shared) && !has(Code::MemoryLimit);
+    if pieces_first {
         out.push(pieces.clone());
     }
     if has(Code::MemoryLimit) {
         out.push(fix(
             &RAISE_POOL_LIMIT,
             say!(
-                en: "cupy.get_default_memory_pool().set_limit(size=...) (or CUPY_GPU_MEMORY_LIMIT) sets the cap; raise it, or call cupy.get_default_memory_pool().free_all_blocks() first — the cap counts freed blocks the pool still caches.",
-                zh: "上限由 cupy.get_default_memory_pool().set_limit(size=...)（或 CUPY_GPU_MEMORY_LIMIT）设置；调高它，或先调用 cupy.get_default_memory_pool().free_all_blocks()——池里还缓存着的已释放块也算在上限里。"
+                en: "cupy.get_default_memory_pool().set_limit(size=...) (or CUPY_GPU_MEMORY_LIMIT) sets the cap; raise it, or call cupy.get_default_memory_pool().free_all_blocks() first — the cap counts freed blocks the pool still caches, and CuPy checks it before releasing anything.",
+                zh: "上限由 cupy.get_default_memory_pool().set_limit(size=...)（或 CUPY_GPU_MEMORY_LIMIT）设置；调高它，或先调用 cupy.get_default_memory_pool().free_all_blocks()——池里还缓存着的已释放块也算在上限里，而 CuPy 检查上限时还没有释放任何缓存。"
             ),
         ));
     }
-    out.push(fix(
-        &RELEASE_POOL_CACHE,
-        say!(
-            en: "CuPy's pool keeps freed blocks for reuse. Call cupy.get_default_memory_pool().free_all_blocks() (and cupy.get_default_pinned_memory_pool().free_all_blocks()) after large steps or before handing the GPU to PyTorch/TensorFlow in the same process; cap CuPy with set_limit(fraction=0.5) when both run together.",
-            zh: "CuPy 的内存池会留着已释放的块以便复用。在大的计算步骤之后、或在同一进程里把 GPU 交给 PyTorch/TensorFlow 之前，调用 cupy.get_default_memory_pool().free_all_blocks()（以及 cupy.get_default_pinned_memory_pool().free_all_blocks()）；两者一起运行时，用 set_limit(fraction=0.5) 给 CuPy 设上限。"
-        ),
-    ));
-    out.push(pieces);
+    if shared {
+        out.push(fix(
+            &RELEASE_POOL_CACHE,
+            say!(
+                en: "CuPy releases its own cached blocks before it raises, but not the other framework's cache in the same process. Free that one before the CuPy step (torch.cuda.empty_cache() for PyTorch; TensorFlow and JAX keep what they reserved, so start them with memory growth or a smaller memory fraction), call cupy.get_default_memory_pool().free_all_blocks() before handing the GPU back, and cap CuPy with set_limit(fraction=0.5) when both run together.",
+                zh: "CuPy 报错之前会释放它自己缓存的块，但释放不了同一进程里另一个框架的缓存。在 CuPy 这一步之前先把那边的缓存释放掉（PyTorch 用 torch.cuda.empty_cache()；TensorFlow 和 JAX 不会交还已经预留的显存，要在启动时开启按需增长或调小显存比例），把 GPU 交回去之前调用 cupy.get_default_memory_pool().free_all_blocks()，两者一起运行时用 set_limit(fraction=0.5) 给 CuPy 设上限。"
+            ),
+        ));
+    }
+    if !pieces_first {
+        out.push(pieces);
+    }
 }
 
 /// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[RAISE_POOL_LIMIT, RELEASE_POOL_CACHE, SMALLER_PIECES];
+
+#[cfg(test)]
+mod tests {
+    /// A real CuPy traceback with nothing but CuPy in it (the legacy form,
+    /// fixtures/wild/2057.txt).
+    const CUPY_ALONE: &str = include_str!("../../../../fixtures/wild/2057.txt");
+
+    /// A frame of PyTorch's own code, as Python prints it in a traceback
+    /// that runs through `torch.nn` (the `module.py` frame of every model
+    /// call in PyTorch 2.x).
+    const TORCH_FRAME: &str = "  File \"/opt/conda/lib/python3.10/site-packages/torch/nn/modules/module.py\", line 1501, in _call_impl\n";
+
+    fn fix_ids(text: &str) -> Vec<String> {
+        let findings = crate::decode_str(text);
+        let f = findings.first().expect("a CuPy finding");
+        f.diagnosis.fixes.iter().map(|x| x.id.clone()).collect()
+    }
+
+    /// CuPy frees its pool's cached blocks and retries before raising, so
+    /// in a process that runs CuPy alone, releasing that cache again is not
+    /// offered: smaller pieces and dropped arrays lead.
+    #[test]
+    fn cupy_alone_gets_no_cache_release() {
+        let ids = fix_ids(CUPY_ALONE);
+        assert_eq!(ids[0], "cupy-process-in-pieces", "{ids:?}");
+        assert!(
+            !ids.iter().any(|id| id == "cupy-release-pool-cache"),
+            "{ids:?}"
+        );
+    }
+
+    /// One PyTorch frame in the same traceback is another framework's
+    /// cache in the process: then freeing it (and capping CuPy) comes first.
+    /// Chainer, which allocates through CuPy's pool, is not another cache.
+    #[test]
+    fn another_framework_in_the_traceback_brings_the_cache_release_back() {
+        let chainer = include_str!("../../../../fixtures/cupy_oom_chainer_legacy.log");
+        assert_eq!(fix_ids(chainer)[0], "cupy-process-in-pieces");
+        let frame = "  File \"/workspace/src/models/unet.py\"";
+        let shared = chainer.replacen(frame, &format!("{TORCH_FRAME}{frame}"), 1);
+        assert_ne!(shared, chainer);
+        let ids = fix_ids(&shared);
+        assert_eq!(ids[0], "cupy-release-pool-cache", "{ids:?}");
+        assert!(
+            ids.contains(&"cupy-process-in-pieces".to_string()),
+            "{ids:?}"
+        );
+        // A package whose name only contains a framework's name is not it.
+        let lookalike = shared.replace("/torch/", "/torchlike/");
+        assert_eq!(fix_ids(&lookalike)[0], "cupy-process-in-pieces");
+    }
+
+    /// The legacy form's total is counted after CuPy released its cache; the
+    /// current form's "allocated so far" before it (cupy/cuda/memory.pyx,
+    /// `_try_malloc`): the Why says which.
+    #[test]
+    fn the_why_says_when_the_total_was_counted() {
+        let why = |text: &str| {
+            let f = crate::decode_str(text).remove(0);
+            f.diagnosis.verdicts[0].detail.clone()
+        };
+        let legacy = why(CUPY_ALONE);
+        assert!(legacy.contains("counted after that"), "{legacy}");
+        assert!(!legacy.contains("PyTorch"), "{legacy}");
+        let current = why(include_str!("../../../../fixtures/wild/621.txt"));
+        assert!(
+            current.contains("cached free blocks) when it needed"),
+            "{current}"
+        );
+    }
+}

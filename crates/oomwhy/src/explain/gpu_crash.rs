@@ -247,13 +247,20 @@ fn on_windows(f: &Finding) -> bool {
 pub(super) struct NoKernelImage;
 
 impl Explain for NoKernelImage {
-    fn headline(&self, _f: &Finding) -> Said {
+    fn headline(&self, f: &Finding) -> Said {
+        if let Some(library) = ArchLimited::of(f) {
+            return library.headline();
+        }
         say!(
             en: "The installed build has no GPU code for this GPU's architecture",
             zh: "安装的版本里没有这块 GPU 架构的 GPU 代码"
         )
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
+        if let Some(library) = ArchLimited::of(f) {
+            out.push(library.verdict());
+            return;
+        }
         let title = say!(
             en: "The binaries were not built for this GPU",
             zh: "二进制不是为这块 GPU 编译的"
@@ -290,6 +297,12 @@ impl Explain for NoKernelImage {
         ))
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
+        if let Some(library) = ArchLimited::of(f) {
+            // No build of it exists for this GPU: another library, not
+            // another wheel or TORCH_CUDA_ARCH_LIST.
+            out.push(library.fix());
+            return;
+        }
         if native_build(f) {
             out.push(if Framework::of(f) == Framework::Ggml {
                 fix(
@@ -326,6 +339,99 @@ impl Explain for NoKernelImage {
         ));
     }
 }
+
+/// Libraries whose CUDA kernels exist for a fixed set of architectures in
+/// every build, whatever the CUDA or PyTorch version: where the finding
+/// shows one, its range is the verdict and another library the fix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ArchLimited {
+    /// FlashAttention-3 (`hopper/` in the flash-attention repository;
+    /// packages `flash_attn_3`, earlier `flashattn_hopper`): its setup.py
+    /// passes `-gencode arch=compute_90a,code=sm_90a`, and for its `_sm80.cu`
+    /// files `arch=compute_80,code=sm_80`, with no PTX for other GPUs.
+    FlashAttention3,
+}
+
+impl ArchLimited {
+    /// The library the finding shows, in its text, its traceback (files and
+    /// code) or the source location its message names.
+    fn of(f: &Finding) -> Option<ArchLimited> {
+        const FLASH_ATTENTION_3: &[&str] = &["flash_attn_3", "flashattn_hopper", "hopper/flash_"];
+        let mut places: Vec<String> = vec![f.text.to_ascii_lowercase()];
+        for key in [fact::LOCATION, fact::FILE] {
+            if let Some(value) = f.facts.get(key) {
+                places.push(value.to_ascii_lowercase());
+            }
+        }
+        if let Some(tb) = &f.traceback {
+            for fr in tb
+                .frames
+                .iter()
+                .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
+            {
+                places.push(fr.file.replace('\\', "/").to_ascii_lowercase());
+                if let Some(code) = &fr.code {
+                    places.push(code.to_ascii_lowercase());
+                }
+            }
+        }
+        places
+            .iter()
+            .any(|place| FLASH_ATTENTION_3.iter().any(|mark| place.contains(mark)))
+            .then_some(ArchLimited::FlashAttention3)
+    }
+
+    fn headline(self) -> Said {
+        match self {
+            ArchLimited::FlashAttention3 => say!(
+                en: "FlashAttention-3 has no kernels for this GPU",
+                zh: "FlashAttention-3 没有能在这块 GPU 上运行的 kernel"
+            ),
+        }
+    }
+
+    fn verdict(self) -> Verdict {
+        match self {
+            ArchLimited::FlashAttention3 => verdict(
+                Code::ArchMismatch,
+                say!(
+                    en: "FlashAttention-3 is built for Hopper (and Ampere) only",
+                    zh: "FlashAttention-3 只为 Hopper（和 Ampere）编译"
+                ),
+                say!(
+                    en: "FlashAttention-3's kernels (its hopper/ sources) are compiled only for sm_90a (Hopper: H100, H200, H800, H20) and, in releases with Ampere support, for sm_80 (which Ampere and Ada cards run), with no PTX that could be compiled for any other GPU. On Blackwell (sm_100, sm_120: B200, RTX 50 series) and on GPUs older than Ampere no FlashAttention-3 build has a kernel, whatever the CUDA or PyTorch version; TORCH_CUDA_ARCH_LIST does not change its architectures either.",
+                    zh: "FlashAttention-3 的 kernel（它的 hopper/ 源码）只编译成 sm_90a（Hopper：H100、H200、H800、H20），支持 Ampere 的版本再加上 sm_80（Ampere 和 Ada 的卡可以运行），而且不带能为其他 GPU 现场编译的 PTX。在 Blackwell（sm_100、sm_120：B200、RTX 50 系列）和比 Ampere 更老的 GPU 上，任何 FlashAttention-3 版本都没有能运行的 kernel，换什么 CUDA 或 PyTorch 版本都一样；TORCH_CUDA_ARCH_LIST 也改变不了它编译的架构。"
+                ),
+            ),
+        }
+    }
+
+    fn fix(self) -> Fix {
+        match self {
+            ArchLimited::FlashAttention3 => fix(
+                &FA3_ANOTHER_ATTENTION,
+                say!(
+                    en: "Switch the attention to PyTorch's scaled_dot_product_attention (Transformers: attn_implementation=\"sdpa\"), or to FlashAttention-2 (the flash-attn package, attn_implementation=\"flash_attention_2\") where its build includes this GPU. SDPA takes (batch, heads, seqlen, dim) where FlashAttention-3 takes (batch, seqlen, heads, dim): transpose(1, 2) around the call. On an Ampere or Ada card, a current FlashAttention-3 built from hopper/ with its sm_80 kernels also runs.",
+                    zh: "把注意力换成 PyTorch 的 scaled_dot_product_attention（Transformers 里设 attn_implementation=\"sdpa\"），或者在 FlashAttention-2 的版本包含这块 GPU 时换成它（flash-attn 包，attn_implementation=\"flash_attention_2\"）。SDPA 的输入是 (batch, heads, seqlen, dim)，FlashAttention-3 是 (batch, seqlen, heads, dim)：调用前后做 transpose(1, 2)。在 Ampere 或 Ada 的卡上，用 hopper/ 重新编译、带 sm_80 kernel 的新版 FlashAttention-3 也能运行。"
+                ),
+            ),
+        }
+    }
+}
+
+/// FlashAttention-3 has no kernels for the GPU: PyTorch's SDPA or
+/// FlashAttention-2 instead.
+const FA3_ANOTHER_ATTENTION: FixSpec = FixSpec::new(
+    "use-sdpa-or-flash-attention-2",
+    "Use PyTorch SDPA or FlashAttention-2 on this GPU",
+    "在这块 GPU 上改用 PyTorch SDPA 或 FlashAttention-2",
+)
+.frameworks(&[Framework::PyTorch])
+.vendors(&[Vendor::Nvidia])
+.sources(&[
+    "flash-attention: hopper/setup.py (-gencode arch=compute_90a,code=sm_90a; _sm80.cu files arch=compute_80,code=sm_80)",
+    "PyTorch documentation: torch.nn.functional.scaled_dot_product_attention",
+]);
 
 /// A program that is neither PyTorch nor Python: llama.cpp's ggml, or a
 /// native program that names itself.
@@ -624,6 +730,7 @@ const RESTART_AFTER_FIX: FixSpec = FixSpec::new(
 /// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
     FIND_FAILED_KERNEL,
+    FA3_ANOTHER_ATTENTION,
     REBUILD_EXTENSION,
     CONTIGUOUS_CUSTOM_OPS,
     BUILD_SUPPORTS_GPU,
@@ -683,5 +790,71 @@ mod tests {
         assert_eq!(at(49)[0], "find-failed-kernel");
         assert_eq!(at(0)[0], "find-failed-kernel");
         assert_eq!(fix_ids(crash)[0], "find-failed-kernel");
+    }
+
+    /// FlashAttention-3's kernels exist for sm_90a (and sm_80) only: its
+    /// "no kernel image" gets that range and another attention first,
+    /// never a wheel for a newer CUDA or TORCH_CUDA_ARCH_LIST.
+    mod arch_limited {
+        use crate::record::{fact, Finding};
+
+        fn fix_ids(f: &Finding) -> Vec<String> {
+            f.diagnosis.fixes.iter().map(|x| x.id.clone()).collect()
+        }
+
+        /// fixtures/wild/2007.txt names FlashAttention-3's source file
+        /// before the message (`flash-attention-main/hopper/
+        /// flash_fwd_launch_template.h`, line 197), the place FA3's
+        /// CHECK_CUDA prints as `CUDA error (FILE:LINE): ...`; FlashAttention-2
+        /// prints its own file there (`/build/source/flash-attn/
+        /// flash_fwd_launch_template.h:184`, an RTX 5090 report).
+        #[test]
+        fn the_message_s_source_location_names_the_library() {
+            let paste = include_str!("../../../../fixtures/wild/2007.txt");
+            let located = |location: &str| {
+                let mut f = crate::decode_str(paste).remove(0);
+                f.facts.insert(fact::LOCATION.into(), location.into());
+                crate::explain::explain(&mut f);
+                f
+            };
+            let fa3 = located("flash-attention-main/hopper/flash_fwd_launch_template.h:197");
+            assert!(
+                fa3.diagnosis.headline.contains("FlashAttention-3"),
+                "{}",
+                fa3.diagnosis.headline
+            );
+            let ids = fix_ids(&fa3);
+            assert_eq!(ids, ["use-sdpa-or-flash-attention-2"], "{ids:?}");
+            let detail = &fa3.diagnosis.verdicts[0].detail;
+            assert!(
+                detail.contains("sm_90a") && detail.contains("sm_120"),
+                "{detail}"
+            );
+            let fa2 = located("/build/source/flash-attn/flash_fwd_launch_template.h:184");
+            assert_eq!(fix_ids(&fa2)[0], "install-build-for-gpu");
+        }
+
+        /// A Python traceback through FlashAttention-3's interface (installed
+        /// as `flashattn_hopper-3.0.0b1-...egg/flash_attn_interface.py`, the
+        /// path of a real FA3 report) names it too; FlashAttention-2's own
+        /// `flash_attn/flash_attn_interface.py` does not.
+        #[test]
+        fn a_traceback_through_fa3_names_the_library() {
+            let traceback = |file: &str| {
+                format!("Traceback (most recent call last):\n  File \"train.py\", line 12, in <module>\n    out = flash_attn_func(q, k, v, causal=True)\n  File \"{file}\", line 460, in flash_attn_func\n    return FlashAttnFunc.apply(\nRuntimeError: CUDA error: no kernel image is available for execution on the device\n")
+            };
+            let kernel_image = |text: &str| {
+                crate::decode_str(text)
+                    .into_iter()
+                    .find(|f| f.kind.slug() == "no_kernel_image")
+                    .expect("a no-kernel-image finding")
+            };
+            let fa3 = kernel_image(&traceback("/usr/lib/python3.10/site-packages/flashattn_hopper-3.0.0b1-py3.10-linux-x86_64.egg/flash_attn_interface.py"));
+            assert_eq!(fix_ids(&fa3), ["use-sdpa-or-flash-attention-2"]);
+            let fa2 = kernel_image(&traceback(
+                "/usr/lib/python3.10/site-packages/flash_attn/flash_attn_interface.py",
+            ));
+            assert!(!fix_ids(&fa2).contains(&"use-sdpa-or-flash-attention-2".to_string()));
+        }
     }
 }

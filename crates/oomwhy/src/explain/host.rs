@@ -781,6 +781,53 @@ fn shows_python(f: &Finding) -> bool {
             .any(|w| f.text.contains(w))
 }
 
+/// A DataLoader shows: its name, its workers' process name
+/// (`pt_data_worker`), its `num_workers` argument or its worker loop, or
+/// the kernel sacrificed a child of the Python process it chose (the
+/// children of a Python trainer are its workers).
+fn shows_dataloader(f: &Finding) -> bool {
+    if fact(f, "killed_child").is_some() && fact(f, fact::PROCESS).is_some_and(runs_python) {
+        return true;
+    }
+    let text = f.text.to_ascii_lowercase();
+    let in_text = [
+        "dataloader",
+        "pt_data_worker",
+        "num_workers",
+        "_worker_loop",
+    ]
+    .iter()
+    .any(|w| text.contains(w));
+    let in_traceback = f.traceback.as_ref().is_some_and(|tb| {
+        tb.frames
+            .iter()
+            .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
+            .any(|fr| fr.file.replace('\\', "/").contains("torch/utils/data/"))
+    });
+    in_text
+        || in_traceback
+        || fact(f, fact::PROCESS).is_some_and(|p| p.starts_with("pt_data_worker"))
+}
+
+/// Where a killed Python process's RAM went, when nothing shows a
+/// DataLoader: the victim's own size when the kernel printed it, and the
+/// kernel's task table for the rest.
+fn python_holder(f: &Finding) -> Said {
+    let table = say!(
+        en: "The kernel's task table (dmesg -T: the rows under \"[ pid ] uid tgid total_vm rss ...\" just before \"Killed process\"; rss in 4 KiB pages) shows who held the RAM: the largest rss rows hold it, and several python rows of about the same size are DataLoader workers or ranks, each with its own copy. While it runs: ps aux --sort=-rss | head.",
+        zh: "内核的进程表（dmesg -T 里 “Killed process” 之前、“[ pid ] uid tgid total_vm rss ...” 下面的那些行；rss 的单位是 4 KiB 的页）能看出是谁占着内存：rss 最大的几行就是占内存的；如果有好几行大小差不多的 python，那是 DataLoader worker 或多个 rank，各有一份自己的副本。运行时也可以用 ps aux --sort=-rss | head 查看。"
+    );
+    match extra(f, "anon_rss_bytes").filter(|&held| held > 0) {
+        Some(held) => say!(
+            en: "The killed process itself held {held} of RAM (anon-rss): find what in it grows — log its RSS every step (psutil.Process().memory_info().rss) or run it under memray or tracemalloc. The usual holders are a dataset or features read whole into RAM, outputs or losses kept in a list, a checkpoint read whole, or a second copy of the model.",
+            zh: "被杀的进程自己就占了 {held} 内存（anon-rss）：找出它里面是什么在涨——每一步记录它的 RSS（psutil.Process().memory_info().rss），或者用 memray、tracemalloc 跑一遍。常见的是整个读进内存的数据集或特征、存在列表里的输出或 loss、整个读进来的 checkpoint，或者模型的第二份副本。",
+            held = fmt(held)
+        )
+        .then(table),
+        None => table,
+    }
+}
+
 const LOWER_JOB_MEMORY: FixSpec = FixSpec::new(
     "lower-job-memory",
     "Find what holds the RAM and make it use less",
@@ -1053,11 +1100,17 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
     }
     let loading = matches!(f.phase.name.as_str(), "model_load" | "checkpoint")
         || fact(f, "progress_bar").is_some_and(|bar| bar.contains("Loading checkpoint"));
-    let data = f.era == Some(Era::Dataloader) || f.phase.name == "data_loading";
+    let data =
+        f.era == Some(Era::Dataloader) || f.phase.name == "data_loading" || shows_dataloader(f);
     if loading {
         out.extend([checkpoint, dataloader, pinned]);
     } else if data {
         out.extend([dataloader, pinned]);
+    } else if f.kind == Kind::HostOomKilled {
+        // A killed process named python is no evidence of a DataLoader:
+        // who held the RAM comes first, then the data pipeline.
+        out.push(fix(&FIND_RAM_HOLDER, python_holder(f)));
+        out.extend([dataloader, checkpoint, pinned]);
     } else {
         out.extend([dataloader, checkpoint, pinned]);
     }
@@ -1559,5 +1612,40 @@ mod killers {
         let nvcc = first("374");
         assert_eq!(nvcc.facts["process"], "cicc");
         assert_eq!(ids(&nvcc)[1], "shrink-the-killed-process");
+    }
+}
+
+/// A killed process named python is not evidence of a DataLoader.
+#[cfg(test)]
+mod python_victims {
+    fn fix_ids(text: &str) -> Vec<String> {
+        let f = crate::decode_str(text).remove(0);
+        f.diagnosis.fixes.iter().map(|x| x.id.clone()).collect()
+    }
+
+    /// A bare kernel log (fixtures/wild/2151.txt: `oom_reaper: reaped
+    /// process 29918 (python)`, another process invoked the killer first):
+    /// who held the RAM first, the data pipeline after it.
+    #[test]
+    fn a_bare_python_kill_looks_for_the_holder_first() {
+        let bare = include_str!("../../../../fixtures/wild/2151.txt");
+        let ids = fix_ids(bare);
+        assert_eq!(ids[0], "find-ram-holder", "{ids:?}");
+        assert_eq!(ids[1], "lighter-dataloader-workers", "{ids:?}");
+        // The same kill of a DataLoader worker (PyTorch names its workers'
+        // processes pt_data_worker, the name the kernel prints): workers first.
+        let worker = bare.replace("(python)", "(pt_data_worker)");
+        assert_eq!(fix_ids(&worker)[0], "lighter-dataloader-workers");
+    }
+
+    /// With the victim's own size printed (fixtures/host_oom_killed_kernel.log,
+    /// 58 GiB anon-rss), the holder fix says the victim held it.
+    #[test]
+    fn a_sized_python_victim_is_the_holder_to_look_into() {
+        let sized = include_str!("../../../../fixtures/host_oom_killed_kernel.log");
+        let f = crate::decode_str(sized).remove(0);
+        let first = &f.diagnosis.fixes[0];
+        assert_eq!(first.id, "find-ram-holder");
+        assert!(first.how.contains("itself held"), "{}", first.how);
     }
 }

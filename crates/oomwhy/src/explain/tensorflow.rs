@@ -125,7 +125,7 @@ impl Explain for TfOom {
         let s = &f.sizes;
         if f.era == Some(Era::BfcAllocator) {
             if let Some(a) = s.requested_bytes {
-                let meaning = if f.notes.iter().any(|n| n.contains("approximate")) {
+                let meaning = if f.notes.iter().any(|n| n.text.contains("approximate")) {
                     say!(
                         en: "the request as printed (rounded to 2 decimals; the exact byte count is not in this form)",
                         zh: "报错里打印的申请量（四舍五入到两位小数；这种格式里没有精确的字节数）"

@@ -60,6 +60,8 @@ reporters! {
     WINDOWS_DISPLAY_DRIVER { en: "Windows display driver", zh: "Windows 显示驱动", }
     JETSON_GPU_DRIVER { en: "Jetson GPU driver (nvgpu)", zh: "Jetson GPU 驱动（nvgpu）", }
     ROCM_RUNTIME_HSA { en: "ROCm runtime (HSA)", zh: "ROCm 运行时（HSA）", }
+    INTEL_XE { en: "Intel's Xe kernel driver (xe)", zh: "Intel 的 Xe 内核驱动（xe）", }
+    INTEL_XE_KERNEL_DRIVER { en: "Intel Xe kernel driver", zh: "Intel Xe 内核驱动", }
 }
 
 /// Descriptions with a part taken from the message: `(English before,

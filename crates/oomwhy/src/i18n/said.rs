@@ -4,6 +4,7 @@
 //! Chinese cannot drop or invent a figure.
 
 use super::Lang;
+use crate::record::Note;
 
 /// One text the explainer wrote, in both languages.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -84,6 +85,15 @@ macro_rules! say {
             zh: format!($zh, $($name = &$name),+),
         }
     }};
+}
+
+impl From<Said> for Note {
+    fn from(said: Said) -> Note {
+        Note {
+            text: said.en,
+            zh: Some(said.zh),
+        }
+    }
 }
 
 /// A sentence that puts in, at each `{name}` of both templates, a fragment
@@ -205,6 +215,28 @@ const fn has_placeholder(b: &[u8], a: &[u8], start: usize, end: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_note_keeps_its_chinese_and_is_one_string_in_json() {
+        let printed = "11.96GiB";
+        let note: Note = crate::say!(
+            en: "the request is printed rounded ({printed}); its byte count is approximate",
+            zh: "申请量打印时做了取整（{printed}）；字节数是近似值",
+        )
+        .into();
+        assert_eq!(
+            note.zh.as_deref(),
+            Some("申请量打印时做了取整（11.96GiB）；字节数是近似值")
+        );
+        let json = serde_json::to_string(&note).unwrap();
+        assert_eq!(
+            json,
+            "\"the request is printed rounded (11.96GiB); its byte count is approximate\""
+        );
+        let back: Note = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.text, note.text);
+        assert_eq!(back.zh, None);
+    }
 
     #[test]
     fn placeholders_must_match() {

@@ -1,7 +1,7 @@
 //! Chinese that belongs to the language rather than to one explanation:
 //! the titles of kinds and verdict codes (for `explain --list`, `--summary`
-//! and the pages), the labels of facts, phases and confidences, the notes
-//! the detectors write, and the sections a memory snapshot adds. What the
+//! and the pages), the labels of facts, phases and confidences, and the
+//! sections a memory snapshot adds. What the
 //! explainer says about one finding is written in both languages where it
 //! is said (`say!` in `explain/<family>.rs`) and travels with the record.
 
@@ -14,76 +14,6 @@ pub fn verdict_title(code: &str) -> Option<&'static str> {
         .iter()
         .find(|(c, _, _)| *c == code)
         .map(|(_, title, _)| *title)
-}
-
-/// The notes detectors attach to a finding (English pattern, Chinese with
-/// `$1`, `$2` for the captured parts).
-const NOTES: &[(&str, &str)] = &[
-    (
-        r"^the message is (\d+) bytes long; only its first (\d+) KiB are kept$",
-        "报错长达 $1 字节；只保留了前 $2 KiB",
-    ),
-    (
-        r"^(.+) `(.+)` is too large to be a real byte count$",
-        "$1 `$2` 太大，不可能是真实的字节数",
-    ),
-    (r"^(.+) `(.+)` could not be read$", "$1 `$2` 无法读取"),
-    (
-        r"^the request is printed rounded \((.+)\); its byte count is approximate$",
-        "申请量打印时做了取整（$1）；字节数是近似值",
-    ),
-    (
-        r"^dtype `(.+)` has no fixed size known to oomwhy, so the tensor's bytes are not computed$",
-        "oomwhy 不知道 dtype `$1` 的固定大小，所以没有计算张量的字节数",
-    ),
-    (r"^(.+) × (.+) bytes does not fit in 64 bits$", "$1 × $2 字节超出了 64 位整数的范围"),
-    (r"^the shape (.+) could not be multiplied out$", "形状 $1 无法相乘得出大小"),
-    (
-        r"^the message stops right after `GPU`; PyTorch ≈2\.2–2\.3 builds cut the message there for GPU 0 \(pytorch/pytorch#123984\)$",
-        "报错在 `GPU` 之后就断了；PyTorch ≈2.2–2.3 的构建对 GPU 0 会在这里截断报错（pytorch/pytorch#123984）",
-    ),
-    (
-        r"^the output ends with the shell's `Killed`: the process got SIGKILL, most often from the kernel's OOM killer$",
-        "输出以 shell 打印的 `Killed` 结尾：进程收到了 SIGKILL，最常见的是内核的 OOM killer 发出的",
-    ),
-    (
-        r"^sizes are printed rounded \(XLA's G/M units\); byte counts are approximate$",
-        "大小打印时做了取整（XLA 的 G/M 单位）；字节数是近似值",
-    ),
-    (
-        r"^only the end of the message was pasted \(its `max_split_size_mb` hint\): every number is missing$",
-        "只贴了报错的结尾（`max_split_size_mb` 的提示）：所有数字都缺失",
-    ),
-    (
-        r"^the paste starts mid-message: the `CUDA out of memory\.` headline is missing$",
-        "贴出的内容从报错中间开始：缺了开头的 `CUDA out of memory.`",
-    ),
-    (
-        r"^the requested size \(`Tried to allocate \.\.\.`\) is missing$",
-        "缺了申请量（`Tried to allocate ...`）",
-    ),
-    (
-        r"^only the message's first words were printed \(ComfyUI shortens it\): no sizes$",
-        "只打印了报错开头的几个词（ComfyUI 会截短它）：没有大小",
-    ),
-];
-
-/// The Chinese of a detector's note.
-pub fn note(text: &str) -> Option<String> {
-    static COMPILED: std::sync::OnceLock<Vec<(regex::Regex, &'static str)>> =
-        std::sync::OnceLock::new();
-    let notes = COMPILED.get_or_init(|| {
-        NOTES
-            .iter()
-            .map(|(pattern, zh)| (crate::constant_regex(pattern), *zh))
-            .collect()
-    });
-    notes.iter().find_map(|(re, zh)| {
-        let caps = re.captures(text)?;
-        let mut out = String::new();
-        caps.expand(zh, &mut out);
-        Some(out)
-    })
 }
 
 /// JSON fact key, Chinese label (the "Details" lines of the text output).
@@ -659,20 +589,6 @@ mod tests {
             assert!(!title.is_empty() && !title.contains('{'), "{code}");
             assert!(!summary.is_empty() && !summary.contains('{'), "{code}");
         }
-    }
-
-    #[test]
-    fn notes_translate_with_their_parts() {
-        assert_eq!(
-            note("the request is printed rounded (11.96GiB); its byte count is approximate")
-                .as_deref(),
-            Some("申请量打印时做了取整（11.96GiB）；字节数是近似值")
-        );
-        assert_eq!(
-            note("tried to allocate `99999999999999999999.00 GiB` is too large to be a real byte count").as_deref(),
-            Some("tried to allocate `99999999999999999999.00 GiB` 太大，不可能是真实的字节数")
-        );
-        assert_eq!(note("something else"), None);
     }
 
     /// The first finding of a shipped fixture.

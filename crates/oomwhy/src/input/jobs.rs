@@ -222,10 +222,14 @@ fn fold_job(outcomes: &mut [ScanOutcome], members: &[(usize, u32)]) {
         kept.devices.sort_unstable();
         if !timed {
             kept.first_rank = None;
-            kept.notes.push(format!(
-                "the same crash is in {} per-rank files; without timestamps on their lines, which rank failed first is unknown",
-                group.len()
-            ));
+            let files = group.len();
+            kept.notes.push(
+                crate::say!(
+                    en: "the same crash is in {files} per-rank files; without timestamps on their lines, which rank failed first is unknown",
+                    zh: "同一个崩溃出现在 {files} 个按 rank 分开的文件里；这些行没有时间戳，无法知道哪个 rank 先出错",
+                )
+                .into(),
+            );
         }
         for &(i, j) in group.iter().filter(|&&at| at != keep) {
             removed[i][j] = true;

@@ -34,8 +34,8 @@ pub fn localize(f: &Finding, lang: Lang) -> std::borrow::Cow<'_, Finding> {
         }
     }
     for note in &mut out.notes {
-        if let Some(chinese) = zh::note(note) {
-            *note = chinese;
+        if let Some(chinese) = note.zh.clone() {
+            note.text = chinese;
         }
     }
     std::borrow::Cow::Owned(out)

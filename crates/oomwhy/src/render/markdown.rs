@@ -186,7 +186,7 @@ pub(super) fn finding(f: &Finding, lang: Lang, out: &mut dyn Write) -> io::Resul
     }
     for note in &f.notes {
         writeln!(out)?;
-        writeln!(out, "{}", prose(&Msg::Note.fill(lang, &[note])))?;
+        writeln!(out, "{}", prose(&Msg::Note.fill(lang, &[&note.text])))?;
     }
 
     if let Some(report) = &f.snapshot {

@@ -478,7 +478,7 @@ impl View<'_> {
             }
         }
         for note in &f.notes {
-            let text = Msg::Note.fill(lang, &[note]);
+            let text = Msg::Note.fill(lang, &[&note.text]);
             writeln!(out, "{}", self.wrap(&text, "    ", "      "))?;
         }
         Ok(())

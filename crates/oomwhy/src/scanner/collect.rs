@@ -36,10 +36,14 @@ pub(super) fn cap_text(finding: &mut Finding) {
     // leaves a hole after each kept text that the next megabyte-sized line
     // does not fit in, and the heap grows by that much per finding.
     finding.text = format!("{} […]", &finding.text[..end]);
-    finding.notes.push(format!(
-        "the message is {len} bytes long; only its first {} KiB are kept",
-        MAX_TEXT / 1024
-    ));
+    let kept_kib = MAX_TEXT / 1024;
+    finding.notes.push(
+        crate::say!(
+            en: "the message is {len} bytes long; only its first {kept_kib} KiB are kept",
+            zh: "报错长达 {len} 字节；只保留了前 {kept_kib} KiB",
+        )
+        .into(),
+    );
 }
 
 /// What identifies a repeat of a message: same kind, rank and text.

@@ -3,7 +3,8 @@
 //! fixes are the explainer's (`explain/snapshot.rs`).
 
 use super::analyze::Outcome;
-use crate::record::{Category, Finding, Kind, SnapshotReport};
+use crate::i18n::Said;
+use crate::record::{Category, Finding, Kind, Note, SnapshotReport};
 use crate::units::format_size as fmt;
 
 /// The snapshot's finding: an OOM finding per `oom` event, or a memory-state finding.
@@ -42,10 +43,14 @@ pub(super) fn finding(o: Outcome, input: &str) -> Finding {
             Some(oom.largest_usable_hole_bytes),
         );
         if o.unmatched > 0 {
-            f.notes.push(format!(
-                "{} of the {} trace events after the OOM did not match the recorded blocks; the state shown is after the OOM, not at it.",
-                o.unmatched, oom.events_after
-            ));
+            let (unmatched, after) = (o.unmatched, oom.events_after);
+            f.notes.push(
+                crate::say!(
+                    en: "{unmatched} of the {after} trace events after the OOM did not match the recorded blocks; the state shown is after the OOM, not at it.",
+                    zh: "OOM 之后的 {after} 个 trace 事件里有 {unmatched} 个与记录的 block 对不上；显示的是 OOM 之后的状态，不是 OOM 当时的状态。",
+                )
+                .into(),
+            );
         }
     } else {
         f.category = Category::MemoryState;
@@ -75,7 +80,7 @@ fn count(n: u64, what: &str) -> String {
 }
 
 /// Compares the message's totals with the snapshot's, for a joined finding.
-fn cross_check(f: &Finding) -> Option<String> {
+fn cross_check(f: &Finding) -> Option<Note> {
     let r = f.snapshot.as_deref()?;
     let o = r.oom.as_ref()?;
     let d = r.devices.iter().find(|d| d.device == o.device)?;
@@ -90,27 +95,48 @@ fn cross_check(f: &Finding) -> Option<String> {
                 .checked_sub(f.sizes.allocated_bytes?)
         })?;
     let tolerance = (said / 200).max(1 << 20);
-    let mut detail = format!(
-        "The message's reserved-but-unallocated {} {} the snapshot's free space in segments ({} in holes, {} pending, largest usable hole {}).",
+    let (gap, holes, pending, hole) = (
         fmt(said),
-        if said.abs_diff(snap_gap) <= tolerance { "matches" } else { "differs from" },
         fmt(d.free_in_segments_bytes),
         fmt(d.pending_free_bytes),
         fmt(o.largest_usable_hole_bytes),
     );
-    if let (Some(total), Some(free)) = (f.sizes.total_bytes, f.sizes.free_bytes) {
-        let outside = total.saturating_sub(free).saturating_sub(d.reserved_bytes);
-        detail.push_str(&format!(
-            " Of the {} the message gives as capacity, {} are used outside PyTorch's allocator (CUDA context, libraries, other processes), which the snapshot cannot see.",
-            fmt(total),
-            fmt(outside)
-        ));
-    }
-    let input = f
-        .facts
-        .get("snapshot")
-        .map_or("the snapshot", String::as_str);
-    Some(format!("Joined with the `oom` event of {input}. {detail}"))
+    let compared = if said.abs_diff(snap_gap) <= tolerance {
+        crate::say!(
+            en: "The message's reserved-but-unallocated {gap} matches the snapshot's free space in segments ({holes} in holes, {pending} pending, largest usable hole {hole}).",
+            zh: "报错里“已保留但未分配”的 {gap} 与快照中各段的空闲空间一致（空洞 {holes}，待释放 {pending}，可用的最大空洞 {hole}）。",
+        )
+    } else {
+        crate::say!(
+            en: "The message's reserved-but-unallocated {gap} differs from the snapshot's free space in segments ({holes} in holes, {pending} pending, largest usable hole {hole}).",
+            zh: "报错里“已保留但未分配”的 {gap} 与快照中各段的空闲空间不一致（空洞 {holes}，待释放 {pending}，可用的最大空洞 {hole}）。",
+        )
+    };
+    let outside = match (f.sizes.total_bytes, f.sizes.free_bytes) {
+        (Some(total), Some(free)) => {
+            let used_outside = fmt(total.saturating_sub(free).saturating_sub(d.reserved_bytes));
+            let total = fmt(total);
+            crate::say!(
+                en: " Of the {total} the message gives as capacity, {used_outside} are used outside PyTorch's allocator (CUDA context, libraries, other processes), which the snapshot cannot see.",
+                zh: "报错给出的总容量 {total} 中，有 {used_outside} 用在 PyTorch 分配器之外（CUDA context、库、其他进程），快照看不到这部分。",
+            )
+        }
+        _ => Said::default(),
+    };
+    let input = match f.facts.get("snapshot") {
+        Some(name) => Said::same(name),
+        None => crate::say!(en: "the snapshot", zh: "快照"),
+    };
+    Some(
+        crate::say_parts!(
+            en: "Joined with the `oom` event of {input}. {compared}{outside}",
+            zh: "已与 {input} 的 `oom` 事件对应起来。{compared}{outside}",
+            input = input,
+            compared = compared,
+            outside = outside,
+        )
+        .into(),
+    )
 }
 
 /// The rank a per-rank snapshot's file name states (`oom_rank-3.pickle`).
