@@ -173,6 +173,11 @@ fn patterns() -> &'static Patterns {
                         r"|\b\w*(?i:alloc)\w* (?i:fail(?:ed|ure)?)\b",
                         r"|\bAllocation failed\b|\ballocation failed\b|\bMemory_Allocation_Failure\b",
                         r"|\bAlloc Device Memory Failed\b",
+                        // A GPU library's text for its allocation status
+                        // (managedCuda's `NPPException`: `Device allocation
+                        // error` when nppiMalloc returns no pointer; `GPU
+                        // memory allocation error`).
+                        r"|\b(?i:device|gpu|device memory|gpu memory) allocation error\b",
                         // A C++ `operator new` that threw: the allocation
                         // failed, whether for want of memory (host or a
                         // device allocator's) or for an impossible size.
@@ -286,6 +291,10 @@ fn patterns() -> &'static Patterns {
                 // logs it (nvgpu's `DMA alloc FAILED: [sysmem] size=N`);
                 // prose does not write FAILED.
                 r"|\b\w*(?i:alloc)\w* FAILED\b",
+                // The .NET debugger's view of a caught exception (`X was
+                // caught`, then `HResult=`, `Message=`, `Source=`), as
+                // Visual Studio copies it.
+                r"|^\s*Message=\S",
             )),
             // Statements whose wording only the program that prints them
             // uses: their own evidence, even quoted in a sentence.
@@ -416,6 +425,10 @@ fn prose_report(line: &str) -> Option<(Statement, usize)> {
                 r"(?:got|get|gets|getting|keep getting|experience|experienced|experiencing|encounter|encountered|encountering|hit|hitting|ran into|run into|running into|received|receiving|faced|facing|met|see|saw|seeing)\s+",
                 r#"(?:an?\s+|the\s+|this\s+)?(?:"#,
                 r#"["'`]?(?:cuda|gpu|xpu|hip|rocm|mps|npu|vram)\s+out\s+of\s+memory\b"#,
+                // An out-of-memory exception's class named as what they got
+                // (`I got the OutOfMemoryError in forward.`, CuPy's, with
+                // the traceback cut before its last line).
+                r#"|["'`]?(?:[A-Za-z_]\w*\.)*\w*(?:OutOfMemory(?:Error|Exception)|ResourceExhaustedError)\b"#,
                 // The shell's word for a process SIGKILL ended, as the
                 // poster names what they saw: quoted, or after `error`,
                 // `message`, or the killer named.
@@ -430,7 +443,9 @@ fn prose_report(line: &str) -> Option<(Statement, usize)> {
             ),
         )
     });
-    let c = report.captures(line)?;
+    let Some(c) = report.captures(line) else {
+        return prose_oom_killer(line);
+    };
     let whole = c.get(0)?;
     let between = c.get(1).map_or("", |m| m.as_str());
     let before = &line[..whole.start()];
@@ -450,12 +465,51 @@ fn prose_report(line: &str) -> Option<(Statement, usize)> {
         .then_some((statement, whole.start()))
 }
 
+/// The poster's account of the out-of-memory killer ending processes on
+/// their machine (`my 64GB of system RAM would climb to 100% and the OOM
+/// killer would start taking out desktop processes`): the killer as the
+/// subject of a verb of killing, on a line in the first person. Not a
+/// condition or a question (`if the OOM killer kills it`, `when the OOM
+/// killer kicks in, what happens?`), nor the killer without a kill (`the OOM
+/// killer is configurable`).
+fn prose_oom_killer(line: &str) -> Option<(Statement, usize)> {
+    static RE: OnceLock<(Regex, Regex, Regex)> = OnceLock::new();
+    let (killer, first_person, condition) = RE.get_or_init(|| {
+        (
+            constant_regex(concat!(
+                r"(?i)\bthe\s+(?:linux\s+|kernel(?:'s)?\s+)?(?:oom|out[- ]of[- ]memory)[- ]?killer\s+",
+                r"(?:(?:would|then|also|just|eventually|kept|keeps|started|starts|start|began)\s+)*",
+                r"(?:kill(?:s|ed|ing)?|took\s+out|tak(?:es|ing)\s+out|kick(?:s|ed|ing)\s+in|reaped|terminat(?:es|ed|ing))\b",
+            )),
+            constant_regex(r"\b(?:I|I'm|I've|my|My|we|our|Our)\b"),
+            constant_regex(
+                r"(?i)\b(?:if|when|whenever|unless|whether|avoid|avoiding|prevent|without|until|before|not|never|no|don't|doesn't|didn't|won't)\b|n't\b",
+            ),
+        )
+    });
+    let m = killer.find(line)?;
+    let before = &line[..m.start()];
+    let clause = before
+        .rfind(['.', ',', ';', ':', '!', '?'])
+        .map_or(before, |end| &before[end + 1..]);
+    let question = line[m.end()..]
+        .split(['.', '!'])
+        .next()
+        .is_some_and(|rest| rest.contains('?'));
+    (first_person.is_match(before) && !condition.is_match(clause) && !question)
+        .then_some((Statement::ProseKilled, m.start()))
+}
+
 /// Whether a first-person report of a kill names the out-of-memory killer
 /// (`killed by OOM killer`): memory is then stated, not implied.
 fn names_oom_killer(text: &str) -> bool {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        constant_regex(r"(?i)\bkilled\s+by\s+(?:the\s+)?(?:oom|out[- ]of[- ]memory)[- ]?killer\b")
+        constant_regex(concat!(
+            r"(?i)\bkilled\s+by\s+(?:the\s+)?(?:oom|out[- ]of[- ]memory)[- ]?killer\b",
+            // The killer as the subject (`the OOM killer would start taking out`).
+            r"|\b(?:oom|out[- ]of[- ]memory)[- ]?killer\s+(?:\w+\s+){0,2}?(?:kill(?:s|ed|ing)?|took\s+out|tak(?:es|ing)\s+out|kick(?:s|ed|ing)\s+in|reaped|terminat(?:es|ed|ing))\b",
+        ))
     })
     .is_match(text)
 }
@@ -657,7 +711,9 @@ impl Family for Grammar {
             "Segmentation fault",
             // A first-person report of a kill in prose (`I get the error
             // "killed"`): on the piece `ille` that `Killed` needs.
-            "killed",
+            // Also the out-of-memory killer named in prose (`the OOM killer
+            // would start taking out ...`): one literal, `kille`, for both.
+            "kille",
             "Killed",
             "return code = -9",
             "Traceback (most recent call last)",
@@ -670,6 +726,9 @@ impl Family for Grammar {
             // exception whose class says OOM), oneDNN's OpenCL status, the
             // NVIDIA kernel driver's failed bring-up.
             "MemoryError",
+            // A GPU library's allocation status text (`Device allocation
+            // error`), under the `rror` literal.
+            "allocation error",
             "what():",
             "Attempting to reserve",
             "failure: Lost task",
@@ -1845,6 +1904,59 @@ mod tests {
         // A size with a unit is not a byte count.
         let f = collect(&["RuntimeError: failed to allocate 128.00 MiB on device"]).unwrap();
         assert_eq!(f.sizes.requested_bytes, None);
+    }
+
+    fn scan(text: &str) -> Vec<Finding> {
+        crate::scan(text.as_bytes(), "t")
+            .map(|r| r.findings)
+            .unwrap_or_default()
+    }
+
+    /// First-person reports in prose: an out-of-memory exception's class
+    /// named as what the poster got (a CuPy issue whose traceback is cut
+    /// before its last line), and the OOM killer as the subject of a kill
+    /// on the poster's machine (a llama.cpp SYCL write-up). The nearest
+    /// sentences that are not reports stay silent.
+    #[test]
+    fn first_person_reports_name_a_class_or_the_oom_killer() {
+        let found = scan(
+            "When I run the train_better_rnnlm.py in GPU, I got the OutOfMemoryError in forward.\n",
+        );
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].kind, Kind::GenericOom);
+        assert_eq!(found[0].facts[fact::MEMORY], "device");
+        let found = scan("Every time I tried to split a model across both GPUs, my 64GB of system RAM would climb to 100% and the OOM killer would start taking out desktop processes until the system either crashed.\n");
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].kind, Kind::HostOomKilled);
+        assert_eq!(found[0].category, Category::Oom);
+        for text in [
+            "How do I catch the OutOfMemoryError in forward?\n",
+            "If I get the OutOfMemoryError, the trainer retries with a smaller batch.\n",
+            "The OOM killer is configurable through oom_score_adj.\n",
+            "If the OOM killer kills my process, systemd restarts it.\n",
+            "When the OOM killer takes out a worker, what does Ray do?\n",
+            "The OOM killer would start taking out processes once RAM runs out.\n",
+        ] {
+            assert!(scan(text).is_empty(), "{text}");
+        }
+    }
+
+    /// A GPU library's allocation status text in the .NET debugger's view
+    /// of the exception (managedCuda's NPPException, a wild paste), and the
+    /// same words without a program's evidence.
+    #[test]
+    fn a_library_allocation_error_in_an_exception_view() {
+        let text = "ManagedCuda.NPP.NPPException was caught\n  HResult=-2146233088\n  Message=Device allocation error\n  Source=NPP\n";
+        let found = scan(text);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].kind, Kind::LibraryAllocFailed);
+        assert_eq!(found[0].category, Category::LikelyOom);
+        for text in [
+            "Device allocation error handling is described in the NPP guide.\n",
+            "  Message=Device not ready\n",
+        ] {
+            assert!(scan(text).is_empty(), "{text}");
+        }
     }
 
     /// Intel's Xe kernel driver's engine fault (fixtures/wild 2410: a

@@ -179,6 +179,8 @@ struct KillPatterns {
     systemd: Regex,
     oomd: Regex,
     go_signal: Regex,
+    launcher_signal: Regex,
+    slurm_handler: Regex,
     elastic_exit_any: Regex,
     elastic_signal: Regex,
     elastic_block: Regex,
@@ -228,6 +230,16 @@ fn kill_patterns() -> &'static KillPatterns {
         // Go's os/exec: a child ended by SIGKILL (ollama's `llama runner
         // process has terminated: signal: killed`).
         let go_signal = r"\bsignal: killed\b";
+        // text-generation-inference's launcher for a child that SIGKILL
+        // ended (`Shard process was signaled to shutdown with signal 9`,
+        // also `Download process`, `Python Backend process`); other
+        // signals are `signal::LauncherSignal`'s crashes.
+        let launcher_signal = r"\bprocess was signaled to shutdown with signal 9\b";
+        // Slurm's sentence after its oom-kill count (task/cgroup's memory
+        // plugin), quoted alone or from the step id on: `in
+        // StepId=5770797.batch. Some of your processes may have been
+        // killed by the cgroup out-of-memory handler.`
+        let slurm_handler = r"(?:\bin (?:StepId=|step )[\w.+]+(?: cgroup)?\.\s+)?\bSome of your processes may have been killed by the cgroup out-of-memory handler\b";
         // Only torchelastic's failure table (`  exitcode  : -9 (pid: N)`), not the
         // agent's `failed (exitcode: -9) local_rank: ...` line before it: one finding.
         let elastic_exit = r"^\s*exitcode\s*:\s*-9\b";
@@ -259,6 +271,8 @@ fn kill_patterns() -> &'static KillPatterns {
             systemd,
             oomd,
             go_signal,
+            launcher_signal,
+            slurm_handler,
             elastic_exit,
             elastic_signal,
             elastic_agent,
@@ -299,6 +313,8 @@ fn kill_patterns() -> &'static KillPatterns {
             systemd: re(systemd),
             oomd: re(oomd),
             go_signal: re(go_signal),
+            launcher_signal: re(launcher_signal),
+            slurm_handler: re(slurm_handler),
             elastic_exit: re(elastic_exit),
             elastic_exit_any: re(r"\bexitcode\s*:\s*-9\b"),
             elastic_signal: re(elastic_signal),
@@ -395,6 +411,11 @@ impl Family for Killed {
             "(SIGKILL) received by PID",
             "is killed by signal: Killed",
             "signal: killed",
+            // text-generation-inference's launcher (SIGKILL here; the other
+            // signals are `signal::LauncherSignal`'s): on the piece `led `.
+            "signaled to shutdown with signal",
+            // Slurm's sentence quoted alone (under the `kille` literal).
+            "killed by the cgroup out-of-memory handler",
             "Failed with result 'oom-kill'",
             "<Signals.SIGKILL: 9>",
             "died due to signal 9",
@@ -565,7 +586,7 @@ impl Family for Killed {
                 explicit(&mut finding, Era::Slurm);
                 finding.facts.insert(fact::USAGE.into(), c[1].to_string());
                 finding.facts.insert(fact::LIMIT.into(), c[2].to_string());
-            } else if p.slurm_task.is_match(&joined) {
+            } else if p.slurm_task.is_match(&joined) || p.slurm_handler.is_match(&joined) {
                 explicit(&mut finding, Era::Slurm);
             } else if let Some(c) = p.oomd.captures(&joined) {
                 // Pressure, not exhaustion: systemd-oomd acts before the
@@ -648,6 +669,7 @@ impl Family for Killed {
             } else if p.sigkill.is_match(&joined)
                 || p.died_signal.is_match(&joined)
                 || p.go_signal.is_match(&joined)
+                || p.launcher_signal.is_match(&joined)
             {
                 finding.era = Some(Era::Sigkill);
                 finding.facts.insert("signal".into(), "SIGKILL (9)".into());
@@ -978,5 +1000,30 @@ mod tests {
         assert!(decode_with(&Killed, &["Killed", "  exitcode  : 1 (pid: 4242)"]).is_none());
         // Not a bare word.
         assert!(Killed.start("the job was Killed").is_none());
+    }
+
+    /// Slurm's sentence after its oom-kill count, quoted from the step id on
+    /// in a poster's sentence (a wild paste), and the same words as a
+    /// continuation of the count's line; a sentence that only names the
+    /// handler is not a kill.
+    #[test]
+    fn slurm_cgroup_handler_sentence() {
+        let scan = |text: &str| {
+            crate::scan(text.as_bytes(), "t")
+                .map(|r| r.findings)
+                .unwrap_or_default()
+        };
+        let found = scan("the job seems to have been killed due to oom `in StepId=5770797.batch. Some of your processes may have been killed by the cgroup out-of-memory handler`\n");
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].kind, Kind::HostOomKilled);
+        assert_eq!(found[0].era, Some(Era::Slurm));
+        assert_eq!(found[0].category, Category::Oom);
+        let found = scan("slurmstepd: error: Detected 1 oom-kill event(s) in step 997857.batch cgroup. Some of your processes may have been killed by the cgroup out-of-memory handler.\n");
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].facts[fact::OOM_KILL_EVENTS], "1");
+        assert!(
+            scan("Slurm's cgroup out-of-memory handler can be disabled in cgroup.conf.\n")
+                .is_empty()
+        );
     }
 }

@@ -247,6 +247,101 @@ fn re_url() -> &'static Regex {
     RE.get_or_init(|| re(r"https://docs\.vllm\.ai/\S+"))
 }
 
+/// TensorRT-LLM's executor when a component does not fit
+/// (`tensorrt_llm/_torch/pyexecutor/py_executor_creator.py`,
+/// `_ExecutorMemoryMonitor._maybe_explain_if_oom`): `Executor creation
+/// failed due to insufficient GPU memory.`, then the component (`The
+/// following component could not be created: KV cache`), the device's total
+/// and the free memory before the attempt (`Total GPU memory (GiB): 140.06`,
+/// `Free GPU memory before component creation attempt (GiB): 108.86`), and
+/// a table of the components created before it (`Model: 139.55 / 110.70`).
+/// The figures are in the unit the heading names.
+pub struct ExecutorMemory;
+
+struct ExecutorPatterns {
+    anchor: Regex,
+    body: Regex,
+    cut_row: Regex,
+    component: Regex,
+    total: Regex,
+    free: Regex,
+}
+
+fn executor_patterns() -> &'static ExecutorPatterns {
+    static P: OnceLock<ExecutorPatterns> = OnceLock::new();
+    P.get_or_init(|| ExecutorPatterns {
+        anchor: re(r"\b(\w+) creation failed due to insufficient GPU memory\b"),
+        body: re(concat!(
+            r"^\s*(?:The following component could not be created: ",
+            r"|Total GPU memory \(|Free GPU memory before component creation attempt \(",
+            r"|Previously created components and free GPU memory",
+            r"|Please refer to the TensorRT-LLM documentation",
+            // A row of the table (`Initial KV cache (temporary for KV cache
+            // size estimation): 110.70 / 110.33`), cut or whole.
+            r"|[A-Za-z_][\w ()\-/.,]*: \d+(?:\.\d+)? / \d+(?:\.\d+)?\s*$)",
+        )),
+        cut_row: re(r"^\s*[A-Za-z_][\w ()\-/.,]*$"),
+        component: re(r"The following component could not be created: ([^\n]+?)\s*(?:\n|$)"),
+        total: re(r"Total GPU memory \(([KMGT]i?B)\): (\d+(?:\.\d+)?)"),
+        free: re(
+            r"Free GPU memory before component creation attempt \(([KMGT]i?B)\): (\d+(?:\.\d+)?)",
+        ),
+    })
+}
+
+impl Family for ExecutorMemory {
+    fn triggers(&self) -> &'static [&'static str] {
+        // On the piece ` fai` the prefilter already searches for.
+        &["failed due to insufficient"]
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        executor_patterns().anchor.find(line).map(|m| m.start())
+    }
+
+    fn continues(&self, lines: &[String], next: &str) -> bool {
+        if lines.len() >= 48 {
+            return false;
+        }
+        // One blank line between the parts; the table's rows after them.
+        if next.trim().is_empty() {
+            return lines.last().is_some_and(|l| !l.trim().is_empty());
+        }
+        let p = executor_patterns();
+        // A row the paste cut short (`Additional executor resources
+        // (temporary fo`), right after the table's heading or a row.
+        let in_table = lines.last().is_some_and(|l| {
+            l.contains("Previously created components") || p.body.is_match(l) && l.contains(" / ")
+        });
+        p.body.is_match(next) || (in_table && p.cut_row.is_match(next))
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        let p = executor_patterns();
+        let text = message.lines.join("\n");
+        let c = p.anchor.captures(&text)?;
+        let mut finding = message.finding(Kind::GenericOom, text.trim_end().to_string());
+        finding
+            .facts
+            .insert(fact::REPORTED_BY.into(), "TensorRT-LLM".into());
+        // The component that did not fit (`KV cache`, `Model`, `Sampler`),
+        // else what the anchor says failed (`Executor`).
+        let component = p
+            .component
+            .captures(&text)
+            .map_or_else(|| c[1].to_string(), |m| m[1].to_string());
+        finding.facts.insert("resource".into(), component);
+        let size = |re: &Regex| {
+            let m = re.captures(&text)?;
+            crate::units::to_bytes(&m[2], &m[1]).ok()
+        };
+        finding.sizes.total_bytes = size(&p.total);
+        finding.sizes.free_bytes = size(&p.free);
+        finding.facts.insert(fact::MEMORY.into(), "device".into());
+        Some(finding)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -312,5 +407,30 @@ mod tests {
         assert!(KvCacheOom
             .start("KV cache usage: 45%, max seq len 4096")
             .is_none());
+    }
+
+    /// TensorRT-LLM's executor refusing a component for memory (a wild
+    /// paste, cut inside its table): the device's total and the free
+    /// memory before the attempt, in the heading's unit. A line of prose
+    /// that names the failure without the message is not it.
+    #[test]
+    fn tensorrt_llm_executor_creation_figures() {
+        let text = "[07/08/2025-19:47:15] [TRT-LLM] [RANK 1] [E] Failed to initialize executor on rank 1: Executor creation failed due to insufficient GPU memory.\n\nThe following component could not be created: KV cache\nTotal GPU memory (GiB): 140.06\nFree GPU memory before component creation attempt (GiB): 108.86\n\nPreviously created components and free GPU memory before/after creation (GiB):\nModel: 139.55 / 110.70\nSampler: 110.70 / 110.70\nAdditional executor resources (temporary fo\n";
+        let found = crate::scan(text.as_bytes(), "t")
+            .map(|r| r.findings)
+            .unwrap_or_default();
+        assert_eq!(found.len(), 1);
+        let f = &found[0];
+        assert_eq!(f.kind, Kind::GenericOom);
+        assert_eq!(f.facts["resource"], "KV cache");
+        let gib = |x: f64| (x * 1024.0 * 1024.0 * 1024.0).round() as u64;
+        assert_eq!(f.sizes.total_bytes, Some(gib(140.06)));
+        assert_eq!(f.sizes.free_bytes, Some(gib(108.86)));
+        assert!(f.text.contains("Additional executor resources"));
+        let quoted = "    msg = \"Executor creation failed due to insufficient GPU memory.\"\n";
+        assert!(crate::scan(quoted.as_bytes(), "t")
+            .map(|r| r.findings)
+            .unwrap_or_default()
+            .is_empty());
     }
 }

@@ -136,6 +136,7 @@ pub static FAMILIES: &[&dyn Family] = &[
     &xla::XlaOom,
     &cupy::CupyOom,
     &inference::KvCacheOom,
+    &inference::ExecutorMemory,
     &disguised::AllocatorAssert,
     &cudnn::CudnnNotSupported,
     &disguised::LibraryAllocFailed,
@@ -158,6 +159,7 @@ pub static FAMILIES: &[&dyn Family] = &[
     &signal::ElasticAgentSignal,
     &cuda::OrtCallFailed,
     &signal::GdbSignal,
+    &signal::LauncherSignal,
     &torch::CutStack,
     // A status-table code the families above did not claim.
     &status::StatusCode,
@@ -256,6 +258,27 @@ mod tests {
         assert!(is_mention(line, 14));
         let line = "The error: CUDA error: device-side assert triggered";
         assert!(!is_mention(line, 11));
+    }
+
+    #[test]
+    fn a_quotation_the_poster_says_they_got_is_not_a_mention() {
+        // A wild paste (ollama): the runner's error quoted in brackets
+        // after `I get the same error as OP`.
+        let line = "but then, if I try to \"ollama run\" it, I get the same error as OP (`\"Error: llama runner process has terminated: signal: killed\"`) with similar logs.";
+        let at = line.find("signal: killed").unwrap_or(0);
+        assert!(!is_mention(line, at));
+        // The nearest sentences about an error: a condition, a question, a
+        // negation, another person, and code that calls with the text.
+        for line in [
+            "If I get the same error as OP (`\"Error: llama runner process has terminated: signal: killed\"`) I restart it.",
+            "Why do I get the error (`\"Error: llama runner process has terminated: signal: killed\"`) here?",
+            "I no longer get the error (`\"Error: llama runner process has terminated: signal: killed\"`) with 0.5.",
+            "You get the same error as OP (`\"Error: llama runner process has terminated: signal: killed\"`) when memory runs out.",
+            "    assert_error(\"Error: llama runner process has terminated: signal: killed\")",
+        ] {
+            let at = line.find("signal: killed").unwrap_or(0);
+            assert!(is_mention(line, at), "{line}");
+        }
     }
 
     #[test]

@@ -260,6 +260,69 @@ impl Family for GdbSignal {
     }
 }
 
+/// A launcher's line for a child that a signal ended, as
+/// text-generation-inference's launcher logs it (`launcher/src/main.rs`:
+/// `Shard process was signaled to shutdown with signal {signal}`, also
+/// `Download process` and `Python Backend process`): the number read in the
+/// signal table. SIGKILL (9) is the host-memory family's; every other signal
+/// is a crash in the child (a SIGBUS, `/dev/shm` running out, only likely an
+/// out of memory).
+pub struct LauncherSignal;
+
+fn launcher_signal() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        constant_regex(
+            r"\b((?:[A-Z]\w* )*?\w+) process was signaled to shutdown with signal (\d{1,2})\b",
+        )
+    })
+}
+
+/// Where a launcher's signal line starts, the process it names, and the
+/// signal, when it is one of the table's and not SIGKILL.
+fn launcher_line(line: &str) -> Option<(usize, String, &'static str, i64)> {
+    let c = launcher_signal().captures(line)?;
+    let number: i64 = c[2].parse().ok()?;
+    let entry = crate::codes::table("signal")?.by_number(number)?;
+    (number != 9).then(|| {
+        (
+            c.get(0).map_or(0, |m| m.start()),
+            c[1].to_string(),
+            entry.name,
+            number,
+        )
+    })
+}
+
+impl Family for LauncherSignal {
+    fn triggers(&self) -> &'static [&'static str] {
+        &["signaled to shutdown with signal"]
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        launcher_line(line).map(|(at, ..)| at)
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        let text = message.joined();
+        let (_, process, signal, number) = launcher_line(&text)?;
+        let mut finding = message.finding(Kind::FatalSignal, text.trim_end().to_string());
+        finding
+            .facts
+            .insert(fact::SIGNAL.into(), format!("{signal} ({number})"));
+        finding
+            .facts
+            .insert(fact::PROCESS.into(), format!("{process} process"));
+        if number == 7 {
+            finding.category = Category::LikelyOom;
+            finding
+                .facts
+                .insert(fact::MEMORY.into(), "shared memory (/dev/shm)".into());
+        }
+        Some(finding)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::record::{Category, Finding, Kind};
@@ -321,6 +384,38 @@ mod tests {
             decode("When the program received signal SIGSEGV, Segmentation fault, I ran bt.")
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn a_launcher_names_the_signal_that_ended_its_child() {
+        // text-generation-inference's launcher log line, and the wild
+        // paste that quotes it in the poster's sentence.
+        for text in [
+            "2024-07-24T08:09:11.123456Z ERROR shard-manager: text_generation_launcher: Shard process was signaled to shutdown with signal 11",
+            "When loading the shards the model crashes unexpectedly with an error message\"Shard process was signaled to shutdown with signal 11\". Here's the full log:",
+        ] {
+            let found = decode(text);
+            assert_eq!(found.len(), 1, "{text}");
+            assert_eq!(found[0].kind, Kind::FatalSignal);
+            assert_eq!(found[0].category, Category::Crash);
+            assert_eq!(found[0].facts["signal"], "SIGSEGV (11)");
+            assert_eq!(found[0].facts["process"], "Shard process");
+        }
+        // SIGKILL is the host-memory family's likely out of memory.
+        let killed = decode("2023-07-05T19:55:21.347050Z ERROR text_generation_launcher: Shard process was signaled to shutdown with signal 9");
+        assert_eq!(killed.len(), 1);
+        assert_eq!(killed[0].kind, Kind::HostOomKilled);
+        assert_eq!(killed[0].category, Category::LikelyOom);
+        // The launcher's normal shutdown names no signal.
+        assert!(decode(
+            "2023-07-05T19:55:21.347050Z  INFO text_generation_launcher: Shutting down shards"
+        )
+        .is_empty());
+        // Code that formats the line is not the line.
+        assert!(decode(
+            "    tracing::error!(\"Shard process was signaled to shutdown with signal {signal}\");"
+        )
+        .is_empty());
     }
 
     #[test]

@@ -79,6 +79,15 @@ pub fn is_mention(line: &str, start: usize) -> bool {
     if is_logfmt_field(line, &prefix[..at]) {
         return false;
     }
+    // A quotation the poster introduces as the error they got, bracketed
+    // or not (`I get the same error as OP (`"Error: ... signal: killed"`)`):
+    // their report, though a bracket opens it as a call would.
+    if open
+        .first()
+        .is_some_and(|&(outer, _)| first_person_error_lead(&prefix[..outer]))
+    {
+        return false;
+    }
     // Any enclosing quotation opened by code (`logger.info("... 'msg'")`)
     // makes the whole a mention.
     for &(outer, _) in &open {
@@ -178,6 +187,42 @@ fn opens_markdown_heading(tail: &str) -> bool {
     // `# ` alone is as often a comment after code.
     let marks = rest.len() - rest.trim_start_matches('#').len();
     (2..=6).contains(&marks) && rest[marks..].starts_with(' ')
+}
+
+/// Whether the clause before a quotation is the poster saying, in the
+/// first person, that they got the error it holds: a subject (`I`, `we`), a
+/// verb of meeting it (`get`, `got`, `see`, `hit`, ...), then `error`,
+/// `message` or `exception` (`the same error as OP`, `the following
+/// error`), and only a bracket or a colon before the quotation. Not a
+/// question, a condition or a negation (`if I get the error (`, `why do I
+/// get this error:`, `I no longer get the error (`).
+fn first_person_error_lead(before: &str) -> bool {
+    static RE: OnceLock<(Regex, Regex)> = OnceLock::new();
+    let (lead, unsaid) = RE.get_or_init(|| {
+        (
+            crate::constant_regex(concat!(
+                r"(?i)(?:^|[^\w'])(?:I|we)\s+((?:[a-z']+\s+){0,2}?)",
+                r"(?:get|got|getting|see|saw|seeing|hit|hitting|receive|received|encounter|encountered|have|had)\s+",
+                r"(?:the\s+|an?\s+|this\s+)?(?:same\s+|following\s+|exact\s+)?(?:error|message|exception)",
+                r"(?:\s+as\s+(?:the\s+)?\w+(?:\s+\w+)?)?$",
+            )),
+            crate::constant_regex(
+                r"(?i)\b(?:if|when|whenever|unless|why|how|whether|not|never|no|longer|avoid|don't|didn't|won't|can't|cannot|would|could|should|might|may)\b|n't\b",
+            ),
+        )
+    });
+    // The bracket or colon that opens the quotation, then the clause: a
+    // condition in an earlier clause (`if I run it, I get the error (`)
+    // leaves the report a report.
+    let before = before.trim_end_matches(|c: char| c.is_whitespace() || c == '(' || c == ':');
+    let clause = before
+        .rfind(['.', ',', ';', ':', '!', '?'])
+        .map_or(before, |end| &before[end + 1..]);
+    lead.captures(clause).is_some_and(|c| {
+        let whole = c.get(0).map_or("", |m| m.as_str());
+        let start = c.get(0).map_or(0, |m| m.start());
+        !unsaid.is_match(&clause[..start]) && !unsaid.is_match(whole)
+    })
 }
 
 /// Whether what follows a string literal ends an argument on its line of

@@ -176,9 +176,13 @@ fn prefilter_stays_small() {
     // piece `ille`) and vLLM's KV-cache check's frame
     // (`check_enough_kv_cache_memory`, on `noug`); 98: OpenVINO's size
     // check (` is `), TensorFlow-DirectML's `HRESULT failed with` (` fai`)
-    // and Direct3D 12's `Removing Device` (`3D12`, a piece of its own).
+    // and Direct3D 12's `Removing Device` (`3D12`, a piece of its own);
+    // 100: text-generation-inference's launcher naming the signal that
+    // ended its child (`signaled to shutdown with signal`, on `led `) and
+    // TensorRT-LLM's executor refusing a component (`failed due to
+    // insufficient`, on ` fai`): no new piece.
     assert!(
-        literals.len() <= 98,
+        literals.len() <= 100,
         "{} literals: {literals:?}",
         literals.len()
     );
