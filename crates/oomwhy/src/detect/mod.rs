@@ -160,6 +160,7 @@ pub static FAMILIES: &[&dyn Family] = &[
     &cuda::OrtCallFailed,
     &signal::GdbSignal,
     &signal::LauncherSignal,
+    &signal::ExitStatusSignal,
     &torch::CutStack,
     // A status-table code the families above did not claim.
     &status::StatusCode,

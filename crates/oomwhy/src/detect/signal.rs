@@ -323,6 +323,65 @@ impl Family for LauncherSignal {
     }
 }
 
+/// A process or container whose exit status is 128 + a fatal signal
+/// (`comfyui-1 exited with code 139`, `Exit Code: 134`, `exit status 135`):
+/// the shell's and Docker's way of saying it died of SIGSEGV, SIGABRT,
+/// SIGBUS, SIGILL or SIGFPE. 137 (SIGKILL) is the host-memory family's;
+/// 130, 143 and the other catchable signals are an interrupt or a stop
+/// someone asked for, not a crash.
+pub struct ExitStatusSignal;
+
+fn exit_status() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        constant_regex(
+            r#"(?i)\b(?:exit(?:ed)?\s+with\s+(?:exit\s+)?(?:code|status)|exit\s+(?:code|status)|exitCode"?|returned\s+non-zero\s+exit\s+status)\s*[:=]?\s*\(?(13[2-6]|139)\b"#,
+        )
+    })
+}
+
+/// Where the exit status starts and the signal it stands for.
+fn exit_signal(line: &str) -> Option<(usize, &'static str, i64)> {
+    let c = exit_status().captures(line)?;
+    let number = c[1].parse::<i64>().ok()? - 128;
+    if !matches!(number, 4 | 6 | 7 | 8 | 11) {
+        return None;
+    }
+    let entry = crate::codes::table("signal")?.by_number(number)?;
+    Some((c.get(0)?.start(), entry.name, number))
+}
+
+impl Family for ExitStatusSignal {
+    fn triggers(&self) -> &'static [&'static str] {
+        &["exited with", "exit ", "Exit ", "EXIT ", "exitCode"]
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        exit_signal(line).map(|(at, ..)| at)
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        let first = message.lines.first()?;
+        let (_, signal, number) = exit_signal(first)?;
+        // The whole line: `comfyui-1 exited with code 139` names what exited.
+        let text = format!("{}{}", message.prefix, first).trim().to_string();
+        let mut finding = message.finding(Kind::FatalSignal, text);
+        finding
+            .facts
+            .insert(fact::SIGNAL.into(), format!("{signal} ({number})"));
+        finding
+            .facts
+            .insert("exit_code".into(), (128 + number).to_string());
+        if number == 7 {
+            finding.category = Category::LikelyOom;
+            finding
+                .facts
+                .insert(fact::MEMORY.into(), "shared memory (/dev/shm)".into());
+        }
+        Some(finding)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::record::{Category, Finding, Kind};
@@ -347,6 +406,38 @@ mod tests {
             assert_eq!(f.kind, Kind::FatalSignal, "{line}");
             assert_eq!(f.facts["signal"], signal, "{line}");
             assert_eq!(f.category, category, "{line}");
+        }
+    }
+
+    #[test]
+    fn an_exit_status_of_128_plus_a_fatal_signal() {
+        // docker compose's line (ComfyUI's container, a real report), and
+        // the other spellings the same status is printed in.
+        for (line, signal, category) in [
+            ("comfyui-1 exited with code 139", "SIGSEGV (11)", Category::Crash),
+            ("Exit Code:    134", "SIGABRT (6)", Category::Crash),
+            ("subprocess.CalledProcessError: Command '['python', 'train.py']' returned non-zero exit status 135.", "SIGBUS (7)", Category::LikelyOom),
+        ] {
+            let found = decode(line);
+            assert_eq!(found.len(), 1, "{line}");
+            assert_eq!(found[0].kind, Kind::FatalSignal, "{line}");
+            assert_eq!(found[0].facts["signal"], signal, "{line}");
+            assert_eq!(found[0].category, category, "{line}");
+        }
+        // SIGKILL is host memory's; an interrupt, a stop on request or an
+        // ordinary status is no crash; a number that only starts alike is
+        // another status.
+        assert!(decode("trainer-1 exited with code 137")
+            .iter()
+            .all(|f| f.kind == Kind::HostOomKilled));
+        for line in [
+            "trainer-1 exited with code 130",
+            "job exited with code 143",
+            "exited with code 1",
+            "exited with code 1390",
+            "step 139 loss 0.42",
+        ] {
+            assert!(decode(line).is_empty(), "{line}");
         }
     }
 

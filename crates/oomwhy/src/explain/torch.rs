@@ -1295,6 +1295,11 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                         en: "The card is too small for this workload",
                         zh: "这块卡对这个工作负载来说太小了"
                     )
+                } else if f.backend.as_deref() == Some("npu") {
+                    say!(
+                        en: "The workload does not fit in the NPU's memory",
+                        zh: "工作负载放不进 NPU 的显存"
+                    )
                 } else {
                     say!(
                         en: "The workload does not fit in GPU memory",
@@ -2155,7 +2160,13 @@ fn npu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
             ),
         ));
     }
-    if !is_inference(f) {
+    // While the model is being loaded there are no activations yet: what
+    // shrinks is the model's own footprint.
+    let loading = super::setting::is_loading(f);
+    if loading {
+        out.push(loading_fix_for(f));
+    }
+    if !is_inference(f) && !loading {
         out.push(fix(
             &REDUCE_BATCH_SIZE,
             say!(
@@ -2164,14 +2175,16 @@ fn npu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
             ),
         ));
     }
-    out.push(fix(
+    if !loading {
+        out.push(fix(
         &MIXED_PRECISION_NPU,
         say!(
             en: "Run the forward pass under torch.autocast(device_type=\"npu\", dtype=torch.bfloat16) (float16 on NPUs without bfloat16): activations take half the memory.",
             zh: "在 torch.autocast(device_type=\"npu\", dtype=torch.bfloat16) 下跑前向（不支持 bfloat16 的 NPU 用 float16）：激活值只占一半显存。"
         ),
     ));
-    if !is_inference(f) {
+    }
+    if !is_inference(f) && !loading {
         out.push(fix(
             &GRADIENT_CHECKPOINTING,
             say!(
