@@ -411,8 +411,8 @@ impl ArchLimited {
             ArchLimited::FlashAttention3 => fix(
                 &FA3_ANOTHER_ATTENTION,
                 say!(
-                    en: "Switch the attention to PyTorch's scaled_dot_product_attention (Transformers: attn_implementation=\"sdpa\"), or to FlashAttention-2 (the flash-attn package, attn_implementation=\"flash_attention_2\") where its build includes this GPU. SDPA takes (batch, heads, seqlen, dim) where FlashAttention-3 takes (batch, seqlen, heads, dim): transpose(1, 2) around the call. On an Ampere or Ada card, a current FlashAttention-3 built from hopper/ with its sm_80 kernels also runs.",
-                    zh: "把注意力换成 PyTorch 的 scaled_dot_product_attention（Transformers 里设 attn_implementation=\"sdpa\"），或者在 FlashAttention-2 的版本包含这块 GPU 时换成它（flash-attn 包，attn_implementation=\"flash_attention_2\"）。SDPA 的输入是 (batch, heads, seqlen, dim)，FlashAttention-3 是 (batch, seqlen, heads, dim)：调用前后做 transpose(1, 2)。在 Ampere 或 Ada 的卡上，用 hopper/ 重新编译、带 sm_80 kernel 的新版 FlashAttention-3 也能运行。"
+                    en: "Switch the attention to PyTorch's scaled_dot_product_attention (Transformers: attn_implementation=\"sdpa\"), or to FlashAttention-2 (the flash-attn package, attn_implementation=\"flash_attention_2\") where its build includes this GPU. SDPA takes `(batch, heads, seqlen, dim)` where FlashAttention-3 takes `(batch, seqlen, heads, dim)`: transpose(1, 2) around the call. On an Ampere or Ada card, a current FlashAttention-3 built from hopper/ with its sm_80 kernels also runs.",
+                    zh: "把注意力换成 PyTorch 的 scaled_dot_product_attention（Transformers 里设 attn_implementation=\"sdpa\"），或者在 FlashAttention-2 的版本包含这块 GPU 时换成它（flash-attn 包，attn_implementation=\"flash_attention_2\"）。SDPA 的输入是 `(batch, heads, seqlen, dim)`，FlashAttention-3 是 `(batch, seqlen, heads, dim)`：调用前后做 transpose(1, 2)。在 Ampere 或 Ada 的卡上，用 hopper/ 重新编译、带 sm_80 kernel 的新版 FlashAttention-3 也能运行。"
                 ),
             ),
         }
