@@ -481,8 +481,8 @@ fn library_verdict(f: &Finding) -> Verdict {
     };
     let headline = if is_alloc_failed(f) {
         say!(
-            en: "The library's own out-of-memory status: it could not get GPU memory",
-            zh: "这是库自己的显存不足状态码：它拿不到显存"
+            en: "An allocation-failed status: the library's own out-of-memory report",
+            zh: "分配失败状态码：这是库自己报告的显存不足"
         )
     } else {
         say!(
