@@ -482,6 +482,7 @@ impl Scanner {
         // that finding [1] is what failed; a library's bare status follows
         // its framework's own out-of-memory message (`told_better`).
         let frameworks_told = frameworks_with_own_oom(&findings);
+        lend_device_to_own_oom(&mut findings, &frameworks_told);
         findings.sort_by_key(|f| {
             (
                 f.category == crate::record::Category::Warning,
@@ -504,6 +505,28 @@ fn frameworks_with_own_oom(findings: &[Finding]) -> Vec<Framework> {
         .map(framework_shown)
         .filter(|framework| *framework != Framework::Unknown)
         .collect()
+}
+
+/// One failure told twice: the library's status names the GPU (ONNX
+/// Runtime's `GPU=0`) where its framework's own message does not, and the
+/// framework's message, which leads, carries it.
+fn lend_device_to_own_oom(findings: &mut [Finding], frameworks_told: &[Framework]) {
+    let lent: Vec<(Framework, u32)> = findings
+        .iter()
+        .filter(|f| told_better(f, frameworks_told))
+        .filter_map(|f| f.device.map(|device| (framework_shown(f), device)))
+        .collect();
+    for f in findings
+        .iter_mut()
+        .filter(|f| f.category == crate::record::Category::Oom && f.device.is_none())
+    {
+        let framework = framework_shown(f);
+        let mut devices = lent.iter().filter(|(lender, _)| *lender == framework);
+        // Only an unambiguous GPU is lent.
+        if let (Some((_, device)), None) = (devices.next(), devices.next()) {
+            f.device = Some(*device);
+        }
+    }
 }
 
 /// The finding's framework; ONNX Runtime's arena message names no
@@ -548,6 +571,10 @@ mod tests {
         assert_eq!(both.len(), 2, "{both:?}");
         assert_ne!(both[0], Kind::LibraryAllocFailed, "{both:?}");
         assert_eq!(both[1], Kind::LibraryAllocFailed, "{both:?}");
+        // The status's `GPU=0` is the arena's GPU too.
+        let lead = &crate::decode_str(&format!("{status}\n\n{arena}\n"))[0];
+        assert_eq!(lead.device, Some(0));
+        assert_eq!(crate::decode_str(arena)[0].device, None);
         // PyTorch's wording: another framework's failure, line order stays.
         let torch = "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`";
         let mixed = kinds(&format!("{torch}\n\n{arena}\n"));
