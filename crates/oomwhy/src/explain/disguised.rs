@@ -23,6 +23,14 @@ pub(super) fn confirm() -> Said {
     )
 }
 
+/// `confirm` in words that fit any framework: no PyTorch call.
+fn confirm_any() -> Said {
+    say!(
+        en: "To confirm: rerun with smaller inputs or half the batch (if the error goes away or comes later, it was memory); watch `nvidia-smi -l 1` while it runs.",
+        zh: "要确认：用更小的输入或减半的 batch 重跑（错误消失或推迟出现，就是显存的问题）；运行时用 `nvidia-smi -l 1` 观察。"
+    )
+}
+
 /// Two texts written as one sentence, with nothing between them: a clause
 /// that is there only when the message gives its figures.
 pub(super) fn joined(first: Said, next: Said) -> Said {
@@ -88,13 +96,18 @@ impl Explain for LibraryAllocFailed {
                 lib = lib
             ),
         };
-        joined(
-            failed,
+        let meaning = if is_alloc_failed(f) {
+            say!(
+                en: ": the library could not get GPU memory",
+                zh: "：库拿不到显存"
+            )
+        } else {
             say!(
                 en: ": probably out of GPU memory under another name",
                 zh: "：多半其实就是显存不足"
-            ),
-        )
+            )
+        };
+        joined(failed, meaning)
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         out.push(super::driver_log::verdict_of(f).unwrap_or_else(|| library_verdict(f)))
@@ -181,10 +194,52 @@ impl Explain for LibraryAllocFailed {
             workload_fixes(f, out);
             return;
         }
-        out.push(confirm_fix(f));
-        out.push(library_headroom_fix(f));
+        match library_host(f) {
+            Framework::PyTorch => {
+                out.push(confirm_fix(f));
+                out.push(library_headroom_fix(f));
+            }
+            host => {
+                // Another framework's (or no shown framework's) allocator:
+                // its own lever first, then the framework-free check.
+                if host == Framework::OnnxRuntime {
+                    out.push(fix(
+                        &ORT_ROOM_FOR_LIBRARIES,
+                        say!(
+                            en: "ONNX Runtime's arena grows and keeps what it takes, so the library's own cudaMalloc finds no room: cap it with the CUDA provider options {{\"gpu_mem_limit\": N, \"arena_extend_strategy\": \"kSameAsRequested\"}}, use smaller inputs or batches, and load fewer models or sessions per GPU. Stop other processes on the GPU (`nvidia-smi`).",
+                            zh: "ONNX Runtime 的 arena 会不断增长并留着拿到的显存，库自己的 cudaMalloc 就找不到空间：用 CUDA provider options {{\"gpu_mem_limit\": N, \"arena_extend_strategy\": \"kSameAsRequested\"}} 给它设上限，用更小的输入或 batch，每块 GPU 上少加载几个模型或 session。结束这块 GPU 上的其他进程（`nvidia-smi`）。"
+                        ),
+                    ));
+                }
+                out.push(fix(
+                    &CONFIRM_MEMORY,
+                    say!(
+                        en: "Rerun with smaller inputs or half the batch: if the error disappears or comes later, it was memory. Watch `nvidia-smi -l 1` while it runs to see what holds the GPU.",
+                        zh: "用更小的输入或减半的 batch 重跑：错误消失或推迟出现，就是显存的问题。运行时用 `nvidia-smi -l 1` 观察是谁占着 GPU。"
+                    ),
+                ));
+            }
+        }
         workload_fixes(f, out);
     }
+}
+
+/// The framework whose allocator shares the GPU with the library's own
+/// cudaMalloc, as far as the paste shows it. "... when calling
+/// `cublasCreate(handle)`" is PyTorch's wording for a failed library call.
+fn library_host(f: &Finding) -> Framework {
+    if is_tensorflow(f) {
+        return Framework::TensorFlow;
+    }
+    match Framework::of(f) {
+        Framework::Unknown if f.text.contains("when calling `") => Framework::PyTorch,
+        shown => shown,
+    }
+}
+
+/// An `*_ALLOC_FAILED` status is the library's own out-of-memory report.
+fn is_alloc_failed(f: &Finding) -> bool {
+    fact(f, fact::STATUS).is_some_and(|s| s.ends_with("ALLOC_FAILED"))
 }
 
 /// True when the message or its traceback comes from TensorFlow.
@@ -376,24 +431,66 @@ fn library_verdict(f: &Finding) -> Verdict {
                 lib = lib
             ),
         ),
-        _ => joined(
-            returned,
-            say!(
-                en: ". This is not PyTorch's out-of-memory message, but {lib} allocates its handle and workspace with cudaMalloc, outside PyTorch's cache, so the status means the GPU had no room left for it, often because PyTorch's cache or another process held the memory.",
-                zh: "。这不是 PyTorch 的显存不足报错，但 {lib} 在 PyTorch 的缓存之外用 cudaMalloc 分配句柄和工作区，所以这个状态说明 GPU 上已经没有留给它的空间，常常是因为显存被 PyTorch 的缓存或别的进程占着。",
-                lib = lib
-            ),
-        )
-        .then(confirm()),
+        _ => match library_host(f) {
+            Framework::PyTorch => joined(
+                returned,
+                say!(
+                    en: ". This is not PyTorch's out-of-memory message, but {lib} allocates its handle and workspace with cudaMalloc, outside PyTorch's cache, so the status means the GPU had no room left for it, often because PyTorch's cache or another process held the memory.",
+                    zh: "。这不是 PyTorch 的显存不足报错，但 {lib} 在 PyTorch 的缓存之外用 cudaMalloc 分配句柄和工作区，所以这个状态说明 GPU 上已经没有留给它的空间，常常是因为显存被 PyTorch 的缓存或别的进程占着。",
+                    lib = lib
+                ),
+            )
+            .then(confirm()),
+            Framework::OnnxRuntime => joined(
+                returned,
+                say!(
+                    en: " inside ONNX Runtime's CUDA provider. {lib} allocates its handle and workspace with its own cudaMalloc, outside ONNX Runtime's memory arena, so the status means the GPU had no room left for it, often because the arena (which grows and keeps what it takes) or another process held the memory.",
+                    zh: "，发生在 ONNX Runtime 的 CUDA provider 里。{lib} 在 ONNX Runtime 的内存 arena 之外用自己的 cudaMalloc 分配句柄和工作区，所以这个状态说明 GPU 上已经没有留给它的空间，常常是因为显存被 arena（它会增长并留着拿到的显存）或别的进程占着。",
+                    lib = lib
+                ),
+            )
+            .then(confirm_any()),
+            Framework::Jax => joined(
+                returned,
+                say!(
+                    en: ". {lib} allocates its handle and workspace with its own cudaMalloc, outside XLA's allocator, so the status means the GPU had no room left for it: JAX preallocates most of the GPU's memory when it starts unless XLA_PYTHON_CLIENT_PREALLOCATE=false, and another process may hold the rest.",
+                    zh: "。{lib} 在 XLA 的分配器之外用自己的 cudaMalloc 分配句柄和工作区，所以这个状态说明 GPU 上已经没有留给它的空间：除非设了 XLA_PYTHON_CLIENT_PREALLOCATE=false，JAX 一启动就会预留 GPU 的大部分显存，其余的可能被别的进程占着。",
+                    lib = lib
+                ),
+            )
+            .then(confirm_any()),
+            Framework::CuPy => joined(
+                returned,
+                say!(
+                    en: ". {lib} allocates its handle and workspace with its own cudaMalloc, outside CuPy's memory pool, so the status means the GPU had no room left for it, often because CuPy's pool (which keeps freed blocks cached) or another process held the memory.",
+                    zh: "。{lib} 在 CuPy 的内存池之外用自己的 cudaMalloc 分配句柄和工作区，所以这个状态说明 GPU 上已经没有留给它的空间，常常是因为显存被 CuPy 的内存池（它会缓存释放掉的块）或别的进程占着。",
+                    lib = lib
+                ),
+            )
+            .then(confirm_any()),
+            _ => joined(
+                returned,
+                say!(
+                    en: ". {lib} allocates its handle and workspace with its own cudaMalloc, so the status means the GPU had no room left for it: the program's own allocations or another process held the memory.",
+                    zh: "。{lib} 用自己的 cudaMalloc 分配句柄和工作区，所以这个状态说明 GPU 上已经没有留给它的空间：显存被程序自己的分配或别的进程占着。",
+                    lib = lib
+                ),
+            )
+            .then(confirm_any()),
+        },
     };
-    verdict(
-        Code::MaskedOom,
+    let headline = if is_alloc_failed(f) {
+        say!(
+            en: "An allocation-failed status: the library's own out-of-memory report",
+            zh: "分配失败状态码：这是库自己报告的显存不足"
+        )
+    } else {
         say!(
             en: "Not an out-of-memory message, but it usually means one",
             zh: "报错里没说显存不足，但实际上多半就是"
-        ),
-        detail,
-    )
+        )
+    };
+    verdict(Code::MaskedOom, headline, detail)
 }
 
 fn allocator_assert_verdict(f: &Finding) -> Verdict {
@@ -476,6 +573,18 @@ const TF_ROOM_FOR_LIBRARIES: FixSpec = FixSpec::new(
 .vendors(&[Vendor::Nvidia])
 .sources(&["TensorFlow documentation: tf.config.experimental.set_memory_growth"]);
 
+/// ONNX Runtime's CUDA provider options; cuBLAS and cuDNN are NVIDIA's.
+const ORT_ROOM_FOR_LIBRARIES: FixSpec = FixSpec::new(
+    "onnxruntime-room-for-cublas-cudnn",
+    "Bound ONNX Runtime's arena",
+    "给 ONNX Runtime 的 arena 设上限",
+)
+.frameworks(&[Framework::OnnxRuntime])
+.vendors(&[Vendor::Nvidia])
+.sources(&[
+    "ONNX Runtime documentation: CUDA Execution Provider (gpu_mem_limit, arena_extend_strategy)",
+]);
+
 /// Halve the batch and watch nvidia-smi: the same advice as
 /// `common::confirm_fix`, in the words that fit any framework.
 /// The framework-free form of `common::CONFIRM_MEMORY` (which names
@@ -521,6 +630,7 @@ pub(super) const FIXES: &[FixSpec] = &[
     RULE_OUT_INPUT,
     RULE_OUT_INDEX,
     TF_ROOM_FOR_LIBRARIES,
+    ORT_ROOM_FOR_LIBRARIES,
     CONFIRM_MEMORY,
     EXPANDABLE_SEGMENTS_OFF,
     NUMBERS_ANOTHER_WAY,

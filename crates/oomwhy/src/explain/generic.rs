@@ -445,6 +445,16 @@ fn generic_verdict(f: &Finding) -> Verdict {
                     amount = amount,
                     place = place
                 )
+            } else if !preallocating_framework_shows(f) {
+                // No framework shown: what the code means for any program.
+                say_parts!(
+                    en: "A {api} allocation failed with {error}{amount}{place}: the GPU had no free memory for the request. The program's own allocations, another process, or memory still held after an earlier crash can fill it.",
+                    zh: "{place}{api} 分配{amount}失败，错误是 {error}：GPU 上没有可满足这次请求的空闲显存。占满它的可能是程序自己的分配、别的进程，或者之前崩溃后仍未释放的显存。",
+                    api = api,
+                    error = error,
+                    amount = amount,
+                    place = place
+                )
             } else {
                 say_parts!(
                     en: "A {api} allocation failed with {error}{amount}{place}. TensorFlow and JAX print this when their allocator cannot get memory; TensorFlow also reserves most of the GPU when it starts, leaving little for other libraries.",
@@ -858,6 +868,19 @@ fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
         {
             out.push(cupy_release_or_cap())
         }
+        // No framework shown: first see what holds the GPU.
+        Some(Era::CudaDriver) | Some(Era::CudaRuntime) | Some(Era::Hip)
+            if !preallocating_framework_shows(f) =>
+        {
+            out.push(fix(
+                &FREE_THE_GPU,
+                say!(
+                    en: "Check what holds the GPU with {smi} and stop it; memory still held after a crash or a hung process is freed only when that process ends (or after a reboot).",
+                    zh: "用 {smi} 查看是谁占着 GPU，并结束它；崩溃或卡死的进程占着的显存，要等那个进程结束（或重启机器）才会释放。",
+                    smi = Vendor::of(f).smi()
+                ),
+            ))
+        }
         Some(Era::CudaDriver) | Some(Era::CudaRuntime) | Some(Era::Hip) => out.push(fix(
             &STOP_PREALLOCATION,
             say!(
@@ -885,6 +908,16 @@ fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {
     ) {
         workload_fixes(f, out);
     }
+}
+
+/// TensorFlow or JAX shows in the finding (a traceback, or the source
+/// path TensorFlow's and XLA's C++ logs print): their preallocation is
+/// then the likely holder of the GPU.
+fn preallocating_framework_shows(f: &Finding) -> bool {
+    matches!(Framework::of(f), Framework::TensorFlow | Framework::Jax)
+        || ["tensorflow/", "xla/", "jaxlib"]
+            .iter()
+            .any(|mark| f.text.contains(mark))
 }
 
 /// Other processes holding the GPU, and how to see them.

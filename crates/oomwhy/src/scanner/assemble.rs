@@ -9,6 +9,7 @@ use crate::context::{self, stated_in, Stated, STATED_LOOKBACK};
 use crate::detect::genre::{self, MessageSpan};
 use crate::detect::Message;
 use crate::diagnostics;
+use crate::explain::setting::Framework;
 use crate::record::{fact, Finding};
 
 /// Decoded messages remembered at most (then all are forgotten at once).
@@ -478,10 +479,14 @@ impl Scanner {
         let mut findings = self.collector.findings;
         // Pendings finished at the end can be out of line order. Warnings
         // (allocator retries that are not failures) follow the errors, so
-        // that finding [1] is what failed.
+        // that finding [1] is what failed; a library's bare status follows
+        // its framework's own out-of-memory message (`told_better`).
+        let frameworks_told = frameworks_with_own_oom(&findings);
+        lend_device_to_own_oom(&mut findings, &frameworks_told);
         findings.sort_by_key(|f| {
             (
                 f.category == crate::record::Category::Warning,
+                told_better(f, &frameworks_told),
                 f.source.line,
             )
         });
@@ -491,12 +496,90 @@ impl Scanner {
     }
 }
 
+/// The frameworks (as far as the paste shows them) whose own
+/// out-of-memory message is among the findings.
+fn frameworks_with_own_oom(findings: &[Finding]) -> Vec<Framework> {
+    findings
+        .iter()
+        .filter(|f| f.category == crate::record::Category::Oom)
+        .map(framework_shown)
+        .filter(|framework| *framework != Framework::Unknown)
+        .collect()
+}
+
+/// One failure told twice: the library's status names the GPU (ONNX
+/// Runtime's `GPU=0`) where its framework's own message does not, and the
+/// framework's message, which leads, carries it.
+fn lend_device_to_own_oom(findings: &mut [Finding], frameworks_told: &[Framework]) {
+    let lent: Vec<(Framework, u32)> = findings
+        .iter()
+        .filter(|f| told_better(f, frameworks_told))
+        .filter_map(|f| f.device.map(|device| (framework_shown(f), device)))
+        .collect();
+    for f in findings
+        .iter_mut()
+        .filter(|f| f.category == crate::record::Category::Oom && f.device.is_none())
+    {
+        let framework = framework_shown(f);
+        let mut devices = lent.iter().filter(|(lender, _)| *lender == framework);
+        // Only an unambiguous GPU is lent.
+        if let (Some((_, device)), None) = (devices.next(), devices.next()) {
+            f.device = Some(*device);
+        }
+    }
+}
+
+/// The finding's framework; ONNX Runtime's arena message names no
+/// package, but its message form is ONNX Runtime's own.
+fn framework_shown(f: &Finding) -> Framework {
+    if f.era == Some(crate::record::Era::Onnxruntime) {
+        Framework::OnnxRuntime
+    } else {
+        Framework::of(f)
+    }
+}
+
+/// A CUDA library's bare status (cuBLAS's ALLOC_FAILED inside ONNX
+/// Runtime) where the same framework also printed its own out-of-memory
+/// message: one failure told twice, and the framework's message (its
+/// allocator, its sizes, its settings) is the one to read first.
+fn told_better(f: &Finding, frameworks_told: &[Framework]) -> bool {
+    f.kind == crate::record::Kind::LibraryAllocFailed
+        && f.category == crate::record::Category::LikelyOom
+        && frameworks_told.contains(&framework_shown(f))
+}
+
 /// Lines before messages whose words are kept for the next message.
 const STATED_LINES_KEPT: usize = 8;
 
 #[cfg(test)]
 mod tests {
     use super::leading_time_len;
+    use crate::record::Kind;
+
+    /// A real ONNX Runtime user's paste (wild case 2260): cuBLAS's bare
+    /// status on the first line, the arena's own out-of-memory message on
+    /// the last. The arena's message leads; a status from another
+    /// framework's process keeps its place in line order.
+    #[test]
+    fn a_frameworks_own_oom_leads_its_librarys_bare_status() {
+        let status = r"onnxruntime.capi.onnxruntime_pybind11_state.RuntimeException: [ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code returned while running Gemm node. Name:'fc1' Status Message: D:\a\_work\1\s\onnxruntime\core\providers\cuda\cuda_call.cc:114 onnxruntime::CudaCall CUBLAS failure 3: CUBLAS_STATUS_ALLOC_FAILED ; GPU=0 ; hostname=TOBI ; file=D:\a\_work\1\s\onnxruntime\core\providers\cuda\cuda_execution_provider.cc ; line=168 ; expr=cublasCreate(&cublas_handle_);";
+        let arena = r"onnxruntime.capi.onnxruntime_pybind11_state.RuntimeException: [ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code returned while running Conv node. Name:'Conv_111' Status Message: D:\a\_work\1\s\onnxruntime\core\framework\bfc_arena.cc:376 onnxruntime::BFCArena::AllocateRawInternal Failed to allocate memory for requested buffer of size 13111296";
+        let kinds =
+            |text: &str| -> Vec<Kind> { crate::decode_str(text).iter().map(|f| f.kind).collect() };
+        let both = kinds(&format!("{status}\n\n{arena}\n"));
+        assert_eq!(both.len(), 2, "{both:?}");
+        assert_ne!(both[0], Kind::LibraryAllocFailed, "{both:?}");
+        assert_eq!(both[1], Kind::LibraryAllocFailed, "{both:?}");
+        // The status's `GPU=0` is the arena's GPU too.
+        let lead = &crate::decode_str(&format!("{status}\n\n{arena}\n"))[0];
+        assert_eq!(lead.device, Some(0));
+        assert_eq!(crate::decode_str(arena)[0].device, None);
+        // PyTorch's wording: another framework's failure, line order stays.
+        let torch = "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`";
+        let mixed = kinds(&format!("{torch}\n\n{arena}\n"));
+        assert_eq!(mixed.first(), Some(&Kind::LibraryAllocFailed), "{mixed:?}");
+    }
 
     #[test]
     fn finds_the_leading_time_of_a_prefix() {
