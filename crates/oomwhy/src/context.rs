@@ -686,6 +686,16 @@ fn nearby_marks() -> &'static Marks {
             "Inference",
             "推理",
             "训练",
+            // The platform and a crash's recurrence (explain/platform.rs).
+            "Windows",
+            "Ubuntu",
+            "Linux",
+            "random",
+            "Random",
+            "ntermittent",
+            "reboot",
+            "restart the computer",
+            "busy or unavailable",
         ])
     })
 }

@@ -3,6 +3,7 @@
 use super::catalogue::{Cost, FixSpec};
 use super::common::{fact, fix, verdict};
 use super::docs::Code;
+use super::platform::recurs_at_random;
 use super::setting::Vendor;
 use super::thresholds::{COOL_GPU_MAX_C, LOW_POWER_DRAW_MAX_W, NULL_PAGE_END};
 use super::Explain;
@@ -77,6 +78,17 @@ impl Explain for Xid {
                 }
                 _ => {
                     let spec = xid_fix(info.fix).unwrap_or(&FOLLOW_RECOVERY_ACTION);
+                    // A restart only postpones an Xid that comes back at
+                    // random: the driver and the hardware come first.
+                    if spec.id == RESTART_APPLICATION.id && recurs_at_random(f) {
+                        out.push(fix(
+                            &CHECK_DRIVER_AND_PCIE,
+                            say!(
+                                en: "It comes back at random, so a restart only postpones it: update the driver (or try another driver branch), then rule out power (PSU, power limit), heat and the PCIe link (reseat the card, another slot, or force PCIe Gen 3 in the BIOS).",
+                                zh: "它会随机复发，重启只能推迟它：更新驱动（或换一个驱动分支），再排除供电（电源、功耗上限）、温度和 PCIe 链路（重新插卡、换插槽，或在 BIOS 里强制 PCIe Gen 3）。"
+                            ),
+                        ));
+                    }
                     out.push(fix(spec, info.action.said()))
                 }
             }
