@@ -696,6 +696,16 @@ fn nearby_marks() -> &'static Marks {
             "reboot",
             "restart the computer",
             "busy or unavailable",
+            // CUDA C/C++ projects' error-check helpers (explain/gpu_crash.rs).
+            "checkCudaErrors",
+            "cudaCheckError",
+            "CudaCheckError",
+            "CUDA_CHECK",
+            "cudaSafeCall",
+            "cutilSafeCall",
+            "HANDLE_ERROR",
+            "gpuErrchk",
+            "GPUassert",
         ])
     })
 }

@@ -184,8 +184,8 @@ impl Explain for LaunchFailure {
                 zh: "kernel 在运行中崩溃了"
             ),
             say!(
-                en: "`unspecified launch failure` (cudaErrorLaunchFailure, 719) means a kernel died while executing: an out-of-bounds access in a kernel without bounds checks, a kernel killed by the display watchdog (Windows TDR, or a GPU that also drives a monitor) because it ran too long, or a driver/hardware fault (the kernel log then shows an NVIDIA Xid such as 13, 31 or 43). It is not an out-of-memory error, and the CUDA context is unusable afterwards.",
-                zh: "`unspecified launch failure`（cudaErrorLaunchFailure，719）表示某个 kernel 在执行中死掉了：没有边界检查的 kernel 越界访问；kernel 运行太久，被显示看门狗（Windows TDR，或同时接着显示器的 GPU）杀掉；或者驱动/硬件故障（这时内核日志里会有 NVIDIA Xid，如 13、31 或 43）。这不是显存不足，而且之后 CUDA 上下文就不能用了。"
+                en: "`unspecified launch failure` (cudaErrorLaunchFailure, 719; 4 before CUDA 10.1) means a kernel died while executing: an out-of-bounds access in a kernel without bounds checks, a kernel killed by the display watchdog (Windows TDR, or a GPU that also drives a monitor) because it ran too long, or a driver/hardware fault (the kernel log then shows an NVIDIA Xid such as 13, 31 or 43). It is not an out-of-memory error, and the CUDA context is unusable afterwards.",
+                zh: "`unspecified launch failure`（cudaErrorLaunchFailure，719；CUDA 10.1 之前是 4）表示某个 kernel 在执行中死掉了：没有边界检查的 kernel 越界访问；kernel 运行太久，被显示看门狗（Windows TDR，或同时接着显示器的 GPU）杀掉；或者驱动/硬件故障（这时内核日志里会有 NVIDIA Xid，如 13、31 或 43）。这不是显存不足，而且之后 CUDA 上下文就不能用了。"
             ),
         ))
     }
@@ -488,7 +488,34 @@ const FA3_ANOTHER_ATTENTION: FixSpec = FixSpec::new(
 /// A program that is neither PyTorch nor Python: llama.cpp's ggml, or a
 /// native program that names itself.
 fn native_build(f: &Finding) -> bool {
-    Framework::of(f) == Framework::Ggml || Setting::of(f).program.is_native()
+    Framework::of(f) == Framework::Ggml || Setting::of(f).program.is_native() || self_built_cuda(f)
+}
+
+/// The error-check helpers that CUDA C/C++ projects print their failures
+/// with: the CUDA samples' `checkCudaErrors` (helper_cuda.h), "CUDA by
+/// Example"'s `HANDLE_ERROR`, the `gpuErrchk`/"GPUassert:" idiom, and the
+/// `cudaCheckError()`, `CUDA_CHECK` and `cudaSafeCall` macros.
+const CUDA_CHECK_HELPERS: &[&str] = &[
+    "checkCudaErrors",
+    "cudaCheckError",
+    "CUDA_CHECK",
+    "CudaCheckError",
+    "cudaSafeCall",
+    "cutilSafeCall",
+    "HANDLE_ERROR",
+    "gpuErrchk",
+    "GPUassert",
+];
+
+/// A CUDA program built from its own sources: a check helper prints the
+/// error, and no Python framework is in sight, so its fix is its own build
+/// flags (nvcc -gencode, CMAKE_CUDA_ARCHITECTURES), not a framework's wheel.
+fn self_built_cuda(f: &Finding) -> bool {
+    f.traceback.is_none()
+        && Framework::of(f) == Framework::Unknown
+        && CUDA_CHECK_HELPERS
+            .iter()
+            .any(|h| f.text.contains(h) || f.nearby.contains(h))
 }
 
 fn device_assert_verdict(f: &Finding) -> Verdict {
@@ -853,6 +880,66 @@ mod tests {
         assert_eq!(at(49)[0], "find-failed-kernel");
         assert_eq!(at(0)[0], "find-failed-kernel");
         assert_eq!(fix_ids(crash)[0], "find-failed-kernel");
+    }
+
+    /// A launch failure the writer says comes back at random reads the
+    /// driver first, and on Windows the watchdog and Event Viewer, never
+    /// dmesg (fixtures/wild/2255.txt: Torch7, then "all CUDA-capable devices
+    /// are busy or unavailable" until a reboot; 2256.txt: CatBoost on
+    /// Windows 10). The same message without those words hunts the kernel.
+    #[test]
+    fn a_kernel_crash_that_recurs_at_random_reads_the_driver_first() {
+        let torch7 = include_str!("../../../../fixtures/wild/2255.txt");
+        let ids = fix_ids(torch7);
+        assert_eq!(ids[0], "check-driver-kernel-log");
+        let f = crate::decode_str(torch7).into_iter().next().unwrap();
+        let find = f
+            .diagnosis
+            .fixes
+            .iter()
+            .find(|x| x.id == "find-failed-kernel")
+            .unwrap();
+        // The THC era's toolkits predate compute-sanitizer.
+        assert!(find.how.contains("cuda-memcheck") && !find.how.contains("compute-sanitizer"));
+
+        let windows = fix_ids(include_str!("../../../../fixtures/wild/2256.txt"));
+        assert_eq!(
+            windows[..2],
+            ["rule-out-display-watchdog", "check-windows-event-log"]
+        );
+        assert!(!windows.iter().any(|id| id == "check-driver-kernel-log"));
+
+        let plain = "THCudaCheck FAIL file=/tmp/luarocks_cutorch-scm-1-6961/cutorch/lib/THC/generic/THCStorage.c line=147 error=4 : unspecified launch failure\n";
+        assert_eq!(fix_ids(plain)[0], "find-failed-kernel");
+        assert_eq!(
+            fix_ids(&format!(
+                "I got the following error message randomly:\n{plain}"
+            ))[0],
+            "check-driver-kernel-log"
+        );
+    }
+
+    /// A self-built CUDA program's check helper (fixtures/wild/2253.txt:
+    /// `cudaCheckError() failed : no kernel image ...` from a shell script)
+    /// is rebuilt with its own nvcc flags, not a PyTorch wheel; the bare
+    /// message stays PyTorch's.
+    #[test]
+    fn a_self_built_cuda_program_is_rebuilt_for_its_gpu() {
+        let ids = |text: &str| -> Vec<String> {
+            crate::decode_str(text)
+                .into_iter()
+                .find(|f| f.kind.slug() == "no_kernel_image")
+                .map(|f| f.diagnosis.fixes.iter().map(|x| x.id.clone()).collect())
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            ids(include_str!("../../../../fixtures/wild/2253.txt"))[0],
+            "native-build-for-arch"
+        );
+        assert_eq!(
+            ids("RuntimeError: CUDA error: no kernel image is available for execution on the device\n")[0],
+            "install-build-for-gpu"
+        );
     }
 
     /// FlashAttention-3's kernels exist for sm_90a (and sm_80) only: its

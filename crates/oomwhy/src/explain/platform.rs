@@ -122,6 +122,51 @@ pub(super) fn recurs_at_random(f: &Finding) -> bool {
 mod tests {
     use super::*;
 
+    /// Linux's commands are never offered for a finding read as Windows,
+    /// over every fixture and real paste (fixtures/wild/2256.txt is a
+    /// CatBoost crash on Windows 10).
+    #[test]
+    fn a_windows_finding_gets_no_linux_only_fix() {
+        const LINUX_ONLY: &[&str] = &["dmesg", "journalctl", "/var/log/"];
+        let mut windows = 0;
+        for (path, paste) in crate::explain::test_support::fixture_pastes() {
+            for f in crate::decode_str(&paste) {
+                if Platform::of(&f) != Platform::Windows {
+                    continue;
+                }
+                windows += 1;
+                for x in &f.diagnosis.fixes {
+                    // A fix that names both platforms' ways is fine.
+                    if x.how.contains("on Windows") || x.how.contains("Event Viewer") {
+                        continue;
+                    }
+                    for word in LINUX_ONLY {
+                        assert!(
+                            !x.how.contains(word) && !x.title.contains(word),
+                            "{path}: {} offers {word}: {}",
+                            x.id,
+                            x.how
+                        );
+                    }
+                }
+            }
+        }
+        assert!(windows > 0, "no Windows finding among the fixtures");
+    }
+
+    /// fixtures/wild/2256.txt ("Operating System: Windows 10", a CatBoost
+    /// crash at random points) is read as Windows; 2257.txt (an Xid in a
+    /// Linux kernel log, from a user who also tried WSL) as Linux.
+    #[test]
+    fn real_pastes_name_their_platform() {
+        let first = |paste: &str| crate::decode_str(paste).into_iter().next().unwrap();
+        let catboost = first(include_str!("../../../../fixtures/wild/2256.txt"));
+        assert_eq!(Platform::of(&catboost), Platform::Windows);
+        assert!(recurs_at_random(&catboost));
+        let xid = first(include_str!("../../../../fixtures/wild/2257.txt"));
+        assert_eq!(Platform::of(&xid), Platform::Linux);
+    }
+
     /// Real lines: a CatBoost issue's header ("Operating System: Windows
     /// 10"), a Windows traceback path, a kernel log's NVRM line, and a WSL
     /// user's paste naming Ubuntu next to a Windows path.

@@ -695,6 +695,31 @@ mod tests {
     use super::*;
     use crate::record::Kind;
 
+    /// An Xid whose catalog action is a restart, in a paste that says it
+    /// comes back at random (fixtures/wild/2257.txt: Xid 109 "anywhere from
+    /// 20 minutes to 20 hours into training"), gets the driver and the
+    /// hardware first; the same kernel-log line alone keeps the restart.
+    #[test]
+    fn an_xid_that_recurs_at_random_reads_the_driver_and_hardware_first() {
+        let first_fix = |paste: &str| {
+            xids(paste)
+                .first()
+                .and_then(|f| f.diagnosis.fixes.first())
+                .map(|x| x.id.clone())
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            first_fix(include_str!("../../../../fixtures/wild/2257.txt")),
+            "xid-check-driver-and-pcie"
+        );
+        let line = "NVRM: Xid (PCI:0000:01:00): 109, pid=4124, name=python, Ch 00000028, errorString CTX SWITCH TIMEOUT, Info 0x2c014\n";
+        assert_eq!(first_fix(line), "xid-restart-application");
+        assert_eq!(
+            first_fix(&format!("the error always occurs randomly\n{line}")),
+            "xid-check-driver-and-pcie"
+        );
+    }
+
     fn xids(paste: &str) -> Vec<Finding> {
         crate::decode_str(paste)
             .into_iter()
