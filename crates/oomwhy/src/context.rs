@@ -686,6 +686,26 @@ fn nearby_marks() -> &'static Marks {
             "Inference",
             "推理",
             "训练",
+            // The platform and a crash's recurrence (explain/platform.rs).
+            "Windows",
+            "Ubuntu",
+            "Linux",
+            "random",
+            "Random",
+            "ntermittent",
+            "reboot",
+            "restart the computer",
+            "busy or unavailable",
+            // CUDA C/C++ projects' error-check helpers (explain/gpu_crash.rs).
+            "checkCudaErrors",
+            "cudaCheckError",
+            "CudaCheckError",
+            "CUDA_CHECK",
+            "cudaSafeCall",
+            "cutilSafeCall",
+            "HANDLE_ERROR",
+            "gpuErrchk",
+            "GPUassert",
         ])
     })
 }

@@ -6,6 +6,7 @@ use super::common::CHECK_GPU_HOLDERS;
 use super::common::{fact, fix, on_device, torch_in_traceback, verdict, workload_fix};
 use super::common::{library_headroom_fix, runtime_fix};
 use super::docs::Code;
+use super::platform::Platform;
 use super::setting::{since, Framework, Program, Runtime, Setting, Vendor};
 use super::Explain;
 use crate::i18n::Said;
@@ -402,12 +403,20 @@ fn illegal_access_fixes(f: &Finding, out: &mut Vec<Fix>) {
             ),
         ));
     }
+    // Windows has no dmesg: its driver resets are in the Event Viewer.
     out.push(fix(
         &RULE_OUT_HARDWARE,
-        say!(
-            en: "If it happens at random places, check the kernel log (`sudo dmesg | grep -i xid`) for NVIDIA Xid errors and run the GPU alone.",
-            zh: "如果出错的位置不固定，查看内核日志（`sudo dmesg | grep -i xid`）里有没有 NVIDIA Xid 错误，并让这块 GPU 单独运行。"
-        ),
+        if Platform::of(f) == Platform::Windows {
+            say!(
+                en: "If it happens at random places, look in Event Viewer (Windows Logs > System) for nvlddmkm events or \"Display driver stopped responding\" (Event ID 4101) at that time, update the driver, and run the GPU alone.",
+                zh: "如果出错的位置不固定，在事件查看器（Windows 日志 > 系统）里看那个时刻有没有 nvlddmkm 事件或“显示驱动程序已停止响应”（事件 ID 4101），更新驱动，并让这块 GPU 单独运行。"
+            )
+        } else {
+            say!(
+                en: "If it happens at random places, check the kernel log (`sudo dmesg | grep -i xid`) for NVIDIA Xid errors and run the GPU alone.",
+                zh: "如果出错的位置不固定，查看内核日志（`sudo dmesg | grep -i xid`）里有没有 NVIDIA Xid 错误，并让这块 GPU 单独运行。"
+            )
+        },
     ));
 }
 

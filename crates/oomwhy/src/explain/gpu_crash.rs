@@ -4,6 +4,7 @@
 use super::catalogue::{Cost, FixSpec};
 use super::common::{fact, fix, verdict};
 use super::docs::Code;
+use super::platform::{recurs_at_random, Platform};
 use super::setting::{Framework, Setting, Vendor};
 use super::thresholds::KERNEL_CRASH_LONG_RUN_MIN;
 use super::Explain;
@@ -150,6 +151,31 @@ impl Explain for LaunchFailure {
                 )
             };
             out.push(verdict(Code::KernelFault, title, detail));
+        } else if recurs_at_random(f) {
+            let (title, detail) = if on_windows(f) {
+                (
+                    say!(
+                        en: "It fails at random: likelier Windows' display watchdog than a kernel bug",
+                        zh: "它随机失败：更可能是 Windows 的显示看门狗，而不是 kernel 的 bug"
+                    ),
+                    say!(
+                        en: "A kernel bug fails at the same place every time; a crash that comes back at random points (or leaves the GPU unusable until a reboot) on a Windows GPU that also drives the display is most often WDDM's TDR resetting the GPU when one kernel runs longer than about 2 seconds, then the driver, power or heat.",
+                        zh: "kernel 的 bug 每次都在同一个地方失败；在同时驱动显示器的 Windows GPU 上，随机位置反复出现的崩溃（或崩溃后 GPU 到重启前都不能用）最常见的是 WDDM 的 TDR 在某个 kernel 运行超过约 2 秒时重置了 GPU，其次是驱动、供电或温度。"
+                    ),
+                )
+            } else {
+                (
+                    say!(
+                        en: "It fails at random: likelier the driver or the GPU than a kernel bug",
+                        zh: "它随机失败：更可能是驱动或 GPU 的问题，而不是 kernel 的 bug"
+                    ),
+                    say!(
+                        en: "A kernel bug fails at the same place every time; a crash that comes back at random points in a long run, or that leaves the GPU \"busy or unavailable\" until a reboot, points at the driver or the hardware (power, heat, the PCIe link): the kernel log then shows an NVIDIA Xid such as 13, 31, 43, 79 or 109.",
+                        zh: "kernel 的 bug 每次都在同一个地方失败；长时间运行中在随机位置反复出现的崩溃，或崩溃后 GPU 到重启前都是 \"busy or unavailable\"，指向驱动或硬件（供电、温度、PCIe 链路）：这时内核日志里会有 NVIDIA Xid，如 13、31、43、79 或 109。"
+                    ),
+                )
+            };
+            out.push(verdict(Code::KernelFault, title, detail));
         }
         out.push(verdict(
             Code::KernelFault,
@@ -158,29 +184,35 @@ impl Explain for LaunchFailure {
                 zh: "kernel 在运行中崩溃了"
             ),
             say!(
-                en: "`unspecified launch failure` (cudaErrorLaunchFailure, 719) means a kernel died while executing: an out-of-bounds access in a kernel without bounds checks, a kernel killed by the display watchdog (Windows TDR, or a GPU that also drives a monitor) because it ran too long, or a driver/hardware fault (the kernel log then shows an NVIDIA Xid such as 13, 31 or 43). It is not an out-of-memory error, and the CUDA context is unusable afterwards.",
-                zh: "`unspecified launch failure`（cudaErrorLaunchFailure，719）表示某个 kernel 在执行中死掉了：没有边界检查的 kernel 越界访问；kernel 运行太久，被显示看门狗（Windows TDR，或同时接着显示器的 GPU）杀掉；或者驱动/硬件故障（这时内核日志里会有 NVIDIA Xid，如 13、31 或 43）。这不是显存不足，而且之后 CUDA 上下文就不能用了。"
+                en: "`unspecified launch failure` (cudaErrorLaunchFailure, 719; 4 before CUDA 10.1) means a kernel died while executing: an out-of-bounds access in a kernel without bounds checks, a kernel killed by the display watchdog (Windows TDR, or a GPU that also drives a monitor) because it ran too long, or a driver/hardware fault (the kernel log then shows an NVIDIA Xid such as 13, 31 or 43). It is not an out-of-memory error, and the CUDA context is unusable afterwards.",
+                zh: "`unspecified launch failure`（cudaErrorLaunchFailure，719；CUDA 10.1 之前是 4）表示某个 kernel 在执行中死掉了：没有边界检查的 kernel 越界访问；kernel 运行太久，被显示看门狗（Windows TDR，或同时接着显示器的 GPU）杀掉；或者驱动/硬件故障（这时内核日志里会有 NVIDIA Xid，如 13、31 或 43）。这不是显存不足，而且之后 CUDA 上下文就不能用了。"
             ),
         ))
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
-        let find_kernel = fix(
-            &FIND_FAILED_KERNEL,
-            say!(
-                en: "Rerun with CUDA_LAUNCH_BLOCKING=1, or under `compute-sanitizer --tool memcheck` on a tiny input.",
-                zh: "设 CUDA_LAUNCH_BLOCKING=1 重跑，或者用很小的输入在 `compute-sanitizer --tool memcheck` 下运行。"
-            ),
-        );
-        let kernel_log = fix(
-            &DRIVER_KERNEL_LOG,
-            say!(
-                en: "`sudo dmesg -T | grep -i xid` shows NVIDIA Xid events at the time of the crash; oomwhy explains them when given that log.",
-                zh: "`sudo dmesg -T | grep -i xid` 会显示崩溃时的 NVIDIA Xid 事件；把这段日志交给 oomwhy，它会解释这些事件。"
-            ),
-        );
-        // After a long run the driver's log comes before a rerun that
-        // would take as long to reach the crash again.
-        let long = ran_long(f).is_some();
+        // compute-sanitizer ships from CUDA 11; the THC era's toolkits
+        // (CUDA 10 and older) have cuda-memcheck.
+        let find_kernel = if before_cuda_11(f) {
+            fix(
+                &FIND_FAILED_KERNEL,
+                say!(
+                    en: "Rerun with CUDA_LAUNCH_BLOCKING=1, or under `cuda-memcheck` on a tiny input.",
+                    zh: "设 CUDA_LAUNCH_BLOCKING=1 重跑，或者用很小的输入在 `cuda-memcheck` 下运行。"
+                ),
+            )
+        } else {
+            fix(
+                &FIND_FAILED_KERNEL,
+                say!(
+                    en: "Rerun with CUDA_LAUNCH_BLOCKING=1, or under `compute-sanitizer --tool memcheck` on a tiny input.",
+                    zh: "设 CUDA_LAUNCH_BLOCKING=1 重跑，或者用很小的输入在 `compute-sanitizer --tool memcheck` 下运行。"
+                ),
+            )
+        };
+        // After a long run, or a crash that comes back at random, the
+        // driver's log comes before a rerun that would take as long to
+        // reach the crash again.
+        let long = ran_long(f).is_some() || recurs_at_random(f);
         let watchdog = fix(
             &DISPLAY_WATCHDOG,
             say!(
@@ -188,11 +220,30 @@ impl Explain for LaunchFailure {
                 zh: "在同时接着显示器的 GPU 上（以及 Windows 上 WDDM 的 TDR），运行超过约 2 秒的 kernel 会被杀掉：换一块不接显示器的 GPU、让每个 kernel 处理更小的 batch，或在 Windows 上调大 TdrDelay。"
             ),
         );
-        // Windows has no dmesg: after a long run its watchdog comes first.
+        // Windows has no dmesg: its driver resets are in the Event Viewer,
+        // and after a long run its watchdog comes first.
         let windows = on_windows(f);
+        let kernel_log = if windows {
+            fix(
+                &WINDOWS_EVENT_LOG,
+                say!(
+                    en: "In Event Viewer (Windows Logs > System), an nvlddmkm event or \"Display driver stopped responding and has successfully recovered\" (Event ID 4101) at the time of the crash means the driver or TDR reset the GPU; update the driver if it recurs.",
+                    zh: "在事件查看器（Windows 日志 > 系统）里，崩溃时刻的 nvlddmkm 事件或“显示驱动程序已停止响应，并且已成功恢复”（事件 ID 4101）说明是驱动或 TDR 重置了 GPU；反复出现就更新驱动。"
+                ),
+            )
+        } else {
+            fix(
+                &DRIVER_KERNEL_LOG,
+                say!(
+                    en: "`sudo dmesg -T | grep -i xid` shows NVIDIA Xid events at the time of the crash; oomwhy explains them when given that log. If it recurs, update the driver and check power, cooling and the PCIe link.",
+                    zh: "`sudo dmesg -T | grep -i xid` 会显示崩溃时的 NVIDIA Xid 事件；把这段日志交给 oomwhy，它会解释这些事件。反复出现就更新驱动，并检查供电、散热和 PCIe 链路。"
+                ),
+            )
+        };
         if long && windows {
             out.push(watchdog.clone());
-        } else if long {
+        }
+        if long {
             out.push(kernel_log.clone());
         }
         out.push(find_kernel);
@@ -213,7 +264,7 @@ impl Explain for LaunchFailure {
             ));
             return;
         }
-        if !long || windows {
+        if !long {
             out.push(kernel_log);
         }
         if !(long && windows) {
@@ -233,14 +284,15 @@ fn ran_long(f: &Finding) -> Option<u64> {
         .filter(|&step| step >= KERNEL_CRASH_LONG_RUN_MIN)
 }
 
-/// Whether the traceback's files are Windows paths (`C:\\Users\\...`).
+/// Whether the message comes from a toolkit older than CUDA 11: Torch7's
+/// and PyTorch ≤0.4's THC check (`THCudaCheck FAIL`), which predates it.
+fn before_cuda_11(f: &Finding) -> bool {
+    f.text.contains("THCudaCheck") || f.text.contains("cutorch")
+}
+
+/// Whether the finding came from Windows (see [`Platform`]).
 fn on_windows(f: &Finding) -> bool {
-    f.traceback.as_ref().is_some_and(|tb| {
-        tb.frames.iter().any(|fr| {
-            let b = fr.file.as_bytes();
-            b.len() > 2 && b[0].is_ascii_alphabetic() && b[1] == b':' && b[2] == b'\\'
-        })
-    })
+    Platform::of(f) == Platform::Windows
 }
 
 /// Explains `Kind::NoKernelImage` findings.
@@ -436,7 +488,34 @@ const FA3_ANOTHER_ATTENTION: FixSpec = FixSpec::new(
 /// A program that is neither PyTorch nor Python: llama.cpp's ggml, or a
 /// native program that names itself.
 fn native_build(f: &Finding) -> bool {
-    Framework::of(f) == Framework::Ggml || Setting::of(f).program.is_native()
+    Framework::of(f) == Framework::Ggml || Setting::of(f).program.is_native() || self_built_cuda(f)
+}
+
+/// The error-check helpers that CUDA C/C++ projects print their failures
+/// with: the CUDA samples' `checkCudaErrors` (helper_cuda.h), "CUDA by
+/// Example"'s `HANDLE_ERROR`, the `gpuErrchk`/"GPUassert:" idiom, and the
+/// `cudaCheckError()`, `CUDA_CHECK` and `cudaSafeCall` macros.
+const CUDA_CHECK_HELPERS: &[&str] = &[
+    "checkCudaErrors",
+    "cudaCheckError",
+    "CUDA_CHECK",
+    "CudaCheckError",
+    "cudaSafeCall",
+    "cutilSafeCall",
+    "HANDLE_ERROR",
+    "gpuErrchk",
+    "GPUassert",
+];
+
+/// A CUDA program built from its own sources: a check helper prints the
+/// error, and no Python framework is in sight, so its fix is its own build
+/// flags (nvcc -gencode, CMAKE_CUDA_ARCHITECTURES), not a framework's wheel.
+fn self_built_cuda(f: &Finding) -> bool {
+    f.traceback.is_none()
+        && Framework::of(f) == Framework::Unknown
+        && CUDA_CHECK_HELPERS
+            .iter()
+            .any(|h| f.text.contains(h) || f.nearby.contains(h))
 }
 
 fn device_assert_verdict(f: &Finding) -> Verdict {
@@ -639,6 +718,16 @@ const DRIVER_KERNEL_LOG: FixSpec = FixSpec::new(
 .cost(Cost::Look)
 .sources(&["NVIDIA Xid catalog"]);
 
+/// Windows' System log: nvlddmkm events and TDR recoveries (Event 4101).
+const WINDOWS_EVENT_LOG: FixSpec = FixSpec::new(
+    "check-windows-event-log",
+    "Check the driver's events in Event Viewer",
+    "在事件查看器里查看驱动的事件",
+)
+.vendors(&[Vendor::Nvidia])
+.cost(Cost::Look)
+.sources(&["Microsoft documentation: Timeout Detection and Recovery (TdrDelay)"]);
+
 /// A display watchdog kills long kernels on any vendor's GPU.
 const DISPLAY_WATCHDOG: FixSpec = FixSpec::new(
     "rule-out-display-watchdog",
@@ -736,6 +825,7 @@ pub(super) const FIXES: &[FixSpec] = &[
     BUILD_SUPPORTS_GPU,
     INDICES_ON_CPU,
     DRIVER_KERNEL_LOG,
+    WINDOWS_EVENT_LOG,
     DISPLAY_WATCHDOG,
     INSTALL_BUILD_FOR_GPU,
     REBUILD_EXTENSIONS_FOR_ARCH,
@@ -790,6 +880,66 @@ mod tests {
         assert_eq!(at(49)[0], "find-failed-kernel");
         assert_eq!(at(0)[0], "find-failed-kernel");
         assert_eq!(fix_ids(crash)[0], "find-failed-kernel");
+    }
+
+    /// A launch failure the writer says comes back at random reads the
+    /// driver first, and on Windows the watchdog and Event Viewer, never
+    /// dmesg (fixtures/wild/2255.txt: Torch7, then "all CUDA-capable devices
+    /// are busy or unavailable" until a reboot; 2256.txt: CatBoost on
+    /// Windows 10). The same message without those words hunts the kernel.
+    #[test]
+    fn a_kernel_crash_that_recurs_at_random_reads_the_driver_first() {
+        let torch7 = include_str!("../../../../fixtures/wild/2255.txt");
+        let ids = fix_ids(torch7);
+        assert_eq!(ids[0], "check-driver-kernel-log");
+        let f = crate::decode_str(torch7).into_iter().next().unwrap();
+        let find = f
+            .diagnosis
+            .fixes
+            .iter()
+            .find(|x| x.id == "find-failed-kernel")
+            .unwrap();
+        // The THC era's toolkits predate compute-sanitizer.
+        assert!(find.how.contains("cuda-memcheck") && !find.how.contains("compute-sanitizer"));
+
+        let windows = fix_ids(include_str!("../../../../fixtures/wild/2256.txt"));
+        assert_eq!(
+            windows[..2],
+            ["rule-out-display-watchdog", "check-windows-event-log"]
+        );
+        assert!(!windows.iter().any(|id| id == "check-driver-kernel-log"));
+
+        let plain = "THCudaCheck FAIL file=/tmp/luarocks_cutorch-scm-1-6961/cutorch/lib/THC/generic/THCStorage.c line=147 error=4 : unspecified launch failure\n";
+        assert_eq!(fix_ids(plain)[0], "find-failed-kernel");
+        assert_eq!(
+            fix_ids(&format!(
+                "I got the following error message randomly:\n{plain}"
+            ))[0],
+            "check-driver-kernel-log"
+        );
+    }
+
+    /// A self-built CUDA program's check helper (fixtures/wild/2253.txt:
+    /// `cudaCheckError() failed : no kernel image ...` from a shell script)
+    /// is rebuilt with its own nvcc flags, not a PyTorch wheel; the bare
+    /// message stays PyTorch's.
+    #[test]
+    fn a_self_built_cuda_program_is_rebuilt_for_its_gpu() {
+        let ids = |text: &str| -> Vec<String> {
+            crate::decode_str(text)
+                .into_iter()
+                .find(|f| f.kind.slug() == "no_kernel_image")
+                .map(|f| f.diagnosis.fixes.iter().map(|x| x.id.clone()).collect())
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            ids(include_str!("../../../../fixtures/wild/2253.txt"))[0],
+            "native-build-for-arch"
+        );
+        assert_eq!(
+            ids("RuntimeError: CUDA error: no kernel image is available for execution on the device\n")[0],
+            "install-build-for-gpu"
+        );
     }
 
     /// FlashAttention-3's kernels exist for sm_90a (and sm_80) only: its

@@ -3,6 +3,7 @@
 use super::catalogue::{Cost, FixSpec};
 use super::common::{capitalise, fact, fix, verdict};
 use super::docs::Code;
+use super::platform::Platform;
 use super::setting::Vendor;
 use super::Explain;
 use crate::i18n::Said;
@@ -69,12 +70,20 @@ impl Explain for GpuFallenOffBus {
         } else {
             out.push(reboot_and_check());
         }
+        // Windows has no dmesg: its driver's events are in the Event Viewer.
         out.push(fix(
             &DRIVER_XID_LINE,
-            say!(
-                en: "`sudo dmesg -T | grep -i -e xid -e NVRM` around the crash time shows what the driver saw first.",
-                zh: "在崩溃时间前后运行 `sudo dmesg -T | grep -i -e xid -e NVRM`，看驱动最先看到的是什么。"
-            ),
+            if Platform::of(f) == Platform::Windows {
+                say!(
+                    en: "Event Viewer (Windows Logs > System) around the crash time shows the driver's own events (nvlddmkm, Event ID 4101 for a TDR reset) and what it saw first.",
+                    zh: "在事件查看器（Windows 日志 > 系统）里看崩溃时间前后驱动自己的事件（nvlddmkm；TDR 重置是事件 ID 4101），看它最先看到的是什么。"
+                )
+            } else {
+                say!(
+                    en: "`sudo dmesg -T | grep -i -e xid -e NVRM` around the crash time shows what the driver saw first.",
+                    zh: "在崩溃时间前后运行 `sudo dmesg -T | grep -i -e xid -e NVRM`，看驱动最先看到的是什么。"
+                )
+            },
         ));
     }
 }

@@ -31,6 +31,7 @@ mod limits;
 mod mps;
 mod nccl;
 mod pasted;
+mod platform;
 pub(crate) mod setting;
 mod signal;
 mod snapshot;

@@ -3,6 +3,7 @@
 use super::catalogue::{Cost, FixSpec};
 use super::common::{fact, fix, verdict};
 use super::docs::Code;
+use super::platform::recurs_at_random;
 use super::setting::Vendor;
 use super::thresholds::{COOL_GPU_MAX_C, LOW_POWER_DRAW_MAX_W, NULL_PAGE_END};
 use super::Explain;
@@ -77,6 +78,17 @@ impl Explain for Xid {
                 }
                 _ => {
                     let spec = xid_fix(info.fix).unwrap_or(&FOLLOW_RECOVERY_ACTION);
+                    // A restart only postpones an Xid that comes back at
+                    // random: the driver and the hardware come first.
+                    if spec.id == RESTART_APPLICATION.id && recurs_at_random(f) {
+                        out.push(fix(
+                            &CHECK_DRIVER_AND_PCIE,
+                            say!(
+                                en: "It comes back at random, so a restart only postpones it: update the driver (or try another driver branch), then rule out power (PSU, power limit), heat and the PCIe link (reseat the card, another slot, or force PCIe Gen 3 in the BIOS).",
+                                zh: "它会随机复发，重启只能推迟它：更新驱动（或换一个驱动分支），再排除供电（电源、功耗上限）、温度和 PCIe 链路（重新插卡、换插槽，或在 BIOS 里强制 PCIe Gen 3）。"
+                            ),
+                        ));
+                    }
                     out.push(fix(spec, info.action.said()))
                 }
             }
@@ -682,6 +694,31 @@ pub(super) const FIXES: &[FixSpec] = &[
 mod tests {
     use super::*;
     use crate::record::Kind;
+
+    /// An Xid whose catalog action is a restart, in a paste that says it
+    /// comes back at random (fixtures/wild/2257.txt: Xid 109 "anywhere from
+    /// 20 minutes to 20 hours into training"), gets the driver and the
+    /// hardware first; the same kernel-log line alone keeps the restart.
+    #[test]
+    fn an_xid_that_recurs_at_random_reads_the_driver_and_hardware_first() {
+        let first_fix = |paste: &str| {
+            xids(paste)
+                .first()
+                .and_then(|f| f.diagnosis.fixes.first())
+                .map(|x| x.id.clone())
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            first_fix(include_str!("../../../../fixtures/wild/2257.txt")),
+            "xid-check-driver-and-pcie"
+        );
+        let line = "NVRM: Xid (PCI:0000:01:00): 109, pid=4124, name=python, Ch 00000028, errorString CTX SWITCH TIMEOUT, Info 0x2c014\n";
+        assert_eq!(first_fix(line), "xid-restart-application");
+        assert_eq!(
+            first_fix(&format!("the error always occurs randomly\n{line}")),
+            "xid-check-driver-and-pcie"
+        );
+    }
 
     fn xids(paste: &str) -> Vec<Finding> {
         crate::decode_str(paste)
