@@ -128,21 +128,23 @@ impl Runtime {
 /// The writer's lines around the message (`Finding::nearby`) that name an
 /// engine's own run: vLLM's version or log ("vllm version 0.2.5",
 /// "Initializing an LLM engine (v0.2.5)", `from vllm import LLM`, `vllm
-/// serve`), SGLang's, text-generation-inference's launcher, ComfyUI. A
-/// bare mention ("tried vllm too") names none.
+/// serve`, a traceback line in its installed package where a log prefix
+/// kept the traceback from being read as one, its `model_runner.py` "Model
+/// loading took" line), SGLang's, text-generation-inference's launcher,
+/// ComfyUI. A bare mention ("tried vllm too") names none.
 fn engine_nearby_patterns() -> &'static [(regex::Regex, Runtime); 4] {
     static RE: std::sync::OnceLock<[(regex::Regex, Runtime); 4]> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
         [
             (
                 crate::constant_regex(
-                    r"(?i)\bvllm\s*(?:version\s*|==\s*|v)?\d+\.\d+|\bvllm\s+(?:engine|serve)\b|\bvllm\.(?:entrypoints|engine|worker|model_executor|v1)\b|\bfrom\s+vllm\s+import\b|\bInitializing an? (?:LLM|V1 LLM) engine\b|\bVllmWorker\b",
+                    r"(?i)\bvllm\s*(?:version\s*|==\s*|v)?\d+\.\d+|\bvllm\s+(?:engine|serve)\b|\bvllm\.(?:entrypoints|engine|worker|model_executor|v1)\b|\bfrom\s+vllm\s+import\b|\bInitializing an? (?:LLM|V1 LLM) engine\b|\bVllmWorker\b|(?:site|dist)-packages[/\\]vllm[/\\]|\[model_runner\.py:\d+\] Model loading took\b",
                 ),
                 Runtime::Vllm,
             ),
             (
                 crate::constant_regex(
-                    r"(?i)\bsglang\s*(?:version\s*|==\s*|v)?\d+\.\d+|\bsglang\.(?:launch_server|srt)\b|\bsglang\s+serve\b",
+                    r"(?i)\bsglang\s*(?:version\s*|==\s*|v)?\d+\.\d+|\bsglang\.(?:launch_server|srt)\b|\bsglang\s+serve\b|(?:site|dist)-packages[/\\]sglang[/\\]",
                 ),
                 Runtime::Sglang,
             ),
@@ -1253,6 +1255,24 @@ mod program_fixes {
             fix.how.clone(),
             zh,
         )
+    }
+
+    /// fixtures/wild/2201.txt: vLLM's engine start-up, its log prefix on
+    /// every traceback line. The traceback's `site-packages/vllm/` path names
+    /// vLLM, whose own knobs lead and no training advice follows; with the
+    /// package renamed nothing names it and the general advice stays.
+    #[test]
+    fn a_prefixed_traceback_in_vllm_s_package_is_vllm() {
+        let (_, ids, how, _) = first("2201");
+        assert_eq!(ids[0], "vllm-less-to-fit", "{ids:?}");
+        assert!(!ids.iter().any(|x| x == "reduce-batch-size"), "{ids:?}");
+        assert!(how.contains("--max-model-len"), "{how}");
+        let renamed = wild("2201")
+            .replace("site-packages/vllm/", "site-packages/other/")
+            .replace("Model loading took", "Loading took");
+        let findings = crate::decode_str(&renamed);
+        let f = &findings[0];
+        assert_eq!(super::Runtime::of(f), None, "{:?}", f.nearby);
     }
 
     /// Words of a model's workload: never for a program that runs none.
