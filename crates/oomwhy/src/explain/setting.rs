@@ -1275,6 +1275,40 @@ mod program_fixes {
         assert_eq!(super::Runtime::of(f), None, "{:?}", f.nearby);
     }
 
+    /// fixtures/wild/2313.txt: llama.cpp already at Q4_K_M and host RAM at
+    /// three times the model: no smaller quantisation is offered, the RAM
+    /// beyond the model is looked into; at Q8_0 the smaller one stays.
+    #[test]
+    fn a_model_already_at_4_bits_is_not_told_to_quantise() {
+        let (_, ids, how, zh) = first("2313");
+        assert_eq!(ids[0], "llama-cpp-ram-beyond-model", "{ids:?}");
+        assert!(!ids.iter().any(|x| x == "llama-cpp-less-ram"), "{ids:?}");
+        assert!(how.contains("--no-mmap") && zh.contains("--no-mmap"), "{how}");
+        let q8 = crate::decode_str(&wild("2313").replace("Q4_K_M", "Q8_0"));
+        let ids = fix_ids(&q8[0]);
+        assert_eq!(ids[0], "llama-cpp-less-ram", "{ids:?}");
+    }
+
+    /// The 4-bit forms people name, and near misses that are none.
+    #[test]
+    fn four_bit_quantisations_are_read_by_name() {
+        let re = super::super::catalogue::four_bit_pattern();
+        for yes in [
+            "llama-2-7b.Q4_K_M.gguf",
+            "model-q4_0.gguf",
+            "IQ4_XS",
+            "load_in_4bit=True",
+            "unsloth/llama-3-8b-bnb-4bit",
+            "TheBloke/Llama-2-13B-AWQ",
+            "a GPTQ checkpoint",
+        ] {
+            assert!(re.is_match(yes), "{yes}");
+        }
+        for no in ["Q5_K_M", "q8_0", "load_in_4bit=False", "gptqmodel_x", "awqward"] {
+            assert!(!re.is_match(no), "{no}");
+        }
+    }
+
     /// Words of a model's workload: never for a program that runs none.
     const MODEL_ADVICE: &[&str] = &["batch size", "quantised", "bfloat16", "sequences"];
     const MODEL_ADVICE_ZH: &[&str] = &["batch size", "量化", "bfloat16", "序列"];
