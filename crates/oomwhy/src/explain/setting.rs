@@ -1283,7 +1283,10 @@ mod program_fixes {
         let (_, ids, how, zh) = first("2313");
         assert_eq!(ids[0], "llama-cpp-ram-beyond-model", "{ids:?}");
         assert!(!ids.iter().any(|x| x == "llama-cpp-less-ram"), "{ids:?}");
-        assert!(how.contains("--no-mmap") && zh.contains("--no-mmap"), "{how}");
+        assert!(
+            how.contains("--no-mmap") && zh.contains("--no-mmap"),
+            "{how}"
+        );
         let q8 = crate::decode_str(&wild("2313").replace("Q4_K_M", "Q8_0"));
         let ids = fix_ids(&q8[0]);
         assert_eq!(ids[0], "llama-cpp-less-ram", "{ids:?}");
@@ -1304,9 +1307,41 @@ mod program_fixes {
         ] {
             assert!(re.is_match(yes), "{yes}");
         }
-        for no in ["Q5_K_M", "q8_0", "load_in_4bit=False", "gptqmodel_x", "awqward"] {
+        for no in [
+            "Q5_K_M",
+            "q8_0",
+            "load_in_4bit=False",
+            "gptqmodel_x",
+            "awqward",
+        ] {
             assert!(!re.is_match(no), "{no}");
         }
+    }
+
+    /// fixtures/wild/2252.txt: TensorRT-LLM's executor report of a KV cache
+    /// that did not fit, with its component table: the Why gives its figures
+    /// and TensorRT-LLM's own knobs lead; without the free-memory line there
+    /// are no figures to give and its knobs are not offered on them.
+    #[test]
+    fn tensorrt_llm_s_component_table_gives_the_why_and_its_knobs() {
+        let (_, ids, how, zh) = first("2252");
+        assert_eq!(ids[0], "trtllm-smaller-kv-cache-and-batch", "{ids:?}");
+        assert!(how.contains("free_gpu_memory_fraction") && zh.contains("max_num_tokens"));
+        let f = &crate::decode_str(&wild("2252"))[0];
+        let why = &f.diagnosis.verdicts[0];
+        assert!(
+            why.title.contains("108.86 GiB") && why.title.contains("140.06 GiB"),
+            "{}",
+            why.title
+        );
+        let cut = wild("2252").replace(
+            "Free GPU memory before component creation attempt (GiB): 108.86",
+            "",
+        );
+        let f = &crate::decode_str(&cut)[0];
+        assert!(!fix_ids(f)
+            .iter()
+            .any(|x| *x == "trtllm-smaller-kv-cache-and-batch"));
     }
 
     /// Words of a model's workload: never for a program that runs none.
