@@ -1344,6 +1344,23 @@ mod program_fixes {
             .any(|x| *x == "trtllm-smaller-kv-cache-and-batch"));
     }
 
+    /// fixtures/wild/2232.txt: ComfyUI's HIP message, cut by PyTorch after
+    /// "GPU": ComfyUI's own options lead over printing the figures; the
+    /// same message in a script of one's own keeps printing them first.
+    #[test]
+    fn a_known_front_end_s_fix_leads_a_message_pytorch_cut() {
+        let (_, ids, how, _) = first("2232");
+        assert_eq!(ids[0], "comfyui-low-vram", "{ids:?}");
+        assert!(how.contains("--lowvram"), "{how}");
+        assert!(ids.iter().any(|x| x == "print-memory-state"), "{ids:?}");
+        let own = wild("2232")
+            .replace("/ComfyUI/comfy/", "/project/")
+            .replace("tiled VAE", "tiled")
+            .replace("ComfyUI", "mine");
+        let f = &crate::decode_str(&own)[0];
+        assert_eq!(fix_ids(f)[0], "print-memory-state", "{:?}", fix_ids(f));
+    }
+
     /// Words of a model's workload: never for a program that runs none.
     const MODEL_ADVICE: &[&str] = &["batch size", "quantised", "bfloat16", "sequences"];
     const MODEL_ADVICE_ZH: &[&str] = &["batch size", "量化", "bfloat16", "序列"];
