@@ -1339,9 +1339,7 @@ mod program_fixes {
             "",
         );
         let f = &crate::decode_str(&cut)[0];
-        assert!(!fix_ids(f)
-            .iter()
-            .any(|x| *x == "trtllm-smaller-kv-cache-and-batch"));
+        assert!(!fix_ids(f).contains(&"trtllm-smaller-kv-cache-and-batch"));
     }
 
     /// fixtures/wild/2232.txt: ComfyUI's HIP message, cut by PyTorch after
