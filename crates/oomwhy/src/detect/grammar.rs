@@ -849,7 +849,14 @@ impl Family for Grammar {
         if finding.exception.is_none() {
             finding.exception = leading_exception(first);
         }
-        let reporter = reporter(&whole_first, finding.exception.as_deref(), statement);
+        let mut reporter = reporter(&whole_first, finding.exception.as_deref(), statement);
+        // Unnamed by its first line: the message's later lines may name the
+        // program (a frame of its namespace, its source tree in a path).
+        if reporter == crate::i18n::reporter::UNRECOGNISED.en {
+            if let Some(name) = program_named_later(&finding.text) {
+                reporter = name.into();
+            }
+        }
         finding.facts.insert(fact::REPORTED_BY.into(), reporter);
         // A C++ `std::bad_alloc` alone names no memory: `operator new`
         // failed, on the host or in a device allocator that throws it.
@@ -1095,6 +1102,35 @@ pub mod program_names {
     pub const RMM: &str = "RMM";
     pub const CUDF: &str = "cuDF";
     pub const DASK_CUDA: &str = "Dask-CUDA";
+    pub const OLLAMA: &str = "Ollama";
+    pub const MANAGED_CUDA_NPP: &str = "ManagedCuda (NPP)";
+    pub const CUPY: &str = "CuPy";
+}
+
+/// Marks (lowercase) of a program in a message's later lines, read only
+/// where its first line names none: a source tree in a path (Ollama builds
+/// ggml under `ollama/ml/backend/ggml`), a .NET stack frame's namespace
+/// (`at ManagedCuda.NPP.NPPImage_8uC3..ctor`), a Cython frame of CuPy's
+/// allocator (`cupy/cuda/memory.pyx`). The first line's own marks
+/// (`PROGRAM_MARKS`) win: a ggml buffer named there stays ggml's.
+const LATER_PROGRAM_MARKS: &[(&str, &str)] = {
+    use program_names as n;
+    &[
+        ("/ollama/", n::OLLAMA),
+        ("ollama[", n::OLLAMA),
+        ("managedcuda.npp", n::MANAGED_CUDA_NPP),
+        ("cupy/cuda/memory.pyx", n::CUPY),
+        ("cupy.cuda.memory.", n::CUPY),
+    ]
+};
+
+/// The program a message's text names in its later lines.
+fn program_named_later(text: &str) -> Option<&'static str> {
+    let text = text.to_ascii_lowercase();
+    LATER_PROGRAM_MARKS
+        .iter()
+        .find(|(mark, _)| text.contains(mark))
+        .map(|&(_, name)| name)
 }
 
 /// Marks (lowercase) that name a program: project names in source paths,
@@ -1480,6 +1516,33 @@ mod tests {
 
     fn collect(lines: &[&str]) -> Option<Finding> {
         crate::detect::decode_lines(&Grammar, lines)
+    }
+
+    /// A program named only in a message's later lines (real pastes:
+    /// fixtures/wild/2437.txt, Ollama's ROCm build; fixtures/wild/2214.txt,
+    /// ManagedCuda's NPP exception); the same message with no such line
+    /// stays unrecognised.
+    #[test]
+    fn a_program_named_in_later_lines_reports() {
+        let ollama = [
+            "ROCm error: out of memory",
+            "  current device: 0, in function alloc build/arch/ollama-rocm-git.git/src/ollama/ml/backend/ggml/ggml/src/ggml-cuda/ggml-cuda.cu:420",
+        ];
+        let f = collect(&ollama).unwrap();
+        assert_eq!(f.facts[fact::REPORTED_BY], program_names::OLLAMA);
+        let f = collect(&ollama[..1]).unwrap();
+        assert_eq!(
+            f.facts[fact::REPORTED_BY],
+            crate::i18n::reporter::UNRECOGNISED.en
+        );
+        let npp = [
+            "  Message=Device allocation error",
+            "  Source=NPP",
+            "  StackTrace:",
+            "       at ManagedCuda.NPP.NPPImage_8uC3..ctor(Int32 nWidthPixels, Int32 nHeightPixels) in d:\\Develop\\Github\\managedCuda\\NPP\\NPPImage_8uC3.cs:line 59",
+        ];
+        let f = collect(&npp).unwrap();
+        assert_eq!(f.facts[fact::REPORTED_BY], program_names::MANAGED_CUDA_NPP);
     }
 
     #[test]

@@ -95,6 +95,22 @@ pub(crate) enum Shown {
     /// It failed before any batch ran: while the model's variables were
     /// created or its weights loaded.
     BeforeAnyStep,
+    /// The model already runs quantised to 4 bits (a Q4 GGUF, bitsandbytes'
+    /// load_in_4bit, AWQ, GPTQ): a smaller quantisation saves little more.
+    QuantisedTo4Bits,
+}
+
+/// A 4-bit quantisation named as what runs: GGUF's Q4 and IQ4 types
+/// (`Q4_K_M`, `Q4_0`, `IQ4_XS`), bitsandbytes' `load_in_4bit=True` and its
+/// `bnb-4bit` checkpoints, AWQ and GPTQ checkpoints or options. `4bit=False`
+/// and a Q5/Q8 type are none.
+pub(crate) fn four_bit_pattern() -> &'static regex::Regex {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        crate::constant_regex(
+            r"(?i)\b(?:i?q4_(?:k_[msl]|[01]|k|nl|xs))\b|\bload_in_4bit\s*[=:]\s*true\b|\bbnb[-_]4bit\b|\b(?:awq|gptq)\b",
+        )
+    })
 }
 
 impl FixSpec {

@@ -307,6 +307,9 @@ pub(super) fn shown(f: &Finding) -> Vec<Shown> {
     if is_loading(f) || creates_variables(f) {
         out.push(Shown::BeforeAnyStep);
     }
+    if said(super::catalogue::four_bit_pattern()) {
+        out.push(Shown::QuantisedTo4Bits);
+    }
     out
 }
 

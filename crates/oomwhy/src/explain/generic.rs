@@ -555,6 +555,7 @@ fn generic_verdict(f: &Finding) -> Verdict {
                 place = maybe(device.as_deref(), |d| format!(" on {d}"), |d| format!("在 {d} 上的"))
             )
             .then(program_note(f))
+            .then(trtllm_executor_note(f))
         }
     };
     let what = what.then(skipped_tactic_note(f));
@@ -590,6 +591,14 @@ fn generic_verdict(f: &Finding) -> Verdict {
         say!(
             en: "The program's own message says what to change",
             zh: "程序自己的报错说明了该改什么"
+        )
+    } else if let Some(r) = TrtllmExecutorReport::of(f) {
+        say!(
+            en: "TensorRT-LLM could not fit its {component} in the {free} GiB left free of {total} GiB",
+            zh: "TensorRT-LLM 的 {component} 放不进 {total} GiB 中剩下的 {free} GiB 空闲显存",
+            component = r.component.as_str(),
+            free = r.free_gib.as_str(),
+            total = r.total_gib.as_str()
         )
     } else if let Some((title, _)) = super::levers::data_library_reading(f) {
         // A data library's message says what failed, where it gives no size.
@@ -972,7 +981,80 @@ const NVENC_WORDS: &[&str] = &["_nvenc", "nvenc", "NVENC", "OpenEncodeSessionEx"
 /// The fixes of a program that names itself and whose memory is not a
 /// model's workload (NVENC) or is set in its own files (darknet's .cfg);
 /// empty for every other finding.
+/// TensorRT-LLM's executor report of a component that did not fit: the
+/// component, the GPU's total and what was free before it was tried, in
+/// GiB (`tensorrt_llm` executor creation, "insufficient GPU memory").
+struct TrtllmExecutorReport {
+    component: String,
+    total_gib: String,
+    free_gib: String,
+}
+
+impl TrtllmExecutorReport {
+    fn of(f: &Finding) -> Option<TrtllmExecutorReport> {
+        static RE: std::sync::OnceLock<[regex::Regex; 3]> = std::sync::OnceLock::new();
+        let [component, total, free] = RE.get_or_init(|| {
+            [
+                crate::constant_regex(
+                    r"The following component could not be created: ([^\n]{1,80})",
+                ),
+                crate::constant_regex(r"Total GPU memory \(GiB\): (\d+(?:\.\d+)?)"),
+                crate::constant_regex(
+                    r"Free GPU memory before component creation attempt \(GiB\): (\d+(?:\.\d+)?)",
+                ),
+            ]
+        });
+        if fact(f, fact::REPORTED_BY) != Some("TensorRT-LLM") {
+            return None;
+        }
+        let first = |re: &regex::Regex| re.captures(&f.text).map(|c| c[1].trim().to_string());
+        Some(TrtllmExecutorReport {
+            component: first(component)?,
+            total_gib: first(total)?,
+            free_gib: first(free)?,
+        })
+    }
+}
+
+/// The figures of TensorRT-LLM's executor report, in the Why.
+fn trtllm_executor_note(f: &Finding) -> Said {
+    let Some(r) = TrtllmExecutorReport::of(f) else {
+        return Said::default();
+    };
+    say!(
+        en: "Its executor could not create the {component}: {free} GiB of the GPU's {total} GiB was free before it tried, the model and the components created before it holding the rest. TensorRT-LLM sizes the KV cache from the memory free at that point (kv_cache_config.free_gpu_memory_fraction of it, 0.9 by default) and needs room beside it for the batch's activations.",
+        zh: "它的 executor 没能创建 {component}：尝试之前，这块 GPU 的 {total} GiB 里还有 {free} GiB 空闲，其余被模型和之前创建的组件占着。TensorRT-LLM 按那时的空闲显存来定 KV cache 的大小（取其中的 kv_cache_config.free_gpu_memory_fraction，默认 0.9），而且旁边还要给这一批的激活留出空间。",
+        component = r.component.as_str(),
+        free = r.free_gib.as_str(),
+        total = r.total_gib.as_str()
+    )
+}
+
+/// TensorRT-LLM's own levers for an executor that did not fit.
+const TRTLLM_SMALLER_KV_AND_BATCH: FixSpec = FixSpec::new(
+    "trtllm-smaller-kv-cache-and-batch",
+    "Give TensorRT-LLM's KV cache and batch less memory",
+    "给 TensorRT-LLM 的 KV cache 和 batch 少分些显存",
+)
+.cost(Cost::Quality)
+.sources(&[
+    "TensorRT-LLM documentation: How to Change KV Cache Behavior (KvCacheConfig free_gpu_memory_fraction)",
+    "TensorRT-LLM documentation: Memory Usage of TensorRT-LLM",
+]);
+
 pub(super) fn program_fixes(f: &Finding) -> Vec<Fix> {
+    if TrtllmExecutorReport::of(f).is_some() {
+        return vec![
+            fix(
+                &TRTLLM_SMALLER_KV_AND_BATCH,
+                say!(
+                    en: "Lower kv_cache_config.free_gpu_memory_fraction (KvCacheConfig(free_gpu_memory_fraction=0.7); trtllm-serve: --kv_cache_free_gpu_memory_fraction 0.7) so the KV cache leaves room, and lower max_batch_size, max_num_tokens and max_seq_len so each step needs less; more tensor parallelism or a quantised checkpoint leaves each GPU less of the model.",
+                    zh: "调低 kv_cache_config.free_gpu_memory_fraction（KvCacheConfig(free_gpu_memory_fraction=0.7)；trtllm-serve 用 --kv_cache_free_gpu_memory_fraction 0.7），让 KV cache 留出空间；调低 max_batch_size、max_num_tokens 和 max_seq_len，让每一步需要的更少；加大张量并行或换量化的 checkpoint，每块 GPU 上的模型部分就更小。"
+                ),
+            ),
+            other_holders(f),
+        ];
+    }
     // llama.cpp and the programs built on it: their own options first,
     // then what else holds the GPU.
     if let Some(family) = LlamaFamily::of(f) {
@@ -1127,6 +1209,7 @@ const DARKNET_SMALLER_PASSES: FixSpec = FixSpec::new(
 
 /// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
+    TRTLLM_SMALLER_KV_AND_BATCH,
     NVENC_FEWER_SESSIONS,
     NVENC_DRIVER_FOR_ENCODER,
     TENSORRT_CHECK_BUILD_FINISHED,

@@ -6,7 +6,7 @@
 //! its own options, never through a model-training recipe written for
 //! another stack.
 
-use super::catalogue::{fix, Cost, FixSpec};
+use super::catalogue::{fix, Cost, FixSpec, Shown};
 use super::setting::{is_loading, Framework, NamedProgram, ProgramClass};
 use crate::detect::grammar::program_names as n;
 use crate::i18n::Said;
@@ -93,7 +93,7 @@ fn at_model_load(f: &Finding) -> bool {
 pub(super) const FEWER_LAYERS: FixSpec = FixSpec::new(
     "llama-cpp-fewer-layers",
     "Offload fewer layers or shrink the context",
-    "少卸载几层到 GPU，或缩小上下文",
+    "少放几层到 GPU 上，或缩小上下文",
 )
 .frameworks(&[Framework::Ggml])
 .cost(Cost::Speed)
@@ -435,12 +435,33 @@ pub(super) const LLAMA_LESS_RAM: FixSpec = FixSpec::new(
     "换更小的模型或量化版本，或缩小上下文",
 )
 .cost(Cost::Quality)
-.sources(&["Ollama documentation: FAQ (ollama ps, num_ctx) and Modelfile parameters"]);
+.sources(&["Ollama documentation: FAQ (ollama ps, num_ctx) and Modelfile parameters"])
+.pointless_when(&[Shown::QuantisedTo4Bits]);
+
+/// The llama.cpp family's RAM when the model already runs at 4 bits: a
+/// smaller quantisation saves little, and RAM beyond the model's own size
+/// is the loader's copies (mapped file pages, per-GPU staging buffers).
+pub(super) const LLAMA_RAM_BEYOND_MODEL: FixSpec = FixSpec::new(
+    "llama-cpp-ram-beyond-model",
+    "Find what holds RAM beyond the model's own size",
+    "查清是什么在模型本身大小之外占着内存",
+)
+.sources(&["llama.cpp documentation: llama-cli options (--no-mmap, --split-mode, --main-gpu)"]);
 
 /// The llama.cpp family's lever for host memory (RAM) that did not
 /// suffice; `None` where no member of the family shows.
 pub(super) fn llama_host_lever(f: &Finding) -> Option<Fix> {
-    let how = match LlamaFamily::of(f)? {
+    let family = LlamaFamily::of(f)?;
+    if super::common::shown(f).contains(&Shown::QuantisedTo4Bits) {
+        return Some(fix(
+            &LLAMA_RAM_BEYOND_MODEL,
+            say!(
+                en: "The model already runs quantised to 4 bits, so a smaller quantisation saves little. RAM that grows past the model file's size is the loader's copies: the file mapped into memory, plus host buffers for each GPU when the model is split over several. Load with --no-mmap, try one GPU (--split-mode none --main-gpu 0) to see whether the split multiplies it, and lower the context; if one GPU stays near the model's size, report the split's RAM use to the backend.",
+                zh: "模型已经是 4 位量化，换更小的量化版本省不了多少。内存涨到超过模型文件大小，是加载器的副本：映射进内存的文件，以及模型分到多块 GPU 时每块 GPU 的主机端缓冲区。加 --no-mmap 加载，试试只用一块 GPU（--split-mode none --main-gpu 0），看是不是多卡切分让它成倍增加，并调小上下文；如果单卡时内存接近模型大小，就把多卡切分的内存占用报告给该后端。"
+            ),
+        ));
+    }
+    let how = match family {
         LlamaFamily::Ollama => say!(
             en: "What Ollama does not put on the GPU stays in RAM: pull a smaller quantisation or size of the model (a q4_K_M tag, fewer parameters) or lower num_ctx, and check that Ollama uses the GPU (`ollama ps` shows how much of the model is on it; the server log lists the GPUs it found), so the layers go to GPU memory instead; close other programs that hold RAM.",
             zh: "Ollama 没放到 GPU 上的部分都留在内存里：拉取更小的量化版本或更小的模型（q4_K_M 标签、参数更少的模型），或调低 num_ctx；并确认 Ollama 用上了 GPU（`ollama ps` 显示模型有多少在 GPU 上；服务日志列出它找到的 GPU），这样各层才会放进显存；关掉其他占内存的程序。"
@@ -514,6 +535,7 @@ pub(super) const FIXES: &[FixSpec] = &[
     FEWER_LAYERS,
     SMALLER_QUANT_OR_FEWER_LAYERS,
     LLAMA_LESS_RAM,
+    LLAMA_RAM_BEYOND_MODEL,
     SPARK_RAPIDS_LESS_PER_TASK,
     RMM_POOL_SIZE,
     DATA_SMALLER_PARTITIONS,

@@ -128,21 +128,23 @@ impl Runtime {
 /// The writer's lines around the message (`Finding::nearby`) that name an
 /// engine's own run: vLLM's version or log ("vllm version 0.2.5",
 /// "Initializing an LLM engine (v0.2.5)", `from vllm import LLM`, `vllm
-/// serve`), SGLang's, text-generation-inference's launcher, ComfyUI. A
-/// bare mention ("tried vllm too") names none.
+/// serve`, a traceback line in its installed package where a log prefix
+/// kept the traceback from being read as one, its `model_runner.py` "Model
+/// loading took" line), SGLang's, text-generation-inference's launcher,
+/// ComfyUI. A bare mention ("tried vllm too") names none.
 fn engine_nearby_patterns() -> &'static [(regex::Regex, Runtime); 4] {
     static RE: std::sync::OnceLock<[(regex::Regex, Runtime); 4]> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
         [
             (
                 crate::constant_regex(
-                    r"(?i)\bvllm\s*(?:version\s*|==\s*|v)?\d+\.\d+|\bvllm\s+(?:engine|serve)\b|\bvllm\.(?:entrypoints|engine|worker|model_executor|v1)\b|\bfrom\s+vllm\s+import\b|\bInitializing an? (?:LLM|V1 LLM) engine\b|\bVllmWorker\b",
+                    r"(?i)\bvllm\s*(?:version\s*|==\s*|v)?\d+\.\d+|\bvllm\s+(?:engine|serve)\b|\bvllm\.(?:entrypoints|engine|worker|model_executor|v1)\b|\bfrom\s+vllm\s+import\b|\bInitializing an? (?:LLM|V1 LLM) engine\b|\bVllmWorker\b|(?:site|dist)-packages[/\\]vllm[/\\]|\[model_runner\.py:\d+\] Model loading took\b",
                 ),
                 Runtime::Vllm,
             ),
             (
                 crate::constant_regex(
-                    r"(?i)\bsglang\s*(?:version\s*|==\s*|v)?\d+\.\d+|\bsglang\.(?:launch_server|srt)\b|\bsglang\s+serve\b",
+                    r"(?i)\bsglang\s*(?:version\s*|==\s*|v)?\d+\.\d+|\bsglang\.(?:launch_server|srt)\b|\bsglang\s+serve\b|(?:site|dist)-packages[/\\]sglang[/\\]",
                 ),
                 Runtime::Sglang,
             ),
@@ -1253,6 +1255,108 @@ mod program_fixes {
             fix.how.clone(),
             zh,
         )
+    }
+
+    /// fixtures/wild/2201.txt: vLLM's engine start-up, its log prefix on
+    /// every traceback line. The traceback's `site-packages/vllm/` path names
+    /// vLLM, whose own knobs lead and no training advice follows; with the
+    /// package renamed nothing names it and the general advice stays.
+    #[test]
+    fn a_prefixed_traceback_in_vllm_s_package_is_vllm() {
+        let (_, ids, how, _) = first("2201");
+        assert_eq!(ids[0], "vllm-less-to-fit", "{ids:?}");
+        assert!(!ids.iter().any(|x| x == "reduce-batch-size"), "{ids:?}");
+        assert!(how.contains("--max-model-len"), "{how}");
+        let renamed = wild("2201")
+            .replace("site-packages/vllm/", "site-packages/other/")
+            .replace("Model loading took", "Loading took");
+        let findings = crate::decode_str(&renamed);
+        let f = &findings[0];
+        assert_eq!(super::Runtime::of(f), None, "{:?}", f.nearby);
+    }
+
+    /// fixtures/wild/2313.txt: llama.cpp already at Q4_K_M and host RAM at
+    /// three times the model: no smaller quantisation is offered, the RAM
+    /// beyond the model is looked into; at Q8_0 the smaller one stays.
+    #[test]
+    fn a_model_already_at_4_bits_is_not_told_to_quantise() {
+        let (_, ids, how, zh) = first("2313");
+        assert_eq!(ids[0], "llama-cpp-ram-beyond-model", "{ids:?}");
+        assert!(!ids.iter().any(|x| x == "llama-cpp-less-ram"), "{ids:?}");
+        assert!(
+            how.contains("--no-mmap") && zh.contains("--no-mmap"),
+            "{how}"
+        );
+        let q8 = crate::decode_str(&wild("2313").replace("Q4_K_M", "Q8_0"));
+        let ids = fix_ids(&q8[0]);
+        assert_eq!(ids[0], "llama-cpp-less-ram", "{ids:?}");
+    }
+
+    /// The 4-bit forms people name, and near misses that are none.
+    #[test]
+    fn four_bit_quantisations_are_read_by_name() {
+        let re = super::super::catalogue::four_bit_pattern();
+        for yes in [
+            "llama-2-7b.Q4_K_M.gguf",
+            "model-q4_0.gguf",
+            "IQ4_XS",
+            "load_in_4bit=True",
+            "unsloth/llama-3-8b-bnb-4bit",
+            "TheBloke/Llama-2-13B-AWQ",
+            "a GPTQ checkpoint",
+        ] {
+            assert!(re.is_match(yes), "{yes}");
+        }
+        for no in [
+            "Q5_K_M",
+            "q8_0",
+            "load_in_4bit=False",
+            "gptqmodel_x",
+            "awqward",
+        ] {
+            assert!(!re.is_match(no), "{no}");
+        }
+    }
+
+    /// fixtures/wild/2252.txt: TensorRT-LLM's executor report of a KV cache
+    /// that did not fit, with its component table: the Why gives its figures
+    /// and TensorRT-LLM's own knobs lead; without the free-memory line there
+    /// are no figures to give and its knobs are not offered on them.
+    #[test]
+    fn tensorrt_llm_s_component_table_gives_the_why_and_its_knobs() {
+        let (_, ids, how, zh) = first("2252");
+        assert_eq!(ids[0], "trtllm-smaller-kv-cache-and-batch", "{ids:?}");
+        assert!(how.contains("free_gpu_memory_fraction") && zh.contains("max_num_tokens"));
+        let f = &crate::decode_str(&wild("2252"))[0];
+        let why = &f.diagnosis.verdicts[0];
+        assert!(
+            why.title.contains("108.86 GiB") && why.title.contains("140.06 GiB"),
+            "{}",
+            why.title
+        );
+        let cut = wild("2252").replace(
+            "Free GPU memory before component creation attempt (GiB): 108.86",
+            "",
+        );
+        let f = &crate::decode_str(&cut)[0];
+        assert!(!fix_ids(f).contains(&"trtllm-smaller-kv-cache-and-batch"));
+    }
+
+    /// fixtures/wild/2232.txt: ComfyUI's HIP message, cut by PyTorch after
+    /// "GPU": ComfyUI's own options lead over printing the figures; the
+    /// same message in a script of one's own keeps printing them first.
+    #[test]
+    fn a_known_front_end_s_fix_leads_a_message_pytorch_cut() {
+        let (_, ids, how, _) = first("2232");
+        assert_eq!(ids[0], "comfyui-low-vram", "{ids:?}");
+        assert!(how.contains("--lowvram"), "{how}");
+        assert!(ids.iter().any(|x| x == "print-memory-state"), "{ids:?}");
+        let own = wild("2232")
+            .replace("/ComfyUI/comfy/", "/project/")
+            .replace("tiled VAE", "tiled")
+            .replace("ComfyUI", "mine");
+        let f = &crate::decode_str(&own)[0];
+        assert_eq!(fix_ids(f)[0], "print-memory-state", "{:?}", fix_ids(f));
     }
 
     /// Words of a model's workload: never for a program that runs none.

@@ -1839,6 +1839,11 @@ fn allocator_fixes(f: &Finding, d: &Diagnosis, has: &dyn Fn(Code) -> bool, out: 
             // the message itself: no log holds more of it, so the figures
             // must be printed by the program.
             "figures_missing" if cut_by_pytorch(f) => {
+                // A front end or engine that names itself has its own fix,
+                // which needs no edit of its code: it leads.
+                if let Some(runtime) = Runtime::of(f) {
+                    out.push(super::common::runtime_fix(runtime));
+                }
                 out.push(fix(
                     &PRINT_MEMORY_STATE,
                     say!(
