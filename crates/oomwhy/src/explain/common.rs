@@ -11,8 +11,9 @@ use super::setting::{
 };
 use super::thresholds::{
     FAILS_AT_START_MAX_STEP, FRAGMENTATION_MAIN_DIVISOR, FRAGMENTATION_MIN, FREE_EXCESS_DIVISOR,
-    LARGEST_GPU_MEMORY, LATE_FAILURE_MIN_STEP, NEARLY_LARGEST_GPU_MEMORY, NOISE_MIN,
-    ONE_REQUEST_LARGE, ONE_REQUEST_SHARE_DIVISOR, SMALL_POOL_REQUEST_MAX,
+    HOST_REQUEST_IMPLAUSIBLE, HOST_REQUEST_IMPOSSIBLE, LARGEST_GPU_MEMORY, LATE_FAILURE_MIN_STEP,
+    NEARLY_LARGEST_GPU_MEMORY, NOISE_MIN, ONE_REQUEST_LARGE, ONE_REQUEST_SHARE_DIVISOR,
+    SMALL_POOL_REQUEST_MAX,
 };
 use crate::i18n::Said;
 pub use crate::record::FieldRow;
@@ -1647,4 +1648,33 @@ mod percent_tests {
         assert_eq!(percent(1, 0), 0);
         assert_eq!(percent(u64::MAX, 1), u64::MAX);
     }
+}
+
+/// One host (CPU) tensor too large to be what the program meant: beyond any
+/// machine, or beyond any desktop's RAM. The request then leads, not the
+/// machine's RAM: a wrong or mismatched shape asked for it.
+pub(super) fn implausible_host_request(n: u64) -> Option<Verdict> {
+    let headline = if n >= HOST_REQUEST_IMPOSSIBLE {
+        say!(
+            en: "One CPU tensor asked for more RAM than any machine has",
+            zh: "一个 CPU 张量要的内存比任何机器都多"
+        )
+    } else if n >= HOST_REQUEST_IMPLAUSIBLE {
+        say!(
+            en: "This request is implausible: one CPU tensor asked for more RAM than a desktop has",
+            zh: "这次申请不合常理：一个 CPU 张量要的内存比台式机的全部内存还多"
+        )
+    } else {
+        return None;
+    };
+    Some(verdict(
+        Code::RequestExceedsCapacity,
+        headline,
+        say!(
+            en: "PyTorch tried to create one tensor of {n} bytes ({size}) in host RAM. Find which tensor has this size: a shape is wrong (an overflowed or uninitialised dimension, two tensors of mismatched shapes broadcast against each other — as when merging checkpoints of different architectures —, an outer product or distance matrix over a whole dataset, a dense matrix that should be sparse). No amount of memory tuning helps.",
+            zh: "PyTorch 想在主机内存里创建一个 {n} 字节（{size}）的张量。先找出是哪个张量有这么大：是某个形状错了（溢出或未初始化的维度、两个形状不匹配的张量互相广播——比如合并不同架构的 checkpoint 时——、对整个数据集算的外积或距离矩阵、本该稀疏却做成稠密的矩阵）。怎么调内存都没用。",
+            n = n,
+            size = fmt(n)
+        ),
+    ))
 }

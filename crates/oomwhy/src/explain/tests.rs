@@ -264,6 +264,47 @@ mod framework_kinds {
         assert_eq!(c[0], "unified_memory_exhausted");
     }
 
+    /// A Hugging Face seq2seq run on an M2 whose memory grew "like a memory
+    /// leak" for ~1,300 steps (a user's forum post): other allocations
+    /// dwarf PyTorch's own, so the graph and buffer caches lead, not the limit.
+    const MPS_OTHER_GROWS: &str = "RuntimeError: MPS backend out of memory (MPS allocated: 4.20 GiB, other allocations: 43.49 GiB, max allowed: 47.74 GiB). Tried to allocate 51.44 MiB on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable upper limit for memory allocations (may cause system failure).";
+
+    #[test]
+    fn mps_other_allocations_lead_when_they_dominate() {
+        let f = &decode_str(MPS_OTHER_GROWS)[0];
+        let d = &f.diagnosis;
+        assert_eq!(d.verdicts[0].code, "non_pytorch_memory");
+        assert!(d.verdicts[0].detail.contains("MPSGraph"));
+        // The limit is still stated, after the cause.
+        assert!(d.verdicts.iter().any(|v| v.code == "mps_high_watermark"));
+        assert_eq!(d.fixes[0].id, "mps-fixed-input-shapes");
+        let pos = |id: &str| d.fixes.iter().position(|x| x.id == id);
+        assert_eq!(pos("mps-high-watermark-ratio"), Some(d.fixes.len() - 1));
+        assert!(pos("mps-make-workload-smaller") > pos("mps-empty-cache"));
+    }
+
+    #[test]
+    fn mps_other_dominates_margin() {
+        // The same message with other allocations at exactly 4× and just
+        // under 4× 4.00 GiB in PyTorch's allocator (the ratio margin), then at 1 GiB and
+        // just under it against a small allocation (the size margin).
+        let with = |own: &str, other: &str| {
+            codes(
+                &MPS_OTHER_GROWS
+                    .replace("4.20 GiB", own)
+                    .replace("43.49 GiB", other),
+            )[0]
+            .clone()
+        };
+        assert_eq!(with("4.00 GiB", "16.00 GiB"), "non_pytorch_memory");
+        assert_eq!(with("4.00 GiB", "15.99 GiB"), "unified_memory_exhausted");
+        assert_eq!(with("100.00 MiB", "1.00 GiB"), "non_pytorch_memory");
+        assert_eq!(
+            with("100.00 MiB", "1023.00 MiB"),
+            "unified_memory_exhausted"
+        );
+    }
+
     #[test]
     fn mps_fix_warns_about_the_ratio() {
         let f = &decode_str("RuntimeError: MPS backend out of memory (MPS allocated: 8.89 GB, other allocations: 172.98 MB, max allowed: 9.07 GB). Tried to allocate 6.25 MB on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable upper limit for memory allocations (may cause system failure).")[0];
@@ -276,6 +317,31 @@ mod framework_kinds {
             .unwrap();
         assert!(ratio.how.contains("freeze"));
         assert!(ratio.how.contains("0.7"));
+    }
+
+    #[test]
+    fn implausible_host_request_margin() {
+        // A model merge of an SDXL with an SD1.5 checkpoint on a 32 GB
+        // machine (a user's paste): 312.50 GiB for one tensor.
+        let msg = |n: u64| {
+            format!("RuntimeError: [enforce fail at alloc_cpu.cpp:117] err == 0. DefaultCPUAllocator: can't allocate memory: you tried to allocate {n} bytes. Error code 12 (Cannot allocate memory)")
+        };
+        let f = &decode_str(&msg(335_544_320_000))[0];
+        assert_eq!(f.diagnosis.verdicts[0].code, "request_exceeds_capacity");
+        assert!(f.diagnosis.verdicts[0].title.contains("implausible"));
+        assert!(!f
+            .diagnosis
+            .fixes
+            .iter()
+            .any(|x| x.id == "allocate-less-at-once"));
+        // 256 GiB, the margin, and one byte under it.
+        assert_eq!(codes(&msg(256 << 30))[0], "request_exceeds_capacity");
+        assert_eq!(codes(&msg((256 << 30) - 1))[0], "host_ram_exhausted");
+        // 4 TiB and above: no machine at all.
+        let f = &decode_str(&msg(4 << 40))[0];
+        assert!(f.diagnosis.verdicts[0].title.contains("any machine"));
+        let f = &decode_str(&msg((4 << 40) - 1))[0];
+        assert!(f.diagnosis.verdicts[0].title.contains("implausible"));
     }
 
     #[test]
