@@ -13,7 +13,7 @@ use super::thresholds::{
     FAILS_AT_START_MAX_STEP, FRAGMENTATION_MAIN_DIVISOR, FRAGMENTATION_MIN, FREE_EXCESS_DIVISOR,
     HOST_REQUEST_IMPLAUSIBLE, HOST_REQUEST_IMPOSSIBLE, LARGEST_GPU_MEMORY, LATE_FAILURE_MIN_STEP,
     NEARLY_LARGEST_GPU_MEMORY, NOISE_MIN, ONE_REQUEST_LARGE, ONE_REQUEST_SHARE_DIVISOR,
-    SMALL_POOL_REQUEST_MAX,
+    SMALL_CARD_CACHE_COVER_HALVES, SMALL_CARD_MAX, SMALL_POOL_REQUEST_MAX,
 };
 use crate::i18n::Said;
 pub use crate::record::FieldRow;
@@ -22,11 +22,23 @@ use crate::say;
 use crate::say_parts;
 use crate::units::format_size as fmt;
 // The explainers take the size units from here with the other shared pieces.
-pub(super) use crate::units::{GIB, MIB, TIB};
+pub(super) use crate::units::{GIB, MIB};
 
 /// Largest rounding error of a figure PyTorch printed for this value.
 /// Sizes reach u64::MAX (`17179869184.00 GiB`), so every `size + tolerance`
 /// below saturates (regression test r6_sizes_near_u64_max_do_not_overflow_the_explainer).
+/// A figure derived as a difference of printed figures: within their
+/// combined rounding of zero it is shown as "≈ 0", never as a stray
+/// "1 bytes" that only the rounding made.
+pub(super) fn format_derived(value: i128, inputs: &[u64]) -> String {
+    let slack: u128 = inputs.iter().map(|&v| u128::from(tolerance(v))).sum();
+    if value.unsigned_abs() <= slack {
+        "≈ 0".to_string()
+    } else {
+        crate::units::format_signed(value)
+    }
+}
+
 pub(super) fn tolerance(value: u64) -> u64 {
     let unit = if value > GIB {
         GIB
@@ -177,13 +189,21 @@ impl Reading {
             Some(limit) => free.min(limit.saturating_sub(reserved)),
             None => free,
         };
-        free_exceeds(unused.saturating_add(free), requested).then_some(
-            Reading::CacheCoversRequest {
-                requested,
-                unused,
-                free,
-            },
-        )
+        let room = unused.saturating_add(free);
+        // On a small card a cache that only just covers the request is the
+        // allocator's normal slack as much as fragmentation: live tensors
+        // and memory outside fill the card, and the batch size is the lever.
+        let small_card = s.total_bytes.is_some_and(|t| t <= SMALL_CARD_MAX);
+        if small_card
+            && room.saturating_mul(2) < requested.saturating_mul(SMALL_CARD_CACHE_COVER_HALVES)
+        {
+            return None;
+        }
+        free_exceeds(room, requested).then_some(Reading::CacheCoversRequest {
+            requested,
+            unused,
+            free,
+        })
     }
 }
 

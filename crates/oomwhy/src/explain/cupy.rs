@@ -1,14 +1,16 @@
 //! CuPy's memory pool out-of-memory, with or without a pool limit.
 
 use super::catalogue::{Cost, FixSpec};
-use super::common::{extra, fix, framework_fixes, row, verdict, BeyondGpus, FieldRow, Reading};
+use super::common::{
+    extra, fix, format_derived, framework_fixes, row, verdict, BeyondGpus, FieldRow, Reading,
+};
 use super::docs::Code;
 use super::setting::Framework;
 use super::Explain;
 use crate::i18n::Said;
 use crate::record::{Diagnosis, Era, Finding, Fix, Verdict};
 use crate::say;
-use crate::units::{format_signed, format_size as fmt};
+use crate::units::format_size as fmt;
 
 /// Explains `Kind::CupyOom` findings.
 pub(super) struct CupyOom;
@@ -69,7 +71,7 @@ impl Explain for CupyOom {
             if let Some(m) = s.allocated_bytes {
                 rows.push(row(
                     say!(en: "Room under the limit (derived)", zh: "上限下的余量（推算）"),
-                    format_signed(i128::from(l) - i128::from(m)),
+                    format_derived(i128::from(l) - i128::from(m), &[l, m]),
                     say!(
                         en: "limit − allocated so far: what was left for this request",
                         zh: "上限 − 已分配：留给这次申请的空间"

@@ -2,7 +2,9 @@
 //! machine's unified memory.
 
 use super::catalogue::{Cost, FixSpec};
-use super::common::{extra, fact, fix, framework_fixes, row, tolerance, verdict, FieldRow, GIB};
+use super::common::{
+    extra, fact, fix, format_derived, framework_fixes, row, tolerance, verdict, FieldRow, GIB,
+};
 use super::docs::Code;
 use super::setting::{Framework, Vendor};
 use super::thresholds::{MPS_OTHER_DOMINATES_RATIO, OUTSIDE_MIN};
@@ -10,7 +12,7 @@ use super::Explain;
 use crate::i18n::Said;
 use crate::record::{fact, Diagnosis, Finding, Fix, Verdict};
 use crate::say;
-use crate::units::{format_signed, format_size as fmt};
+use crate::units::format_size as fmt;
 
 /// Explains `Kind::MpsOom` findings.
 pub(super) struct MpsOom;
@@ -103,7 +105,7 @@ impl Explain for MpsOom {
             if let Some(m) = m {
                 rows.push(row(
                     say!(en: "Room under the limit (derived)", zh: "上限下的余量（推算）"),
-                    format_signed(i128::from(m) - i128::from(x) - i128::from(o)),
+                    format_derived(i128::from(m) - i128::from(x) - i128::from(o), &[m, x, o]),
                     say!(
                         en: "max allowed − allocated − other: what was left for this request",
                         zh: "允许的上限 − 已分配 − 其他分配：留给这次申请的空间"

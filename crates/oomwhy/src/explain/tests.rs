@@ -663,6 +663,58 @@ mod fit {
         assert_eq!(row.value, "2.38 GiB");
     }
 
+    /// A vLLM start-up on a 44.40 GiB card (a user's paste): total − free −
+    /// this process is 1 byte, an artefact of the printed rounding.
+    #[test]
+    fn a_derived_figure_within_rounding_of_zero_is_about_zero() {
+        let text = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 33.75 GiB. GPU 0 has a total capacity of 44.40 GiB of which 26.88 GiB is free. Including non-PyTorch memory, this process has 17.52 GiB memory in use. Of the allocated memory 17.03 GiB is allocated by PyTorch, and 6.95 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)";
+        let f = finding(text);
+        let rows = crate::explain::field_rows(&f);
+        let row = rows
+            .iter()
+            .find(|r| r.label == "Outside this process (derived)")
+            .expect("derived row");
+        assert_eq!(row.value, "≈ 0");
+        // The margin: the inputs' combined rounding, on both sides.
+        let inputs = [44 * crate::units::GIB, 512 * crate::units::MIB];
+        let slack = i128::from(crate::units::GIB / 200 + 1 + crate::units::MIB / 200 + 1);
+        let derived = |v: i128| super::super::common::format_derived(v, &inputs);
+        assert_eq!(derived(slack), "≈ 0");
+        assert_eq!(derived(-slack), "≈ 0");
+        assert_ne!(derived(slack + 1), "≈ 0");
+        assert_ne!(derived(-slack - 1), "≈ 0");
+    }
+
+    /// A 2 GiB card in PyTorch ≤1.3's "cached" form (a user's paste): the
+    /// cache plus free memory (413.85 MiB) covers the 288 MiB request with
+    /// less than half of it to spare, so the live tensors and the batch size lead, and
+    /// fragmentation is one possibility after them.
+    #[test]
+    fn a_barely_covering_cache_on_a_small_card_does_not_lead() {
+        let msg = |total: &str, free: &str| {
+            format!("RuntimeError: CUDA out of memory. Tried to allocate 288.00 MiB (GPU 0; {total} total capacity; 849.59 MiB already allocated; {free} free; 326.41 MiB cached)")
+        };
+        let first = |total: &str, free: &str| {
+            finding(&msg(total, free)).diagnosis.verdicts[0]
+                .code
+                .clone()
+        };
+        let f = finding(&msg("2.00 GiB", "87.44 MiB"));
+        assert_ne!(f.diagnosis.verdicts[0].code, "fragmentation");
+        assert!(f
+            .diagnosis
+            .verdicts
+            .iter()
+            .any(|v| v.code == "fragmentation"));
+        assert_eq!(f.diagnosis.fixes[0].id, "reduce-batch-size");
+        // 1.5 times the request (432 MiB) is the margin, on both sides.
+        assert_eq!(first("2.00 GiB", "105.60 MiB"), "fragmentation");
+        assert_ne!(first("2.00 GiB", "105.58 MiB"), "fragmentation");
+        // The card's size is the other margin: above 8 GiB the cache leads.
+        assert_eq!(first("8.01 GiB", "87.44 MiB"), "fragmentation");
+        assert_ne!(first("8.00 GiB", "87.44 MiB"), "fragmentation");
+    }
+
     #[test]
     fn does_not_fit_only_when_the_numbers_say_so() {
         let msg = |reserved: &str, free: &str| {

@@ -111,6 +111,14 @@ pub(super) const GRAPH_POOLS_REQUEST_MIN: u64 = 256 * MIB;
 /// allocator in this process means another library holds memory.
 pub(super) const NON_PYTORCH_MIN: u64 = 3 * GIB / 2;
 
+/// On a card of at most `SMALL_CARD_MAX`, the allocator's unused cache plus
+/// free memory makes fragmentation the lead only when it covers the request
+/// with half of it to spare (this many halves of the request): below, what
+/// covers the request is as likely the slack every caching allocator
+/// carries, and on a small card live tensors and memory outside the
+/// allocator fill the rest, so a smaller batch is the surer lever.
+pub(super) const SMALL_CARD_CACHE_COVER_HALVES: u64 = 3;
+
 /// One host (CPU) tensor of this size or more is implausible: it is more
 /// than the largest desktop takes (256 GB on current consumer boards), and
 /// on the servers that have more, one tensor that large is almost always a
@@ -268,6 +276,8 @@ mod tests {
         );
         phrase("one host tensor of ≥ 256 GiB");
         phrase("≥ 4 TiB");
+        assert_eq!(SMALL_CARD_CACHE_COVER_HALVES, 3);
+        phrase("on a card of ≤ 8 GiB only when they cover ≥ 1.5 times the request");
         assert_eq!(MPS_OTHER_DOMINATES_RATIO, 4);
         phrase("other allocations are ≥ 4 times MPS allocated and ≥ 1 GiB");
         assert_eq!(PADDLE_OWN_WORK_RATIO, 4);
