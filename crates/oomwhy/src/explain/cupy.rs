@@ -245,14 +245,13 @@ const TRAINING_BATCH_SIZE: FixSpec = FixSpec::new(
 const CUPY_TRAINING_LOOPS: &[&str] = &["/chainer/training/"];
 
 fn in_training_loop(f: &Finding) -> bool {
-    f.text.contains(CHAINER_TRAINER_ERROR)
-        || f.traceback.as_ref().is_some_and(|tb| {
-            tb.frames
-                .iter()
-                .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
-                .map(|fr| fr.file.replace('\\', "/").to_ascii_lowercase())
-                .any(|file| CUPY_TRAINING_LOOPS.iter().any(|dir| file.contains(dir)))
-        })
+    f.traceback.as_ref().is_some_and(|tb| {
+        tb.frames
+            .iter()
+            .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
+            .map(|fr| fr.file.replace('\\', "/").to_ascii_lowercase())
+            .any(|file| CUPY_TRAINING_LOOPS.iter().any(|dir| file.contains(dir)))
+    })
 }
 
 fn cupy_fixes(
