@@ -406,14 +406,9 @@ impl Explain for TorchAllocatorOom {
             if s.process_in_use_bytes.is_none() && f.processes.is_empty() {
                 rows.push(row(
                     say!(en: "Outside PyTorch (derived)", zh: "PyTorch 之外（推算）"),
-                    format_derived(
-                        outside.into(),
-                        &[
-                            s.total_bytes.unwrap_or(0),
-                            s.free_bytes.unwrap_or(0),
-                            d.reserved_bytes.unwrap_or(0),
-                        ],
-                    ),
+                    // Signed as computed: a negative figure is what the
+                    // Why's contradiction points at.
+                    crate::units::format_signed(outside.into()),
                     if outside < 0 {
                         say!(
                             en: "total − free − reserved: negative, so these figures contradict each other (see Why)",
