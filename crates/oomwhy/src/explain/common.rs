@@ -11,8 +11,9 @@ use super::setting::{
 };
 use super::thresholds::{
     FAILS_AT_START_MAX_STEP, FRAGMENTATION_MAIN_DIVISOR, FRAGMENTATION_MIN, FREE_EXCESS_DIVISOR,
-    LARGEST_GPU_MEMORY, LATE_FAILURE_MIN_STEP, NEARLY_LARGEST_GPU_MEMORY, NOISE_MIN,
-    ONE_REQUEST_LARGE, ONE_REQUEST_SHARE_DIVISOR, SMALL_POOL_REQUEST_MAX,
+    HOST_REQUEST_IMPLAUSIBLE, HOST_REQUEST_IMPOSSIBLE, LARGEST_GPU_MEMORY, LATE_FAILURE_MIN_STEP,
+    NEARLY_LARGEST_GPU_MEMORY, NOISE_MIN, ONE_REQUEST_LARGE, ONE_REQUEST_SHARE_DIVISOR,
+    SMALL_CARD_CACHE_COVER_HALVES, SMALL_CARD_MAX, SMALL_POOL_REQUEST_MAX,
 };
 use crate::i18n::Said;
 pub use crate::record::FieldRow;
@@ -21,11 +22,23 @@ use crate::say;
 use crate::say_parts;
 use crate::units::format_size as fmt;
 // The explainers take the size units from here with the other shared pieces.
-pub(super) use crate::units::{GIB, MIB, TIB};
+pub(super) use crate::units::{GIB, MIB};
 
 /// Largest rounding error of a figure PyTorch printed for this value.
 /// Sizes reach u64::MAX (`17179869184.00 GiB`), so every `size + tolerance`
 /// below saturates (regression test r6_sizes_near_u64_max_do_not_overflow_the_explainer).
+/// A figure derived as a difference of printed figures: within their
+/// combined rounding of zero it is shown as "≈ 0", never as a stray
+/// "1 bytes" that only the rounding made.
+pub(super) fn format_derived(value: i128, inputs: &[u64]) -> String {
+    let slack: u128 = inputs.iter().map(|&v| u128::from(tolerance(v))).sum();
+    if value.unsigned_abs() <= slack {
+        "≈ 0".to_string()
+    } else {
+        crate::units::format_signed(value)
+    }
+}
+
 pub(super) fn tolerance(value: u64) -> u64 {
     let unit = if value > GIB {
         GIB
@@ -176,13 +189,21 @@ impl Reading {
             Some(limit) => free.min(limit.saturating_sub(reserved)),
             None => free,
         };
-        free_exceeds(unused.saturating_add(free), requested).then_some(
-            Reading::CacheCoversRequest {
-                requested,
-                unused,
-                free,
-            },
-        )
+        let room = unused.saturating_add(free);
+        // On a small card a cache that only just covers the request is the
+        // allocator's normal slack as much as fragmentation: live tensors
+        // and memory outside fill the card, and the batch size is the lever.
+        let small_card = s.total_bytes.is_some_and(|t| t <= SMALL_CARD_MAX);
+        if small_card
+            && room.saturating_mul(2) < requested.saturating_mul(SMALL_CARD_CACHE_COVER_HALVES)
+        {
+            return None;
+        }
+        free_exceeds(room, requested).then_some(Reading::CacheCoversRequest {
+            requested,
+            unused,
+            free,
+        })
     }
 }
 
@@ -1650,4 +1671,33 @@ mod percent_tests {
         assert_eq!(percent(1, 0), 0);
         assert_eq!(percent(u64::MAX, 1), u64::MAX);
     }
+}
+
+/// One host (CPU) tensor too large to be what the program meant: beyond any
+/// machine, or beyond any desktop's RAM. The request then leads, not the
+/// machine's RAM: a wrong or mismatched shape asked for it.
+pub(super) fn implausible_host_request(n: u64) -> Option<Verdict> {
+    let headline = if n >= HOST_REQUEST_IMPOSSIBLE {
+        say!(
+            en: "One CPU tensor asked for more RAM than any machine has",
+            zh: "一个 CPU 张量要的内存比任何机器都多"
+        )
+    } else if n >= HOST_REQUEST_IMPLAUSIBLE {
+        say!(
+            en: "This request is implausible: one CPU tensor asked for more RAM than a desktop has",
+            zh: "这次申请不合常理：一个 CPU 张量要的内存比台式机的全部内存还多"
+        )
+    } else {
+        return None;
+    };
+    Some(verdict(
+        Code::RequestExceedsCapacity,
+        headline,
+        say!(
+            en: "PyTorch tried to create one tensor of {n} bytes ({size}) in host RAM. Find which tensor has this size: a shape is wrong (an overflowed or uninitialised dimension, two tensors of mismatched shapes broadcast against each other — as when merging checkpoints of different architectures —, an outer product or distance matrix over a whole dataset, a dense matrix that should be sparse). No amount of memory tuning helps.",
+            zh: "PyTorch 想在主机内存里创建一个 {n} 字节（{size}）的张量。先找出是哪个张量有这么大：是某个形状错了（溢出或未初始化的维度、两个形状不匹配的张量互相广播——比如合并不同架构的 checkpoint 时——、对整个数据集算的外积或距离矩阵、本该稀疏却做成稠密的矩阵）。怎么调内存都没用。",
+            n = n,
+            size = fmt(n)
+        ),
+    ))
 }

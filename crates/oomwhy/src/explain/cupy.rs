@@ -1,14 +1,16 @@
 //! CuPy's memory pool out-of-memory, with or without a pool limit.
 
 use super::catalogue::{Cost, FixSpec};
-use super::common::{extra, fix, framework_fixes, row, verdict, BeyondGpus, FieldRow, Reading};
+use super::common::{
+    extra, fix, format_derived, framework_fixes, row, verdict, BeyondGpus, FieldRow, Reading,
+};
 use super::docs::Code;
 use super::setting::Framework;
 use super::Explain;
 use crate::i18n::Said;
 use crate::record::{Diagnosis, Era, Finding, Fix, Verdict};
 use crate::say;
-use crate::units::{format_signed, format_size as fmt};
+use crate::units::format_size as fmt;
 
 /// Explains `Kind::CupyOom` findings.
 pub(super) struct CupyOom;
@@ -69,7 +71,7 @@ impl Explain for CupyOom {
             if let Some(m) = s.allocated_bytes {
                 rows.push(row(
                     say!(en: "Room under the limit (derived)", zh: "上限下的余量（推算）"),
-                    format_signed(i128::from(l) - i128::from(m)),
+                    format_derived(i128::from(l) - i128::from(m), &[l, m]),
                     say!(
                         en: "limit − allocated so far: what was left for this request",
                         zh: "上限 − 已分配：留给这次申请的空间"
@@ -88,7 +90,10 @@ impl Explain for CupyOom {
         // the pool's settings cannot make it fit.
         let one_array = matches!(Reading::of(f, true), Reading::OneRequestFills { .. });
         let shared = other_framework_in_process(f);
-        framework_fixes(d, out, |has, out| cupy_fixes(has, one_array, shared, out))
+        let training = in_training_loop(f);
+        framework_fixes(d, out, |has, out| {
+            cupy_fixes(has, one_array, shared, training, out)
+        })
     }
 }
 
@@ -225,7 +230,48 @@ fn other_framework_in_process(f: &Finding) -> bool {
     in_traceback || names_one(&f.text) || f.exception.as_deref().is_some_and(names_one)
 }
 
-fn cupy_fixes(has: &dyn Fn(Code) -> bool, one_array: bool, shared: bool, out: &mut Vec<Fix>) {
+const TRAINING_BATCH_SIZE: FixSpec = FixSpec::new(
+    "cupy-training-batch-size",
+    "Reduce the batch size",
+    "减小 batch size",
+)
+.frameworks(&[Framework::CuPy])
+.cost(Cost::Speed)
+.sources(&["Chainer documentation: Trainer, StandardUpdater, SerialIterator"]);
+
+/// Directories of training loops that allocate through CuPy's pool, as a
+/// traceback shows them (Chainer's Trainer and Updaters): each update holds
+/// one mini-batch's activations, so the batch size is the lever.
+const CUPY_TRAINING_LOOPS: &[&str] = &["/chainer/training/"];
+
+fn in_training_loop(f: &Finding) -> bool {
+    f.traceback.as_ref().is_some_and(|tb| {
+        tb.frames
+            .iter()
+            .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
+            .map(|fr| fr.file.replace('\\', "/").to_ascii_lowercase())
+            .any(|file| CUPY_TRAINING_LOOPS.iter().any(|dir| file.contains(dir)))
+    })
+}
+
+fn cupy_fixes(
+    has: &dyn Fn(Code) -> bool,
+    one_array: bool,
+    shared: bool,
+    training: bool,
+    out: &mut Vec<Fix>,
+) {
+    // In a training loop one update holds a mini-batch: its size leads,
+    // unless one array is itself the GPU or a cap or another cache binds.
+    if training && !one_array && !shared && !has(Code::MemoryLimit) {
+        out.push(fix(
+            &TRAINING_BATCH_SIZE,
+            say!(
+                en: "The traceback runs through Chainer's training loop (Trainer → Updater): each update holds one mini-batch's arrays and activations. Halve the batch size given to the iterator (SerialIterator(dataset, batch_size) or MultiprocessIterator), or shorten the inputs (image size, sequence length).",
+                zh: "调用栈经过 Chainer 的训练循环（Trainer → Updater）：每次更新都要占着一个 mini-batch 的数组和激活值。把传给 iterator 的 batch size 减半（SerialIterator(dataset, batch_size) 或 MultiprocessIterator），或者缩小输入（图片尺寸、序列长度）。"
+            ),
+        ));
+    }
     let pieces = fix(
         &SMALLER_PIECES,
         if has(Code::MemoryLimit) {
@@ -270,7 +316,12 @@ fn cupy_fixes(has: &dyn Fn(Code) -> bool, one_array: bool, shared: bool, out: &m
 }
 
 /// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
-pub(super) const FIXES: &[FixSpec] = &[RAISE_POOL_LIMIT, RELEASE_POOL_CACHE, SMALLER_PIECES];
+pub(super) const FIXES: &[FixSpec] = &[
+    RAISE_POOL_LIMIT,
+    RELEASE_POOL_CACHE,
+    SMALLER_PIECES,
+    TRAINING_BATCH_SIZE,
+];
 
 #[cfg(test)]
 mod tests {
@@ -308,7 +359,12 @@ mod tests {
     #[test]
     fn another_framework_in_the_traceback_brings_the_cache_release_back() {
         let chainer = include_str!("../../../../fixtures/cupy_oom_chainer_legacy.log");
-        assert_eq!(fix_ids(chainer)[0], "cupy-process-in-pieces");
+        // Chainer's training loop: the batch size leads, pieces follow.
+        let ids = fix_ids(chainer);
+        assert_eq!(
+            ids[..2],
+            ["cupy-training-batch-size", "cupy-process-in-pieces"]
+        );
         let frame = "  File \"/workspace/src/models/unet.py\"";
         let shared = chainer.replacen(frame, &format!("{TORCH_FRAME}{frame}"), 1);
         assert_ne!(shared, chainer);
@@ -320,7 +376,10 @@ mod tests {
         );
         // A package whose name only contains a framework's name is not it.
         let lookalike = shared.replace("/torch/", "/torchlike/");
-        assert_eq!(fix_ids(&lookalike)[0], "cupy-process-in-pieces");
+        assert_eq!(fix_ids(&lookalike)[0], "cupy-training-batch-size");
+        // Without the training loop's frames, pieces lead again.
+        let no_loop = chainer.replace("/chainer/training/", "/chainer/");
+        assert_eq!(fix_ids(&no_loop)[0], "cupy-process-in-pieces");
     }
 
     /// The legacy form's total is counted after CuPy released its cache; the

@@ -2,7 +2,7 @@
 //! memory by the kernel, a cgroup, Slurm, Kubernetes or a launcher.
 
 use super::catalogue::{Cost, FixSpec};
-use super::common::{extra, fact, fix, framework_fixes, row, verdict, FieldRow, TIB};
+use super::common::{extra, fact, fix, framework_fixes, row, verdict, FieldRow};
 use super::docs::Code;
 use super::setting::Framework;
 use super::thresholds::{COMMIT_LIMIT_SMALL_REQUEST_MAX, SMALL_VICTIM_MAX, SMALL_VICTIM_SCORE_MAX};
@@ -310,20 +310,8 @@ fn host_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         ));
         return;
     };
-    if n >= 4 * TIB {
-        out.push(verdict(
-            Code::RequestExceedsCapacity,
-            say!(
-                en: "One CPU tensor asked for more RAM than any machine has",
-                zh: "一个 CPU 张量要的内存比任何机器都多"
-            ),
-            say!(
-                en: "PyTorch tried to create one tensor of {n} bytes ({size}) in host RAM. No amount of memory tuning helps: a shape is wrong (an overflowed or uninitialised dimension, an outer product or distance matrix over a whole dataset, a dense matrix that should be sparse).",
-                zh: "PyTorch 想在主机内存里创建一个 {n} 字节（{size}）的张量。怎么调内存都没用：是某个形状错了（溢出或未初始化的维度、对整个数据集算的外积或距离矩阵、本该稀疏却做成稠密的矩阵）。",
-                n = n,
-                size = fmt(n)
-            ),
-        ));
+    if let Some(v) = super::common::implausible_host_request(n) {
+        out.push(v);
         return;
     }
     let detail = match f.era {

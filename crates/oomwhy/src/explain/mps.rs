@@ -2,14 +2,17 @@
 //! machine's unified memory.
 
 use super::catalogue::{Cost, FixSpec};
-use super::common::{extra, fact, fix, framework_fixes, row, tolerance, verdict, FieldRow, GIB};
+use super::common::{
+    extra, fact, fix, format_derived, framework_fixes, row, tolerance, verdict, FieldRow, GIB,
+};
 use super::docs::Code;
 use super::setting::{Framework, Vendor};
+use super::thresholds::{MPS_OTHER_DOMINATES_RATIO, OUTSIDE_MIN};
 use super::Explain;
 use crate::i18n::Said;
 use crate::record::{fact, Diagnosis, Finding, Fix, Verdict};
 use crate::say;
-use crate::units::{format_signed, format_size as fmt};
+use crate::units::format_size as fmt;
 
 /// Explains `Kind::MpsOom` findings.
 pub(super) struct MpsOom;
@@ -102,7 +105,7 @@ impl Explain for MpsOom {
             if let Some(m) = m {
                 rows.push(row(
                     say!(en: "Room under the limit (derived)", zh: "上限下的余量（推算）"),
-                    format_signed(i128::from(m) - i128::from(x) - i128::from(o)),
+                    format_derived(i128::from(m) - i128::from(x) - i128::from(o), &[m, x, o]),
                     say!(
                         en: "max allowed − allocated − other: what was left for this request",
                         zh: "允许的上限 − 已分配 − 其他分配：留给这次申请的空间"
@@ -121,6 +124,15 @@ impl Explain for MpsOom {
     }
 }
 
+/// Metal memory outside PyTorch's allocator ("other allocations") dwarfs
+/// what PyTorch's MPS allocator holds: a smaller batch frees little of it.
+fn other_dominates(f: &Finding) -> bool {
+    match (f.sizes.allocated_bytes, extra(f, "other_allocations_bytes")) {
+        (Some(x), Some(o)) => o >= OUTSIDE_MIN && o >= x.saturating_mul(MPS_OTHER_DOMINATES_RATIO),
+        _ => false,
+    }
+}
+
 fn mps_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
     let x = f.sizes.allocated_bytes;
     let o = extra(f, "other_allocations_bytes");
@@ -130,8 +142,24 @@ fn mps_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         (Some(x), Some(o), Some(a)) => Some((x, o, a, x.saturating_add(o).saturating_add(a))),
         _ => None,
     };
+    let dominates = other_dominates(f);
+    if let (true, Some(x), Some(o)) = (dominates, x, o) {
+        out.push(verdict(
+            Code::NonPytorchMemory,
+            say!(
+                en: "Metal memory outside PyTorch's allocator filled it, not PyTorch's tensors",
+                zh: "占满内存的是 PyTorch 分配器之外的 Metal 内存，不是 PyTorch 的张量"
+            ),
+            say!(
+                en: "Other allocations are {other} against {own} in PyTorch's MPS allocator: a smaller batch frees little of it. The known cause is MPSGraph's cache of compiled graphs and the cached Metal buffers, which grow with every new input shape: when sequence lengths or image sizes vary from batch to batch they grow over the run like a leak, and in many PyTorch releases torch.mps.empty_cache() does not clear the graph cache. The other possibility is another framework using the GPU in the same process.",
+                zh: "其他分配有 {other}，而 PyTorch 的 MPS 分配器只有 {own}：减小 batch 腾不出多少。已知的原因是 MPSGraph 缓存的编译好的计算图和缓存的 Metal 缓冲区，每遇到一种新的输入形状就多一份：序列长度或图片尺寸每个 batch 都不一样时，它们会在运行中像内存泄漏一样不断增长，而且在很多 PyTorch 版本里 torch.mps.empty_cache() 清不掉计算图缓存。另一种可能是同一进程里还有别的框架在用 GPU。",
+                other = fmt(o),
+                own = fmt(x)
+            ),
+        ));
+    }
     let other_note = match (x, o) {
-        (Some(x), Some(o)) if o > x && o >= GIB => say!(
+        (Some(x), Some(o)) if !dominates && o > x && o >= GIB => say!(
             en: "Other allocations ({other}) exceed PyTorch's own ({own}): this is Metal memory of the process outside PyTorch's allocator — MPSGraph's cached graphs and intermediate buffers, or another framework in the same process.",
             zh: "其他分配（{other}）比 PyTorch 自己的（{own}）还多：这是进程在 PyTorch 分配器之外的 Metal 内存——MPSGraph 缓存的计算图和中间缓冲区，或者同一进程里的另一个框架。",
             other = fmt(o),
@@ -269,6 +297,15 @@ const EMPTY_CACHE: FixSpec = FixSpec::new(
 .vendors(&[Vendor::Apple])
 .sources(&["PyTorch documentation: torch.mps.empty_cache"]);
 
+const FIXED_SHAPES: FixSpec = FixSpec::new(
+    "mps-fixed-input-shapes",
+    "Give the GPU fixed input shapes",
+    "让 GPU 看到固定的输入形状",
+)
+.frameworks(&[Framework::PyTorch])
+.vendors(&[Vendor::Apple])
+.sources(&["PyTorch documentation: torch.mps.empty_cache"]);
+
 const LEAVE_UNIFIED_MEMORY: FixSpec = FixSpec::new(
     "mps-leave-unified-memory",
     "Leave unified memory to PyTorch",
@@ -297,15 +334,30 @@ fn mps_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
             zh: "减小 batch size（用梯度累积保持等效 batch）、分辨率或序列长度；用半精度运行（model.to(torch.float16) 或 torch.autocast(device_type=\"mps\", dtype=torch.float16)）；diffusers 的 pipeline 调用 pipe.enable_attention_slicing()。"
         )
     };
-    out.push(fix(&WORKLOAD_SMALLER, smaller));
-    if has(Code::MpsHighWatermark) {
+    let outside_leads = has(Code::NonPytorchMemory);
+    if outside_leads {
         out.push(fix(
+            &FIXED_SHAPES,
+            say!(
+                en: "Pad inputs to a fixed length or to a few bucket sizes (the tokenizer's padding=\"max_length\" with a fixed max_length, or pad_to_multiple_of in the data collator; one image size), so MPSGraph reuses its cached graphs instead of building one per shape; update PyTorch, whose MPS caches keep improving; and call torch.mps.empty_cache() every few steps (Hugging Face Trainer: torch_empty_cache_steps).",
+                zh: "把输入补齐到固定长度或少数几档长度（tokenizer 用 padding=\"max_length\" 加固定的 max_length，或者在 data collator 里设 pad_to_multiple_of；图片用同一尺寸），让 MPSGraph 复用缓存的计算图，而不是每种形状建一个；升级 PyTorch，它的 MPS 缓存在不断改进；并且每隔几步调用一次 torch.mps.empty_cache()（Hugging Face Trainer：torch_empty_cache_steps）。"
+            ),
+        ));
+    } else {
+        out.push(fix(&WORKLOAD_SMALLER, smaller.clone()));
+    }
+    // Raising the limit only postpones a cache that keeps growing: last then.
+    let raise_limit = has(Code::MpsHighWatermark).then(|| {
+        fix(
             &HIGH_WATERMARK,
             say!(
                 en: "export PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 (before Python starts) removes the limit, as the message suggests: PyTorch may then take more unified memory than macOS recommends for the GPU, the system swaps heavily and can freeze or crash (\"may cause system failure\"). A value between the default 1.7 and 2.0 (the most it accepts on unified memory) raises the limit less riskily. Lower values such as 0.7 do the opposite — PyTorch fails sooner and macOS stays responsive; set PYTORCH_MPS_LOW_WATERMARK_RATIO no higher than it (e.g. 0.5), or PyTorch rejects the setting.",
                 zh: "照报错的提示，（在 Python 启动前）export PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 可以去掉上限：但 PyTorch 之后可能占用比 macOS 建议给 GPU 的更多统一内存，系统会大量换页，可能卡死或崩溃（\"may cause system failure\"）。设成默认的 1.7 到 2.0（统一内存上它接受的最大值）之间的值，提高上限的风险更小。0.7 这样更低的值则相反——PyTorch 更早失败，macOS 保持流畅；这时 PYTORCH_MPS_LOW_WATERMARK_RATIO 要设得不高于它（如 0.5），否则 PyTorch 会拒绝这个设置。"
             ),
-        ));
+        )
+    });
+    if !outside_leads {
+        out.extend(raise_limit.clone());
     }
     let other = extra(f, "other_allocations_bytes").unwrap_or(0);
     if other >= GIB {
@@ -325,6 +377,10 @@ fn mps_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
             zh: "GPU 和 macOS 共用内存：退出占内存多的应用（浏览器、IDE、其他 Python 进程），看看活动监视器里的“内存压力”；用 float16 加载模型，占用减半。"
         ),
     ));
+    if outside_leads {
+        out.push(fix(&WORKLOAD_SMALLER, smaller));
+        out.extend(raise_limit);
+    }
     if f.sizes.requested_bytes.is_some_and(|a| a >= 4 * GIB) {
         out.push(fix(
             &SPLIT_LARGE_OPERATION,
@@ -341,6 +397,7 @@ pub(super) const FIXES: &[FixSpec] = &[
     WORKLOAD_SMALLER,
     HIGH_WATERMARK,
     EMPTY_CACHE,
+    FIXED_SHAPES,
     LEAVE_UNIFIED_MEMORY,
     SPLIT_LARGE_OPERATION,
 ];

@@ -264,6 +264,47 @@ mod framework_kinds {
         assert_eq!(c[0], "unified_memory_exhausted");
     }
 
+    /// A Hugging Face seq2seq run on an M2 whose memory grew "like a memory
+    /// leak" for ~1,300 steps (a user's forum post): other allocations
+    /// dwarf PyTorch's own, so the graph and buffer caches lead, not the limit.
+    const MPS_OTHER_GROWS: &str = "RuntimeError: MPS backend out of memory (MPS allocated: 4.20 GiB, other allocations: 43.49 GiB, max allowed: 47.74 GiB). Tried to allocate 51.44 MiB on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable upper limit for memory allocations (may cause system failure).";
+
+    #[test]
+    fn mps_other_allocations_lead_when_they_dominate() {
+        let f = &decode_str(MPS_OTHER_GROWS)[0];
+        let d = &f.diagnosis;
+        assert_eq!(d.verdicts[0].code, "non_pytorch_memory");
+        assert!(d.verdicts[0].detail.contains("MPSGraph"));
+        // The limit is still stated, after the cause.
+        assert!(d.verdicts.iter().any(|v| v.code == "mps_high_watermark"));
+        assert_eq!(d.fixes[0].id, "mps-fixed-input-shapes");
+        let pos = |id: &str| d.fixes.iter().position(|x| x.id == id);
+        assert_eq!(pos("mps-high-watermark-ratio"), Some(d.fixes.len() - 1));
+        assert!(pos("mps-make-workload-smaller") > pos("mps-empty-cache"));
+    }
+
+    #[test]
+    fn mps_other_dominates_margin() {
+        // The same message with other allocations at exactly 4× and just
+        // under 4× 4.00 GiB in PyTorch's allocator (the ratio margin), then at 1 GiB and
+        // just under it against a small allocation (the size margin).
+        let with = |own: &str, other: &str| {
+            codes(
+                &MPS_OTHER_GROWS
+                    .replace("4.20 GiB", own)
+                    .replace("43.49 GiB", other),
+            )[0]
+            .clone()
+        };
+        assert_eq!(with("4.00 GiB", "16.00 GiB"), "non_pytorch_memory");
+        assert_eq!(with("4.00 GiB", "15.99 GiB"), "unified_memory_exhausted");
+        assert_eq!(with("100.00 MiB", "1.00 GiB"), "non_pytorch_memory");
+        assert_eq!(
+            with("100.00 MiB", "1023.00 MiB"),
+            "unified_memory_exhausted"
+        );
+    }
+
     #[test]
     fn mps_fix_warns_about_the_ratio() {
         let f = &decode_str("RuntimeError: MPS backend out of memory (MPS allocated: 8.89 GB, other allocations: 172.98 MB, max allowed: 9.07 GB). Tried to allocate 6.25 MB on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable upper limit for memory allocations (may cause system failure).")[0];
@@ -276,6 +317,31 @@ mod framework_kinds {
             .unwrap();
         assert!(ratio.how.contains("freeze"));
         assert!(ratio.how.contains("0.7"));
+    }
+
+    #[test]
+    fn implausible_host_request_margin() {
+        // A model merge of an SDXL with an SD1.5 checkpoint on a 32 GB
+        // machine (a user's paste): 312.50 GiB for one tensor.
+        let msg = |n: u64| {
+            format!("RuntimeError: [enforce fail at alloc_cpu.cpp:117] err == 0. DefaultCPUAllocator: can't allocate memory: you tried to allocate {n} bytes. Error code 12 (Cannot allocate memory)")
+        };
+        let f = &decode_str(&msg(335_544_320_000))[0];
+        assert_eq!(f.diagnosis.verdicts[0].code, "request_exceeds_capacity");
+        assert!(f.diagnosis.verdicts[0].title.contains("implausible"));
+        assert!(!f
+            .diagnosis
+            .fixes
+            .iter()
+            .any(|x| x.id == "allocate-less-at-once"));
+        // 256 GiB, the margin, and one byte under it.
+        assert_eq!(codes(&msg(256 << 30))[0], "request_exceeds_capacity");
+        assert_eq!(codes(&msg((256 << 30) - 1))[0], "host_ram_exhausted");
+        // 4 TiB and above: no machine at all.
+        let f = &decode_str(&msg(4 << 40))[0];
+        assert!(f.diagnosis.verdicts[0].title.contains("any machine"));
+        let f = &decode_str(&msg((4 << 40) - 1))[0];
+        assert!(f.diagnosis.verdicts[0].title.contains("implausible"));
     }
 
     #[test]
@@ -660,6 +726,58 @@ mod fit {
             .find(|r| r.label == "Outside this process (derived)")
             .expect("derived row");
         assert_eq!(row.value, "2.38 GiB");
+    }
+
+    /// A vLLM start-up on a 44.40 GiB card (a user's paste): total − free −
+    /// this process is 1 byte, an artefact of the printed rounding.
+    #[test]
+    fn a_derived_figure_within_rounding_of_zero_is_about_zero() {
+        let text = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 33.75 GiB. GPU 0 has a total capacity of 44.40 GiB of which 26.88 GiB is free. Including non-PyTorch memory, this process has 17.52 GiB memory in use. Of the allocated memory 17.03 GiB is allocated by PyTorch, and 6.95 MiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)";
+        let f = finding(text);
+        let rows = crate::explain::field_rows(&f);
+        let row = rows
+            .iter()
+            .find(|r| r.label == "Outside this process (derived)")
+            .expect("derived row");
+        assert_eq!(row.value, "≈ 0");
+        // The margin: the inputs' combined rounding, on both sides.
+        let inputs = [44 * crate::units::GIB, 512 * crate::units::MIB];
+        let slack = i128::from(crate::units::GIB / 200 + 1 + crate::units::MIB / 200 + 1);
+        let derived = |v: i128| super::super::common::format_derived(v, &inputs);
+        assert_eq!(derived(slack), "≈ 0");
+        assert_eq!(derived(-slack), "≈ 0");
+        assert_ne!(derived(slack + 1), "≈ 0");
+        assert_ne!(derived(-slack - 1), "≈ 0");
+    }
+
+    /// A 2 GiB card in PyTorch ≤1.3's "cached" form (a user's paste): the
+    /// cache plus free memory (413.85 MiB) covers the 288 MiB request with
+    /// less than half of it to spare, so the live tensors and the batch size lead, and
+    /// fragmentation is one possibility after them.
+    #[test]
+    fn a_barely_covering_cache_on_a_small_card_does_not_lead() {
+        let msg = |total: &str, free: &str| {
+            format!("RuntimeError: CUDA out of memory. Tried to allocate 288.00 MiB (GPU 0; {total} total capacity; 849.59 MiB already allocated; {free} free; 326.41 MiB cached)")
+        };
+        let first = |total: &str, free: &str| {
+            finding(&msg(total, free)).diagnosis.verdicts[0]
+                .code
+                .clone()
+        };
+        let f = finding(&msg("2.00 GiB", "87.44 MiB"));
+        assert_ne!(f.diagnosis.verdicts[0].code, "fragmentation");
+        assert!(f
+            .diagnosis
+            .verdicts
+            .iter()
+            .any(|v| v.code == "fragmentation"));
+        assert_eq!(f.diagnosis.fixes[0].id, "reduce-batch-size");
+        // 1.5 times the request (432 MiB) is the margin, on both sides.
+        assert_eq!(first("2.00 GiB", "105.60 MiB"), "fragmentation");
+        assert_ne!(first("2.00 GiB", "105.58 MiB"), "fragmentation");
+        // The card's size is the other margin: above 8 GiB the cache leads.
+        assert_eq!(first("8.01 GiB", "87.44 MiB"), "fragmentation");
+        assert_ne!(first("8.00 GiB", "87.44 MiB"), "fragmentation");
     }
 
     #[test]

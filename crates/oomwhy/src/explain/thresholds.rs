@@ -5,7 +5,7 @@
 //! Shares are written as divisors (`x >= total / OTHERS_CARD_DIVISOR`) so
 //! that the integer arithmetic is the same as everywhere it is used.
 
-use crate::units::{GIB, MIB};
+use crate::units::{GIB, MIB, TIB};
 
 /// Other processes matter when they hold at least a tenth of the card...
 pub(super) const OTHERS_CARD_DIVISOR: u64 = 10;
@@ -110,6 +110,30 @@ pub(super) const GRAPH_POOLS_REQUEST_MIN: u64 = 256 * MIB;
 /// A CUDA context alone is about 0.3–1 GiB; this much outside PyTorch's
 /// allocator in this process means another library holds memory.
 pub(super) const NON_PYTORCH_MIN: u64 = 3 * GIB / 2;
+
+/// On a card of at most `SMALL_CARD_MAX`, the allocator's unused cache plus
+/// free memory makes fragmentation the lead only when it covers the request
+/// with half of it to spare (this many halves of the request): below, what
+/// covers the request is as likely the slack every caching allocator
+/// carries, and on a small card live tensors and memory outside the
+/// allocator fill the rest, so a smaller batch is the surer lever.
+pub(super) const SMALL_CARD_CACHE_COVER_HALVES: u64 = 3;
+
+/// One host (CPU) tensor of this size or more is implausible: it is more
+/// than the largest desktop takes (256 GB on current consumer boards), and
+/// on the servers that have more, one tensor that large is almost always a
+/// wrong shape. The request, not the machine, is then what to look at.
+pub(super) const HOST_REQUEST_IMPLAUSIBLE: u64 = 256 * GIB;
+
+/// Beyond this no machine has the RAM for one tensor (4 TiB).
+pub(super) const HOST_REQUEST_IMPOSSIBLE: u64 = 4 * TIB;
+
+/// On Apple MPS, Metal memory outside PyTorch's allocator ("other
+/// allocations") is the cause, ahead of the limit, when it is at least this
+/// many times what PyTorch's allocator holds and at least `OUTSIDE_MIN`:
+/// four fifths of the process's memory is then out of reach of a smaller
+/// batch, and what grows is the graph and buffer caches, not the tensors.
+pub(super) const MPS_OTHER_DOMINATES_RATIO: u64 = 4;
 
 /// Live tensors fill the card when they hold this many tenths of it (70 %).
 pub(super) const TENSORS_DOMINATE_TENTHS: u64 = 7;
@@ -246,6 +270,16 @@ mod tests {
         assert_eq!((COOL_GPU_MAX_C, LOW_POWER_DRAW_MAX_W), (80, 75));
         phrase("every stated GPU temperature ≤ 80 °C");
         phrase("every stated power draw ≤ 75 W");
+        assert_eq!(
+            (HOST_REQUEST_IMPLAUSIBLE, HOST_REQUEST_IMPOSSIBLE),
+            (256 * GIB, 4 * TIB)
+        );
+        phrase("one host tensor of ≥ 256 GiB");
+        phrase("≥ 4 TiB");
+        assert_eq!(SMALL_CARD_CACHE_COVER_HALVES, 3);
+        phrase("on a card of ≤ 8 GiB only when they cover ≥ 1.5 times the request");
+        assert_eq!(MPS_OTHER_DOMINATES_RATIO, 4);
+        phrase("other allocations are ≥ 4 times MPS allocated and ≥ 1 GiB");
         assert_eq!(PADDLE_OWN_WORK_RATIO, 4);
         phrase("at least 4 times the free memory");
     }

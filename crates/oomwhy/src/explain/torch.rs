@@ -4,8 +4,8 @@
 
 use super::catalogue::{Cost, Engines, FixSpec, Phases, Shown};
 use super::common::{
-    capitalise, fix, free_exceeds, inference_fixes, loading_fix_for, percent, row, tolerance,
-    verdict, workload_fixes, BeyondGpus, FieldRow, Reading, FIND_OVERSIZED_TENSOR, GIB,
+    capitalise, fix, format_derived, free_exceeds, inference_fixes, loading_fix_for, percent, row,
+    tolerance, verdict, workload_fixes, BeyondGpus, FieldRow, Reading, FIND_OVERSIZED_TENSOR, GIB,
     GRADIENT_CHECKPOINTING, MIB, REDUCE_BATCH_SIZE,
 };
 use super::docs::Code;
@@ -329,7 +329,13 @@ impl Explain for TorchAllocatorOom {
         if let Some(n) = d.non_pytorch_bytes {
             rows.push(row(
                 say!(en: "Non-PyTorch (derived)", zh: "非 PyTorch（推算）"),
-                fmt(n),
+                format_derived(
+                    n.into(),
+                    &[
+                        s.process_in_use_bytes.unwrap_or(0),
+                        d.reserved_bytes.unwrap_or(0),
+                    ],
+                ),
                 say!(
                     en: "this process's memory outside PyTorch's allocator: CUDA context, cuBLAS/cuDNN, NCCL, other libraries",
                     zh: "本进程在 PyTorch 分配器之外的显存：CUDA 上下文、cuBLAS/cuDNN、NCCL、其他库"
@@ -340,7 +346,15 @@ impl Explain for TorchAllocatorOom {
         if let Some(outside) = outside_process(f, d) {
             rows.push(row(
                 say!(en: "Outside this process (derived)", zh: "本进程之外（推算）"),
-                format_signed(outside.into()),
+                format_derived(
+                    outside.into(),
+                    &[
+                        s.total_bytes.unwrap_or(0),
+                        s.free_bytes.unwrap_or(0),
+                        s.process_in_use_bytes.unwrap_or(0),
+                        d.other_processes_bytes.unwrap_or(0),
+                    ],
+                ),
                 if f.processes.is_empty() {
                     say!(
                         en: "total − free − this process: held by other processes, a desktop session or another container",
@@ -392,7 +406,9 @@ impl Explain for TorchAllocatorOom {
             if s.process_in_use_bytes.is_none() && f.processes.is_empty() {
                 rows.push(row(
                     say!(en: "Outside PyTorch (derived)", zh: "PyTorch 之外（推算）"),
-                    format_signed(outside.into()),
+                    // Signed as computed: a negative figure is what the
+                    // Why's contradiction points at.
+                    crate::units::format_signed(outside.into()),
                     if outside < 0 {
                         say!(
                             en: "total − free − reserved: negative, so these figures contradict each other (see Why)",
@@ -2693,8 +2709,8 @@ mod tests {
     /// A real 2 GB-card paste (fixtures/wild): what PyTorch holds unused
     /// plus the free memory covers the 264 MiB request, so by the numbers
     /// it would fit (`Reading::CacheCoversRequest`) and fragmentation leads,
-    /// even on a small desktop card; below the margin (the request plus a
-    /// twentieth of it, at least 32 MiB) the workload's size leads.
+    /// even on a small desktop card; on a card of ≤ 8 GiB the margin is the
+    /// request and half of it again (below, the workload's size leads).
     #[test]
     fn fragmentation_leads_when_the_cache_and_free_memory_cover_the_request() {
         let text = |allocated: &str, free: &str| {
@@ -2704,11 +2720,11 @@ mod tests {
         let covered = verdicts(&text("788.51 MiB", "145.93 MiB"));
         assert_eq!(covered[0], "fragmentation", "{covered:?}");
         assert!(!covered.contains(&"capacity_exhausted".to_string()));
-        // 1044.48 − 900.00 = 144.48 MiB unused + 152.00 MiB free = 296.48 MiB:
-        // at 264 + 32 MiB, covered; 151.00 MiB free is a MiB short.
-        let at = verdicts(&text("900.00 MiB", "152.00 MiB"));
+        // 1044.48 − 900.00 = 144.48 MiB unused + 251.52 MiB free = 396 MiB:
+        // at 1.5 × 264 MiB, covered; 251.51 MiB free is short of it.
+        let at = verdicts(&text("900.00 MiB", "251.52 MiB"));
         assert_eq!(at[0], "fragmentation", "{at:?}");
-        let short = verdicts(&text("900.00 MiB", "151.00 MiB"));
+        let short = verdicts(&text("900.00 MiB", "251.51 MiB"));
         assert_eq!(short[0], "capacity_exhausted", "{short:?}");
         // The reserve alone holding it: fragmentation leads on the small card too.
         let above = verdicts(&text("740.00 MiB", "145.93 MiB"));
