@@ -46,6 +46,14 @@ pub(super) fn cap_text(finding: &mut Finding) {
     );
 }
 
+/// How far (in lines) a failure quoted again in one paste is looked for:
+/// a post's quote and its log sit within a screen or two of each other; in
+/// a long log, the same error this far apart is another run's.
+pub(super) const REQUOTE_WINDOW_LINES: u64 = 200;
+/// The shortest first line that folds a longer one starting with it (a
+/// bare `CUDA error` names no failure).
+pub(super) const MIN_REQUOTE_BYTES: usize = 16;
+
 /// What identifies a repeat of a message: same kind, rank and text.
 pub(super) type FoldKey = (crate::record::Kind, Option<u32>, String);
 
@@ -109,7 +117,10 @@ impl Collector {
             }
             return;
         }
-        if self.merge_second_print(&finding) || self.merge_exit_status(&finding) {
+        if self.merge_second_print(&finding)
+            || self.merge_exit_status(&finding)
+            || self.merge_requoted(&mut finding, rank)
+        {
             return;
         }
         self.drop_superseded(&mut finding);
@@ -347,6 +358,93 @@ impl Collector {
             earlier.text = format!("{}\n{}", earlier.text, finding.text);
             earlier.traceback.clone_from(&finding.traceback);
             earlier.phase.clone_from(&finding.phase);
+        }
+        true
+    }
+
+    /// The same failure quoted again a few lines on: a post that shows the
+    /// error, then the full log with it (a truncated or run-together copy:
+    /// `CUDA error: device-side assert triggeredCUDA kernel errors ...`),
+    /// or old PyTorch's `THCudaCheck FAIL ... : device-side assert
+    /// triggered` and the `RuntimeError` that repeats it cut short. Same
+    /// kind, era, rank (or none) and device (or none), neither with a
+    /// request size (figures tell events apart), and one first line the
+    /// start of the other. A device-side assert's kernel assertion lines,
+    /// printed apart from the error they cause, join it the same way: one
+    /// finding, with the assertion's facts. Counted on the earlier finding.
+    fn merge_requoted(&mut self, finding: &mut Finding, rank: Option<u32>) -> bool {
+        use crate::record::Kind;
+        let first_line = |f: &Finding| f.text.lines().next().unwrap_or("").trim().to_string();
+        let quote = first_line(finding);
+        let has_assertion = |f: &Finding| f.facts.contains_key(fact::ASSERTION);
+        let earlier = self.findings.iter_mut().rev().take(64).find(|e| {
+            if finding.source.line.saturating_sub(e.source.line) > REQUOTE_WINDOW_LINES
+                || e.kind != finding.kind
+                || e.era != finding.era
+                || e.sizes.requested_bytes.is_some()
+                || finding.sizes.requested_bytes.is_some()
+            {
+                return false;
+            }
+            let same_rank = rank.is_none() || e.first_rank.is_none() || e.first_rank == rank;
+            let same_device = finding.device.is_none() || e.device.is_none() || e.device == finding.device;
+            if !same_rank || !same_device {
+                return false;
+            }
+            let before = first_line(e);
+            let (short, long) = if before.len() <= quote.len() {
+                (before.as_str(), quote.as_str())
+            } else {
+                (quote.as_str(), before.as_str())
+            };
+            let requoted = short.len() >= MIN_REQUOTE_BYTES && long.starts_with(short);
+            let assertion_apart = e.kind == Kind::DeviceSideAssert
+                && has_assertion(e) != has_assertion(finding)
+                && !(has_assertion(e) && has_assertion(finding));
+            requoted || assertion_apart
+        });
+        let Some(earlier) = earlier else {
+            return false;
+        };
+        // The assertion lines and their error are one print, not two.
+        if has_assertion(earlier) == has_assertion(finding) {
+            earlier.occurrences = earlier.occurrences.saturating_add(1);
+        }
+        if has_assertion(finding) && !has_assertion(earlier) {
+            // The assertion names the kernel and condition: its facts lead.
+            let error_line = earlier.facts.get("error_line").is_none();
+            for (key, value) in &finding.facts {
+                earlier.facts.insert(key.clone(), value.clone());
+            }
+            if error_line {
+                earlier.facts.remove("error_line");
+            }
+            earlier.text = format!("{}\n{}", earlier.text, finding.text);
+        } else {
+            if has_assertion(earlier)
+                && !has_assertion(finding)
+                && !finding.facts.contains_key("error_line")
+            {
+                earlier.facts.remove("error_line");
+                earlier.text = format!("{}\n{}", earlier.text, finding.text);
+            }
+            for (key, value) in &finding.facts {
+                earlier
+                    .facts
+                    .entry(key.clone())
+                    .or_insert_with(|| value.clone());
+            }
+        }
+        if earlier.exception.is_none() {
+            earlier.exception = finding.exception.take();
+        }
+        if earlier.traceback.is_none() && finding.traceback.is_some() {
+            earlier.traceback = finding.traceback.take();
+            earlier.phase = finding.phase.clone();
+        }
+        if earlier.ranks.is_empty() {
+            earlier.ranks.extend(rank);
+            earlier.first_rank = earlier.first_rank.or(rank);
         }
         true
     }
