@@ -50,9 +50,6 @@ pub(super) fn cap_text(finding: &mut Finding) {
 /// a post's quote and its log sit within a screen or two of each other; in
 /// a long log, the same error this far apart is another run's.
 pub(super) const REQUOTE_WINDOW_LINES: u64 = 200;
-/// The shortest first line that folds a longer one starting with it (a
-/// bare `CUDA error` names no failure).
-pub(super) const MIN_REQUOTE_BYTES: usize = 16;
 
 /// What identifies a repeat of a message: same kind, rank and text.
 pub(super) type FoldKey = (crate::record::Kind, Option<u32>, String);
@@ -387,7 +384,8 @@ impl Collector {
                 return false;
             }
             let same_rank = rank.is_none() || e.first_rank.is_none() || e.first_rank == rank;
-            let same_device = finding.device.is_none() || e.device.is_none() || e.device == finding.device;
+            let same_device =
+                finding.device.is_none() || e.device.is_none() || e.device == finding.device;
             if !same_rank || !same_device {
                 return false;
             }
@@ -397,7 +395,7 @@ impl Collector {
             } else {
                 (quote.as_str(), before.as_str())
             };
-            let requoted = short.len() >= MIN_REQUOTE_BYTES && long.starts_with(short);
+            let requoted = !short.is_empty() && long.starts_with(short);
             let assertion_apart = e.kind == Kind::DeviceSideAssert
                 && has_assertion(e) != has_assertion(finding)
                 && !(has_assertion(e) && has_assertion(finding));
@@ -483,5 +481,89 @@ impl Collector {
             }
         }
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::record::{fact, Kind};
+    use crate::scanner::scan;
+
+    fn findings(text: &str) -> Vec<crate::record::Finding> {
+        scan(text.as_bytes(), "<test>")
+            .map(|out| out.findings)
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_post_quoting_one_error_three_times_is_one_finding() {
+        // A blog post: the error run together in its summary, then the full
+        // message, then the short form again.
+        let found = findings(include_str!("../../../../fixtures/wild/2307.txt"));
+        let asserts: Vec<_> = found
+            .iter()
+            .filter(|f| f.kind == Kind::DeviceSideAssert)
+            .collect();
+        assert_eq!(asserts.len(), 1, "{found:#?}");
+        assert_eq!(asserts[0].occurrences, 3);
+    }
+
+    #[test]
+    fn old_pytorch_check_line_and_its_cut_runtime_error_are_one_finding() {
+        // A forum paste (PyTorch 0.3): THCudaCheck's line, the traceback,
+        // then the RuntimeError cut short after `at /opt/conda`.
+        let paste = "THCudaCheck FAIL file=/opt/conda/conda-bld/pytorch_1512378360668/work/torch/lib/THC/generic/THCTensorMath.cu line=26 error=59 : device-side assert triggered
+Traceback (most recent call last):
+  File \"/workspace/pathnet-pytorch/pathnet.py\", line 121, in train_model
+    loss.backward()
+RuntimeError: cuda runtime error (59) : device-side assert triggered at /opt/conda
+";
+        let found = findings(paste);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(found[0].occurrences, 2);
+    }
+
+    #[test]
+    fn kernel_assertion_lines_apart_from_their_error_join_it() {
+        // The rank's error, a blank line, then the kernel's assertion lines.
+        let found = findings(include_str!("../../../../fixtures/wild/2438.txt"));
+        let asserts: Vec<_> = found
+            .iter()
+            .filter(|f| f.kind == Kind::DeviceSideAssert)
+            .collect();
+        assert_eq!(asserts.len(), 1, "{found:#?}");
+        let f = asserts[0];
+        assert_eq!(f.facts[fact::ASSERTION], "t >= 0 && t < n_classes");
+        assert_eq!(
+            f.facts[fact::KERNEL],
+            "nll_loss_forward_reduce_cuda_kernel_2d"
+        );
+        assert!(!f.facts.contains_key("error_line"), "{:?}", f.facts);
+        assert_eq!(f.ranks, vec![0]);
+        // One print of one failure, not a repeat.
+        assert_eq!(f.occurrences, 1);
+    }
+
+    /// The short and the full form of the post's error, `gap` lines apart.
+    fn requoted_at(gap: u64) -> Vec<crate::record::Finding> {
+        let filler = "text\n".repeat(gap.saturating_sub(1) as usize);
+        findings(&format!(
+            "RuntimeError: CUDA error: device-side assert triggered\n{filler}RuntimeError: CUDA error: device-side assert triggered\nCUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n"
+        ))
+    }
+
+    #[test]
+    fn a_quote_folds_only_within_the_window() {
+        assert_eq!(requoted_at(super::REQUOTE_WINDOW_LINES).len(), 1);
+        assert_eq!(requoted_at(super::REQUOTE_WINDOW_LINES + 1).len(), 2);
+    }
+
+    #[test]
+    fn distinct_out_of_memory_errors_stay_apart() {
+        // Two steps of one run, each with its own request: two events.
+        let found = findings("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 8.00 GiB total capacity; 6.32 GiB already allocated; 1.56 GiB free; 7.88 GiB reserved in total by PyTorch)
+RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 8.00 GiB total capacity; 6.32 GiB already allocated; 1.56 GiB free; 7.88 GiB reserved in total by PyTorch)
+");
+        assert_eq!(found.len(), 2, "{found:#?}");
     }
 }
