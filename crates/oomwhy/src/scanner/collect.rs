@@ -410,7 +410,7 @@ impl Collector {
         }
         if has_assertion(finding) && !has_assertion(earlier) {
             // The assertion names the kernel and condition: its facts lead.
-            let error_line = earlier.facts.get("error_line").is_none();
+            let error_line = !earlier.facts.contains_key("error_line");
             for (key, value) in &finding.facts {
                 earlier.facts.insert(key.clone(), value.clone());
             }
