@@ -389,6 +389,39 @@ fn unquoted_mention(line: &str, prefix: &str) -> bool {
         .next()
         .is_some_and(|w| matches!(w, "A" | "An" | "The"));
     diff || (article && prefix.len() < 40 && about.iter().any(|a| rest.contains(a)))
+        || said_absent(rest)
+}
+
+/// Whether the sentence starting at a code says the code itself is missing
+/// from where codes are listed (`Xid 109 does not even exist in nvidia's
+/// documentation??`, `error 719 isn't documented`): the code is the subject
+/// (a name of at most three words) of a negated being or listing verb. A
+/// sentence about the code, not a report of it happening; a negation about
+/// the event (`Xid 79 does not go away`) is still a report.
+fn said_absent(rest: &str) -> bool {
+    const ABSENT: [&[&str]; 10] = [
+        &["does", "not", "exist"],
+        &["does", "not", "even", "exist"],
+        &["doesn't", "exist"],
+        &["doesn't", "even", "exist"],
+        &["is", "not", "documented"],
+        &["isn't", "documented"],
+        &["is", "undocumented"],
+        &["is", "not", "listed"],
+        &["isn't", "listed"],
+        &["is", "not", "even", "listed"],
+    ];
+    let lower = rest.to_ascii_lowercase().replace('\u{2019}', "'");
+    let words: Vec<&str> = lower.split_whitespace().take(8).collect();
+    (1..=3).any(|subject| {
+        let verb = words.get(subject..).unwrap_or(&[]);
+        ABSENT.iter().any(|phrase| {
+            verb.len() >= phrase.len()
+                && phrase.iter().zip(verb).all(|(want, word)| {
+                    word.trim_end_matches(|c: char| !c.is_alphanumeric()) == *want
+                })
+        })
+    })
 }
 
 /// Whether prose before a quotation ends with a verb that introduces what a

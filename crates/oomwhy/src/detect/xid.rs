@@ -190,6 +190,21 @@ mod tests {
     }
 
     #[test]
+    fn a_negation_about_the_event_is_still_a_report() {
+        // The same subject with a verb about what happened, not about the
+        // code's listing.
+        for line in [
+            "Xid 109 does not go away after a reboot",
+            "Xid 79 does not exist anymore after the driver update, but Xid 109 does",
+        ] {
+            let found = Xid
+                .start(line)
+                .filter(|&s| !crate::detect::is_mention(line, s));
+            assert!(found.is_some(), "{line}");
+        }
+    }
+
+    #[test]
     fn negatives() {
         assert!(Xid.start("grep Xid /var/log/syslog").is_none());
         assert!(Xid
@@ -210,6 +225,9 @@ mod tests {
             "- Xid 149.38 (err status 0x00000000) NVLINK_NETIR_ERROR detected on GPU PCI:0000:00:00",
             "saw Xid 999 twice",
             "the field myXid 79 is set",
+            // A wild paste: the poster on the code, not a new event.
+            "Xid 109 does not even exist in nvidia's [documentation](https://docs.nvidia.com/deploy/xid-errors/index.html)??",
+            "Xid 109 isn't documented anywhere",
         ] {
             let found = Xid
                 .start(line)

@@ -225,9 +225,13 @@ pub(super) fn category_label(f: &Finding) -> Msg {
 /// reason in one line.
 fn first_sentence(detail: &str) -> Option<&str> {
     // The full-width colon ends a Chinese clause as ": " ends an English one.
+    // A stop inside a quoted message (`` `cuda runtime error (2) : out of
+    // memory` ``) is the message's own: the cut would leave its quote open.
     let end = [". ", "。", ": ", "："]
         .iter()
-        .filter_map(|stop| detail.find(stop).map(|i| i + stop.len()))
+        .flat_map(|stop| detail.match_indices(stop).map(|(i, _)| (i, stop.len())))
+        .filter(|&(i, _)| detail[..i].matches('`').count() % 2 == 0)
+        .map(|(i, len)| i + len)
         .min()
         .unwrap_or(detail.len());
     let sentence = detail[..end].trim_end_matches([' ', ':', '：']).trim();
@@ -276,8 +280,9 @@ fn clauses(sentence: &str) -> Vec<&str> {
     std::iter::once(sentence)
         .chain(cuts.into_iter().map(|i| &sentence[..i]))
         .filter(|clause| clause.chars().any(|c| c.is_ascii_digit()))
-        // A clause never ends inside parentheses.
+        // A clause never ends inside parentheses or a quoted message.
         .filter(|clause| clause.matches(['(', '（']).count() == clause.matches([')', '）']).count())
+        .filter(|clause| clause.matches('`').count() % 2 == 0)
         .collect()
 }
 
@@ -785,6 +790,26 @@ mod tests {
         assert_eq!(
             clauses("refused 32 GiB (error 12, ENOMEM)"),
             ["refused 32 GiB (error 12, ENOMEM)", "refused 32 GiB"]
+        );
+    }
+
+    #[test]
+    fn a_cut_never_leaves_a_quote_open() {
+        // Old PyTorch's message, quoted in a verdict: its own ` : ` is no
+        // end of the sentence.
+        let detail = "`cuda runtime error (2) : out of memory` is how PyTorch 0.4 and older reported any failed CUDA allocation (error 2 is cudaErrorMemoryAllocation). It carries no sizes.";
+        assert_eq!(
+            first_sentence(detail),
+            Some("`cuda runtime error (2) : out of memory` is how PyTorch 0.4 and older reported any failed CUDA allocation (error 2 is cudaErrorMemoryAllocation)")
+        );
+        // A stop after the quote closes still ends the sentence.
+        assert_eq!(
+            first_sentence("`error 2` means: no memory left"),
+            Some("`error 2` means")
+        );
+        assert_eq!(
+            clauses("`refused 32 GiB, sadly` then 2 more"),
+            ["`refused 32 GiB, sadly` then 2 more"]
         );
     }
 

@@ -46,6 +46,11 @@ pub(super) fn cap_text(finding: &mut Finding) {
     );
 }
 
+/// How far (in lines) a failure quoted again in one paste is looked for:
+/// a post's quote and its log sit within a screen or two of each other; in
+/// a long log, the same error this far apart is another run's.
+pub(super) const REQUOTE_WINDOW_LINES: u64 = 200;
+
 /// What identifies a repeat of a message: same kind, rank and text.
 pub(super) type FoldKey = (crate::record::Kind, Option<u32>, String);
 
@@ -109,7 +114,10 @@ impl Collector {
             }
             return;
         }
-        if self.merge_second_print(&finding) || self.merge_exit_status(&finding) {
+        if self.merge_second_print(&finding)
+            || self.merge_exit_status(&finding)
+            || self.merge_requoted(&mut finding, rank)
+        {
             return;
         }
         self.drop_superseded(&mut finding);
@@ -351,6 +359,94 @@ impl Collector {
         true
     }
 
+    /// The same failure quoted again a few lines on: a post that shows the
+    /// error, then the full log with it (a truncated or run-together copy:
+    /// `CUDA error: device-side assert triggeredCUDA kernel errors ...`),
+    /// or old PyTorch's `THCudaCheck FAIL ... : device-side assert
+    /// triggered` and the `RuntimeError` that repeats it cut short. Same
+    /// kind, era, rank (or none) and device (or none), neither with a
+    /// request size (figures tell events apart), and one first line the
+    /// start of the other. A device-side assert's kernel assertion lines,
+    /// printed apart from the error they cause, join it the same way: one
+    /// finding, with the assertion's facts. Counted on the earlier finding.
+    fn merge_requoted(&mut self, finding: &mut Finding, rank: Option<u32>) -> bool {
+        use crate::record::Kind;
+        let first_line = |f: &Finding| f.text.lines().next().unwrap_or("").trim().to_string();
+        let quote = first_line(finding);
+        let has_assertion = |f: &Finding| f.facts.contains_key(fact::ASSERTION);
+        let earlier = self.findings.iter_mut().rev().take(64).find(|e| {
+            if finding.source.line.saturating_sub(e.source.line) > REQUOTE_WINDOW_LINES
+                || e.kind != finding.kind
+                || e.era != finding.era
+                || e.sizes.requested_bytes.is_some()
+                || finding.sizes.requested_bytes.is_some()
+            {
+                return false;
+            }
+            let same_rank = rank.is_none() || e.first_rank.is_none() || e.first_rank == rank;
+            let same_device =
+                finding.device.is_none() || e.device.is_none() || e.device == finding.device;
+            if !same_rank || !same_device {
+                return false;
+            }
+            let before = first_line(e);
+            let (short, long) = if before.len() <= quote.len() {
+                (before.as_str(), quote.as_str())
+            } else {
+                (quote.as_str(), before.as_str())
+            };
+            let requoted = !short.is_empty() && long.starts_with(short);
+            let assertion_apart = e.kind == Kind::DeviceSideAssert
+                && has_assertion(e) != has_assertion(finding)
+                && !(has_assertion(e) && has_assertion(finding));
+            requoted || assertion_apart
+        });
+        let Some(earlier) = earlier else {
+            return false;
+        };
+        // The assertion lines and their error are one print, not two.
+        if has_assertion(earlier) == has_assertion(finding) {
+            earlier.occurrences = earlier.occurrences.saturating_add(1);
+        }
+        if has_assertion(finding) && !has_assertion(earlier) {
+            // The assertion names the kernel and condition: its facts lead.
+            let error_line = !earlier.facts.contains_key("error_line");
+            for (key, value) in &finding.facts {
+                earlier.facts.insert(key.clone(), value.clone());
+            }
+            if error_line {
+                earlier.facts.remove("error_line");
+            }
+            earlier.text = format!("{}\n{}", earlier.text, finding.text);
+        } else {
+            if has_assertion(earlier)
+                && !has_assertion(finding)
+                && !finding.facts.contains_key("error_line")
+            {
+                earlier.facts.remove("error_line");
+                earlier.text = format!("{}\n{}", earlier.text, finding.text);
+            }
+            for (key, value) in &finding.facts {
+                earlier
+                    .facts
+                    .entry(key.clone())
+                    .or_insert_with(|| value.clone());
+            }
+        }
+        if earlier.exception.is_none() {
+            earlier.exception = finding.exception.take();
+        }
+        if earlier.traceback.is_none() && finding.traceback.is_some() {
+            earlier.traceback = finding.traceback.take();
+            earlier.phase = finding.phase.clone();
+        }
+        if earlier.ranks.is_empty() {
+            earlier.ranks.extend(rank);
+            earlier.first_rank = earlier.first_rank.or(rank);
+        }
+        true
+    }
+
     /// The same crash printed by another rank (or, without rank prefixes,
     /// for another device) shortly after: count it on the first copy.
     pub(super) fn fold_into_other_rank(&mut self, finding: &Finding, rank: Option<u32>) -> bool {
@@ -385,5 +481,89 @@ impl Collector {
             }
         }
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::record::{fact, Kind};
+    use crate::scanner::scan;
+
+    fn findings(text: &str) -> Vec<crate::record::Finding> {
+        scan(text.as_bytes(), "<test>")
+            .map(|out| out.findings)
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_post_quoting_one_error_three_times_is_one_finding() {
+        // A blog post: the error run together in its summary, then the full
+        // message, then the short form again.
+        let found = findings(include_str!("../../../../fixtures/wild/2307.txt"));
+        let asserts: Vec<_> = found
+            .iter()
+            .filter(|f| f.kind == Kind::DeviceSideAssert)
+            .collect();
+        assert_eq!(asserts.len(), 1, "{found:#?}");
+        assert_eq!(asserts[0].occurrences, 3);
+    }
+
+    #[test]
+    fn old_pytorch_check_line_and_its_cut_runtime_error_are_one_finding() {
+        // A forum paste (PyTorch 0.3): THCudaCheck's line, the traceback,
+        // then the RuntimeError cut short after `at /opt/conda`.
+        let paste = "THCudaCheck FAIL file=/opt/conda/conda-bld/pytorch_1512378360668/work/torch/lib/THC/generic/THCTensorMath.cu line=26 error=59 : device-side assert triggered
+Traceback (most recent call last):
+  File \"/workspace/pathnet-pytorch/pathnet.py\", line 121, in train_model
+    loss.backward()
+RuntimeError: cuda runtime error (59) : device-side assert triggered at /opt/conda
+";
+        let found = findings(paste);
+        assert_eq!(found.len(), 1, "{found:#?}");
+        assert_eq!(found[0].occurrences, 2);
+    }
+
+    #[test]
+    fn kernel_assertion_lines_apart_from_their_error_join_it() {
+        // The rank's error, a blank line, then the kernel's assertion lines.
+        let found = findings(include_str!("../../../../fixtures/wild/2438.txt"));
+        let asserts: Vec<_> = found
+            .iter()
+            .filter(|f| f.kind == Kind::DeviceSideAssert)
+            .collect();
+        assert_eq!(asserts.len(), 1, "{found:#?}");
+        let f = asserts[0];
+        assert_eq!(f.facts[fact::ASSERTION], "t >= 0 && t < n_classes");
+        assert_eq!(
+            f.facts[fact::KERNEL],
+            "nll_loss_forward_reduce_cuda_kernel_2d"
+        );
+        assert!(!f.facts.contains_key("error_line"), "{:?}", f.facts);
+        assert_eq!(f.ranks, vec![0]);
+        // One print of one failure, not a repeat.
+        assert_eq!(f.occurrences, 1);
+    }
+
+    /// The short and the full form of the post's error, `gap` lines apart.
+    fn requoted_at(gap: u64) -> Vec<crate::record::Finding> {
+        let filler = "text\n".repeat(gap.saturating_sub(1) as usize);
+        findings(&format!(
+            "RuntimeError: CUDA error: device-side assert triggered\n{filler}RuntimeError: CUDA error: device-side assert triggered\nCUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.\n"
+        ))
+    }
+
+    #[test]
+    fn a_quote_folds_only_within_the_window() {
+        assert_eq!(requoted_at(super::REQUOTE_WINDOW_LINES).len(), 1);
+        assert_eq!(requoted_at(super::REQUOTE_WINDOW_LINES + 1).len(), 2);
+    }
+
+    #[test]
+    fn distinct_out_of_memory_errors_stay_apart() {
+        // Two steps of one run, each with its own request: two events.
+        let found = findings("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 8.00 GiB total capacity; 6.32 GiB already allocated; 1.56 GiB free; 7.88 GiB reserved in total by PyTorch)
+RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 8.00 GiB total capacity; 6.32 GiB already allocated; 1.56 GiB free; 7.88 GiB reserved in total by PyTorch)
+");
+        assert_eq!(found.len(), 2, "{found:#?}");
     }
 }
