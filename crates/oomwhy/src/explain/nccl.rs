@@ -192,13 +192,40 @@ impl Explain for NcclTimeout {
                 zh: "放在 `if rank == 0:` 里的评估、日志或保存 checkpoint，如果调用了集合通信（或耗时超过超时时间），其他 rank 就会一直等；数据不均（DistributedSampler 没设 drop_last=True）会让某个 rank 多跑一步。"
             ),
         ));
-        out.push(fix(
+        out.push(raise_timeout_fix(f));
+    }
+}
+
+/// The timeout this advice suggests first, in minutes: PyTorch's NCCL
+/// default of the older releases, which a watchdog's shorter timeout is
+/// raised to.
+const SUGGESTED_TIMEOUT_MINUTES: u64 = 30;
+
+/// Raising the timeout, to more than the one that expired: a timeout
+/// already at [`SUGGESTED_TIMEOUT_MINUTES`] or longer is doubled, and the
+/// advice says that a hang, not slowness, is then the likelier cause.
+fn raise_timeout_fix(f: &Finding) -> Fix {
+    let expired_minutes = fact(f, fact::TIMEOUT_MS)
+        .and_then(|ms| ms.trim().parse::<u64>().ok())
+        .map(|ms| ms / 60_000);
+    match expired_minutes {
+        Some(minutes) if minutes >= SUGGESTED_TIMEOUT_MINUTES => fix(
             &RAISE_TIMEOUT,
             say!(
-                en: "dist.init_process_group(backend=\"nccl\", timeout=datetime.timedelta(minutes=30)) helps when a step is legitimately slow (first-step compilation, saving a large checkpoint), not when a rank has crashed.",
-                zh: "dist.init_process_group(backend=\"nccl\", timeout=datetime.timedelta(minutes=30)) 只在某一步本来就慢的时候有用（第一步的编译、保存很大的 checkpoint），某个 rank 已经崩溃时没用。"
+                en: "The timeout that expired is already {minutes} minutes: a step that slow is rare, so a rank that hangs or skipped this collective is the likelier cause. Only if a step is legitimately that slow (saving a very large checkpoint) raise it further: dist.init_process_group(backend=\"nccl\", timeout=datetime.timedelta(minutes={doubled})).",
+                zh: "到期的超时时间已经是 {minutes} 分钟：一步慢到这种程度很少见，更可能是某个 rank 卡住了或跳过了这次集合通信。只有某一步确实这么慢（保存非常大的 checkpoint）时才再调大：dist.init_process_group(backend=\"nccl\", timeout=datetime.timedelta(minutes={doubled}))。",
+                minutes = minutes,
+                doubled = minutes * 2
             ),
-        ));
+        ),
+        _ => fix(
+            &RAISE_TIMEOUT,
+            say!(
+                en: "dist.init_process_group(backend=\"nccl\", timeout=datetime.timedelta(minutes={suggested})) helps when a step is legitimately slow (first-step compilation, saving a large checkpoint), not when a rank has crashed.",
+                zh: "dist.init_process_group(backend=\"nccl\", timeout=datetime.timedelta(minutes={suggested})) 只在某一步本来就慢的时候有用（第一步的编译、保存很大的 checkpoint），某个 rank 已经崩溃时没用。",
+                suggested = SUGGESTED_TIMEOUT_MINUTES
+            ),
+        ),
     }
 }
 
@@ -1280,6 +1307,36 @@ mod tests {
             first_fix(&raised, "child_failed"),
             "read-root-cause-rank-output"
         );
+    }
+
+    /// The timeout advice suggests more than the timeout that expired:
+    /// fixtures/wild/2301.txt's watchdog waited 1800000 ms (30 minutes),
+    /// so 60 minutes and a hang; one millisecond under 30 minutes keeps
+    /// the 30-minute suggestion.
+    #[test]
+    fn raising_the_timeout_goes_past_the_one_that_expired() {
+        let how = |text: &str| -> String {
+            crate::decode_str(text)
+                .into_iter()
+                .find(|f| f.kind.slug() == "nccl_timeout")
+                .and_then(|f| {
+                    f.diagnosis
+                        .fixes
+                        .iter()
+                        .find(|x| x.id == super::RAISE_TIMEOUT.id)
+                        .map(|x| x.how.clone())
+                })
+                .unwrap_or_default()
+        };
+        let long = include_str!("../../../../fixtures/wild/2301.txt");
+        assert!(long.contains("Timeout(ms)=1800000"));
+        let got = how(long);
+        assert!(got.contains("minutes=60"), "{got}");
+        assert!(got.contains("already 30 minutes"), "{got}");
+        let shorter = long.replace("Timeout(ms)=1800000", "Timeout(ms)=1799999");
+        let got = how(&shorter);
+        assert!(got.contains("minutes=30"), "{got}");
+        assert!(!got.contains("already"), "{got}");
     }
 
     /// NCCL's local result codes (NCCL's ncclResult_t): `NCCL error: invalid
