@@ -93,7 +93,7 @@ fn at_model_load(f: &Finding) -> bool {
 pub(super) const FEWER_LAYERS: FixSpec = FixSpec::new(
     "llama-cpp-fewer-layers",
     "Offload fewer layers or shrink the context",
-    "少卸载几层到 GPU，或缩小上下文",
+    "少放几层到 GPU，或缩小上下文",
 )
 .frameworks(&[Framework::Ggml])
 .cost(Cost::Speed)
