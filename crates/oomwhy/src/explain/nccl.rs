@@ -614,11 +614,36 @@ enum NcclResult {
 /// its callers print for each code (`NCCL error: invalid usage`,
 /// `NCCL Error 1: unhandled cuda error`, `ncclInvalidUsage: ...`).
 const NCCL_RESULTS: &[(NcclResult, &str, &str, u8)] = &[
-    (NcclResult::UnhandledCuda, "ncclUnhandledCudaError", "unhandled cuda error", 1),
-    (NcclResult::System, "ncclSystemError", "unhandled system error", 2),
-    (NcclResult::Internal, "ncclInternalError", "internal error", 3),
-    (NcclResult::InvalidArgument, "ncclInvalidArgument", "invalid argument", 4),
-    (NcclResult::InvalidUsage, "ncclInvalidUsage", "invalid usage", 5),
+    (
+        NcclResult::UnhandledCuda,
+        "ncclUnhandledCudaError",
+        "unhandled cuda error",
+        1,
+    ),
+    (
+        NcclResult::System,
+        "ncclSystemError",
+        "unhandled system error",
+        2,
+    ),
+    (
+        NcclResult::Internal,
+        "ncclInternalError",
+        "internal error",
+        3,
+    ),
+    (
+        NcclResult::InvalidArgument,
+        "ncclInvalidArgument",
+        "invalid argument",
+        4,
+    ),
+    (
+        NcclResult::InvalidUsage,
+        "ncclInvalidUsage",
+        "invalid usage",
+        5,
+    ),
     (
         NcclResult::Remote,
         "ncclRemoteError",
@@ -635,7 +660,9 @@ fn nccl_result(f: &Finding) -> Option<NcclResult> {
             return Some(code);
         }
     }
-    let reason = fact(f, fact::REASON).unwrap_or_default().to_ascii_lowercase();
+    let reason = fact(f, fact::REASON)
+        .unwrap_or_default()
+        .to_ascii_lowercase();
     let text = f.text.to_ascii_lowercase();
     let by_name_or_text = NCCL_RESULTS.iter().find(|(_, name, said, _)| {
         f.text.contains(name)
@@ -1356,8 +1383,15 @@ mod tests {
         };
         let misuse = include_str!("../../../../fixtures/wild/2310.txt");
         let got = fixes(misuse);
-        assert_eq!(got.first().map(String::as_str), Some("nccl-one-gpu-per-rank"), "{got:?}");
-        assert!(!got.iter().any(|id| id.starts_with("find-first-error")), "{got:?}");
+        assert_eq!(
+            got.first().map(String::as_str),
+            Some("nccl-one-gpu-per-rank"),
+            "{got:?}"
+        );
+        assert!(
+            !got.iter().any(|id| id.starts_with("find-first-error")),
+            "{got:?}"
+        );
         let argument = misuse.replace("invalid usage", "invalid argument");
         assert_eq!(
             fixes(&argument).first().map(String::as_str),
@@ -1365,8 +1399,15 @@ mod tests {
         );
         let cuda = include_str!("../../../../fixtures/wild/2425.txt");
         let got = fixes(cuda);
-        assert_eq!(got.first().map(String::as_str), Some("nccl-debug-info"), "{got:?}");
-        assert!(!got.iter().any(|id| id.starts_with("find-first-error")), "{got:?}");
+        assert_eq!(
+            got.first().map(String::as_str),
+            Some("nccl-debug-info"),
+            "{got:?}"
+        );
+        assert!(
+            !got.iter().any(|id| id.starts_with("find-first-error")),
+            "{got:?}"
+        );
         // The same line with code 6, NCCL's remote error: a peer's failure,
         // so the search across the ranks stays first.
         let remote = cuda.replace(
