@@ -192,13 +192,40 @@ impl Explain for NcclTimeout {
                 zh: "放在 `if rank == 0:` 里的评估、日志或保存 checkpoint，如果调用了集合通信（或耗时超过超时时间），其他 rank 就会一直等；数据不均（DistributedSampler 没设 drop_last=True）会让某个 rank 多跑一步。"
             ),
         ));
-        out.push(fix(
+        out.push(raise_timeout_fix(f));
+    }
+}
+
+/// The timeout this advice suggests first, in minutes: PyTorch's NCCL
+/// default of the older releases, which a watchdog's shorter timeout is
+/// raised to.
+const SUGGESTED_TIMEOUT_MINUTES: u64 = 30;
+
+/// Raising the timeout, to more than the one that expired: a timeout
+/// already at [`SUGGESTED_TIMEOUT_MINUTES`] or longer is doubled, and the
+/// advice says that a hang, not slowness, is then the likelier cause.
+fn raise_timeout_fix(f: &Finding) -> Fix {
+    let expired_minutes = fact(f, fact::TIMEOUT_MS)
+        .and_then(|ms| ms.trim().parse::<u64>().ok())
+        .map(|ms| ms / 60_000);
+    match expired_minutes {
+        Some(minutes) if minutes >= SUGGESTED_TIMEOUT_MINUTES => fix(
             &RAISE_TIMEOUT,
             say!(
-                en: "dist.init_process_group(backend=\"nccl\", timeout=datetime.timedelta(minutes=30)) helps when a step is legitimately slow (first-step compilation, saving a large checkpoint), not when a rank has crashed.",
-                zh: "dist.init_process_group(backend=\"nccl\", timeout=datetime.timedelta(minutes=30)) 只在某一步本来就慢的时候有用（第一步的编译、保存很大的 checkpoint），某个 rank 已经崩溃时没用。"
+                en: "The timeout that expired is already {minutes} minutes: a step that slow is rare, so a rank that hangs or skipped this collective is the likelier cause. Only if a step is legitimately that slow (saving a very large checkpoint) raise it further: dist.init_process_group(backend=\"nccl\", timeout=datetime.timedelta(minutes={doubled})).",
+                zh: "到期的超时时间已经是 {minutes} 分钟：一步慢到这种程度很少见，更可能是某个 rank 卡住了或跳过了这次集合通信。只有某一步确实这么慢（保存非常大的 checkpoint）时才再调大：dist.init_process_group(backend=\"nccl\", timeout=datetime.timedelta(minutes={doubled}))。",
+                minutes = minutes,
+                doubled = minutes * 2
             ),
-        ));
+        ),
+        _ => fix(
+            &RAISE_TIMEOUT,
+            say!(
+                en: "dist.init_process_group(backend=\"nccl\", timeout=datetime.timedelta(minutes={suggested})) helps when a step is legitimately slow (first-step compilation, saving a large checkpoint), not when a rank has crashed.",
+                zh: "dist.init_process_group(backend=\"nccl\", timeout=datetime.timedelta(minutes={suggested})) 只在某一步本来就慢的时候有用（第一步的编译、保存很大的 checkpoint），某个 rank 已经崩溃时没用。",
+                suggested = SUGGESTED_TIMEOUT_MINUTES
+            ),
+        ),
     }
 }
 
@@ -482,7 +509,7 @@ fn nccl_error_verdict(f: &Finding) -> Verdict {
             en: "a peer closed the connection: a remote process exited (crashed) or the network failed",
             zh: "对端关闭了连接：远端进程退出（崩溃）了，或者网络出了故障"
         ),
-        Some("ncclInternalError") | Some("ncclInvalidUsage") | Some("ncclInvalidArgument") => say!(
+        Some("ncclInternalError") => say!(
             en: "NCCL's own consistency check failed: ranks calling different collectives or tensors of different sizes, mismatched NCCL versions, or a bug",
             zh: "NCCL 自己的一致性检查失败了：各 rank 调用了不同的集合通信或大小不同的张量、NCCL 版本不一致，或者是 bug"
         ),
@@ -515,6 +542,9 @@ fn nccl_error_verdict(f: &Finding) -> Verdict {
     }
     if cuda_call_failed(f) {
         return local_cuda_call_verdict(f);
+    }
+    if call_misused(f) {
+        return misuse_verdict(f);
     }
     if system_call_failed(f) && first_collective(f).is_none() {
         return verdict(
@@ -561,18 +591,110 @@ fn nccl_error_verdict(f: &Finding) -> Verdict {
     )
 }
 
+/// NCCL's result codes (ncclResult_t) that name a failure, as NCCL's
+/// documentation of ncclResult_t defines them.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum NcclResult {
+    /// 1: a call to a CUDA function failed, in this process.
+    UnhandledCuda,
+    /// 2: a call to the system failed, in this process.
+    System,
+    /// 3: an internal check failed (a bug or memory corruption).
+    Internal,
+    /// 4: an argument of this process's call has an invalid value.
+    InvalidArgument,
+    /// 5: this process's call to NCCL is incorrect, "usually reflecting a
+    /// programming error".
+    InvalidUsage,
+    /// 6: a network error or a remote process that exited.
+    Remote,
+}
+
+/// The result names, ncclGetErrorString's texts and the numbers NCCL and
+/// its callers print for each code (`NCCL error: invalid usage`,
+/// `NCCL Error 1: unhandled cuda error`, `ncclInvalidUsage: ...`).
+const NCCL_RESULTS: &[(NcclResult, &str, &str, u8)] = &[
+    (
+        NcclResult::UnhandledCuda,
+        "ncclUnhandledCudaError",
+        "unhandled cuda error",
+        1,
+    ),
+    (
+        NcclResult::System,
+        "ncclSystemError",
+        "unhandled system error",
+        2,
+    ),
+    (
+        NcclResult::Internal,
+        "ncclInternalError",
+        "internal error",
+        3,
+    ),
+    (
+        NcclResult::InvalidArgument,
+        "ncclInvalidArgument",
+        "invalid argument",
+        4,
+    ),
+    (
+        NcclResult::InvalidUsage,
+        "ncclInvalidUsage",
+        "invalid usage",
+        5,
+    ),
+    (
+        NcclResult::Remote,
+        "ncclRemoteError",
+        "remote process exited or there was a network error",
+        6,
+    ),
+];
+
+/// The result code an NCCL finding reports: its name fact, then the name,
+/// the text or `NCCL Error <n>` in its message.
+fn nccl_result(f: &Finding) -> Option<NcclResult> {
+    if let Some(name) = fact(f, fact::NCCL_ERROR) {
+        if let Some(&(code, ..)) = NCCL_RESULTS.iter().find(|(_, n, ..)| *n == name) {
+            return Some(code);
+        }
+    }
+    let reason = fact(f, fact::REASON)
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let text = f.text.to_ascii_lowercase();
+    let by_name_or_text = NCCL_RESULTS.iter().find(|(_, name, said, _)| {
+        f.text.contains(name)
+            || reason.contains(said)
+            || text.contains(&format!("nccl error: {said}"))
+            || text.contains(&format!(", {said}, nccl version"))
+            // The longer texts name NCCL's code wherever they stand.
+            || (said.starts_with("unhandled") || said.starts_with("remote")) && text.contains(said)
+    });
+    if let Some(&(code, ..)) = by_name_or_text {
+        return Some(code);
+    }
+    // `NCCL Error 1:` (PyTorch's older c10d and other callers print the number).
+    let after = text.split_once("nccl error ")?.1;
+    let number: u8 = after
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .ok()?;
+    NCCL_RESULTS
+        .iter()
+        .find(|&&(.., n)| n == number)
+        .map(|&(code, ..)| code)
+}
+
 /// Whether NCCL says one of its system or library calls failed
 /// (`unhandled system error`, ncclSystemError: NCCL's documentation defines
 /// it as a failed call to the system on this process): like a failed CUDA
 /// call, a local failure; a peer that exits is ncclRemoteError.
 fn system_call_failed(f: &Finding) -> bool {
-    let reason = fact(f, fact::REASON).unwrap_or_default();
-    fact(f, fact::NCCL_ERROR) == Some("ncclSystemError")
-        || reason
-            .to_ascii_lowercase()
-            .contains("unhandled system error")
-        || f.text.contains("unhandled system error")
-        || f.text.contains("ncclSystemError")
+    nccl_result(f) == Some(NcclResult::System)
 }
 
 /// Whether NCCL says one of its own CUDA calls failed (`unhandled cuda
@@ -581,10 +703,18 @@ fn system_call_failed(f: &Finding) -> bool {
 /// unlike a remote error, a timeout or a closed connection, which report a
 /// peer.
 fn cuda_call_failed(f: &Finding) -> bool {
-    let reason = fact(f, fact::REASON).unwrap_or_default();
-    fact(f, fact::NCCL_ERROR) == Some("ncclUnhandledCudaError")
-        || reason.to_ascii_lowercase().contains("unhandled cuda error")
-        || f.text.contains("UnhandledCudaError")
+    nccl_result(f) == Some(NcclResult::UnhandledCuda)
+}
+
+/// Whether NCCL rejected this process's own call (ncclInvalidUsage,
+/// ncclInvalidArgument: NCCL's documentation calls them a programming
+/// error and an invalid argument value): a misuse on this rank, not a peer
+/// that crashed.
+fn call_misused(f: &Finding) -> bool {
+    matches!(
+        nccl_result(f),
+        Some(NcclResult::InvalidUsage | NcclResult::InvalidArgument)
+    )
 }
 
 /// The NCCL a finding prints is at least `release` (NCCL_CUMEM_ENABLE and
@@ -637,6 +767,47 @@ fn local_cuda_call_verdict(f: &Finding) -> Verdict {
                 zh: "。设 NCCL_DEBUG=INFO 会打印出失败的 CUDA 调用和它的错误。"
             ),
         ]),
+    )
+}
+
+/// NCCL rejected this process's own call (ncclInvalidUsage or
+/// ncclInvalidArgument).
+fn misuse_verdict(f: &Finding) -> Verdict {
+    let code = if nccl_result(f) == Some(NcclResult::InvalidArgument) {
+        say!(
+            en: "`invalid argument` (ncclInvalidArgument) means an argument of this process's NCCL call has an invalid value (a pointer that is not on the communicator's GPU, a device count, an address)",
+            zh: "`invalid argument`（ncclInvalidArgument）表示这个进程调用 NCCL 时某个参数的值不合法（指针不在通信器的 GPU 上、设备数量、地址）"
+        )
+    } else {
+        say!(
+            en: "`invalid usage` (ncclInvalidUsage) means NCCL found this process's call itself wrong, usually a programming error",
+            zh: "`invalid usage`（ncclInvalidUsage）表示 NCCL 认为这个进程的调用本身有错，通常是程序写法的问题"
+        )
+    };
+    verdict(
+        Code::NcclFailure,
+        say!(
+            en: "NCCL rejected this rank's own call",
+            zh: "NCCL 拒绝了这个 rank 自己的调用"
+        ),
+        concat([
+            code,
+            say!(
+                en: ": it is this rank's own failure, not a knock-on from a peer that crashed. The usual causes: two ranks on one GPU (NCCL's `Duplicate GPU detected`), torch.cuda.set_device(local_rank) not called so every rank uses GPU 0, or a tensor on a different GPU than the communicator's (NCCL's `invalid device pointer`). NCCL_DEBUG=WARN prints what NCCL rejected.",
+                zh: "：这是这个 rank 自己的失败，不是某个对端崩溃后连带出来的。常见原因：两个 rank 用了同一块 GPU（NCCL 的 `Duplicate GPU detected`）；没有调用 torch.cuda.set_device(local_rank)，所以每个 rank 都用 GPU 0；或者张量所在的 GPU 不是通信器的 GPU（NCCL 的 `invalid device pointer`）。设 NCCL_DEBUG=WARN 会打印出 NCCL 拒绝的是什么。"
+            ),
+        ]),
+    )
+}
+
+/// One GPU per rank, and every tensor on it: the fix for a call NCCL rejected.
+fn misuse_fix() -> Fix {
+    fix(
+        &NCCL_ONE_GPU_PER_RANK,
+        say!(
+            en: "Give each rank its own GPU and keep its tensors there: call torch.cuda.set_device(local_rank) before init_process_group, move every tensor you pass to a collective to torch.device('cuda', local_rank), and check that the launcher starts no more ranks per node than there are visible GPUs (CUDA_VISIBLE_DEVICES, --nproc_per_node).",
+            zh: "让每个 rank 用自己的 GPU，并把它的张量放在那块 GPU 上：在 init_process_group 之前调用 torch.cuda.set_device(local_rank)，把传给集合通信的每个张量都移到 torch.device('cuda', local_rank)，并确认启动器在每个节点上启动的 rank 数不多于可见的 GPU 数（CUDA_VISIBLE_DEVICES、--nproc_per_node）。"
+        ),
     )
 }
 
@@ -817,6 +988,18 @@ fn collateral_nccl_fixes(f: &Finding, out: &mut Vec<Fix>) {
             zh: "设 NCCL_DEBUG=INFO 重跑（建立连接的问题再加 NCCL_DEBUG_SUBSYS=INIT,NET）：WARN 行会指出失败的调用。"
         ),
     );
+    // NCCL rejected this rank's own call: the misuse's usual fix, then
+    // NCCL's own report of it; no search through the other ranks.
+    if !local && f.kind == Kind::NcclError && f.consequence_of.is_none() && call_misused(f) {
+        if NCCL_ONE_GPU_PER_RANK
+            .contradiction(&Setting::of(f))
+            .is_none()
+        {
+            out.push(misuse_fix());
+        }
+        out.push(debug_info);
+        return;
+    }
     // NCCL's own CUDA call failed here: what NCCL_DEBUG=INFO names comes
     // first, then this rank's usual causes; no search through the others.
     if !local && f.kind == Kind::NcclError && f.consequence_of.is_none() && cuda_call_failed(f) {
@@ -1054,6 +1237,20 @@ const NCCL_CUDA_CALL_CAUSES: FixSpec = FixSpec::new(
     "NCCL documentation: Environment Variables (NCCL_CUMEM_ENABLE, NCCL_NVLS_ENABLE)",
 ]);
 
+/// One GPU per rank and every tensor on it, for a call NCCL rejected as
+/// invalid usage or an invalid argument.
+const NCCL_ONE_GPU_PER_RANK: FixSpec = FixSpec::new(
+    "nccl-one-gpu-per-rank",
+    "Give each rank its own GPU and keep its tensors on it",
+    "让每个 rank 用自己的 GPU，张量也放在那块 GPU 上",
+)
+.frameworks(&[Framework::PyTorch])
+.vendors(NCCL_VENDORS)
+.sources(&[
+    "NCCL documentation: Types (ncclResult_t: ncclInvalidUsage, ncclInvalidArgument)",
+    "PyTorch documentation: Distributed communication package (torch.cuda.set_device)",
+]);
+
 /// Docker's shared memory and NCCL's network variables.
 const SHM_AND_INTERFACE: FixSpec = FixSpec::new(
     "nccl-shm-and-interface",
@@ -1104,6 +1301,7 @@ pub(super) const FIXES: &[FixSpec] = &[
     RAISE_TIMEOUT,
     NCCL_DEBUG_INFO,
     NCCL_CUDA_CALL_CAUSES,
+    NCCL_ONE_GPU_PER_RANK,
     SHM_AND_INTERFACE,
     SHM_FOR_NCCL,
     READ_ROOT_CAUSE_RANK,
@@ -1135,6 +1333,90 @@ mod tests {
         assert_eq!(
             first_fix(&raised, "child_failed"),
             "read-root-cause-rank-output"
+        );
+    }
+
+    /// The timeout advice suggests more than the timeout that expired:
+    /// fixtures/wild/2301.txt's watchdog waited 1800000 ms (30 minutes),
+    /// so 60 minutes and a hang; one millisecond under 30 minutes keeps
+    /// the 30-minute suggestion.
+    #[test]
+    fn raising_the_timeout_goes_past_the_one_that_expired() {
+        let how = |text: &str| -> String {
+            crate::decode_str(text)
+                .into_iter()
+                .find(|f| f.kind.slug() == "nccl_timeout")
+                .and_then(|f| {
+                    f.diagnosis
+                        .fixes
+                        .iter()
+                        .find(|x| x.id == super::RAISE_TIMEOUT.id)
+                        .map(|x| x.how.clone())
+                })
+                .unwrap_or_default()
+        };
+        let long = include_str!("../../../../fixtures/wild/2301.txt");
+        assert!(long.contains("Timeout(ms)=1800000"));
+        let got = how(long);
+        assert!(got.contains("minutes=60"), "{got}");
+        assert!(got.contains("already 30 minutes"), "{got}");
+        let shorter = long.replace("Timeout(ms)=1800000", "Timeout(ms)=1799999");
+        let got = how(&shorter);
+        assert!(got.contains("minutes=30"), "{got}");
+        assert!(!got.contains("already"), "{got}");
+    }
+
+    /// NCCL's local result codes (NCCL's ncclResult_t): `NCCL error: invalid
+    /// usage` (fixtures/wild/2310.txt) is this rank's misuse, so one GPU per
+    /// rank comes first; `NCCL Error 1: unhandled cuda error`
+    /// (fixtures/wild/2425.txt, the number form) is a failed CUDA call here,
+    /// so NCCL's own report comes first. Neither searches the other ranks;
+    /// a remote error (code 6) still does.
+    #[test]
+    fn local_nccl_result_codes_skip_the_search_across_ranks() {
+        let fixes = |text: &str| -> Vec<String> {
+            crate::decode_str(text)
+                .into_iter()
+                .find(|f| f.kind.slug() == "nccl_error")
+                .map(|f| f.diagnosis.fixes.iter().map(|x| x.id.clone()).collect())
+                .unwrap_or_default()
+        };
+        let misuse = include_str!("../../../../fixtures/wild/2310.txt");
+        let got = fixes(misuse);
+        assert_eq!(
+            got.first().map(String::as_str),
+            Some("nccl-one-gpu-per-rank"),
+            "{got:?}"
+        );
+        assert!(
+            !got.iter().any(|id| id.starts_with("find-first-error")),
+            "{got:?}"
+        );
+        let argument = misuse.replace("invalid usage", "invalid argument");
+        assert_eq!(
+            fixes(&argument).first().map(String::as_str),
+            Some("nccl-one-gpu-per-rank")
+        );
+        let cuda = include_str!("../../../../fixtures/wild/2425.txt");
+        let got = fixes(cuda);
+        assert_eq!(
+            got.first().map(String::as_str),
+            Some("nccl-debug-info"),
+            "{got:?}"
+        );
+        assert!(
+            !got.iter().any(|id| id.starts_with("find-first-error")),
+            "{got:?}"
+        );
+        // The same line with code 6, NCCL's remote error: a peer's failure,
+        // so the search across the ranks stays first.
+        let remote = cuda.replace(
+            "NCCL Error 1: unhandled cuda error",
+            "NCCL Error 6: remote process exited or there was a network error",
+        );
+        assert_eq!(
+            fixes(&remote).first().map(String::as_str),
+            Some("find-first-error-across-ranks")
         );
     }
 

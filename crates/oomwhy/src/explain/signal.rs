@@ -143,13 +143,23 @@ impl Explain for FatalSignal {
             return;
         }
         if from_worker(f) && shm_exhausted(f) {
-            out.push(fix(
-                &CONTAINER_SHARED_MEMORY,
-                say!(
-                    en: "Docker: `docker run --shm-size=16g ...` (or `--ipc=host`); docker compose: `shm_size: 16gb`; Kubernetes: mount an `emptyDir` with `medium: Memory` at /dev/shm. Check the size with `df -h /dev/shm`.",
-                    zh: "Docker：`docker run --shm-size=16g ...`（或 `--ipc=host`）；docker compose：`shm_size: 16gb`；Kubernetes：在 /dev/shm 挂载一个 `medium: Memory` 的 `emptyDir`。用 `df -h /dev/shm` 查看大小。"
-                ),
-            ));
+            if in_container(f) {
+                out.push(fix(
+                    &CONTAINER_SHARED_MEMORY,
+                    say!(
+                        en: "Docker: `docker run --shm-size=16g ...` (or `--ipc=host`); docker compose: `shm_size: 16gb`; Kubernetes: mount an `emptyDir` with `medium: Memory` at /dev/shm. Check the size with `df -h /dev/shm`.",
+                        zh: "Docker：`docker run --shm-size=16g ...`（或 `--ipc=host`）；docker compose：`shm_size: 16gb`；Kubernetes：在 /dev/shm 挂载一个 `medium: Memory` 的 `emptyDir`。用 `df -h /dev/shm` 查看大小。"
+                    ),
+                ));
+            } else {
+                out.push(fix(
+                    &MORE_SHARED_MEMORY,
+                    say!(
+                        en: "Check the size with `df -h /dev/shm`. On the host, enlarge it (`sudo mount -o remount,size=16G /dev/shm`), or have the workers pass tensors through files instead: `torch.multiprocessing.set_sharing_strategy('file_system')` at the top of the script. In a container: `docker run --shm-size=16g` (or `--ipc=host`); Kubernetes: an `emptyDir` with `medium: Memory` at /dev/shm.",
+                        zh: "用 `df -h /dev/shm` 查看大小。在主机上把它调大（`sudo mount -o remount,size=16G /dev/shm`），或者让 worker 改用文件传递张量：在脚本开头调用 `torch.multiprocessing.set_sharing_strategy('file_system')`。在容器里：`docker run --shm-size=16g`（或 `--ipc=host`）；Kubernetes：在 /dev/shm 挂载一个 `medium: Memory` 的 `emptyDir`。"
+                    ),
+                ));
+            }
             out.push(fix(
                 &LESS_IN_FLIGHT,
                 say!(
@@ -193,6 +203,41 @@ impl Explain for FatalSignal {
     }
 }
 
+/// Words a paste shows a container with (Docker, compose, Kubernetes,
+/// Singularity/Apptainer): only then is the container's shared memory the
+/// first route.
+const CONTAINER_MARKS: &[&str] = &[
+    "docker",
+    "container",
+    "kubernetes",
+    "kubectl",
+    "k8s",
+    "--shm-size",
+    "shm_size",
+    "singularity",
+    "apptainer",
+    "podman",
+];
+
+/// Whether the finding's message shows it ran in a container.
+fn in_container(f: &Finding) -> bool {
+    let text = f.text.to_ascii_lowercase();
+    CONTAINER_MARKS.iter().any(|mark| text.contains(mark))
+}
+
+/// The host's /dev/shm, PyTorch's file_system sharing strategy, and a
+/// container's shared memory last.
+const MORE_SHARED_MEMORY: FixSpec = FixSpec::new(
+    "more-shared-memory",
+    "Give the workers more shared memory, or share through files",
+    "给 worker 更多共享内存，或改用文件共享",
+)
+.frameworks(&[Framework::PyTorch])
+.sources(&[
+    "PyTorch documentation: torch.multiprocessing (sharing strategies)",
+    "Docker documentation: docker run --shm-size",
+]);
+
 /// `--shm-size`, `shm_size`, an `emptyDir` in memory.
 const CONTAINER_SHARED_MEMORY: FixSpec = FixSpec::new(
     "container-shared-memory",
@@ -229,7 +274,33 @@ const THREADS_IN_FORKED_WORKERS: FixSpec = FixSpec::new(
 /// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
     CONTAINER_SHARED_MEMORY,
+    MORE_SHARED_MEMORY,
     LESS_IN_FLIGHT,
     REAL_ERROR_WITHOUT_WORKERS,
     THREADS_IN_FORKED_WORKERS,
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A DataLoader worker's bus error with no container in the paste
+    /// (fixtures/wild/2243.txt) gets the host's route first (/dev/shm's size,
+    /// the file_system strategy); the same finding whose text names Docker
+    /// gets the container's shared memory.
+    #[test]
+    fn shared_memory_advice_assumes_no_container_unless_one_shows() {
+        let paste = include_str!("../../../../fixtures/wild/2243.txt");
+        let mut finding = crate::decode_str(paste)
+            .into_iter()
+            .find(|f| f.kind.slug() == "fatal_signal")
+            .expect("the fixture has a bus error");
+        assert!(!in_container(&finding));
+        assert_eq!(
+            finding.diagnosis.fixes.first().map(|x| x.id.as_str()),
+            Some(MORE_SHARED_MEMORY.id)
+        );
+        finding.text.push_str("\ndocker run --gpus all train");
+        assert!(in_container(&finding));
+    }
+}

@@ -4,7 +4,7 @@
 
 use crate::explain::FieldRow;
 use crate::i18n::{zh, Lang};
-use crate::record::Finding;
+use crate::record::{Finding, Kind};
 
 /// The finding with its headline, field rows, verdicts, fixes and notes in
 /// `lang` (codes unchanged), for every format, JSON included. Localizing a
@@ -110,12 +110,43 @@ pub fn fact_label(key: &str, lang: Lang) -> String {
     }
 }
 
+/// Whether the finding is about host memory (RAM) rather than GPU memory:
+/// the one decision the label (内存 vs 显存) and the Details' memory row
+/// both follow.
+pub fn host_memory(f: &Finding) -> bool {
+    // A paging file and /dev/shm (a bus error in a DataLoader worker) are
+    // host memory.
+    // So is any finding whose top verdict says the machine's RAM ran out
+    // (ptxas, a grammar finding about host memory).
+    matches!(
+        f.kind,
+        Kind::HostOom | Kind::HostOomKilled | Kind::WindowsPagingFile | Kind::FatalSignal
+    ) || f
+        .diagnosis
+        .verdicts
+        .first()
+        .is_some_and(|v| v.code == "host_ram_exhausted")
+        // A detector that names host memory, or a worker ended by SIGKILL
+        // (the kernel's out-of-memory killer, which frees host RAM), named
+        // by its signal or by torchelastic's exit code -9.
+        || f.facts.get("memory").is_some_and(|m| m == "host")
+        || f.facts.get("root_cause_signal").is_some_and(|s| s == "SIGKILL")
+        || f.facts.get("root_cause_exitcode").is_some_and(|c| c.trim() == "-9")
+}
+
 /// A fact's value as the "Details" lines show it in `lang`, or `None` when
 /// the line has no place there. JSON keeps every value as the detector
 /// wrote it; the Chinese lines say in Chinese what oomwhy itself wrote (who
 /// reported it, which memory, what kind of code) and leave out a code's
 /// meaning that its table has only in English (the verdict says it).
 pub fn fact_value(f: &Finding, key: &str, value: &str, lang: Lang) -> Option<String> {
+    // The memory row follows the finding's host/device decision, so a
+    // prose report's "device" does not stand under a host-RAM headline.
+    let value = if key == "memory" && value == "device" && host_memory(f) {
+        "host"
+    } else {
+        value
+    };
     if lang == Lang::En {
         return Some(value.to_string());
     }

@@ -4,7 +4,7 @@
 use super::localize::{self, localize};
 use super::{sanitize, RenderOptions};
 use crate::i18n::{count, Lang, Msg};
-use crate::record::{Category, Finding, Kind, Summary};
+use crate::record::{Category, Finding, Summary};
 use colored::Colorize;
 use std::io::{self, Write};
 use unicode_width::UnicodeWidthStr;
@@ -192,22 +192,7 @@ pub fn summary_line_in(s: &Summary, lang: Lang) -> String {
 /// GPU memory (显存); a crash is a "GPU crash" only when the GPU or its code
 /// faulted, not when a process, a worker or a collective failed.
 pub(super) fn category_label(f: &Finding) -> Msg {
-    // A paging file and /dev/shm (a bus error in a DataLoader worker) are
-    // host memory.
-    // So is any finding whose top verdict says the machine's RAM ran out
-    // (ptxas, a grammar finding about host memory).
-    let host = matches!(
-        f.kind,
-        Kind::HostOom | Kind::HostOomKilled | Kind::WindowsPagingFile | Kind::FatalSignal
-    ) || f
-        .diagnosis
-        .verdicts
-        .first()
-        .is_some_and(|v| v.code == "host_ram_exhausted")
-        // A detector that names host memory, or a worker ended by SIGKILL
-        // (the kernel's out-of-memory killer, which frees host RAM).
-        || f.facts.get("memory").is_some_and(|m| m == "host")
-        || f.facts.get("root_cause_signal").is_some_and(|s| s == "SIGKILL");
+    let host = localize::host_memory(f);
     let gpu_fault = f.kind.is_gpu_fault();
     match (f.category, host) {
         (Category::Oom, false) => Msg::Oom,
@@ -677,6 +662,7 @@ fn join_numbers(numbers: &[u32]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::Kind;
 
     #[test]
     fn a_reason_that_restates_the_title_stands_alone() {
@@ -733,6 +719,41 @@ mod tests {
         };
         assert_eq!(with_signal("SIGKILL"), Msg::HostLikelyOom);
         assert_eq!(with_signal("SIGSEGV"), Msg::LikelyOom);
+    }
+
+    /// torchrun's report with only `exitcode  : -9` and no signal line
+    /// (fixtures/wild/2244.txt) is the same SIGKILL: 很可能是内存不足; exit
+    /// code 1 keeps 显存's label.
+    #[test]
+    fn a_worker_exiting_minus_nine_is_host_memory() {
+        let paste = include_str!("../../../../fixtures/wild/2244.txt");
+        let label_of = |text: &str| {
+            crate::decode_str(text)
+                .into_iter()
+                .find(|f| f.kind == Kind::ChildFailed)
+                .map(|f| category_label(&f).text(Lang::Zh))
+        };
+        assert_eq!(label_of(paste), Some("很可能是内存不足"));
+        let raised = paste.replace("exitcode  : -9", "exitcode  : 1");
+        assert_ne!(label_of(&raised), Some("很可能是内存不足"));
+    }
+
+    /// A prose report of the Linux OOM killer whose detector wrote
+    /// `memory: device` (fixtures/wild/2313.txt) shows host memory in its
+    /// Details, as its host-RAM headline says.
+    #[test]
+    fn the_memory_row_follows_the_host_decision() {
+        let paste = include_str!("../../../../fixtures/wild/2313.txt");
+        let f = crate::decode_str(paste)
+            .into_iter()
+            .next()
+            .expect("the fixture has a finding");
+        assert_eq!(f.facts.get("memory").map(String::as_str), Some("device"));
+        assert!(localize::host_memory(&f));
+        assert_eq!(
+            localize::fact_value(&f, "memory", "device", Lang::En).as_deref(),
+            Some("host")
+        );
     }
 
     #[test]
