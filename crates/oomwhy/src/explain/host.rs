@@ -974,7 +974,7 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
     );
     // llama.cpp's family (Ollama's check before it loads a model): its own
     // levers, in RAM's direction.
-    if let Some(lever) = super::levers::llama_host_lever(f) {
+    if let Some(lever) = super::levers::llama_host_lever(f, &super::common::shown(f)) {
         out.push(lever);
         return;
     }

@@ -449,10 +449,11 @@ pub(super) const LLAMA_RAM_BEYOND_MODEL: FixSpec = FixSpec::new(
 .sources(&["llama.cpp documentation: llama-cli options (--no-mmap, --split-mode, --main-gpu)"]);
 
 /// The llama.cpp family's lever for host memory (RAM) that did not
-/// suffice; `None` where no member of the family shows.
-pub(super) fn llama_host_lever(f: &Finding) -> Option<Fix> {
+/// suffice, given what the paste shows; `None` where no member of the
+/// family shows.
+pub(super) fn llama_host_lever(f: &Finding, shown: &[Shown]) -> Option<Fix> {
     let family = LlamaFamily::of(f)?;
-    if super::common::shown(f).contains(&Shown::QuantisedTo4Bits) {
+    if shown.contains(&Shown::QuantisedTo4Bits) {
         return Some(fix(
             &LLAMA_RAM_BEYOND_MODEL,
             say!(
