@@ -179,12 +179,7 @@ impl Family for ElasticAgentSignal {
             .insert("exit_code".into(), format!("-{number}"));
         finding.facts.insert("local_rank".into(), c[2].to_string());
         finding.facts.insert(fact::PID.into(), c[3].to_string());
-        if number == 7 {
-            finding.category = Category::LikelyOom;
-            finding
-                .facts
-                .insert(fact::MEMORY.into(), "shared memory (/dev/shm)".into());
-        }
+        mark_bus_error(&mut finding, number);
         Some(finding)
     }
 }
@@ -313,12 +308,7 @@ impl Family for LauncherSignal {
         finding
             .facts
             .insert(fact::PROCESS.into(), format!("{process} process"));
-        if number == 7 {
-            finding.category = Category::LikelyOom;
-            finding
-                .facts
-                .insert(fact::MEMORY.into(), "shared memory (/dev/shm)".into());
-        }
+        mark_bus_error(&mut finding, number);
         Some(finding)
     }
 }
@@ -372,13 +362,20 @@ impl Family for ExitStatusSignal {
         finding
             .facts
             .insert("exit_code".into(), (128 + number).to_string());
-        if number == 7 {
-            finding.category = Category::LikelyOom;
-            finding
-                .facts
-                .insert(fact::MEMORY.into(), "shared memory (/dev/shm)".into());
-        }
+        mark_bus_error(&mut finding, number);
         Some(finding)
+    }
+}
+
+/// A SIGBUS (7) in a process that passes data through /dev/shm is that
+/// memory running out, most often, not a bug: likely out of memory, and
+/// which memory.
+fn mark_bus_error(finding: &mut Finding, number: i64) {
+    if number == 7 {
+        finding.category = Category::LikelyOom;
+        finding
+            .facts
+            .insert(fact::MEMORY.into(), "shared memory (/dev/shm)".into());
     }
 }
 
