@@ -409,24 +409,7 @@ impl ArchLimited {
     /// code) or the source location its message names.
     fn of(f: &Finding) -> Option<ArchLimited> {
         const FLASH_ATTENTION_3: &[&str] = &["flash_attn_3", "flashattn_hopper", "hopper/flash_"];
-        let mut places: Vec<String> = vec![f.text.to_ascii_lowercase()];
-        for key in [fact::LOCATION, fact::FILE] {
-            if let Some(value) = f.facts.get(key) {
-                places.push(value.to_ascii_lowercase());
-            }
-        }
-        if let Some(tb) = &f.traceback {
-            for fr in tb
-                .frames
-                .iter()
-                .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
-            {
-                places.push(fr.file.replace('\\', "/").to_ascii_lowercase());
-                if let Some(code) = &fr.code {
-                    places.push(code.to_ascii_lowercase());
-                }
-            }
-        }
+        let places = super::setting::places_named(f, &[fact::LOCATION, fact::FILE], true);
         places
             .iter()
             .any(|place| FLASH_ATTENTION_3.iter().any(|mark| place.contains(mark)))

@@ -34,21 +34,7 @@ impl LlamaFamily {
     /// text, reporter, engine and traceback files; front ends before
     /// llama.cpp, whose sources they all carry.
     pub(super) fn of(f: &Finding) -> Option<LlamaFamily> {
-        let mut places = vec![f.text.to_ascii_lowercase()];
-        for key in [fact::REPORTED_BY, fact::ENGINE] {
-            if let Some(v) = f.facts.get(key).map(String::as_str) {
-                places.push(v.to_ascii_lowercase());
-            }
-        }
-        if let Some(tb) = &f.traceback {
-            for fr in tb
-                .frames
-                .iter()
-                .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
-            {
-                places.push(fr.file.replace('\\', "/").to_ascii_lowercase());
-            }
-        }
+        let places = super::setting::places_named(f, &[fact::REPORTED_BY, fact::ENGINE], false);
         let any = |marks: &[&str]| places.iter().any(|p| marks.iter().any(|m| p.contains(m)));
         if any(&["koboldcpp"]) {
             Some(LlamaFamily::KoboldCpp)

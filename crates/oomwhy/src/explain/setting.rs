@@ -860,6 +860,31 @@ pub(super) mod since {
     pub const FOUR_BIT_LOADING: Release = (2, 0);
 }
 
+/// Where a finding can name the program it came from, lowercased: its
+/// text, the facts `keys` name, its traceback's files (backslashes as `/`)
+/// and, with `with_code`, the frames' lines of code.
+pub(super) fn places_named(f: &Finding, keys: &[&str], with_code: bool) -> Vec<String> {
+    let mut places = vec![f.text.to_ascii_lowercase()];
+    places.extend(
+        keys.iter()
+            .filter_map(|key| f.facts.get(*key))
+            .map(|v| v.to_ascii_lowercase()),
+    );
+    if let Some(tb) = &f.traceback {
+        for fr in tb
+            .frames
+            .iter()
+            .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
+        {
+            places.push(fr.file.replace('\\', "/").to_ascii_lowercase());
+            if let Some(code) = fr.code.as_ref().filter(|_| with_code) {
+                places.push(code.to_ascii_lowercase());
+            }
+        }
+    }
+    places
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
