@@ -83,14 +83,19 @@ fn bytes_of(printed: &str) -> Option<u64> {
 
 /// A labelled device as an index: `0`, or TensorFlow's device name
 /// (`GPU:0`, `/device:GPU:0`, `/job:localhost/replica:0/task:0/device:GPU:0`),
-/// whose last field is the index.
+/// whose last field is the index, or ggml's backend device (`Vulkan0`,
+/// `CUDA1`, `SYCL0`: the backend's name and the index).
 fn device_index(label: &str) -> Option<u32> {
     let label = label.trim();
     let index = match label.rsplit_once("GPU:") {
         Some((_, index)) => index,
         None => label,
     };
-    index.parse().ok()
+    index.parse().ok().or_else(|| {
+        ["Vulkan", "CUDA", "ROCm", "SYCL"]
+            .iter()
+            .find_map(|backend| index.strip_prefix(backend)?.parse().ok())
+    })
 }
 
 /// The forms of one printed figure: `890.06M (933298432 bytes)`,

@@ -84,7 +84,7 @@ fn phrases() -> &'static [Phrase] {
             // another tactic, so the line is a warning, not the failure.
             Phrase {
                 warning: true,
-                ..p(Era::Tensorrt, r"Skipping tactic \d+ due to insufficient memory on requested size of \d+|\bTactic Device request: \d+ ?MB Available: \d+ ?MB\. Device memory is insufficient to use tactic", false, false, "cuda", "TensorRT")
+                ..p(Era::Tensorrt, r"Skipping tactic \d+ due to insuf+icient memory on requested size of \d+|\bTactic Device request: \d+ ?MB Available: \d+ ?MB\. Device memory is insufficient to use tactic", false, false, "cuda", "TensorRT")
             },
             // MTLCommandBufferError 8 (kIOGPUCommandBufferCallbackErrorOutOfMemory),
             // as MLX, ggml's Metal backend and Swift programs print it.
@@ -238,7 +238,9 @@ impl Family for GenericOom {
             // On the `rror` literal the status tables search for.
             "Internal error: plugin node",
             // The `Tactic Device request` line that goes with it follows it.
-            "Skipping tactic",
+            // Also TensorRT 7's `Tactic Device request` line alone (at ERROR
+            // level): one literal for both, on the piece `ctic`.
+            "actic",
             "OutOfMemoryError: ",
             "CUDA_ERROR_OUT_OF_MEMORY",
             "cudaErrorMemoryAllocation",

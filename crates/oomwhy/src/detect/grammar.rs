@@ -159,6 +159,18 @@ fn patterns() -> &'static Patterns {
                         // holds (`UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY`).
                         r"|\b[A-Z][A-Z0-9_]*_ERR(?:OR)?_OUT_OF_(?:DEVICE_|HOST_|GPU_)?MEMORY\b",
                         r"|\bgreater than the maximum allowed buffer size\b",
+                        // A GPU library's refusal in its own words: MIOpen's
+                        // `Memory not available to allocate buffer: N`, an
+                        // allocator's limit (MLX's `[metal::malloc] Resource
+                        // limit (N) exceeded`), Vulkan-Hpp's exception classes
+                        // for VK_ERROR_OUT_OF_DEVICE_MEMORY and _HOST_MEMORY
+                        // (`vk::OutOfDeviceMemoryError`), Dask's nanny
+                        // (`Worker exceeded 95% memory budget. Restarting`),
+                        // CANN's memory allocation failure code (`EL0004:
+                        // ... Failed to allocate memory.`).
+                        r"|\bMemory not available to allocate\b|\[\w+::malloc\] Resource limit \(\d+\) exceeded",
+                        r"|\bvk::OutOf(?:Device|Host)MemoryError\b|\bWorker exceeded \d+% memory budget\b",
+                        r"|\bEL0004: ",
                         r"|显存不足|内存不足|显存溢出|内存溢出|显存已满",
                     )),
                 ),
@@ -229,7 +241,10 @@ fn patterns() -> &'static Patterns {
                 ),
                 (
                     Statement::Segfault,
-                    re(r"(?:^|\d+ |: )Segmentation fault(?:\s*\(core dumped\).*|\s{2,}.*)?$"),
+                    // Also Go's `os/exec` naming the child's signal (ollama's
+                    // `llama runner process has terminated: signal:
+                    // segmentation fault (core dumped)`).
+                    re(r"(?:^|\d+ |: )Segmentation fault(?:\s*\(core dumped\).*|\s{2,}.*)?$|\bsignal: segmentation fault\b"),
                 ),
                 (
                     Statement::Sigkill,
@@ -277,6 +292,10 @@ fn patterns() -> &'static Patterns {
                 // and Ray print it (`node_manager.cc:3277: `); a failed
                 // call's status code (`Error on nvEncOpenEncodeSessionEx: 10 (`).
                 r"|terminating due to uncaught exception of type",
+                // libstdc++'s abort on an uncaught exception; ggml's assert
+                // (`GGML_ASSERT: <file>:<line>: <condition>`); a CANN error
+                // code in its own place (`EL0004: [PID: N] ...`).
+                r"|terminate called after throwing an instance of '|\bGGML_ASSERT: \S.*:\d+: |(?:^|\s)E[A-Z]\d{4}: ",
                 r"|^\[\w+ @ (?:0x)?[0-9a-fA-F]+\] ",
                 r"|\b[\w-]+\.(?:cc|cpp|cxx|cu):\d+: ",
                 r"|\bError on \w+(?:\([^)]*\))?: -?\d+ \(",
@@ -306,7 +325,8 @@ fn patterns() -> &'static Patterns {
                 r"|dxgk: \w+: Ioctl failed",
                 r"|Display driver (?:\w+ )?stopped responding",
                 r"|Memory access fault by GPU node-\d+ \(Agent handle",
-                r"|unable to allocate [A-Za-z]+\d* buffer\b)",
+                r"|unable to allocate [A-Za-z]+\d* buffer\b",
+                r"|Worker exceeded \d+% memory budget\b)",
             )),
             // Words in the clause before a quotation that make the quoted
             // message a sentence about one (a condition, an instruction).
@@ -329,7 +349,7 @@ fn patterns() -> &'static Patterns {
                 r"(?i:\bhost memory\b|\bpinned\b|\bsystem memory\b|\bRAM\b|\bswap\b|\bmemory pressure\b)",
                 r"|cudaHostAlloc|hipHostMalloc|\bMemoryError\b|\b_ArrayMemoryError\b|内存",
                 r"|\bCL_OUT_OF_HOST_MEMORY\b|\bCpu\w*OOM\b|\bJava heap space\b",
-                r"|\bnode running low on memory\b",
+                r"|\bnode running low on memory\b|\bWorker exceeded \d+% memory budget\b",
             )),
             device_words: re(concat!(
                 r"(?i:\bgpu\b|\bdevice\b|\bvram\b|\bhbm\b|\bnpu\b|\bcuda\b|\bhip\b|\bmetal\b|\bgmem\b|\brtMalloc\b|\bvideo memory\b)",
@@ -351,6 +371,8 @@ fn patterns() -> &'static Patterns {
                 ("requested", re(r"(?i)(?:alloc(?:ate)? size|allocate tensor with|allocating|attempting to allocate|request(?:ed)? size(?: was)?|size)\s*[:=]?\s*(\d{3,})\b(?:\s*bytes)?")),
                 // Deeplearning4j: `Failed to allocate N bytes from DEVICE [0] memory`.
                 ("requested", re(r"(?i)\bto allocate (\d+) bytes\b")),
+                // MIOpen: `Memory not available to allocate buffer: N`.
+                ("requested", re(r"\bnot available to allocate buffer: (\d+)\b")),
                 ("total", re(r"(?i)total mem(?:ory)? size\s*:?\s*(\d{3,})\b")),
                 ("used", re(r"(?i)TotalUsedMemStatistics\s*:\s*(\d{3,})\b")),
                 ("limit", re(r"(?i)maximum allowed buffer size of (\d{3,})\b")),
@@ -557,9 +579,15 @@ fn find_reported(line: &str) -> Option<(Statement, usize)> {
     p.statements
         .iter()
         .filter_map(|(statement, re)| {
-            let m = re
-                .find_iter(line)
-                .find(|m| !is_mention(line, m.start()) || self_evident(line, m.start()))?;
+            let m = re.find_iter(line).find(|m| {
+                !is_mention(line, m.start())
+                        || self_evident(line, m.start())
+                        // ggml's assert prints its condition's source, whose
+                        // message is a string literal (`GGML_ASSERT:
+                        // ggml-backend.c:460: data != NULL && "failed to
+                        // allocate buffer"`).
+                        || line[..m.start()].contains("GGML_ASSERT: ")
+            })?;
             Some((*statement, m.start()))
         })
         .min_by_key(|&(_, start)| start)
@@ -709,6 +737,13 @@ impl Family for Grammar {
             "atchdog ",
             "Unable to determine the device handle",
             "Segmentation fault",
+            // Go's name of the signal (ollama's runner), on the piece `al: `.
+            "signal: segmentation fault",
+            // MLX's allocator limit and Dask's nanny (`Resource limit (N)
+            // exceeded`, `Worker exceeded 95% memory budget`), on the piece
+            // `exce`: one literal for both, which also stands for the host
+            // family's `exceeded memory limit`.
+            "exceeded",
             // A first-person report of a kill in prose (`I get the error
             // "killed"`): on the piece `ille` that `Killed` needs.
             // Also the out-of-memory killer named in prose (`the OOM killer

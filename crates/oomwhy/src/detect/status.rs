@@ -1050,6 +1050,9 @@ const TRIGGERS: &[&str] = &[
     " in CUDA",
     // A long message alone on its line.
     "no kernel image is available",
+    // cudaErrorInsufficientDriver's text after a caller's own words
+    // (`cudaGetDevice() failed. Status: ...`), on the piece ` is `.
+    "driver version is insufficient",
     // TensorFlow-DirectML's failed check (`HRESULT failed with 0x887a0001:
     // ...`), on the piece ` fai`.
     "HRESULT failed with",

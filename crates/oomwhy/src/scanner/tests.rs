@@ -180,9 +180,13 @@ fn prefilter_stays_small() {
     // 100: text-generation-inference's launcher naming the signal that
     // ended its child (`signaled to shutdown with signal`, on `led `) and
     // TensorRT-LLM's executor refusing a component (`failed due to
-    // insufficient`, on ` fai`): no new piece.
+    // insufficient`, on ` fai`): no new piece; 101: the CUDA runtime's
+    // `driver version is insufficient` after a caller's own words (` is `),
+    // while `exceeded` (MLX's allocator limit, Dask's nanny, the host
+    // family's `exceeded memory limit`) and `actic` (both TensorRT tactic
+    // lines) each stand for what were separate literals.
     assert!(
-        literals.len() <= 100,
+        literals.len() <= 101,
         "{} literals: {literals:?}",
         literals.len()
     );
