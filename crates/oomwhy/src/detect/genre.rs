@@ -214,7 +214,10 @@ fn patterns() -> &'static Patterns {
             // is no page's field.
             catalogue_field: constant_regex(concat!(
                 r"(?i)^(?:[-*]\s*)?\*\*(?:domain|category|verification|fix rate|last verified)\s*:?\*\*",
-                r"|\bfix rate\b|\blast verified\b"
+                r"|\bfix rate\b|\blast verified\b",
+                // A graded fix's figures (`Fix success rate: 0.6`, `(Fail
+                // rate: 0.85)`).
+                r"|\b(?:success|fail) rate:\s*\d"
             )),
             // A list item that is only a severity, grading the message
             // above it (`- Fatal`, `- Warning`): a page or a change that
@@ -430,7 +433,12 @@ fn page_signs() -> &'static PageSigns {
         // A glossary's or guide's section heading alone on its line.
         heading: constant_regex(concat!(
             r"(?i)^(?:#{1,6}\s*|\*\*)?(?:what it is|what is it|why it matters|the error",
-            r"|how it works|key takeaways)\s*(?:\*\*)?\s*[:：]?$"
+            r"|how it works|key takeaways",
+            // An explainer's opening section (`Introduction`, `Overview`)
+            // and Japanese error-reference headings: `概要` (overview),
+            // `エラーメッセージ` (the error message), `対策` / `対処法`
+            // (countermeasures), `解決策` (solution).
+            r"|introduction|overview|概要|エラーメッセージ|対策|対処法|解決策)\s*(?:\*\*)?\s*[:：]?$"
         )),
         // Headings that call what follows samples: `Output Example:`
         // (after a command's `#`), `类似问题` (similar problems), `常见CUDA
@@ -477,7 +485,23 @@ fn page_signs() -> &'static PageSigns {
             r"|可能(?:出现|发生|遇到)(?:此|这个|该|这种|这类)(?:错误|报错|问题)",
             // Korean: `메모리 용량이 부족해 발생하는 문제` (a problem that
             // occurs when memory runs short).
-            r"|발생하는 (?:문제|에러|오류)|(?:에러|오류)가 발생하는 (?:이유|원인)"
+            r"|발생하는 (?:문제|에러|오류)|(?:에러|오류)가 발생하는 (?:이유|원인)",
+            // An article saying what it explains (`In this article, we'll
+            // explore what this error means`, Italian `In questo articolo`,
+            // Spanish, French, German, Portuguese, Chinese `本文将`,
+            // Japanese `この記事では`).
+            r"|(?i:\bin this (?:article|post|guide|tutorial)\b|\bin questo articolo\b|\ben este art[ií]culo\b",
+            r"|\bdans cet article\b|\bin diesem (?:artikel|beitrag)\b|\bneste artigo\b)|本文(?:将|会|介绍|讲解)|この記事では",
+            // What a message means, in another language than the
+            // program's: `Questo errore si verifica quando` (this error
+            // occurs when); a program explains its own message only in
+            // English.
+            r"|(?i:\bquesto errore (?:si verifica|indica|significa)|\beste error (?:ocurre|se produce|indica|significa)",
+            r"|\bcette erreur (?:se produit|survient|indique|signifie)|\bdieser fehler (?:tritt|bedeutet))",
+            // A glossary's definition (`it is referred to as an "oomkilled"
+            // exit code 137`, `The OOM killer is a feature of the Linux
+            // kernel`).
+            r"|\b(?:is|are) referred to as\b|\bis a (?:feature|mechanism) of the\b"
         )),
         // Korean addresses the reader without `you`: `해결할 수 있다`
         // (one can solve it), `하세요` (do).
@@ -1222,6 +1246,52 @@ mod tests {
         // report's lead-in.
         let advice = "You should reduce the batch size, RuntimeError: CUDA out of memory. Tried to allocate 2.50 GiB .\n";
         assert!(!is_document(advice, &span(advice, message)));
+    }
+
+    #[test]
+    fn an_explainer_s_opening_sections_and_japanese_headings_are_a_page() {
+        // A knowledge-hub page (public page), its site's tagline kept.
+        let page = "CUDA_ERROR_OUT_OF_MEMORY in tensorflow\nMaster System Design with Codemia\nIntroduction\nCUDA_ERROR_OUT_OF_MEMORY in TensorFlow means the runtime could not allocate enough GPU memory.\nWhy It Happens\nThat is why small changes can push your run from stable to failing.\n";
+        let messages = [
+            "CUDA_ERROR_OUT_OF_MEMORY in tensorflow",
+            "CUDA_ERROR_OUT_OF_MEMORY in TensorFlow",
+        ];
+        assert!(is_document(page, &spans(page, &messages)));
+        // A Japanese error reference: overview, error message, cause.
+        let ja = "OOM Killer: Out of memory (process killed)\n概要\nLinuxカーネルのOOM Killerは、メモリ使用量の多いプロセスを強制終了する仕組みです。\nエラーメッセージ\nOut of memory: Killed process 12345 (java) total-vm:4096000kB, anon-rss:3500000kB, file-rss:0kB, shmem-rss:0kB\n原因\nメモリリーク\n";
+        assert!(is_document(
+            ja,
+            &spans(ja, &["Out of memory: Killed process 12345"])
+        ));
+        // A report with the same headings keeps its first person.
+        let report = ja.replace("メモリリーク", "I ran my java job and it was killed.");
+        assert!(!is_document(
+            &report,
+            &spans(&report, &["Out of memory: Killed process 12345"])
+        ));
+    }
+
+    #[test]
+    fn an_article_announcing_what_it_explains_is_a_page() {
+        // An Italian blog article (public page).
+        let page = "Gestire l'Errore: Resource exhausted: OOM when allocating tensor with shape\n\nIn questo articolo, esploreremo cosa significa questo errore, perché si verifica e come possiamo risolverlo.\n\nQuesto errore si verifica quando la GPU non ha sufficiente memoria disponibile.\n";
+        assert!(is_document(
+            page,
+            &spans(page, &["Resource exhausted: OOM"])
+        ));
+        // A glossary's definitions (public page).
+        let glossary = "Oomkilled Exit Code 137\nWhen a process is terminated by the Linux kernel due to running out of memory, it is referred to as an \"oomkilled\" exit code 137.\nThe OOM killer is a feature of the Linux kernel that helps prevent the system from crashing.\n";
+        assert!(is_document(glossary, &spans(glossary, &["Exit Code 137"])));
+    }
+
+    #[test]
+    fn graded_fixes_are_an_error_catalogue() {
+        // An error knowledge base's entry (public page).
+        let page = "RuntimeError: CUDA error: device-side assert triggered\n\nVerdict\n\nFix success rate: 0.6 · Confidence: 0.78\n\nSet CUDA_LAUNCH_BLOCKING=0 and ignore (Fail rate: 0.85)\n\nIncrease GPU memory (Fail rate: 0.8)\n";
+        assert!(is_document(
+            page,
+            &spans(page, &["RuntimeError: CUDA error: device-side"])
+        ));
     }
 
     #[test]

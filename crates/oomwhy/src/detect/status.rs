@@ -479,9 +479,18 @@ fn number_hit(line: &str) -> Option<Hit> {
         return None;
     }
     let p = patterns();
-    p.number
+    // An API word whose number is not its code may come before the one
+    // that prints it (NCCL's `NCCL WARN Cuda failure 999 'unknown error'`:
+    // `NCCL` then CUDA's status): look again after that word.
+    let mut at = 0;
+    while let Some(caps) = p.number.captures_at(line, at) {
+        if let Some(hit) = number_in(line, &caps) {
+            return Some(hit);
+        }
+        at = caps.name("api").map_or(line.len(), |m| m.end());
+    }
+    p.typed_number
         .captures_iter(line)
-        .chain(p.typed_number.captures_iter(line))
         .find_map(|caps| number_in(line, &caps))
 }
 
@@ -1560,6 +1569,14 @@ mod tests {
         let warn =
             "node17-2:36748:36751 [0] include/alloc.h:185 NCCL WARN Cuda failure 2 'out of memory'";
         assert!(decode(warn).is_some(), "{warn}");
+        // NCCL's word before CUDA's status and its number (NCCL's
+        // cudawrap.cc, CUDA's code 999).
+        let unknown = "misc/cudawrap.cc:188 NCCL WARN Cuda failure 999 'unknown error'";
+        assert_eq!(
+            name_of(unknown).as_deref(),
+            Some("cudaErrorUnknown"),
+            "{unknown}"
+        );
     }
 
     /// absl's codes are read only after JAX's runtime error class; a status

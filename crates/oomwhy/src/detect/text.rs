@@ -98,6 +98,14 @@ pub fn is_mention(line: &str, start: usize) -> bool {
         }
     }
     let before = prefix[..at].trim_end();
+    // A CUDA check macro's own line prints the error's string in quotes
+    // after its status and where it failed (`Failed: Cuda error
+    // custom_all_reduce.cuh:455 'an illegal memory access was
+    // encountered'`, NCCL's `Cuda failure 999 'unknown error'`): the
+    // program's report, wherever the line goes on.
+    if is_check_macro_lead(before) {
+        return false;
+    }
     // A string literal that is a whole argument on its own line of source
     // code (`    "XPU out of memory. Tried to allocate ",`): the program's
     // text, not its output. A notebook's output lines keep their `\n`.
@@ -467,6 +475,16 @@ fn after_reporting_verb(before: &str) -> bool {
 /// Whether the text before a quote reads as a statement of code or shell.
 /// `key=` right before the quote on a logfmt line: one that starts with
 /// `time=` or `ts=` and has a `level=` field.
+/// Whether the text before a quotation ends as a CUDA or HIP check macro
+/// prints its status: `Cuda error FILE:LINE` (the `CUDACHECK` macro of
+/// NCCL's tests, vLLM's custom all-reduce and many CUDA samples) or `Cuda
+/// failure N` (NCCL's `WARN("Cuda failure %d '%s'", ...)`).
+fn is_check_macro_lead(before: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| constant_regex(r"\b(?:CUDA|Cuda|HIP|Hip) (?:error|failure) (?:\S+:\d+|\d+)$"))
+        .is_match(before)
+}
+
 fn is_logfmt_field(line: &str, before: &str) -> bool {
     let line = line.trim_start();
     let key = before
@@ -756,6 +774,20 @@ mod tests {
         // A quoted paste followed by prose after a comma is still a paste.
         let paste = r#""CUDA out of memory. Tried to allocate 2.00 GiB", which I get"#;
         assert!(!is_mention(paste, paste.find("CUDA").unwrap()));
+    }
+
+    #[test]
+    fn a_check_macro_quotes_the_error_string_it_prints() {
+        // vLLM's custom all-reduce (`printf("Failed: Cuda error %s:%d
+        // '%s'\n", ...)`) on a paste whose lines were run together, and
+        // NCCL's `WARN("Cuda failure %d '%s'", ...)`.
+        let glued = "143/147 Failed: Cuda error /csrc/custom_all_reduce.cuh:455 'an illegal memory access was encountered' (EngineCore) ERROR Worker proc VllmWorker-7 died unexpectedly";
+        assert!(!is_mention(glued, glued.find("an illegal").unwrap()));
+        let nccl = "misc/cudawrap.cc:188 NCCL WARN Cuda failure 999 'unknown error'";
+        assert!(!is_mention(nccl, nccl.find("unknown").unwrap()));
+        // Prose naming an error in quotes is still a mention.
+        let prose = "a Cuda error like 'an illegal memory access was encountered' means";
+        assert!(is_mention(prose, prose.find("an illegal").unwrap()));
     }
 
     #[test]
