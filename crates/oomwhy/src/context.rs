@@ -696,6 +696,13 @@ fn nearby_marks() -> &'static Marks {
             "reboot",
             "restart the computer",
             "busy or unavailable",
+            // A checkpoint being written just before a bare `Killed`
+            // (explain/setting.rs: `saving_checkpoint`).
+            "Saving",
+            "saving",
+            "SAVING",
+            "Summoning checkpoint",
+            "torch.save",
             // The program that ran, where the message itself does not name
             // it (explain/setting.rs: `Framework::of`): CuPy, ONNX Runtime
             // and its TensorRT execution provider.

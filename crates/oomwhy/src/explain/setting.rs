@@ -236,7 +236,9 @@ impl Framework {
             Framework::Unknown
         } else if in_package("/cupy/")
             || text.contains("cupy")
-            || f.exception.as_deref().is_some_and(|e| e.starts_with("cupy"))
+            || f.exception
+                .as_deref()
+                .is_some_and(|e| e.starts_with("cupy"))
         {
             Framework::CuPy
         } else if text.contains("onnxruntime") || text.contains("[ONNXRuntimeError]") {
@@ -289,6 +291,29 @@ fn framework_nearby(f: &Finding) -> Option<Framework> {
         .iter()
         .find(|(re, _)| re.is_match(&f.nearby))
         .map(|&(_, framework)| framework)
+}
+
+/// The job was writing a checkpoint when it failed: a traceback in a save
+/// (`torch.save`, `save_checkpoint`), or the writer's lines around the
+/// message showing one being written ("Saving model checkpoint to ...",
+/// Lightning's "Summoning checkpoint.", "SAVING CHECKPOINT...",
+/// `torch.save(`). Saving gathers the weights, and often the optimizer's
+/// state, into host RAM and serialises them there: a bare `Killed` then is
+/// that spike, not a data pipeline or a batch.
+pub(crate) fn saving_checkpoint(f: &Finding) -> bool {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    if f.phase.name == "checkpoint" {
+        return f.phase.evidence.iter().any(|e| e.contains("save"));
+    }
+    if f.phase.name != "unknown" || f.nearby.is_empty() {
+        return false;
+    }
+    RE.get_or_init(|| {
+        crate::constant_regex(
+            r"(?i)\b(?:saving|summoning)\b[^\n]{0,40}\b(?:checkpoints?|ckpt)\b|\btorch\.save\(",
+        )
+    })
+    .is_match(&f.nearby)
 }
 
 /// What kind of program reported the finding, where it names itself: the

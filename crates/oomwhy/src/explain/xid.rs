@@ -73,9 +73,10 @@ impl Explain for Xid {
             out.push(desktop_bus_fix(f));
         } else if let Some(info) = xid_info(code) {
             match system_process(f) {
-                Some(process) if !info.hardware => {
-                    out.push(fix(&RESET_GPU, system_fault_action(process, gpu_class_of(f))))
-                }
+                Some(process) if !info.hardware => out.push(fix(
+                    &RESET_GPU,
+                    system_fault_action(process, gpu_class_of(f)),
+                )),
                 _ => {
                     let spec = xid_fix(info.fix).unwrap_or(&FOLLOW_RECOVERY_ACTION);
                     // A restart only postpones an Xid that comes back at
