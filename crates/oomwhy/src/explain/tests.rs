@@ -1760,3 +1760,63 @@ fn geforce_named_nearby_gets_no_dcgm() {
     let (_, words) = fix_ids_and_words(f);
     assert!(!words.contains("dcgmi"), "{words}");
 }
+
+/// Old PyTorch builds (CUDA 10.0 or older) print the runtime's numbers
+/// from before CUDA 10.1 renumbered them: THC's `error=77 : an illegal
+/// memory access` (fixtures/wild/825.txt), `error=4 : unspecified launch
+/// failure` (2255), `error=59 : device-side assert triggered` (367),
+/// `error=48 : no kernel image ...` (948). The number stays as printed,
+/// with the error's number since beside it, never rewritten.
+#[test]
+fn cuda_numbers_from_before_10_1_stay_as_printed() {
+    let cases = [
+        (
+            include_str!("../../../../fixtures/wild/825.txt"),
+            "77",
+            "cudaErrorIllegalAddress",
+            "700",
+        ),
+        (
+            include_str!("../../../../fixtures/wild/2255.txt"),
+            "4",
+            "cudaErrorLaunchFailure",
+            "719",
+        ),
+        (
+            include_str!("../../../../fixtures/wild/367.txt"),
+            "59",
+            "cudaErrorAssert",
+            "710",
+        ),
+        (
+            include_str!("../../../../fixtures/wild/948.txt"),
+            "48",
+            "cudaErrorNoKernelImageForDevice",
+            "209",
+        ),
+    ];
+    for (paste, printed, name, now) in cases {
+        let findings = decode_str(paste);
+        let f = &findings[0];
+        assert_eq!(f.facts["error_code"], printed, "{name}: {:?}", f.facts);
+        assert_eq!(f.facts["error_name"], name);
+        assert_eq!(f.facts["numbering"], "CUDA before 10.1");
+        assert_eq!(f.facts["renumbered_code"], now);
+        let (_, words) = fix_ids_and_words(f);
+        assert!(!words.contains(&format!("({now})")), "{words}");
+    }
+    // The table of the old numbering (CUDA 9.x's driver_types.h).
+    assert_eq!(
+        crate::codes::cuda_runtime_before_10_1(77),
+        Some("cudaErrorIllegalAddress")
+    );
+    assert_eq!(
+        crate::codes::cuda_runtime_before_10_1(4),
+        Some("cudaErrorLaunchFailure")
+    );
+    assert_eq!(
+        crate::codes::cuda_runtime_before_10_1(127),
+        Some("cudaErrorStartupFailure")
+    );
+    assert_eq!(crate::codes::cuda_runtime_before_10_1(700), None);
+}
