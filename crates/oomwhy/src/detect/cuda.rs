@@ -333,15 +333,10 @@ impl Family for IllegalAccess {
             .insert("error_code".into(), printed.unwrap_or_else(|| "700".into()));
         let line = format!("{}{}", message.prefix, first);
         if let Some(old) = (!hip)
-            .then(|| super::status::old_number_for(&line, "cudaErrorIllegalAddress"))
+            .then(|| super::text::old_number_for(&line, "cudaErrorIllegalAddress"))
             .flatten()
         {
-            super::status::numbered_before_10_1(
-                &mut finding,
-                old,
-                "cudaErrorIllegalAddress",
-                "700",
-            );
+            super::text::numbered_before_10_1(&mut finding, old, "cudaErrorIllegalAddress", "700");
         }
         let joined = message.joined();
         finding.device = stated_device(message.lines);

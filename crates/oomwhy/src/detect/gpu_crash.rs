@@ -162,11 +162,11 @@ impl Family for DeviceSideAssert {
             .insert(fact::ERROR_NAME.into(), "cudaErrorAssert".into());
         finding.facts.insert("error_code".into(), "710".into());
         // Old releases print the number from before CUDA 10.1 (59).
-        if let Some(old) = super::status::old_number_for(
+        if let Some(old) = super::text::old_number_for(
             &format!("{}{}", message.prefix, message.joined()),
             "cudaErrorAssert",
         ) {
-            super::status::numbered_before_10_1(&mut finding, old, "cudaErrorAssert", "710");
+            super::text::numbered_before_10_1(&mut finding, old, "cudaErrorAssert", "710");
         }
         if let Some((location, kernel, condition)) = conditions.first() {
             finding
@@ -323,12 +323,10 @@ impl Family for KernelError {
             // Old releases print the number from before CUDA 10.1 (`error=48
             // : no kernel image ...`, 209 since): kept as printed.
             if let Some(old) = (!hip)
-                .then(|| {
-                    super::status::old_number_for(&format!("{}{}", message.prefix, first), name)
-                })
+                .then(|| super::text::old_number_for(&format!("{}{}", message.prefix, first), name))
                 .flatten()
             {
-                super::status::numbered_before_10_1(&mut finding, old, name, code);
+                super::text::numbered_before_10_1(&mut finding, old, name, code);
             }
         }
         finding.device = super::cuda::stated_device(message.lines);

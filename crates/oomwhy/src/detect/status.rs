@@ -1238,7 +1238,7 @@ pub(super) fn record_code(finding: &mut Finding, table: &str, entry: &crate::cod
 fn record_numbering(finding: &mut Finding, hit: &Hit) {
     let entry = hit.entry;
     if let Some(printed) = hit.numbered_before_10_1 {
-        numbered_before_10_1(finding, printed, entry.name, entry.written);
+        super::text::numbered_before_10_1(finding, printed, entry.name, entry.written);
     } else if let Some(old) = hit.meant_before_10_1 {
         finding.facts.insert("numbering".into(), "ambiguous".into());
         finding.facts.insert("old_cuda_name".into(), old.into());
@@ -1252,41 +1252,6 @@ fn record_numbering(finding: &mut Finding, hit: &Hit) {
             .into(),
         );
     }
-}
-
-/// The number a CUDA runtime check printed before the runtime's string
-/// (THC's `error=77 : an illegal memory access was encountered`, PyTorch's
-/// `cuda runtime error (59) : device-side assert triggered`), where it is
-/// `name`'s number before CUDA 10.1 rather than its number since.
-pub(super) fn old_number_for(text: &str, name: &str) -> Option<i64> {
-    static RE: OnceLock<Regex> = OnceLock::new();
-    RE.get_or_init(|| re(r"(?i)\b(?:error=|cuda runtime error \(|cuda error )(\d{1,3})\)?\s*:"))
-        .captures_iter(text)
-        .filter_map(|c| c[1].parse::<i64>().ok())
-        .find(|&n| codes::cuda_runtime_before_10_1(n) == Some(name))
-}
-
-/// A CUDA runtime number printed in the numbering before CUDA 10.1 (the
-/// runtime's string or the message shows which error it is): the number
-/// stays as printed, with the number CUDA 10.1 and later give the error.
-pub(super) fn numbered_before_10_1(finding: &mut Finding, printed: i64, name: &str, now: &str) {
-    finding
-        .facts
-        .insert("error_code".into(), printed.to_string());
-    finding
-        .facts
-        .insert("numbering".into(), "CUDA before 10.1".into());
-    finding.facts.insert("renumbered_code".into(), now.into());
-    finding.notes.push(
-            crate::say!(
-                en: "{printed} is CUDA's number for {name} before CUDA 10.1, which renumbered the runtime's errors; CUDA 10.1 and later number it {now}.",
-                zh: "{printed} 是 CUDA 10.1 之前 {name} 的编号；CUDA 10.1 重新编排了运行时的错误码，之后的版本把它编为 {now}。",
-                printed = printed,
-                name = name,
-                now = now
-            )
-            .into(),
-        );
 }
 
 #[cfg(test)]
