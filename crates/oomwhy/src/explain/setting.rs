@@ -262,7 +262,8 @@ impl Framework {
 /// Runtime's log prefix (`[E:onnxruntime:Default, tensorrt_execution_provider.h:50 log]`,
 /// printed before the TensorRT execution provider's messages), its Python
 /// modules or its TensorRT provider's name. A bare mention of a name
-/// ("tried cupy too") shows none.
+/// ("tried cupy too") shows none; a message with a Python exception or
+/// traceback of its own is read from those.
 fn framework_nearby_patterns() -> &'static [(regex::Regex, Framework); 2] {
     static RE: std::sync::OnceLock<[(regex::Regex, Framework); 2]> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
@@ -284,7 +285,10 @@ fn framework_nearby_patterns() -> &'static [(regex::Regex, Framework); 2] {
 }
 
 fn framework_nearby(f: &Finding) -> Option<Framework> {
-    if f.nearby.is_empty() {
+    // A Python exception or traceback is the program's own account, and the
+    // lines read after a message may be the next message's (another
+    // framework's, in a paste that mixes them).
+    if f.nearby.is_empty() || f.exception.is_some() || f.traceback.is_some() {
         return None;
     }
     framework_nearby_patterns()
