@@ -696,6 +696,28 @@ fn nearby_marks() -> &'static Marks {
             "reboot",
             "restart the computer",
             "busy or unavailable",
+            // A checkpoint being written just before a bare `Killed`
+            // (explain/setting.rs: `saving_checkpoint`).
+            "Saving",
+            "saving",
+            "SAVING",
+            "Summoning checkpoint",
+            "torch.save",
+            // The program that ran, where the message itself does not name
+            // it (explain/setting.rs: `Framework::of`): CuPy, ONNX Runtime
+            // and its TensorRT execution provider.
+            "cupy",
+            "CuPy",
+            "onnxruntime",
+            "OnnxRuntime",
+            "ONNXRuntime",
+            "TensorrtExecutionProvider",
+            // The GPU's name: a GeForce card has no data-centre tools
+            // (explain/xid.rs: `gpu_class_of`).
+            "GeForce",
+            "RTX",
+            "GTX",
+            "Tesla",
             // CUDA C/C++ projects' error-check helpers (explain/gpu_crash.rs).
             "checkCudaErrors",
             "cudaCheckError",

@@ -265,6 +265,20 @@ pub fn scanned_tables() -> impl Iterator<Item = &'static Table> {
 }
 
 /// The table with this id.
+/// The name CUDA's runtime gave `number` before CUDA 10.1, which
+/// renumbered `cudaError_t` (`cudaErrorIllegalAddress` was 77, then 700;
+/// `cudaErrorLaunchFailure` 4, then 719): old releases of PyTorch and
+/// TensorFlow print those numbers.
+pub fn cuda_runtime_before_10_1(number: i64) -> Option<&'static str> {
+    include_str!("cuda_runtime_before_10_1.tsv")
+        .lines()
+        .filter(|line| !line.starts_with('#'))
+        .find_map(|line| {
+            let (n, name) = line.split_once('\t')?;
+            (n.parse::<i64>().ok()? == number).then_some(name.trim())
+        })
+}
+
 pub fn table(id: &str) -> Option<&'static Table> {
     tables().iter().find(|t| t.id == id)
 }

@@ -324,10 +324,20 @@ impl Family for IllegalAccess {
         );
         // A printed code is kept as printed: CUDA before 10.1 numbered this
         // error 77, later releases 700 (the code when none is printed).
+        // THC's check prints it before the string, on the prefix
+        // (`THCudaCheck FAIL file=... line=278 error=77 : an illegal ...`):
+        // a number from before CUDA 10.1 is kept as printed too.
         let printed = printed_code().captures(first).map(|c| c[1].to_string());
         finding
             .facts
             .insert("error_code".into(), printed.unwrap_or_else(|| "700".into()));
+        let line = format!("{}{}", message.prefix, first);
+        if let Some(old) = (!hip)
+            .then(|| super::text::old_number_for(&line, "cudaErrorIllegalAddress"))
+            .flatten()
+        {
+            super::text::numbered_before_10_1(&mut finding, old, "cudaErrorIllegalAddress", "700");
+        }
         let joined = message.joined();
         finding.device = stated_device(message.lines);
         if joined.contains("asynchronously reported") {

@@ -161,6 +161,13 @@ impl Family for DeviceSideAssert {
             .facts
             .insert(fact::ERROR_NAME.into(), "cudaErrorAssert".into());
         finding.facts.insert("error_code".into(), "710".into());
+        // Old releases print the number from before CUDA 10.1 (59).
+        if let Some(old) = super::text::old_number_for(
+            &format!("{}{}", message.prefix, message.joined()),
+            "cudaErrorAssert",
+        ) {
+            super::text::numbered_before_10_1(&mut finding, old, "cudaErrorAssert", "710");
+        }
         if let Some((location, kernel, condition)) = conditions.first() {
             finding
                 .facts
@@ -313,6 +320,14 @@ impl Family for KernelError {
         } else {
             finding.facts.insert(fact::ERROR_NAME.into(), name.into());
             finding.facts.insert("error_code".into(), code.into());
+            // Old releases print the number from before CUDA 10.1 (`error=48
+            // : no kernel image ...`, 209 since): kept as printed.
+            if let Some(old) = (!hip)
+                .then(|| super::text::old_number_for(&format!("{}{}", message.prefix, first), name))
+                .flatten()
+            {
+                super::text::numbered_before_10_1(&mut finding, old, name, code);
+            }
         }
         finding.device = super::cuda::stated_device(message.lines);
         if message.joined().contains("asynchronously reported") {

@@ -53,6 +53,14 @@ struct Hit {
     /// The class the finding is reported by: the entry's, unless the line
     /// says more (`effective_class`).
     class: Class,
+    /// A CUDA runtime number the line printed, in the numbering before
+    /// CUDA 10.1, that the runtime's own string shows to be the entry
+    /// (`error=77 : an illegal memory access was encountered`).
+    numbered_before_10_1: Option<i64>,
+    /// What a bare CUDA runtime number meant before CUDA 10.1, where that
+    /// differs from the entry (its meaning since): the line does not say
+    /// which release printed it.
+    meant_before_10_1: Option<&'static str>,
 }
 
 impl Hit {
@@ -63,6 +71,8 @@ impl Hit {
             entry,
             form,
             class: entry.class,
+            numbered_before_10_1: None,
+            meant_before_10_1: None,
         }
     }
 }
@@ -519,11 +529,21 @@ fn number_in(line: &str, caps: &regex::Captures<'_>) -> Option<Hit> {
     // names the code in the numbering of the release that printed it: CUDA
     // before 10.1 numbered `unspecified launch failure` 4, later releases
     // 719 (and 4 is now another code).
-    let entry = printed_string_entry(table, after).or_else(|| table.by_number(value))?;
+    let printed = printed_string_entry(table, after);
+    let entry = printed.or_else(|| table.by_number(value))?;
     if is_mention(line, api.start()) {
         return None;
     }
     let mut hit = Hit::new(api.start(), table, entry, Form::Number);
+    if table.id == "cuda_runtime" {
+        let before = codes::cuda_runtime_before_10_1(value);
+        if printed.is_some() {
+            hit.numbered_before_10_1 =
+                (entry.number != value && before == Some(entry.name)).then_some(value);
+        } else {
+            hit.meant_before_10_1 = before.filter(|&old| old != entry.name);
+        }
+    }
     // OpenVINO's GPU plugin tags its messages `[GPU] ` and prints the
     // OpenCL call it made itself (`[GPU] clEnqueueNDRangeKernel, error
     // code: -54`): a bad argument there is the plugin's failure, not a bug
@@ -1162,6 +1182,7 @@ fn decode_status(message: &Message<'_>, memory: bool) -> Option<Finding> {
     let mut finding = message.finding(kind, message_text(message.lines));
     finding.backend = (!table.backend.is_empty()).then(|| table.backend.into());
     record_code(&mut finding, table.id, entry);
+    record_numbering(&mut finding, &hit);
     finding.device = super::cuda::stated_device(message.lines);
     finding
         .facts
@@ -1219,6 +1240,30 @@ pub(super) fn record_code(finding: &mut Finding, table: &str, entry: &crate::cod
         .facts
         .insert("error_code".into(), entry.written.into());
     finding.facts.insert("table".into(), table.into());
+}
+
+/// The CUDA runtime's numbering the line's number belongs to: CUDA 10.1
+/// renumbered `cudaError_t`, and old releases of PyTorch and TensorFlow
+/// print the numbers from before. A number the runtime's own string shows
+/// to be the old one stays the number printed; a bare number whose meaning
+/// changed is said to be either.
+fn record_numbering(finding: &mut Finding, hit: &Hit) {
+    let entry = hit.entry;
+    if let Some(printed) = hit.numbered_before_10_1 {
+        super::text::numbered_before_10_1(finding, printed, entry.name, entry.written);
+    } else if let Some(old) = hit.meant_before_10_1 {
+        finding.facts.insert("numbering".into(), "ambiguous".into());
+        finding.facts.insert("old_cuda_name".into(), old.into());
+        finding.notes.push(
+            crate::say!(
+                en: "The number alone does not say which CUDA release printed it: it is {name} in CUDA 10.1 and later, but was {old} before CUDA 10.1, which renumbered the runtime's errors (old PyTorch and TensorFlow releases print the old numbers).",
+                zh: "单看这个数字，看不出是哪个 CUDA 版本打印的：在 CUDA 10.1 及以后它是 {name}，而在 CUDA 10.1 之前它是 {old}（CUDA 10.1 重新编排了运行时的错误码；旧版 PyTorch 和 TensorFlow 打印的是旧编号）。",
+                name = entry.name,
+                old = old
+            )
+            .into(),
+        );
+    }
 }
 
 #[cfg(test)]

@@ -727,6 +727,46 @@ pub(crate) fn collapse_repeats(
     (kept.join("\n"), repeats)
 }
 
+/// The number a CUDA runtime check printed before the runtime's string
+/// (THC's `error=77 : an illegal memory access was encountered`, PyTorch's
+/// `cuda runtime error (59) : device-side assert triggered`), where it is
+/// `name`'s number before CUDA 10.1 rather than its number since.
+pub fn old_number_for(text: &str, name: &str) -> Option<i64> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| re(r"(?i)\b(?:error=|cuda runtime error \(|cuda error )(\d{1,3})\)?\s*:"))
+        .captures_iter(text)
+        .filter_map(|c| c[1].parse::<i64>().ok())
+        .find(|&n| crate::codes::cuda_runtime_before_10_1(n) == Some(name))
+}
+
+/// A CUDA runtime number printed in the numbering before CUDA 10.1 (the
+/// runtime's string or the message shows which error it is): the number
+/// stays as printed, with the number CUDA 10.1 and later give the error.
+pub fn numbered_before_10_1(
+    finding: &mut crate::record::Finding,
+    printed: i64,
+    name: &str,
+    now: &str,
+) {
+    finding
+        .facts
+        .insert("error_code".into(), printed.to_string());
+    finding
+        .facts
+        .insert("numbering".into(), "CUDA before 10.1".into());
+    finding.facts.insert("renumbered_code".into(), now.into());
+    finding.notes.push(
+            crate::say!(
+                en: "{printed} is CUDA's number for {name} before CUDA 10.1, which renumbered the runtime's errors; CUDA 10.1 and later number it {now}.",
+                zh: "{printed} 是 CUDA 10.1 之前 {name} 的编号；CUDA 10.1 重新编排了运行时的错误码，之后的版本把它编为 {now}。",
+                printed = printed,
+                name = name,
+                now = now
+            )
+            .into(),
+        );
+}
+
 #[cfg(test)]
 mod tests {
     use super::{find_size, is_mention, re, SizeReader};

@@ -372,8 +372,12 @@ pub(super) fn context_verdicts(f: &Finding, growth: Option<(u64, u64)>, out: &mu
                 now = fmt(now)
             ),
         ));
-    } else if let Some(step) = f.last_step {
-        // The same OOM printed again means the program went on after it (a
+    } else if let Some(step) = f
+        .last_step
+        .filter(|_| !super::setting::saving_checkpoint(f))
+    {
+        // A checkpoint being written is not a step: its counter says
+        // nothing about batches. The same OOM printed again means the program went on after it (a
         // loop that catches OOM and logs it): the counter then says nothing
         // about whether the configuration fits.
         if step <= FAILS_AT_START_MAX_STEP && f.occurrences <= 1 {

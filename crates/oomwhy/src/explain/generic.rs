@@ -727,6 +727,24 @@ const CLOSE_OTHER_GPU_PROGRAMS: FixSpec = FixSpec::new(
     "关掉其他占用 GPU 的程序",
 );
 
+/// NVIDIA's image-processing library (NPP): the images and scratch
+/// buffers a call allocates.
+const NPP_IMAGES_AND_BUFFERS: FixSpec = FixSpec::new(
+    "npp-images-and-buffers",
+    "Check the images and buffers NPP was asked to allocate",
+    "检查让 NPP 分配的图像和缓冲区",
+)
+.sources(&["NVIDIA NPP documentation: image memory management (nppiMalloc, scratch buffers)"]);
+
+/// An NPP call failed: its status name (`NPP_MEMORY_ALLOCATION_ERR`) or a
+/// wrapper's NPP exception (managedCuda's `Source=NPP`).
+fn npp_call(f: &Finding) -> bool {
+    let reporter = fact(f, fact::REPORTED_BY).unwrap_or("");
+    reporter.contains("NPP")
+        || fact(f, fact::ERROR_NAME).is_some_and(|n| n.starts_with("NPP_"))
+        || f.text.contains("NPP_MEMORY_ALLOCATION_ERR")
+}
+
 /// TensorRT's optimisation profiles and builder workspace.
 const TENSORRT_SMALLER_LIMITS: FixSpec = FixSpec::new(
     "tensorrt-smaller-engine-limits",
@@ -1043,6 +1061,20 @@ const TRTLLM_SMALLER_KV_AND_BATCH: FixSpec = FixSpec::new(
 ]);
 
 pub(super) fn program_fixes(f: &Finding) -> Vec<Fix> {
+    // An image-processing library's call: the images and buffers it was
+    // asked for, and what else holds the card; no model runs in it.
+    if npp_call(f) {
+        return vec![
+            fix(
+                &NPP_IMAGES_AND_BUFFERS,
+                say!(
+                    en: "NPP takes device memory only for what it is asked to hold: images and buffers (nppiMalloc_*, or a wrapper's image class such as managedCuda's NPPImage_*) and the scratch buffers whose sizes the *GetBufferSize* calls return. Check the width, height and channels of the image whose allocation failed (a size read wrong, zero or huge, fails the same way); free or reuse the images and scratch buffers a loop allocates for every frame (nppiFree, or Dispose in managedCuda), and split very large images into tiles.",
+                    zh: "NPP 只为它被要求保存的东西申请显存：图像和缓冲区（nppiMalloc_*，或封装库的图像类，比如 managedCuda 的 NPPImage_*），以及 *GetBufferSize* 调用返回大小的临时缓冲区。检查分配失败的那张图像的宽、高和通道数（尺寸读错了，为零或极大，也会这样失败）；循环里每帧都分配的图像和临时缓冲区要释放或复用（nppiFree，managedCuda 里用 Dispose），特别大的图像分块处理。"
+                ),
+            ),
+            other_holders(f),
+        ];
+    }
     if TrtllmExecutorReport::of(f).is_some() {
         return vec![
             fix(
@@ -1131,6 +1163,18 @@ pub(super) fn program_fixes(f: &Finding) -> Vec<Fix> {
         if !building_engine(f) {
             fixes.push(free_the_gpu(f));
         }
+        // ONNX Runtime's TensorRT execution provider builds the engine
+        // itself: its limits are the provider's options.
+        if Framework::of(f) == Framework::OnnxRuntime {
+            fixes.push(fix(
+                &TENSORRT_SMALLER_LIMITS,
+                say!(
+                    en: "ONNX Runtime's TensorRT execution provider builds the engine: lower its provider option trt_max_workspace_size (or ORT_TENSORRT_MAX_WORKSPACE_SIZE), give dynamic inputs smaller maximum shapes (trt_profile_min_shapes, trt_profile_opt_shapes, trt_profile_max_shapes), feed smaller inputs or batches, and build on a GPU nothing else uses; trt_engine_cache_enable keeps a built engine so later runs do not build it again.",
+                    zh: "引擎由 ONNX Runtime 的 TensorRT execution provider 构建：调小它的 provider 选项 trt_max_workspace_size（或 ORT_TENSORRT_MAX_WORKSPACE_SIZE），给动态输入设更小的最大形状（trt_profile_min_shapes、trt_profile_opt_shapes、trt_profile_max_shapes），输入或 batch 小一些，并在没有其他程序使用的 GPU 上构建；trt_engine_cache_enable 会保存构建好的引擎，之后运行不必再构建。"
+                ),
+            ));
+            return fixes;
+        }
         fixes.push(fix(
             &TENSORRT_SMALLER_LIMITS,
             say!(
@@ -1218,6 +1262,7 @@ pub(super) const FIXES: &[FixSpec] = &[
     FREE_THE_GPU,
     CLOSE_OTHER_GPU_PROGRAMS,
     TENSORRT_SMALLER_LIMITS,
+    NPP_IMAGES_AND_BUFFERS,
     LEAVE_GPU_MORE_RAM,
     CTRANSLATE2_LESS_PER_REQUEST,
     ONNXRUNTIME_ARENA,

@@ -31,7 +31,7 @@ impl Explain for GpuFallenOffBus {
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         // The detector names the kernel driver or nvidia-smi; the Chinese
         // names the driver in Chinese and keeps a tool's name as it is.
-        let desktop = super::xid::gpu_class(&f.text) == super::xid::GpuClass::Desktop;
+        let desktop = super::xid::gpu_class_of(f) == super::xid::GpuClass::Desktop;
         let detail = match fact(f, "reported_by") {
             // A desktop or laptop GPU: its own causes, no node to reboot.
             _ if desktop => super::xid::desktop_bus_meaning(f),
@@ -65,7 +65,7 @@ impl Explain for GpuFallenOffBus {
     }
 
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
-        if super::xid::gpu_class(&f.text) == super::xid::GpuClass::Desktop {
+        if super::xid::gpu_class_of(f) == super::xid::GpuClass::Desktop {
             out.push(super::xid::desktop_bus_fix(f));
         } else {
             out.push(reboot_and_check());

@@ -719,6 +719,18 @@ const LIGHTER_WORKERS: FixSpec = FixSpec::new(
 
 /// `torch.load(mmap=True)` (2.1; the text says so), `assign=True`,
 /// `low_cpu_mem_usage`.
+/// Writing a checkpoint: the copy it gathers in host RAM.
+const SAVE_CHECKPOINTS_WITH_LESS_RAM: FixSpec = FixSpec::new(
+    "save-checkpoints-with-less-ram",
+    "Save checkpoints with less host RAM",
+    "保存 checkpoint 时少占主机内存",
+)
+.sources(&[
+    "PyTorch documentation: FSDP state_dict_type (SHARDED_STATE_DICT), torch.distributed.checkpoint",
+    "Hugging Face Transformers documentation: save_pretrained (max_shard_size), TrainingArguments (save_only_model)",
+    "PyTorch Lightning documentation: ModelCheckpoint (save_weights_only)",
+]);
+
 const CHECKPOINTS_WITHOUT_COPY: FixSpec = FixSpec::new(
     "load-checkpoints-without-ram-copy",
     "Load checkpoints without a full copy in RAM",
@@ -937,6 +949,18 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
         };
         out.push(fix(&ASK_FOR_MORE_MEMORY, how));
     }
+    // Killed while a checkpoint was being written: that phase's RAM spike,
+    // not the data pipeline or a batch.
+    let saving = f.kind == Kind::HostOomKilled && super::setting::saving_checkpoint(f);
+    if saving {
+        out.push(fix(
+            &SAVE_CHECKPOINTS_WITH_LESS_RAM,
+            say!(
+                en: "It was killed while a checkpoint was being written: saving gathers the weights (and usually the optimizer's state) into host RAM and serialises them there, on top of what the job already holds. Save on one rank only (if accelerator.is_main_process / trainer.is_global_zero); with FSDP or DeepSpeed ZeRO-3 save sharded state (FSDP's SHARDED_STATE_DICT, torch.distributed.checkpoint, DeepSpeed's per-rank files) instead of gathering the whole model on one rank; write safetensors in shards (save_pretrained(..., max_shard_size=\"2GB\")); leave the optimizer's state out where you will not resume (Lightning: ModelCheckpoint(save_weights_only=True); Hugging Face Trainer: save_only_model=True). Parameters or optimizer state offloaded to the CPU (ZeRO-Offload, FSDP's CPU offload) already fill RAM before the save adds its copy: offload less, or add RAM or swap.",
+                zh: "进程是在写 checkpoint 时被杀的：保存会把权重（通常还有优化器状态）收集到主机内存里再序列化，这份内存叠加在作业已经占用的内存之上。只在一个 rank 上保存（if accelerator.is_main_process / trainer.is_global_zero）；用 FSDP 或 DeepSpeed ZeRO-3 时保存分片的状态（FSDP 的 SHARDED_STATE_DICT、torch.distributed.checkpoint、DeepSpeed 每个 rank 各自的文件），不要把整个模型收集到一个 rank 上；用 safetensors 分片保存（save_pretrained(..., max_shard_size=\"2GB\")）；不打算续训时不保存优化器状态（Lightning：ModelCheckpoint(save_weights_only=True)；Hugging Face Trainer：save_only_model=True）。参数或优化器状态卸载到 CPU 时（ZeRO-Offload、FSDP 的 CPU offload），保存之前它们已经占满了内存，保存又再加一份：少卸载一些，或者加内存或 swap。"
+            ),
+        ));
+    }
     if has(Code::KilledBySigkill) {
         let how = if in_docker(f) {
             say!(
@@ -950,6 +974,9 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
             )
         };
         out.push(fix(&CONFIRM_OOM_KILLER, how));
+    }
+    if saving {
+        return;
     }
     let dataloader = fix(
         &LIGHTER_WORKERS,
@@ -1354,6 +1381,7 @@ pub(super) const FIXES: &[FixSpec] = &[
     CONFIRM_OOM_KILLER,
     LIGHTER_WORKERS,
     CHECKPOINTS_WITHOUT_COPY,
+    SAVE_CHECKPOINTS_WITH_LESS_RAM,
     PINNED_MEMORY_OFF,
     ALLOCATE_LESS_AT_ONCE,
     FIND_RAM_HOLDER,

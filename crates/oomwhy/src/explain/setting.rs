@@ -234,7 +234,12 @@ impl Framework {
         } else if f.kind == Kind::XlaOom {
             // XLA's message without a traceback: JAX or TensorFlow.
             Framework::Unknown
-        } else if in_package("/cupy/") || text.contains("cupy") {
+        } else if in_package("/cupy/")
+            || text.contains("cupy")
+            || f.exception
+                .as_deref()
+                .is_some_and(|e| e.starts_with("cupy"))
+        {
             Framework::CuPy
         } else if text.contains("onnxruntime") || text.contains("[ONNXRuntimeError]") {
             Framework::OnnxRuntime
@@ -246,9 +251,73 @@ impl Framework {
         {
             Framework::Ggml
         } else {
-            Framework::Unknown
+            framework_nearby(f).unwrap_or(Framework::Unknown)
         }
     }
+}
+
+/// The writer's lines around the message (`Finding::nearby`, the message
+/// line's own log prefix included) that show the program which ran, where
+/// the message itself does not: CuPy's modules or its import, ONNX
+/// Runtime's log prefix (`[E:onnxruntime:Default, tensorrt_execution_provider.h:50 log]`,
+/// printed before the TensorRT execution provider's messages), its Python
+/// modules or its TensorRT provider's name. A bare mention of a name
+/// ("tried cupy too") shows none; a message with a Python exception or
+/// traceback of its own is read from those.
+fn framework_nearby_patterns() -> &'static [(regex::Regex, Framework); 2] {
+    static RE: std::sync::OnceLock<[(regex::Regex, Framework); 2]> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        [
+            (
+                crate::constant_regex(
+                    r"\bimport\s+cupy\b|\bfrom\s+cupy\b|\bcupy(?:_backends)?\.(?:cuda|core|_core|api|ndarray|asarray|zeros|ones|empty|array|get_default_memory_pool)\b|(?:site|dist)-packages[/\\]cupy|\bcupy[/\\](?:cuda|core|_core)[/\\]",
+                ),
+                Framework::CuPy,
+            ),
+            (
+                crate::constant_regex(
+                    r"\b[EWIV]:onnxruntime:|\bonnxruntime\.(?:capi|InferenceSession)\b|\bimport\s+onnxruntime\b|\bTensorrtExecutionProvider\b|\btensorrt_execution_provider\.(?:h|cc)\b|\bOnnxRuntimeException\b",
+                ),
+                Framework::OnnxRuntime,
+            ),
+        ]
+    })
+}
+
+fn framework_nearby(f: &Finding) -> Option<Framework> {
+    // A Python exception or traceback is the program's own account, and the
+    // lines read after a message may be the next message's (another
+    // framework's, in a paste that mixes them).
+    if f.nearby.is_empty() || f.exception.is_some() || f.traceback.is_some() {
+        return None;
+    }
+    framework_nearby_patterns()
+        .iter()
+        .find(|(re, _)| re.is_match(&f.nearby))
+        .map(|&(_, framework)| framework)
+}
+
+/// The job was writing a checkpoint when it failed: a traceback in a save
+/// (`torch.save`, `save_checkpoint`), or the writer's lines around the
+/// message showing one being written ("Saving model checkpoint to ...",
+/// Lightning's "Summoning checkpoint.", "SAVING CHECKPOINT...",
+/// `torch.save(`). Saving gathers the weights, and often the optimizer's
+/// state, into host RAM and serialises them there: a bare `Killed` then is
+/// that spike, not a data pipeline or a batch.
+pub(crate) fn saving_checkpoint(f: &Finding) -> bool {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    if f.phase.name == "checkpoint" {
+        return f.phase.evidence.iter().any(|e| e.contains("save"));
+    }
+    if f.phase.name != "unknown" || f.nearby.is_empty() {
+        return false;
+    }
+    RE.get_or_init(|| {
+        crate::constant_regex(
+            r"(?i)\b(?:saving|summoning)\b[^\n]{0,40}\b(?:checkpoints?|ckpt)\b|\btorch\.save\(",
+        )
+    })
+    .is_match(&f.nearby)
 }
 
 /// What kind of program reported the finding, where it names itself: the

@@ -24,6 +24,33 @@ fn code_of(f: &Finding) -> Option<String> {
     }
 }
 
+/// A bare CUDA runtime number whose meaning CUDA 10.1 changed (the
+/// detector's `numbering` fact): the code with both meanings and the
+/// releases each belongs to, instead of the newer name alone.
+fn ambiguous_code(f: &Finding) -> Option<Said> {
+    if fact(f, "numbering") != Some("ambiguous") {
+        return None;
+    }
+    let (name, old, number) = (
+        fact(f, key::ERROR_NAME)?,
+        fact(f, "old_cuda_name")?,
+        fact(f, "error_code")?,
+    );
+    Some(say!(
+        en: "status {number} ({name} in CUDA 10.1 and later, {old} before CUDA 10.1)",
+        zh: "状态码 {number}（CUDA 10.1 及以后是 {name}，CUDA 10.1 之前是 {old}）",
+        number = number,
+        name = name,
+        old = old
+    ))
+}
+
+/// The code as a sentence names it, both meanings where the number alone
+/// does not tell which CUDA release printed it.
+fn code_said_for(f: &Finding, code: &str) -> Said {
+    ambiguous_code(f).unwrap_or_else(|| code_said(code))
+}
+
 /// The code as a sentence names it: a fault's English name (`TDR (timeout
 /// detection and recovery)`) has its Chinese in the catalogue.
 fn code_said(code: &str) -> Said {
@@ -82,7 +109,7 @@ impl Explain for GpuRuntimeError {
                 en: "The {who} reported {code}",
                 zh: "{who} 报告了 {code}",
                 who = crate::i18n::reporter::said(&who),
-                code = code_said(&code)
+                code = code_said_for(f, &code)
             );
         }
         match (who_of(f), code_of(f)) {
@@ -91,7 +118,7 @@ impl Explain for GpuRuntimeError {
                 zh: "{a}{who} 调用返回了 {code}",
                 a = english_only(capitalised(article(&who))),
                 who = crate::i18n::reporter::said(&who),
-                code = code_said(&code)
+                code = code_said_for(f, &code)
             ),
             (Some(who), None) => say_parts!(
                 en: "{a} {who} call returned an error status",
@@ -116,13 +143,13 @@ impl Explain for GpuRuntimeError {
             (Some(who), Some(code)) if fault_reporter(f).is_some() => say_parts!(
                 en: "{code} is what the {who} logged by itself, not a status a call returned.",
                 zh: "{code} 是 {who} 自己记下的，不是某个调用返回的状态码。",
-                code = code_said(&code),
+                code = code_said_for(f, &code),
                 who = crate::i18n::reporter::said(&who)
             ),
             (Some(who), Some(code)) => say_parts!(
                 en: "{code} is {a} {who} status.",
                 zh: "{code} 是{a} {who} 的状态码。",
-                code = code_said(&code),
+                code = code_said_for(f, &code),
                 a = english_only(article(&who).to_string()),
                 who = crate::i18n::reporter::said(&who)
             ),
@@ -151,6 +178,23 @@ impl Explain for GpuRuntimeError {
                 zh: "它不是显存不足错误。"
             )
         };
+        // A number whose meaning CUDA 10.1 changed: neither meaning is
+        // explained as the answer, the message does not say which applies.
+        if let Some(code) = ambiguous_code(f) {
+            out.push(verdict(
+                Code::GpuStatusCode,
+                say!(
+                    en: "The number means different errors before and after CUDA 10.1",
+                    zh: "这个数字在 CUDA 10.1 前后代表不同的错误"
+                ),
+                say_parts!(
+                    en: "The message prints {code}. CUDA 10.1 renumbered the runtime's errors, and old releases of PyTorch and TensorFlow (built with CUDA 10.0 or older) print the old numbers: the CUDA release the program was built with decides which it is. Look for the runtime's own string next to the number or in the lines above it.",
+                    zh: "报错打印的是{code}。CUDA 10.1 重新编排了运行时的错误码，用 CUDA 10.0 或更早版本构建的旧版 PyTorch 和 TensorFlow 打印的是旧编号：程序是用哪个 CUDA 版本构建的，决定了它是哪一个。在数字旁边或上面几行找运行时自己的错误说明文字。",
+                    code = code
+                ),
+            ));
+            return;
+        }
         // The advice says what the code means in practice, in both
         // languages; the code's place in its table follows.
         if let Some(advice) = advice_of(f) {

@@ -1648,3 +1648,175 @@ mod sixth_holdout_first_fixes {
         assert!(first_how(nvrm).contains("dmesg"));
     }
 }
+
+/// The fix ids and every word a finding's explanation says.
+fn fix_ids_and_words(f: &crate::record::Finding) -> (Vec<String>, String) {
+    let ids = f.diagnosis.fixes.iter().map(|x| x.id.clone()).collect();
+    let words = f
+        .diagnosis
+        .verdicts
+        .iter()
+        .map(|v| format!("{} {}\n", v.title, v.detail))
+        .chain(
+            f.diagnosis
+                .fixes
+                .iter()
+                .map(|x| format!("{} {}\n", x.title, x.how)),
+        )
+        .collect();
+    (ids, words)
+}
+
+/// ONNX Runtime's TensorRT execution provider prints TensorRT's message
+/// behind ONNX Runtime's log prefix (fixtures/wild/1733.txt and 2433.txt):
+/// the program is ONNX Runtime, and the engine's limits are that
+/// provider's options, not TensorRT-LLM's.
+#[test]
+fn tensorrt_behind_onnxruntime_log_prefix_is_onnxruntime() {
+    for paste in [
+        include_str!("../../../../fixtures/wild/1733.txt"),
+        include_str!("../../../../fixtures/wild/2433.txt"),
+    ] {
+        let findings = decode_str(paste);
+        let f = &findings[0];
+        assert_eq!(
+            setting::Framework::of(f),
+            setting::Framework::OnnxRuntime,
+            "{:?}",
+            f.nearby
+        );
+        let (_, words) = fix_ids_and_words(f);
+        assert!(words.contains("trt_max_workspace_size"), "{words}");
+        assert!(!words.contains("TensorRT-LLM"), "{words}");
+    }
+}
+
+/// NPP's allocation failure (managedCuda's NPPException "Device allocation
+/// error", fixtures/wild/2214.txt; NPP's own status name): advice about
+/// the images and buffers NPP was asked for and what else holds the card,
+/// no training recipe.
+#[test]
+fn npp_allocation_errors_get_image_library_advice() {
+    let managed = include_str!("../../../../fixtures/wild/2214.txt");
+    let status = "nppiResize_8u_C3R returned NPP_MEMORY_ALLOCATION_ERR\n";
+    for paste in [managed, status] {
+        let findings = decode_str(paste);
+        let (ids, words) = fix_ids_and_words(&findings[0]);
+        assert_eq!(ids[0], "npp-images-and-buffers", "{ids:?}");
+        assert!(
+            !ids.iter().any(|id| id == "make-workload-smaller"),
+            "{ids:?}"
+        );
+        for word in ["batch", "precision", "model"] {
+            assert!(!words.contains(word), "{word}: {words}");
+        }
+    }
+}
+
+/// A bare `Killed` right after the lines that start writing a checkpoint
+/// (Lightning's "Summoning checkpoint.", fixtures/wild/2931.txt; a
+/// DreamBooth notebook's "SAVING CHECKPOINT...", 2932.txt) is the save's
+/// spike in host RAM: that phase's fix first, no DataLoader or batch
+/// advice, and the progress counter is not read as a late batch.
+#[test]
+fn killed_right_after_checkpoint_saving_is_the_save() {
+    for paste in [
+        include_str!("../../../../fixtures/wild/2931.txt"),
+        include_str!("../../../../fixtures/wild/2932.txt"),
+    ] {
+        let findings = decode_str(paste);
+        let f = &findings[0];
+        assert!(setting::saving_checkpoint(f), "{:?}", f.nearby);
+        let (ids, words) = fix_ids_and_words(f);
+        assert_eq!(ids[0], "save-checkpoints-with-less-ram", "{ids:?}");
+        for id in [
+            "lighter-dataloader-workers",
+            "pinned-memory-off",
+            "memory-kept-across-steps",
+        ] {
+            assert!(!ids.iter().any(|x| x == id), "{id}: {ids:?}");
+        }
+        assert!(!words.contains("batch was larger"), "{words}");
+    }
+    // The same bare `Killed` with no save around it keeps the general advice.
+    let findings =
+        decode_str("Epoch 3: 100%|█| 209/209 [06:12<00:00,  1.78s/it, loss=0.0685]\nKilled\n");
+    assert!(!setting::saving_checkpoint(&findings[0]));
+}
+
+/// An Xid on a GeForce card the writer names on a line above the driver's
+/// (fixtures/wild/2257.txt: "Also experiencing this issue on an RTX
+/// 4090!"): DCGM supports data-centre GPUs only, so no `dcgmi`.
+#[test]
+fn geforce_named_nearby_gets_no_dcgm() {
+    let findings = decode_str(include_str!("../../../../fixtures/wild/2257.txt"));
+    let f = &findings[0];
+    assert_eq!(
+        xid::gpu_class_of(f),
+        xid::GpuClass::Desktop,
+        "{:?}",
+        f.nearby
+    );
+    let (_, words) = fix_ids_and_words(f);
+    assert!(!words.contains("dcgmi"), "{words}");
+}
+
+/// Old PyTorch builds (CUDA 10.0 or older) print the runtime's numbers
+/// from before CUDA 10.1 renumbered them: THC's `error=77 : an illegal
+/// memory access` (fixtures/wild/825.txt), `error=4 : unspecified launch
+/// failure` (2255), `error=59 : device-side assert triggered` (367),
+/// `error=48 : no kernel image ...` (948). The number stays as printed,
+/// with the error's number since beside it, never rewritten.
+#[test]
+fn cuda_numbers_from_before_10_1_stay_as_printed() {
+    let cases = [
+        (
+            include_str!("../../../../fixtures/wild/825.txt"),
+            "77",
+            "cudaErrorIllegalAddress",
+            "700",
+        ),
+        (
+            include_str!("../../../../fixtures/wild/2255.txt"),
+            "4",
+            "cudaErrorLaunchFailure",
+            "719",
+        ),
+        (
+            include_str!("../../../../fixtures/wild/367.txt"),
+            "59",
+            "cudaErrorAssert",
+            "710",
+        ),
+        (
+            include_str!("../../../../fixtures/wild/948.txt"),
+            "48",
+            "cudaErrorNoKernelImageForDevice",
+            "209",
+        ),
+    ];
+    for (paste, printed, name, now) in cases {
+        let findings = decode_str(paste);
+        let f = &findings[0];
+        assert_eq!(f.facts["error_code"], printed, "{name}: {:?}", f.facts);
+        assert_eq!(f.facts["error_name"], name);
+        assert_eq!(f.facts["numbering"], "CUDA before 10.1");
+        assert_eq!(f.facts["renumbered_code"], now);
+        let (_, words) = fix_ids_and_words(f);
+        assert!(!words.contains(&format!("({now})")), "{words}");
+    }
+    // The table of the old numbering (CUDA 9.x's driver_types.h).
+    assert_eq!(
+        crate::codes::cuda_runtime_before_10_1(77),
+        Some("cudaErrorIllegalAddress")
+    );
+    assert_eq!(
+        crate::codes::cuda_runtime_before_10_1(4),
+        Some("cudaErrorLaunchFailure")
+    );
+    assert_eq!(
+        crate::codes::cuda_runtime_before_10_1(127),
+        Some("cudaErrorStartupFailure")
+    );
+    assert_eq!(crate::codes::cuda_runtime_before_10_1(700), None);
+}

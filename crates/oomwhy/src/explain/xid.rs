@@ -68,14 +68,15 @@ impl Explain for Xid {
                 )),
             }
         } else if let Some(action) = recovery_action(f) {
-            out.push(recovery_fix(action));
-        } else if code == "79" && gpu_class(&f.text) == GpuClass::Desktop {
+            out.push(recovery_fix(action, gpu_class_of(f)));
+        } else if code == "79" && gpu_class_of(f) == GpuClass::Desktop {
             out.push(desktop_bus_fix(f));
         } else if let Some(info) = xid_info(code) {
             match system_process(f) {
-                Some(process) if !info.hardware => {
-                    out.push(fix(&RESET_GPU, system_fault_action(process)))
-                }
+                Some(process) if !info.hardware => out.push(fix(
+                    &RESET_GPU,
+                    system_fault_action(process, gpu_class_of(f)),
+                )),
                 _ => {
                     let spec = xid_fix(info.fix).unwrap_or(&FOLLOW_RECOVERY_ACTION);
                     // A restart only postpones an Xid that comes back at
@@ -94,7 +95,7 @@ impl Explain for Xid {
             }
         }
         // ECC, row remapping and DCGM are data-centre GPUs' tools.
-        if gpu_class(&f.text) != GpuClass::Desktop {
+        if gpu_class_of(f) != GpuClass::Desktop {
             out.push(fix(
                 &CHECK_GPU_HEALTH,
                 say!(
@@ -186,11 +187,12 @@ fn system_process(f: &Finding) -> Option<&str> {
 }
 
 /// What to do about a fault in the driver's own tooling.
-fn system_fault_action(process: &str) -> Said {
-    say!(
-        en: "The fault belongs to {process}, part of the driver's own tooling, not to an application: restarting or debugging a program will not help. Stop the work on this GPU and reset it (`sudo nvidia-smi -r -i <gpu>`) or reboot the node, update the driver, and run NVIDIA's diagnostics (`dcgmi diag -r 2`) if it recurs.",
-        zh: "出错的是 {process}，属于驱动自身的工具，不是某个应用：重启或调试程序都没有用。停掉这块 GPU 上的工作，然后重置它（`sudo nvidia-smi -r -i <gpu>`）或重启节点，更新驱动；如果反复出现，运行 NVIDIA 的诊断（`dcgmi diag -r 2`）。",
-        process = process
+fn system_fault_action(process: &str, class: GpuClass) -> Said {
+    say_parts!(
+        en: "The fault belongs to {process}, part of the driver's own tooling, not to an application: restarting or debugging a program will not help. Stop the work on this GPU and reset it (`sudo nvidia-smi -r -i <gpu>`) or reboot the node, update the driver, and run {diagnostics} if it recurs.",
+        zh: "出错的是 {process}，属于驱动自身的工具，不是某个应用：重启或调试程序都没有用。停掉这块 GPU 上的工作，然后重置它（`sudo nvidia-smi -r -i <gpu>`）或重启节点，更新驱动；如果反复出现，运行 {diagnostics}。",
+        process = Said::same(process),
+        diagnostics = diagnostics(class)
     )
 }
 
@@ -219,13 +221,14 @@ pub(crate) fn recovery_action(f: &Finding) -> Option<&str> {
 
 /// The fix for the action the driver states: a reboot, a GPU reset, or
 /// the action's own words.
-fn recovery_fix(action: &str) -> Fix {
+fn recovery_fix(action: &str, class: GpuClass) -> Fix {
     let lower = action.to_ascii_lowercase();
     let how = if lower.contains("reboot") {
-        say!(
-            en: "The driver states the recovery action \"{action}\": this GPU cannot be used again until the machine reboots. Drain the node of jobs and reboot it; if it recurs, run NVIDIA's diagnostics (`dcgmi diag -r 2`) and check the GPU's health.",
-            zh: "驱动写明了恢复操作 \"{action}\"：重启机器之前这块 GPU 都不能再用。先把节点上的任务撤走，再重启；如果反复出现，运行 NVIDIA 的诊断（`dcgmi diag -r 2`）并检查 GPU 的健康状况。",
-            action = action
+        say_parts!(
+            en: "The driver states the recovery action \"{action}\": this GPU cannot be used again until the machine reboots. Drain the node of jobs and reboot it; if it recurs, run {diagnostics} and check the GPU's health.",
+            zh: "驱动写明了恢复操作 \"{action}\"：重启机器之前这块 GPU 都不能再用。先把节点上的任务撤走，再重启；如果反复出现，运行 {diagnostics}并检查 GPU 的健康状况。",
+            action = Said::same(action),
+            diagnostics = diagnostics(class)
         )
     } else if lower.contains("reset") {
         say!(
@@ -316,12 +319,12 @@ fn xid_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
             en: "What to do: {action}",
             zh: "处理办法：{action}",
             action = match system_process(f) {
-                Some(process) if !info.hardware => system_fault_action(process),
+                Some(process) if !info.hardware => system_fault_action(process, gpu_class_of(f)),
                 _ => info.action.said(),
             }
         ),
     };
-    let desktop = gpu_class(&f.text) == GpuClass::Desktop;
+    let desktop = gpu_class_of(f) == GpuClass::Desktop;
     let null = code == "31" && null_fault(&f.text);
     let title = if null {
         say!(
@@ -419,6 +422,35 @@ fn geforce_rtx(text: &str) -> bool {
         let rest = text[at + 3..].trim_start_matches(' ').as_bytes();
         matches!(rest, [a, b'0', c, b'0', ..] if (b'2'..=b'5').contains(a) && (b'5'..=b'9').contains(c))
     })
+}
+
+/// The class of the GPU a finding names, in its message, its device's
+/// name, or on the lines
+/// around it (`Finding::nearby`: "Also experiencing this issue on an RTX
+/// 4090!").
+pub(super) fn gpu_class_of(f: &Finding) -> GpuClass {
+    let device = fact(f, fact::DEVICE_NAME).unwrap_or("");
+    if f.nearby.is_empty() && device.is_empty() {
+        gpu_class(&f.text)
+    } else {
+        gpu_class(&format!("{}\n{}\n{}", f.text, device, f.nearby))
+    }
+}
+
+/// NVIDIA's diagnostics for this GPU: DCGM (`dcgmi`) supports data-centre
+/// GPUs only, so a GeForce card is pointed at `nvidia-smi -q`.
+fn diagnostics(class: GpuClass) -> Said {
+    if class == GpuClass::Desktop {
+        say!(
+            en: "`nvidia-smi -q` (the card's state: clocks, power, temperature, throttle reasons)",
+            zh: "`nvidia-smi -q`（这块卡的状态：频率、功耗、温度、降频原因）"
+        )
+    } else {
+        say!(
+            en: "NVIDIA's diagnostics (`dcgmi diag -r 2`)",
+            zh: "NVIDIA 的诊断（`dcgmi diag -r 2`）"
+        )
+    }
 }
 
 /// The class of the GPU a text names; a data-centre name wins.
