@@ -5,6 +5,9 @@
 //! cannot apply (docs/fix-versions.md lists the versions and their sources).
 
 use crate::detect::grammar::program_named_in;
+/// The framework is a property of the finding, so it lives with the record
+/// (the scanner orders findings by it too); the explainer names it here.
+pub(crate) use crate::record::Framework;
 use crate::record::{fact, Era, Finding, Kind};
 
 /// The GPU's vendor, from the backend the message names.
@@ -179,76 +182,6 @@ fn comfyui_shortened(f: &Finding) -> bool {
             .trim_end()
             .trim_end_matches(['.', ' '])
             .ends_with("Allocation on device")
-}
-
-/// The framework that printed the message or ran the failing code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Framework {
-    PyTorch,
-    TensorFlow,
-    Jax,
-    CuPy,
-    OnnxRuntime,
-    /// llama.cpp and the tools built on its ggml library (Ollama, LM Studio).
-    Ggml,
-    /// The message and its traceback do not say.
-    Unknown,
-}
-
-impl Framework {
-    pub(crate) fn of(f: &Finding) -> Framework {
-        match f.kind {
-            Kind::TorchAllocatorOom | Kind::MpsOom | Kind::KvCacheOom => return Framework::PyTorch,
-            Kind::TfOom | Kind::TfAllocatorWarning => return Framework::TensorFlow,
-            Kind::CupyOom => return Framework::CuPy,
-            _ => {}
-        }
-        if f.exception
-            .as_deref()
-            .is_some_and(|e| e.starts_with("torch."))
-        {
-            return Framework::PyTorch;
-        }
-        let files: Vec<String> = f
-            .traceback
-            .iter()
-            .flat_map(|tb| {
-                tb.frames
-                    .iter()
-                    .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
-            })
-            .map(|fr| fr.file.replace('\\', "/"))
-            .collect();
-        let in_package = |package: &str| files.iter().any(|file| file.contains(package));
-        let text = f.text.as_str();
-        if in_package("/torch/") {
-            Framework::PyTorch
-        } else if in_package("/tensorflow/") || in_package("/keras/") {
-            Framework::TensorFlow
-        } else if in_package("/jax/")
-            || in_package("/jaxlib/")
-            || text.contains("jaxlib")
-            || f.exception.as_deref().is_some_and(|e| e.starts_with("jax"))
-        {
-            Framework::Jax
-        } else if f.kind == Kind::XlaOom {
-            // XLA's message without a traceback: JAX or TensorFlow.
-            Framework::Unknown
-        } else if in_package("/cupy/") || text.contains("cupy") {
-            Framework::CuPy
-        } else if text.contains("onnxruntime") || text.contains("[ONNXRuntimeError]") {
-            Framework::OnnxRuntime
-        } else if text.contains("ggml")
-            || text.contains("llama_")
-            || f.facts
-                .get(fact::REPORTED_BY)
-                .is_some_and(|r| r.starts_with("ggml"))
-        {
-            Framework::Ggml
-        } else {
-            Framework::Unknown
-        }
-    }
 }
 
 /// What kind of program reported the finding, where it names itself: the
