@@ -635,137 +635,227 @@ fn covers_shortfall(shortfall: u64) -> Said {
     )
 }
 
+/// What one allocator rule decided: the verdicts it adds, and whether the
+/// list ends with them (no later rule reads a finding an earlier one has
+/// settled).
+enum Ruled {
+    /// The verdicts are added and the next rule runs.
+    Go(Vec<Verdict>),
+    /// The verdicts are added and no later rule runs.
+    Stop(Vec<Verdict>),
+}
+
+/// A rule over the finding and its diagnosis.
+type AllocatorRule = fn(&Finding, &Diagnosis) -> Ruled;
+
+/// The caching allocator's rules, in order. Numbers that cannot all be true
+/// are said first; an impossible request (PyTorch's size guard, or more than
+/// the card) is the whole story; numbers that contradict each other are not
+/// reasoned on further; otherwise a binding memory limit leads the causes,
+/// ranked by how much of the shortfall each explains.
+const ALLOCATOR_RULES: &[AllocatorRule] = &[
+    inconsistent_numbers,
+    size_guard,
+    request_beyond_card,
+    stop_on_inconsistent_numbers,
+    memory_limit,
+    ranked_causes,
+];
+
 fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
-    let s = &f.sizes;
+    for rule in ALLOCATOR_RULES {
+        match rule(f, d) {
+            Ruled::Go(verdicts) => out.extend(verdicts),
+            Ruled::Stop(verdicts) => {
+                out.extend(verdicts);
+                return;
+            }
+        }
+    }
+}
+
+/// Numbers in the message that cannot all be true (`inconsistencies`).
+fn inconsistent_numbers(f: &Finding, d: &Diagnosis) -> Ruled {
     let problems = inconsistencies(f, d);
-    let consistent = problems.is_empty();
-    if !consistent {
-        let joined = said(
-            capitalise(
-                &problems
-                    .iter()
-                    .map(|p| p.en.as_str())
-                    .collect::<Vec<_>>()
-                    .join("; "),
-            ),
-            problems
+    if problems.is_empty() {
+        return Ruled::Go(Vec::new());
+    }
+    let joined = said(
+        capitalise(
+            &problems
                 .iter()
-                .map(|p| p.zh.as_str())
+                .map(|p| p.en.as_str())
                 .collect::<Vec<_>>()
-                .join("；"),
-        );
-        out.push(verdict(
-            Code::InconsistentNumbers,
-            say!(
-                en: "The numbers in this message cannot all be true",
-                zh: "这条报错里的数字不可能同时成立"
+                .join("; "),
+        ),
+        problems
+            .iter()
+            .map(|p| p.zh.as_str())
+            .collect::<Vec<_>>()
+            .join("；"),
+    );
+    Ruled::Go(vec![verdict(
+        Code::InconsistentNumbers,
+        say!(
+            en: "The numbers in this message cannot all be true",
+            zh: "这条报错里的数字不可能同时成立"
+        ),
+        said(
+            format!(
+                "{}. The figures were not sampled at one instant (free memory is read after the failure and can change), or the driver virtualises memory (Windows WDDM's shared-memory fallback, WSL, vGPU, MIG). oomwhy does not reason on them further.",
+                joined.en
             ),
-            said(
-                format!(
-                    "{}. The figures were not sampled at one instant (free memory is read after the failure and can change), or the driver virtualises memory (Windows WDDM's shared-memory fallback, WSL, vGPU, MIG). oomwhy does not reason on them further.",
-                    joined.en
-                ),
-                format!(
-                    "{}。这些数字不是在同一时刻采样的（空闲显存是在失败之后读取的，可能已经变了），或者驱动对显存做了虚拟化（Windows WDDM 的共享内存回退、WSL、vGPU、MIG）。oomwhy 不再基于它们往下推理。",
-                    joined.zh
-                ),
+            format!(
+                "{}。这些数字不是在同一时刻采样的（空闲显存是在失败之后读取的，可能已经变了），或者驱动对显存做了虚拟化（Windows WDDM 的共享内存回退、WSL、vGPU、MIG）。oomwhy 不再基于它们往下推理。",
+                joined.zh
             ),
-        ));
-    }
+        ),
+    )])
+}
 
-    if f.era == Some(Era::SizeGuard) {
-        out.push(verdict(
-            Code::RequestExceedsCapacity,
-            say!(
-                en: "One allocation asked for more than an exabyte",
-                zh: "一次分配就要了超过 1 EB"
-            ),
-            say!(
-                en: "PyTorch refuses any single allocation over 1 EB before trying it: no GPU has that much memory. A tensor shape is wrong (an overflowed or uninitialised dimension), not the memory pressure.",
-                zh: "PyTorch 对任何超过 1 EB 的单次分配都会直接拒绝，不会去尝试：没有哪块 GPU 有这么多显存。是某个张量的形状错了（维度溢出或未初始化），而不是显存紧张。"
-            ),
-        ));
-        return;
+/// PyTorch refuses a single allocation over an exabyte before trying it:
+/// a wrong tensor shape, and nothing else to read.
+fn size_guard(f: &Finding, _: &Diagnosis) -> Ruled {
+    if f.era != Some(Era::SizeGuard) {
+        return Ruled::Go(Vec::new());
     }
+    Ruled::Stop(vec![verdict(
+        Code::RequestExceedsCapacity,
+        say!(
+            en: "One allocation asked for more than an exabyte",
+            zh: "一次分配就要了超过 1 EB"
+        ),
+        say!(
+            en: "PyTorch refuses any single allocation over 1 EB before trying it: no GPU has that much memory. A tensor shape is wrong (an overflowed or uninitialised dimension), not the memory pressure.",
+            zh: "PyTorch 对任何超过 1 EB 的单次分配都会直接拒绝，不会去尝试：没有哪块 GPU 有这么多显存。是某个张量的形状错了（维度溢出或未初始化），而不是显存紧张。"
+        ),
+    )])
+}
 
-    let requested = s.requested_bytes;
+/// A request larger than the card (`request_too_large`) is the whole story.
+fn request_beyond_card(f: &Finding, _: &Diagnosis) -> Ruled {
     let stated_card = f
         .facts
         .get(fact::STATED_CARD_BYTES)
         .and_then(|v| v.parse::<u64>().ok());
-    if let Some(v) = request_too_large(s, stated_card) {
-        out.push(v);
-        return;
+    match request_too_large(&f.sizes, stated_card) {
+        Some(v) => Ruled::Stop(vec![v]),
+        None => Ruled::Go(Vec::new()),
     }
-    if !consistent {
-        return;
-    }
+}
 
+/// Numbers that cannot all be true are said (`inconsistent_numbers`) and
+/// not reasoned on further.
+fn stop_on_inconsistent_numbers(f: &Finding, d: &Diagnosis) -> Ruled {
+    if inconsistencies(f, d).is_empty() {
+        Ruled::Go(Vec::new())
+    } else {
+        Ruled::Stop(Vec::new())
+    }
+}
+
+/// A per-process memory fraction limit that refused the allocation: what
+/// PyTorch held, and whether the request went over the limit (or reached
+/// it within the printed figures' noise while the device had room).
+struct LimitBinding {
+    limit: u64,
+    held: u64,
+    request: u64,
+    need: u64,
+    over: bool,
+}
+
+/// The fraction limit binds where what PyTorch holds plus the request is
+/// over it by more than the printed figures' noise (`NOISE_MIN`); or at it
+/// within the noise while the device itself had room, so that nothing but
+/// the limit can have refused.
+fn limit_binding(f: &Finding, d: &Diagnosis) -> Option<LimitBinding> {
+    let s = &f.sizes;
+    let (l, a) = (s.allowed_bytes?, s.requested_bytes?);
+    // The fraction limit is checked against what PyTorch holds plus the request.
+    let held = if f.era == Some(Era::MallocAsync) {
+        s.allocated_bytes
+    } else {
+        d.reserved_bytes
+    }?;
+    let need = held.saturating_add(a);
+    let over = need > l.saturating_add(NOISE_MIN);
+    let at_limit = need.saturating_add(NOISE_MIN) > l
+        && s.free_bytes.is_some_and(|free| free_exceeds(free, a));
+    (over || at_limit).then_some(LimitBinding {
+        limit: l,
+        held,
+        request: a,
+        need,
+        over,
+    })
+}
+
+/// A memory limit set for this process, not the hardware, refused the
+/// allocation (`limit_binding`); it leads the causes.
+fn memory_limit(f: &Finding, d: &Diagnosis) -> Ruled {
+    let Some(LimitBinding {
+        limit: l,
+        held,
+        request: a,
+        need,
+        over,
+    }) = limit_binding(f, d)
+    else {
+        return Ruled::Go(Vec::new());
+    };
+    let s = &f.sizes;
+    let how = if over {
+        say!(
+            en: "over the limit by {excess}",
+            zh: "超出上限 {excess}",
+            excess = fmt(need - l)
+        )
+    } else {
+        say!(
+            en: "at the limit within the rounding of the printed figures",
+            zh: "在打印数字的取整误差之内正好到了上限"
+        )
+    };
+    let room = s
+        .free_bytes
+        .filter(|&free| free_exceeds(free, a))
+        .map(|free| {
+            say!(
+                en: ", while the device still had {free} free",
+                zh: "，而设备上还有 {free} 空闲",
+                free = fmt(free)
+            )
+        })
+        .unwrap_or_default();
+    let figures = say!(
+        en: "PyTorch may use at most {limit} (set with torch.cuda.set_per_process_memory_fraction). It already holds {held} and asked for {request} more, {need} in all: ",
+        zh: "PyTorch 最多可以使用 {limit}（由 torch.cuda.set_per_process_memory_fraction 设置）。它已经持有 {held}，又申请 {request}，合计 {need}：",
+        limit = fmt(l),
+        held = fmt(held),
+        request = fmt(a),
+        need = fmt(need)
+    );
+    Ruled::Go(vec![verdict(
+        Code::MemoryLimit,
+        say!(
+            en: "A memory limit set for this process refused it, not the hardware",
+            zh: "是为这个进程设的显存上限拒绝了分配，不是硬件不够"
+        ),
+        said(
+            format!("{}{}{}.", figures.en, how.en, room.en),
+            format!("{}{}{}。", figures.zh, how.zh, room.zh),
+        ),
+    )])
+}
+
+/// The causes that hold memory, each with the bytes it accounts for,
+/// ranked by how much of the shortfall they explain once all are known.
+fn ranked_causes(f: &Finding, d: &Diagnosis) -> Ruled {
+    let s = &f.sizes;
+    let requested = s.requested_bytes;
     let malloc_async = f.era == Some(Era::MallocAsync);
-    let mut limit_binds = false;
-    if let (Some(l), Some(a)) = (s.allowed_bytes, requested) {
-        // The fraction limit is checked against what PyTorch holds plus the request.
-        let held = if malloc_async {
-            s.allocated_bytes
-        } else {
-            d.reserved_bytes
-        };
-        if let Some(held) = held {
-            let need = held.saturating_add(a);
-            // Over the limit by more than the printed figures' noise; or at
-            // it within the noise while the device itself had room, so that
-            // nothing but the limit can have refused.
-            let over = need > l.saturating_add(NOISE_MIN);
-            let at_limit = need.saturating_add(NOISE_MIN) > l
-                && s.free_bytes.is_some_and(|free| free_exceeds(free, a));
-            if over || at_limit {
-                limit_binds = true;
-                let how = if over {
-                    say!(
-                        en: "over the limit by {excess}",
-                        zh: "超出上限 {excess}",
-                        excess = fmt(need - l)
-                    )
-                } else {
-                    say!(
-                        en: "at the limit within the rounding of the printed figures",
-                        zh: "在打印数字的取整误差之内正好到了上限"
-                    )
-                };
-                let room = s
-                    .free_bytes
-                    .filter(|&free| free_exceeds(free, a))
-                    .map(|free| {
-                        say!(
-                            en: ", while the device still had {free} free",
-                            zh: "，而设备上还有 {free} 空闲",
-                            free = fmt(free)
-                        )
-                    })
-                    .unwrap_or_default();
-                let figures = say!(
-                    en: "PyTorch may use at most {limit} (set with torch.cuda.set_per_process_memory_fraction). It already holds {held} and asked for {request} more, {need} in all: ",
-                    zh: "PyTorch 最多可以使用 {limit}（由 torch.cuda.set_per_process_memory_fraction 设置）。它已经持有 {held}，又申请 {request}，合计 {need}：",
-                    limit = fmt(l),
-                    held = fmt(held),
-                    request = fmt(a),
-                    need = fmt(need)
-                );
-                out.push(verdict(
-                    Code::MemoryLimit,
-                    say!(
-                        en: "A memory limit set for this process refused it, not the hardware",
-                        zh: "是为这个进程设的显存上限拒绝了分配，不是硬件不够"
-                    ),
-                    said(
-                        format!("{}{}{}.", figures.en, how.en, room.en),
-                        format!("{}{}{}。", figures.zh, how.zh, room.zh),
-                    ),
-                ));
-            }
-        }
-    }
-
+    let limit_binds = limit_binding(f, d).is_some();
     let total = s.total_bytes.unwrap_or(0);
     let shortfall = d.shortfall_bytes.unwrap_or(0).max(0) as u64;
     // On a small desktop card the memory outside PyTorch is what the CUDA
@@ -1389,7 +1479,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         };
         std::cmp::Reverse((cache_leads(v), explained, substantial(*bytes, v), *bytes))
     });
-    out.extend(causes.into_iter().map(|(_, v)| v));
+    Ruled::Go(causes.into_iter().map(|(_, v)| v).collect())
 }
 
 /// The message form omits a per-process fraction limit that may be set:
