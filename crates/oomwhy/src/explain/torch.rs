@@ -853,8 +853,6 @@ fn memory_limit(f: &Finding, d: &Diagnosis) -> Ruled {
 /// ranked by how much of the shortfall they explain once all are known.
 fn ranked_causes(f: &Finding, d: &Diagnosis) -> Ruled {
     let s = &f.sizes;
-    let requested = s.requested_bytes;
-    let malloc_async = f.era == Some(Era::MallocAsync);
     let limit_binds = limit_binding(f, d).is_some();
     let total = s.total_bytes.unwrap_or(0);
     let shortfall = d.shortfall_bytes.unwrap_or(0).max(0) as u64;
@@ -865,9 +863,102 @@ fn ranked_causes(f: &Finding, d: &Diagnosis) -> Ruled {
     } else {
         desktop_overhead(f, d)
     };
-    // Causes with the bytes each accounts for; ranked by how much of the
-    // shortfall they explain once all are known.
-    let mut causes: Vec<(u64, Verdict)> = Vec::new();
+    let fragmentation = fragmentation_verdict(f, d, limit_binds).or_else(|| {
+        // The message alone does not show it; the pasted summary may.
+        let evidence = pasted::non_releasable_evidence(f)?;
+        Some((
+            verdict(Code::Fragmentation, fragmentation_title(), evidence),
+            false,
+        ))
+    });
+    let unused = d.reserved_unallocated_bytes.unwrap_or(0);
+    let primary_fragmentation = fragmentation.as_ref().is_some_and(|(_, primary)| *primary);
+    let mut sc = Scene {
+        f,
+        d,
+        total,
+        shortfall,
+        limit_binds,
+        desktop,
+        fragmentation,
+        primary_fragmentation,
+        unused,
+        causes: Vec::new(),
+    };
+    for rule in CAUSE_RULES {
+        if let Some(cause) = rule(&sc) {
+            sc.causes.push(cause);
+        }
+    }
+    let mut causes = sc.causes;
+    // Most of the shortfall first. Among causes that each cover it, a
+    // specific cause comes before "does not fit" only when it holds a tenth
+    // of the card: with a small shortfall every cause covers it, and a few
+    // MiB somewhere do not outrank live tensors that fill the card. Then the
+    // larger. Stable: equal causes keep the order above.
+    let substantial = |bytes: u64, v: &Verdict| {
+        v.code != Code::CapacityExhausted.as_str()
+            && total > 0
+            && bytes >= total / SPECIFIC_CARD_DIVISOR
+    };
+    // Where the cache covers the request (`Reading::CacheCoversRequest`)
+    // it leads whatever else holds memory: this process's own allocator
+    // could have served it, so its setting is the first fix.
+    let cache_leads = |v: &Verdict| primary_fragmentation && v.code == Code::Fragmentation.as_str();
+    causes.sort_by_key(|(bytes, v)| {
+        let explained = if shortfall > 0 {
+            (*bytes).min(shortfall)
+        } else {
+            *bytes
+        };
+        std::cmp::Reverse((cache_leads(v), explained, substantial(*bytes, v), *bytes))
+    });
+    Ruled::Go(causes.into_iter().map(|(_, v)| v).collect())
+}
+
+/// What the cause rules read: the finding and its diagnosis, the figures
+/// they share, and the causes found so far, each with the bytes it
+/// accounts for.
+struct Scene<'a> {
+    f: &'a Finding,
+    d: &'a Diagnosis,
+    total: u64,
+    shortfall: u64,
+    limit_binds: bool,
+    /// On a small desktop card, what the CUDA context and the display take.
+    desktop: Option<u64>,
+    /// Fragmentation, and whether it decides (`fragmentation_verdict`).
+    fragmentation: Option<(Verdict, bool)>,
+    primary_fragmentation: bool,
+    /// Reserved memory that holds no tensor.
+    unused: u64,
+    causes: Vec<(u64, Verdict)>,
+}
+
+/// A rule that finds one cause, with the bytes it accounts for.
+type CauseRule = fn(&Scene) -> Option<(u64, Verdict)>;
+
+/// The cause rules, in order; equal causes keep this order when ranked.
+const CAUSE_RULES: &[CauseRule] = &[
+    free_beyond_request,
+    memory_elsewhere,
+    outside_this_process,
+    leading_fragmentation,
+    cuda_graph_pools,
+    non_pytorch_memory,
+    workload_reading,
+    trailing_fragmentation,
+];
+
+/// The device reported more free memory than was requested, beyond the
+/// noise (`free_exceeds`): it explains none of the shortfall, and
+/// contradicts "does not fit".
+fn free_beyond_request(sc: &Scene) -> Option<(u64, Verdict)> {
+    let f = sc.f;
+    let s = &f.sizes;
+    let requested = s.requested_bytes;
+    let malloc_async = f.era == Some(Era::MallocAsync);
+    let limit_binds = sc.limit_binds;
     if let (Some(a), Some(free), false) = (requested, s.free_bytes, limit_binds) {
         if free_exceeds(free, a) {
             let limits = match Vendor::of(f) {
@@ -903,7 +994,7 @@ fn ranked_causes(f: &Finding, d: &Diagnosis) -> Ruled {
                 request = fmt(a)
             );
             // It explains none of the shortfall: ranked after every cause.
-            causes.push((
+            return Some((
                 0,
                 verdict(
                     Code::FreeExceedsRequest,
@@ -919,6 +1010,19 @@ fn ranked_causes(f: &Finding, d: &Diagnosis) -> Ruled {
             ));
         }
     }
+    None
+}
+
+/// Memory held by other processes (listed in the message, or in a pasted
+/// nvidia-smi table), or else outside PyTorch's allocator where the
+/// message states no per-process figures (`others_matter`,
+/// `outside_matters`).
+fn memory_elsewhere(sc: &Scene) -> Option<(u64, Verdict)> {
+    let (f, d) = (sc.f, sc.d);
+    let s = &f.sizes;
+    let total = sc.total;
+    let shortfall = sc.shortfall;
+    let desktop = sc.desktop;
     if let Some(others) = d.other_processes_bytes {
         let (big, decisive) = others_matter(others, total, shortfall);
         if big || decisive {
@@ -987,7 +1091,7 @@ fn ranked_causes(f: &Finding, d: &Diagnosis) -> Ruled {
                     Said::default(),
                 )
             };
-            causes.push((
+            return Some((
                 others,
                 verdict(
                     Code::OtherProcesses,
@@ -1039,7 +1143,7 @@ fn ranked_causes(f: &Finding, d: &Diagnosis) -> Ruled {
             en: " nvidia-smi was sampled at another moment than the error, so these figures show who used the GPU then, not exactly at the failure.",
             zh: "nvidia-smi 的采样时刻和报错不同，这些数字反映的是那时谁在用 GPU，并不正好是失败那一刻。"
         );
-        causes.push((
+        return Some((
             others,
             verdict(
                 Code::OtherProcesses,
@@ -1101,7 +1205,7 @@ fn ranked_causes(f: &Finding, d: &Diagnosis) -> Ruled {
                     reserved = d.reserved_bytes.map(fmt).unwrap_or_default(),
                     outside = fmt(outside)
                 );
-                causes.push((
+                return Some((
                     outside,
                     verdict(
                         Code::MemoryOutsidePytorch,
@@ -1118,8 +1222,16 @@ fn ranked_causes(f: &Finding, d: &Diagnosis) -> Ruled {
             }
         }
     }
-    // The message states what this process holds: the rest of the used
-    // memory belongs to someone else, listed or not.
+    None
+}
+
+/// The message states what this process holds: the rest of the used
+/// memory belongs to someone else, listed or not.
+fn outside_this_process(sc: &Scene) -> Option<(u64, Verdict)> {
+    let (f, d) = (sc.f, sc.d);
+    let s = &f.sizes;
+    let total = sc.total;
+    let shortfall = sc.shortfall;
     if let Some(outside) = outside_process(f, d).filter(|&o| o > 0).map(|o| o as u64) {
         if outside_matters(outside, total, shortfall) {
             let listed = d.other_processes_bytes.filter(|&o| o > 0);
@@ -1147,7 +1259,7 @@ fn ranked_causes(f: &Finding, d: &Diagnosis) -> Ruled {
                 in_use = s.process_in_use_bytes.map(fmt).unwrap_or_default()
             );
             let outside_text = fmt(outside);
-            causes.push((
+            return Some((
                 outside,
                 verdict(
                     Code::MemoryOutsideProcess,
@@ -1170,28 +1282,30 @@ fn ranked_causes(f: &Finding, d: &Diagnosis) -> Ruled {
         }
     }
 
-    let fragmentation = fragmentation_verdict(f, d, limit_binds).or_else(|| {
-        // The message alone does not show it; the pasted summary may.
-        let evidence = pasted::non_releasable_evidence(f)?;
-        Some((
-            verdict(Code::Fragmentation, fragmentation_title(), evidence),
-            false,
-        ))
-    });
-    let tensors_dominate = tensors_dominate(s);
-    let unused = d.reserved_unallocated_bytes.unwrap_or(0);
-    let primary_fragmentation = fragmentation.as_ref().is_some_and(|(_, primary)| *primary);
-    if let Some((v, true)) = &fragmentation {
-        causes.push((unused, v.clone()));
-    }
+    None
+}
 
+/// Fragmentation that the figures show decides (`fragmentation_verdict`).
+fn leading_fragmentation(sc: &Scene) -> Option<(u64, Verdict)> {
+    match &sc.fragmentation {
+        Some((v, true)) => Some((sc.unused, v.clone())),
+        _ => None,
+    }
+}
+
+/// Free memory parked in CUDA graphs' private pools (`GRAPH_POOLS_MIN`,
+/// `GRAPH_POOLS_REQUEST_MIN`).
+fn cuda_graph_pools(sc: &Scene) -> Option<(u64, Verdict)> {
+    let f = sc.f;
+    let s = &f.sizes;
+    let requested = s.requested_bytes;
     if let Some(p) = s.private_pools_bytes {
         // Parked pool memory explains a failure when it is large, or could
         // have served the request and is not a crumb next to the card.
         if p >= GRAPH_POOLS_MIN
             || (requested.is_some_and(|a| p >= a) && p >= GRAPH_POOLS_REQUEST_MIN)
         {
-            causes.push((
+            return Some((
                 p,
                 verdict(
                     Code::CudaGraphPools,
@@ -1209,9 +1323,16 @@ fn ranked_causes(f: &Finding, d: &Diagnosis) -> Ruled {
         }
     }
 
+    None
+}
+
+/// This process's memory outside PyTorch's allocator (`NON_PYTORCH_MIN`).
+fn non_pytorch_memory(sc: &Scene) -> Option<(u64, Verdict)> {
+    let (f, d) = (sc.f, sc.d);
+    let s = &f.sizes;
     if let Some(n) = d.non_pytorch_bytes {
         if n >= NON_PYTORCH_MIN {
-            causes.push((
+            return Some((
                 n,
                 verdict(
                     Code::NonPytorchMemory,
@@ -1231,6 +1352,22 @@ fn ranked_causes(f: &Finding, d: &Diagnosis) -> Ruled {
         }
     }
 
+    None
+}
+
+/// The workload does not fit, the figures were cut off, or the numbers
+/// do not tell (`FITS_CARD_DIVISOR`, `CONTEXT_TYPICAL_MAX`): read from the
+/// causes found before it.
+fn workload_reading(sc: &Scene) -> Option<(u64, Verdict)> {
+    let (f, d) = (sc.f, sc.d);
+    let s = &f.sizes;
+    let requested = s.requested_bytes;
+    let limit_binds = sc.limit_binds;
+    let total = sc.total;
+    let desktop = sc.desktop;
+    let primary_fragmentation = sc.primary_fragmentation;
+    let causes = &sc.causes;
+    let tensors_dominate = tensors_dominate(s);
     const SPECIFIC: &[Code] = &[
         Code::OtherProcesses,
         Code::MemoryOutsidePytorch,
@@ -1286,7 +1423,7 @@ fn ranked_causes(f: &Finding, d: &Diagnosis) -> Ruled {
             en: " the capacity, free memory and what PyTorch holds, which tell whether the workload does not fit, another process holds the GPU or memory is fragmented, were cut off. The likely cause cannot be read from what is left.",
             zh: "容量、空闲显存和 PyTorch 持有的量都被截掉了，而正是它们能说明是工作负载放不下、另一个进程占着 GPU，还是显存碎片化。从剩下的内容看不出可能的原因。"
         );
-        causes.push((
+        return Some((
             0,
             verdict(
                 Code::FiguresMissing,
@@ -1387,7 +1524,7 @@ fn ranked_causes(f: &Finding, d: &Diagnosis) -> Ruled {
         } else {
             detail
         };
-        causes.push((
+        return Some((
             s.allocated_bytes.unwrap_or(0),
             verdict(
                 Code::CapacityExhausted,
@@ -1439,7 +1576,7 @@ fn ranked_causes(f: &Finding, d: &Diagnosis) -> Ruled {
             en: "the message shows nothing else large enough to fill the rest. So it is not that the workload cannot fit: the memory was probably held by something the message does not show (another process, a desktop session, another container) or released between the failure and the measurement.",
             zh: "报错里也看不到别的大到能占满其余空间的东西。所以不是工作负载放不下：显存多半被报错没显示的东西占着（另一个进程、桌面会话、另一个容器），或者在失败和读数之间被释放了。"
         );
-        causes.push((
+        return Some((
             0,
             verdict(
                 Code::NumbersInconclusive,
@@ -1454,32 +1591,15 @@ fn ranked_causes(f: &Finding, d: &Diagnosis) -> Ruled {
             ),
         ));
     }
-    if let Some((v, false)) = fragmentation {
-        causes.push((0, v));
+    None
+}
+
+/// Fragmentation that only may contribute: after every cause.
+fn trailing_fragmentation(sc: &Scene) -> Option<(u64, Verdict)> {
+    match &sc.fragmentation {
+        Some((v, false)) => Some((0, v.clone())),
+        _ => None,
     }
-    // Most of the shortfall first. Among causes that each cover it, a
-    // specific cause comes before "does not fit" only when it holds a tenth
-    // of the card: with a small shortfall every cause covers it, and a few
-    // MiB somewhere do not outrank live tensors that fill the card. Then the
-    // larger. Stable: equal causes keep the order above.
-    let substantial = |bytes: u64, v: &Verdict| {
-        v.code != Code::CapacityExhausted.as_str()
-            && total > 0
-            && bytes >= total / SPECIFIC_CARD_DIVISOR
-    };
-    // Where the cache covers the request (`Reading::CacheCoversRequest`)
-    // it leads whatever else holds memory: this process's own allocator
-    // could have served it, so its setting is the first fix.
-    let cache_leads = |v: &Verdict| primary_fragmentation && v.code == Code::Fragmentation.as_str();
-    causes.sort_by_key(|(bytes, v)| {
-        let explained = if shortfall > 0 {
-            (*bytes).min(shortfall)
-        } else {
-            *bytes
-        };
-        std::cmp::Reverse((cache_leads(v), explained, substantial(*bytes, v), *bytes))
-    });
-    Ruled::Go(causes.into_iter().map(|(_, v)| v).collect())
 }
 
 /// The message form omits a per-process fraction limit that may be set:
