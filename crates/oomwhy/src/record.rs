@@ -860,6 +860,16 @@ impl Finding {
             nearby: String::new(),
         }
     }
+
+    /// Every frame of the finding's traceback: its own, then those of the
+    /// exceptions chained before it.
+    pub(crate) fn traceback_frames(&self) -> impl Iterator<Item = &Frame> {
+        self.traceback.iter().flat_map(|tb| {
+            tb.frames
+                .iter()
+                .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
+        })
+    }
 }
 
 /// The framework that printed the message or ran the failing code.
@@ -891,13 +901,7 @@ impl Framework {
             return Framework::PyTorch;
         }
         let files: Vec<String> = f
-            .traceback
-            .iter()
-            .flat_map(|tb| {
-                tb.frames
-                    .iter()
-                    .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
-            })
+            .traceback_frames()
             .map(|fr| fr.file.replace('\\', "/"))
             .collect();
         let in_package = |package: &str| files.iter().any(|file| file.contains(package));

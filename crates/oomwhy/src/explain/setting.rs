@@ -94,13 +94,7 @@ impl Runtime {
 
     fn seen(f: &Finding) -> Option<Runtime> {
         let mut places: Vec<String> = f
-            .traceback
-            .iter()
-            .flat_map(|tb| {
-                tb.frames
-                    .iter()
-                    .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
-            })
+            .traceback_frames()
             .map(|fr| fr.file.replace('\\', "/").to_ascii_lowercase())
             .collect();
         places.push(f.text.to_ascii_lowercase());
@@ -404,13 +398,8 @@ const PACKAGES_WITHOUT_TORCH: &[&str] = &[
 /// neither its frames, the message nor the exception class show PyTorch,
 /// whose framework the kind does not imply either.
 pub(crate) fn python_without_torch(f: &Finding) -> bool {
-    let Some(tb) = &f.traceback else {
-        return false;
-    };
-    let frames: Vec<String> = tb
-        .frames
-        .iter()
-        .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
+    let frames: Vec<String> = f
+        .traceback_frames()
         .map(|fr| fr.file.replace('\\', "/").to_ascii_lowercase())
         .collect();
     Framework::of(f) == Framework::Unknown
@@ -534,14 +523,9 @@ pub(crate) fn is_inference(f: &Finding) -> bool {
     if !training_frames && run_nearby(f) == Some(RunNearby::Inference) {
         return true;
     }
-    f.traceback.as_ref().is_some_and(|tb| {
-        tb.frames
-            .iter()
-            .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
-            .any(|fr| {
-                let file = fr.file.replace('\\', "/");
-                INFERENCE_FILES.iter().any(|p| file.contains(p))
-            })
+    f.traceback_frames().any(|fr| {
+        let file = fr.file.replace('\\', "/");
+        INFERENCE_FILES.iter().any(|p| file.contains(p))
     })
 }
 
@@ -601,24 +585,14 @@ pub(crate) fn on_tpu(f: &Finding) -> bool {
 /// True when Keras shows in the finding (its package in the traceback or
 /// its name in the text): only then is Keras's API named in advice.
 pub(crate) fn shows_keras(f: &Finding) -> bool {
-    let in_traceback = f.traceback.as_ref().is_some_and(|tb| {
-        tb.frames
-            .iter()
-            .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
-            .any(|fr| fr.file.contains("keras"))
-    });
+    let in_traceback = f.traceback_frames().any(|fr| fr.file.contains("keras"));
     in_traceback || f.text.to_ascii_lowercase().contains("keras")
 }
 
 /// True when PyTorch/XLA shows in the finding (`torch_xla` in the text or
 /// the traceback).
 pub(crate) fn shows_torch_xla(f: &Finding) -> bool {
-    let in_traceback = f.traceback.as_ref().is_some_and(|tb| {
-        tb.frames
-            .iter()
-            .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
-            .any(|fr| fr.file.contains("torch_xla"))
-    });
+    let in_traceback = f.traceback_frames().any(|fr| fr.file.contains("torch_xla"));
     in_traceback || f.text.contains("torch_xla")
 }
 
@@ -803,16 +777,10 @@ pub(super) fn places_named(f: &Finding, keys: &[&str], with_code: bool) -> Vec<S
             .filter_map(|key| f.facts.get(*key))
             .map(|v| v.to_ascii_lowercase()),
     );
-    if let Some(tb) = &f.traceback {
-        for fr in tb
-            .frames
-            .iter()
-            .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
-        {
-            places.push(fr.file.replace('\\', "/").to_ascii_lowercase());
-            if let Some(code) = fr.code.as_ref().filter(|_| with_code) {
-                places.push(code.to_ascii_lowercase());
-            }
+    for fr in f.traceback_frames() {
+        places.push(fr.file.replace('\\', "/").to_ascii_lowercase());
+        if let Some(code) = fr.code.as_ref().filter(|_| with_code) {
+            places.push(code.to_ascii_lowercase());
         }
     }
     places

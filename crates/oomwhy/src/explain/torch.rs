@@ -2152,12 +2152,9 @@ fn other_process_fix(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
 
 /// GPU libraries besides PyTorch that the message or its traceback shows.
 fn other_gpu_libraries(f: &Finding) -> bool {
-    let files = f.traceback.iter().flat_map(|tb| {
-        tb.frames
-            .iter()
-            .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
-    });
-    let mut places = files.map(|fr| fr.file.replace('\\', "/").to_ascii_lowercase());
+    let mut places = f
+        .traceback_frames()
+        .map(|fr| fr.file.replace('\\', "/").to_ascii_lowercase());
     let text = f.text.to_ascii_lowercase();
     let named = |s: &str| {
         ["tensorflow", "keras", "jax", "cupy"]
