@@ -15,9 +15,11 @@ child using its parent's items included. Then every strongly connected
 group of two or more files is a cycle.
 
 Prints each cycle with the references that close it, and exits 1 if there
-is one. `--allow A,B` accepts one known cycle (its files, comma-separated,
-paths relative to the source folder); `--graph` prints every edge. Python 3,
-no dependencies.
+is one. It also exits 1 where a file refers to a folder its layer must not
+reach (`LAYERS`): finding messages (scanner/, detect/) never reaches into
+explaining or rendering them (explain/, render/). `--allow A,B` accepts one
+known cycle (its files, comma-separated, paths relative to the source
+folder); `--graph` prints every edge. Python 3, no dependencies.
 """
 
 from __future__ import annotations
@@ -28,6 +30,14 @@ import sys
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "crates" / "oomwhy" / "src"
+
+
+# (folder, folders it must not refer to): the finding steps sit below the
+# explaining and rendering ones, whatever cycle there is or is not.
+LAYERS = [
+    ("scanner", ("explain", "render")),
+    ("detect", ("explain", "render")),
+]
 
 
 def strip(text: str) -> str:
@@ -285,10 +295,18 @@ def main() -> int:
     for files in allowed:
         if not any({name(m) for m in group} == files for group in groups):
             print("allowed cycle is gone (drop its --allow): " + ", ".join(sorted(files)))
+    crossed = 0
+    for here in sorted(edges):
+        for target, via in sorted(edges[here].items()):
+            for folder, above in LAYERS:
+                if here[:1] == (folder,) and target[:1] and target[0] in above:
+                    print(f"LAYER: {name(here)} -> {name(target)}    ({via}): {folder}/ never refers to {target[0]}/")
+                    crossed += 1
     edge_count = sum(len(t) for t in edges.values())
     print(f"{len(edges)} files, {edge_count} references between them, {failed} cycle(s)"
-          + (f", {len(groups) - failed} allowed" if len(groups) > failed else ""))
-    return 1 if failed else 0
+          + (f", {len(groups) - failed} allowed" if len(groups) > failed else "")
+          + (f", {crossed} layer crossing(s)" if crossed else ""))
+    return 1 if failed or crossed else 0
 
 
 if __name__ == "__main__":

@@ -860,6 +860,126 @@ impl Finding {
             nearby: String::new(),
         }
     }
+
+    /// Every frame of the finding's traceback: its own, then those of the
+    /// exceptions chained before it.
+    pub(crate) fn traceback_frames(&self) -> impl Iterator<Item = &Frame> {
+        self.traceback.iter().flat_map(|tb| {
+            tb.frames
+                .iter()
+                .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
+        })
+    }
+}
+
+/// The framework that printed the message or ran the failing code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Framework {
+    PyTorch,
+    TensorFlow,
+    Jax,
+    CuPy,
+    OnnxRuntime,
+    /// llama.cpp and the tools built on its ggml library (Ollama, LM Studio).
+    Ggml,
+    /// The message and its traceback do not say.
+    Unknown,
+}
+
+impl Framework {
+    pub(crate) fn of(f: &Finding) -> Framework {
+        match f.kind {
+            Kind::TorchAllocatorOom | Kind::MpsOom | Kind::KvCacheOom => return Framework::PyTorch,
+            Kind::TfOom | Kind::TfAllocatorWarning => return Framework::TensorFlow,
+            Kind::CupyOom => return Framework::CuPy,
+            _ => {}
+        }
+        if f.exception
+            .as_deref()
+            .is_some_and(|e| e.starts_with("torch."))
+        {
+            return Framework::PyTorch;
+        }
+        let files: Vec<String> = f
+            .traceback_frames()
+            .map(|fr| fr.file.replace('\\', "/"))
+            .collect();
+        let in_package = |package: &str| files.iter().any(|file| file.contains(package));
+        let text = f.text.as_str();
+        if in_package("/torch/") {
+            Framework::PyTorch
+        } else if in_package("/tensorflow/") || in_package("/keras/") {
+            Framework::TensorFlow
+        } else if in_package("/jax/")
+            || in_package("/jaxlib/")
+            || text.contains("jaxlib")
+            || f.exception.as_deref().is_some_and(|e| e.starts_with("jax"))
+        {
+            Framework::Jax
+        } else if f.kind == Kind::XlaOom {
+            // XLA's message without a traceback: JAX or TensorFlow.
+            Framework::Unknown
+        } else if in_package("/cupy/")
+            || text.contains("cupy")
+            || f.exception
+                .as_deref()
+                .is_some_and(|e| e.starts_with("cupy"))
+        {
+            Framework::CuPy
+        } else if text.contains("onnxruntime") || text.contains("[ONNXRuntimeError]") {
+            Framework::OnnxRuntime
+        } else if text.contains("ggml")
+            || text.contains("llama_")
+            || f.facts
+                .get(fact::REPORTED_BY)
+                .is_some_and(|r| r.starts_with("ggml"))
+        {
+            Framework::Ggml
+        } else {
+            framework_nearby(f).unwrap_or(Framework::Unknown)
+        }
+    }
+}
+
+/// The writer's lines around the message (`Finding::nearby`, the message
+/// line's own log prefix included) that show the program which ran, where
+/// the message itself does not: CuPy's modules or its import, ONNX
+/// Runtime's log prefix (`[E:onnxruntime:Default, tensorrt_execution_provider.h:50 log]`,
+/// printed before the TensorRT execution provider's messages), its Python
+/// modules or its TensorRT provider's name. A bare mention of a name
+/// ("tried cupy too") shows none; a message with a Python exception or
+/// traceback of its own is read from those.
+fn framework_nearby_patterns() -> &'static [(regex::Regex, Framework); 2] {
+    static RE: std::sync::OnceLock<[(regex::Regex, Framework); 2]> = std::sync::OnceLock::new();
+    RE.get_or_init(|| {
+        [
+            (
+                crate::constant_regex(
+                    r"\bimport\s+cupy\b|\bfrom\s+cupy\b|\bcupy(?:_backends)?\.(?:cuda|core|_core|api|ndarray|asarray|zeros|ones|empty|array|get_default_memory_pool)\b|(?:site|dist)-packages[/\\]cupy|\bcupy[/\\](?:cuda|core|_core)[/\\]",
+                ),
+                Framework::CuPy,
+            ),
+            (
+                crate::constant_regex(
+                    r"\b[EWIV]:onnxruntime:|\bonnxruntime\.(?:capi|InferenceSession)\b|\bimport\s+onnxruntime\b|\bTensorrtExecutionProvider\b|\btensorrt_execution_provider\.(?:h|cc)\b|\bOnnxRuntimeException\b",
+                ),
+                Framework::OnnxRuntime,
+            ),
+        ]
+    })
+}
+
+fn framework_nearby(f: &Finding) -> Option<Framework> {
+    // A Python exception or traceback is the program's own account, and the
+    // lines read after a message may be the next message's (another
+    // framework's, in a paste that mixes them).
+    if f.nearby.is_empty() || f.exception.is_some() || f.traceback.is_some() {
+        return None;
+    }
+    framework_nearby_patterns()
+        .iter()
+        .find(|(re, _)| re.is_match(&f.nearby))
+        .map(|&(_, framework)| framework)
 }
 
 /// Diagnostics pasted alongside an OOM (or printed by the framework with it):

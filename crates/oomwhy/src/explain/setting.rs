@@ -5,6 +5,9 @@
 //! cannot apply (docs/fix-versions.md lists the versions and their sources).
 
 use crate::detect::grammar::program_named_in;
+/// The framework is a property of the finding, so it lives with the record
+/// (the scanner orders findings by it too); the explainer names it here.
+pub(crate) use crate::record::Framework;
 use crate::record::{fact, Era, Finding, Kind};
 
 /// The GPU's vendor, from the backend the message names.
@@ -91,13 +94,7 @@ impl Runtime {
 
     fn seen(f: &Finding) -> Option<Runtime> {
         let mut places: Vec<String> = f
-            .traceback
-            .iter()
-            .flat_map(|tb| {
-                tb.frames
-                    .iter()
-                    .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
-            })
+            .traceback_frames()
             .map(|fr| fr.file.replace('\\', "/").to_ascii_lowercase())
             .collect();
         places.push(f.text.to_ascii_lowercase());
@@ -179,122 +176,6 @@ fn comfyui_shortened(f: &Finding) -> bool {
             .trim_end()
             .trim_end_matches(['.', ' '])
             .ends_with("Allocation on device")
-}
-
-/// The framework that printed the message or ran the failing code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Framework {
-    PyTorch,
-    TensorFlow,
-    Jax,
-    CuPy,
-    OnnxRuntime,
-    /// llama.cpp and the tools built on its ggml library (Ollama, LM Studio).
-    Ggml,
-    /// The message and its traceback do not say.
-    Unknown,
-}
-
-impl Framework {
-    pub(crate) fn of(f: &Finding) -> Framework {
-        match f.kind {
-            Kind::TorchAllocatorOom | Kind::MpsOom | Kind::KvCacheOom => return Framework::PyTorch,
-            Kind::TfOom | Kind::TfAllocatorWarning => return Framework::TensorFlow,
-            Kind::CupyOom => return Framework::CuPy,
-            _ => {}
-        }
-        if f.exception
-            .as_deref()
-            .is_some_and(|e| e.starts_with("torch."))
-        {
-            return Framework::PyTorch;
-        }
-        let files: Vec<String> = f
-            .traceback
-            .iter()
-            .flat_map(|tb| {
-                tb.frames
-                    .iter()
-                    .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
-            })
-            .map(|fr| fr.file.replace('\\', "/"))
-            .collect();
-        let in_package = |package: &str| files.iter().any(|file| file.contains(package));
-        let text = f.text.as_str();
-        if in_package("/torch/") {
-            Framework::PyTorch
-        } else if in_package("/tensorflow/") || in_package("/keras/") {
-            Framework::TensorFlow
-        } else if in_package("/jax/")
-            || in_package("/jaxlib/")
-            || text.contains("jaxlib")
-            || f.exception.as_deref().is_some_and(|e| e.starts_with("jax"))
-        {
-            Framework::Jax
-        } else if f.kind == Kind::XlaOom {
-            // XLA's message without a traceback: JAX or TensorFlow.
-            Framework::Unknown
-        } else if in_package("/cupy/")
-            || text.contains("cupy")
-            || f.exception
-                .as_deref()
-                .is_some_and(|e| e.starts_with("cupy"))
-        {
-            Framework::CuPy
-        } else if text.contains("onnxruntime") || text.contains("[ONNXRuntimeError]") {
-            Framework::OnnxRuntime
-        } else if text.contains("ggml")
-            || text.contains("llama_")
-            || f.facts
-                .get(fact::REPORTED_BY)
-                .is_some_and(|r| r.starts_with("ggml"))
-        {
-            Framework::Ggml
-        } else {
-            framework_nearby(f).unwrap_or(Framework::Unknown)
-        }
-    }
-}
-
-/// The writer's lines around the message (`Finding::nearby`, the message
-/// line's own log prefix included) that show the program which ran, where
-/// the message itself does not: CuPy's modules or its import, ONNX
-/// Runtime's log prefix (`[E:onnxruntime:Default, tensorrt_execution_provider.h:50 log]`,
-/// printed before the TensorRT execution provider's messages), its Python
-/// modules or its TensorRT provider's name. A bare mention of a name
-/// ("tried cupy too") shows none; a message with a Python exception or
-/// traceback of its own is read from those.
-fn framework_nearby_patterns() -> &'static [(regex::Regex, Framework); 2] {
-    static RE: std::sync::OnceLock<[(regex::Regex, Framework); 2]> = std::sync::OnceLock::new();
-    RE.get_or_init(|| {
-        [
-            (
-                crate::constant_regex(
-                    r"\bimport\s+cupy\b|\bfrom\s+cupy\b|\bcupy(?:_backends)?\.(?:cuda|core|_core|api|ndarray|asarray|zeros|ones|empty|array|get_default_memory_pool)\b|(?:site|dist)-packages[/\\]cupy|\bcupy[/\\](?:cuda|core|_core)[/\\]",
-                ),
-                Framework::CuPy,
-            ),
-            (
-                crate::constant_regex(
-                    r"\b[EWIV]:onnxruntime:|\bonnxruntime\.(?:capi|InferenceSession)\b|\bimport\s+onnxruntime\b|\bTensorrtExecutionProvider\b|\btensorrt_execution_provider\.(?:h|cc)\b|\bOnnxRuntimeException\b",
-                ),
-                Framework::OnnxRuntime,
-            ),
-        ]
-    })
-}
-
-fn framework_nearby(f: &Finding) -> Option<Framework> {
-    // A Python exception or traceback is the program's own account, and the
-    // lines read after a message may be the next message's (another
-    // framework's, in a paste that mixes them).
-    if f.nearby.is_empty() || f.exception.is_some() || f.traceback.is_some() {
-        return None;
-    }
-    framework_nearby_patterns()
-        .iter()
-        .find(|(re, _)| re.is_match(&f.nearby))
-        .map(|&(_, framework)| framework)
 }
 
 /// The job was writing a checkpoint when it failed: a traceback in a save
@@ -540,13 +421,8 @@ const PACKAGES_WITHOUT_TORCH: &[&str] = &[
 /// neither its frames, the message nor the exception class show PyTorch,
 /// whose framework the kind does not imply either.
 pub(crate) fn python_without_torch(f: &Finding) -> bool {
-    let Some(tb) = &f.traceback else {
-        return false;
-    };
-    let frames: Vec<String> = tb
-        .frames
-        .iter()
-        .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
+    let frames: Vec<String> = f
+        .traceback_frames()
         .map(|fr| fr.file.replace('\\', "/").to_ascii_lowercase())
         .collect();
     Framework::of(f) == Framework::Unknown
@@ -670,14 +546,9 @@ pub(crate) fn is_inference(f: &Finding) -> bool {
     if !training_frames && run_nearby(f) == Some(RunNearby::Inference) {
         return true;
     }
-    f.traceback.as_ref().is_some_and(|tb| {
-        tb.frames
-            .iter()
-            .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
-            .any(|fr| {
-                let file = fr.file.replace('\\', "/");
-                INFERENCE_FILES.iter().any(|p| file.contains(p))
-            })
+    f.traceback_frames().any(|fr| {
+        let file = fr.file.replace('\\', "/");
+        INFERENCE_FILES.iter().any(|p| file.contains(p))
     })
 }
 
@@ -737,24 +608,14 @@ pub(crate) fn on_tpu(f: &Finding) -> bool {
 /// True when Keras shows in the finding (its package in the traceback or
 /// its name in the text): only then is Keras's API named in advice.
 pub(crate) fn shows_keras(f: &Finding) -> bool {
-    let in_traceback = f.traceback.as_ref().is_some_and(|tb| {
-        tb.frames
-            .iter()
-            .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
-            .any(|fr| fr.file.contains("keras"))
-    });
+    let in_traceback = f.traceback_frames().any(|fr| fr.file.contains("keras"));
     in_traceback || f.text.to_ascii_lowercase().contains("keras")
 }
 
 /// True when PyTorch/XLA shows in the finding (`torch_xla` in the text or
 /// the traceback).
 pub(crate) fn shows_torch_xla(f: &Finding) -> bool {
-    let in_traceback = f.traceback.as_ref().is_some_and(|tb| {
-        tb.frames
-            .iter()
-            .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
-            .any(|fr| fr.file.contains("torch_xla"))
-    });
+    let in_traceback = f.traceback_frames().any(|fr| fr.file.contains("torch_xla"));
     in_traceback || f.text.contains("torch_xla")
 }
 
@@ -939,16 +800,10 @@ pub(super) fn places_named(f: &Finding, keys: &[&str], with_code: bool) -> Vec<S
             .filter_map(|key| f.facts.get(*key))
             .map(|v| v.to_ascii_lowercase()),
     );
-    if let Some(tb) = &f.traceback {
-        for fr in tb
-            .frames
-            .iter()
-            .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
-        {
-            places.push(fr.file.replace('\\', "/").to_ascii_lowercase());
-            if let Some(code) = fr.code.as_ref().filter(|_| with_code) {
-                places.push(code.to_ascii_lowercase());
-            }
+    for fr in f.traceback_frames() {
+        places.push(fr.file.replace('\\', "/").to_ascii_lowercase());
+        if let Some(code) = fr.code.as_ref().filter(|_| with_code) {
+            places.push(code.to_ascii_lowercase());
         }
     }
     places

@@ -635,137 +635,225 @@ fn covers_shortfall(shortfall: u64) -> Said {
     )
 }
 
+/// What one allocator rule decided: the verdicts it adds, and whether the
+/// list ends with them (no later rule reads a finding an earlier one has
+/// settled).
+enum Ruled {
+    /// The verdicts are added and the next rule runs.
+    Go(Vec<Verdict>),
+    /// The verdicts are added and no later rule runs.
+    Stop(Vec<Verdict>),
+}
+
+/// A rule over the finding and its diagnosis.
+type AllocatorRule = fn(&Finding, &Diagnosis) -> Ruled;
+
+/// The caching allocator's rules, in order. Numbers that cannot all be true
+/// are said first; an impossible request (PyTorch's size guard, or more than
+/// the card) is the whole story; numbers that contradict each other are not
+/// reasoned on further; otherwise a binding memory limit leads the causes,
+/// ranked by how much of the shortfall each explains.
+const ALLOCATOR_RULES: &[AllocatorRule] = &[
+    inconsistent_numbers,
+    size_guard,
+    request_beyond_card,
+    stop_on_inconsistent_numbers,
+    memory_limit,
+    ranked_causes,
+];
+
 fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
-    let s = &f.sizes;
+    for rule in ALLOCATOR_RULES {
+        match rule(f, d) {
+            Ruled::Go(verdicts) => out.extend(verdicts),
+            Ruled::Stop(verdicts) => {
+                out.extend(verdicts);
+                return;
+            }
+        }
+    }
+}
+
+/// Numbers in the message that cannot all be true (`inconsistencies`).
+fn inconsistent_numbers(f: &Finding, d: &Diagnosis) -> Ruled {
     let problems = inconsistencies(f, d);
-    let consistent = problems.is_empty();
-    if !consistent {
-        let joined = said(
-            capitalise(
-                &problems
-                    .iter()
-                    .map(|p| p.en.as_str())
-                    .collect::<Vec<_>>()
-                    .join("; "),
-            ),
-            problems
+    if problems.is_empty() {
+        return Ruled::Go(Vec::new());
+    }
+    let joined = said(
+        capitalise(
+            &problems
                 .iter()
-                .map(|p| p.zh.as_str())
+                .map(|p| p.en.as_str())
                 .collect::<Vec<_>>()
-                .join("；"),
-        );
-        out.push(verdict(
-            Code::InconsistentNumbers,
-            say!(
-                en: "The numbers in this message cannot all be true",
-                zh: "这条报错里的数字不可能同时成立"
+                .join("; "),
+        ),
+        problems
+            .iter()
+            .map(|p| p.zh.as_str())
+            .collect::<Vec<_>>()
+            .join("；"),
+    );
+    Ruled::Go(vec![verdict(
+        Code::InconsistentNumbers,
+        say!(
+            en: "The numbers in this message cannot all be true",
+            zh: "这条报错里的数字不可能同时成立"
+        ),
+        said(
+            format!(
+                "{}. The figures were not sampled at one instant (free memory is read after the failure and can change), or the driver virtualises memory (Windows WDDM's shared-memory fallback, WSL, vGPU, MIG). oomwhy does not reason on them further.",
+                joined.en
             ),
-            said(
-                format!(
-                    "{}. The figures were not sampled at one instant (free memory is read after the failure and can change), or the driver virtualises memory (Windows WDDM's shared-memory fallback, WSL, vGPU, MIG). oomwhy does not reason on them further.",
-                    joined.en
-                ),
-                format!(
-                    "{}。这些数字不是在同一时刻采样的（空闲显存是在失败之后读取的，可能已经变了），或者驱动对显存做了虚拟化（Windows WDDM 的共享内存回退、WSL、vGPU、MIG）。oomwhy 不再基于它们往下推理。",
-                    joined.zh
-                ),
+            format!(
+                "{}。这些数字不是在同一时刻采样的（空闲显存是在失败之后读取的，可能已经变了），或者驱动对显存做了虚拟化（Windows WDDM 的共享内存回退、WSL、vGPU、MIG）。oomwhy 不再基于它们往下推理。",
+                joined.zh
             ),
-        ));
-    }
+        ),
+    )])
+}
 
-    if f.era == Some(Era::SizeGuard) {
-        out.push(verdict(
-            Code::RequestExceedsCapacity,
-            say!(
-                en: "One allocation asked for more than an exabyte",
-                zh: "一次分配就要了超过 1 EB"
-            ),
-            say!(
-                en: "PyTorch refuses any single allocation over 1 EB before trying it: no GPU has that much memory. A tensor shape is wrong (an overflowed or uninitialised dimension), not the memory pressure.",
-                zh: "PyTorch 对任何超过 1 EB 的单次分配都会直接拒绝，不会去尝试：没有哪块 GPU 有这么多显存。是某个张量的形状错了（维度溢出或未初始化），而不是显存紧张。"
-            ),
-        ));
-        return;
+/// PyTorch refuses a single allocation over an exabyte before trying it:
+/// a wrong tensor shape, and nothing else to read.
+fn size_guard(f: &Finding, _: &Diagnosis) -> Ruled {
+    if f.era != Some(Era::SizeGuard) {
+        return Ruled::Go(Vec::new());
     }
+    Ruled::Stop(vec![verdict(
+        Code::RequestExceedsCapacity,
+        say!(
+            en: "One allocation asked for more than an exabyte",
+            zh: "一次分配就要了超过 1 EB"
+        ),
+        say!(
+            en: "PyTorch refuses any single allocation over 1 EB before trying it: no GPU has that much memory. A tensor shape is wrong (an overflowed or uninitialised dimension), not the memory pressure.",
+            zh: "PyTorch 对任何超过 1 EB 的单次分配都会直接拒绝，不会去尝试：没有哪块 GPU 有这么多显存。是某个张量的形状错了（维度溢出或未初始化），而不是显存紧张。"
+        ),
+    )])
+}
 
-    let requested = s.requested_bytes;
+/// A request larger than the card (`request_too_large`) is the whole story.
+fn request_beyond_card(f: &Finding, _: &Diagnosis) -> Ruled {
     let stated_card = f
         .facts
         .get(fact::STATED_CARD_BYTES)
         .and_then(|v| v.parse::<u64>().ok());
-    if let Some(v) = request_too_large(s, stated_card) {
-        out.push(v);
-        return;
+    match request_too_large(&f.sizes, stated_card) {
+        Some(v) => Ruled::Stop(vec![v]),
+        None => Ruled::Go(Vec::new()),
     }
-    if !consistent {
-        return;
-    }
+}
 
-    let malloc_async = f.era == Some(Era::MallocAsync);
-    let mut limit_binds = false;
-    if let (Some(l), Some(a)) = (s.allowed_bytes, requested) {
-        // The fraction limit is checked against what PyTorch holds plus the request.
-        let held = if malloc_async {
-            s.allocated_bytes
-        } else {
-            d.reserved_bytes
-        };
-        if let Some(held) = held {
-            let need = held.saturating_add(a);
-            // Over the limit by more than the printed figures' noise; or at
-            // it within the noise while the device itself had room, so that
-            // nothing but the limit can have refused.
-            let over = need > l.saturating_add(NOISE_MIN);
-            let at_limit = need.saturating_add(NOISE_MIN) > l
-                && s.free_bytes.is_some_and(|free| free_exceeds(free, a));
-            if over || at_limit {
-                limit_binds = true;
-                let how = if over {
-                    say!(
-                        en: "over the limit by {excess}",
-                        zh: "超出上限 {excess}",
-                        excess = fmt(need - l)
-                    )
-                } else {
-                    say!(
-                        en: "at the limit within the rounding of the printed figures",
-                        zh: "在打印数字的取整误差之内正好到了上限"
-                    )
-                };
-                let room = s
-                    .free_bytes
-                    .filter(|&free| free_exceeds(free, a))
-                    .map(|free| {
-                        say!(
-                            en: ", while the device still had {free} free",
-                            zh: "，而设备上还有 {free} 空闲",
-                            free = fmt(free)
-                        )
-                    })
-                    .unwrap_or_default();
-                let figures = say!(
-                    en: "PyTorch may use at most {limit} (set with torch.cuda.set_per_process_memory_fraction). It already holds {held} and asked for {request} more, {need} in all: ",
-                    zh: "PyTorch 最多可以使用 {limit}（由 torch.cuda.set_per_process_memory_fraction 设置）。它已经持有 {held}，又申请 {request}，合计 {need}：",
-                    limit = fmt(l),
-                    held = fmt(held),
-                    request = fmt(a),
-                    need = fmt(need)
-                );
-                out.push(verdict(
-                    Code::MemoryLimit,
-                    say!(
-                        en: "A memory limit set for this process refused it, not the hardware",
-                        zh: "是为这个进程设的显存上限拒绝了分配，不是硬件不够"
-                    ),
-                    said(
-                        format!("{}{}{}.", figures.en, how.en, room.en),
-                        format!("{}{}{}。", figures.zh, how.zh, room.zh),
-                    ),
-                ));
-            }
-        }
+/// Numbers that cannot all be true are said (`inconsistent_numbers`) and
+/// not reasoned on further.
+fn stop_on_inconsistent_numbers(f: &Finding, d: &Diagnosis) -> Ruled {
+    if inconsistencies(f, d).is_empty() {
+        Ruled::Go(Vec::new())
+    } else {
+        Ruled::Stop(Vec::new())
     }
+}
 
+/// A per-process memory fraction limit that refused the allocation: what
+/// PyTorch held, and whether the request went over the limit (or reached
+/// it within the printed figures' noise while the device had room).
+struct LimitBinding {
+    limit: u64,
+    held: u64,
+    request: u64,
+    need: u64,
+    over: bool,
+}
+
+/// The fraction limit binds where what PyTorch holds plus the request is
+/// over it by more than the printed figures' noise (`NOISE_MIN`); or at it
+/// within the noise while the device itself had room, so that nothing but
+/// the limit can have refused.
+fn limit_binding(f: &Finding, d: &Diagnosis) -> Option<LimitBinding> {
+    let s = &f.sizes;
+    let (l, a) = (s.allowed_bytes?, s.requested_bytes?);
+    // The fraction limit is checked against what PyTorch holds plus the request.
+    let held = if f.era == Some(Era::MallocAsync) {
+        s.allocated_bytes
+    } else {
+        d.reserved_bytes
+    }?;
+    let need = held.saturating_add(a);
+    let over = need > l.saturating_add(NOISE_MIN);
+    let at_limit = need.saturating_add(NOISE_MIN) > l
+        && s.free_bytes.is_some_and(|free| free_exceeds(free, a));
+    (over || at_limit).then_some(LimitBinding {
+        limit: l,
+        held,
+        request: a,
+        need,
+        over,
+    })
+}
+
+/// A memory limit set for this process, not the hardware, refused the
+/// allocation (`limit_binding`); it leads the causes.
+fn memory_limit(f: &Finding, d: &Diagnosis) -> Ruled {
+    let Some(LimitBinding {
+        limit: l,
+        held,
+        request: a,
+        need,
+        over,
+    }) = limit_binding(f, d)
+    else {
+        return Ruled::Go(Vec::new());
+    };
+    let s = &f.sizes;
+    let how = if over {
+        say!(
+            en: "over the limit by {excess}",
+            zh: "超出上限 {excess}",
+            excess = fmt(need - l)
+        )
+    } else {
+        say!(
+            en: "at the limit within the rounding of the printed figures",
+            zh: "在打印数字的取整误差之内正好到了上限"
+        )
+    };
+    let room = s
+        .free_bytes
+        .filter(|&free| free_exceeds(free, a))
+        .map(|free| {
+            say!(
+                en: ", while the device still had {free} free",
+                zh: "，而设备上还有 {free} 空闲",
+                free = fmt(free)
+            )
+        })
+        .unwrap_or_default();
+    let figures = say!(
+        en: "PyTorch may use at most {limit} (set with torch.cuda.set_per_process_memory_fraction). It already holds {held} and asked for {request} more, {need} in all: ",
+        zh: "PyTorch 最多可以使用 {limit}（由 torch.cuda.set_per_process_memory_fraction 设置）。它已经持有 {held}，又申请 {request}，合计 {need}：",
+        limit = fmt(l),
+        held = fmt(held),
+        request = fmt(a),
+        need = fmt(need)
+    );
+    Ruled::Go(vec![verdict(
+        Code::MemoryLimit,
+        say!(
+            en: "A memory limit set for this process refused it, not the hardware",
+            zh: "是为这个进程设的显存上限拒绝了分配，不是硬件不够"
+        ),
+        said(
+            format!("{}{}{}.", figures.en, how.en, room.en),
+            format!("{}{}{}。", figures.zh, how.zh, room.zh),
+        ),
+    )])
+}
+
+/// The causes that hold memory, each with the bytes it accounts for,
+/// ranked by how much of the shortfall they explain once all are known.
+fn ranked_causes(f: &Finding, d: &Diagnosis) -> Ruled {
+    let s = &f.sizes;
+    let limit_binds = limit_binding(f, d).is_some();
     let total = s.total_bytes.unwrap_or(0);
     let shortfall = d.shortfall_bytes.unwrap_or(0).max(0) as u64;
     // On a small desktop card the memory outside PyTorch is what the CUDA
@@ -775,9 +863,102 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
     } else {
         desktop_overhead(f, d)
     };
-    // Causes with the bytes each accounts for; ranked by how much of the
-    // shortfall they explain once all are known.
-    let mut causes: Vec<(u64, Verdict)> = Vec::new();
+    let fragmentation = fragmentation_verdict(f, d, limit_binds).or_else(|| {
+        // The message alone does not show it; the pasted summary may.
+        let evidence = pasted::non_releasable_evidence(f)?;
+        Some((
+            verdict(Code::Fragmentation, fragmentation_title(), evidence),
+            false,
+        ))
+    });
+    let unused = d.reserved_unallocated_bytes.unwrap_or(0);
+    let primary_fragmentation = fragmentation.as_ref().is_some_and(|(_, primary)| *primary);
+    let mut sc = Scene {
+        f,
+        d,
+        total,
+        shortfall,
+        limit_binds,
+        desktop,
+        fragmentation,
+        primary_fragmentation,
+        unused,
+        causes: Vec::new(),
+    };
+    for rule in CAUSE_RULES {
+        if let Some(cause) = rule(&sc) {
+            sc.causes.push(cause);
+        }
+    }
+    let mut causes = sc.causes;
+    // Most of the shortfall first. Among causes that each cover it, a
+    // specific cause comes before "does not fit" only when it holds a tenth
+    // of the card: with a small shortfall every cause covers it, and a few
+    // MiB somewhere do not outrank live tensors that fill the card. Then the
+    // larger. Stable: equal causes keep the order above.
+    let substantial = |bytes: u64, v: &Verdict| {
+        v.code != Code::CapacityExhausted.as_str()
+            && total > 0
+            && bytes >= total / SPECIFIC_CARD_DIVISOR
+    };
+    // Where the cache covers the request (`Reading::CacheCoversRequest`)
+    // it leads whatever else holds memory: this process's own allocator
+    // could have served it, so its setting is the first fix.
+    let cache_leads = |v: &Verdict| primary_fragmentation && v.code == Code::Fragmentation.as_str();
+    causes.sort_by_key(|(bytes, v)| {
+        let explained = if shortfall > 0 {
+            (*bytes).min(shortfall)
+        } else {
+            *bytes
+        };
+        std::cmp::Reverse((cache_leads(v), explained, substantial(*bytes, v), *bytes))
+    });
+    Ruled::Go(causes.into_iter().map(|(_, v)| v).collect())
+}
+
+/// What the cause rules read: the finding and its diagnosis, the figures
+/// they share, and the causes found so far, each with the bytes it
+/// accounts for.
+struct Scene<'a> {
+    f: &'a Finding,
+    d: &'a Diagnosis,
+    total: u64,
+    shortfall: u64,
+    limit_binds: bool,
+    /// On a small desktop card, what the CUDA context and the display take.
+    desktop: Option<u64>,
+    /// Fragmentation, and whether it decides (`fragmentation_verdict`).
+    fragmentation: Option<(Verdict, bool)>,
+    primary_fragmentation: bool,
+    /// Reserved memory that holds no tensor.
+    unused: u64,
+    causes: Vec<(u64, Verdict)>,
+}
+
+/// A rule that finds one cause, with the bytes it accounts for.
+type CauseRule = fn(&Scene) -> Option<(u64, Verdict)>;
+
+/// The cause rules, in order; equal causes keep this order when ranked.
+const CAUSE_RULES: &[CauseRule] = &[
+    free_beyond_request,
+    memory_elsewhere,
+    outside_this_process,
+    leading_fragmentation,
+    cuda_graph_pools,
+    non_pytorch_memory,
+    workload_reading,
+    trailing_fragmentation,
+];
+
+/// The device reported more free memory than was requested, beyond the
+/// noise (`free_exceeds`): it explains none of the shortfall, and
+/// contradicts "does not fit".
+fn free_beyond_request(sc: &Scene) -> Option<(u64, Verdict)> {
+    let f = sc.f;
+    let s = &f.sizes;
+    let requested = s.requested_bytes;
+    let malloc_async = f.era == Some(Era::MallocAsync);
+    let limit_binds = sc.limit_binds;
     if let (Some(a), Some(free), false) = (requested, s.free_bytes, limit_binds) {
         if free_exceeds(free, a) {
             let limits = match Vendor::of(f) {
@@ -813,7 +994,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                 request = fmt(a)
             );
             // It explains none of the shortfall: ranked after every cause.
-            causes.push((
+            return Some((
                 0,
                 verdict(
                     Code::FreeExceedsRequest,
@@ -829,6 +1010,19 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             ));
         }
     }
+    None
+}
+
+/// Memory held by other processes (listed in the message, or in a pasted
+/// nvidia-smi table), or else outside PyTorch's allocator where the
+/// message states no per-process figures (`others_matter`,
+/// `outside_matters`).
+fn memory_elsewhere(sc: &Scene) -> Option<(u64, Verdict)> {
+    let (f, d) = (sc.f, sc.d);
+    let s = &f.sizes;
+    let total = sc.total;
+    let shortfall = sc.shortfall;
+    let desktop = sc.desktop;
     if let Some(others) = d.other_processes_bytes {
         let (big, decisive) = others_matter(others, total, shortfall);
         if big || decisive {
@@ -897,7 +1091,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                     Said::default(),
                 )
             };
-            causes.push((
+            return Some((
                 others,
                 verdict(
                     Code::OtherProcesses,
@@ -949,7 +1143,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             en: " nvidia-smi was sampled at another moment than the error, so these figures show who used the GPU then, not exactly at the failure.",
             zh: "nvidia-smi 的采样时刻和报错不同，这些数字反映的是那时谁在用 GPU，并不正好是失败那一刻。"
         );
-        causes.push((
+        return Some((
             others,
             verdict(
                 Code::OtherProcesses,
@@ -1011,7 +1205,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                     reserved = d.reserved_bytes.map(fmt).unwrap_or_default(),
                     outside = fmt(outside)
                 );
-                causes.push((
+                return Some((
                     outside,
                     verdict(
                         Code::MemoryOutsidePytorch,
@@ -1028,8 +1222,16 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             }
         }
     }
-    // The message states what this process holds: the rest of the used
-    // memory belongs to someone else, listed or not.
+    None
+}
+
+/// The message states what this process holds: the rest of the used
+/// memory belongs to someone else, listed or not.
+fn outside_this_process(sc: &Scene) -> Option<(u64, Verdict)> {
+    let (f, d) = (sc.f, sc.d);
+    let s = &f.sizes;
+    let total = sc.total;
+    let shortfall = sc.shortfall;
     if let Some(outside) = outside_process(f, d).filter(|&o| o > 0).map(|o| o as u64) {
         if outside_matters(outside, total, shortfall) {
             let listed = d.other_processes_bytes.filter(|&o| o > 0);
@@ -1057,7 +1259,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
                 in_use = s.process_in_use_bytes.map(fmt).unwrap_or_default()
             );
             let outside_text = fmt(outside);
-            causes.push((
+            return Some((
                 outside,
                 verdict(
                     Code::MemoryOutsideProcess,
@@ -1080,28 +1282,30 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         }
     }
 
-    let fragmentation = fragmentation_verdict(f, d, limit_binds).or_else(|| {
-        // The message alone does not show it; the pasted summary may.
-        let evidence = pasted::non_releasable_evidence(f)?;
-        Some((
-            verdict(Code::Fragmentation, fragmentation_title(), evidence),
-            false,
-        ))
-    });
-    let tensors_dominate = tensors_dominate(s);
-    let unused = d.reserved_unallocated_bytes.unwrap_or(0);
-    let primary_fragmentation = fragmentation.as_ref().is_some_and(|(_, primary)| *primary);
-    if let Some((v, true)) = &fragmentation {
-        causes.push((unused, v.clone()));
-    }
+    None
+}
 
+/// Fragmentation that the figures show decides (`fragmentation_verdict`).
+fn leading_fragmentation(sc: &Scene) -> Option<(u64, Verdict)> {
+    match &sc.fragmentation {
+        Some((v, true)) => Some((sc.unused, v.clone())),
+        _ => None,
+    }
+}
+
+/// Free memory parked in CUDA graphs' private pools (`GRAPH_POOLS_MIN`,
+/// `GRAPH_POOLS_REQUEST_MIN`).
+fn cuda_graph_pools(sc: &Scene) -> Option<(u64, Verdict)> {
+    let f = sc.f;
+    let s = &f.sizes;
+    let requested = s.requested_bytes;
     if let Some(p) = s.private_pools_bytes {
         // Parked pool memory explains a failure when it is large, or could
         // have served the request and is not a crumb next to the card.
         if p >= GRAPH_POOLS_MIN
             || (requested.is_some_and(|a| p >= a) && p >= GRAPH_POOLS_REQUEST_MIN)
         {
-            causes.push((
+            return Some((
                 p,
                 verdict(
                     Code::CudaGraphPools,
@@ -1119,9 +1323,16 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         }
     }
 
+    None
+}
+
+/// This process's memory outside PyTorch's allocator (`NON_PYTORCH_MIN`).
+fn non_pytorch_memory(sc: &Scene) -> Option<(u64, Verdict)> {
+    let (f, d) = (sc.f, sc.d);
+    let s = &f.sizes;
     if let Some(n) = d.non_pytorch_bytes {
         if n >= NON_PYTORCH_MIN {
-            causes.push((
+            return Some((
                 n,
                 verdict(
                     Code::NonPytorchMemory,
@@ -1141,6 +1352,22 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         }
     }
 
+    None
+}
+
+/// The workload does not fit, the figures were cut off, or the numbers
+/// do not tell (`FITS_CARD_DIVISOR`, `CONTEXT_TYPICAL_MAX`): read from the
+/// causes found before it.
+fn workload_reading(sc: &Scene) -> Option<(u64, Verdict)> {
+    let (f, d) = (sc.f, sc.d);
+    let s = &f.sizes;
+    let requested = s.requested_bytes;
+    let limit_binds = sc.limit_binds;
+    let total = sc.total;
+    let desktop = sc.desktop;
+    let primary_fragmentation = sc.primary_fragmentation;
+    let causes = &sc.causes;
+    let tensors_dominate = tensors_dominate(s);
     const SPECIFIC: &[Code] = &[
         Code::OtherProcesses,
         Code::MemoryOutsidePytorch,
@@ -1196,7 +1423,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             en: " the capacity, free memory and what PyTorch holds, which tell whether the workload does not fit, another process holds the GPU or memory is fragmented, were cut off. The likely cause cannot be read from what is left.",
             zh: "容量、空闲显存和 PyTorch 持有的量都被截掉了，而正是它们能说明是工作负载放不下、另一个进程占着 GPU，还是显存碎片化。从剩下的内容看不出可能的原因。"
         );
-        causes.push((
+        return Some((
             0,
             verdict(
                 Code::FiguresMissing,
@@ -1297,7 +1524,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
         } else {
             detail
         };
-        causes.push((
+        return Some((
             s.allocated_bytes.unwrap_or(0),
             verdict(
                 Code::CapacityExhausted,
@@ -1349,7 +1576,7 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             en: "the message shows nothing else large enough to fill the rest. So it is not that the workload cannot fit: the memory was probably held by something the message does not show (another process, a desktop session, another container) or released between the failure and the measurement.",
             zh: "报错里也看不到别的大到能占满其余空间的东西。所以不是工作负载放不下：显存多半被报错没显示的东西占着（另一个进程、桌面会话、另一个容器），或者在失败和读数之间被释放了。"
         );
-        causes.push((
+        return Some((
             0,
             verdict(
                 Code::NumbersInconclusive,
@@ -1364,32 +1591,15 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             ),
         ));
     }
-    if let Some((v, false)) = fragmentation {
-        causes.push((0, v));
+    None
+}
+
+/// Fragmentation that only may contribute: after every cause.
+fn trailing_fragmentation(sc: &Scene) -> Option<(u64, Verdict)> {
+    match &sc.fragmentation {
+        Some((v, false)) => Some((0, v.clone())),
+        _ => None,
     }
-    // Most of the shortfall first. Among causes that each cover it, a
-    // specific cause comes before "does not fit" only when it holds a tenth
-    // of the card: with a small shortfall every cause covers it, and a few
-    // MiB somewhere do not outrank live tensors that fill the card. Then the
-    // larger. Stable: equal causes keep the order above.
-    let substantial = |bytes: u64, v: &Verdict| {
-        v.code != Code::CapacityExhausted.as_str()
-            && total > 0
-            && bytes >= total / SPECIFIC_CARD_DIVISOR
-    };
-    // Where the cache covers the request (`Reading::CacheCoversRequest`)
-    // it leads whatever else holds memory: this process's own allocator
-    // could have served it, so its setting is the first fix.
-    let cache_leads = |v: &Verdict| primary_fragmentation && v.code == Code::Fragmentation.as_str();
-    causes.sort_by_key(|(bytes, v)| {
-        let explained = if shortfall > 0 {
-            (*bytes).min(shortfall)
-        } else {
-            *bytes
-        };
-        std::cmp::Reverse((cache_leads(v), explained, substantial(*bytes, v), *bytes))
-    });
-    out.extend(causes.into_iter().map(|(_, v)| v));
 }
 
 /// The message form omits a per-process fraction limit that may be set:
@@ -1942,12 +2152,9 @@ fn other_process_fix(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
 
 /// GPU libraries besides PyTorch that the message or its traceback shows.
 fn other_gpu_libraries(f: &Finding) -> bool {
-    let files = f.traceback.iter().flat_map(|tb| {
-        tb.frames
-            .iter()
-            .chain(tb.chained.iter().flat_map(|c| c.frames.iter()))
-    });
-    let mut places = files.map(|fr| fr.file.replace('\\', "/").to_ascii_lowercase());
+    let mut places = f
+        .traceback_frames()
+        .map(|fr| fr.file.replace('\\', "/").to_ascii_lowercase());
     let text = f.text.to_ascii_lowercase();
     let named = |s: &str| {
         ["tensorflow", "keras", "jax", "cupy"]

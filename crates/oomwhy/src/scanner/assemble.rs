@@ -9,8 +9,7 @@ use crate::context::{self, stated_in, Stated, STATED_LOOKBACK};
 use crate::detect::genre::{self, MessageSpan};
 use crate::detect::Message;
 use crate::diagnostics;
-use crate::explain::setting::Framework;
-use crate::record::{fact, Finding};
+use crate::record::{fact, Finding, Framework};
 
 /// Decoded messages remembered at most (then all are forgotten at once).
 const MAX_DECODED: usize = 64;
