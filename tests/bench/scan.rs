@@ -6,7 +6,9 @@
 //!     size written by the same generator: a Keras log with TensorFlow's BFC
 //!     "not a failure" warning on every other line, and Python source that
 //!     quotes out-of-memory messages in conditions, strings and comments on
-//!     every fourth line (target: ratio ≤ 3);
+//!     every fourth line (target: ratio ≤ 3); and 1 GiB of the near-miss
+//!     lines `tests/limits.sh` streams, through a pipe (target: ≤ 10 s,
+//!     `OOMWHY_BENCH_LIMITS_MB` to change the size);
 //! (b) one plain log: `oomwhy --format json LOG` against
 //!     `rg --no-mmap -c -e PHRASES LOG`, on all cores (target: ≤ 1.0) and on
 //!     one core, both under `taskset -c 0` (target: ≤ 1.2 in wall-clock and
@@ -23,6 +25,7 @@
 //! Environment:
 //! * `OOMWHY_BENCH_MB` — size of the generated log in MiB (default 256).
 //! * `OOMWHY_BENCH_NEAR_MB` — size of each near-miss and clean log (default 96).
+//! * `OOMWHY_BENCH_LIMITS_MB` — MiB of near-miss lines piped in (default 1024).
 //! * `OOMWHY_BENCH_RUNS` — timed runs per command; the best is reported (default 5).
 //! * `OOMWHY_BENCH_ONLY` — the sections to run, comma-separated, of
 //!   `near`, `log`, `tree`, `pipe`, `paste` (default: all).
@@ -405,6 +408,26 @@ fn generate_once(path: &Path, write: impl FnOnce(&Path) -> std::io::Result<()>) 
     fs::rename(&tmp, path).expect("rename the log");
 }
 
+/// The near-miss lines `tests/limits.sh` streams: its `NEAR='...'`
+/// assignment, with the shell's `'"'"'` (a quote inside quotes) undone.
+fn near_lines_of(script: &str) -> Option<String> {
+    let start = script.find("NEAR='")? + "NEAR='".len();
+    let mut out = String::new();
+    let mut rest = &script[start..];
+    loop {
+        if let Some(after) = rest.strip_prefix("'\"'\"'") {
+            out.push('\'');
+            rest = after;
+        } else if rest.starts_with('\'') {
+            return Some(out);
+        } else {
+            let c = rest.chars().next()?;
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+}
+
 /// Whether the section named `name` was asked for (`OOMWHY_BENCH_ONLY`).
 fn wanted(name: &str) -> bool {
     match std::env::var("OOMWHY_BENCH_ONLY") {
@@ -531,6 +554,32 @@ fn main() {
             let base = time(format!("{oomwhy} --format json {}", quote(clean)));
             row("oomwhy: the clean log", base);
             ratio("near-miss / clean", ours, Some(base), Target::wall(3.0));
+        }
+        // The near-miss lines of `tests/limits.sh`, streamed as it does.
+        let limits_mb = env_number("OOMWHY_BENCH_LIMITS_MB", 1024);
+        let script = fs::read_to_string(root.join("tests").join("limits.sh")).unwrap_or_default();
+        match near_lines_of(&script) {
+            Some(lines) => {
+                let file = data_dir.join("limits-near-lines.txt");
+                fs::write(&file, lines).expect("write the near-miss lines");
+                let bytes = limits_mb << 20;
+                let line = format!(
+                    "yes \"$(cat {})\" | head -c {bytes} | {oomwhy} --format json",
+                    quote(&file)
+                );
+                let t = time_shell(&line, 1).expect("the command runs");
+                row(
+                    &format!("{limits_mb} MiB of tests/limits.sh's near-misses"),
+                    t,
+                );
+                let target = 10.0 * limits_mb as f64 / 1024.0;
+                println!(
+                    "  in {:.2} s wall-clock (target <= {target:.1} s: {})",
+                    t.wall,
+                    if t.wall <= target { "met" } else { "MISSED" }
+                );
+            }
+            None => println!("  tests/limits.sh has no NEAR lines: that case is not measured"),
         }
     }
 

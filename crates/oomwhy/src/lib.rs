@@ -132,6 +132,57 @@ pub(crate) fn constant_regex(pattern: &str) -> regex::Regex {
     regex::Regex::new(&ascii_classes(pattern)).expect("constant regex")
 }
 
+/// A constant case-insensitive pattern that is compiled only when a text
+/// could match it: every match holds one of `needles` (ASCII words), so
+/// a text that holds none of them, ignoring ASCII case, is no match and the
+/// pattern is not compiled. A crash's explanation tries several such
+/// patterns on the message and the lines around it, and each `(?i)` pattern
+/// took 0.3–1 ms to compile (Unicode case folding) where the text names
+/// none of their words.
+///
+/// The gate is exact: under `(?i)` an ASCII letter also matches the two
+/// non-ASCII characters whose case folds to ASCII, `K` (U+212A, Kelvin) and
+/// `ſ` (U+017F, long s), so a text holding either goes to the pattern.
+pub(crate) struct GatedRegex {
+    needles: &'static [&'static str],
+    pattern: &'static str,
+    compiled: std::sync::OnceLock<regex::Regex>,
+}
+
+impl GatedRegex {
+    pub(crate) const fn new(needles: &'static [&'static str], pattern: &'static str) -> Self {
+        GatedRegex {
+            needles,
+            pattern,
+            compiled: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The compiled pattern.
+    pub(crate) fn regex(&self) -> &regex::Regex {
+        self.compiled.get_or_init(|| constant_regex(self.pattern))
+    }
+
+    /// Whether `text` could hold a match (see the type's note).
+    pub(crate) fn may_match(&self, text: &str) -> bool {
+        if text.contains(['\u{212A}', '\u{17F}']) {
+            return true;
+        }
+        let bytes = text.as_bytes();
+        self.needles.iter().any(|needle| {
+            let needle = needle.as_bytes();
+            needle.len() <= bytes.len()
+                && bytes
+                    .windows(needle.len())
+                    .any(|w| w.eq_ignore_ascii_case(needle))
+        })
+    }
+
+    pub(crate) fn is_match(&self, text: &str) -> bool {
+        self.may_match(text) && self.regex().is_match(text)
+    }
+}
+
 /// `pattern` with its digit, word and word-boundary classes made ASCII:
 /// `\d` is `[0-9]`, `\w` is `[0-9A-Za-z_]`, `\b` is `(?-u:\b)`.
 ///
@@ -200,6 +251,21 @@ mod tests {
         assert!(!constant_regex(r"^\d+$").is_match("٣٤"));
         // Spaces stay Unicode: a pasted no-break space still separates.
         assert!(constant_regex(r"of\smemory").is_match("of\u{a0}memory"));
+    }
+
+    /// The gate lets through every text the pattern matches: its words in
+    /// any ASCII case, and the two non-ASCII letters `(?i)` folds to ASCII.
+    #[test]
+    fn a_gated_pattern_matches_as_the_pattern_does() {
+        static RE: super::GatedRegex = super::GatedRegex::new(&["kvs"], r"(?i)kvs");
+        for text in ["kvs", "a KVS b", "KvS", "\u{212A}vs", "kv\u{17F}"] {
+            assert!(RE.regex().is_match(text), "{text}");
+            assert!(RE.may_match(text) && RE.is_match(text), "{text}");
+        }
+        for text in ["", "kv", "k v s", "akvsb", "kvs\u{e9}"] {
+            assert_eq!(RE.is_match(text), RE.regex().is_match(text), "{text}");
+        }
+        assert!(!RE.may_match("no such word"));
     }
 
     #[test]

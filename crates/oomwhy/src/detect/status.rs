@@ -22,7 +22,7 @@ use super::{is_mention, re, Family, Message};
 use crate::codes::{self, Class, Entry, Table};
 use crate::record::{fact, Era, Finding, Kind};
 use regex::Regex;
-use std::sync::OnceLock;
+use std::sync::{LazyLock, OnceLock};
 
 /// How the code was printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,56 +77,67 @@ impl Hit {
     }
 }
 
+/// The family's patterns, each compiled on its first use: a line reaches
+/// few of them (most need a word or a digit the line lacks, checked first),
+/// and compiling all of them on the first line the family read took about
+/// 3 ms, a share of a one-core scan that ends in a crash.
 struct Patterns {
     /// Every name of every table.
-    names: NameFinder,
+    names: LazyLock<NameFinder>,
     /// A word that names an API, then a word that introduces its status and
     /// the number: `CUDA error 2`, `cudaMalloc returned 2`, `error=2`, `err(2)`.
-    number: Regex,
+    number: LazyLock<Regex>,
     /// A status type, then its value: Kaldi's `cudaError_t 4 : "unspecified
     /// launch failure" returned from 'cudaMemcpy(...)'`, `CUresult 2`,
     /// `hipError_t = 1`. The type says that a code of its table follows.
-    typed_number: Regex,
+    typed_number: LazyLock<Regex>,
     /// absl's `NAME: message` after JAX's runtime error class: the only
     /// form in which an XLA status name is read (the names are ordinary
     /// words elsewhere).
-    xla_status: Regex,
+    xla_status: LazyLock<Regex>,
     /// ONNX Runtime's status: `[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION :
     /// ...` (`Status::ToString`), the Java binding's `Error code -
     /// ORT_RUNTIME_EXCEPTION`, Triton's `onnx runtime error 6:`.
-    ort_status: Regex,
+    ort_status: LazyLock<Regex>,
     /// An HRESULT in hex: WIL's `Exception(3) tid(5a68) 887A0005 message`
     /// (DirectML, as ONNX Runtime's DirectML provider prints it), SharpDX's
     /// and Vortice's `HRESULT: [0x887A0005]`, `hr = 0x887A0005`.
-    hresult: Regex,
+    hresult: LazyLock<Regex>,
     /// An HRESULT in decimal, signed (`Unknown error -2147024882`: glibc's
     /// `strerror` text for a number that is no errno, which
     /// `std::system_category` prints on Linux and WSL for a DirectX
     /// HRESULT) or unsigned (`2147942414`), after an error word.
-    hresult_decimal: Regex,
+    hresult_decimal: LazyLock<Regex>,
     /// Metal's abort message ends with the driver's status, in hex, and its
     /// name: `(00000004:kIOGPUCommandBufferCallbackErrorSubmissionsIgnored)`
     /// (older macOS: `kIOAccelCommandBufferCallbackError...`).
-    metal_callback: Regex,
+    metal_callback: LazyLock<Regex>,
     /// PyTorch's pointer to the error's documentation.
-    search_for: Regex,
+    search_for: LazyLock<Regex>,
     /// Cycles' `MESSAGE in cuCall(` and `CUDA error at cuCall: MESSAGE`.
-    cycles_call: Regex,
-    cycles_at: Regex,
+    cycles_call: LazyLock<Regex>,
+    cycles_at: LazyLock<Regex>,
 }
 
 fn patterns() -> &'static Patterns {
-    static P: OnceLock<Patterns> = OnceLock::new();
-    P.get_or_init(|| {
-        let xla_names = codes::table("absl_status")
-            .map(|t| t.entries.iter().map(|e| e.name).collect::<Vec<_>>().join("|"))
-            .unwrap_or_default();
-        Patterns {
-            names: NameFinder::new(),
-            xla_status: re(&format!(
+    static P: Patterns = Patterns {
+        names: LazyLock::new(NameFinder::new),
+        xla_status: LazyLock::new(|| {
+            let xla_names = codes::table("absl_status")
+                .map(|t| {
+                    t.entries
+                        .iter()
+                        .map(|e| e.name)
+                        .collect::<Vec<_>>()
+                        .join("|")
+                })
+                .unwrap_or_default();
+            re(&format!(
                 r"\b(?:Xla|Jax)RuntimeError: (?P<name>{xla_names}): "
-            )),
-            number: re(concat!(
+            ))
+        }),
+        number: LazyLock::new(|| {
+            re(concat!(
                 // The libraries' words first: at one start the first
                 // alternative wins, and `cuFFT` is also `cu` + a capital.
                 r"(?P<api>\bTensorRT\b|\bTRT\b|\bhipblas\w*|\bhipBLAS\b|\bHIPBLAS\b|\bhipsolver\w*|\bhipSOLVER\b|\bHIPSOLVER\b|\bhipfft\w*|\bhipFFT\b|\bHIPFFT\b|\bcufft\w*|\bcuFFT\b|\bCUFFT\b|\bcusolver\w*|\bcuSOLVER\b|\bCUSOLVER\b",
@@ -140,32 +151,41 @@ fn patterns() -> &'static Patterns {
                 r"|\bur[A-Z]\w*|\bcl[A-Z]\w*|\bOpenCL\b)",
                 r"[^\n]{0,100}?\b(?P<word>error|Error|ERROR|failure|Failure|failed|code|err|status|result|returned)",
                 r"\s*(?:[=:]\s*|\(\s*|\s+)(?:[Cc]ode\s+|with\s+error\s+)?(?P<number>-?0x[0-9A-Fa-f]+|-?\d+)\b",
-            )),
-            typed_number: re(concat!(
+            ))
+        }),
+        typed_number: LazyLock::new(|| {
+            re(concat!(
                 r"\b(?P<api>cudaError_t|CUresult|hipError_t|cublasStatus_t|cudnnStatus_t|ncclResult_t|ze_result_t|ur_result_t|cl_int|VkResult)",
                 r"\s*(?:[=:]\s*)?(?P<number>-?0x[0-9A-Fa-f]+|-?\d+)\b",
-            )),
-            ort_status: re(concat!(
+            ))
+        }),
+        ort_status: LazyLock::new(|| {
+            re(concat!(
                 r"\[ONNXRuntimeError\] : (?P<number>\d+) : (?P<name>[A-Z_]+) :",
                 r"|\bError code - ORT_(?P<java>[A-Z_]+)\b",
                 r"|\bonnx runtime error (?P<triton>\d+):",
-            )),
-            hresult: re(concat!(
+            ))
+        }),
+        hresult: LazyLock::new(|| {
+            re(concat!(
                 r"\bException\(\d+\) tid\([0-9a-fA-F]+\) (?P<wil>[0-9A-Fa-f]{8})\b",
                 // TensorFlow-DirectML's `HRESULT failed with 0x887a0001: call`.
                 r"|\b(?:HRESULT|hr)\s*(?:failed with\s+|[:=]\s*)?\[?0x(?P<hex>[0-9A-Fa-f]{8})\b",
-            )),
-            hresult_decimal: re(
+            ))
+        }),
+        hresult_decimal: LazyLock::new(|| {
+            re(
                 r"\b(?:[Uu]nknown error|HRESULT|HResult|hr|[Ee]rror [Cc]ode|[Ee]rror)\s*(?:[:=]\s*)?\(?(?P<dec>-?\d{10})\b",
-            ),
-            metal_callback: re(
-                r"\((?P<hex>[0-9A-Fa-f]{8}):kIO(?:GPU|Accel)CommandBufferCallbackError\w+\)",
-            ),
-            search_for: re(r"\bSearch for `(\w+)' in \S+ for more information"),
-            cycles_call: re(r"^ in (?:cu[A-Z]\w*\(|CUDA queue )"),
-            cycles_at: re(r"\bCUDA error at cu[A-Z]\w*: $"),
-        }
-    })
+            )
+        }),
+        metal_callback: LazyLock::new(|| {
+            re(r"\((?P<hex>[0-9A-Fa-f]{8}):kIO(?:GPU|Accel)CommandBufferCallbackError\w+\)")
+        }),
+        search_for: LazyLock::new(|| re(r"\bSearch for `(\w+)' in \S+ for more information")),
+        cycles_call: LazyLock::new(|| re(r"^ in (?:cu[A-Z]\w*\(|CUDA queue )")),
+        cycles_at: LazyLock::new(|| re(r"\bCUDA error at cu[A-Z]\w*: $")),
+    };
+    &P
 }
 
 /// Finds the tables' names in a line as the pattern `\b(?:NAME|...)\b`
@@ -499,6 +519,15 @@ fn number_hit(line: &str) -> Option<Hit> {
         }
         at = caps.name("api").map_or(line.len(), |m| m.end());
     }
+    // Every status type `typed_number` reads holds one of these.
+    let typed = [
+        "Error_t", "CUresult", "Status_t", "Result_t", "result_t", "cl_int", "VkResult",
+    ]
+    .iter()
+    .any(|t| line.contains(t));
+    if !typed {
+        return None;
+    }
     p.typed_number
         .captures_iter(line)
         .find_map(|caps| number_in(line, &caps))
@@ -683,7 +712,9 @@ fn message_hit(line: &str) -> Option<Hit> {
         let before = &line[..at];
         let after = &line[end..];
         let cycles = table.id == "cuda_driver"
-            && (p.cycles_call.is_match(after) || p.cycles_at.is_match(before));
+            && (((after.starts_with(" in cu") || after.starts_with(" in CUDA queue "))
+                && p.cycles_call.is_match(after))
+                || (before.contains("CUDA error at cu") && p.cycles_at.is_match(before)));
         let ok = if table.id == "cuda_driver" {
             // cuew's short strings ("Invalid value") only in Cycles' forms.
             cycles
@@ -776,7 +807,10 @@ fn clause_start(line: &str, name_at: usize) -> usize {
 /// context, else a message; the earliest of the forms found.
 fn find(line: &str) -> Option<Hit> {
     let p = patterns();
-    if let Some(c) = p.search_for.captures(line) {
+    let search_for = line
+        .contains("Search for `")
+        .then(|| p.search_for.captures(line));
+    if let Some(c) = search_for.flatten() {
         if let (Some(m), Some(name)) = (c.get(0), c.get(1)) {
             if let Some((table, entry)) = codes::by_name(name.as_str()) {
                 return Some(Hit::new(m.start(), table, entry, Form::Name));
@@ -841,6 +875,9 @@ fn find(line: &str) -> Option<Hit> {
 /// JAX's `XlaRuntimeError: INTERNAL: ...` (`JaxRuntimeError` in newer
 /// releases): an absl status code printed by `Status::ToString`.
 fn xla_status_hit(line: &str) -> Option<Hit> {
+    if !line.contains("RuntimeError: ") {
+        return None;
+    }
     let c = patterns().xla_status.captures(line)?;
     let name = c.name("name")?;
     let table = codes::table("absl_status")?;
@@ -859,6 +896,14 @@ fn ort_status_hit(line: &str) -> Option<Hit> {
     // `... Status Message: ` at the end: the message, on the next line,
     // says what failed and is read there.
     if line.trim_end().ends_with("Status Message:") {
+        return None;
+    }
+    let printed = [
+        "[ONNXRuntimeError] : ",
+        "Error code - ORT_",
+        "onnx runtime error ",
+    ];
+    if !printed.iter().any(|p| line.contains(p)) {
         return None;
     }
     let c = patterns().ort_status.captures(line)?;
@@ -887,6 +932,9 @@ fn ort_status_hit(line: &str) -> Option<Hit> {
 /// sentence (`Execution of the command buffer was aborted ...`) when the
 /// line has it.
 fn metal_hit(line: &str) -> Option<Hit> {
+    if !line.contains("CommandBufferCallbackError") {
+        return None;
+    }
     let c = patterns().metal_callback.captures(line)?;
     let value = i64::from_str_radix(c.name("hex")?.as_str(), 16).ok()?;
     let table = codes::table("metal")?;
@@ -908,13 +956,24 @@ fn metal_hit(line: &str) -> Option<Hit> {
 /// set, so its signed form is negative.
 fn hresult_hit(line: &str) -> Option<Hit> {
     let p = patterns();
-    let (value, at) = if let Some(c) = p.hresult.captures(line) {
+    let hex = ["Exception(", "HRESULT", "hr"]
+        .iter()
+        .any(|w| line.contains(w));
+    let (value, at) = if let Some(c) = hex.then(|| p.hresult.captures(line)).flatten() {
         let hex = c.name("wil").or_else(|| c.name("hex"))?;
         (
             i64::from_str_radix(hex.as_str(), 16).ok()?,
             c.get(0)?.start(),
         )
     } else {
+        // Ten digits in a row, after an error word or `hr`.
+        let ten_digits = line
+            .as_bytes()
+            .split(|b| !b.is_ascii_digit())
+            .any(|run| run.len() >= 10);
+        if !ten_digits {
+            return None;
+        }
         let c = p.hresult_decimal.captures(line)?;
         let printed: i64 = c.name("dec")?.as_str().parse().ok()?;
         (hresult_bits(printed)?, c.get(0)?.start())
@@ -1270,6 +1329,27 @@ fn record_numbering(finding: &mut Finding, hit: &Hit) {
 mod tests {
     use super::*;
     use crate::detect::decode_lines;
+
+    /// Each pattern is compiled on its first use, so a pattern no test
+    /// line reaches would not be compiled by the tests: compile them all.
+    #[test]
+    fn every_pattern_compiles() {
+        let p = super::patterns();
+        let compiled = [
+            &p.number,
+            &p.typed_number,
+            &p.xla_status,
+            &p.ort_status,
+            &p.hresult,
+            &p.hresult_decimal,
+            &p.metal_callback,
+            &p.search_for,
+            &p.cycles_call,
+            &p.cycles_at,
+        ];
+        assert!(compiled.iter().all(|re| !re.as_str().is_empty()));
+        assert!(p.names.find_iter("cudaErrorMemoryAllocation").count() > 0);
+    }
 
     /// The alternation the name finder stands in for, as it was compiled.
     fn names_regex() -> Regex {

@@ -104,13 +104,12 @@ pub(crate) enum Shown {
 /// (`Q4_K_M`, `Q4_0`, `IQ4_XS`), bitsandbytes' `load_in_4bit=True` and its
 /// `bnb-4bit` checkpoints, AWQ and GPTQ checkpoints or options. `4bit=False`
 /// and a Q5/Q8 type are none.
-pub(crate) fn four_bit_pattern() -> &'static regex::Regex {
-    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    RE.get_or_init(|| {
-        crate::constant_regex(
-            r"(?i)\b(?:i?q4_(?:k_[msl]|[01]|k|nl|xs))\b|\bload_in_4bit\s*[=:]\s*true\b|\bbnb[-_]4bit\b|\b(?:awq|gptq)\b",
-        )
-    })
+pub(crate) fn four_bit_pattern() -> &'static crate::GatedRegex {
+    static RE: crate::GatedRegex = crate::GatedRegex::new(
+        &["q4_", "load_in_4bit", "bnb", "awq", "gptq"],
+        r"(?i)\b(?:i?q4_(?:k_[msl]|[01]|k|nl|xs))\b|\bload_in_4bit\s*[=:]\s*true\b|\bbnb[-_]4bit\b|\b(?:awq|gptq)\b",
+    );
+    &RE
 }
 
 impl FixSpec {

@@ -276,24 +276,23 @@ pub(super) fn shrink_one_tensor_fix(requested: u64, how_to_feed: Said) -> Fix {
 /// `micro_batch_size = 1`, "changed the batch size to 1", "even with batch
 /// size 1", "I reduced the batch size", "adjusted the batch size ... but it
 /// didn't work" (also as the common typo "bath size"), `bs=1`.
-fn batch_lowered_pattern() -> &'static regex::Regex {
-    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    RE.get_or_init(|| {
-        crate::constant_regex(
-            r"(?i)\bbatch[ _-]?size\w*\s*(?:=|:|of|to|is|as)?\s*1\b|batch_size\w*\s*=\s*1\b|\bbs\s*=\s*1\b|\b(?:reduced|lowered|decreased|shrank|shrunk|tried (?:reducing|lowering|decreasing|to reduce|to lower))\s+(?:the\s+|my\s+|our\s+)?bat(?:c)?h|\bbat(?:c)?h[ _-]?size[^.
+fn batch_lowered_pattern() -> &'static crate::GatedRegex {
+    // Every alternative holds `bat` (`batch`, `bath`) or `bs`.
+    static RE: crate::GatedRegex = crate::GatedRegex::new(
+        &["bat", "bs"],
+        r"(?i)\bbatch[ _-]?size\w*\s*(?:=|:|of|to|is|as)?\s*1\b|batch_size\w*\s*=\s*1\b|\bbs\s*=\s*1\b|\b(?:reduced|lowered|decreased|shrank|shrunk|tried (?:reducing|lowering|decreasing|to reduce|to lower))\s+(?:the\s+|my\s+|our\s+)?bat(?:c)?h|\bbat(?:c)?h[ _-]?size[^.
 ]{0,80}?(?:didn'?t|did not|doesn'?t|does not|won'?t) (?:work|help)",
-        )
-    })
+    );
+    &RE
 }
 
 /// Words and settings that say gradient (activation) checkpointing is on.
-fn checkpointing_pattern() -> &'static regex::Regex {
-    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    RE.get_or_init(|| {
-        crate::constant_regex(
-            r"(?i)gradient_checkpointing_enable\(|(?:gradient|activation)_checkpointing\s*[=:]\s*(?:true|1)\b|--gradient[_-]checkpointing(?:\s+(?:true|1)\b|\s*$|\s+--)|(?:already|even with|while) (?:using |enabled? )?(?:gradient|activation) checkpointing",
-        )
-    })
+fn checkpointing_pattern() -> &'static crate::GatedRegex {
+    static RE: crate::GatedRegex = crate::GatedRegex::new(
+        &["checkpointing"],
+        r"(?i)gradient_checkpointing_enable\(|(?:gradient|activation)_checkpointing\s*[=:]\s*(?:true|1)\b|--gradient[_-]checkpointing(?:\s+(?:true|1)\b|\s*$|\s+--)|(?:already|even with|while) (?:using |enabled? )?(?:gradient|activation) checkpointing",
+    );
+    &RE
 }
 
 /// What the paste shows beyond its figures (see [`Shown`]), read once from
@@ -304,7 +303,7 @@ pub(super) fn shown(f: &Finding) -> Vec<Shown> {
     let mut out = Vec::new();
     // The writer's lines around the message count as much as its own
     // ("I tried to change the batch size to 1" under the paste).
-    let said = |re: &regex::Regex| re.is_match(&f.text) || re.is_match(&f.nearby);
+    let said = |re: &crate::GatedRegex| re.is_match(&f.text) || re.is_match(&f.nearby);
     if said(batch_lowered_pattern()) {
         out.push(Shown::BatchAlreadyLowered);
     }
@@ -1615,6 +1614,46 @@ mod shown_in_the_paste {
         assert!(super::shown(&f).contains(&super::Shown::BatchAlreadyLowered));
         let worked = crate::decode_str(&paste.replace("it didn't work", "it worked")).remove(0);
         assert!(!super::shown(&worked).contains(&super::Shown::BatchAlreadyLowered));
+    }
+
+    /// The patterns read from the paste and the lines around it, each
+    /// compiled only where the text holds one of its words, decide every
+    /// fixture and real paste (message, nearby lines and whole file) as the
+    /// pattern alone does.
+    #[test]
+    fn gated_patterns_decide_as_their_patterns_do() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures");
+        let mut texts = Vec::new();
+        for dir in [root.clone(), root.join("wild")] {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_file() {
+                    if let Ok(text) = std::fs::read_to_string(&path) {
+                        for f in crate::decode_str(&text) {
+                            texts.push(f.text);
+                            texts.push(f.nearby);
+                        }
+                        texts.push(text);
+                    }
+                }
+            }
+        }
+        assert!(texts.len() > 1000, "{}", texts.len());
+        let mut gated = vec![
+            super::batch_lowered_pattern(),
+            super::checkpointing_pattern(),
+            super::super::catalogue::four_bit_pattern(),
+        ];
+        gated.extend(super::super::setting::engine_nearby_patterns().map(|(re, _)| re));
+        let mut matched = 0;
+        for re in gated {
+            for text in &texts {
+                let whole = re.regex().is_match(text);
+                assert_eq!(re.is_match(text), whole, "{text}");
+                matched += usize::from(whole);
+            }
+        }
+        assert!(matched > 0);
     }
 
     /// Checkpointing as Hugging Face's API and command line spell it on;

@@ -129,31 +129,27 @@ impl Runtime {
 /// kept the traceback from being read as one, its `model_runner.py` "Model
 /// loading took" line), SGLang's, text-generation-inference's launcher,
 /// ComfyUI. A bare mention ("tried vllm too") names none.
-fn engine_nearby_patterns() -> &'static [(regex::Regex, Runtime); 4] {
-    static RE: std::sync::OnceLock<[(regex::Regex, Runtime); 4]> = std::sync::OnceLock::new();
-    RE.get_or_init(|| {
-        [
-            (
-                crate::constant_regex(
-                    r"(?i)\bvllm\s*(?:version\s*|==\s*|v)?\d+\.\d+|\bvllm\s+(?:engine|serve)\b|\bvllm\.(?:entrypoints|engine|worker|model_executor|v1)\b|\bfrom\s+vllm\s+import\b|\bInitializing an? (?:LLM|V1 LLM) engine\b|\bVllmWorker\b|(?:site|dist)-packages[/\\]vllm[/\\]|\[model_runner\.py:\d+\] Model loading took\b",
-                ),
-                Runtime::Vllm,
-            ),
-            (
-                crate::constant_regex(
-                    r"(?i)\bsglang\s*(?:version\s*|==\s*|v)?\d+\.\d+|\bsglang\.(?:launch_server|srt)\b|\bsglang\s+serve\b|(?:site|dist)-packages[/\\]sglang[/\\]",
-                ),
-                Runtime::Sglang,
-            ),
-            (
-                crate::constant_regex(
-                    r"text-generation-launcher|text_generation_server|text-generation-inference",
-                ),
-                Runtime::Tgi,
-            ),
-            (crate::constant_regex(r"(?i)\bcomfyui\b"), Runtime::ComfyUi),
-        ]
-    })
+pub(super) fn engine_nearby_patterns() -> [(&'static crate::GatedRegex, Runtime); 4] {
+    use crate::GatedRegex;
+    static VLLM: GatedRegex = GatedRegex::new(
+        &["vllm", "initializing a", "model_runner.py:"],
+        r"(?i)\bvllm\s*(?:version\s*|==\s*|v)?\d+\.\d+|\bvllm\s+(?:engine|serve)\b|\bvllm\.(?:entrypoints|engine|worker|model_executor|v1)\b|\bfrom\s+vllm\s+import\b|\bInitializing an? (?:LLM|V1 LLM) engine\b|\bVllmWorker\b|(?:site|dist)-packages[/\\]vllm[/\\]|\[model_runner\.py:\d+\] Model loading took\b",
+    );
+    static SGLANG: GatedRegex = GatedRegex::new(
+        &["sglang"],
+        r"(?i)\bsglang\s*(?:version\s*|==\s*|v)?\d+\.\d+|\bsglang\.(?:launch_server|srt)\b|\bsglang\s+serve\b|(?:site|dist)-packages[/\\]sglang[/\\]",
+    );
+    static TGI: GatedRegex = GatedRegex::new(
+        &["text-generation-", "text_generation_server"],
+        r"text-generation-launcher|text_generation_server|text-generation-inference",
+    );
+    static COMFYUI: GatedRegex = GatedRegex::new(&["comfyui"], r"(?i)\bcomfyui\b");
+    [
+        (&VLLM, Runtime::Vllm),
+        (&SGLANG, Runtime::Sglang),
+        (&TGI, Runtime::Tgi),
+        (&COMFYUI, Runtime::ComfyUi),
+    ]
 }
 
 fn engine_nearby(f: &Finding) -> Option<Runtime> {
@@ -161,9 +157,9 @@ fn engine_nearby(f: &Finding) -> Option<Runtime> {
         return None;
     }
     engine_nearby_patterns()
-        .iter()
+        .into_iter()
         .find(|(re, _)| re.is_match(&f.nearby))
-        .map(|&(_, runtime)| runtime)
+        .map(|(_, runtime)| runtime)
 }
 
 /// ComfyUI prints only the first words of the cudaMallocAsync backend's
