@@ -33,6 +33,7 @@ macro_rules! explanations {
 // The one list of verdict codes (the kinds are listed once, in `record::Kind`).
 explanations! {
     InconsistentNumbers = "inconsistent_numbers",
+    SystemMemoryFallback = "system_memory_fallback",
     RequestExceedsCapacity = "request_exceeds_capacity",
     MemoryLimit = "memory_limit",
     FreeExceedsRequest = "free_exceeds_request",

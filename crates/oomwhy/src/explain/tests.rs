@@ -1091,6 +1091,21 @@ mod fit {
             "10.00 MiB",
         );
         let f = finding(&over);
+        // Holding more than the card, and nothing else contradictory, is
+        // memory the driver lent from system RAM (its own verdict).
+        assert_eq!(f.diagnosis.verdicts.len(), 1);
+        assert_eq!(f.diagnosis.verdicts[0].code, "system_memory_fallback");
+        assert!(f.diagnosis.verdicts[0].detail.contains("30.01 GiB"));
+        // With another contradiction beside it (more free than the card),
+        // the numbers are not reasoned on.
+        let over_and_free = modern(
+            "20.00 MiB",
+            "23.65 GiB",
+            "24.00 GiB",
+            "30.00 GiB",
+            "10.00 MiB",
+        );
+        let f = finding(&over_and_free);
         assert_eq!(f.diagnosis.verdicts[0].code, "inconsistent_numbers");
         assert!(f.diagnosis.verdicts[0]
             .detail

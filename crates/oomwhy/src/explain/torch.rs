@@ -648,12 +648,15 @@ enum Ruled {
 /// A rule over the finding and its diagnosis.
 type AllocatorRule = fn(&Finding, &Diagnosis) -> Ruled;
 
-/// The caching allocator's rules, in order. Numbers that cannot all be true
-/// are said first; an impossible request (PyTorch's size guard, or more than
+/// The caching allocator's rules, in order. PyTorch holding more than the
+/// card, with nothing else contradictory, is memory the driver lent from
+/// system RAM and the whole story; numbers that cannot all be true are said
+/// next; an impossible request (PyTorch's size guard, or more than
 /// the card) is the whole story; numbers that contradict each other are not
 /// reasoned on further; otherwise a binding memory limit leads the causes,
 /// ranked by how much of the shortfall each explains.
 const ALLOCATOR_RULES: &[AllocatorRule] = &[
+    held_beyond_card,
     inconsistent_numbers,
     size_guard,
     request_beyond_card,
@@ -672,6 +675,58 @@ fn allocator_verdicts(f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
             }
         }
     }
+}
+
+/// PyTorch holds more than the card's own memory (allocated, or reserved,
+/// beyond the total and its rounding) and nothing else in the message
+/// contradicts itself: the driver backed GPU memory with system RAM.
+/// NVIDIA's Windows driver does so from 536.40 on when the card is full
+/// ("CUDA - Sysmem Fallback Policy"), and the request failed only once that
+/// ran out too.
+fn held_beyond_card(f: &Finding, d: &Diagnosis) -> Ruled {
+    let s = &f.sizes;
+    let (Some(total), Some(requested)) = (s.total_bytes, s.requested_bytes) else {
+        return Ruled::Go(Vec::new());
+    };
+    let held = s.allocated_bytes.max(d.reserved_bytes);
+    let Some(held) = held.filter(|&h| h > total.saturating_add(tolerance(total) + tolerance(h)))
+    else {
+        return Ruled::Go(Vec::new());
+    };
+    // Only the figures that holding more than the card explains may
+    // disagree: held beyond the total, and held + free beyond it.
+    let beside = inconsistencies(f, d)
+        .len()
+        .saturating_sub(usize::from(s.allocated_bytes.is_some_and(|a| {
+            a > total.saturating_add(tolerance(total) + tolerance(a))
+        })))
+        .saturating_sub(usize::from(
+            d.reserved_bytes
+                .zip(s.free_bytes)
+                .is_some_and(|(r, free)| {
+                    r.saturating_add(free)
+                        > total.saturating_add(
+                            tolerance(total) + tolerance(free) + tolerance(r) * 2,
+                        )
+                }),
+        ));
+    if beside > 0 || f.facts.get(fact::OVERFLOW).is_some_and(|v| v == "true") {
+        return Ruled::Go(Vec::new());
+    }
+    Ruled::Stop(vec![verdict(
+        Code::SystemMemoryFallback,
+        say!(
+            en: "PyTorch already held more than the card has: the driver was lending it system RAM",
+            zh: "PyTorch 占用的已经比整块卡还多：驱动在拿系统内存顶替显存"
+        ),
+        say!(
+            en: "PyTorch held {held} on a {total} card. That is only possible when the driver backs GPU memory with system RAM: NVIDIA's Windows driver does so from version 536.40 on when the card is full (the \"CUDA - Sysmem Fallback Policy\" setting), over PCIe and much more slowly; unified-memory devices share RAM the same way. The {requested} request failed once that borrowed memory ran out as well. The workload needs more than this card has: make it smaller, not the allocator's settings.",
+            zh: "PyTorch 在一块 {total} 的卡上占了 {held}。只有当驱动用系统内存顶替显存时才可能这样：NVIDIA 的 Windows 驱动从 536.40 版起，在显存占满后会这样做（“CUDA - Sysmem Fallback Policy”设置），走 PCIe，慢得多；统一内存的设备也是这样共用内存。借来的内存也用完后，{requested} 的申请就失败了。这个工作负载需要的比这块卡多：该缩小工作负载，而不是调分配器的设置。",
+            held = fmt(held),
+            total = fmt(total),
+            requested = fmt(requested)
+        ),
+    )])
 }
 
 /// Numbers in the message that cannot all be true (`inconsistencies`).

@@ -257,6 +257,7 @@ const VERDICTS: &[(&str, &str, &str)] = &[
     ("snapshot_pending_free", "释放的显存还在等其他 stream", "有些块已被张量释放，但还不能复用：它们在其他 stream 上用过（record_stream），分配器要等那些 stream 上的事件完成才会复用。"),
     ("snapshot_fragmentation", "碎片化：空闲显存够，却没有一个足够大的空洞", "空闲显存加起来够，但最大的可用空洞放不下这次申请：空闲空间夹在部分占用的段里的活块之间，分配器既不能归还，也不能合并。"),
     ("snapshot_shortage", "显存不够：活着的张量占满了 GPU", "活着的张量占满了 PyTorch 预留的显存；就算把所有空闲空洞合起来也放不下这次申请。这次分配发生时，必须有更少的显存在用。"),
+    ("system_memory_fallback", "PyTorch 占用的比整块卡还多：驱动在拿系统内存顶替显存", "PyTorch 占用的显存超过了卡的容量，只有驱动用系统内存顶替显存时才可能（NVIDIA Windows 驱动 536.40 起的 Sysmem Fallback，或统一内存的设备）。借来的内存也用完后分配才失败：工作负载远大于这块卡。"),
     ("inconsistent_numbers", "这条报错里的数字不可能同时成立", "报错里的几个数字加起来对不上。它们不是同一时刻采样的，或者驱动对显存做了虚拟化（Windows WDDM、WSL、vGPU、MIG）。oomwhy 不再基于它们往下推理。"),
     ("request_exceeds_capacity", "单次分配就超过了这块 GPU 能提供的全部显存", "这一次申请比任何一块卡都大。换什么分配器设置都没用：多半是某个维度算错、一次搬上了整个数据集，或者对超长输入算注意力矩阵。"),
     ("memory_limit", "是为这个进程设的显存上限拒绝了分配，不是硬件不够", "这次申请超过了为进程设置的内存上限（如 set_per_process_memory_fraction() 或内存池上限）；GPU 本身可能还有空间。"),
