@@ -159,6 +159,7 @@ pub static FAMILIES: &[&dyn Family] = &[
     &signal::ElasticAgentSignal,
     &cuda::OrtCallFailed,
     &signal::GdbSignal,
+    &signal::CudaGdbException,
     &signal::LauncherSignal,
     &signal::ExitStatusSignal,
     &torch::CutStack,

@@ -180,9 +180,12 @@ fn prefilter_stays_small() {
     // 100: text-generation-inference's launcher naming the signal that
     // ended its child (`signaled to shutdown with signal`, on `led `) and
     // TensorRT-LLM's executor refusing a component (`failed due to
-    // insufficient`, on ` fai`): no new piece.
+    // insufficient`, on ` fai`): no new piece;
+    // 103: cuda-gdb's stop on a CUDA exception (`signal CUDA_EXCEPTION_`,
+    // on `_EXC`) and an exit status after a poster's form of the verb
+    // (`xits with`, `xiting `, on `xits` and `xiti`): three rare pieces.
     assert!(
-        literals.len() <= 100,
+        literals.len() <= 103,
         "{} literals: {literals:?}",
         literals.len()
     );
