@@ -155,6 +155,7 @@ pub static FAMILIES: &[&dyn Family] = &[
     &toolchain::PtxasAllocFailure,
     &windows::AccessViolation,
     &windows::PagingFile,
+    &windows::D3d12AllocCheck,
     &signal::WorkerSignal,
     &signal::ElasticAgentSignal,
     &cuda::OrtCallFailed,

@@ -183,9 +183,11 @@ fn prefilter_stays_small() {
     // insufficient`, on ` fai`): no new piece;
     // 103: cuda-gdb's stop on a CUDA exception (`signal CUDA_EXCEPTION_`,
     // on `_EXC`) and an exit status after a poster's form of the verb
-    // (`xits with`, `xiting `, on `xits` and `xiti`): three rare pieces.
+    // (`xits with`, `xiting `, on `xits` and `xiti`): three rare pieces;
+    // 105: a failed check on a Direct3D 12 allocation's HRESULT (`CHECK
+    // failed: `, `Check failed: `, on ` fai`): no new piece.
     assert!(
-        literals.len() <= 103,
+        literals.len() <= 105,
         "{} literals: {literals:?}",
         literals.len()
     );
