@@ -262,7 +262,8 @@ mod tests {
         assert_eq!(found[0].kind, crate::record::Kind::LibraryAllocFailed);
         assert_eq!(found[0].facts["call"], "CreateCommittedResource");
         // A check on a call that allocates nothing (pytorch-directml's
-        // `CreateOperator`, DirectML issue 328) and a bare check stay silent.
+        // `CreateOperator`, as a DirectML user pasted it) and a bare check stay
+        // silent.
         for line in [
             "CHECK failed: ((((HRESULT)((backend_->dml_device->CreateOperator(&op_desc_, __uuidof(**(&op)), IID_PPV_ARGS_Helper(&op))))) >= 0)) == (true)\n",
             "[libprotobuf FATAL google/protobuf/repeated_field.h:1506] CHECK failed: (index) < (current_size_): \n",
