@@ -187,6 +187,7 @@ struct KillPatterns {
     dataloader: Regex,
     sigkill: Regex,
     exit_137: Regex,
+    exit_minus_9: Regex,
     shell: Regex,
     invoked: Regex,
     died_signal: Regex,
@@ -252,7 +253,12 @@ fn kill_patterns() -> &'static KillPatterns {
         // Also Kubernetes' container status (`exitCode: 137`, YAML or JSON).
         // Docker's build step: `The command '/bin/sh -c ...' returned a
         // non-zero code: 137`.
-        let exit_137 = r"(?i)\b(?:exit(?:ed)?\s+with\s+(?:exit\s+)?(?:code|status)|(?:exit|status|return)\s+(?:code|status)|exitCode\x22?|returned\s+non-zero\s+exit\s+status|returned\s+a\s+non-zero\s+code|error\s+exit\s+status)\s*[:=]?\s*\(?137\b";
+        let exit_137 = r"(?i)\b(?:exit(?:s|ed|ing)?\s+with\s+(?:an?\s+)?(?:exit\s+|error\s+)?(?:code|status)|exit(?:s|ed|ing)\s+due\s+to|(?:exit|status|return)\s+(?:code|status)|exitCode\x22?|returned\s+non-zero\s+exit\s+status|returned\s+a\s+non-zero\s+code|error\s+exit\s+status)\s*[:=]?\s*\(?137\b";
+        // A negative status is a signal's number (Python's subprocess
+        // returncode, DeepSpeed's launcher): -9 is SIGKILL, only after a
+        // verb of exiting (`exits with return code = -9`, `exited with
+        // code -9`); a bare `return code -9` is not taken.
+        let exit_minus_9 = r"(?i)\bexit(?:s|ed|ing)?\s+with\s+(?:return\s+|exit\s+)?(?:code|status)\s*[:=]?\s*-9\b";
         let shell = r"\bline \d+:\s+(\d+) Killed\b";
         // The kernel's first line of an OOM kill, before its call trace.
         let invoked = r"\binvoked oom-killer: gfp_mask=";
@@ -279,6 +285,7 @@ fn kill_patterns() -> &'static KillPatterns {
             dataloader,
             sigkill,
             exit_137,
+            exit_minus_9,
             shell,
             invoked,
             died_signal,
@@ -325,6 +332,7 @@ fn kill_patterns() -> &'static KillPatterns {
             dataloader: re(dataloader),
             sigkill: re(sigkill),
             exit_137: re(exit_137),
+            exit_minus_9: re(exit_minus_9),
             shell: re(shell),
             invoked: re(invoked),
             died_signal: re(died_signal),
@@ -390,6 +398,37 @@ fn killed_program(command: &str) -> Option<String> {
     (!program.is_empty() && !program.starts_with('$')).then(|| program.to_string())
 }
 
+/// Whether the exit status at `at` is a sentence's supposition rather than
+/// a report: a poster's verb of exiting (`exits with code 137`, `exiting
+/// due to 137`, the forms a program's own line never takes) in a
+/// condition's clause (`If the container exits with code 137, ...`, `when`,
+/// `unless`) or in a question (`Why does it exit with code 137?`). A
+/// program's line (`exited with code 137`) is read as before.
+fn supposed_exit(line: &str, at: usize) -> bool {
+    static RE: OnceLock<(Regex, Regex)> = OnceLock::new();
+    let (verb, condition) = RE.get_or_init(|| {
+        (
+            re(r"(?i)^exit(?:s|ing)?\s+(?:with|due)\b"),
+            re(r"(?i)\b(?:if|when|whenever|unless|whether|once|avoid|prevent|why|how|what|does|do)\b"),
+        )
+    });
+    let Some(rest) = line.get(at..) else {
+        return false;
+    };
+    if !verb.is_match(rest) {
+        return false;
+    }
+    let before = &line[..at];
+    let clause = before
+        .rfind(['.', ',', ';', ':', '!', '?'])
+        .map_or(before, |end| &before[end + 1..]);
+    let question = rest
+        .split(['.', '!'])
+        .next()
+        .is_some_and(|sentence| sentence.contains('?'));
+    condition.is_match(clause) || question
+}
+
 /// Kernel OOM killer, Slurm and Kubernetes memory kills, and SIGKILL exits.
 pub struct Killed;
 
@@ -430,6 +469,11 @@ impl Family for Killed {
             "XIT STATUS",
             "xited with",
             "xit with",
+            // The same status after any form of the verb, in a poster's
+            // sentence (`exits with code 137`, `exiting due to 137`): one
+            // rare piece each (`xits`, `xiti`).
+            "xits with",
+            "xiting ",
             "xitCode",
             // Docker's build step (under the `returned ` literal).
             "returned a non-zero code",
@@ -451,6 +495,7 @@ impl Family for Killed {
         kill_patterns()
             .anchor
             .find(line)
+            .filter(|m| !supposed_exit(line, m.start()))
             .map(|m| m.start())
             .or_else(|| bare_killed(line))
     }
@@ -670,9 +715,13 @@ impl Family for Killed {
                 || p.died_signal.is_match(&joined)
                 || p.go_signal.is_match(&joined)
                 || p.launcher_signal.is_match(&joined)
+                || p.exit_minus_9.is_match(&joined)
             {
                 finding.era = Some(Era::Sigkill);
                 finding.facts.insert("signal".into(), "SIGKILL (9)".into());
+                if p.exit_minus_9.is_match(&joined) {
+                    finding.facts.insert("exit_code".into(), "-9".into());
+                }
                 // nvcc names the compiler stage it lost (`'cicc' died due
                 // to signal 9`), in the message or just before it.
                 let with_prefix = format!("{}{joined}", message.prefix);
@@ -936,6 +985,27 @@ mod tests {
         assert_eq!(f.text.lines().count(), 11);
         assert_eq!(f.facts["killed_processes"], "2");
         assert_eq!(f.facts["pids"], "1798, 1799");
+    }
+
+    #[test]
+    fn exit_statuses_in_a_posters_sentence() {
+        for line in [
+            "my docker container seems to be exiting due to 137. I tried setting the memory to be at 1GB",
+            "It hangs on `making attention` for a while and then exits with code 137.",
+            "my container keeps exiting with code 137 after a minute.",
+            "\"exits with return code = -9.\"",
+            "all containers exits with error code 137. Only Redis and Postgres container is working.",
+        ] {
+            assert!(Killed.start(line).is_some(), "{line}");
+        }
+        // A supposition or a question is no report.
+        for line in [
+            "If the container exits with code 137, it was killed.",
+            "What does it mean when a pod is exiting due to 137?",
+            "Why does my job exit with code 137?",
+        ] {
+            assert!(Killed.start(line).is_none(), "{line}");
+        }
     }
 
     #[test]

@@ -255,6 +255,94 @@ impl Family for GdbSignal {
     }
 }
 
+/// cuda-gdb's stop on an exception in a CUDA kernel: gdb's stop line with
+/// the exception's code and name in a signal's place (`Thread 137
+/// "pt_autograd_0" received signal CUDA_EXCEPTION_14, Warp Illegal
+/// Address.`), usually after `CUDA Exception: Warp Illegal Address` and
+/// before the kernel it switched focus to (`[Switching focus to CUDA kernel
+/// 0, grid 2749, block (0,8156,0), thread (96,0,0), device 0, ...]`) and the
+/// frames. The codes and names are cuda-gdb's (the CUDA-GDB manual's table
+/// of CUDA exception codes): an illegal or out-of-range address is the
+/// kernel's illegal memory access (what the runtime then returns as
+/// `cudaErrorIllegalAddress`), a misaligned address its misaligned access,
+/// `Warp Assert` a device-side assert; every other exception (an illegal
+/// instruction, a stack overflow, an invalid PC) a crash in the kernel.
+/// Never an out of memory.
+pub struct CudaGdbException;
+
+fn cuda_gdb_exception() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        constant_regex(
+            r#"^\s*(?:Thread \d+ (?:"[^"]*" )?|Program )received signal (CUDA_EXCEPTION_\d{1,2}), ([A-Z][\w -]+?)\.?\s*$"#,
+        )
+    })
+}
+
+fn cuda_gdb_focus() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        constant_regex(r"^\s*\[Switching focus to CUDA kernel \d+,.*\bdevice (\d+)\b")
+    })
+}
+
+/// The kind a cuda-gdb exception's name says.
+fn cuda_exception_kind(name: &str) -> Kind {
+    if name.ends_with("Illegal Address") || name.ends_with("Out-of-range Address") {
+        Kind::IllegalMemoryAccess
+    } else if name.ends_with("Misaligned Address") {
+        Kind::MisalignedAddress
+    } else if name == "Warp Assert" {
+        Kind::DeviceSideAssert
+    } else {
+        Kind::GpuRuntimeError
+    }
+}
+
+impl Family for CudaGdbException {
+    fn triggers(&self) -> &'static [&'static str] {
+        // One rare piece, `_EXC`.
+        &["signal CUDA_EXCEPTION_"]
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        cuda_gdb_exception().find(line).map(|m| m.start())
+    }
+
+    fn continues(&self, lines: &[String], next: &str) -> bool {
+        let t = next.trim_start();
+        lines.len() < 16
+            && (t.starts_with("0x")
+                || t.starts_with('#')
+                || t.starts_with("<<<")
+                || t.starts_with("(cuda-gdb)")
+                || t.starts_with("[Switching focus to CUDA kernel"))
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        let first = message.lines.first()?;
+        let c = cuda_gdb_exception().captures(first)?;
+        let name = c[2].trim_end();
+        let text = message.lines.join("\n");
+        let mut finding = message.finding(cuda_exception_kind(name), text.trim_end().to_string());
+        finding.category = Category::Crash;
+        finding.backend = Some("cuda".into());
+        finding
+            .facts
+            .insert(fact::ERROR_NAME.into(), format!("{} ({name})", &c[1]));
+        finding
+            .facts
+            .insert(fact::REPORTED_BY.into(), "cuda-gdb".into());
+        if let Some(d) = message.lines[1..]
+            .iter()
+            .find_map(|l| cuda_gdb_focus().captures(l))
+        {
+            finding.device = d[1].parse().ok();
+        }
+        Some(finding)
+    }
+}
+
 /// A launcher's line for a child that a signal ended, as
 /// text-generation-inference's launcher logs it (`launcher/src/main.rs`:
 /// `Shard process was signaled to shutdown with signal {signal}`, also
@@ -385,6 +473,31 @@ mod tests {
 
     fn decode(line: &str) -> Vec<Finding> {
         crate::scan(line.as_bytes(), "t").unwrap().findings
+    }
+
+    #[test]
+    fn cuda_gdb_stops_on_a_cuda_exception() {
+        // cuda-gdb's stop as FasterTransformer's and flash-attention's
+        // issues paste it; the name on the stop line decides the kind.
+        let text = "CUDA Exception: Warp Illegal Address\nThe exception was triggered at PC 0x56204c84ebf0 (cuda_fp16.hpp:255)\n\nThread 1 \"decoding_exampl\" received signal CUDA_EXCEPTION_14, Warp Illegal Address.\n[Switching focus to CUDA kernel 2, grid 406, block (0,0,0), thread (384,0,0), device 0, sm 0, warp 14, lane 0]\n0x000056204c84ec00 in operator* (lh=0x7f45aad14300, rh=0x7f45d4fffdb8)\n";
+        let found = decode(text);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].kind, Kind::IllegalMemoryAccess);
+        assert_eq!(found[0].category, Category::Crash);
+        assert_eq!(found[0].device, Some(0));
+        assert_eq!(
+            found[0].facts["error_name"],
+            "CUDA_EXCEPTION_14 (Warp Illegal Address)"
+        );
+        let misaligned = decode(
+            "Thread 1 \"main\" received signal CUDA_EXCEPTION_6, Warp Misaligned Address.\n",
+        );
+        assert_eq!(misaligned[0].kind, Kind::MisalignedAddress);
+        // Prose about the exception is not cuda-gdb's stop.
+        assert!(decode(
+            "When it received signal CUDA_EXCEPTION_14, Warp Illegal Address, I ran bt.\n"
+        )
+        .is_empty());
     }
 
     #[test]

@@ -204,8 +204,74 @@ impl Family for PagingFile {
     }
 }
 
+/// A failed check (protobuf's `CHECK failed:`, glog's `Check failed:`) whose
+/// condition is the HRESULT of a Direct3D 12 call that allocates GPU memory
+/// (`CHECK failed: ((((HRESULT)((d3d_device->CreateCommittedResource( ...
+/// )))) >= 0)) == (true)`, pytorch-directml's `dml_backend.cc`):
+/// `CreateCommittedResource`, `CreatePlacedResource`,
+/// `CreateReservedResource` and `CreateHeap` create a resource or the heap
+/// behind it, and their usual failure is E_OUTOFMEMORY. The code itself is
+/// not printed, so the allocation failed and an out of memory is likely,
+/// not stated. A check on any other call (`CreateOperator`) or without an
+/// HRESULT says nothing of memory and stays silent.
+pub struct D3d12AllocCheck;
+
+fn d3d12_alloc_check() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        constant_regex(
+            r"\b(?:CHECK|Check) failed: [^\n]*?\bHRESULT\b[^\n]*?\b(Create(?:Committed|Placed|Reserved)Resource\d?|CreateHeap\d?)\s*\(",
+        )
+    })
+}
+
+impl Family for D3d12AllocCheck {
+    fn triggers(&self) -> &'static [&'static str] {
+        // On the piece ` fai` the prefilter already searches for.
+        &["CHECK failed: ", "Check failed: "]
+    }
+
+    fn start(&self, line: &str) -> Option<usize> {
+        d3d12_alloc_check().find(line).map(|m| m.start())
+    }
+
+    fn decode(&self, message: &Message<'_>) -> Option<Finding> {
+        let text = message.joined();
+        let c = d3d12_alloc_check().captures(&text)?;
+        let mut finding = message.finding(Kind::LibraryAllocFailed, text.trim_end().to_string());
+        finding
+            .facts
+            .insert(fact::REPORTED_BY.into(), "Direct3D 12".into());
+        finding.facts.insert(fact::CALL.into(), c[1].to_string());
+        finding.facts.insert(fact::MEMORY.into(), "device".into());
+        Some(finding)
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_failed_check_on_a_d3d12_allocation() {
+        let found = crate::scan(
+            "[libprotobuf FATAL D:\\a\\_work\\1\\s\\pytorch-directml\\caffe2\\dml\\dml_backend.cc:171] CHECK failed: ((((HRESULT)((d3d_device->CreateCommittedResource( &properties, D3D12_HEAP_FLAG_NONE, &resource_buffer, D3D12_RESOURCE_STATE_UNORDERED_ACCESS, nullptr, __uuidof(*out), reinterpret_cast<void**>(out))))) >= 0)) == (true): \n".as_bytes(),
+            "t",
+        )
+        .unwrap()
+        .findings;
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].kind, crate::record::Kind::LibraryAllocFailed);
+        assert_eq!(found[0].facts["call"], "CreateCommittedResource");
+        // A check on a call that allocates nothing (pytorch-directml's
+        // `CreateOperator`, as a DirectML user pasted it) and a bare check stay
+        // silent.
+        for line in [
+            "CHECK failed: ((((HRESULT)((backend_->dml_device->CreateOperator(&op_desc_, __uuidof(**(&op)), IID_PPV_ARGS_Helper(&op))))) >= 0)) == (true)\n",
+            "[libprotobuf FATAL google/protobuf/repeated_field.h:1506] CHECK failed: (index) < (current_size_): \n",
+        ] {
+            assert!(crate::scan(line.as_bytes(), "t").unwrap().findings.is_empty(), "{line}");
+        }
+    }
+
     use super::*;
 
     #[test]

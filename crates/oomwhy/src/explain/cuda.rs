@@ -86,6 +86,13 @@ impl Explain for IllegalMemoryAccess {
         )
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
+        // cuda-gdb stops in the kernel that faulted: nothing reported it later.
+        if f.facts
+            .get(fact::REPORTED_BY)
+            .is_some_and(|r| r == "cuda-gdb")
+        {
+            return;
+        }
         let detail = if shows_python(f) {
             say!(
                 en: "CUDA reports kernel faults asynchronously: the error surfaces at the next call that synchronises with the GPU, not in the kernel that made the bad access. The Python frames above show where PyTorch noticed the fault, which is usually later than where it happened.",
@@ -361,7 +368,13 @@ fn illegal_access_fixes(f: &Finding, out: &mut Vec<Fix>) {
     }
     // A program with no Python in sight has no traceback and no train.py.
     let python = shows_python(f);
-    out.push(fix(
+    // cuda-gdb already stopped in the kernel that faulted.
+    let debugger = f
+        .facts
+        .get(fact::REPORTED_BY)
+        .is_some_and(|r| r == "cuda-gdb");
+    if !debugger {
+        out.push(fix(
         &FIND_REAL_KERNEL,
         if python {
             say!(
@@ -375,6 +388,7 @@ fn illegal_access_fixes(f: &Finding, out: &mut Vec<Fix>) {
             )
         },
     ));
+    }
     out.push(fix(
         &COMPUTE_SANITIZER,
         if python {

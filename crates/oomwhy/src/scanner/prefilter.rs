@@ -142,7 +142,9 @@ const BUCKETS: &[&[&[u8; PIECE_LEN]]] = &[
     &[b"ered", b"err(", b"ille", b"iope"],
     &[b" is ", b"to a", b"\x9d\x80\xe6\xad", b"e: L"],
     &[b"Insu", b"n CU", b"n cu", b"ocks", b"resp"],
-    &[b"7374", b"exce", b"nccl", b"oom_", b"3D12"],
+    &[
+        b"7374", b"exce", b"nccl", b"oom_", b"3D12", b"_EXC", b"xits", b"xiti",
+    ],
 ];
 
 /// Teddy's number of buckets for the pieces above (Fat Teddy).
@@ -304,7 +306,9 @@ type LiteralAt = (&'static [u8], usize);
 /// each bucket hit), which is lifted below: the pieces are chosen to be
 /// rare, so a few more than 64 cost less than the automaton Teddy's refusal
 /// would fall back to (`cargo bench --bench scan` measures it).
-pub(super) const TEDDY_LIMIT: usize = 72;
+/// 74 since cuda-gdb's CUDA exceptions (`_EXC`) and an exit status after a
+/// poster's verb (`xits`, `xiti`) took three pieces of their own.
+pub(super) const TEDDY_LIMIT: usize = 74;
 
 #[allow(clippy::expect_used)] // literals always build an automaton; tested on every run
 pub(super) fn prefilter() -> &'static Prefilter {

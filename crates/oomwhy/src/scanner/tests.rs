@@ -184,9 +184,14 @@ fn prefilter_stays_small() {
     // `driver version is insufficient` after a caller's own words (` is `),
     // while `exceeded` (MLX's allocator limit, Dask's nanny, the host
     // family's `exceeded memory limit`) and `actic` (both TensorRT tactic
-    // lines) each stand for what were separate literals.
+    // lines) each stand for what were separate literals;
+    // 104: cuda-gdb's stop on a CUDA exception (`signal CUDA_EXCEPTION_`,
+    // on `_EXC`) and an exit status after a poster's form of the verb
+    // (`xits with`, `xiting `, on `xits` and `xiti`): three rare pieces;
+    // 106: a failed check on a Direct3D 12 allocation's HRESULT (`CHECK
+    // failed: `, `Check failed: `, on ` fai`): no new piece.
     assert!(
-        literals.len() <= 101,
+        literals.len() <= 106,
         "{} literals: {literals:?}",
         literals.len()
     );
