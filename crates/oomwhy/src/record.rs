@@ -452,6 +452,9 @@ eras! {
     Metal = "metal";
     /// TensorFlow (`tf_oom`): the fatal `EigenAllocator for GPU ran out of memory`.
     EigenAllocator = "eigen_allocator";
+    /// TensorFlow (`tf_allocator_warning`): the CPU allocator's warning that
+    /// one allocation exceeds 10% of (free) system memory.
+    LargeAllocation = "large_allocation";
     /// XLA (`xla_oom`): the GPU runtime could not place a constant of the compiled program.
     Constant = "constant";
     /// NCCL (`nccl_oom`/`nccl_error`): a `/dev/shm` segment could not be created or grown.

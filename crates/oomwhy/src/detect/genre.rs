@@ -163,9 +163,14 @@ fn patterns() -> &'static Patterns {
                 r"|\bthe new (?:error )?message\b|\bnow looks like\b",
                 r"|^(?:#+\s*)?(?:\*\*)?motivation and context\b|^reviewed[- ]by:|\bdifferential revision:|^signed-off-by:"
             )),
-            before_after: constant_regex(
-                r"(?i)^(?:#+\s*|\*\*)?(before|after)(?: this (?:pr|change|patch))?\s*(?:\*\*)?:?$",
-            ),
+            // Also a pull request's headings over the output it changes,
+            // marked as headings (`### Previous output in #97191`, `###
+            // New output after this PR:`).
+            before_after: constant_regex(concat!(
+                r"(?i)^(?:(?:#+\s*|\*\*)?(before|after)(?: this (?:pr|change|patch))?",
+                r"|(?:#+\s*|\*\*)(?:(previous|old|original)|new) (?:output|log|error|message)s?(?:\s+\S+){0,3}?",
+                r"|(?:#+\s*|\*\*)(?:output|log|error|message)s? (before|after)(?:\s+\S+){0,3}?)\s*(?:\*\*)?:?$",
+            )),
             placeholder: constant_regex(concat!(
                 r"(?:^|[\s(\[,;:=])(?:\.{3}|…)(?:[\s)\],;:.]|$)",
                 r"|<(?:size|n|num|bytes|value|[a-z]+_[a-z_]+)>|\bX{1,3}(?:\.X+)? ?(?:[KMGT]i?B|bytes)\b"
@@ -666,7 +671,11 @@ fn features(text: &str, messages: &[MessageSpan<'_>]) -> Features {
         f.chrome += u32::from(p.chrome.is_match(line));
         f.changes += u32::from(p.change.is_match(line));
         if let Some(c) = p.before_after.captures(line) {
-            let before = c[1].eq_ignore_ascii_case("before");
+            let before = c.get(2).is_some()
+                || [c.get(1), c.get(3)]
+                    .iter()
+                    .flatten()
+                    .any(|m| m.as_str().eq_ignore_ascii_case("before"));
             f.before |= before;
             f.after |= !before;
         }

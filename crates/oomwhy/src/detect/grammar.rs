@@ -466,7 +466,7 @@ fn prose_report(line: &str) -> Option<(Statement, usize)> {
         )
     });
     let Some(c) = report.captures(line) else {
-        return prose_oom_killer(line);
+        return prose_report_korean(line).or_else(|| prose_oom_killer(line));
     };
     let whole = c.get(0)?;
     let between = c.get(1).map_or("", |m| m.as_str());
@@ -485,6 +485,35 @@ fn prose_report(line: &str) -> Option<(Statement, usize)> {
     };
     (!not_said.is_match(between) && !asked.is_match(clause) && !question)
         .then_some((statement, whole.start()))
+}
+
+/// The same report in Korean: a named device's `out of memory` as the
+/// subject (`가`/`이`, after `오류`/`에러` or not) of a verb of appearing
+/// (`뜨다`, `나다`, `발생하다`), in a sentence the poster ends in the
+/// polite past (`cuda out of memory가 뜨는 것을 확인했습니다`, I saw cuda
+/// out of memory appear). Not a case or a possibility (`에러가 나는 경우`,
+/// `뜰 수도 있습니다`), nor a question: those explain.
+fn prose_report_korean(line: &str) -> Option<(Statement, usize)> {
+    static RE: OnceLock<(Regex, Regex)> = OnceLock::new();
+    let (named, past) = RE.get_or_init(|| {
+        (
+            constant_regex(concat!(
+                r#"(?i)["'`]?\b(?:cuda|gpu|xpu|hip|rocm|mps|npu|vram)\s+out\s+of\s+memory["'`]?"#,
+                r"\s*(?:(?:오류|에러|error)\s*)?(?:가|이)\s*(?:뜨|떴|떠|나|났|발생)",
+            )),
+            constant_regex(r"(?:었|았|했|였|떴|났)습니다\s*[.!]?\s*$"),
+        )
+    });
+    let m = named.find(line)?;
+    let sentence = line[m.end()..].split(['.', '?', '!']).next().unwrap_or("");
+    let rest = &line[m.end()..];
+    let sentence_end = rest.find(['.', '?', '!']).map_or(rest.len(), |at| at + 1);
+    let said = &rest[..sentence_end];
+    (!sentence.contains("경우")
+        && !sentence.contains("수도")
+        && !said.ends_with('?')
+        && past.is_match(said))
+    .then_some((Statement::ProseReport, m.start()))
 }
 
 /// The poster's account of the out-of-memory killer ending processes on
@@ -801,11 +830,14 @@ impl Family for Grammar {
         }
         if first == Some(Statement::ProseReport) {
             // The poster's next sentences, across one blank line, while
-            // they state the figures of the failure.
+            // they state the figures of the failure; never the message
+            // itself, pasted after the words (a family reads it).
             return if next.trim().is_empty() {
                 lines.len() == 1
             } else {
-                lines.len() <= 3 && prose_figures(next).iter().any(Option::is_some)
+                lines.len() <= 3
+                    && prose_figures(next).iter().any(Option::is_some)
+                    && !starts_another_family(next)
             };
         }
         if lines.len() >= 12 || next.trim().is_empty() || starts_another_family(next) {

@@ -39,8 +39,10 @@ struct CpuPatterns {
     anchor: Regex,
     /// PyTorch ≤ ≈1.3's CPU allocator checked posix_memalign's result
     /// itself (`[enforce fail at CPUAllocator.cpp:56] posix_memalign(&data,
-    /// gAlignment, nbytes) == 0. 12 vs 0`): errno 12, ENOMEM, is the only
-    /// statement, so the finding is likely, not stated.
+    /// gAlignment, nbytes) == 0. 12 vs 0`): the call's result is the errno,
+    /// and 12, ENOMEM, is POSIX's own statement that not enough memory was
+    /// available, so the finding is a stated out of memory, as a status
+    /// code that names memory exhaustion is elsewhere.
     memalign: Regex,
     enforce: Regex,
     request: Regex,
@@ -102,7 +104,6 @@ impl Family for CpuAllocator {
         if let Some(c) = p.memalign.captures(&text) {
             let mut finding = message.finding(Kind::HostOom, text.clone());
             finding.backend = Some("cpu".into());
-            finding.category = Category::LikelyOom;
             finding.era = Some(Era::Posix);
             finding
                 .facts

@@ -204,6 +204,11 @@ fn error_patterns() -> &'static ErrorPatterns {
             // common.cu:777 'unhandled system error'`, the status's
             // ncclGetErrorString() text in quotes.
             r"|\bTest NCCL failure \S+:\d+ '[^']+'",
+            // An NCCL call named with its failure and the status's
+            // ncclGetErrorString() text, as Horovod raises it (and
+            // TensorFlow passes it on as `UnknownError: `):
+            // `ncclCommInitRank failed: unhandled system error`.
+            r"|\bnccl[A-Z]\w* failed: (?:unhandled (?:cuda|system) error|internal error|invalid (?:argument|usage)|remote process exited)",
         )),
         location: re(r"NCCL error in: (\S+?:\d+), (.*?)(?:, NCCL version ([\w.+-]+))?\s*$"),
         test_failure: re(r"\bTest NCCL failure (\S+:\d+) '([^']+)'"),
@@ -252,6 +257,9 @@ impl Family for NcclError {
             // system error'`: every error string but the misuse ones ends
             // in `error`, under the `rror` literal (no literal of its own).
             "error'",
+            // An NCCL call's failure (`ncclCommInitRank failed: unhandled
+            // system error`): under the prefilter's `nccl` key.
+            "nccl",
         ]
     }
 

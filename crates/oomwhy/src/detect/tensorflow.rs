@@ -12,6 +12,11 @@
 //!   failure` variant is a retried allocation, not an error: it becomes a
 //!   `tf_allocator_warning` finding (category `warning`), also when a
 //!   terminal wrapped the sentence onto the next line.
+//! * `large_allocation` — the CPU allocator's warning that one allocation
+//!   is large (`cpu_allocator_impl.cc`, `allocator.cc` before it): `W
+//!   tensorflow/core/framework/allocator.cc:107] Allocation of 6442450944
+//!   exceeds 10% of system memory.` (`of free system memory` since TF 2.x).
+//!   The allocation succeeded: a `tf_allocator_warning` finding too.
 //!
 //! The C++ log line `OP_REQUIRES failed at conv_ops.cc:N : RESOURCE_EXHAUSTED: OOM
 //! when allocating ...` repeats the error Python raises right after; it is
@@ -40,6 +45,7 @@ struct Patterns {
     not_a_failure: Regex,
     tf1_exception: Regex,
     eigen: Regex,
+    large: Regex,
 }
 
 fn patterns() -> &'static Patterns {
@@ -62,6 +68,7 @@ fn patterns() -> &'static Patterns {
         not_a_failure: re(r"freed_by_count|not a failure"),
         tf1_exception: re(r"(\w+Error) \(see above for traceback\):\s*$"),
         eigen: re(r"EigenAllocator for GPU ran out of memory when allocating (\d+)"),
+        large: re(r"\bAllocation of (\d+) exceeds 10% of (?:free )?system memory"),
     })
 }
 
@@ -110,6 +117,8 @@ impl Family for TensorFlowOom {
             ") ran out of memory trying to allocate",
             "Ran out of memory trying to allocate",
             "ran out of memory when allocating",
+            // The CPU allocator's large-allocation warning, both spellings.
+            "exceeds 10% of",
         ]
     }
 
@@ -119,6 +128,9 @@ impl Family for TensorFlowOom {
             return Some(m.start());
         }
         if let Some(m) = p.eigen.find(line) {
+            return Some(m.start());
+        }
+        if let Some(m) = p.large.find(line) {
             return Some(m.start());
         }
         // The C++ `OP_REQUIRES failed at ...` line: a finding when it is
@@ -172,6 +184,15 @@ impl Family for TensorFlowOom {
     fn decode(&self, message: &Message<'_>) -> Option<Finding> {
         let p = patterns();
         let text = message.joined();
+        if let Some(c) = p.large.captures(&text) {
+            // A warning about one allocation that succeeded: no request failed.
+            let mut finding = message.finding(Kind::TfAllocatorWarning, message.lines.join("\n"));
+            finding.era = Some(Era::LargeAllocation);
+            finding.backend = Some("cpu".into());
+            finding.sizes.requested_bytes = c[1].parse().ok();
+            finding.facts.insert(fact::MEMORY.into(), "host".into());
+            return Some(finding);
+        }
         let kind = if p.bfc.is_match(&text) && p.not_a_failure.is_match(&text) {
             Kind::TfAllocatorWarning
         } else {
@@ -274,10 +295,13 @@ impl Family for TensorFlowOom {
                 finding
                     .facts
                     .insert(fact::DEVICE_NAME.into(), c[1].to_string());
-                finding.device = c[3].parse().ok();
+                // The host's `device:CPU:0` is no GPU index.
                 finding.backend = match &c[2] {
                     "CPU" => Some("cpu".into()),
-                    _ => None,
+                    _ => {
+                        finding.device = c[3].parse().ok();
+                        None
+                    }
                 };
             }
             if let Some(c) = p.node.captures(&text) {
@@ -342,8 +366,8 @@ mod tests {
             ("ResourceExhaustedError (see above for traceback): OOM when allocating tensor with shape[500,17,17,4032] and type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc.", Some(500 * 17 * 17 * 4032 * 4), Some(0), Some("float"), Some("ResourceExhaustedError")),
             ("ResourceExhaustedError (see above for traceback): OOM when allocating tensor of shape [563354,256] and type float", Some(563_354 * 256 * 4), None, Some("float"), Some("ResourceExhaustedError")),
             ("ResourceExhaustedError (see above for traceback): OOM when allocating tensor with shape[100,4096,32]", None, None, None, Some("ResourceExhaustedError")),
-            ("RESOURCE_EXHAUSTED: OOM when allocating tensor with shape[1024,1024,1024] and type bfloat16 on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu", Some(2 * GIB), Some(0), Some("bfloat16"), None),
-            ("ResourceExhaustedError: OOM when allocating tensor with shape[4,16] and type string on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu", None, Some(0), Some("string"), Some("ResourceExhaustedError")),
+            ("RESOURCE_EXHAUSTED: OOM when allocating tensor with shape[1024,1024,1024] and type bfloat16 on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu", Some(2 * GIB), None, Some("bfloat16"), None),
+            ("ResourceExhaustedError: OOM when allocating tensor with shape[4,16] and type string on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu", None, None, Some("string"), Some("ResourceExhaustedError")),
         ];
         for &(line, requested, device, dtype, exception) in cases {
             let f = decode(&[line]).expect(line);

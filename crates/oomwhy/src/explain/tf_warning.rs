@@ -1,4 +1,5 @@
-//! TensorFlow's BFC retry warning: not an error.
+//! TensorFlow's BFC retry warning and its CPU allocator's large-allocation
+//! warning: not errors.
 
 use super::catalogue::{Cost, FixSpec};
 use super::common::fix;
@@ -15,6 +16,19 @@ pub(super) struct TfAllocatorWarning;
 
 impl Explain for TfAllocatorWarning {
     fn headline(&self, f: &Finding) -> Said {
+        if f.era == Some(Era::LargeAllocation) {
+            return match f.sizes.requested_bytes.map(fmt) {
+                Some(size) => say!(
+                    en: "Warning, not an error: TensorFlow allocated {size} of host memory in one piece, more than 10% of the system's memory",
+                    zh: "只是警告，不是报错：TensorFlow 一次分配了 {size} 主机内存，超过了系统内存的 10%",
+                    size = size
+                ),
+                None => say!(
+                    en: "Warning, not an error: TensorFlow allocated more than 10% of the system's memory in one piece",
+                    zh: "只是警告，不是报错：TensorFlow 一次分配的主机内存超过了系统内存的 10%"
+                ),
+            };
+        }
         // `on_device` says NPU for torch_npu only; TensorFlow's devices are GPUs.
         match (f.sizes.requested_bytes.map(fmt), f.device) {
             (Some(size), Some(d)) => say!(
@@ -43,6 +57,17 @@ impl Explain for TfAllocatorWarning {
     fn verdicts(&self, _f: &Finding, _d: &Diagnosis, _out: &mut Vec<Verdict>) {}
 
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
+        // The allocation succeeded; the warning says only that it is large.
+        if f.era == Some(Era::LargeAllocation) {
+            out.push(fix(
+                &NOTHING_TO_FIX,
+                say!(
+                    en: "TensorFlow's CPU allocator warns about any single allocation larger than 10% of the machine's memory; the allocation itself succeeded. It often comes from loading a whole dataset into one tensor. If the process is later killed or fails for lack of memory, feeding the data in batches (tf.data) keeps such allocations smaller; otherwise nothing is wrong.",
+                    zh: "TensorFlow 的 CPU 分配器在单次分配超过本机内存的 10% 时就会发出这条警告；这次分配本身是成功的。它常见于把整个数据集一次性装进一个张量。如果进程之后被杀掉或因内存不足而失败，用 tf.data 分批喂数据可以让这类分配变小；否则没有问题。"
+                ),
+            ));
+            return;
+        }
         // The stream executor's own line, logged at info level: the BFC
         // allocator asks again for less.
         if f.era == Some(Era::CudaDriver) {

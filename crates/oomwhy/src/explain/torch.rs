@@ -2458,7 +2458,10 @@ fn npu_fixes(f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
             ),
         ));
     }
-    if !loading {
+    // A serving engine (vLLM on Ascend) runs the model in the dtype it was
+    // started with: autocast around a forward pass is not the user's to add.
+    let engine = super::setting::Runtime::of(f).is_some_and(|r| r.is_engine());
+    if !loading && !engine {
         out.push(fix(
         &MIXED_PRECISION_NPU,
         say!(

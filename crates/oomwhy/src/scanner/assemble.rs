@@ -476,6 +476,7 @@ impl Scanner {
         let mut outcome = self.outcome;
         outcome.dropped_findings = self.collector.dropped;
         let mut findings = self.collector.findings;
+        fold_prose_into_messages(&mut findings);
         // Pendings finished at the end can be out of line order. Warnings
         // (allocator retries that are not failures) follow the errors, so
         // that finding [1] is what failed; a library's bare status follows
@@ -493,6 +494,21 @@ impl Scanner {
         outcome.findings = findings;
         outcome
     }
+}
+
+/// The poster's own words about a failure (`I keep getting "CUDA out of
+/// memory" during training`, a finding stated in prose) where the paste
+/// also holds a program's message of the same category: the words name
+/// that message, which tells the failure with its figures, so they are
+/// not a failure of their own, wherever they stand.
+fn fold_prose_into_messages(findings: &mut Vec<Finding>) {
+    let in_prose = |f: &Finding| f.facts.get("stated_in_prose").is_some_and(|v| v == "true");
+    let told: Vec<crate::record::Category> = findings
+        .iter()
+        .filter(|f| !in_prose(f))
+        .map(|f| f.category)
+        .collect();
+    findings.retain(|f| !(in_prose(f) && told.contains(&f.category)));
 }
 
 /// The frameworks (as far as the paste shows them) whose own

@@ -65,6 +65,10 @@ pub(super) const KEYS: &[&str] = &[
     "C0000",
     "c0000",
     "-107374",
+    // A request over a limit, one key for three triggers: PyTorch's
+    // `would exceed allowed memory`, a container's `exceeded memory limit`,
+    // TensorFlow's `exceeds 10% of (free) system memory`.
+    "exceed",
     // Both chained-traceback separators.
     "above exception",
     "Traceback (most recent call last)",
