@@ -58,9 +58,15 @@ pub(super) struct HostOomKilled;
 
 impl Explain for HostOomKilled {
     fn headline(&self, f: &Finding) -> Said {
+        if super::cluster::owns(f) {
+            return super::cluster::headline(f);
+        }
         killed_headline(f)
     }
     fn field_rows(&self, f: &Finding) -> Vec<FieldRow> {
+        if super::cluster::owns(f) {
+            return super::cluster::field_rows(f);
+        }
         let mut rows = Vec::new();
         if let (Some(pid), Some(name)) = (fact(f, fact::PID), fact(f, fact::PROCESS)) {
             let meaning = if matches!(f.era, Some(Era::Kernel) | Some(Era::Cgroup)) {
@@ -393,6 +399,9 @@ fn by_oomd(f: &Finding) -> bool {
 }
 
 fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
+    if super::cluster::owns(f) {
+        return super::cluster::verdicts(f, out);
+    }
     let who = who(f);
     let rss = match extra(f, "anon_rss_bytes") {
         Some(r) => say!(
@@ -921,6 +930,9 @@ const REQUEST_WHAT_IT_USES: FixSpec = FixSpec::new(
 );
 
 fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
+    if super::cluster::owns(f) {
+        return super::cluster::fixes(f, out);
+    }
     if f.era == Some(Era::Kubernetes) && evicted(f) {
         out.push(fix(
             &REQUEST_WHAT_IT_USES,
@@ -1357,7 +1369,7 @@ fn is_ray_monitor(f: &Finding) -> bool {
 }
 
 /// Ray's own levers: memory requests, concurrency, node size.
-const RAY_FEWER_AT_ONCE: FixSpec = FixSpec::new(
+pub(super) const RAY_FEWER_AT_ONCE: FixSpec = FixSpec::new(
     "ray-fewer-tasks-per-node",
     "Run fewer Ray tasks or actors per node",
     "让每个节点上同时运行的 Ray 任务或 actor 少一些",
