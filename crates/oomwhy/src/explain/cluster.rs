@@ -208,7 +208,7 @@ pub(super) fn fixes(f: &Finding, out: &mut Vec<Fix>) {
             ),
         )),
         Some(Era::RayMonitor) => out.push(fix(
-            &super::host::RAY_FEWER_AT_ONCE,
+            &RAY_FEWER_AT_ONCE,
             say!(
                 en: "Run fewer tasks or actors side by side on a node: give them a memory request (@ray.remote(memory=...) in bytes, or more num_cpus each) so Ray schedules fewer at once; keep large results in the object store (ray.put), which spills to disk when full, rather than in the workers' heaps; see what each holds with `ray memory` or the dashboard; or use nodes with more RAM. Raising RAY_memory_usage_threshold or turning the monitor off (RAY_memory_monitor_refresh_ms=0) only leaves the kill to the kernel.",
                 zh: "让一个节点上同时运行的任务或 actor 少一些：给它们设内存需求（@ray.remote(memory=...)，单位是字节，或给每个多分几个 num_cpus），Ray 就会少并排调度几个；大的结果放进 object store（ray.put），它满了会溢写到磁盘，而不是留在 worker 的堆里；用 `ray memory` 或 dashboard 看每个占了多少；或者换内存更大的节点。调高 RAY_memory_usage_threshold 或关掉监控（RAY_memory_monitor_refresh_ms=0）只会把杀进程的事交给内核。"
@@ -230,6 +230,17 @@ pub(super) fn fixes(f: &Finding, out: &mut Vec<Fix>) {
         )),
     }
 }
+
+/// Ray's own levers: memory requests, concurrency, node size.
+pub(super) const RAY_FEWER_AT_ONCE: FixSpec = FixSpec::new(
+    "ray-fewer-tasks-per-node",
+    "Run fewer Ray tasks or actors per node",
+    "让每个节点上同时运行的 Ray 任务或 actor 少一些",
+)
+.cost(Cost::Speed)
+.sources(&[
+    "Ray documentation: Out-Of-Memory Prevention (memory monitor, RAY_memory_usage_threshold)",
+]);
 
 /// YARN's container size for a Spark executor: its memory overhead.
 pub(super) const YARN_MEMORY_OVERHEAD: FixSpec = FixSpec::new(
@@ -261,4 +272,9 @@ pub(super) const DASK_WORKER_MEMORY: FixSpec = FixSpec::new(
 .sources(&["Dask distributed documentation: Worker Memory Management (memory_limit, target, spill, pause, terminate)"]);
 
 /// This module's fixes, for the catalogue (`explain::ALL_FIXES`).
-pub(super) const FIXES: &[FixSpec] = &[YARN_MEMORY_OVERHEAD, YARN_VMEM_CHECK, DASK_WORKER_MEMORY];
+pub(super) const FIXES: &[FixSpec] = &[
+    RAY_FEWER_AT_ONCE,
+    YARN_MEMORY_OVERHEAD,
+    YARN_VMEM_CHECK,
+    DASK_WORKER_MEMORY,
+];
