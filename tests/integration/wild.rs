@@ -74,6 +74,13 @@ const BYTE_FIELDS: &[&str] = &[
     "exceeded_bytes",
 ];
 
+/// A printed size in decimal units (`3.70 GB` = 3.70 × 10⁹ bytes).
+fn decimal_bytes_of(printed: &str) -> Option<u64> {
+    let printed = printed.trim();
+    let at = printed.find(|c: char| c.is_ascii_alphabetic())?;
+    oomwhy::units::to_bytes_decimal(printed[..at].trim(), &printed[at..]).ok()
+}
+
 /// A printed size as bytes; a bare integer is a byte count.
 fn bytes_of(printed: &str) -> Option<u64> {
     parse_size(printed)
@@ -280,7 +287,19 @@ fn compare_numbers(f: &Finding, numbers: &Value) -> (Option<bool>, String, Vec<S
                 // both forms of one figure (`890.06M (933298432 bytes)`) is
                 // right when every form denotes the record's size.
                 let forms = forms_of(printed);
-                let wants: Vec<Option<u64>> = forms.iter().map(|p| bytes_of(p)).collect();
+                // A program that counts in powers of 1000 (Dask before its
+                // binary units) says so in the record: its `GB` is 10⁹.
+                let decimal = f.facts.get("size_units").map(String::as_str) == Some("decimal");
+                let wants: Vec<Option<u64>> = forms
+                    .iter()
+                    .map(|p| {
+                        if decimal {
+                            decimal_bytes_of(p)
+                        } else {
+                            bytes_of(p)
+                        }
+                    })
+                    .collect();
                 let near = |g: u64| {
                     forms
                         .iter()

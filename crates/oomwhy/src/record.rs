@@ -372,6 +372,16 @@ eras! {
     BareKilled = "bare_killed";
     /// Host OOM killed: the shell's `PID Killed` job line.
     Shell = "shell";
+    /// Host OOM killed: YARN killed a container at its memory limit (Spark's
+    /// `Container killed by YARN for exceeding memory limits`, the
+    /// NodeManager's `is running beyond physical memory limits`).
+    Yarn = "yarn";
+    /// Host OOM killed: Ray's memory monitor killed a worker at its node's
+    /// memory usage threshold.
+    RayMonitor = "ray_monitor";
+    /// Host OOM killed: Dask's nanny restarted a worker at its memory budget;
+    /// as a warning, a Dask worker's high-memory warning.
+    Dask = "dask";
     /// `oomwhy run`: the wrapped command's exit status or Windows crash status.
     ExitStatus = "exit_status";
     /// XLA OOM (`xla_oom`): `Out of memory while trying to allocate N bytes.`

@@ -124,6 +124,29 @@ pub fn to_bytes(number: &str, unit: &str) -> Result<u64, SizeError> {
     })
 }
 
+/// Converts a number and a decimal unit label (`kB`, `MB`, `GB`, `TB`, as
+/// programs that count in powers of 1000 print them: Dask before its
+/// binary units) to bytes, rounding half up.
+pub fn to_bytes_decimal(number: &str, unit: &str) -> Result<u64, SizeError> {
+    let whole = || format!("{number} {unit}");
+    let multiplier: u128 = match unit {
+        "B" => 1,
+        "kB" | "KB" => 1_000,
+        "MB" => 1_000_000,
+        "GB" => 1_000_000_000,
+        "TB" => 1_000_000_000_000,
+        "PB" => 1_000_000_000_000_000,
+        _ => return Err(SizeError::Malformed(whole())),
+    };
+    let (mantissa, decimals) =
+        parse_decimal(number).ok_or_else(|| SizeError::Malformed(whole()))?;
+    let scale = 10u128.pow(decimals);
+    let product = mantissa
+        .checked_mul(multiplier)
+        .ok_or_else(|| SizeError::TooLarge(whole()))?;
+    u64::try_from((product + scale / 2) / scale).map_err(|_| SizeError::TooLarge(whole()))
+}
+
 /// Parses a whole size token such as `2.00 GiB`, `0 bytes`, `1.5KiB`, `512B`
 /// or `1,073,741,824 bytes`.
 pub fn parse_size(text: &str) -> Result<u64, SizeError> {

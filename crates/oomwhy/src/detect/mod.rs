@@ -11,6 +11,7 @@ use crate::record::Finding;
 pub use text::is_quoted;
 pub use text::{exception_name, find_size, in_comment, is_mention, join_lines, re, SizeReader};
 
+pub mod cluster;
 pub mod cuda;
 pub mod cudnn;
 pub mod cupy;
@@ -132,6 +133,8 @@ pub static FAMILIES: &[&dyn Family] = &[
     &windows::FailFast,
     &mps::MpsOom,
     &host::CpuAllocator,
+    // A resource manager's own kill at its own limit (YARN, Ray, Dask).
+    &cluster::ResourceManager,
     &tensorflow::TensorFlowOom,
     &xla::XlaOom,
     &cupy::CupyOom,

@@ -58,9 +58,15 @@ pub(super) struct HostOomKilled;
 
 impl Explain for HostOomKilled {
     fn headline(&self, f: &Finding) -> Said {
+        if super::cluster::owns(f) {
+            return super::cluster::headline(f);
+        }
         killed_headline(f)
     }
     fn field_rows(&self, f: &Finding) -> Vec<FieldRow> {
+        if super::cluster::owns(f) {
+            return super::cluster::field_rows(f);
+        }
         let mut rows = Vec::new();
         if let (Some(pid), Some(name)) = (fact(f, fact::PID), fact(f, fact::PROCESS)) {
             let meaning = if matches!(f.era, Some(Era::Kernel) | Some(Era::Cgroup)) {
@@ -393,6 +399,9 @@ fn by_oomd(f: &Finding) -> bool {
 }
 
 fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
+    if super::cluster::owns(f) {
+        return super::cluster::verdicts(f, out);
+    }
     let who = who(f);
     let rss = match extra(f, "anon_rss_bytes") {
         Some(r) => say!(
@@ -921,6 +930,9 @@ const REQUEST_WHAT_IT_USES: FixSpec = FixSpec::new(
 );
 
 fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
+    if super::cluster::owns(f) {
+        return super::cluster::fixes(f, out);
+    }
     if f.era == Some(Era::Kubernetes) && evicted(f) {
         out.push(fix(
             &REQUEST_WHAT_IT_USES,
@@ -1098,7 +1110,7 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
     }
     if is_ray_monitor(f) {
         out.push(fix(
-            &RAY_FEWER_AT_ONCE,
+            &super::cluster::RAY_FEWER_AT_ONCE,
             say!(
                 en: "Run fewer tasks or actors side by side on a node: give them a memory request (@ray.remote(memory=...) in bytes, or more num_cpus each) so Ray schedules fewer at once; see what each holds with `ray memory`, the dashboard, or the raylet log the message names; or use nodes with more RAM. Raising RAY_memory_usage_threshold or turning the monitor off (RAY_memory_monitor_refresh_ms=0) only leaves the kill to the kernel.",
                 zh: "让一个节点上同时运行的任务或 actor 少一些：给它们设内存需求（@ray.remote(memory=...)，单位是字节，或给每个多分几个 num_cpus），Ray 就会少并排调度几个；用 `ray memory`、dashboard 或报错里提到的 raylet 日志看每个占了多少；或者换内存更大的节点。调高 RAY_memory_usage_threshold 或关掉监控（RAY_memory_monitor_refresh_ms=0）只会把杀进程的事交给内核。"
@@ -1356,20 +1368,8 @@ fn is_ray_monitor(f: &Finding) -> bool {
     fact(f, fact::REPORTED_BY).is_some_and(|r| r.starts_with("Ray's raylet"))
 }
 
-/// Ray's own levers: memory requests, concurrency, node size.
-const RAY_FEWER_AT_ONCE: FixSpec = FixSpec::new(
-    "ray-fewer-tasks-per-node",
-    "Run fewer Ray tasks or actors per node",
-    "让每个节点上同时运行的 Ray 任务或 actor 少一些",
-)
-.cost(Cost::Speed)
-.sources(&[
-    "Ray documentation: Out-Of-Memory Prevention (memory monitor, RAY_memory_usage_threshold)",
-]);
-
 /// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
 pub(super) const FIXES: &[FixSpec] = &[
-    RAY_FEWER_AT_ONCE,
     NOTEBOOK_PEAK,
     DAEMON_GREW,
     FIND_PRESSURE_SOURCE,

@@ -12,6 +12,7 @@
 //! peaks and retries to the main verdict's detail.
 
 mod catalogue;
+mod cluster;
 mod common;
 mod cuda;
 mod cudnn;
@@ -141,6 +142,7 @@ pub(crate) const ALL_FIXES: &[&[catalogue::FixSpec]] = &[
     gpu_crash::FIXES,
     gpu_lost::FIXES,
     host::FIXES,
+    cluster::FIXES,
     inference::FIXES,
     levers::FIXES,
     limits::FIXES,
