@@ -80,7 +80,8 @@ impl Family for ResourceManager {
             // prefilter already searches for (`ille`, ` is `, `w on`,
             // `(OOM`, `exce`; Ray's advice is under `ut of memory`).
             "killed by YARN",
-            "is running beyond",
+            // The space before `is` takes the prefilter's ` is ` piece.
+            " is running beyond",
             "memory pressure (OOM)",
             "address the out of memory issue",
             "exceeded",
@@ -90,6 +91,12 @@ impl Family for ResourceManager {
 
     fn start(&self, line: &str) -> Option<usize> {
         patterns().anchor.find(line).map(|m| m.start())
+    }
+
+    /// `start` reads where the figures are (`\d+ Workers`, `exceeded \d+%`),
+    /// never their values.
+    fn start_figure_phrases(&self) -> Option<&'static [&'static str]> {
+        Some(&[])
     }
 
     /// Ray's exception and the raylet's report go on over the next lines

@@ -189,9 +189,13 @@ fn prefilter_stays_small() {
     // on `_EXC`) and an exit status after a poster's form of the verb
     // (`xits with`, `xiting `, on `xits` and `xiti`): three rare pieces;
     // 106: a failed check on a Direct3D 12 allocation's HRESULT (`CHECK
-    // failed: `, `Check failed: `, on ` fai`): no new piece.
+    // failed: `, `Check failed: `, on ` fai`): no new piece;
+    // 107: resource managers' own kills and warnings (Hadoop's ` is running
+    // beyond`, Ray's `memory pressure (OOM)`, Dask's `emory use is high`;
+    // YARN's `killed by YARN` falls under `kille`), each on a piece the
+    // prefilter already searches for.
     assert!(
-        literals.len() <= 106,
+        literals.len() <= 107,
         "{} literals: {literals:?}",
         literals.len()
     );
