@@ -92,6 +92,10 @@ pub enum TracebackEvent {
     Consumed,
     /// The line ended a traceback as its exception line; detect messages in it.
     ExceptionLine,
+    /// The line opened a traceback as IPython's header, which names the
+    /// exception's class (`OutOfMemoryError    Traceback (most recent call
+    /// last)`); detect messages in it too.
+    Header,
     /// The line has nothing to do with a traceback.
     Unrelated,
 }
@@ -109,7 +113,13 @@ impl TracebackBuilder {
             Some(Opening::Traceback { ipython }) => {
                 self.start();
                 self.ipython = ipython;
-                return TracebackEvent::Consumed;
+                // IPython's header names the exception's class before its
+                // frames: a paste cut after it keeps only that.
+                return if ipython {
+                    TracebackEvent::Header
+                } else {
+                    TracebackEvent::Consumed
+                };
             }
             Some(Opening::Chain(relation)) => {
                 self.pending_relation = Some(relation);
