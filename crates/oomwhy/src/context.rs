@@ -92,10 +92,6 @@ pub enum TracebackEvent {
     Consumed,
     /// The line ended a traceback as its exception line; detect messages in it.
     ExceptionLine,
-    /// The line opened a traceback as IPython's header, which names the
-    /// exception's class (`OutOfMemoryError    Traceback (most recent call
-    /// last)`); detect messages in it too.
-    Header,
     /// The line has nothing to do with a traceback.
     Unrelated,
 }
@@ -113,13 +109,7 @@ impl TracebackBuilder {
             Some(Opening::Traceback { ipython }) => {
                 self.start();
                 self.ipython = ipython;
-                // IPython's header names the exception's class before its
-                // frames: a paste cut after it keeps only that.
-                return if ipython {
-                    TracebackEvent::Header
-                } else {
-                    TracebackEvent::Consumed
-                };
+                return TracebackEvent::Consumed;
             }
             Some(Opening::Chain(relation)) => {
                 self.pending_relation = Some(relation);

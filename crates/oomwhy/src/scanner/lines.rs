@@ -352,8 +352,6 @@ impl Scanner {
 
         let state = self.ranks.entry(line.rank).or_default();
         let event = state.traceback.feed(&line.text);
-        // IPython's header (`TracebackEvent::Header`) opens a traceback
-        // and names its class: the families read it too.
         if event == TracebackEvent::Consumed {
             return;
         }

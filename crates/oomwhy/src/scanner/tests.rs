@@ -754,20 +754,3 @@ fn status_figure_phrases_cover_the_tables() {
         }
     }
 }
-
-/// IPython's traceback header opens the traceback and names the class: a
-/// paste cut after it is still read.
-#[test]
-fn a_notebook_header_is_read_by_the_families() {
-    let out = scan_str(
-        "ResourceExhaustedError                    Traceback (most recent call last)\n\
-         <ipython-input-3-1f2e> in <module>()\n",
-    );
-    assert_eq!(out.findings.len(), 1);
-    assert_eq!(
-        out.findings[0].facts.get("reported_by").map(String::as_str),
-        Some("ResourceExhaustedError")
-    );
-    let out = scan_str("ValueError                    Traceback (most recent call last)\n");
-    assert!(out.findings.is_empty());
-}
