@@ -124,6 +124,7 @@ mod tests {
                 | "Memory access fault"
                 | "RmInitAdapter failed"
                 | "Engine memory CAT error"
+                | "Ascend kernel runtime initialization failed"
         ) || name.starts_with("HSA_STATUS_ERROR_")
     }
 

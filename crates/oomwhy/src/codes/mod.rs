@@ -140,6 +140,9 @@ const SOURCES: &[(&str, &str, &str, &str)] = &[
         include_str!("unified_runtime.tsv"),
     ),
     ("vulkan", "Vulkan", "vulkan", include_str!("vulkan.tsv")),
+    // Huawei Ascend NPUs: CANN's runtime (`ACL stream synchronize failed,
+    // error code:507015`, torch_npu's and MindSpore's checks).
+    ("acl", "CANN (ACL)", "npu", include_str!("acl.tsv")),
     ("cufft", "cuFFT", "cuda", include_str!("cufft.tsv")),
     ("cusolver", "cuSOLVER", "cuda", include_str!("cusolver.tsv")),
     ("cusparse", "cuSPARSE", "cuda", include_str!("cusparse.tsv")),

@@ -225,6 +225,11 @@ fn patterns() -> &'static Patterns {
                         // (`Engine memory CAT error [18]: class=bcs, ...`;
                         // later kernels write `cat error: engine_class=`).
                         r"|\bEngine memory (?i:cat) error\b",
+                        // Vulkan-Hpp's exception for VK_ERROR_DEVICE_LOST
+                        // (ggml's Vulkan backend lets it end the process);
+                        // MindSpore could not bring up the Ascend device's
+                        // runtime (its `Ascend Error Message` says why).
+                        r"|\bvk::DeviceLostError\b|\bAscend kernel runtime initialization failed\b",
                     )),
                 ),
                 (
@@ -616,6 +621,11 @@ fn find_reported(line: &str) -> Option<(Statement, usize)> {
                         // ggml-backend.c:460: data != NULL && "failed to
                         // allocate buffer"`).
                         || line[..m.start()].contains("GGML_ASSERT: ")
+                        // libstdc++'s abort quotes the uncaught exception's
+                        // class (`terminate called after throwing an
+                        // instance of 'vk::DeviceLostError'`).
+                        || line[..m.start()]
+                            .ends_with("terminate called after throwing an instance of '")
             })?;
             Some((*statement, m.start()))
         })
@@ -805,6 +815,10 @@ impl Family for Grammar {
             // piece `rror` the status tables need.
             "Engine memory CAT error",
             "Engine memory cat error",
+            // Vulkan-Hpp's lost device and MindSpore's Ascend bring-up,
+            // under the `rror` literal (MindSpore raises a RuntimeError).
+            "DeviceLostError",
+            "Error: Ascend kernel runtime initialization failed",
         ]
     }
 
@@ -1352,6 +1366,10 @@ fn fault_reporter(text: &str) -> &'static str {
         || text.contains("rm_init_adapter")
     {
         crate::i18n::reporter::NVRM.en
+    } else if text.contains("vk::DeviceLostError") {
+        crate::i18n::reporter::VULKAN_HPP.en
+    } else if text.contains("Ascend kernel runtime initialization failed") {
+        crate::i18n::reporter::MINDSPORE_ASCEND.en
     } else if text.contains("Display driver") {
         crate::i18n::reporter::WINDOWS_TDR.en
     } else if xe_cat_error(text) {
@@ -1406,6 +1424,18 @@ fn runtime_fault(finding: &mut Finding, text: &str) {
             crate::i18n::reporter::INTEL_XE_KERNEL_DRIVER.en,
             XE_CAT_ERROR.to_string(),
             "The GPU's firmware (GuC) reported a catastrophic memory error for an engine's work: it touched a GPU address no page maps, and the Xe driver reset the engine and cancelled the job. A bad GPU pointer, a buffer used after it was freed, or a driver or firmware fault; not memory exhaustion.".to_string(),
+        )
+    } else if text.contains("vk::DeviceLostError") {
+        (
+            crate::i18n::reporter::VULKAN_HPP.en,
+            "VK_ERROR_DEVICE_LOST".to_string(),
+            "Vulkan-Hpp threw vk::DeviceLostError, its exception for VK_ERROR_DEVICE_LOST: the logical or physical device was lost (a GPU hang or fault that made the driver reset it, a driver timeout, or the device removed), and nothing uncaught it; not memory exhaustion.".to_string(),
+        )
+    } else if text.contains("Ascend kernel runtime initialization failed") {
+        (
+            crate::i18n::reporter::MINDSPORE_ASCEND.en,
+            "Ascend kernel runtime initialization failed".to_string(),
+            "MindSpore could not initialise the Ascend NPU's runtime: the device could not be opened or set up (occupied by another process, a driver, firmware and CANN that do not match, a device ID that does not exist, or not enough device memory for the runtime's own pool); the `Ascend Error Message` section printed with it names the CANN error.".to_string(),
         )
     } else if text.contains("Display driver") {
         (
@@ -1888,6 +1918,17 @@ mod tests {
                 .unwrap();
         assert_eq!(f.kind, Kind::GpuFallenOffBus);
         assert!(collect(&["Unable to determine the device handle for GPU%s: %s"]).is_none());
+    }
+
+    #[test]
+    fn a_lost_vulkan_device_and_ascend_bring_up_are_runtime_faults() {
+        let f = collect(&["terminate called after throwing an instance of 'vk::DeviceLostError'"])
+            .unwrap();
+        assert_eq!(f.kind, Kind::GpuRuntimeError);
+        assert_eq!(f.facts[fact::ERROR_NAME], "VK_ERROR_DEVICE_LOST");
+        assert!(collect(&["    } catch (vk::DeviceLostError const& e) {"]).is_none());
+        let f = collect(&["RuntimeError: Ascend kernel runtime initialization failed. The details refer to 'Ascend Error Message'."]).unwrap();
+        assert_eq!(f.kind, Kind::GpuRuntimeError);
     }
 
     #[test]

@@ -148,7 +148,10 @@ fn patterns() -> &'static Patterns {
                 r"|\bnccl[A-Z]\w*|\bNCCL\b|\bze[A-Z]\w*|\bLevel[ -]?Zero\b|\bvk[A-Z]\w*|\bVulkan\b|\bVkResult\b",
                 // oneAPI Unified Runtime's calls (`urEnqueueKernelLaunch`),
                 // OpenCL's (`clEnqueueNDRangeKernel`) and OpenCL named.
-                r"|\bur[A-Z]\w*|\bcl[A-Z]\w*|\bOpenCL\b)",
+                r"|\bur[A-Z]\w*|\bcl[A-Z]\w*|\bOpenCL\b",
+                // CANN's runtime on Ascend NPUs (`ACL stream synchronize
+                // failed, error code:507015`, `aclrtMalloc failed`).
+                r"|\bACL\b|\bacl(?:rt)?[A-Z]\w*)",
                 r"[^\n]{0,100}?\b(?P<word>error|Error|ERROR|failure|Failure|failed|code|err|status|result|returned)",
                 r"\s*(?:[=:]\s*|\(\s*|\s+)(?:[Cc]ode\s+|with\s+error\s+)?(?P<number>-?0x[0-9A-Fa-f]+|-?\d+)\b",
             ))
@@ -285,6 +288,8 @@ fn table_for_api(api: &str, matched: &str) -> Option<&'static Table> {
         "opencl"
     } else if api.starts_with("ze") || api.starts_with("Level") {
         "level_zero"
+    } else if api == "ACL" || api.starts_with("acl") {
+        "acl"
     } else if api.starts_with("vk") || api == "Vulkan" || api == "VkResult" {
         "vulkan"
     } else if api == "CUresult"

@@ -452,13 +452,13 @@ const UPDATE_DRIVER: FixSpec = FixSpec::new(
 )
 .vendors(&[Vendor::Nvidia, Vendor::Amd]);
 
-/// The kernel modules, `nvidia-smi` (or `rocm-smi`) and the kernel log.
+/// The kernel modules, `nvidia-smi` (or `rocm-smi`, `npu-smi`) and the kernel log.
 const CHECK_DRIVER_STATE: FixSpec = FixSpec::new(
     "check-gpu-driver-state",
     "Check the driver's state",
     "检查驱动的状态",
 )
-.vendors(&[Vendor::Nvidia, Vendor::Amd])
+.vendors(&[Vendor::Nvidia, Vendor::Amd, Vendor::Ascend])
 .cost(Cost::Look);
 
 const GPU_VISIBLE: FixSpec = FixSpec::new(
@@ -476,12 +476,13 @@ const FIND_KERNEL: FixSpec = FixSpec::new(
     "Find the kernel that failed",
     "找出出错的 kernel",
 )
-.vendors(&[Vendor::Nvidia, Vendor::Amd])
+.vendors(&[Vendor::Nvidia, Vendor::Amd, Vendor::Ascend])
 .cost(Cost::Look)
 .sources(&[
     "CUDA Programming Guide: CUDA_LAUNCH_BLOCKING",
     "compute-sanitizer documentation",
     "HIP documentation: Debugging with HIP (AMD_SERIALIZE_KERNEL, HIP_LAUNCH_BLOCKING, rocgdb)",
+    "torch_npu documentation: ASCEND_LAUNCH_BLOCKING",
 ]);
 
 const LIBRARY_HEADROOM: FixSpec = FixSpec::new(

@@ -62,6 +62,8 @@ reporters! {
     ROCM_RUNTIME_HSA { en: "ROCm runtime (HSA)", zh: "ROCm 运行时（HSA）", }
     INTEL_XE { en: "Intel's Xe kernel driver (xe)", zh: "Intel 的 Xe 内核驱动（xe）", }
     INTEL_XE_KERNEL_DRIVER { en: "Intel Xe kernel driver", zh: "Intel Xe 内核驱动", }
+    VULKAN_HPP { en: "Vulkan-Hpp wrapper", zh: "Vulkan-Hpp 封装库", }
+    MINDSPORE_ASCEND { en: "MindSpore Ascend runtime", zh: "MindSpore 昇腾运行时", }
 }
 
 /// Descriptions with a part taken from the message: `(English before,
