@@ -43,77 +43,154 @@ const ENGINE_PROCESSES: &[(&str, &str)] = &[
     ("(RayWorkerWrapper ", "vllm"),
 ];
 
-struct Prefixes {
-    timestamp: Regex,
-    syslog: Regex,
-    dmesg: Regex,
-    cri: Regex,
-    glog: Regex,
-    vllm: Regex,
-    sglang: Regex,
-    logging: Regex,
-    basic_config: Regex,
-    loguru: Regex,
-    rank: Regex,
-    compose: Regex,
-    gha_command: Regex,
+/// A log-prefix pattern, compiled the first time a text could match it.
+/// `could_match` is a necessary condition of a match (every pattern is
+/// anchored at the start, so it mostly looks at the first byte): until the
+/// pattern is compiled a text failing it is no match, and once compiled the
+/// pattern alone decides. A log reaches few of these prefixes, and each took
+/// 0.1–0.5 ms to compile (Unicode spaces and non-spaces) on the first
+/// message of every run.
+struct Prefix {
+    pattern: &'static str,
+    could_match: fn(&str) -> bool,
+    regex: OnceLock<Regex>,
 }
 
-fn prefixes() -> &'static Prefixes {
-    static PREFIXES: OnceLock<Prefixes> = OnceLock::new();
-    PREFIXES.get_or_init(|| {
-        let re = constant_regex;
-        Prefixes {
-            // ISO 8601 / GitHub Actions / Python logging asctime, optionally bracketed.
-            timestamp: re(
-                r"^\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?(?:\s+|$)",
-            ),
-            // `Jun  1 12:00:00 host kernel: ` and `Jun  1 12:00:00 host python[123]: `.
-            syslog: re(r"^[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \S+ [^:\s]+: "),
-            // dmesg `[12345.678901] `.
-            dmesg: re(r"^\[\s*\d+\.\d+\]\s?"),
-            // Kubernetes CRI: `2024-06-01T12:00:00.123Z stderr F `.
-            cri: re(r"^\d{4}-\d{2}-\d{2}T\S+ (?:stdout|stderr) [FP] "),
-            // glog / absl: `E1201 10:00:00.123456  1234 file.cc:12] `.
-            glog: re(r"^[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+ [^\]\s]+\] "),
-            // vLLM: `ERROR 06-01 12:00:00 [engine.py:160] `.
-            vllm: re(
-                r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \[[^\]]+\] ",
-            ),
-            // SGLang: `[2025-02-12 02:56:48 TP0] `, `[2026-06-28 23:41:27 DP0 PP1 TP0] `:
-            // the time and the process's place in the data, pipeline, tensor
-            // and expert parallel groups.
-            sglang: re(
-                r"^\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?: (?:DP|PP|TP|EP)\d+)+\] ",
-            ),
-            // `- ERROR - `, `- root - ERROR - `, `ERROR: ` after a stripped timestamp.
-            logging: re(
-                r"^-?\s*(?:[\w.\[\]]+\s+-\s+)?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s*(?:-|\|)\s+",
-            ),
-            // Python logging.basicConfig default: `ERROR:root:`.
-            basic_config: re(r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]*:"),
-            // loguru: `| ERROR    | module:func:12 - `.
-            loguru: re(r"^\|\s*(?:TRACE|DEBUG|INFO|SUCCESS|WARNING|ERROR|CRITICAL)\s*\|\s*\S+ - "),
-            // torchrun `[rank3]: `, `[default3]:`, `rank3: `, mpirun `[1,3]<stderr>:`.
-            rank: re(
-                r"^(?:\[(?:rank|default)(\d+)\]:\s?|rank(\d+): |\[\d+,(\d+)\]<std(?:out|err)>:\s?|\([\w.-]+(?: rank=(\d+))? pid=\d+(?:, ip=[\d.]+)?\)\s+)",
-            ),
-            // docker compose `trainer-1  | `.
-            compose: re(r"^[\w.-]+-\d+\s+\| "),
-            gha_command: re(r"^##\[(?:error|warning|group|endgroup)\]"),
+impl Prefix {
+    const fn new(pattern: &'static str, could_match: fn(&str) -> bool) -> Self {
+        Prefix {
+            pattern,
+            could_match,
+            regex: OnceLock::new(),
         }
-    })
+    }
+
+    /// The compiled pattern, if `text` could match it.
+    fn regex(&self, text: &str) -> Option<&Regex> {
+        match self.regex.get() {
+            Some(regex) => Some(regex),
+            None if (self.could_match)(text) => {
+                Some(self.regex.get_or_init(|| constant_regex(self.pattern)))
+            }
+            None => None,
+        }
+    }
+
+    fn find<'t>(&self, text: &'t str) -> Option<regex::Match<'t>> {
+        self.regex(text)?.find(text)
+    }
 }
+
+/// Whether `text` starts with one of `bytes`.
+fn starts_with_any(text: &str, bytes: &[u8]) -> bool {
+    text.as_bytes().first().is_some_and(|b| bytes.contains(b))
+}
+
+/// Whether `text` starts with four digits and a dash, as a date does.
+fn date_at(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() > 4 && b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-'
+}
+
+/// Whether `text` starts with a level word (`DEBUG`, `INFO`, `WARNING`,
+/// `ERROR`, `CRITICAL`) and then `after`.
+fn level_then(text: &str, after: u8) -> bool {
+    ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+        .iter()
+        .any(|level| {
+            text.strip_prefix(level)
+                .is_some_and(|rest| rest.as_bytes().first() == Some(&after))
+        })
+}
+
+/// Whether `text` holds one of the level words that the `logging` prefix
+/// requires.
+fn holds_level(text: &str) -> bool {
+    ["DEBUG", "INFO", "WARN", "ERROR", "CRITICAL", "FATAL"]
+        .iter()
+        .any(|level| text.contains(level))
+}
+
+// ISO 8601 / GitHub Actions / Python logging asctime, optionally bracketed.
+static TIMESTAMP: Prefix = Prefix::new(
+    r"^\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?(?:\s+|$)",
+    |t| date_at(t.strip_prefix('[').unwrap_or(t)),
+);
+// `Jun  1 12:00:00 host kernel: ` and `Jun  1 12:00:00 host python[123]: `.
+static SYSLOG: Prefix = Prefix::new(
+    r"^[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \S+ [^:\s]+: ",
+    |t| {
+        let b = t.as_bytes();
+        b.len() > 4
+            && b[0].is_ascii_uppercase()
+            && b[1..3].iter().all(u8::is_ascii_lowercase)
+            && b[3] == b' '
+    },
+);
+// dmesg `[12345.678901] `.
+static DMESG: Prefix = Prefix::new(r"^\[\s*\d+\.\d+\]\s?", |t| {
+    t.strip_prefix('[')
+        .and_then(|t| t.trim_start().as_bytes().first())
+        .is_some_and(u8::is_ascii_digit)
+});
+// Kubernetes CRI: `2024-06-01T12:00:00.123Z stderr F `.
+static CRI: Prefix = Prefix::new(r"^\d{4}-\d{2}-\d{2}T\S+ (?:stdout|stderr) [FP] ", date_at);
+// glog / absl: `E1201 10:00:00.123456  1234 file.cc:12] `.
+static GLOG: Prefix = Prefix::new(
+    r"^[IWEF]\d{4} \d{2}:\d{2}:\d{2}\.\d+\s+\d+ [^\]\s]+\] ",
+    |t| {
+        let b = t.as_bytes();
+        b.len() > 5
+            && b"IWEF".contains(&b[0])
+            && b[1..5].iter().all(u8::is_ascii_digit)
+            && b[5] == b' '
+    },
+);
+// vLLM: `ERROR 06-01 12:00:00 [engine.py:160] `.
+static VLLM: Prefix = Prefix::new(
+    r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)? \[[^\]]+\] ",
+    |t| level_then(t, b' '),
+);
+// SGLang: `[2025-02-12 02:56:48 TP0] `, `[2026-06-28 23:41:27 DP0 PP1 TP0] `:
+// the time and the process's place in the data, pipeline, tensor
+// and expert parallel groups.
+static SGLANG: Prefix = Prefix::new(
+    r"^\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?: (?:DP|PP|TP|EP)\d+)+\] ",
+    |t| t.strip_prefix('[').is_some_and(date_at),
+);
+// `- ERROR - `, `- root - ERROR - `, `ERROR: ` after a stripped timestamp.
+static LOGGING: Prefix = Prefix::new(
+    r"^-?\s*(?:[\w.\[\]]+\s+-\s+)?(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s*(?:-|\|)\s+",
+    holds_level,
+);
+// Python logging.basicConfig default: `ERROR:root:`.
+static BASIC_CONFIG: Prefix = Prefix::new(r"^(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]*:", |t| {
+    level_then(t, b':')
+});
+// loguru: `| ERROR    | module:func:12 - `.
+static LOGURU: Prefix = Prefix::new(
+    r"^\|\s*(?:TRACE|DEBUG|INFO|SUCCESS|WARNING|ERROR|CRITICAL)\s*\|\s*\S+ - ",
+    |t| t.starts_with('|'),
+);
+// torchrun `[rank3]: `, `[default3]:`, `rank3: `, mpirun `[1,3]<stderr>:`.
+static RANK: Prefix = Prefix::new(
+    r"^(?:\[(?:rank|default)(\d+)\]:\s?|rank(\d+): |\[\d+,(\d+)\]<std(?:out|err)>:\s?|\([\w.-]+(?: rank=(\d+))? pid=\d+(?:, ip=[\d.]+)?\)\s+)",
+    |t| starts_with_any(t, b"[r("),
+);
+// docker compose `trainer-1  | `.
+static COMPOSE: Prefix = Prefix::new(r"^[\w.-]+-\d+\s+\| ", |t| t.contains("| "));
+static GHA_COMMAND: Prefix = Prefix::new(r"^##\[(?:error|warning|group|endgroup)\]", |t| {
+    t.starts_with("##[")
+});
 
 /// Removes leading log prefixes, repeatedly (a timestamp often precedes a
 /// level which precedes a rank). Returns the rest, and the rank and the
 /// serving engine the prefixes name, if any.
 fn strip_prefixes(mut text: &str) -> (&str, Option<u32>, Option<&'static str>) {
-    let p = prefixes();
     let mut rank = None;
     let mut engine = None;
     for _ in 0..8 {
-        if let Some(caps) = p.rank.captures(text) {
+        if let Some(caps) = RANK.regex(text).and_then(|re| re.captures(text)) {
             rank = rank.or_else(|| {
                 caps.iter()
                     .skip(1)
@@ -131,26 +208,26 @@ fn strip_prefixes(mut text: &str) -> (&str, Option<u32>, Option<&'static str>) {
             text = &text[prefix.len()..];
             continue;
         }
-        if let Some(m) = p.sglang.find(text) {
+        if let Some(m) = SGLANG.find(text) {
             engine = engine.or(Some("sglang"));
             text = &text[m.end()..];
             continue;
         }
         let stripped = [
-            &p.cri,
-            &p.timestamp,
-            &p.syslog,
-            &p.dmesg,
-            &p.glog,
-            &p.vllm,
-            &p.logging,
-            &p.basic_config,
-            &p.loguru,
-            &p.compose,
-            &p.gha_command,
+            &CRI,
+            &TIMESTAMP,
+            &SYSLOG,
+            &DMESG,
+            &GLOG,
+            &VLLM,
+            &LOGGING,
+            &BASIC_CONFIG,
+            &LOGURU,
+            &COMPOSE,
+            &GHA_COMMAND,
         ]
         .iter()
-        .find_map(|re| re.find(text).filter(|m| m.end() > 0).map(|m| m.end()));
+        .find_map(|prefix| prefix.find(text).filter(|m| m.end() > 0).map(|m| m.end()));
         match stripped {
             Some(end) => text = &text[end..],
             None => break,
