@@ -83,6 +83,9 @@ pub struct TracebackBuilder {
     /// A traceback ended (its exception and frames are kept) and a chained
     /// one ("During handling of the above exception...") may follow.
     has_last: bool,
+    /// Lines fed since the current traceback's header (the header not
+    /// counted): where it opened, for a message it may follow.
+    since_opening: u64,
 }
 
 /// What a line meant to the traceback builder.
@@ -104,6 +107,9 @@ impl TracebackBuilder {
 
     /// Feeds one normalised line.
     pub fn feed(&mut self, line: &str) -> TracebackEvent {
+        if self.mode != TracebackMode::Idle {
+            self.since_opening = self.since_opening.saturating_add(1);
+        }
         let trimmed = line.trim();
         match opening(trimmed) {
             Some(Opening::Traceback { ipython }) => {
@@ -208,7 +214,14 @@ impl TracebackBuilder {
         self.omitted = 0;
         self.exception.clear();
         self.has_last = false;
+        self.since_opening = 0;
         self.mode = TracebackMode::Frames;
+    }
+
+    /// Lines fed since the header of the traceback open or just completed
+    /// (the header not counted; the exception line counted).
+    pub fn lines_since_opening(&self) -> u64 {
+        self.since_opening
     }
 
     fn push_frame(&mut self, frame: Frame) {
@@ -490,6 +503,69 @@ pub fn infer_phase(traceback: Option<&Traceback>) -> Phase {
         };
     }
     Phase::default()
+}
+
+/// The phase of one finding, read once for it: the frames of its own
+/// traceback; without one, the traceback another rank of the same job
+/// left open when the input ended (said with medium confidence); and where
+/// no frames tell it, the writer's lines just before the message (`before`:
+/// [`nearby_lines_in`] of them, and of the message line's own prefix)
+/// showing a checkpoint being written ("Saving model checkpoint to ...",
+/// Lightning's "Summoning checkpoint.", "SAVING CHECKPOINT...",
+/// `torch.save(`): `checkpoint_saving`, medium confidence. Lines printed
+/// after the message do not count: a save that follows a failure is not
+/// what failed.
+pub fn phase_of(own: Option<&Traceback>, other_rank: Option<&Traceback>, before: &str) -> Phase {
+    let phase = infer_phase(own);
+    if phase.name != "unknown" {
+        return phase;
+    }
+    if own.is_none() {
+        let nearby = infer_phase(other_rank);
+        if nearby.name != "unknown" {
+            return Phase {
+                confidence: "medium".into(),
+                evidence: nearby
+                    .evidence
+                    .into_iter()
+                    .map(|e| format!("another rank's traceback: {e}"))
+                    .collect(),
+                ..nearby
+            };
+        }
+    }
+    saving_checkpoint_in(before).unwrap_or(phase)
+}
+
+/// A traceback printed after its message (a logger's `exception()`, a
+/// launcher's report): its frames decide the phase where they tell one;
+/// else what was read for the finding before (`earlier`) stands.
+pub fn phase_after(traceback: &Traceback, earlier: &Phase) -> Phase {
+    let phase = infer_phase(Some(traceback));
+    if phase.name != "unknown" {
+        return phase;
+    }
+    earlier.clone()
+}
+
+/// The checkpoint save that the lines before a message show (see
+/// [`phase_of`]), with the line that shows it as evidence.
+fn saving_checkpoint_in(before: &str) -> Option<Phase> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    if before.is_empty() {
+        return None;
+    }
+    let re = RE.get_or_init(|| {
+        constant_regex(
+            r"(?i)\b(?:saving|summoning)\b[^\n]{0,40}\b(?:checkpoints?|ckpt)\b|\btorch\.save\(",
+        )
+    });
+    let line = before.lines().rev().find(|line| re.is_match(line))?;
+    Some(Phase {
+        name: "checkpoint_saving".into(),
+        confidence: "medium".into(),
+        evidence: vec![format!("a line before it: {}", line.trim())],
+    })
 }
 
 /// The last two components of a path, enough to recognise it.
@@ -1096,6 +1172,47 @@ mod tests {
     /// The engine a pasted command line launched (an SGLang paste,
     /// fixtures/wild) and the card size a writer states (fixtures/wild/1546.txt,
     /// a Chinese paste); prose that names neither states nothing.
+    /// The writer's lines before a message show a checkpoint being
+    /// written; frames that tell a phase come first.
+    #[test]
+    fn a_save_before_the_message_is_its_phase() {
+        let save = phase_of(
+            None,
+            None,
+            "Saving model checkpoint to ./out/checkpoint-500",
+        );
+        assert_eq!(save.name, "checkpoint_saving");
+        assert_eq!(save.confidence, "medium");
+        assert_eq!(
+            phase_of(None, None, "SAVING CHECKPOINT...").name,
+            "checkpoint_saving"
+        );
+        assert_eq!(
+            phase_of(None, None, "Summoning checkpoint.").name,
+            "checkpoint_saving"
+        );
+        assert_eq!(phase_of(None, None, "loss=0.0685").name, "unknown");
+        assert_eq!(phase_of(None, None, "saving tokenizer").name, "unknown");
+        let backward = Traceback {
+            frames: vec![Frame {
+                file: "train.py".into(),
+                line: 9,
+                function: "step".into(),
+                code: Some("loss.backward()".into()),
+            }],
+            omitted_frames: 0,
+            chained: Vec::new(),
+        };
+        let framed = phase_of(Some(&backward), None, "Saving model checkpoint to ./out");
+        assert_eq!(framed.name, "backward");
+        assert_eq!(phase_after(&backward, &save).name, "backward");
+        let silent = Traceback {
+            frames: Vec::new(),
+            ..backward
+        };
+        assert_eq!(phase_after(&silent, &save).name, "checkpoint_saving");
+    }
+
     #[test]
     fn reads_what_the_lines_before_state() {
         let sglang = stated_before(b"$ sglang serve --model-path black-forest-labs/FLUX.1-dev --port 30010 --num-gpus 1\n\n");

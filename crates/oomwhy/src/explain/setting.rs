@@ -174,27 +174,19 @@ fn comfyui_shortened(f: &Finding) -> bool {
             .ends_with("Allocation on device")
 }
 
-/// The job was writing a checkpoint when it failed: a traceback in a save
-/// (`torch.save`, `save_checkpoint`), or the writer's lines around the
-/// message showing one being written ("Saving model checkpoint to ...",
-/// Lightning's "Summoning checkpoint.", "SAVING CHECKPOINT...",
-/// `torch.save(`). Saving gathers the weights, and often the optimizer's
-/// state, into host RAM and serialises them there: a bare `Killed` then is
-/// that spike, not a data pipeline or a batch.
+/// The job was writing a checkpoint when it failed, as the finding's
+/// phase says (read once, in `context::phase_of`): a traceback in a save
+/// (`torch.save`, `save_checkpoint`), or the writer's lines just before the
+/// message showing one being written (`checkpoint_saving`). Saving gathers
+/// the weights, and often the optimizer's state, into host RAM and
+/// serialises them there: a bare `Killed` then is that spike, not a data
+/// pipeline or a batch.
 pub(crate) fn saving_checkpoint(f: &Finding) -> bool {
-    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    if f.phase.name == "checkpoint" {
-        return f.phase.evidence.iter().any(|e| e.contains("save"));
+    match f.phase.name.as_str() {
+        "checkpoint_saving" => true,
+        "checkpoint" => f.phase.evidence.iter().any(|e| e.contains("save")),
+        _ => false,
     }
-    if f.phase.name != "unknown" || f.nearby.is_empty() {
-        return false;
-    }
-    RE.get_or_init(|| {
-        crate::constant_regex(
-            r"(?i)\b(?:saving|summoning)\b[^\n]{0,40}\b(?:checkpoints?|ckpt)\b|\btorch\.save\(",
-        )
-    })
-    .is_match(&f.nearby)
 }
 
 /// What kind of program reported the finding, where it names itself: the
@@ -926,7 +918,8 @@ mod tests {
     /// has no traceback, rank 6's traceback, cut by the end of the paste,
     /// is inside load_model. The job was loading the model: loading fixes,
     /// with the ranks' own advice, not the batch size. Without rank 6's
-    /// traceback, or with it under the same rank, nothing is borrowed.
+    /// traceback nothing is borrowed; under the same rank, it follows the
+    /// message and is its own (`scanner::collect::Hold`), not borrowed.
     #[test]
     fn another_rank_s_open_traceback_gives_the_phase() {
         let paste = include_str!("../../../../fixtures/wild/1443.txt");
@@ -942,7 +935,10 @@ mod tests {
         assert_eq!(crate::decode_str(&alone)[0].phase.name, "unknown");
         assert!(fix_ids(&alone).iter().any(|x| x == "reduce-batch-size"));
         let same_rank = paste.replace("[rank6]", "[rank5]");
-        assert_eq!(crate::decode_str(&same_rank)[0].phase.name, "unknown");
+        let own = &crate::decode_str(&same_rank)[0];
+        assert_eq!(own.phase.name, "model_load");
+        assert_eq!(own.phase.confidence, "high");
+        assert!(own.traceback.is_some());
     }
 
     /// bfloat16 is advised only where the named GPU has it: a model's

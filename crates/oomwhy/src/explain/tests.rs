@@ -1741,6 +1741,8 @@ fn killed_right_after_checkpoint_saving_is_the_save() {
     ] {
         let findings = decode_str(paste);
         let f = &findings[0];
+        // The record's phase says it (read once, in context.rs).
+        assert_eq!(f.phase.name, "checkpoint_saving", "{:?}", f.nearby);
         assert!(setting::saving_checkpoint(f), "{:?}", f.nearby);
         let (ids, words) = fix_ids_and_words(f);
         assert_eq!(ids[0], "save-checkpoints-with-less-ram", "{ids:?}");
@@ -1757,6 +1759,7 @@ fn killed_right_after_checkpoint_saving_is_the_save() {
     let findings =
         decode_str("Epoch 3: 100%|█| 209/209 [06:12<00:00,  1.78s/it, loss=0.0685]\nKilled\n");
     assert!(!setting::saving_checkpoint(&findings[0]));
+    assert_eq!(findings[0].phase.name, "unknown");
 }
 
 /// An Xid on a GeForce card the writer names on a line above the driver's

@@ -2,14 +2,18 @@
 //! diagnostics, and handing findings out.
 
 use super::collect::link_consequences;
+use super::collect::{Hold, Landed};
 use super::lines::{Pending, Scanner};
 use super::memo::Decoded;
-use super::{ScanOutcome, FOLD_WINDOW_LINES, LOOKBACK, MAX_RECENT_DIAGNOSTICS, MAX_TEXT};
+use super::{
+    ScanOutcome, FOLD_WINDOW_LINES, LOOKBACK, MAX_HOLDS, MAX_RECENT_DIAGNOSTICS, MAX_TEXT,
+    MAX_TRACEBACK_AFTER_LINES, TRACEBACK_AFTER_LINES,
+};
 use crate::context::{self, stated_in, Stated, STATED_LOOKBACK};
 use crate::detect::genre::{self, MessageSpan};
 use crate::detect::Message;
 use crate::diagnostics;
-use crate::record::{fact, Finding, Framework};
+use crate::record::{fact, Finding, Framework, Traceback};
 
 /// Decoded messages remembered at most (then all are forgotten at once).
 const MAX_DECODED: usize = 64;
@@ -182,6 +186,97 @@ impl Scanner {
         }
     }
 
+    /// Where the traceback of `rank` opened, if it is open or just ended
+    /// (`line`: the line being read, or the rank's last line at the end of
+    /// the input) and opened on one of the [`TRACEBACK_AFTER_LINES`] lines
+    /// from the one that ended `hold`'s message, at most
+    /// [`MAX_TRACEBACK_AFTER_LINES`] before `line`.
+    fn opened_after(&self, hold: &Hold, line: u64) -> bool {
+        let Some(state) = self.ranks.get(&hold.rank) else {
+            return false;
+        };
+        let header = line.saturating_sub(state.traceback.lines_since_opening());
+        header >= hold.from
+            && header < hold.from + TRACEBACK_AFTER_LINES
+            && line - header <= MAX_TRACEBACK_AFTER_LINES
+    }
+
+    /// The hold of `rank` whose message the traceback that ended on this
+    /// line followed, taken from the holds.
+    pub(super) fn claim_hold(&mut self, rank: Option<u32>) -> Option<Hold> {
+        let at = self.holds.iter().position(|h| h.rank == rank)?;
+        let hold = self.holds.remove(at);
+        self.opened_after(&hold, self.line_no).then_some(hold)
+    }
+
+    /// A traceback of `rank` ended on this line with an exception line
+    /// that starts no message: it is the traceback of the message it
+    /// followed, if one waits for it.
+    pub(super) fn traceback_ended(&mut self, rank: Option<u32>) {
+        let Some(hold) = self.claim_hold(rank) else {
+            return;
+        };
+        let traceback = self
+            .ranks
+            .get_mut(&rank)
+            .and_then(|state| state.traceback.take_completed());
+        if let Some(traceback) = traceback {
+            self.attach(hold.target, traceback);
+        }
+    }
+
+    /// Gives `traceback` to the finding `target`, if it has none yet: its
+    /// frames then tell the phase and the program.
+    fn attach(&mut self, target: Landed, traceback: Traceback) {
+        if let Some(finding) = self.collector.get_mut(target) {
+            if finding.traceback.is_none() {
+                finding.phase = context::phase_after(&traceback, &finding.phase);
+                finding.traceback = Some(traceback);
+            }
+        }
+    }
+
+    /// Lets go of the holds of ranks that printed nothing since line `mark`
+    /// (all of them at the end of the input: `None`), giving each finding
+    /// the traceback still open after its message (a paste that ends
+    /// inside it), and of holds whose traceback can no longer come in time.
+    pub(super) fn close_holds(&mut self, mark: Option<u64>) {
+        if self.holds.is_empty() {
+            return;
+        }
+        let holds = std::mem::take(&mut self.holds);
+        for hold in holds {
+            let (last_line, open) = match self.ranks.get(&hold.rank) {
+                Some(state) => (state.last_line, state.traceback.in_frames()),
+                None => (0, false),
+            };
+            let quiet = mark.is_none_or(|mark| last_line < mark);
+            let in_time = if open {
+                self.opened_after(&hold, last_line)
+            } else {
+                self.line_no < hold.from + TRACEBACK_AFTER_LINES
+            };
+            if !quiet && in_time {
+                self.holds.push(hold);
+                continue;
+            }
+            if open && in_time {
+                let traceback = self
+                    .ranks
+                    .get(&hold.rank)
+                    .and_then(|state| state.traceback.open_traceback());
+                if let Some(traceback) = traceback {
+                    self.attach(hold.target, traceback);
+                }
+            }
+        }
+    }
+
+    /// The line of the earliest finding still held for its traceback.
+    pub(super) fn first_held(&self) -> Option<u64> {
+        self.holds.iter().map(|h| h.target.0).min()
+    }
+
     /// Decodes a finished message and collects the finding.
     ///
     /// A message decoded before (same family, rank, prefix and lines; for a
@@ -193,29 +288,30 @@ impl Scanner {
         // The window after the previous finding closes at the next message,
         // whether that one is collected, folded or dropped.
         self.after = None;
+        self.collector.landed = None;
+        if !self.holds.is_empty() {
+            // Another message of the rank: what it held waits no longer.
+            self.holds.retain(|h| h.rank != rank);
+        }
         let Some(finding) = self.decode_once(&pending, rank) else {
+            // Counted on a copy collected before: that copy waits instead.
+            self.hold_for_traceback(rank);
             return;
         };
         // A family that consumed the traceback itself may have rebuilt it.
         let mut finding = finding;
         let traceback = pending.traceback.or(finding.traceback.take());
-        finding.phase = context::infer_phase(traceback.as_ref());
-        if traceback.is_none() && finding.phase.name == "unknown" {
-            // The same job's other rank was in this phase when the input
-            // ended: likely this rank's too, said with medium confidence.
-            let nearby = context::infer_phase(pending.nearby_traceback.as_ref());
-            if nearby.name != "unknown" {
-                finding.phase = crate::record::Phase {
-                    confidence: "medium".into(),
-                    evidence: nearby
-                        .evidence
-                        .into_iter()
-                        .map(|e| format!("another rank's traceback: {e}"))
-                        .collect(),
-                    ..nearby
-                };
-            }
-        }
+        finding.phase = context::phase_of(
+            traceback.as_ref(),
+            pending.nearby_traceback.as_ref(),
+            &pending.nearby,
+        );
+        // The traceback followed an earlier message: that message's too,
+        // when this one is the same failure raised (same kind).
+        let followed = pending
+            .follows
+            .filter(|hold| hold.target.1 == finding.kind)
+            .zip(traceback.clone());
         finding.traceback = traceback;
         finding.last_step = pending.last_step;
         finding.time = pending
@@ -236,6 +332,10 @@ impl Scanner {
         finding.nearby = pending.nearby;
         let collected = self.collector.findings.len();
         self.collector.push(finding, rank);
+        if let Some((hold, traceback)) = followed {
+            self.attach(hold.target, traceback);
+        }
+        self.hold_for_traceback(rank);
         // A new finding: the next few lines are read for it.
         self.after = (self.collector.findings.len() > collected).then(|| {
             (
@@ -244,6 +344,30 @@ impl Scanner {
             )
         });
         self.offer_recent_diagnostics();
+    }
+
+    /// Holds the finding the message just collected landed in when it has
+    /// no traceback: one may follow (see [`Hold`]).
+    fn hold_for_traceback(&mut self, rank: Option<u32>) {
+        let Some(target) = self.collector.landed.take() else {
+            return;
+        };
+        let without = self
+            .collector
+            .get_mut(target)
+            .is_some_and(|f| f.traceback.is_none());
+        if !without {
+            return;
+        }
+        self.holds.retain(|h| h.rank != rank);
+        if self.holds.len() >= MAX_HOLDS {
+            self.holds.remove(0);
+        }
+        self.holds.push(Hold {
+            rank,
+            target,
+            from: self.line_no,
+        });
     }
 
     /// Reads one line after a finding for the writer's words about the run
@@ -355,7 +479,8 @@ impl Scanner {
         self.recent_diagnostics.push_back((parsed, claimed));
     }
 
-    /// Finishes every message still collecting lines, in line order.
+    /// Finishes every message still collecting lines, in line order, and
+    /// lets go of every finding held for a traceback.
     pub(super) fn finish_pendings(&mut self) {
         if let Some(block) = self.diagnostic.take() {
             self.finish_diagnostic(&block);
@@ -369,6 +494,7 @@ impl Scanner {
         // `\r` redraw for another rank), and the map's order is random.
         pendings.sort_by_key(|(_, pending)| pending.seq);
         self.finish_in_order(pendings);
+        self.close_holds(None);
     }
 
     /// [`Stream::settle`]: finishes, in start order, the messages of ranks
@@ -382,6 +508,7 @@ impl Scanner {
             .collect();
         pendings.sort_by_key(|(_, pending)| pending.seq);
         self.finish_in_order(pendings);
+        self.close_holds(Some(mark));
     }
 
     /// Finishes `pendings` (sorted in start order). A rank's traceback cut
@@ -462,6 +589,26 @@ impl Scanner {
             self.collector.findings.clear();
             self.collector.by_text.clear();
         }
+    }
+
+    /// Streaming, [`super::Stream::settle`]: hands out the findings
+    /// collected, in line order, up to the first one still held for its
+    /// traceback.
+    pub(super) fn emit_settled(&mut self, on_finding: &mut dyn FnMut(Finding)) {
+        let Some(held) = self.first_held() else {
+            self.emit_all(on_finding);
+            return;
+        };
+        self.collector.findings.sort_by_key(|f| f.source.line);
+        // Sorting moved findings: their positions are found again.
+        self.collector.reindex();
+        let ready = self
+            .collector
+            .findings
+            .iter()
+            .take_while(|f| f.source.line < held)
+            .count();
+        self.collector.hand_out(ready, on_finding);
     }
 
     pub(super) fn emit_all(&mut self, on_finding: &mut dyn FnMut(Finding)) {

@@ -70,6 +70,35 @@ pub(super) struct Collector {
     pub(super) handed_out: usize,
     /// Position of the last handed-out finding that is not a crash.
     pub(super) last_handed_out_cause: Option<usize>,
+    /// The finding the last message pushed or folded became part of: its
+    /// line and kind (`None` when it was dropped).
+    pub(super) landed: Option<Landed>,
+}
+
+/// A collected finding, by its line and kind (what identifies it while
+/// positions shift as earlier findings are superseded or handed out).
+pub(super) type Landed = (u64, crate::record::Kind);
+
+/// A finding whose message had no traceback, waiting for one printed
+/// after it: a logger's `exception()` (and `error(..., exc_info=True)`),
+/// ComfyUI, vLLM and TensorFlow print the error's line first and its
+/// traceback after. A traceback of the same rank whose header comes within
+/// [`super::TRACEBACK_AFTER_LINES`] after the message, with no other message of
+/// that rank in between, and that ends within
+/// [`super::MAX_TRACEBACK_AFTER_LINES`] of its header (or is cut off by the end
+/// of the input) is the finding's, unless its exception line starts a
+/// message of another kind: that traceback is the later failure's.
+#[derive(Clone, Copy)]
+pub(crate) struct Hold {
+    pub(super) rank: Option<u32>,
+    /// The finding waiting.
+    pub(super) target: Landed,
+    /// The line that ended its message (the first after it).
+    pub(super) from: u64,
+}
+
+fn landed(f: &Finding) -> Option<Landed> {
+    Some((f.source.line, f.kind))
 }
 
 impl Collector {
@@ -94,11 +123,34 @@ impl Collector {
         }
     }
 
+    /// The finding `at` names, if it was not handed out yet.
+    pub(super) fn get_mut(&mut self, (line, kind): Landed) -> Option<&mut Finding> {
+        self.findings
+            .iter_mut()
+            .rev()
+            .take(64)
+            .find(|f| f.source.line == line && f.kind == kind)
+    }
+
+    /// Files every finding not handed out under its key at its present
+    /// position (after they were reordered).
+    pub(super) fn reindex(&mut self) {
+        let handed_out = self.handed_out;
+        self.by_text = self
+            .findings
+            .iter()
+            .enumerate()
+            .map(|(i, f)| ((f.kind, f.first_rank, f.text.clone()), handed_out + i))
+            .collect();
+    }
+
     pub(super) fn push(&mut self, mut finding: Finding, rank: Option<u32>) {
         cap_text(&mut finding);
+        self.landed = None;
         let key = (finding.kind, rank, finding.text.clone());
         if let Some(&i) = self.by_text.get(&key) {
             let first = &mut self.findings[i - self.handed_out];
+            self.landed = landed(first);
             first.occurrences = first.occurrences.saturating_add(1);
             // A framework often prints the message, then raises it with a
             // traceback (ComfyUI, Lightning): keep what the later copy adds.
@@ -136,6 +188,7 @@ impl Collector {
             finding.id = position + 1;
         }
         self.by_text.insert(key, position);
+        self.landed = landed(&finding);
         self.findings.push(finding);
     }
 
@@ -151,6 +204,7 @@ impl Collector {
         at: &mut Option<usize>,
         exception: Option<&String>,
     ) -> bool {
+        self.landed = None;
         let found = at
             .filter(|&i| self.holds(i, key))
             .or_else(|| self.by_text.get(key).copied());
@@ -159,6 +213,7 @@ impl Collector {
         };
         *at = Some(i);
         let first = &mut self.findings[i - self.handed_out];
+        self.landed = landed(first);
         first.occurrences = first.occurrences.saturating_add(1);
         if first.exception.is_none() {
             first.exception = exception.cloned();
@@ -325,6 +380,7 @@ impl Collector {
             && matches!(last.era, Some(Era::Shell) | Some(Era::BareKilled))
             && finding.source.line.saturating_sub(last.source.line) <= 2;
         if same_kill {
+            self.landed = landed(last);
             last.text = format!("{}\n{}", last.text, finding.text);
             for (key, value) in &finding.facts {
                 last.facts
@@ -350,6 +406,7 @@ impl Collector {
         let Some(earlier) = earlier else {
             return false;
         };
+        self.landed = landed(earlier);
         if earlier.exception.is_none() && finding.exception.is_some() {
             earlier.exception.clone_from(&finding.exception);
             earlier.text = format!("{}\n{}", earlier.text, finding.text);
@@ -404,6 +461,7 @@ impl Collector {
         let Some(earlier) = earlier else {
             return false;
         };
+        self.landed = landed(earlier);
         // The assertion lines and their error are one print, not two.
         if has_assertion(earlier) == has_assertion(finding) {
             earlier.occurrences = earlier.occurrences.saturating_add(1);
@@ -470,6 +528,7 @@ impl Collector {
                 }
             };
             if another_copy {
+                self.landed = landed(earlier);
                 earlier.ranks.extend(rank);
                 if let Some(device) = finding.device {
                     if !earlier.devices.contains(&device) {

@@ -2,7 +2,7 @@
 //! machine that starts and continues messages.
 
 use super::block::{Block, HitLine};
-use super::collect::Collector;
+use super::collect::{Collector, Hold};
 use super::memo::{Decoded, Known};
 use super::prefilter::{count_newlines, prefilter, triggers_in};
 use super::shape::{EntryId, FastMap, ShapeTable};
@@ -68,6 +68,9 @@ pub(super) struct Pending {
     /// The lines just before the message, and its own line's prefix, that
     /// may tell how the job ran (`context::nearby_lines_in`).
     pub(super) nearby: String,
+    /// The message starts on the exception line of a traceback that
+    /// followed an earlier message of its rank (see [`Hold`]).
+    pub(super) follows: Option<Hold>,
 }
 
 #[derive(Default)]
@@ -113,6 +116,8 @@ pub(super) struct Scanner {
     /// The collected finding the next few lines are read for (its index
     /// in the collector) and how many lines are left to read.
     pub(super) after: Option<(usize, u32)>,
+    /// Findings waiting for a traceback printed after their message.
+    pub(super) holds: Vec<Hold>,
     pub(super) outcome: ScanOutcome,
     /// The diagnostic table being collected, if any (any rank).
     pub(super) diagnostic: Option<diagnostics::Block>,
@@ -158,6 +163,7 @@ impl Scanner {
             stated_card: None,
             stated_lines: VecDeque::new(),
             after: None,
+            holds: Vec::new(),
             outcome: ScanOutcome::default(),
             diagnostic: None,
             recent_diagnostics: VecDeque::new(),
@@ -358,6 +364,10 @@ impl Scanner {
         let detected = detect_start(&line.text).start;
         let state = self.ranks.entry(line.rank).or_default();
         let Some((family_index, start)) = detected else {
+            if event == TracebackEvent::ExceptionLine && !self.holds.is_empty() {
+                self.traceback_ended(line.rank);
+            }
+            let state = self.ranks.entry(line.rank).or_default();
             state.traceback.settle();
             if let Some(kind) = diagnostics::start(&line.text) {
                 self.diagnostic = Some(diagnostics::Block::new(kind, self.line_no, line.text));
@@ -368,6 +378,10 @@ impl Scanner {
             state.traceback.take_completed()
         } else {
             None
+        };
+        let follows = match traceback {
+            Some(_) if !self.holds.is_empty() => self.claim_hold(line.rank),
+            _ => None,
         };
         let time = self.line_time;
         self.start_pending(
@@ -384,6 +398,15 @@ impl Scanner {
             before,
             offset,
         );
+        if follows.is_some() {
+            if let Some(pending) = self
+                .ranks
+                .get_mut(&line.rank)
+                .and_then(|s| s.pending.as_mut())
+            {
+                pending.follows = follows;
+            }
+        }
     }
 
     /// Starts the message that `start` describes, for its rank.
@@ -423,6 +446,7 @@ impl Scanner {
             engine,
             stated_card_bytes: stated.card_bytes,
             nearby: stated_nearby(stated.lines, &text[..start]),
+            follows: None,
         };
         self.ranks.entry(rank).or_default().pending = Some(pending);
     }

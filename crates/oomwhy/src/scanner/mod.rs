@@ -43,6 +43,17 @@ const LOOKBACK: usize = 128 * 1024;
 pub const MAX_FINDINGS: usize = 10_000;
 /// Copies of one crash from other ranks are folded when this close (in lines).
 const FOLD_WINDOW_LINES: u64 = 20_000;
+/// A traceback whose header comes within this many lines after a message
+/// without one of its own (a logger's `exception()`: the message, then the
+/// traceback) is that message's. The line that ends the message counts.
+const TRACEBACK_AFTER_LINES: u64 = 6;
+/// ...if it ends (its exception line, or the end of the input) at most
+/// this many lines after its header; until then the finding is held. Far
+/// below the fold window, so a finding still held is never handed out.
+const MAX_TRACEBACK_AFTER_LINES: u64 = 2_000;
+const _: () = assert!(TRACEBACK_AFTER_LINES + MAX_TRACEBACK_AFTER_LINES < FOLD_WINDOW_LINES);
+/// Findings held for a traceback at most (the oldest is let go first).
+const MAX_HOLDS: usize = 64;
 /// Distinct rank states kept; a log naming more ranks than this is unusual.
 const MAX_RANK_STATES: usize = 4096;
 /// A pasted diagnostic (nvidia-smi, memory summary) belongs to the nearest
@@ -222,8 +233,10 @@ impl Stream {
     /// the previous call (a rank that crashed and went quiet while others
     /// keep logging), and hands out every finding collected, without waiting
     /// for the fold window: a later copy of a handed-out crash (another rank
-    /// printing it more than a call later) becomes a new finding. When no
-    /// line at all arrived since the previous call it is [`Stream::flush`].
+    /// printing it more than a call later) becomes a new finding. A finding
+    /// whose traceback comes after its message, while its rank still
+    /// prints it, waits with those after it. When no line at all arrived
+    /// since the previous call it is [`Stream::flush`].
     pub fn settle(&mut self, on_finding: &mut dyn FnMut(Finding)) {
         self.consume_partial();
         let mark = std::mem::replace(&mut self.settle_mark, self.scanner.line_no);
@@ -232,7 +245,8 @@ impl Stream {
         } else {
             self.scanner.finish_pendings_quiet_since(mark);
         }
-        self.scanner.emit_all(on_finding);
+        // A finding whose traceback its rank is still printing waits.
+        self.scanner.emit_settled(on_finding);
     }
 
     /// Ends the input: processes what is left and hands out every finding.

@@ -763,3 +763,102 @@ fn status_figure_phrases_cover_the_tables() {
         }
     }
 }
+
+/// A traceback printed after its message (a logger's `exception()`,
+/// ComfyUI, a chained `During handling of the above exception`) is the
+/// message's: its frames tell the phase and the program.
+#[test]
+fn a_traceback_after_its_message_is_its_own() {
+    // The OOM's own traceback starts cut; the chained one runs through the
+    // caller's forward (a real paste, fixtures/wild/3013.txt).
+    let chained = include_str!("../../../../fixtures/wild/3013.txt");
+    let found = scan_str(chained).findings;
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let f = &found[0];
+    let frames = &f.traceback.as_ref().expect("the chained traceback").frames;
+    assert_eq!(frames[0].file, "memtestcase.py");
+    assert_eq!(f.phase.name, "forward");
+    // ComfyUI logs the exception's line, then its traceback.
+    let comfy = include_str!("../../../../fixtures/wild/3011.txt");
+    let found = scan_str(comfy).findings;
+    let frames = &found[0]
+        .traceback
+        .as_ref()
+        .expect("ComfyUI's traceback")
+        .frames;
+    assert!(frames[0].file.ends_with("execution.py"), "{frames:?}");
+    // Read in pieces of any size, the same findings.
+    for log in [chained, comfy] {
+        let batch = scan(log.as_bytes(), "t").unwrap().findings;
+        for piece in [1, 7, 100] {
+            let (streamed, _) = stream_all(log, piece);
+            let streamed: Vec<Finding> = streamed
+                .into_iter()
+                .map(|f| Finding { id: 0, ..f })
+                .collect();
+            assert_eq!(streamed, batch, "piece {piece}");
+        }
+    }
+}
+
+/// The rule's bounds: a traceback that opens more than
+/// TRACEBACK_AFTER_LINES after the message, or one that ends in another
+/// kind's message (a later failure), is not the message's; one that ends in
+/// the same failure raised is both copies'.
+#[test]
+fn a_traceback_far_after_or_of_another_failure_is_not_the_message_s() {
+    let traceback = "Traceback (most recent call last):\n  File \"train.py\", line 9, in step\n    loss.backward()\n";
+    let ended = format!("{SEED}\n{traceback}KeyboardInterrupt\n");
+    assert_eq!(scan_str(&ended).findings[0].phase.name, "backward");
+    let gap = "noise\n".repeat(TRACEBACK_AFTER_LINES as usize);
+    let far = format!("{SEED}\n{gap}{traceback}KeyboardInterrupt\n");
+    assert!(scan_str(&far).findings[0].traceback.is_none());
+    let near = format!(
+        "{SEED}\n{}{traceback}KeyboardInterrupt\n",
+        "noise\n".repeat(TRACEBACK_AFTER_LINES as usize - 1)
+    );
+    assert!(scan_str(&near).findings[0].traceback.is_some());
+    let fault = "RuntimeError: CUDA error: an illegal memory access was encountered";
+    let other = scan_str(&format!("{SEED}\n{traceback}{fault}\n")).findings;
+    assert_eq!(other.len(), 2, "{other:#?}");
+    assert!(other[0].traceback.is_none());
+    assert!(other[1].traceback.is_some());
+    // Another message of the rank in between: the traceback is not the first's.
+    let between = scan_str(&format!("{SEED}\n{fault}\n{traceback}KeyboardInterrupt\n")).findings;
+    assert!(between[0].traceback.is_none(), "{between:#?}");
+    // The same failure logged, then raised with its traceback: one finding.
+    let logged = format!("ERROR:root:{SEED}\n{traceback}{SEED}\n");
+    let same = scan_str(&logged).findings;
+    assert_eq!(same.len(), 1, "{same:#?}");
+    assert_eq!(same[0].phase.name, "backward");
+    // Remembered messages and lines decide as fresh ones do.
+    let repeated = format!("{logged}{ended}{far}{ended}");
+    assert_eq!(
+        scan_afresh(&repeated).findings,
+        scan_str(&repeated).findings
+    );
+}
+
+/// While its rank still prints the traceback, a settled stream keeps the
+/// finding (and those after it) back; once the rank is quiet it goes out
+/// with the frames printed so far.
+#[test]
+fn settle_waits_for_a_traceback_being_printed() {
+    let mut stream = Stream::new("live");
+    let mut found = Vec::new();
+    stream.feed(
+        format!("{SEED}\nTraceback (most recent call last):\n").as_bytes(),
+        &mut |f| found.push(f),
+    );
+    stream.settle(&mut |f| found.push(f));
+    assert!(found.is_empty());
+    stream.feed(
+        b"  File \"train.py\", line 9, in step\n    loss.backward()\n",
+        &mut |f| found.push(f),
+    );
+    stream.settle(&mut |f| found.push(f));
+    assert!(found.is_empty(), "the traceback is still being printed");
+    stream.settle(&mut |f| found.push(f));
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].phase.name, "backward");
+}
