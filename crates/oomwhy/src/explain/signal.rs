@@ -155,8 +155,8 @@ impl Explain for FatalSignal {
                 out.push(fix(
                     &MORE_SHARED_MEMORY,
                     say!(
-                        en: "Check the size with `df -h /dev/shm`. On the host, enlarge it (`sudo mount -o remount,size=16G /dev/shm`), or have the workers pass tensors through files instead: `torch.multiprocessing.set_sharing_strategy('file_system')` at the top of the script. In a container: `docker run --shm-size=16g` (or `--ipc=host`); Kubernetes: an `emptyDir` with `medium: Memory` at /dev/shm.",
-                        zh: "用 `df -h /dev/shm` 查看大小。在主机上把它调大（`sudo mount -o remount,size=16G /dev/shm`），或者让 worker 改用文件传递张量：在脚本开头调用 `torch.multiprocessing.set_sharing_strategy('file_system')`。在容器里：`docker run --shm-size=16g`（或 `--ipc=host`）；Kubernetes：在 /dev/shm 挂载一个 `medium: Memory` 的 `emptyDir`。"
+                        en: "Check the size with `df -h /dev/shm`. On the host, enlarge it (`sudo mount -o remount,size=16G /dev/shm`). In a container: `docker run --shm-size=16g` (or `--ipc=host`); Kubernetes: an `emptyDir` with `medium: Memory` at /dev/shm. PyTorch's `file_system` sharing strategy does not help here: it still keeps each tensor in a shared-memory segment under /dev/shm (it only saves file descriptors).",
+                        zh: "用 `df -h /dev/shm` 查看大小。在主机上把它调大（`sudo mount -o remount,size=16G /dev/shm`）。在容器里：`docker run --shm-size=16g`（或 `--ipc=host`）；Kubernetes：在 /dev/shm 挂载一个 `medium: Memory` 的 `emptyDir`。PyTorch 的 `file_system` 共享策略在这里没用：它仍然把每个张量放在 /dev/shm 下的共享内存段里（它省的只是文件描述符）。"
                     ),
                 ));
             }
@@ -225,12 +225,13 @@ fn in_container(f: &Finding) -> bool {
     CONTAINER_MARKS.iter().any(|mark| text.contains(mark))
 }
 
-/// The host's /dev/shm, PyTorch's file_system sharing strategy, and a
-/// container's shared memory last.
+/// The host's /dev/shm, and a container's shared memory last. PyTorch's
+/// `file_system` sharing strategy is no way out: its segments are still
+/// `shm_open`'s, in /dev/shm.
 const MORE_SHARED_MEMORY: FixSpec = FixSpec::new(
     "more-shared-memory",
-    "Give the workers more shared memory, or share through files",
-    "给 worker 更多共享内存，或改用文件共享",
+    "Give the workers more shared memory",
+    "给 worker 更多共享内存",
 )
 .frameworks(&[Framework::PyTorch])
 .sources(&[
@@ -285,8 +286,8 @@ mod tests {
     use super::*;
 
     /// A DataLoader worker's bus error with no container in the paste
-    /// (fixtures/wild/2243.txt) gets the host's route first (/dev/shm's size,
-    /// the file_system strategy); the same finding whose text names Docker
+    /// (fixtures/wild/2243.txt) gets the host's route first (/dev/shm's
+    /// size); the same finding whose text names Docker
     /// gets the container's shared memory.
     #[test]
     fn shared_memory_advice_assumes_no_container_unless_one_shows() {
