@@ -289,11 +289,12 @@ fn diagnose(f: &Finding, growth: Option<(u64, u64)>) -> Diagnosis {
         .or_else(|| s.allocated_bytes?.checked_add(unallocated?));
     d.reserved_unallocated_bytes =
         unallocated.or_else(|| d.reserved_bytes?.checked_sub(s.allocated_bytes?));
-    if let (Some(process), Some(reserved)) = (s.process_in_use_bytes, d.reserved_bytes) {
+    let process = torch::measured_process_bytes(f);
+    if let (Some(process), Some(reserved)) = (process, d.reserved_bytes) {
         d.non_pytorch_bytes = Some(process.saturating_sub(reserved));
     }
     if !f.processes.is_empty() {
-        if s.process_in_use_bytes.is_none() {
+        if process.is_none() {
             // In a container the own process is listed under its host PID:
             // the item that is at least what PyTorch reserved, and closest to it.
             d.probable_self_pid = match d.reserved_bytes {

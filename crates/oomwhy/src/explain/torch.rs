@@ -229,13 +229,21 @@ impl Explain for TorchAllocatorOom {
             ));
         }
         if let Some(sp) = s.process_in_use_bytes {
-            rows.push(row(
-                say!(en: "This process", zh: "本进程"),
-                fmt(sp),
+            let meaning = if measured_process_bytes(f).is_some() {
                 say!(
                     en: "everything this process holds on the GPU: PyTorch's cache plus the CUDA context and other libraries",
                     zh: "本进程在这块 GPU 上占用的全部显存：PyTorch 的缓存加上 CUDA 上下文和其他库"
-                ),
+                )
+            } else {
+                say!(
+                    en: "not a measurement: PyTorch itself holds memory in this process, so the driver's per-process figure did not find it; oomwhy reasons without this figure",
+                    zh: "这不是测量值：PyTorch 自己就在本进程里占着显存，所以是驱动按进程统计时没有找到本进程；oomwhy 推理时不用这个数字"
+                )
+            };
+            rows.push(row(
+                say!(en: "This process", zh: "本进程"),
+                fmt(sp),
+                meaning,
                 false,
             ));
         }
@@ -332,7 +340,7 @@ impl Explain for TorchAllocatorOom {
                 format_derived(
                     n.into(),
                     &[
-                        s.process_in_use_bytes.unwrap_or(0),
+                        measured_process_bytes(f).unwrap_or(0),
                         d.reserved_bytes.unwrap_or(0),
                     ],
                 ),
@@ -351,7 +359,7 @@ impl Explain for TorchAllocatorOom {
                     &[
                         s.total_bytes.unwrap_or(0),
                         s.free_bytes.unwrap_or(0),
-                        s.process_in_use_bytes.unwrap_or(0),
+                        measured_process_bytes(f).unwrap_or(0),
                         d.other_processes_bytes.unwrap_or(0),
                     ],
                 ),
@@ -403,7 +411,7 @@ impl Explain for TorchAllocatorOom {
             ));
         }
         if let Some(outside) = d.outside_allocator_bytes {
-            if s.process_in_use_bytes.is_none() && f.processes.is_empty() {
+            if measured_process_bytes(f).is_none() && f.processes.is_empty() {
                 rows.push(row(
                     say!(en: "Outside PyTorch (derived)", zh: "PyTorch 之外（推算）"),
                     // Signed as computed: a negative figure is what the
@@ -599,7 +607,7 @@ fn inconsistencies(f: &Finding, d: &Diagnosis) -> Vec<Said> {
             ));
         }
     }
-    if let (Some(process), Some(reserved)) = (s.process_in_use_bytes, d.reserved_bytes) {
+    if let (Some(process), Some(reserved)) = (measured_process_bytes(f), d.reserved_bytes) {
         if process.saturating_add(tolerance(process) + 2 * tolerance(reserved)) < reserved {
             problems.push(say!(
                 en: "this process is said to use {process} in all, less than the {reserved} PyTorch alone reserved",
@@ -700,16 +708,12 @@ fn held_beyond_card(f: &Finding, d: &Diagnosis) -> Ruled {
         .saturating_sub(usize::from(s.allocated_bytes.is_some_and(|a| {
             a > total.saturating_add(tolerance(total) + tolerance(a))
         })))
-        .saturating_sub(usize::from(
-            d.reserved_bytes
-                .zip(s.free_bytes)
-                .is_some_and(|(r, free)| {
-                    r.saturating_add(free)
-                        > total.saturating_add(
-                            tolerance(total) + tolerance(free) + tolerance(r) * 2,
-                        )
-                }),
-        ));
+        .saturating_sub(usize::from(d.reserved_bytes.zip(s.free_bytes).is_some_and(
+            |(r, free)| {
+                r.saturating_add(free)
+                    > total.saturating_add(tolerance(total) + tolerance(free) + tolerance(r) * 2)
+            },
+        )));
     if beside > 0 || f.facts.get(fact::OVERFLOW).is_some_and(|v| v == "true") {
         return Ruled::Go(Vec::new());
     }
@@ -1165,7 +1169,7 @@ fn memory_elsewhere(sc: &Scene) -> Option<(u64, Verdict)> {
             ));
         }
     } else if let Some((rows, own)) = pasted::smi_others(f, d.reserved_bytes)
-        .filter(|_| s.process_in_use_bytes.is_none())
+        .filter(|_| measured_process_bytes(f).is_none())
         .filter(|(rows, _)| {
             let others: u64 = rows.iter().filter_map(|p| p.used_bytes).sum();
             let (big, decisive) = others_matter(others, total, shortfall);
@@ -1218,7 +1222,7 @@ fn memory_elsewhere(sc: &Scene) -> Option<(u64, Verdict)> {
                 ),
             ),
         ));
-    } else if s.process_in_use_bytes.is_none() {
+    } else if measured_process_bytes(f).is_none() {
         // No per-process figures: only total − free − reserved is known.
         if let Some(outside) = d
             .outside_allocator_bytes
@@ -1311,7 +1315,7 @@ fn outside_this_process(sc: &Scene) -> Option<(u64, Verdict)> {
                 zh: "这块 {total} 的卡上，空闲 {free}，本进程占用 {in_use}",
                 total = fmt(total),
                 free = s.free_bytes.map(fmt).unwrap_or_default(),
-                in_use = s.process_in_use_bytes.map(fmt).unwrap_or_default()
+                in_use = measured_process_bytes(f).map(fmt).unwrap_or_default()
             );
             let outside_text = fmt(outside);
             return Some((
@@ -1384,7 +1388,6 @@ fn cuda_graph_pools(sc: &Scene) -> Option<(u64, Verdict)> {
 /// This process's memory outside PyTorch's allocator (`NON_PYTORCH_MIN`).
 fn non_pytorch_memory(sc: &Scene) -> Option<(u64, Verdict)> {
     let (f, d) = (sc.f, sc.d);
-    let s = &f.sizes;
     if let Some(n) = d.non_pytorch_bytes {
         if n >= NON_PYTORCH_MIN {
             return Some((
@@ -1398,7 +1401,7 @@ fn non_pytorch_memory(sc: &Scene) -> Option<(u64, Verdict)> {
                     say!(
                         en: "This process uses {in_use} in all, of which PyTorch's allocator holds {reserved}; the other {non_pytorch} is the CUDA context (typically 0.3–1 GiB), cuBLAS/cuDNN workspaces, NCCL buffers, or another library in the same process (TensorFlow, JAX, CuPy, a custom extension).",
                         zh: "这个进程一共占用 {in_use}，其中 PyTorch 的分配器持有 {reserved}；其余 {non_pytorch} 是 CUDA 上下文（通常 0.3–1 GiB）、cuBLAS/cuDNN 的工作区、NCCL 缓冲区，或者同一进程里的另一个库（TensorFlow、JAX、CuPy、自定义扩展）。",
-                        in_use = s.process_in_use_bytes.map(fmt).unwrap_or_default(),
+                        in_use = measured_process_bytes(f).map(fmt).unwrap_or_default(),
                         reserved = d.reserved_bytes.map(fmt).unwrap_or_default(),
                         non_pytorch = fmt(n)
                     ),
@@ -1686,7 +1689,7 @@ fn tensors_dominate(s: &crate::record::Sizes) -> bool {
 /// [`DESKTOP_OVERHEAD_MAX`].
 fn desktop_overhead(f: &Finding, d: &Diagnosis) -> Option<u64> {
     let s = &f.sizes;
-    if s.process_in_use_bytes.is_some()
+    if measured_process_bytes(f).is_some()
         || !f.processes.is_empty()
         || pasted::smi_others(f, d.reserved_bytes).is_some()
     {
@@ -1704,11 +1707,25 @@ fn outside_matters(outside: u64, total: u64, shortfall: u64) -> bool {
         && (shortfall == 0 || outside >= shortfall)
 }
 
+/// What this process holds on the GPU, as the message states it, unless
+/// it reads 0 bytes while PyTorch holds memory in the same process: that
+/// figure was not measured (the driver's per-process query did not find
+/// this process), and is no reading at all.
+pub(super) fn measured_process_bytes(f: &Finding) -> Option<u64> {
+    let s = &f.sizes;
+    let process = s.process_in_use_bytes?;
+    let pytorch_holds = s
+        .allocated_bytes
+        .or(s.reserved_bytes)
+        .is_some_and(|held| held > 0);
+    (process > 0 || !pytorch_holds).then_some(process)
+}
+
 /// total − free − this process − the listed other processes, when the
 /// message states what this process holds.
 pub(super) fn outside_process(f: &Finding, d: &Diagnosis) -> Option<i64> {
     let s = &f.sizes;
-    let own = s.process_in_use_bytes?;
+    let own = measured_process_bytes(f)?;
     let others = d.other_processes_bytes.unwrap_or(0);
     i64::try_from(
         i128::from(s.total_bytes?)
