@@ -382,6 +382,10 @@ eras! {
     /// Host OOM killed: Dask's nanny restarted a worker at its memory budget;
     /// as a warning, a Dask worker's high-memory warning.
     Dask = "dask";
+    /// Host OOM: the JVM refused an allocation at one of its own limits
+    /// (`java.lang.OutOfMemoryError: Java heap space`, `GC overhead limit
+    /// exceeded`, `Metaspace`, ...), whatever RAM the machine had.
+    Jvm = "jvm";
     /// `oomwhy run`: the wrapped command's exit status or Windows crash status.
     ExitStatus = "exit_status";
     /// XLA OOM (`xla_oom`): `Out of memory while trying to allocate N bytes.`

@@ -23,6 +23,7 @@ pub mod gpu_lost;
 pub mod grammar;
 pub mod host;
 pub mod inference;
+pub mod jvm;
 pub mod mps;
 pub mod nccl;
 pub mod signal;
@@ -135,6 +136,8 @@ pub static FAMILIES: &[&dyn Family] = &[
     &host::CpuAllocator,
     // A resource manager's own kill at its own limit (YARN, Ray, Dask).
     &cluster::ResourceManager,
+    // The JVM's own limits (`java.lang.OutOfMemoryError: Java heap space`).
+    &jvm::JvmOom,
     &tensorflow::TensorFlowOom,
     &xla::XlaOom,
     &cupy::CupyOom,

@@ -56,6 +56,7 @@ explanations! {
     UnifiedMemoryExhausted = "unified_memory_exhausted",
     HostRamExhausted = "host_ram_exhausted",
     HostMemoryLimit = "host_memory_limit",
+    JvmLimit = "jvm_limit",
     KilledBySigkill = "killed_by_sigkill",
     XlaPreallocation = "xla_preallocation",
     XlaHostMemoryLimit = "xla_host_memory_limit",

@@ -11,9 +11,10 @@ use crate::say;
 use crate::say_parts;
 use crate::units::format_size as fmt;
 
-/// The program the grammar named, for a finding it made.
+/// The program the grammar named, for a finding it made (the JVM's own
+/// limits have their own explanation, `explain/jvm.rs`).
 fn reporter(f: &Finding) -> Option<&str> {
-    (f.kind == Kind::HostOom)
+    (f.kind == Kind::HostOom && !super::jvm::owns(f))
         .then(|| f.facts.get(fact::REPORTED_BY).map(String::as_str))
         .flatten()
 }

@@ -18,6 +18,9 @@ pub(super) struct HostOom;
 
 impl Explain for HostOom {
     fn headline(&self, f: &Finding) -> Said {
+        if super::jvm::owns(f) {
+            return super::jvm::headline(f);
+        }
         match f.sizes.requested_bytes.map(fmt) {
             Some(size) => say!(
                 en: "PyTorch could not allocate {size} of host RAM (CPU memory, not GPU memory)",
@@ -31,6 +34,9 @@ impl Explain for HostOom {
         }
     }
     fn field_rows(&self, f: &Finding) -> Vec<FieldRow> {
+        if super::jvm::owns(f) {
+            return super::jvm::field_rows(f);
+        }
         let mut rows = Vec::new();
         if let Some(n) = f.sizes.requested_bytes {
             rows.push(row(
@@ -46,9 +52,15 @@ impl Explain for HostOom {
         rows
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
+        if super::jvm::owns(f) {
+            return super::jvm::verdicts(f, out);
+        }
         host_verdicts(f, out)
     }
     fn fixes(&self, f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
+        if super::jvm::owns(f) {
+            return super::jvm::fixes(f, out);
+        }
         framework_fixes(d, out, |has, out| host_fixes(f, has, out))
     }
 }

@@ -27,6 +27,7 @@ mod gpu_lost;
 mod grammar;
 mod host;
 mod inference;
+mod jvm;
 mod levers;
 mod limits;
 mod mps;
@@ -143,6 +144,7 @@ pub(crate) const ALL_FIXES: &[&[catalogue::FixSpec]] = &[
     gpu_lost::FIXES,
     host::FIXES,
     cluster::FIXES,
+    jvm::FIXES,
     inference::FIXES,
     levers::FIXES,
     limits::FIXES,
