@@ -23,6 +23,7 @@ pub mod gpu_lost;
 pub mod grammar;
 pub mod host;
 pub mod inference;
+pub mod memory_kind;
 pub mod mps;
 pub mod nccl;
 pub mod signal;
