@@ -41,7 +41,9 @@ fn pinning_call() -> &'static Regex {
 fn failed_after() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
-        constant_regex(r"(?i)^[^.;]{0,60}?\b(?:return(?:s|ed)?|fail(?:s|ed)?|error|out of memory)\b")
+        constant_regex(
+            r"(?i)^[^.;]{0,60}?\b(?:return(?:s|ed)?|fail(?:s|ed)?|error|out of memory)\b",
+        )
     })
 }
 
@@ -99,9 +101,10 @@ pub fn settle(f: &mut Finding) {
                 .facts
                 .get(fact::ERROR_NAME)
                 .is_some_and(|n| n.contains("OUT_OF_RESOURCES"));
-            if out_of_resources && (local_memory().is_match(&f.nearby) || local_memory().is_match(&f.text)) {
-                f.facts
-                    .insert(fact::MEMORY.into(), WORK_GROUP_LOCAL.into());
+            if out_of_resources
+                && (local_memory().is_match(&f.nearby) || local_memory().is_match(&f.text))
+            {
+                f.facts.insert(fact::MEMORY.into(), WORK_GROUP_LOCAL.into());
             }
         }
         _ => {}
@@ -134,7 +137,11 @@ mod tests {
 
     #[test]
     fn pin_memory_in_the_innermost_frame_is_pinned_host_memory() {
-        let mut f = finding(Kind::CudaRuntimeOom, "RuntimeError: CUDA error: out of memory", "");
+        let mut f = finding(
+            Kind::CudaRuntimeOom,
+            "RuntimeError: CUDA error: out of memory",
+            "",
+        );
         f.traceback = Some(Traceback {
             frames: vec![Frame {
                 file: "/usr/lib/python3/dist-packages/torch/utils/data/_utils/pin_memory.py".into(),
@@ -169,14 +176,18 @@ mod tests {
             "what():  level_zero backend failed with error: 40 (UR_RESULT_ERROR_OUT_OF_RESOURCES)",
             "`syclex::work_group_static<char[64000]> lsm;`",
         );
-        f.facts
-            .insert(fact::ERROR_NAME.into(), "UR_RESULT_ERROR_OUT_OF_RESOURCES".into());
+        f.facts.insert(
+            fact::ERROR_NAME.into(),
+            "UR_RESULT_ERROR_OUT_OF_RESOURCES".into(),
+        );
         settle(&mut f);
         assert_eq!(f.facts[fact::MEMORY], WORK_GROUP_LOCAL);
         // Without the kernel's local memory in sight it stays unsaid.
         let mut g = finding(Kind::GpuRuntimeError, &f.text.clone(), "");
-        g.facts
-            .insert(fact::ERROR_NAME.into(), "UR_RESULT_ERROR_OUT_OF_RESOURCES".into());
+        g.facts.insert(
+            fact::ERROR_NAME.into(),
+            "UR_RESULT_ERROR_OUT_OF_RESOURCES".into(),
+        );
         settle(&mut g);
         assert!(!g.facts.contains_key(fact::MEMORY));
     }
