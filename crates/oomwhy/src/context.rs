@@ -794,6 +794,16 @@ fn nearby_marks() -> &'static Marks {
             "RTX",
             "GTX",
             "Tesla",
+            // The call that failed, where the writer names it before the
+            // status (detect/memory_kind.rs): host-pinning calls, and a
+            // kernel's work-group local memory.
+            "HostRegister",
+            "HostAlloc",
+            "MallocHost",
+            "HostMalloc",
+            "work_group_static",
+            "local_accessor",
+            "group_local_memory",
             // CUDA C/C++ projects' error-check helpers (explain/gpu_crash.rs).
             "checkCudaErrors",
             "cudaCheckError",

@@ -427,5 +427,9 @@ mod tests {
         assert!(!at("case cudaErrorMemoryAllocation:", "cuda"));
         assert!(!at("Search for `cudaErrorMemoryAllocation' in", "cuda"));
         assert!(!at("handle CUDA_ERROR_OUT_OF_MEMORY gracefully", "CUDA"));
+        // A pasted header's enum member is a definition, not a report.
+        assert!(!at("    hipErrorOutOfMemory = 2,", "hip"));
+        assert!(!at("CUDA_ERROR_OUT_OF_MEMORY = 2", "CUDA"));
+        assert!(at("hipErrorOutOfMemory == 2 returned by hipMalloc", "hip"));
     }
 }

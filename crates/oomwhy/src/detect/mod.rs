@@ -24,6 +24,7 @@ pub mod grammar;
 pub mod host;
 pub mod inference;
 pub mod jvm;
+pub mod memory_kind;
 pub mod mps;
 pub mod nccl;
 pub mod signal;

@@ -684,6 +684,9 @@ pub(crate) fn message_text(lines: &[String]) -> String {
 /// `results in `. Source code (`case cudaErrorMemoryAllocation:`,
 /// `err == ...`) and prose (`retry on ...`) fail this test.
 pub(crate) fn reported_token(line: &str, at: usize) -> bool {
+    if is_definition(line, at) {
+        return false;
+    }
     let before = &line[..at];
     // A name in quotes after the word that says it is an error (`error
     // 'hipErrorOutOfMemory'`) is reported as a bare one would be.
@@ -701,6 +704,26 @@ pub(crate) fn reported_token(line: &str, at: usize) -> bool {
         && ["error", "failed with", "results in"]
             .iter()
             .any(|w| lower.ends_with(w))
+}
+
+/// Whether the name at `at` is being defined, not reported: a header's enum
+/// member or a constant (`hipErrorOutOfMemory = 2,`,
+/// `CUDA_ERROR_OUT_OF_MEMORY = 2`), which a pasted header shows next to a
+/// real report without being one.
+fn is_definition(line: &str, at: usize) -> bool {
+    let Some(rest) = line.get(at..) else {
+        return false;
+    };
+    let name = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    let after = rest[name..].trim_start();
+    let Some(value) = after.strip_prefix('=') else {
+        return false;
+    };
+    let value = value.trim_start();
+    let value = value.strip_prefix('-').unwrap_or(value);
+    !value.starts_with('=') && value.starts_with(|c: char| c.is_ascii_digit())
 }
 
 /// Keeps the first line and the non-frame boilerplate lines; counts the lines

@@ -1381,7 +1381,72 @@ fn is_ray_monitor(f: &Finding) -> bool {
 }
 
 /// This family's fixes, for the catalogue (`explain::ALL_FIXES`).
+/// A GPU status whose failing call pins host RAM (`hipHostRegister`,
+/// `cudaHostAlloc`, `pin_memory()`; detect/memory_kind.rs): page-locked
+/// host memory, not GPU memory.
+pub(super) struct PinnedHostCall;
+
+impl Explain for PinnedHostCall {
+    fn headline(&self, f: &Finding) -> Said {
+        say!(
+            en: "{call} could not pin host memory (page-locked RAM, not GPU memory)",
+            zh: "{call} 无法锁定主机内存（锁页内存，不是显存）",
+            call = pinning_call(f)
+        )
+    }
+    fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
+        out.push(verdict(
+            Code::HostRamExhausted,
+            say!(
+                en: "The failing call pins host memory: the out-of-memory status is about page-locked RAM, not GPU memory",
+                zh: "出错的调用是锁定主机内存的：这个内存不足状态说的是锁页内存，不是显存"
+            ),
+            say!(
+                en: "{call} allocates or registers page-locked (pinned) host memory, and returns the out-of-memory status when the range cannot be pinned: the buffer passed is not an allocated range of the given size, the locked-memory limit (`ulimit -l`) or a container's memory limit refuses it, or the machine's free RAM is too small. The GPU's own memory is not involved.",
+                zh: "{call} 分配或注册锁页（pinned）主机内存；这段内存锁不住时就返回内存不足状态：传进去的缓冲区不是按给定大小分配好的内存，或者锁定内存上限（`ulimit -l`）、容器的内存上限拒绝了它，或者机器的空闲内存不够。与 GPU 自己的显存无关。",
+                call = pinning_call(f)
+            ),
+        ));
+    }
+    fn fixes(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
+        out.push(fix(
+            &CHECK_PINNED_RANGE,
+            say!(
+                en: "Check the pointer and size passed to the call: to register memory it must be a buffer you allocated, of at least that size (page-aligned where the API asks for it), not the address of a pointer variable. Then check the locked-memory limit with `ulimit -l` (Docker: --ulimit memlock=-1) and the free RAM with `free -h`.",
+                zh: "检查传给这个调用的指针和大小：注册内存时它必须是你已经分配好、至少这么大的缓冲区（接口要求时还要按页对齐），而不是某个指针变量的地址。然后用 `ulimit -l` 检查锁定内存上限（Docker：--ulimit memlock=-1），用 `free -h` 看空闲内存。"
+            ),
+        ));
+        out.push(fix(
+            &PINNED_MEMORY_OFF,
+            say!(
+                en: "Pin less: DataLoader(pin_memory=False), or smaller pinned staging buffers; pinned pages cannot be swapped out, so the system runs out of them before it runs out of RAM.",
+                zh: "少锁一些内存：DataLoader(pin_memory=False)，或者用更小的锁页中转缓冲区；锁页内存不能被换出，所以系统会先耗尽它，再耗尽内存。"
+            ),
+        ));
+    }
+}
+
+/// The pinning call a finding names.
+fn pinning_call(f: &Finding) -> String {
+    fact(f, crate::record::fact::CALL)
+        .unwrap_or("The call")
+        .to_string()
+}
+
+/// The range a pinning call was given, and the locked-memory limit.
+const CHECK_PINNED_RANGE: FixSpec = FixSpec::new(
+    "check-pinned-host-range",
+    "Check the buffer being pinned and the locked-memory limit",
+    "检查要锁定的缓冲区和锁定内存上限",
+)
+.cost(Cost::Look)
+.sources(&[
+    "CUDA Runtime API: cudaHostRegister, cudaHostAlloc",
+    "HIP Runtime API: hipHostRegister, hipHostMalloc",
+]);
+
 pub(super) const FIXES: &[FixSpec] = &[
+    CHECK_PINNED_RANGE,
     NOTEBOOK_PEAK,
     DAEMON_GREW,
     FIND_PRESSURE_SOURCE,

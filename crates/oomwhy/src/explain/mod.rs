@@ -127,6 +127,13 @@ fn explainer_of(f: &Finding) -> &'static dyn Explain {
     if f.kind == Kind::GenericOom && xla::pinned_host_alloc(f) {
         return &xla::PinnedHostAlloc;
     }
+    // The failing call pins host memory (detect/memory_kind.rs).
+    if matches!(f.kind, Kind::GenericOom | Kind::CudaRuntimeOom)
+        && f.facts.get(crate::record::fact::MEMORY).map(String::as_str)
+            == Some(crate::detect::memory_kind::PINNED_HOST)
+    {
+        return &host::PinnedHostCall;
+    }
     explainer(f.kind)
 }
 

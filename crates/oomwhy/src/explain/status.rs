@@ -178,6 +178,22 @@ impl Explain for GpuRuntimeError {
                 zh: "它不是显存不足错误。"
             )
         };
+        // The kernel declares work-group local memory (detect/memory_kind.rs):
+        // the resource that ran out is that memory's per-work-group limit.
+        if work_group_local(f) {
+            out.push(verdict(
+                Code::SharedMemoryLimit,
+                say!(
+                    en: "The kernel asks for more work-group local memory than the device allows per work-group, not device memory",
+                    zh: "kernel 申请的工作组本地内存超过了设备每个工作组的上限，用完的不是显存"
+                ),
+                status.then(say!(
+                    en: "The kernel declares work-group local memory (shared local memory, SLM): `work_group_static`, a `local_accessor` or `group_local_memory`. Each work-group gets at most the device's `info::device::local_mem_size` of it, and the runtime may use part of that itself (a `sycl::stream` in the kernel does). A launch that asks for more is refused with OUT_OF_RESOURCES; freeing device memory does not help.",
+                    zh: "这个 kernel 声明了工作组本地内存（共享本地内存，SLM）：`work_group_static`、`local_accessor` 或 `group_local_memory`。每个工作组最多只能用设备的 `info::device::local_mem_size` 这么多，运行时自己还可能占用其中一部分（kernel 里用了 `sycl::stream` 就会）。申请得更多，启动就会被以 OUT_OF_RESOURCES 拒绝；腾出显存没有用。"
+                )),
+            ));
+            return;
+        }
         // A number whose meaning CUDA 10.1 changed: neither meaning is
         // explained as the answer, the message does not say which applies.
         if let Some(code) = ambiguous_code(f) {
@@ -258,6 +274,16 @@ impl Explain for GpuRuntimeError {
     }
 
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
+        if work_group_local(f) {
+            out.push(fix(
+                &FIT_LOCAL_MEMORY,
+                say!(
+                    en: "Query `device.get_info<sycl::info::device::local_mem_size>()` and keep the kernel's local memory below it with headroom: shrink the `work_group_static` array or the `local_accessor`, or the work-group size it scales with, and take `sycl::stream` out of the kernel.",
+                    zh: "查询 `device.get_info<sycl::info::device::local_mem_size>()`，让 kernel 的本地内存留有余量地低于它：缩小 `work_group_static` 数组或 `local_accessor`，或者缩小与之成比例的工作组大小，并把 `sycl::stream` 从 kernel 里去掉。"
+                ),
+            ));
+            return;
+        }
         let advice = advice_of(f);
         let first = advice.and_then(|a| Some((fix_spec(a.fix)?, a)));
         if let Some((spec, advice)) = first {
@@ -438,6 +464,21 @@ pub(super) fn said(text: advice::Both) -> Said {
         zh: text.zh.to_string(),
     }
 }
+
+/// Whether the kernel's work-group local memory is what ran out.
+fn work_group_local(f: &Finding) -> bool {
+    fact(f, key::MEMORY) == Some(crate::detect::memory_kind::WORK_GROUP_LOCAL)
+}
+
+/// SYCL's local-memory query and the kernel's local allocations.
+const FIT_LOCAL_MEMORY: FixSpec = FixSpec::new(
+    "fit-work-group-local-memory",
+    "Fit the kernel's local memory to the device's limit",
+    "让 kernel 的本地内存符合设备上限",
+)
+.sources(&[
+    "SYCL 2020 specification: info::device::local_mem_size; sycl_ext_oneapi_work_group_static",
+]);
 
 /// The fix an advice row names, by id.
 fn fix_spec(id: &str) -> Option<&'static FixSpec> {
@@ -621,6 +662,7 @@ const LOOK_UP_CODE: FixSpec = FixSpec::new(
 /// This family's fixes, for the catalogue (`explain::ALL_FIXES`); the
 /// advice rows name them by id.
 pub(super) const FIXES: &[FixSpec] = &[
+    FIT_LOCAL_MEMORY,
     UPDATE_DRIVER,
     CHECK_DRIVER_STATE,
     GPU_VISIBLE,

@@ -152,6 +152,8 @@ const FACT_LABELS: &[(&str, &str)] = &[
 const FACT_VALUES: &[(&str, &str, &str)] = &[
     ("memory", "device", "显存"),
     ("memory", "host", "主机内存"),
+    ("memory", "pinned host", "锁页主机内存"),
+    ("memory", "work-group local", "工作组本地内存"),
     ("memory", "unknown", "报错没说是哪种内存"),
     ("memory", "shared memory (/dev/shm)", "共享内存（/dev/shm）"),
     ("jvm_limit", "heap", "堆（-Xmx）"),

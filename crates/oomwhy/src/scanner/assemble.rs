@@ -638,6 +638,9 @@ impl Scanner {
             )
         });
         link_consequences(&mut findings);
+        findings
+            .iter_mut()
+            .for_each(crate::detect::memory_kind::settle);
         outcome.findings = findings;
         outcome
     }

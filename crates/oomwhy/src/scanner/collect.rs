@@ -113,6 +113,7 @@ impl Collector {
         // Consequences point at the latest earlier cause handed out, by
         // position (`id - 1`, numbered as pushed).
         for mut finding in self.findings.drain(..n) {
+            crate::detect::memory_kind::settle(&mut finding);
             if finding.kind.is_consequence() {
                 finding.consequence_of = self.last_handed_out_cause;
             }
