@@ -125,6 +125,8 @@ mod tests {
                 | "RmInitAdapter failed"
                 | "Engine memory CAT error"
                 | "Ascend kernel runtime initialization failed"
+                | "UNRECOVERABLE_IF"
+                | "GPU exception"
         ) || name.starts_with("HSA_STATUS_ERROR_")
     }
 

@@ -171,6 +171,11 @@ fn patterns() -> &'static Patterns {
                         r"|\bMemory not available to allocate\b|\[\w+::malloc\] Resource limit \(\d+\) exceeded",
                         r"|\bvk::OutOf(?:Device|Host)MemoryError\b|\bWorker exceeded \d+% memory budget\b",
                         r"|\bEL0004: ",
+                        // Paddle's allocator exception: every allocator throws
+                        // it as ResourceExhausted (`Out of memory error on GPU
+                        // N`), so the class alone states it when libstdc++
+                        // quotes it with an empty what().
+                        r"|\bpaddle::memory::allocation::BadAlloc\b",
                         r"|显存不足|内存不足|显存溢出|内存溢出|显存已满",
                     )),
                 ),
@@ -230,6 +235,13 @@ fn patterns() -> &'static Patterns {
                         // MindSpore could not bring up the Ascend device's
                         // runtime (its `Ascend Error Message` says why).
                         r"|\bvk::DeviceLostError\b|\bAscend kernel runtime initialization failed\b",
+                        // Intel's compute runtime (NEO, under Level Zero and
+                        // OpenCL) stopping at a check it cannot recover from
+                        // (`UNRECOVERABLE_IF`: `Abort was called at N line in
+                        // file:` then the source path); the CUDA driver
+                        // writing a GPU core dump, which it does only for a
+                        // GPU exception (CUDA_ENABLE_COREDUMP_ON_EXCEPTION).
+                        r"|\bAbort was called at \d+ line in file\b|\bStarting GPU coredump generation\b",
                     )),
                 ),
                 (
@@ -331,6 +343,8 @@ fn patterns() -> &'static Patterns {
                 r"|Display driver (?:\w+ )?stopped responding",
                 r"|Memory access fault by GPU node-\d+ \(Agent handle",
                 r"|unable to allocate [A-Za-z]+\d* buffer\b",
+                r"|Abort was called at \d+ line in file\b",
+                r"|Starting GPU coredump generation, set the CUDA_COREDUMP_SHOW_PROGRESS\b",
                 r"|Worker exceeded \d+% memory budget\b)",
             )),
             // Words in the clause before a quotation that make the quoted
@@ -819,6 +833,14 @@ impl Family for Grammar {
             // under the `rror` literal (MindSpore raises a RuntimeError).
             "DeviceLostError",
             "Error: Ascend kernel runtime initialization failed",
+            // libstdc++'s `terminate called after throwing an instance of`
+            // (the class it quotes may state the failure: Paddle's
+            // BadAlloc) and Intel's compute runtime's `Abort was called at
+            // N line`: one literal for both, on the piece `led `.
+            "called a",
+            // The CUDA driver's core dump on a GPU exception, on the piece
+            // `able` of `variable`.
+            "CUDA_COREDUMP_SHOW_PROGRESS environment variable",
         ]
     }
 
@@ -933,6 +955,10 @@ impl Family for Grammar {
         let mut reporter = reporter(&whole_first, finding.exception.as_deref(), statement);
         // Unnamed by its first line: the message's later lines may name the
         // program (a frame of its namespace, its source tree in a path).
+        // Paddle's allocators are the only throwers of its BadAlloc.
+        if whole_first.contains("paddle::memory::allocation::BadAlloc") {
+            reporter = crate::i18n::reporter::PADDLE_ALLOCATOR.en.into();
+        }
         if reporter == crate::i18n::reporter::UNRECOGNISED.en {
             if let Some(name) = program_named_later(&finding.text) {
                 reporter = name.into();
@@ -1370,6 +1396,10 @@ fn fault_reporter(text: &str) -> &'static str {
         crate::i18n::reporter::VULKAN_HPP.en
     } else if text.contains("Ascend kernel runtime initialization failed") {
         crate::i18n::reporter::MINDSPORE_ASCEND.en
+    } else if text.contains("Abort was called at") {
+        crate::i18n::reporter::INTEL_COMPUTE_RUNTIME.en
+    } else if text.contains("GPU coredump generation") {
+        crate::i18n::reporter::CUDA_DRIVER_COREDUMP.en
     } else if text.contains("Display driver") {
         crate::i18n::reporter::WINDOWS_TDR.en
     } else if xe_cat_error(text) {
@@ -1437,6 +1467,18 @@ fn runtime_fault(finding: &mut Finding, text: &str) {
             "Ascend kernel runtime initialization failed".to_string(),
             "MindSpore could not initialise the Ascend NPU's runtime: the device could not be opened or set up (occupied by another process, a driver, firmware and CANN that do not match, a device ID that does not exist, or not enough device memory for the runtime's own pool); the `Ascend Error Message` section printed with it names the CANN error.".to_string(),
         )
+    } else if text.contains("Abort was called at") {
+        (
+            crate::i18n::reporter::INTEL_COMPUTE_RUNTIME.en,
+            INTEL_UNRECOVERABLE.to_string(),
+            "Intel's GPU compute runtime (NEO, behind Level Zero and OpenCL) stopped the process at an internal check it cannot recover from (its UNRECOVERABLE_IF); the line after it names the runtime's source file. A state the runtime does not handle or a bug in it, often after an earlier error; not memory exhaustion.".to_string(),
+        )
+    } else if text.contains("GPU coredump generation") {
+        (
+            crate::i18n::reporter::CUDA_DRIVER_COREDUMP.en,
+            CUDA_GPU_COREDUMP.to_string(),
+            "The CUDA driver started writing a GPU core dump, which it does (with CUDA_ENABLE_COREDUMP_ON_EXCEPTION=1) when a kernel raised a GPU exception: an illegal or misaligned address, an illegal instruction, a trap or a device-side assert. The process then aborts or its next CUDA call fails; not memory exhaustion.".to_string(),
+        )
     } else if text.contains("Display driver") {
         (
             crate::i18n::reporter::WINDOWS_DISPLAY_DRIVER.en,
@@ -1461,6 +1503,11 @@ fn runtime_fault(finding: &mut Finding, text: &str) {
 /// The name the fault family writes for the Xe driver's engine fault; the
 /// advice table keys its row on it.
 const XE_CAT_ERROR: &str = "Engine memory CAT error";
+
+/// The names written for Intel's compute runtime's unrecoverable check and
+/// the CUDA driver's core dump on a GPU exception (advice rows key on them).
+const INTEL_UNRECOVERABLE: &str = "UNRECOVERABLE_IF";
+const CUDA_GPU_COREDUMP: &str = "GPU exception";
 
 /// Whether the text holds Intel's Xe driver's engine fault, in either
 /// spelling its releases print.
@@ -1929,6 +1976,28 @@ mod tests {
         assert!(collect(&["    } catch (vk::DeviceLostError const& e) {"]).is_none());
         let f = collect(&["RuntimeError: Ascend kernel runtime initialization failed. The details refer to 'Ascend Error Message'."]).unwrap();
         assert_eq!(f.kind, Kind::GpuRuntimeError);
+    }
+
+    #[test]
+    fn paddles_bad_alloc_intels_abort_and_a_gpu_core_dump() {
+        // Paddle throws BadAlloc only as ResourceExhausted.
+        let f = collect(&[
+            "terminate called after throwing an instance of 'paddle::memory::allocation::BadAlloc'",
+        ])
+        .unwrap();
+        assert_eq!(f.kind, Kind::GenericOom);
+        // Intel's compute runtime's unrecoverable check, then its source file.
+        let f = collect(&["Abort was called at 713 line in file:"]).unwrap();
+        assert_eq!(f.kind, Kind::GpuRuntimeError);
+        assert_eq!(f.facts[fact::ERROR_NAME], INTEL_UNRECOVERABLE);
+        let f = collect(&["Starting GPU coredump generation, set the CUDA_COREDUMP_SHOW_PROGRESS environment variable to 1 to enable more detailed output"]).unwrap();
+        assert_eq!(f.kind, Kind::GpuRuntimeError);
+        assert_eq!(f.facts[fact::ERROR_NAME], CUDA_GPU_COREDUMP);
+        // The class in code, and the phrase in prose, are no report.
+        assert!(
+            collect(&["    } catch (const paddle::memory::allocation::BadAlloc& e) {"]).is_none()
+        );
+        assert!(collect(&["The function was called at startup and aborted."]).is_none());
     }
 
     #[test]

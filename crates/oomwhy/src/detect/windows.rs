@@ -98,7 +98,10 @@ fn access_violation_anchor() -> &'static Regex {
             r"|\bSTATUS_ACCESS_VIOLATION\b",
             // Windows' Application Error event (Event Viewer's XML view).
             r"|\bExceptionCode\s+c0000005\b",
-            r"|Windows fatal exception: access violation)"
+            r"|Windows fatal exception: access violation",
+            // Visual Studio's debugger stopping on the exception (its
+            // dialog's `Exception thrown: read access violation.`).
+            r"|\bException thrown: (?:read|write) access violation\b)"
         ))
     })
 }
@@ -117,6 +120,8 @@ impl Family for AccessViolation {
             "ExceptionCode c0000005",
             "STATUS_ACCESS_VIOLATION",
             "Windows fatal exception: access violation",
+            // On the piece `ion ` the prefilter already searches for.
+            "Exception thrown: ",
         ]
     }
 
@@ -126,8 +131,15 @@ impl Family for AccessViolation {
 
     fn decode(&self, message: &Message<'_>) -> Option<Finding> {
         let text = message.lines.first()?.trim_end().to_string();
+        let debugger = text.contains("Exception thrown: ");
         let mut finding = message.finding(Kind::WindowsAccessViolation, text);
         finding.exception = None;
+        if debugger {
+            // The debugger stopped the process on it: nothing ended yet.
+            finding
+                .facts
+                .insert(fact::REPORTED_BY.into(), "Visual Studio debugger".into());
+        }
         insert_status_facts(&mut finding, STATUS_ACCESS_VIOLATION);
         Some(finding)
     }
@@ -273,6 +285,23 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn visual_studios_debugger_reports_an_access_violation() {
+        let found = crate::scan(
+            "Exception thrown: read access violation.\nresourceWrapper.ptr_ was nullptr.\n"
+                .as_bytes(),
+            "t",
+        )
+        .unwrap()
+        .findings;
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].kind, Kind::WindowsAccessViolation);
+        assert_eq!(found[0].facts[fact::REPORTED_BY], "Visual Studio debugger");
+        // The debugger's other first-chance exceptions are no access violation.
+        let other = "Exception thrown: 'System.IO.IOException' in mscorlib.dll\n".as_bytes();
+        assert!(crate::scan(other, "t").unwrap().findings.is_empty());
+    }
 
     #[test]
     fn recognises_every_spelling() {

@@ -82,6 +82,12 @@ fn fail_fast_fixes(out: &mut Vec<Fix>) {
     ));
 }
 
+/// Whether Visual Studio's debugger reported the access violation (it
+/// stopped the process there; nothing has ended it yet).
+fn in_debugger(f: &Finding) -> bool {
+    fact(f, fact::REPORTED_BY) == Some("Visual Studio debugger")
+}
+
 /// Explains `Kind::WindowsAccessViolation` findings.
 pub(super) struct WindowsAccessViolation;
 
@@ -95,13 +101,33 @@ const RULE_OUT_WORKERS: FixSpec = FixSpec::new(
 .cost(Cost::Look);
 
 impl Explain for WindowsAccessViolation {
-    fn headline(&self, _f: &Finding) -> Said {
+    fn headline(&self, f: &Finding) -> Said {
+        if in_debugger(f) {
+            return say!(
+                en: "The debugger stopped the process on an access violation (0xC0000005): native code read or wrote an address it has no access to",
+                zh: "调试器因访问冲突（0xC0000005）停住了进程：原生代码读写了它无权访问的地址"
+            );
+        }
         say!(
             en: "The process was ended by an access violation (0xC0000005): a native crash with no Python error",
             zh: "进程因访问冲突（0xC0000005）被结束：原生代码崩溃，没有 Python 报错"
         )
     }
-    fn verdicts(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
+    fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
+        if in_debugger(f) {
+            out.push(verdict(
+                Code::NativeAccessViolation,
+                say!(
+                    en: "Native code accessed memory it does not own",
+                    zh: "原生代码访问了不属于它的内存"
+                ),
+                say!(
+                    en: "Visual Studio's `Exception thrown: read access violation` (or `write`) is its debugger stopping on 0xC0000005 (STATUS_ACCESS_VIOLATION): native code read or wrote an address it had no access to, most often through a null or freed pointer (the text after it names the pointer). Without the debugger the process would end with this status. Memory corrupted by another thread (a library used from several threads where it does not allow it) ends the same way. It is not an out-of-memory message.",
+                    zh: "Visual Studio 的 `Exception thrown: read access violation`（或 `write`）是它的调试器停在了 0xC0000005（STATUS_ACCESS_VIOLATION）上：原生代码读写了它无权访问的地址，最常见的是通过空指针或已释放的指针（它后面的文字写着是哪个指针）。没有调试器时，进程会以这个状态结束。被另一个线程破坏的内存（在不允许多线程的地方从多个线程调用了某个库）也会这样结束。它不是显存或内存不足的报错。"
+                ),
+            ));
+            return;
+        }
         out.push(verdict(
             Code::NativeAccessViolation,
             say!(
@@ -114,7 +140,17 @@ impl Explain for WindowsAccessViolation {
             ),
         ))
     }
-    fn fixes(&self, _f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
+    fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
+        if in_debugger(f) {
+            out.push(fix(
+                &NATIVE_STACK_TRACE,
+                say!(
+                    en: "Read the debugger's Call Stack window where it stopped: the top frames name the module and function that made the access, and the pointer the message names tells what was null or freed. If the library is called from several threads at once, try one thread to rule out concurrent use.",
+                    zh: "在调试器停下的地方看调用堆栈窗口：最上面的几帧写着做出这次访问的模块和函数，报错里点名的指针说明了是什么为空或已被释放。如果多个线程同时调用这个库，先改成单线程试试，排除并发使用的问题。"
+                ),
+            ));
+            return;
+        }
         out.push(fix(
             &NATIVE_STACK_TRACE,
             say!(

@@ -64,6 +64,8 @@ reporters! {
     INTEL_XE_KERNEL_DRIVER { en: "Intel Xe kernel driver", zh: "Intel Xe 内核驱动", }
     VULKAN_HPP { en: "Vulkan-Hpp wrapper", zh: "Vulkan-Hpp 封装库", }
     MINDSPORE_ASCEND { en: "MindSpore Ascend runtime", zh: "MindSpore 昇腾运行时", }
+    INTEL_COMPUTE_RUNTIME { en: "Intel GPU compute runtime (NEO)", zh: "Intel GPU 计算运行时（NEO）", }
+    CUDA_DRIVER_COREDUMP { en: "CUDA driver (core dump on exception)", zh: "CUDA 驱动（异常时的核心转储）", }
 }
 
 /// Descriptions with a part taken from the message: `(English before,

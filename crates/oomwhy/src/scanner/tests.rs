@@ -193,9 +193,14 @@ fn prefilter_stays_small() {
     // 107: resource managers' own kills and warnings (Hadoop's ` is running
     // beyond`, Ray's `memory pressure (OOM)`, Dask's `emory use is high`;
     // YARN's `killed by YARN` falls under `kille`), each on a piece the
-    // prefilter already searches for.
+    // prefilter already searches for;
+    // 110: libstdc++'s terminate line (whose quoted class may state the
+    // failure, Paddle's BadAlloc) and Intel's compute runtime's `Abort was
+    // called at` on one literal (`called a`, on `led `), the CUDA driver's
+    // core dump on a GPU exception (`... environment variable`, on `able`)
+    // and Visual Studio's `Exception thrown: ` (on `ion `): no new piece.
     assert!(
-        literals.len() <= 107,
+        literals.len() <= 110,
         "{} literals: {literals:?}",
         literals.len()
     );
