@@ -814,6 +814,24 @@ fn nearby_marks() -> &'static Marks {
             "HANDLE_ERROR",
             "gpuErrchk",
             "GPUassert",
+            // darknet's run and ncnn's named upscalers, where the message
+            // does not name them (explain/setting.rs: `darknet_shows`,
+            // `ncnn_upscaler_named`).
+            "darknet",
+            "Darknet",
+            "yolo",
+            "YOLO",
+            "subdivision",
+            "CUDA status Error",
+            "esrgan",
+            "ESRGAN",
+            "waifu2x",
+            "cugan",
+            "CUGAN",
+            "realsr-ncnn",
+            "srmd-ncnn",
+            "upscayl",
+            "Upscayl",
         ])
     })
 }

@@ -128,6 +128,9 @@ fn other_tool(f: &Finding) -> Option<&str> {
     // llama.cpp's ggml, ONNX Runtime and the others print CUDA's error
     // without a reporter fact; the framework the finding shows names them.
     if !f.facts.contains_key(fact::REPORTED_BY) {
+        if super::setting::darknet_shows(f) {
+            return Some("darknet");
+        }
         match Framework::of(f) {
             Framework::Ggml => return Some("llama.cpp (ggml)"),
             Framework::OnnxRuntime => return Some("ONNX Runtime"),
@@ -344,10 +347,19 @@ fn runtime_oom_fixes(f: &Finding, out: &mut Vec<Fix>) {
 /// Whether PyTorch's reading applies: not where the message names the
 /// failing call as its own CUDA wrapper prints it (CNTK's `CUDA failure 2:
 /// out of memory ; GPU=0 ; ... expr=cudaMalloc(...)`: PyTorch never prints
-/// `expr=`), unless PyTorch shows in the frames or classes. A bare CUDA
-/// error keeps PyTorch's reading.
+/// `expr=`), nor where it is another program's `CUDA Error: out of memory`
+/// (capital E: darknet's `check_error` and other C/C++ tools; PyTorch
+/// prints `CUDA error:`) with no Python in sight, unless PyTorch shows in
+/// the frames or classes. PyTorch's own bare form keeps PyTorch's reading.
 fn pytorch_shows(f: &Finding) -> bool {
-    !f.text.contains("; expr=") || Framework::of(f) == Framework::PyTorch || torch_in_traceback(f)
+    if Framework::of(f) == Framework::PyTorch || torch_in_traceback(f) {
+        return true;
+    }
+    let other_form = f.text.contains("CUDA Error: ")
+        && !f.text.contains("CUDA error: ")
+        && f.traceback.is_none()
+        && f.exception.is_none();
+    !f.text.contains("; expr=") && !other_form
 }
 
 /// The message came through Python: a traceback, an exception class, or

@@ -471,7 +471,12 @@ fn generic_verdict(f: &Finding) -> Verdict {
         // program put on the GPU: the verdict does not guess its size.
         // ncnn's tools name their own tiles.
         Some(Era::Vulkan)
-            if NamedProgram::of(f).is_some_and(|p| p.class == ProgramClass::TiledUpscaler) =>
+            if NamedProgram::of(f).is_some_and(|p| {
+                matches!(
+                    p.class,
+                    ProgramClass::TiledUpscaler | ProgramClass::NcnnTool
+                )
+            }) =>
         {
             program_note(f)
         }
@@ -1184,7 +1189,7 @@ pub(super) fn program_fixes(f: &Finding) -> Vec<Fix> {
         ));
         return fixes;
     }
-    if reporter == "darknet" {
+    if reporter == "darknet" || super::setting::darknet_shows(f) {
         return vec![
             fix(
                 &DARKNET_SMALLER_PASSES,
@@ -1272,6 +1277,7 @@ pub(super) const FIXES: &[FixSpec] = &[
     RENDERER_DRIVER_AND_CLOCKS,
     RECONSTRUCTION_SMALLER_VOLUME,
     NCNN_SMALLER_TILES,
+    NCNN_SMALLER_JOB,
     MXNET_LESS_AT_ONCE,
     DIRECTML_LESS_AT_ONCE,
 ];
@@ -1363,8 +1369,12 @@ fn program_note(f: &Finding) -> Said {
             name = name
         ),
         ProgramClass::TiledUpscaler => say!(
-            en: "ncnn's Vulkan tools (Real-ESRGAN, waifu2x, Real-CUGAN and others) run the model over the image tile by tile; this is ncnn's message that one Vulkan allocation (vkAllocateMemory) did not fit. If the output image still came out, the failure did not stop the work.",
-            zh: "ncnn 的 Vulkan 工具（Real-ESRGAN、waifu2x、Real-CUGAN 等）把图像切成小块（tile）逐块跑模型；这是 ncnn 报告某一次 Vulkan 分配（vkAllocateMemory）放不下的消息。如果输出图像还是生成了，这次失败并没有中断工作。"
+            en: "ncnn's Vulkan upscalers (Real-ESRGAN, waifu2x, Real-CUGAN and others) run the model over the image tile by tile; this is ncnn's message that one Vulkan allocation (vkAllocateMemory) did not fit. ncnn goes on after a failed allocation, so an image may still be written: one that is noise, black or garbled was spoiled by the failed allocations and is no result.",
+            zh: "ncnn 的 Vulkan 放大工具（Real-ESRGAN、waifu2x、Real-CUGAN 等）把图像切成小块（tile）逐块跑模型；这是 ncnn 报告某一次 Vulkan 分配（vkAllocateMemory）放不下的消息。分配失败后 ncnn 会继续往下跑，所以仍可能写出图像：如果图像是噪点、全黑或花屏，那就是被失败的分配弄坏了，不能算结果。"
+        ),
+        ProgramClass::NcnnTool => say!(
+            en: "This is ncnn's message that a Vulkan allocation (vkAllocateMemory) did not fit in the GPU's memory while the program ran its model. ncnn goes on after a failed allocation, so an output may still be written: one that is noise, black or garbled was spoiled by the failed allocations and is no result.",
+            zh: "这是 ncnn 报告程序跑模型时某一次 Vulkan 分配（vkAllocateMemory）放不进显存的消息。分配失败后 ncnn 会继续往下跑，所以仍可能写出结果：如果结果是噪点、全黑或花屏，那就是被失败的分配弄坏了，不能算结果。"
         ),
         ProgramClass::MlFramework if name == crate::detect::grammar::program_names::MXNET => say!(
             en: "`cudaMalloc retry failed` is MXNet's pooled allocator: when cudaMalloc fails it releases every buffer its pool keeps for reuse and tries again; the retry failed too, so the memory is really not there.",
@@ -1444,6 +1454,20 @@ fn named_program_fixes(f: &Finding, named: NamedProgram) -> Vec<Fix> {
                 zh: "用 -t 200、100 或 32（默认的 0 让工具按显存自己选）；更小的放大倍数（-s）或更小的输入图像也更省显存。每块 GPU 同时只跑一个实例。"
             ),
         )],
+        ProgramClass::NcnnTool => vec![
+            fix(
+                &NCNN_SMALLER_JOB,
+                say!(
+                    en: "Use the program's own options (see its --help or README) for a smaller output or input size, or a smaller model. Check that it runs on the GPU you expect: ncnn lists the devices it found, numbered, when it starts (an integrated GPU or a software renderer such as llvmpipe has little memory).",
+                    zh: "用程序自己的选项（看它的 --help 或 README）换更小的输出或输入尺寸，或更小的模型。确认它跑在你想用的 GPU 上：ncnn 启动时会列出它找到的设备并编号（集成显卡或 llvmpipe 这类软件渲染器的显存很少）。"
+                ),
+            ),
+            holders(say!(
+                en: "Run {smi}: other programs on the card take from the room the model needs. Stop them; if the GPU is nearly empty and allocations still fail, update the GPU driver.",
+                zh: "运行 {smi}：卡上的其他程序会挤占模型需要的空间。结束它们；如果 GPU 几乎是空的、分配仍然失败，就更新显卡驱动。",
+                smi = vendor.smi()
+            )),
+        ],
         ProgramClass::MlFramework if named.name == crate::detect::grammar::program_names::MXNET => {
             vec![fix(
                 &MXNET_LESS_AT_ONCE,
@@ -1548,6 +1572,14 @@ const NCNN_SMALLER_TILES: FixSpec = FixSpec::new(
 )
 .cost(Cost::Speed)
 .sources(&["Real-ESRGAN-ncnn-vulkan and waifu2x-ncnn-vulkan README (-t tile-size)"]);
+
+/// An ncnn program's own options for a smaller job, and the GPU it runs on.
+const NCNN_SMALLER_JOB: FixSpec = FixSpec::new(
+    "ncnn-smaller-job",
+    "Give the model less to hold at once",
+    "让模型一次要放的东西少一些",
+)
+.cost(Cost::Quality);
 
 /// MXNet's batch, cuDNN autotuning and pool reserve.
 const MXNET_LESS_AT_ONCE: FixSpec = FixSpec::new(

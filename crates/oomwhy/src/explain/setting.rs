@@ -240,7 +240,9 @@ impl Program {
         // framework's own frames show the work was a model's.
         if let Some(named) = NamedProgram::of(f) {
             match named.class {
-                ProgramClass::TiledUpscaler => return Program::NativeModel,
+                ProgramClass::TiledUpscaler | ProgramClass::NcnnTool => {
+                    return Program::NativeModel
+                }
                 ProgramClass::MlFramework => {}
                 _ if framework == Framework::Unknown => return Program::NoModel,
                 _ => {}
@@ -256,7 +258,7 @@ impl Program {
         if named(NO_MODEL_REPORTERS) || NO_MODEL_TEXT.iter().any(|w| f.text.contains(w)) {
             return Program::NoModel;
         }
-        if named(NATIVE_MODEL_REPORTERS) {
+        if named(NATIVE_MODEL_REPORTERS) || darknet_shows(f) {
             return Program::NativeModel;
         }
         let process = f.facts.get(fact::PROCESS).map_or("", String::as_str);
@@ -286,8 +288,13 @@ pub(crate) enum ProgramClass {
     /// A 3D reconstruction or SLAM system: its memory is the voxel volume.
     Reconstruction,
     /// An image upscaler on ncnn's Vulkan backend (Real-ESRGAN, waifu2x,
-    /// Real-CUGAN): it runs a model over the image tile by tile.
+    /// Real-CUGAN, SRMD, RealSR, Upscayl), named as such: it runs a model
+    /// over the image tile by tile, with its `-t` tile size.
     TiledUpscaler,
+    /// Another program on ncnn's Vulkan backend, or one not named (a
+    /// text-to-image generator, a detector): it runs a model, but the
+    /// upscalers' tile and scale options are not its.
+    NcnnTool,
     /// A machine-learning framework that the rest of the tool does not
     /// read (MXNet, DirectML): a model's workload, in its own settings.
     MlFramework,
@@ -320,11 +327,38 @@ impl NamedProgram {
             .collect();
         places.extend(files);
         let name = places.into_iter().find_map(program_named_in)?;
-        Some(NamedProgram {
-            name,
-            class: class_of(name)?,
-        })
+        let class = match class_of(name)? {
+            ProgramClass::TiledUpscaler if !ncnn_upscaler_named(f) => ProgramClass::NcnnTool,
+            class => class,
+        };
+        Some(NamedProgram { name, class })
     }
+}
+
+/// The tiled upscalers built on ncnn's Vulkan backend, as their names show
+/// in the message, the reporter or the writer's lines around it (the
+/// command line): Real-ESRGAN, RealSR, waifu2x, Real-CUGAN and SRMD's
+/// ncnn-vulkan builds, and Upscayl, which runs Real-ESRGAN's. Each takes
+/// `-t` tile size and `-s` scale.
+const NCNN_UPSCALERS: &[&str] = &[
+    "realesrgan",
+    "real-esrgan",
+    "realsr-ncnn",
+    "waifu2x",
+    "realcugan",
+    "real-cugan",
+    "srmd-ncnn",
+    "upscayl",
+];
+
+fn ncnn_upscaler_named(f: &Finding) -> bool {
+    let reporter = f.facts.get(fact::REPORTED_BY).map_or("", String::as_str);
+    [f.text.as_str(), reporter, f.nearby.as_str()]
+        .iter()
+        .any(|place| {
+            let place = place.to_ascii_lowercase();
+            NCNN_UPSCALERS.iter().any(|n| place.contains(n))
+        })
 }
 
 /// The kind of each program `program_named_in` names; `None` for the
@@ -377,6 +411,37 @@ impl Setting {
             python_without_torch: python_without_torch(f),
         }
     }
+}
+
+/// darknet's own printed form of a CUDA error (`check_error` in its
+/// src/cuda.c, dark_cuda.c in AlexeyAB's fork: `CUDA Error: %s`, with a
+/// capital E; PyTorch prints `CUDA error: %s`), read as darknet's where no
+/// Python shows and darknet's marks are in the message or the writer's
+/// lines around it: its name, YOLO, its .cfg's `subdivisions`, its
+/// `CUDA status Error: file:` line or its sources (`./src/cuda.c`,
+/// `./src/utils.c`). The assertion after the error or `Cuda malloc failed`
+/// already name it (`reported_by`).
+pub(crate) fn darknet_shows(f: &Finding) -> bool {
+    if f.facts
+        .get(fact::REPORTED_BY)
+        .is_some_and(|r| r == "darknet")
+    {
+        return true;
+    }
+    if f.traceback.is_some() || f.exception.is_some() || !f.text.contains("CUDA Error: ") {
+        return false;
+    }
+    static MARKS: crate::GatedRegex = crate::GatedRegex::new(
+        &[
+            "darknet",
+            "yolo",
+            "subdivision",
+            "cuda status error",
+            "/src/",
+        ],
+        r"(?i)darknet|\byolo|subdivision|CUDA status Error: file:|\./src/(?:dark_)?cuda\.c|\./src/utils\.c",
+    );
+    MARKS.is_match(&f.text) || MARKS.is_match(&f.nearby)
 }
 
 /// Python packages that run without PyTorch, as their directories show in
@@ -1055,10 +1120,11 @@ mod program_fixes {
             fix_ids(&f),
             ["darknet-smaller-passes", "check-what-holds-gpu"]
         );
-        // Without darknet's line, the same CUDA error stays PyTorch's reading.
+        // Without darknet's line, the capital-E form is still no PyTorch
+        // message (PyTorch prints `CUDA error:`): no PyTorch API for it.
         let bare = only("CUDA Error: out of memory\n");
         assert_eq!(Setting::of(&bare).program, Program::Unknown);
-        assert!(fix_ids(&bare).contains(&"leave-room-outside-torch-cache"));
+        assert!(!fix_ids(&bare).contains(&"leave-room-outside-torch-cache"));
     }
 
     // fixtures/wild/1283.txt (llama.cpp's ggml-cuda on a GPU its build left out).
@@ -1436,7 +1502,8 @@ mod program_fixes {
     }
 
     /// Frameworks and tools the rest of the explainer does not read, by
-    /// their own messages: MXNet (1436), DirectML (1544), ncnn (1533).
+    /// their own messages: MXNet (1436), DirectML (1544), ncnn (1533, whose
+    /// paste names no upscaler: no upscaler's `-t`).
     #[test]
     fn a_named_framework_or_tool_gets_its_own_levers() {
         for (number, name, fix, word, word_zh) in [
@@ -1457,9 +1524,9 @@ mod program_fixes {
             (
                 "1533",
                 "an ncnn-vulkan tool",
-                "ncnn-smaller-tiles",
-                "-t 200",
-                "-t 200",
+                "ncnn-smaller-job",
+                "--help",
+                "--help",
             ),
         ] {
             let (named, ids, en, zh) = first(number);

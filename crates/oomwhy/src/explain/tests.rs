@@ -1627,7 +1627,8 @@ mod sixth_holdout_first_fixes {
     }
 
     /// CNTK's own CUDA wrapper (`; expr=cudaMalloc(...)`, 1648) is not
-    /// explained through PyTorch's cache; a bare CUDA error still is.
+    /// explained through PyTorch's cache; nor is another program's
+    /// capital-E `CUDA Error:` with no Python in sight.
     #[test]
     fn another_program_s_cuda_wrapper_is_not_pytorch() {
         let cntk = include_str!("../../../../fixtures/wild/1648.txt");
@@ -1638,7 +1639,7 @@ mod sixth_holdout_first_fixes {
         );
         let bare = fix_ids("CUDA Error: out of memory\n");
         assert!(
-            bare.iter().any(|x| x == "leave-room-outside-torch-cache"),
+            !bare.iter().any(|x| x == "leave-room-outside-torch-cache"),
             "{bare:?}"
         );
     }
@@ -1837,4 +1838,63 @@ fn cuda_numbers_from_before_10_1_stay_as_printed() {
         Some("cudaErrorStartupFailure")
     );
     assert_eq!(crate::codes::cuda_runtime_before_10_1(700), None);
+}
+
+/// darknet's own `CUDA Error: out of memory` (capital E), with its .cfg's
+/// subdivisions in the writer's lines: darknet's levers, not PyTorch's.
+#[test]
+fn darknet_form_with_its_cfg_nearby_gets_darknet_levers() {
+    let text = "yolo4训练数据遇到的问题\n\n1.CUDA Error: out of memory\n\n\ncfg文件参数修改\nsubdivision:这个参数很有意思的,它会让你的每一个batch不是一下子都丢到网络里。\n";
+    let findings = decode_str(text);
+    assert_eq!(findings.len(), 1);
+    let fixes: Vec<&str> = findings[0]
+        .diagnosis
+        .fixes
+        .iter()
+        .map(|x| x.id.as_str())
+        .collect();
+    assert_eq!(fixes.first(), Some(&"darknet-smaller-passes"), "{fixes:?}");
+    let all = format!("{:?}", findings[0].diagnosis);
+    assert!(!all.contains("set_per_process_memory_fraction"), "{all}");
+    assert!(!all.contains("PyTorch's allocator"), "{all}");
+}
+
+/// Another program's capital-E form with no Python and no darknet marks:
+/// no PyTorch API either.
+#[test]
+fn capital_e_cuda_error_without_python_is_not_pytorch() {
+    let findings = decode_str("CUDA Error: out of memory\n");
+    assert_eq!(findings.len(), 1);
+    let all = format!("{:?}", findings[0].diagnosis);
+    assert!(!all.contains("torch.cuda"), "{all}");
+    assert!(!all.contains("outside_allocator_oom"), "{all}");
+}
+
+/// A text-to-image ncnn tool is not a tiled upscaler: no `-t`, and an
+/// output the user calls noise is not called unharmed.
+#[test]
+fn unknown_ncnn_tool_gets_no_upscaler_levers() {
+    let text = "When running with an RTX 3090 with 24gb VRAM and 64gb system RAM, I am getting lots of `vkAllocateMemory failed -2` errors. The image is completed regardless, but is just random noise.\n\n./zimage-ncnn-vulkan -m z-image-ncnn/z-image-turbo/ \n[0 NVIDIA GeForce RTX 3090]  queueC=2[8]  queueT=1[2]  rebar=1  r-score=91\n";
+    let findings = decode_str(text);
+    assert_eq!(findings.len(), 1);
+    let d = &findings[0].diagnosis;
+    let all = format!("{d:?}");
+    assert!(
+        !d.fixes.iter().any(|x| x.id == "ncnn-smaller-tiles"),
+        "{all}"
+    );
+    assert!(!all.contains("-t 200"), "{all}");
+    assert!(!all.contains("did not stop the work"), "{all}");
+    assert!(d.fixes.iter().any(|x| x.id == "ncnn-smaller-job"), "{all}");
+}
+
+/// A named upscaler keeps its tile option.
+#[test]
+fn named_ncnn_upscaler_keeps_tile_lever() {
+    let text = "realesrgan-ncnn-vulkan.exe -i in.png -o out.png\nvkAllocateMemory failed -2\n";
+    let d = &decode_str(text)[0].diagnosis;
+    assert!(
+        d.fixes.iter().any(|x| x.id == "ncnn-smaller-tiles"),
+        "{d:?}"
+    );
 }
