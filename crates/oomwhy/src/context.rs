@@ -303,6 +303,11 @@ struct PhaseRule {
     functions: &'static [&'static str],
     /// Matched against the code line (substring).
     code: &'static [&'static str],
+    /// A function of one file (path substring, exact function name): for
+    /// files that hold other phases' functions too (`Module.to` and
+    /// `Module._call_impl` share `torch/nn/modules/module.py`). Strong
+    /// evidence, like a file.
+    in_file: &'static [(&'static str, &'static str)],
 }
 
 /// In priority order: a backward pass that recomputes a forward (activation
@@ -330,12 +335,14 @@ const PHASE_RULES: &[PhaseRule] = &[
             "codegen_and_compile",
         ],
         code: &["torch.compile("],
+        in_file: &[],
     },
     PhaseRule {
         name: "backward",
         files: &["torch/autograd/", "torch/_tensor.py"],
         functions: &["backward", "_engine_run_backward", "run_backward"],
         code: &[".backward(", "backward(loss", "autograd.grad("],
+        in_file: &[],
     },
     PhaseRule {
         name: "optimizer_step",
@@ -353,6 +360,7 @@ const PHASE_RULES: &[PhaseRule] = &[
             "opt.step(",
             "scaler.step(",
         ],
+        in_file: &[],
     },
     PhaseRule {
         name: "checkpoint",
@@ -370,6 +378,7 @@ const PHASE_RULES: &[PhaseRule] = &[
             "load_checkpoint(",
             "load_file(",
         ],
+        in_file: &[],
     },
     PhaseRule {
         name: "model_load",
@@ -384,6 +393,10 @@ const PHASE_RULES: &[PhaseRule] = &[
             "load_pretrained",
             "load_state_dict",
             "_load_state_dict_into_meta_model",
+            "prepare_model",
+            "dispatch_model",
+            "load_checkpoint_and_dispatch",
+            "set_module_tensor_to_device",
             "_apply",
             "cuda",
             "to",
@@ -399,6 +412,36 @@ const PHASE_RULES: &[PhaseRule] = &[
             ".to(\"cuda",
             ".cuda()",
             "model.to(",
+            "accelerator.prepare(",
+            "deepspeed.initialize(",
+        ],
+        // Placing a model on its devices: accelerate's `prepare_model`
+        // (inside `Accelerator.prepare`), DeepSpeed's engine and FSDP
+        // wrapping a module (both move and shard its parameters in their
+        // constructors), Hugging Face's `pipeline()` factory and
+        // diffusers' loaders, and `Module.to`/`.cuda()`/`.half()`, which
+        // convert every parameter through `_apply`.
+        in_file: &[
+            ("accelerate/accelerator.py", "prepare_model"),
+            ("accelerate/big_modeling.py", "dispatch_model"),
+            ("accelerate/big_modeling.py", "load_checkpoint_and_dispatch"),
+            ("deepspeed/runtime/engine.py", "__init__"),
+            ("deepspeed/runtime/engine.py", "_configure_distributed_model"),
+            ("deepspeed/__init__.py", "initialize"),
+            ("fsdp/fully_sharded_data_parallel.py", "__init__"),
+            ("fsdp/_init_utils.py", "_init_param_handle_from_module"),
+            ("fsdp/_init_utils.py", "_move_module_to_device"),
+            ("transformers/pipelines/__init__.py", "pipeline"),
+            ("diffusers/pipelines/pipeline_utils.py", "from_pretrained"),
+            ("diffusers/pipelines/pipeline_utils.py", "to"),
+            ("diffusers/pipelines/pipeline_loading_utils.py", "load_sub_model"),
+            ("diffusers/models/modeling_utils.py", "from_pretrained"),
+            ("diffusers/models/model_loading_utils.py", "load_model_dict_into_meta"),
+            ("torch/nn/modules/module.py", "to"),
+            ("torch/nn/modules/module.py", "cuda"),
+            ("torch/nn/modules/module.py", "half"),
+            ("torch/nn/modules/module.py", "_apply"),
+            ("torch/nn/modules/module.py", "convert"),
         ],
     },
     PhaseRule {
@@ -412,6 +455,7 @@ const PHASE_RULES: &[PhaseRule] = &[
             "default_collate",
         ],
         code: &["next(iter(", "for batch in", "DataLoader("],
+        in_file: &[],
     },
     PhaseRule {
         name: "evaluation",
@@ -438,6 +482,7 @@ const PHASE_RULES: &[PhaseRule] = &[
             "evaluate(",
             "validate(",
         ],
+        in_file: &[],
     },
     PhaseRule {
         name: "forward",
@@ -450,6 +495,7 @@ const PHASE_RULES: &[PhaseRule] = &[
             "compute_loss",
         ],
         code: &["model(", "self.model(", "outputs = ", "logits = "],
+        in_file: &[],
     },
 ];
 
@@ -470,7 +516,12 @@ pub fn infer_phase(traceback: Option<&Traceback>) -> Phase {
             if rule.code.iter().any(|c| code.contains(c)) {
                 strong = true;
                 evidence.push(format!("{}:{} `{}`", short_path(&file), frame.line, code));
-            } else if rule.files.iter().any(|f| file.contains(f)) {
+            } else if rule.files.iter().any(|f| file.contains(f))
+                || rule
+                    .in_file
+                    .iter()
+                    .any(|(f, function)| frame.function == *function && file.contains(f))
+            {
                 strong = true;
                 evidence.push(format!(
                     "{}:{} in {}",
