@@ -426,7 +426,10 @@ const PHASE_RULES: &[PhaseRule] = &[
             ("accelerate/big_modeling.py", "dispatch_model"),
             ("accelerate/big_modeling.py", "load_checkpoint_and_dispatch"),
             ("deepspeed/runtime/engine.py", "__init__"),
-            ("deepspeed/runtime/engine.py", "_configure_distributed_model"),
+            (
+                "deepspeed/runtime/engine.py",
+                "_configure_distributed_model",
+            ),
             ("deepspeed/__init__.py", "initialize"),
             ("fsdp/fully_sharded_data_parallel.py", "__init__"),
             ("fsdp/_init_utils.py", "_init_param_handle_from_module"),
@@ -434,9 +437,15 @@ const PHASE_RULES: &[PhaseRule] = &[
             ("transformers/pipelines/__init__.py", "pipeline"),
             ("diffusers/pipelines/pipeline_utils.py", "from_pretrained"),
             ("diffusers/pipelines/pipeline_utils.py", "to"),
-            ("diffusers/pipelines/pipeline_loading_utils.py", "load_sub_model"),
+            (
+                "diffusers/pipelines/pipeline_loading_utils.py",
+                "load_sub_model",
+            ),
             ("diffusers/models/modeling_utils.py", "from_pretrained"),
-            ("diffusers/models/model_loading_utils.py", "load_model_dict_into_meta"),
+            (
+                "diffusers/models/model_loading_utils.py",
+                "load_model_dict_into_meta",
+            ),
             ("torch/nn/modules/module.py", "to"),
             ("torch/nn/modules/module.py", "cuda"),
             ("torch/nn/modules/module.py", "half"),
@@ -1218,6 +1227,98 @@ mod tests {
             ("forward", "low")
         );
         assert_eq!(infer_phase(None).name, "unknown");
+    }
+
+    /// Placing a model on its devices, as real pastes' frames show it:
+    /// accelerate's `prepare_model` under `accelerator.prepare(` in a LoRA
+    /// training script (cut before its exception line), and `Module.to`
+    /// converting every parameter (fixtures/wild/1741.txt); frames of the
+    /// same file in a forward pass are no placement.
+    #[test]
+    fn model_placement_frames_are_model_load() {
+        let tb = |frames: &[(&str, &str, &str)]| Traceback {
+            frames: frames
+                .iter()
+                .map(|(file, function, code)| Frame {
+                    file: file.to_string(),
+                    line: 1,
+                    function: function.to_string(),
+                    code: (!code.is_empty()).then(|| code.to_string()),
+                })
+                .collect(),
+            omitted_frames: 0,
+            chained: vec![],
+        };
+        let prepare = tb(&[
+            (
+                "D:\\lora-scripts\\sd-scripts\\train_network.py",
+                "train",
+                "unet, text_encoder, network, optimizer, train_dataloader, lr_scheduler = accelerator.prepare(",
+            ),
+            (
+                "D:\\lora-scripts\\venv\\lib\\site-packages\\accelerate\\accelerator.py",
+                "_prepare_one",
+                "return self.prepare_model(obj, device_placement=device_placement)",
+            ),
+            (
+                "D:\\lora-scripts\\venv\\lib\\site-packages\\accelerate\\accelerator.py",
+                "prepare_model",
+                "model",
+            ),
+        ]);
+        let phase = infer_phase(Some(&prepare));
+        assert_eq!(
+            (phase.name.as_str(), phase.confidence.as_str()),
+            ("model_load", "high")
+        );
+        // Without the caller's line, the frame in accelerate still says it.
+        let inner = tb(&[(
+            "site-packages/accelerate/accelerator.py",
+            "prepare_model",
+            "model",
+        )]);
+        assert_eq!(infer_phase(Some(&inner)).confidence, "high");
+        let to = tb(&[
+            (
+                "whisper\\__init__.py",
+                "load_model",
+                "return model.to(device)",
+            ),
+            (
+                "torch\\nn\\modules\\module.py",
+                "to",
+                "return self._apply(convert)",
+            ),
+            (
+                "torch\\nn\\modules\\module.py",
+                "_apply",
+                "module._apply(fn)",
+            ),
+        ]);
+        assert_eq!(infer_phase(Some(&to)).name, "model_load");
+        let engine = tb(&[
+            (
+                "train.py",
+                "main",
+                "model_engine, optimizer, _, _ = deepspeed.initialize(",
+            ),
+            ("deepspeed/runtime/engine.py", "__init__", ""),
+        ]);
+        assert_eq!(infer_phase(Some(&engine)).name, "model_load");
+        let forward = tb(&[
+            ("train.py", "step", "out = net(x)"),
+            (
+                "torch/nn/modules/module.py",
+                "_call_impl",
+                "return forward_call(*args)",
+            ),
+            (
+                "deepspeed/runtime/engine.py",
+                "forward",
+                "loss = self.module(*inputs)",
+            ),
+        ]);
+        assert_eq!(infer_phase(Some(&forward)).name, "forward");
     }
 
     /// The engine a pasted command line launched (an SGLang paste,

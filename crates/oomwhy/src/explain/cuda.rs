@@ -544,6 +544,19 @@ mod tests {
         (ids, f.explain.join(" "), said)
     }
 
+    /// An old PyTorch's storage OOM whose traceback is in the validation
+    /// loop (fixtures/wild/2546.txt, memory jumping during validation):
+    /// autograd kept during evaluation is the first thing to rule out, in
+    /// that release's API.
+    #[test]
+    fn a_thc_oom_in_evaluation_leads_with_no_grad() {
+        let paste = include_str!("../../../../fixtures/wild/2546.txt");
+        let (ids, _, said) = fixes_and_code(paste);
+        assert_eq!(ids[0], "eval-without-autograd", "{ids:?}");
+        assert!(said.contains("torch.no_grad()"), "{said}");
+        assert!(said.contains("volatile=True"), "{said}");
+    }
+
     /// Old PyTorch's THC error at THCStorage.cu is a tensor's storage
     /// (fixtures/cuda_thc_runtime_error_2.log): the workload first, no
     /// outside-the-allocator framing. A THC error elsewhere
