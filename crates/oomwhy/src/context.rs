@@ -303,6 +303,11 @@ struct PhaseRule {
     functions: &'static [&'static str],
     /// Matched against the code line (substring).
     code: &'static [&'static str],
+    /// A function of one file (path substring, exact function name): for
+    /// files that hold other phases' functions too (`Module.to` and
+    /// `Module._call_impl` share `torch/nn/modules/module.py`). Strong
+    /// evidence, like a file.
+    in_file: &'static [(&'static str, &'static str)],
 }
 
 /// In priority order: a backward pass that recomputes a forward (activation
@@ -330,12 +335,14 @@ const PHASE_RULES: &[PhaseRule] = &[
             "codegen_and_compile",
         ],
         code: &["torch.compile("],
+        in_file: &[],
     },
     PhaseRule {
         name: "backward",
         files: &["torch/autograd/", "torch/_tensor.py"],
         functions: &["backward", "_engine_run_backward", "run_backward"],
         code: &[".backward(", "backward(loss", "autograd.grad("],
+        in_file: &[],
     },
     PhaseRule {
         name: "optimizer_step",
@@ -353,6 +360,7 @@ const PHASE_RULES: &[PhaseRule] = &[
             "opt.step(",
             "scaler.step(",
         ],
+        in_file: &[],
     },
     PhaseRule {
         name: "checkpoint",
@@ -370,6 +378,7 @@ const PHASE_RULES: &[PhaseRule] = &[
             "load_checkpoint(",
             "load_file(",
         ],
+        in_file: &[],
     },
     PhaseRule {
         name: "model_load",
@@ -384,6 +393,10 @@ const PHASE_RULES: &[PhaseRule] = &[
             "load_pretrained",
             "load_state_dict",
             "_load_state_dict_into_meta_model",
+            "prepare_model",
+            "dispatch_model",
+            "load_checkpoint_and_dispatch",
+            "set_module_tensor_to_device",
             "_apply",
             "cuda",
             "to",
@@ -399,6 +412,45 @@ const PHASE_RULES: &[PhaseRule] = &[
             ".to(\"cuda",
             ".cuda()",
             "model.to(",
+            "accelerator.prepare(",
+            "deepspeed.initialize(",
+        ],
+        // Placing a model on its devices: accelerate's `prepare_model`
+        // (inside `Accelerator.prepare`), DeepSpeed's engine and FSDP
+        // wrapping a module (both move and shard its parameters in their
+        // constructors), Hugging Face's `pipeline()` factory and
+        // diffusers' loaders, and `Module.to`/`.cuda()`/`.half()`, which
+        // convert every parameter through `_apply`.
+        in_file: &[
+            ("accelerate/accelerator.py", "prepare_model"),
+            ("accelerate/big_modeling.py", "dispatch_model"),
+            ("accelerate/big_modeling.py", "load_checkpoint_and_dispatch"),
+            ("deepspeed/runtime/engine.py", "__init__"),
+            (
+                "deepspeed/runtime/engine.py",
+                "_configure_distributed_model",
+            ),
+            ("deepspeed/__init__.py", "initialize"),
+            ("fsdp/fully_sharded_data_parallel.py", "__init__"),
+            ("fsdp/_init_utils.py", "_init_param_handle_from_module"),
+            ("fsdp/_init_utils.py", "_move_module_to_device"),
+            ("transformers/pipelines/__init__.py", "pipeline"),
+            ("diffusers/pipelines/pipeline_utils.py", "from_pretrained"),
+            ("diffusers/pipelines/pipeline_utils.py", "to"),
+            (
+                "diffusers/pipelines/pipeline_loading_utils.py",
+                "load_sub_model",
+            ),
+            ("diffusers/models/modeling_utils.py", "from_pretrained"),
+            (
+                "diffusers/models/model_loading_utils.py",
+                "load_model_dict_into_meta",
+            ),
+            ("torch/nn/modules/module.py", "to"),
+            ("torch/nn/modules/module.py", "cuda"),
+            ("torch/nn/modules/module.py", "half"),
+            ("torch/nn/modules/module.py", "_apply"),
+            ("torch/nn/modules/module.py", "convert"),
         ],
     },
     PhaseRule {
@@ -412,6 +464,7 @@ const PHASE_RULES: &[PhaseRule] = &[
             "default_collate",
         ],
         code: &["next(iter(", "for batch in", "DataLoader("],
+        in_file: &[],
     },
     PhaseRule {
         name: "evaluation",
@@ -438,6 +491,7 @@ const PHASE_RULES: &[PhaseRule] = &[
             "evaluate(",
             "validate(",
         ],
+        in_file: &[],
     },
     PhaseRule {
         name: "forward",
@@ -450,6 +504,7 @@ const PHASE_RULES: &[PhaseRule] = &[
             "compute_loss",
         ],
         code: &["model(", "self.model(", "outputs = ", "logits = "],
+        in_file: &[],
     },
 ];
 
@@ -470,7 +525,12 @@ pub fn infer_phase(traceback: Option<&Traceback>) -> Phase {
             if rule.code.iter().any(|c| code.contains(c)) {
                 strong = true;
                 evidence.push(format!("{}:{} `{}`", short_path(&file), frame.line, code));
-            } else if rule.files.iter().any(|f| file.contains(f)) {
+            } else if rule.files.iter().any(|f| file.contains(f))
+                || rule
+                    .in_file
+                    .iter()
+                    .any(|(f, function)| frame.function == *function && file.contains(f))
+            {
                 strong = true;
                 evidence.push(format!(
                     "{}:{} in {}",
@@ -1195,6 +1255,98 @@ mod tests {
             ("forward", "low")
         );
         assert_eq!(infer_phase(None).name, "unknown");
+    }
+
+    /// Placing a model on its devices, as real pastes' frames show it:
+    /// accelerate's `prepare_model` under `accelerator.prepare(` in a LoRA
+    /// training script (cut before its exception line), and `Module.to`
+    /// converting every parameter (fixtures/wild/1741.txt); frames of the
+    /// same file in a forward pass are no placement.
+    #[test]
+    fn model_placement_frames_are_model_load() {
+        let tb = |frames: &[(&str, &str, &str)]| Traceback {
+            frames: frames
+                .iter()
+                .map(|(file, function, code)| Frame {
+                    file: file.to_string(),
+                    line: 1,
+                    function: function.to_string(),
+                    code: (!code.is_empty()).then(|| code.to_string()),
+                })
+                .collect(),
+            omitted_frames: 0,
+            chained: vec![],
+        };
+        let prepare = tb(&[
+            (
+                "D:\\lora-scripts\\sd-scripts\\train_network.py",
+                "train",
+                "unet, text_encoder, network, optimizer, train_dataloader, lr_scheduler = accelerator.prepare(",
+            ),
+            (
+                "D:\\lora-scripts\\venv\\lib\\site-packages\\accelerate\\accelerator.py",
+                "_prepare_one",
+                "return self.prepare_model(obj, device_placement=device_placement)",
+            ),
+            (
+                "D:\\lora-scripts\\venv\\lib\\site-packages\\accelerate\\accelerator.py",
+                "prepare_model",
+                "model",
+            ),
+        ]);
+        let phase = infer_phase(Some(&prepare));
+        assert_eq!(
+            (phase.name.as_str(), phase.confidence.as_str()),
+            ("model_load", "high")
+        );
+        // Without the caller's line, the frame in accelerate still says it.
+        let inner = tb(&[(
+            "site-packages/accelerate/accelerator.py",
+            "prepare_model",
+            "model",
+        )]);
+        assert_eq!(infer_phase(Some(&inner)).confidence, "high");
+        let to = tb(&[
+            (
+                "whisper\\__init__.py",
+                "load_model",
+                "return model.to(device)",
+            ),
+            (
+                "torch\\nn\\modules\\module.py",
+                "to",
+                "return self._apply(convert)",
+            ),
+            (
+                "torch\\nn\\modules\\module.py",
+                "_apply",
+                "module._apply(fn)",
+            ),
+        ]);
+        assert_eq!(infer_phase(Some(&to)).name, "model_load");
+        let engine = tb(&[
+            (
+                "train.py",
+                "main",
+                "model_engine, optimizer, _, _ = deepspeed.initialize(",
+            ),
+            ("deepspeed/runtime/engine.py", "__init__", ""),
+        ]);
+        assert_eq!(infer_phase(Some(&engine)).name, "model_load");
+        let forward = tb(&[
+            ("train.py", "step", "out = net(x)"),
+            (
+                "torch/nn/modules/module.py",
+                "_call_impl",
+                "return forward_call(*args)",
+            ),
+            (
+                "deepspeed/runtime/engine.py",
+                "forward",
+                "loss = self.module(*inputs)",
+            ),
+        ]);
+        assert_eq!(infer_phase(Some(&forward)).name, "forward");
     }
 
     /// The engine a pasted command line launched (an SGLang paste,

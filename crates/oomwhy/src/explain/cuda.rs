@@ -279,7 +279,20 @@ fn runtime_oom_fixes(f: &Finding, out: &mut Vec<Fix>) {
     // A tensor's storage in old PyTorch: the work itself is as likely as
     // another process, and no library's workspace is involved.
     let storage = f.era == Some(Era::Thc) && thc_storage(f);
-    if storage {
+    // The phase the traceback shows decides what the tensors were: an
+    // evaluation that keeps autograd's graph, or the parameters being placed.
+    if storage && f.phase.name == "evaluation" {
+        out.push(fix(
+            &super::torch::EVAL_WITHOUT_AUTOGRAD,
+            say!(
+                en: "Run evaluation under `with torch.no_grad():` (PyTorch ≥ 0.4; before it, wrap the inputs as Variable(x, volatile=True)) and call model.eval(): without it every activation is kept for a backward pass that never comes. Sum the loss as a number (loss.item(), loss.data[0] before 0.4), not the tensor, which keeps each batch's graph alive.",
+                zh: "评估放在 `with torch.no_grad():` 里运行（PyTorch ≥ 0.4；更早的版本把输入包成 Variable(x, volatile=True)），并调用 model.eval()：不这样做，每个激活值都会为一个永远不会到来的反向传播留着。累加 loss 时用数值（loss.item()，0.4 之前用 loss.data[0]），不要累加张量本身，否则每个 batch 的计算图都会一直留着。"
+            ),
+        ));
+    }
+    if storage && f.phase.name == "model_load" {
+        out.push(super::common::loading_fix_for(f));
+    } else if storage {
         out.push(fix(
             &REDUCE_WORKLOAD,
             say!(
@@ -541,6 +554,19 @@ mod tests {
             .map(|x| x.how.clone())
             .collect::<String>();
         (ids, f.explain.join(" "), said)
+    }
+
+    /// An old PyTorch's storage OOM whose traceback is in the validation
+    /// loop (fixtures/wild/2546.txt, memory jumping during validation):
+    /// autograd kept during evaluation is the first thing to rule out, in
+    /// that release's API.
+    #[test]
+    fn a_thc_oom_in_evaluation_leads_with_no_grad() {
+        let paste = include_str!("../../../../fixtures/wild/2546.txt");
+        let (ids, _, said) = fixes_and_code(paste);
+        assert_eq!(ids[0], "eval-without-autograd", "{ids:?}");
+        assert!(said.contains("torch.no_grad()"), "{said}");
+        assert!(said.contains("volatile=True"), "{said}");
     }
 
     /// Old PyTorch's THC error at THCStorage.cu is a tensor's storage

@@ -2787,7 +2787,7 @@ const TENSORS_KEPT_ACROSS_STEPS: FixSpec = FixSpec::new(
 .frameworks(&[Framework::PyTorch])
 .sources(&["PyTorch documentation: Understanding CUDA Memory Usage (_record_memory_history)"]);
 
-const EVAL_WITHOUT_AUTOGRAD: FixSpec = FixSpec::new(
+pub(super) const EVAL_WITHOUT_AUTOGRAD: FixSpec = FixSpec::new(
     "eval-without-autograd",
     "Run evaluation without autograd",
     "评估时关闭 autograd",
