@@ -474,7 +474,8 @@ fn prose_report(line: &str) -> Option<(Statement, usize)> {
         return prose_report_korean(line)
             .or_else(|| prose_oom_killer(line))
             .or_else(|| prose_run_report(line))
-            .or_else(|| prose_killed_chinese(line));
+            .or_else(|| prose_killed_chinese(line))
+            .or_else(|| bug_title(line));
     };
     let whole = c.get(0)?;
     let between = c.get(1).map_or("", |m| m.as_str());
@@ -568,7 +569,8 @@ fn prose_oom_killer(line: &str) -> Option<(Statement, usize)> {
 /// (`my training`), or an adverb of a repeated observation (`always`,
 /// `still`, `suddenly`, `again`). Not a condition (`if`, `unless`,
 /// `whenever`, `to avoid`), a modal or a negation between subject and verb,
-/// nor a question. A kill with `it` or in the present (`when i run the
+/// nor a guess or an inference (`I guess`, `likely`, `I get that`), nor a
+/// question. A kill with `it` or in the present (`when i run the
 /// Inference the process is killed`) needs the first person in its
 /// sentence; `my job was killed` is the poster's by its subject; `the
 /// process is killed when ...` explains.
@@ -594,9 +596,13 @@ fn prose_run_report(line: &str) -> Option<(Statement, usize)> {
             constant_regex(
                 r"(?i)\b(?:not|never|no|longer|don't|didn't|won't|wouldn't|can't|cannot|would|will|could|should|might|may|to|avoid|stopped|used|if|when)\b|n't\b",
             ),
-            constant_regex(
+            // A condition, or a guess or an inference about a kill not
+            // seen (`I get that the process was killed`, `You likely
+            // exceeded ... and the process got killed`).
+            constant_regex(concat!(
                 r"(?i)\b(?:if|unless|whenever|whether|avoid|avoiding|prevent|without|until|in case|so that|make sure|ensure)\b",
-            ),
+                r"|(?i)\b(?:get that|guess|think|assume|suppose|believe|suspect|understand|know|probably|likely|maybe|perhaps|possibly|seems?|means?)\b",
+            )),
         ]
     });
     let c = report.captures(line)?;
@@ -640,6 +646,31 @@ fn prose_run_report(line: &str) -> Option<(Statement, usize)> {
     )
 }
 
+/// An issue's title that files a bug (`[Bug]`, `[BUG]`, `Bug:`, a heading
+/// or not) and names a device's out of memory or an out-of-memory class as
+/// what happens (`# [Bug] ...: XPU OutOfMemoryError on first tensor
+/// allocation when 2x Arc B580 are visible`): the poster's own failure,
+/// as their first-person report is. Not a title that says the error is
+/// missing, expected or wrong (`not raised`, `instead of`, `should`,
+/// `misleading`): that bug is about the message, not a failure.
+fn bug_title(line: &str) -> Option<(Statement, usize)> {
+    static RE: OnceLock<(Regex, Regex)> = OnceLock::new();
+    let (title, about_message) = RE.get_or_init(|| {
+        (
+            constant_regex(concat!(
+                r"^\s*(?:#{1,3}\s*)?(?:\[(?:bug|Bug|BUG)\]|(?:bug|Bug|BUG):)\s*.*?",
+                r#"(?:\b(?i:cuda|gpu|xpu|hip|rocm|mps|npu|vram)\s+(?i:out\s+of\s+memory)\b"#,
+                r"|(?:\b|_)OutOfMemory(?:Error|Exception)\b)",
+            )),
+            constant_regex(
+                r"(?i)\b(?:not|never|no|instead|should|expected|rather|misleading|wrong|incorrect|message|handle|handling|catch|support|feature|add|request|docs?|documentation)\b|n't\b|\?",
+            ),
+        )
+    });
+    let m = title.find(line)?;
+    (!about_message.is_match(line)).then_some((Statement::ProseReport, m.start()))
+}
+
 /// The poster's account in Chinese of their process killed as memory ran
 /// out (`内存崩掉了,然后被系统强杀`, `mem 中native 狂飙,直接被杀死`): a
 /// memory word before a passive kill (`被`, the system or not, `杀死`,
@@ -659,8 +690,7 @@ fn prose_killed_chinese(line: &str) -> Option<(Statement, usize)> {
     let m = kill.find(line)?;
     let start = line[..m.start()]
         .char_indices()
-        .filter(|&(_, c)| ends(c))
-        .last()
+        .rfind(|&(_, c)| ends(c))
         .map_or(0, |(i, c)| i + c.len_utf8());
     let end = line[m.start()..]
         .find(ends)
@@ -920,9 +950,10 @@ impl Family for Grammar {
             // Also the out-of-memory killer named in prose (`the OOM killer
             // would start taking out ...`): one literal, `kille`, for both.
             "kille",
-            // The same kill told in Chinese (`直接被杀死`): on the piece of
-            // `杀死` that bash's `已杀死` needs.
-            "被杀死",
+            // The same kill told in Chinese (`直接被杀死`): `杀死`, the piece
+            // bash's `已杀死` needs, stands for both, so the prefilter
+            // gains no literal.
+            "杀死",
             "Killed",
             "return code = -9",
             "Traceback (most recent call last)",
@@ -1127,7 +1158,10 @@ impl Family for Grammar {
                 let device = joined.to_ascii_lowercase();
                 finding.backend = ["cuda", "xpu", "hip", "rocm", "mps", "npu"]
                     .into_iter()
-                    .find(|b| device.contains(&format!("{b} out of memory")))
+                    .find(|b| {
+                        device.contains(&format!("{b} out of memory"))
+                            || device.contains(&format!("{b} outofmemory"))
+                    })
                     .map(|b| if b == "rocm" { "hip" } else { b }.to_string());
             }
             Statement::WatchdogStuck => {
@@ -2197,6 +2231,7 @@ mod tests {
         // a repeated observation.
         for (line, kind, category) in [
             ("But today it always show \"CUDA out of memory\" when training step and always stop in same train iter (247).", Kind::GenericOom, Category::Oom),
+            ("When I try to use the natural definition data_dmatrix = xgb.DMatrix(data=features, label=labels), the CV crashes with memory overflow when it attempts to reserve 20GB of GPU memory. Why is CV so memory-hungry???", Kind::GenericOom, Category::Oom),
             ("When I logged one day later to check on it, the job had been killed (it said \"killed\" in the terminal).", Kind::HostOomKilled, Category::LikelyOom),
             ("load model时,mem 中native 狂飙,直接被杀死,导致初始化失败。", Kind::HostOomKilled, Category::LikelyOom),
             ("内存崩掉了,然后被系统强杀。", Kind::HostOomKilled, Category::LikelyOom),
@@ -2223,6 +2258,26 @@ mod tests {
             "当内存不足时,进程会被系统杀死。",
             "如果内存不够,程序可能被杀死了。",
             "内存用完了,进程被杀死了吗？",
+        ] {
+            assert!(collect(&[line]).is_none(), "{line}");
+        }
+    }
+
+    #[test]
+    fn a_bug_title_naming_an_out_of_memory_class_reports_it() {
+        // A real issue's title (fixtures/wild/2548.txt).
+        let title = "# [Bug] intel/llm-scaler-vllm:latest (1.4 / vLLM 0.14.0 / PyTorch 2.10): XPU OutOfMemoryError on first tensor allocation when 2x Arc B580 are visible";
+        let f = collect(&[title]).unwrap_or_else(|| panic!("{title}"));
+        assert_eq!((f.kind, f.category), (Kind::GenericOom, Category::Oom));
+        assert_eq!(f.backend.as_deref(), Some("xpu"));
+        assert_eq!(f.facts["stated_in_prose"], "true");
+        // Not a failure: a bug about the message, a request, no bug filed.
+        for line in [
+            "# [Bug] OutOfMemoryError is not raised when the allocation fails",
+            "[Bug] Device lost instead of OutOfMemoryError on XPU",
+            "[Bug] CUDA out of memory message should name the device",
+            "[Feature] Catch torch.OutOfMemoryError and retry with a smaller batch",
+            "# XPU OutOfMemoryError on first tensor allocation",
         ] {
             assert!(collect(&[line]).is_none(), "{line}");
         }
