@@ -485,7 +485,11 @@ fn prose_report(line: &str) -> Option<(Statement, usize)> {
         )
     });
     let Some(c) = report.captures(line) else {
-        return prose_report_korean(line).or_else(|| prose_oom_killer(line));
+        return prose_report_korean(line)
+            .or_else(|| prose_oom_killer(line))
+            .or_else(|| prose_run_report(line))
+            .or_else(|| prose_killed_chinese(line))
+            .or_else(|| bug_title(line));
     };
     let whole = c.get(0)?;
     let between = c.get(1).map_or("", |m| m.as_str());
@@ -568,6 +572,164 @@ fn prose_oom_killer(line: &str) -> Option<(Statement, usize)> {
         .is_some_and(|rest| rest.contains('?'));
     (first_person.is_match(before) && !condition.is_match(clause) && !question)
         .then_some((Statement::ProseKilled, m.start()))
+}
+
+/// The poster's run as the subject of the failure (`When I try to use X,
+/// the CV crashes with memory overflow when ...`, `But today it always show
+/// "CUDA out of memory" when training step`, `the job had been killed`):
+/// `it`, `my`/`our`/`the` and a noun, then a verb of showing or of failing
+/// with the statement, or `was killed`. The sentence must be the poster's:
+/// first person before the subject (`I`, `my`, `we`), a subject they own
+/// (`my training`), or an adverb of a repeated observation (`always`,
+/// `still`, `suddenly`, `again`). Not a condition (`if`, `unless`,
+/// `whenever`, `to avoid`), a modal or a negation between subject and verb,
+/// nor a guess or an inference (`I guess`, `likely`, `I get that`), nor a
+/// question. A kill with `it` or in the present (`when i run the
+/// Inference the process is killed`) needs the first person in its
+/// sentence; `my job was killed` is the poster's by its subject; `the
+/// process is killed when ...` explains.
+fn prose_run_report(line: &str) -> Option<(Statement, usize)> {
+    static RE: OnceLock<[Regex; 5]> = OnceLock::new();
+    let [report, own, repeated, not_said, condition] = RE.get_or_init(|| {
+        [
+            constant_regex(concat!(
+                r"(?i)(?:^|[^\w'])(?P<subject>it|(?:my|our|the)\s+(?:[\w-]+\s+){0,2}?[\w-]+)\s+",
+                r"(?P<between>(?:[a-z']+\s+){0,2}?)(?:",
+                r"(?:shows?|showed|throws?|threw|gives?|gave|raises?|raised|reports?|reported)\s+",
+                r"|(?:crash|fail|die|stop|abort)(?:s|es|ed|d)?\s+with\s+",
+                r")(?:an?\s+|the\s+)?(?:error\s+)?(?:",
+                r#"["'`]?(?:cuda|gpu|xpu|hip|rocm|mps|npu|vram)\s+out\s+of\s+memory\b"#,
+                r#"|["'`]?(?:[A-Za-z_]\w*\.)*\w*(?:OutOfMemory(?:Error|Exception)|ResourceExhaustedError)\b"#,
+                r"|(?:(?:gpu|device|cuda)\s+)?memory\s+overflow\b",
+                r")",
+                r#"|(?:^|[^\w'])(?P<killed>(?P<ksubject>it|(?:my|our|the)\s+(?:[\w-]+\s+){0,2}?(?:job|jobs|process|processes|training|program|script|run|task|container|notebook|kernel|session))\s+"#,
+                r#"(?:(?P<past>had\s+been|has\s+been|have\s+been|was|were|got)|is|are|gets|keeps\s+getting)\s+(?:(?:just|already|then|eventually|finally|suddenly|simply|always)\s+)?killed\b)"#,
+            )),
+            constant_regex(r"(?:^|[^\w'])(?:I|i|I'm|I've|my|My|we|We|our|Our)(?:[^\w']|$)"),
+            constant_regex(r"(?i)\b(?:always|still|suddenly|again|keeps|kept)\b"),
+            constant_regex(
+                r"(?i)\b(?:not|never|no|longer|don't|didn't|won't|wouldn't|can't|cannot|would|will|could|should|might|may|to|avoid|stopped|used|if|when)\b|n't\b",
+            ),
+            // A condition, or a guess or an inference about a kill not
+            // seen (`I get that the process was killed`, `You likely
+            // exceeded ... and the process got killed`).
+            constant_regex(concat!(
+                r"(?i)\b(?:if|unless|whenever|whether|avoid|avoiding|prevent|without|until|in case|so that|make sure|ensure)\b",
+                r"|(?i)\b(?:get that|guess|think|assume|suppose|believe|suspect|understand|know|probably|likely|maybe|perhaps|possibly|seems?|means?)\b",
+            )),
+        ]
+    });
+    let c = report.captures(line)?;
+    let whole = c.get(0)?;
+    let killed = c.name("killed").is_some();
+    let subject = c.name("subject").or(c.name("ksubject"))?;
+    let between = c.name("between").map_or("", |m| m.as_str());
+    let before = &line[..subject.start()];
+    // The sentence so far: a full stop ends one only before a space (a
+    // dotted call, `xgb.DMatrix(...)`, does not).
+    let sentence = [". ", "! ", "? "]
+        .iter()
+        .filter_map(|end| before.rfind(end))
+        .max()
+        .map_or(before, |end| &before[end + 2..]);
+    let question = line[whole.end()..]
+        .split(". ")
+        .next()
+        .is_some_and(|rest| rest.contains('?'));
+    let first_person = own.is_match(sentence);
+    let owned = if killed {
+        // A kill in the present or with `it` is the poster's only in a
+        // sentence they tell (`when i run the Inference the process is
+        // killed`); `the process is killed when ...` explains.
+        first_person
+            || (c.name("past").is_some() && subject.as_str().starts_with(['m', 'M', 'o', 'O']))
+    } else {
+        first_person
+            || subject.as_str().starts_with(['m', 'M', 'o', 'O'])
+            || repeated.is_match(between)
+    };
+    (owned && !not_said.is_match(between) && !condition.is_match(sentence) && !question).then(
+        || {
+            let statement = if killed {
+                Statement::ProseKilled
+            } else {
+                Statement::ProseReport
+            };
+            (statement, subject.start())
+        },
+    )
+}
+
+/// An issue's title that files a bug (`[Bug]`, `[BUG]`, `Bug:`, a heading
+/// or not) and names a device's out of memory or an out-of-memory class as
+/// what happens (`# [Bug] ...: XPU OutOfMemoryError on first tensor
+/// allocation when 2x Arc B580 are visible`): the poster's own failure,
+/// as their first-person report is. Not a title that says the error is
+/// missing, expected or wrong (`not raised`, `instead of`, `should`,
+/// `misleading`): that bug is about the message, not a failure.
+fn bug_title(line: &str) -> Option<(Statement, usize)> {
+    static RE: OnceLock<(Regex, Regex)> = OnceLock::new();
+    let (title, about_message) = RE.get_or_init(|| {
+        (
+            constant_regex(concat!(
+                r"^\s*(?:#{1,3}\s*)?(?:\[(?:bug|Bug|BUG)\]|(?:bug|Bug|BUG):)\s*.*?",
+                r#"(?:\b(?i:cuda|gpu|xpu|hip|rocm|mps|npu|vram)\s+(?i:out\s+of\s+memory)\b"#,
+                r"|(?:\b|_)OutOfMemory(?:Error|Exception)\b)",
+            )),
+            constant_regex(
+                r"(?i)\b(?:not|never|no|instead|should|expected|rather|misleading|wrong|incorrect|message|handle|handling|catch|support|feature|add|request|docs?|documentation)\b|n't\b|\?",
+            ),
+        )
+    });
+    let m = title.find(line)?;
+    (!about_message.is_match(line)).then_some((Statement::ProseReport, m.start()))
+}
+
+/// The poster's account in Chinese of their process killed as memory ran
+/// out (`内存崩掉了,然后被系统强杀`, `mem 中native 狂飙,直接被杀死`): a
+/// memory word before a passive kill (`被`, the system or not, `杀死`,
+/// `强杀`, `杀掉`, `kill`) in one sentence told as past (`了`, `直接`,
+/// `然后`, `结果`). Not a condition or a possibility (`如果`, `若`, `一旦`,
+/// `当`...`时`, `会`, `可能`, `容易`), nor a question: those explain.
+fn prose_killed_chinese(line: &str) -> Option<(Statement, usize)> {
+    static RE: OnceLock<[Regex; 3]> = OnceLock::new();
+    let [memory, kill, told] = RE.get_or_init(|| {
+        [
+            constant_regex(r"(?i)内存|显存|\bmem(?:ory)?\b|\bRAM\b"),
+            constant_regex(r"(?i)被\s*(?:系统|内核|操作系统|oom[- ]?killer)?\s*(?:强杀|杀死|杀掉|kill(?:ed)?\b)"),
+            constant_regex(r"了|直接|然后|结果"),
+        ]
+    });
+    let ends = |c: char| matches!(c, '。' | '！' | '？' | '!' | '?');
+    let m = kill.find(line)?;
+    let start = line[..m.start()]
+        .char_indices()
+        .rfind(|&(_, c)| ends(c))
+        .map_or(0, |(i, c)| i + c.len_utf8());
+    let end = line[m.start()..]
+        .find(ends)
+        .map_or(line.len(), |i| m.start() + i);
+    let sentence = line.get(start..end)?;
+    let said = sentence.replace("当时", "");
+    let hedged = [
+        "如果",
+        "若",
+        "一旦",
+        "当",
+        "会",
+        "可能",
+        "容易",
+        "可以",
+        "是否",
+        "吗",
+        "怎么",
+        "为什么",
+    ]
+    .iter()
+    .any(|w| said.contains(w));
+    let before_kill = line.get(start..m.start())?;
+    (memory.is_match(before_kill) && told.is_match(sentence) && !hedged)
+        .then_some((Statement::ProseKilled, start))
 }
 
 /// Whether a first-person report of a kill names the out-of-memory killer
@@ -802,6 +964,10 @@ impl Family for Grammar {
             // Also the out-of-memory killer named in prose (`the OOM killer
             // would start taking out ...`): one literal, `kille`, for both.
             "kille",
+            // The same kill told in Chinese (`直接被杀死`): `杀死`, the piece
+            // bash's `已杀死` needs, stands for both, so the prefilter
+            // gains no literal.
+            "杀死",
             "Killed",
             "return code = -9",
             "Traceback (most recent call last)",
@@ -1018,7 +1184,10 @@ impl Family for Grammar {
                 let device = joined.to_ascii_lowercase();
                 finding.backend = ["cuda", "xpu", "hip", "rocm", "mps", "npu"]
                     .into_iter()
-                    .find(|b| device.contains(&format!("{b} out of memory")))
+                    .find(|b| {
+                        device.contains(&format!("{b} out of memory"))
+                            || device.contains(&format!("{b} outofmemory"))
+                    })
                     .map(|b| if b == "rocm" { "hip" } else { b }.to_string());
             }
             Statement::WatchdogStuck => {
@@ -2119,6 +2288,65 @@ mod tests {
             "We get a \"Killed\" message when the batch is too large.",
             "I get that the process was killed.",
             "I got killed in the game.",
+        ] {
+            assert!(collect(&[line]).is_none(), "{line}");
+        }
+    }
+
+    #[test]
+    fn the_posters_run_as_the_subject_of_a_report_in_prose() {
+        // Real pastes: the run, not `I`, is the subject; the sentence is the
+        // poster's by its first person, a subject they own, or an adverb of
+        // a repeated observation.
+        for (line, kind, category) in [
+            ("But today it always show \"CUDA out of memory\" when training step and always stop in same train iter (247).", Kind::GenericOom, Category::Oom),
+            ("When I try to use the natural definition data_dmatrix = xgb.DMatrix(data=features, label=labels), the CV crashes with memory overflow when it attempts to reserve 20GB of GPU memory. Why is CV so memory-hungry???", Kind::GenericOom, Category::Oom),
+            ("When I logged one day later to check on it, the job had been killed (it said \"killed\" in the terminal).", Kind::HostOomKilled, Category::LikelyOom),
+            ("load model时,mem 中native 狂飙,直接被杀死,导致初始化失败。", Kind::HostOomKilled, Category::LikelyOom),
+            ("内存崩掉了,然后被系统强杀。", Kind::HostOomKilled, Category::LikelyOom),
+            ("when i run the Inference the process is killed but i don't know why.", Kind::HostOomKilled, Category::LikelyOom),
+            ("I watched the system monitor and found that the memory was completely (99%+) used during load so it was killed, whereas the memory usage was usually only around 20%.", Kind::HostOomKilled, Category::LikelyOom),
+        ] {
+            let f = collect(&[line]).unwrap_or_else(|| panic!("{line}"));
+            assert_eq!((f.kind, f.category), (kind, category), "{line}");
+            assert_eq!(f.facts["stated_in_prose"], "true");
+        }
+        // Not a report: a condition, a modal, a question, the present of a
+        // kill, nobody's run, a possibility or a condition in Chinese.
+        for line in [
+            "If the training crashes with CUDA out of memory, lower the batch size.",
+            "My training will crash with CUDA out of memory with this batch size.",
+            "Does it always show \"CUDA out of memory\" at the same step?",
+            "It shows \"CUDA out of memory\" when the batch is too large.",
+            "The training crashes with CUDA out of memory when the batch is too large.",
+            "The process is killed when the container exceeds its limit.",
+            "In this example, the process was killed by the kernel.",
+            "My job was not killed by the scheduler.",
+            "If it was killed, look for the kernel's lines in dmesg.",
+            "You likely exceeded system memory limits and the process got killed.",
+            "当内存不足时,进程会被系统杀死。",
+            "如果内存不够,程序可能被杀死了。",
+            "内存用完了,进程被杀死了吗？",
+        ] {
+            assert!(collect(&[line]).is_none(), "{line}");
+        }
+    }
+
+    #[test]
+    fn a_bug_title_naming_an_out_of_memory_class_reports_it() {
+        // A real issue's title (fixtures/wild/2548.txt).
+        let title = "# [Bug] intel/llm-scaler-vllm:latest (1.4 / vLLM 0.14.0 / PyTorch 2.10): XPU OutOfMemoryError on first tensor allocation when 2x Arc B580 are visible";
+        let f = collect(&[title]).unwrap_or_else(|| panic!("{title}"));
+        assert_eq!((f.kind, f.category), (Kind::GenericOom, Category::Oom));
+        assert_eq!(f.backend.as_deref(), Some("xpu"));
+        assert_eq!(f.facts["stated_in_prose"], "true");
+        // Not a failure: a bug about the message, a request, no bug filed.
+        for line in [
+            "# [Bug] OutOfMemoryError is not raised when the allocation fails",
+            "[Bug] Device lost instead of OutOfMemoryError on XPU",
+            "[Bug] CUDA out of memory message should name the device",
+            "[Feature] Catch torch.OutOfMemoryError and retry with a smaller batch",
+            "# XPU OutOfMemoryError on first tensor allocation",
         ] {
             assert!(collect(&[line]).is_none(), "{line}");
         }
