@@ -23,6 +23,7 @@ pub mod gpu_lost;
 pub mod grammar;
 pub mod host;
 pub mod inference;
+pub mod launcher;
 pub mod mps;
 pub mod nccl;
 pub mod signal;
@@ -165,6 +166,9 @@ pub static FAMILIES: &[&dyn Family] = &[
     &signal::GdbSignal,
     &signal::CudaGdbException,
     &signal::LauncherSignal,
+    // DeepSpeed's launcher's kills and return code, before the exit-status
+    // spellings of the host family read its `-9`.
+    &launcher::DeepSpeedLauncher,
     &signal::ExitStatusSignal,
     &torch::CutStack,
     // A status-table code the families above did not claim.

@@ -234,6 +234,7 @@ impl Scanner {
                 .or_insert_with(|| engine.to_string());
         }
         finding.nearby = pending.nearby;
+        crate::detect::launcher::weigh_nearby(&mut finding);
         let collected = self.collector.findings.len();
         self.collector.push(finding, rank);
         // A new finding: the next few lines are read for it.

@@ -193,9 +193,11 @@ fn prefilter_stays_small() {
     // 107: resource managers' own kills and warnings (Hadoop's ` is running
     // beyond`, Ray's `memory pressure (OOM)`, Dask's `emory use is high`;
     // YARN's `killed by YARN` falls under `kille`), each on a piece the
-    // prefilter already searches for.
+    // prefilter already searches for;
+    // 108: DeepSpeed's launcher killing its ranks (`sigkill_handler]`, on
+    // the piece `gkil`, which shares `GKIL`'s bucket).
     assert!(
-        literals.len() <= 107,
+        literals.len() <= 108,
         "{} literals: {literals:?}",
         literals.len()
     );
