@@ -700,12 +700,16 @@ fn held_beyond_card(f: &Finding, d: &Diagnosis) -> Ruled {
         .saturating_sub(usize::from(s.allocated_bytes.is_some_and(|a| {
             a > total.saturating_add(tolerance(total) + tolerance(a))
         })))
-        .saturating_sub(usize::from(d.reserved_bytes.zip(s.free_bytes).is_some_and(
-            |(r, free)| {
-                r.saturating_add(free)
-                    > total.saturating_add(tolerance(total) + tolerance(free) + tolerance(r) * 2)
-            },
-        )));
+        .saturating_sub(usize::from(
+            d.reserved_bytes
+                .zip(s.free_bytes)
+                .is_some_and(|(r, free)| {
+                    r.saturating_add(free)
+                        > total.saturating_add(
+                            tolerance(total) + tolerance(free) + tolerance(r) * 2,
+                        )
+                }),
+        ));
     if beside > 0 || f.facts.get(fact::OVERFLOW).is_some_and(|v| v == "true") {
         return Ruled::Go(Vec::new());
     }
