@@ -839,6 +839,9 @@ fn nearby_marks() -> &'static Marks {
             "SAVING",
             "Summoning checkpoint",
             "torch.save",
+            // DeepSpeed's reading of host memory before its launcher's
+            // kills (detect/launcher.rs).
+            "CPU Virtual Memory",
             // The program that ran, where the message itself does not name
             // it (explain/setting.rs: `Framework::of`): CuPy, ONNX Runtime
             // and its TensorRT execution provider.

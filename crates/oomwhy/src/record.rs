@@ -362,6 +362,8 @@ eras! {
     Systemd = "systemd";
     /// Host OOM killed: torchelastic reports a child killed by SIGKILL.
     Torchelastic = "torchelastic";
+    /// Child failed: DeepSpeed's launcher killed its ranks after one exited.
+    Deepspeed = "deepspeed";
     /// Host OOM killed and fatal signal (`fatal_signal`): a DataLoader worker killed by a signal.
     Dataloader = "dataloader";
     /// Host OOM killed: a SIGKILL named in the log, or `oomwhy run`'s child killed by it.

@@ -251,10 +251,17 @@ fn kill_patterns() -> &'static KillPatterns {
         let elastic_agent = r"\bfailed \(exitcode: -9\) local_rank: (\d+) \(pid: (\d+)\)";
         let dataloader = r"\bDataLoader worker (?:\(pids?\(?s?\)?\s*([\d, ]+)\) )?is killed by signal: Killed\b";
         let sigkill = r"died with <Signals\.SIGKILL: 9>";
+        // kubectl exec's report of the command's status, as the kubelet's
+        // Docker shim words it (`command terminated with non-zero exit code:
+        // Error executing in Docker Container: 137`), after `exit code` on
+        // its line. A sign before 137 (`exit code -137`, as a poster wrote
+        // it) is a slip: no signal is numbered 137, so it is read as the
+        // status; so is one in a code span or quotes inside a sentence
+        // (``exit code `-137`. This seems ...``), whose marks stay there.
         // Also Kubernetes' container status (`exitCode: 137`, YAML or JSON).
         // Docker's build step: `The command '/bin/sh -c ...' returned a
         // non-zero code: 137`.
-        let exit_137 = r"(?i)\b(?:exit(?:s|ed|ing)?\s+with\s+(?:an?\s+)?(?:exit\s+|error\s+)?(?:code|status)|exit(?:s|ed|ing)\s+due\s+to|(?:exit|status|return)\s+(?:code|status)|exitCode\x22?|returned\s+non-zero\s+exit\s+status|returned\s+a\s+non-zero\s+code|error\s+exit\s+status)\s*[:=]?\s*\(?137\b";
+        let exit_137 = r"(?i)\b(?:exit(?:s|ed|ing)?\s+with\s+(?:an?\s+)?(?:exit\s+|error\s+)?(?:code|status)|exit(?:s|ed|ing)\s+due\s+to|(?:exit|status|return)\s+(?:code|status)|exitCode\x22?|returned\s+non-zero\s+exit\s+status|returned\s+a\s+non-zero\s+code|error\s+exit\s+status|(?:exit\s+code:\s*)?Error\s+executing\s+in\s+Docker\s+Container:)\s*[:=]?\s*\(?[`'\x22]?-?137\b";
         // A negative status is a signal's number (Python's subprocess
         // returncode, DeepSpeed's launcher): -9 is SIGKILL, only after a
         // verb of exiting (`exits with return code = -9`, `exited with
@@ -383,6 +390,17 @@ fn bare_killed(line: &str) -> Option<usize> {
     (b.is_empty() || b.ends_with(']')).then_some(before.len())
 }
 
+/// An empty shell prompt (`(.env) user@host:~/dir$`, `[user@host dir]$`,
+/// `root@host:/#`): the shell came back after the command it ran, so the
+/// output before it ended there.
+fn empty_prompt(line: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        re(r"^\s*(?:\([^()]*\)\s*)?(?:[\w.-]+@[\w.-]+(?::\S*)?|\[[\w.-]+@[\w.-]+[^\]]*\])\s?[$#%]\s*$")
+    })
+    .is_match(line)
+}
+
 /// The program of the command bash printed after `Killed` (`python
 /// train.py`, `LD_LIBRARY_PATH=/app/lib /app/bin/scalellm $ARGS`): the first
 /// word that is not a variable assignment or a wrapper, without its
@@ -405,7 +423,7 @@ fn killed_program(command: &str) -> Option<String> {
 /// condition's clause (`If the container exits with code 137, ...`, `when`,
 /// `unless`) or in a question (`Why does it exit with code 137?`). A
 /// program's line (`exited with code 137`) is read as before.
-fn supposed_exit(line: &str, at: usize) -> bool {
+pub(super) fn supposed_exit(line: &str, at: usize) -> bool {
     static RE: OnceLock<(Regex, Regex)> = OnceLock::new();
     let (verb, condition) = RE.get_or_init(|| {
         (
@@ -517,7 +535,13 @@ impl Family for Killed {
             let errorish = ["rror", "memory", "Traceback", "Killed", "OOM", "xception"]
                 .iter()
                 .any(|w| next.contains(w));
-            return lines.len() < 4 && lines[1..].iter().all(|l| l.trim().is_empty()) && !errorish;
+            // An empty prompt is the shell's own line after the command
+            // ended; nothing after it is the command's.
+            let prompted = lines[1..].iter().any(|l| empty_prompt(l));
+            return lines.len() < 4
+                && !prompted
+                && lines[1..].iter().all(|l| l.trim().is_empty())
+                && (!errorish || empty_prompt(next));
         }
         if p.elastic_exit.is_match(first) || p.elastic_signal.is_match(first) {
             // The rest of torchelastic's failure table.
@@ -752,11 +776,21 @@ impl Family for Killed {
                 // not more output.
                 if message.lines[1..].iter().any(|l| {
                     !l.trim().is_empty()
+                        && !empty_prompt(l)
                         && (l.contains(':') || l.chars().any(|c| c.is_ascii_digit()))
                 }) {
                     return None;
                 }
                 finding.era = Some(Era::BareKilled);
+                finding.text = message
+                    .lines
+                    .iter()
+                    .filter(|l| !empty_prompt(l))
+                    .map(String::as_str)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+                    .trim_end()
+                    .to_string();
                 finding
                     .facts
                     .insert(fact::SIGNAL.into(), "SIGKILL (9)".into());
@@ -893,6 +927,8 @@ mod tests {
             (&["Process `STAR_ALIGN` terminated with an error exit status (137)"], "exit_137", Category::LikelyOom),
             (&["subprocess.CalledProcessError: Command 'python train.py' returned non-zero exit status 137."], "exit_137", Category::LikelyOom),
             (&["Exit Code:    137"], "exit_137", Category::LikelyOom),
+            (&["command terminated with non-zero exit code: Error executing in Docker Container: 137"], "exit_137", Category::LikelyOom),
+            (&["containers exiting/restarting with exit code `-137`. This seems to happen predominantly around deployments."], "exit_137", Category::LikelyOom),
             // A report's prose that states the status (wild paste).
             (&["Status code 137 indicates OOM error in the docker container."], "exit_137", Category::LikelyOom),
             (&["/var/spool/slurmd/job123/slurm_script: line 12: 48213 Killed                  python train.py"], "shell", Category::LikelyOom),
@@ -1028,6 +1064,31 @@ mod tests {
         ] {
             assert!(Killed.start(line).is_none(), "{line}");
         }
+    }
+
+    /// The shell's `Killed`, then its prompt again (fixtures/wild/2525.txt):
+    /// the command's output ended there. Other lines after it still stop
+    /// the bare word.
+    #[test]
+    fn killed_then_the_prompt_again() {
+        let cmd =
+            "(.env) ubuntu@ip-172-31-22-210:~/tetre$ ./bin/tetre extract --tetre_word improves";
+        let prompt = "(.env) ubuntu@ip-172-31-22-210:~/tetre$";
+        let found = crate::scan(format!("{cmd}\nKilled\n{prompt}\n").as_bytes(), "t")
+            .unwrap()
+            .findings;
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].era, Some(Era::BareKilled));
+        assert_eq!(found[0].text, "Killed");
+        for prompt in ["[user@node01 work]$", "root@4f2a9c:/#"] {
+            assert!(empty_prompt(prompt), "{prompt}");
+        }
+        assert!(!empty_prompt("step 12: loss 0.31"));
+        assert!(!empty_prompt("user@host:~$ python train.py"));
+        let found = crate::scan(&b"Killed\nretrying in 5: step 10\n"[..], "t")
+            .unwrap()
+            .findings;
+        assert!(found.is_empty());
     }
 
     #[test]

@@ -24,6 +24,7 @@ pub mod grammar;
 pub mod host;
 pub mod inference;
 pub mod jvm;
+pub mod launcher;
 pub mod memory_kind;
 pub mod mps;
 pub mod nccl;
@@ -169,6 +170,9 @@ pub static FAMILIES: &[&dyn Family] = &[
     &signal::GdbSignal,
     &signal::CudaGdbException,
     &signal::LauncherSignal,
+    // DeepSpeed's launcher's kills and return code, before the exit-status
+    // spellings of the host family read its `-9`.
+    &launcher::DeepSpeedLauncher,
     &signal::ExitStatusSignal,
     &torch::CutStack,
     // A status-table code the families above did not claim.

@@ -527,6 +527,10 @@ fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                     en: "A process exited with status 137 = 128 + 9: it was ended by signal 9 (SIGKILL).",
                     zh: "一个进程以状态 137 = 128 + 9 退出：它被信号 9（SIGKILL）结束了。"
                 ),
+                _ if fact(f, fact::REPORTED_BY) == Some("DeepSpeed launcher") => say!(
+                    en: "DeepSpeed's launcher reports a rank that exited with return code -9: Python's way of saying signal 9 (SIGKILL) ended it. The launcher then killed the other ranks (its `Killing subprocess` lines); the rank that died first is the one whose output stops in the lines before.",
+                    zh: "DeepSpeed 启动器报告有一个 rank 以返回码 -9 退出：这是 Python 表示它被信号 9（SIGKILL）结束的方式。启动器随后杀掉了其余的 rank（它的 `Killing subprocess` 那几行）；最先死掉的 rank，是前面几行里输出中断的那个。"
+                ),
                 _ => say!(
                     en: "A process was ended by signal 9 (SIGKILL).",
                     zh: "一个进程被信号 9（SIGKILL）结束了。"

@@ -10,7 +10,7 @@ use super::setting::{available, since, Availability, Framework, Setting, Vendor}
 use super::thresholds::FIRST_COLLECTIVES_MAX_SEQ;
 use super::Explain;
 use crate::i18n::Said;
-use crate::record::{fact, Chinese, Diagnosis, Finding, Fix, Kind, Verdict};
+use crate::record::{fact, Category, Chinese, Diagnosis, Era, Finding, Fix, Kind, Verdict};
 use crate::say;
 use crate::units::format_size as fmt;
 
@@ -289,6 +289,9 @@ pub(super) struct ChildFailed;
 
 impl Explain for ChildFailed {
     fn headline(&self, f: &Finding) -> Said {
+        if f.era == Some(Era::Deepspeed) {
+            return concat([deepspeed_headline(f), consequence_suffix(f)]);
+        }
         let script = match fact(f, fact::SCRIPT) {
             Some(script) => say!(en: "{script}", zh: " {script} ", script = script),
             None => say!(en: "the training script", zh: "训练脚本"),
@@ -315,12 +318,23 @@ impl Explain for ChildFailed {
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
         out.push(
-            collateral(f, say!(en: "This launcher report", zh: "启动器的这份报告"))
-                .unwrap_or_else(|| launcher_verdict(f)),
+            collateral(f, say!(en: "This launcher report", zh: "启动器的这份报告")).unwrap_or_else(
+                || {
+                    if f.era == Some(Era::Deepspeed) {
+                        deepspeed_verdict(f)
+                    } else {
+                        launcher_verdict(f)
+                    }
+                },
+            ),
         )
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
         consequence_fix(f, out);
+        if f.era == Some(Era::Deepspeed) {
+            deepspeed_fixes(f, out);
+            return;
+        }
         // A rank killed with SIGKILL wrote no error of its own: the
         // kernel's log is where its cause is, so it is read first.
         let killed = fact(f, fact::ROOT_CAUSE_EXITCODE) == Some("-9")
@@ -355,6 +369,101 @@ impl Explain for ChildFailed {
             ),
         ));
     }
+}
+
+/// DeepSpeed's launcher (`deepspeed/launcher/launch.py`): it logs `Killing
+/// subprocess PID` for every rank once one exited with a non-zero code, then
+/// that code; the kills alone do not say which rank failed or why.
+fn deepspeed_headline(f: &Finding) -> Said {
+    match (fact(f, fact::ROOT_CAUSE_EXITCODE), f.category) {
+        (Some(code), _) => say!(
+            en: "DeepSpeed's launcher reports a rank that exited with code {code} and killed the others",
+            zh: "DeepSpeed 启动器报告有一个 rank 以退出码 {code} 退出，并杀掉了其余的 rank",
+            code = code
+        ),
+        (None, Category::LikelyOom) if fact(f, "host_memory_percent").is_some() => say!(
+            en: "DeepSpeed's launcher killed its ranks with host memory at {percent}: a rank probably ran out of host memory",
+            zh: "DeepSpeed 启动器在主机内存用到 {percent} 时杀掉了各个 rank：很可能是某个 rank 把主机内存用完了",
+            percent = fact(f, "host_memory_percent").unwrap_or("?")
+        ),
+        (None, Category::LikelyOom) => say!(
+            en: "DeepSpeed's launcher killed its ranks while checkpoints were loading: a rank probably ran out of host memory",
+            zh: "DeepSpeed 启动器在加载 checkpoint 时杀掉了各个 rank：很可能是某个 rank 把主机内存用完了"
+        ),
+        (None, _) => say!(
+            en: "DeepSpeed's launcher killed its ranks after one of them failed",
+            zh: "DeepSpeed 启动器在某个 rank 失败后杀掉了所有 rank"
+        ),
+    }
+}
+
+fn deepspeed_verdict(f: &Finding) -> Verdict {
+    let how = say!(
+        en: "DeepSpeed's launcher polls its ranks; when one exits with a non-zero code, its sigkill_handler logs `Killing subprocess PID` for every rank it started, the dead one included, terminates them, and then logs `exits with return code = N` with the failed rank's code (it runs the same kills when it is itself interrupted, and then logs `Main process received SIGINT, exiting`). ",
+        zh: "DeepSpeed 启动器会轮询它的各个 rank；一旦有一个以非零退出码退出，它的 sigkill_handler 就对它启动的每个 rank（包括已经死掉的那个）打印 `Killing subprocess PID` 并结束它们，然后打印 `exits with return code = N`，即失败那个 rank 的退出码（启动器自己被中断时也会这样杀掉各个 rank，那时它打印的是 `Main process received SIGINT, exiting`）。"
+    );
+    let what = match fact(f, fact::ROOT_CAUSE_EXITCODE) {
+        Some("1") => say!(
+            en: "Code 1 is a Python exception: its traceback is in that rank's own output, above the launcher's lines.",
+            zh: "退出码 1 是一个 Python 异常：它的调用栈在那个 rank 自己的输出里，在启动器这几行之上。"
+        ),
+        Some(code) => say!(
+            en: "The launcher reports code {code}; what it means is in that rank's own output, above the launcher's lines.",
+            zh: "启动器报告的是退出码 {code}；它的含义要看那个 rank 自己的输出，在启动器这几行之上。",
+            code = code
+        ),
+        None if f.category == Category::LikelyOom && fact(f, "host_memory_percent").is_some() => {
+            say!(
+                en: "Here DeepSpeed's last reading before the kills shows {percent} of host RAM in use ({used}), and no traceback comes between: a rank died without a word with most of host memory in use, which is how the kernel's out-of-memory killer ends a process (SIGKILL; the launcher's next line would say `exits with return code = -9`). That is likely, not shown: `dmesg` tells.",
+                zh: "这里 DeepSpeed 在 kill 之前最后一次读数显示主机内存已用 {percent}（{used}），中间也没有调用栈：某个 rank 在主机内存大部分已被占用时一声不响地死掉了，这正是内核 OOM killer 结束进程的样子（SIGKILL；启动器的下一行会是 `exits with return code = -9`）。这只是很可能，并没有证实：看 `dmesg` 就知道。",
+                percent = fact(f, "host_memory_percent").unwrap_or("?"),
+                used = fact(f, "host_memory_used").unwrap_or("?")
+            )
+        }
+        None if f.category == Category::LikelyOom => say!(
+            en: "Here the kills come right after a checkpoint-loading progress bar, with no traceback between: a rank died without a word while loading weights into host RAM, which is how the kernel's out-of-memory killer ends a process (SIGKILL; the launcher's next line would say `exits with return code = -9`). That is likely, not shown: `dmesg` tells.",
+            zh: "这里的 kill 紧跟在加载 checkpoint 的进度条之后，中间没有调用栈：某个 rank 在把权重读进主机内存时一声不响地死掉了，这正是内核 OOM killer 结束进程的样子（SIGKILL；启动器的下一行会是 `exits with return code = -9`）。这只是很可能，并没有证实：看 `dmesg` 就知道。"
+        ),
+        None => say!(
+            en: "The paste shows the kills but not the return code, so it does not say why the rank failed: the rank that died first is in the lines before, and the launcher's next line gives its code (-9 is SIGKILL, usually the kernel's out-of-memory killer; -11 a segmentation fault; 1 a Python exception).",
+            zh: "粘贴的内容里有 kill，却没有退出码，所以看不出那个 rank 为什么失败：最先死掉的 rank 在前面的行里，启动器的下一行会给出它的退出码（-9 是 SIGKILL，通常是内核的 OOM killer；-11 是段错误；1 是 Python 异常）。"
+        ),
+    };
+    verdict(
+        Code::LauncherReport,
+        say!(
+            en: "The launcher only reports that a rank exited",
+            zh: "启动器只报告了有 rank 退出"
+        ),
+        concat([how, what]),
+    )
+}
+
+fn deepspeed_fixes(f: &Finding, out: &mut Vec<Fix>) {
+    if f.category == Category::LikelyOom && fact(f, "progress_bar").is_none() {
+        out.push(fix(
+            &HOST_OOM_KILLER,
+            say!(
+                en: "`dmesg -T | grep -i -E 'killed process|out of memory'` tells whether host RAM ran out; then lower the job's host memory (less offloaded to the CPU, fewer ranks per node) or add host RAM or swap.",
+                zh: "`dmesg -T | grep -i -E 'killed process|out of memory'` 能看出是不是主机内存用完了；然后降低作业的主机内存占用（少往 CPU 卸载、每个节点少跑几个 rank），或者增加主机内存或 swap。"
+            ),
+        ));
+    } else if f.category == Category::LikelyOom {
+        out.push(fix(
+            &HOST_OOM_KILLER,
+            say!(
+                en: "`dmesg -T | grep -i -E 'killed process|out of memory'` tells whether host RAM ran out; loading the weights with from_pretrained(..., low_cpu_mem_usage=True), in fewer ranks at once, or with more host RAM or swap lowers the peak.",
+                zh: "`dmesg -T | grep -i -E 'killed process|out of memory'` 能看出是不是主机内存用完了；用 from_pretrained(..., low_cpu_mem_usage=True) 加载权重、减少同时加载的 rank 数，或者增加主机内存或 swap，都能降低峰值。"
+            ),
+        ));
+    }
+    out.push(fix(
+        &DEEPSPEED_EACH_RANK_LOG,
+        say!(
+            en: "Run `deepspeed --enable_each_rank_log DIR ...` to give every rank its own log file, and read the one whose rank failed first.",
+            zh: "用 `deepspeed --enable_each_rank_log DIR ...` 让每个 rank 写自己的日志文件，然后看最先失败的那个 rank 的日志。"
+        ),
+    ));
 }
 
 fn consequence_suffix(f: &Finding) -> Said {
@@ -1168,6 +1277,16 @@ const FIND_FIRST_ERROR: FixSpec = FixSpec::new(
 .cost(Cost::Look)
 .sources(&["PyTorch documentation: torchrun (--log_dir, --redirects, --tee), torch.distributed.elastic errors (record)"]);
 
+/// DeepSpeed's launcher writes each rank to its own file on request
+/// (`--enable_each_rank_log`, deepspeed/launcher/runner.py and launch.py).
+const DEEPSPEED_EACH_RANK_LOG: FixSpec = FixSpec::new(
+    "deepspeed-each-rank-log",
+    "Read the failed rank's own log",
+    "看失败的那个 rank 自己的日志",
+)
+.cost(Cost::Look)
+.sources(&["DeepSpeed: deepspeed/launcher/launch.py (sigkill_handler, --enable_each_rank_log)"]);
+
 /// The same search before torchrun (1.10) and torchelastic (1.9).
 const FIND_FIRST_ERROR_LAUNCH: FixSpec = FixSpec::new(
     "find-first-error-across-ranks-launch",
@@ -1296,6 +1415,7 @@ pub(super) const FIXES: &[FixSpec] = &[
     FIX_EARLIER_FINDING,
     FIND_FIRST_ERROR,
     FIND_FIRST_ERROR_LAUNCH,
+    DEEPSPEED_EACH_RANK_LOG,
     FLIGHT_RECORDER,
     SAME_COLLECTIVES,
     RAISE_TIMEOUT,

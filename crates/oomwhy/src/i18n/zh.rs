@@ -52,6 +52,8 @@ const FACT_LABELS: &[(&str, &str)] = &[
     ("heartbeat_timeout_ms", "心跳超时（ms）"),
     ("high_watermark_limit", "high watermark 上限"),
     ("hint", "提示"),
+    ("host_memory_percent", "主机内存占用比例"),
+    ("host_memory_used", "已用主机内存"),
     ("hsa_node", "HSA 节点"),
     ("jvm_detail", "JVM 的说明"),
     ("jvm_limit", "JVM 的上限"),

@@ -330,6 +330,7 @@ impl Scanner {
                 .or_insert_with(|| engine.to_string());
         }
         finding.nearby = pending.nearby;
+        crate::detect::launcher::weigh_nearby(&mut finding);
         let collected = self.collector.findings.len();
         self.collector.push(finding, rank);
         if let Some((hold, traceback)) = followed {

@@ -198,9 +198,11 @@ fn prefilter_stays_small() {
     // failure, Paddle's BadAlloc) and Intel's compute runtime's `Abort was
     // called at` on one literal (`called a`, on `led `), the CUDA driver's
     // core dump on a GPU exception (`... environment variable`, on `able`)
-    // and Visual Studio's `Exception thrown: ` (on `ion `): no new piece.
+    // and Visual Studio's `Exception thrown: ` (on `ion `): no new piece;
+    // 111: DeepSpeed's launcher killing its ranks (`sigkill_handler]`, on
+    // the piece `gkil`, which shares `GKIL`'s bucket).
     assert!(
-        literals.len() <= 110,
+        literals.len() <= 111,
         "{} literals: {literals:?}",
         literals.len()
     );
