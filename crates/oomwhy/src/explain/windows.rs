@@ -114,30 +114,26 @@ impl Explain for WindowsAccessViolation {
         )
     }
     fn verdicts(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Verdict>) {
-        if in_debugger(f) {
-            out.push(verdict(
-                Code::NativeAccessViolation,
-                say!(
-                    en: "Native code accessed memory it does not own",
-                    zh: "原生代码访问了不属于它的内存"
-                ),
-                say!(
-                    en: "Visual Studio's `Exception thrown: read access violation` (or `write`) is its debugger stopping on 0xC0000005 (STATUS_ACCESS_VIOLATION): native code read or wrote an address it had no access to, most often through a null or freed pointer (the text after it names the pointer). Without the debugger the process would end with this status. Memory corrupted by another thread (a library used from several threads where it does not allow it) ends the same way. It is not an out-of-memory message.",
-                    zh: "Visual Studio 的 `Exception thrown: read access violation`（或 `write`）是它的调试器停在了 0xC0000005（STATUS_ACCESS_VIOLATION）上：原生代码读写了它无权访问的地址，最常见的是通过空指针或已释放的指针（它后面的文字写着是哪个指针）。没有调试器时，进程会以这个状态结束。被另一个线程破坏的内存（在不允许多线程的地方从多个线程调用了某个库）也会这样结束。它不是显存或内存不足的报错。"
-                ),
-            ));
-            return;
-        }
+        // Visual Studio's debugger stops on the same status before Windows
+        // ends the process: the same verdict, told as the debugger saw it.
+        let detail = if in_debugger(f) {
+            say!(
+                en: "Visual Studio's `Exception thrown: read access violation` (or `write`) is its debugger stopping on 0xC0000005 (STATUS_ACCESS_VIOLATION): native code read or wrote an address it had no access to, most often through a null or freed pointer (the text after it names the pointer). Without the debugger the process would end with this status. Memory corrupted by another thread (a library used from several threads where it does not allow it) ends the same way. It is not an out-of-memory message.",
+                zh: "Visual Studio 的 `Exception thrown: read access violation`（或 `write`）是它的调试器停在了 0xC0000005（STATUS_ACCESS_VIOLATION）上：原生代码读写了它无权访问的地址，最常见的是通过空指针或已释放的指针（它后面的文字写着是哪个指针）。没有调试器时，进程会以这个状态结束。被另一个线程破坏的内存（在不允许多线程的地方从多个线程调用了某个库）也会这样结束。它不是显存或内存不足的报错。"
+            )
+        } else {
+            say!(
+                en: "0xC0000005 (STATUS_ACCESS_VIOLATION) means native code read or wrote an address it had no access to and Windows ended the process, so Python printed no traceback. In GPU jobs the usual suspects are a CUDA extension or DLL built for another PyTorch/CUDA version, mixed CUDA/cuDNN DLLs found on PATH, DataLoader worker processes, or a driver crash. It is not an out-of-memory message, although a native allocation failure that goes unchecked can end this way.",
+                zh: "0xC0000005（STATUS_ACCESS_VIOLATION）表示原生代码读写了它无权访问的地址，Windows 结束了进程，所以 Python 没有打印调用栈。在 GPU 任务里，常见的嫌疑是为别的 PyTorch/CUDA 版本编译的 CUDA 扩展或 DLL、PATH 上混杂的 CUDA/cuDNN DLL、DataLoader 的 worker 进程，或者驱动崩溃。它不是显存或内存不足的报错，不过原生代码里没被检查的分配失败也可能以这种方式结束。"
+            )
+        };
         out.push(verdict(
             Code::NativeAccessViolation,
             say!(
                 en: "Native code accessed memory it does not own",
                 zh: "原生代码访问了不属于它的内存"
             ),
-            say!(
-                en: "0xC0000005 (STATUS_ACCESS_VIOLATION) means native code read or wrote an address it had no access to and Windows ended the process, so Python printed no traceback. In GPU jobs the usual suspects are a CUDA extension or DLL built for another PyTorch/CUDA version, mixed CUDA/cuDNN DLLs found on PATH, DataLoader worker processes, or a driver crash. It is not an out-of-memory message, although a native allocation failure that goes unchecked can end this way.",
-                zh: "0xC0000005（STATUS_ACCESS_VIOLATION）表示原生代码读写了它无权访问的地址，Windows 结束了进程，所以 Python 没有打印调用栈。在 GPU 任务里，常见的嫌疑是为别的 PyTorch/CUDA 版本编译的 CUDA 扩展或 DLL、PATH 上混杂的 CUDA/cuDNN DLL、DataLoader 的 worker 进程，或者驱动崩溃。它不是显存或内存不足的报错，不过原生代码里没被检查的分配失败也可能以这种方式结束。"
-            ),
+            detail,
         ))
     }
     fn fixes(&self, f: &Finding, _d: &Diagnosis, out: &mut Vec<Fix>) {
