@@ -513,8 +513,40 @@ pub(super) fn request_range(f: &Finding) -> Option<RequestRange> {
 
 /// Checks that the figures can all be true at once.
 fn inconsistencies(f: &Finding, d: &Diagnosis) -> Vec<Said> {
+    problems(f, d).into_iter().map(|p| p.said).collect()
+}
+
+/// A pair of figures that cannot both be true as printed.
+struct Problem {
+    said: Said,
+    /// Memory beyond the card's own (lent from system RAM) would make the
+    /// pair true: more held than the total, held + free beyond it.
+    beyond_card: bool,
+}
+
+impl From<Said> for Problem {
+    fn from(said: Said) -> Self {
+        Problem {
+            said,
+            beyond_card: false,
+        }
+    }
+}
+
+/// The problems found so far, in the order they are said.
+struct Problems(Vec<Problem>);
+
+impl Problems {
+    fn push(&mut self, problem: impl Into<Problem>) {
+        self.0.push(problem.into());
+    }
+}
+
+/// The figures that cannot all be true at once, each with whether memory
+/// beyond the card would explain it.
+fn problems(f: &Finding, d: &Diagnosis) -> Vec<Problem> {
     let s = &f.sizes;
-    let mut problems = Vec::new();
+    let mut problems = Problems(Vec::new());
     if f.facts.get(fact::OVERFLOW).is_some_and(|v| v == "true") {
         problems.push(say!(
             en: "a figure is larger than any real byte count",
@@ -564,12 +596,15 @@ fn inconsistencies(f: &Finding, d: &Diagnosis) -> Vec<Said> {
     }
     if let (Some(total), Some(allocated)) = (s.total_bytes, s.allocated_bytes) {
         if allocated > total.saturating_add(tolerance(total) + tolerance(allocated)) {
-            problems.push(say!(
-                en: "allocated {allocated} is more than the whole card ({total})",
-                zh: "已分配 {allocated} 比整块卡（{total}）还多",
-                allocated = fmt(allocated),
-                total = fmt(total)
-            ));
+            problems.push(Problem {
+                said: say!(
+                    en: "allocated {allocated} is more than the whole card ({total})",
+                    zh: "已分配 {allocated} 比整块卡（{total}）还多",
+                    allocated = fmt(allocated),
+                    total = fmt(total)
+                ),
+                beyond_card: true,
+            });
         }
     }
     if let (Some(total), Some(free), Some(reserved)) =
@@ -577,14 +612,17 @@ fn inconsistencies(f: &Finding, d: &Diagnosis) -> Vec<Said> {
     {
         let tol = tolerance(total) + tolerance(free) + tolerance(reserved) * 2;
         if reserved.saturating_add(free) > total.saturating_add(tol) {
-            problems.push(say!(
-                en: "reserved {reserved} + free {free} = {sum} is more than the total capacity {total}",
-                zh: "已预留 {reserved} + 空闲 {free} = {sum}，超过了总容量 {total}",
-                sum = fmt(reserved.saturating_add(free)),
-                reserved = fmt(reserved),
-                free = fmt(free),
-                total = fmt(total)
-            ));
+            problems.push(Problem {
+                said: say!(
+                    en: "reserved {reserved} + free {free} = {sum} is more than the total capacity {total}",
+                    zh: "已预留 {reserved} + 空闲 {free} = {sum}，超过了总容量 {total}",
+                    sum = fmt(reserved.saturating_add(free)),
+                    reserved = fmt(reserved),
+                    free = fmt(free),
+                    total = fmt(total)
+                ),
+                beyond_card: true,
+            });
         }
     }
     if let (Some(total), Some(free)) = (s.total_bytes, s.free_bytes) {
@@ -631,7 +669,7 @@ fn inconsistencies(f: &Finding, d: &Diagnosis) -> Vec<Said> {
             }
         }
     }
-    problems
+    problems.0
 }
 
 /// " That is more than the {shortfall} that was missing."
@@ -702,19 +740,8 @@ fn held_beyond_card(f: &Finding, d: &Diagnosis) -> Ruled {
         return Ruled::Go(Vec::new());
     };
     // Only the figures that holding more than the card explains may
-    // disagree: held beyond the total, and held + free beyond it.
-    let beside = inconsistencies(f, d)
-        .len()
-        .saturating_sub(usize::from(s.allocated_bytes.is_some_and(|a| {
-            a > total.saturating_add(tolerance(total) + tolerance(a))
-        })))
-        .saturating_sub(usize::from(d.reserved_bytes.zip(s.free_bytes).is_some_and(
-            |(r, free)| {
-                r.saturating_add(free)
-                    > total.saturating_add(tolerance(total) + tolerance(free) + tolerance(r) * 2)
-            },
-        )));
-    if beside > 0 || f.facts.get(fact::OVERFLOW).is_some_and(|v| v == "true") {
+    // disagree.
+    if !problems(f, d).iter().all(|p| p.beyond_card) {
         return Ruled::Go(Vec::new());
     }
     Ruled::Stop(vec![verdict(
