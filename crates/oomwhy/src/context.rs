@@ -936,6 +936,13 @@ pub fn nearby_lines_in(text: &[u8]) -> Vec<(usize, String)> {
     lines.split_off(first)
 }
 
+/// Whether `line` holds a word that [`stated_in`] or [`nearby_lines_in`]
+/// reads. None of those words holds a digit, so lines that differ only in
+/// their figures answer alike: the scanner decides it once per line shape.
+pub fn may_state(line: &[u8]) -> bool {
+    nearby_marks().is_match(line) || card_marks().is_match(line) || engine_marks().is_match(line)
+}
+
 /// The nearby lines before a message and its own line's prefix, joined.
 pub fn stated_nearby(lines: Vec<String>, prefix: &str) -> String {
     let mut nearby = lines.join("\n");
@@ -965,27 +972,45 @@ fn engine_marks() -> &'static Marks {
     MARKS.get_or_init(|| marks(&["vllm", "sglang"]))
 }
 
-/// A few literals searched with SIMD (Teddy) where the CPU has it: an
-/// automaton walks every byte, and these are looked for before every
-/// message.
+/// Literals searched with SIMD (Teddy) where the CPU has it: an automaton
+/// walks every byte, and these are looked for before every message. Teddy
+/// takes at most [`TEDDY_WORDS`] literals, so a longer list is searched as
+/// several packed searchers, each over a share of it, rather than falling
+/// back to the automaton as a whole.
 enum Marks {
-    Packed(aho_corasick::packed::Searcher),
+    Packed(Vec<aho_corasick::packed::Searcher>),
     Automaton(aho_corasick::AhoCorasick),
 }
+
+/// The most literals one packed searcher takes (aho-corasick gives up on
+/// Teddy above this).
+const TEDDY_WORDS: usize = 64;
 
 impl Marks {
     fn is_match(&self, text: &[u8]) -> bool {
         match self {
-            Marks::Packed(searcher) => searcher.find(text).is_some(),
+            Marks::Packed(searchers) => searchers.iter().any(|s| s.find(text).is_some()),
             Marks::Automaton(automaton) => automaton.is_match(text),
         }
+    }
+
+    #[cfg(test)]
+    fn is_packed(&self) -> bool {
+        matches!(self, Marks::Packed(_))
     }
 }
 
 #[allow(clippy::expect_used)] // constant literals always build
 fn marks(words: &[&str]) -> Marks {
-    match aho_corasick::packed::Searcher::new(words) {
-        Some(searcher) => Marks::Packed(searcher),
+    // Equal shares, each within Teddy's limit.
+    let shares = words.len().div_ceil(TEDDY_WORDS).max(1);
+    let share = words.len().div_ceil(shares).max(1);
+    let packed: Option<Vec<_>> = words
+        .chunks(share)
+        .map(aho_corasick::packed::Searcher::new)
+        .collect();
+    match packed {
+        Some(searchers) => Marks::Packed(searchers),
         None => Marks::Automaton(aho_corasick::AhoCorasick::new(words).expect("constant literals")),
     }
 }
@@ -1078,6 +1103,33 @@ fn last_step_in(text: &[u8]) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The words looked for before messages stay on Teddy wherever the CPU
+    /// has it, however long their lists grow.
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn marks_stay_packed_on_simd_cpus() {
+        if !std::arch::is_x86_feature_detected!("ssse3") {
+            return;
+        }
+        assert!(nearby_marks().is_packed());
+        assert!(card_marks().is_packed());
+        assert!(engine_marks().is_packed());
+    }
+
+    #[test]
+    fn marks_split_over_searchers_find_every_word() {
+        let words: Vec<String> = (0..150).map(|i| format!("word{i:03}x")).collect();
+        let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+        let found = marks(&refs);
+        for word in &words {
+            assert!(
+                found.is_match(format!("a line with {word} in it").as_bytes()),
+                "{word}"
+            );
+        }
+        assert!(!found.is_match(b"a line with word15 and nothing else"));
+    }
 
     fn feed_all(builder: &mut TracebackBuilder, lines: &[&str]) -> Vec<TracebackEvent> {
         lines.iter().map(|l| builder.feed(l)).collect()

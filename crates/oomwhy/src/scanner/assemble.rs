@@ -151,7 +151,10 @@ impl Scanner {
             .saturating_sub(STATED_LOOKBACK as u64)
             .max(offset);
         let from = window_start.max(self.stated_until);
-        if from < line_start {
+        // A run of remembered lines that state nothing: nothing to read.
+        let (quiet_from, quiet_to) = self.says_nothing;
+        let quiet = quiet_from <= from && line_start <= quiet_to;
+        if from < line_start && !quiet {
             let found = stated_in(&before[(from - offset) as usize..]);
             if let Some((at, engine)) = found.engine {
                 self.stated_engine = Some((from + at as u64, engine));

@@ -84,6 +84,13 @@ impl Scanner {
             }
             self.counter_free.1 = next_at;
         }
+        // And runs that state nothing need no reading (see `stated_before`).
+        if known.says_nothing {
+            if self.says_nothing.1 != line_at {
+                self.says_nothing.0 = line_at;
+            }
+            self.says_nothing.1 = next_at;
+        }
         true
     }
 
@@ -155,6 +162,7 @@ impl Scanner {
             engine: normalized.engine,
             start,
             counter_free: !context::may_start_progress(line.as_bytes()),
+            says_nothing: !context::may_state(line.as_bytes()),
         };
         let kind = if by_shape {
             KeyKind::Shape
@@ -251,6 +259,7 @@ impl Scanner {
                     start,
                     engine: known.engine,
                     shape: Some(id),
+                    says_nothing: known.says_nothing,
                 },
                 None,
                 leading_time_bytes(raw),

@@ -24,6 +24,9 @@ pub(super) struct Start<'a> {
     pub(super) start: usize,
     pub(super) engine: Option<&'static str>,
     pub(super) shape: Option<EntryId>,
+    /// The line holds no word its prefix could state (see
+    /// [`crate::context::may_state`]); false when not known.
+    pub(super) says_nothing: bool,
 }
 
 /// How [`Scanner::process_region`] finds the lines of a region worth a look.
@@ -141,6 +144,9 @@ pub(super) struct Scanner {
     /// another, that were handled as remembered and hold no progress
     /// counter.
     pub(super) counter_free: (u64, u64),
+    /// The same for a run of remembered lines that state nothing about the
+    /// job (see [`crate::context::may_state`]).
+    pub(super) says_nothing: (u64, u64),
     /// Whether lines and messages decided before are remembered (tests
     /// compare with a scanner that decides everything afresh).
     pub(super) remember: bool,
@@ -174,6 +180,7 @@ impl Scanner {
             decoded: FastMap::default(),
             decode_key: Vec::new(),
             counter_free: (0, 0),
+            says_nothing: (0, 0),
             remember: true,
         }
     }
@@ -392,6 +399,7 @@ impl Scanner {
                 start,
                 engine: line.engine,
                 shape: None,
+                says_nothing: false,
             },
             traceback,
             time,
@@ -425,6 +433,7 @@ impl Scanner {
             start,
             engine,
             shape,
+            says_nothing,
         } = start;
         let last_step = self.progress_before(before, offset);
         let stated = self.stated_before(before, offset);
@@ -445,7 +454,11 @@ impl Scanner {
             time,
             engine,
             stated_card_bytes: stated.card_bytes,
-            nearby: stated_nearby(stated.lines, &text[..start]),
+            nearby: if says_nothing {
+                stated.lines.join("\n")
+            } else {
+                stated_nearby(stated.lines, &text[..start])
+            },
             follows: None,
         };
         self.ranks.entry(rank).or_default().pending = Some(pending);

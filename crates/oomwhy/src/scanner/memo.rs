@@ -24,6 +24,9 @@ pub(super) struct Known {
     /// No progress counter can start on the line (see
     /// [`context::may_start_progress`]).
     pub(super) counter_free: bool,
+    /// No word that tells how the job ran is on the line (see
+    /// [`context::may_state`]).
+    pub(super) says_nothing: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
