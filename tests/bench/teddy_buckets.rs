@@ -183,11 +183,48 @@ fn main() {
         }
     }
     let mut bucket_of: HashMap<u32, usize> = HashMap::new();
+    // INIT=FILE starts from a given choice (lines `BUCKET<TAB>PIECE`, bytes
+    // other than printable ASCII as `\xNN`, in the order of `BUCKETS`): each
+    // literal takes the first listed piece it contains, as the prefilter
+    // does. Its cost is the first one printed.
+    if let Ok(path) = std::env::var("INIT") {
+        let mut listed: Vec<(u32, usize)> = Vec::new();
+        for line in std::fs::read_to_string(path).unwrap().lines() {
+            let (b, piece) = line.split_once('\t').unwrap();
+            let mut bytes = Vec::new();
+            let mut rest = piece.as_bytes();
+            while let Some((&c, tail)) = rest.split_first() {
+                if c == b'\\' && tail.first() == Some(&b'x') {
+                    let hex = std::str::from_utf8(&tail[1..3]).unwrap();
+                    bytes.push(u8::from_str_radix(hex, 16).unwrap());
+                    rest = &tail[3..];
+                } else {
+                    bytes.push(c);
+                    rest = tail;
+                }
+            }
+            listed.push((key(&bytes), b.parse().unwrap()));
+        }
+        for (i, l) in lits.iter().enumerate() {
+            if let Some(&(g, _)) = listed.iter().find(|(g, _)| l.windows(4).any(|w| key(w) == *g)) {
+                choice[i] = g;
+            }
+        }
+        for (g, b) in listed {
+            bucket_of.insert(g, b);
+        }
+    }
     let kexact: f64 = std::env::var("KEXACT")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(30.0);
     let maxp: usize = std::env::var("MAXP")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(64);
+    // Teddy's patterns (the prefilter's `TEDDY_LIMIT`; aho-corasick's own
+    // heuristic stops at 64).
+    let limit: usize = std::env::var("LIMIT")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(64);
@@ -218,7 +255,7 @@ fn main() {
             .max()
             .unwrap_or(0)
             .max(pieces.len());
-        if len > 64 {
+        if len > limit {
             return (1e12 + len as f64, vec![]);
         }
         let cands: Vec<u64> = masks

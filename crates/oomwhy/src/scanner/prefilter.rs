@@ -136,24 +136,24 @@ const PIECE_LEN: usize = 4;
 /// than 32 pieces): `teddy_order` lays the pieces out so that each group lands
 /// in a bucket of its own.
 const BUCKETS: &[&[&[u8; PIECE_LEN]]] = &[
-    &[b"able", b"q le", b"t of", b"t():"],
-    &[b" fai", b"fata", b"noug", b"mpti", b"ctic"],
-    &[b"V ca", b"nica", b"o si", b"rror"],
-    &[b"= -9", b"ce I", b"f Me", b"y GP"],
-    &[b"CL W", b"OM w", b"addr", b"rocb"],
-    &[b"-SMI", b"FFT_", b"NPP_", b"lt=2", b"Xid "],
-    &[b"VRM:", b"al c", b"h st", b"ll l"],
-    &[b"PUAl", b"SERT", b"led ", b"m-ki"],
-    &[b"OutO", b"eRaw", b"hdog", b"itCo", b"itco"],
-    &[b"GKIL", b"gkil", b"al: ", b"ion ", b"quir", b"w on"],
-    &[b"(OOM", b"TATU", b"UT_O", b"XIT ", b"xit "],
-    &[b"0000", b"ROR_", b"ited", b"rned"],
-    &[b"ered", b"err(", b"ille", b"iope"],
-    &[b" is ", b"to a", b"\x9d\x80\xe6\xad", b"e: L"],
-    &[b"Insu", b"n CU", b"n cu", b"ocks", b"resp"],
+    &[b"NPP_", b"e (O", b"n CU", b"n cu", b"\x80\xe6\xad\xbb"],
+    &[b"d ha", b"en (", b"ion ", b"l la"],
+    &[b"ctic", b"d wi", b"fail", b"ity;"],
     &[
-        b"7374", b"exce", b"nccl", b"oom_", b"3D12", b"_EXC", b"xits", b"xiti",
+        b"XIT ", b"Xid ", b"tatu", b"xit ", b"xitC", b"xits", b"y, d",
     ],
+    &[b"code", b"hdog", b"ille", b"s fa"],
+    &[b"ovin", b"ut o", b"utOf"],
+    &[b"able", b"gnal", b"o al", b"uire"],
+    &[b"_OF_", b"cks:", b"lt=2", b"oom_"],
+    &[b"CPUA", b"kill", b"ng t"],
+    &[b"exce", b"rror"],
+    &[b"FFT_", b"IGKI", b"ROR_", b"V ca"],
+    &[b" FAI", b"DIA-", b"at()", b"noug"],
+    &[b" is ", b"CL W", b"RM: ", b"xiti"],
+    &[b" on ", b"ATUS", b"led ", b"ned "],
+    &[b" Mem", b"ered", b"erna", b"err("],
+    &[b"0000", b"0737", b"nccl", b"x_sp"],
 ];
 
 /// Teddy's number of buckets for the pieces above (Fat Teddy).
@@ -312,15 +312,19 @@ type LiteralAt = (&'static [u8], usize);
 
 /// The most patterns the prefilter gives Teddy. aho-corasick refuses Teddy
 /// above 64 by a heuristic (more patterns per bucket, more to verify on
-/// each bucket hit), which is lifted below: the pieces are chosen to be
-/// rare, so a few more than 64 cost less than the automaton Teddy's refusal
-/// would fall back to (`cargo bench --bench scan` measures it).
-/// 74 since cuda-gdb's CUDA exceptions (`_EXC`) and an exit status after a
-/// poster's verb (`xits`, `xiti`) took three pieces of their own; 75 since
-/// DeepSpeed's launcher's `sigkill_handler]` took `gkil` (in `GKIL`'s
-/// bucket, which it joins without opening one: no piece already searched
-/// for is in its line).
-pub(super) const TEDDY_LIMIT: usize = 75;
+/// each bucket hit), which is lifted below so that the layout of `BUCKETS`
+/// decides alone. The pieces and buckets above fill exactly 64 places; when
+/// additions once pushed them to 75 pieces, eight openings in one bucket no
+/// longer fitted, `teddy_order` gave up and Teddy grouped the pieces its own
+/// way, a quarter slower on the benchmark's training log. A test now checks
+/// that the layout fits.
+pub(super) const TEDDY_LIMIT: usize = 64;
+
+/// Whether the prefilter's pieces were laid out in the buckets chosen for
+/// them (see `prefilter_stays_small`).
+#[cfg(test)]
+pub(super) static LAID_OUT: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
 
 #[allow(clippy::expect_used)] // literals always build an automaton; tested on every run
 pub(super) fn prefilter() -> &'static Prefilter {
@@ -357,8 +361,11 @@ pub(super) fn prefilter() -> &'static Prefilter {
         unlisted.sort_unstable();
         unlisted.dedup();
         groups.extend(unlisted.into_iter().map(|p| vec![p]));
-        let order = teddy_order(&groups, TEDDY_BUCKETS, TEDDY_LIMIT).unwrap_or_else(|| {
-            // More groups than buckets: Teddy groups them its own way.
+        let laid_out = teddy_order(&groups, TEDDY_BUCKETS, TEDDY_LIMIT);
+        #[cfg(test)]
+        LAID_OUT.store(laid_out.is_some(), std::sync::atomic::Ordering::Relaxed);
+        let order = laid_out.unwrap_or_else(|| {
+            // The buckets do not fit: Teddy groups the pieces its own way.
             groups.concat()
         });
         let by_id: Vec<Vec<LiteralAt>> = order

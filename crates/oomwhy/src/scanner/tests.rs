@@ -199,8 +199,8 @@ fn prefilter_stays_small() {
     // called at` on one literal (`called a`, on `led `), the CUDA driver's
     // core dump on a GPU exception (`... environment variable`, on `able`)
     // and Visual Studio's `Exception thrown: ` (on `ion `): no new piece;
-    // 111: DeepSpeed's launcher killing its ranks (`sigkill_handler]`, on
-    // the piece `gkil`, which shares `GKIL`'s bucket).
+    // 111: DeepSpeed's launcher killing its ranks (`sigkill_handler]`).
+    // The pieces and buckets were then chosen again for all 111 (64 pieces).
     assert!(
         literals.len() <= 111,
         "{} literals: {literals:?}",
@@ -222,6 +222,12 @@ fn prefilter_stays_small() {
     // lay them out in their buckets); what each piece costs is measured by
     // `cargo bench --bench scan` (near-miss logs against clean ones).
     assert!(by_piece.len() <= TEDDY_LIMIT, "{} patterns", by_piece.len());
+    // And they lie in the buckets chosen for them: a layout that does not
+    // fit leaves the grouping to Teddy, which cost a quarter of the speed.
+    assert!(
+        super::prefilter::LAID_OUT.load(std::sync::atomic::Ordering::Relaxed),
+        "BUCKETS no longer fit Teddy's places: choose the pieces and buckets again (tests/bench/teddy_buckets.rs)"
+    );
     // A new literal's piece and bucket are chosen, not left to its first
     // bytes, which may be common in text.
     assert_eq!(literals_without_piece(), Vec::<&str>::new());
