@@ -899,6 +899,50 @@ fn nearby_marks() -> &'static Marks {
     })
 }
 
+/// One device's memory as a writer states it on a line of its own after a
+/// message (`GPU 0: 357 MiB free, 45.7 GB used`, either figure alone or
+/// first): the device's index and the figures, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceState {
+    pub device: u32,
+    pub free_bytes: Option<u64>,
+    pub used_bytes: Option<u64>,
+}
+
+/// A writer's line that states one device's free or used memory, read
+/// after a message for the device the message names. Nothing else on the
+/// line: a sentence that mentions a device's memory may be of another run.
+pub fn device_state_line(line: &[u8]) -> Option<DeviceState> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    if !(line.windows(5).any(|w| w == b" free") || line.windows(5).any(|w| w == b" used")) {
+        return None;
+    }
+    let re = RE.get_or_init(|| {
+        constant_regex(
+            r"^\s*GPU\s?(\d{1,3})\s*:\s*(\d+(?:\.\d+)?)\s*(KiB|MiB|GiB|TiB|KB|MB|GB|TB)\s+(free|used)(?:\s*,\s*(\d+(?:\.\d+)?)\s*(KiB|MiB|GiB|TiB|KB|MB|GB|TB)\s+(free|used))?\s*$",
+        )
+    });
+    let text = std::str::from_utf8(line).ok()?;
+    let c = re.captures(text)?;
+    let mut state = DeviceState {
+        device: c[1].parse().ok()?,
+        free_bytes: None,
+        used_bytes: None,
+    };
+    for at in [2, 5] {
+        let (Some(number), Some(unit), Some(what)) = (c.get(at), c.get(at + 1), c.get(at + 2))
+        else {
+            continue;
+        };
+        let bytes = crate::units::to_bytes(number.as_str(), unit.as_str()).ok();
+        match what.as_str() {
+            "free" => state.free_bytes = state.free_bytes.or(bytes),
+            _ => state.used_bytes = state.used_bytes.or(bytes),
+        }
+    }
+    Some(state)
+}
+
 /// Bytes of nearby lines kept with one finding, and of one such line.
 pub const NEARBY_MAX: usize = 1024;
 const NEARBY_LINE_MAX: usize = 320;
@@ -1103,6 +1147,44 @@ fn last_step_in(text: &[u8]) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_writers_device_state_line_gives_its_figures() {
+        let state = device_state_line(b"GPU 0: 357 MiB free, 45.7 GB used").unwrap();
+        assert_eq!(state.device, 0);
+        assert_eq!(state.free_bytes, Some(357 << 20));
+        assert_eq!(state.used_bytes, Some(49_070_001_357)); // round(45.7 × 2^30)
+        let state = device_state_line(b"  GPU 1: 21 GB free").unwrap();
+        assert_eq!(
+            (state.device, state.free_bytes, state.used_bytes),
+            (1, Some(21 << 30), None)
+        );
+        // Prose around the figures is not such a line.
+        assert_eq!(
+            device_state_line(b"GPU 0: 357 MiB free, so I tried a smaller model"),
+            None
+        );
+        assert_eq!(device_state_line(b"nothing here"), None);
+    }
+
+    #[test]
+    fn the_failing_devices_state_after_a_message_is_read() {
+        // An Ollama issue: the writer's device table under a heading, after
+        // blank lines.
+        let text = "Error: 500 Internal Server Error: llama runner process has terminated:\nerror loading model: unable to allocate CUDA0 buffer\n\nGPU state before error:\n\nGPU 0: 357 MiB free, 45.7 GB used\nGPU 1: 21 GB free, 25 GB used\n";
+        let found = crate::decode_str(text);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].device, Some(0));
+        assert_eq!(found[0].sizes.free_bytes, Some(357 << 20));
+        assert_eq!(
+            found[0].sizes.extra.get("used_bytes").copied().flatten(),
+            Some(49_070_001_357)
+        );
+        // Another device's line is not the failing one's.
+        let text =
+            "error loading model: unable to allocate CUDA0 buffer\nGPU 1: 21 GB free, 25 GB used\n";
+        assert_eq!(crate::decode_str(text)[0].sizes.free_bytes, None);
+    }
 
     /// The words looked for before messages stay on Teddy wherever the CPU
     /// has it, however long their lists grow.

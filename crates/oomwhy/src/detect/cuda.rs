@@ -137,9 +137,10 @@ impl Family for RuntimeOom {
     }
 
     fn continues(&self, lines: &[String], next: &str) -> bool {
-        // ggml prints the failing device on the next line; darknet its
-        // `check_error` assertion, which names it.
-        (lines.len() == 1 && next.trim_start().starts_with("current device: "))
+        // ggml prints the failing device on the next line (past its own
+        // abort line, where that came first); darknet its `check_error`
+        // assertion, which names it.
+        ggml_error_continues(lines, next)
             || (lines.len() == 1 && is_darknet_assert(next))
             || continues_with_boilerplate(lines, next)
     }
@@ -246,6 +247,33 @@ pub(super) fn stated_device(lines: &[String]) -> Option<u32> {
             .strip_prefix("current device: ")
             .and_then(index)
     })
+}
+
+/// Whether `next` continues ggml's CUDA error whose lines so far are
+/// `lines`. `ggml_cuda_error` logs the error, then `current device: N, in
+/// function F at FILE:LINE` and the failed statement, then aborts with
+/// `FILE:LINE: CUDA error` (older releases: `GGML_ASSERT: FILE:LINE:
+/// !"CUDA error"`). The three lines go through ggml's log callback, which
+/// llama.cpp's programs hand to an asynchronous logger, while the abort
+/// writes to stderr at once: the abort line can come right after the
+/// error, before the device line. The device line is taken right after
+/// the error or after that abort line.
+pub(super) fn ggml_error_continues(lines: &[String], next: &str) -> bool {
+    match lines {
+        [_] => next.trim_start().starts_with("current device: ") || is_ggml_cuda_abort(next),
+        [_, abort] => {
+            is_ggml_cuda_abort(abort) && next.trim_start().starts_with("current device: ")
+        }
+        _ => false,
+    }
+}
+
+/// ggml's abort after a CUDA error, in its own source file:
+/// `ggml/src/ggml-cuda/ggml-cuda.cu:98: CUDA error` (`ROCm error`, `MUSA
+/// error` in those builds), `GGML_ASSERT: ...ggml-cuda.cu:229: !"CUDA error"`.
+fn is_ggml_cuda_abort(line: &str) -> bool {
+    let line = line.trim();
+    line.contains("ggml-cuda") && (line.ends_with(" error") || line.ends_with(" error\""))
 }
 
 /// FFmpeg's log context: `[h264_nvenc @ 0x55d020323ac0] `.
@@ -445,6 +473,26 @@ mod tests {
             assert!(IllegalAccess.start(line).is_some(), "{line}");
         }
         assert!(IllegalAccess.start("CUDA error: out of memory").is_none());
+    }
+
+    #[test]
+    fn ggml_device_line_is_read_past_the_abort_line_before_it() {
+        // A mirror of a llama.cpp issue: ggml's abort line came between the
+        // error and its device line.
+        let text = "CUDA error: out of memory\nggml/src/ggml-cuda/ggml-cuda.cu: CUDA error\ncurrent device: 0, in function alloc\nggml_cuda_device_malloc(&ptr, look_ahead_size, device)\nThe same binary runs fine on Windows 10/11 with identical hardware.\n";
+        let found = crate::decode_str(text);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].kind, Kind::CudaRuntimeOom);
+        assert_eq!(found[0].device, Some(0));
+        // Real order, device line first, and a second device line later is
+        // not taken.
+        let text = "CUDA error: out of memory\n  current device: 1, in function alloc at ggml-cuda.cu:420\n  cudaMalloc(&ptr, size)\nggml/src/ggml-cuda/ggml-cuda.cu:98: CUDA error\n";
+        assert_eq!(crate::decode_str(text)[0].device, Some(1));
+        let lines = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(!ggml_error_continues(
+            &lines(&["CUDA error: out of memory", "some other line"]),
+            "current device: 3, in function alloc"
+        ));
     }
 
     #[test]

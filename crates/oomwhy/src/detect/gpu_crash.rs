@@ -281,9 +281,9 @@ impl Family for KernelError {
     fn continues(&self, lines: &[String], next: &str) -> bool {
         // ggml prints the failing device and function on the next line
         // (`current device: 0, in function ggml_cuda_compute_forward at
-        // .../ggml-cuda.cu:2761`), which names the program.
-        (lines.len() == 1 && next.trim_start().starts_with("current device: "))
-            || continues_with_boilerplate(lines, next)
+        // .../ggml-cuda.cu:2761`), which names the program, past its abort
+        // line where that came first.
+        super::cuda::ggml_error_continues(lines, next) || continues_with_boilerplate(lines, next)
     }
 
     fn decode(&self, message: &Message<'_>) -> Option<Finding> {

@@ -306,8 +306,11 @@ fn kill_patterns() -> &'static KillPatterns {
             anchor: re(&anchor),
             kernel_kill: re(kernel_kill),
             kill_line: re(kill_line),
-            // Some kernels print the counts with thousands separators.
-            kernel_rss: re(r"total-vm:(\d[\d,]*)(kB), anon-rss:(\d[\d,]*)(kB), file-rss:(\d[\d,]*)(kB)(?:, shmem-rss:(\d[\d,]*)(kB))?"),
+            // Some kernels print the counts with thousands separators. Each
+            // count after total-vm is read where it is printed: a line quoted
+            // only up to one of them (`... total-vm:1048576kB,
+            // anon-rss:614400kB`) still gives the ones it shows.
+            kernel_rss: re(r"total-vm:(\d[\d,]*)(kB)(?:, anon-rss:(\d[\d,]*)(kB)(?:, file-rss:(\d[\d,]*)(kB)(?:, shmem-rss:(\d[\d,]*)(kB))?)?)?"),
             constraint: re(constraint),
             constraint_pid: re(r"\btask=([^,\s]+),pid=(\d+)"),
             reaper: re(reaper),
@@ -638,10 +641,14 @@ impl Family for Killed {
                 finding.sizes.extra.insert(key.into(), v);
             };
             put("total_vm_bytes", 1, "total-vm");
-            put("anon_rss_bytes", 3, "anon-rss");
-            put("file_rss_bytes", 5, "file-rss");
-            if c.get(7).is_some() {
-                put("shmem_rss_bytes", 7, "shmem-rss");
+            for (key, at, what) in [
+                ("anon_rss_bytes", 3, "anon-rss"),
+                ("file_rss_bytes", 5, "file-rss"),
+                ("shmem_rss_bytes", 7, "shmem-rss"),
+            ] {
+                if c.get(at).is_some() {
+                    put(key, at, what);
+                }
             }
         }
 
@@ -988,6 +995,18 @@ mod tests {
         // Disk pressure evicts too, but that is not memory.
         let disk = "Message:        The node was low on resource: ephemeral-storage. Container trainer was using 52Gi, which exceeds its request of 0. ";
         assert!(decode_with(&Killed, &[disk]).is_none());
+    }
+
+    #[test]
+    fn a_kill_line_quoted_short_keeps_the_counts_it_shows() {
+        // A blog's dmesg quote, cut after anon-rss.
+        let f = decode_with(&Killed, &["Out of memory: Killed process 14821 (postgres) total-vm:1048576kB, anon-rss:614400kB"]).unwrap();
+        assert_eq!(f.facts["pid"], "14821");
+        let e = |k: &str| f.sizes.extra.get(k).copied().flatten();
+        assert_eq!(e("total_vm_bytes"), Some(1_048_576 * 1024));
+        assert_eq!(e("anon_rss_bytes"), Some(614_400 * 1024));
+        assert!(!f.sizes.extra.contains_key("file_rss_bytes"));
+        assert!(!f.sizes.extra.contains_key("shmem_rss_bytes"));
     }
 
     #[test]

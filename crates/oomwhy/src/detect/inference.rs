@@ -16,7 +16,7 @@
 //!   memory (Y GiB). Based on the available memory, the estimated maximum model length
 //!   is E. Try increasing ...` (`models's` was later corrected to `model's`).
 
-use super::text::{grows, int};
+use super::text::{glues_by_score, grows, int};
 use super::{find_size, re};
 use super::{Family, Message, SizeReader};
 use crate::record::{fact, Era, Finding, Kind};
@@ -137,6 +137,12 @@ impl Family for KvCacheOom {
             return lines.len() < 12 && !next.trim().is_empty() && !next.contains("File \"");
         }
         grows(lines, next, 6, score)
+    }
+
+    /// A traceback hard-wrapped at a fixed column (`(4.26 GiB KV cach` /
+    /// `e is needed, ...`): the cut word is glued where that reads more.
+    fn glues(&self, lines: &[String], next: &str) -> bool {
+        glues_by_score(lines, next, 6, score)
     }
 
     fn decode(&self, message: &Message<'_>) -> Option<Finding> {
@@ -400,6 +406,25 @@ mod tests {
             Some(7_419_556_004)
         );
         assert!(!f.text.contains("Shutting down"));
+    }
+
+    #[test]
+    fn hard_wrapped_v1_message_glues_the_cut_word() {
+        // A traceback pasted from a terminal cut at a fixed column, inside
+        // `cache` (the engine core's prefix is on every line).
+        let text = "(EngineCore pid=316)     raise ValueError(\n(EngineCore pid=316) ValueError: To serve at least one request with the model's max seq len (100000), (4.26 GiB KV cach\ne is needed, which is larger than the available KV cache memory (4.25 GiB). Based on the avai\n";
+        let found = crate::decode_str(text);
+        assert_eq!(found.len(), 1);
+        let e = |k: &str| found[0].sizes.extra.get(k).copied().flatten();
+        assert_eq!(e("kv_cache_needed_bytes"), Some(4_574_140_170)); // round(4.26 × 2^30)
+        assert_eq!(e("kv_cache_available_bytes"), Some(4_563_402_752)); // 4.25 × 2^30
+        assert_eq!(found[0].facts["max_seq_len"], "100000");
+        // A line that starts a new word is not glued.
+        let lines = vec!["(4.26 GiB KV cache".to_string()];
+        assert!(!KvCacheOom.glues(
+            &lines,
+            "is needed, which is larger than the available KV cache memory (4.25 GiB)."
+        ));
     }
 
     #[test]

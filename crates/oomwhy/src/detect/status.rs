@@ -1248,6 +1248,9 @@ fn decode_status(message: &Message<'_>, memory: bool) -> Option<Finding> {
     record_code(&mut finding, table.id, entry);
     record_numbering(&mut finding, &hit);
     finding.device = super::cuda::stated_device(message.lines);
+    if memory {
+        finding.sizes.free_bytes = stated_free(&first[hit.start.min(first.len())..]);
+    }
     finding
         .facts
         .insert("printed_as".into(), hit.form.as_str().into());
@@ -1291,6 +1294,19 @@ fn decode_status(message: &Message<'_>, memory: bool) -> Option<Finding> {
         }
     }
     Some(finding)
+}
+
+/// The free memory a writer states in the sentence that gives an
+/// out-of-memory status: `error 39 UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY,
+/// Error OP MUL_MAT (ggml-sycl.cpp:5177) with 27GB free.` Only `with N
+/// free` (`only` allowed), up to the sentence's end (a stop and a space):
+/// a figure in a later sentence may be of another run.
+fn stated_free(text: &str) -> Option<u64> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let pattern = RE.get_or_init(|| re(r"\bwith (?:only )?{SIZE} free\b"));
+    let sentence = text.split(". ").next().unwrap_or(text);
+    let c = pattern.captures(sentence)?;
+    crate::units::to_bytes(&c[1], &c[2]).ok()
 }
 
 /// Records which code of which table a finding carries: its name, its
@@ -1425,6 +1441,20 @@ mod tests {
 
     fn decode(line: &str) -> Option<Finding> {
         decode_lines(&StatusCode, &[line]).or_else(|| decode_lines(&StatusOom, &[line]))
+    }
+
+    #[test]
+    fn free_memory_stated_with_the_status_is_read() {
+        // A llama.cpp SYCL report's sentence.
+        let f = decode("First try with -ngl 99: error 39 UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY, Error OP MUL_MAT (ggml-sycl.cpp:5177) with 27GB free. Added UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1: MUL_MAT now passes").unwrap();
+        assert_eq!(
+            f.facts[fact::ERROR_NAME],
+            "UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY"
+        );
+        assert_eq!(f.sizes.free_bytes, Some(27 << 30));
+        // A figure in the next sentence is not the failure's.
+        let f = decode("error 39 UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY on MUL_MAT. Retried with 27GB free and it passed").unwrap();
+        assert_eq!(f.sizes.free_bytes, None);
     }
 
     fn name_of(line: &str) -> Option<String> {

@@ -622,6 +622,30 @@ pub fn grows(lines: &[String], next: &str, max_lines: usize, score: fn(&str) -> 
     after > before
 }
 
+/// Whether `next` continues the last of `lines` without a space: a terminal
+/// or a page that wrapped at a fixed column cut a word in two (`KV cach` /
+/// `e is needed`). Only a cut inside a word (letters or digits on both
+/// sides), and only where the glued text lets `score` read more of the
+/// message than the text with a space, or without `next`, does.
+pub fn glues_by_score(
+    lines: &[String],
+    next: &str,
+    max_lines: usize,
+    score: fn(&str) -> usize,
+) -> bool {
+    let Some(last) = lines.last() else {
+        return false;
+    };
+    let cut_in_word = last.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '.')
+        && next.starts_with(|c: char| c.is_ascii_alphanumeric());
+    if lines.len() >= max_lines || !cut_in_word || looks_like_new_record(next) {
+        return false;
+    }
+    let joined = join_lines(lines);
+    let next = next.trim_end();
+    score(&format!("{joined}{next}")) > score(&format!("{joined} {next}")).max(score(&joined))
+}
+
 /// An integer group of the first match, parsed.
 pub fn int<T: std::str::FromStr>(re: &Regex, text: &str, at: usize) -> Option<T> {
     re.captures(text)?

@@ -8,7 +8,6 @@
 //!
 //! Also the `HIP`/`XPU`/device-generic (`Out of memory.`) spellings of the same grammar.
 
-use super::text::looks_like_new_record;
 use super::{find_size, Family, Message, SizeReader};
 use crate::record::{fact, Era, Finding, Hint, Kind, ProcessUsage};
 use regex::Regex;
@@ -438,19 +437,7 @@ impl Family for TorchAllocator {
     }
 
     fn glues(&self, lines: &[String], next: &str) -> bool {
-        let Some(last) = lines.last() else {
-            return false;
-        };
-        // Only a cut inside a word: letters or digits on both sides.
-        let cut_in_word = last.ends_with(|c: char| c.is_ascii_alphanumeric() || c == '.')
-            && next.starts_with(|c: char| c.is_ascii_alphanumeric());
-        if lines.len() >= 12 || !cut_in_word || looks_like_new_record(next) {
-            return false;
-        }
-        let joined = super::join_lines(lines);
-        let next = next.trim_end();
-        allocator_score(&format!("{joined}{next}"))
-            > allocator_score(&format!("{joined} {next}")).max(allocator_score(&joined))
+        super::text::glues_by_score(lines, next, 12, allocator_score)
     }
 
     fn decode(&self, message: &Message<'_>) -> Option<Finding> {

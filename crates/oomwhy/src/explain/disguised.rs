@@ -378,6 +378,30 @@ fn library_verdict(f: &Finding) -> Verdict {
         );
     }
     if let Some(reporter) = other_reporter(f) {
+        // The message's own figures are none; the writer may state the
+        // device's memory on a line after it (`GPU 0: 357 MiB free, 45.7 GB
+        // used`).
+        let sizes = match (f.device, f.sizes.free_bytes) {
+            (Some(device), Some(free)) => {
+                let used = f.sizes.extra.get("used_bytes").copied().flatten();
+                match used {
+                    Some(used) => say!(
+                        en: "It carries no sizes; the writer states that GPU {device} had {free} free and {used} in use.",
+                        zh: "报错里没有大小；写报告的人说 GPU {device} 当时空闲 {free}，已用 {used}。",
+                        device = device,
+                        free = crate::units::format_size(free),
+                        used = crate::units::format_size(used)
+                    ),
+                    None => say!(
+                        en: "It carries no sizes; the writer states that GPU {device} had {free} free.",
+                        zh: "报错里没有大小；写报告的人说 GPU {device} 当时空闲 {free}。",
+                        device = device,
+                        free = crate::units::format_size(free)
+                    ),
+                }
+            }
+            _ => say!(en: "It carries no sizes.", zh: "报错里没有大小。"),
+        };
         return verdict(
             Code::MaskedOom,
             say!(
@@ -385,9 +409,10 @@ fn library_verdict(f: &Finding) -> Verdict {
                 zh: "报错里没说显存不足，但实际上多半就是"
             ),
             say_parts!(
-                en: "{reporter} reported that it ran out of resources on the GPU. It does not say memory, but on a GPU such a status most often means the device's memory (or another per-device limit) was exhausted. It carries no sizes.",
-                zh: "{reporter} 报告它在 GPU 上资源不足。报错没说是显存，但在 GPU 上这种状态最常见的意思是设备的显存（或别的按设备的上限）用完了。报错里没有大小。",
-                reporter = crate::i18n::reporter::said(reporter)
+                en: "{reporter} reported that it ran out of resources on the GPU. It does not say memory, but on a GPU such a status most often means the device's memory (or another per-device limit) was exhausted. {sizes}",
+                zh: "{reporter} 报告它在 GPU 上资源不足。报错没说是显存，但在 GPU 上这种状态最常见的意思是设备的显存（或别的按设备的上限）用完了。{sizes}",
+                reporter = crate::i18n::reporter::said(reporter),
+                sizes = sizes
             ),
         );
     }

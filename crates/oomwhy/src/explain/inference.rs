@@ -3,7 +3,7 @@
 //! SGLang's memory pools).
 
 use super::catalogue::{Cost, Engines, FixSpec};
-use super::common::{extra, fact, fix, framework_fixes, row, verdict, FieldRow};
+use super::common::{extra, fact, fix, format_derived, framework_fixes, row, verdict, FieldRow};
 use super::docs::Code;
 use super::setting::{Runtime, Vendor};
 use super::thresholds::MEM_FRACTION_HIGH_PERCENT;
@@ -90,8 +90,8 @@ impl Explain for KvCacheOom {
                 say!(en: "KV cache available", zh: "可用的 KV cache"),
                 fmt(y),
                 say!(
-                    en: "memory left for the KV cache after weights, activations and CUDA graphs within gpu_memory_utilization",
-                    zh: "在 gpu_memory_utilization 的范围内，除去权重、激活值和 CUDA graph 之后留给 KV cache 的显存"
+                    en: "memory left for the KV cache within gpu_memory_utilization × GPU memory after the weights and the activation peak measured at start-up (since vLLM 0.21 also the CUDA graphs' estimate)",
+                    zh: "在 gpu_memory_utilization × GPU 显存的范围内，除去权重和启动时测出的激活值峰值（vLLM 0.21 起还有 CUDA graph 的估算）之后留给 KV cache 的显存"
                 ),
                 false,
             ));
@@ -99,7 +99,7 @@ impl Explain for KvCacheOom {
         if let (Some(x), Some(y)) = (needed, available) {
             rows.push(row(
                 say!(en: "Shortfall (derived)", zh: "缺口（推算）"),
-                format_signed(i128::from(x) - i128::from(y)),
+                format_derived(i128::from(x) - i128::from(y), &[x, y]),
                 say!(en: "needed − available", zh: "需要的 − 可用的"),
                 true,
             ));
@@ -163,9 +163,18 @@ fn kv_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                 })
                 .unwrap_or_default();
             match (needed, available) {
+                // vLLM prints both figures rounded to 0.01 GiB: a gap within
+                // their rounding is not a figure to state.
+                (Some(x), Some(y)) if format_derived(i128::from(x) - i128::from(y), &[x, y]) == "≈ 0" => say!(
+                    en: "One request of max_model_len {len} tokens needs {x} of KV cache and {y} is left for it, less apart than the rounding of the printed figures: the engine may use gpu_memory_utilization × GPU memory, and the KV cache gets what remains of it after the weights and the activation peak measured at start-up. The cache is only just too small, so a slightly shorter max_model_len or slightly more memory is enough.",
+                    zh: "一个 max_model_len 为 {len} 个 token 的请求需要 {x} 的 KV cache，留给它的是 {y}，两者之差小于打印数字的舍入误差：引擎可用的是 gpu_memory_utilization × GPU 显存，KV cache 只能拿到其中除去权重和启动时测出的激活值峰值之后剩下的部分。cache 只是差一点点，把 max_model_len 稍微调短或多给一点显存就够了。",
+                    len = len,
+                    x = fmt(x),
+                    y = fmt(y)
+                ),
                 (Some(x), Some(y)) => say!(
-                    en: "One request of max_model_len {len} tokens needs {x} of KV cache; after the weights, activations and CUDA graphs, only {y} of the memory the engine may use (gpu_memory_utilization × GPU memory) is left for it — {short} short.",
-                    zh: "一个 max_model_len 为 {len} 个 token 的请求需要 {x} 的 KV cache；在引擎可用的显存（gpu_memory_utilization × GPU 显存）里，除去权重、激活值和 CUDA graph 之后只剩 {y} 给它——差 {short}。",
+                    en: "One request of max_model_len {len} tokens needs {x} of KV cache, but only {y} is left for it — {short} short: the engine may use gpu_memory_utilization × GPU memory, and the KV cache gets what remains of it after the weights and the activation peak measured at start-up.",
+                    zh: "一个 max_model_len 为 {len} 个 token 的请求需要 {x} 的 KV cache，但留给它的只有 {y}，差 {short}：引擎可用的是 gpu_memory_utilization × GPU 显存，KV cache 只能拿到其中除去权重和启动时测出的激活值峰值之后剩下的部分。",
                     len = len,
                     short = format_signed(i128::from(x) - i128::from(y)),
                     x = fmt(x),
@@ -199,8 +208,8 @@ fn kv_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
             zh: "SGLang 把 GPU 显存的 --mem-fraction-static 这一份给权重和 KV cache 池，其余留给激活值和 CUDA graph；除去权重之后，这一份里留给 KV cache 池的太少了（剖析出的 token 数为负时是一点也没有）。"
         ),
         _ => say!(
-            en: "After loading the weights and profiling a forward pass, nothing was left of the memory the engine may use (gpu_memory_utilization × GPU memory, 0.9 by default in vLLM) for the KV cache: weights, activations and CUDA graphs already take the whole budget. Typical causes: the model barely fits this GPU, another process holds GPU memory, or gpu_memory_utilization is set low.",
-            zh: "加载权重并剖析一次前向传播之后，引擎可用的显存（gpu_memory_utilization × GPU 显存，vLLM 默认 0.9）已经没有剩余留给 KV cache：权重、激活值和 CUDA graph 已经占满了全部额度。常见原因：模型在这块 GPU 上勉强放得下、别的进程占着显存，或者 gpu_memory_utilization 设得太低。"
+            en: "After loading the weights and profiling a forward pass, nothing was left of the memory the engine may use (gpu_memory_utilization × GPU memory, 0.9 by default in vLLM) for the KV cache: the weights and the activation peak measured at start-up (since vLLM 0.21 also the CUDA graphs' estimate) already take the whole budget. Typical causes: the model barely fits this GPU, another process holds GPU memory, or gpu_memory_utilization is set low.",
+            zh: "加载权重并剖析一次前向传播之后，引擎可用的显存（gpu_memory_utilization × GPU 显存，vLLM 默认 0.9）已经没有剩余留给 KV cache：权重和启动时测出的激活值峰值（vLLM 0.21 起还有 CUDA graph 的估算）已经占满了全部额度。常见原因：模型在这块 GPU 上勉强放得下、别的进程占着显存，或者 gpu_memory_utilization 设得太低。"
         ),
     };
     // SGLang's pools are sized by --mem-fraction-static, not by a context
@@ -309,8 +318,8 @@ fn vllm_fixes(f: &Finding, out: &mut Vec<Fix>) {
     out.push(fix(
         &ENFORCE_EAGER,
         say!(
-            en: "--enforce-eager skips CUDA-graph capture (slower decoding, more room); lowering --max-num-seqs and --max-num-batched-tokens shrinks the activation peak measured at start-up.",
-            zh: "--enforce-eager 跳过 CUDA graph 捕获（解码变慢，但空间更多）；调低 --max-num-seqs 和 --max-num-batched-tokens 能降低启动时测出的激活值峰值。"
+            en: "Lowering --max-num-seqs and --max-num-batched-tokens shrinks the activation peak measured at start-up, and the KV cache gets what is left after it; --enforce-eager skips CUDA-graph capture (slower decoding), whose estimated memory the start-up check subtracts since vLLM 0.21.",
+            zh: "调低 --max-num-seqs 和 --max-num-batched-tokens 能降低启动时测出的激活值峰值，KV cache 分到的正是减去它之后剩下的；--enforce-eager 跳过 CUDA graph 捕获（解码变慢），vLLM 0.21 起启动检查会减去 CUDA graph 的估算显存。"
         ),
     ));
 }

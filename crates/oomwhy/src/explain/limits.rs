@@ -8,7 +8,7 @@ use super::catalogue::{Cost, FixSpec};
 use super::common::{fix, verdict, GIB};
 use super::docs::Code;
 use super::setting::Vendor;
-use crate::record::{Finding, Fix, Verdict};
+use crate::record::{Category, Finding, Fix, Verdict};
 use crate::say;
 use crate::units::format_size as fmt;
 
@@ -67,7 +67,17 @@ impl PlatformLimit {
         let s = &f.sizes;
         match Vendor::of(f) {
             Vendor::Intel => {
-                let requested = s.requested_bytes?;
+                // No request printed, but the writer states that 4 GiB or
+                // more was free when the device's memory was refused: the
+                // memory was not used up, and one allocation over the
+                // limit is what refuses with room left.
+                let Some(requested) = s.requested_bytes else {
+                    let refused = matches!(f.category, Category::Oom | Category::LikelyOom);
+                    return s
+                        .free_bytes
+                        .filter(|&free| refused && free >= LEVEL_ZERO_SINGLE_ALLOCATION)
+                        .map(|_| PlatformLimit::LevelZeroSingleAllocation);
+                };
                 // The memory itself must have room: a request larger than
                 // the card, or than what was left of it, is not the limit's.
                 let fits_card = s.total_bytes.is_none_or(|total| {
@@ -104,14 +114,19 @@ impl PlatformLimit {
         match self {
             PlatformLimit::LevelZeroSingleAllocation => {
                 let requested = fmt(s.requested_bytes.unwrap_or(LEVEL_ZERO_SINGLE_ALLOCATION));
-                let card = match s.total_bytes {
-                    Some(total) => say!(
+                let card = match (s.requested_bytes, s.total_bytes, s.free_bytes) {
+                    (None, _, Some(free)) => say!(
+                        en: "The message states that {free} was still free when the allocation was refused: the memory was not used up, so unless a single tensor asked for more than that, what refused it is a limit on one allocation.",
+                        zh: "报错里说，分配被拒绝时还有 {free} 空闲：显存并没有用完，所以除非单个张量要的比这还多，拒绝它的是对单次分配的限制。",
+                        free = fmt(free)
+                    ),
+                    (_, Some(total), _) => say!(
                         en: "{requested} was asked for in one piece on a GPU of {total}: the card is large enough for it.",
                         zh: "在一块 {total} 的 GPU 上一次性申请了 {requested}：这块卡本身放得下。",
                         requested = requested,
                         total = fmt(total)
                     ),
-                    None => say!(
+                    _ => say!(
                         en: "{requested} was asked for in one piece.",
                         zh: "一次性申请了 {requested}。",
                         requested = requested

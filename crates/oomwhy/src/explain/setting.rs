@@ -33,7 +33,7 @@ impl Vendor {
         match f.backend.as_deref() {
             Some("cuda" | "nccl") => Vendor::Nvidia,
             Some("hip" | "rocm") => Vendor::Amd,
-            Some("xpu" | "dpcpp") => Vendor::Intel,
+            Some("xpu" | "dpcpp" | "level_zero") => Vendor::Intel,
             Some("mps" | "metal") => Vendor::Apple,
             Some("npu") => Vendor::Ascend,
             _ if f.kind == Kind::MpsOom => Vendor::Apple,

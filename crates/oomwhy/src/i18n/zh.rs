@@ -34,6 +34,7 @@ const FACT_LABELS: &[(&str, &str)] = &[
     ("device_name", "设备名"),
     ("dll", "DLL"),
     ("dll_name", "DLL 名称"),
+    ("docs_url", "文档链接"),
     ("driver_message", "驱动消息"),
     ("dtype", "数据类型"),
     ("engine", "推理引擎"),

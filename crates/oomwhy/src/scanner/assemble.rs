@@ -13,7 +13,7 @@ use crate::context::{self, stated_in, Stated, STATED_LOOKBACK};
 use crate::detect::genre::{self, MessageSpan};
 use crate::detect::Message;
 use crate::diagnostics;
-use crate::record::{fact, Finding, Framework, Traceback};
+use crate::record::{fact, Category, Finding, Framework, Traceback};
 
 /// Decoded messages remembered at most (then all are forgotten at once).
 const MAX_DECODED: usize = 64;
@@ -385,6 +385,21 @@ impl Scanner {
             self.after = None;
             return;
         };
+        // The writer's statement of the failing device's memory (`GPU 0:
+        // 357 MiB free, 45.7 GB used`), where the message printed none.
+        if let Some(state) = context::device_state_line(line) {
+            let memory = matches!(finding.category, Category::Oom | Category::LikelyOom);
+            if memory
+                && finding.device == Some(state.device)
+                && finding.sizes.free_bytes.is_none()
+                && !finding.sizes.extra.contains_key("used_bytes")
+            {
+                finding.sizes.free_bytes = state.free_bytes;
+                if let Some(used) = state.used_bytes {
+                    finding.sizes.extra.insert("used_bytes".into(), Some(used));
+                }
+            }
+        }
         for (_, words) in context::nearby_lines_in(line) {
             if finding.nearby.len() + words.len() < context::NEARBY_MAX {
                 finding.nearby.push('\n');
