@@ -200,9 +200,11 @@ fn prefilter_stays_small() {
     // core dump on a GPU exception (`... environment variable`, on `able`)
     // and Visual Studio's `Exception thrown: ` (on `ion `): no new piece;
     // 111: DeepSpeed's launcher killing its ranks (`sigkill_handler]`, on
-    // the piece `gkil`, which shares `GKIL`'s bucket).
+    // the piece `gkil`, which shares `GKIL`'s bucket);
+    // 112: CANN's `Memory_Allocation_Failure` without its sentence (on a
+    // piece of its own, `_Fai`; `Insufficient ` now stands for two literals).
     assert!(
-        literals.len() <= 111,
+        literals.len() <= 112,
         "{} literals: {literals:?}",
         literals.len()
     );
