@@ -6,7 +6,7 @@
 //! | spelling | era | category |
 //! |---|---|---|
 //! | Spark on YARN `Container killed by YARN for exceeding [physical] memory limits. 16.9 GB of 16 GB physical memory used.`; Hadoop's NodeManager `is running beyond physical memory limits. Current usage: A of B physical memory used` | `yarn` | `oom` |
-//! | Ray's raylet `N Workers (tasks / actors) killed due to memory pressure (OOM)` (with `Memory on the node (...) was A / B (F), which exceeds the memory usage threshold of T` when it follows), its advice `address the out of memory issue` | `ray_monitor` | `oom` |
+//! | Ray's raylet `N Workers (tasks / actors) killed due to memory pressure (OOM)` (with `Memory on the node (...) was A / B (F), which exceeds the memory usage threshold of T` when it follows; wrapped before `killed`, its pair of clauses `killed due to memory pressure (OOM), M Workers crashed due to other reasons`, which only the raylet writes), its advice `address the out of memory issue` | `ray_monitor` | `oom` |
 //!
 //! The exception a killed task raises (`ray.exceptions.OutOfMemoryError:
 //! Task was killed due to the node running low on memory`) stays the general
@@ -45,6 +45,9 @@ fn patterns() -> &'static Patterns {
             r"Container killed by YARN for exceeding (?:physical |virtual )?memory limits",
             r"|\bis running beyond (?:physical|virtual) memory limits",
             r"|\b\d+ Workers \(tasks / actors\) killed due to memory pressure \(OOM\)",
+            // The same report wrapped by a terminal before its kill: only
+            // the raylet pairs these two clauses.
+            r"|\bkilled due to memory pressure \(OOM\), \d+ Workers crashed due to other reasons\b",
             r"|Refer to the documentation on how to address the out of memory issue: https://docs\.ray\.io/",
             r"|\bWorker (?:\S+ \(pid=\d+\) )?exceeded \d+% memory budget",
             r"|\b(?:Memory use is high but worker has no data to store to disk|Unmanaged memory use is high)",
@@ -225,6 +228,26 @@ mod tests {
 
     fn one(lines: &[&str]) -> Finding {
         decode_lines(&ResourceManager, lines).expect("decodes")
+    }
+
+    /// The raylet's report wrapped by a terminal before `killed` (a real
+    /// paste, its colours written by syslog): its second line starts
+    /// Ray's message, since only the raylet pairs its two clauses.
+    #[test]
+    fn a_raylet_report_wrapped_before_its_kill() {
+        let text = "#033[2m#033[33m(raylet)#033[0m [DATE] (raylet) node_manager.cc:3007: 2 Workers (tasks /\n actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node (ID: abd406d415bd2b74a5\ne281968fd76aa200d56e4529fd1c1cd4373840, IP: 10.0.167.26) over the last time period. To see more information about th\n";
+        let found = crate::scan(text.as_bytes(), "t")
+            .map(|r| r.findings)
+            .unwrap_or_default();
+        assert_eq!(found.len(), 1);
+        assert_eq!(
+            (found[0].kind, found[0].era),
+            (Kind::HostOomKilled, Some(Era::RayMonitor))
+        );
+        // One clause alone is not the raylet's.
+        assert!(ResourceManager
+            .start(" actors) killed due to memory pressure (OOM)")
+            .is_none());
     }
 
     #[test]

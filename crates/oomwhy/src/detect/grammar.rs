@@ -89,6 +89,7 @@ struct Patterns {
     system_memory: Regex,
     reporter_path: Regex,
     reporter_tag: Regex,
+    logger_name: Regex,
     bytes_pairs: Vec<(&'static str, Regex)>,
     hex_size: Regex,
     dec_size: Regex,
@@ -121,6 +122,10 @@ fn patterns() -> &'static Patterns {
                     re(concat!(
                         r"(?i:\bout of (?:(?:gpu|device|video|vram|hbm|npu|shared|host|system)\b[\w ]{0,30}?)?memory\b)",
                         r"|(?i:\b(?:insufficient|not enough) (?:\w+ ){0,2}memory\b|\bmemory is insufficient\b)",
+                        // The same said of the card's memory by its name
+                        // (exllamav2's loader: `RuntimeError: Insufficient
+                        // VRAM for model and cache`).
+                        r"|(?i:\b(?:insufficient|not enough) VRAM\b)",
                         // A status, not a class name: `ResourceExhaustedError:`
                         // heads a message whose statement comes after it.
                         r"|\bRESOURCE_EXHAUSTED\b",
@@ -170,7 +175,9 @@ fn patterns() -> &'static Patterns {
                         // ... Failed to allocate memory.`).
                         r"|\bMemory not available to allocate\b|\[\w+::malloc\] Resource limit \(\d+\) exceeded",
                         r"|\bvk::OutOf(?:Device|Host)MemoryError\b|\bWorker exceeded \d+% memory budget\b",
-                        r"|\bEL0004: ",
+                        // Its name for the code, as CANN's Python layers
+                        // raise it (`Memory_Allocation_Failure(EL0004):`).
+                        r"|\bEL0004: |\bMemory_Allocation_Failure\(EL0004\)",
                         // Paddle's allocator exception: every allocator throws
                         // it as ResourceExhausted (`Out of memory error on GPU
                         // N`), so the class alone states it when libstdc++
@@ -385,6 +392,8 @@ fn patterns() -> &'static Patterns {
             reporter_path: re(r"\b((?:[\w.-]+/)+[\w.-]+\.(?:cpp|cxx|cc|cuh|cu|c|hpp|hh|h|py|rs|go|mm))\b(?::\d+)?"),
             // `[bmlib_memory][error]`, `[metal::malloc]`, `MD(...)`.
             reporter_tag: re(r"\[([A-Za-z_][\w:]*)\]\s*(?:\[(?:error|ERROR|E)\])?"),
+            // `[TensorRT-LLM][ERROR]`: a name with a capital, then the level.
+            logger_name: re(r"\[([A-Z][\w.-]*[A-Za-z])\]\[(?:ERROR|Error|FATAL|Fatal)\] "),
             bytes_pairs: vec![
                 // torch-directml: `Could not allocate tensor with N bytes`.
                 ("requested", re(r"(?i)(?:alloc(?:ate)? size|allocate tensor with|allocating|attempting to allocate|request(?:ed)? size(?: was)?|size)\s*[:=]?\s*(\d{3,})\b(?:\s*bytes)?")),
@@ -814,19 +823,27 @@ fn find_reported(line: &str) -> Option<(Statement, usize)> {
 fn reported(line: &str, statement: Statement, start: usize) -> bool {
     let p = patterns();
     let before = &line[..start];
+    // A program's message nested in another's status chain is read without
+    // the wrapper's own words between them (`unexpected error when creating
+    // modelInstanceState`): they are the wrapping program's, not a poster's.
+    let said = match wrapped_message(before) {
+        Some((chain, nested)) => format!("{} {}", &before[..chain], &before[nested..]),
+        None => before.to_string(),
+    };
+    let said = said.as_str();
     // A message quoted whole after the poster's own words (`I am seeing
     // **RuntimeError: ...**`, `I'm getting the error message "System is out
     // of GPU memory"`) is their report; only a condition or an instruction
     // in the clause before the quotation makes it a sentence about one.
-    let prose = match quote_opening(before).or_else(|| reported_class(before)) {
+    let prose = match quote_opening(said).or_else(|| reported_class(said)) {
         Some(at) => {
-            let lead = before[..at].trim_end();
+            let lead = said[..at].trim_end();
             let clause = lead
                 .rfind(['.', ',', ';', ':', '!', '?'])
                 .map_or(lead, |end| &lead[end + 1..]);
             p.conditional.is_match(clause) || lead.ends_with(['(', '=', ',', '[', '{', '+', '%'])
         }
-        None => p.prose.is_match(before),
+        None => p.prose.is_match(said),
     };
     if prose || p.comment.is_match(before) {
         return false;
@@ -854,6 +871,31 @@ fn reported(line: &str, statement: Statement, start: usize) -> bool {
         Statement::AllocatorSentence => exception_like(before),
         _ => p.evidence.is_match(line) || p.system_subject.is_match(line),
     }
+}
+
+/// A message nested in another program's status chain: where the chain's
+/// first status opens and where the nested message's own header starts,
+/// when `before` holds both. The chain is a failure the wrapping program
+/// states with a status code as gRPC, absl and Triton print them, or `failed
+/// with error: ` (Triton: `Model 'x' loading failed with error: version 1 is
+/// at UNAVAILABLE state: Internal: unexpected error when creating
+/// modelInstanceState: `; its model-status table: `UNAVAILABLE: Internal:
+/// ...`); the nested message starts after a `: ` with its own log level
+/// (`[TensorRT-LLM][ERROR] `, `[ERROR] `).
+fn wrapped_message(before: &str) -> Option<(usize, usize)> {
+    static RE: OnceLock<(Regex, Regex)> = OnceLock::new();
+    let (status, header) = RE.get_or_init(|| {
+        (
+            constant_regex(concat!(
+                r"\bfailed with error: ",
+                r"|\b(?:Internal|INTERNAL|Unknown|UNKNOWN|Unavailable|UNAVAILABLE|FAILED_PRECONDITION|Failed precondition)(?: state)?: ",
+            )),
+            constant_regex(r": (?:\[[\w .-]+\])?\[(?:ERROR|Error|error|E|FATAL|Fatal|F)\] "),
+        )
+    });
+    let chain = status.find(before)?;
+    let nested = header.find_iter(&before[chain.end()..]).last()?;
+    Some((chain.start(), chain.end() + nested.start() + 2))
 }
 
 /// Whether the statement at `start` is one that only its program prints.
@@ -919,10 +961,12 @@ impl Family for Grammar {
             // (`memory available!`: on the piece `memory pressure (OOM)` uses).
             "memory available!",
             // MLX's `[METAL] Command buffer execution failed: Insufficient
-            // Memory` (also the Metal family's literal), RMM's `MemoryError:
-            // std::bad_alloc: out_of_memory` (under the `rror` literal another
-            // family has), Ollama's and Ray's own sentences.
-            "Insufficient Memory",
+            // Memory` (the Metal family's literal, which this one stands
+            // for) and exllamav2's `Insufficient VRAM for model and cache`,
+            // on the piece `Insu`; RMM's `MemoryError: std::bad_alloc:
+            // out_of_memory` (under the `rror` literal another family has),
+            // Ollama's and Ray's own sentences.
+            "Insufficient ",
             "Error: std::bad_alloc",
             "requires more system memory",
             "memory pressure (OOM)",
@@ -948,6 +992,11 @@ impl Family for Grammar {
             "_ERROR_OUT_OF_",
             "Failed to allocate",
             "to allocate",
+            // CANN's error name for a failed allocation, when a paste keeps
+            // it without CANN's sentence (`Error: Memory_Allocation_Failure(
+            // EL0004): Failed` and the rest cut off), on a piece of its own
+            // (`_Fai`).
+            "Memory_Allocation_Failure",
             "lloc fail",
             "atchdog ",
             "Unable to determine the device handle",
@@ -1335,6 +1384,11 @@ fn reporter(line: &str, exception: Option<&str>, statement: Statement) -> String
     }
     if let Some(name) = program_named_in(line) {
         return name.into();
+    }
+    // A logger's own name before its level (`[TensorRT-LLM][ERROR] `), even
+    // where another program's status chain wraps the line.
+    if let Some(c) = p.logger_name.captures(line) {
+        return c[1].to_string();
     }
     if let Some(tag) = p
         .reporter_tag
@@ -1829,6 +1883,51 @@ mod tests {
 
     fn collect(lines: &[&str]) -> Option<Finding> {
         crate::detect::decode_lines(&Grammar, lines)
+    }
+
+    /// A message nested in another program's status chain (real pastes:
+    /// Triton's model load failure and its model-status table, around
+    /// TensorRT-LLM's own line): the wrapper's words are not a poster's,
+    /// and the nested logger names the program. A poster's condition
+    /// before a message with no chain stays prose.
+    #[test]
+    fn a_message_nested_in_a_status_chain_is_the_programs() {
+        for text in [
+            "Model 'tensorrt_llm' loading failed with error: version 1 is at UNAVAILABLE state: Internal: unexpected error when creating modelInstanceState: [TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMallocAsync(ptr, n, mCudaStream->get()): out of memory (/app/tensorrt_llm/cpp/tensorrt_llm/runtime/tllmBuffers.h:112)",
+            "| tensorrt_llm | 1       | UNAVAILABLE: Internal: unexpected error when creating modelInstanceState: [TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMallocAsync(ptr, n, mCudaStream->get()): out of memory (/a |\n|              |         | pp/tensorrt_llm/cpp/tensorrt_llm/runtime/tllmBuffers.h:112)                                                                                                                            |",
+        ] {
+            let found = scan(text);
+            assert_eq!(found.len(), 1, "{text}");
+            assert_eq!(found[0].category, Category::Oom);
+            assert_eq!(found[0].facts[fact::REPORTED_BY], "TensorRT-LLM");
+        }
+        assert!(
+            scan("When loading failed with error: out of memory, lower the batch size.").is_empty()
+        );
+        let before =
+            "Internal: unexpected error when creating modelInstanceState: [TensorRT-LLM][ERROR] ";
+        assert_eq!(
+            wrapped_message(before),
+            Some((0, before.find("[TensorRT").unwrap_or(0)))
+        );
+    }
+
+    /// exllamav2's loader when no device is left for the next module (a
+    /// real Colab traceback): the card's memory named by `VRAM`; its
+    /// source line quoting the string stays a mention.
+    #[test]
+    fn insufficient_vram_in_a_traceback() {
+        let text = "Traceback (most recent call last):\n  File \"/usr/local/lib/python3.10/dist-packages/exllamav2/model.py\", line 444, in load_autosplit_gen\n    raise RuntimeError(\"Insufficient VRAM for model and cache\")\nRuntimeError: Insufficient VRAM for model and cache\n";
+        let found = scan(text);
+        assert_eq!(found.len(), 1);
+        assert_eq!(
+            (found[0].kind, found[0].category),
+            (Kind::GenericOom, Category::Oom)
+        );
+        assert_eq!(found[0].facts[fact::MEMORY], "device");
+        assert!(
+            scan("    raise RuntimeError(\"Insufficient VRAM for model and cache\")\n").is_empty()
+        );
     }
 
     /// A program named only in a message's later lines (real pastes:

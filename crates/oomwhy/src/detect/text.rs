@@ -79,6 +79,13 @@ pub fn is_mention(line: &str, start: usize) -> bool {
     if is_logfmt_field(line, &prefix[..at]) {
         return false;
     }
+    // The JSON error body an HTTP API sent back, after the status it came
+    // with (`Kobold returned error: 507 INSUFFICIENT STORAGE
+    // {"detail":{"msg":"KoboldAI ran out of memory: ..."}}`): the server's
+    // own report.
+    if is_http_error_body(&prefix[..at]) {
+        return false;
+    }
     // A quotation the poster introduces as the error they got, bracketed
     // or not (`I get the same error as OP (`"Error: ... signal: killed"`)`):
     // their report, though a bracket opens it as a call would.
@@ -86,6 +93,13 @@ pub fn is_mention(line: &str, start: usize) -> bool {
         .first()
         .is_some_and(|&(outer, _)| first_person_error_lead(&prefix[..outer]))
     {
+        return false;
+    }
+    // A quotation listed after one that words introduce as the error
+    // (`causes the error "Failed to build OptiX acceleration structure" and
+    // "System is out of GPU memory."`) is introduced by the same words, not
+    // an operand after `and`.
+    if listed_after_error(&prefix[..at]) && !line.trim_start().starts_with('#') {
         return false;
     }
     // Any enclosing quotation opened by code (`logger.info("... 'msg'")`)
@@ -184,6 +198,19 @@ pub fn is_mention(line: &str, start: usize) -> bool {
             || introduced
             || rust_panic
             || after_reporting_verb(before))
+}
+
+/// Whether `before` ends with quotations listed after the words that
+/// introduce them as the error (`the error "A" and`, `the errors "A", "B"
+/// or`, `error message "A",`).
+fn listed_after_error(before: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        constant_regex(
+            r#"(?i)\b(?:errors?|error messages?)\s*:?(?:\s*"[^"]+"\s*(?:,\s*and|,\s*or|,|and|or))+\s*$"#,
+        )
+    })
+    .is_match(before)
 }
 
 /// Whether the text after a quotation starts a markdown heading (` ##
@@ -492,6 +519,22 @@ fn is_logfmt_field(line: &str, before: &str) -> bool {
         .and_then(|b| b.rsplit(' ').next())
         .is_some_and(|k| !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
     key && (line.starts_with("time=") || line.starts_with("ts=")) && line.contains(" level=")
+}
+
+/// Whether `before` ends where a JSON error body opens its message's string
+/// (`"msg":`, `"message":`, `"error":`, `"detail":`, `"reason":`, in the
+/// object or one nested in it), right after an HTTP error status (`507
+/// INSUFFICIENT STORAGE`, `HTTP/1.1 500 Internal Server Error`, `status
+/// 503`): how a client prints the response it got.
+fn is_http_error_body(before: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        constant_regex(concat!(
+            r#"(?:\bHTTP/\d(?:\.\d)? [45]\d\d\b|\b(?i:status|code|error)\W{0,3}[45]\d\d\b|\b[45]\d\d(?: [A-Z][A-Za-z]*)+)"#,
+            r#"[^{}"]{0,40}\{\s*(?:"\w+":\s*\{\s*)*"(?:msg|message|error|detail|reason)":\s*$"#,
+        ))
+    })
+    .is_match(before)
 }
 
 fn is_code_context(before: &str) -> bool {
@@ -817,6 +860,28 @@ pub fn numbered_before_10_1(
 #[cfg(test)]
 mod tests {
     use super::{find_size, is_mention, re, SizeReader};
+
+    /// A JSON error body after the HTTP status it came with is the
+    /// server's report (a real paste: KoboldAI's API answering 507); the
+    /// same object without a status stays a quotation.
+    #[test]
+    fn an_http_error_body_is_a_report() {
+        let line = r#"Kobold returned error: 507 INSUFFICIENT STORAGE {"detail":{"msg":"KoboldAI ran out of memory: CUDA error: out of memory","type":"out_of_memory.unknown.unknown"}}"#;
+        assert!(!is_mention(line, line.find("CUDA error").unwrap()));
+        let bare = r#"{"detail":{"msg":"KoboldAI ran out of memory: CUDA error: out of memory","type":"out_of_memory.unknown.unknown"}}"#;
+        assert!(is_mention(bare, bare.find("CUDA error").unwrap()));
+    }
+
+    /// Quotations listed after the words that introduce them as the error
+    /// (a real Blender question): each is a report, the sentence going on
+    /// after the last or not; the same quotation after other words is not.
+    #[test]
+    fn quotations_listed_after_the_error_are_each_introduced() {
+        let line = r#"Rendering in Optix+Motion blur on causes the error "Failed to build OptiX acceleration structure" and "System is out of GPU memory." Turning off motion blur fixes this problem."#;
+        assert!(!is_mention(line, line.find("System is").unwrap()));
+        let mention = r#"if "Failed to build OptiX acceleration structure" and "System is out of GPU memory." in log:"#;
+        assert!(is_mention(mention, mention.find("System is").unwrap()));
+    }
 
     #[test]
     fn logfmt_fields_are_reports_and_code_is_not() {

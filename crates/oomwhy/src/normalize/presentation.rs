@@ -127,6 +127,7 @@ fn has_markup(line: &str) -> bool {
     !line.is_ascii()
         || memchr::memchr3(b'*', b'`', b'&', bytes).is_some()
         || memchr::memchr3(b'<', b'_', b'\x1b', bytes).is_some()
+        || memmem::find(bytes, b"#033[").is_some()
         || line.trim_start().starts_with('>')
 }
 
@@ -363,10 +364,9 @@ const FORMAT_TAGS: &[&str] = &[
 
 /// A formatting tag at the start of `rest`: its length and whether it is `<br>`.
 fn html_tag(rest: &str) -> Option<(usize, bool)> {
-    let close = rest.find('>')?;
-    if close > 200 {
-        return None;
-    }
+    let Some(close) = rest.find('>').filter(|&close| close <= 200) else {
+        return styled_tag(rest).map(|len| (len, false));
+    };
     let inner = rest.get(1..close)?;
     let inner = inner.strip_prefix('/').unwrap_or(inner);
     let name_len = inner
@@ -385,6 +385,72 @@ fn html_tag(rest: &str) -> Option<(usize, bool)> {
     FORMAT_TAGS
         .contains(&name.as_str())
         .then_some((close + 1, false))
+}
+
+/// A formatting tag with attributes at the start of `rest` that the short
+/// rule leaves (rich text copied from a page: `<span class="hljs-symbol"
+/// style="padding: 0px; ...">`, longer than 200 bytes, or cut by the line's
+/// end before its `>`): its length, to its `>` or to the line's end. Only a
+/// tag whose name is a formatting one and whose first attribute is written
+/// `name="` is taken, so that no other angle bracket is.
+fn styled_tag(rest: &str) -> Option<usize> {
+    let inner = rest.get(1..)?;
+    let name_len = inner
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric())
+        .count();
+    let name = inner[..name_len].to_ascii_lowercase();
+    if !FORMAT_TAGS.contains(&name.as_str()) {
+        return None;
+    }
+    let attribute = inner[name_len..].strip_prefix(' ')?;
+    let key_len = attribute
+        .bytes()
+        .take_while(|b| b.is_ascii_alphanumeric() || *b == b'-')
+        .count();
+    if key_len == 0 || !attribute[key_len..].starts_with("=\"") {
+        return None;
+    }
+    Some(rest.find('>').map_or(rest.len(), |close| close + 1))
+}
+
+/// The rest of a tag's inline style that opens a line, the tag's start left
+/// on the line before or cut off by the paste (`important; color: rgb(171,
+/// 86, 86);">Error:`): its length up to and with its `">`. Only CSS
+/// declarations (`property: value;`, at least two), with no angle bracket
+/// or quote before the `">`.
+fn style_tail(raw: &str) -> Option<usize> {
+    let end = raw.find("\">")?;
+    let head = &raw[..end];
+    if head.contains(['<', '>', '"']) || !head.trim_end().ends_with(';') {
+        return None;
+    }
+    let declarations = head
+        .split(';')
+        .filter(|d| {
+            d.split_once(": ").is_some_and(|(property, _)| {
+                let property = property.trim();
+                !property.is_empty()
+                    && property
+                        .bytes()
+                        .all(|b| b.is_ascii_lowercase() || b == b'-')
+            })
+        })
+        .count();
+    (declarations >= 2).then_some(end + 2)
+}
+
+/// An ANSI escape as syslog writes one (rsyslog escapes a control
+/// character as `#` and its three octal digits: `#033[2m#033[33m(raylet)`):
+/// its length.
+fn syslog_escape(rest: &str) -> Option<usize> {
+    let params = rest.strip_prefix("#033[")?;
+    let digits = params
+        .bytes()
+        .take_while(|b| b.is_ascii_digit() || *b == b';')
+        .count();
+    let last = params.as_bytes().get(digits)?;
+    last.is_ascii_alphabetic().then_some(5 + digits + 1)
 }
 
 /// A named or numeric HTML entity at the start of `rest`: its length and character.
@@ -436,6 +502,10 @@ fn characters(raw: &str, removed: &[Range<usize>]) -> Builder {
             b.copy(from, &raw[from..to]);
         }
     };
+    if let Some(len) = style_tail(raw) {
+        at = len;
+        plain_from = len;
+    }
     while at < raw.len() {
         if let Some(r) = next_removed.peek() {
             if r.start <= at {
@@ -453,6 +523,7 @@ fn characters(raw: &str, removed: &[Range<usize>]) -> Builder {
         let replaced: Option<(usize, String)> = match c {
             '\x1b' | '\u{9b}' => Some((ansi_len(rest), String::new())),
             '&' => html_entity(rest).map(|(len, c)| (len, c.to_string())),
+            '#' => syslog_escape(rest).map(|len| (len, String::new())),
             '<' => {
                 html_tag(rest).map(|(len, br)| (len, if br { "\n".into() } else { String::new() }))
             }
@@ -740,6 +811,37 @@ mod tests {
         assert_eq!(text(mention), mention);
         let code = "set `PYTORCH_CUDA_ALLOC_CONF` first";
         assert_eq!(text(code), code);
+    }
+
+    /// Rich text copied from a page (a real paste of a GitHub comment):
+    /// tags whose inline styles run past 200 bytes or past the line's end,
+    /// and a line that opens inside the style the line before cut, are
+    /// dropped; an angle bracket that is no tag stays.
+    #[test]
+    fn html_with_inline_styles_cut_by_lines() {
+        let first = r#"ackground: rgba(248, 248, 250, 0.87); border-radius: 3px; overflow-wrap: anywhere; border-top: none; border-right: 42px solid transparent; border-bottom: none; border-left: none; border-image: initial; white-space: pre-wrap; word-break: break-all;"><code data-highlighted="yes" class="hljs language-vbnet" style="padding: 3px 5px; margin: 0px; box-sizing: border-box; -webkit-font-smoothing: antialiased !important; text-rendering: optimizelegibility !important; forced-color-adjust: none; font-variant-ligatures: none; -webkit-user-drag: none !important; font-family: &quot;JetBrains Mono&quot; !important; font-size: 15.04px; background: transparent; border-radius: 5px; border: 0px; word-break: break-all; white-space: pre-wrap; max-width: initial; overflow-x: auto; overflow-y: initial; line-height: inherit; overflow-wrap: anywhere; color: rgb(68, 68, 68); display: block;"><span class="hljs-symbol" style="padding: 0px; margin: 0px; box-sizing: border-box; -webkit-font-smoothing: antialiased !"#;
+        assert_eq!(text(first), "");
+        let second = r#"important; text-rendering: optimizelegibility !important; forced-color-adjust: none; font-variant-ligatures: none; -webkit-user-drag: none !important; color: rgb(171, 86, 86);">Error:</span> Memory_Allocation_Failure(EL0004): Failed <span class="hljs-keyword" style="padding: 0px; margin: 0px; box-sizing: bo"#;
+        assert_eq!(
+            text(second),
+            "Error: Memory_Allocation_Failure(EL0004): Failed "
+        );
+        points_back(second, "Memory_", "Memory_Allocation_Failure");
+        for kept in ["if a <b and c", "x = 1; y: int;\">", "<cell line: 12>"] {
+            assert_eq!(text(kept), kept);
+        }
+    }
+
+    /// rsyslog writes a control character as `#` and its octal digits: a
+    /// colour escape becomes `#033[33m` (a real raylet log), dropped as the
+    /// escape it is; a `#033` that opens no escape stays.
+    #[test]
+    fn ansi_escapes_as_syslog_writes_them() {
+        assert_eq!(
+            text("#033[2m#033[33m(raylet)#033[0m node_manager.cc:3007: 2 Workers"),
+            "(raylet) node_manager.cc:3007: 2 Workers"
+        );
+        assert_eq!(text("issue #033[ is open"), "issue #033[ is open");
     }
 
     #[test]

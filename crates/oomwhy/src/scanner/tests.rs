@@ -199,10 +199,12 @@ fn prefilter_stays_small() {
     // called at` on one literal (`called a`, on `led `), the CUDA driver's
     // core dump on a GPU exception (`... environment variable`, on `able`)
     // and Visual Studio's `Exception thrown: ` (on `ion `): no new piece;
-    // 111: DeepSpeed's launcher killing its ranks (`sigkill_handler]`).
-    // The pieces and buckets were then chosen again for all 111 (64 pieces).
+    // 111: DeepSpeed's launcher killing its ranks (`sigkill_handler]`);
+    // 112: CANN's `Memory_Allocation_Failure` without its sentence
+    // (`Insufficient ` now stands for two literals). The pieces and buckets
+    // were then chosen again for all of them (64 pieces).
     assert!(
-        literals.len() <= 111,
+        literals.len() <= 112,
         "{} literals: {literals:?}",
         literals.len()
     );
