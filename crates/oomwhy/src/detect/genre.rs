@@ -143,7 +143,7 @@ fn patterns() -> &'static Patterns {
             r"causes?|root causes?|common causes?|causes? (?:&|and) fix(?:es)?|solutions?",
             r"|the solution|resolution|quick fix|why (?:it|this) happens",
             r"|what (?:this|the) (?:error|failure) means|what it means|what is this (?:error|failure)\??",
-            r"|what does this (?:error|failure) mean\?|symptoms?|troubleshooting",
+            r"|what does this (?:error|failure) mean\?|(?:common )?symptoms?|troubleshooting",
             r"|related errors|see also|further reading|the exact string",
             r"|error messages? to look for|detection|prevention|the problem|issue",
             r"|explanation|(?:raw |full )?stack trace|source",
@@ -259,9 +259,10 @@ fn patterns() -> &'static Patterns {
                 // updated:`, `5 min read`, Chinese `文章预览` (article
                 // preview) and `建议阅读 5 分钟` (suggested reading time),
                 // Indonesian `Pembaruan terakhir:`, Russian `Последнее
-                // обновление:`, Japanese `最終更新日:`.
+                // обновление:` and `Обновлено 18 Nov 2025`, Japanese
+                // `最終更新日:`.
                 r"|^last updated\b|\b\d+ min(?:ute)?s? read\b|^文章预览$|建议阅读\s*\d+\s*分钟",
-                r"|^pembaruan terakhir\b|^последнее обновление\b|^最終更新日?\s*[:：]|^最后更新(?:时间)?\s*[:：]"
+                r"|^pembaruan terakhir\b|^последнее обновление\b|\bобновлено:?\s+\d|^最終更新日?\s*[:：]|^最后更新(?:时间)?\s*[:：]"
             )),
             permalink: constant_regex(r"^(?:\w+ )?[A-Za-z_][\w.]*\w#$"),
             intro: constant_regex(concat!(
@@ -360,6 +361,8 @@ struct Features {
     /// A question marked as an FAQ's (`问:`, `Q:`) that quotes the message
     /// and ends with the question mark.
     marked_questions: u32,
+    /// Tags listed one an item (`• #linux`).
+    tag_items: u32,
 }
 
 impl Features {
@@ -398,7 +401,7 @@ impl Features {
     /// Points of a published post's tags, a feature request's template and
     /// a message's general form: each alone makes a page.
     fn request_points(&self) -> u32 {
-        let any = self.tag_rows.min(1)
+        let any = (self.tag_rows + u32::from(self.tag_items >= 3)).min(1)
             + self.feature_requests.min(1)
             + self.general_forms.min(1)
             + self.marked_questions.min(1);
@@ -463,6 +466,7 @@ struct PageSigns {
     korean_first_person: Regex,
     alternatives: Regex,
     size_letter: Regex,
+    tag_item: Regex,
     other_first_person: Regex,
     familiar: Regex,
     signatures: Regex,
@@ -547,7 +551,9 @@ fn page_signs() -> &'static PageSigns {
             // Spanish, French, German, Portuguese, Chinese `本文将`,
             // Japanese `この記事では`).
             r"|(?i:\bin this (?:article|post|guide|tutorial)\b|\bin questo articolo\b|\ben este art[ií]culo\b",
-            r"|\bdans cet article\b|\bin diesem (?:artikel|beitrag)\b|\bneste artigo\b)|本文(?:将|会|介绍|讲解)|この記事では",
+            r"|\bdans cet article\b|\bin diesem (?:artikel|beitrag)\b|\bneste artigo\b",
+            // Russian `В этой статье`, Indonesian `Dalam artikel ini`.
+            r"|\bв этой статье\b|\bdalam artikel ini\b)|本文(?:将|会|介绍|讲解)|この記事では",
             // What a message means, in another language than the
             // program's: `Questo errore si verifica quando` (this error
             // occurs when); a program explains its own message only in
@@ -577,6 +583,8 @@ fn page_signs() -> &'static PageSigns {
         ),
         // A published post's tags: three or more on a line of their own.
         tags: constant_regex(r"^#[^\W\d][\w-]*(?:\s*#[^\W\d][\w-]*){2,}$"),
+        // One tag as a list item (`• #linux`): three make a row.
+        tag_item: constant_regex(r"^[-*•]\s*#[^\W\d][\w-]*$"),
         feature_request: constant_regex(concat!(
             r"(?i)^(?:#+\s*)?(?:\*\*)?(?:is your feature request related to a problem",
             r"|🚀\s*feature|feature request\s*[:：]?$)"
@@ -663,6 +671,7 @@ fn page_line_signs(f: &mut Features, line: &str, first: bool) {
     f.headings += table_headings(s, line);
     f.example_headings += u32::from(short && s.example_heading.is_match(line));
     f.tag_rows += u32::from(s.tags.is_match(line));
+    f.tag_items += u32::from(s.tag_item.is_match(line));
     f.feature_requests += u32::from(s.feature_request.is_match(line));
     f.reader += u32::from(s.reader.is_match(line) && !p.reader.is_match(line));
     if first {
@@ -1675,6 +1684,33 @@ mod tests {
         let mine = page
             .replace("Look for lines similar to:", "I found these lines:")
             .replace("your_app", "python3");
+        assert!(!is_document(&mine, &span(&mine, message)));
+    }
+
+    #[test]
+    fn a_byline_with_reading_time_and_listed_tags_is_a_published_post() {
+        // A troubleshooting guide's opening (public page).
+        let guide = "AI for Linux Admins By James Joyner IV · · 10 min read\n\nLinux Error: Out of memory: Killed process — Cause, Fix, and Troubleshooting Guide\n\n  • #linux\n  • #troubleshooting\n  • #errors\n  • #memory\n\nCommon Symptoms\n\n  • A container shows OOMKilled status and exit code 137.\n";
+        let messages = [
+            "Out of memory: Killed process",
+            "OOMKilled status and exit code 137",
+        ];
+        assert!(is_document(guide, &spans(guide, &messages)));
+        // Two tags are no row, and a byline alone is two points.
+        let two = guide
+            .replace("  • #errors\n", "")
+            .replace("  • #memory\n", "")
+            .replace("Common Symptoms\n", "");
+        assert!(!is_document(&two, &spans(&two, &messages)));
+        // A Russian fix guide (public page): `Обновлено` (updated) and
+        // `В этой статье` (in this article).
+        let ru = "Как исправить RuntimeError: CUDA out of Memory\n\n7 min read Machine Learning Обновлено 18 Nov 2025\n\nПри работе с большими моделями нередко появляется ошибка “RuntimeError: CUDA out of Memory”.\n\nВ этой статье мы разберём причины ошибки и предложим практические способы её устранения.\n";
+        let message = "RuntimeError: CUDA out of Memory";
+        assert!(is_document(ru, &span(ru, message)));
+        let mine = ru.replace(
+            "В этой статье мы разберём",
+            "У меня эта ошибка, помогите понять",
+        );
         assert!(!is_document(&mine, &span(&mine, message)));
     }
 }
