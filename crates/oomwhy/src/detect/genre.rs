@@ -65,9 +65,16 @@
 //!
 //! Example-introducing prose (rule 4) is read in English (`Error log
 //! example`, `an error such as this:`, `says something like:`, `and see
-//! this:`), Chinese, Japanese (`以下のような`, `見たことはありませんか`,
-//! `この例では`) and Korean (`다음과 같은 에러`), and an explanatory heading
-//! may open with an emoji.
+//! this:`, `Look for lines similar to:`), Chinese, Japanese (`以下のような`,
+//! `見たことはありませんか`, `この例では`), Korean (`다음과 같은 에러`),
+//! Russian (`например`, `если вы видите`) and Indonesian (`Jika Anda
+//! mengalami`, `misalnya`), and an explanatory heading may open with an
+//! emoji. The reader is addressed in Russian (`вы`, `ваш`) and Indonesian
+//! (`Anda`) too, and first person is read in both (`я`, `мой`, `saya`).
+//! A question marked as an FAQ's (`问:`, `Q:`) that quotes the message and
+//! ends with its question mark, and a tool's list of the fragments it
+//! matches (`Matched signals`, `looks for one or more of these log
+//! fragments:`), are alone enough.
 //!
 //! An input is also a document when it is source code that quotes the
 //! messages: every message line is code-shaped (a comment, a string literal
@@ -135,14 +142,15 @@ fn patterns() -> &'static Patterns {
         let heading_en = concat!(
             r"causes?|root causes?|common causes?|causes? (?:&|and) fix(?:es)?|solutions?",
             r"|the solution|resolution|quick fix|why (?:it|this) happens",
-            r"|what (?:this|the) error means|what it means|symptoms?|troubleshooting",
+            r"|what (?:this|the) (?:error|failure) means|what it means|what is this (?:error|failure)\??",
+            r"|what does this (?:error|failure) mean\?|(?:common )?symptoms?|troubleshooting",
             r"|related errors|see also|further reading|the exact string",
             r"|error messages? to look for|detection|prevention|the problem|issue",
             r"|explanation|(?:raw |full )?stack trace|source",
             r"|why do(?:es)? (?:this|these|it|they) (?:error )?happen\?"
         );
         let heading_zh = concat!(
-            r"原因|原因分析|根本原因|根因分析|问题原因|错误原因|解决方法|解决方案|解决办法",
+            r"原因|原因分析|根本原因|根因|根因分析|问题原因|错误原因|解决方法|解决方案|解决办法",
             r"|解决思路|修复方法|处理方法|错误信息|错误的表现|问题背景|问题背景与原因分析",
             r"|常见原因|官方文档|版本兼容性|相关错误|参考资料",
             r"|[一二三四五六七八九十]+、.{0,12}(?:原因|方案|方法|分析).{0,6}"
@@ -159,7 +167,11 @@ fn patterns() -> &'static Patterns {
             own: constant_regex(r"(?i)\b(?:this|it|my)\b"),
             change: constant_regex(concat!(
                 r"(?i)\bthis (?:patch|pr|pull request|commit|change|diff)\b(?:\s+\w+){0,2}?\s+",
-                r"(?:adds?|changes?|fix(?:es)?|makes?|introduces?|improves?|updates?|removes?|replaces?|rewords?)\b",
+                r"(?:adds?|changes?|fix(?:es)?|makes?|introduces?|improves?|updates?|removes?|replaces?|rewords?",
+                // What the change does about the failure it shows (`This
+                // change will clear the torch cache ... and avoids errors
+                // like these:`).
+                r"|clears?|avoids?|prevents?|frees?|handles?|catch(?:es)?|reduces?|resolves?|addresses?|ensures?)\b",
                 r"|\bthe new (?:error )?message\b|\bnow looks like\b",
                 r"|^(?:#+\s*)?(?:\*\*)?motivation and context\b|^reviewed[- ]by:|\bdifferential revision:|^signed-off-by:"
             )),
@@ -173,7 +185,10 @@ fn patterns() -> &'static Patterns {
             )),
             placeholder: constant_regex(concat!(
                 r"(?:^|[\s(\[,;:=])(?:\.{3}|…)(?:[\s)\],;:.]|$)",
-                r"|<(?:size|n|num|bytes|value|[a-z]+_[a-z_]+)>|\bX{1,3}(?:\.X+)? ?(?:[KMGT]i?B|bytes)\b"
+                r"|<(?:size|n|num|bytes|value|pid|name|process|[a-z]+_[a-z_]+)>|\bX{1,3}(?:\.X+)? ?(?:[KMGT]i?B|bytes)\b",
+                // A name written for the reader where a program prints its
+                // own (`Kill process 1234 (your_app)`).
+                r"|\byour[_-][a-z][a-z_]*\b"
             )),
             // A figure written as letters: no program prints `X.XX GiB`.
             template: constant_regex(
@@ -219,6 +234,10 @@ fn patterns() -> &'static Patterns {
             // is no page's field.
             catalogue_field: constant_regex(concat!(
                 r"(?i)^(?:[-*]\s*)?\*\*(?:domain|category|verification|fix rate|last verified)\s*:?\*\*",
+                // The same entry translated: `**领域:**` (domain), `**类别:**`
+                // (category), `**验证级别:**` (verification level), `**修复
+                // 率:**` (fix rate), `**错误码:**` (error code).
+                r"|^(?:[-*]\s*)?\*\*(?:领域|类别|验证级别|修复率|错误码)\s*[:：]?\*\*|修复率\s*[:：]",
                 r"|\bfix rate\b|\blast verified\b",
                 // A graded fix's figures (`Fix success rate: 0.6`, `(Fail
                 // rate: 0.85)`).
@@ -235,7 +254,15 @@ fn patterns() -> &'static Patterns {
                 r"(?i)copy to clipboard|toggle word wrap|enter fullscreen mode|exit fullscreen mode",
                 r"|expand description|project description|^copy code$",
                 r"|(?:added|new|changed) in version \d|deprecated since version \d",
-                r"|what's changed|full changelog|was this page helpful|edit this page"
+                r"|what's changed|full changelog|was this page helpful|edit this page",
+                // A published article's date and reading time: `Last
+                // updated:`, `5 min read`, Chinese `文章预览` (article
+                // preview) and `建议阅读 5 分钟` (suggested reading time),
+                // Indonesian `Pembaruan terakhir:`, Russian `Последнее
+                // обновление:` and `Обновлено 18 Nov 2025`, Japanese
+                // `最終更新日:`.
+                r"|^last updated\b|\b\d+ min(?:ute)?s? read\b|^文章预览$|建议阅读\s*\d+\s*分钟",
+                r"|^pembaruan terakhir\b|^последнее обновление\b|\bобновлено:?\s+\d|^最終更新日?\s*[:：]|^最后更新(?:时间)?\s*[:：]"
             )),
             permalink: constant_regex(r"^(?:\w+ )?[A-Za-z_][\w.]*\w#$"),
             intro: constant_regex(concat!(
@@ -331,6 +358,11 @@ struct Features {
     /// A message's general form (`when there's a CUDA error ..., it looks
     /// like this`): what it looks like whenever it happens.
     general_forms: u32,
+    /// A question marked as an FAQ's (`问:`, `Q:`) that quotes the message
+    /// and ends with the question mark.
+    marked_questions: u32,
+    /// Tags listed one an item (`• #linux`).
+    tag_items: u32,
 }
 
 impl Features {
@@ -369,7 +401,11 @@ impl Features {
     /// Points of a published post's tags, a feature request's template and
     /// a message's general form: each alone makes a page.
     fn request_points(&self) -> u32 {
-        3 * (self.tag_rows.min(1) + self.feature_requests.min(1) + self.general_forms.min(1)).min(1)
+        let any = (self.tag_rows + u32::from(self.tag_items >= 3)).min(1)
+            + self.feature_requests.min(1)
+            + self.general_forms.min(1)
+            + self.marked_questions.min(1);
+        3 * any.min(1)
     }
 
     /// A commit's or pull request's text: it shows a message it changes.
@@ -430,6 +466,11 @@ struct PageSigns {
     korean_first_person: Regex,
     alternatives: Regex,
     size_letter: Regex,
+    tag_item: Regex,
+    other_first_person: Regex,
+    familiar: Regex,
+    signatures: Regex,
+    question: Regex,
 }
 
 fn page_signs() -> &'static PageSigns {
@@ -467,13 +508,27 @@ fn page_signs() -> &'static PageSigns {
             r"(?:^|[.!?]\s+)(?:(?:Then|So|Now|And) you|You) (?:\w+ly )?",
             r"(?:load|loaded|launch|launched|run|ran|start|started|queue|queued|try|tried|train|trained",
             r"|fire|fired|hit|click|clicked|install|installed|upgrade|upgraded|deploy|deployed|open|opened",
-            r"|spin|kick|kicked|got|set|submit|submitted|call|called|type|typed|execute|executed)\b"
+            r"|spin|kick|kicked|got|set|submit|submitted|call|called|type|typed|execute|executed)\b",
+            // Russian: `Классическая ситуация: вы скачали веса ..., запускаете
+            // скрипт` (you downloaded the weights, you launch the script).
+            r"|(?:^|[.!?:]\s+)[Вв]ы (?:\w+ )?(?:скачали|скачиваете|запускаете|запустили|загружаете|загрузили",
+            r"|обучаете|пытаетесь|попытались|установили|открыли|нажали|видите|получаете|получили)\b"
         )),
         // Chinese: `今天,我们要讨论一个在深度学习中常见的错误:` (today we
         // discuss a common error:).
         intro: constant_regex(concat!(
             r"(?:讨论|介绍|探讨|聊聊|解析|详解)(?:一下)?.{0,30}?(?:错误|报错|问题)",
-            r"|常见的?(?:错误|报错|问题)[:：]"
+            r"|常见的?(?:错误|报错|问题)[:：]",
+            // What to look for, as a guide tells it (`Look for lines
+            // similar to:`): an example of lines, not the lines.
+            r"|(?i:\b(?:lines?|output|messages?|errors?|entries|something) similar to\b",
+            r"|^look for (?:lines|entries|messages|output|something|these|the following)\b)",
+            // Russian and Indonesian: `если вы видите` (if you see),
+            // `например` (for example); `Jika Anda mengalami pesan`
+            // (if you meet the message), `misalnya`, `seperti berikut`.
+            r"|(?i:\bесли вы (?:видите|увидели|получаете|получили|столкнулись)\b|\bнапример\b|\bчто-то вроде\b",
+            r"|\bjika anda (?:mengalami|melihat|mendapatkan|mendapat|menemukan|menjumpai)\b",
+            r"|\b(?:misalnya|sebagai contoh|contohnya|seperti berikut)\b)"
         )),
         // When or why a message usually happens, as a page says it.
         explanation: constant_regex(concat!(
@@ -496,7 +551,9 @@ fn page_signs() -> &'static PageSigns {
             // Spanish, French, German, Portuguese, Chinese `本文将`,
             // Japanese `この記事では`).
             r"|(?i:\bin this (?:article|post|guide|tutorial)\b|\bin questo articolo\b|\ben este art[ií]culo\b",
-            r"|\bdans cet article\b|\bin diesem (?:artikel|beitrag)\b|\bneste artigo\b)|本文(?:将|会|介绍|讲解)|この記事では",
+            r"|\bdans cet article\b|\bin diesem (?:artikel|beitrag)\b|\bneste artigo\b",
+            // Russian `В этой статье`, Indonesian `Dalam artikel ini`.
+            r"|\bв этой статье\b|\bdalam artikel ini\b)|本文(?:将|会|介绍|讲解)|この記事では",
             // What a message means, in another language than the
             // program's: `Questo errore si verifica quando` (this error
             // occurs when); a program explains its own message only in
@@ -506,13 +563,28 @@ fn page_signs() -> &'static PageSigns {
             // A glossary's definition (`it is referred to as an "oomkilled"
             // exit code 137`, `The OOM killer is a feature of the Linux
             // kernel`).
-            r"|\b(?:is|are) referred to as\b|\bis a (?:feature|mechanism) of the\b"
+            r"|\b(?:is|are) referred to as\b|\bis a (?:feature|mechanism) of the\b",
+            // `This is the most common DirectX crash`.
+            r"|(?i:\b(?:this|it) is the most (?:common|frequent)\b)",
+            // Russian `обычно означает` (usually means), `эта ошибка
+            // возникает` (this error occurs); Indonesian `biasanya berarti`
+            // (usually means), `adalah masalah umum` (is a common problem),
+            // `terjadi ketika` (occurs when).
+            r"|(?i:\bобычно (?:означает|возникает|происходит|появляется)\b",
+            r"|\b(?:эта|данная) ошибка (?:означает|возникает|появляется|происходит)\b",
+            r"|\bbiasanya (?:berarti|terjadi|disebabkan)\b|\badalah masalah umum\b|\bterjadi ketika\b)"
         )),
         // Korean addresses the reader without `you`: `해결할 수 있다`
         // (one can solve it), `하세요` (do).
-        reader: constant_regex(r"수 있다|수 있습니다|하세요|해 ?보세요"),
+        // Russian (`вы`, `вас`, `ваш`) and Indonesian (`Anda`) address the
+        // reader as `you` does.
+        reader: constant_regex(
+            r"수 있다|수 있습니다|하세요|해 ?보세요|(?i:\b(?:вы|вас|вам|ваш(?:а|е|и|его|ей|у|им|их)?|anda)\b)",
+        ),
         // A published post's tags: three or more on a line of their own.
         tags: constant_regex(r"^#[^\W\d][\w-]*(?:\s*#[^\W\d][\w-]*){2,}$"),
+        // One tag as a list item (`• #linux`): three make a row.
+        tag_item: constant_regex(r"^[-*•]\s*#[^\W\d][\w-]*$"),
         feature_request: constant_regex(concat!(
             r"(?i)^(?:#+\s*)?(?:\*\*)?(?:is your feature request related to a problem",
             r"|🚀\s*feature|feature request\s*[:：]?$)"
@@ -539,6 +611,30 @@ fn page_signs() -> &'static PageSigns {
         alternatives: constant_regex(r"(?i)\b(?:code|status)s?\s*[:=]?\s*-?\d+(?:\s*/\s*-?\d+)+"),
         // A size written as a letter (`Allocation size X exceeds`).
         size_letter: constant_regex(r"\b(?:size|allocate|allocating) [XYN]\b"),
+        // Russian and Indonesian first person: `я`, `мне`, `моей` (my),
+        // `у меня`; `saya`, `aku`.
+        other_first_person: constant_regex(
+            r"(?i)\b(?:я|мне|меня|мной|мой|моя|моё|мое|мои|моего|моей|моему|моим|моих|мою|saya|aku)\b",
+        ),
+        // A page's rhetoric that the reader knows the failure: `Sound
+        // familiar?`, a `classic situation`; Russian `Классическая
+        // ситуация:`, `Знакомо?`; Chinese `已不陌生` (no longer
+        // unfamiliar), `众所周知的` (well-known).
+        familiar: constant_regex(concat!(
+            r"(?i)\b(?:sounds?|looks?) familiar\?|\b(?:classic|typical|familiar) (?:situation|scenario)\b",
+            r"|\b(?:классическая|типичная|знакомая) ситуация\b|(?:^|\s)знакомо\?|已不陌生|众所周知的|再熟悉不过"
+        )),
+        // A tool's list of the fragments it matches, introduced as such:
+        // `Matched signals`, `Faultline looks for one or more of these log
+        // fragments:`.
+        signatures: constant_regex(concat!(
+            r"(?i)^(?:#+\s*)?(?:matched|matching|detected) (?:signals|signatures|patterns|strings)\s*:?$",
+            r"|\blooks for (?:one or more of |any of )?(?:these|the following) (?:log )?",
+            r"(?:fragments|patterns|strings|signatures|lines|messages)\b"
+        )),
+        // A question marked as an FAQ's (`**问:为什么提示 ...?`, `Q: ...`,
+        // Japanese `質問:`, Korean `질문:`, Russian `Вопрос:`).
+        question: constant_regex(r"^(?:#+\s*)?(?:\*\*)?\s*(?:问|問|Q|質問|질문|Вопрос)\s*\d*\s*[:：]"),
     })
 }
 
@@ -547,7 +643,9 @@ fn page_signs() -> &'static PageSigns {
 fn speaker(p: &Patterns, line: &str) -> bool {
     let s = page_signs();
     let line = s.self_introduction.replace_all(line, "");
-    first_person(p, &line) || s.korean_first_person.is_match(&line)
+    first_person(p, &line)
+        || s.korean_first_person.is_match(&line)
+        || s.other_first_person.is_match(&line)
 }
 
 /// Placeholders in a message's own text beyond [`Patterns::placeholder`]:
@@ -573,6 +671,7 @@ fn page_line_signs(f: &mut Features, line: &str, first: bool) {
     f.headings += table_headings(s, line);
     f.example_headings += u32::from(short && s.example_heading.is_match(line));
     f.tag_rows += u32::from(s.tags.is_match(line));
+    f.tag_items += u32::from(s.tag_item.is_match(line));
     f.feature_requests += u32::from(s.feature_request.is_match(line));
     f.reader += u32::from(s.reader.is_match(line) && !p.reader.is_match(line));
     if first {
@@ -580,6 +679,8 @@ fn page_line_signs(f: &mut Features, line: &str, first: bool) {
     }
     let intro = s.scenario.is_match(line) || s.intro.is_match(line);
     f.intros += u32::from(intro && !p.intro.is_match(line));
+    f.intros += u32::from(s.familiar.is_match(line));
+    f.example_headings += u32::from(s.signatures.is_match(line));
     f.explanations += u32::from(s.explanation.is_match(line) && !p.explanation.is_match(line));
     f.general_forms += u32::from(s.general_form.is_match(line));
 }
@@ -687,7 +788,14 @@ fn features(text: &str, messages: &[MessageSpan<'_>]) -> Features {
         let faq =
             first && heading && message.is_some_and(|m| m.line == number) && p.faq.is_match(line);
         f.faq_headings += u32::from(faq);
-        let first = first && !faq;
+        // A question marked as an FAQ's that quotes the message (`**问:为什么
+        // 提示 RuntimeError: CUDA out of memory. ...?`): its `I` is the
+        // FAQ's asker, not a poster.
+        let asked = message.is_some_and(|m| m.line == number)
+            && page_signs().question.is_match(line)
+            && raw.trim_end().trim_end_matches('*').ends_with(['?', '？']);
+        f.marked_questions += u32::from(asked);
+        let first = first && !faq && !asked;
         f.intros += u32::from(p.intro.is_match(line) && !first);
         f.explanations += u32::from(p.explanation.is_match(line) && !first);
         f.example_headings +=
@@ -1464,6 +1572,145 @@ mod tests {
         );
         assert!(!is_document(&once, &span(&once, message)));
         let mine = issue.replace("it looks like this", "I get this");
+        assert!(!is_document(&mine, &span(&mine, message)));
+    }
+
+    #[test]
+    fn a_change_that_avoids_errors_like_these_is_a_description() {
+        // A pull request's description (public pull request).
+        let pr = "This change will clear the torch cache on each function call and avoids errors like these:\nRuntimeError: CUDA out of memory. Tried to allocate 288.00 MiB (GPU 0; 3.94 GiB total capacity; 793.31 MiB already allocated; 1.89 GiB free; 1008.73 MiB allowed; 936.00 MiB reserved in total by PyTorch)\n";
+        let message = "CUDA out of memory. Tried to allocate 288.00 MiB";
+        assert!(is_document(pr, &span(pr, message)));
+        // The poster's own run is a report.
+        let mine = pr.replace(
+            "This change will clear the torch cache on each function call and avoids errors like these:",
+            "I clear the torch cache on each call and still get errors like these:",
+        );
+        assert!(!is_document(&mine, &span(&mine, message)));
+    }
+
+    #[test]
+    fn a_translated_catalogue_entry_is_a_page() {
+        // An error catalogue's entry in Chinese (public page).
+        let entry = "# 运行时错误：CUDA 错误：遇到非法内存访问\n\n- **ID:** `pytorch/cuda-error-illegal-memory-access`\n- **领域:** pytorch\n- **类别:** runtime_error\n- **错误码:** `CUDA_ERROR_ILLEGAL_ADDRESS`\n- **验证级别:** ai_generated\n- **修复率:** 75%\n\n## 根因\n\n内核尝试读取或写入其分配区域之外的内存，通常由张量越界索引或指针损坏引起。\n";
+        let message = "CUDA_ERROR_ILLEGAL_ADDRESS";
+        assert!(is_document(entry, &span(entry, message)));
+        // A poster's own field list is no catalogue.
+        let mine = "我的环境:\n- 显卡: RTX 3090\n- 错误码: CUDA_ERROR_ILLEGAL_ADDRESS\n";
+        assert!(!is_document(mine, &span(mine, message)));
+    }
+
+    #[test]
+    fn the_reader_s_story_in_russian_and_indonesian_is_a_page() {
+        // A Russian blog guide (public page): a classic situation told to
+        // the reader, then `Знакомо?` (familiar?).
+        let guide = "Сколько видеопамяти (VRAM) реально нужно для обучения нейросетей? Большой гайд\n\nКлассическая ситуация: вы скачали веса LLaMA-7B, запускаете скрипт дообучения (finetuning) на своей любимой RTX 3060, и через 3 секунды консоль “радует” вас ошибкой: RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB...\n\nЗнакомо? Ошибка CUDA OOM (Out Of Memory) — это главный враг ML-инженера.\n";
+        let message = "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB";
+        assert!(is_document(guide, &span(guide, message)));
+        // The poster's own story (`я скачал`, I downloaded) is a report.
+        let mine = guide
+            .replace("Классическая ситуация: вы скачали", "Я скачал")
+            .replace("запускаете", "запускаю")
+            .replace(" вас", " меня");
+        assert!(!is_document(&mine, &span(&mine, message)));
+        // An Indonesian explainer (public page): last updated, `biasanya
+        // berarti` (usually means), `Jika Anda mengalami` (if you meet).
+        let page = "VK_ERROR_DEVICE_LOST di Vulkan: penyebab sebenarnya, diagnostik, dan perbaikan\n\nPembaruan terakhir: 24/10/2025\n\n  • VK_ERROR_DEVICE_LOST biasanya berarti driver disetel ulang atau kegagalan swapchain.\n\nJika Anda mengalami pesan VK_ERROR_DEVICE_LOST Saat bermain game atau mendesain aplikasi dengan Vulkan, Anda tidak sendirian: ini adalah masalah umum.\n";
+        let message = "VK_ERROR_DEVICE_LOST di Vulkan";
+        assert!(is_document(page, &span(page, message)));
+        let mine = "Saya mendapatkan VK_ERROR_DEVICE_LOST di Vulkan saat bermain game.\nPembaruan terakhir: 24/10/2025\n";
+        assert!(!is_document(
+            mine,
+            &span(mine, "VK_ERROR_DEVICE_LOST di Vulkan")
+        ));
+    }
+
+    #[test]
+    fn a_fix_page_asking_what_the_error_is_is_a_page() {
+        // A fix page (public page).
+        let page = "DXGI_ERROR_DEVICE_REMOVED\n\nWhat is this error?\n\nThe GPU device was removed or stopped responding during a DirectX operation. This is the most common DirectX crash in modern games.\n\nCommon causes\n\n  • GPU driver crash or timeout\n";
+        let message = "DXGI_ERROR_DEVICE_REMOVED";
+        assert!(is_document(page, &span(page, message)));
+        // A question about one's own error is not the page's heading.
+        let asked = "DXGI_ERROR_DEVICE_REMOVED\n\nWhat is this error? My game crashed twice.\n";
+        assert!(!is_document(asked, &span(asked, message)));
+    }
+
+    #[test]
+    fn an_article_preview_with_reading_time_is_a_page() {
+        // A translated article's preview (public page).
+        let preview = "文章预览\n来源:Deephub Imba 本文 共4500字 ,建议阅读 5 分钟 本文将深入剖析PyTorch如何优化GPU内存使用。 在深度学习工程实践中,上述错误信息对许多开发者而言已不陌生。这是众所周知的CUDA out of memory错误——当GPU尝试为张量分配空间而内存不足时发生。 torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB. GPU 0 has a total capacity of 79.32 GiB of which 401.56 MiB is free.\n";
+        let message = "torch.cuda.OutOfMemoryError: CUDA out of memory.";
+        assert!(is_document(preview, &span(preview, message)));
+        // A poster's sentence with the same error is a report.
+        let mine = "训练时我遇到了这个错误: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB. GPU 0 has a total capacity of 79.32 GiB of which 401.56 MiB is free.\n";
+        assert!(!is_document(mine, &span(mine, message)));
+    }
+
+    #[test]
+    fn a_question_marked_as_an_faq_s_is_a_page() {
+        // A repository FAQ, as a commit's view shows it (public page).
+        let faq = "**问:为什么提示 RuntimeError: CUDA out of memory. Tried to allocate 52.00 MiB (GPU 0; 15.90 GiB total capacity; 14.85 GiB already allocated; 51.88 MiB free; 15.07 GiB reserved in total by PyTorch)?\n";
+        let message = "RuntimeError: CUDA out of memory. Tried to allocate 52.00 MiB";
+        assert!(is_document(faq, &span(faq, message)));
+        // `Q:` in English too, its `I` the FAQ's asker.
+        let en = "Q: Why do I get RuntimeError: CUDA out of memory. Tried to allocate 52.00 MiB (GPU 0; 15.90 GiB total capacity)?\n";
+        assert!(is_document(en, &span(en, message)));
+        // Without the mark it is a poster's question about their error.
+        let asked = faq.replace("**问:", "");
+        assert!(!is_document(&asked, &span(&asked, message)));
+    }
+
+    #[test]
+    fn a_tool_s_list_of_matched_fragments_is_its_documentation() {
+        // A log-triage tool's signature page (public page).
+        let page = "Matched signals\n- exit code 137\n- OOMKilled\n- out of memory\nProcess killed by OOM killer\nWhat this failure means\nThe process was terminated by the operating system’s out-of-memory (OOM) killer.\nSymptoms\nFaultline looks for one or more of these log fragments:\nexit code 137\nOOMKilled\n";
+        let messages = ["- exit code 137", "- OOMKilled"];
+        assert!(is_document(page, &spans(page, &messages)));
+        let bare = page.replace("Matched signals\n", "").replace(
+            "Faultline looks for one or more of these log fragments:\n",
+            "",
+        );
+        assert!(!is_document(&bare, &spans(&bare, &messages)));
+    }
+
+    #[test]
+    fn lines_similar_to_a_placeholder_line_are_an_example() {
+        // An explainer on exit code 137 (public page).
+        let page = "The Linux kernel logs contain entries about processes killed by the OOM Killer:\n\ndmesg | grep -i 'killed process'\n\nLook for lines similar to:\n\n[12345.678901] Out of memory: Kill process 1234 (your_app) score 987 or sacrifice child\n\nThis confirms that the kernel terminated the process due to memory exhaustion.\n";
+        let message = "Out of memory: Kill process 1234";
+        assert!(is_document(page, &span(page, message)));
+        // A real process name and the poster's own lines are a report.
+        let mine = page
+            .replace("Look for lines similar to:", "I found these lines:")
+            .replace("your_app", "python3");
+        assert!(!is_document(&mine, &span(&mine, message)));
+    }
+
+    #[test]
+    fn a_byline_with_reading_time_and_listed_tags_is_a_published_post() {
+        // A troubleshooting guide's opening (public page).
+        let guide = "AI for Linux Admins By James Joyner IV · · 10 min read\n\nLinux Error: Out of memory: Killed process — Cause, Fix, and Troubleshooting Guide\n\n  • #linux\n  • #troubleshooting\n  • #errors\n  • #memory\n\nCommon Symptoms\n\n  • A container shows OOMKilled status and exit code 137.\n";
+        let messages = [
+            "Out of memory: Killed process",
+            "OOMKilled status and exit code 137",
+        ];
+        assert!(is_document(guide, &spans(guide, &messages)));
+        // Two tags are no row, and a byline alone is two points.
+        let two = guide
+            .replace("  • #errors\n", "")
+            .replace("  • #memory\n", "")
+            .replace("Common Symptoms\n", "");
+        assert!(!is_document(&two, &spans(&two, &messages)));
+        // A Russian fix guide (public page): `Обновлено` (updated) and
+        // `В этой статье` (in this article).
+        let ru = "Как исправить RuntimeError: CUDA out of Memory\n\n7 min read Machine Learning Обновлено 18 Nov 2025\n\nПри работе с большими моделями нередко появляется ошибка “RuntimeError: CUDA out of Memory”.\n\nВ этой статье мы разберём причины ошибки и предложим практические способы её устранения.\n";
+        let message = "RuntimeError: CUDA out of Memory";
+        assert!(is_document(ru, &span(ru, message)));
+        let mine = ru.replace(
+            "В этой статье мы разберём",
+            "У меня эта ошибка, помогите понять",
+        );
         assert!(!is_document(&mine, &span(&mine, message)));
     }
 }
