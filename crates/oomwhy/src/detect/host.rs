@@ -190,6 +190,10 @@ struct KillPatterns {
     exit_137: Regex,
     exit_minus_9: Regex,
     shell: Regex,
+    job_shell: Regex,
+    mpi_signal: Regex,
+    ray_worker: Regex,
+    ray_worker_pid: Regex,
     invoked: Regex,
     died_signal: Regex,
     evicted: Regex,
@@ -268,6 +272,25 @@ fn kill_patterns() -> &'static KillPatterns {
         // code -9`); a bare `return code -9` is not taken.
         let exit_minus_9 = r"(?i)\bexit(?:s|ed|ing)?\s+with\s+(?:return\s+|exit\s+)?(?:code|status)\s*[:=]?\s*-9\b";
         let shell = r"\bline \d+:\s+(\d+) Killed\b";
+        // The other shells' own report of a job SIGKILL ended, with the
+        // command: zsh's `zsh: killed     python export.py` (its signal
+        // name for SIGKILL is `killed`; with a job number, `[1]  + 4242
+        // killed     python train.py`) and fish's `fish: Job 1, 'python
+        // train.py' terminated by signal SIGKILL (Forced quit)`.
+        let job_shell = r"(?:\bzsh: killed\s+(?P<zsh>\S.*)|^\s*\[\d+\]\s+(?:[+-]\s+)?(?:(?P<jobpid>\d+)\s+)?killed\s+(?P<job>\S.*)|\bfish: Job \d+, '(?P<fish>[^']*)' terminated by signal SIGKILL\b)";
+        // Open MPI's launcher (`mpirun`, `mpiexec`, `orterun`, `prterun`)
+        // on a rank a signal ended (help-errmgr-base.txt): `mpirun noticed
+        // that process rank 7 with PID 1234 on node n01 exited on signal 9
+        // (Killed).` SIGKILL only; other signals are crashes.
+        let mpi_signal = r"\b(?P<launcher>mpirun|mpiexec|orterun|prterun|prte) noticed that process rank (?P<rank>\d+) with PID (?P<rankpid>\d+) on node (?P<node>\S+) exited on signal 9\b";
+        // Ray's raylet when a worker's connection closed without the worker
+        // saying why (NodeManager::HandleClientConnectionError): `Worker
+        // unexpectedly exits with a connection error code 2. End of file.
+        // There are some potential root causes. (1) The process is killed by
+        // SIGKILL by OOM killer due to high memory usage. ...`. Ray's
+        // documentation gives it as what a task sees when the Linux OOM
+        // killer ended its worker; Ray's own memory monitor says so itself.
+        let ray_worker = r"\bWorker unexpectedly exits with a connection error code (?P<code>\d+)\b";
         // The kernel's first line of an OOM kill, before its call trace.
         let invoked = r"\binvoked oom-killer: gfp_mask=";
         // nvcc's report of a compiler stage killed (`'cicc' died due to signal 9 (Kill signal)`).
@@ -295,6 +318,9 @@ fn kill_patterns() -> &'static KillPatterns {
             exit_137,
             exit_minus_9,
             shell,
+            job_shell,
+            mpi_signal,
+            ray_worker,
             invoked,
             died_signal,
         ]
@@ -342,6 +368,10 @@ fn kill_patterns() -> &'static KillPatterns {
             exit_137: re(exit_137),
             exit_minus_9: re(exit_minus_9),
             shell: re(shell),
+            job_shell: re(job_shell),
+            mpi_signal: re(mpi_signal),
+            ray_worker: re(ray_worker),
+            ray_worker_pid: re(r"\bWorker PID: (\d+)"),
             invoked: re(invoked),
             died_signal: re(died_signal),
             // The badness the kernel printed before 5.x (`Kill process N
@@ -383,8 +413,10 @@ fn bare_killed(line: &str) -> Option<usize> {
     }
     // bash prints `已杀死` under a Chinese locale.
     let line = line.trim_end();
+    // bash on macOS prints the C library's description, `Killed: 9`.
     let before = line
         .strip_suffix("Killed")
+        .or_else(|| line.strip_suffix("Killed: 9"))
         .or_else(|| line.strip_suffix("已杀死"))?;
     let b = before.trim_end();
     (b.is_empty() || b.ends_with(']')).then_some(before.len())
@@ -504,6 +536,15 @@ impl Family for Killed {
             // already searches for).
             "OOM error",
             "OOM Error",
+            // zsh's and fish's reports of a job SIGKILL ended (`zsh: killed
+            // python x.py`, `[1]    8550 killed     python3 si.py`, `fish:
+            // Job 1, '...' terminated by signal SIGKILL`), and Ray's raylet
+            // on a worker gone without a word: no new literal (under the
+            // grammar's `kille`, `SIGKILL` and `xits with`).
+            "zsh: killed",
+            " killed ",
+            "terminated by signal SIGKILL",
+            "Worker unexpectedly exits with",
             // Also the kernel's `Killed process N` line once its timestamp is cut.
             "Killed",
             "已杀死",
@@ -735,6 +776,62 @@ impl Family for Killed {
                     finding
                         .facts
                         .insert(fact::PID.into(), pid.as_str().trim().to_string());
+                }
+            } else if let Some(c) = p.ray_worker.captures(&joined) {
+                finding.era = Some(Era::RayWorker);
+                finding.facts.insert("manager".into(), "Ray".into());
+                finding
+                    .facts
+                    .insert("connection_error".into(), c["code"].to_string());
+                // The raylet's line names the worker before its exit detail
+                // (`Worker PID: 89513 Worker exit type: SYSTEM_ERROR Worker
+                // exit detail: ...`).
+                let with_prefix = format!("{}{joined}", message.prefix);
+                if let Some(pid) = int::<u64>(&p.ray_worker_pid, &with_prefix, 1) {
+                    finding.facts.insert(fact::PID.into(), pid.to_string());
+                }
+            } else if let Some(c) = p.mpi_signal.captures(&joined) {
+                finding.era = Some(Era::Mpi);
+                finding
+                    .facts
+                    .insert(fact::SIGNAL.into(), "SIGKILL (9)".into());
+                finding
+                    .facts
+                    .insert("launcher".into(), c["launcher"].to_string());
+                finding
+                    .facts
+                    .insert(fact::RANK.into(), c["rank"].to_string());
+                finding.facts.insert("node".into(), c["node"].to_string());
+                // Open MPI prints PID 0 where it did not learn the rank's
+                // process id: no PID then.
+                if &c["rankpid"] != "0" {
+                    finding
+                        .facts
+                        .insert(fact::PID.into(), c["rankpid"].to_string());
+                }
+            } else if let Some(c) = p.job_shell.captures(&joined) {
+                finding.era = Some(Era::Shell);
+                finding
+                    .facts
+                    .insert(fact::SIGNAL.into(), "SIGKILL (9)".into());
+                let shell = if c.name("fish").is_some() {
+                    "fish"
+                } else {
+                    "zsh"
+                };
+                finding.facts.insert("shell".into(), shell.into());
+                if let Some(pid) = c.name("jobpid") {
+                    finding
+                        .facts
+                        .insert(fact::PID.into(), pid.as_str().to_string());
+                }
+                let command = c
+                    .name("zsh")
+                    .or(c.name("job"))
+                    .or(c.name("fish"))
+                    .map_or("", |m| m.as_str());
+                if let Some(program) = killed_program(command) {
+                    finding.facts.insert(fact::PROCESS.into(), program);
                 }
             } else if p.sigkill.is_match(&joined)
                 || p.died_signal.is_match(&joined)
