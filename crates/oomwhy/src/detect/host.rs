@@ -1231,6 +1231,98 @@ mod tests {
         assert!(Killed.start("the job was Killed").is_none());
     }
 
+    /// Every shell's own report of a job SIGKILL ended, as real pastes show
+    /// them: zsh's (fixtures/wild/3313.txt, and with a job number), fish's,
+    /// and macOS bash's `Killed: 9` ending the output.
+    #[test]
+    fn shells_report_a_sigkill_their_own_way() {
+        let cases: &[(&str, Option<&str>, Option<&str>, &str)] = &[
+            ("zsh: killed     python export.py", Some("python"), None, "zsh"),
+            (
+                "Loading checkpoint shards:  33%|█▋ | 5/15 [02:32<05:36, 33.69s/it]zsh: killed     python3 commandR.py",
+                Some("python3"),
+                None,
+                "zsh",
+            ),
+            ("[1]    220471 killed     python trillion.py", Some("python"), Some("220471"), "zsh"),
+            (
+                "fish: Job 1, 'go test ./...' terminated by signal SIGKILL (Forced quit)",
+                Some("go"),
+                None,
+                "fish",
+            ),
+        ];
+        for &(line, process, pid, shell) in cases {
+            let found = crate::scan(format!("{line}\n").as_bytes(), "t")
+                .unwrap()
+                .findings;
+            assert_eq!(found.len(), 1, "{line}");
+            let f = &found[0];
+            assert_eq!(f.era, Some(Era::Shell), "{line}");
+            assert_eq!(f.category, Category::LikelyOom);
+            assert_eq!(
+                f.facts.get("process").map(String::as_str),
+                process,
+                "{line}"
+            );
+            assert_eq!(f.facts.get("pid").map(String::as_str), pid, "{line}");
+            assert_eq!(f.facts["shell"], shell);
+        }
+        let f = decode_with(&Killed, &["Killed: 9"]).expect("macOS bash");
+        assert_eq!(f.era, Some(Era::BareKilled));
+        // Prose about killing is none of these.
+        for line in [
+            "I killed the process with kill -9",
+            "fish: Job 1, 'sleep 100' terminated by signal SIGTERM (Polite quit request)",
+        ] {
+            assert!(Killed.start(line).is_none(), "{line}");
+        }
+    }
+
+    /// Open MPI's launcher on a rank SIGKILL ended (fixtures/wild/3324.txt;
+    /// `PID 0` where it did not learn the pid); another signal is a crash,
+    /// not this family's.
+    #[test]
+    fn open_mpi_rank_killed_by_signal_9() {
+        let f = decode_with(
+            &Killed,
+            &["mpirun noticed that process rank 7 with PID 0 on node HOSTNAME exited on signal 9 (Killed)."],
+        )
+        .expect("rank killed");
+        assert_eq!(f.era, Some(Era::Mpi));
+        assert_eq!(f.category, Category::LikelyOom);
+        assert_eq!(f.facts["rank"], "7");
+        assert_eq!(f.facts["node"], "HOSTNAME");
+        assert!(!f.facts.contains_key("pid"));
+        let f = decode_with(
+            &Killed,
+            &["mpiexec noticed that process rank 0 with PID 77967 on node n342 exited on signal 9 (Killed)."],
+        )
+        .expect("pid printed");
+        assert_eq!(f.facts["pid"], "77967");
+        assert_eq!(f.facts["launcher"], "mpiexec");
+        assert!(Killed
+            .start("mpiexec noticed that process rank 0 with PID 10313 on node proton exited on signal 6 (Aborted).")
+            .is_none());
+    }
+
+    /// Ray's raylet on a worker whose connection closed without a word
+    /// (fixtures/wild/3154.txt, 811.txt): the worker's pid from the line
+    /// before the exit detail.
+    #[test]
+    fn ray_worker_gone_without_a_word() {
+        let line = "(raylet) A worker died or was killed while executing a task by an unexpected system error. To troubleshoot the problem, check the logs for the dead worker. Worker PID: 89513 Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error code 2. End of file. There are some potential root causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage. (2) ray stop --force is called. (3) The worker is crashed unexpectedly due to SIGSEGV or other unexpected errors.";
+        let found = crate::scan(format!("{line}\n").as_bytes(), "t")
+            .unwrap()
+            .findings;
+        assert_eq!(found.len(), 1);
+        let f = &found[0];
+        assert_eq!(f.era, Some(Era::RayWorker));
+        assert_eq!(f.category, Category::LikelyOom);
+        assert_eq!(f.facts["pid"], "89513");
+        assert_eq!(f.facts["connection_error"], "2");
+    }
+
     /// Slurm's sentence after its oom-kill count, quoted from the step id on
     /// in a poster's sentence (a wild paste), and the same words as a
     /// continuation of the count's line; a sentence that only names the

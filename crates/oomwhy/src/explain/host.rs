@@ -236,14 +236,15 @@ fn killed_headline(f: &Finding) -> Said {
             en: "A DataLoader worker was killed with SIGKILL — probably out of host RAM",
             zh: "一个 DataLoader worker 被 SIGKILL 杀掉——很可能是主机内存用完了"
         ),
-        Some(Era::RayWorker) => Said {
-            en: format!(
-                "A Ray worker ({}) died without a word — most often the out-of-memory killer",
-                who.en
+        Some(Era::RayWorker) => match fact(f, fact::PID) {
+            Some(pid) => say!(
+                en: "A Ray worker (process {pid}) died without a word — most often the out-of-memory killer",
+                zh: "一个 Ray worker（进程 {pid}）一声不响地死了——最常见的是 OOM killer 干的",
+                pid = pid
             ),
-            zh: format!(
-                "一个 Ray worker（{}）一声不响地死了——最常见的是 OOM killer 干的",
-                who.zh
+            None => say!(
+                en: "A Ray worker died without a word — most often the out-of-memory killer",
+                zh: "一个 Ray worker 一声不响地死了——最常见的是 OOM killer 干的"
             ),
         },
         Some(Era::Mpi) => {
