@@ -57,6 +57,7 @@ const MAC_MARKS: &[&str] = &[
     "/users/",
     "darwin",
     "/opt/homebrew",
+    "macbook",
     "killed: 9",
     "/library/frameworks/python.framework",
 ];
