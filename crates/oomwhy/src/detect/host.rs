@@ -22,7 +22,10 @@
 //! | `DataLoader worker (pid N) is killed by signal: Killed.` | `dataloader` | `likely_oom` |
 //! | `died with <Signals.SIGKILL: 9>` (Python subprocess) | `sigkill` | `likely_oom` |
 //! | `exited with code 137`, `exit status 137`, `Exit Code: 137`, ... | `exit_137` | `likely_oom` |
-//! | bash `line N: PID Killed  cmd` | `shell` | `likely_oom` |
+//! | bash `line N: PID Killed  cmd`, zsh `zsh: killed  cmd` / `[1]  PID killed  cmd`, fish `terminated by signal SIGKILL` | `shell` | `likely_oom` |
+//! | bash's `Killed` (macOS: `Killed: 9`) ending the output | `bare_killed` | `likely_oom` |
+//! | Open MPI `mpirun noticed that process rank N ... exited on signal 9` | `mpi` | `likely_oom` |
+//! | Ray `Worker unexpectedly exits with a connection error code N` | `ray_worker` | `likely_oom` |
 //!
 //! SIGKILL (signal 9; exit status 137 = 128 + 9) is what the OOM killer sends,
 //! but schedulers, watchdogs and users send it too: those spellings only
