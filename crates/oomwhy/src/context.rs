@@ -895,6 +895,13 @@ fn nearby_marks() -> &'static Marks {
             "srmd-ncnn",
             "upscayl",
             "Upscayl",
+            // A Mac's own paths and names, where a kill's report does not
+            // say which system sent it (explain/platform.rs).
+            "/Users/",
+            "macOS",
+            "MacBook",
+            "/opt/homebrew",
+            "Python.framework",
         ])
     })
 }

@@ -372,8 +372,17 @@ eras! {
     Exit137 = "exit_137";
     /// Host OOM killed: the shell's bare `Killed` ending the output.
     BareKilled = "bare_killed";
-    /// Host OOM killed: the shell's `PID Killed` job line.
+    /// Host OOM killed: the shell's own report of a job SIGKILL ended
+    /// (bash's `PID Killed` job line, zsh's `zsh: killed`, fish's
+    /// `terminated by signal SIGKILL`).
     Shell = "shell";
+    /// Host OOM killed: Open MPI's launcher reports a rank ended by
+    /// signal 9 (`mpirun noticed that process rank N ... exited on signal 9`).
+    Mpi = "mpi";
+    /// Host OOM killed: Ray's raylet lost a worker's connection without a
+    /// word from it (`Worker unexpectedly exits with a connection error
+    /// code N`), whose first cause it names is the OOM killer's SIGKILL.
+    RayWorker = "ray_worker";
     /// Host OOM killed: YARN killed a container at its memory limit (Spark's
     /// `Container killed by YARN for exceeding memory limits`, the
     /// NodeManager's `is running beyond physical memory limits`).

@@ -282,6 +282,10 @@ fn patterns() -> &'static Patterns {
                 // An example named as one of its kind (`an error such as
                 // this:`, `says something like:`, `and see this:`).
                 r"|\b(?:error|message|output|exception)s? (?:such as|like) (?:this|these|the following)\b",
+                // Messages given as the forms a program may print (`it will
+                // raise an exception with one of the following error
+                // messages`).
+                r"|\bone of the following (?:error )?(?:messages|errors|exceptions)\b",
                 r"|\bsomething like\s*:?\s*$|\b(?:and|then) see (?:this|something like|the following)\b",
                 // Korean: `다음과 같은` (like the following), `마주하게` (come to face).
                 r"|다음과 같은|아래와 같은|마주하게|마주치게|예를 들어"

@@ -612,7 +612,10 @@ fn prose_run_report(line: &str) -> Option<(Statement, usize)> {
                 r"|(?:(?:gpu|device|cuda)\s+)?memory\s+overflow\b",
                 r")",
                 r#"|(?:^|[^\w'])(?P<killed>(?P<ksubject>it|(?:my|our|the)\s+(?:[\w-]+\s+){0,2}?(?:job|jobs|process|processes|training|program|script|run|task|container|notebook|kernel|session))\s+"#,
-                r#"(?:(?P<past>had\s+been|has\s+been|have\s+been|was|were|got)|is|are|gets|keeps\s+getting)\s+(?:(?:just|already|then|eventually|finally|suddenly|simply|always)\s+)?killed\b)"#,
+                r#"(?:(?:(?P<past>had\s+been|has\s+been|have\s+been|was|were|got)|is|are|gets|keeps\s+getting|keeps\s+being)\s+(?:(?:just|already|then|eventually|finally|suddenly|simply|always|still|again|constantly|repeatedly)\s+)?(?:being\s+|getting\s+)?"#,
+                // A learner's present of a repeated kill (`the program always
+                // be killed`).
+                r#"|(?:always|still)\s+be\s+)killed\b)"#,
             )),
             constant_regex(r"(?:^|[^\w'])(?:I|i|I'm|I've|my|My|we|We|our|Our)(?:[^\w']|$)"),
             constant_regex(r"(?i)\b(?:always|still|suddenly|again|keeps|kept)\b"),
@@ -649,9 +652,16 @@ fn prose_run_report(line: &str) -> Option<(Statement, usize)> {
     let owned = if killed {
         // A kill in the present or with `it` is the poster's only in a
         // sentence they tell (`when i run the Inference the process is
-        // killed`); `the process is killed when ...` explains.
+        // killed`); `the process is killed when ...` explains. An adverb
+        // of a repeated observation tells one too (`the training process
+        // is still being killed after the preprocess is finished`, `the
+        // program always be killed`), unless a condition follows in the
+        // sentence (`the process is always killed when RAM runs out`).
+        let verb = &line[subject.end()..whole.end()];
+        let rest = line[whole.end()..].split(". ").next().unwrap_or("");
         first_person
             || (c.name("past").is_some() && subject.as_str().starts_with(['m', 'M', 'o', 'O']))
+            || (repeated.is_match(verb) && !condition.is_match(rest) && !not_said.is_match(rest))
     } else {
         first_person
             || subject.as_str().starts_with(['m', 'M', 'o', 'O'])
@@ -2405,6 +2415,10 @@ mod tests {
             ("内存崩掉了,然后被系统强杀。", Kind::HostOomKilled, Category::LikelyOom),
             ("when i run the Inference the process is killed but i don't know why.", Kind::HostOomKilled, Category::LikelyOom),
             ("I watched the system monitor and found that the memory was completely (99%+) used during load so it was killed, whereas the memory usage was usually only around 20%.", Kind::HostOomKilled, Category::LikelyOom),
+            // A kill told with an adverb of a repeated observation
+            // (fixtures/wild/3140.txt, 3129.txt).
+            ("@MohitShridhar, using the \"Trajectory JSONs and Resnet feats (~17GB)\" dataset, the training process is still being killed after the preprocess is finished and before the training begins.", Kind::HostOomKilled, Category::LikelyOom),
+            ("but the program always be killed, I am confused。", Kind::HostOomKilled, Category::LikelyOom),
         ] {
             let f = collect(&[line]).unwrap_or_else(|| panic!("{line}"));
             assert_eq!((f.kind, f.category), (kind, category), "{line}");
@@ -2423,6 +2437,9 @@ mod tests {
             "My job was not killed by the scheduler.",
             "If it was killed, look for the kernel's lines in dmesg.",
             "You likely exceeded system memory limits and the process got killed.",
+            "The process is always killed when the container exceeds its limit.",
+            "The worker is still killed if it exceeds its memory budget.",
+            "The process will always be killed by the OOM killer first.",
             "当内存不足时,进程会被系统杀死。",
             "如果内存不够,程序可能被杀死了。",
             "内存用完了,进程被杀死了吗？",

@@ -22,7 +22,10 @@
 //! | `DataLoader worker (pid N) is killed by signal: Killed.` | `dataloader` | `likely_oom` |
 //! | `died with <Signals.SIGKILL: 9>` (Python subprocess) | `sigkill` | `likely_oom` |
 //! | `exited with code 137`, `exit status 137`, `Exit Code: 137`, ... | `exit_137` | `likely_oom` |
-//! | bash `line N: PID Killed  cmd` | `shell` | `likely_oom` |
+//! | bash `line N: PID Killed  cmd`, zsh `zsh: killed  cmd` / `[1]  PID killed  cmd`, fish `terminated by signal SIGKILL` | `shell` | `likely_oom` |
+//! | bash's `Killed` (macOS: `Killed: 9`) ending the output | `bare_killed` | `likely_oom` |
+//! | Open MPI `mpirun noticed that process rank N ... exited on signal 9` | `mpi` | `likely_oom` |
+//! | Ray `Worker unexpectedly exits with a connection error code N` | `ray_worker` | `likely_oom` |
 //!
 //! SIGKILL (signal 9; exit status 137 = 128 + 9) is what the OOM killer sends,
 //! but schedulers, watchdogs and users send it too: those spellings only
@@ -190,6 +193,10 @@ struct KillPatterns {
     exit_137: Regex,
     exit_minus_9: Regex,
     shell: Regex,
+    job_shell: Regex,
+    mpi_signal: Regex,
+    ray_worker: Regex,
+    ray_worker_pid: Regex,
     invoked: Regex,
     died_signal: Regex,
     evicted: Regex,
@@ -268,6 +275,25 @@ fn kill_patterns() -> &'static KillPatterns {
         // code -9`); a bare `return code -9` is not taken.
         let exit_minus_9 = r"(?i)\bexit(?:s|ed|ing)?\s+with\s+(?:return\s+|exit\s+)?(?:code|status)\s*[:=]?\s*-9\b";
         let shell = r"\bline \d+:\s+(\d+) Killed\b";
+        // The other shells' own report of a job SIGKILL ended, with the
+        // command: zsh's `zsh: killed     python export.py` (its signal
+        // name for SIGKILL is `killed`; with a job number, `[1]  + 4242
+        // killed     python train.py`) and fish's `fish: Job 1, 'python
+        // train.py' terminated by signal SIGKILL (Forced quit)`.
+        let job_shell = r"(?:\bzsh: killed\s+(?P<zsh>\S.*)|^\s*\[\d+\]\s+(?:[+-]\s+)?(?:(?P<jobpid>\d+)\s+)?killed\s+(?P<job>\S.*)|\bfish: Job \d+, '(?P<fish>[^']*)' terminated by signal SIGKILL\b)";
+        // Open MPI's launcher (`mpirun`, `mpiexec`, `orterun`, `prterun`)
+        // on a rank a signal ended (help-errmgr-base.txt): `mpirun noticed
+        // that process rank 7 with PID 1234 on node n01 exited on signal 9
+        // (Killed).` SIGKILL only; other signals are crashes.
+        let mpi_signal = r"\b(?P<launcher>mpirun|mpiexec|orterun|prterun|prte) noticed that process rank (?P<rank>\d+) with PID (?P<rankpid>\d+) on node (?P<node>\S+) exited on signal 9\b";
+        // Ray's raylet when a worker's connection closed without the worker
+        // saying why (NodeManager::HandleClientConnectionError): `Worker
+        // unexpectedly exits with a connection error code 2. End of file.
+        // There are some potential root causes. (1) The process is killed by
+        // SIGKILL by OOM killer due to high memory usage. ...`. Ray's
+        // documentation gives it as what a task sees when the Linux OOM
+        // killer ended its worker; Ray's own memory monitor says so itself.
+        let ray_worker = r"\bWorker unexpectedly exits with a connection error code (?P<code>\d+)\b";
         // The kernel's first line of an OOM kill, before its call trace.
         let invoked = r"\binvoked oom-killer: gfp_mask=";
         // nvcc's report of a compiler stage killed (`'cicc' died due to signal 9 (Kill signal)`).
@@ -295,6 +321,9 @@ fn kill_patterns() -> &'static KillPatterns {
             exit_137,
             exit_minus_9,
             shell,
+            job_shell,
+            mpi_signal,
+            ray_worker,
             invoked,
             died_signal,
         ]
@@ -345,6 +374,10 @@ fn kill_patterns() -> &'static KillPatterns {
             exit_137: re(exit_137),
             exit_minus_9: re(exit_minus_9),
             shell: re(shell),
+            job_shell: re(job_shell),
+            mpi_signal: re(mpi_signal),
+            ray_worker: re(ray_worker),
+            ray_worker_pid: re(r"\bWorker PID: (\d+)"),
             invoked: re(invoked),
             died_signal: re(died_signal),
             // The badness the kernel printed before 5.x (`Kill process N
@@ -386,8 +419,10 @@ fn bare_killed(line: &str) -> Option<usize> {
     }
     // bash prints `已杀死` under a Chinese locale.
     let line = line.trim_end();
+    // bash on macOS prints the C library's description, `Killed: 9`.
     let before = line
         .strip_suffix("Killed")
+        .or_else(|| line.strip_suffix("Killed: 9"))
         .or_else(|| line.strip_suffix("已杀死"))?;
     let b = before.trim_end();
     (b.is_empty() || b.ends_with(']')).then_some(before.len())
@@ -507,6 +542,15 @@ impl Family for Killed {
             // already searches for).
             "OOM error",
             "OOM Error",
+            // zsh's and fish's reports of a job SIGKILL ended (`zsh: killed
+            // python x.py`, `[1]    8550 killed     python3 si.py`, `fish:
+            // Job 1, '...' terminated by signal SIGKILL`), and Ray's raylet
+            // on a worker gone without a word: no new literal (under the
+            // grammar's `kille`, `SIGKILL` and `xits with`).
+            "zsh: killed",
+            " killed ",
+            "terminated by signal SIGKILL",
+            "Worker unexpectedly exits with",
             // Also the kernel's `Killed process N` line once its timestamp is cut.
             "Killed",
             "已杀死",
@@ -742,6 +786,62 @@ impl Family for Killed {
                     finding
                         .facts
                         .insert(fact::PID.into(), pid.as_str().trim().to_string());
+                }
+            } else if let Some(c) = p.ray_worker.captures(&joined) {
+                finding.era = Some(Era::RayWorker);
+                finding.facts.insert("manager".into(), "Ray".into());
+                finding
+                    .facts
+                    .insert("connection_error".into(), c["code"].to_string());
+                // The raylet's line names the worker before its exit detail
+                // (`Worker PID: 89513 Worker exit type: SYSTEM_ERROR Worker
+                // exit detail: ...`).
+                let with_prefix = format!("{}{joined}", message.prefix);
+                if let Some(pid) = int::<u64>(&p.ray_worker_pid, &with_prefix, 1) {
+                    finding.facts.insert(fact::PID.into(), pid.to_string());
+                }
+            } else if let Some(c) = p.mpi_signal.captures(&joined) {
+                finding.era = Some(Era::Mpi);
+                finding
+                    .facts
+                    .insert(fact::SIGNAL.into(), "SIGKILL (9)".into());
+                finding
+                    .facts
+                    .insert("launcher".into(), c["launcher"].to_string());
+                finding
+                    .facts
+                    .insert(fact::RANK.into(), c["rank"].to_string());
+                finding.facts.insert("node".into(), c["node"].to_string());
+                // Open MPI prints PID 0 where it did not learn the rank's
+                // process id: no PID then.
+                if &c["rankpid"] != "0" {
+                    finding
+                        .facts
+                        .insert(fact::PID.into(), c["rankpid"].to_string());
+                }
+            } else if let Some(c) = p.job_shell.captures(&joined) {
+                finding.era = Some(Era::Shell);
+                finding
+                    .facts
+                    .insert(fact::SIGNAL.into(), "SIGKILL (9)".into());
+                let shell = if c.name("fish").is_some() {
+                    "fish"
+                } else {
+                    "zsh"
+                };
+                finding.facts.insert("shell".into(), shell.into());
+                if let Some(pid) = c.name("jobpid") {
+                    finding
+                        .facts
+                        .insert(fact::PID.into(), pid.as_str().to_string());
+                }
+                let command = c
+                    .name("zsh")
+                    .or(c.name("job"))
+                    .or(c.name("fish"))
+                    .map_or("", |m| m.as_str());
+                if let Some(program) = killed_program(command) {
+                    finding.facts.insert(fact::PROCESS.into(), program);
                 }
             } else if p.sigkill.is_match(&joined)
                 || p.died_signal.is_match(&joined)
@@ -1151,6 +1251,98 @@ mod tests {
         assert!(decode_with(&Killed, &["Killed", "  exitcode  : 1 (pid: 4242)"]).is_none());
         // Not a bare word.
         assert!(Killed.start("the job was Killed").is_none());
+    }
+
+    /// Every shell's own report of a job SIGKILL ended, as real pastes show
+    /// them: zsh's (fixtures/wild/3313.txt, and with a job number), fish's,
+    /// and macOS bash's `Killed: 9` ending the output.
+    #[test]
+    fn shells_report_a_sigkill_their_own_way() {
+        let cases: &[(&str, Option<&str>, Option<&str>, &str)] = &[
+            ("zsh: killed     python export.py", Some("python"), None, "zsh"),
+            (
+                "Loading checkpoint shards:  33%|█▋ | 5/15 [02:32<05:36, 33.69s/it]zsh: killed     python3 commandR.py",
+                Some("python3"),
+                None,
+                "zsh",
+            ),
+            ("[1]    220471 killed     python trillion.py", Some("python"), Some("220471"), "zsh"),
+            (
+                "fish: Job 1, 'go test ./...' terminated by signal SIGKILL (Forced quit)",
+                Some("go"),
+                None,
+                "fish",
+            ),
+        ];
+        for &(line, process, pid, shell) in cases {
+            let found = crate::scan(format!("{line}\n").as_bytes(), "t")
+                .unwrap()
+                .findings;
+            assert_eq!(found.len(), 1, "{line}");
+            let f = &found[0];
+            assert_eq!(f.era, Some(Era::Shell), "{line}");
+            assert_eq!(f.category, Category::LikelyOom);
+            assert_eq!(
+                f.facts.get("process").map(String::as_str),
+                process,
+                "{line}"
+            );
+            assert_eq!(f.facts.get("pid").map(String::as_str), pid, "{line}");
+            assert_eq!(f.facts["shell"], shell);
+        }
+        let f = decode_with(&Killed, &["Killed: 9"]).expect("macOS bash");
+        assert_eq!(f.era, Some(Era::BareKilled));
+        // Prose about killing is none of these.
+        for line in [
+            "I killed the process with kill -9",
+            "fish: Job 1, 'sleep 100' terminated by signal SIGTERM (Polite quit request)",
+        ] {
+            assert!(Killed.start(line).is_none(), "{line}");
+        }
+    }
+
+    /// Open MPI's launcher on a rank SIGKILL ended (fixtures/wild/3324.txt;
+    /// `PID 0` where it did not learn the pid); another signal is a crash,
+    /// not this family's.
+    #[test]
+    fn open_mpi_rank_killed_by_signal_9() {
+        let f = decode_with(
+            &Killed,
+            &["mpirun noticed that process rank 7 with PID 0 on node HOSTNAME exited on signal 9 (Killed)."],
+        )
+        .expect("rank killed");
+        assert_eq!(f.era, Some(Era::Mpi));
+        assert_eq!(f.category, Category::LikelyOom);
+        assert_eq!(f.facts["rank"], "7");
+        assert_eq!(f.facts["node"], "HOSTNAME");
+        assert!(!f.facts.contains_key("pid"));
+        let f = decode_with(
+            &Killed,
+            &["mpiexec noticed that process rank 0 with PID 77967 on node n342 exited on signal 9 (Killed)."],
+        )
+        .expect("pid printed");
+        assert_eq!(f.facts["pid"], "77967");
+        assert_eq!(f.facts["launcher"], "mpiexec");
+        assert!(Killed
+            .start("mpiexec noticed that process rank 0 with PID 10313 on node proton exited on signal 6 (Aborted).")
+            .is_none());
+    }
+
+    /// Ray's raylet on a worker whose connection closed without a word
+    /// (fixtures/wild/3154.txt, 811.txt): the worker's pid from the line
+    /// before the exit detail.
+    #[test]
+    fn ray_worker_gone_without_a_word() {
+        let line = "(raylet) A worker died or was killed while executing a task by an unexpected system error. To troubleshoot the problem, check the logs for the dead worker. Worker PID: 89513 Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error code 2. End of file. There are some potential root causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage. (2) ray stop --force is called. (3) The worker is crashed unexpectedly due to SIGSEGV or other unexpected errors.";
+        let found = crate::scan(format!("{line}\n").as_bytes(), "t")
+            .unwrap()
+            .findings;
+        assert_eq!(found.len(), 1);
+        let f = &found[0];
+        assert_eq!(f.era, Some(Era::RayWorker));
+        assert_eq!(f.category, Category::LikelyOom);
+        assert_eq!(f.facts["pid"], "89513");
+        assert_eq!(f.facts["connection_error"], "2");
     }
 
     /// Slurm's sentence after its oom-kill count, quoted from the step id on

@@ -4,6 +4,7 @@
 use super::catalogue::{Cost, FixSpec};
 use super::common::{extra, fact, fix, framework_fixes, row, verdict, FieldRow};
 use super::docs::Code;
+use super::platform::Platform;
 use super::setting::Framework;
 use super::thresholds::{COMMIT_LIMIT_SMALL_REQUEST_MAX, SMALL_VICTIM_MAX, SMALL_VICTIM_SCORE_MAX};
 use super::Explain;
@@ -235,6 +236,33 @@ fn killed_headline(f: &Finding) -> Said {
             en: "A DataLoader worker was killed with SIGKILL — probably out of host RAM",
             zh: "一个 DataLoader worker 被 SIGKILL 杀掉——很可能是主机内存用完了"
         ),
+        Some(Era::RayWorker) => match fact(f, fact::PID) {
+            Some(pid) => say!(
+                en: "A Ray worker (process {pid}) died without a word — most often the out-of-memory killer",
+                zh: "一个 Ray worker（进程 {pid}）一声不响地死了——最常见的是 OOM killer 干的",
+                pid = pid
+            ),
+            None => say!(
+                en: "A Ray worker died without a word — most often the out-of-memory killer",
+                zh: "一个 Ray worker 一声不响地死了——最常见的是 OOM killer 干的"
+            ),
+        },
+        Some(Era::Mpi) => {
+            let rank = fact(f, fact::RANK).unwrap_or("?");
+            match fact(f, "node") {
+                Some(node) => say!(
+                    en: "MPI rank {rank} on node {node} was killed with SIGKILL — often the out-of-memory killer",
+                    zh: "节点 {node} 上的 MPI rank {rank} 被 SIGKILL 杀掉——常常是 OOM killer 干的",
+                    rank = rank,
+                    node = node
+                ),
+                None => say!(
+                    en: "MPI rank {rank} was killed with SIGKILL — often the out-of-memory killer",
+                    zh: "MPI rank {rank} 被 SIGKILL 杀掉——常常是 OOM killer 干的",
+                    rank = rank
+                ),
+            }
+        }
         Some(Era::Exit137) => Said {
             en: format!(
                 "{} was killed with SIGKILL (exit status 137) — often the out-of-memory killer",
@@ -527,6 +555,23 @@ fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                     en: "A process exited with status 137 = 128 + 9: it was ended by signal 9 (SIGKILL).",
                     zh: "一个进程以状态 137 = 128 + 9 退出：它被信号 9（SIGKILL）结束了。"
                 ),
+                Some(Era::Mpi) => say!(
+                    en: "Open MPI's launcher ({launcher}) reports that rank {rank} on node {node} was ended by signal 9 (SIGKILL), and it then aborted the job's other ranks. Each rank is a process on its own node, so what killed it shows on {node}, not necessarily on the machine the job was launched from.",
+                    zh: "Open MPI 的启动器（{launcher}）报告节点 {node} 上的 rank {rank} 被信号 9（SIGKILL）结束，随后它中止了作业的其余 rank。每个 rank 都是它所在节点上的一个进程，所以是什么杀了它，要在 {node} 上看，不一定是在启动作业的那台机器上。",
+                    launcher = fact(f, "launcher").unwrap_or("mpirun"),
+                    rank = fact(f, fact::RANK).unwrap_or("?"),
+                    node = fact(f, "node").unwrap_or("?")
+                ),
+                Some(Era::RayWorker) => say!(
+                    en: "Ray's raylet lost its connection to the worker process without a word from the worker (connection error code {code}): the process ended abruptly. Ray names three causes: the Linux out-of-memory killer's SIGKILL, `ray stop --force`, or a crash (SIGSEGV or another fatal error). Ray's own memory monitor says so when it kills a worker (\"Task was killed due to the node running low on memory\"), so this was not its kill.",
+                    zh: "Ray 的 raylet 与 worker 进程的连接断了，worker 自己什么也没说（连接错误码 {code}）：进程是突然结束的。Ray 列出三种原因：Linux OOM killer 发出的 SIGKILL、`ray stop --force`，或者崩溃（SIGSEGV 或其他致命错误）。Ray 自己的内存监控杀 worker 时会明说（\"Task was killed due to the node running low on memory\"），所以这次不是它杀的。",
+                    code = fact(f, "connection_error").unwrap_or("?")
+                ),
+                Some(Era::Shell) if fact(f, "shell").is_some() => say!(
+                    en: "{shell} reports that the command it ran was ended by signal 9 (SIGKILL).",
+                    zh: "{shell} 报告它运行的命令被信号 9（SIGKILL）结束了。",
+                    shell = fact(f, "shell").unwrap_or("The shell")
+                ),
                 _ if fact(f, fact::REPORTED_BY) == Some("DeepSpeed launcher") => say!(
                     en: "DeepSpeed's launcher reports a rank that exited with return code -9: Python's way of saying signal 9 (SIGKILL) ended it. The launcher then killed the other ranks (its `Killing subprocess` lines); the rank that died first is the one whose output stops in the lines before.",
                     zh: "DeepSpeed 启动器报告有一个 rank 以返回码 -9 退出：这是 Python 表示它被信号 9（SIGKILL）结束的方式。启动器随后杀掉了其余的 rank（它的 `Killing subprocess` 那几行）；最先死掉的 rank，是前面几行里输出中断的那个。"
@@ -535,6 +580,38 @@ fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                     en: "A process was ended by signal 9 (SIGKILL).",
                     zh: "一个进程被信号 9（SIGKILL）结束了。"
                 ),
+            };
+            if era == Some(Era::RayWorker) {
+                out.push(verdict(
+                    Code::KilledBySigkill,
+                    say!(
+                        en: "A Ray worker died without a word: probably out of host memory, but the log does not prove it",
+                        zh: "Ray worker 一声不响地死了：很可能是主机内存不足，但日志证明不了"
+                    ),
+                    what.then(say!(
+                        en: "Ray's documentation gives this message as what a task sees when the Linux out-of-memory killer ended its worker (host RAM, not GPU memory). `dmesg -T | grep -i -E 'killed process|oom'` (or journalctl -k) on the worker's node shows whether it did; a crash leaves its stack in the worker's own log (python-core-worker-*.log and worker-*.err under /tmp/ray/session_latest/logs on that node).",
+                        zh: "Ray 的文档说，Linux OOM killer 结束了 worker 时，任务看到的就是这条消息（主机内存，不是显存）。在 worker 所在节点上运行 `dmesg -T | grep -i -E 'killed process|oom'`（或 journalctl -k）能看出是不是它干的；如果是崩溃，worker 自己的日志（该节点 /tmp/ray/session_latest/logs 下的 python-core-worker-*.log 和 worker-*.err）里会有崩溃的调用栈。"
+                    )),
+                ));
+                return;
+            }
+            let sender = if Platform::of(f) == Platform::MacOs {
+                macos_sender()
+            } else {
+                let linux = say!(
+                    en: "The usual sender is the kernel's out-of-memory killer (host RAM, not GPU memory), but a scheduler enforcing a time or memory limit, a watchdog, or someone running kill -9 sends the same signal: this evidence is circumstantial. `dmesg -T | grep -i -E 'killed process|oom'` (or journalctl -k) on the node shows whether the OOM killer acted; on Slurm, sacct -j JOBID -o JobID,State,MaxRSS,ReqMem; on Kubernetes, kubectl describe pod (Reason: OOMKilled).",
+                    zh: "通常发出它的是内核的 OOM killer（主机内存，不是显存），但执行时间或内存上限的调度器、看门狗，或者有人运行 kill -9，发出的也是同一个信号：这个证据只是间接的。在节点上运行 `dmesg -T | grep -i -E 'killed process|oom'`（或 journalctl -k）能看出 OOM killer 有没有动手；Slurm 上用 sacct -j JOBID -o JobID,State,MaxRSS,ReqMem；Kubernetes 上用 kubectl describe pod（Reason: OOMKilled）。"
+                );
+                // zsh is macOS's default shell: where nothing says which
+                // system ran it, macOS's own way is said too.
+                if fact(f, "shell") == Some("zsh") && Platform::of(f) == Platform::Unknown {
+                    linux.then(say!(
+                        en: "If this ran on macOS (zsh is its default shell), there is no dmesg record: see below.",
+                        zh: "如果这是在 macOS 上运行的（zsh 是它的默认 shell），就没有 dmesg 记录：见下文。"
+                    ))
+                } else {
+                    linux
+                }
             };
             out.push(verdict(
                 Code::KilledBySigkill,
@@ -553,13 +630,30 @@ fn killed_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
                         zh: "SIGKILL 无法被捕获，所以程序不会打印自己的报错。"
                     )
                 })
-                .then(say!(
-                    en: "The usual sender is the kernel's out-of-memory killer (host RAM, not GPU memory), but a scheduler enforcing a time or memory limit, a watchdog, or someone running kill -9 sends the same signal: this evidence is circumstantial. `dmesg -T | grep -i -E 'killed process|oom'` (or journalctl -k) on the node shows whether the OOM killer acted; on Slurm, sacct -j JOBID -o JobID,State,MaxRSS,ReqMem; on Kubernetes, kubectl describe pod (Reason: OOMKilled).",
-                    zh: "通常发出它的是内核的 OOM killer（主机内存，不是显存），但执行时间或内存上限的调度器、看门狗，或者有人运行 kill -9，发出的也是同一个信号：这个证据只是间接的。在节点上运行 `dmesg -T | grep -i -E 'killed process|oom'`（或 journalctl -k）能看出 OOM killer 有没有动手；Slurm 上用 sacct -j JOBID -o JobID,State,MaxRSS,ReqMem；Kubernetes 上用 kubectl describe pod（Reason: OOMKilled）。"
-                )),
+                .then(sender),
             ));
         }
     }
+}
+
+/// Whether the kill may have been on macOS: the text says so, or zsh
+/// (macOS's default shell) reported it and nothing names the system.
+fn may_be_macos(f: &Finding) -> bool {
+    match Platform::of(f) {
+        Platform::MacOs => true,
+        Platform::Unknown => fact(f, "shell") == Some("zsh"),
+        _ => false,
+    }
+}
+
+/// Who sends SIGKILL on macOS: no Linux OOM killer and no dmesg record
+/// of one, but the kernel's memory-status mechanism (jetsam), and
+/// code-signing enforcement at a program's start.
+fn macos_sender() -> Said {
+    say!(
+        en: "macOS has no Linux out-of-memory killer and no dmesg record of one: when RAM, the memory compressor and swap run short, its kernel's memory-status mechanism (jetsam) kills processes with SIGKILL. On Apple silicon the GPU (Metal, MPS, MLX) shares that memory, so a model on the GPU counts against it too. macOS also sends SIGKILL to a program whose code signature it refuses, but at its start, not after it has run for a while.",
+        zh: "macOS 没有 Linux 那样的 OOM killer，也没有它的 dmesg 记录：当内存、内存压缩器和 swap 都不够时，它的内核的内存状态机制（jetsam）用 SIGKILL 杀掉进程。在 Apple 芯片上，GPU（Metal、MPS、MLX）和它共用这块内存，所以放在 GPU 上的模型也算在里面。macOS 也会对代码签名不被认可的程序发 SIGKILL，但那是在程序刚启动时，而不是运行了一阵之后。"
+    )
 }
 
 /// What Slurm counted, in which step, and what it measured.
@@ -990,7 +1084,32 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
         ));
     }
     if has(Code::KilledBySigkill) {
-        let how = if in_docker(f) {
+        let how = if may_be_macos(f) {
+            let mac = say!(
+                en: "On macOS: watch Activity Monitor's Memory tab (Memory Pressure, Swap Used) while it runs; afterwards, log show --last 1h --predicate 'process == \"kernel\"' | grep -i -E 'jetsam|low swap|memorystatus' shows the kernel's kills for memory.",
+                zh: "在 macOS 上：运行时看活动监视器的“内存”标签（内存压力、已使用的交换）；事后用 log show --last 1h --predicate 'process == \"kernel\"' | grep -i -E 'jetsam|low swap|memorystatus' 查看内核因内存而杀进程的记录。"
+            );
+            if Platform::of(f) == Platform::MacOs {
+                mac
+            } else {
+                mac.then(say!(
+                    en: "On Linux: dmesg -T | grep -i -E 'killed process|out of memory' (or journalctl -k).",
+                    zh: "在 Linux 上：dmesg -T | grep -i -E 'killed process|out of memory'（或 journalctl -k）。"
+                ))
+            }
+        } else if f.era == Some(Era::Mpi) {
+            say!(
+                en: "On node {node}, where rank {rank} ran: dmesg -T | grep -i -E 'killed process|out of memory' (or journalctl -k). Under Slurm: sacct -j JOBID -o JobID,State,MaxRSS,ReqMem. If none shows an OOM kill, look for a time limit or a watchdog instead.",
+                zh: "在 rank {rank} 运行的节点 {node} 上：dmesg -T | grep -i -E 'killed process|out of memory'（或 journalctl -k）。在 Slurm 下：sacct -j JOBID -o JobID,State,MaxRSS,ReqMem。如果都没有显示 OOM kill，就去找时间上限或看门狗。",
+                node = fact(f, "node").unwrap_or("?"),
+                rank = fact(f, fact::RANK).unwrap_or("?")
+            )
+        } else if f.era == Some(Era::RayWorker) {
+            say!(
+                en: "On the worker's node: dmesg -T | grep -i -E 'killed process|out of memory' (or journalctl -k) shows whether the kernel killed it. If not, the worker's own log (python-core-worker-*.log, worker-*.err under /tmp/ray/session_latest/logs on that node) shows the crash that ended it.",
+                zh: "在 worker 所在的节点上：dmesg -T | grep -i -E 'killed process|out of memory'（或 journalctl -k）能看出是不是内核杀了它。如果不是，worker 自己的日志（该节点 /tmp/ray/session_latest/logs 下的 python-core-worker-*.log、worker-*.err）会显示让它结束的崩溃。"
+            )
+        } else if in_docker(f) {
             say!(
                 en: "`docker inspect -f '{{{{.State.OOMKilled}}}} {{{{.HostConfig.Memory}}}}' CONTAINER` says whether the kernel killed it at the container's memory limit and what that limit is (0: none, so the host's RAM ran out: dmesg -T on the host shows the kill). `docker stats` shows each container's use against its limit. If neither shows an OOM kill, look for a health check or a restart policy that stopped it.",
                 zh: "`docker inspect -f '{{{{.State.OOMKilled}}}} {{{{.HostConfig.Memory}}}}' CONTAINER` 能看出内核是不是因为容器的内存上限杀掉了它，以及上限是多少（0 表示没有上限，那就是宿主机的内存用完了：在宿主机上 dmesg -T 能看到这次杀进程）。`docker stats` 显示每个容器的用量和上限。如果都没有显示 OOM kill，就去找停掉它的健康检查或重启策略。"
@@ -1134,6 +1253,16 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
         ));
         return;
     }
+    if f.era == Some(Era::RayWorker) {
+        out.push(fix(
+            &super::cluster::RAY_FEWER_AT_ONCE,
+            say!(
+                en: "If the kernel killed it: run fewer tasks or actors side by side on a node: give them a memory request (@ray.remote(memory=...) in bytes, or more num_cpus each) so Ray schedules fewer at once; see what each holds with `ray memory`, `ray status` or the dashboard; or use nodes with more RAM. Ray's memory monitor (RAY_memory_usage_threshold, 0.95 by default) kills before the kernel would only where it is on and sees the memory (RAY_memory_monitor_refresh_ms=0 turns it off).",
+                zh: "如果是内核杀的：让一个节点上同时运行的任务或 actor 少一些：给它们设内存需求（@ray.remote(memory=...)，单位是字节，或给每个多分几个 num_cpus），Ray 就会少并排调度几个；用 `ray memory`、`ray status` 或 dashboard 看每个占了多少；或者换内存更大的节点。Ray 的内存监控（RAY_memory_usage_threshold，默认 0.95）只有在开着并且看得到这些内存时，才会抢在内核之前动手（RAY_memory_monitor_refresh_ms=0 会关掉它）。"
+            ),
+        ));
+        return;
+    }
     if victim != Victim::Python {
         // Nothing shows Python (a shell's `Killed`, an exit status, a
         // scheduler's limit, a program that named itself): DataLoader and
@@ -1145,6 +1274,25 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
         || fact(f, "progress_bar").is_some_and(|bar| bar.contains("Loading checkpoint"));
     let data =
         f.era == Some(Era::Dataloader) || f.phase.name == "data_loading" || shows_dataloader(f);
+    if may_be_macos(f) {
+        // No kernel task table to read, and no pinned host memory to
+        // give back (pin_memory is CUDA's).
+        if !loading && !data && f.kind == Kind::HostOomKilled {
+            out.push(fix(
+                &FIND_RAM_HOLDER,
+                say!(
+                    en: "While it runs, Activity Monitor's Memory column or top -o mem (macOS), or ps aux --sort=-rss | head (Linux), shows what holds the memory; in the program, log its footprint each step (psutil.Process().memory_info().rss) or run it under memray. On Apple silicon a model on the GPU (MPS, MLX, Core ML) uses the same memory: a smaller or quantized model, or float16 instead of float32, takes less of it.",
+                    zh: "运行时用活动监视器的“内存”列或 top -o mem（macOS），或者 ps aux --sort=-rss | head（Linux），查看谁占着内存；在程序里每一步记录它的占用（psutil.Process().memory_info().rss），或者用 memray 跑一遍。在 Apple 芯片上，放在 GPU 上的模型（MPS、MLX、Core ML）用的是同一块内存：更小的或量化的模型，或者用 float16 代替 float32，占得更少。"
+                ),
+            ));
+        }
+        if loading {
+            out.extend([checkpoint, dataloader]);
+        } else {
+            out.push(dataloader);
+        }
+        return;
+    }
     if loading {
         out.extend([checkpoint, dataloader, pinned]);
     } else if data {
@@ -1227,6 +1375,11 @@ fn find_holder(f: &Finding) -> Said {
         say!(
             en: "kubectl top pod, and kubectl describe node for the node's other pods",
             zh: "kubectl top pod，以及用 kubectl describe node 看节点上的其他 pod"
+        )
+    } else if Platform::of(f) == Platform::MacOs {
+        say!(
+            en: "Activity Monitor's Memory column, or top -o mem, while it runs",
+            zh: "运行时看活动监视器的“内存”列，或者用 top -o mem"
         )
     } else if in_docker(f) {
         say!(

@@ -48,7 +48,19 @@ const LINUX_MARKS: &[&str] = &[
     "dist-packages/",
 ];
 
-const MAC_MARKS: &[&str] = &["macos", "mac os", "/users/", "darwin", "/opt/homebrew"];
+/// Words only a Mac writes: also bash's `Killed: 9` (the C library's
+/// description of SIGKILL on macOS; Linux's bash prints `Killed`) and the
+/// framework build of Python (`/Library/Frameworks/Python.framework`).
+const MAC_MARKS: &[&str] = &[
+    "macos",
+    "mac os",
+    "/users/",
+    "darwin",
+    "/opt/homebrew",
+    "macbook",
+    "killed: 9",
+    "/library/frameworks/python.framework",
+];
 
 /// A path such as `C:\Users\...` (a drive letter, a colon, a backslash).
 fn drive_path(s: &str) -> bool {
