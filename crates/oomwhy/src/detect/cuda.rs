@@ -456,14 +456,20 @@ mod tests {
     fn an_illegal_access_cut_at_a_line_end() {
         // A traceback flattened onto lines a page wrapped (wild paste): the
         // runtime's string split inside a word.
-        let f = crate::detect::decode_lines(
-            &IllegalAccess,
-            &[
-                "_engine_run_backward( File \"/opt/conda/lib/python3.11/site-packages/torch/autograd/graph.py\", line 823, in _engine_run_backward return Variable._execution_engine.run_backward( # Calls into the C++ engine to run the backward pass ^^^^^ RuntimeError: CUDA error: an illeg",
-                "al memory access was encountered Compile with TORCH_USE_CUDA_DSA to enable device-side assertions.",
-            ],
-        )
-        .unwrap();
+        let first = "_engine_run_backward( File \"/opt/conda/lib/python3.11/site-packages/torch/autograd/graph.py\", line 823, in _engine_run_backward return Variable._execution_engine.run_backward( # Calls into the C++ engine to run the backward pass ^^^^^ RuntimeError: CUDA error: an illeg";
+        let next = "al memory access was encountered Compile with TORCH_USE_CUDA_DSA to enable device-side assertions.";
+        let start = IllegalAccess.start(first).unwrap();
+        let mut body = lines(&[&first[start..]]);
+        // The scanner glues the next line on, without a space.
+        assert!(IllegalAccess.glues(&body, next));
+        body[0].push_str(next);
+        let m = Message {
+            input: "t",
+            line: 1,
+            prefix: &first[..start],
+            lines: &body,
+        };
+        let f = IllegalAccess.decode(&m).unwrap();
         assert_eq!(f.kind, Kind::IllegalMemoryAccess);
         assert!(
             f.text
