@@ -116,9 +116,12 @@ static TIMESTAMP: Prefix = Prefix::new(
     r"^\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?(?:\s+|$)",
     |t| date_at(t.strip_prefix('[').unwrap_or(t)),
 );
-// `Jun  1 12:00:00 host kernel: ` and `Jun  1 12:00:00 host python[123]: `.
+// `Jun  1 12:00:00 host kernel: ` and `Jun  1 12:00:00 host python[123]: `,
+// and without the host as `journalctl --no-hostname` prints it (`Jun  1
+// 12:00:00 kernel: `): a host name holds no colon, and a program's name
+// alone starts in lower case (an exception's class is not one).
 static SYSLOG: Prefix = Prefix::new(
-    r"^[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} \S+ [^:\s]+: ",
+    r"^[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2} (?:[^\s:]+ [^:\s]+|[a-z][\w.-]*(?:\[\d+\])?): ",
     |t| {
         let b = t.as_bytes();
         b.len() > 4
@@ -339,6 +342,8 @@ mod tests {
             "2024-06-01 12:00:00,123 - root - ERROR - RuntimeError: x",
             "[2024-06-01 12:00:00] RuntimeError: x",
             "Jun  1 12:00:00 node7 python[123]: RuntimeError: x",
+            // `journalctl --no-hostname`.
+            "Jun  1 12:00:00 python[123]: RuntimeError: x",
             "E1201 10:00:00.123456  1234 file.py:12] RuntimeError: x",
             "ERROR 06-01 12:00:00 [engine.py:160] RuntimeError: x",
             "(VllmWorker pid=1090) ERROR 06-05 06:18:13 [multiproc_executor.py:470] RuntimeError: x",
@@ -350,6 +355,19 @@ mod tests {
         for raw in cases {
             assert_eq!(one(raw).0, "RuntimeError: x", "{raw}");
         }
+    }
+
+    #[test]
+    fn a_kernel_line_without_its_host_keeps_the_driver_tag() {
+        // A forum post's kernel log (`journalctl -k --no-hostname`): the
+        // `kernel: ` tag is the prefix; `NVRM: ` is the driver's own text.
+        let raw = "Mar 29 15:38:59 kernel: NVRM: Xid (PCI:0000:01:00): 120, GSP kernel exception: store access page fault (cause:0xf) @ pc:0xffffffff93003d42, partition:4#0";
+        assert!(one(raw).0.starts_with("NVRM: Xid (PCI:0000:01:00): 120, "));
+        let hosted = "Mar 29 15:38:59 gpu01 kernel: NVRM: Xid (PCI:0000:01:00): 120, x";
+        assert_eq!(one(hosted).0, "NVRM: Xid (PCI:0000:01:00): 120, x");
+        // An exception's class after a time is no program's tag.
+        let class = "Mar 29 15:38:59 RuntimeError: x";
+        assert_eq!(one(class).0, class);
     }
 
     #[test]

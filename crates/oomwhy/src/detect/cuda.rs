@@ -302,6 +302,35 @@ fn illegal_anchor() -> &'static Regex {
     })
 }
 
+/// The CUDA runtime's string for an illegal address.
+const ILLEGAL_STRING: &str = "an illegal memory access was encountered";
+
+/// The shortest cut of [`ILLEGAL_STRING`] read as it (`an illeg`).
+const ILLEGAL_CUT_MIN: usize = 8;
+
+/// An error prefix that names CUDA at the end of a line, then the start of
+/// the runtime's string cut there: `RuntimeError: CUDA error: an illeg`
+/// (a page's hard wrap, the rest on the next line), `ds4: CUDA end commands
+/// failed: an illegal memory a` (a paste cut short). Group 1 is the cut.
+fn illegal_cut_anchor() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        constant_regex(r"(?:\b(?:CUDA|HIP) error|\bCUDA\b[^:\n]{0,60}\bfailed): (an ille[a-z ]*)$")
+    })
+}
+
+/// Where a cut of the runtime's string starts at the end of `line`, and the
+/// cut: a prefix of [`ILLEGAL_STRING`] of at least [`ILLEGAL_CUT_MIN`]
+/// bytes, shorter than the whole.
+fn illegal_cut(line: &str) -> Option<(usize, &str)> {
+    let c = illegal_cut_anchor().captures(line.trim_end())?;
+    let cut = c.get(1)?.as_str();
+    let is_cut = cut.len() >= ILLEGAL_CUT_MIN
+        && cut.len() < ILLEGAL_STRING.len()
+        && ILLEGAL_STRING.starts_with(cut);
+    is_cut.then(|| (c.get(0).map_or(0, |m| m.start()), cut))
+}
+
 /// The error number an illegal-access message prints (`CUDA failure 77: ...`).
 fn printed_code() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
@@ -318,11 +347,32 @@ impl Family for IllegalAccess {
             "cudaErrorIllegalAddress",
             "CUDA_ERROR_ILLEGAL_ADDRESS",
             "CUDA failure 700",
+            // The runtime's string cut at the end of a line (`CUDA error:
+            // an illeg`), on the piece `ille`.
+            ": an ille",
         ]
     }
 
     fn start(&self, line: &str) -> Option<usize> {
-        illegal_anchor().find(line).map(|m| m.start())
+        illegal_anchor()
+            .find(line)
+            .map(|m| m.start())
+            .or_else(|| illegal_cut(line).map(|(start, _)| start))
+    }
+
+    /// The rest of the runtime's string on the next line, after a line that
+    /// ends in its cut (`... CUDA error: an illeg` / `al memory access was
+    /// encountered ...`): a wrap that split a word.
+    fn glues(&self, lines: &[String], next: &str) -> bool {
+        let [first] = lines else {
+            return false;
+        };
+        let Some((_, cut)) = illegal_cut(first) else {
+            return false;
+        };
+        let rest = &ILLEGAL_STRING[cut.len()..];
+        let next = next.trim_end();
+        !next.is_empty() && (next.starts_with(rest) || rest.starts_with(next))
     }
 
     fn continues(&self, lines: &[String], next: &str) -> bool {
@@ -428,6 +478,47 @@ mod tests {
 
     fn lines(text: &[&str]) -> Vec<String> {
         text.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn an_illegal_access_cut_at_a_line_end() {
+        // A traceback flattened onto lines a page wrapped (wild paste): the
+        // runtime's string split inside a word.
+        let first = "_engine_run_backward( File \"/opt/conda/lib/python3.11/site-packages/torch/autograd/graph.py\", line 823, in _engine_run_backward return Variable._execution_engine.run_backward( # Calls into the C++ engine to run the backward pass ^^^^^ RuntimeError: CUDA error: an illeg";
+        let next = "al memory access was encountered Compile with TORCH_USE_CUDA_DSA to enable device-side assertions.";
+        let start = IllegalAccess.start(first).unwrap();
+        let mut body = lines(&[&first[start..]]);
+        // The scanner glues the next line on, without a space.
+        assert!(IllegalAccess.glues(&body, next));
+        body[0].push_str(next);
+        let m = Message {
+            input: "t",
+            line: 1,
+            prefix: &first[..start],
+            lines: &body,
+        };
+        let f = IllegalAccess.decode(&m).unwrap();
+        assert_eq!(f.kind, Kind::IllegalMemoryAccess);
+        assert!(
+            f.text
+                .starts_with("CUDA error: an illegal memory access was encountered"),
+            "{}",
+            f.text
+        );
+        // A log line cut short where the paste ends (wild paste).
+        let line = "ds4: CUDA end commands failed: an illegal memory a";
+        assert_eq!(IllegalAccess.start(line), Some(5));
+        // Too short to tell, or another string.
+        assert!(IllegalAccess
+            .start("RuntimeError: CUDA error: an ill")
+            .is_none());
+        assert!(IllegalAccess
+            .start("RuntimeError: CUDA error: an illegal instruction was encountered")
+            .is_none());
+        // The next line glues only when it carries the rest of the string.
+        let first = vec!["RuntimeError: CUDA error: an illeg".to_string()];
+        assert!(IllegalAccess.glues(&first, "al memory access was encountered"));
+        assert!(!IllegalAccess.glues(&first, "Traceback (most recent call last):"));
     }
 
     #[test]

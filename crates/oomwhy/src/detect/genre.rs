@@ -716,13 +716,19 @@ fn features(text: &str, messages: &[MessageSpan<'_>]) -> Features {
     // Under a feature request's proposal heading, `I would ...` proposes;
     // it reports nothing.
     let mut proposal = false;
+    // Comment lines under a comment that calls them the output (`#
+    // Output:`): a shell session's paste, the command's output kept as
+    // comments, not source code quoting a message.
+    let mut output_comments = false;
     for (index, raw) in text.lines().enumerate() {
         let number = index as u64 + 1;
         let message = messages
             .iter()
             .find(|m| number >= m.line && number < m.line + m.lines.max(1));
+        let comment = raw.trim_start().starts_with('#');
+        output_comments = comment && (output_comments || output_heading(raw));
         if message.is_some_and(|m| m.line == number) {
-            f.messages_in_code &= code_shaped(raw);
+            f.messages_in_code &= code_shaped(raw) && !output_comments;
             f.message_is_value |= p.key_value.is_match(raw.trim());
         }
         if let Some(m) = message {
@@ -814,6 +820,17 @@ fn features(text: &str, messages: &[MessageSpan<'_>]) -> Features {
         f.reader += u32::from(p.reader.is_match(line) && !faq);
     }
     f
+}
+
+/// Whether a comment line only names what follows as a program's output
+/// (`# Output:`, `# Result:`, `# stderr:`), as a shell session pasted into
+/// a report does above the command's output.
+fn output_heading(line: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        constant_regex(r"(?i)^\s*#+\s*(?:output|result|stdout|stderr|log)s?\s*:?\s*$")
+    })
+    .is_match(line)
 }
 
 /// Whether a message's first line is shaped as source code that quotes it:
@@ -1489,6 +1506,18 @@ mod tests {
         assert!(is_document(korean, &span(korean, message)));
         let mine = korean.replace("메모리 용량이", "제가 돌린 모델의 메모리 용량이");
         assert!(!is_document(&mine, &span(&mine, message)));
+    }
+
+    #[test]
+    fn output_kept_as_comments_under_a_command_is_a_report() {
+        // An issue's reproduction (mirror of a GitHub issue): the commands,
+        // then their output as comments under `# Output:`.
+        let paste = "# On NVIDIA GB10 (sm_121):\nexport SKIP_PARITY_GATE=1\napr run checkpoints/qwen2.5-coder-32b-instruct-q4km.apr --prompt \"hello\" --max-tokens 5 --json\n\n# Output:\n# [PMAT-053] FP8 cache warmup failed (non-fatal): CUDA_ERROR_ILLEGAL_ADDRESS (code: 700)\n# [GH-480] generate_gpu_resident FAILED: Prefill workspace init failed: CUDA_ERROR_ILLEGAL_ADDRESS\n# [CUDA-FAILFAST] Context poisoned during executor lifetime\n";
+        let message = "CUDA_ERROR_ILLEGAL_ADDRESS (code: 700)";
+        assert!(!is_document(paste, &span(paste, message)));
+        // The same comments without the heading quote the message in code.
+        let quoted = paste.replace("# Output:\n", "");
+        assert!(is_document(&quoted, &span(&quoted, message)));
     }
 
     #[test]

@@ -193,7 +193,10 @@ impl Family for DeviceSideAssert {
     }
 }
 
-/// The three other kernel errors: (kind, anchor).
+/// The three other kernel errors: (kind, anchor). The runtime's string is
+/// read after any wrapper that prints it as CUDA's or HIP's error: PyTorch's
+/// `CUDA error: `, Triton's launcher's `Triton Error [CUDA]: ` (its
+/// driver module's `PyErr_Format`).
 fn kernel_error_anchors() -> &'static [(Kind, Regex, &'static str, &'static str)] {
     static P: OnceLock<Vec<(Kind, Regex, &'static str, &'static str)>> = OnceLock::new();
     P.get_or_init(|| {
@@ -201,7 +204,7 @@ fn kernel_error_anchors() -> &'static [(Kind, Regex, &'static str, &'static str)
         vec![
             (
                 Kind::MisalignedAddress,
-                re(r"\b(?:CUDA|HIP) error: misaligned address\b|\bcudaErrorMisalignedAddress\b|\bCUDA_ERROR_MISALIGNED_ADDRESS\b|\bCUDA failure 716\b"),
+                re(r"(?:\b(?:CUDA|HIP) error|\bTriton Error \[(?:CUDA|HIP)\]): misaligned address\b|\bcudaErrorMisalignedAddress\b|\bCUDA_ERROR_MISALIGNED_ADDRESS\b|\bCUDA failure 716\b"),
                 "cudaErrorMisalignedAddress",
                 "716",
             ),
@@ -211,13 +214,13 @@ fn kernel_error_anchors() -> &'static [(Kind, Regex, &'static str, &'static str)
                 // TORCH_CUDABLAS_CHECK prints it (`CUDA error:
                 // CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm(...)``)
                 // or another library prints the status alone.
-                re(r"\b(?:CUDA|HIP) error: unspecified launch failure\b|\bcudaErrorLaunchFailure\b|\bCUDA_ERROR_LAUNCH_FAILED\b|\bCUDA failure 719\b|\b(?:CUDA error: )?CUBLAS_STATUS_EXECUTION_FAILED\b"),
+                re(r"(?:\b(?:CUDA|HIP) error|\bTriton Error \[(?:CUDA|HIP)\]): unspecified launch failure\b|\bcudaErrorLaunchFailure\b|\bCUDA_ERROR_LAUNCH_FAILED\b|\bCUDA failure 719\b|\b(?:CUDA error: )?CUBLAS_STATUS_EXECUTION_FAILED\b"),
                 "cudaErrorLaunchFailure",
                 "719",
             ),
             (
                 Kind::NoKernelImage,
-                re(r"(?:\b(?:CUDA|HIP) error: )?\bno kernel image is available for execution on the device\b|\bcudaErrorNoKernelImageForDevice\b|\bCUDA_ERROR_NO_BINARY_FOR_GPU\b|\bhipErrorNoBinaryForGpu\b"),
+                re(r"(?:\b(?:CUDA|HIP) error: |\bTriton Error \[(?:CUDA|HIP)\]: )?\bno kernel image is available for execution on the device\b|\bcudaErrorNoKernelImageForDevice\b|\bCUDA_ERROR_NO_BINARY_FOR_GPU\b|\bhipErrorNoBinaryForGpu\b"),
                 "cudaErrorNoKernelImageForDevice",
                 "209",
             ),
@@ -299,7 +302,9 @@ impl Family for KernelError {
                 .facts
                 .insert(fact::LOCATION.into(), location.as_str().to_string());
         }
-        let hip = first.starts_with("HIP") || first.contains("hipError");
+        let hip = first.starts_with("HIP")
+            || first.starts_with("Triton Error [HIP]")
+            || first.contains("hipError");
         finding.backend = Some(if hip { "hip" } else { "cuda" }.into());
         let cublas = cublas_call().captures(first);
         if kind == Kind::LaunchFailure && first.contains("CUBLAS_STATUS_EXECUTION_FAILED") {

@@ -225,7 +225,10 @@ fn patterns() -> &'static Patterns {
                         r"\bHSA_STATUS_ERROR_[A-Z_]+\b",
                         // nvgpu's channel error notifier 31 is its MMU fault.
                         r"|\[MMU FAULT\]|\bgenerated a mmu fault\b|\berror notifier set to 31\b",
-                        r"|\bDisplay driver (?:\w+ )?stopped responding and has (?:successfully )?recovered\b",
+                        // Windows' TDR (Event 4101, source Display), in the
+                        // event's words or as people title it (`... and was
+                        // recovered`).
+                        r"|\bDisplay driver (?:\w+ )?stopped responding and (?:has (?:successfully )?|was )recovered\b",
                         // ROCr's fault handler: the AMD counterpart of
                         // CUDA's illegal address (a bad GPU pointer).
                         r"|\bMemory access fault by GPU node-\d+\b",
@@ -992,9 +995,11 @@ impl Family for Grammar {
             "crashed after using all available RAM",
             "HSA_STATUS_ERROR_",
             "error notifier set to 31",
-            // Both spellings of Windows' TDR on one literal, which left room
-            // for Colab's dialog above.
-            "responding and has ",
+            // Every spelling of Windows' TDR on one literal (the event's
+            // `and has (successfully) recovered`, and `and was recovered` as
+            // people title Event 4101), which left room for Colab's dialog
+            // above.
+            "responding and ",
             "Ioctl failed: -12",
             "CL_OUT_OF_RESOURCES",
             // Under the `_ERROR_` literal the status tables need (`_ERR_OUT_OF_MEMORY`

@@ -54,16 +54,29 @@ fn watchdog_anchor() -> &'static Regex {
     })
 }
 
-/// `[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=..., OpType=ALLREDUCE, ...) ran for 600030 milliseconds before timing out.`
+/// The watchdog's timed-out work without its lead words, as an issue's
+/// title or a cut line keeps it: `WorkNCCL(SeqNum=5125, OpType=ALLREDUCE,
+/// Timeout(ms)=1800000) ran for 1807734 millisecond`. Only c10d prints a
+/// `WorkNCCL(...)` that ran for a time.
+fn bare_work() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| re(r"\bWorkNCCL\((SeqNum=.*?)\) ran for (\d+) millisecond"))
+}
+
+/// `[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=..., OpType=ALLREDUCE, ...) ran for 600030 milliseconds before timing out.`,
+/// or its `WorkNCCL(...) ran for N milliseconds` alone.
 pub struct Watchdog;
 
 impl Family for Watchdog {
     fn triggers(&self) -> &'static [&'static str] {
-        &["Watchdog caught collective operation timeout"]
+        &["Watchdog caught collective operation timeout", "WorkNCCL("]
     }
 
     fn start(&self, line: &str) -> Option<usize> {
-        watchdog_anchor().find(line).map(|m| m.start())
+        watchdog_anchor()
+            .find(line)
+            .or_else(|| bare_work().find(line))
+            .map(|m| m.start())
     }
 
     fn continues(&self, lines: &[String], next: &str) -> bool {
@@ -72,22 +85,28 @@ impl Family for Watchdog {
 
     fn decode(&self, message: &Message<'_>) -> Option<Finding> {
         let first = message.lines.first()?;
-        let caps = watchdog_anchor().captures(first)?;
+        let (rank, work, ran) = match watchdog_anchor().captures(first) {
+            Some(c) => (c.get(1), c.get(2), c.get(3)),
+            None => {
+                let c = bare_work().captures(first)?;
+                (None, c.get(1), c.get(2))
+            }
+        };
         let (text, _) = collapse_repeats(message.lines, |l| {
             l.contains("Watchdog caught collective operation timeout")
                 || l.trim_start().starts_with("Exception raised from")
         });
         let mut finding = message.finding(Kind::NcclTimeout, text);
         finding.backend = Some("nccl".into());
-        if let Some(rank) = caps.get(1) {
+        if let Some(rank) = rank {
             finding
                 .facts
                 .insert(fact::RANK.into(), rank.as_str().into());
         }
-        if let Some(work) = caps.get(2) {
+        if let Some(work) = work {
             insert_work_fields(&mut finding, work.as_str());
         }
-        if let Some(ran) = caps.get(3) {
+        if let Some(ran) = ran {
             finding
                 .facts
                 .insert(fact::RAN_FOR_MS.into(), ran.as_str().into());
@@ -699,6 +718,26 @@ mod tests {
         assert_eq!(f.facts["ran_for_ms"], "600097");
         assert!(!f.text.contains("Fatal Python"));
         assert_eq!(f.text.matches("Watchdog caught").count(), 1);
+    }
+
+    #[test]
+    fn watchdog_work_without_its_lead_words() {
+        // An issue's title (wild paste): the timed-out work alone.
+        let f = collect(
+            &Watchdog,
+            &["WorkNCCL(SeqNum=5125, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1807734 millisecond"],
+        )
+        .unwrap();
+        assert_eq!(f.kind, Kind::NcclTimeout);
+        assert_eq!(f.facts["seq_num"], "5125");
+        assert_eq!(f.facts["op_type"], "ALLREDUCE");
+        assert_eq!(f.facts["timeout_ms"], "1800000");
+        assert_eq!(f.facts["ran_for_ms"], "1807734");
+        assert!(!f.facts.contains_key("rank"));
+        // A work object that ran for no time is not the watchdog's.
+        assert!(Watchdog
+            .start("created WorkNCCL(SeqNum=3, OpType=BROADCAST)")
+            .is_none());
     }
 
     #[test]

@@ -348,6 +348,7 @@ fn reported_name(line: &str, start: usize, end: usize, written: &str) -> bool {
         || before.ends_with(SEPARATORS)
         || before.ends_with(|c: char| c.is_ascii_digit())
         || last_column(line, start, end)
+        || after_log_location(before)
     {
         return true;
     }
@@ -461,6 +462,23 @@ impl Quoted {
     }
 }
 
+/// Whether `before` ends with the source location that closes a log
+/// prefix (glog's and TensorFlow's `E .../dnn.cc:588]`): what follows is
+/// the message the program logged, a name alone included. Only where the
+/// digits are is read, not their value.
+fn after_log_location(before: &str) -> bool {
+    let Some(location) = before.strip_suffix(']') else {
+        return false;
+    };
+    let location = location.rsplit([' ', '/']).next().unwrap_or("");
+    location.rsplit_once(':').is_some_and(|(file, line)| {
+        file.contains('.')
+            && !file.starts_with('.')
+            && !line.is_empty()
+            && line.bytes().all(|b| b.is_ascii_digit())
+    })
+}
+
 /// Whether a name stands alone in the last column of a table row: spaced
 /// from the cell before it by a column's gap, nothing after it (a probe's
 /// result column: `cycle 2, another 4GB          UR_RESULT_ERROR_DEVICE_LOST`).
@@ -553,6 +571,14 @@ fn number_in(line: &str, caps: &regex::Captures<'_>) -> Option<Hit> {
     if at_nccl_info_level(&line[..number.start()]) {
         return None;
     }
+    // `NCCL WARN Cuda failure 1 'invalid argument'`: the number is CUDA's,
+    // read at the word `Cuda` on the next look, not an ncclResult_t.
+    let between = &line[api.end()..number.start()];
+    if api.as_str() == "NCCL"
+        && (between.contains("Cuda failure") || between.contains("CUDA failure"))
+    {
+        return None;
+    }
     let value = codes::parse_number(number.as_str()).filter(|&v| v != 0)?;
     let table = if shows_tensorrt(line) {
         codes::table("tensorrt")
@@ -585,6 +611,16 @@ fn number_in(line: &str, caps: &regex::Captures<'_>) -> Option<Hit> {
     if table.id == "opencl"
         && entry.class == Class::Usage
         && line[..api.start()].ends_with("[GPU] ")
+    {
+        hit.class = Class::NotMemory;
+    }
+    // NCCL's check of its own CUDA calls (`NCCL WARN Cuda failure 1
+    // 'invalid argument'`, `CUDACHECK` in its source): NCCL made the call,
+    // so a bad argument there is NCCL's failure in its transport or setup,
+    // not a bug of the program that called NCCL.
+    if table.id == "cuda_runtime"
+        && entry.class == Class::Usage
+        && line[..api.start()].ends_with("NCCL WARN ")
     {
         hit.class = Class::NotMemory;
     }
@@ -1130,6 +1166,10 @@ const TRIGGERS: &[&str] = &[
     // `cudaGetDeviceCount returned 35`; ONNX Runtime's `CUDA failure 35:`.
     "rror",
     "returned ",
+    // NCCL's check of its own CUDA calls, whose string may hold no error
+    // word (`NCCL WARN Cuda failure 1 'invalid argument'`): its literal is
+    // NCCL's WARN key.
+    "NCCL WARN Cuda failure ",
     // ncnn's `vkAllocateMemory failed -2` (`NCNN_LOGE("... failed %d",
     // ret)`): a call, then its negative VkResult.
     " failed -",
@@ -1708,6 +1748,9 @@ mod tests {
             ("CUDA error: Illegal address in cuMemcpyDtoH( (char *)mem.host_pointer + offset, size), line 970", "CUDA_ERROR_ILLEGAL_ADDRESS"),
             ("*ERROR: HIPError(code hipErrorOutOfMemory, out of memory)*", "hipErrorOutOfMemory"),
             ("E tensorflow/stream_executor/cuda/cuda_dnn.cc:334] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR", "CUDNN_STATUS_INTERNAL_ERROR"),
+            // The name alone after TensorFlow's log prefix (DeepSpeech's
+            // training log, a wild paste).
+            ("2020-06-18 12:30:30.589204: E tensorflow/stream_executor/dnn.cc:588] CUDNN_STATUS_EXECUTION_FAILED", "CUDNN_STATUS_EXECUTION_FAILED"),
             ("no kernel image is available for execution this device", "cudaErrorNoKernelImageForDevice"),
             ("                         Search for `hipErrorOutOfMemory' in https://rocm.docs.amd.com/projects/HIP/en/latest/index.html for more information.", "hipErrorOutOfMemory"),
         ] {
@@ -1729,6 +1772,15 @@ mod tests {
         let warn =
             "node17-2:36748:36751 [0] include/alloc.h:185 NCCL WARN Cuda failure 2 'out of memory'";
         assert!(decode(warn).is_some(), "{warn}");
+        // A usage code of NCCL's own CUDA call is NCCL's failure (a vLLM
+        // pod's NVLS transport, wild paste), not the caller's argument.
+        let invalid = "h100-kickoff-llama-70b-chat-20230328-bcf75c4f6-gn6nd:843:843 [5] transport/nvls.cc:157 NCCL WARN Cuda failure 1 'invalid argument'";
+        assert_eq!(
+            name_of(invalid).as_deref(),
+            Some("cudaErrorInvalidValue"),
+            "{invalid}"
+        );
+        assert!(decode("cudaMemcpy failed: invalid argument").is_none());
         // NCCL's word before CUDA's status and its number (NCCL's
         // cudawrap.cc, CUDA's code 999).
         let unknown = "misc/cudawrap.cc:188 NCCL WARN Cuda failure 999 'unknown error'";
@@ -2028,8 +2080,15 @@ mod tests {
         assert!(f.text.starts_with("Execution of the command buffer"));
         let f = decode("Execution of the command buffer was aborted due to an error during execution. Caused GPU Timeout Error (00000002:kIOGPUCommandBufferCallbackErrorTimeout)").unwrap();
         assert_eq!(f.facts[fact::ERROR_NAME], "MTLCommandBufferErrorTimeout");
-        // A status outside MTLCommandBufferError, or no callback's form.
-        assert!(decode("Execution of the command buffer was aborted due to an error during execution. (0000000e:kIOGPUCommandBufferCallbackErrorImpactingInteractivity)").is_none());
+        // MLX's abort on the GPU watchdog (a wild paste): a status outside
+        // MTLCommandBufferError, in the table as the driver names it.
+        let f = decode("libc++abi: terminating due to uncaught exception of type std::runtime_error: [METAL] Command buffer execution failed: Impacting Interactivity (0000000e:kIOGPUCommandBufferCallbackErrorImpactingInteractivity)").unwrap();
+        assert_eq!(f.kind, Kind::GpuRuntimeError);
+        assert_eq!(
+            f.facts[fact::ERROR_NAME],
+            "kIOGPUCommandBufferCallbackErrorImpactingInteractivity"
+        );
+        // No callback's form.
         assert!(decode("kIOGPUCommandBufferCallbackErrorSubmissionsIgnored").is_none());
     }
 

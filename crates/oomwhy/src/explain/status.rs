@@ -553,6 +553,15 @@ const AVOID_WATCHDOG: FixSpec = FixSpec::new(
 )
 .sources(&["Microsoft Learn: TDR registry keys (TdrDelay)"]);
 
+/// Metal's command buffers, which macOS's GPU watchdog times on a Mac.
+const SHORTEN_METAL_BUFFERS: FixSpec = FixSpec::new(
+    "status-shorten-metal-command-buffers",
+    "Give each Metal command buffer less work",
+    "让每个 Metal 命令缓冲区少做一些工作",
+)
+.vendors(&[Vendor::Apple])
+.sources(&["MLX's and its users' reports of Metal's Impacting Interactivity aborts"]);
+
 /// Engines' switches that turn CUDA graphs off.
 const NO_CUDA_GRAPHS: FixSpec = FixSpec::new(
     "status-run-without-cuda-graphs",
@@ -671,6 +680,7 @@ pub(super) const FIXES: &[FixSpec] = &[
     FREE_MEMORY,
     BUILD_FOR_GPU,
     AVOID_WATCHDOG,
+    SHORTEN_METAL_BUFFERS,
     NO_CUDA_GRAPHS,
     MATCH_VERSIONS,
     GPU_RESET,

@@ -201,10 +201,12 @@ fn prefilter_stays_small() {
     // and Visual Studio's `Exception thrown: ` (on `ion `): no new piece;
     // 111: DeepSpeed's launcher killing its ranks (`sigkill_handler]`);
     // 112: CANN's `Memory_Allocation_Failure` without its sentence
-    // (`Insufficient ` now stands for two literals). The pieces and buckets
-    // were then chosen again for all of them (64 pieces).
+    // (`Insufficient ` now stands for two literals); 114: c10d's watchdog
+    // work named without its lead words (`WorkNCCL(`) and the CUDA
+    // runtime's illegal-address string cut at a line's end (`: an ille`).
+    // The pieces and buckets were then chosen again for all of them.
     assert!(
-        literals.len() <= 112,
+        literals.len() <= 114,
         "{} literals: {literals:?}",
         literals.len()
     );
