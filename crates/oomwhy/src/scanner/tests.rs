@@ -200,7 +200,9 @@ fn prefilter_stays_small() {
     // core dump on a GPU exception (`... environment variable`, on `able`)
     // and Visual Studio's `Exception thrown: ` (on `ion `): no new piece;
     // 111: DeepSpeed's launcher killing its ranks (`sigkill_handler]`, on
-    // the piece `gkil`, which shares `GKIL`'s bucket).
+    // the piece `gkil`, which shares `GKIL`'s bucket); a report in prose in
+    // its short form (`I get OOM which ...`) on `OOM w`, which stands for
+    // TensorFlow's `OOM when allocating tensor` too: no new literal.
     assert!(
         literals.len() <= 111,
         "{} literals: {literals:?}",
