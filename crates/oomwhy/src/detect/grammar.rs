@@ -475,9 +475,18 @@ fn prose_report(line: &str) -> Option<(Statement, usize)> {
         (
             constant_regex(concat!(
                 r#"(?i)(?:^|[^\w'])(?:I|I'm|I am|I've|I have)\s+((?:[a-z']+\s+){0,2}?)"#,
-                r"(?:got|get|gets|getting|keep getting|experience|experienced|experiencing|encounter|encountered|encountering|hit|hitting|ran into|run into|running into|received|receiving|faced|facing|met|see|saw|seeing)\s+",
-                r#"(?:an?\s+|the\s+|this\s+)?(?:"#,
+                r"(?:",
+                // The verb itself says memory ran out (`I ran out of GPU
+                // memory`, `I keep running out of memory`, `I OOM at 16k`).
+                r"(?P<ran>(?:ran|run|running|runs)\s+out\s+of\s+(?:(?:gpu|device|video|cuda|vram|system|host|cpu)\s+)?(?:memory|vram|ram)\b|oom(?:s|ed|'d|-ed)?\b)",
+                r"|(?:got|get|gets|getting|keep getting|experience|experienced|experiencing|encounter|encountered|encountering|hit|hitting|ran into|run into|running into|received|receiving|faced|facing|met|see|saw|seeing)\s+",
+                // An adjective of the error's fame before it (`I ran into
+                // the infamous CUDA out of memory`).
+                r#"(?:an?\s+|the\s+|this\s+)?(?:(?:infamous|dreaded|notorious|famous|usual|same|common|classic|typical|familiar|annoying)\s+)?(?:"#,
                 r#"["'`]?(?:cuda|gpu|xpu|hip|rocm|mps|npu|vram)\s+out\s+of\s+memory\b"#,
+                // The short forms people write for what they got: `OOM`,
+                // `OOMs`, `an OOM error`, `out of memory errors`.
+                r#"|(?P<short>["'`]?(?:ooms?|out[- ]of[- ]memory)["'`]?(?:\s+(?:errors?|exceptions?|issues?|crash(?:es)?)\b|\b))"#,
                 // An out-of-memory exception's class named as what they got
                 // (`I got the OutOfMemoryError in forward.`, CuPy's, with
                 // the traceback cut before its last line).
@@ -486,10 +495,10 @@ fn prose_report(line: &str) -> Option<(Statement, usize)> {
                 // poster names what they saw: quoted, or after `error`,
                 // `message`, or the killer named.
                 r#"|(?P<killed>(?:(?:error|message|output)\s*:?\s*)?["'`]killed["'`]|(?:error|message|output)\s*:?\s*killed\b|killed\s+by\s+(?:the\s+)?(?P<oom>oom|out[- ]of[- ]memory)[- ]?killer\b)"#,
-                r")",
+                r"))",
             )),
             constant_regex(
-                r"(?i)\b(?:not|never|no|longer|n't|don't|didn't|won't|wouldn't|can't|cannot|would|will|could|should|might|may|to|avoid|stopped|used)\b|n't\b",
+                r"(?i)\b(?:not|never|no|longer|n't|don't|didn't|won't|wouldn't|can't|cannot|would|will|could|should|might|may|to|avoid|stopped|used|think|guess|assume|suppose|believe|suspect|doubt|wonder|hope|want|worry|worried|expect|expected|afraid|can|usually|typically|generally|normally)\b|n't\b",
             ),
             constant_regex(
                 r"(?i)(?:\b(?:if|unless|whether|avoid|avoiding|prevent|without|until)\b.*|\b(?:do|does|did|would|will|can|could|should|might|may|shall|why|how)\s*)$",
@@ -518,9 +527,72 @@ fn prose_report(line: &str) -> Option<(Statement, usize)> {
     } else {
         Statement::ProseReport
     };
-    (!not_said.is_match(between) && !asked.is_match(clause) && !question)
+    // The new forms read more text as a report: the verb itself (`I ran
+    // out of memory`, `I OOM`) only after adverbs (`I keep running out of
+    // memory`, not `I'm worried about running out of memory`), and neither
+    // form in a clause of a habit or a precaution (`when I run out of
+    // memory, ...`, `so that I don't get OOM`).
+    let short = c.name("ran").is_some() || c.name("short").is_some();
+    // A warning that names an out of memory is not one (`I get OOM
+    // warnings`), and the bare present (`I run out of memory`) states a
+    // habit or a case unless an adverb tells it was seen again and again
+    // (`I keep running`, `I always run out of memory`).
+    let warning = c.name("short").is_some()
+        && line[whole.end()..]
+            .trim_start()
+            .to_ascii_lowercase()
+            .starts_with("warning");
+    let bare_present = c.name("ran").is_some_and(|m| {
+        m.as_str().to_ascii_lowercase().starts_with("run ") && between.trim().is_empty()
+    });
+    let adverbs_only = between
+        .split_whitespace()
+        .all(|w| ADVERBS_OF_A_REPORT.contains(&w.to_ascii_lowercase().as_str()));
+    let habit = short
+        && clause
+            .trim_end()
+            .rsplit(|ch: char| !ch.is_alphanumeric())
+            .next()
+            .is_some_and(|w| {
+                ["when", "whenever", "once", "before", "case", "that"]
+                    .contains(&w.to_ascii_lowercase().as_str())
+            });
+    (!not_said.is_match(between)
+        && !asked.is_match(clause)
+        && !question
+        && !habit
+        && !warning
+        && !bare_present
+        && (c.name("ran").is_none() || adverbs_only))
         .then_some((statement, whole.start()))
 }
+
+/// Words that may stand between `I` and a verb that says memory ran out
+/// (`I keep running out of memory`, `I'm still running out of memory`).
+const ADVERBS_OF_A_REPORT: &[&str] = &[
+    "always",
+    "still",
+    "keep",
+    "kept",
+    "constantly",
+    "quickly",
+    "immediately",
+    "instantly",
+    "just",
+    "also",
+    "then",
+    "eventually",
+    "sometimes",
+    "often",
+    "again",
+    "soon",
+    "finally",
+    "am",
+    "was",
+    "have",
+    "had",
+    "been",
+];
 
 /// The same report in Korean: a named device's `out of memory` as the
 /// subject (`가`/`이`, after `오류`/`에러` or not) of a verb of appearing
@@ -607,13 +679,19 @@ fn prose_run_report(line: &str) -> Option<(Statement, usize)> {
             constant_regex(concat!(
                 r"(?i)(?:^|[^\w'])(?P<subject>it|(?:my|our|the)\s+(?:[\w-]+\s+){0,2}?[\w-]+)\s+",
                 r"(?P<between>(?:[a-z']+\s+){0,2}?)(?:",
-                r"(?:shows?|showed|throws?|threw|gives?|gave|raises?|raised|reports?|reported)\s+",
+                // The verb itself says memory ran out (`it keeps running
+                // out of memory`, `my training OOMs`).
+                r"(?:runs?|ran|running)\s+out\s+of\s+(?:(?:gpu|device|video|cuda|vram|system|host|cpu)\s+)?(?:memory|vram|ram)\b|ooms\b|oom(?:ed|'d)\b",
+                r"|(?:(?:shows?|showed|throws?|threw|gives?|gave|raises?|raised|reports?|reported)\s+",
                 r"|(?:crash|fail|die|stop|abort)(?:s|es|ed|d)?\s+with\s+",
                 r")(?:an?\s+|the\s+)?(?:error\s+)?(?:",
                 r#"["'`]?(?:cuda|gpu|xpu|hip|rocm|mps|npu|vram)\s+out\s+of\s+memory\b"#,
+                // The short forms (`it throws OOM`, `the run fails with an
+                // out of memory error`).
+                r#"|["'`]?(?:oom|out[- ]of[- ]memory)["'`]?(?:\s+(?:errors?|exceptions?))?\b"#,
                 r#"|["'`]?(?:[A-Za-z_]\w*\.)*\w*(?:OutOfMemory(?:Error|Exception)|ResourceExhaustedError)\b"#,
                 r"|(?:(?:gpu|device|cuda)\s+)?memory\s+overflow\b",
-                r")",
+                r"))",
                 r#"|(?:^|[^\w'])(?P<killed>(?P<ksubject>it|(?:my|our|the)\s+(?:[\w-]+\s+){0,2}?(?:job|jobs|process|processes|training|program|script|run|task|container|notebook|kernel|session))\s+"#,
                 r#"(?:(?:(?P<past>had\s+been|has\s+been|have\s+been|was|were|got)|is|are|gets|keeps\s+getting|keeps\s+being)\s+(?:(?:just|already|then|eventually|finally|suddenly|simply|always|still|again|constantly|repeatedly)\s+)?(?:being\s+|getting\s+)?"#,
                 // A learner's present of a repeated kill (`the program always
@@ -623,7 +701,7 @@ fn prose_run_report(line: &str) -> Option<(Statement, usize)> {
             constant_regex(r"(?:^|[^\w'])(?:I|i|I'm|I've|my|My|we|We|our|Our)(?:[^\w']|$)"),
             constant_regex(r"(?i)\b(?:always|still|suddenly|again|keeps|kept)\b"),
             constant_regex(
-                r"(?i)\b(?:not|never|no|longer|don't|didn't|won't|wouldn't|can't|cannot|would|will|could|should|might|may|to|avoid|stopped|used|if|when)\b|n't\b",
+                r"(?i)\b(?:not|never|no|longer|don't|didn't|won't|wouldn't|can't|cannot|would|will|could|should|might|may|to|avoid|stopped|used|if|when|often|usually|typically|generally|normally|frequently|tends|tend|can)\b|n't\b",
             ),
             // A condition, or a guess or an inference about a kill not
             // seen (`I get that the process was killed`, `You likely
@@ -752,6 +830,15 @@ fn prose_killed_chinese(line: &str) -> Option<(Statement, usize)> {
     let before_kill = line.get(start..m.start())?;
     (memory.is_match(before_kill) && told.is_match(sentence) && !hedged)
         .then_some((Statement::ProseKilled, start))
+}
+
+/// Whether a report in prose says the host's memory ran out (`I ran out of
+/// system memory`, `it keeps running out of RAM`): only the statement's own
+/// words, since a poster often states their RAM beside a GPU's failure.
+fn prose_names_host(text: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| constant_regex(r"(?i)\bout\s+of\s+(?:(?:system|host|cpu)\s+memory|ram)\b"))
+        .is_match(text)
 }
 
 /// Whether a first-person report of a kill names the out-of-memory killer
@@ -1016,6 +1103,12 @@ impl Family for Grammar {
             "atchdog ",
             "Unable to determine the device handle",
             "Segmentation fault",
+            // A report in prose in the short form people write (`I get OOM
+            // which surprises me`, `I hit OOM when ...`): on the piece `OM w`
+            // of TensorFlow's `OOM when allocating tensor`, for which it
+            // then stands, so the prefilter gains no literal. `an OOM
+            // error` is found by `rror`; a bare `OOM.` is not looked at.
+            "OOM w",
             // Go's name of the signal (ollama's runner), on the piece `al: `.
             "signal: segmentation fault",
             // MLX's allocator limit and Dask's nanny (`Resource limit (N)
@@ -1159,9 +1252,13 @@ impl Family for Grammar {
                 && leading_exception(&whole_first)
                     .is_some_and(|class| class.ends_with("ResourceExhaustedError")));
         // RMM's exception is a `std::bad_alloc` about device memory.
-        let host = p.host.is_match(&joined)
-            && !starts_with_device(&joined)
-            && !p.device_allocator.is_match(&joined);
+        let host = if statement == Statement::ProseReport {
+            prose_names_host(&joined)
+        } else {
+            p.host.is_match(&joined)
+                && !starts_with_device(&joined)
+                && !p.device_allocator.is_match(&joined)
+        };
         let kind = match statement {
             Statement::WatchdogStuck => Kind::NcclTimeout,
             Statement::DeviceLost => Kind::GpuFallenOffBus,
@@ -1170,6 +1267,7 @@ impl Family for Grammar {
             Statement::AllocatorSentence => Kind::GenericOom,
             Statement::NotebookHeader if host => Kind::HostOom,
             Statement::NotebookHeader => Kind::GenericOom,
+            Statement::ProseReport if host => Kind::HostOom,
             Statement::ProseReport => Kind::GenericOom,
             Statement::ProseKilled => Kind::HostOomKilled,
             Statement::RuntimeFault => Kind::GpuRuntimeError,
@@ -1197,9 +1295,9 @@ impl Family for Grammar {
         finding.facts.insert(fact::REPORTED_BY.into(), reporter);
         // A C++ `std::bad_alloc` alone names no memory: `operator new`
         // failed, on the host or in a device allocator that throws it.
-        let unknown = !exhausted
+        let unknown = (!exhausted || statement == Statement::ProseReport)
             && !host
-            && p.bad_alloc.is_match(&joined)
+            && (p.bad_alloc.is_match(&joined) || statement == Statement::ProseReport)
             && !p.device_words.is_match(&joined);
         finding.facts.insert(
             fact::MEMORY.into(),
@@ -2402,6 +2500,47 @@ mod tests {
             "We get a \"Killed\" message when the batch is too large.",
             "I get that the process was killed.",
             "I got killed in the game.",
+        ] {
+            assert!(collect(&[line]).is_none(), "{line}");
+        }
+    }
+
+    /// The short forms people write for their own run's failure (the
+    /// eleventh holdout's 3226, 3235, 3246): `I get OOM`, an adjective
+    /// before the named error, `it keeps running out of memory`. Which
+    /// memory comes from the words of the statement only.
+    #[test]
+    fn short_forms_of_a_report_in_prose() {
+        for (line, kind, memory) in [
+            ("Problem is that even with short context of 16k I get OOM which surprises me quite a lot. Up to this point the model occupied roughly 24GB (so still plenty of VRAM)", Kind::GenericOom, "device"),
+            ("As you probably figured, I ran into the infamous CUDA out of memory.", Kind::GenericOom, "device"),
+            ("I've been working on a data set (1000,3253) using a CNN. I'm running gradient calculations through gradient tape but it keeps running out of memory. Yet if I remove the line appending a gradient calculation to a list the script runs through all the epochs.", Kind::GenericOom, "unknown"),
+            ("I ran out of GPU memory at step 300.", Kind::GenericOom, "device"),
+            ("I keep running out of system memory when loading the dataset.", Kind::HostOom, "host"),
+            ("I have 64GB of RAM and I got an OOM error on the GPU.", Kind::GenericOom, "device"),
+        ] {
+            let f = collect(&[line]).unwrap_or_else(|| panic!("{line}"));
+            assert_eq!((f.kind, f.category), (kind, Category::Oom), "{line}");
+            assert_eq!(f.facts["stated_in_prose"], "true", "{line}");
+            assert_eq!(f.facts[fact::MEMORY], memory, "{line}");
+            assert_eq!(f.sizes.total_bytes, None, "{line}");
+        }
+        // Not a report: a FAQ's question (3481), a precaution (3482), the
+        // bare present (349), a warning (630), a guess, a worry, a habit,
+        // a condition, a generalisation.
+        for line in [
+            "I get an OOM error, what to do?",
+            "Haha, I use the GPU on my laptop, but I have to set BATCH_SIZE to 1 so I don't run out of memory,there are too many Total params",
+            "With no change, I run out of memory (A100 w/ 24GB). Setting it to anything other than the default causes the following error:",
+            "However, with this I get OOM warnings and errors even though nvidia-smi says only ~10% are allocated.",
+            "I think OOM is the cause here.",
+            "I'm worried about running out of memory on the 4090.",
+            "When I run out of memory, the system starts swapping.",
+            "so that I get no OOM, I use 4-bit weights.",
+            "If your model runs out of memory, reduce the batch size.",
+            "In my experience, the GPU often runs out of memory when the batch is large.",
+            "Does it run out of memory for you too?",
+            "When you hit out-of-memory, knowing which bucket is largest tells you which lever to pull.",
         ] {
             assert!(collect(&[line]).is_none(), "{line}");
         }

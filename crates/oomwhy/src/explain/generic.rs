@@ -40,6 +40,9 @@ impl Explain for GenericOom {
                 return headline;
             }
         }
+        if stated_in_prose(f) && f.sizes.requested_bytes.is_none() {
+            return prose_headline(f);
+        }
         generic_headline(f)
     }
     fn verdicts(&self, f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
@@ -72,6 +75,10 @@ impl Explain for GenericOom {
         // A vendor's or platform's limit is the verdict (`limits.rs` puts
         // it first): "an allocation failed" beside it adds nothing.
         if super::limits::PlatformLimit::of(f).is_some() {
+            return;
+        }
+        if stated_in_prose(f) && !any_size(f) {
+            out.push(prose_verdict(f));
             return;
         }
         out.push(generic_verdict(f))
@@ -108,6 +115,100 @@ impl Explain for GenericOom {
         });
         super::stack::fit_fixes_to_stack(f, out);
     }
+}
+
+/// Whether the failure is stated only in the writer's words (`I get OOM
+/// at 16k context`, `it keeps running out of memory`): no program's
+/// message is in the text.
+fn stated_in_prose(f: &Finding) -> bool {
+    fact(f, "stated_in_prose") == Some("true")
+}
+
+/// Whether the finding holds any size at all.
+fn any_size(f: &Finding) -> bool {
+    let s = &f.sizes;
+    [
+        s.requested_bytes,
+        s.total_bytes,
+        s.free_bytes,
+        s.allocated_bytes,
+        s.reserved_bytes,
+    ]
+    .iter()
+    .any(Option::is_some)
+        || s.extra.values().any(Option::is_some)
+}
+
+/// The stack the writer names with the error (`CUDA out of memory`), if
+/// any: a device word alone names none.
+fn named_stack(f: &Finding) -> Option<&str> {
+    fact(f, fact::REPORTED_BY).filter(|r| *r != crate::i18n::reporter::UNRECOGNISED.en)
+}
+
+/// The headline of a failure the writer states in prose: what they say,
+/// and that it is only their words, never a reading of a message.
+fn prose_headline(f: &Finding) -> Said {
+    match named_stack(f) {
+        Some(who) => say!(
+            en: "Out of memory: the writer states it in prose, with no message ({who})",
+            zh: "显存不足：只有作者的叙述，没有报错（{who}）",
+            who = who
+        ),
+        None => say!(
+            en: "Out of memory: the writer states it in prose, with no message",
+            zh: "显存不足：只有作者的叙述，没有报错"
+        ),
+    }
+}
+
+/// The verdict on a failure stated in prose without a figure: nothing in
+/// the text says how much was asked for, how large the device is or what
+/// held it, so the explanation says so instead of reading a message. Which
+/// memory is only known where the writer names a device's stack.
+fn prose_verdict(f: &Finding) -> Verdict {
+    let device = fact(f, crate::record::fact::MEMORY) == Some("device");
+    let (title, memory) = match named_stack(f) {
+        None if device => (
+            say!(
+                en: "No message to read: what filled the device's memory does not show",
+                zh: "没有可读的报错：看不出是什么占满了显存"
+            ),
+            say!(
+                en: "the device's memory ran out",
+                zh: "显存用完了"
+            ),
+        ),
+        Some(who) => (
+            say!(
+                en: "No message to read: what filled the device's memory does not show",
+                zh: "没有可读的报错：看不出是什么占满了显存"
+            ),
+            say!(
+                en: "the device's memory ran out ({who})",
+                zh: "显存用完了（{who}）",
+                who = who
+            ),
+        ),
+        None => (
+            say!(
+                en: "No message to read: what filled the memory does not show",
+                zh: "没有可读的报错：看不出是什么占满了显存或内存"
+            ),
+            say!(
+                en: "memory ran out, without saying which",
+                zh: "显存或内存用完了，但没说是哪一种"
+            ),
+        ),
+    };
+    verdict(
+        Code::AllocationFailed,
+        title,
+        say_parts!(
+            en: "The text says, in the writer's own words, that {memory}. The program's own message is not in it, so the size of the request, the memory's capacity and what held it are not known; the program's full message (and, for a GPU, nvidia-smi or the framework's memory summary at the failure) would show them.",
+            zh: "文中只是作者用自己的话说{memory}。程序自己的报错不在其中，所以请求的大小、容量以及是什么占着它都无从得知；程序完整的报错（如果是 GPU，再加上失败时的 nvidia-smi 或框架的显存摘要）才能说明这些。",
+            memory = memory
+        ),
+    )
 }
 
 /// A failed allocation the detector found logged as a warning (the stream

@@ -29,6 +29,15 @@ pub(super) fn headline(f: &Finding) -> Option<Said> {
             zh: "Ray 的内存监控杀掉了 worker：节点的内存使用超过了它的阈值（是主机内存，不是显存）"
         ));
     }
+    // The writer's own words: nothing was read from a program.
+    if f.facts.get("stated_in_prose").is_some_and(|v| v == "true")
+        && f.sizes.requested_bytes.is_none()
+    {
+        return Some(say!(
+            en: "Out of memory: the writer states in prose, with no message, that the machine's RAM ran out (host memory, not GPU memory)",
+            zh: "内存不足：只有作者的叙述，没有报错，说的是机器的内存用完了（是主机内存，不是显存）"
+        ));
+    }
     Some(match f.sizes.requested_bytes.map(fmt) {
         Some(size) => say_parts!(
             en: "{reporter} could not allocate {size} of host memory (CPU RAM or pinned memory, not GPU memory)",

@@ -339,6 +339,11 @@ fn host_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         // memory monitor, a runtime); PyTorch's CPU allocator is the family's
         // own reporter.
         let detail = match fact(f, fact::REPORTED_BY) {
+            // The writer's own words, not a program's report.
+            _ if fact(f, "stated_in_prose") == Some("true") => say!(
+                en: "The text says, in the writer's own words, that the machine's RAM ran out; the program's message is not in it, so how much was asked for and what held the RAM are not known. This is host RAM, not GPU memory.",
+                zh: "文中只是作者用自己的话说机器的内存用完了；程序的报错不在其中，所以申请了多少、是什么占着内存都无从得知。这是主机内存，不是显存。"
+            ),
             Some(reporter) => say_parts!(
                 en: "{reporter} reported that the machine's RAM ran out. This is host RAM, not GPU memory: the processes on the machine (or in its container or cgroup) together need more than it has.",
                 zh: "{reporter} 报告机器的内存用完了。这是主机内存，不是显存：这台机器（或它的容器、cgroup）上的进程加起来需要的比它有的多。",

@@ -204,7 +204,10 @@ fn prefilter_stays_small() {
     // (`Insufficient ` now stands for two literals); 114: c10d's watchdog
     // work named without its lead words (`WorkNCCL(`) and the CUDA
     // runtime's illegal-address string cut at a line's end (`: an ille`).
-    // The pieces and buckets were then chosen again for all of them.
+    // A report in prose in its short form (`I get OOM which ...`) on
+    // `OOM w`, which stands for TensorFlow's `OOM when allocating tensor`
+    // too: no new literal. The pieces and buckets were then chosen again
+    // for all of them.
     assert!(
         literals.len() <= 114,
         "{} literals: {literals:?}",
