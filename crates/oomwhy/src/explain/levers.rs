@@ -711,6 +711,21 @@ mod tests {
         assert!(!en.contains("cannot split"), "{en}");
     }
 
+    /// SYCL's `Native API returns: -6 (PI_ERROR_OUT_OF_HOST_MEMORY)`
+    /// (3318): an out of memory whose status names host memory; neither
+    /// language says the GPU filled.
+    #[test]
+    fn a_runtime_status_naming_host_memory() {
+        let f = first(&wild("3318"));
+        assert_eq!(f.category, crate::record::Category::Oom);
+        assert_eq!(f.facts["memory"], "host");
+        let v = &f.diagnosis.verdicts[0];
+        assert!(v.title.contains("host memory"), "{}", v.title);
+        assert!(!v.title.contains("filled the GPU"), "{}", v.title);
+        let zh = f.diagnosis.headline_zh.as_deref().unwrap_or_default();
+        assert!(zh.starts_with("内存不足"), "{zh}");
+    }
+
     /// ggml's buffer failure through llama.cpp's loader (3225, 3322):
     /// likely_oom, llama.cpp's own lever first, and a verdict that says
     /// what ggml's source does rather than that the GPU ran out of
