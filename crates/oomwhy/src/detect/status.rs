@@ -159,9 +159,9 @@ fn patterns() -> &'static Patterns {
         typed_number: LazyLock::new(|| {
             re(concat!(
                 r"\b(?P<api>cudaError_t|CUresult|hipError_t|cublasStatus_t|cudnnStatus_t|ncclResult_t|ze_result_t|ur_result_t|cl_int|VkResult)",
-                // TensorFlow-ROCm's stream executor writes a code its
-                // switch does not name as the type around its number
-                // (`from device: hipError_t(1002)`).
+                // The type written around its number, as TensorFlow-ROCm's
+                // early stream executor printed it (`from device:
+                // hipError_t(1002)`).
                 r"\s*(?:[=:(]\s*)?(?P<number>-?0x[0-9A-Fa-f]+|-?\d+)\b",
             ))
         }),
