@@ -139,6 +139,15 @@ const SOURCES: &[(&str, &str, &str, &str)] = &[
         "level_zero",
         include_str!("unified_runtime.tsv"),
     ),
+    // SYCL's Plugin Interface, the layer the Unified Runtime replaced
+    // (`Native API returns: -6 (PI_ERROR_OUT_OF_HOST_MEMORY)`). No
+    // backend: its plugins drive Level Zero, OpenCL, CUDA and HIP.
+    (
+        "sycl_pi",
+        "SYCL Plugin Interface",
+        "",
+        include_str!("sycl_pi.tsv"),
+    ),
     ("vulkan", "Vulkan", "vulkan", include_str!("vulkan.tsv")),
     // Huawei Ascend NPUs: CANN's runtime (`ACL stream synchronize failed,
     // error code:507015`, torch_npu's and MindSpore's checks).

@@ -1137,6 +1137,12 @@ impl Family for Grammar {
             // exception whose class says OOM), oneDNN's OpenCL status, the
             // NVIDIA kernel driver's failed bring-up.
             "MemoryError",
+            // An exception whose class says OOM, with no other trigger on
+            // its line: spark-rapids' retry framework's `GpuRetryOOM: GPU
+            // OutOfMemory`, `GpuSplitAndRetryOOM: GPU OutOfMemory: could not
+            // split inputs and retry` (`CpuRetryOOM`: `CPU OutOfMemory`), on
+            // the key `OutOf` other families search for already.
+            "OutOfMemory",
             // A GPU library's allocation status text (`Device allocation
             // error`), under the `rror` literal.
             "allocation error",
@@ -2194,6 +2200,8 @@ mod tests {
             // An exception class named for out of memory (1719).
             ("Job aborted due to stage failure: Task 33 in stage 1303.0 failed 4 times, most recent failure: Lost task 33.3 in stage 1303.0 (TID 37289) (10.59.128.149 executor 2): com.nvidia.spark.rapids.jni.SplitAndRetryOOM: Attempted to handle a split, but was not initialized with a splitPolicy.", Kind::GenericOom, Category::Oom),
             ("com.nvidia.spark.rapids.jni.CpuRetryOOM: CPU OutOfMemory", Kind::HostOom, Category::Oom),
+            // The retry framework's exception with nothing else on its line (3315).
+            ("1) Caused by: com.nvidia.spark.rapids.jni.GpuSplitAndRetryOOM: GPU OutOfMemory: could not split inputs and retry", Kind::GenericOom, Category::Oom),
             // Google Colab's dialog, in bold or quoted (1942, 1943).
             ("**Your session crashed after using all available RAM.** ", Kind::HostOom, Category::Oom),
             ("> Your session crashed after using all available RAM. If you are interested in access to high-RAM runtimes, you may want to check out [Colab Pro](https://colab.research.google.com/signup/pricing?utm_source=dialog&utm_medium=link&utm_campaign=oom).", Kind::HostOom, Category::Oom),
@@ -2207,6 +2215,15 @@ mod tests {
         ] {
             let f = collect(&[line]).unwrap_or_else(|| panic!("{line}"));
             assert_eq!((f.kind, f.category), (kind, category), "{line}");
+        }
+        // Through the prefilter too: spark-rapids' retry exceptions hold no
+        // other family's trigger (3315).
+        for line in [
+            "Caused by: com.nvidia.spark.rapids.jni.GpuSplitAndRetryOOM: GPU OutOfMemory: could not split inputs and retry\n",
+            "com.nvidia.spark.rapids.jni.GpuRetryOOM: GPU OutOfMemory\n",
+        ] {
+            let found = crate::decode_str(line);
+            assert!(found.iter().any(|f| f.category == Category::Oom), "{line}: {found:?}");
         }
         let f = collect(&["  what():  std::bad_alloc"]).unwrap();
         assert_eq!(f.facts[fact::MEMORY], "unknown");

@@ -159,7 +159,10 @@ fn patterns() -> &'static Patterns {
         typed_number: LazyLock::new(|| {
             re(concat!(
                 r"\b(?P<api>cudaError_t|CUresult|hipError_t|cublasStatus_t|cudnnStatus_t|ncclResult_t|ze_result_t|ur_result_t|cl_int|VkResult)",
-                r"\s*(?:[=:]\s*)?(?P<number>-?0x[0-9A-Fa-f]+|-?\d+)\b",
+                // The type written around its number, as TensorFlow-ROCm's
+                // early stream executor printed it (`from device:
+                // hipError_t(1002)`).
+                r"\s*(?:[=:(]\s*)?(?P<number>-?0x[0-9A-Fa-f]+|-?\d+)\b",
             ))
         }),
         ort_status: LazyLock::new(|| {
@@ -1120,6 +1123,8 @@ fn kind_for(table: &Table, entry: &Entry, class: Class) -> Kind {
             710 => Kind::DeviceSideAssert,
             716 => Kind::MisalignedAddress,
             719 => Kind::LaunchFailure,
+            // HIP's number for it before HIP took CUDA's numbers.
+            1004 if table.id == "hip_runtime" => Kind::LaunchFailure,
             209 => Kind::NoKernelImage,
             _ => Kind::GpuRuntimeError,
         },
@@ -1197,9 +1202,27 @@ const TRIGGERS: &[&str] = &[
 /// The code reported on a line, when it is of the wanted side: memory, or
 /// not memory. A code of the `usage` class is never reported.
 fn find_class(line: &str, memory: bool) -> Option<Hit> {
-    let hit = find(line)?;
+    let mut hit = find(line)?;
+    if let Some(at) = stream_executor_request(&line[..hit.start]).map(|(at, _)| at) {
+        hit.start = at;
+    }
     let class = hit.class;
     (class != Class::Usage && (class == Class::Memory) == memory).then_some(hit)
+}
+
+/// TensorFlow's and XLA's stream executor state the failed device
+/// allocation before its status (`failed to allocate 7.35G (7889485824
+/// bytes) from device: hipError_t(1002)`): one message, whatever form the
+/// status takes. Where that text ends right before the status: where it
+/// starts, and the request in bytes.
+fn stream_executor_request(before: &str) -> Option<(usize, Option<u64>)> {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let c = RE
+        .get_or_init(|| {
+            re(r"\bfailed to allocate [\d.]+ ?[KMGT]?i?B? \((\d+) bytes\) from device: $")
+        })
+        .captures(before)?;
+    Some((c.get(0)?.start(), c[1].parse().ok()))
 }
 
 /// The CUDA samples print the code's string on the next line
@@ -1210,6 +1233,10 @@ fn find_class(line: &str, memory: bool) -> Option<Hit> {
 const FIGURE_PHRASES: &[&str] = &[
     "NPP_MOMENT_00",
     "D3D12_ERROR_",
+    // SYCL's Plugin Interface's names of OpenCL's Direct3D and DX9
+    // sharing errors (`PI_ERROR_INVALID_D3D10_DEVICE_KHR`).
+    "_D3D1",
+    "_DX9_",
     // An HRESULT after these words, and a code's own number before them.
     "HRESULT failed with",
     " corresponds to ",
@@ -1291,6 +1318,11 @@ fn decode_status(message: &Message<'_>, memory: bool) -> Option<Finding> {
     if memory {
         finding.sizes.free_bytes = stated_free(&first[hit.start.min(first.len())..]);
     }
+    if let Some(status) = find(&first) {
+        if let Some((_, requested)) = stream_executor_request(&first[..status.start]) {
+            finding.sizes.requested_bytes = requested;
+        }
+    }
     finding
         .facts
         .insert("printed_as".into(), hit.form.as_str().into());
@@ -1317,6 +1349,12 @@ fn decode_status(message: &Message<'_>, memory: bool) -> Option<Finding> {
                 fact::REPORTED_BY.into(),
                 format!("{} ({})", table.title, entry.name),
             );
+            // The runtime's own host allocation (Level Zero's, Vulkan's,
+            // the Unified Runtime's and SYCL's `..._OUT_OF_HOST_MEMORY`),
+            // not the device's memory.
+            if entry.name.contains("OUT_OF_HOST_MEMORY") {
+                finding.facts.insert(fact::MEMORY.into(), "host".into());
+            }
         }
         Kind::NcclError => {
             finding
@@ -1549,6 +1587,11 @@ mod tests {
             "unified_runtime" => forms.extend([
                 format!("urEnqueueKernelLaunch returned {n}"),
             ]),
+            // SYCL's `Native API failed. Native API returns: -6
+            // (PI_ERROR_OUT_OF_HOST_MEMORY)` (the number, then its name).
+            "sycl_pi" => forms.push(format!(
+                "Native API failed. Native API returns: {n} ({name}) {n} ({name})"
+            )),
             "vulkan" => forms.extend([
                 format!("vkAllocateMemory failed with error {n}"),
                 format!("Vulkan error: {name}"),
@@ -2134,5 +2177,41 @@ mod tests {
         ] {
             assert!(decode(line).is_none(), "{line}");
         }
+    }
+
+    /// SYCL's Plugin Interface names its status after the number (fixtures/wild
+    /// 3318): PI_ERROR_OUT_OF_HOST_MEMORY states the runtime's host memory
+    /// ran out; PI_ERROR_OUT_OF_RESOURCES is OpenCL's `maybe`; a bad argument
+    /// is not reported.
+    #[test]
+    fn sycl_plugin_interface_statuses() {
+        let f = decode("Native API failed. Native API returns: -6 (PI_ERROR_OUT_OF_HOST_MEMORY) -6 (PI_ERROR_OUT_OF_HOST_MEMORY)").unwrap();
+        assert_eq!(f.kind, Kind::GenericOom);
+        assert_eq!(f.facts[fact::ERROR_NAME], "PI_ERROR_OUT_OF_HOST_MEMORY");
+        assert_eq!(f.facts[fact::MEMORY], "host");
+        assert_eq!(f.backend, None);
+        let f = decode("Native API failed. Native API returns: -5 (PI_ERROR_OUT_OF_RESOURCES) -5 (PI_ERROR_OUT_OF_RESOURCES)").unwrap();
+        assert_eq!(f.kind, Kind::GpuRuntimeError);
+        assert!(decode("Native API failed. Native API returns: -30 (PI_ERROR_INVALID_VALUE) -30 (PI_ERROR_INVALID_VALUE)").is_none());
+    }
+
+    /// HIP numbered its runtime errors from 1001 before it took CUDA's
+    /// numbers; TensorFlow-ROCm's stream executor printed such a code as
+    /// `hipError_t(1002)` after its failed allocation (fixtures/wild 3339):
+    /// the message starts at `failed to allocate` and its request is read.
+    #[test]
+    fn hip_codes_numbered_before_hip_took_cudas_numbers() {
+        let line = "2019-01-08 19:06:11.303639: E tensorflow/stream_executor/rocm/rocm_driver.cc:601] failed to allocate 7.35G (7889485824 bytes) from device: hipError_t(1002)";
+        let f = decode(line).unwrap();
+        assert_eq!(f.kind, Kind::GenericOom);
+        assert_eq!(f.facts[fact::ERROR_NAME], "hipErrorMemoryAllocation");
+        assert_eq!(f.sizes.requested_bytes, Some(7_889_485_824));
+        assert!(f.text.starts_with("failed to allocate 7.35G"), "{}", f.text);
+        // The name alone takes its current number; the old number names it too.
+        let (_, entry) = codes::by_name("hipErrorMemoryAllocation").unwrap();
+        assert_eq!(entry.number, 2);
+        let f = decode("HIP error 1004").unwrap();
+        assert_eq!(f.kind, Kind::LaunchFailure);
+        assert!(decode("hipMalloc returned 1011").is_none());
     }
 }

@@ -568,7 +568,14 @@ pub(super) fn allocation_failed_title(f: &Finding) -> Said {
     .iter()
     .all(Option::is_none)
         && s.extra.values().all(Option::is_none);
-    if no_sizes {
+    // A runtime's code that names its host allocation (`..._OUT_OF_HOST_MEMORY`).
+    let host = f.facts.get("memory").map(String::as_str) == Some("host");
+    if host {
+        say!(
+            en: "The runtime's status names host memory, not the GPU's",
+            zh: "运行时的状态码指的是主机内存，而不是显存"
+        )
+    } else if no_sizes {
         say!(
             en: "The message gives no sizes, so what filled the GPU does not show",
             zh: "报错没有给出任何大小，所以看不出是什么占满了显存"

@@ -62,6 +62,13 @@ impl Explain for LibraryAllocFailed {
                 reporter = crate::i18n::reporter::said(reporter)
             );
         }
+        if let Some(buffer) = ggml_buffer(f) {
+            return say!(
+                en: "ggml could not allocate its {buffer}: probably out of memory, but the message does not say so",
+                zh: "ggml 没能分配它的 {buffer}：多半是内存不足，但报错没有明说",
+                buffer = buffer
+            );
+        }
         if let Some(reporter) = other_reporter(f) {
             return say_parts!(
                 en: "{reporter} ran out of resources on the GPU: probably out of GPU memory under another name",
@@ -362,7 +369,31 @@ const CHECK_BOTH_MEMORIES: FixSpec = FixSpec::new(
 )
 .cost(Cost::Look);
 
+/// ggml's `unable to allocate CUDA0 buffer` (llama.cpp's model loader, as
+/// the general grammar records it): the buffer's name (`CUDA0 buffer`,
+/// `backend buffer`).
+fn ggml_buffer(f: &Finding) -> Option<&str> {
+    fact(f, fact::REPORTED_BY)?
+        .strip_prefix("ggml (")?
+        .strip_suffix(')')
+        .filter(|b| b.ends_with(" buffer"))
+}
+
 fn library_verdict(f: &Finding) -> Verdict {
+    if let Some(buffer) = ggml_buffer(f) {
+        return verdict(
+            Code::MaskedOom,
+            say!(
+                en: "An allocation failed; the message does not say why",
+                zh: "一次分配失败了；报错没说原因"
+            ),
+            say!(
+                en: "The model loader could not get a {buffer} for the model's weights or context. In ggml's source that happens when the backend's own allocation fails (most often the device has too little free memory for it, but any error of its allocator ends the same way), when one tensor is larger than the largest buffer the backend allows, or, for the CPU's buffer type, when host RAM runs out. The message carries no sizes; the lines the loader printed before it (each buffer's size, a failed cudaMalloc) say which.",
+                zh: "模型加载器没能为模型的权重或上下文分配到 {buffer}。在 ggml 的源码里，这发生在后端自己的分配失败时（最常见的是设备上空闲的显存不够，但分配器的任何错误结局都一样）、某个张量比后端允许的最大缓冲区还大时，或者（CPU 缓冲区类型时）主机内存用完时。报错里没有大小；加载器在它之前打印的那些行（每个缓冲区的大小、失败的 cudaMalloc）会说明是哪一种。",
+                buffer = buffer
+            ),
+        );
+    }
     if let Some(reporter) = other_reporter(f).filter(|_| memory_unknown(f)) {
         return verdict(
             Code::MaskedOom,

@@ -320,6 +320,24 @@ fn generic_headline(f: &Finding) -> Said {
         en: on_en,
         zh: on_zh,
     };
+    let mut said = generic_allocation_headline(size, reporter, who_en, device, on);
+    // A runtime's code that names its host allocation (`..._OUT_OF_HOST_MEMORY`):
+    // the Chinese lead names host memory, not the GPU's.
+    if fact(f, fact::MEMORY) == Some("host") {
+        if let Some(rest) = said.zh.strip_prefix("显存不足：") {
+            said.zh = format!("内存不足：{rest}");
+        }
+    }
+    said
+}
+
+fn generic_allocation_headline(
+    size: Option<String>,
+    reporter: Option<&str>,
+    who_en: &str,
+    device: Option<String>,
+    on: Said,
+) -> Said {
     match (size, reporter) {
         (Some(s), Some(who)) => say_parts!(
             en: "Out of memory: {who} could not allocate {s}{on}",

@@ -201,8 +201,21 @@ pub(super) const DATA_SMALLER_PARTITIONS: FixSpec = FixSpec::new(
 
 /// Spark RAPIDS' retry framework asked an operator to split its input
 /// and the operator has no way to.
+/// Two messages say so: an operator without a split policy (`was not
+/// initialized with a splitPolicy`), and a piece of work run without
+/// splittable input (`withRetryNoSplit`), whose spliterator answers the
+/// request with `could not split inputs and retry`.
 fn spark_split_without_policy(f: &Finding) -> bool {
-    f.text.contains("SplitAndRetryOOM") && f.text.contains("splitPolicy")
+    f.text.contains("SplitAndRetryOOM")
+        && (f.text.contains("splitPolicy") || spark_no_input_to_split(f))
+}
+
+/// The retry framework asked to split a piece of work that takes no
+/// splittable input (`GpuSplitAndRetryOOM: GPU OutOfMemory: could not split
+/// inputs and retry`, spark-rapids' `NoInputSpliterator`).
+fn spark_no_input_to_split(f: &Finding) -> bool {
+    f.text
+        .contains("GPU OutOfMemory: could not split inputs and retry")
 }
 
 /// RMM's pool could not grow: its maximum was reached, or the GPU had no
@@ -277,6 +290,18 @@ pub(super) fn data_library(f: &Finding) -> Option<NamedProgram> {
 /// A data library's verdict: its title, and what its message means.
 pub(super) fn data_library_reading(f: &Finding) -> Option<(Said, Said)> {
     let named = data_library(f)?;
+    if spark_no_input_to_split(f) && spark_split_without_policy(f) {
+        return Some((
+            say!(
+                en: "A Spark RAPIDS operator ran out of GPU memory and cannot split its input",
+                zh: "Spark RAPIDS 的一个算子显存不足，而且没法拆分它的输入"
+            ),
+            say!(
+                en: "Spark RAPIDS retries a GPU operator that runs out of memory, first after spilling, then on its input split in halves. \"Could not split inputs and retry\" means the work that ran out was run without an input it can split (spark-rapids' withRetryNoSplit): spilling did not free enough memory for it, the retry framework asked for a split it cannot make, and the task failed.",
+                zh: "Spark RAPIDS 在 GPU 算子显存不足时会重试：先溢写（spill）再试，然后把输入对半拆分再试。\"could not split inputs and retry\" 的意思是显存不足的这段工作在运行时没有可拆分的输入（spark-rapids 的 withRetryNoSplit）：溢写腾出的显存不够它用，重试框架要求拆分，它却没法拆，于是任务失败了。"
+            ),
+        ));
+    }
     if spark_split_without_policy(f) {
         return Some((
             say!(
@@ -339,7 +364,7 @@ pub(super) fn data_library_fix(f: &Finding) -> Option<Fix> {
             en: "Give each GPU task less: lower spark.rapids.sql.batchSizeBytes (e.g. 512m), set spark.rapids.sql.concurrentGpuTasks=1 so fewer tasks share the GPU, and use more, smaller partitions (spark.sql.shuffle.partitions, spark.sql.files.maxPartitionBytes).",
             zh: "让每个 GPU 任务少处理一些：调低 spark.rapids.sql.batchSizeBytes（比如 512m），设 spark.rapids.sql.concurrentGpuTasks=1 让共用 GPU 的任务少一些，并用更多、更小的分区（spark.sql.shuffle.partitions、spark.sql.files.maxPartitionBytes）。"
         );
-        if spark_split_without_policy(f) {
+        if spark_split_without_policy(f) && !spark_no_input_to_split(f) {
             how = how.then(say!(
                 en: "The operator itself cannot split: a newer spark-rapids release may give it a split policy; if it persists, report it to spark-rapids with the query plan and the operator in the stack trace.",
                 zh: "这个算子本身没法拆分：更新的 spark-rapids 版本可能给它加上了拆分策略；如果问题依旧，把查询计划和堆栈里的算子一起报告给 spark-rapids。"
@@ -684,6 +709,66 @@ mod tests {
         assert_eq!(ids(&cut)[0], "spark-rapids-less-per-task");
         let (en, _) = first_fix(&cut);
         assert!(!en.contains("cannot split"), "{en}");
+    }
+
+    /// SYCL's `Native API returns: -6 (PI_ERROR_OUT_OF_HOST_MEMORY)`
+    /// (3318): an out of memory whose status names host memory; neither
+    /// language says the GPU filled.
+    #[test]
+    fn a_runtime_status_naming_host_memory() {
+        let f = first(&wild("3318"));
+        assert_eq!(f.category, crate::record::Category::Oom);
+        assert_eq!(f.facts["memory"], "host");
+        let v = &f.diagnosis.verdicts[0];
+        assert!(v.title.contains("host memory"), "{}", v.title);
+        assert!(!v.title.contains("filled the GPU"), "{}", v.title);
+        let zh = f.diagnosis.headline_zh.as_deref().unwrap_or_default();
+        assert!(zh.starts_with("内存不足"), "{zh}");
+    }
+
+    /// ggml's buffer failure through llama.cpp's loader (3225, 3322):
+    /// likely_oom, llama.cpp's own lever first, and a verdict that says
+    /// what ggml's source does rather than that the GPU ran out of
+    /// resources.
+    #[test]
+    fn ggml_buffer_failure_is_an_allocation_that_failed() {
+        for case in ["3225", "3322"] {
+            let f = first(&wild(case));
+            assert_eq!(f.category, crate::record::Category::LikelyOom, "{case}");
+            assert_eq!(
+                ids(&f)[0],
+                "llama-cpp-smaller-quant-or-fewer-layers",
+                "{case}"
+            );
+            let v = &f.diagnosis.verdicts[0];
+            assert!(v.detail.contains("largest buffer"), "{}", v.detail);
+            let headline = &f.diagnosis.headline;
+            assert!(
+                headline.starts_with("ggml could not allocate its"),
+                "{headline}"
+            );
+            assert!(!headline.contains("resources"), "{headline}");
+        }
+    }
+
+    /// spark-rapids' `GpuSplitAndRetryOOM: GPU OutOfMemory: could not
+    /// split inputs and retry` (3315): found through its class alone, a
+    /// stated out of GPU memory, read as work run without splittable
+    /// input, with Spark RAPIDS' own configuration as the fix.
+    #[test]
+    fn spark_rapids_work_without_input_to_split() {
+        let f = first(&wild("3315"));
+        assert_eq!(f.category, crate::record::Category::Oom);
+        assert_eq!(f.facts["memory"], "device");
+        assert_eq!(ids(&f)[0], "spark-rapids-less-per-task");
+        let v = &f.diagnosis.verdicts[0];
+        assert!(v.detail.contains("withRetryNoSplit"), "{}", v.detail);
+        let zh = v.zh.as_ref().map(|z| z.text.as_str()).unwrap_or_default();
+        assert!(zh.contains("withRetryNoSplit"), "{zh}");
+        let (en, zh) = first_fix(&f);
+        assert!(en.contains("spark.rapids.sql.batchSizeBytes"), "{en}");
+        assert!(!en.contains("split policy"), "{en}");
+        no_training_recipe(&en, &zh);
     }
 
     /// RMM's "Maximum pool size exceeded" (1720, cupoch): RMM is named
