@@ -136,24 +136,30 @@ const PIECE_LEN: usize = 4;
 /// than 32 pieces): `teddy_order` lays the pieces out so that each group lands
 /// in a bucket of its own.
 const BUCKETS: &[&[&[u8; PIECE_LEN]]] = &[
-    &[b"NPP_", b"e (O", b"n CU", b"n cu", b"\x80\xe6\xad\xbb"],
-    &[b"d ha", b"en (", b"ion ", b"l la"],
-    &[b"ctic", b"d wi", b"fail", b"ity;"],
+    &[b" is ", b"RT F", b"nccl"],
+    &[b"OM w", b"dog ", b"ion ", b"n cu"],
+    &[b"-sid", b"ille", b"t():", b"tCod"],
     &[
-        b"XIT ", b"Xid ", b"tatu", b"xit ", b"xitC", b"xits", b"y, d",
+        b"XIT ",
+        b"Xid ",
+        b"ent ",
+        b"om-k",
+        b"xit ",
+        b"xite",
+        b"\x80\xe6\xad\xbb",
     ],
-    &[b"code", b"hdog", b"ille", b"s fa"],
-    &[b"ovin", b"ut o", b"utOf"],
-    &[b"able", b"gnal", b"o al", b"uire"],
-    &[b"_OF_", b"cks:", b"lt=2", b"oom_"],
-    &[b"CPUA", b"kill", b"ng t"],
-    &[b"exce", b"rror"],
-    &[b"FFT_", b"IGKI", b"ROR_", b"V ca"],
-    &[b" FAI", b"DIA-", b"at()", b"noug"],
-    &[b" is ", b"CL W", b"RM: ", b"xiti"],
-    &[b" on ", b"ATUS", b"led ", b"ned "],
-    &[b" Mem", b"ered", b"erna", b"err("],
-    &[b"0000", b"0737", b"nccl", b"x_sp"],
+    &[b"ce I", b"fail", b"o al", b"ove "],
+    &[b"able", b"pond", b"q le", b"urne"],
+    &[b"(OOM", b"DIA-", b"ttem", b"xcee", b"xits"],
+    &[b"TATU", b"VRM:", b"err(", b"tatu", b"uire", b"ult="],
+    &[b"noug", b"nter", b"oom_"],
+    &[b"-107", b"Allo", b"CL W", b"sali", b"sign"],
+    &[b"NPP_", b"s fa", b"ut o"],
+    &[b"rror"],
+    &[b"IGKI", b"igki", b"in C", b"movi", b"muni", b"w on"],
+    &[b"FFT_", b"OUT_", b"OutO", b"ROR_", b"itin", b"ity;"],
+    &[b"C000", b"KV c", b"c000", b"mb t", b"t Of"],
+    &[b"code", b"ctic", b"kNCC", b"led ", b"lock"],
 ];
 
 /// Teddy's number of buckets for the pieces above (Fat Teddy).
@@ -313,12 +319,14 @@ type LiteralAt = (&'static [u8], usize);
 /// The most patterns the prefilter gives Teddy. aho-corasick refuses Teddy
 /// above 64 by a heuristic (more patterns per bucket, more to verify on
 /// each bucket hit), which is lifted below so that the layout of `BUCKETS`
-/// decides alone. The pieces and buckets above fill exactly 64 places; when
-/// additions once pushed them to 75 pieces, eight openings in one bucket no
-/// longer fitted, `teddy_order` gave up and Teddy grouped the pieces its own
-/// way, a quarter slower on the benchmark's training log. A test now checks
-/// that the layout fits.
-pub(super) const TEDDY_LIMIT: usize = 64;
+/// decides alone: the pieces are chosen rare, so a few more than 64 cost
+/// less than the automaton. When additions once pushed them to 75 pieces,
+/// eight openings in one bucket no longer fitted, `teddy_order` gave up and
+/// Teddy grouped the pieces its own way, a quarter slower on the
+/// benchmark's training log; a test now checks that the layout fits. The
+/// 114 literals need at least 66 four-byte pieces; the 71 chosen fit 72
+/// places.
+pub(super) const TEDDY_LIMIT: usize = 72;
 
 /// Whether the prefilter's pieces were laid out in the buckets chosen for
 /// them (see `prefilter_stays_small`).
