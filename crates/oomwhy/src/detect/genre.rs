@@ -173,6 +173,9 @@ fn patterns() -> &'static Patterns {
                 // like these:`).
                 r"|clears?|avoids?|prevents?|frees?|handles?|catch(?:es)?|reduces?|resolves?|addresses?|ensures?)\b",
                 r"|\bthe new (?:error )?message\b|\bnow looks like\b",
+                // A commit's or pull request's title in the imperative about
+                // the message itself (`Reword the error raised when ...`).
+                r"|^(?:reword|rephrase|clarify|improve|reformat)s? the (?:error|warning|exception)(?: message)?s?\b",
                 r"|^(?:#+\s*)?(?:\*\*)?motivation and context\b|^reviewed[- ]by:|\bdifferential revision:|^signed-off-by:"
             )),
             // Also a pull request's headings over the output it changes,
@@ -1618,6 +1621,20 @@ mod tests {
         let mine = pr.replace(
             "This change will clear the torch cache on each function call and avoids errors like these:",
             "I clear the torch cache on each call and still get errors like these:",
+        );
+        assert!(!is_document(&mine, &span(&mine, message)));
+    }
+
+    #[test]
+    fn a_title_rewording_the_message_is_a_description() {
+        // A pull request's description (public pull request).
+        let pr = "Reword the error raised when the estimated kv-cache block count falls below `num_min_blocks`, as suggested in review:\n\nValueError: Insufficient memory for the required KV cache: only 3 blocks can be allocated,\nbut at least 9 blocks are required.\n";
+        let message = "Insufficient memory for the required KV cache";
+        assert!(is_document(pr, &span(pr, message)));
+        // A poster quoting the same error is reporting it.
+        let mine = pr.replace(
+            "Reword the error raised when the estimated kv-cache block count falls below `num_min_blocks`, as suggested in review:",
+            "I get this error when the estimated kv-cache block count falls below `num_min_blocks`:",
         );
         assert!(!is_document(&mine, &span(&mine, message)));
     }
