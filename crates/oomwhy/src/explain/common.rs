@@ -1573,6 +1573,10 @@ mod allocation_failed_title_tests {
         // 3314: RAPIDS.
         let (title, _, _) = why("MemoryError: std::bad_alloc: out_of_memory: CUDA error at: ../include/rmm/mr/device/cuda_memory_resource.hpp:70: cudaErrorMemoryAllocation out of memory\n");
         assert!(title.contains("RAPIDS keeps both"), "{title}");
+        // 3339: TensorFlow on ROCm prints its sizes beside the status; the
+        // detail does not say it has none.
+        let (_, detail, _) = why("2019-01-08 19:06:11.303639: E tensorflow/stream_executor/rocm/rocm_driver.cc:601] failed to allocate 7.35G (7889485824 bytes) from device: hipError_t(1002)\n");
+        assert!(!detail.contains("no sizes"), "{detail}");
     }
 }
 
