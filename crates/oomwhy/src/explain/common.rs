@@ -695,6 +695,33 @@ fn loading_said_pattern() -> &'static crate::GatedRegex {
     &RE
 }
 
+/// A server's prompt cache, capped by its own options.
+const PROMPT_CACHE_CAP: FixSpec = FixSpec::new(
+    "cap-prompt-cache",
+    "Cap the prompt cache",
+    "给 prompt cache 设上限",
+)
+.sources(&["mlx-lm: mlx_lm/server.py (--prompt-cache-size, --prompt-cache-bytes)"]);
+
+/// Where the program logged its prompt cache's size just before an
+/// out-of-memory failure, capping that cache leads the fixes.
+pub(super) fn prompt_cache_lead(f: &Finding, out: &mut Vec<Fix>) {
+    if !f.category.is_oom() || !prompt_cache_pattern().is_match(&f.nearby) {
+        return;
+    }
+    out.retain(|x| x.id != PROMPT_CACHE_CAP.id);
+    out.insert(
+        0,
+        fix(
+            &PROMPT_CACHE_CAP,
+            say!(
+                en: "The cache keeps earlier requests' KV caches and grows with them. Cap it by size as well as by count: mlx_lm.server keeps up to --prompt-cache-size entries (10 by default) and takes --prompt-cache-bytes as a limit on their total size.",
+                zh: "这个缓存保留之前请求的 KV cache，会随着请求变多而变大。除了限制条数，也要限制大小：mlx_lm.server 最多保留 --prompt-cache-size 条（默认 10 条），并用 --prompt-cache-bytes 限制它们的总大小。"
+            ),
+        ),
+    );
+}
+
 fn likely_cause_without_sizes(f: &Finding) -> Said {
     let reporter = match fact(f, crate::record::fact::REPORTED_BY) {
         Some(r) => r,
@@ -1397,6 +1424,7 @@ pub(super) const CHECK_GPU_HOLDERS: FixSpec = FixSpec::new(
 .cost(Cost::Look);
 
 pub(super) const FIXES: &[FixSpec] = &[
+    PROMPT_CACHE_CAP,
     CHECK_GPU_HOLDERS,
     SHRINK_ONE_TENSOR,
     CONFIRM_MEMORY,
@@ -1548,6 +1576,8 @@ mod allocation_failed_title_tests {
         assert!(title.contains("prompt cache held 15.55 GB"), "{title}");
         assert!(zh.contains("15.55 GB"), "{zh}");
         assert!(detail.contains("gives no sizes"), "{detail}");
+        let ids = crate::explain::test_support::fix_ids("20:19:46 INFO - Prompt Cache: 10 sequences, 15.55 GB\n[METAL] Command buffer execution failed: Insufficient Memory\n");
+        assert_eq!(ids[0], "cap-prompt-cache", "{ids:?}");
         // 3107: TensorFlow's failing op, by its node.
         let (title, _, zh) = why("tensorflow.python.framework.errors_impl.ResourceExhaustedError: 2 root error(s) found.\n  (0) Resource exhausted: failed to allocate memory\n         [[{{node bert/encoder/block_0/feedforward_1/dense_1/scalar_mul/parallel_4/mul}}]]\n");
         assert!(title.contains("op bert/encoder/block_0/"), "{title}");

@@ -401,6 +401,7 @@ pub(crate) fn offered_fixes(f: &Finding, d: &Diagnosis) -> Vec<Fix> {
     let mut out: Vec<Fix> = Vec::new();
     explainer_of(f).fixes(f, d, &mut out);
     limits::lead_fix(f, &mut out);
+    common::prompt_cache_lead(f, &mut out);
     if f.kind != Kind::MemorySnapshot {
         out = snapshot::joined_fixes(f, d, out);
     }
