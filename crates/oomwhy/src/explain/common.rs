@@ -722,6 +722,22 @@ pub(super) fn prompt_cache_lead(f: &Finding, out: &mut Vec<Fix>) {
     );
 }
 
+/// Where the paste shows TensorRT building an engine (timing tactics), the
+/// build's own limits (batch, profiles, workspace) come before freeing the
+/// GPU: what the build needs is set by them.
+pub(super) fn tensorrt_build_lead(f: &Finding, out: &mut Vec<Fix>) {
+    if fact(f, crate::record::fact::REPORTED_BY) != Some("TensorRT") || !tensorrt_building(f) {
+        return;
+    }
+    if let Some(i) = out
+        .iter()
+        .position(|x| x.id == "tensorrt-smaller-engine-limits")
+    {
+        let lead = out.remove(i);
+        out.insert(0, lead);
+    }
+}
+
 fn likely_cause_without_sizes(f: &Finding) -> Said {
     let reporter = match fact(f, crate::record::fact::REPORTED_BY) {
         Some(r) => r,
@@ -1585,6 +1601,8 @@ mod allocation_failed_title_tests {
         // 3328: TensorRT's engine build timing tactics.
         let (title, detail, _) = why("File does not exist : ../configs/yolov3-kHALF-batch64.engine\nBuilding the TensorRT Engine...\nERROR: ../rtSafe/safeRuntime.cpp (25) - Cuda Error in allocate: 2 (out of memory)\nWARNING: Get cuda error during getBestTactic: (Unnamed Layer* 1) [ElementWise]\n");
         assert!(title.contains("Building the TensorRT engine"), "{title}");
+        let ids = crate::explain::test_support::fix_ids("Building the TensorRT Engine...\nERROR: ../rtSafe/safeRuntime.cpp (25) - Cuda Error in allocate: 2 (out of memory)\nWARNING: Get cuda error during getBestTactic: (Unnamed Layer* 1) [ElementWise]\n");
+        assert_eq!(ids[0], "tensorrt-smaller-engine-limits", "{ids:?}");
         assert!(detail.contains("no sizes"), "{detail}");
         // 3320: ONNX Runtime's arenas.
         let (title, _, zh) = why(&std::fs::read_to_string(concat!(

@@ -402,6 +402,7 @@ pub(crate) fn offered_fixes(f: &Finding, d: &Diagnosis) -> Vec<Fix> {
     explainer_of(f).fixes(f, d, &mut out);
     limits::lead_fix(f, &mut out);
     common::prompt_cache_lead(f, &mut out);
+    common::tensorrt_build_lead(f, &mut out);
     if f.kind != Kind::MemorySnapshot {
         out = snapshot::joined_fixes(f, d, out);
     }
