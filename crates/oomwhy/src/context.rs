@@ -832,6 +832,32 @@ fn nearby_marks() -> &'static Marks {
             "reboot",
             "restart the computer",
             "busy or unavailable",
+            // What the writer states that rules a first fix out: the same
+            // job ran the first time, the platform does not let them raise
+            // shared memory (explain/common.rs: `shown`).
+            "first time",
+            "First time",
+            "shared memory",
+            "shared-memory",
+            "shared_memory",
+            "shm",
+            "not support",
+            "n't support",
+            "not allow",
+            "n't allow",
+            "not permit",
+            "n't permit",
+            "cannot change",
+            "can't change",
+            // What likely filled the memory where the message gives no
+            // size (explain/common.rs: `allocation_failed_title`): a prompt
+            // cache's logged size, TensorRT's engine build.
+            "Prompt Cache",
+            "prompt cache",
+            "getBestTactic",
+            "timeReformat",
+            "TensorRT Engine",
+            "TensorRT engine",
             // A checkpoint being written just before a bare `Killed`
             // (explain/setting.rs: `saving_checkpoint`).
             "Saving",

@@ -81,6 +81,10 @@ pub(crate) struct FixSpec {
     /// What the paste shows was already done (or makes pointless) that
     /// rules this fix out (see [`Shown`]).
     pub pointless_when: &'static [Shown],
+    /// What the paste states that rules this fix out as the first thing to
+    /// try (the platform does not allow it; the same job fitted before):
+    /// the fix is still offered, after the others.
+    pub not_first_when: &'static [Shown],
 }
 
 /// What a paste shows about the run beyond its figures, read once per
@@ -98,6 +102,14 @@ pub(crate) enum Shown {
     /// The model already runs quantised to 4 bits (a Q4 GGUF, bitsandbytes'
     /// load_in_4bit, AWQ, GPTQ): a smaller quantisation saves little more.
     QuantisedTo4Bits,
+    /// The writer states that the platform does not let them raise the
+    /// shared-memory (/dev/shm) limit ("sagemaker does not support such a
+    /// parameter" beside a link about shared memory).
+    SharedMemoryFixed,
+    /// The writer states that the same job ran the first time and fails
+    /// only when run again: the memory is not too small, something from
+    /// the earlier run still holds it.
+    FittedOnEarlierRun,
 }
 
 /// A 4-bit quantisation named as what runs: GGUF's Q4 and IQ4 types
@@ -133,6 +145,7 @@ impl FixSpec {
             models_only: false,
             sources: &[],
             pointless_when: &[],
+            not_first_when: &[],
         }
     }
     pub(crate) const fn frameworks(mut self, frameworks: &'static [Framework]) -> FixSpec {
@@ -174,6 +187,16 @@ impl FixSpec {
     pub(crate) const fn pointless_when(mut self, shown: &'static [Shown]) -> FixSpec {
         self.pointless_when = shown;
         self
+    }
+
+    pub(crate) const fn not_first_when(mut self, shown: &'static [Shown]) -> FixSpec {
+        self.not_first_when = shown;
+        self
+    }
+
+    /// Whether what the paste states rules this fix out as the first one.
+    pub(crate) fn not_first(&self, shown: &[Shown]) -> bool {
+        self.not_first_when.iter().any(|s| shown.contains(s))
     }
 
     /// Whether what the paste shows rules this fix out.

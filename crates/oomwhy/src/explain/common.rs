@@ -330,7 +330,62 @@ pub(super) fn shown(f: &Finding) -> Vec<Shown> {
     if said(super::catalogue::four_bit_pattern()) {
         out.push(Shown::QuantisedTo4Bits);
     }
+    // The writer's own lines, not the message (which asks to raise the
+    // limit): one line that refuses and names shared memory, or names a
+    // limit or parameter where the message is about shared memory.
+    let shm_message = shared_memory_pattern().is_match(&f.text);
+    if f.nearby.lines().any(|line| {
+        refusal_pattern().is_match(line)
+            && (shared_memory_pattern().is_match(line)
+                || (shm_message && setting_word_pattern().is_match(line)))
+    }) {
+        out.push(Shown::SharedMemoryFixed);
+    }
+    if said(fitted_first_time_pattern()) {
+        out.push(Shown::FittedOnEarlierRun);
+    }
     out
+}
+
+/// The writer says a setting cannot be changed where they run: "does not
+/// support such a parameter", "not allowed", "can't change".
+fn refusal_pattern() -> &'static crate::GatedRegex {
+    // Every alternative holds `not`, `n't`, `cannot` or `no way`.
+    static RE: crate::GatedRegex = crate::GatedRegex::new(
+        &["not", "n't", "no way"],
+        r"(?i)\b(?:does|do|is|are|will|would)(?:n't| not) (?:support|allow|let|permit)\b|\bnot (?:supported|allowed|permitted|possible)\b|\bcan(?:'t|not) (?:change|set|raise|increase|alter|modify|configure)\b|\bno way to (?:change|set|raise|increase|alter|modify|configure)\b",
+    );
+    &RE
+}
+
+/// A setting by kind: "such a parameter", "the limit", "that option".
+fn setting_word_pattern() -> &'static crate::GatedRegex {
+    static RE: crate::GatedRegex = crate::GatedRegex::new(
+        &["param", "limit", "option", "flag", "setting"],
+        r"(?i)\b(?:param(?:eter)?s?|limits?|options?|flags?|settings?)\b",
+    );
+    &RE
+}
+
+/// Shared memory by name: its words, /dev/shm, Docker's `--shm-size` and
+/// `--ipc`.
+fn shared_memory_pattern() -> &'static crate::GatedRegex {
+    static RE: crate::GatedRegex = crate::GatedRegex::new(
+        &["shared", "shm", "ipc"],
+        r"(?i)shared[ _-]?memory|\bshm\b|shm[_-]?size|--ipc\b",
+    );
+    &RE
+}
+
+/// The writer says the same job ran the first time ("The script ran
+/// properly the first time", "it worked the first time"). "It ran out of
+/// memory the first time" is not that.
+fn fitted_first_time_pattern() -> &'static crate::GatedRegex {
+    static RE: crate::GatedRegex = crate::GatedRegex::new(
+        &["first time"],
+        r"(?i)\b(?:ran|runs|worked|works|executed|finished|succeeded|loaded)(?:\s+(?:fine|ok|okay|properly|successfully|well|correctly|without (?:any )?(?:errors?|problems?|issues?)))?\s+(?:the|on the|for the)\s+first time\b|\bfirst time\b[^.\n]{0,20}?\b(?:ran|worked|it was|was) (?:fine|ok|okay|properly|successfully)\b",
+    );
+    &RE
 }
 
 /// The failing TensorFlow node creates a variable's initial value
@@ -553,12 +608,33 @@ fn inference_fix(f: &Finding) -> Fix {
     )
 }
 
-/// The title of a verdict that can only say an allocation failed: when the
-/// message gives no size at all, the title says that what filled the GPU
-/// does not show, instead of repeating the headline.
+/// The title of a verdict that can only say an allocation failed. When the
+/// message gives no size at all, the title says the most likely cause the
+/// paste supports instead of what the message lacks (that remark stays in
+/// the verdict's detail): a cache's size the program logged just before,
+/// the TensorFlow op that failed, the phase (an engine build, loading),
+/// or the stack's own usual cause.
 pub(super) fn allocation_failed_title(f: &Finding) -> Said {
+    // A runtime's code that names its host allocation (`..._OUT_OF_HOST_MEMORY`).
+    if f.facts.get("memory").map(String::as_str) == Some("host") {
+        say!(
+            en: "The runtime's status names host memory, not the GPU's",
+            zh: "运行时的状态码指的是主机内存，而不是显存"
+        )
+    } else if gives_no_sizes(f) {
+        likely_cause_without_sizes(f)
+    } else {
+        say!(
+            en: "A GPU allocation failed: out of memory",
+            zh: "一次 GPU 显存分配失败：显存不足"
+        )
+    }
+}
+
+/// Whether the message states no size at all.
+fn gives_no_sizes(f: &Finding) -> bool {
     let s = &f.sizes;
-    let no_sizes = [
+    [
         s.requested_bytes,
         s.total_bytes,
         s.free_bytes,
@@ -567,24 +643,168 @@ pub(super) fn allocation_failed_title(f: &Finding) -> Said {
     ]
     .iter()
     .all(Option::is_none)
-        && s.extra.values().all(Option::is_none);
-    // A runtime's code that names its host allocation (`..._OUT_OF_HOST_MEMORY`).
-    let host = f.facts.get("memory").map(String::as_str) == Some("host");
-    if host {
+        && s.extra.values().all(Option::is_none)
+}
+
+/// The remark, for a verdict's detail, that the message states no size.
+pub(super) fn no_sizes_note(f: &Finding) -> Said {
+    if gives_no_sizes(f) {
         say!(
-            en: "The runtime's status names host memory, not the GPU's",
-            zh: "运行时的状态码指的是主机内存，而不是显存"
-        )
-    } else if no_sizes {
-        say!(
-            en: "The message gives no sizes, so what filled the GPU does not show",
-            zh: "报错没有给出任何大小，所以看不出是什么占满了显存"
+            en: "The message itself gives no sizes, so it does not show how much was asked for or what else held the memory.",
+            zh: "报错本身没有给出任何大小，所以看不出申请了多少，也看不出还有什么在占用。"
         )
     } else {
-        say!(
-            en: "A GPU allocation failed: out of memory",
-            zh: "一次 GPU 显存分配失败：显存不足"
-        )
+        Said::default()
+    }
+}
+
+/// A prompt cache's size as the program logged it on a line before the
+/// message (mlx_lm.server's `Prompt Cache: 10 sequences, 15.55 GB`).
+fn prompt_cache_pattern() -> &'static crate::GatedRegex {
+    static RE: crate::GatedRegex = crate::GatedRegex::new(
+        &["prompt cache"],
+        r"(?i)\bprompt cache\b[^\n]{0,60}?\b(\d+(?:\.\d+)?) ?([KMGT]i?B)\b",
+    );
+    &RE
+}
+
+/// TensorFlow's graph-mode mark of the op that failed: `[[{{node NAME}}]]`.
+fn tf_node_pattern() -> &'static crate::GatedRegex {
+    static RE: crate::GatedRegex =
+        crate::GatedRegex::new(&["{{node"], r"\{\{node ([A-Za-z0-9_./-]{1,120})\}\}");
+    &RE
+}
+
+/// TensorRT's builder timing tactics (`getBestTactic`, `timeReformat`) or
+/// announcing a build, in the message or the lines around it.
+fn tensorrt_building(f: &Finding) -> bool {
+    const MARKS: &[&str] = &[
+        "getBestTactic",
+        "timeReformat",
+        "Building the TensorRT Engine",
+        "Building TensorRT engine",
+        "buildEngineWithConfig",
+        "buildSerializedNetwork",
+    ];
+    MARKS
+        .iter()
+        .any(|m| f.text.contains(m) || f.nearby.contains(m))
+}
+
+/// The writer says it failed while the model loaded ("it just stops
+/// loading the model into memory", "fails while loading the weights").
+fn loading_said_pattern() -> &'static crate::GatedRegex {
+    static RE: crate::GatedRegex = crate::GatedRegex::new(
+        &["loading"],
+        r"(?i)\b(?:while|when|during|stops?|stopped|fails?|failed|crash(?:es|ed)?)\s+(?:at\s+|in\s+)?loading\s+(?:the\s+|its\s+)?(?:model|weights)\b",
+    );
+    &RE
+}
+
+/// A server's prompt cache, capped by its own options.
+const PROMPT_CACHE_CAP: FixSpec = FixSpec::new(
+    "cap-prompt-cache",
+    "Cap the prompt cache",
+    "给 prompt cache 设上限",
+)
+.sources(&["mlx-lm: mlx_lm/server.py (--prompt-cache-size, --prompt-cache-bytes)"]);
+
+/// Where the program logged its prompt cache's size just before an
+/// out-of-memory failure, capping that cache leads the fixes.
+pub(super) fn prompt_cache_lead(f: &Finding, out: &mut Vec<Fix>) {
+    if !f.category.is_oom() || !prompt_cache_pattern().is_match(&f.nearby) {
+        return;
+    }
+    out.retain(|x| x.id != PROMPT_CACHE_CAP.id);
+    out.insert(
+        0,
+        fix(
+            &PROMPT_CACHE_CAP,
+            say!(
+                en: "The cache keeps earlier requests' KV caches and grows with them. Cap it by size as well as by count: mlx_lm.server keeps up to --prompt-cache-size entries (10 by default) and takes --prompt-cache-bytes as a limit on their total size.",
+                zh: "这个缓存保留之前请求的 KV cache，会随着请求变多而变大。除了限制条数，也要限制大小：mlx_lm.server 最多保留 --prompt-cache-size 条（默认 10 条），并用 --prompt-cache-bytes 限制它们的总大小。"
+            ),
+        ),
+    );
+}
+
+/// Where the paste shows TensorRT building an engine (timing tactics), the
+/// build's own limits (batch, profiles, workspace) come before freeing the
+/// GPU: what the build needs is set by them.
+pub(super) fn tensorrt_build_lead(f: &Finding, out: &mut Vec<Fix>) {
+    if fact(f, crate::record::fact::REPORTED_BY) != Some("TensorRT") || !tensorrt_building(f) {
+        return;
+    }
+    if let Some(i) = out
+        .iter()
+        .position(|x| x.id == "tensorrt-smaller-engine-limits")
+    {
+        let lead = out.remove(i);
+        out.insert(0, lead);
+    }
+}
+
+fn likely_cause_without_sizes(f: &Finding) -> Said {
+    let reporter = match fact(f, crate::record::fact::REPORTED_BY) {
+        Some(r) => r,
+        None if Framework::of(f) == Framework::OnnxRuntime => "ONNX Runtime",
+        None => "",
+    };
+    let cache = prompt_cache_pattern();
+    if let Some(c) = cache
+        .may_match(&f.nearby)
+        .then(|| cache.regex().captures(&f.nearby))
+        .flatten()
+    {
+        let size = format!("{} {}", &c[1], &c[2]);
+        return say!(
+            en: "The program's prompt cache held {size} just before: most likely what filled the memory",
+            zh: "就在失败前，程序的 prompt cache 占着 {size}：最可能就是它占满了内存",
+            size = size
+        );
+    }
+    let node = tf_node_pattern();
+    if let Some(c) = node
+        .may_match(&f.text)
+        .then(|| node.regex().captures(&f.text))
+        .flatten()
+    {
+        let node = c[1].to_string();
+        return say!(
+            en: "TensorFlow's op {node} found no memory left for its output: this step's tensors did not fit beside what was already held",
+            zh: "TensorFlow 的算子 {node} 没有内存可以放它的输出了：这一步的张量放不进已占用之外剩下的空间",
+            node = node
+        );
+    }
+    if reporter == "TensorRT" && tensorrt_building(f) {
+        return say!(
+            en: "Building the TensorRT engine ran out of GPU memory while timing layer tactics: the build's batch size and workspace decide how much it needs",
+            zh: "构建 TensorRT engine 时，在给各层的 tactic 计时时显存不足：需要多少取决于构建时的 batch size 和 workspace"
+        );
+    }
+    if is_loading(f) || loading_said_pattern().is_match(&f.nearby) {
+        return say!(
+            en: "It failed while the model was being loaded: the model's weights and buffers do not fit in the memory the device could give",
+            zh: "在加载模型时失败：模型的权重和缓冲区放不进设备能给出的显存"
+        );
+    }
+    match reporter {
+        "ONNX Runtime" => say!(
+            en: "Most likely ONNX Runtime's memory arenas filled the GPU (each session's arena grows to its largest use and keeps it)",
+            zh: "最可能是 ONNX Runtime 的内存 arena 占满了显存（每个会话的 arena 会涨到它用过的最大值，并一直留着）"
+        ),
+        "RAPIDS Memory Manager (RMM)" => say!(
+            en: "Most likely the data on the GPU and the algorithm's working memory outgrew the free GPU memory (RAPIDS keeps both on the GPU)",
+            zh: "最可能是 GPU 上的数据加上算法的工作内存超出了空闲显存（RAPIDS 把两者都放在 GPU 上）"
+        ),
+        "MLX's Metal backend" => say!(
+            en: "Most likely MLX's arrays and caches outgrew the share of unified memory macOS lets the GPU use",
+            zh: "最可能是 MLX 的数组和缓存超出了 macOS 允许 GPU 使用的那部分统一内存"
+        ),
+        _ => say!(
+            en: "What was already on the GPU left no room for the program's next allocation",
+            zh: "GPU 上已有的东西没有给程序的下一次分配留下空间"
+        ),
     }
 }
 
@@ -1226,6 +1446,7 @@ pub(super) const CHECK_GPU_HOLDERS: FixSpec = FixSpec::new(
 .cost(Cost::Look);
 
 pub(super) const FIXES: &[FixSpec] = &[
+    PROMPT_CACHE_CAP,
     CHECK_GPU_HOLDERS,
     SHRINK_ONE_TENSOR,
     CONFIRM_MEMORY,
@@ -1344,18 +1565,72 @@ mod allocation_failed_title_tests {
     }
 
     /// darknet's bare CUDA error (fixtures/wild/272.txt) gives no size: the
-    /// title says so. TensorRT-LLM's failed build (fixtures/wild/733.txt)
+    /// title says what still follows, and the detail says no size shows.
+    /// TensorRT-LLM's failed build (fixtures/wild/733.txt)
     /// states 24793579520 bytes: the title stays the failure, and the Why
     /// line carries the figure. TensorRT's skipped tactic (fixtures/wild/1237.txt)
     /// says what it means.
     #[test]
     fn the_title_says_what_can_be_concluded() {
         let darknet = title("CUDA Error: out of memory\ndarknet: ./src/cuda.c:36: check_error: Assertion `0' failed.\nAborted (core dumped)\n");
-        assert!(darknet.contains("gives no sizes"), "{darknet}");
+        assert!(!darknet.contains("no sizes"), "{darknet}");
+        assert!(darknet.contains("no room"), "{darknet}");
         let sized = title("[11/10/2023-06:30:40] [TRT] [E] 2: [virtualMemoryBuffer.cpp::resizePhysical::140] Error Code 2: OutOfMemory (no further information)\n[11/10/2023-06:30:40] [TRT] [W] Requested amount of GPU memory (24793579520 bytes) could not be allocated. There may not be enough free memory for allocation to succeed.\n[11/10/2023-06:30:40] [TRT-LLM] [E] Engine building failed, please check the error log.\n");
         assert_eq!(sized, "A GPU allocation failed: out of memory");
         let tactic = title("[E] [defaultAllocator.cpp::allocate::19] Error code 1: cuda Runtime (out of memory)TE] Error code: 9: skipping tactic 0x0000000000000000 due to exception [tunablegraph.cpp:create:116] autotuning: user allocator error allocating 86114305024-byte buffer\n");
         assert!(tactic.contains("not fatal"), "{tactic}");
+    }
+
+    fn why(text: &str) -> (String, String, String) {
+        let f = crate::decode_str(text).remove(0);
+        let v = &f.diagnosis.verdicts[0];
+        let zh = v.zh.as_ref().map_or(String::new(), |z| z.title.clone());
+        (v.title.clone(), v.detail.clone(), zh)
+    }
+
+    /// A message with no figures: the Why is the most likely cause the
+    /// paste supports, in both languages, and the no-sizes remark is in
+    /// the detail, never the title. Real pastes, from fixtures/wild.
+    #[test]
+    fn a_message_without_sizes_gets_a_cause_not_a_remark() {
+        // 3244: mlx_lm.server logged its prompt cache's size just before.
+        let (title, detail, zh) = why("20:19:46 INFO - Prompt Cache: 10 sequences, 15.55 GB\nlibc++abi: terminating due to uncaught exception of type std::runtime_error:\n[METAL] Command buffer execution failed: Insufficient Memory\n(00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)\n");
+        assert!(title.contains("prompt cache held 15.55 GB"), "{title}");
+        assert!(zh.contains("15.55 GB"), "{zh}");
+        assert!(detail.contains("gives no sizes"), "{detail}");
+        let ids = crate::explain::test_support::fix_ids("20:19:46 INFO - Prompt Cache: 10 sequences, 15.55 GB\n[METAL] Command buffer execution failed: Insufficient Memory\n");
+        assert_eq!(ids[0], "cap-prompt-cache", "{ids:?}");
+        // 3107: TensorFlow's failing op, by its node.
+        let (title, _, zh) = why("tensorflow.python.framework.errors_impl.ResourceExhaustedError: 2 root error(s) found.\n  (0) Resource exhausted: failed to allocate memory\n         [[{{node bert/encoder/block_0/feedforward_1/dense_1/scalar_mul/parallel_4/mul}}]]\n");
+        assert!(title.contains("op bert/encoder/block_0/"), "{title}");
+        assert!(zh.contains("算子 bert/encoder/"), "{zh}");
+        // 3328: TensorRT's engine build timing tactics.
+        let (title, detail, _) = why("File does not exist : ../configs/yolov3-kHALF-batch64.engine\nBuilding the TensorRT Engine...\nERROR: ../rtSafe/safeRuntime.cpp (25) - Cuda Error in allocate: 2 (out of memory)\nWARNING: Get cuda error during getBestTactic: (Unnamed Layer* 1) [ElementWise]\n");
+        assert!(title.contains("Building the TensorRT engine"), "{title}");
+        let ids = crate::explain::test_support::fix_ids("Building the TensorRT Engine...\nERROR: ../rtSafe/safeRuntime.cpp (25) - Cuda Error in allocate: 2 (out of memory)\nWARNING: Get cuda error during getBestTactic: (Unnamed Layer* 1) [ElementWise]\n");
+        assert_eq!(ids[0], "tensorrt-smaller-engine-limits", "{ids:?}");
+        assert!(detail.contains("no sizes"), "{detail}");
+        // 3320: ONNX Runtime's arenas.
+        let (title, _, zh) = why(&std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../fixtures/wild/3320.txt"
+        ))
+        .unwrap_or_default());
+        assert!(title.contains("ONNX Runtime's memory arenas"), "{title}");
+        assert!(zh.contains("arena"), "{zh}");
+        // 3304: the writer says it stops while loading the model.
+        let (title, _, _) = why("When ever i run it using mlc_chat_cli --local-id vicuna-v1-7b-q3f16_0, it just stops loading the model into memory with this error : \n  Check failed: (__e == VK_SUCCESS) is false: Vulkan Error, code=-2: VK_ERROR_OUT_OF_DEVICE_MEMORY\n");
+        assert!(
+            title.contains("while the model was being loaded"),
+            "{title}"
+        );
+        // 3314: RAPIDS.
+        let (title, _, _) = why("MemoryError: std::bad_alloc: out_of_memory: CUDA error at: ../include/rmm/mr/device/cuda_memory_resource.hpp:70: cudaErrorMemoryAllocation out of memory\n");
+        assert!(title.contains("RAPIDS keeps both"), "{title}");
+        // 3339: TensorFlow on ROCm prints its sizes beside the status; the
+        // detail does not say it has none.
+        let (_, detail, _) = why("2019-01-08 19:06:11.303639: E tensorflow/stream_executor/rocm/rocm_driver.cc:601] failed to allocate 7.35G (7889485824 bytes) from device: hipError_t(1002)\n");
+        assert!(!detail.contains("no sizes"), "{detail}");
     }
 }
 
@@ -1750,4 +2025,64 @@ pub(super) fn implausible_host_request(n: u64) -> Option<Verdict> {
             size = fmt(n)
         ),
     ))
+}
+
+/// A first fix that what the writer states rules out (the platform does not
+/// allow it, the same job fitted before) is not offered first. Real pastes,
+/// from fixtures/wild.
+#[cfg(test)]
+mod stated_rules_out_tests {
+    use super::shown;
+    use crate::explain::catalogue::Shown;
+    use crate::explain::test_support::fix_ids;
+
+    // 3121: SageMaker, where the writer found no way to raise /dev/shm.
+    const SAGEMAKER: &str = "I am running into errors like \nRuntimeError: DataLoader worker (pid 256) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.\n\nAs far as I understand, this means the workers are using too much memory transferring it to the main process, and this error is being raised. The usual fix would be just to increase the memory bus limit, but it seems that sagemaker does not support such a parameter: https://stackoverflow.com/questions/71660619/how-to-alter-shared-memory-for-sagemaker-docker-containers (at least, that's the only result I found, from 4 years ago)\n";
+
+    // 3307: JAX on a TPU, fine the first time, out of memory on a rerun.
+    const RERUN: &str = "I ran the whole colab script on my TPU server\n\nThe script ran properly the first time, but sometime later, when I again ran the script I got the following error\n\n`jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to allocate 15.65G. That was not possible. There are 11.08G free.; (0x0x0_HBM0)`\n\nCan anyone please tell what is the exact cause of the error and how to fix this?";
+
+    #[test]
+    fn a_platform_that_fixes_shared_memory_puts_less_in_flight_first() {
+        let f = crate::decode_str(SAGEMAKER).remove(0);
+        assert!(
+            shown(&f).contains(&Shown::SharedMemoryFixed),
+            "{:?}",
+            f.nearby
+        );
+        let ids = fix_ids(SAGEMAKER);
+        assert_eq!(ids[0], "less-in-flight-between-workers", "{ids:?}");
+        // Still offered, later: `df -h /dev/shm` tells what the platform gives.
+        assert!(ids.iter().any(|x| x == "more-shared-memory"), "{ids:?}");
+        // Without the writer's line, the usual order.
+        let bare = SAGEMAKER.split("\n\n").next().unwrap_or_default();
+        assert_eq!(fix_ids(bare)[0], "more-shared-memory");
+    }
+
+    #[test]
+    fn a_job_that_fitted_the_first_time_frees_the_earlier_run_first() {
+        let f = crate::decode_str(RERUN).remove(0);
+        assert!(
+            shown(&f).contains(&Shown::FittedOnEarlierRun),
+            "{:?}",
+            f.nearby
+        );
+        let v = &f.diagnosis.verdicts[0];
+        assert!(v.title.contains("earlier run"), "{}", v.title);
+        assert!(!f
+            .diagnosis
+            .verdicts
+            .iter()
+            .any(|v| v.title.contains("too small")));
+        let ids = fix_ids(RERUN);
+        assert_eq!(ids[0], "tpu-free-earlier-run", "{ids:?}");
+        // Running out the first time says nothing of the kind.
+        let first = RERUN.replace(
+            "ran properly the first time",
+            "ran out of memory the first time",
+        );
+        let f = crate::decode_str(&first).remove(0);
+        assert!(!shown(&f).contains(&Shown::FittedOnEarlierRun));
+        assert_eq!(fix_ids(&first)[0], "tpu-shard-across-cores");
+    }
 }

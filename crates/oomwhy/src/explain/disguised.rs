@@ -431,6 +431,9 @@ fn library_verdict(f: &Finding) -> Verdict {
                     ),
                 }
             }
+            // A size printed beside the status (TensorFlow's `failed to
+            // allocate 7.35G (7889485824 bytes)`) is not "no sizes".
+            _ if states_bytes(&f.text) => Said::default(),
             _ => say!(en: "It carries no sizes.", zh: "报错里没有大小。"),
         };
         return verdict(
@@ -693,3 +696,9 @@ pub(super) const FIXES: &[FixSpec] = &[
     LESS_THAN_SMI_FREE,
     CHECK_BOTH_MEMORIES,
 ];
+
+/// Whether a message prints a byte count (`(7889485824 bytes)`).
+fn states_bytes(text: &str) -> bool {
+    static RE: crate::GatedRegex = crate::GatedRegex::new(&["bytes"], r"\b\d+ bytes\b");
+    RE.is_match(text)
+}

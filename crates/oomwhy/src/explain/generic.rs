@@ -680,6 +680,7 @@ fn generic_verdict(f: &Finding) -> Verdict {
             )
             .then(program_note(f))
             .then(trtllm_executor_note(f))
+            .then(super::common::no_sizes_note(f))
         }
     };
     let what = what.then(skipped_tactic_note(f));

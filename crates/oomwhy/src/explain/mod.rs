@@ -401,6 +401,8 @@ pub(crate) fn offered_fixes(f: &Finding, d: &Diagnosis) -> Vec<Fix> {
     let mut out: Vec<Fix> = Vec::new();
     explainer_of(f).fixes(f, d, &mut out);
     limits::lead_fix(f, &mut out);
+    common::prompt_cache_lead(f, &mut out);
+    common::tensorrt_build_lead(f, &mut out);
     if f.kind != Kind::MemorySnapshot {
         out = snapshot::joined_fixes(f, d, out);
     }
@@ -409,6 +411,16 @@ pub(crate) fn offered_fixes(f: &Finding, d: &Diagnosis) -> Vec<Fix> {
     // A fix that repeats what the paste shows was done is not offered.
     let shown = common::shown(f);
     out.retain(|fix| fixes::spec(&fix.id).is_none_or(|spec| !spec.pointless(&shown)));
+    // A fix that what the paste states rules out as the first one (the
+    // platform does not allow it, the job fitted before) goes after the
+    // others; the order among the rest is kept.
+    let not_first = |fix: &Fix| fixes::spec(&fix.id).is_some_and(|spec| spec.not_first(&shown));
+    if out.iter().any(|fix| !not_first(fix)) {
+        let (mut first, later): (Vec<Fix>, Vec<Fix>) =
+            out.into_iter().partition(|fix| !not_first(fix));
+        first.extend(later);
+        out = first;
+    }
     out
 }
 

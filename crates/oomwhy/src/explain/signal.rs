@@ -1,7 +1,7 @@
 //! Deaths by a fatal signal other than SIGKILL: DataLoader workers (a bus
 //! error is `/dev/shm` running out) and the wrapped command of `oomwhy run`.
 
-use super::catalogue::{Cost, FixSpec};
+use super::catalogue::{Cost, FixSpec, Shown};
 use super::common::{
     fact, fix, verdict, FREE_HOST_MEMORY, MATCH_NATIVE_PIECES, NATIVE_STACK_TRACE,
 };
@@ -163,8 +163,8 @@ impl Explain for FatalSignal {
             out.push(fix(
                 &LESS_IN_FLIGHT,
                 say!(
-                    en: "Lower num_workers, the batch size or prefetch_factor; num_workers=0 confirms the diagnosis (no shared memory is used then).",
-                    zh: "调低 num_workers、batch size 或 prefetch_factor；num_workers=0 可以确认诊断（这时不用共享内存）。"
+                    en: "Lower num_workers, the batch size or prefetch_factor; num_workers=0 confirms the diagnosis (no shared memory is used then). Have the workers return compact tensors (uint8 images, converted to float on the GPU, rather than float32).",
+                    zh: "调低 num_workers、batch size 或 prefetch_factor；num_workers=0 可以确认诊断（这时不用共享内存）。让 worker 返回紧凑的张量（uint8 图像，到 GPU 上再转成浮点，而不是 float32）。"
                 ),
             ));
             return;
@@ -237,7 +237,8 @@ const MORE_SHARED_MEMORY: FixSpec = FixSpec::new(
 .sources(&[
     "PyTorch documentation: torch.multiprocessing (sharing strategies)",
     "Docker documentation: docker run --shm-size",
-]);
+])
+.not_first_when(&[Shown::SharedMemoryFixed]);
 
 /// `--shm-size`, `shm_size`, an `emptyDir` in memory.
 const CONTAINER_SHARED_MEMORY: FixSpec = FixSpec::new(
@@ -245,7 +246,8 @@ const CONTAINER_SHARED_MEMORY: FixSpec = FixSpec::new(
     "Give the container more shared memory",
     "给容器更多共享内存",
 )
-.sources(&["Docker documentation: docker run --shm-size"]);
+.sources(&["Docker documentation: docker run --shm-size"])
+.not_first_when(&[Shown::SharedMemoryFixed]);
 
 /// `num_workers`, `prefetch_factor`: PyTorch's DataLoader.
 const LESS_IN_FLIGHT: FixSpec = FixSpec::new(

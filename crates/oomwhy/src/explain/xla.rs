@@ -1,7 +1,7 @@
 //! XLA out-of-memory as JAX and TensorFlow-with-XLA report it: the
 //! preallocated device pool and the pinned host-memory limit.
 
-use super::catalogue::{Cost, FixSpec};
+use super::catalogue::{Cost, FixSpec, Shown};
 use super::common::Reading;
 use super::common::{extra, fix, framework_fixes, row, verdict, BeyondGpus, FieldRow};
 use super::docs::Code;
@@ -383,6 +383,24 @@ pub(super) fn tpu_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
             zh: "XLA 的 TPU 运行时没能在一个 TPU 核心的高带宽内存（HBM）里分配缓冲区。"
         ),
     };
+    // The writer says the same job fitted the first time: the core is not
+    // too small; what the earlier run left on it holds the memory.
+    if f.era != Some(Era::TpuCompile)
+        && super::common::shown(f).contains(&Shown::FittedOnEarlierRun)
+    {
+        out.push(verdict(
+            Code::MemoryGrowth,
+            say!(
+                en: "The same job fitted the first time: memory from the earlier run is still held",
+                zh: "同样的任务第一次放得下：上一次运行占用的内存还没释放"
+            ),
+            what.then(say!(
+                en: "The writer says it ran the first time and fails when run again, so the TPU core's memory is not too small for it. In a notebook, running the loading cells again creates new arrays while the earlier ones are still referenced (by variables, by the last outputs), so both copies sit in HBM; a process left over from the earlier run holds the TPU the same way.",
+                zh: "报错的人说第一次能跑，再跑一次才失败，所以 TPU 核心的内存对它来说并不小。在 notebook 里，重新运行加载的单元会创建新的数组，而旧的数组还被引用着（被变量、被上一次的输出），于是两份都留在 HBM 里；上一次运行留下的进程也会这样占着 TPU。"
+            )),
+        ));
+        return;
+    }
     out.push(verdict(
         Code::CapacityExhausted,
         say!(
@@ -568,7 +586,19 @@ const TPU_SHARD: FixSpec = FixSpec::new(
     "Keras documentation: keras.distribution (ModelParallel, DeviceMesh, LayoutMap)",
     "JAX documentation: Distributed arrays and automatic parallelization (jax.sharding)",
     "PyTorch/XLA documentation: SPMD (torch_xla.distributed.spmd)",
-]);
+])
+.not_first_when(&[Shown::FittedOnEarlierRun]);
+
+/// Frees what an earlier run left on the TPU: a fresh process, or the
+/// references dropped. `jax.live_arrays()` lists what is still on the
+/// device.
+const TPU_FREE_EARLIER_RUN: FixSpec = FixSpec::new(
+    "tpu-free-earlier-run",
+    "Free what the earlier run left on the TPU",
+    "释放上一次运行留在 TPU 上的东西",
+)
+.cost(Cost::Free)
+.sources(&["JAX documentation: jax.live_arrays, jax.Array.delete, jax.clear_caches"]);
 
 const TPU_SMALLER: FixSpec = FixSpec::new(
     "tpu-smaller-model-or-work",
@@ -576,7 +606,8 @@ const TPU_SMALLER: FixSpec = FixSpec::new(
     "换更小或量化的模型，或者每步少做一些",
 )
 .cost(Cost::Quality)
-.sources(&["Keras documentation: Model.quantize (int8)"]);
+.sources(&["Keras documentation: Model.quantize (int8)"])
+.not_first_when(&[Shown::FittedOnEarlierRun]);
 
 /// Fewer arrays alive on the core when a program is placed: what a
 /// fragmented HBM needs first.
@@ -688,6 +719,17 @@ pub(super) fn tpu_fixes(f: &Finding, out: &mut Vec<Fix>) {
         return;
     }
     let stack = TpuStack::of(f);
+    if f.era != Some(Era::TpuCompile)
+        && super::common::shown(f).contains(&Shown::FittedOnEarlierRun)
+    {
+        out.push(fix(
+            &TPU_FREE_EARLIER_RUN,
+            say!(
+                en: "Restart the runtime (the notebook's kernel) and run the job once, without running the loading cells a second time. In JAX, to stay in the same process, drop the earlier run's arrays instead: `del` the variables that hold its parameters and outputs, then `gc.collect()`; `jax.live_arrays()` lists what is still on the device, and `jax.clear_caches()` drops compiled programs as well. Then check that no other process holds the TPU.",
+                zh: "重启运行时（notebook 的内核），只运行一次任务，不要再运行一遍加载的单元。在 JAX 里如果要留在同一个进程里，就释放上一次运行的数组：`del` 掉持有它的参数和输出的变量，再 `gc.collect()`；`jax.live_arrays()` 会列出还在设备上的数组，`jax.clear_caches()` 还会丢掉已编译的程序。然后确认没有别的进程占着 TPU。"
+            ),
+        ));
+    }
     let shard = fix(&TPU_SHARD, shard_how(&stack));
     let smaller = fix(&TPU_SMALLER, smaller_how(&stack));
     if matches!(Reading::of(f, true), Reading::FreeCoversRequest { .. }) {
@@ -899,6 +941,7 @@ pub(super) const FIXES: &[FixSpec] = &[
     WHAT_ELSE_HOLDS_GPU,
     BUFFER_REPORT,
     TPU_SHARD,
+    TPU_FREE_EARLIER_RUN,
     TPU_SMALLER,
     TPU_FEWER_LIVE_ARRAYS,
     VMEM_SMALLER_BLOCKS,
