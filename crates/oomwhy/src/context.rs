@@ -847,6 +847,11 @@ fn nearby_marks() -> &'static Marks {
             // and its TensorRT execution provider.
             "cupy",
             "CuPy",
+            // TensorFlow's modules, package and op-node annotation
+            // (record.rs: `Framework::of`).
+            "tensorflow",
+            "errors_impl",
+            "{{node ",
             "onnxruntime",
             "OnnxRuntime",
             "ONNXRuntime",
@@ -895,6 +900,19 @@ fn nearby_marks() -> &'static Marks {
             "srmd-ncnn",
             "upscayl",
             "Upscayl",
+            // A file the program failed to read just before a bare
+            // `std::bad_alloc` (explain/disguised.rs: `after_failed_read`).
+            "ould not open",
+            "ouldn't open",
+            "annot open",
+            "nable to open",
+            "nable to read",
+            "ailed to open",
+            "ailed to read",
+            "rror reading",
+            "rror opening",
+            "o such file",
+            " error!",
         ])
     })
 }
