@@ -873,6 +873,11 @@ fn nearby_marks() -> &'static Marks {
             // and its TensorRT execution provider.
             "cupy",
             "CuPy",
+            // TensorFlow's modules, package and op-node annotation
+            // (record.rs: `Framework::of`).
+            "tensorflow",
+            "errors_impl",
+            "{{node ",
             "onnxruntime",
             "OnnxRuntime",
             "ONNXRuntime",
@@ -928,6 +933,19 @@ fn nearby_marks() -> &'static Marks {
             "MacBook",
             "/opt/homebrew",
             "Python.framework",
+            // A file the program failed to read just before a bare
+            // `std::bad_alloc` (explain/disguised.rs: `after_failed_read`).
+            "ould not open",
+            "ouldn't open",
+            "annot open",
+            "nable to open",
+            "nable to read",
+            "ailed to open",
+            "ailed to read",
+            "rror reading",
+            "rror opening",
+            "o such file",
+            " error!",
         ])
     })
 }

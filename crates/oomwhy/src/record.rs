@@ -956,6 +956,8 @@ impl Framework {
             Framework::CuPy
         } else if text.contains("onnxruntime") || text.contains("[ONNXRuntimeError]") {
             Framework::OnnxRuntime
+        } else if TENSORFLOW_TEXT_MARKS.iter().any(|m| text.contains(m)) {
+            Framework::TensorFlow
         } else if text.contains("ggml")
             || text.contains("llama_")
             || f.facts
@@ -969,16 +971,30 @@ impl Framework {
     }
 }
 
+/// What only TensorFlow prints in a message: the op-node annotation its
+/// runtime errors end with (`[[{{node bert/encoder/.../mul}}]]`, `[[node
+/// X`, TF 1.x's `[[Node: X = ...`) and its C++ sources' log paths.
+const TENSORFLOW_TEXT_MARKS: &[&str] = &[
+    "[[{{node ",
+    "[[node ",
+    "[[Node: ",
+    "tensorflow/core/",
+    "tensorflow/stream_executor/",
+];
+
 /// The writer's lines around the message (`Finding::nearby`, the message
 /// line's own log prefix included) that show the program which ran, where
 /// the message itself does not: CuPy's modules or its import, ONNX
 /// Runtime's log prefix (`[E:onnxruntime:Default, tensorrt_execution_provider.h:50 log]`,
 /// printed before the TensorRT execution provider's messages), its Python
-/// modules or its TensorRT provider's name. A bare mention of a name
+/// modules or its TensorRT provider's name; TensorFlow's Python modules and
+/// installed package (`tensorflow.python.framework.errors_impl.ResourceExhaustedError`,
+/// `site-packages/tensorflow/python/client/session.py`) and its C++ log
+/// paths. A bare mention of a name
 /// ("tried cupy too") shows none; a message with a Python exception or
 /// traceback of its own is read from those.
-fn framework_nearby_patterns() -> &'static [(regex::Regex, Framework); 2] {
-    static RE: std::sync::OnceLock<[(regex::Regex, Framework); 2]> = std::sync::OnceLock::new();
+fn framework_nearby_patterns() -> &'static [(regex::Regex, Framework); 3] {
+    static RE: std::sync::OnceLock<[(regex::Regex, Framework); 3]> = std::sync::OnceLock::new();
     RE.get_or_init(|| {
         [
             (
@@ -992,6 +1008,12 @@ fn framework_nearby_patterns() -> &'static [(regex::Regex, Framework); 2] {
                     r"\b[EWIV]:onnxruntime:|\bonnxruntime\.(?:capi|InferenceSession)\b|\bimport\s+onnxruntime\b|\bTensorrtExecutionProvider\b|\btensorrt_execution_provider\.(?:h|cc)\b|\bOnnxRuntimeException\b",
                 ),
                 Framework::OnnxRuntime,
+            ),
+            (
+                crate::constant_regex(
+                    r"\btensorflow\.python\.|\berrors_impl\.\w+Error\b|(?:site|dist)-packages[/\\]tensorflow[/\\]|\btensorflow[/\\](?:core|stream_executor|compiler)[/\\]|\[\[\{\{node ",
+                ),
+                Framework::TensorFlow,
             ),
         ]
     })

@@ -1298,6 +1298,14 @@ impl Family for Grammar {
                 reporter = name.into();
             }
         }
+        // TensorFlow's runtime errors end with the op node that failed
+        // (`[[{{node bert/encoder/.../mul}}]]`): the error is TensorFlow's.
+        if let Some(node) = super::tensorflow::annotated_node(&finding.text) {
+            if reporter == crate::i18n::reporter::UNRECOGNISED.en {
+                reporter = "TensorFlow".into();
+            }
+            finding.facts.insert(fact::NODE.into(), node);
+        }
         finding.facts.insert(fact::REPORTED_BY.into(), reporter);
         // A C++ `std::bad_alloc` alone names no memory: `operator new`
         // failed, on the host or in a device allocator that throws it.

@@ -72,6 +72,15 @@ fn patterns() -> &'static Patterns {
     })
 }
 
+/// The op node a TensorFlow runtime error names in its annotation
+/// (`[[{{node X}}]]`, `[[node X`, TF 1.x's `[[Node: X = ...`), which only
+/// TensorFlow prints.
+pub(crate) fn annotated_node(text: &str) -> Option<String> {
+    let at = text.find("[[")?;
+    let c = patterns().node.captures(&text[at..])?;
+    c.get(1).map(|m| m.as_str().to_string())
+}
+
 /// Bytes per element for the dtype names `DataTypeString` prints (framework/types.cc).
 fn dtype_size(name: &str) -> Option<u64> {
     Some(match name {

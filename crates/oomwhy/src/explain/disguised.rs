@@ -55,6 +55,12 @@ impl Explain for LibraryAllocFailed {
                 zh: "cuDNN 没有适用于这个调用的算法（CUDNN_STATUS_NOT_SUPPORTED）：尺寸或配置不受支持，有时是显存不足"
             );
         }
+        if other_reporter(f).is_some() && after_failed_read(f) {
+            return say!(
+                en: "std::bad_alloc right after a failed file read: most likely a size taken from that failed read, not memory running out",
+                zh: "读文件失败后紧接着出现 std::bad_alloc：多半是那次失败的读取得到了错误的大小，而不是内存用完了"
+            );
+        }
         if let Some(reporter) = other_reporter(f).filter(|_| memory_unknown(f)) {
             return say_parts!(
                 en: "{reporter} could not allocate memory (an uncaught std::bad_alloc): probably out of memory, host RAM or a GPU allocator's",
@@ -123,6 +129,23 @@ impl Explain for LibraryAllocFailed {
         // A driver's own failure, or a message that blames the driver: the
         // driver's and the platform's fixes, not a program's.
         if super::driver_log::fixes(f, out) {
+            return;
+        }
+        if other_reporter(f).is_some() && after_failed_read(f) {
+            out.push(fix(
+                &CHECK_FILE_READ,
+                say!(
+                    en: "Check the file the program failed to read just before: that the path is right from the directory it runs in (a relative path is resolved from the working directory), that the file exists, is readable and complete, and that it was written for this program's version (a TensorRT engine only loads with the TensorRT version and the GPU it was built on: rebuild it on this machine). Make the loader stop when the read fails instead of going on with the size it got.",
+                    zh: "检查程序在这之前没能读取的那个文件：从程序运行的目录看路径是否正确（相对路径是相对于工作目录的），文件是否存在、可读、完整，是否是为这个程序的版本生成的（TensorRT engine 只能用生成它的那个 TensorRT 版本和那块 GPU 加载：在这台机器上重新生成）。让加载代码在读取失败时就停下，而不是拿着读到的大小继续往下走。"
+                ),
+            ));
+            out.push(fix(
+                &CHECK_BOTH_MEMORIES,
+                say!(
+                    en: "If the file is read correctly and it still fails, memory may really have run out: watch the host RAM (`free -h`, `top`; `tegrastats` on a Jetson) and the GPU's memory while it runs to see which one fills.",
+                    zh: "如果文件读得没问题，它还是失败，那才可能真是内存不足：运行时观察主机内存（`free -h`、`top`；Jetson 上用 `tegrastats`）和显存，看是哪一个被占满。"
+                ),
+            ));
             return;
         }
         if other_reporter(f).is_some() && memory_unknown(f) {
@@ -361,6 +384,30 @@ fn memory_unknown(f: &Finding) -> bool {
     fact(f, fact::MEMORY) == Some("unknown")
 }
 
+/// A bare `std::bad_alloc` (no memory named) where the writer's lines
+/// around it show the program failed to open or read a file (`could not
+/// open`, `failed to read`, `Error reading engine file`, `read PATH error`,
+/// `No such file or directory`): C++ loaders size their buffer from the
+/// file (`tellg()` returns -1 after a failed open, a length field read from
+/// nothing is garbage), and `new char[size]` with that size throws
+/// `bad_alloc` without any memory running out.
+pub(super) fn after_failed_read(f: &Finding) -> bool {
+    static RE: crate::GatedRegex = crate::GatedRegex::new(
+        &["open", "read", "no such file"],
+        r"(?i)\b(?:could\s?n[o']t|can\s?n[o']t|unable to|failed to|fail to) (?:open|read)\b|\berror (?:reading|opening)\b|\bno such file or directory\b|\bread\s+\S+\s+(?:error|failed)\b",
+    );
+    memory_unknown(f) && !f.nearby.is_empty() && RE.is_match(&f.nearby)
+}
+
+/// The file a loader failed to read, before any memory.
+const CHECK_FILE_READ: FixSpec = FixSpec::new(
+    "check-file-read-before-bad-alloc",
+    "Check the file it failed to read",
+    "检查它没能读取的那个文件",
+)
+.cost(Cost::Look)
+.sources(&["cppreference: std::basic_istream::tellg (returns -1 on failure)"]);
+
 /// Finds which memory filled before shrinking the job.
 const CHECK_BOTH_MEMORIES: FixSpec = FixSpec::new(
     "check-which-memory-filled",
@@ -380,6 +427,19 @@ fn ggml_buffer(f: &Finding) -> Option<&str> {
 }
 
 fn library_verdict(f: &Finding) -> Verdict {
+    if other_reporter(f).is_some() && after_failed_read(f) {
+        return verdict(
+            Code::AllocationFailed,
+            say!(
+                en: "A failed file read just before it: most likely a wrong size, not memory",
+                zh: "紧挨着它之前读文件失败了：多半是大小出错，而不是内存不够"
+            ),
+            say!(
+                en: "The program ended with an uncaught std::bad_alloc right after it reported that it could not read a file. A loader that sizes its buffer from the file gets a wrong size when the read fails (tellg() returns -1 after a failed open, a length read from nothing is garbage), and new[] with that size throws std::bad_alloc without any memory running out. Only if the file is read correctly and it still fails did memory (host RAM or the GPU allocator's) run out.",
+                zh: "程序刚报告读不了某个文件，紧接着就因未捕获的 std::bad_alloc 终止了。按文件大小分配缓冲区的加载代码在读取失败时会拿到错误的大小（打开失败后 tellg() 返回 -1，从空读取得到的长度是垃圾值），用这个大小做 new[] 就会抛出 std::bad_alloc，而内存其实并没有用完。只有文件读取正常、它仍然失败时，才是内存（主机内存或 GPU 分配器的显存）真的用完了。"
+            ),
+        );
+    }
     if let Some(buffer) = ggml_buffer(f) {
         return verdict(
             Code::MaskedOom,
@@ -695,10 +755,51 @@ pub(super) const FIXES: &[FixSpec] = &[
     NUMBERS_ANOTHER_WAY,
     LESS_THAN_SMI_FREE,
     CHECK_BOTH_MEMORIES,
+    CHECK_FILE_READ,
 ];
 
 /// Whether a message prints a byte count (`(7889485824 bytes)`).
 fn states_bytes(text: &str) -> bool {
     static RE: crate::GatedRegex = crate::GatedRegex::new(&["bytes"], r"\b\d+ bytes\b");
     RE.is_match(text)
+}
+
+#[cfg(test)]
+mod bad_alloc_after_a_failed_read {
+    use crate::explain::test_support::fix_ids;
+
+    /// A TensorRT program that could not read its engine file, then a bare
+    /// `std::bad_alloc` (fixtures/wild/3326.txt): the file first, memory as
+    /// the alternative; still likely_oom. Without the read error the same
+    /// lines keep the memory reading.
+    #[test]
+    fn the_file_comes_before_the_memory() {
+        let paste = include_str!("../../../../fixtures/wild/3326.txt");
+        let f = crate::decode_str(paste).remove(0);
+        assert_eq!(f.category, crate::record::Category::LikelyOom);
+        assert!(f.diagnosis.verdicts[0].title.contains("failed file read"));
+        let fixes = fix_ids(paste);
+        assert_eq!(
+            fixes,
+            [
+                "check-file-read-before-bad-alloc",
+                "check-which-memory-filled"
+            ]
+        );
+        let bare = paste.replace("read ./yolo/engine/cuofen_fp16.engine error!\n", "");
+        assert_eq!(fix_ids(&bare)[0], "check-which-memory-filled");
+        for read_error in [
+            "Error reading engine file",
+            "could not open model.engine",
+            "ERROR: failed to read weights.bin",
+            "open: No such file or directory",
+        ] {
+            let text = format!("{read_error}\nterminate called after throwing an instance of 'std::bad_alloc'\n  what():  std::bad_alloc\nAborted (core dumped)\n");
+            assert_eq!(
+                fix_ids(&text)[0],
+                "check-file-read-before-bad-alloc",
+                "{read_error}"
+            );
+        }
+    }
 }

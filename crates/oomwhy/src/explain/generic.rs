@@ -25,6 +25,9 @@ pub(super) struct GenericOom;
 
 impl Explain for GenericOom {
     fn headline(&self, f: &Finding) -> Said {
+        if tensorflow_runtime_error(f) {
+            return super::tensorflow::TfOom.headline(f);
+        }
         // The stream executor's failed allocation logged at info level: the
         // BFC allocator asks again for less, as after its own warning.
         if retried_by_tensorflow(f) {
@@ -46,6 +49,9 @@ impl Explain for GenericOom {
         generic_headline(f)
     }
     fn verdicts(&self, f: &Finding, d: &Diagnosis, out: &mut Vec<Verdict>) {
+        if tensorflow_runtime_error(f) {
+            return super::tensorflow::TfOom.verdicts(f, d, out);
+        }
         if retried_by_tensorflow(f) {
             return super::tf_warning::TfAllocatorWarning.verdicts(f, d, out);
         }
@@ -84,6 +90,9 @@ impl Explain for GenericOom {
         out.push(generic_verdict(f))
     }
     fn fixes(&self, f: &Finding, d: &Diagnosis, out: &mut Vec<Fix>) {
+        if tensorflow_runtime_error(f) {
+            return super::tensorflow::TfOom.fixes(f, d, out);
+        }
         if retried_by_tensorflow(f) {
             return super::tf_warning::TfAllocatorWarning.fixes(f, d, out);
         }
@@ -209,6 +218,18 @@ fn prose_verdict(f: &Finding) -> Verdict {
             memory = memory
         ),
     )
+}
+
+/// TensorFlow's own runtime error in a form its family does not read
+/// (`Resource exhausted: failed to allocate memory` with the op node that
+/// failed), shown by its marks in the message or the lines around it, with
+/// no size: explained as TensorFlow's out-of-memory, in its own API.
+fn tensorflow_runtime_error(f: &Finding) -> bool {
+    Framework::of(f) == Framework::TensorFlow
+        && f.era.is_none()
+        && f.category == Category::Oom
+        && f.sizes.requested_bytes.is_none()
+        && !on_tpu(f)
 }
 
 /// A failed allocation the detector found logged as a warning (the stream
@@ -1778,5 +1799,56 @@ mod tensorrt_phase_tests {
         assert_eq!(fix_ids(allocator)[0], "free-the-gpu");
         let with_builder = allocator.replace("[W] Requested", "[W] Builder: Requested");
         assert_eq!(fix_ids(&with_builder)[0], "tensorrt-smaller-engine-limits");
+    }
+}
+
+#[cfg(test)]
+mod stack_from_the_paste {
+    use crate::explain::setting::{Framework, Program};
+
+    /// A TensorFlow 1.x session's `Resource exhausted: failed to allocate
+    /// memory` with its op node (fixtures/wild/3107.txt): TensorFlow's, in
+    /// its own API, never "an unrecognised program".
+    #[test]
+    fn a_tensorflow_node_annotation_names_tensorflow() {
+        let paste = include_str!("../../../../fixtures/wild/3107.txt");
+        let f = crate::decode_str(paste).remove(0);
+        assert_eq!(Framework::of(&f), Framework::TensorFlow);
+        assert_eq!(f.facts["reported_by"], "TensorFlow");
+        assert!(f.facts["node"].starts_with("bert/encoder/"));
+        assert!(
+            f.diagnosis.headline.starts_with("TensorFlow"),
+            "{}",
+            f.diagnosis.headline
+        );
+        assert!(!f.diagnosis.headline.contains("unrecognised"));
+        let ids: Vec<&str> = f.diagnosis.fixes.iter().map(|x| x.id.as_str()).collect();
+        assert_eq!(ids.first(), Some(&"tf-reduce-batch-size"), "{ids:?}");
+        assert!(ids.contains(&"tf-report-tensor-allocations"), "{ids:?}");
+        // The session's frame among the lines before: TensorFlow 1's config.
+        let growth = f.diagnosis.fixes.iter().find(|x| x.id == "tf-allow-growth");
+        assert!(growth.is_some_and(|x| x.how.contains("ConfigProto")));
+    }
+
+    /// ggml's CUDA error (fixtures/wild/3242.txt): llama.cpp's, fixed
+    /// through its own options; no PyTorch API.
+    #[test]
+    fn a_ggml_cuda_error_gets_no_pytorch_fix() {
+        let paste = include_str!("../../../../fixtures/wild/3242.txt");
+        let f = crate::decode_str(paste).remove(0);
+        assert_eq!(Framework::of(&f), Framework::Ggml);
+        assert_eq!(Program::of(&f), Program::NativeModel);
+        assert!(
+            f.diagnosis.headline.contains("llama.cpp"),
+            "{}",
+            f.diagnosis.headline
+        );
+        for x in &f.diagnosis.fixes {
+            assert!(!x.how.contains("torch"), "{}: {}", x.id, x.how);
+            assert!(!x.title.contains("PyTorch"), "{}", x.title);
+        }
+        for v in &f.diagnosis.verdicts {
+            assert!(!v.title.contains("PyTorch"), "{}", v.title);
+        }
     }
 }

@@ -1192,10 +1192,13 @@ fn host_fixes(f: &Finding, has: &dyn Fn(Code) -> bool, out: &mut Vec<Fix>) {
         return;
     }
     if f.kind == Kind::HostOom
-        && (super::setting::python_without_torch(f) || super::setting::Program::of(f).is_native())
+        && (super::setting::python_without_torch(f)
+            || super::setting::Program::of(f).is_native()
+            || another_framework_shows(f))
     {
-        // Another library's arrays or a native program, and no PyTorch: no
-        // DataLoader, checkpoint or pinned-memory advice.
+        // Another library's arrays, a native program or another framework
+        // (TensorFlow's log path), and no PyTorch: no DataLoader,
+        // checkpoint or pinned-memory advice.
         out.push(fix(&ALLOCATE_LESS_AT_ONCE, arrays_without_torch(f)));
         return;
     }
@@ -1518,6 +1521,16 @@ const OOMD_LIMIT: FixSpec = FixSpec::new(
 ]);
 
 /// Building arrays in less memory, in NumPy's and scikit-learn's terms.
+/// A framework other than PyTorch shows in the finding (TensorFlow's log
+/// path before its host allocation failure): PyTorch's advice is not its.
+fn another_framework_shows(f: &Finding) -> bool {
+    use super::setting::Framework;
+    matches!(
+        Framework::of(f),
+        Framework::TensorFlow | Framework::Jax | Framework::CuPy | Framework::OnnxRuntime
+    )
+}
+
 fn arrays_without_torch(f: &Finding) -> Said {
     let sklearn = f.traceback.as_ref().is_some_and(|tb| {
         tb.frames

@@ -281,9 +281,10 @@ fn tf_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
         ));
         return;
     }
+    // " GPU_0_bfc" after "its allocator", or nothing where unnamed.
     let allocator = match fact(f, fact::ALLOCATOR) {
-        Some(name) => say!(en: "{name}", zh: "{name}", name = name),
-        None => say!(en: "its GPU allocator", zh: "它的 GPU 分配器"),
+        Some(name) => say!(en: " {name}", zh: " {name} ", name = name),
+        None => Said::default(),
     };
     let place = Place::of(f).said();
     let detail = if f.era == Some(Era::BfcAllocator) {
@@ -308,8 +309,8 @@ fn tf_verdicts(f: &Finding, out: &mut Vec<Verdict>) {
             .map(|n| say!(en: " The failing op is node {n}.", zh: "出错的 op 是节点 {n}。", n = n))
             .unwrap_or_default();
         say_parts!(
-            en: "TensorFlow needed {what}{place} and its allocator {allocator} had no free block that large. By default TensorFlow reserves nearly all of the GPU's free memory for this allocator when it starts, so the limit is the card itself (less what other processes held at start-up): the tensors TensorFlow keeps alive — weights, optimizer slots, activations saved for the backward pass — fill it.{node}",
-            zh: "TensorFlow {place}需要{what}，而它的分配器 {allocator} 没有这么大的空闲块。TensorFlow 默认在启动时就把 GPU 上几乎全部空闲显存预留给这个分配器，所以上限就是整块卡本身（减去启动时其他进程占用的）：TensorFlow 还留着的张量——权重、优化器的 slot 变量、为反向传播保存的激活值——把它占满了。{node}",
+            en: "TensorFlow needed {what}{place} and its allocator{allocator} had no free block that large. By default TensorFlow reserves nearly all of the GPU's free memory for this allocator when it starts, so the limit is the card itself (less what other processes held at start-up): the tensors TensorFlow keeps alive — weights, optimizer slots, activations saved for the backward pass — fill it.{node}",
+            zh: "TensorFlow {place}需要{what}，而它的分配器{allocator}没有这么大的空闲块。TensorFlow 默认在启动时就把 GPU 上几乎全部空闲显存预留给这个分配器，所以上限就是整块卡本身（减去启动时其他进程占用的）：TensorFlow 还留着的张量——权重、优化器的 slot 变量、为反向传播保存的激活值——把它占满了。{node}",
             what = what,
             place = place,
             allocator = allocator,
@@ -455,9 +456,18 @@ fn tf_fixes(f: &Finding, out: &mut Vec<Fix>) {
     ));
 }
 
-/// True when the traceback runs through TensorFlow 1's session API (also
+/// True when the traceback (or, without one, the writer's lines) runs through TensorFlow 1's session API (also
 /// reached through `tf.compat.v1` in TensorFlow 2).
 fn uses_sessions(f: &Finding) -> bool {
+    // A traceback the scanner did not read as one (cut, hard-wrapped)
+    // still shows the session's frame among the writer's lines.
+    if f.traceback.is_none()
+        && ["client/session.py", "_call_tf_sessionrun"]
+            .iter()
+            .any(|m| f.nearby.contains(m))
+    {
+        return true;
+    }
     f.traceback.as_ref().is_some_and(|tb| {
         tb.frames.iter().any(|fr| {
             fr.file

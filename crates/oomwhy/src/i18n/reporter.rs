@@ -66,6 +66,7 @@ reporters! {
     MINDSPORE_ASCEND { en: "MindSpore Ascend runtime", zh: "MindSpore 昇腾运行时", }
     INTEL_COMPUTE_RUNTIME { en: "Intel GPU compute runtime (NEO)", zh: "Intel GPU 计算运行时（NEO）", }
     CUDA_DRIVER_COREDUMP { en: "CUDA driver (core dump on exception)", zh: "CUDA 驱动（异常时的核心转储）", }
+    LINUX_PCIE_AER { en: "the Linux kernel's PCIe error reporting (AER)", zh: "Linux 内核的 PCIe 错误报告（AER）", }
 }
 
 /// Descriptions with a part taken from the message: `(English before,

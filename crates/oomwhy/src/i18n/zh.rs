@@ -92,6 +92,8 @@ const FACT_LABELS: &[(&str, &str)] = &[
     ("op_type", "操作类型"),
     ("other_assertions", "其他断言"),
     ("pci", "PCI 地址"),
+    ("pcie_error", "PCIe 错误"),
+    ("kernel_panic", "内核 panic"),
     ("pid", "PID"),
     ("pids", "PID 列表"),
     ("pool", "内存池"),
