@@ -874,8 +874,19 @@ fn nearby_marks() -> &'static Marks {
             "cupy",
             "CuPy",
             // TensorFlow's modules, package and op-node annotation
-            // (record.rs: `Framework::of`).
-            "tensorflow",
+            // (record.rs: `Framework::of`), each as that pattern reads it:
+            // `tensorflow` alone is on every line of TensorFlow's own log
+            // (`W tensorflow/tsl/framework/bfc_allocator.cc:296]`), which
+            // would then all be read before each of its warnings.
+            "tensorflow.python.",
+            "packages/tensorflow",
+            "packages\\tensorflow",
+            "tensorflow/core/",
+            "tensorflow\\core\\",
+            "tensorflow/stream_executor/",
+            "tensorflow\\stream_executor\\",
+            "tensorflow/compiler/",
+            "tensorflow\\compiler\\",
             "errors_impl",
             "{{node ",
             "onnxruntime",
