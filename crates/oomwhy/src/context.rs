@@ -1261,6 +1261,20 @@ mod tests {
         assert!(engine_marks().is_packed());
     }
 
+    /// The lines a near-miss log repeats state nothing about the job, so the
+    /// lookback before each of its messages skips them (a word that matched
+    /// every line of TensorFlow's own log made each be read again).
+    #[test]
+    fn a_frameworks_own_log_lines_state_nothing() {
+        for line in [
+            "2023-10-02 00:00:00.179011: W tensorflow/tsl/framework/bfc_allocator.cc:296] Allocator (GPU_0_bfc) ran out of memory trying to allocate 2.14GiB with freed_by_count=0. The caller indicates that this is not a failure, but may mean that there could be performance gains if more memory were available.",
+            "   2/1875 [>.............................] - ETA: 2:04 - loss: 0.5000 - accuracy: 0.5050",
+        ] {
+            assert!(!may_state(line.as_bytes()), "{line}");
+        }
+        assert!(may_state(b"  File \"/usr/lib/python3/site-packages/tensorflow/python/client/session.py\", line 1365"));
+    }
+
     #[test]
     fn marks_split_over_searchers_find_every_word() {
         let words: Vec<String> = (0..150).map(|i| format!("word{i:03}x")).collect();
