@@ -632,7 +632,7 @@ pub(super) fn allocation_failed_title(f: &Finding) -> Said {
 }
 
 /// Whether the message states no size at all.
-fn gives_no_sizes(f: &Finding) -> bool {
+pub(super) fn gives_no_sizes(f: &Finding) -> bool {
     let s = &f.sizes;
     [
         s.requested_bytes,

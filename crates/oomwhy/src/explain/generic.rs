@@ -83,7 +83,7 @@ impl Explain for GenericOom {
         if super::limits::PlatformLimit::of(f).is_some() {
             return;
         }
-        if stated_in_prose(f) && !any_size(f) {
+        if stated_in_prose(f) && super::common::gives_no_sizes(f) {
             out.push(prose_verdict(f));
             return;
         }
@@ -131,21 +131,6 @@ impl Explain for GenericOom {
 /// message is in the text.
 fn stated_in_prose(f: &Finding) -> bool {
     fact(f, "stated_in_prose") == Some("true")
-}
-
-/// Whether the finding holds any size at all.
-fn any_size(f: &Finding) -> bool {
-    let s = &f.sizes;
-    [
-        s.requested_bytes,
-        s.total_bytes,
-        s.free_bytes,
-        s.allocated_bytes,
-        s.reserved_bytes,
-    ]
-    .iter()
-    .any(Option::is_some)
-        || s.extra.values().any(Option::is_some)
 }
 
 /// The stack the writer names with the error (`CUDA out of memory`), if
