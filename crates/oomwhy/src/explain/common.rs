@@ -668,13 +668,6 @@ fn prompt_cache_pattern() -> &'static crate::GatedRegex {
     &RE
 }
 
-/// TensorFlow's graph-mode mark of the op that failed: `[[{{node NAME}}]]`.
-fn tf_node_pattern() -> &'static crate::GatedRegex {
-    static RE: crate::GatedRegex =
-        crate::GatedRegex::new(&["{{node"], r"\{\{node ([A-Za-z0-9_./-]{1,120})\}\}");
-    &RE
-}
-
 /// TensorRT's builder timing tactics (`getBestTactic`, `timeReformat`) or
 /// announcing a build, in the message or the lines around it.
 fn tensorrt_building(f: &Finding) -> bool {
@@ -763,13 +756,9 @@ fn likely_cause_without_sizes(f: &Finding) -> Said {
             size = size
         );
     }
-    let node = tf_node_pattern();
-    if let Some(c) = node
-        .may_match(&f.text)
-        .then(|| node.regex().captures(&f.text))
-        .flatten()
-    {
-        let node = c[1].to_string();
+    // TensorFlow's graph-mode mark of the op that failed, as the detector
+    // recorded it (`[[{{node NAME}}]]`).
+    if let Some(node) = fact(f, crate::record::fact::NODE) {
         return say!(
             en: "TensorFlow's op {node} found no memory left for its output: this step's tensors did not fit beside what was already held",
             zh: "TensorFlow 的算子 {node} 没有内存可以放它的输出了：这一步的张量放不进已占用之外剩下的空间",

@@ -106,9 +106,7 @@ impl Scanner {
         }
         // A run of remembered lines known to hold no counter: nothing to
         // search.
-        let (free_from, free_to) = self.counter_free;
-        let counter_free = free_from <= from && line_start <= free_to;
-        if from < line_start && !counter_free {
+        if from < line_start && !self.counter_free.covers(from, line_start) {
             let step = if from >= offset {
                 context::last_step_in_bytes(&before[(from - offset) as usize..])
             } else {
@@ -152,9 +150,7 @@ impl Scanner {
             .max(offset);
         let from = window_start.max(self.stated_until);
         // A run of remembered lines that state nothing: nothing to read.
-        let (quiet_from, quiet_to) = self.says_nothing;
-        let quiet = quiet_from <= from && line_start <= quiet_to;
-        if from < line_start && !quiet {
+        if from < line_start && !self.says_nothing.covers(from, line_start) {
             let found = stated_in(&before[(from - offset) as usize..]);
             if let Some((at, engine)) = found.engine {
                 self.stated_engine = Some((from + at as u64, engine));

@@ -79,17 +79,11 @@ impl Scanner {
         // Runs of lines that hold no progress counter need no search for
         // one (see `progress_before`).
         if known.counter_free {
-            if self.counter_free.1 != line_at {
-                self.counter_free.0 = line_at;
-            }
-            self.counter_free.1 = next_at;
+            self.counter_free.extend(line_at, next_at);
         }
         // And runs that state nothing need no reading (see `stated_before`).
         if known.says_nothing {
-            if self.says_nothing.1 != line_at {
-                self.says_nothing.0 = line_at;
-            }
-            self.says_nothing.1 = next_at;
+            self.says_nothing.extend(line_at, next_at);
         }
         true
     }

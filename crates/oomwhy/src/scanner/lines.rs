@@ -3,7 +3,7 @@
 
 use super::block::{Block, HitLine};
 use super::collect::{Collector, Hold};
-use super::memo::{Decoded, Known};
+use super::memo::{Decoded, Known, QuietRun};
 use super::prefilter::{count_newlines, prefilter, triggers_in};
 use super::shape::{EntryId, FastMap, ShapeTable};
 use super::{ScanOutcome, LOOKBACK, MAX_LINE, MAX_RANK_STATES};
@@ -140,13 +140,12 @@ pub(super) struct Scanner {
     pub(super) decoded: FastMap<u64, Decoded>,
     /// A buffer for that key, kept between messages.
     pub(super) decode_key: Vec<u8>,
-    /// The absolute offsets (from, to) of the last run of lines, one after
-    /// another, that were handled as remembered and hold no progress
-    /// counter.
-    pub(super) counter_free: (u64, u64),
+    /// The last run of lines, one after another, that were handled as
+    /// remembered and hold no progress counter.
+    pub(super) counter_free: QuietRun,
     /// The same for a run of remembered lines that state nothing about the
     /// job (see [`crate::context::may_state`]).
-    pub(super) says_nothing: (u64, u64),
+    pub(super) says_nothing: QuietRun,
     /// Whether lines and messages decided before are remembered (tests
     /// compare with a scanner that decides everything afresh).
     pub(super) remember: bool,
@@ -179,8 +178,8 @@ impl Scanner {
             continuations: FastMap::default(),
             decoded: FastMap::default(),
             decode_key: Vec::new(),
-            counter_free: (0, 0),
-            says_nothing: (0, 0),
+            counter_free: QuietRun::default(),
+            says_nothing: QuietRun::default(),
             remember: true,
         }
     }

@@ -51,6 +51,32 @@ impl Known {
     }
 }
 
+/// A run of remembered lines, one after another, from absolute offset
+/// `from` to `to`, none of which holds what a search before a message looks
+/// for (a progress counter, a word about the job): searching bytes within
+/// it finds nothing.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct QuietRun {
+    from: u64,
+    to: u64,
+}
+
+impl QuietRun {
+    /// Adds the line `[line_at, next_at)`: it extends the run when it starts
+    /// where the run ends, and starts a new run otherwise.
+    pub(super) fn extend(&mut self, line_at: u64, next_at: u64) {
+        if self.to != line_at {
+            self.from = line_at;
+        }
+        self.to = next_at;
+    }
+
+    /// Whether the bytes `[from, to)` lie within the run.
+    pub(super) fn covers(&self, from: u64, to: u64) -> bool {
+        self.from <= from && to <= self.to
+    }
+}
+
 /// A message decoded before: what decoding it gave, and the key under
 /// which that finding folds into an earlier copy of it.
 pub(super) struct Decoded {
