@@ -51,6 +51,11 @@ pub(super) fn cap_text(finding: &mut Finding) {
 /// a long log, the same error this far apart is another run's.
 pub(super) const REQUOTE_WINDOW_LINES: u64 = 200;
 
+/// How far apart a container's kill reason and its exit status are printed
+/// in one status block (`kubectl describe pod`, `kubectl get pod -o yaml`,
+/// with a post's sentence that names the kill just above it).
+const STATUS_BLOCK_LINES: u64 = 12;
+
 /// What identifies a repeat of a message: same kind, rank and text.
 pub(super) type FoldKey = (crate::record::Kind, Option<u32>, String);
 
@@ -287,7 +292,7 @@ impl Collector {
     /// message of the same kind. Alone, each stays. A failure table cut
     /// short of its root cause takes the agent line's exit code and pid.
     fn drop_superseded(&mut self, finding: &mut Finding) {
-        use crate::record::Kind;
+        use crate::record::{Era, Kind};
         // A failure table supersedes the agent's line even when another
         // rank's message was collected after that line (its lines were
         // still being read): look back a few findings for it.
@@ -319,6 +324,25 @@ impl Collector {
             (Kind::FatalSignal, Kind::ChildFailed) => {
                 fact(last, "report").as_deref() == Some("agent")
                     && fact(finding, "report").is_none()
+            }
+            // A pod's status as YAML: `exitCode: 137` a line or two before
+            // `reason: OOMKilled`. The stated kill replaces the guess.
+            (Kind::HostOomKilled, Kind::HostOomKilled)
+                if last.era == Some(Era::Exit137) && finding.era == Some(Era::Kubernetes) =>
+            {
+                let gap = finding.source.line.saturating_sub(last.source.line);
+                if gap <= STATUS_BLOCK_LINES {
+                    finding.text = format!("{}\n{}", last.text, finding.text);
+                    for (key, value) in &last.facts {
+                        finding
+                            .facts
+                            .entry(key.clone())
+                            .or_insert_with(|| value.clone());
+                    }
+                    true
+                } else {
+                    false
+                }
             }
             (Kind::HostOomKilled, Kind::ChildFailed | Kind::HostOomKilled) => {
                 let report = fact(last, "report");
@@ -377,9 +401,16 @@ impl Collector {
         let Some(last) = self.findings.last_mut() else {
             return false;
         };
+        let gap = finding.source.line.saturating_sub(last.source.line);
         let same_kill = last.kind == Kind::HostOomKilled
-            && matches!(last.era, Some(Era::Shell) | Some(Era::BareKilled))
-            && finding.source.line.saturating_sub(last.source.line) <= 2;
+            && match last.era {
+                Some(Era::Shell) | Some(Era::BareKilled) => gap <= 2,
+                // `kubectl describe pod` prints `Reason: OOMKilled` a line
+                // before `Exit Code: 137`; a post names the kill, then
+                // pastes the pod's status.
+                Some(Era::Kubernetes) => gap <= STATUS_BLOCK_LINES,
+                _ => false,
+            };
         if same_kill {
             self.landed = landed(last);
             last.text = format!("{}\n{}", last.text, finding.text);

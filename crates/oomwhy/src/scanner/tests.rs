@@ -882,3 +882,27 @@ fn settle_waits_for_a_traceback_being_printed() {
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].phase.name, "backward");
 }
+
+#[test]
+fn a_pods_kill_reason_and_its_exit_status_are_one_finding() {
+    // `kubectl get pod -o yaml`: the exit code is printed before the reason.
+    let yaml = "containerID: containerd://0f30d47b321c\nexitCode: 137\nfinishedAt: \"2025-12-17T10:56:44Z\"\nreason: OOMKilled\nstartedAt: \"2025-12-17T10:56:35Z\"\n";
+    // `kubectl describe pod`: the reason first.
+    let describe = "    Last State:     Terminated\n      Reason:       OOMKilled\n      Exit Code:    137\n      Started:      Tue, 09 Jan 2024 10:02:11 +0000\n";
+    for log in [yaml, describe] {
+        let findings = scan_str(log).findings;
+        assert_eq!(findings.len(), 1, "{log}: {findings:#?}");
+        assert_eq!(
+            findings[0].era,
+            Some(crate::record::Era::Kubernetes),
+            "{log}"
+        );
+        assert!(findings[0].category.is_oom(), "{log}");
+    }
+    // A separate run's exit status, far below, is its own finding.
+    let apart = format!(
+        "{describe}{}trainer-1 exited with code 137\n",
+        "step\n".repeat(40)
+    );
+    assert_eq!(scan_str(&apart).findings.len(), 2);
+}
