@@ -14,6 +14,7 @@ use crate::detect::genre::{self, MessageSpan};
 use crate::detect::Message;
 use crate::diagnostics;
 use crate::record::{fact, Category, Finding, Framework, Traceback};
+use std::borrow::Cow;
 
 /// Decoded messages remembered at most (then all are forgotten at once).
 const MAX_DECODED: usize = 64;
@@ -91,6 +92,32 @@ fn leading_time_len(text: &[u8]) -> usize {
 }
 
 impl Scanner {
+    /// The input's bytes from absolute `from` to the start of the current
+    /// line: `before` (starting at absolute `offset`), preceded where `from`
+    /// lies further back by the retired blocks, each byte once, in order.
+    /// Borrowed when the current data holds them all.
+    fn bytes_before<'a>(&self, from: u64, before: &'a [u8], offset: u64) -> Cow<'a, [u8]> {
+        let line_start = offset + before.len() as u64;
+        if from >= offset {
+            return Cow::Borrowed(&before[(from - offset) as usize..]);
+        }
+        let mut bytes = Vec::new();
+        let mut next = from;
+        let pieces = self
+            .recent
+            .iter()
+            .map(|b| (b.offset, b.bytes()))
+            .chain(std::iter::once((offset, before)));
+        for (start, data) in pieces {
+            let end = (start + data.len() as u64).min(line_start);
+            if next >= start && next < end {
+                bytes.extend_from_slice(&data[(next - start) as usize..(end - start) as usize]);
+                next = end;
+            }
+        }
+        Cow::Owned(bytes)
+    }
+
     /// The last progress counter in the LOOKBACK bytes before the current
     /// line (`before`, starting at absolute `offset`, preceded by the retired
     /// blocks). Each byte is searched at most once over the whole input,
@@ -107,29 +134,7 @@ impl Scanner {
         // A run of remembered lines known to hold no counter: nothing to
         // search.
         if from < line_start && !self.counter_free.covers(from, line_start) {
-            let step = if from >= offset {
-                context::last_step_in_bytes(&before[(from - offset) as usize..])
-            } else {
-                // Assemble [from, line_start) from the retired blocks and
-                // the current data, each byte once, in order.
-                let mut bytes = Vec::new();
-                let mut next = from;
-                let pieces = self
-                    .recent
-                    .iter()
-                    .map(|b| (b.offset, b.bytes()))
-                    .chain(std::iter::once((offset, before)));
-                for (start, data) in pieces {
-                    let end = (start + data.len() as u64).min(line_start);
-                    if next >= start && next < end {
-                        bytes.extend_from_slice(
-                            &data[(next - start) as usize..(end - start) as usize],
-                        );
-                        next = end;
-                    }
-                }
-                context::last_step_in_bytes(&bytes)
-            };
+            let step = context::last_step_in_bytes(&self.bytes_before(from, before, offset));
             if let Some(step) = step {
                 self.last_step = Some(step);
             }
@@ -140,25 +145,28 @@ impl Scanner {
 
     /// What the lines before the current one state about the job (see
     /// [`crate::context::stated_in`]): the last [`STATED_LOOKBACK`] bytes
-    /// of the current block (`before`, starting at absolute `offset`). Each
+    /// before the current line (`before`, starting at absolute `offset`,
+    /// and the retired blocks where the window reaches back). Each
     /// byte is read once over the whole input: a log whose every other line
     /// starts a message would otherwise read each line several times.
     pub(super) fn stated_before(&mut self, before: &[u8], offset: u64) -> Stated {
         let line_start = offset + before.len() as u64;
-        let window_start = line_start
-            .saturating_sub(STATED_LOOKBACK as u64)
-            .max(offset);
+        // The window reaches into the retired blocks: a message on a line
+        // carried over a block's end (the last line of a paste without a
+        // final newline is one) reads the lines before it too.
+        let window_start = line_start.saturating_sub(STATED_LOOKBACK as u64);
         let from = window_start.max(self.stated_until);
         // A run of remembered lines that state nothing: nothing to read.
         if from < line_start && !self.says_nothing.covers(from, line_start) {
-            let found = stated_in(&before[(from - offset) as usize..]);
+            let window = self.bytes_before(from, before, offset);
+            let found = stated_in(&window);
             if let Some((at, engine)) = found.engine {
                 self.stated_engine = Some((from + at as u64, engine));
             }
             if let Some((at, bytes)) = found.card_bytes {
                 self.stated_card = Some((from + at as u64, bytes));
             }
-            for (at, line) in context::nearby_lines_in(&before[(from - offset) as usize..]) {
+            for (at, line) in context::nearby_lines_in(&window) {
                 if self.stated_lines.len() >= STATED_LINES_KEPT {
                     self.stated_lines.pop_front();
                 }

@@ -906,3 +906,15 @@ fn a_pods_kill_reason_and_its_exit_status_are_one_finding() {
     );
     assert_eq!(scan_str(&apart).findings.len(), 2);
 }
+
+#[test]
+fn a_message_on_a_last_line_without_newline_reads_the_lines_before_it() {
+    // A paste often ends without a newline; the message on its last line is
+    // carried past the block's end and must still see the writer's lines.
+    let log = format!("I run it with the batch size set to 1 on Windows\n{SEED}");
+    let unterminated = scan_str(&log).findings;
+    let terminated = scan_str(&format!("{log}\n")).findings;
+    assert_eq!(unterminated.len(), 1);
+    assert!(!terminated[0].nearby.is_empty());
+    assert_eq!(unterminated[0].nearby, terminated[0].nearby);
+}
