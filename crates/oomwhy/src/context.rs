@@ -849,6 +849,22 @@ fn nearby_marks() -> &'static Marks {
             "n't permit",
             "cannot change",
             "can't change",
+            // Settings that show a fix already applied (explain/catalogue.rs:
+            // `FixSpec::applied_when`).
+            "expandable_segments",
+            "RELAXED_ALLOCATION_LIMITS",
+            "allow_growth",
+            "ALLOW_GROWTH",
+            "set_memory_growth",
+            "PREALLOCATE",
+            "enforce_eager",
+            "enforce-eager",
+            "pin_memory",
+            "num_workers",
+            "lowvram",
+            "novram",
+            "kv-cache-dtype",
+            "kv_cache_dtype",
             // What likely filled the memory where the message gives no
             // size (explain/common.rs: `allocation_failed_title`): a prompt
             // cache's logged size, TensorRT's engine build.

@@ -85,6 +85,11 @@ pub(crate) struct FixSpec {
     /// try (the platform does not allow it; the same job fitted before):
     /// the fix is still offered, after the others.
     pub not_first_when: &'static [Shown],
+    /// The settings that show this fix was already applied, as a paste
+    /// prints them (`UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1`,
+    /// `--enforce-eager`), compared lowercased with the spaces around `=`
+    /// removed: where the writer shows one, the fix is not offered again.
+    pub applied_when: &'static [&'static str],
 }
 
 /// What a paste shows about the run beyond its figures, read once per
@@ -110,6 +115,62 @@ pub(crate) enum Shown {
     /// only when run again: the memory is not too small, something from
     /// the earlier run still holds it.
     FittedOnEarlierRun,
+    /// The paste shows a setting of the fix with this id already applied
+    /// (see [`FixSpec::applied_when`]).
+    Applied(&'static str),
+}
+
+/// `text` lowercased, with the spaces around `=` removed, as
+/// [`FixSpec::applied_when`] compares it.
+pub(crate) fn settings_form(text: &str) -> String {
+    let lower = text.to_lowercase();
+    let mut out = String::with_capacity(lower.len());
+    let mut chars = lower.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == ' ' || c == '\t' {
+            // Drop a run of blanks that an `=` follows or precedes.
+            let mut run = String::from(c);
+            while let Some(&n) = chars.peek() {
+                if n == ' ' || n == '\t' {
+                    run.push(n);
+                    chars.next();
+                } else {
+                    break;
+                }
+            }
+            if chars.peek() == Some(&'=') || out.ends_with('=') {
+                continue;
+            }
+            out.push_str(&run);
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Whether `form` (see [`settings_form`]) shows `setting` set by the
+/// writer, not advised: the message's own hint ("try setting
+/// PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True") is advice.
+pub(crate) fn shows_applied(form: &str, setting: &str) -> bool {
+    let setting = setting.to_lowercase();
+    form.match_indices(&setting).any(|(at, _)| {
+        let mut from = at.saturating_sub(40);
+        while !form.is_char_boundary(from) {
+            from -= 1;
+        }
+        let before = &form[from..at];
+        ![
+            "try setting",
+            "consider setting",
+            "try using",
+            "recommend",
+            "you can set",
+            "try ",
+        ]
+        .iter()
+        .any(|advice| before.contains(advice))
+    })
 }
 
 /// A 4-bit quantisation named as what runs: GGUF's Q4 and IQ4 types
@@ -146,6 +207,7 @@ impl FixSpec {
             sources: &[],
             pointless_when: &[],
             not_first_when: &[],
+            applied_when: &[],
         }
     }
     pub(crate) const fn frameworks(mut self, frameworks: &'static [Framework]) -> FixSpec {
@@ -189,6 +251,11 @@ impl FixSpec {
         self
     }
 
+    pub(crate) const fn applied_when(mut self, settings: &'static [&'static str]) -> FixSpec {
+        self.applied_when = settings;
+        self
+    }
+
     pub(crate) const fn not_first_when(mut self, shown: &'static [Shown]) -> FixSpec {
         self.not_first_when = shown;
         self
@@ -202,6 +269,7 @@ impl FixSpec {
     /// Whether what the paste shows rules this fix out.
     pub(crate) fn pointless(&self, shown: &[Shown]) -> bool {
         self.pointless_when.iter().any(|s| shown.contains(s))
+            || shown.contains(&Shown::Applied(self.id))
     }
 
     /// Why this fix cannot apply to a finding that ran in `s`; `None` when

@@ -344,6 +344,22 @@ pub(super) fn shown(f: &Finding) -> Vec<Shown> {
     if said(fitted_first_time_pattern()) {
         out.push(Shown::FittedOnEarlierRun);
     }
+    let mut form = None;
+    for spec in super::ALL_FIXES.iter().flat_map(|fixes| fixes.iter()) {
+        if spec.applied_when.is_empty() {
+            continue;
+        }
+        let form = form.get_or_insert_with(|| {
+            super::catalogue::settings_form(&format!("{}\n{}", f.text, f.nearby))
+        });
+        if spec
+            .applied_when
+            .iter()
+            .any(|setting| super::catalogue::shows_applied(form, setting))
+        {
+            out.push(Shown::Applied(spec.id));
+        }
+    }
     out
 }
 
@@ -1246,7 +1262,8 @@ pub(super) const COMFYUI_LOW_VRAM: FixSpec = FixSpec::new(
 )
 .engines(Engines::Only(&[Runtime::ComfyUi]))
 .cost(Cost::Speed)
-.sources(&["ComfyUI command-line options (--lowvram, --novram)"]);
+.sources(&["ComfyUI command-line options (--lowvram, --novram)"])
+.applied_when(&["--lowvram", "--novram"]);
 
 /// The settings that bound an inference engine's or front end's memory.
 pub(super) fn runtime_fix(runtime: Runtime) -> Fix {

@@ -930,6 +930,11 @@ const STOP_PREALLOCATION: FixSpec = FixSpec::new(
 .sources(&[
     "TensorFlow documentation: Use a GPU (set_memory_growth)",
     "JAX documentation: GPU memory allocation",
+])
+.applied_when(&[
+    "allow_growth=true",
+    "set_memory_growth(",
+    "xla_python_client_preallocate=false",
 ]);
 
 fn generic_fixes(f: &Finding, out: &mut Vec<Fix>) {

@@ -869,7 +869,8 @@ const PINNED_MEMORY_OFF: FixSpec = FixSpec::new(
     "内存紧张时关掉锁页内存",
 )
 .frameworks(&[Framework::PyTorch])
-.cost(Cost::Speed);
+.cost(Cost::Speed)
+.applied_when(&["pin_memory=false"]);
 
 const ALLOCATE_LESS_AT_ONCE: FixSpec = FixSpec::new(
     "allocate-less-at-once",

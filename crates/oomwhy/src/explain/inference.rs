@@ -256,7 +256,12 @@ const KV_CACHE_FP8: FixSpec = FixSpec::new(
 )
 .engines(VLLM)
 .cost(Cost::Quality)
-.sources(&["vLLM documentation: Quantized KV cache (--kv-cache-dtype)"]);
+.sources(&["vLLM documentation: Quantized KV cache (--kv-cache-dtype)"])
+.applied_when(&[
+    "--kv-cache-dtype fp8",
+    "kv_cache_dtype=\"fp8",
+    "kv_cache_dtype=fp8",
+]);
 
 const SHRINK_OR_SPREAD: FixSpec = FixSpec::new(
     "vllm-quantise-or-tensor-parallel",
@@ -274,7 +279,8 @@ const ENFORCE_EAGER: FixSpec = FixSpec::new(
 )
 .engines(VLLM)
 .cost(Cost::Speed)
-.sources(VLLM_DOCS);
+.sources(VLLM_DOCS)
+.applied_when(&["--enforce-eager", "enforce_eager=true"]);
 
 fn vllm_fixes(f: &Finding, out: &mut Vec<Fix>) {
     let cap = fact(f, fact::ESTIMATED_MAX_MODEL_LEN).or_else(|| fact(f, fact::KV_CACHE_TOKENS));

@@ -190,7 +190,8 @@ const RELAXED_ALLOCATION_LIMITS: FixSpec = FixSpec::new(
     "允许超过 4 GiB 的单次分配",
 )
 .vendors(&[Vendor::Intel])
-.sources(&["oneAPI Unified Runtime: Level Zero adapter (UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS)"]);
+.sources(&["oneAPI Unified Runtime: Level Zero adapter (UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS)"])
+.applied_when(&["ur_l0_enable_relaxed_allocation_limits=1"]);
 
 /// The BIOS's frame buffer for an APU's integrated graphics.
 const RAISE_APU_CARVE_OUT: FixSpec = FixSpec::new(

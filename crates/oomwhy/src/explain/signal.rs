@@ -264,7 +264,8 @@ const REAL_ERROR_WITHOUT_WORKERS: FixSpec = FixSpec::new(
     "用 num_workers=0 拿到真正的报错",
 )
 .frameworks(&[Framework::PyTorch])
-.cost(Cost::Look);
+.cost(Cost::Look)
+.applied_when(&["num_workers=0"]);
 
 /// `multiprocessing_context`: PyTorch's DataLoader.
 const THREADS_IN_FORKED_WORKERS: FixSpec = FixSpec::new(

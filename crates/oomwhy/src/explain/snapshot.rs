@@ -413,7 +413,8 @@ const EXPANDABLE_SEGMENTS: FixSpec = FixSpec::new(
 .torch_since(since::EXPANDABLE_SEGMENTS)
 .sources(&[
     "PyTorch documentation: CUDA semantics, Optimizing memory usage with PYTORCH_CUDA_ALLOC_CONF",
-]);
+])
+.applied_when(&["expandable_segments:true"]);
 
 const LONG_LIVED_FIRST: FixSpec = FixSpec::new(
     "allocate-long-lived-and-large-tensors-first",

@@ -1898,3 +1898,49 @@ fn named_ncnn_upscaler_keeps_tile_lever() {
         "{d:?}"
     );
 }
+
+#[test]
+fn a_setting_the_writer_already_applied_is_not_offered_again() {
+    let ids = |text: &str| -> Vec<String> {
+        decode_str(text)[0]
+            .diagnosis
+            .fixes
+            .iter()
+            .map(|fix| fix.id.clone())
+            .collect()
+    };
+    // The writer set the relaxed limit and reports the next failure.
+    let tried = "First try with -ngl 99 -fit off -c 8192 -ub 256: error 39 UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY, Error OP MUL_MAT (ggml-sycl.cpp:5177) with 27GB free. Added UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS=1: MUL_MAT now passes, but get error 40 UR_RESULT_ERROR_OUT_OF_RESOURCES on FLASH_ATTN_EXT (same line).";
+    assert!(
+        !ids(tried).iter().any(|id| id.contains("relaxed")),
+        "{:?}",
+        ids(tried)
+    );
+    let untried = "error 39 UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY, Error OP MUL_MAT (ggml-sycl.cpp:5177) with 27GB free.";
+    assert!(
+        ids(untried).iter().any(|id| id.contains("relaxed")),
+        "{:?}",
+        ids(untried)
+    );
+    // PyTorch's own hint names the setting as advice: still offered.
+    let hint = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.65 GiB of which 3.06 MiB is free. Process 1181 has 23.64 GiB memory in use. Of the allocated memory 18.10 GiB is allocated by PyTorch, and 5.09 GiB is reserved by PyTorch but unallocated. If reserved but unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)";
+    assert!(
+        ids(hint).contains(&"expandable-segments".to_string()),
+        "{:?}",
+        ids(hint)
+    );
+    let set = format!("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n{hint}");
+    assert!(
+        !ids(&set).contains(&"expandable-segments".to_string()),
+        "{:?}",
+        ids(&set)
+    );
+}
+
+#[test]
+fn settings_compare_without_case_or_spaces_around_equals() {
+    let form = catalogue::settings_form("engine = LLM(model, Enforce_Eager = True)");
+    assert!(catalogue::shows_applied(&form, "enforce_eager=true"));
+    let advice = catalogue::settings_form("Consider setting enforce_eager=True");
+    assert!(!catalogue::shows_applied(&advice, "enforce_eager=true"));
+}

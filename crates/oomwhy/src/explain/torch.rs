@@ -2777,7 +2777,8 @@ const EXPANDABLE_SEGMENTS: FixSpec = FixSpec::new(
 .torch_since(since::EXPANDABLE_SEGMENTS)
 .sources(&[
     "PyTorch documentation: CUDA semantics, Optimizing memory usage with PYTORCH_CUDA_ALLOC_CONF",
-]);
+])
+.applied_when(&["expandable_segments:true"]);
 
 /// `max_split_size_mb` (PyTorch ≈1.10) under the CUDA, HIP or NPU variable.
 const MAX_SPLIT_SIZE: FixSpec = FixSpec::new(
@@ -2902,7 +2903,8 @@ const XPU_RELAXED_ALLOCATION_LIMITS: FixSpec = FixSpec::new(
     "允许超过 4 GiB 的单次分配",
 )
 .vendors(&[Vendor::Intel])
-.sources(&["oneapi-src/unified-runtime#1245 (UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS)"]);
+.sources(&["oneapi-src/unified-runtime#1245 (UR_L0_ENABLE_RELAXED_ALLOCATION_LIMITS)"])
+.applied_when(&["ur_l0_enable_relaxed_allocation_limits=1"]);
 
 const XPU_RELEASE_CACHED_BLOCKS: FixSpec = FixSpec::new(
     "xpu-release-cached-blocks",
